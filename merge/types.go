@@ -1,0 +1,140 @@
+package merge
+
+import "github.com/gclock/gclock/trace"
+
+// This file is the contract between merge (producer) and viz / the
+// tracemerge command (consumers). Fields may be added; none renamed.
+
+// GEvent is one recorded event with its times corrected to the global
+// (rank 0 reference) timebase. Global times are float64 ns in rank 0's
+// timer timebase.
+type GEvent struct {
+	Rank       int32
+	Op         trace.Op
+	CommID     uint64 // trace.Comm.ID (agreed by all members)
+	Seq        uint32 // per-communicator collective sequence number
+	Root       int32  // comm rank of the root, -1 where undefined
+	Sent       uint64 // bytes this rank sends
+	Recv       uint64 // bytes this rank receives
+	LocalEnter int64
+	LocalExit  int64
+	Enter      float64 // global ns (chosen correction)
+	Exit       float64 // global ns
+	// RawEnter/RawExit are the uncorrected local times shifted by the
+	// rank's first timestamp alignment used for the "raw" view (ns).
+	RawEnter float64
+	RawExit  float64
+	Callsite uint64
+}
+
+// Sink consumes the merged, globally ordered event stream (by Enter).
+// Gantt builders, CSV and Perfetto writers and the metric accumulators are
+// all sinks, so one pass over the data feeds every output.
+type Sink interface {
+	Add(ev *GEvent) error
+}
+
+// Stats summarises one metric over many samples (ns).
+type Stats struct {
+	Count  int     `json:"count"`
+	Total  float64 `json:"total_ns"`
+	Mean   float64 `json:"mean_ns"`
+	Median float64 `json:"median_ns"`
+	P95    float64 `json:"p95_ns"`
+	Max    float64 `json:"max_ns"`
+}
+
+// Instance is one collective call matched across all members of its
+// communicator: (CommID, Seq).
+type Instance struct {
+	CommID uint64   `json:"comm"`
+	Seq    uint32   `json:"seq"`
+	Op     trace.Op `json:"-"`
+	OpName string   `json:"op"`
+	// Ranks, Enter and Exit are parallel, in comm-rank order.
+	Ranks []int32   `json:"ranks"`
+	Enter []float64 `json:"enter_ns"`
+	Exit  []float64 `json:"exit_ns"`
+	// Callsite of the latest-arriving rank (where the wait is caused) and
+	// of the rank that waited most.
+	Complete bool `json:"complete"` // every member's event was found
+
+	EntrySkew float64 `json:"entry_skew_ns"` // last enter - first enter
+	ExitSkew  float64 `json:"exit_skew_ns"`  // last exit - first exit
+	Latency   float64 `json:"latency_ns"`    // first exit - last enter
+	Span      float64 `json:"span_ns"`       // last exit - first enter
+	LastRank  int32   `json:"last_rank"`     // world rank that entered last
+	// Violation > 0 is how far the first exit lies before the last enter for
+	// a synchronizing op (clock-condition violation), ns.
+	Violation float64 `json:"violation_ns"`
+}
+
+// OpSummary aggregates all instances of one op.
+type OpSummary struct {
+	Op           string  `json:"op"`
+	Count        int     `json:"count"`         // instances
+	Calls        int     `json:"calls"`         // events (instances x members)
+	TotalTime    float64 `json:"total_time_ns"` // sum over events of exit-enter
+	EntrySkew    Stats   `json:"entry_skew"`
+	ExitSkew     Stats   `json:"exit_skew"`
+	Wait         Stats   `json:"wait"` // per (rank, instance)
+	Latency      Stats   `json:"latency"`
+	Span         Stats   `json:"span"`
+	Violations   int     `json:"clock_violations"`
+	MaxViolation float64 `json:"max_violation_ns"`
+}
+
+// CallsiteSummary aggregates waits per application call site.
+type CallsiteSummary struct {
+	Callsite  uint64  `json:"pc"`
+	Function  string  `json:"function"`
+	File      string  `json:"file"`
+	Line      int     `json:"line"`
+	Object    string  `json:"object"`
+	Op        string  `json:"op"`
+	Calls     int     `json:"calls"`
+	TotalTime float64 `json:"total_time_ns"`
+	Wait      Stats   `json:"wait"`
+}
+
+// RankSummary aggregates per world rank.
+type RankSummary struct {
+	Rank      int32   `json:"rank"`
+	Host      string  `json:"host"`
+	Events    int     `json:"events"`
+	TimeInMPI float64 `json:"time_in_mpi_ns"`
+	TotalWait float64 `json:"total_wait_ns"` // sum of (last enter - my enter)
+	// Lateness: for instances where this rank entered last, the sum of the
+	// waits it caused to the other members ("who makes others wait").
+	TotalLateness float64 `json:"total_lateness_ns"`
+	LastCount     int     `json:"last_count"` // instances where it was last
+}
+
+// ClockQuality states how far the corrected timeline can be trusted.
+type ClockQuality struct {
+	Mode       string `json:"mode"` // interp, init, raw
+	Injected   bool   `json:"injected"`
+	InjectSpec string `json:"inject_spec,omitempty"`
+	// Epochs' self-check residuals (Algorithm 6), max |offset| ns per epoch.
+	CheckMaxNS     []float64 `json:"check_max_ns"`
+	Algorithms     []string  `json:"algorithms"`
+	Violations     int       `json:"violations"`
+	MaxViolationNS float64   `json:"max_violation_ns"`
+	Warnings       []string  `json:"warnings"`
+}
+
+// Analysis is the result of one tracemerge pass.
+type Analysis struct {
+	Dir       string            `json:"dir"`
+	JobID     string            `json:"job"`
+	WorldSize int               `json:"world_size"`
+	Events    int               `json:"events"`
+	StartNS   float64           `json:"start_ns"` // first global enter
+	EndNS     float64           `json:"end_ns"`   // last global exit
+	Clock     ClockQuality      `json:"clock"`
+	Ops       []OpSummary       `json:"ops"`
+	Callsites []CallsiteSummary `json:"callsites"`
+	Ranks     []RankSummary     `json:"ranks"`
+	Worst     []Instance        `json:"worst"`    // top-N by entry skew
+	Problems  []string          `json:"problems"` // damaged chunks, missing ranks...
+}
