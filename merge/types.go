@@ -137,4 +137,20 @@ type Analysis struct {
 	Ranks     []RankSummary     `json:"ranks"`
 	Worst     []Instance        `json:"worst"`    // top-N by entry skew
 	Problems  []string          `json:"problems"` // damaged chunks, missing ranks...
+	Hists     []OpHistograms    `json:"histograms"`
+}
+
+// Histogram is a fixed, log-spaced histogram of a metric (ns). Edges has
+// len(Counts)+1 entries; samples below Edges[0] go to Counts[0], above the
+// last edge to the last bin.
+type Histogram struct {
+	Edges  []float64 `json:"edges_ns"`
+	Counts []int     `json:"counts"`
+}
+
+// OpHistograms carries the distributions the HTML report draws per op.
+type OpHistograms struct {
+	Op       string    `json:"op"`
+	ExitSkew Histogram `json:"exit_skew"`
+	Wait     Histogram `json:"wait"`
 }
