@@ -39,7 +39,10 @@ $(BUILD)/tracemerge: $(GO_SRC)
 	$(GO) build -o $@ ./cmd/tracemerge
 
 # Every test: unit, simulated network, real mpirun integration.
+# The test suite also needs Chromium (report screenshot) and hpcc (a
+# third-party MPI program); setup installs them when running as root.
 test: all
+	@MPI=$(MPI) SETUP_EXTRA="chromium hpcc" bash scripts/setup.sh
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 14m ./...
 
