@@ -1,0 +1,186 @@
+package viz
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/gclock/gclock/merge"
+)
+
+// Perfetto streams a Chrome trace event JSON document (loadable in
+// ui.perfetto.dev and chrome://tracing): one process per rank, named by a
+// process_name metadata event, and one "X" (complete) event per MPI call
+// with ts and dur in µs (three decimals, i.e. ns resolution) and args comm,
+// seq, root, bytes_sent, bytes_recv and callsite. Events are written as they
+// arrive; nothing but a call-site name cache is held.
+type Perfetto struct {
+	w       *bufio.Writer
+	ranks   []RankMeta
+	resolve func(pc uint64) string
+	names   map[uint64]string
+	origin  float64
+	started bool
+	closed  bool
+	n       int64
+	buf     []byte
+	err     error
+}
+
+// PerfettoOption configures a Perfetto writer.
+type PerfettoOption func(*Perfetto)
+
+// PerfettoResolve names call sites in args.callsite (default: 0x address).
+func PerfettoResolve(resolve func(pc uint64) string) PerfettoOption {
+	return func(p *Perfetto) { p.resolve = resolve }
+}
+
+// PerfettoOrigin subtracts origin (global ns) from every timestamp, e.g.
+// Analysis.StartNS, so the trace starts near 0 (default 0: absolute global
+// times).
+func PerfettoOrigin(originNS float64) PerfettoOption {
+	return func(p *Perfetto) { p.origin = originNS }
+}
+
+// NewPerfetto returns a streaming Chrome trace writer. ranks names the
+// processes (may be nil). Call Close at the end to finish the document.
+func NewPerfetto(w io.Writer, ranks []RankMeta, opts ...PerfettoOption) *Perfetto {
+	p := &Perfetto{w: bufio.NewWriterSize(w, 64<<10), ranks: ranks, names: make(map[uint64]string)}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func (p *Perfetto) start() {
+	if p.started {
+		return
+	}
+	p.started = true
+	p.w.WriteString(`{"displayTimeUnit":"ns","otherData":{"producer":"gclock"},"traceEvents":[`)
+	for i, r := range p.ranks {
+		name := "rank " + strconv.Itoa(int(r.Rank))
+		if r.Host != "" {
+			name += " (" + r.Host + ")"
+		}
+		if r.PID != 0 {
+			name += " pid " + strconv.Itoa(r.PID)
+		}
+		if i > 0 {
+			p.w.WriteByte(',')
+		}
+		p.buf = p.buf[:0]
+		p.buf = append(p.buf, `{"ph":"M","name":"process_name","pid":`...)
+		p.buf = strconv.AppendInt(p.buf, int64(r.Rank), 10)
+		p.buf = append(p.buf, `,"tid":0,"args":{"name":`...)
+		p.buf = appendJSONString(p.buf, name)
+		p.buf = append(p.buf, `}},{"ph":"M","name":"process_sort_index","pid":`...)
+		p.buf = strconv.AppendInt(p.buf, int64(r.Rank), 10)
+		p.buf = append(p.buf, `,"tid":0,"args":{"sort_index":`...)
+		p.buf = strconv.AppendInt(p.buf, int64(r.Rank), 10)
+		p.buf = append(p.buf, `}}`...)
+		p.w.Write(p.buf)
+		p.n++
+	}
+}
+
+// Add writes one event.
+func (p *Perfetto) Add(ev *merge.GEvent) error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.closed {
+		return fmt.Errorf("viz: perfetto: Add after Close")
+	}
+	p.start()
+	b := p.buf[:0]
+	if p.n > 0 {
+		b = append(b, ',', '\n')
+	}
+	b = append(b, `{"ph":"X","cat":"mpi","name":`...)
+	b = appendJSONString(b, ev.Op.String())
+	b = append(b, `,"pid":`...)
+	b = strconv.AppendInt(b, int64(ev.Rank), 10)
+	b = append(b, `,"tid":0,"ts":`...)
+	b = appendMicros(b, ev.Enter-p.origin)
+	b = append(b, `,"dur":`...)
+	d := ev.Exit - ev.Enter
+	if d < 0 {
+		d = 0
+	}
+	b = appendMicros(b, d)
+	b = append(b, `,"args":{"comm":`...)
+	b = strconv.AppendUint(b, ev.CommID, 10)
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, uint64(ev.Seq), 10)
+	if ev.Root >= 0 {
+		b = append(b, `,"root":`...)
+		b = strconv.AppendInt(b, int64(ev.Root), 10)
+	}
+	b = append(b, `,"bytes_sent":`...)
+	b = strconv.AppendUint(b, ev.Sent, 10)
+	b = append(b, `,"bytes_recv":`...)
+	b = strconv.AppendUint(b, ev.Recv, 10)
+	b = append(b, `,"callsite":`...)
+	b = appendJSONString(b, p.callsite(ev.Callsite))
+	b = append(b, `}}`...)
+	p.buf = b
+	if _, err := p.w.Write(b); err != nil {
+		p.err = fmt.Errorf("viz: perfetto: writing event %d: %w", p.n, err)
+		return p.err
+	}
+	p.n++
+	return nil
+}
+
+func (p *Perfetto) callsite(pc uint64) string {
+	if s, ok := p.names[pc]; ok {
+		return s
+	}
+	s := ""
+	if p.resolve != nil {
+		s = p.resolve(pc)
+	}
+	if s == "" {
+		s = "0x" + strconv.FormatUint(pc, 16)
+	}
+	if len(p.names) < 1<<16 {
+		p.names[pc] = s
+	}
+	return s
+}
+
+// Close finishes the JSON document and flushes it. It does not close the
+// underlying writer.
+func (p *Perfetto) Close() error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.closed {
+		return nil
+	}
+	p.start()
+	p.closed = true
+	p.w.WriteString("]}\n")
+	if err := p.w.Flush(); err != nil {
+		p.err = fmt.Errorf("viz: perfetto: flushing after %d events: %w", p.n, err)
+		return p.err
+	}
+	return nil
+}
+
+// appendMicros appends ns as µs with three decimals (exact to the ns).
+func appendMicros(b []byte, ns float64) []byte {
+	return strconv.AppendFloat(b, ns/1000, 'f', 3, 64)
+}
+
+// appendJSONString appends s as a JSON string literal.
+func appendJSONString(b []byte, s string) []byte {
+	q, err := json.Marshal(s)
+	if err != nil { // only for invalid UTF-8, which Marshal repairs anyway
+		return strconv.AppendQuote(b, s)
+	}
+	return append(b, q...)
+}
