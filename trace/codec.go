@@ -1,0 +1,329 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// MaxChunkEvents bounds the events in one EVENTS frame. WriteEvents splits
+// longer slices into several frames; the reader rejects larger counts.
+const MaxChunkEvents = 1 << 20
+
+// chunkLayout is the column layout version inside an EVENTS payload.
+const chunkLayout = 1
+
+// maxDecoded bounds the decompressed size of one EVENTS payload.
+const maxDecoded = 256 << 20
+
+// chunkPayload is the msgpack form (an array, in this field order) of one
+// event chunk, before zstd. Every column is a byte string of N varints
+// (encoding/binary: Uvarint for unsigned, zigzag Varint for signed); an
+// empty column means "all N values are zero". See docs/trace-format.md.
+type chunkPayload struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Layout   uint8    // chunkLayout
+	N        int      // events in the chunk
+	Op       []byte   // uvarint op
+	Comm     []byte   // uvarint comm local index
+	Seq      []byte   // varint seq - (previous seq on same comm in chunk + 1); previous starts at -1
+	Root     []byte   // varint root
+	Sent     []byte   // uvarint bytes sent
+	Recv     []byte   // uvarint bytes received
+	Enter    []byte   // varint: first = EnterNS; then EnterNS - previous ExitNS
+	Dur      []byte   // varint ExitNS - EnterNS
+	Site     []byte   // uvarint index into Sites
+	Sites    []uint64 // distinct callsites in first-appearance order
+	Peer     []byte   // varint peer
+	Tag      []byte   // varint tag
+	Req      []byte   // uvarint request id
+}
+
+// encoders are shared per level: creating a zstd encoder is expensive and
+// EncodeAll is safe for concurrent use.
+var (
+	encMu    sync.Mutex
+	encoders = map[zstd.EncoderLevel]*zstd.Encoder{}
+
+	decOnce sync.Once
+	decoder *zstd.Decoder
+	decErr  error
+)
+
+func sharedEncoder(level zstd.EncoderLevel) (*zstd.Encoder, error) {
+	encMu.Lock()
+	defer encMu.Unlock()
+	if e, ok := encoders[level]; ok {
+		return e, nil
+	}
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(level),
+		zstd.WithEncoderCRC(false), zstd.WithZeroFrames(true))
+	if err != nil {
+		return nil, fmt.Errorf("trace: creating zstd encoder: %w", err)
+	}
+	encoders[level] = e
+	return e, nil
+}
+
+func sharedDecoder() (*zstd.Decoder, error) {
+	decOnce.Do(func() {
+		decoder, decErr = zstd.NewReader(nil,
+			zstd.WithDecoderMaxMemory(maxDecoded),
+			zstd.WithDecoderConcurrency(0))
+		if decErr != nil {
+			decErr = fmt.Errorf("trace: creating zstd decoder: %w", decErr)
+		}
+	})
+	return decoder, decErr
+}
+
+// chunkEncoder holds reusable buffers for encoding event chunks.
+type chunkEncoder struct {
+	p      chunkPayload
+	cols   [12][]byte
+	sites  map[uint64]uint64
+	lastSq map[uint32]int64
+	mp     []byte
+	zbuf   []byte
+}
+
+// encode appends the compressed EVENTS payload for evs to dst.
+func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byte, error) {
+	for i := range c.cols {
+		c.cols[i] = c.cols[i][:0]
+	}
+	if c.sites == nil {
+		c.sites = make(map[uint64]uint64)
+		c.lastSq = make(map[uint32]int64)
+	}
+	clear(c.sites)
+	clear(c.lastSq)
+	sites := c.p.Sites[:0]
+	var prevExit int64
+	var any [12]bool
+	for i := range evs {
+		e := &evs[i]
+		c.cols[0] = binary.AppendUvarint(c.cols[0], uint64(e.Op))
+		c.cols[1] = binary.AppendUvarint(c.cols[1], uint64(e.Comm))
+		last, ok := c.lastSq[e.Comm]
+		if !ok {
+			last = -1
+		}
+		c.cols[2] = binary.AppendVarint(c.cols[2], int64(e.Seq)-(last+1))
+		c.lastSq[e.Comm] = int64(e.Seq)
+		c.cols[3] = binary.AppendVarint(c.cols[3], int64(e.Root))
+		c.cols[4] = binary.AppendUvarint(c.cols[4], e.Sent)
+		c.cols[5] = binary.AppendUvarint(c.cols[5], e.Recv)
+		if i == 0 {
+			c.cols[6] = binary.AppendVarint(c.cols[6], e.EnterNS)
+		} else {
+			c.cols[6] = binary.AppendVarint(c.cols[6], e.EnterNS-prevExit)
+		}
+		prevExit = e.ExitNS
+		c.cols[7] = binary.AppendVarint(c.cols[7], e.ExitNS-e.EnterNS)
+		idx, ok := c.sites[e.Callsite]
+		if !ok {
+			idx = uint64(len(sites))
+			c.sites[e.Callsite] = idx
+			sites = append(sites, e.Callsite)
+		}
+		c.cols[8] = binary.AppendUvarint(c.cols[8], idx)
+		c.cols[9] = binary.AppendVarint(c.cols[9], int64(e.Peer))
+		c.cols[10] = binary.AppendVarint(c.cols[10], int64(e.Tag))
+		c.cols[11] = binary.AppendUvarint(c.cols[11], uint64(e.Req))
+		any[3] = any[3] || e.Root != 0
+		any[9] = any[9] || e.Peer != 0
+		any[10] = any[10] || e.Tag != 0
+		any[11] = any[11] || e.Req != 0
+	}
+	// Columns that are all zero are stored empty. Only the cheap-to-check
+	// sparse columns are tested; the others are nearly always non-zero.
+	col := func(i int) []byte {
+		if (i == 3 || i >= 9) && !any[i] {
+			return nil
+		}
+		return c.cols[i]
+	}
+	c.p = chunkPayload{
+		Layout: chunkLayout, N: len(evs),
+		Op: col(0), Comm: col(1), Seq: col(2), Root: col(3), Sent: col(4), Recv: col(5),
+		Enter: col(6), Dur: col(7), Site: col(8), Sites: sites,
+		Peer: col(9), Tag: col(10), Req: col(11),
+	}
+	var err error
+	c.mp, err = marshalAppend(c.mp[:0], &c.p)
+	if err != nil {
+		return dst, fmt.Errorf("encoding event chunk: %w", err)
+	}
+	return enc.EncodeAll(c.mp, dst), nil
+}
+
+// marshalAppend msgpack-encodes v, reusing buf's storage.
+func marshalAppend(buf []byte, v any) ([]byte, error) {
+	w := sliceWriter{b: buf}
+	enc := msgpack.GetEncoder()
+	defer msgpack.PutEncoder(enc)
+	enc.Reset(&w)
+	if err := enc.Encode(v); err != nil {
+		return buf, err
+	}
+	return w.b, nil
+}
+
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+// chunkDecoder holds reusable buffers for decoding event chunks.
+type chunkDecoder struct {
+	raw []byte
+	p   chunkPayload
+}
+
+var errColumn = errors.New("bad column")
+
+// column iterates over the varints of one column.
+type column struct {
+	name string
+	b    []byte
+	n    int // values expected
+	got  int
+	err  error
+}
+
+func (c *column) uvarint() uint64 {
+	if c.err != nil || c.b == nil {
+		return 0 // a nil (empty) column is all zeros
+	}
+	v, k := binary.Uvarint(c.b)
+	if k <= 0 {
+		c.err = fmt.Errorf("column %s: value %d: truncated or overlong varint: %w", c.name, c.got, errColumn)
+		return 0
+	}
+	c.b = c.b[k:]
+	c.got++
+	return v
+}
+
+func (c *column) varint() int64 {
+	u := c.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+func (c *column) check() error {
+	if c.err != nil {
+		return c.err
+	}
+	if c.got != 0 && c.got != c.n {
+		return fmt.Errorf("column %s: %d values, want %d: %w", c.name, c.got, c.n, errColumn)
+	}
+	if len(c.b) != 0 {
+		return fmt.Errorf("column %s: %d trailing bytes: %w", c.name, len(c.b), errColumn)
+	}
+	return nil
+}
+
+// decode decompresses and decodes one EVENTS payload into dst[:0].
+func (d *chunkDecoder) decode(dst []Event, payload []byte) ([]Event, error) {
+	dec, err := sharedDecoder()
+	if err != nil {
+		return dst[:0], err
+	}
+	d.raw, err = dec.DecodeAll(payload, d.raw[:0])
+	if err != nil {
+		return dst[:0], fmt.Errorf("zstd: %w", err)
+	}
+	d.p = chunkPayload{}
+	if err := msgpack.Unmarshal(d.raw, &d.p); err != nil {
+		return dst[:0], fmt.Errorf("msgpack: %w", err)
+	}
+	p := &d.p
+	if p.Layout != chunkLayout {
+		return dst[:0], fmt.Errorf("unsupported chunk layout %d (this reader knows %d)", p.Layout, chunkLayout)
+	}
+	if p.N < 0 || p.N > MaxChunkEvents {
+		return dst[:0], fmt.Errorf("event count %d out of range [0, %d]", p.N, MaxChunkEvents)
+	}
+	n := p.N
+	// Every event has a non-empty op varint, so n is bounded by the data
+	// actually present; this stops a tiny payload from allocating n events.
+	if n > 0 && len(p.Op) < n {
+		return dst[:0], fmt.Errorf("column op: %d bytes for %d events: %w", len(p.Op), n, errColumn)
+	}
+	cols := [12]column{
+		{name: "op", b: p.Op}, {name: "comm", b: p.Comm}, {name: "seq", b: p.Seq},
+		{name: "root", b: p.Root}, {name: "sent", b: p.Sent}, {name: "recv", b: p.Recv},
+		{name: "enter", b: p.Enter}, {name: "dur", b: p.Dur}, {name: "site", b: p.Site},
+		{name: "peer", b: p.Peer}, {name: "tag", b: p.Tag}, {name: "req", b: p.Req},
+	}
+	for i := range cols {
+		cols[i].n = n
+		if len(cols[i].b) == 0 {
+			cols[i].b = nil
+		}
+	}
+	if cap(dst) < n {
+		dst = make([]Event, n)
+	}
+	dst = dst[:n]
+	var lastSq map[uint32]int64
+	var prevExit int64
+	for i := 0; i < n; i++ {
+		e := &dst[i]
+		op := cols[0].uvarint()
+		if op > 0xffff {
+			return dst[:0], fmt.Errorf("column op: value %d at event %d out of range: %w", op, i, errColumn)
+		}
+		e.Op = Op(op)
+		comm := cols[1].uvarint()
+		if comm > 0xffffffff {
+			return dst[:0], fmt.Errorf("column comm: value %d at event %d out of range: %w", comm, i, errColumn)
+		}
+		e.Comm = uint32(comm)
+		if lastSq == nil {
+			lastSq = make(map[uint32]int64, 8)
+		}
+		last, ok := lastSq[e.Comm]
+		if !ok {
+			last = -1
+		}
+		sq := last + 1 + cols[2].varint()
+		e.Seq = uint32(sq)
+		lastSq[e.Comm] = int64(e.Seq)
+		e.Root = int32(cols[3].varint())
+		e.Sent = cols[4].uvarint()
+		e.Recv = cols[5].uvarint()
+		if i == 0 {
+			e.EnterNS = cols[6].varint()
+		} else {
+			e.EnterNS = prevExit + cols[6].varint()
+		}
+		e.ExitNS = e.EnterNS + cols[7].varint()
+		prevExit = e.ExitNS
+		si := cols[8].uvarint()
+		switch {
+		case si < uint64(len(p.Sites)):
+			e.Callsite = p.Sites[si]
+		case si == 0 && len(p.Sites) == 0:
+			e.Callsite = 0
+		default:
+			return dst[:0], fmt.Errorf("column site: index %d at event %d outside dictionary of %d: %w", si, i, len(p.Sites), errColumn)
+		}
+		e.Peer = int32(cols[9].varint())
+		e.Tag = int32(cols[10].varint())
+		e.Req = uint32(cols[11].uvarint())
+	}
+	for i := range cols {
+		if err := cols[i].check(); err != nil {
+			return dst[:0], err
+		}
+	}
+	return dst, nil
+}

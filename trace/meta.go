@@ -1,0 +1,107 @@
+package trace
+
+import "sort"
+
+// Meta is everything a trace file says besides its events: the header plus
+// the comm, epoch and footer frames appended during the run, folded
+// together, and the damage found while reading.
+type Meta struct {
+	Name   string // file name as given to Open / NewReader
+	Size   int64  // file size in bytes
+	Minor  int    // minor format version of the file
+	Header Header
+	// Comms in the order first written; a later frame with the same ID and
+	// Local replaces the earlier one (e.g. to record FreedNS).
+	Comms []Comm
+	// Epochs sorted by Index; a later frame with the same Index replaces
+	// the earlier one.
+	Epochs []Epoch
+	// Footer is nil when the file has no intact footer frame (the recorder
+	// did not finish cleanly).
+	Footer *Footer
+	// EventChunks counts EVENTS frames with intact checksums found by Open.
+	// A chunk whose payload then fails to decode is skipped during
+	// iteration and added to Damage.
+	EventChunks int
+	// Chunks locates each intact EVENTS frame.
+	Chunks []ChunkInfo
+	// Damage lists skipped regions in file order as found by Open, followed
+	// by undecodable chunks found while iterating.
+	Damage []Damage
+	// UnknownFrames counts intact frames of kinds this reader does not know
+	// (written by a newer minor version); they are skipped.
+	UnknownFrames int
+}
+
+// ChunkInfo locates one intact EVENTS frame.
+type ChunkInfo struct {
+	Index  int   // event chunk index (counting damaged chunks too)
+	Offset int64 // byte offset of the frame header
+	Bytes  int   // payload bytes (compressed)
+}
+
+// CommByLocal returns the comm with the given Local index (the index used
+// in Event.Comm). If several comms were written with the same Local index,
+// the last one wins.
+func (m *Meta) CommByLocal(idx uint32) (*Comm, bool) {
+	for i := len(m.Comms) - 1; i >= 0; i-- {
+		if m.Comms[i].Local == idx {
+			return &m.Comms[i], true
+		}
+	}
+	return nil, false
+}
+
+// CommByID returns the comm with the given agreed ID.
+func (m *Meta) CommByID(id uint64) (*Comm, bool) {
+	for i := len(m.Comms) - 1; i >= 0; i-- {
+		if m.Comms[i].ID == id {
+			return &m.Comms[i], true
+		}
+	}
+	return nil, false
+}
+
+// Epoch returns the sync epoch with the given Index (0 = MPI_Init,
+// 1 = MPI_Finalize).
+func (m *Meta) Epoch(index int) (*Epoch, bool) {
+	for i := range m.Epochs {
+		if m.Epochs[i].Index == index {
+			return &m.Epochs[i], true
+		}
+	}
+	return nil, false
+}
+
+// LastEpoch returns the epoch with the highest Index, if any.
+func (m *Meta) LastEpoch() (*Epoch, bool) {
+	if len(m.Epochs) == 0 {
+		return nil, false
+	}
+	return &m.Epochs[len(m.Epochs)-1], true
+}
+
+// Complete reports whether the file ended cleanly (a footer was found) and
+// no damage was recorded.
+func (m *Meta) Complete() bool { return m.Footer != nil && len(m.Damage) == 0 }
+
+func (m *Meta) addComm(c Comm) {
+	for i := range m.Comms {
+		if m.Comms[i].ID == c.ID && m.Comms[i].Local == c.Local {
+			m.Comms[i] = c
+			return
+		}
+	}
+	m.Comms = append(m.Comms, c)
+}
+
+func (m *Meta) addEpoch(e Epoch) {
+	for i := range m.Epochs {
+		if m.Epochs[i].Index == e.Index {
+			m.Epochs[i] = e
+			return
+		}
+	}
+	m.Epochs = append(m.Epochs, e)
+	sort.SliceStable(m.Epochs, func(i, j int) bool { return m.Epochs[i].Index < m.Epochs[j].Index })
+}

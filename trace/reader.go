@@ -1,0 +1,386 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Reader reads one trace file. Open scans every frame once (verifying
+// checksums, decoding metadata, but not decompressing events) to build
+// Meta; NextChunk then streams events chunk by chunk. A Reader is not safe
+// for concurrent use; open one per goroutine.
+type Reader struct {
+	r      io.ReaderAt
+	closer io.Closer
+	meta   Meta
+	next   int          // next index into meta.Chunks
+	bad    map[int]bool // chunks already reported undecodable
+	buf    []byte
+	dec    chunkDecoder
+}
+
+// Open opens and scans the trace file at path.
+func Open(path string) (*Reader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("trace: %w", err)
+	}
+	r, err := NewReader(f, st.Size(), path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r.closer = f
+	return r, nil
+}
+
+// NewReader scans the size bytes of r as a trace file; name is used in
+// messages. Problems that make the whole file unreadable (not a trace,
+// unsupported version, missing or corrupt header frame) return a
+// *FormatError; damage after the header is recorded in Meta().Damage.
+func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
+	rd := &Reader{r: r, meta: Meta{Name: name, Size: size}, bad: map[int]bool{}}
+	pos, err := rd.readHeader()
+	if err != nil {
+		return nil, err
+	}
+	if err := rd.scan(pos); err != nil {
+		return nil, err
+	}
+	return rd, nil
+}
+
+// Meta returns the file's metadata. Damage grows when NextChunk finds an
+// undecodable chunk.
+func (r *Reader) Meta() *Meta { return &r.meta }
+
+// Close closes the file if the Reader was made by Open.
+func (r *Reader) Close() error {
+	if r.closer == nil {
+		return nil
+	}
+	err := r.closer.Close()
+	r.closer = nil
+	return err
+}
+
+func (r *Reader) formatErr(off int64, err error, format string, args ...any) *FormatError {
+	return &FormatError{Path: r.meta.Name, Offset: off, Msg: fmt.Sprintf(format, args...), Err: err}
+}
+
+// readAt reads exactly len(p) bytes at off; io.ErrUnexpectedEOF if the file
+// is shorter.
+func (r *Reader) readAt(p []byte, off int64) error {
+	n, err := r.r.ReadAt(p, off)
+	if n == len(p) {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+func (r *Reader) readHeader() (int64, error) {
+	size := r.meta.Size
+	if size == 0 {
+		return 0, r.formatErr(0, nil, "not a gclock trace: file is empty")
+	}
+	pre := make([]byte, min(size, int64(preambleSize)))
+	if err := r.readAt(pre, 0); err != nil {
+		return 0, r.formatErr(0, err, "reading preamble")
+	}
+	if len(pre) < len(Magic) || string(pre[:len(Magic)]) != Magic {
+		if len(pre) < len(Magic) && string(pre) == Magic[:len(pre)] {
+			return 0, r.formatErr(0, nil, "truncated gclock trace: %d bytes, shorter than the %d-byte preamble", size, preambleSize)
+		}
+		got := pre[:min(len(pre), len(Magic))]
+		return 0, r.formatErr(0, nil, "not a gclock trace: starts with %q, want magic %q", got, Magic)
+	}
+	if len(pre) < preambleSize {
+		return 0, r.formatErr(int64(len(Magic)), nil, "truncated gclock trace: %d bytes, shorter than the %d-byte preamble", size, preambleSize)
+	}
+	major := binary.LittleEndian.Uint16(pre[8:10])
+	minor := binary.LittleEndian.Uint16(pre[10:12])
+	if major != FormatVersion {
+		return 0, r.formatErr(8, nil, "unsupported format version %d.%d (this reader reads version %d.x); use a tracemerge built for version %d",
+			major, minor, FormatVersion, major)
+	}
+	r.meta.Minor = int(minor)
+	pos := int64(preambleSize)
+	var hb [frameHeaderSize]byte
+	if size-pos < frameHeaderSize {
+		return 0, r.formatErr(pos, nil, "truncated header frame: file ends %d bytes after the preamble", size-pos)
+	}
+	if err := r.readAt(hb[:], pos); err != nil {
+		return 0, r.formatErr(pos, err, "reading header frame")
+	}
+	fh, ok := parseFrameHeader(hb[:])
+	if !ok {
+		return 0, r.formatErr(pos, nil, "corrupt header frame (frame header check failed)")
+	}
+	if fh.kind != KindHeader {
+		return 0, r.formatErr(pos, nil, "first frame is %s, want header", fh.kind)
+	}
+	end := pos + frameHeaderSize + int64(fh.length)
+	if end > size {
+		return 0, r.formatErr(pos, nil, "truncated header frame: needs %d bytes, file has %d", end, size)
+	}
+	payload := make([]byte, fh.length)
+	if err := r.readAt(payload, pos+frameHeaderSize); err != nil {
+		return 0, r.formatErr(pos, err, "reading header frame")
+	}
+	if crc32c(payload) != fh.pcrc {
+		return 0, r.formatErr(pos, nil, "header frame checksum mismatch")
+	}
+	if err := msgpack.Unmarshal(payload, &r.meta.Header); err != nil {
+		return 0, r.formatErr(pos, err, "undecodable header frame")
+	}
+	return end, nil
+}
+
+// frameName names a frame in messages: "chunk 12" or "comm frame".
+func frameName(kind FrameKind, chunk int) string {
+	if kind == KindEvents {
+		return "chunk " + itoa(chunk)
+	}
+	return kind.String() + " frame"
+}
+
+func (r *Reader) damage(chunk int, off, skipped int64, kind, what string) {
+	msg := r.meta.Name + ": "
+	if kind == KindEvents.String() {
+		msg += "chunk " + itoa(chunk) + " at byte " + fmt.Sprint(off) + ": " + what
+	} else if kind != "" {
+		msg += kind + " frame at byte " + fmt.Sprint(off) + ": " + what
+	} else {
+		msg += "at byte " + fmt.Sprint(off) + ": " + what
+	}
+	r.meta.Damage = append(r.meta.Damage, Damage{Chunk: chunk, Offset: off, Bytes: skipped, Kind: kind, Err: msg})
+}
+
+// payloadAt reads a frame's payload into r.buf.
+func (r *Reader) payloadAt(pos int64, length uint32) ([]byte, error) {
+	if cap(r.buf) < int(length) {
+		r.buf = make([]byte, length)
+	}
+	p := r.buf[:length]
+	if err := r.readAt(p, pos+frameHeaderSize); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// validFrameAt reports whether a complete frame with intact header and
+// payload checksums starts at pos.
+func (r *Reader) validFrameAt(pos int64) bool {
+	var hb [frameHeaderSize]byte
+	if r.meta.Size-pos < frameHeaderSize || r.readAt(hb[:], pos) != nil {
+		return false
+	}
+	fh, ok := parseFrameHeader(hb[:])
+	return ok && r.payloadOK(pos, fh)
+}
+
+func (r *Reader) payloadOK(pos int64, fh frameHeader) bool {
+	if pos+frameHeaderSize+int64(fh.length) > r.meta.Size {
+		return false
+	}
+	p, err := r.payloadAt(pos, fh.length)
+	return err == nil && crc32c(p) == fh.pcrc
+}
+
+// resync returns the offset of the next valid frame at or after from, or
+// the file size if there is none.
+func (r *Reader) resync(from int64) int64 {
+	const window = 64 << 10
+	size := r.meta.Size
+	buf := make([]byte, window+frameHeaderSize)
+	for base := from; base+frameHeaderSize <= size; base += window {
+		n := min(int64(len(buf)), size-base)
+		b := buf[:n]
+		if r.readAt(b, base) != nil {
+			return size
+		}
+		for i := 0; i+frameHeaderSize <= len(b) && i < window; i++ {
+			fh, ok := parseFrameHeader(b[i : i+frameHeaderSize])
+			if ok && r.payloadOK(base+int64(i), fh) {
+				return base + int64(i)
+			}
+		}
+	}
+	return size
+}
+
+// scan walks the frames after the header, filling meta.
+func (r *Reader) scan(pos int64) error {
+	size := r.meta.Size
+	chunk := 0
+	var hb [frameHeaderSize]byte
+	for pos < size {
+		if size-pos < frameHeaderSize {
+			r.damage(-1, pos, size-pos, "", fmt.Sprintf("truncated frame header (%d of %d bytes at end of file)", size-pos, frameHeaderSize))
+			break
+		}
+		if err := r.readAt(hb[:], pos); err != nil {
+			return fmt.Errorf("trace: %s: reading frame at byte %d: %w", r.meta.Name, pos, err)
+		}
+		fh, ok := parseFrameHeader(hb[:])
+		if !ok {
+			next := r.resync(pos + 1)
+			r.damage(-1, pos, next-pos, "", fmt.Sprintf("unreadable frame header; skipped %d bytes to %s", next-pos, where(next, size)))
+			pos = next
+			continue
+		}
+		kind := fh.kind.String()
+		if fh.kind != KindEvents && fh.kind > KindFooter {
+			kind = ""
+		}
+		idx := -1
+		if fh.kind == KindEvents {
+			idx = chunk
+			chunk++
+		}
+		end := pos + frameHeaderSize + int64(fh.length)
+		if end > size {
+			next := r.resync(pos + 1)
+			r.damage(idx, pos, next-pos, kind, fmt.Sprintf("truncated: frame needs %d bytes, %d remain", end-pos, size-pos))
+			pos = next
+			continue
+		}
+		payload, err := r.payloadAt(pos, fh.length)
+		if err != nil {
+			return fmt.Errorf("trace: %s: reading %s at byte %d: %w", r.meta.Name, frameName(fh.kind, idx), pos, err)
+		}
+		if crc32c(payload) != fh.pcrc {
+			// The header check vouches for the length; trust it only if a
+			// valid frame (or the end of file) follows, else rescan.
+			next := end
+			if end != size && !r.validFrameAt(end) {
+				next = r.resync(pos + 1)
+			}
+			r.damage(idx, pos, next-pos, kind, "checksum mismatch")
+			pos = next
+			continue
+		}
+		if fh.flags&reservedMask != 0 {
+			r.damage(idx, pos, end-pos, kind, fmt.Sprintf("unsupported frame flags 0x%02x", fh.flags))
+			pos = end
+			continue
+		}
+		switch fh.kind {
+		case KindEvents:
+			r.meta.EventChunks++
+			r.meta.Chunks = append(r.meta.Chunks, ChunkInfo{Index: idx, Offset: pos, Bytes: int(fh.length)})
+		case KindComm:
+			var c Comm
+			if err := msgpack.Unmarshal(payload, &c); err != nil {
+				r.damage(-1, pos, end-pos, kind, "undecodable: "+err.Error())
+			} else {
+				r.meta.addComm(c)
+			}
+		case KindEpoch:
+			var e Epoch
+			if err := msgpack.Unmarshal(payload, &e); err != nil {
+				r.damage(-1, pos, end-pos, kind, "undecodable: "+err.Error())
+			} else {
+				r.meta.addEpoch(e)
+			}
+		case KindFooter:
+			var f Footer
+			if err := msgpack.Unmarshal(payload, &f); err != nil {
+				r.damage(-1, pos, end-pos, kind, "undecodable: "+err.Error())
+			} else {
+				r.meta.Footer = &f
+			}
+		case KindHeader:
+			r.damage(-1, pos, end-pos, kind, "unexpected second header frame (ignored)")
+		default:
+			r.meta.UnknownFrames++
+		}
+		pos = end
+	}
+	return nil
+}
+
+func where(next, size int64) string {
+	if next >= size {
+		return "the end of the file"
+	}
+	return "the next valid frame at byte " + fmt.Sprint(next)
+}
+
+// NextChunk decodes the next intact event chunk into dst[:0] (reusing its
+// storage) and returns it. Chunks that turn out undecodable are skipped and
+// added to Meta().Damage. At the end it returns io.EOF.
+func (r *Reader) NextChunk(dst []Event) ([]Event, error) {
+	for r.next < len(r.meta.Chunks) {
+		ci := r.meta.Chunks[r.next]
+		r.next++
+		var hb [frameHeaderSize]byte
+		err := r.readAt(hb[:], ci.Offset)
+		var payload []byte
+		if err == nil {
+			payload, err = r.payloadAt(ci.Offset, uint32(ci.Bytes))
+		}
+		if err != nil {
+			return dst[:0], fmt.Errorf("trace: %s: reading chunk %d at byte %d: %w", r.meta.Name, ci.Index, ci.Offset, err)
+		}
+		fh, ok := parseFrameHeader(hb[:])
+		if !ok || fh.length != uint32(ci.Bytes) || crc32c(payload) != fh.pcrc {
+			r.decodeDamage(ci, "checksum mismatch (file changed since Open)")
+			continue
+		}
+		evs, err := r.dec.decode(dst, payload)
+		if err != nil {
+			r.decodeDamage(ci, "undecodable payload: "+err.Error())
+			continue
+		}
+		return evs, nil
+	}
+	return dst[:0], io.EOF
+}
+
+func (r *Reader) decodeDamage(ci ChunkInfo, what string) {
+	if r.bad[ci.Index] {
+		return
+	}
+	r.bad[ci.Index] = true
+	r.damage(ci.Index, ci.Offset, int64(frameHeaderSize+ci.Bytes), KindEvents.String(), what)
+}
+
+// Rewind makes the next NextChunk return the first chunk again.
+func (r *Reader) Rewind() { r.next = 0 }
+
+// ReadAll rewinds and returns the events of every intact chunk, in file
+// order.
+func (r *Reader) ReadAll() ([]Event, error) {
+	r.Rewind()
+	var all, chunk []Event
+	for {
+		var err error
+		chunk, err = r.NextChunk(chunk)
+		if errors.Is(err, io.EOF) {
+			return all, nil
+		}
+		if err != nil {
+			return all, err
+		}
+		all = append(all, chunk...)
+	}
+}
+
+// HasMagic reports whether b (the first bytes of a file) starts with the
+// gclock trace magic, for telling trace files from other files cheaply.
+func HasMagic(b []byte) bool { return bytes.HasPrefix(b, []byte(Magic)) }

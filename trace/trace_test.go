@@ -1,0 +1,586 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// writeFile writes a complete trace into memory and returns the bytes, the
+// events of each chunk, and the end offset of each chunk's frame.
+func writeFile(t testing.TB, chunks [][]Event, opts ...Option) (data []byte, ends []int64) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader(), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := testComms()
+	if err := w.WriteComm(comms[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEpoch(testEpochs()[0]); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range chunks {
+		if err := w.WriteEvents(c); err != nil {
+			t.Fatal(err)
+		}
+		ends = append(ends, w.Offset())
+		if i == 0 {
+			if err := w.WriteComm(comms[1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.WriteEpoch(testEpochs()[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(Footer{Dropped: 3, EndNS: 5000, Reason: "finalize", BufferBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), ends
+}
+
+func readBytes(t testing.TB, data []byte) (*Reader, []Event, error) {
+	t.Helper()
+	r, err := NewReader(bytes.NewReader(data), int64(len(data)), "rank-00007.gct")
+	if err != nil {
+		return nil, nil, err
+	}
+	evs, err := r.ReadAll()
+	return r, evs, err
+}
+
+func concat(chunks [][]Event) []Event {
+	var all []Event
+	for _, c := range chunks {
+		all = append(all, c...)
+	}
+	return all
+}
+
+func smallChunks() [][]Event {
+	all := amgEvents(100, 1)
+	return [][]Event{all[:20], all[20:45], all[45:60], all[60:100]}
+}
+
+func TestRoundTrip_PreservesEveryField(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	chunks := [][]Event{amgEvents(5000, 2), randomEvents(rng, 300), amgEvents(1, 3)}
+	dir := t.TempDir()
+	path := filepath.Join(dir, RankFileName(7))
+	w, err := Create(path, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range testComms() {
+		if err := w.WriteComm(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range chunks {
+		if err := w.WriteEvents(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range testEpochs() {
+		if err := w.WriteEpoch(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.WriteEvents(nil); err != nil {
+		t.Fatal(err)
+	}
+	foot := Footer{Dropped: 2, EndNS: 77, Reason: "finalize", BufferBytes: 4096}
+	if err := w.Close(foot); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEvents(chunks[0]); err == nil {
+		t.Error("WriteEvents after Close succeeded")
+	}
+
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m := r.Meta()
+	wantH := testHeader()
+	wantH.Version = FormatVersion
+	if !reflect.DeepEqual(m.Header, wantH) {
+		t.Errorf("header:\n got %+v\nwant %+v", m.Header, wantH)
+	}
+	if !reflect.DeepEqual(m.Comms, testComms()) {
+		t.Errorf("comms:\n got %+v\nwant %+v", m.Comms, testComms())
+	}
+	if !reflect.DeepEqual(m.Epochs, testEpochs()) {
+		t.Errorf("epochs:\n got %+v\nwant %+v", m.Epochs, testEpochs())
+	}
+	foot.Events = uint64(len(concat(chunks)))
+	if m.Footer == nil || *m.Footer != foot {
+		t.Errorf("footer: got %+v want %+v", m.Footer, foot)
+	}
+	if m.EventChunks != len(chunks) || len(m.Damage) != 0 || !m.Complete() {
+		t.Errorf("EventChunks=%d Damage=%v Complete=%v", m.EventChunks, m.Damage, m.Complete())
+	}
+	var got [][]Event
+	var buf []Event
+	for {
+		buf, err = r.NextChunk(buf)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, append([]Event(nil), buf...))
+	}
+	if !reflect.DeepEqual(got, chunks) {
+		t.Errorf("events differ after round trip")
+	}
+	all, err := r.ReadAll()
+	if err != nil || !reflect.DeepEqual(all, concat(chunks)) {
+		t.Errorf("ReadAll after iteration: err=%v, equal=%v", err, reflect.DeepEqual(all, concat(chunks)))
+	}
+}
+
+func TestEventCodec_RoundTripsRandomEvents(t *testing.T) {
+	var ce chunkEncoder
+	var cd chunkDecoder
+	enc, err := sharedEncoder(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dst []Event
+	for seed := uint64(0); seed < 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed*31))
+		n := rng.IntN(700)
+		if seed%50 == 0 {
+			n = 0
+		}
+		in := randomEvents(rng, n)
+		payload, err := ce.encode(nil, in, enc)
+		if err != nil {
+			t.Fatalf("seed %d: encode: %v", seed, err)
+		}
+		dst, err = cd.decode(dst, payload)
+		if err != nil {
+			t.Fatalf("seed %d: decode: %v", seed, err)
+		}
+		if len(dst) != len(in) || (len(in) > 0 && !reflect.DeepEqual(dst, in)) {
+			t.Fatalf("seed %d: %d events in, %d out, not equal", seed, len(in), len(dst))
+		}
+	}
+}
+
+func TestWriteEvents_SplitsChunksLongerThanMax(t *testing.T) {
+	evs := amgEvents(MaxChunkEvents+10, 5)
+	data, _ := writeFile(t, [][]Event{evs})
+	r, got, err := readBytes(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Meta().EventChunks != 2 || !reflect.DeepEqual(got, evs) {
+		t.Errorf("chunks=%d, equal=%v", r.Meta().EventChunks, reflect.DeepEqual(got, evs))
+	}
+}
+
+func TestTruncation_EveryOffsetKeepsCompleteChunks(t *testing.T) {
+	chunks := smallChunks()
+	data, ends := writeFile(t, chunks)
+	hdrEnd := headerEnd(t, data)
+	for cut := 0; cut <= len(data); cut++ {
+		r, got, err := readBytes(t, data[:cut])
+		if cut < int(hdrEnd) {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("cut %d (inside preamble/header): err = %v, want *FormatError", cut, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		var want []Event
+		for i, e := range ends {
+			if e <= int64(cut) {
+				want = append(want, chunks[i]...)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("cut %d: got %d events, want %d", cut, len(got), len(want))
+		}
+		m := r.Meta()
+		if cut < len(data) && (m.Footer != nil || len(m.Damage) == 0 && !endsAtFrame(t, data, cut)) {
+			t.Fatalf("cut %d: footer=%v damage=%v", cut, m.Footer, m.Damage)
+		}
+	}
+}
+
+// headerEnd returns the offset after the header frame.
+func headerEnd(t testing.TB, data []byte) int64 {
+	fh, ok := parseFrameHeader(data[preambleSize : preambleSize+frameHeaderSize])
+	if !ok {
+		t.Fatal("bad header frame in test data")
+	}
+	return int64(preambleSize + frameHeaderSize + int(fh.length))
+}
+
+// endsAtFrame reports whether cut falls exactly on a frame boundary.
+func endsAtFrame(t testing.TB, data []byte, cut int) bool {
+	pos := headerEnd(t, data)
+	for pos < int64(cut) {
+		fh, _ := parseFrameHeader(data[pos : pos+frameHeaderSize])
+		pos += frameHeaderSize + int64(fh.length)
+	}
+	return pos == int64(cut)
+}
+
+func TestFlippedByte_DropsExactlyThatChunk(t *testing.T) {
+	chunks := smallChunks()
+	data, ends := writeFile(t, chunks)
+	starts := make([]int64, len(ends))
+	for i := range ends {
+		starts[i] = chunkStart(t, data, i)
+	}
+	for i := range chunks {
+		for off := starts[i]; off < ends[i]; off++ {
+			for _, mask := range []byte{0x01, 0x80, 0xff} {
+				bad := bytes.Clone(data)
+				bad[off] ^= mask
+				r, got, err := readBytes(t, bad)
+				if err != nil {
+					t.Fatalf("chunk %d byte %d: %v", i, off, err)
+				}
+				var others [][]Event
+				for j := range chunks {
+					if j != i {
+						others = append(others, chunks[j])
+					}
+				}
+				if !reflect.DeepEqual(got, concat(others)) {
+					t.Fatalf("chunk %d byte %d ^%#x: got %d events, want %d", i, off, mask, len(got), len(concat(others)))
+				}
+				m := r.Meta()
+				if len(m.Damage) != 1 || m.Damage[0].Offset != starts[i] || m.Footer == nil || len(m.Epochs) != 2 || len(m.Comms) != 2 {
+					t.Fatalf("chunk %d byte %d: damage %v, footer %v, epochs %d comms %d", i, off, m.Damage, m.Footer, len(m.Epochs), len(m.Comms))
+				}
+				if off >= starts[i]+frameHeaderSize {
+					want := fmt.Sprintf("rank-00007.gct: chunk %d at byte %d: checksum mismatch", i, starts[i])
+					if m.Damage[0].Err != want || m.Damage[0].Chunk != i {
+						t.Fatalf("damage message %q (chunk %d), want %q", m.Damage[0].Err, m.Damage[0].Chunk, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// chunkStart returns the offset of the i-th EVENTS frame.
+func chunkStart(t testing.TB, data []byte, i int) int64 {
+	pos := headerEnd(t, data)
+	for n := 0; ; {
+		fh, ok := parseFrameHeader(data[pos : pos+frameHeaderSize])
+		if !ok {
+			t.Fatal("bad test data")
+		}
+		if fh.kind == KindEvents {
+			if n == i {
+				return pos
+			}
+			n++
+		}
+		pos += frameHeaderSize + int64(fh.length)
+	}
+}
+
+func TestCorruptLength_ResynchronisesOnNextFrame(t *testing.T) {
+	chunks := smallChunks()
+	data, _ := writeFile(t, chunks)
+	for _, tc := range []struct {
+		name      string
+		length    uint32
+		fixHeader bool // recompute the header check so the bad length looks valid
+	}{
+		{"huge length, header check broken", 1 << 27, false},
+		{"short length, header check broken", 3, false},
+		{"short length, header check recomputed", 5, true},
+		{"long length within file, header check recomputed", 200, true},
+		{"length past end of file, header check recomputed", 1 << 20, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := bytes.Clone(data)
+			s := chunkStart(t, bad, 1)
+			h := bad[s : s+frameHeaderSize]
+			h[4], h[5], h[6], h[7] = byte(tc.length), byte(tc.length>>8), byte(tc.length>>16), byte(tc.length>>24)
+			if tc.fixHeader {
+				c := headerCRC(h)
+				h[2], h[3] = byte(c), byte(c>>8)
+			}
+			r, got, err := readBytes(t, bad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := concat([][]Event{chunks[0], chunks[2], chunks[3]})
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %d events, want %d; damage %v", len(got), len(want), r.Meta().Damage)
+			}
+			if r.Meta().Footer == nil || len(r.Meta().Damage) != 1 {
+				t.Errorf("footer %v damage %v", r.Meta().Footer, r.Meta().Damage)
+			}
+		})
+	}
+}
+
+func TestUndecodableChunk_IsSkippedAndRecorded(t *testing.T) {
+	chunks := smallChunks()
+	data, _ := writeFile(t, chunks)
+	// Replace chunk 2's payload with garbage of the same length and a valid
+	// checksum: the CRC passes, decoding fails.
+	s := chunkStart(t, data, 2)
+	fh, _ := parseFrameHeader(data[s : s+frameHeaderSize])
+	bad := bytes.Clone(data)
+	p := bad[s+frameHeaderSize : s+frameHeaderSize+int64(fh.length)]
+	for i := range p {
+		p[i] = byte(i * 7)
+	}
+	var hdr []byte
+	hdr = appendFrameHeader(hdr, KindEvents, flagZstd, p)
+	copy(bad[s:], hdr)
+	r, got, err := readBytes(t, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := concat([][]Event{chunks[0], chunks[1], chunks[3]})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %d events, want %d", len(got), len(want))
+	}
+	d := r.Meta().Damage
+	if len(d) != 1 || d[0].Chunk != 2 || !strings.Contains(d[0].Err, "chunk 2 at byte") || !strings.Contains(d[0].Err, "undecodable") {
+		t.Errorf("damage = %v", d)
+	}
+	if _, err := r.ReadAll(); err != nil || len(r.Meta().Damage) != 1 {
+		t.Errorf("second pass: err %v, damage recorded %d times", err, len(r.Meta().Damage))
+	}
+}
+
+func TestOpen_RejectsNonTraceWithClearMessage(t *testing.T) {
+	good, _ := writeFile(t, smallChunks())
+	hdrEnd := headerEnd(t, good)
+	withVersion := func(major uint16) []byte {
+		b := bytes.Clone(good)
+		b[8], b[9] = byte(major), byte(major>>8)
+		return b
+	}
+	corruptHeader := bytes.Clone(good)
+	corruptHeader[hdrEnd-1] ^= 0x55
+	cases := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"empty file", nil, "file is empty"},
+		{"wrong magic", []byte("PK\x03\x04 this is a zip file"), "not a gclock trace"},
+		{"text file", []byte("hello"), "not a gclock trace"},
+		{"magic prefix only", []byte("GCLOC"), "truncated gclock trace"},
+		{"unsupported version", withVersion(2), "unsupported format version 2.0"},
+		{"preamble only", good[:preambleSize], "truncated header frame"},
+		{"header frame cut", good[:hdrEnd-1], "truncated header frame"},
+		{"header checksum", corruptHeader, "header frame checksum mismatch"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewReader(bytes.NewReader(tc.data), int64(len(tc.data)), "rank-00003.gct")
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want *FormatError", err)
+			}
+			if !strings.HasPrefix(err.Error(), "rank-00003.gct: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("message %q lacks file name or %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Open(filepath.Join(t.TempDir(), "missing.gct")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Open(missing) = %v, want ErrNotExist", err)
+	}
+}
+
+// failingWriter accepts limit bytes, then fails like a full disk.
+type failingWriter struct {
+	bytes.Buffer
+	limit int
+}
+
+var errDiskFull = errors.New("no space left on device")
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	room := f.limit - f.Len()
+	if room >= len(p) {
+		return f.Buffer.Write(p)
+	}
+	f.Buffer.Write(p[:max(room, 0)])
+	return max(room, 0), errDiskFull
+}
+
+func TestWriter_DiskFullIsAnErrorAndLeavesReadablePrefix(t *testing.T) {
+	chunks := smallChunks()
+	write := func(limit int) (*failingWriter, error) {
+		fw := &failingWriter{limit: limit}
+		var firstErr error
+		w, err := NewWriter(fw, testHeader())
+		if err != nil {
+			firstErr = err
+		} else {
+			for _, c := range chunks {
+				if err := w.WriteEvents(c); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+			if err := w.Close(Footer{}); err != nil && firstErr == nil {
+				firstErr = err
+			}
+			if err := w.WriteComm(Comm{}); err == nil && firstErr != nil {
+				t.Fatalf("limit %d: write after failure succeeded", limit)
+			}
+		}
+		return fw, firstErr
+	}
+	complete, err := write(1 << 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := complete.Bytes()
+	for limit := 0; limit < len(full); limit += 7 {
+		fw, firstErr := write(limit)
+		if !errors.Is(firstErr, errDiskFull) {
+			t.Fatalf("limit %d: first error %v, want disk full", limit, firstErr)
+		}
+		if !strings.Contains(firstErr.Error(), "frame at byte") {
+			t.Errorf("limit %d: error %q lacks context", limit, firstErr)
+		}
+		if limit < int(headerEnd(t, full)) {
+			continue
+		}
+		if _, _, err := readBytes(t, fw.Bytes()); err != nil {
+			t.Fatalf("limit %d: partial file unreadable: %v", limit, err)
+		}
+	}
+}
+
+func TestMeta_LooksUpCommsAndEpochs(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	comms := testComms()
+	freed := comms[1]
+	comms[1].FreedNS = 0
+	for _, c := range []Comm{comms[0], comms[1], freed} {
+		if err := w.WriteComm(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ep := testEpochs()
+	for _, e := range []Epoch{ep[1], ep[0]} {
+		if err := w.WriteEpoch(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _, err := readBytes(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Meta()
+	if m.Footer != nil {
+		t.Error("footer present in a file written without Close")
+	}
+	if c, ok := m.CommByLocal(1); !ok || c.FreedNS != 99 || len(m.Comms) != 2 {
+		t.Errorf("CommByLocal(1) = %+v, %v (comms %d); want the re-written comm with FreedNS", c, ok, len(m.Comms))
+	}
+	if c, ok := m.CommByID(CommWorldID); !ok || c.Kind != "world" {
+		t.Errorf("CommByID(world) = %+v, %v", c, ok)
+	}
+	if _, ok := m.CommByLocal(9); ok {
+		t.Error("CommByLocal(9) found a comm")
+	}
+	if e, ok := m.Epoch(1); !ok || e.Algorithm != "hca3" {
+		t.Errorf("Epoch(1) = %+v, %v", e, ok)
+	}
+	if e, ok := m.LastEpoch(); !ok || e.Index != 1 || m.Epochs[0].Index != 0 {
+		t.Errorf("epochs not sorted by index: %+v", m.Epochs)
+	}
+	if _, ok := m.Epoch(5); ok {
+		t.Error("Epoch(5) found")
+	}
+}
+
+func TestRankFileName(t *testing.T) {
+	for _, tc := range []struct {
+		rank int
+		want string
+	}{{0, "rank-00000.gct"}, {7, "rank-00007.gct"}, {123456, "rank-123456.gct"}} {
+		if got := RankFileName(tc.rank); got != tc.want {
+			t.Errorf("RankFileName(%d) = %q, want %q", tc.rank, got, tc.want)
+		}
+	}
+}
+
+func TestBytesPerEvent_AMGPatternAtMostSix(t *testing.T) {
+	evs := amgEvents(1<<18, 11)
+	for _, n := range []int{4096, 16384, 65536} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := buf.Len()
+		for i := 0; i+n <= len(evs); i += n {
+			if err := w.WriteEvents(evs[i : i+n]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		per := float64(buf.Len()-start) / float64(len(evs)/n*n)
+		t.Logf("AMG-like pattern, chunks of %d events: %.2f bytes/event on disk (frame headers included)", n, per)
+		if per > 6 {
+			t.Errorf("chunks of %d: %.2f bytes/event, want <= 6", n, per)
+		}
+	}
+}
+
+func FuzzReader(f *testing.F) {
+	good, _ := writeFile(f, smallChunks())
+	f.Add(good)
+	f.Add(good[:len(good)/2])
+	f.Add(good[:headerEnd(f, good)+5])
+	f.Add([]byte(Magic))
+	f.Add([]byte("not a trace"))
+	bad := bytes.Clone(good)
+	bad[len(bad)/3] ^= 0xff
+	f.Add(bad)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := NewReader(bytes.NewReader(data), int64(len(data)), "fuzz.gct")
+		if err != nil {
+			var fe *FormatError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v is not a *FormatError", err)
+			}
+			return
+		}
+		m := r.Meta()
+		if m.EventChunks != len(m.Chunks) {
+			t.Fatalf("EventChunks %d != len(Chunks) %d", m.EventChunks, len(m.Chunks))
+		}
+		if _, err := r.ReadAll(); err != nil {
+			t.Fatalf("ReadAll on in-memory data: %v", err)
+		}
+	})
+}

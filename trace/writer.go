@@ -1,0 +1,286 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// RankFileName returns the file name of a rank's trace, "rank-%05d.gct".
+func RankFileName(rank int) string {
+	return fmt.Sprintf("rank-%05d.gct", rank)
+}
+
+// Option configures a Writer.
+type Option func(*options)
+
+type options struct {
+	level     int
+	syncEvery bool
+	name      string
+}
+
+// DefaultCompressionLevel is the zstd level used unless
+// WithCompressionLevel says otherwise (zstd's "default" speed).
+const DefaultCompressionLevel = 3
+
+// WithCompressionLevel sets the zstd level for event chunks, on zstd's
+// scale (1 fastest .. 22 smallest; klauspost maps it onto its four speeds:
+// 1 fastest, 2-4 default, 5-8 better, 9+ best).
+func WithCompressionLevel(level int) Option {
+	return func(o *options) { o.level = level }
+}
+
+// WithFsync makes the writer fsync the file after every frame. Without it
+// each frame is handed to the kernel in one write call (so a killed process
+// leaves only complete frames or one detectably truncated tail), but a
+// machine crash may lose frames still in the page cache.
+func WithFsync(on bool) Option {
+	return func(o *options) { o.syncEvery = on }
+}
+
+// WithName sets the name used in error messages (default: the path for
+// Create, "trace" for NewWriter).
+func WithName(name string) Option {
+	return func(o *options) { o.name = name }
+}
+
+// Writer writes one rank's trace file as a stream of frames. Every Write*
+// call encodes one frame and hands it to the underlying writer in a single
+// Write call, without user-space buffering, so after it returns the frame
+// is in the file (in the page cache; see WithFsync and Sync). A Writer is
+// safe for concurrent use. After the first write error every later call
+// returns that error: the file then ends in a truncated frame, which the
+// reader reports as damage.
+type Writer struct {
+	mu     sync.Mutex
+	w      io.Writer
+	file   *os.File // non-nil when created by Create
+	opts   options
+	enc    *zstd.Encoder
+	ce     chunkEncoder
+	buf    []byte
+	off    int64
+	events uint64
+	chunks int
+	err    error
+	closed bool
+}
+
+var errClosed = errors.New("writer is closed")
+
+var zeroFrameHeader [frameHeaderSize]byte
+
+// Create creates (truncating) the file at path and writes the preamble and
+// header frame.
+func Create(path string, h Header, opts ...Option) (*Writer, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("trace: creating %s: %w", path, err)
+	}
+	opts = append([]Option{WithName(path)}, opts...)
+	w, err := newWriter(f, f, h, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// NewWriter writes the preamble and header frame to w and returns a Writer
+// appending frames to it. Close does not close w.
+func NewWriter(w io.Writer, h Header, opts ...Option) (*Writer, error) {
+	return newWriter(w, nil, h, opts)
+}
+
+func newWriter(w io.Writer, f *os.File, h Header, opts []Option) (*Writer, error) {
+	o := options{level: DefaultCompressionLevel, name: "trace"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	enc, err := sharedEncoder(zstd.EncoderLevelFromZstd(o.level))
+	if err != nil {
+		return nil, err
+	}
+	tw := &Writer{w: w, file: f, opts: o, enc: enc}
+	h.Version = FormatVersion
+	payload, err := msgpack.Marshal(&h)
+	if err != nil {
+		return nil, fmt.Errorf("trace: %s: encoding header: %w", o.name, err)
+	}
+	tw.buf = appendPreamble(tw.buf[:0])
+	tw.buf = appendFrameHeader(tw.buf, KindHeader, 0, payload)
+	tw.buf = append(tw.buf, payload...)
+	if err := tw.flush("header"); err != nil {
+		return nil, err
+	}
+	return tw, nil
+}
+
+// flush writes w.buf as one Write call; called with mu held.
+func (w *Writer) flush(what string) error {
+	n, err := w.w.Write(w.buf)
+	if err == nil && n != len(w.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = fmt.Errorf("trace: %s: writing %s frame at byte %d (%d of %d bytes written): %w",
+			w.opts.name, what, w.off, n, len(w.buf), err)
+		w.off += int64(n)
+		return w.err
+	}
+	w.off += int64(n)
+	if w.opts.syncEvery {
+		return w.syncLocked()
+	}
+	return nil
+}
+
+func (w *Writer) syncLocked() error {
+	s, ok := w.w.(interface{ Sync() error })
+	if !ok {
+		return nil
+	}
+	if err := s.Sync(); err != nil {
+		w.err = fmt.Errorf("trace: %s: fsync: %w", w.opts.name, err)
+		return w.err
+	}
+	return nil
+}
+
+func (w *Writer) usable() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return fmt.Errorf("trace: %s: %w", w.opts.name, errClosed)
+	}
+	return nil
+}
+
+// WriteEvents writes evs as one EVENTS frame (several if longer than
+// MaxChunkEvents). An empty slice writes nothing.
+func (w *Writer) WriteEvents(evs []Event) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	for len(evs) > 0 {
+		n := min(len(evs), MaxChunkEvents)
+		if err := w.writeChunk(evs[:n]); err != nil {
+			return err
+		}
+		evs = evs[n:]
+	}
+	return nil
+}
+
+func (w *Writer) writeChunk(evs []Event) error {
+	w.buf = w.buf[:0]
+	var err error
+	// Encode the payload after room for the frame header, then fill it in.
+	w.buf = append(w.buf, zeroFrameHeader[:]...)
+	w.buf, err = w.ce.encode(w.buf, evs, w.enc)
+	if err != nil {
+		return fmt.Errorf("trace: %s: chunk %d: %w", w.opts.name, w.chunks, err)
+	}
+	payload := w.buf[frameHeaderSize:]
+	if len(payload) > MaxFramePayload {
+		return fmt.Errorf("trace: %s: chunk %d: payload of %d bytes exceeds %d", w.opts.name, w.chunks, len(payload), MaxFramePayload)
+	}
+	appendFrameHeader(w.buf[:0], KindEvents, flagZstd, payload)
+	if err := w.flush("events"); err != nil {
+		return err
+	}
+	w.chunks++
+	w.events += uint64(len(evs))
+	return nil
+}
+
+// writeMeta writes one msgpack metadata frame; called with mu held.
+func (w *Writer) writeMeta(kind FrameKind, v any) error {
+	if err := w.usable(); err != nil {
+		return err
+	}
+	payload, err := msgpack.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("trace: %s: encoding %s frame: %w", w.opts.name, kind, err)
+	}
+	w.buf = appendFrameHeader(w.buf[:0], kind, 0, payload)
+	w.buf = append(w.buf, payload...)
+	return w.flush(kind.String())
+}
+
+// WriteComm appends a communicator definition. Writing a comm again with
+// the same ID and Local (e.g. with FreedNS set) replaces the earlier one in
+// Meta.
+func (w *Writer) WriteComm(c Comm) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writeMeta(KindComm, &c)
+}
+
+// WriteEpoch appends a sync epoch. An epoch with an Index already written
+// replaces the earlier one in Meta.
+func (w *Writer) WriteEpoch(e Epoch) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.writeMeta(KindEpoch, &e)
+}
+
+// Sync commits the file to stable storage (fsync) when the underlying
+// writer supports it; frames are already in the file after each Write*.
+func (w *Writer) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	return w.syncLocked()
+}
+
+// Events returns the number of events written so far.
+func (w *Writer) Events() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.events
+}
+
+// Offset returns the number of bytes written so far.
+func (w *Writer) Offset() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.off
+}
+
+// Close writes the footer frame, syncs, and closes the file if the Writer
+// was made by Create. If f.Events is 0 it is set to the number of events
+// written. Close after Close returns an error; a file is closed even when
+// writing the footer failed.
+func (w *Writer) Close(f Footer) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("trace: %s: %w", w.opts.name, errClosed)
+	}
+	if f.Events == 0 {
+		f.Events = w.events
+	}
+	err := w.writeMeta(KindFooter, &f)
+	if err == nil {
+		err = w.syncLocked()
+	}
+	w.closed = true
+	if w.file != nil {
+		if cerr := w.file.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("trace: %s: closing: %w", w.opts.name, cerr)
+		}
+	}
+	return err
+}
