@@ -6,17 +6,6 @@ import (
 	"github.com/gclock/gclock/merge"
 )
 
-// Gantt is a level-of-detail Gantt chart builder (see NewGantt).
-type Gantt struct{ opt GanttOptions }
-
-func newGantt(opt GanttOptions) *Gantt { return &Gantt{opt: opt} }
-
-// Add consumes one event of the merged stream.
-func (g *Gantt) Add(ev *merge.GEvent) error { return ErrNotImplemented }
-
-// WriteSVG writes the chart as a standalone SVG document.
-func (g *Gantt) WriteSVG(w io.Writer) error { return ErrNotImplemented }
-
 func instanceSVG(w io.Writer, inst merge.Instance, raw *merge.Instance, title string) error {
 	return ErrNotImplemented
 }

@@ -1,0 +1,787 @@
+package viz
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
+)
+
+// Gantt is a level-of-detail Gantt chart builder (see NewGantt). It is not
+// safe for concurrent use.
+//
+// Internally every lane keeps 2×Width cells over the time window. An event
+// at least one pixel wide is kept as an individual bar (a lane holds at
+// most a few per pixel column, since a rank's calls do not overlap); a
+// narrower one is spread over the cells it covers, adding its duration and
+// wait to the cell's busy and wait time and its op to a weighted majority
+// sketch (Boyer–Moore) that yields the dominant op. Memory is therefore
+// O(lanes × Width) whatever the number of events.
+type Gantt struct {
+	opt     GanttOptions
+	width   int // plot width, px
+	nb      int // cells per lane
+	maxBars int
+	fixed   bool    // window given by the caller
+	have    bool    // window initialised
+	lo, hi  float64 // cell window (view timebase, ns)
+	dataLo  float64 // extent of drawn data
+	dataHi  float64
+	lanes   []lane
+	nbars   int
+	opsSeen [64]bool
+	opsMore map[trace.Op]bool
+
+	pend      []pending // min-heap by global exit
+	inst      map[instKey]instState
+	lastEnter float64
+
+	events, clipped, invalid, outOfOrder int64
+}
+
+type cell struct {
+	busy, wait, candW float32
+	cand              trace.Op
+}
+
+func (c *cell) add(op trace.Op, d, w float64) {
+	c.busy += float32(d)
+	c.wait += float32(w)
+	sketchAdd(&c.cand, &c.candW, op, float32(d))
+}
+
+// sketchAdd is one step of the weighted Boyer–Moore majority vote: the
+// surviving candidate is the op holding more than half of the weight, if
+// any op does.
+func sketchAdd(cand *trace.Op, w *float32, op trace.Op, d float32) {
+	switch {
+	case *cand == op || *w == 0:
+		*cand, *w = op, *w+d
+	case *w >= d:
+		*w -= d
+	default:
+		*cand, *w = op, d-*w
+	}
+}
+
+func mergeCells(a, b cell) cell {
+	c := cell{busy: a.busy + b.busy, wait: a.wait + b.wait, cand: a.cand, candW: a.candW}
+	if b.busy > 0 || b.candW > 0 {
+		sketchAdd(&c.cand, &c.candW, b.cand, b.candW)
+	}
+	return c
+}
+
+type bar struct {
+	enter, exit, wait float64 // view timebase; wait measured from enter
+	comm              uint64
+	sent, recv        uint64
+	seq               uint32
+	op                trace.Op
+}
+
+type lane struct {
+	cells []cell
+	bars  []bar
+}
+
+type instKey struct {
+	comm uint64
+	seq  uint32
+}
+
+type instState struct {
+	maxEnter float64 // latest member enter seen (view timebase)
+	refs     int     // members still pending
+}
+
+type pending struct {
+	gexit float64 // global exit: resolution time
+	rank  int32
+	b     bar
+}
+
+func newGantt(opt GanttOptions) *Gantt {
+	if opt.Width <= 0 {
+		opt.Width = 1600
+	}
+	if opt.MaxBars <= 0 {
+		opt.MaxBars = 12000
+	}
+	g := &Gantt{
+		opt:     opt,
+		width:   opt.Width,
+		nb:      2 * opt.Width,
+		maxBars: opt.MaxBars,
+		inst:    make(map[instKey]instState),
+		dataLo:  math.Inf(1),
+		dataHi:  math.Inf(-1),
+	}
+	if opt.Start != 0 || opt.End != 0 {
+		g.fixed, g.have = true, true
+		g.lo, g.hi = opt.Start, opt.End
+		if !(g.hi > g.lo) {
+			g.hi = g.lo + 1
+		}
+	}
+	if opt.WorldSize > 0 {
+		g.lanes = make([]lane, opt.WorldSize)
+	}
+	return g
+}
+
+// Add consumes one event of the merged stream (ordered by global Enter).
+// Collective events are held until the stream passes their global Exit so
+// that their wait is known; WriteSVG flushes the rest.
+func (g *Gantt) Add(ev *merge.GEvent) error {
+	if ev.Rank < 0 || (g.opt.WorldSize > 0 && int(ev.Rank) >= g.opt.WorldSize) {
+		return fmt.Errorf("viz: gantt: event of rank %d outside world size %d (%s comm %d seq %d)",
+			ev.Rank, g.opt.WorldSize, ev.Op, ev.CommID, ev.Seq)
+	}
+	g.events++
+	if ev.Enter < g.lastEnter {
+		g.outOfOrder++
+	} else {
+		g.lastEnter = ev.Enter
+	}
+	g.resolve(ev.Enter)
+	b := bar{enter: ev.Enter, exit: ev.Exit, comm: ev.CommID, seq: ev.Seq, sent: ev.Sent, recv: ev.Recv, op: ev.Op}
+	if g.opt.Raw {
+		b.enter, b.exit = ev.RawEnter, ev.RawExit
+	}
+	if !ev.Op.IsCollective() {
+		g.draw(ev.Rank, b)
+		return nil
+	}
+	k := instKey{ev.CommID, ev.Seq}
+	st, ok := g.inst[k]
+	if !ok || b.enter > st.maxEnter {
+		st.maxEnter = b.enter
+	}
+	st.refs++
+	g.inst[k] = st
+	g.push(pending{gexit: ev.Exit, rank: ev.Rank, b: b})
+	return nil
+}
+
+// resolve draws every pending collective whose global exit lies before now:
+// no member entering later can have made it wait.
+func (g *Gantt) resolve(now float64) {
+	for len(g.pend) > 0 && g.pend[0].gexit < now {
+		p := g.pop()
+		k := instKey{p.b.comm, p.b.seq}
+		st := g.inst[k]
+		p.b.wait = st.maxEnter - p.b.enter
+		if st.refs--; st.refs <= 0 {
+			delete(g.inst, k)
+		} else {
+			g.inst[k] = st
+		}
+		g.draw(p.rank, p.b)
+	}
+}
+
+func (g *Gantt) push(p pending) {
+	g.pend = append(g.pend, p)
+	i := len(g.pend) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if g.pend[parent].gexit <= g.pend[i].gexit {
+			break
+		}
+		g.pend[parent], g.pend[i] = g.pend[i], g.pend[parent]
+		i = parent
+	}
+}
+
+func (g *Gantt) pop() pending {
+	h := g.pend
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < n && h[l].gexit < h[m].gexit {
+			m = l
+		}
+		if r < n && h[r].gexit < h[m].gexit {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	g.pend = h
+	return top
+}
+
+func (g *Gantt) lane(rank int32) *lane {
+	if int(rank) >= len(g.lanes) {
+		n := make([]lane, int(rank)+1)
+		copy(n, g.lanes)
+		g.lanes = n
+	}
+	l := &g.lanes[rank]
+	if l.cells == nil {
+		l.cells = make([]cell, g.nb)
+	}
+	return l
+}
+
+func (g *Gantt) markOp(o trace.Op) {
+	if int(o) < len(g.opsSeen) {
+		g.opsSeen[o] = true
+		return
+	}
+	if g.opsMore == nil {
+		g.opsMore = make(map[trace.Op]bool)
+	}
+	g.opsMore[o] = true
+}
+
+// draw places one event with its wait into the lane of rank.
+func (g *Gantt) draw(rank int32, b bar) {
+	if math.IsNaN(b.enter) || math.IsNaN(b.exit) || math.IsInf(b.enter, 0) || math.IsInf(b.exit, 0) {
+		g.invalid++
+		return
+	}
+	if b.exit < b.enter {
+		b.exit = b.enter
+	}
+	waitEnd := b.enter + math.Max(0, b.wait)
+	if g.fixed {
+		if b.exit < g.lo || b.enter > g.hi {
+			g.clipped++
+			return
+		}
+		b.enter, b.exit = math.Max(b.enter, g.lo), math.Min(b.exit, g.hi)
+	} else {
+		g.cover(b.enter, b.exit)
+	}
+	b.wait = math.Min(math.Max(0, waitEnd-b.enter), b.exit-b.enter)
+	g.dataLo, g.dataHi = math.Min(g.dataLo, b.enter), math.Max(g.dataHi, b.exit)
+	g.markOp(b.op)
+	l := g.lane(rank)
+	px := (g.hi - g.lo) / float64(g.width)
+	if b.exit-b.enter >= px {
+		l.bars = append(l.bars, b)
+		g.nbars++
+		if len(l.bars) > 4*g.width { // only with overlapping calls (threads)
+			g.foldNarrowest(l, 2*g.width)
+		}
+		return
+	}
+	g.accumulate(l, b)
+}
+
+// accumulate spreads b over the cells it overlaps.
+func (g *Gantt) accumulate(l *lane, b bar) {
+	bw := (g.hi - g.lo) / float64(g.nb)
+	a, e, we := b.enter, b.exit, b.enter+b.wait
+	i0 := g.cellIndex(a, bw)
+	i1 := g.cellIndex(e, bw)
+	if i0 == i1 {
+		l.cells[i0].add(b.op, e-a, we-a)
+		return
+	}
+	for i := i0; i <= i1; i++ {
+		lo := g.lo + float64(i)*bw
+		hi := lo + bw
+		if i == 0 {
+			lo = math.Inf(-1)
+		}
+		if i == g.nb-1 {
+			hi = math.Inf(1)
+		}
+		ov := math.Min(e, hi) - math.Max(a, lo)
+		if ov <= 0 {
+			continue
+		}
+		wov := math.Max(0, math.Min(we, hi)-math.Max(a, lo))
+		l.cells[i].add(b.op, ov, wov)
+	}
+}
+
+func (g *Gantt) cellIndex(t, bw float64) int {
+	i := int((t - g.lo) / bw)
+	if i < 0 {
+		return 0
+	}
+	if i >= g.nb {
+		return g.nb - 1
+	}
+	return i
+}
+
+// cover grows the automatic window until it holds [a, b], doubling its
+// span towards the side that is missing and merging cells pairwise.
+func (g *Gantt) cover(a, b float64) {
+	if !g.have {
+		g.have = true
+		span := math.Max(4*(b-a), 1000)
+		g.lo, g.hi = a, a+span
+		return
+	}
+	for a < g.lo {
+		g.grow(true)
+	}
+	for b > g.hi {
+		g.grow(false)
+	}
+}
+
+func (g *Gantt) grow(left bool) {
+	span := g.hi - g.lo
+	half := g.nb / 2
+	for li := range g.lanes {
+		c := g.lanes[li].cells
+		if c == nil {
+			continue
+		}
+		if left {
+			for j := g.nb - 1; j >= half; j-- {
+				k := j - half
+				c[j] = mergeCells(c[2*k], c[2*k+1])
+			}
+			clear(c[:half])
+		} else {
+			for j := 0; j < half; j++ {
+				c[j] = mergeCells(c[2*j], c[2*j+1])
+			}
+			clear(c[half:])
+		}
+	}
+	if left {
+		g.lo -= span
+	} else {
+		g.hi += span
+	}
+	// Bars that became narrower than a pixel join the cells.
+	px := (g.hi - g.lo) / float64(g.width)
+	g.nbars = 0
+	for li := range g.lanes {
+		l := &g.lanes[li]
+		kept := l.bars[:0]
+		for _, b := range l.bars {
+			if b.exit-b.enter >= px {
+				kept = append(kept, b)
+			} else {
+				g.accumulate(l, b)
+			}
+		}
+		clear(l.bars[len(kept):])
+		l.bars = kept
+		g.nbars += len(kept)
+	}
+}
+
+// foldNarrowest keeps the keep widest bars of l and folds the others into
+// its cells.
+func (g *Gantt) foldNarrowest(l *lane, keep int) {
+	if len(l.bars) <= keep {
+		return
+	}
+	sort.SliceStable(l.bars, func(i, j int) bool {
+		return l.bars[i].exit-l.bars[i].enter > l.bars[j].exit-l.bars[j].enter
+	})
+	for _, b := range l.bars[keep:] {
+		g.accumulate(l, b)
+	}
+	g.nbars -= len(l.bars) - keep
+	l.bars = l.bars[:keep:keep]
+	sort.Slice(l.bars, func(i, j int) bool { return l.bars[i].enter < l.bars[j].enter })
+}
+
+// limitBars folds the narrowest bars across all lanes until at most max
+// remain.
+func (g *Gantt) limitBars(max int) {
+	if g.nbars <= max {
+		return
+	}
+	ws := make([]float64, 0, g.nbars)
+	for _, l := range g.lanes {
+		for _, b := range l.bars {
+			ws = append(ws, b.exit-b.enter)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(ws)))
+	thr := ws[max] // fold everything at most this wide
+	g.nbars = 0
+	for li := range g.lanes {
+		l := &g.lanes[li]
+		kept := l.bars[:0]
+		for _, b := range l.bars {
+			if b.exit-b.enter > thr {
+				kept = append(kept, b)
+			} else {
+				g.accumulate(l, b)
+			}
+		}
+		l.bars = kept
+		g.nbars += len(kept)
+	}
+}
+
+// column is the aggregate of one lane over one pixel column.
+type column struct {
+	busy, wait float64
+	cand       trace.Op
+	candW      float32
+}
+
+// WriteSVG flushes pending events and writes the chart as a standalone SVG
+// document. It may be called more than once; later Adds continue the chart.
+func (g *Gantt) WriteSVG(w io.Writer) error {
+	g.resolve(math.Inf(1))
+	g.limitBars(g.maxBars)
+	bw := bufio.NewWriterSize(w, 256<<10)
+	g.render(bw)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("viz: gantt: writing SVG: %w", err)
+	}
+	return nil
+}
+
+type pathKey struct {
+	op   trace.Op
+	wait bool
+}
+
+func (g *Gantt) laneLabel(r int) string {
+	s := "rank " + strconv.Itoa(r)
+	if r < len(g.opt.Hosts) && g.opt.Hosts[r] != "" {
+		s += " (" + truncate(g.opt.Hosts[r], 28) + ")"
+	}
+	return s
+}
+
+func (g *Gantt) render(w *bufio.Writer) {
+	const idp = "gcg" // id/class prefix, shared by all Gantt charts (same definitions)
+	nl := len(g.lanes)
+	if nl == 0 {
+		nl = 1
+	}
+	laneH := g.opt.LaneHeight
+	if laneH <= 0 {
+		laneH = 20
+		if nl > 16 {
+			laneH = int(math.Max(3, math.Min(20, 720/float64(nl))))
+		}
+	}
+	gap := 3
+	if laneH < 10 {
+		gap = 1
+	}
+	if laneH < 5 {
+		gap = 0
+	}
+	pitch := laneH + gap
+	labelEvery := 1
+	if pitch < 12 {
+		labelEvery = int(math.Ceil(12 / float64(pitch)))
+	}
+	labelW := 60
+	for r := 0; r < nl; r += labelEvery {
+		if n := len([]rune(g.laneLabel(r)))*6 + 14; n > labelW {
+			labelW = n
+		}
+	}
+	const top, right = 46, 24
+	plotW := g.width
+	plotH := nl * pitch
+	axisY := top + plotH + 4
+
+	// Legend layout.
+	var ops []trace.Op
+	for o := range g.opsSeen {
+		if g.opsSeen[o] {
+			ops = append(ops, trace.Op(o))
+		}
+	}
+	for o := range g.opsMore {
+		ops = append(ops, o)
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i] < ops[j] })
+	type item struct {
+		x, y  int
+		op    trace.Op
+		label string
+		wait  bool
+	}
+	var items []item
+	lx, ly := 0, axisY+48
+	addItem := func(op trace.Op, label string, wait bool) {
+		wd := 26 + len([]rune(label))*6 + 16
+		if lx+wd > plotW+labelW && lx > 0 {
+			lx, ly = 0, ly+18
+		}
+		items = append(items, item{x: labelW + lx, y: ly, op: op, label: label, wait: wait})
+		lx += wd
+	}
+	for _, o := range ops {
+		addItem(o, o.String(), false)
+	}
+	waitOp := trace.OpAllreduce
+	if len(ops) > 0 {
+		waitOp = ops[0]
+	}
+	addItem(waitOp, "hatched: waiting for the last member to enter", true)
+	totalW := labelW + plotW + right
+	totalH := ly + 40
+
+	// Window.
+	vlo, vhi := g.lo, g.hi
+	if !g.fixed {
+		vlo, vhi = g.dataLo, g.dataHi
+	}
+	empty := !(vhi > vlo) || g.dataHi < g.dataLo
+	if empty && !g.fixed {
+		vlo, vhi = 0, 1000
+	}
+	if !(vhi > vlo) {
+		vhi = vlo + 1
+	}
+	pw := (vhi - vlo) / float64(plotW)
+
+	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica,Arial,sans-serif" font-size="11">`+"\n",
+		totalW, totalH, totalW, totalH)
+	w.WriteString("<defs>")
+	for _, o := range ops {
+		w.WriteString(hatchDefs(idp, o))
+	}
+	w.WriteString("</defs>\n<style>")
+	for _, o := range ops {
+		fmt.Fprintf(w, ".%s%d{fill:%s}", idp, o, opColor(o))
+	}
+	fmt.Fprintf(w, ".%sax{stroke:#444;stroke-width:1}.%sgr{stroke:#000;stroke-opacity:.08}</style>\n", idp, idp)
+	fmt.Fprintf(w, `<rect width="%d" height="%d" fill="#fff"/>`+"\n", totalW, totalH)
+	title := g.opt.Title
+	if title == "" {
+		title = "MPI calls per rank"
+	}
+	clock := "global clock (rank 0 timebase, corrected)"
+	if g.opt.Raw {
+		clock = "RAW local clocks (uncorrected)"
+	}
+	fmt.Fprintf(w, `<text x="%d" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", labelW, esc(title))
+	fmt.Fprintf(w, `<text x="%d" y="36" fill="#555">%s · %d events · %d ranks · window %s</text>`+"\n",
+		labelW, clock, g.events, len(g.lanes), esc(fmtDur(vhi-vlo)))
+
+	// Lane backgrounds and labels.
+	w.WriteString(`<g>`)
+	for r := 0; r < nl; r++ {
+		y := top + r*pitch
+		if r%2 == 0 {
+			fmt.Fprintf(w, `<rect x="%d" y="%d" width="%d" height="%d" fill="#f3f4f6"/>`, labelW, y, plotW, laneH)
+		}
+	}
+	w.WriteString("</g>\n<g text-anchor=\"end\">")
+	fs := 11
+	if pitch < 11 {
+		fs = int(math.Max(7, float64(pitch*labelEvery)-2))
+	}
+	for r := 0; r < nl; r += labelEvery {
+		y := float64(top+r*pitch) + float64(laneH)/2 + float64(fs)/2 - 1.5
+		fmt.Fprintf(w, `<text x="%d" y="%s" font-size="%d">%s</text>`, labelW-6, f1(y), fs, esc(g.laneLabel(r)))
+	}
+	w.WriteString("</g>\n")
+
+	// Grid and axis.
+	ticks, unit := axisTicks(vhi-vlo, int(math.Max(2, float64(plotW)/110)))
+	w.WriteString(`<g>`)
+	for _, t := range ticks {
+		x := float64(labelW) + t.t/pw
+		fmt.Fprintf(w, `<line class="%sgr" x1="%s" y1="%d" x2="%s" y2="%d"/>`, idp, f1(x), top, f1(x), top+plotH)
+	}
+	w.WriteString("</g>\n")
+
+	if !empty {
+		g.renderColumns(w, idp, vlo, pw, labelW, top, laneH, pitch)
+		g.renderBars(w, idp, vlo, pw, labelW, top, laneH, pitch)
+	} else {
+		fmt.Fprintf(w, `<text x="%d" y="%d" fill="#888">no events in this window</text>`, labelW+10, top+14)
+	}
+
+	fmt.Fprintf(w, `<line class="%sax" x1="%d" y1="%d" x2="%d" y2="%d"/>`+"\n", idp, labelW, axisY, labelW+plotW, axisY)
+	w.WriteString(`<g text-anchor="middle">`)
+	for _, t := range ticks {
+		x := float64(labelW) + t.t/pw
+		fmt.Fprintf(w, `<line class="%sax" x1="%s" y1="%d" x2="%s" y2="%d"/><text x="%s" y="%d">%s</text>`,
+			idp, f1(x), axisY, f1(x), axisY+5, f1(x), axisY+17, esc(t.label))
+	}
+	w.WriteString("</g>\n")
+	origin := "t = 0 at " + strconv.FormatFloat(vlo/1e9, 'f', 9, 64) + " s"
+	fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="middle" fill="#333">time [%s] — %s of the %s</text>`+"\n",
+		labelW+plotW/2, axisY+32, unit.name, origin, map[bool]string{false: "global clock", true: "raw clocks"}[g.opt.Raw])
+
+	// Legend.
+	for _, it := range items {
+		fill := "." + idp + strconv.Itoa(int(it.op))
+		_ = fill
+		if it.wait {
+			fmt.Fprintf(w, `<rect x="%d" y="%d" width="20" height="11" fill="url(#%sh%d)" stroke="#999" stroke-width=".5"/>`, it.x, it.y-9, idp, it.op)
+		} else {
+			fmt.Fprintf(w, `<rect x="%d" y="%d" width="20" height="11" class="%s%d"/>`, it.x, it.y-9, idp, it.op)
+		}
+		fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>`+"\n", it.x+25, it.y, esc(it.label))
+	}
+	note := fmt.Sprintf("%d calls drawn as bars (≥ 1 px); narrower calls aggregated per pixel column (%s): colour = dominant op, height = fraction of the column spent in MPI, light part = waiting.",
+		g.nbars, fmtDur(pw))
+	if g.clipped > 0 {
+		note += fmt.Sprintf(" %d events outside the window.", g.clipped)
+	}
+	if g.outOfOrder > 0 {
+		note += fmt.Sprintf(" %d events arrived out of global order (wait shading approximate).", g.outOfOrder)
+	}
+	if g.invalid > 0 {
+		note += fmt.Sprintf(" %d events with invalid times skipped.", g.invalid)
+	}
+	fmt.Fprintf(w, `<text x="%d" y="%d" fill="#555" font-size="10">%s</text>`+"\n", labelW, ly+24, esc(note))
+	w.WriteString("</svg>\n")
+}
+
+// renderColumns draws the per-pixel aggregates of every lane, run-length
+// encoded and grouped into one path per (op, solid|wait).
+func (g *Gantt) renderColumns(w *bufio.Writer, idp string, vlo, pw float64, x0, top, laneH, pitch int) {
+	paths := map[pathKey]*strings.Builder{}
+	bw := (g.hi - g.lo) / float64(g.nb)
+	emit := func(k pathKey, x, y, wd, h int) {
+		if h <= 0 || wd <= 0 {
+			return
+		}
+		sb := paths[k]
+		if sb == nil {
+			sb = &strings.Builder{}
+			paths[k] = sb
+		}
+		sb.WriteByte('M')
+		sb.WriteString(strconv.Itoa(x))
+		sb.WriteByte(' ')
+		sb.WriteString(strconv.Itoa(y))
+		sb.WriteByte('h')
+		sb.WriteString(strconv.Itoa(wd))
+		sb.WriteByte('v')
+		sb.WriteString(strconv.Itoa(h))
+		sb.WriteString("h-")
+		sb.WriteString(strconv.Itoa(wd))
+		sb.WriteByte('z')
+	}
+	type runKey struct {
+		op          trace.Op
+		solid, wait int
+	}
+	for r := range g.lanes {
+		cells := g.lanes[r].cells
+		if cells == nil {
+			continue
+		}
+		bottom := top + r*pitch + laneH
+		var run runKey
+		runStart := -1
+		flush := func(end int) {
+			if runStart < 0 || run.solid+run.wait == 0 {
+				return
+			}
+			emit(pathKey{run.op, false}, x0+runStart, bottom-run.solid, end-runStart, run.solid)
+			emit(pathKey{run.op, true}, x0+runStart, bottom-run.solid-run.wait, end-runStart, run.wait)
+		}
+		for x := 0; x < g.width; x++ {
+			t0 := vlo + float64(x)*pw
+			t1 := t0 + pw
+			var col column
+			i0 := g.cellIndex(t0, bw)
+			i1 := g.cellIndex(t1, bw)
+			for i := i0; i <= i1; i++ {
+				c := cells[i]
+				if c.busy == 0 {
+					continue
+				}
+				clo := g.lo + float64(i)*bw
+				f := (math.Min(t1, clo+bw) - math.Max(t0, clo)) / bw
+				if f <= 0 {
+					continue
+				}
+				if f > 1 {
+					f = 1
+				}
+				col.busy += float64(c.busy) * f
+				col.wait += float64(c.wait) * f
+				sketchAdd(&col.cand, &col.candW, c.cand, c.candW*float32(f)+1e-30)
+			}
+			var k runKey
+			if col.busy > 0 {
+				tot := int(math.Round(math.Min(1, col.busy/pw) * float64(laneH)))
+				if tot < 1 {
+					tot = 1
+				}
+				wt := int(math.Round(math.Min(1, col.wait/pw) * float64(laneH)))
+				if wt > tot {
+					wt = tot
+				}
+				k = runKey{op: col.cand, solid: tot - wt, wait: wt}
+			}
+			if k != run || runStart < 0 {
+				flush(x)
+				run, runStart = k, x
+			}
+		}
+		flush(g.width)
+	}
+	keys := make([]pathKey, 0, len(paths))
+	for k := range paths {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].op != keys[j].op {
+			return keys[i].op < keys[j].op
+		}
+		return !keys[i].wait && keys[j].wait
+	})
+	for _, k := range keys {
+		if k.wait {
+			fmt.Fprintf(w, `<path class="%s%d" fill-opacity=".35" d="%s"/>`+"\n", idp, k.op, paths[k].String())
+		} else {
+			fmt.Fprintf(w, `<path class="%s%d" d="%s"/>`+"\n", idp, k.op, paths[k].String())
+		}
+	}
+}
+
+// renderBars draws the calls at least one pixel wide, each with a tooltip,
+// the wait part hatched.
+func (g *Gantt) renderBars(w *bufio.Writer, idp string, vlo, pw float64, x0, top, laneH, pitch int) {
+	w.WriteString("<g>\n")
+	for r := range g.lanes {
+		bars := g.lanes[r].bars
+		y := top + r*pitch
+		for _, b := range bars {
+			xa := float64(x0) + (b.enter-vlo)/pw
+			xw := float64(x0) + (b.enter+b.wait-vlo)/pw
+			xe := float64(x0) + (b.exit-vlo)/pw
+			fmt.Fprintf(w, `<g><title>rank %d · %s · comm %d seq %d · at %s · %s`, r, b.op, b.comm, b.seq, fmtDur(b.enter-vlo), fmtDur(b.exit-b.enter))
+			if b.wait > 0 {
+				fmt.Fprintf(w, ` (waiting %s)`, fmtDur(b.wait))
+			}
+			if b.sent > 0 || b.recv > 0 {
+				fmt.Fprintf(w, ` · %d B sent, %d B received`, b.sent, b.recv)
+			}
+			w.WriteString(`</title>`)
+			if xe-xw > 0.05 {
+				fmt.Fprintf(w, `<rect class="%s%d" x="%s" y="%d" width="%s" height="%d"/>`, idp, b.op, f1(xw), y, f1(math.Max(0.1, xe-xw)), laneH)
+			}
+			if xw-xa > 0.05 {
+				fmt.Fprintf(w, `<rect fill="url(#%sh%d)" x="%s" y="%d" width="%s" height="%d"/>`, idp, b.op, f1(xa), y, f1(math.Max(0.1, xw-xa)), laneH)
+			}
+			w.WriteString("</g>\n")
+		}
+	}
+	w.WriteString("</g>\n")
+}
