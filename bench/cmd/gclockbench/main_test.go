@@ -1,0 +1,143 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestQuickRun_ProducesWellFormedTable runs the BENCH_QUICK smoke version end
+// to end and checks the shape of what it records: every section present,
+// every row complete, each value either a figure or an explicit "not
+// available yet" reason, and the doc section replaced rather than appended
+// on a second write. It asserts nothing about timings: the machine is
+// shared and noisy, and speed goals live in the table itself.
+func TestQuickRun_ProducesWellFormedTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs MPI programs for about a minute")
+	}
+	wd, _ := os.Getwd()
+	root, err := findRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := filepath.Join(t.TempDir(), "benchmarks.md")
+	c := &Config{
+		Root: root, Quick: true, Doc: doc, Work: t.TempDir(),
+		Lib:        filepath.Join(root, "build", "libgclock.so"),
+		Tracemerge: filepath.Join(root, "build", "tracemerge"),
+		Log:        testWriter{t},
+	}
+	rep, err := run(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range rep.Rows {
+		seen[r.Section] = true
+		if r.Name == "" || strings.TrimSpace(r.Value) == "" {
+			t.Errorf("row without name or value: %+v", r)
+		}
+		if !strings.HasPrefix(r.Value, notAvailablePrefix) && !strings.ContainsAny(r.Value, "0123456789") {
+			t.Errorf("row %q: value %q is neither a figure nor a reason", r.Name, r.Value)
+		}
+	}
+	for _, s := range []string{"1", "2", "3", "4", "5", "6", "7", "8"} {
+		if !seen[s] {
+			t.Errorf("section %s produced no row", s)
+		}
+	}
+	checkMarkdown(t, doc, len(rep.Rows))
+
+	// Writing again replaces this machine's section instead of adding one.
+	m := probeMachine()
+	if err := writeDoc(doc, m.Key(), rep.Section); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(doc)
+	if n := strings.Count(string(b), "## "+m.Key()+"\n"); n != 1 {
+		t.Errorf("doc has %d sections for this machine after a second write, want 1", n)
+	}
+	checkMarkdown(t, doc, len(rep.Rows))
+}
+
+// checkMarkdown verifies the doc holds the intro, the machine facts and a
+// table with wantRows rows of the header's column count.
+func checkMarkdown(t *testing.T, path string, wantRows int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, want := range []string{"# Benchmarks", "- date: ", "- machine: ", "- MPI: ", "- git revision: ", "| # | benchmark |"} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("doc lacks %q", want)
+		}
+	}
+	rows := 0
+	for _, l := range strings.Split(doc, "\n") {
+		if !strings.HasPrefix(l, "| ") {
+			continue
+		}
+		if cells := strings.Count(l, " | ") + 1; cells != len(tableHeader) {
+			t.Errorf("table line has %d cells, want %d: %s", cells, len(tableHeader), l)
+		}
+		if !strings.HasPrefix(l, "| #") && !strings.HasPrefix(l, "| ---") {
+			rows++
+		}
+	}
+	if rows != wantRows {
+		t.Errorf("doc table has %d rows, want %d", rows, wantRows)
+	}
+}
+
+func TestWriteDoc_ReplacesOnlyThisMachinesSection(t *testing.T) {
+	doc := filepath.Join(t.TempDir(), "b.md")
+	if err := writeDoc(doc, "CPU A, 2 cores", "## CPU A, 2 cores\n\nold A\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDoc(doc, "CPU B, 8 cores", "## CPU B, 8 cores\n\nB\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeDoc(doc, "CPU A, 2 cores", "## CPU A, 2 cores\n\nnew A\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(doc)
+	s := string(b)
+	if strings.Contains(s, "old A") || !strings.Contains(s, "new A") || !strings.Contains(s, "\nB\n") {
+		t.Errorf("unexpected doc:\n%s", s)
+	}
+	if strings.Index(s, "CPU A") > strings.Index(s, "CPU B") {
+		t.Errorf("section A moved behind B:\n%s", s)
+	}
+}
+
+func TestMedianAndPairedDiff(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{{nil, 0}, {[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tc.xs); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+	if got := pairedDiff([]float64{10, 20, 30}, []float64{11, 25, 33}); got != 3 {
+		t.Errorf("pairedDiff = %v, want 3", got)
+	}
+}
+
+func TestKeyValues_IgnoresNoise(t *testing.T) {
+	m := keyValues("loop_ns_per_call 3.5\n[vm:1] some warning here\ncalls 1001000\n")
+	if m["loop_ns_per_call"] != 3.5 || m["calls"] != 1001000 || len(m) != 2 {
+		t.Errorf("keyValues = %v", m)
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}

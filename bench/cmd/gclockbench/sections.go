@@ -1,0 +1,600 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cPrograms are the C microbenchmarks in bench/c.
+var cPrograms = []string{"timercost", "barrier_self", "allreduce", "empty"}
+
+// compileC builds bench/c/*.c with mpicc into the work directory.
+func (c *Config) compileC() {
+	c.bins, c.binsE = map[string]string{}, map[string]error{}
+	if _, err := exec.LookPath("mpicc"); err != nil {
+		for _, p := range cPrograms {
+			c.binsE[p] = errors.New("mpicc not found (make setup installs Open MPI)")
+		}
+		return
+	}
+	dir := filepath.Join(c.Work, "bin")
+	os.MkdirAll(dir, 0o755)
+	for _, p := range cPrograms {
+		out := filepath.Join(dir, p)
+		src := filepath.Join(c.Root, "bench", "c", p+".c")
+		if _, err := runCmd(time.Minute, c.Root, nil, "mpicc", "-std=c11", "-O2", "-Wall", "-Wextra", "-o", out, src); err != nil {
+			c.binsE[p] = fmt.Errorf("compiling %s: %w", p, err)
+			continue
+		}
+		c.bins[p] = out
+	}
+}
+
+func (c *Config) bin(name string) (string, error) {
+	if b, ok := c.bins[name]; ok {
+		return b, nil
+	}
+	return "", c.binsE[name]
+}
+
+// libErr says why the library cannot be preloaded, or nil.
+func (c *Config) libErr() error {
+	if _, err := os.Stat(c.Lib); err != nil {
+		return fmt.Errorf("%s not built (make lib)", rel(c.Root, c.Lib))
+	}
+	return nil
+}
+
+func rel(root, p string) string {
+	if r, err := filepath.Rel(root, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// runDir makes a fresh directory for one traced run; the library writes its
+// gclock-trace/<job>/ there (ranks inherit mpirun's working directory).
+func (c *Config) runDir(tag string) string {
+	d, err := os.MkdirTemp(c.Work, tag+"-")
+	if err != nil {
+		panic(err) // the work directory is ours; failing here is a broken machine
+	}
+	return d
+}
+
+// preloadEnv is the environment of a traced rank.
+func (c *Config) preloadEnv(extra ...string) []string {
+	return append([]string{"LD_PRELOAD=" + c.Lib}, extra...)
+}
+
+// ---------------------------------------------------------------- 1
+
+func benchOverhead(c *Config, rep *Report) []Row {
+	const sec = "1"
+	sz := c.sizes()
+	var rows []Row
+	tc, errT := c.bin("timercost")
+	bs, errB := c.bin("barrier_self")
+	timers := []struct{ env, read string }{
+		{"monotonic", "monotonic"}, {"monotonic_raw", "monotonic_raw"},
+		{"tsc", "rdtscp"}, {"mpi_wtime", "mpi_wtime"},
+	}
+	vs := []variant{}
+	if errT == nil {
+		vs = append(vs, variant{"timercost", func() (map[string]float64, error) {
+			r, err := runCmd(2*time.Minute, c.Work, nil, mpiRun(1, nil, tc, strconv.Itoa(sz.timerReads), strconv.Itoa(sz.timerBatches))...)
+			if err != nil {
+				return nil, err
+			}
+			m := map[string]float64{}
+			for _, l := range strings.Split(r.Stdout, "\n") {
+				var name string
+				var v float64
+				if n, _ := fmt.Sscanf(l, "timer_ns %s %g", &name, &v); n == 2 {
+					m[name] = v
+				}
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("timercost printed nothing: %s", tail(r.Stdout+r.Stderr, 200))
+			}
+			return m, nil
+		}})
+	}
+	barrier := func(env []string, dir string) (map[string]float64, error) {
+		r, err := runCmd(3*time.Minute, dir, nil, mpiRun(1, env, bs, strconv.Itoa(sz.barrierCalls))...)
+		if err != nil {
+			return nil, err
+		}
+		kv := keyValues(r.Stdout)
+		if _, err := need(kv, r.Stdout, "loop_ns_per_call", "finalize_ns", "calls"); err != nil {
+			return nil, err
+		}
+		return kv, nil
+	}
+	libE := c.libErr()
+	if errB == nil {
+		vs = append(vs, variant{"none", func() (map[string]float64, error) { return barrier(nil, c.Work) }})
+		if libE == nil {
+			for _, t := range timers {
+				vs = append(vs, variant{t.env, func() (map[string]float64, error) {
+					dir := c.runDir("barrier-" + t.env)
+					kv, err := barrier(c.preloadEnv("GCLOCK_TIMER="+t.env), dir)
+					if err != nil {
+						return nil, err
+					}
+					n, files, _ := dirBytes(dir, "")
+					if files == 0 {
+						return nil, fmt.Errorf("the preloaded run wrote no trace under %s (library not active?)", dir)
+					}
+					kv["trace_bytes"] = float64(n)
+					if t.env == "monotonic" {
+						// keep the latest for the trace-size section
+						if c.microTraceDir != "" {
+							os.RemoveAll(c.microTraceDir)
+						}
+						c.microTraceDir, c.microEvents, c.microBytes = dir, kv["calls"], float64(n)
+					} else {
+						os.RemoveAll(dir)
+					}
+					return kv, nil
+				}})
+			}
+		}
+	}
+	s, errs := interleave(c.Reps, vs, c.logf)
+
+	// timer read costs
+	c.timerNS = map[string]float64{}
+	if errT != nil {
+		rows = append(rows, unavailable(sec, "timer read cost", errT))
+	} else if errs["timercost"] != nil {
+		rows = append(rows, unavailable(sec, "timer read cost", errs["timercost"]))
+	} else {
+		for _, name := range []string{"monotonic", "monotonic_raw", "realtime", "rdtsc", "rdtscp", "mpi_wtime"} {
+			xs := s.get("timercost", name)
+			if len(xs) == 0 {
+				continue
+			}
+			c.timerNS[name] = median(xs)
+			what := "clock_gettime(CLOCK_" + strings.ToUpper(name) + ")"
+			switch name {
+			case "rdtsc", "rdtscp":
+				what = name
+			case "mpi_wtime":
+				what = "MPI_Wtime (Open MPI)"
+			}
+			rows = append(rows, Row{Section: sec, Name: "timer read: " + what,
+				Value: num(c.timerNS[name]) + " ns", Notes: fmt.Sprintf("median of %d runs × %d batches × %d reads; runs %s",
+					len(xs), sz.timerBatches, sz.timerReads, spread(xs, "ns", 1))})
+		}
+	}
+	if errB != nil {
+		return append(rows, unavailable(sec, "MPI_Barrier(MPI_COMM_SELF) per call", errB))
+	}
+	if errs["none"] != nil {
+		return append(rows, unavailable(sec, "MPI_Barrier(MPI_COMM_SELF) per call", errs["none"]))
+	}
+	base := s.get("none", "loop_ns_per_call")
+	baseFin := s.get("none", "finalize_ns")
+	rows = append(rows, Row{Section: sec, Name: "MPI_Barrier(MPI_COMM_SELF), no preload",
+		Value: num(median(base)) + " ns/call",
+		Notes: fmt.Sprintf("%s calls × %d runs; runs %s", num(float64(sz.barrierCalls)), len(base), spread(base, "ns", 1))})
+	for _, t := range timers {
+		name := "MPI_Barrier(SELF) added per call, GCLOCK_TIMER=" + t.env
+		if libE != nil {
+			rows = append(rows, unavailable(sec, name, libE))
+			continue
+		}
+		if errs[t.env] != nil {
+			rows = append(rows, unavailable(sec, name, errs[t.env]))
+			continue
+		}
+		traced := s.get(t.env, "loop_ns_per_call")
+		added := pairedDiff(base, traced)
+		fin := pairedDiff(baseFin, s.get(t.env, "finalize_ns"))
+		calls := median(s.get(t.env, "calls"))
+		r := Row{Section: sec, Name: name, Value: num(added) + " ns added",
+			Notes: fmt.Sprintf("traced %s ns/call (runs %s) vs %s untraced; MPI_Finalize +%s ms (final flush), i.e. +%s ns/event deferred",
+				num(median(traced)), spread(traced, "ns", 1), num(median(base)), num(fin/1e6), num(fin/calls))}
+		if tr, ok := c.timerNS[t.read]; ok {
+			r.Baseline = fmt.Sprintf("2 × %s read = %s ns", t.read, num(2*tr))
+			r.Ratio = ratio(added, 2*tr)
+			r.Goal = "≤ 1.10×: " + metOrMissed(added/(2*tr) <= 1.1)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func metOrMissed(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "missed"
+}
+
+// ---------------------------------------------------------------- 2
+
+func benchAllreduce(c *Config, rep *Report) []Row {
+	const sec = "2"
+	name := "8-byte MPI_Allreduce, 2 ranks, median latency"
+	sz := c.sizes()
+	ar, err := c.bin("allreduce")
+	if err != nil {
+		return []Row{unavailable(sec, name, err)}
+	}
+	one := func(env []string, dir string) (map[string]float64, error) {
+		r, err := runCmd(3*time.Minute, dir, nil, mpiRun(2, env, ar, strconv.Itoa(sz.allreduceCalls))...)
+		if err != nil {
+			return nil, err
+		}
+		if !strings.Contains(r.Stdout, "result ok") {
+			return nil, fmt.Errorf("allreduce results changed or missing: %s", tail(r.Stdout, 200))
+		}
+		kv := keyValues(r.Stdout)
+		_, err = need(kv, r.Stdout, "median_ns", "mean_ns")
+		return kv, err
+	}
+	vs := []variant{{"none", func() (map[string]float64, error) { return one(nil, c.Work) }}}
+	libE := c.libErr()
+	if libE == nil {
+		vs = append(vs, variant{"preload", func() (map[string]float64, error) {
+			dir := c.runDir("allreduce")
+			defer os.RemoveAll(dir)
+			kv, err := one(c.preloadEnv(), dir)
+			if err == nil {
+				if _, files, _ := dirBytes(dir, ""); files == 0 {
+					return nil, fmt.Errorf("the preloaded run wrote no trace (library not active?)")
+				}
+			}
+			return kv, err
+		}})
+	}
+	s, errs := interleave(c.Reps, vs, c.logf)
+	if errs["none"] != nil {
+		return []Row{unavailable(sec, name, errs["none"])}
+	}
+	b, bm := s.get("none", "median_ns"), s.get("none", "mean_ns")
+	rows := []Row{{Section: sec, Name: name + ", no preload", Value: num(median(b)) + " ns",
+		Notes: fmt.Sprintf("%s calls × %d runs, each call timed; runs %s; mean %s ns/call", num(float64(sz.allreduceCalls)), len(b), spread(b, "ns", 1), num(median(bm)))}}
+	if libE == nil && errs["preload"] != nil {
+		libE = errs["preload"]
+	}
+	if libE != nil {
+		return append(rows, unavailable(sec, name+", preload", libE))
+	}
+	p, pm := s.get("preload", "median_ns"), s.get("preload", "mean_ns")
+	rows = append(rows, Row{Section: sec, Name: name + ", preload (default timer and sync)",
+		Value: num(median(p)) + " ns", Baseline: num(median(b)) + " ns", Ratio: ratio(median(p), median(b)),
+		Notes: fmt.Sprintf("+%s ns per call (paired median); runs %s; mean %s ns/call vs %s; results checked equal",
+			num(pairedDiff(b, p)), spread(p, "ns", 1), num(median(pm)), num(median(bm)))})
+	return rows
+}
+
+// ---------------------------------------------------------------- 3
+
+func benchTraceSize(c *Config, rep *Report) []Row {
+	const sec = "3"
+	var rows []Row
+	raw := "24–48 B/event raw records of common tracers"
+	name := "trace size, MPI_Barrier(SELF) microbenchmark"
+	switch {
+	case c.libErr() != nil:
+		rows = append(rows, unavailable(sec, name, c.libErr()))
+	case c.microTraceDir == "":
+		rows = append(rows, unavailable(sec, name, errors.New("no traced microbenchmark run (section 1 did not run or failed)")))
+	default:
+		events, how := c.microEvents, "events = calls the program made"
+		files, err := readTraceDir(c.microTraceDir)
+		if err == nil {
+			n := 0
+			for _, f := range files {
+				n += f.Events
+			}
+			events, how = float64(n), "events read back from the trace"
+		}
+		rows = append(rows, Row{Section: sec, Name: name,
+			Value: fmt.Sprintf("%s B/event", num(c.microBytes/events)), Baseline: raw,
+			Ratio: ratio(c.microBytes/events, 24) + " of 24 B",
+			Notes: fmt.Sprintf("%s bytes on disk for %s events (%s); identical calls, best case", num(c.microBytes), num(events), how)})
+		rows = append(rows, bufferRow(sec, files, err))
+	}
+	rows = append(rows, amgTraceSize(c, sec)...)
+	return rows
+}
+
+func bufferRow(sec string, files []rankFile, err error) Row {
+	name := "buffer memory per rank (per thread)"
+	if err != nil {
+		return unavailable(sec, name, fmt.Errorf("needs the footer: %w", err))
+	}
+	for _, f := range files {
+		if f.Footer != nil && f.Footer.BufferBytes > 0 {
+			return Row{Section: sec, Name: name, Value: fmt.Sprintf("%s KiB", num(float64(f.Footer.BufferBytes)/1024)),
+				Notes: "Footer.BufferBytes of the microbenchmark trace"}
+		}
+	}
+	return unavailable(sec, name, errors.New("footer lacks BufferBytes"))
+}
+
+// amgTraceSize builds and runs examples/amglike under the preload.
+func amgTraceSize(c *Config, sec string) []Row {
+	name := "trace size, AMG-like program (examples/amglike)"
+	if err := c.libErr(); err != nil {
+		return []Row{unavailable(sec, name, err)}
+	}
+	srcs, _ := filepath.Glob(filepath.Join(c.Root, "examples", "amglike", "*.c"))
+	if len(srcs) == 0 {
+		return []Row{unavailable(sec, name, errors.New("examples/amglike has no C sources"))}
+	}
+	bin := filepath.Join(c.Work, "bin", "amglike")
+	args := append([]string{"-std=c11", "-O2", "-o", bin}, srcs...)
+	if _, err := runCmd(time.Minute, c.Root, nil, append(append([]string{"mpicc"}, args...), "-lm")...); err != nil {
+		return []Row{unavailable(sec, name, err)}
+	}
+	sz := c.sizes()
+	dir := c.runDir("amglike")
+	defer os.RemoveAll(dir)
+	if _, err := runCmd(5*time.Minute, dir, nil, mpiRun(sz.amgRanks, c.preloadEnv(), bin, sz.amgArgs...)...); err != nil {
+		return []Row{unavailable(sec, name, err)}
+	}
+	bytes, nfiles, _ := dirBytes(dir, "")
+	files, err := readTraceDir(dir)
+	if err != nil {
+		return []Row{unavailable(sec, name, fmt.Errorf("%s bytes in %d files written, but events cannot be counted: %w", num(float64(bytes)), nfiles, err))}
+	}
+	events := 0
+	for _, f := range files {
+		events += f.Events
+	}
+	if events == 0 {
+		return []Row{unavailable(sec, name, errors.New("trace holds no events"))}
+	}
+	bpe := float64(bytes) / float64(events)
+	return []Row{{Section: sec, Name: fmt.Sprintf("%s, %d ranks", name, sz.amgRanks),
+		Value: num(bpe) + " B/event", Baseline: "24–48 B/event raw records of common tracers",
+		Ratio: ratio(bpe, 24) + " of 24 B", Goal: "≤ 6 B/event: " + metOrMissed(bpe <= 6),
+		Notes: fmt.Sprintf("%s bytes (all files, headers and sync epochs included) for %d events", num(float64(bytes)), events)}}
+}
+
+// ---------------------------------------------------------------- 4
+
+var syncAlgs = []string{"h2hca", "hca3", "hca2", "jk", "skampi"}
+
+const fakeClock = "5000000:100,-5000000:-100"
+
+func benchSync(c *Config, rep *Report) []Row {
+	const sec = "4"
+	sz := c.sizes()
+	var rows []Row
+	empty, err := c.bin("empty")
+	if err != nil {
+		return []Row{unavailable(sec, "clock sync and MPI_Init/Finalize", err)}
+	}
+	// Added MPI_Init / MPI_Finalize time: empty program, 2 ranks.
+	initFin := func(env []string, dir string) (map[string]float64, error) {
+		r, err := runCmd(2*time.Minute, dir, nil, mpiRun(2, env, empty)...)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]float64{"wall_ns": float64(r.Wall.Nanoseconds())}
+		n := 0
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			var rk int
+			var in, fin float64
+			if k, _ := fmt.Sscanf(l, "rank %d init_ns %g finalize_ns %g", &rk, &in, &fin); k == 3 {
+				m["init_ns"] = max(m["init_ns"], in)
+				m["finalize_ns"] = max(m["finalize_ns"], fin)
+				n++
+			}
+		}
+		if n != 2 {
+			return nil, fmt.Errorf("expected 2 rank lines: %s", tail(r.Stdout+r.Stderr, 200))
+		}
+		return m, nil
+	}
+	vs := []variant{{"none", func() (map[string]float64, error) { return initFin(nil, c.Work) }}}
+	libE := c.libErr()
+	if libE == nil {
+		vs = append(vs, variant{"preload", func() (map[string]float64, error) {
+			dir := c.runDir("empty")
+			defer os.RemoveAll(dir)
+			return initFin(c.preloadEnv(), dir)
+		}})
+	}
+	reps := c.Reps + 2
+	s, errs := interleave(reps, vs, c.logf)
+	for _, k := range []struct{ key, what string }{{"init_ns", "MPI_Init"}, {"finalize_ns", "MPI_Finalize"}, {"wall_ns", "whole mpirun"}} {
+		name := fmt.Sprintf("empty MPI program, 2 ranks: %s", k.what)
+		if k.key != "wall_ns" {
+			name += " (slowest rank)"
+		}
+		if errs["none"] != nil {
+			rows = append(rows, unavailable(sec, name, errs["none"]))
+			continue
+		}
+		b := s.get("none", k.key)
+		if libE == nil && errs["preload"] != nil {
+			libE = errs["preload"]
+		}
+		if libE != nil {
+			rows = append(rows, Row{Section: sec, Name: name + ", no preload", Value: num(median(b)/1e6) + " ms"})
+			rows = append(rows, unavailable(sec, name+", added by preload", libE))
+			continue
+		}
+		p := s.get("preload", k.key)
+		rows = append(rows, Row{Section: sec, Name: name + ", added by preload",
+			Value: "+" + num(pairedDiff(b, p)/1e6) + " ms", Baseline: num(median(b)/1e6) + " ms without",
+			Ratio: ratio(median(p), median(b)), Notes: fmt.Sprintf("%d interleaved runs; with preload %s", len(p), spread(p, "ms", 1e6))})
+	}
+
+	// Sync algorithms on real MPI with injected clock error.
+	for _, np := range sz.syncRanks {
+		for _, alg := range syncAlgs {
+			name := fmt.Sprintf("sync %s, %d ranks (2 emulated nodes, injected ±5 ms, ±100 ppm)", alg, np)
+			if libE != nil {
+				rows = append(rows, unavailable(sec, name, libE))
+				continue
+			}
+			rows = append(rows, syncRow(c, sec, name, empty, np, alg, sz.syncReps))
+		}
+	}
+	return rows
+}
+
+func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Row {
+	env := c.preloadEnv("GCLOCK_SYNC="+alg, fmt.Sprintf("GCLOCK_NODE_SIZE=%d", max(1, np/2)), "GCLOCK_FAKE_CLOCK="+fakeClock)
+	var dur, check, truth, wall []float64
+	var line, algName string
+	var lastErr error
+	for range reps {
+		dir := c.runDir("sync")
+		r, err := runCmd(3*time.Minute, dir, nil, mpiRun(np, env, prog)...)
+		if err != nil {
+			os.RemoveAll(dir)
+			return unavailable(sec, name, err)
+		}
+		wall = append(wall, float64(r.Wall.Nanoseconds()))
+		line = rank0SyncLine(r.Stdout+"\n"+r.Stderr, alg)
+		files, err := readTraceDir(dir)
+		os.RemoveAll(dir)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		f, ok := summariseEpoch(files, 0)
+		if !ok {
+			lastErr = errors.New("trace holds no sync epoch 0")
+			continue
+		}
+		algName = f.Algorithm
+		dur = append(dur, f.DurationNS)
+		if f.Checks > 0 {
+			check = append(check, f.CheckMaxNS)
+		}
+		if !math.IsNaN(f.TrueMaxNS) {
+			truth = append(truth, f.TrueMaxNS)
+		}
+	}
+	if len(dur) == 0 {
+		why := fmt.Errorf("epochs unreadable: %v", lastErr)
+		if line != "" {
+			why = fmt.Errorf("%v; rank 0 said: %s", why, line)
+		}
+		return unavailable(sec, name, why)
+	}
+	r := Row{Section: sec, Name: name, Value: num(median(dur)/1e6) + " ms sync",
+		Notes: fmt.Sprintf("epoch 0 (%s), %d runs; mpirun wall %s ms", algName, len(dur), num(median(wall)/1e6))}
+	if len(check) > 0 {
+		r.Value += fmt.Sprintf(", residual %s µs", num(median(check)/1e3))
+	} else {
+		r.Notes += "; no Check results in rank 0's epoch"
+	}
+	if len(truth) > 0 {
+		r.Value += fmt.Sprintf(", true error %s µs", num(median(truth)/1e3))
+		r.Baseline = "injected 10 ms offset, 200 ppm drift between nodes"
+	} else {
+		r.Notes += "; header records no injection"
+	}
+	if line != "" {
+		r.Notes += "; rank 0: " + line
+	}
+	return r
+}
+
+// rank0SyncLine picks the line the library prints on rank 0 after the sync.
+func rank0SyncLine(out, alg string) string {
+	for _, l := range strings.Split(out, "\n") {
+		ll := strings.ToLower(l)
+		if strings.Contains(ll, "gclock") && strings.Contains(ll, "sync") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------- 5
+
+func benchClocksim(c *Config, rep *Report) []Row {
+	return []Row{unavailable("5", "clock sync in simulation (cmd/clocksim)", errors.New("cmd/clocksim not in the tree"))}
+}
+
+// ---------------------------------------------------------------- 6
+
+func benchTracemerge(c *Config, rep *Report) []Row {
+	return []Row{unavailable("6", "tracemerge on a synthetic run", errors.New("cmd/tracemerge has no benchmark subcommand"))}
+}
+
+// ---------------------------------------------------------------- 7
+
+func benchExec(c *Config, rep *Report) []Row {
+	const sec = "7"
+	sz := c.sizes()
+	name := fmt.Sprintf("/bin/true × %d, never calls MPI_Init", sz.trueExecs)
+	loop := func(env []string) (map[string]float64, error) {
+		t0 := time.Now()
+		for range sz.trueExecs {
+			cmd := exec.Command("/bin/true")
+			cmd.Env = append(os.Environ(), env...)
+			if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+				return nil, fmt.Errorf("/bin/true under %v: %v %s", env, err, tail(string(out), 200))
+			}
+		}
+		return map[string]float64{"ms": float64(time.Since(t0).Nanoseconds()) / 1e6 / float64(sz.trueExecs)}, nil
+	}
+	vs := []variant{{"none", func() (map[string]float64, error) { return loop(nil) }}}
+	libE := c.libErr()
+	if libE == nil {
+		vs = append(vs, variant{"preload", func() (map[string]float64, error) { return loop(c.preloadEnv()) }})
+	}
+	s, errs := interleave(c.Reps, vs, c.logf)
+	if errs["none"] != nil {
+		return []Row{unavailable(sec, name, errs["none"])}
+	}
+	b := s.get("none", "ms")
+	if libE == nil {
+		libE = errs["preload"]
+	}
+	if libE != nil {
+		return []Row{{Section: sec, Name: name + ", no preload", Value: num(median(b)) + " ms/exec"}, unavailable(sec, name+", added by preload", libE)}
+	}
+	p := s.get("preload", "ms")
+	return []Row{{Section: sec, Name: name + ", added by LD_PRELOAD",
+		Value: "+" + num(pairedDiff(b, p)) + " ms/exec", Baseline: num(median(b)) + " ms/exec without",
+		Ratio: ratio(median(p), median(b)), Notes: fmt.Sprintf("%d interleaved runs; with preload %s", len(p), spread(p, "ms", 1))}}
+}
+
+// ---------------------------------------------------------------- 8
+
+func benchGoTest(c *Config, rep *Report) []Row {
+	const sec = "8"
+	sz := c.sizes()
+	r, err := runCmd(5*time.Minute, c.Root, nil, "go", "test", "-run", "^$", "-bench", ".", "-benchmem",
+		"-benchtime", sz.goBenchtime, "./trace", "./merge", "./clocksync")
+	var keep []string
+	var rows []Row
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if strings.HasPrefix(l, "pkg: ") || strings.HasPrefix(l, "Benchmark") {
+			keep = append(keep, l)
+		}
+		if f := strings.Fields(l); len(f) >= 4 && strings.HasPrefix(f[0], "Benchmark") {
+			rows = append(rows, Row{Section: sec, Name: "go test -bench " + f[0], Value: strings.Join(f[2:], " ")})
+		}
+	}
+	rep.GoBench = strings.Join(keep, "\n")
+	if len(rows) == 0 {
+		why := errors.New("no Benchmark functions in ./trace ./merge ./clocksync")
+		if err != nil {
+			why = err
+		}
+		rows = append(rows, unavailable(sec, "go test -bench (trace, merge, clocksync)", why))
+	}
+	return rows
+}

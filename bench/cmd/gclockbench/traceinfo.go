@@ -1,0 +1,111 @@
+package main
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// rankFile is what the benchmarks need from one rank's trace file.
+type rankFile struct {
+	Path   string
+	Bytes  int64
+	Header trace.Header
+	Epochs []trace.Epoch
+	Footer *trace.Footer // nil when the file was not closed cleanly
+	Events int           // events actually read
+}
+
+// traceFiles lists the rank files (*.gct) under dir, in name order.
+func traceFiles(dir string) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() && filepath.Ext(p) == ".gct" {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		err = nil
+	}
+	sort.Strings(files)
+	return files, err
+}
+
+// errNoReader is returned until package trace offers a reader.
+var errNoReader = errors.New("package trace has no file reader yet")
+
+// readTraceDir reads every rank file under dir.
+func readTraceDir(dir string) ([]rankFile, error) {
+	files, err := traceFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, errors.New("no *.gct rank files under " + dir)
+	}
+	return nil, errNoReader
+}
+
+// trueError is the exact error, in ns, of rank f's model of epoch e at
+// recorded local time r: the model's global time minus the time rank 0's
+// (injected) clock showed at the same true instant. All ranks of one machine
+// share one physical clock, so the injection parameters are the whole truth.
+func trueError(f, ref *rankFile, e trace.Epoch, r int64) float64 {
+	t := f.Header.Inject.TrueTime(r)
+	refRecorded := t
+	if in := ref.Header.Inject; in != nil {
+		refRecorded = t*(1+in.DriftPPM*1e-6) + in.OffsetNS
+	}
+	return e.Model.Global(r) - refRecorded
+}
+
+// syncFigures summarises epoch idx of a run: the longest sync duration over
+// ranks, the largest |self-check residual| rank 0 recorded, and the largest
+// |true error| at each rank's sync end (NaN when no rank was injected).
+type syncFigures struct {
+	DurationNS, CheckMaxNS, TrueMaxNS float64
+	Checks, Ranks                     int
+	Algorithm                         string
+}
+
+func summariseEpoch(files []rankFile, idx int) (syncFigures, bool) {
+	s := syncFigures{TrueMaxNS: math.NaN()}
+	var ref *rankFile
+	for i := range files {
+		if files[i].Header.Rank == 0 {
+			ref = &files[i]
+		}
+	}
+	found := false
+	for i := range files {
+		f := &files[i]
+		for _, e := range f.Epochs {
+			if e.Index != idx {
+				continue
+			}
+			found = true
+			s.Ranks++
+			s.Algorithm = e.Algorithm
+			s.DurationNS = max(s.DurationNS, float64(e.EndNS-e.StartNS))
+			for _, c := range e.Check {
+				s.Checks++
+				s.CheckMaxNS = max(s.CheckMaxNS, math.Abs(c.OffsetNS))
+			}
+			if ref != nil && f.Header.Inject != nil {
+				te := math.Abs(trueError(f, ref, e, e.EndNS))
+				if math.IsNaN(s.TrueMaxNS) || te > s.TrueMaxNS {
+					s.TrueMaxNS = te
+				}
+			}
+		}
+	}
+	return s, found
+}

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# `make bench`: runs gclock's benchmarks on this machine (bench/cmd/gclockbench),
+# prints the table and records it, with date, machine and git revision, in
+# docs/benchmarks.md (the section for this machine class is replaced).
+#
+#   BENCH_QUICK=1   ~1-minute smoke run; its table goes to $BUILD/bench-quick.md,
+#                   never into docs/benchmarks.md
+#   BENCH_ONLY=1,4  run only these sections (1-8); not recorded in docs/ either
+#   BENCH_DOC=path  record into another file
+# The full run takes under 10 minutes on a 2-core VM.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}"
+BUILD="${BUILD:-build}"
+mkdir -p "$BUILD"
+doc="${BENCH_DOC:-}"
+if [ -z "$doc" ]; then
+  if [ "${BENCH_QUICK:-0}" = 1 ] || [ -n "${BENCH_ONLY:-}" ]; then
+    doc="$BUILD/bench-quick.md"
+  else
+    doc=docs/benchmarks.md
+  fi
+fi
+${GO:-go} build -o "$BUILD/gclockbench" ./bench/cmd/gclockbench
+export BUILD
+"$BUILD/gclockbench" -doc "$doc"
+echo "bench: table recorded in $doc" >&2
