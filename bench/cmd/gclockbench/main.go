@@ -72,7 +72,7 @@ func (c *Config) sizes() sizes {
 			timerReads: 50_000, timerBatches: 5, trueExecs: 100,
 			syncRanks: []int{2}, syncReps: 1,
 			simRanks: []int{64}, mergeEvents: 100_000,
-			goBenchtime: "1x", amgRanks: 2,
+			goBenchtime: "1x", amgRanks: 2, amgArgs: []string{"--iters", "20"},
 		}
 	}
 	return sizes{

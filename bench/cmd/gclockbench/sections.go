@@ -69,9 +69,9 @@ func (c *Config) runDir(tag string) string {
 	return d
 }
 
-// preloadEnv is the environment of a traced rank.
-func (c *Config) preloadEnv(extra ...string) []string {
-	return append([]string{"LD_PRELOAD=" + c.Lib}, extra...)
+// preloadEnv is the environment of a traced rank writing under dir.
+func (c *Config) preloadEnv(dir string, extra ...string) []string {
+	return append([]string{"LD_PRELOAD=" + c.Lib, "GCLOCK_DIR=" + dir}, extra...)
 }
 
 // ---------------------------------------------------------------- 1
@@ -125,7 +125,7 @@ func benchOverhead(c *Config, rep *Report) []Row {
 			for _, t := range timers {
 				vs = append(vs, variant{t.env, func() (map[string]float64, error) {
 					dir := c.runDir("barrier-" + t.env)
-					kv, err := barrier(c.preloadEnv("GCLOCK_TIMER="+t.env), dir)
+					kv, err := barrier(c.preloadEnv(dir, "GCLOCK_TIMER="+t.env), dir)
 					if err != nil {
 						return nil, err
 					}
@@ -248,7 +248,7 @@ func benchAllreduce(c *Config, rep *Report) []Row {
 		vs = append(vs, variant{"preload", func() (map[string]float64, error) {
 			dir := c.runDir("allreduce")
 			defer os.RemoveAll(dir)
-			kv, err := one(c.preloadEnv(), dir)
+			kv, err := one(c.preloadEnv(dir), dir)
 			if err == nil {
 				if _, files, _ := dirBytes(dir, ""); files == 0 {
 					return nil, fmt.Errorf("the preloaded run wrote no trace (library not active?)")
@@ -342,7 +342,7 @@ func amgTraceSize(c *Config, sec string) []Row {
 	sz := c.sizes()
 	dir := c.runDir("amglike")
 	defer os.RemoveAll(dir)
-	if _, err := runCmd(5*time.Minute, dir, nil, mpiRun(sz.amgRanks, c.preloadEnv(), bin, sz.amgArgs...)...); err != nil {
+	if _, err := runCmd(5*time.Minute, dir, nil, mpiRun(sz.amgRanks, c.preloadEnv(dir), bin, sz.amgArgs...)...); err != nil {
 		return []Row{unavailable(sec, name, err)}
 	}
 	bytes, nfiles, _ := dirBytes(dir, "")
@@ -406,7 +406,7 @@ func benchSync(c *Config, rep *Report) []Row {
 		vs = append(vs, variant{"preload", func() (map[string]float64, error) {
 			dir := c.runDir("empty")
 			defer os.RemoveAll(dir)
-			return initFin(c.preloadEnv(), dir)
+			return initFin(c.preloadEnv(dir), dir)
 		}})
 	}
 	reps := c.Reps + 2
@@ -450,12 +450,12 @@ func benchSync(c *Config, rep *Report) []Row {
 }
 
 func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Row {
-	env := c.preloadEnv("GCLOCK_SYNC="+alg, fmt.Sprintf("GCLOCK_NODE_SIZE=%d", max(1, np/2)), "GCLOCK_FAKE_CLOCK="+fakeClock)
 	var dur, check, truth, wall []float64
 	var line, algName string
 	var lastErr error
 	for range reps {
 		dir := c.runDir("sync")
+		env := c.preloadEnv(dir, "GCLOCK_SYNC="+alg, fmt.Sprintf("GCLOCK_NODE_SIZE=%d", max(1, np/2)), "GCLOCK_FAKE_CLOCK="+fakeClock)
 		r, err := runCmd(3*time.Minute, dir, nil, mpiRun(np, env, prog)...)
 		if err != nil {
 			os.RemoveAll(dir)
@@ -552,7 +552,7 @@ func benchExec(c *Config, rep *Report) []Row {
 	vs := []variant{{"none", func() (map[string]float64, error) { return loop(nil) }}}
 	libE := c.libErr()
 	if libE == nil {
-		vs = append(vs, variant{"preload", func() (map[string]float64, error) { return loop(c.preloadEnv()) }})
+		vs = append(vs, variant{"preload", func() (map[string]float64, error) { return loop(c.preloadEnv(c.Work)) }})
 	}
 	s, errs := interleave(c.Reps, vs, c.logf)
 	if errs["none"] != nil {

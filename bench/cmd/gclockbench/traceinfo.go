@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,9 +41,6 @@ func traceFiles(dir string) ([]string, error) {
 	return files, err
 }
 
-// errNoReader is returned until package trace offers a reader.
-var errNoReader = errors.New("package trace has no file reader yet")
-
 // readTraceDir reads every rank file under dir.
 func readTraceDir(dir string) ([]rankFile, error) {
 	files, err := traceFiles(dir)
@@ -51,7 +50,41 @@ func readTraceDir(dir string) ([]rankFile, error) {
 	if len(files) == 0 {
 		return nil, errors.New("no *.gct rank files under " + dir)
 	}
-	return nil, errNoReader
+	out := make([]rankFile, 0, len(files))
+	for _, p := range files {
+		f, err := readRankFile(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// readRankFile reads one file's metadata and counts its events, streaming.
+func readRankFile(path string) (rankFile, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return rankFile{}, err
+	}
+	defer r.Close()
+	m := r.Meta()
+	f := rankFile{Path: path, Bytes: m.Size, Header: m.Header, Epochs: m.Epochs, Footer: m.Footer}
+	var chunk []trace.Event
+	for {
+		chunk, err = r.NextChunk(chunk)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return f, err
+		}
+		f.Events += len(chunk)
+	}
+	if len(m.Damage) > 0 {
+		return f, fmt.Errorf("%s: %d damaged regions, first: %+v", path, len(m.Damage), m.Damage[0])
+	}
+	return f, nil
 }
 
 // trueError is the exact error, in ns, of rank f's model of epoch e at
