@@ -1,0 +1,88 @@
+package clocksync
+
+import (
+	"fmt"
+
+	"gonum.org/v1/gonum/stat"
+)
+
+// LearnClockModel is LEARN_CLOCK_MODEL (Algorithm 2 of the H2HCA paper): the
+// reference pRef and the client otherRank obtain fitpoints fit points with
+// the offset algorithm o (each measured against the reference's clk), the
+// client fits offset(x) = slope*x + intercept by least squares
+// (gonum/stat.LinearRegression) and, if recomputeIntercept is set, replaces
+// the intercept by a fresh offset measurement (COMPUTE_AND_SET_INTERCEPT).
+//
+// Both processes call it with their own clk; the returned model is the
+// client's model relative to the reference's clock (the reference gets the
+// zero model). With one fit point the slope is 0.
+func LearnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool) (LinearModel, error) {
+	if fitpoints < 1 {
+		fitpoints = 1
+	}
+	me := t.Rank()
+	switch me {
+	case pRef: // process with reference clock
+		for idx := 0; idx < fitpoints; idx++ {
+			if _, err := o.MeasureOffset(t, clk, pRef, otherRank); err != nil {
+				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
+			}
+		}
+		if recomputeIntercept {
+			if _, err := ComputeAndSetIntercept(t, LinearModel{}, clk, o, pRef, otherRank); err != nil {
+				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: %w", pRef, otherRank, err)
+			}
+		}
+		return LinearModel{}, nil
+	case otherRank: // client process
+		xfit := make([]float64, fitpoints)
+		yfit := make([]float64, fitpoints)
+		for idx := 0; idx < fitpoints; idx++ {
+			ob, err := o.MeasureOffset(t, clk, pRef, otherRank)
+			if err != nil {
+				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
+			}
+			xfit[idx] = ob.Timestamp
+			yfit[idx] = ob.Offset
+		}
+		lm := FitLinearModel(xfit, yfit)
+		if recomputeIntercept {
+			var err error
+			if lm, err = ComputeAndSetIntercept(t, lm, clk, o, pRef, otherRank); err != nil {
+				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: %w", pRef, otherRank, err)
+			}
+		}
+		return lm, nil
+	}
+	return LinearModel{}, nil
+}
+
+// FitLinearModel is FIT_LINEAR_MODEL of Algorithm 2: the least-squares line
+// through (xfit[i], yfit[i]). With fewer than two points, or all x equal, it
+// returns slope 0 and the mean offset as intercept.
+func FitLinearModel(xfit, yfit []float64) LinearModel {
+	if len(xfit) == 0 {
+		return LinearModel{}
+	}
+	if len(xfit) < 2 || stat.Variance(xfit, nil) == 0 {
+		return LinearModel{Intercept: stat.Mean(yfit, nil)}
+	}
+	alpha, beta := stat.LinearRegression(xfit, yfit, nil, false)
+	return LinearModel{Slope: beta, Intercept: alpha}
+}
+
+// ComputeAndSetIntercept is COMPUTE_AND_SET_INTERCEPT (Algorithm 2 lines
+// 17-23; Compute_And_Set_Intercept of Algorithm 4 in the HCA paper): the
+// client measures its current offset o at timestamp x with o_alg and sets
+// intercept = offset - slope*x, keeping the slope. The reference
+// participates in the measurement and gets lm back unchanged.
+func ComputeAndSetIntercept(t Transport, lm LinearModel, clk Clock, o OffsetAlg, pRef, client int) (LinearModel, error) {
+	ob, err := o.MeasureOffset(t, clk, pRef, client)
+	if err != nil {
+		return lm, fmt.Errorf("compute intercept %d<-%d: %w", pRef, client, err)
+	}
+	if t.Rank() == client {
+		lm.Intercept = lm.Slope*(-ob.Timestamp) + ob.Offset
+	}
+	return lm, nil
+}

@@ -1,0 +1,278 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"sort"
+	"sync"
+
+	"github.com/gclock/gclock/clocksync"
+)
+
+const (
+	tagP2P uint8 = iota
+	tagAck
+	tagBcast
+	tagBarrier
+)
+
+type msg struct {
+	src    int32
+	tag    uint8
+	ssend  bool
+	arrive float64
+	data   []float64
+	b      []byte
+}
+
+type key struct {
+	src int32
+	tag uint8
+}
+
+// comm is a communicator: its members (world ranks) and one inbox channel
+// per member. Messages carry the comm-local source rank.
+type comm struct {
+	w       *World
+	members []int
+	inbox   []chan msg
+
+	mu    sync.Mutex
+	split *splitRound
+}
+
+type splitEntry struct {
+	color, key int
+	now        float64
+}
+
+type splitRound struct {
+	entries []splitEntry
+	arrived int
+	done    chan struct{}
+	result  []*comm
+	newRank []int
+	exit    float64
+}
+
+func newComm(w *World, members []int) *comm {
+	c := &comm{w: w, members: members, inbox: make([]chan msg, len(members))}
+	for i := range c.inbox {
+		c.inbox[i] = make(chan msg, w.P.Buffer)
+	}
+	return c
+}
+
+// handle is one rank's view of a comm: the clocksync.Transport. It is used
+// by that rank's goroutine only, so its pending queues need no lock.
+type handle struct {
+	c       *comm
+	rank    int
+	p       *proc
+	pending map[key][]msg
+}
+
+func (c *comm) handle(rank int, p *proc) *handle {
+	return &handle{c: c, rank: rank, p: p, pending: map[key][]msg{}}
+}
+
+var _ clocksync.Transport = (*handle)(nil)
+
+// ErrRank is wrapped when a peer rank is outside the communicator.
+var ErrRank = errors.New("sim: rank out of range")
+
+func (h *handle) Rank() int { return h.rank }
+func (h *handle) Size() int { return len(h.c.members) }
+
+func (h *handle) check(peer int) error {
+	if peer < 0 || peer >= len(h.c.members) || peer == h.rank {
+		return fmt.Errorf("%w: peer %d in communicator of size %d (self %d)", ErrRank, peer, len(h.c.members), h.rank)
+	}
+	return nil
+}
+
+func (h *handle) post(dst int, m msg, nbytes int) {
+	p := h.p
+	p.now += p.w.P.SendOverhead
+	m.src = int32(h.rank)
+	m.arrive = p.now + p.latency(h.c.members[dst], nbytes)
+	h.c.inbox[dst] <- m
+}
+
+// take returns the next message from src with tag, stashing others.
+func (h *handle) take(src int, tag uint8) msg {
+	k := key{int32(src), tag}
+	if q := h.pending[k]; len(q) > 0 {
+		m := q[0]
+		if len(q) == 1 {
+			delete(h.pending, k)
+		} else {
+			h.pending[k] = q[1:]
+		}
+		return m
+	}
+	in := h.c.inbox[h.rank]
+	for {
+		m := <-in
+		if m.src == k.src && m.tag == tag {
+			return m
+		}
+		k2 := key{m.src, m.tag}
+		h.pending[k2] = append(h.pending[k2], m)
+	}
+}
+
+func (h *handle) arrive(m msg) {
+	p := h.p
+	p.now = math.Max(p.now, m.arrive) + p.w.P.RecvOverhead
+}
+
+// Send is an eager MPI_Send of len(v) doubles.
+func (h *handle) Send(dst int, v []float64) error {
+	if err := h.check(dst); err != nil {
+		return err
+	}
+	h.post(dst, msg{tag: tagP2P, data: append([]float64(nil), v...)}, 8*len(v))
+	return nil
+}
+
+// Ssend completes only after dst has matched the message: the receiver
+// acknowledges and the sender waits for the acknowledgement.
+func (h *handle) Ssend(dst int, v []float64) error {
+	if err := h.check(dst); err != nil {
+		return err
+	}
+	h.post(dst, msg{tag: tagP2P, ssend: true, data: append([]float64(nil), v...)}, 8*len(v))
+	h.arrive(h.take(dst, tagAck))
+	return nil
+}
+
+// Recv receives exactly len(v) doubles from src.
+func (h *handle) Recv(src int, v []float64) error {
+	if err := h.check(src); err != nil {
+		return err
+	}
+	m := h.take(src, tagP2P)
+	h.arrive(m)
+	if len(m.data) != len(v) {
+		return fmt.Errorf("sim: rank %d recv from %d: got %d doubles, want %d", h.rank, src, len(m.data), len(v))
+	}
+	copy(v, m.data)
+	if m.ssend {
+		h.post(src, msg{tag: tagAck}, 0)
+	}
+	return nil
+}
+
+// Bcast is a binomial-tree broadcast of b from root.
+func (h *handle) Bcast(root int, b []byte) ([]byte, error) {
+	n := len(h.c.members)
+	if root < 0 || root >= n {
+		return nil, fmt.Errorf("%w: bcast root %d in communicator of size %d", ErrRank, root, n)
+	}
+	vr := (h.rank - root + n) % n
+	mask := 1
+	for mask < n {
+		if vr&mask != 0 {
+			src := (vr - mask + root) % n
+			m := h.take(src, tagBcast)
+			h.arrive(m)
+			b = m.b
+			break
+		}
+		mask <<= 1
+	}
+	mask >>= 1
+	for mask > 0 {
+		if vr+mask < n {
+			dst := (vr + mask + root) % n
+			h.post(dst, msg{tag: tagBcast, b: b}, len(b))
+		}
+		mask >>= 1
+	}
+	if h.rank == root {
+		return b, nil
+	}
+	return append([]byte(nil), b...), nil
+}
+
+// Barrier is a dissemination barrier.
+func (h *handle) Barrier() error {
+	n := len(h.c.members)
+	for k := 1; k < n; k <<= 1 {
+		h.post((h.rank+k)%n, msg{tag: tagBarrier}, 0)
+		h.arrive(h.take((h.rank-k+n)%n, tagBarrier))
+	}
+	return nil
+}
+
+// Split is MPI_Comm_split: a rendezvous of all members; everyone leaves at
+// the latest arrival plus the cost of an allgather (2*ceil(log2 n)
+// inter-node latencies).
+func (h *handle) Split(color, k int) (clocksync.Transport, error) {
+	c := h.c
+	n := len(c.members)
+	c.mu.Lock()
+	if c.split == nil {
+		c.split = &splitRound{entries: make([]splitEntry, n), done: make(chan struct{})}
+	}
+	s := c.split
+	s.entries[h.rank] = splitEntry{color: color, key: k, now: h.p.now}
+	s.arrived++
+	if s.arrived == n {
+		c.split = nil
+		c.finishSplit(s)
+	}
+	c.mu.Unlock()
+	<-s.done
+	h.p.now = math.Max(h.p.now, s.exit)
+	nc := s.result[h.rank]
+	if nc == nil {
+		return nil, nil
+	}
+	return nc.handle(s.newRank[h.rank], h.p), nil
+}
+
+func (c *comm) finishSplit(s *splitRound) {
+	n := len(c.members)
+	groups := map[int][]int{}
+	var colors []int
+	exit := 0.0
+	for r, e := range s.entries {
+		exit = math.Max(exit, e.now)
+		if e.color < 0 {
+			continue
+		}
+		if _, ok := groups[e.color]; !ok {
+			colors = append(colors, e.color)
+		}
+		groups[e.color] = append(groups[e.color], r)
+	}
+	exit += 2 * float64(bits.Len(uint(n-1))) * c.w.P.InterLatency
+	s.exit = exit
+	s.result = make([]*comm, n)
+	s.newRank = make([]int, n)
+	sort.Ints(colors)
+	for _, col := range colors {
+		g := groups[col]
+		sort.SliceStable(g, func(i, j int) bool {
+			ei, ej := s.entries[g[i]], s.entries[g[j]]
+			if ei.key != ej.key {
+				return ei.key < ej.key
+			}
+			return g[i] < g[j]
+		})
+		members := make([]int, len(g))
+		for i, r := range g {
+			members[i] = c.members[r]
+		}
+		nc := newComm(c.w, members)
+		for i, r := range g {
+			s.result[r] = nc
+			s.newRank[r] = i
+		}
+	}
+	close(s.done)
+}

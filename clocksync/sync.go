@@ -1,0 +1,276 @@
+package clocksync
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Default parameters, chosen from the simulated measurements documented in
+// docs/clocksync.md.
+const (
+	DefaultAlgorithm = "h2hca"
+	DefaultInter     = "hca3"
+	DefaultIntra     = "clockprop"
+	DefaultFitPoints = 100
+	DefaultPingPongs = 20
+	DefaultOffsetAlg = "skampi"
+)
+
+// Config selects and parameterises the synchronisation run by Sync.
+type Config struct {
+	// Algorithm is "h2hca" (default), "hca3", "hca2", "hca", "jk",
+	// "skampi" or "none".
+	Algorithm string
+	// Inter and Intra are the H2HCA levels (defaults "hca3" and
+	// "clockprop"); any algorithm but "h2hca" and "none" is allowed.
+	Inter, Intra string
+	// FitPoints is nfitpoints of LearnClockModel (JK: per client).
+	FitPoints int
+	// PingPongs is the number of ping-pongs per fit point (nexchanges).
+	PingPongs int
+	// OffsetAlg is "skampi" (default) or "meanrtt".
+	OffsetAlg string
+	// RecomputeIntercept re-measures each intercept after its fit
+	// (Algorithm 2); for HCA2 it is the hierarchical_intercepts variant.
+	RecomputeIntercept bool
+	// NodeID is this rank's node index, the H2HCA split colour.
+	NodeID int
+	// CheckRanks is the sample size of CheckClockAccuracy (default: all
+	// ranks up to 64, else 64).
+	CheckRanks int
+	// EarlyExit is SKaMPIOffset.EarlyExit (0: off).
+	EarlyExit int
+}
+
+// DefaultConfig returns the defaults: H2HCA with HCA3 between nodes and
+// ClockPropSync within them, DefaultFitPoints fit points of DefaultPingPongs
+// SKaMPI ping-pongs.
+func DefaultConfig() Config {
+	return Config{
+		Algorithm: DefaultAlgorithm,
+		Inter:     DefaultInter,
+		Intra:     DefaultIntra,
+		FitPoints: DefaultFitPoints,
+		PingPongs: DefaultPingPongs,
+		OffsetAlg: DefaultOffsetAlg,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Algorithm == "" {
+		c.Algorithm = d.Algorithm
+	}
+	if c.Inter == "" {
+		c.Inter = d.Inter
+	}
+	if c.Intra == "" {
+		c.Intra = d.Intra
+	}
+	if c.FitPoints <= 0 {
+		c.FitPoints = d.FitPoints
+	}
+	if c.PingPongs <= 0 {
+		c.PingPongs = d.PingPongs
+	}
+	if c.OffsetAlg == "" {
+		c.OffsetAlg = d.OffsetAlg
+	}
+	return c
+}
+
+var (
+	algorithms = []string{"h2hca", "hca3", "hca2", "hca", "jk", "skampi", "clockprop", "none"}
+	offsetAlgs = []string{"skampi", "meanrtt"}
+)
+
+func oneOf(v string, allowed []string) bool {
+	for _, a := range allowed {
+		if v == a {
+			return true
+		}
+	}
+	return false
+}
+
+// ConfigFromEnv reads the configuration from the environment through getenv
+// (os.Getenv in production): GCLOCK_SYNC, GCLOCK_SYNC_INTER,
+// GCLOCK_SYNC_INTRA, GCLOCK_FITPOINTS, GCLOCK_PINGPONGS, GCLOCK_OFFSET_ALG,
+// GCLOCK_RECOMPUTE_INTERCEPT. Unset variables keep their defaults. NodeID is
+// left to the caller.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	c := DefaultConfig()
+	str := func(name string, dst *string, allowed []string) error {
+		v := strings.ToLower(strings.TrimSpace(getenv(name)))
+		if v == "" {
+			return nil
+		}
+		if !oneOf(v, allowed) {
+			return fmt.Errorf("clocksync: %s=%q: want one of %s", name, v, strings.Join(allowed, ", "))
+		}
+		*dst = v
+		return nil
+	}
+	num := func(name string, dst *int) error {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("clocksync: %s=%q: want a positive integer", name, v)
+		}
+		*dst = n
+		return nil
+	}
+	levels := []string{"hca3", "hca2", "hca", "jk", "skampi", "clockprop"}
+	if err := str("GCLOCK_SYNC", &c.Algorithm, algorithms); err != nil {
+		return c, err
+	}
+	if err := str("GCLOCK_SYNC_INTER", &c.Inter, levels); err != nil {
+		return c, err
+	}
+	if err := str("GCLOCK_SYNC_INTRA", &c.Intra, levels); err != nil {
+		return c, err
+	}
+	if err := num("GCLOCK_FITPOINTS", &c.FitPoints); err != nil {
+		return c, err
+	}
+	if err := num("GCLOCK_PINGPONGS", &c.PingPongs); err != nil {
+		return c, err
+	}
+	if err := str("GCLOCK_OFFSET_ALG", &c.OffsetAlg, offsetAlgs); err != nil {
+		return c, err
+	}
+	if v := strings.TrimSpace(getenv("GCLOCK_RECOMPUTE_INTERCEPT")); v != "" {
+		switch strings.ToLower(v) {
+		case "1", "true", "yes", "on":
+			c.RecomputeIntercept = true
+		case "0", "false", "no", "off":
+			c.RecomputeIntercept = false
+		default:
+			return c, fmt.Errorf("clocksync: GCLOCK_RECOMPUTE_INTERCEPT=%q: want 1/0, true/false, yes/no or on/off", v)
+		}
+	}
+	return c, nil
+}
+
+func (c Config) newOffsetAlg() (OffsetAlg, error) {
+	switch c.OffsetAlg {
+	case "skampi":
+		return &SKaMPIOffset{PingPongs: c.PingPongs, EarlyExit: c.EarlyExit}, nil
+	case "meanrtt":
+		return &MeanRTTOffset{PingPongs: c.PingPongs}, nil
+	}
+	return nil, fmt.Errorf("unknown offset algorithm %q (want skampi or meanrtt)", c.OffsetAlg)
+}
+
+// NewSyncAlg builds the synchronisation algorithm named name from c (the
+// offset algorithm, fit points and ping-pongs of c; "h2hca" uses c.Inter,
+// c.Intra and c.NodeID). "none" returns nil.
+func (c Config) NewSyncAlg(name string) (SyncAlg, error) {
+	c = c.withDefaults()
+	if name == "none" {
+		return nil, nil
+	}
+	if name == "clockprop" {
+		return ClockPropSync{}, nil
+	}
+	if name == "h2hca" {
+		inter, err := c.NewSyncAlg(c.Inter)
+		if err != nil || inter == nil {
+			return nil, fmt.Errorf("h2hca inter-node level %q: %v", c.Inter, err)
+		}
+		intra, err := c.NewSyncAlg(c.Intra)
+		if err != nil || intra == nil {
+			return nil, fmt.Errorf("h2hca intra-node level %q: %v", c.Intra, err)
+		}
+		if _, nested := inter.(*H2HCA); nested {
+			return nil, fmt.Errorf("h2hca inter-node level cannot be h2hca")
+		}
+		if _, nested := intra.(*H2HCA); nested {
+			return nil, fmt.Errorf("h2hca intra-node level cannot be h2hca")
+		}
+		return &H2HCA{Inter: inter, Intra: intra, NodeID: c.NodeID}, nil
+	}
+	o, err := c.newOffsetAlg()
+	if err != nil {
+		return nil, err
+	}
+	switch name {
+	case "hca3":
+		return &HCA3{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept}, nil
+	case "hca2":
+		return &HCA2{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept}, nil
+	case "hca":
+		return &HCA{FitPoints: c.FitPoints, Offset: o}, nil
+	case "jk":
+		return &JK{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept}, nil
+	case "skampi":
+		return &SKaMPISync{Offset: o}, nil
+	}
+	return nil, fmt.Errorf("unknown sync algorithm %q (want one of %s)", name, strings.Join(algorithms, ", "))
+}
+
+// Result is what Sync returns to the MPI library for one sync epoch.
+type Result struct {
+	// Global is the global clock of this rank.
+	Global Clock
+	// Model is the flattened model: offset(x) = Slope*x + Intercept
+	// relative to the local clock passed to Sync (global = x - offset(x)).
+	Model LinearModel
+	// Chain is the per-level models, innermost first (see Flatten).
+	Chain []LinearModel
+	// Algorithm names the algorithm, e.g. "h2hca(hca3/skampi,clockprop)".
+	Algorithm string
+	// Params records all parameters as strings.
+	Params               map[string]string
+	FitPoints, PingPongs int
+	// Duration is the sync's duration in seconds on the local clock.
+	Duration float64
+}
+
+// Sync runs the synchronisation selected by cfg over t (collective: every
+// rank of t calls it) on top of local, the rank's local clock, and returns
+// the global clock of this rank and its flattened model.
+func Sync(cfg Config, t Transport, local Clock) (*Result, error) {
+	cfg = cfg.withDefaults()
+	alg, err := cfg.NewSyncAlg(cfg.Algorithm)
+	if err != nil {
+		return nil, fmt.Errorf("clocksync: %w", err)
+	}
+	res := &Result{
+		Algorithm: "none",
+		FitPoints: cfg.FitPoints,
+		PingPongs: cfg.PingPongs,
+		Params: map[string]string{
+			"algorithm":           cfg.Algorithm,
+			"fitpoints":           strconv.Itoa(cfg.FitPoints),
+			"pingpongs":           strconv.Itoa(cfg.PingPongs),
+			"offset_alg":          cfg.OffsetAlg,
+			"recompute_intercept": strconv.FormatBool(cfg.RecomputeIntercept),
+			"ranks":               strconv.Itoa(t.Size()),
+		},
+	}
+	if cfg.Algorithm == "h2hca" {
+		res.Params["inter"] = cfg.Inter
+		res.Params["intra"] = cfg.Intra
+		res.Params["node_id"] = strconv.Itoa(cfg.NodeID)
+	}
+	if cfg.EarlyExit > 0 {
+		res.Params["early_exit"] = strconv.Itoa(cfg.EarlyExit)
+	}
+	start := local.GetTime()
+	g := local
+	if alg != nil {
+		res.Algorithm = alg.Name()
+		if g, err = alg.SyncClocks(t, local); err != nil {
+			return nil, fmt.Errorf("clocksync: sync %s on rank %d of %d: %w", alg.Name(), t.Rank(), t.Size(), err)
+		}
+	}
+	res.Duration = local.GetTime() - start
+	res.Global = g
+	res.Model, res.Chain = FlattenTo(g, local)
+	return res, nil
+}
