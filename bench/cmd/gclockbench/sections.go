@@ -134,6 +134,16 @@ func benchOverhead(c *Config, rep *Report) []Row {
 						return nil, fmt.Errorf("the preloaded run wrote no trace under %s (library not active?)", dir)
 					}
 					kv["trace_bytes"] = float64(n)
+					// The library must have used the timer asked for; its
+					// own measured read cost goes into the notes.
+					if fs, err := readTraceDir(dir); err == nil && len(fs) > 0 {
+						h := fs[0].Header.Timer
+						if h.Name != t.env {
+							return nil, fmt.Errorf("GCLOCK_TIMER=%s but the trace header says timer %q", t.env, h.Name)
+						}
+						kv["lib_timer_cost"] = h.CostNS
+						kv["events"] = float64(fs[0].Events)
+					}
 					if t.env == "monotonic" {
 						// keep the latest for the trace-size section
 						if c.microTraceDir != "" {
@@ -203,6 +213,12 @@ func benchOverhead(c *Config, rep *Report) []Row {
 		r := Row{Section: sec, Name: name, Value: num(added) + " ns added",
 			Notes: fmt.Sprintf("traced %s ns/call (runs %s) vs %s untraced; MPI_Finalize +%s ms (final flush), i.e. +%s ns/event deferred",
 				num(median(traced)), spread(traced, "ns", 1), num(median(base)), num(fin/1e6), num(fin/calls))}
+		if lc := s.get(t.env, "lib_timer_cost"); len(lc) > 0 && median(lc) > 0 {
+			r.Notes += fmt.Sprintf("; library's own timer cost estimate (header) %s ns", num(median(lc)))
+		}
+		if ev := s.get(t.env, "events"); len(ev) > 0 && median(ev) != calls {
+			r.Notes += fmt.Sprintf("; WARNING: trace holds %s events for %s calls", num(median(ev)), num(calls))
+		}
 		if tr, ok := c.timerNS[t.read]; ok {
 			r.Baseline = fmt.Sprintf("2 × %s read = %s ns", t.read, num(2*tr))
 			r.Ratio = ratio(added, 2*tr)
