@@ -162,12 +162,14 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 	return enc.EncodeAll(c.mp, dst), nil
 }
 
-// marshalAppend msgpack-encodes v, reusing buf's storage.
+// marshalAppend msgpack-encodes v, reusing buf's storage. Map keys are
+// sorted so equal input gives byte-identical files.
 func marshalAppend(buf []byte, v any) ([]byte, error) {
 	w := sliceWriter{b: buf}
 	enc := msgpack.GetEncoder()
 	defer msgpack.PutEncoder(enc)
 	enc.Reset(&w)
+	enc.SetSortMapKeys(true)
 	if err := enc.Encode(v); err != nil {
 		return buf, err
 	}

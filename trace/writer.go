@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
-	"github.com/vmihailenco/msgpack/v5"
 )
 
 // RankFileName returns the file name of a rank's trace, "rank-%05d.gct".
@@ -65,6 +64,7 @@ type Writer struct {
 	enc    *zstd.Encoder
 	ce     chunkEncoder
 	buf    []byte
+	mp     []byte
 	off    int64
 	events uint64
 	chunks int
@@ -109,7 +109,7 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option) (*Writer, error
 	}
 	tw := &Writer{w: w, file: f, opts: o, enc: enc}
 	h.Version = FormatVersion
-	payload, err := msgpack.Marshal(&h)
+	payload, err := marshalAppend(nil, &h)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %s: encoding header: %w", o.name, err)
 	}
@@ -208,7 +208,9 @@ func (w *Writer) writeMeta(kind FrameKind, v any) error {
 	if err := w.usable(); err != nil {
 		return err
 	}
-	payload, err := msgpack.Marshal(v)
+	var err error
+	w.mp, err = marshalAppend(w.mp[:0], v)
+	payload := w.mp
 	if err != nil {
 		return fmt.Errorf("trace: %s: encoding %s frame: %w", w.opts.name, kind, err)
 	}
@@ -283,4 +285,22 @@ func (w *Writer) Close(f Footer) error {
 		}
 	}
 	return err
+}
+
+// Abort closes the Writer without a footer, leaving the file as a recorder
+// killed at this point would (every frame written so far is complete). It
+// closes the file if the Writer was made by Create.
+func (w *Writer) Abort() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return fmt.Errorf("trace: %s: %w", w.opts.name, errClosed)
+	}
+	w.closed = true
+	if w.file != nil {
+		if err := w.file.Close(); err != nil {
+			return fmt.Errorf("trace: %s: closing: %w", w.opts.name, err)
+		}
+	}
+	return nil
 }
