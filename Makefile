@@ -29,9 +29,16 @@ setup:
 lib: $(BUILD)/libgclock.so
 tracemerge: $(BUILD)/tracemerge
 
-$(BUILD)/libgclock.so: $(GO_SRC) $(C_SRC)
+# cgo compiles only pmpi/*.c, which #include cshim/; Go's build cache does
+# not see those files, so a hash of cshim/ goes into CGO_CFLAGS.
+CSHIM_HASH = $(shell cat $(C_SRC) 2>/dev/null | sha1sum | cut -c1-16)
+
+cshim/wrappers_gen.c cshim/ops_gen.h: cshim/collectives.tbl trace/ops.go pmpi/internal/wrapgen/main.go
+	cd pmpi && $(GO) generate ./...
+
+$(BUILD)/libgclock.so: $(GO_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h
 	@mkdir -p $(BUILD)
-	CGO_CFLAGS="$(MPI_CFLAGS) -O2" $(GO) build -buildmode=c-shared -o $@ ./pmpi
+	CGO_CFLAGS="$(MPI_CFLAGS) -O2 -DGCLOCK_CSHIM=$(CSHIM_HASH)" $(GO) build -buildmode=c-shared -o $@ ./pmpi
 	@rm -f $(BUILD)/libgclock.h
 
 $(BUILD)/tracemerge: $(GO_SRC)

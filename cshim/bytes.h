@@ -1,0 +1,281 @@
+/*
+ * Byte-count rules, one per rule name used in cshim/collectives.tbl.
+ *
+ * Sent counts the payload bytes the collective reads from this rank's
+ * buffers for delivery (to others or itself); Recv counts the bytes it
+ * writes into this rank's receive buffer. A block that stays in place
+ * (MPI_IN_PLACE) is neither sent nor received; an in-place reduction input
+ * is still read and combined, so it counts as sent. Only arguments
+ * significant at this rank are looked at (a non-root's recvtype may be
+ * MPI_DATATYPE_NULL), and a zero count never queries its datatype.
+ * Intercommunicators record 0/0 (see docs/recorder.md).
+ *
+ * Every rule has the signature (cs, &sent, &recv, <table arguments>).
+ */
+#ifndef GCLOCK_BYTES_H
+#define GCLOCK_BYTES_H
+
+/* gclock_tsize returns count*size(type), 0 for count <= 0. */
+static inline uint64_t gclock_tsize(int count, MPI_Datatype type)
+{
+	if (count <= 0)
+		return 0;
+	int sz = 0;
+	if (PMPI_Type_size(type, &sz) != MPI_SUCCESS || sz < 0)
+		return 0;
+	return (uint64_t)count * (uint64_t)sz;
+}
+
+static inline uint64_t gclock_sum(const int counts[], int n)
+{
+	uint64_t s = 0;
+	for (int i = 0; i < n; i++)
+		if (counts[i] > 0)
+			s += (uint64_t)counts[i];
+	return s;
+}
+
+static inline uint64_t gclock_vsize(const int counts[], int n, MPI_Datatype type)
+{
+	uint64_t c = gclock_sum(counts, n);
+	if (c == 0)
+		return 0;
+	return c * gclock_tsize(1, type);
+}
+
+static inline uint64_t gclock_cnt(int count)
+{
+	return count > 0 ? (uint64_t)count : 0;
+}
+
+#define GCLOCK_RULE(name, ...)                                                  \
+	static inline void gclock_bytes_##name(const gclock_comm_slot *cs,      \
+					       uint64_t *sent, uint64_t *recv, \
+					       __VA_ARGS__)
+
+static inline void gclock_bytes_none(const gclock_comm_slot *cs, uint64_t *sent,
+				     uint64_t *recv)
+{
+	(void)cs;
+	*sent = 0;
+	*recv = 0;
+}
+
+GCLOCK_RULE(bcast, int count, MPI_Datatype type, int root)
+{
+	uint64_t b = cs->inter ? 0 : gclock_tsize(count, type);
+	if (cs->rank == root)
+		*sent = b;
+	else
+		*recv = b;
+}
+
+GCLOCK_RULE(reduce, int count, MPI_Datatype type, int root)
+{
+	if (cs->inter)
+		return;
+	uint64_t b = gclock_tsize(count, type);
+	*sent = b;
+	if (cs->rank == root)
+		*recv = b;
+}
+
+GCLOCK_RULE(allreduce, int count, MPI_Datatype type)
+{
+	if (cs->inter)
+		return;
+	*sent = *recv = gclock_tsize(count, type);
+}
+
+GCLOCK_RULE(exscan, int count, MPI_Datatype type)
+{
+	uint64_t b = gclock_tsize(count, type);
+	*sent = b;
+	*recv = cs->rank == 0 ? 0 : b;
+}
+
+GCLOCK_RULE(reduce_scatter, const int rcounts[], MPI_Datatype type)
+{
+	if (cs->inter)
+		return;
+	uint64_t t = gclock_tsize(1, type);
+	*sent = gclock_sum(rcounts, cs->size) * t;
+	*recv = gclock_cnt(rcounts[cs->rank]) * t;
+}
+
+GCLOCK_RULE(reduce_scatter_block, int rcount, MPI_Datatype type)
+{
+	if (cs->inter)
+		return;
+	uint64_t b = gclock_tsize(rcount, type);
+	*sent = b * (uint64_t)cs->size;
+	*recv = b;
+}
+
+GCLOCK_RULE(gather, const void *sendbuf, int scount, MPI_Datatype stype,
+	    int rcount, MPI_Datatype rtype, int root)
+{
+	if (cs->inter)
+		return;
+	if (cs->rank != root) {
+		*sent = gclock_tsize(scount, stype);
+		return;
+	}
+	uint64_t blk = gclock_tsize(rcount, rtype);
+	if (sendbuf == MPI_IN_PLACE) {
+		*recv = blk * (uint64_t)(cs->size - 1);
+	} else {
+		*sent = gclock_tsize(scount, stype);
+		*recv = blk * (uint64_t)cs->size;
+	}
+}
+
+GCLOCK_RULE(gatherv, const void *sendbuf, int scount, MPI_Datatype stype,
+	    const int rcounts[], MPI_Datatype rtype, int root)
+{
+	if (cs->inter)
+		return;
+	if (cs->rank != root) {
+		*sent = gclock_tsize(scount, stype);
+		return;
+	}
+	uint64_t c = gclock_sum(rcounts, cs->size);
+	if (sendbuf == MPI_IN_PLACE)
+		c -= gclock_cnt(rcounts[cs->rank]);
+	else
+		*sent = gclock_tsize(scount, stype);
+	*recv = c ? c * gclock_tsize(1, rtype) : 0;
+}
+
+GCLOCK_RULE(scatter, int scount, MPI_Datatype stype, const void *recvbuf,
+	    int rcount, MPI_Datatype rtype, int root)
+{
+	if (cs->inter)
+		return;
+	if (cs->rank != root) {
+		*recv = gclock_tsize(rcount, rtype);
+		return;
+	}
+	uint64_t blk = gclock_tsize(scount, stype);
+	if (recvbuf == MPI_IN_PLACE) {
+		*sent = blk * (uint64_t)(cs->size - 1);
+	} else {
+		*sent = blk * (uint64_t)cs->size;
+		*recv = gclock_tsize(rcount, rtype);
+	}
+}
+
+GCLOCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
+	    const void *recvbuf, int rcount, MPI_Datatype rtype, int root)
+{
+	if (cs->inter)
+		return;
+	if (cs->rank != root) {
+		*recv = gclock_tsize(rcount, rtype);
+		return;
+	}
+	uint64_t c = gclock_sum(scounts, cs->size);
+	if (recvbuf == MPI_IN_PLACE)
+		c -= gclock_cnt(scounts[cs->rank]);
+	else
+		*recv = gclock_tsize(rcount, rtype);
+	*sent = c ? c * gclock_tsize(1, stype) : 0;
+}
+
+GCLOCK_RULE(allgather, const void *sendbuf, int scount, MPI_Datatype stype,
+	    int rcount, MPI_Datatype rtype)
+{
+	if (cs->inter)
+		return;
+	uint64_t blk = gclock_tsize(rcount, rtype);
+	if (sendbuf == MPI_IN_PLACE) {
+		*sent = blk;
+		*recv = blk * (uint64_t)(cs->size - 1);
+	} else {
+		*sent = gclock_tsize(scount, stype);
+		*recv = blk * (uint64_t)cs->size;
+	}
+}
+
+GCLOCK_RULE(allgatherv, const void *sendbuf, int scount, MPI_Datatype stype,
+	    const int rcounts[], MPI_Datatype rtype)
+{
+	if (cs->inter)
+		return;
+	uint64_t c = gclock_sum(rcounts, cs->size);
+	uint64_t t = c ? gclock_tsize(1, rtype) : 0;
+	if (sendbuf == MPI_IN_PLACE) {
+		uint64_t own = gclock_cnt(rcounts[cs->rank]);
+		*sent = own * t;
+		*recv = (c - own) * t;
+	} else {
+		*sent = gclock_tsize(scount, stype);
+		*recv = c * t;
+	}
+}
+
+GCLOCK_RULE(alltoall, const void *sendbuf, int scount, MPI_Datatype stype,
+	    int rcount, MPI_Datatype rtype)
+{
+	if (cs->inter)
+		return;
+	uint64_t blk = gclock_tsize(rcount, rtype);
+	if (sendbuf == MPI_IN_PLACE) {
+		*sent = *recv = blk * (uint64_t)(cs->size - 1);
+	} else {
+		*sent = gclock_tsize(scount, stype) * (uint64_t)cs->size;
+		*recv = blk * (uint64_t)cs->size;
+	}
+}
+
+GCLOCK_RULE(alltoallv, const void *sendbuf, const int scounts[],
+	    MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype)
+{
+	if (cs->inter)
+		return;
+	uint64_t rc = gclock_sum(rcounts, cs->size);
+	if (sendbuf == MPI_IN_PLACE) {
+		rc -= gclock_cnt(rcounts[cs->rank]);
+		*sent = *recv = rc ? rc * gclock_tsize(1, rtype) : 0;
+	} else {
+		*sent = gclock_vsize(scounts, cs->size, stype);
+		*recv = rc ? rc * gclock_tsize(1, rtype) : 0;
+	}
+}
+
+/* Alltoallw: per-peer datatypes; consecutive equal types reuse the size. */
+static inline uint64_t gclock_wsize(const int counts[], const MPI_Datatype types[],
+				    int n, int skip)
+{
+	uint64_t total = 0;
+	MPI_Datatype last = MPI_DATATYPE_NULL;
+	uint64_t lastsz = 0;
+	int have = 0;
+	for (int i = 0; i < n; i++) {
+		if (i == skip || counts[i] <= 0)
+			continue;
+		if (!have || types[i] != last) {
+			last = types[i];
+			lastsz = gclock_tsize(1, last);
+			have = 1;
+		}
+		total += (uint64_t)counts[i] * lastsz;
+	}
+	return total;
+}
+
+GCLOCK_RULE(alltoallw, const void *sendbuf, const int scounts[],
+	    const MPI_Datatype stypes[], const int rcounts[],
+	    const MPI_Datatype rtypes[])
+{
+	if (cs->inter)
+		return;
+	if (sendbuf == MPI_IN_PLACE) {
+		*sent = *recv = gclock_wsize(rcounts, rtypes, cs->size, cs->rank);
+	} else {
+		*sent = gclock_wsize(scounts, stypes, cs->size, -1);
+		*recv = gclock_wsize(rcounts, rtypes, cs->size, -1);
+	}
+}
+
+#endif

@@ -1,0 +1,287 @@
+/*
+ * gclock C shim: the part of libgclock.so that runs on the application's hot
+ * path. MPI wrappers (generated from cshim/collectives.tbl into
+ * wrappers_gen.c), local timers, thread-local event buffers, the
+ * communicator table and the reentrancy guard live here; everything that is
+ * not per event (config, clock sync, file writing) lives in Go (pmpi/).
+ *
+ * Rules of the hot path: between a wrapper's entry and its return there is
+ * no Go call, no allocation, no lock and no system call beyond the timer.
+ *
+ * libmpi is never linked: every PMPI_* function and every Open MPI
+ * predefined-handle object we touch is a weak reference resolved inside the
+ * MPI program, so the library loads (and stays inert) in processes without
+ * MPI such as mpirun, ssh or /bin/true.
+ */
+#ifndef GCLOCK_H
+#define GCLOCK_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <time.h>
+#include <mpi.h>
+
+#include "ops_gen.h"
+
+/* ---- weak references: never link libmpi ----------------------------------
+ * Declared here so every translation unit (including cgo's own) refers to
+ * them weakly. */
+
+#pragma weak PMPI_Init
+#pragma weak PMPI_Init_thread
+#pragma weak PMPI_Finalize
+#pragma weak PMPI_Comm_dup
+#pragma weak PMPI_Comm_split
+#pragma weak PMPI_Comm_split_type
+#pragma weak PMPI_Comm_create
+#pragma weak PMPI_Comm_free
+#pragma weak PMPI_Comm_rank
+#pragma weak PMPI_Comm_size
+#pragma weak PMPI_Comm_group
+#pragma weak PMPI_Comm_test_inter
+#pragma weak PMPI_Group_translate_ranks
+#pragma weak PMPI_Group_free
+#pragma weak PMPI_Type_size
+#pragma weak PMPI_Wtime
+#pragma weak PMPI_Send
+#pragma weak PMPI_Ssend
+#pragma weak PMPI_Recv
+#pragma weak PMPI_Bcast
+#pragma weak PMPI_Barrier
+#pragma weak PMPI_Allgather
+#pragma weak PMPI_Get_library_version
+
+#ifdef OPEN_MPI
+/* Open MPI's predefined handles are addresses of objects in libmpi. */
+#pragma weak ompi_mpi_comm_world
+#pragma weak ompi_mpi_comm_self
+#pragma weak ompi_mpi_comm_null
+#pragma weak ompi_mpi_group_null
+#pragma weak ompi_mpi_datatype_null
+#pragma weak ompi_mpi_double
+#pragma weak ompi_mpi_byte
+#pragma weak ompi_mpi_int
+#pragma weak ompi_mpi_int64_t
+#pragma weak ompi_mpi_info_null
+#endif
+
+
+/* One recorded call: fixed size, written in place into a thread buffer.
+ * Field order keeps it at 56 bytes without padding. */
+typedef struct gclock_event {
+	int64_t enter_ns;  /* local timer at entry */
+	int64_t exit_ns;   /* local timer at exit */
+	uint64_t sent;     /* bytes this rank sends (see docs/recorder.md) */
+	uint64_t recv;     /* bytes this rank receives */
+	uint64_t callsite; /* return address into the application */
+	uint32_t comm;     /* communicator local index */
+	uint32_t seq;      /* per-communicator sequence number */
+	int32_t root;      /* root as comm rank, -1 if none */
+	uint16_t op;       /* trace.Op */
+	uint16_t flags;    /* reserved, 0 */
+} gclock_event;
+
+/* Per-communicator state, found by MPI_Comm handle on the hot path. */
+typedef struct gclock_comm_slot {
+	uintptr_t key;      /* handle; GCLOCK_KEY_EMPTY / GCLOCK_KEY_TOMB */
+	uint64_t id;        /* agreed id (trace.CommID) */
+	uint32_t local;     /* local index, never reused */
+	uint32_t seq;       /* next collective sequence number */
+	uint32_t children;  /* per-parent creation counter */
+	int32_t rank;       /* my rank in the comm */
+	int32_t size;       /* comm size (local group) */
+	int32_t inter;      /* intercommunicator: bytes not computed */
+} gclock_comm_slot;
+
+/* Timer kinds (GCLOCK_TIMER). Names are in gclock_timer_name. */
+enum {
+	GCLOCK_TIMER_MONOTONIC = 0,
+	GCLOCK_TIMER_MONOTONIC_RAW = 1,
+	GCLOCK_TIMER_REALTIME = 2,
+	GCLOCK_TIMER_TSC = 3,
+	GCLOCK_TIMER_MPI_WTIME = 4,
+};
+
+/* ---- hot path, used by the generated wrappers ---------------------------- */
+
+#define GCLOCK_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#define GCLOCK_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GCLOCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* Thread buffer: events appended in place; handed to Go when full. */
+typedef struct gclock_tbuf {
+	gclock_event *ev;
+	uint32_t n, cap;
+	struct gclock_tbuf *next; /* all buffers, for the final flush */
+} gclock_tbuf;
+
+#define GCLOCK_COMM_BITS 12
+#define GCLOCK_COMM_SLOTS (1u << GCLOCK_COMM_BITS)
+#define GCLOCK_KEY_EMPTY ((uintptr_t)0)
+#define GCLOCK_KEY_TOMB (~(uintptr_t)0)
+
+extern int gclock_active;                 /* recording on (set after init) */
+extern GCLOCK_TLS int gclock_tl_guard;    /* reentrancy depth */
+extern GCLOCK_TLS gclock_tbuf *gclock_tl_buf;
+extern gclock_comm_slot gclock_comms[GCLOCK_COMM_SLOTS];
+extern int gclock_timer_kind;
+extern int gclock_fake_on;
+extern int64_t gclock_fake_off;           /* ns */
+extern double gclock_fake_k;              /* drift_ppm * 1e-6 */
+extern uint64_t gclock_tsc0;
+extern int64_t gclock_tsc_ns0;
+extern uint64_t gclock_tsc_mult;          /* ns per tick, 32.32 fixed point */
+
+gclock_tbuf *gclock_tbuf_new(void);
+void gclock_tbuf_full(gclock_tbuf *b);
+gclock_comm_slot *gclock_comm_unknown(MPI_Comm comm);
+
+#if defined(__x86_64__) || defined(__i386__)
+static inline uint64_t gclock_rdtscp(void)
+{
+	uint32_t lo, hi, aux;
+	__asm__ __volatile__("rdtscp" : "=a"(lo), "=d"(hi), "=c"(aux));
+	return ((uint64_t)hi << 32) | lo;
+}
+#else
+static inline uint64_t gclock_rdtscp(void) { return 0; }
+#endif
+
+static inline int64_t gclock_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* gclock_timer_raw_inline reads the configured timer without injection. */
+static inline int64_t gclock_timer_raw_inline(void)
+{
+	switch (gclock_timer_kind) {
+	case GCLOCK_TIMER_MONOTONIC_RAW:
+		return gclock_clock(CLOCK_MONOTONIC_RAW);
+	case GCLOCK_TIMER_REALTIME:
+		return gclock_clock(CLOCK_REALTIME);
+	case GCLOCK_TIMER_TSC: {
+		uint64_t d = gclock_rdtscp() - gclock_tsc0;
+		return gclock_tsc_ns0 +
+		       (int64_t)(((unsigned __int128)d * gclock_tsc_mult) >> 32);
+	}
+	case GCLOCK_TIMER_MPI_WTIME:
+		return (int64_t)(PMPI_Wtime() * 1e9);
+	default:
+		return gclock_clock(CLOCK_MONOTONIC);
+	}
+}
+
+/* gclock_now reads the configured timer, with GCLOCK_FAKE_CLOCK applied:
+ * fake(t) = t + offset_ns + drift_ppm*1e-6*t (trace.Injection). */
+static inline int64_t gclock_now(void)
+{
+	int64_t t = gclock_timer_raw_inline();
+	if (GCLOCK_UNLIKELY(gclock_fake_on))
+		t += gclock_fake_off + (int64_t)(gclock_fake_k * (double)t);
+	return t;
+}
+
+/* gclock_comm_get finds the slot of comm; NULL means "do not record"
+ * (MPI_COMM_NULL or table full). Readers take no lock: slots are written
+ * only by the comm create/free wrappers, key last. */
+static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
+{
+	uintptr_t k = (uintptr_t)comm;
+	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCLOCK_COMM_BITS));
+	for (uint32_t probe = 0; probe < GCLOCK_COMM_SLOTS; probe++) {
+		gclock_comm_slot *s = &gclock_comms[(i + probe) & (GCLOCK_COMM_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (GCLOCK_LIKELY(sk == k))
+			return s;
+		if (sk == GCLOCK_KEY_EMPTY)
+			break;
+	}
+	return gclock_comm_unknown(comm);
+}
+
+static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root,
+				 uint64_t sent, uint64_t recv, int64_t t0,
+				 int64_t t1, void *callsite)
+{
+	uint32_t seq = cs->seq++; /* counted even if the event is dropped */
+	gclock_tbuf *b = gclock_tl_buf;
+	if (GCLOCK_UNLIKELY(b == NULL)) {
+		b = gclock_tbuf_new();
+		if (b == NULL)
+			return; /* counted as dropped */
+	}
+	gclock_event *e = &b->ev[b->n];
+	e->enter_ns = t0;
+	e->exit_ns = t1;
+	e->sent = sent;
+	e->recv = recv;
+	e->callsite = (uint64_t)(uintptr_t)callsite;
+	e->comm = cs->local;
+	e->seq = seq;
+	e->root = root;
+	e->op = op;
+	e->flags = 0;
+	if (GCLOCK_UNLIKELY(++b->n == b->cap))
+		gclock_tbuf_full(b);
+}
+
+/* Byte-count rules (one per table rule), defined in bytes.c. */
+#include "bytes.h"
+
+/* ---- called from Go (pmpi) --------------------------------------------- */
+
+/* Timer set-up; kind is GCLOCK_TIMER_*. Returns 0 or -1 (unsupported). */
+int gclock_timer_setup(int kind, double *tsc_hz);
+void gclock_timer_fake(double offset_ns, double drift_ppm);
+int64_t gclock_timer_raw(void);
+double gclock_timer_cost_ns(void);
+
+/* Transport over PMPI on private communicators. tc 0 is the private
+ * duplicate of MPI_COMM_WORLD. All return an MPI error code. */
+int gclock_t_rank(int tc);
+int gclock_t_size(int tc);
+int gclock_t_send(int tc, const double *v, int n, int dst, int sync);
+int gclock_t_recv(int tc, double *v, int n, int src);
+int gclock_t_bcast(int tc, void *buf, int64_t n, int root);
+int gclock_t_bcast_i64(int tc, int64_t *v, int root);
+int gclock_t_split(int tc, int color, int key, int *newtc);
+int gclock_t_barrier(int tc);
+int gclock_t_allgather_int(int tc, int v, int *all);
+
+int gclock_world_rank(void);
+int gclock_world_size(void);
+int gclock_node_shared(int *node_id, int *node_size);
+void gclock_mpi_library_version(char *buf, int len);
+
+/* Loaded objects via dl_iterate_phdr. */
+typedef struct gclock_object {
+	char path[512];
+	uint64_t base, lo, hi;
+	unsigned char build_id[64];
+	int build_id_len;
+} gclock_object;
+int gclock_objects(gclock_object *out, int max);
+
+/* Flush every thread buffer into Go (finalize / exit). */
+void gclock_flush_all(void);
+uint64_t gclock_dropped(void);
+int gclock_buffer_events(void);
+void gclock_set_buffer_events(int n);
+
+/* ---- implemented in Go (pmpi), called from C --------------------------- */
+
+extern int gclockGoStart(void);
+extern void gclockGoFlush(gclock_event *ev, int64_t n);
+extern uint64_t gclockGoComm(uint64_t fixed_id, uint64_t parent, uint32_t counter,
+			     uint32_t local, char *kind, int32_t *members,
+			     int32_t n, int64_t created_ns);
+extern void gclockGoCommFreed(uint32_t local, int64_t freed_ns);
+extern void gclockGoFinish(int32_t reason);
+
+/* gclockGoFinish reasons. */
+enum { GCLOCK_FINISH_FINALIZE = 0, GCLOCK_FINISH_EXIT = 1 };
+
+#endif

@@ -1,0 +1,643 @@
+/*
+ * gclock C shim: lifecycle wrappers (MPI_Init/_thread, MPI_Finalize),
+ * communicator tracking wrappers, timers, thread buffers, and the PMPI
+ * helpers the Go side (pmpi/) calls for its own traffic. The collective
+ * wrappers are generated into wrappers_gen.c from collectives.tbl.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gclock.h"
+
+/* ---- state ---------------------------------------------------------------- */
+
+int gclock_active;
+GCLOCK_TLS int gclock_tl_guard;
+GCLOCK_TLS gclock_tbuf *gclock_tl_buf;
+gclock_comm_slot gclock_comms[GCLOCK_COMM_SLOTS];
+int gclock_timer_kind = GCLOCK_TIMER_MONOTONIC;
+int gclock_fake_on;
+int64_t gclock_fake_off;
+double gclock_fake_k;
+uint64_t gclock_tsc0;
+int64_t gclock_tsc_ns0;
+uint64_t gclock_tsc_mult;
+
+static int started;  /* Go start ran: epoch 1 and finish are owed */
+static int finished; /* finish ran */
+static int world_rank = -1, world_size;
+static MPI_Group world_group;
+static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t next_local;
+static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
+static gclock_tbuf *all_bufs;
+static int buffer_events = 32768;
+static uint64_t dropped;
+
+#define GCLOCK_MAX_TCOMM 64
+static MPI_Comm tcomm[GCLOCK_MAX_TCOMM];
+static int ntcomm;
+
+/* ---- guard --------------------------------------------------------------- */
+
+void gclock_guard_enter(void) { gclock_tl_guard++; }
+void gclock_guard_leave(void) { gclock_tl_guard--; }
+
+/* ---- timers -------------------------------------------------------------- */
+
+int64_t gclock_timer_raw(void) { return gclock_timer_raw_inline(); }
+
+static int tsc_usable(void)
+{
+#if defined(__x86_64__)
+	uint32_t a, b, c, d;
+	__asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000u));
+	if (a < 0x80000007u)
+		return 0;
+	__asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007u));
+	return (d >> 8) & 1; /* invariant TSC */
+#else
+	return 0;
+#endif
+}
+
+int gclock_timer_setup(int kind, double *tsc_hz)
+{
+	*tsc_hz = 0;
+	if (kind == GCLOCK_TIMER_TSC) {
+		if (!tsc_usable())
+			return -1;
+		/* Calibrate against CLOCK_MONOTONIC over 20 ms; anchor the TSC
+		 * nanoseconds to CLOCK_MONOTONIC so they start near it. */
+		int64_t m0 = gclock_clock(CLOCK_MONOTONIC);
+		uint64_t c0 = gclock_rdtscp();
+		struct timespec ts = {0, 20 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		int64_t m1 = gclock_clock(CLOCK_MONOTONIC);
+		uint64_t c1 = gclock_rdtscp();
+		double hz = (double)(c1 - c0) / ((double)(m1 - m0) * 1e-9);
+		if (!(hz > 1e6))
+			return -1;
+		gclock_tsc_mult = (uint64_t)(1e9 / hz * 4294967296.0);
+		gclock_tsc0 = c1;
+		gclock_tsc_ns0 = m1;
+		*tsc_hz = hz;
+	}
+	if (kind < GCLOCK_TIMER_MONOTONIC || kind > GCLOCK_TIMER_MPI_WTIME)
+		return -1;
+	gclock_timer_kind = kind;
+	return 0;
+}
+
+void gclock_timer_fake(double offset_ns, double drift_ppm)
+{
+	gclock_fake_off = (int64_t)offset_ns;
+	gclock_fake_k = drift_ppm * 1e-6;
+	gclock_fake_on = offset_ns != 0 || drift_ppm != 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* gclock_timer_cost_ns: median over 21 batches of the mean cost of one
+ * timer read (batches of 1000). */
+double gclock_timer_cost_ns(void)
+{
+	double v[21];
+	for (int i = 0; i < 21; i++) {
+		int64_t a = gclock_clock(CLOCK_MONOTONIC);
+		volatile int64_t sink = 0;
+		for (int j = 0; j < 1000; j++)
+			sink += gclock_now();
+		(void)sink;
+		v[i] = (double)(gclock_clock(CLOCK_MONOTONIC) - a) / 1000.0;
+	}
+	qsort(v, 21, sizeof v[0], cmp_double);
+	return v[10];
+}
+
+/* ---- thread buffers ------------------------------------------------------- */
+
+int gclock_buffer_events(void) { return buffer_events; }
+void gclock_set_buffer_events(int n)
+{
+	if (n >= 16)
+		buffer_events = n;
+}
+uint64_t gclock_dropped(void) { return __atomic_load_n(&dropped, __ATOMIC_RELAXED); }
+
+gclock_tbuf *gclock_tbuf_new(void)
+{
+	gclock_tbuf *b = calloc(1, sizeof *b);
+	if (b != NULL)
+		b->ev = malloc((size_t)buffer_events * sizeof(gclock_event));
+	if (b == NULL || b->ev == NULL) {
+		free(b);
+		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	b->cap = (uint32_t)buffer_events;
+	pthread_mutex_lock(&buf_mu);
+	b->next = all_bufs;
+	all_bufs = b;
+	pthread_mutex_unlock(&buf_mu);
+	gclock_tl_buf = b;
+	return b;
+}
+
+/* gclock_tbuf_full hands a full buffer to Go in one cgo call. */
+void gclock_tbuf_full(gclock_tbuf *b)
+{
+	gclock_tl_guard++;
+	gclockGoFlush(b->ev, (int64_t)b->n);
+	b->n = 0;
+	gclock_tl_guard--;
+}
+
+void gclock_flush_all(void)
+{
+	gclock_tl_guard++;
+	pthread_mutex_lock(&buf_mu);
+	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next) {
+		if (b->n > 0) {
+			gclockGoFlush(b->ev, (int64_t)b->n);
+			b->n = 0;
+		}
+	}
+	pthread_mutex_unlock(&buf_mu);
+	gclock_tl_guard--;
+}
+
+/* ---- communicator table --------------------------------------------------- */
+
+static uint32_t comm_hash(uintptr_t k)
+{
+	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCLOCK_COMM_BITS));
+}
+
+/* comm_find returns the live slot of k or NULL; caller holds comm_mu. */
+static gclock_comm_slot *comm_find(uintptr_t k)
+{
+	uint32_t i = comm_hash(k);
+	for (uint32_t p = 0; p < GCLOCK_COMM_SLOTS; p++) {
+		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCLOCK_COMM_SLOTS - 1)];
+		if (s->key == k)
+			return s;
+		if (s->key == GCLOCK_KEY_EMPTY)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* comm_insert publishes a slot for k; caller holds comm_mu. The key is
+ * stored last (release) so lock-free readers see a complete slot. */
+static gclock_comm_slot *comm_insert(uintptr_t k, const gclock_comm_slot *v)
+{
+	uint32_t i = comm_hash(k);
+	for (uint32_t p = 0; p < GCLOCK_COMM_SLOTS; p++) {
+		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCLOCK_COMM_SLOTS - 1)];
+		if (s->key == GCLOCK_KEY_EMPTY || s->key == GCLOCK_KEY_TOMB) {
+			s->id = v->id;
+			s->local = v->local;
+			s->seq = 0;
+			s->children = 0;
+			s->rank = v->rank;
+			s->size = v->size;
+			s->inter = v->inter;
+			__atomic_store_n(&s->key, k, __ATOMIC_RELEASE);
+			return s;
+		}
+	}
+	return NULL;
+}
+
+/* comm_register describes comm to Go (which derives the agreed id and
+ * writes the Comm frame) and publishes its slot. parent == NULL means an
+ * unknown origin (a communicator created by a function we do not wrap). */
+static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
+				       uint32_t counter, const char *kind,
+				       uint64_t fixed_id)
+{
+	int64_t now = gclock_now();
+	gclock_comm_slot v;
+	memset(&v, 0, sizeof v);
+	int inter = 0;
+	PMPI_Comm_test_inter(comm, &inter);
+	PMPI_Comm_rank(comm, &v.rank);
+	PMPI_Comm_size(comm, &v.size);
+	v.inter = inter;
+	int32_t *members = malloc(sizeof(int32_t) * (size_t)(v.size > 0 ? v.size : 1));
+	int *ranks = malloc(sizeof(int) * (size_t)(v.size > 0 ? v.size : 1));
+	int *out = malloc(sizeof(int) * (size_t)(v.size > 0 ? v.size : 1));
+	int n = 0;
+	if (members != NULL && ranks != NULL && out != NULL) {
+		MPI_Group g;
+		if (PMPI_Comm_group(comm, &g) == MPI_SUCCESS) {
+			for (int i = 0; i < v.size; i++)
+				ranks[i] = i;
+			if (PMPI_Group_translate_ranks(g, v.size, ranks, world_group, out) == MPI_SUCCESS) {
+				for (int i = 0; i < v.size; i++)
+					members[i] = out[i];
+				n = v.size;
+			}
+			PMPI_Group_free(&g);
+		}
+	}
+	pthread_mutex_lock(&comm_mu);
+	v.local = next_local++;
+	pthread_mutex_unlock(&comm_mu);
+	char kbuf[32];
+	snprintf(kbuf, sizeof kbuf, "%s", kind);
+	v.id = gclockGoComm(fixed_id, parent ? parent->id : 0, counter, v.local, kbuf,
+			    members, (int32_t)n, now);
+	free(members);
+	free(ranks);
+	free(out);
+	pthread_mutex_lock(&comm_mu);
+	gclock_comm_slot *s = comm_insert((uintptr_t)comm, &v);
+	pthread_mutex_unlock(&comm_mu);
+	return s;
+}
+
+gclock_comm_slot *gclock_comm_unknown(MPI_Comm comm)
+{
+	if (comm == MPI_COMM_NULL || !gclock_active)
+		return NULL;
+	pthread_mutex_lock(&comm_mu);
+	gclock_comm_slot *s = comm_find((uintptr_t)comm);
+	pthread_mutex_unlock(&comm_mu);
+	if (s != NULL)
+		return s;
+	return comm_register(comm, NULL, 0, "unknown", 0);
+}
+
+/* comm_child bumps parent's creation counter and returns its old value. */
+static uint32_t comm_child(gclock_comm_slot *parent)
+{
+	pthread_mutex_lock(&comm_mu);
+	uint32_t c = parent->children++;
+	pthread_mutex_unlock(&comm_mu);
+	return c;
+}
+
+/* comm_created: common tail of the comm-creating wrappers. */
+static void comm_created(int rc, gclock_comm_slot *parent, uint32_t counter,
+			 MPI_Comm newcomm, const char *kind)
+{
+	if (rc != MPI_SUCCESS || parent == NULL || newcomm == MPI_COMM_NULL)
+		return;
+	comm_register(newcomm, parent, counter, kind, 0);
+}
+
+#define GCLOCK_COMM_WRAP(kind, parentcomm, newcomm, call)                   \
+	do {                                                                  \
+		if (!gclock_active || gclock_tl_guard)                        \
+			return call;                                          \
+		gclock_tl_guard++;                                            \
+		gclock_comm_slot *parent = gclock_comm_get(parentcomm);      \
+		uint32_t counter = parent ? comm_child(parent) : 0;          \
+		int rc = call;                                                \
+		comm_created(rc, parent, counter, *(newcomm), kind);          \
+		gclock_tl_guard--;                                            \
+		return rc;                                                    \
+	} while (0)
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	GCLOCK_COMM_WRAP("dup", comm, newcomm, PMPI_Comm_dup(comm, newcomm));
+}
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	GCLOCK_COMM_WRAP("split", comm, newcomm, PMPI_Comm_split(comm, color, key, newcomm));
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+			MPI_Comm *newcomm)
+{
+	GCLOCK_COMM_WRAP("split_type", comm, newcomm,
+			 PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	GCLOCK_COMM_WRAP("create", comm, newcomm, PMPI_Comm_create(comm, group, newcomm));
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+	if (!gclock_active || gclock_tl_guard || comm == NULL)
+		return PMPI_Comm_free(comm);
+	gclock_tl_guard++;
+	uintptr_t k = (uintptr_t)*comm;
+	int rc = PMPI_Comm_free(comm);
+	if (rc == MPI_SUCCESS) {
+		int64_t now = gclock_now();
+		pthread_mutex_lock(&comm_mu);
+		gclock_comm_slot *s = comm_find(k);
+		uint32_t local = 0;
+		if (s != NULL) {
+			local = s->local;
+			/* The handle may be reused by a later communicator: the
+			 * tombstone lets it get a fresh slot and local index. */
+			__atomic_store_n(&s->key, GCLOCK_KEY_TOMB, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&comm_mu);
+		if (s != NULL)
+			gclockGoCommFreed(local, now);
+	}
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static int env_true(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
+}
+
+static void gclock_atexit(void)
+{
+	if (!started || finished)
+		return;
+	finished = 1;
+	gclock_active = 0;
+	gclock_flush_all();
+	gclock_tl_guard++;
+	gclockGoFinish(GCLOCK_FINISH_EXIT);
+	gclock_tl_guard--;
+}
+
+/* after_init runs right after a successful PMPI_Init(_thread). */
+static void after_init(void)
+{
+	if (env_true("GCLOCK_DISABLE") || started)
+		return;
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &tcomm[0]) != MPI_SUCCESS)
+		return;
+	ntcomm = 1;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+	started = 1;
+	atexit(gclock_atexit);
+	if (!gclockGoStart())
+		return; /* inert, but epoch 1 and finish still run collectively */
+	gclock_active = 1;
+	gclock_comm_slot *w = comm_register(MPI_COMM_WORLD, NULL, 0, "world", 1);
+	gclock_comm_slot *s = comm_register(MPI_COMM_SELF, NULL, 0, "self", 2);
+	if (w == NULL || s == NULL)
+		gclock_active = 0;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	if (gclock_tl_guard)
+		return PMPI_Init(argc, argv);
+	gclock_tl_guard++;
+	int rc = PMPI_Init(argc, argv);
+	if (rc == MPI_SUCCESS)
+		after_init();
+	gclock_tl_guard--;
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	if (gclock_tl_guard)
+		return PMPI_Init_thread(argc, argv, required, provided);
+	gclock_tl_guard++;
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS)
+		after_init();
+	gclock_tl_guard--;
+	return rc;
+}
+
+int MPI_Finalize(void)
+{
+	if (gclock_tl_guard || !started || finished)
+		return PMPI_Finalize();
+	gclock_tl_guard++;
+	finished = 1;
+	gclock_active = 0;
+	gclock_flush_all();
+	gclockGoFinish(GCLOCK_FINISH_FINALIZE);
+	for (int i = ntcomm - 1; i >= 0; i--)
+		if (tcomm[i] != MPI_COMM_NULL)
+			PMPI_Comm_free(&tcomm[i]);
+	ntcomm = 0;
+	PMPI_Group_free(&world_group);
+	int rc = PMPI_Finalize();
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* ---- PMPI helpers for Go's own traffic ------------------------------------ */
+
+#define GCLOCK_TAG 0x6c6b /* "lk" */
+
+static MPI_Comm tc_get(int tc)
+{
+	if (tc < 0 || tc >= ntcomm)
+		return MPI_COMM_NULL;
+	return tcomm[tc];
+}
+
+int gclock_world_rank(void) { return world_rank; }
+int gclock_world_size(void) { return world_size; }
+
+int gclock_t_rank(int tc)
+{
+	int r = -1;
+	PMPI_Comm_rank(tc_get(tc), &r);
+	return r;
+}
+
+int gclock_t_size(int tc)
+{
+	int n = 0;
+	PMPI_Comm_size(tc_get(tc), &n);
+	return n;
+}
+
+int gclock_t_send(int tc, const double *v, int n, int dst, int sync)
+{
+	if (sync)
+		return PMPI_Ssend(v, n, MPI_DOUBLE, dst, GCLOCK_TAG, tc_get(tc));
+	return PMPI_Send(v, n, MPI_DOUBLE, dst, GCLOCK_TAG, tc_get(tc));
+}
+
+int gclock_t_recv(int tc, double *v, int n, int src)
+{
+	return PMPI_Recv(v, n, MPI_DOUBLE, src, GCLOCK_TAG, tc_get(tc), MPI_STATUS_IGNORE);
+}
+
+int gclock_t_bcast(int tc, void *buf, int64_t n, int root)
+{
+	if (n < 0 || n > 0x7fffffff)
+		return MPI_ERR_COUNT;
+	return PMPI_Bcast(buf, (int)n, MPI_BYTE, root, tc_get(tc));
+}
+
+int gclock_t_bcast_i64(int tc, int64_t *v, int root)
+{
+	return PMPI_Bcast(v, 1, MPI_INT64_T, root, tc_get(tc));
+}
+
+int gclock_t_split(int tc, int color, int key, int *newtc)
+{
+	*newtc = -1;
+	MPI_Comm nc;
+	int rc = PMPI_Comm_split(tc_get(tc), color < 0 ? MPI_UNDEFINED : color, key, &nc);
+	if (rc != MPI_SUCCESS || nc == MPI_COMM_NULL)
+		return rc;
+	if (ntcomm >= GCLOCK_MAX_TCOMM) {
+		PMPI_Comm_free(&nc);
+		return MPI_ERR_NO_MEM;
+	}
+	tcomm[ntcomm] = nc;
+	*newtc = ntcomm++;
+	return MPI_SUCCESS;
+}
+
+int gclock_t_barrier(int tc) { return PMPI_Barrier(tc_get(tc)); }
+
+int gclock_t_allgather_int(int tc, int v, int *all)
+{
+	return PMPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, tc_get(tc));
+}
+
+/* gclock_node_shared: node index = order of the shared-memory leaders (the
+ * lowest world rank of each MPI_COMM_TYPE_SHARED group). */
+int gclock_node_shared(int *node_id, int *node_size)
+{
+	MPI_Comm local;
+	*node_id = 0;
+	*node_size = 1;
+	int rc = PMPI_Comm_split_type(tcomm[0], MPI_COMM_TYPE_SHARED, world_rank,
+				      MPI_INFO_NULL, &local);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	int lrank = 0, lsize = 1, leader = world_rank;
+	PMPI_Comm_rank(local, &lrank);
+	PMPI_Comm_size(local, &lsize);
+	PMPI_Bcast(&leader, 1, MPI_INT, 0, local);
+	PMPI_Comm_free(&local);
+	int *all = malloc(sizeof(int) * (size_t)world_size);
+	if (all == NULL)
+		return MPI_ERR_NO_MEM;
+	rc = PMPI_Allgather(&lrank, 1, MPI_INT, all, 1, MPI_INT, tcomm[0]);
+	if (rc == MPI_SUCCESS) {
+		int id = 0;
+		for (int r = 0; r < leader && r < world_size; r++)
+			if (all[r] == 0)
+				id++;
+		*node_id = id;
+		*node_size = lsize;
+	}
+	free(all);
+	return rc;
+}
+
+void gclock_mpi_library_version(char *buf, int len)
+{
+	char v[MPI_MAX_LIBRARY_VERSION_STRING];
+	int n = 0;
+	buf[0] = '\0';
+	if (PMPI_Get_library_version(v, &n) != MPI_SUCCESS)
+		return;
+	v[n < MPI_MAX_LIBRARY_VERSION_STRING ? n : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+	size_t line = strcspn(v, "\n");
+	if ((int)line >= len)
+		line = (size_t)len - 1;
+	memcpy(buf, v, line);
+	buf[line] = '\0';
+}
+
+/* ---- loaded objects -------------------------------------------------------- */
+
+struct objs_ctx {
+	gclock_object *out;
+	int max, n;
+};
+
+static void build_id(const struct dl_phdr_info *info, const ElfW(Phdr) *ph,
+		     gclock_object *o)
+{
+	const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+	const char *end = p + ph->p_memsz;
+	while (p + sizeof(ElfW(Nhdr)) <= end) {
+		const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(const void *)p;
+		size_t nsz = (nh->n_namesz + 3) & ~(size_t)3;
+		size_t dsz = (nh->n_descsz + 3) & ~(size_t)3;
+		const char *name = p + sizeof *nh;
+		const char *desc = name + nsz;
+		if (desc + dsz > end)
+			return;
+		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+		    memcmp(name, "GNU", 4) == 0 && nh->n_descsz <= sizeof o->build_id) {
+			memcpy(o->build_id, desc, nh->n_descsz);
+			o->build_id_len = (int)nh->n_descsz;
+			return;
+		}
+		p = desc + dsz;
+	}
+}
+
+static int objs_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct objs_ctx *c = data;
+	if (c->n >= c->max)
+		return 1;
+	gclock_object *o = &c->out[c->n];
+	memset(o, 0, sizeof *o);
+	const char *name = info->dlpi_name;
+	if (name == NULL || name[0] == '\0') {
+		if (c->n == 0) {
+			ssize_t k = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
+			if (k > 0)
+				o->path[k] = '\0';
+		}
+	} else {
+		snprintf(o->path, sizeof o->path, "%s", name);
+	}
+	o->base = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			uint64_t lo = info->dlpi_addr + ph->p_vaddr;
+			uint64_t hi = lo + ph->p_memsz;
+			if (o->lo == 0 || lo < o->lo)
+				o->lo = lo;
+			if (hi > o->hi)
+				o->hi = hi;
+		} else if (ph->p_type == PT_NOTE && o->build_id_len == 0) {
+			build_id(info, ph, o);
+		}
+	}
+	if (o->path[0] == '\0' || o->hi == 0)
+		return 0; /* vdso without a path, or nothing executable */
+	c->n++;
+	return 0;
+}
+
+int gclock_objects(gclock_object *out, int max)
+{
+	struct objs_ctx c = {out, max, 0};
+	dl_iterate_phdr(objs_cb, &c);
+	return c.n;
+}

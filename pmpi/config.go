@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// config is the recorder's configuration, read from GCLOCK_* variables
+// (documented in docs/recorder.md).
+type config struct {
+	Dir      string // GCLOCK_DIR; empty = ./gclock-trace/<job id>
+	Timer    string // GCLOCK_TIMER
+	Buffer   int    // GCLOCK_BUFFER, events per thread buffer
+	NodeSize int    // GCLOCK_NODE_SIZE, 0 = real nodes
+	Fake     string // GCLOCK_FAKE_CLOCK as given
+	Pairs    []fakePair
+	Quiet    bool              // GCLOCK_QUIET: no rank-0 summary line
+	Echo     map[string]string // every GCLOCK_* variable
+}
+
+// fakePair is one emulated node's injected clock error.
+type fakePair struct {
+	OffsetNS float64
+	DriftPPM float64
+}
+
+// timerKinds maps GCLOCK_TIMER values to the C GCLOCK_TIMER_* constants.
+var timerKinds = map[string]int{
+	"monotonic":     0,
+	"monotonic_raw": 1,
+	"realtime":      2,
+	"tsc":           3,
+	"mpi_wtime":     4,
+}
+
+const defaultBufferEvents = 32768
+
+// loadConfig reads the configuration. environ is os.Environ-shaped.
+func loadConfig(getenv func(string) string, environ []string) (config, error) {
+	c := config{
+		Dir:    getenv("GCLOCK_DIR"),
+		Timer:  strings.ToLower(strings.TrimSpace(getenv("GCLOCK_TIMER"))),
+		Buffer: defaultBufferEvents,
+		Fake:   strings.TrimSpace(getenv("GCLOCK_FAKE_CLOCK")),
+		Echo:   map[string]string{},
+	}
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "GCLOCK_") {
+			c.Echo[k] = v
+		}
+	}
+	if c.Timer == "" {
+		c.Timer = "monotonic"
+	}
+	if _, ok := timerKinds[c.Timer]; !ok {
+		return c, fmt.Errorf("GCLOCK_TIMER=%q: want one of %s", c.Timer, strings.Join(timerNames(), ", "))
+	}
+	if s := strings.TrimSpace(getenv("GCLOCK_BUFFER")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 16 || n > 1<<26 {
+			return c, fmt.Errorf("GCLOCK_BUFFER=%q: want an event count between 16 and %d", s, 1<<26)
+		}
+		c.Buffer = n
+	}
+	if s := strings.TrimSpace(getenv("GCLOCK_NODE_SIZE")); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return c, fmt.Errorf("GCLOCK_NODE_SIZE=%q: want a positive number of ranks per emulated node", s)
+		}
+		c.NodeSize = n
+	}
+	if c.Fake != "" {
+		pairs, err := parseFake(c.Fake)
+		if err != nil {
+			return c, fmt.Errorf("GCLOCK_FAKE_CLOCK=%q: %w", c.Fake, err)
+		}
+		c.Pairs = pairs
+	}
+	q := strings.TrimSpace(getenv("GCLOCK_QUIET"))
+	c.Quiet = q != "" && q != "0"
+	return c, nil
+}
+
+func timerNames() []string {
+	var n []string
+	for k := range timerKinds {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// parseFake parses "<offset_ns>:<drift_ppm>[,...]".
+func parseFake(s string) ([]fakePair, error) {
+	var out []fakePair
+	for _, part := range strings.Split(s, ",") {
+		o, d, ok := strings.Cut(strings.TrimSpace(part), ":")
+		if !ok {
+			return nil, fmt.Errorf("%q is not <offset_ns>:<drift_ppm>", part)
+		}
+		off, err := strconv.ParseFloat(strings.TrimSpace(o), 64)
+		if err != nil {
+			return nil, fmt.Errorf("offset in %q: %w", part, err)
+		}
+		ppm, err := strconv.ParseFloat(strings.TrimSpace(d), 64)
+		if err != nil {
+			return nil, fmt.Errorf("drift in %q: %w", part, err)
+		}
+		if ppm <= -1e6 {
+			return nil, fmt.Errorf("drift %v ppm would stop the clock", ppm)
+		}
+		out = append(out, fakePair{OffsetNS: off, DriftPPM: ppm})
+	}
+	return out, nil
+}
+
+// jobIDFromEnv returns the launcher's job id, if any, made file-name safe.
+func jobIDFromEnv(getenv func(string) string) string {
+	id := ""
+	switch {
+	case getenv("OMPI_MCA_orte_ess_jobid") != "":
+		id = getenv("OMPI_MCA_orte_ess_jobid")
+	case getenv("PMIX_NAMESPACE") != "":
+		id = getenv("PMIX_NAMESPACE")
+	case getenv("SLURM_JOB_ID") != "":
+		id = getenv("SLURM_JOB_ID")
+		if st := getenv("SLURM_STEP_ID"); st != "" {
+			id += "." + st
+		}
+	}
+	return sanitize(id)
+}
+
+func sanitize(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// cmdline returns the process arguments from /proc/self/cmdline.
+func cmdline() []string {
+	b, err := os.ReadFile("/proc/self/cmdline")
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+}

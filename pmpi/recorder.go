@@ -1,0 +1,426 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "gclock.h"
+*/
+import "C"
+
+import (
+	"encoding/hex"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/gclock/gclock/clocksync"
+	"github.com/gclock/gclock/trace"
+)
+
+// recorder is the per-process state behind the exported functions.
+type recorder struct {
+	mu      sync.Mutex
+	cfg     config
+	rank    int
+	size    int
+	tr      *pmpiTransport
+	clock   localClock
+	synced  bool // epoch 0 ran on every rank: epoch 1 is owed at finalize
+	dir     string
+	path    string
+	w       *trace.Writer
+	failed  bool // a write failed: recording stopped, warned once
+	comms   map[uint32]trace.Comm
+	unknown map[string]uint32 // member-set occurrences of unknown comms
+	conv    []trace.Event
+	sync    func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error)
+}
+
+var rec = &recorder{
+	comms:   map[uint32]trace.Comm{},
+	unknown: map[string]uint32{},
+	sync:    runSync,
+}
+
+// warnf prints one warning line on stderr, prefixed with the rank.
+func (r *recorder) warnf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "gclock: rank %d: %s\n", r.rank, fmt.Sprintf(format, args...))
+}
+
+// stopRecording turns recording off after a failure (C stops recording,
+// the application continues untouched).
+func (r *recorder) stopRecording(err error) {
+	C.gclock_active = 0
+	if !r.failed {
+		r.failed = true
+		r.warnf("%v; recording stopped for this rank (the application continues)", err)
+	}
+	if r.w != nil {
+		_ = r.w.Close(trace.Footer{Reason: "error"})
+		r.w = nil
+	}
+}
+
+func guard(what string, fail func()) {
+	if p := recover(); p != nil {
+		fmt.Fprintf(os.Stderr, "gclock: internal error in %s: %v; recording stopped\n%s", what, p, debug.Stack())
+		C.gclock_active = 0
+		if fail != nil {
+			fail()
+		}
+	}
+}
+
+//export gclockGoStart
+func gclockGoStart() (ok C.int) {
+	defer guard("MPI_Init", func() { ok = 0 })
+	if rec.start() {
+		return 1
+	}
+	return 0
+}
+
+// start runs inside the MPI_Init wrapper after PMPI_Init. Every step that
+// communicates runs on every rank, whatever happens to this rank's file.
+func (r *recorder) start() bool {
+	r.rank = int(C.gclock_world_rank())
+	r.size = int(C.gclock_world_size())
+	cfg, err := loadConfig(os.Getenv, os.Environ())
+	if err != nil {
+		// Every rank sees the same environment: all stay inert alike.
+		r.warnf("%v; recording off", err)
+		return false
+	}
+	r.cfg = cfg
+	C.gclock_set_buffer_events(C.int(cfg.Buffer))
+	r.tr = newTransport(0)
+
+	// Node id: emulated (GCLOCK_NODE_SIZE) or the shared-memory leaders' order.
+	nodeID, nodeSize := 0, 1
+	if cfg.NodeSize > 0 {
+		nodeID = r.rank / cfg.NodeSize
+		nodeSize = min(cfg.NodeSize, r.size-nodeID*cfg.NodeSize)
+	} else {
+		var id, sz C.int
+		if rc := C.gclock_node_shared(&id, &sz); rc != 0 {
+			r.warnf("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed (MPI error %d); assuming one node", int(rc))
+		}
+		nodeID, nodeSize = int(id), int(sz)
+	}
+
+	// Timer, then the injected error on top of it.
+	var hz C.double
+	if C.gclock_timer_setup(C.int(timerKinds[cfg.Timer]), &hz) != 0 {
+		r.warnf("GCLOCK_TIMER=%s is not usable on this machine; using monotonic", cfg.Timer)
+		cfg.Timer = "monotonic"
+		C.gclock_timer_setup(C.int(timerKinds["monotonic"]), &hz)
+	}
+	var inject *trace.Injection
+	if len(cfg.Pairs) > 0 {
+		p := cfg.Pairs[nodeID%len(cfg.Pairs)]
+		C.gclock_timer_fake(C.double(p.OffsetNS), C.double(p.DriftPPM))
+		inject = &trace.Injection{Spec: cfg.Fake, NodeSize: cfg.NodeSize, OffsetNS: float64(int64(p.OffsetNS)), DriftPPM: p.DriftPPM}
+	}
+
+	// base0 and the job id come from rank 0, in one broadcast.
+	var jobBytes []byte
+	var base0 int64
+	if r.rank == 0 {
+		base0 = int64(C.gclock_now())
+		job := jobIDFromEnv(os.Getenv)
+		if job == "" {
+			job = time.Now().UTC().Format("20060102-150405") + "-" + strconv.Itoa(os.Getpid())
+		}
+		jobBytes = append(strconv.AppendInt(nil, base0, 10), ' ')
+		jobBytes = append(jobBytes, job...)
+	}
+	jobBytes, err = r.tr.Bcast(0, jobBytes)
+	if err != nil {
+		r.warnf("broadcast of the job id failed: %v; recording off", err)
+		return false
+	}
+	b0, job, _ := cutSpace(string(jobBytes))
+	base0, _ = strconv.ParseInt(b0, 10, 64)
+	r.clock = localClock{base0: base0}
+
+	// The directory: a failure is reported now, but this rank still takes
+	// part in the clock sync (it is collective).
+	r.dir = cfg.Dir
+	if r.dir == "" {
+		r.dir = filepath.Join("gclock-trace", job)
+	}
+	r.path = filepath.Join(r.dir, trace.RankFileName(r.rank))
+	dirErr := os.MkdirAll(r.dir, 0o755)
+	if dirErr != nil {
+		r.failed = true
+		r.warnf("cannot create trace directory: %v; not recording (the application continues)", dirErr)
+	}
+
+	ep, err := r.epoch(0)
+	if err != nil {
+		r.warnf("clock sync at MPI_Init failed: %v; recording off", err)
+		return false
+	}
+	r.synced = true
+	if dirErr != nil {
+		return false
+	}
+
+	h := trace.Header{
+		Version:   trace.FormatVersion,
+		JobID:     job,
+		Rank:      r.rank,
+		WorldSize: r.size,
+		PID:       os.Getpid(),
+		Args:      cmdline(),
+		MPILib:    mpiLibrary(),
+		Timer:     trace.Timer{Name: cfg.Timer, TSCHz: float64(hz), CostNS: float64(C.gclock_timer_cost_ns())},
+		NodeID:    nodeID,
+		NodeSize:  nodeSize,
+		Inject:    inject,
+		Objects:   objects(),
+		Config:    cfg.Echo,
+	}
+	h.Host, _ = os.Hostname()
+	h.Exe, _ = os.Executable()
+	h.StartNS = int64(C.gclock_now())
+	w, err := trace.Create(r.path, h)
+	if err != nil {
+		r.failed = true
+		r.warnf("cannot write trace file: %v; not recording (the application continues)", err)
+		return false
+	}
+	r.w = w
+	if err := w.WriteEpoch(ep); err != nil {
+		r.stopRecording(fmt.Errorf("writing sync epoch 0 to %s: %w", r.path, err))
+		return false
+	}
+	return true
+}
+
+func cutSpace(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == ' ' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}
+
+// epoch runs one clock synchronisation on every rank and returns this
+// rank's trace.Epoch; rank 0 prints one summary line.
+func (r *recorder) epoch(index int) (trace.Epoch, error) {
+	t0 := int64(C.gclock_now())
+	out, err := r.sync(r.tr, r.clock)
+	t1 := int64(C.gclock_now())
+	if err != nil {
+		return trace.Epoch{}, err
+	}
+	ep := trace.Epoch{
+		Index:     index,
+		Algorithm: out.Algorithm,
+		Params:    out.Params,
+		StartNS:   t0,
+		EndNS:     t1,
+		Model:     trace.Model{T0: r.clock.base0, Slope: out.SlopeS, Intercept: out.Intercept * 1e9},
+		FitPoints: out.FitPoints,
+		PingPongs: out.PingPongs,
+	}
+	maxRes := 0.0
+	for _, c := range out.Check {
+		ep.Check = append(ep.Check, trace.CheckResult{Rank: c.Rank, AfterNS: 0, OffsetNS: c.Offset * 1e9})
+		maxRes = math.Max(maxRes, math.Abs(c.Offset))
+	}
+	if r.rank == 0 && !r.cfg.Quiet {
+		fmt.Fprintf(os.Stderr, "gclock: sync epoch %d: %s on %d ranks, %.1f ms, max |residual| %.2f us\n",
+			index, out.Algorithm, r.size, float64(out.Duration)/1e6, maxRes*1e6)
+	}
+	return ep, nil
+}
+
+// runSync is the epoch algorithm: the built-in SKaMPI-Offset until
+// clocksync.Sync is wired in.
+func runSync(t clocksync.Transport, clk clocksync.Clock) (*syncOutcome, error) {
+	return fallbackSync(t, clk)
+}
+
+func mpiLibrary() string {
+	var buf [512]C.char
+	C.gclock_mpi_library_version(&buf[0], C.int(len(buf)))
+	return C.GoString(&buf[0])
+}
+
+func objects() []trace.Object {
+	const max = 1024
+	p := (*C.gclock_object)(C.calloc(max, C.size_t(unsafe.Sizeof(C.gclock_object{}))))
+	if p == nil {
+		return nil
+	}
+	defer C.free(unsafe.Pointer(p))
+	n := int(C.gclock_objects(p, max))
+	objs := unsafe.Slice(p, max)[:n]
+	out := make([]trace.Object, 0, n)
+	for i := range objs {
+		o := &objs[i]
+		obj := trace.Object{
+			Path: C.GoString(&o.path[0]),
+			Base: uint64(o.base),
+			Lo:   uint64(o.lo),
+			Hi:   uint64(o.hi),
+		}
+		if o.build_id_len > 0 {
+			obj.BuildID = hex.EncodeToString(C.GoBytes(unsafe.Pointer(&o.build_id[0]), o.build_id_len))
+		}
+		out = append(out, obj)
+	}
+	return out
+}
+
+//export gclockGoFlush
+func gclockGoFlush(ev *C.gclock_event, n C.int64_t) {
+	defer guard("flush", nil)
+	rec.flush(unsafe.Slice(ev, int(n)))
+}
+
+// flush converts one C buffer to trace events and appends one chunk.
+func (r *recorder) flush(evs []C.gclock_event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w == nil || len(evs) == 0 {
+		return
+	}
+	r.conv = r.conv[:0]
+	for i := range evs {
+		e := &evs[i]
+		r.conv = append(r.conv, trace.Event{
+			Op:       trace.Op(e.op),
+			Comm:     uint32(e.comm),
+			Seq:      uint32(e.seq),
+			Root:     int32(e.root),
+			Sent:     uint64(e.sent),
+			Recv:     uint64(e.recv),
+			EnterNS:  int64(e.enter_ns),
+			ExitNS:   int64(e.exit_ns),
+			Callsite: uint64(e.callsite),
+		})
+	}
+	if err := r.w.WriteEvents(r.conv); err != nil {
+		r.stopRecording(fmt.Errorf("writing events to %s: %w", r.path, err))
+	}
+}
+
+//export gclockGoComm
+func gclockGoComm(fixedID C.uint64_t, parent C.uint64_t, counter C.uint32_t, local C.uint32_t,
+	kind *C.char, members *C.int32_t, n C.int32_t, created C.int64_t) (id C.uint64_t) {
+	defer guard("communicator tracking", nil)
+	var m []int32
+	if n > 0 {
+		for _, v := range unsafe.Slice(members, int(n)) {
+			m = append(m, int32(v))
+		}
+	}
+	return C.uint64_t(rec.comm(uint64(fixedID), uint64(parent), uint32(counter), uint32(local), C.GoString(kind), m, int64(created)))
+}
+
+// comm derives a communicator's agreed id and writes its definition.
+func (r *recorder) comm(fixed, parent uint64, counter, local uint32, kind string, members []int32, created int64) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	lowest := int32(math.MaxInt32)
+	for _, m := range members {
+		lowest = min(lowest, m)
+	}
+	id := fixed
+	switch {
+	case id != 0:
+	case kind == "unknown":
+		// Created by a function we do not wrap: the member set plus how
+		// often this rank has seen that set stands in for the parent.
+		key := fmt.Sprint(members)
+		c := r.unknown[key]
+		r.unknown[key] = c + 1
+		h := uint64(14695981039346656037)
+		for _, m := range members {
+			h = (h ^ uint64(uint32(m))) * 1099511628211
+		}
+		id = trace.CommID(h, c, lowest)
+	default:
+		id = trace.CommID(parent, counter, lowest)
+	}
+	c := trace.Comm{ID: id, Local: local, Parent: parent, Kind: kind, Members: members, CreatedNS: created}
+	r.comms[local] = c
+	if r.w != nil {
+		if err := r.w.WriteComm(c); err != nil {
+			r.stopRecording(fmt.Errorf("writing communicator to %s: %w", r.path, err))
+		}
+	}
+	return id
+}
+
+//export gclockGoCommFreed
+func gclockGoCommFreed(local C.uint32_t, freed C.int64_t) {
+	defer guard("MPI_Comm_free", nil)
+	r := rec
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.comms[uint32(local)]
+	if !ok {
+		return
+	}
+	c.FreedNS = int64(freed)
+	delete(r.comms, uint32(local))
+	if r.w != nil {
+		if err := r.w.WriteComm(c); err != nil {
+			r.stopRecording(fmt.Errorf("writing communicator to %s: %w", r.path, err))
+		}
+	}
+}
+
+//export gclockGoFinish
+func gclockGoFinish(reason C.int32_t) {
+	defer guard("MPI_Finalize", nil)
+	rec.finish(reason == C.GCLOCK_FINISH_FINALIZE)
+}
+
+// finish runs epoch 1 (at MPI_Finalize only, on every rank that ran epoch
+// 0) and closes the file with its footer.
+func (r *recorder) finish(finalize bool) {
+	why := "exit"
+	if finalize {
+		why = "finalize"
+		if r.synced {
+			ep, err := r.epoch(1)
+			switch {
+			case err != nil:
+				r.warnf("clock sync at MPI_Finalize failed: %v", err)
+			case r.w != nil:
+				r.mu.Lock()
+				if err := r.w.WriteEpoch(ep); err != nil {
+					r.stopRecording(fmt.Errorf("writing sync epoch 1 to %s: %w", r.path, err))
+				}
+				r.mu.Unlock()
+			}
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w == nil {
+		return
+	}
+	f := trace.Footer{
+		Events:      r.w.Events(),
+		Dropped:     uint64(C.gclock_dropped()),
+		EndNS:       int64(C.gclock_now()),
+		Reason:      why,
+		BufferBytes: int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
+	}
+	if err := r.w.Close(f); err != nil {
+		r.warnf("closing %s: %v", r.path, err)
+	}
+	r.w = nil
+}
