@@ -25,6 +25,10 @@ type GEvent struct {
 	RawEnter float64
 	RawExit  float64
 	Callsite uint64
+
+	// Filled by merge for matching; not part of the output contract.
+	commIdx  int32 // dense communicator index, -1 when unknown
+	commRank int32 // this rank's index in the communicator
 }
 
 // Sink consumes the merged, globally ordered event stream (by Enter).
@@ -138,6 +142,14 @@ type Analysis struct {
 	Worst     []Instance        `json:"worst"`    // top-N by entry skew
 	Problems  []string          `json:"problems"` // damaged chunks, missing ranks...
 	Hists     []OpHistograms    `json:"histograms"`
+
+	// Added by merge (not in the first contract):
+	ClockMode    string  `json:"clock_mode"`           // mode requested
+	WindowFrom   float64 `json:"window_from_ns"`       // absolute global ns, 0 = none
+	WindowTo     float64 `json:"window_to_ns"`         // absolute global ns, 0 = none
+	Instances    int     `json:"instances"`            // matched instances in the window
+	Incomplete   int     `json:"incomplete_instances"` // of which some member's event is missing
+	MissingRanks []int   `json:"missing_ranks,omitempty"`
 }
 
 // Histogram is a fixed, log-spaced histogram of a metric (ns). Edges has

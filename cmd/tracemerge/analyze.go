@@ -1,0 +1,501 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/viz"
+)
+
+// allFormats are the output formats in the order they are listed.
+var allFormats = []string{"svg", "html", "csv", "json", "perfetto", "txt"}
+
+type analyzeFlags struct {
+	out       string
+	clock     string
+	from, to  string
+	instances multiFlag
+	formats   string
+	top       int
+	width     int
+	debugDirs multiFlag
+	quiet     bool
+	help      bool
+}
+
+// multiFlag collects repeated (and comma-separated) flag values.
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*m = append(*m, p)
+		}
+	}
+	return nil
+}
+
+// parseInterleaved parses flags that may come before or after positional
+// arguments ("tracemerge DIR -o OUT" as well as "tracemerge -o OUT DIR").
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if rest[0] == "--" { // everything after -- is positional
+			return append(pos, rest[1:]...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+func usageErr(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "tracemerge: "+format+"\n", a...)
+	fmt.Fprintln(stderr, "run 'tracemerge --help' for usage")
+	return exitUsage
+}
+
+func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
+	var f analyzeFlags
+	fs := flag.NewFlagSet("tracemerge", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.out, "o", "tracemerge-out", "output directory")
+	fs.StringVar(&f.out, "out", "tracemerge-out", "output directory")
+	fs.StringVar(&f.clock, "clock", "interp", "interp, init or raw")
+	fs.StringVar(&f.from, "from", "", "window start after run start")
+	fs.StringVar(&f.to, "to", "", "window end after run start")
+	fs.Var(&f.instances, "instance", "COMM:SEQ to zoom into")
+	fs.StringVar(&f.formats, "formats", strings.Join(allFormats, ","), "output formats")
+	fs.IntVar(&f.top, "top", 10, "worst instances to list")
+	fs.IntVar(&f.width, "width", 1600, "Gantt width in pixels")
+	fs.Var(&f.debugDirs, "debug-dir", "extra directory for call-site resolution")
+	fs.BoolVar(&f.quiet, "q", false, "quiet")
+	fs.BoolVar(&f.quiet, "quiet", false, "quiet")
+	fs.BoolVar(&f.help, "h", false, "help")
+	fs.BoolVar(&f.help, "help", false, "help")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return usageErr(stderr, "%v", err)
+	}
+	if f.help {
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}
+	if len(pos) != 1 {
+		if len(pos) == 0 {
+			fmt.Fprint(stderr, usageText)
+			return exitUsage
+		}
+		return usageErr(stderr, "expected one run directory, got %d arguments: %s", len(pos), strings.Join(pos, " "))
+	}
+	dir := pos[0]
+	mode, err := merge.ParseClockMode(f.clock)
+	if err != nil {
+		return usageErr(stderr, "--clock: %v", err)
+	}
+	opt := merge.Options{Clock: mode, TopN: f.top}
+	if f.top <= 0 {
+		return usageErr(stderr, "--top must be positive, got %d", f.top)
+	}
+	if f.width < 200 || f.width > 100000 {
+		return usageErr(stderr, "--width must be between 200 and 100000 pixels, got %d", f.width)
+	}
+	if f.from != "" {
+		if opt.From, err = parseDuration(f.from); err != nil {
+			return usageErr(stderr, "--from: %v", err)
+		}
+	}
+	if f.to != "" {
+		if opt.To, err = parseDuration(f.to); err != nil {
+			return usageErr(stderr, "--to: %v", err)
+		}
+		opt.HasTo = true
+		if opt.To <= opt.From {
+			return usageErr(stderr, "--to (%s) must lie after --from (%s)", f.to, orDefault(f.from, "0"))
+		}
+	}
+	formats := map[string]bool{}
+	for _, p := range strings.Split(f.formats, ",") {
+		p = strings.ToLower(strings.TrimSpace(p))
+		if p == "" {
+			continue
+		}
+		if p == "all" {
+			for _, a := range allFormats {
+				formats[a] = true
+			}
+			continue
+		}
+		if !contains(allFormats, p) {
+			return usageErr(stderr, "--formats: unknown format %q (want %s)", p, strings.Join(allFormats, ","))
+		}
+		formats[p] = true
+	}
+	if len(formats) == 0 {
+		return usageErr(stderr, "--formats: no format selected")
+	}
+	type zoomReq struct {
+		key  merge.InstanceKey
+		name string
+	}
+	var zooms []zoomReq
+	for _, s := range f.instances {
+		k, name, err := parseInstance(s)
+		if err != nil {
+			return usageErr(stderr, "--instance %s: %v", s, err)
+		}
+		zooms = append(zooms, zoomReq{k, name})
+		opt.Capture = append(opt.Capture, k)
+	}
+	res := merge.NewResolver()
+	res.Search = f.debugDirs
+	opt.Resolve = res
+
+	// Load.
+	run, err := merge.Load(dir, nil)
+	if err != nil {
+		var le *merge.LoadError
+		if errors.As(err, &le) {
+			fmt.Fprintf(stderr, "tracemerge: %s\n", le.Msg)
+			return exitNoData
+		}
+		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+		return exitNoData
+	}
+	defer run.Close()
+	for _, p := range run.Problems {
+		fmt.Fprintf(stderr, "tracemerge: warning: %s\n", p)
+	}
+	pass, err := merge.Prepare(run, opt)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+		return exitNoData
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "tracemerge: cannot create output directory: %v\n", err)
+		return exitOutput
+	}
+	out := &outputs{dir: f.out}
+
+	// Sinks.
+	start, end, known := pass.Window()
+	hosts := make([]string, run.WorldSize)
+	var rmeta []viz.RankMeta
+	for _, ri := range run.Ranks {
+		hosts[ri.Rank] = ri.Meta.Header.Host
+		rmeta = append(rmeta, viz.RankMeta{Rank: int32(ri.Rank), Host: ri.Meta.Header.Host, PID: ri.Meta.Header.PID})
+	}
+	pcName := pass.PCName()
+	var gantt *viz.Gantt
+	if formats["svg"] || formats["html"] {
+		gopt := viz.GanttOptions{Width: f.width, WorldSize: run.WorldSize, Hosts: hosts,
+			Title: fmt.Sprintf("gclock run %s: %d ranks, clock %s", run.JobID, run.WorldSize, mode)}
+		if known && !math.IsInf(end, 0) && end > start {
+			gopt.Start, gopt.End = start, end
+		}
+		if mode == merge.ClockRaw {
+			gopt.Title += " (UNCORRECTED)"
+		}
+		gantt = viz.NewGantt(gopt)
+		pass.AddSink(gantt)
+	}
+	var csvSink *viz.CSV
+	if formats["csv"] {
+		w, err := out.create("events.csv")
+		if err != nil {
+			return out.fail(stderr, err)
+		}
+		csvSink = viz.NewCSV(w, pcName)
+		pass.AddSink(csvSink)
+	}
+	var perf *viz.Perfetto
+	if formats["perfetto"] {
+		w, err := out.create("trace.json")
+		if err != nil {
+			return out.fail(stderr, err)
+		}
+		var popts []viz.PerfettoOption
+		popts = append(popts, viz.PerfettoResolve(pcName))
+		if known {
+			popts = append(popts, viz.PerfettoOrigin(start))
+		}
+		perf = viz.NewPerfetto(w, rmeta, popts...)
+		pass.AddSink(perf)
+	}
+	var bar *progressBar
+	if !f.quiet && isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
+		bar = newProgressBar(os.Stderr)
+		pass.SetProgress(bar.update)
+	}
+
+	t0 := time.Now()
+	result, err := pass.Run()
+	if bar != nil {
+		bar.done()
+	}
+	if err != nil {
+		out.closeAll()
+		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+		return exitOutput
+	}
+	elapsed := time.Since(t0)
+	an := result.Analysis
+	if csvSink != nil {
+		if err := csvSink.Flush(); err != nil {
+			return out.fail(stderr, fmt.Errorf("events.csv: %w", err))
+		}
+	}
+	if perf != nil {
+		if err := perf.Close(); err != nil {
+			return out.fail(stderr, fmt.Errorf("trace.json: %w", err))
+		}
+	}
+
+	// Gantt.
+	var ganttSVG []byte
+	if gantt != nil {
+		var buf bytes.Buffer
+		if err := gantt.WriteSVG(&buf); err != nil {
+			fmt.Fprintf(stderr, "tracemerge: warning: Gantt chart: %v\n", err)
+		} else {
+			ganttSVG = buf.Bytes()
+			if formats["svg"] {
+				if err := out.writeFile("gantt.svg", ganttSVG); err != nil {
+					return out.fail(stderr, err)
+				}
+			}
+		}
+	}
+	// Instance zooms.
+	var named []viz.NamedSVG
+	for i, z := range result.Zooms {
+		zr := zooms[i]
+		if !z.Found {
+			fmt.Fprintf(stderr, "tracemerge: warning: --instance %s: no such instance in this run (comm %s has no collective with seq %d)\n",
+				zr.name, commName(zr.key.Comm), zr.key.Seq)
+			continue
+		}
+		title := fmt.Sprintf("%s on comm %s, seq %d", z.Inst.OpName, commName(z.Key.Comm), z.Key.Seq)
+		raw := z.Raw
+		var buf bytes.Buffer
+		if err := viz.InstanceSVG(&buf, z.Inst, &raw, title); err != nil {
+			fmt.Fprintf(stderr, "tracemerge: warning: instance view %s: %v\n", zr.name, err)
+			continue
+		}
+		named = append(named, viz.NamedSVG{Name: title, SVG: buf.Bytes()})
+		if formats["svg"] {
+			name := fmt.Sprintf("instance-%s-%d.svg", fileToken(commName(z.Key.Comm)), z.Key.Seq)
+			if err := out.writeFile(name, buf.Bytes()); err != nil {
+				return out.fail(stderr, err)
+			}
+		}
+	}
+	if formats["html"] {
+		for i, w := range an.Worst {
+			if i >= 3 {
+				break
+			}
+			title := fmt.Sprintf("worst #%d: %s on comm %s, seq %d (entry skew %s)", i+1, w.OpName, commName(w.CommID), w.Seq, merge.FormatNS(w.EntrySkew))
+			var buf bytes.Buffer
+			if err := viz.InstanceSVG(&buf, w, nil, title); err == nil {
+				named = append(named, viz.NamedSVG{Name: title, SVG: buf.Bytes()})
+			}
+		}
+	}
+	// JSON.
+	if formats["json"] {
+		b, err := json.MarshalIndent(an, "", "  ")
+		if err != nil {
+			return out.fail(stderr, fmt.Errorf("imbalance.json: %w", err))
+		}
+		if err := out.writeFile("imbalance.json", append(b, '\n')); err != nil {
+			return out.fail(stderr, err)
+		}
+	}
+	// Text.
+	var text bytes.Buffer
+	if err := viz.WriteImbalanceText(&text, an); err != nil {
+		text.Reset()
+		writeText(&text, an, f.top)
+	}
+	if formats["txt"] {
+		if err := out.writeFile("imbalance.txt", text.Bytes()); err != nil {
+			return out.fail(stderr, err)
+		}
+		if !f.quiet {
+			_, _ = stdout.Write(text.Bytes())
+		}
+	}
+	// HTML.
+	if formats["html"] {
+		var buf bytes.Buffer
+		rep := viz.Report{Analysis: an, GanttSVG: ganttSVG, Instances: named, Resolve: pcName, Generated: time.Now().UTC(), Version: "tracemerge"}
+		if err := viz.WriteHTML(&buf, rep); err != nil {
+			buf.Reset()
+			writeFallbackHTML(&buf, an, ganttSVG, named, text.Bytes())
+		}
+		if err := out.writeFile("index.html", buf.Bytes()); err != nil {
+			return out.fail(stderr, err)
+		}
+	}
+	if err := out.closeAll(); err != nil {
+		return out.fail(stderr, err)
+	}
+
+	// Loud clock warnings and the problems found while reading.
+	for _, w := range an.Clock.Warnings {
+		fmt.Fprintf(stderr, "tracemerge: WARNING: %s\n", w)
+	}
+	newProblems := an.Problems[len(run.Problems):]
+	for _, p := range newProblems {
+		fmt.Fprintf(stderr, "tracemerge: warning: %s\n", p)
+	}
+	if !f.quiet {
+		rate := float64(an.Events) / math.Max(elapsed.Seconds(), 1e-9)
+		fmt.Fprintf(stderr, "tracemerge: %d events, %d instances in %.2fs (%.1f M events/s); outputs in %s\n",
+			an.Events, an.Instances, elapsed.Seconds(), rate/1e6, f.out)
+	}
+	if len(an.Problems) > 0 {
+		return exitPartial
+	}
+	return exitOK
+}
+
+// parseDuration parses "1.5s", "200ms", "50us", "50µs", "100ns", "2m" into ns.
+// A bare "0" is accepted; other numbers need a unit.
+func parseDuration(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return 0, fmt.Errorf("%q has no unit (write e.g. %ss or %sms)", s, s, s)
+		}
+		return 0, fmt.Errorf("%q is not a duration like 1.5s, 200ms, 50us", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative: times are relative to the run start", s)
+	}
+	return float64(d.Nanoseconds()), nil
+}
+
+// parseInstance parses COMM:SEQ; COMM is "world", "self" is refused,
+// decimal or 0x-hex comm id.
+func parseInstance(s string) (merge.InstanceKey, string, error) {
+	c, q, ok := strings.Cut(s, ":")
+	if !ok {
+		return merge.InstanceKey{}, "", errors.New("want COMM:SEQ, e.g. world:42 or 0x8f3a2b:7")
+	}
+	var k merge.InstanceKey
+	switch strings.ToLower(c) {
+	case "world", "w":
+		k.Comm = trace.CommWorldID
+	case "self":
+		return k, "", errors.New("MPI_COMM_SELF instances are per rank and not matched")
+	default:
+		v, err := strconv.ParseUint(c, 0, 64)
+		if err != nil {
+			return k, "", fmt.Errorf("comm %q is not world, a decimal or a 0x-hex id", c)
+		}
+		k.Comm = v
+	}
+	seq, err := strconv.ParseUint(q, 10, 32)
+	if err != nil {
+		return k, "", fmt.Errorf("seq %q is not a non-negative integer", q)
+	}
+	k.Seq = uint32(seq)
+	return k, s, nil
+}
+
+// commName prints a comm id the way --instance accepts it.
+func commName(id uint64) string {
+	if id == trace.CommWorldID {
+		return "world"
+	}
+	return fmt.Sprintf("%#x", id)
+}
+
+var nonToken = regexp.MustCompile(`[^A-Za-z0-9]+`)
+
+func fileToken(s string) string { return nonToken.ReplaceAllString(s, "_") }
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// outputs tracks the files being written into the output directory.
+type outputs struct {
+	dir   string
+	files []*os.File
+	bufs  []*bufio.Writer
+}
+
+func (o *outputs) create(name string) (io.Writer, error) {
+	f, err := os.Create(filepath.Join(o.dir, name))
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	o.files = append(o.files, f)
+	o.bufs = append(o.bufs, bw)
+	return bw, nil
+}
+
+func (o *outputs) writeFile(name string, b []byte) error {
+	return os.WriteFile(filepath.Join(o.dir, name), b, 0o644)
+}
+
+func (o *outputs) closeAll() error {
+	var first error
+	for i, f := range o.files {
+		if err := o.bufs[i].Flush(); err != nil && first == nil {
+			first = fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		if err := f.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	o.files, o.bufs = nil, nil
+	return first
+}
+
+func (o *outputs) fail(stderr io.Writer, err error) int {
+	o.closeAll()
+	fmt.Fprintf(stderr, "tracemerge: cannot write outputs: %v\n", err)
+	return exitOutput
+}

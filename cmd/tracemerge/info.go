@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gclock/gclock/merge"
+)
+
+func cmdInfo(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("tracemerge info", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	clock := fs.String("clock", "interp", "interp, init or raw")
+	asJSON := fs.Bool("json", false, "print JSON")
+	help := fs.Bool("h", false, "help")
+	fs.BoolVar(help, "help", false, "help")
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return usageErr(stderr, "info: %v", err)
+	}
+	if *help {
+		fmt.Fprint(stdout, usageText)
+		return exitOK
+	}
+	if len(pos) != 1 {
+		return usageErr(stderr, "info: expected one run directory, got %d arguments", len(pos))
+	}
+	mode, err := merge.ParseClockMode(*clock)
+	if err != nil {
+		return usageErr(stderr, "info: --clock: %v", err)
+	}
+	run, err := merge.Load(pos[0], nil)
+	if err != nil {
+		var le *merge.LoadError
+		if errors.As(err, &le) {
+			fmt.Fprintf(stderr, "tracemerge: %s\n", le.Msg)
+		} else {
+			fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+		}
+		return exitNoData
+	}
+	defer run.Close()
+	info, err := merge.Summarize(run, mode)
+	if err != nil {
+		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+		return exitNoData
+	}
+	if *asJSON {
+		b, err := json.MarshalIndent(info, "", "  ")
+		if err != nil {
+			fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+			return exitOutput
+		}
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		writeInfo(stdout, info)
+	}
+	if len(info.Problems) > 0 {
+		return exitPartial
+	}
+	return exitOK
+}
+
+func writeInfo(w io.Writer, in *merge.RunInfo) {
+	ns := merge.FormatNS
+	fmt.Fprintf(w, "run:       %s (job %s)\n", oneLine(in.Dir), oneLine(in.JobID))
+	fmt.Fprintf(w, "ranks:     %d of %d rank files", in.Found, in.WorldSize)
+	if len(in.Missing) > 0 {
+		fmt.Fprintf(w, ", MISSING %d: %v", len(in.Missing), in.Missing)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "hosts:     %d\n", len(in.Hosts))
+	for _, h := range in.Hosts {
+		fmt.Fprintf(w, "           %s: ranks %s\n", oneLine(h.Host), int32List(h.Ranks))
+	}
+	fmt.Fprintf(w, "program:   %s %s\n", oneLine(in.Exe), oneLine(strings.Join(in.Args, " ")))
+	fmt.Fprintf(w, "mpi:       %s\n", oneLine(in.MPILib))
+	fmt.Fprintf(w, "timer:     %s\n", oneLine(in.Timer))
+	if len(in.Inject) > 0 {
+		fmt.Fprintf(w, "!!! CLOCK ERROR WAS INJECTED (GCLOCK_FAKE_CLOCK=%s): times are deliberately faked for testing\n", oneLine(strings.Join(in.Inject, " | ")))
+	}
+	fmt.Fprintf(w, "events:    %d\n", in.Events)
+	fmt.Fprintf(w, "span:      %s (clock %s, first enter to last exit)\n", ns(in.EndNS-in.StartNS), in.ClockMode)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\top\tevents\t")
+	for _, o := range in.OpCounts {
+		fmt.Fprintf(tw, "\t%s\t%d\t\n", o.Op, o.Events)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "sync epochs:\n")
+	if len(in.Epochs) == 0 {
+		fmt.Fprintf(w, "  none: times cannot be corrected\n")
+	}
+	for _, e := range in.Epochs {
+		fmt.Fprintf(w, "  epoch %d: %s, %d ranks, duration %s, fitpoints %d, pingpongs %d, max |slope| %.3g ppm, max |offset| %s\n",
+			e.Index, oneLine(e.Algorithm), e.Ranks, ns(e.MaxDurNS), e.FitPoints, e.PingPongs, e.MaxSlopePPM, ns(e.MaxOffsetNS))
+		if e.Checked > 0 {
+			fmt.Fprintf(w, "           self-check residuals over %d ranks: median %s, max %s\n", e.Checked, ns(e.CheckMedNS), ns(e.CheckMaxNS))
+		} else {
+			fmt.Fprintf(w, "           no self-check recorded\n")
+		}
+	}
+	dirty := 0
+	for _, r := range in.Ranks {
+		if !r.Clean {
+			dirty++
+		}
+	}
+	fmt.Fprintf(w, "files:     %d clean, %d with damage or without footer\n", len(in.Ranks)-dirty, dirty)
+	if len(in.Problems) > 0 {
+		fmt.Fprintf(w, "problems:\n")
+		for _, p := range in.Problems {
+			fmt.Fprintf(w, "  - %s\n", oneLine(p))
+		}
+	} else {
+		fmt.Fprintf(w, "problems:  none\n")
+	}
+}
+
+func int32List(r []int32) string {
+	var b strings.Builder
+	for i := 0; i < len(r); {
+		j := i
+		for j+1 < len(r) && r[j+1] == r[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(",")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", r[i], r[j])
+		} else {
+			fmt.Fprintf(&b, "%d", r[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}

@@ -1,0 +1,101 @@
+// Command tracemerge turns a gclock run directory (one rank-NNNNN.gct file
+// per MPI rank) into answers: which collectives cost time, which ranks
+// arrive late and who waits for them, at which call site, and a picture.
+//
+//	tracemerge DIR -o OUT [options]    analyse and write reports into OUT
+//	tracemerge info DIR                summarise a run
+//
+// Exit codes: 0 ok; 1 usage error; 2 no usable data (nothing written);
+// 3 partial data: outputs were written from the intact data but the run has
+// problems (missing ranks, damaged chunks, unfinished ranks, incomplete
+// instances); 4 the outputs could not be written.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+)
+
+// Exit codes (documented in usage and docs/tracemerge.md).
+const (
+	exitOK      = 0
+	exitUsage   = 1
+	exitNoData  = 2
+	exitPartial = 3
+	exitOutput  = 4
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without os.Exit, for tests.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "info":
+			return cmdInfo(args[1:], stdout, stderr)
+		case "bench-synth": // hidden: peak RSS / throughput measurement
+			return cmdBenchSynth(args[1:], stdout, stderr)
+		case "help":
+			fmt.Fprint(stdout, usageText)
+			return exitOK
+		}
+	}
+	return cmdAnalyze(args, stdout, stderr)
+}
+
+const usageText = `tracemerge: analyse a gclock MPI trace run
+
+Usage:
+  tracemerge DIR -o OUT [options]   analyse the run in DIR, write reports into OUT
+  tracemerge info [--clock=MODE] [--json] DIR
+                                    summarise a run: ranks, hosts, events per op,
+                                    time span, sync epochs, damage
+  tracemerge help                   this text
+
+DIR is one run directory holding rank-NNNNN.gct files (gclock-trace/<job>/).
+
+Outputs in OUT (select with --formats):
+  svg       gantt.svg: Gantt chart of all ranks (wait time hatched);
+            with --instance also instance-<comm>-<seq>.svg
+  html      index.html: self-contained report (tables, histograms, Gantt)
+  txt       imbalance.txt: imbalance report (also printed to stdout unless -q)
+  json      imbalance.json: the full analysis (merge.Analysis)
+  csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
+            bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
+            global_exit_ns,callsite (global times in rank 0's timer, ns)
+  perfetto  trace.json: Chrome trace format (ui.perfetto.dev), µs timestamps
+
+Options:
+  -o, --out DIR        output directory (created; default "tracemerge-out")
+  --clock MODE         interp (default): interpolate each rank's clock offset
+                       between its MPI_Init and MPI_Finalize sync epochs;
+                       init: MPI_Init epoch only; raw: no correction
+  --from T, --to T     analyse only [T_from, T_to] after the run start
+                       (earliest MPI_Init exit); units ns, us, µs, ms, s, m
+                       e.g. --from 1.5s --to 2s
+  --instance COMM:SEQ  zoom into one collective instance (repeatable or
+                       comma-separated): COMM is "world", a comm id (decimal
+                       or 0x hex, as printed in the report); writes
+                       instance-<comm>-<seq>.svg, raw vs corrected side by side
+  --formats LIST       comma-separated subset of svg,html,csv,json,perfetto,txt
+                       (default all)
+  --top N              worst instances to list (default 10)
+  --width PX           Gantt width in pixels (default 1600)
+  --debug-dir DIR      extra directory to find executables/libraries for
+                       call-site resolution (repeatable)
+  -q, --quiet          no report on stdout, no progress bar
+  -h, --help           this text
+
+Exit codes:
+  0  success
+  1  usage error (bad option or argument)
+  2  no usable data: empty or unreadable directory, no valid trace file,
+     files of different runs mixed; nothing is written
+  3  partial data: outputs were written from the intact data, but ranks are
+     missing, chunks damaged, ranks did not finish, or instances are
+     incomplete (each problem is listed on stderr and in the reports)
+  4  outputs could not be written (OUT not writable, disk full)
+`

@@ -1,0 +1,993 @@
+package merge
+
+import (
+	"container/heap"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// InstanceKey names one collective instance: communicator id and sequence
+// number.
+type InstanceKey struct {
+	Comm uint64
+	Seq  uint32
+}
+
+// Options configure Analyze. The zero value analyses everything with the
+// interpolating clock model.
+type Options struct {
+	Clock ClockMode
+	// From and To bound the analysed window in ns relative to the run start
+	// (the earliest corrected MPI_Init exit). HasTo false means no end.
+	// Events go to sinks when their Enter lies in the window; instances are
+	// aggregated when their first Enter does.
+	From  float64
+	To    float64
+	HasTo bool
+	// TopN is how many worst instances (by entry skew) to keep; default 10.
+	TopN int
+	// Capture lists instances to return in full, corrected and raw
+	// (the zoomed Figure-10 view).
+	Capture []InstanceKey
+	// Sinks receive every event in the window in global Enter order. The
+	// *GEvent is only valid during Add.
+	Sinks []Sink
+	// Progress, when set, is called now and then with events processed and
+	// the expected total (0 when unknown).
+	Progress func(done, total int64)
+	// Resolve resolves call sites; nil uses a fresh NewResolver().
+	Resolve *Resolver
+}
+
+// Zoom is one captured instance, corrected and raw.
+type Zoom struct {
+	Key   InstanceKey
+	Found bool
+	Inst  Instance // corrected times
+	Raw   Instance // raw (uncorrected, coarsely aligned) times
+}
+
+// Result is what Analyze returns.
+type Result struct {
+	Analysis *Analysis
+	Zooms    []Zoom
+	// RunStartNS is the global time the window is relative to.
+	RunStartNS float64
+}
+
+// batchPool recycles per-rank event batches between decoders and merger.
+type batch struct{ ev []GEvent }
+
+// rankState is the per-rank state of one analysis pass.
+type rankState struct {
+	in      *RankInput
+	corr    *Corrector
+	shift   float64
+	commIdx []int32 // by Comm.Local: dense comm index, -1 unknown
+	commPos []int32 // by Comm.Local: position in the comm's members
+	objs    []trace.Object
+	sites   map[uint64]int32 // pc -> site index
+	// decoder results
+	out      chan *batch
+	free     chan *batch
+	err      error
+	unknown  int // events on undefined communicators
+	unsorted int // events out of time order within the rank
+	badTimes int // exit before enter
+	comms    []int32
+}
+
+// Analyze makes one streaming pass over run: corrects every timestamp,
+// merges all ranks by global time, matches collective instances and
+// computes the metrics. Memory is bounded by the number of ranks times the
+// reader's chunk size plus the open (not yet complete) instances.
+func Analyze(run *Run, opt Options) (*Result, error) {
+	p, err := Prepare(run, opt)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run()
+}
+
+// Pass is a prepared analysis: correction models and communicator tables
+// are built, the window is known, no event has been read yet.
+type Pass struct{ a *analyzer }
+
+// Prepare builds the correction models and communicator tables of run.
+func Prepare(run *Run, opt Options) (*Pass, error) {
+	if run == nil || len(run.Ranks) == 0 {
+		return nil, &LoadError{Kind: ErrNoData, Msg: "no rank files to analyse"}
+	}
+	if opt.TopN <= 0 {
+		opt.TopN = 10
+	}
+	if opt.Resolve == nil {
+		opt.Resolve = NewResolver()
+	}
+	return &Pass{a: newAnalyzer(run, opt)}, nil
+}
+
+// Window returns the analysed window in absolute global ns. end is +Inf
+// when neither --to nor every rank's footer bounds it; ok reports whether
+// start is known before reading (every rank without MPI_Init time makes it
+// the first event's time instead).
+func (p *Pass) Window() (start, end float64, ok bool) {
+	a := p.a
+	if math.IsInf(a.runStart, 1) {
+		return 0, math.Inf(1), false
+	}
+	start = a.runStart + a.opt.From
+	end = math.Inf(1)
+	if a.opt.HasTo {
+		end = a.runStart + a.opt.To
+	} else {
+		last := math.Inf(-1)
+		for _, rs := range a.ranks {
+			if rs == nil {
+				continue
+			}
+			f := rs.in.Meta.Footer
+			if f == nil || f.EndNS == 0 {
+				last = math.Inf(1)
+				break
+			}
+			if g := rs.corr.Global(f.EndNS); g > last {
+				last = g
+			}
+		}
+		end = last
+	}
+	return start, end, true
+}
+
+// SetProgress sets the progress callback (see Options.Progress).
+func (p *Pass) SetProgress(fn func(done, total int64)) { p.a.opt.Progress = fn }
+
+// AddSink adds a sink to a prepared pass.
+func (p *Pass) AddSink(s Sink) { p.a.opt.Sinks = append(p.a.opt.Sinks, s) }
+
+// Run reads all events once and returns the analysis.
+func (p *Pass) Run() (*Result, error) {
+	if err := p.a.run(); err != nil {
+		return nil, err
+	}
+	return p.a.result(), nil
+}
+
+// PCName returns a function naming a raw call-site pc for the exports
+// (CSV, Perfetto), looking the pc up in the objects of the lowest rank
+// whose object list contains it. With ASLR, ranks load objects at
+// different bases, so this is exact for that rank and a best effort for
+// others; the per-call-site tables of the Analysis are exact (resolved per
+// rank).
+func (p *Pass) PCName() func(pc uint64) string {
+	a := p.a
+	cache := map[uint64]string{}
+	return func(pc uint64) string {
+		if s, ok := cache[pc]; ok {
+			return s
+		}
+		name := ""
+		for _, rs := range a.ranks {
+			if rs == nil {
+				continue
+			}
+			objs := rs.objs
+			i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
+			if i < len(objs) && objs[i].Lo <= pc && pc < objs[i].Hi {
+				name = a.opt.Resolve.Resolve(objs[i].Path, pc-objs[i].Base).String()
+				break
+			}
+		}
+		if len(cache) < 1<<16 {
+			cache[pc] = name
+		}
+		return name
+	}
+}
+
+type analyzer struct {
+	rn    *Run
+	opt   Options
+	ranks []*rankState // by world rank (nil when missing)
+	m     matcher
+	an    Analysis
+
+	wFrom, wTo float64
+	runStart   float64
+	problems   []string
+
+	ops       [64]opAccum
+	sites     []siteKey
+	siteIndex map[siteKey]int32
+	csAcc     map[int64]*csAccum // site*64+op
+	rankAcc   []RankSummary
+	worst     worstHeap
+	zooms     []Zoom
+	zoomIdx   map[InstanceKey]int
+	clockViol int
+	maxViol   float64
+	first     bool
+	instances int
+	incomp    int
+	events    int
+	opMism    int
+}
+
+type opAccum struct {
+	used                                     bool
+	count, calls                             int
+	total                                    float64
+	entrySkew, exitSkew, wait, latency, span accum
+	viol                                     int
+	maxViol                                  float64
+	histExit, histWait                       hist
+}
+
+type csAccum struct {
+	site  int32
+	op    trace.Op
+	calls int
+	total float64
+	wait  accum
+}
+
+type siteKey struct {
+	obj  string // object path, "" when the pc lies in no known object
+	addr uint64 // vaddr inside obj (pc - base), or the raw pc
+	pc   uint64 // one raw pc seen for it
+}
+
+func newAnalyzer(run *Run, opt Options) *analyzer {
+	a := &analyzer{rn: run, opt: opt, siteIndex: map[siteKey]int32{}, csAcc: map[int64]*csAccum{}, first: true}
+	a.an.Dir = run.Dir
+	a.an.JobID = run.JobID
+	a.an.WorldSize = run.WorldSize
+	a.an.ClockMode = opt.Clock.String()
+	a.an.MissingRanks = append([]int(nil), run.Missing...)
+	a.problems = append(a.problems, run.Problems...)
+	a.ranks = make([]*rankState, run.WorldSize)
+	a.rankAcc = make([]RankSummary, run.WorldSize)
+	for r := range a.rankAcc {
+		a.rankAcc[r].Rank = int32(r)
+	}
+	a.zoomIdx = map[InstanceKey]int{}
+	for _, k := range opt.Capture {
+		if _, dup := a.zoomIdx[k]; !dup {
+			a.zoomIdx[k] = len(a.zooms)
+			a.zooms = append(a.zooms, Zoom{Key: k})
+		}
+	}
+
+	// Raw-mode alignment: ranks whose raw timebase is seconds away from the
+	// reference (MPI_Wtime with per-process start points, different hosts'
+	// monotonic clocks) are shifted so their MPI_Init exits coincide; closer
+	// timebases are left untouched so raw shows the true raw clock error.
+	var refStart int64
+	for _, ri := range run.Ranks {
+		if ri.Meta.Header.StartNS != 0 {
+			refStart = ri.Meta.Header.StartNS
+			break
+		}
+	}
+	var fallback []string
+	for _, ri := range run.Ranks {
+		rs := &rankState{in: ri, sites: map[uint64]int32{}}
+		h := &ri.Meta.Header
+		if h.StartNS != 0 && refStart != 0 {
+			if d := refStart - h.StartNS; d > 1e9 || d < -1e9 {
+				rs.shift = float64(d)
+			}
+		}
+		var note string
+		rs.corr, note = NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
+		if note != "" {
+			fallback = append(fallback, fmt.Sprintf("rank %d: %s", ri.Rank, note))
+		}
+		rs.objs = append([]trace.Object(nil), h.Objects...)
+		sort.Slice(rs.objs, func(i, j int) bool { return rs.objs[i].Lo < rs.objs[j].Lo })
+		a.ranks[ri.Rank] = rs
+		a.rankAcc[ri.Rank].Host = h.Host
+	}
+	if len(fallback) > 0 {
+		a.problems = append(a.problems, "clock model fallback: "+strings.Join(firstN(fallback, 8), "; "))
+	}
+	a.buildComms()
+
+	// The window is relative to the earliest corrected MPI_Init exit.
+	a.runStart = math.Inf(1)
+	for _, rs := range a.ranks {
+		if rs != nil && rs.in.Meta.Header.StartNS != 0 {
+			if g := rs.corr.Global(rs.in.Meta.Header.StartNS); g < a.runStart {
+				a.runStart = g
+			}
+		}
+	}
+	return a
+}
+
+// buildComms assigns dense indices to the communicators all ranks define
+// and maps every rank's local comm index to (dense index, member position).
+func (a *analyzer) buildComms() {
+	byID := map[uint64]int32{}
+	var conflicts []string
+	for _, rs := range a.ranks {
+		if rs == nil {
+			continue
+		}
+		maxLocal := -1
+		for _, c := range rs.in.Meta.Comms {
+			if int(c.Local) > maxLocal && c.Local < 1<<20 {
+				maxLocal = int(c.Local)
+			}
+		}
+		rs.commIdx = make([]int32, maxLocal+1)
+		rs.commPos = make([]int32, maxLocal+1)
+		for i := range rs.commIdx {
+			rs.commIdx[i] = -1
+		}
+		for _, c := range rs.in.Meta.Comms {
+			if c.Local >= 1<<20 {
+				continue
+			}
+			pos := int32(-1)
+			for i, w := range c.Members {
+				if int(w) == rs.in.Rank {
+					pos = int32(i)
+					break
+				}
+			}
+			if pos < 0 || len(c.Members) == 0 {
+				continue // a comm this rank is not in: ignore
+			}
+			self := c.ID == trace.CommSelfID || len(c.Members) == 1
+			var idx int32
+			if self {
+				// per-rank: never matched across ranks
+				idx = a.m.addComm(c.ID, c.Members, a.rn.WorldSize)
+			} else if i, ok := byID[c.ID]; ok {
+				idx = i
+				if !sameMembers(a.m.comms[i].members, c.Members) {
+					conflicts = append(conflicts, fmt.Sprintf("comm %#x differs between rank %d and an earlier rank", c.ID, rs.in.Rank))
+					continue
+				}
+			} else {
+				idx = a.m.addComm(c.ID, c.Members, a.rn.WorldSize)
+				byID[c.ID] = idx
+			}
+			rs.commIdx[c.Local] = idx
+			rs.commPos[c.Local] = pos
+		}
+	}
+	if len(conflicts) > 0 {
+		a.problems = append(a.problems, "communicator definitions disagree: "+strings.Join(firstN(conflicts, 5), "; "))
+	}
+	// per world rank: the comms it is a member of (for end-of-stream)
+	a.m.memberOf = make([][]memberRef, a.rn.WorldSize)
+	for ci, cs := range a.m.comms {
+		for pos, w := range cs.members {
+			if int(w) >= 0 && int(w) < a.rn.WorldSize {
+				a.m.memberOf[w] = append(a.m.memberOf[w], memberRef{comm: int32(ci), pos: int32(pos)})
+			}
+		}
+	}
+	a.m.ended = make([]bool, a.rn.WorldSize)
+	a.m.fin = a.finalize
+}
+
+func sameMembers(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// decode is one rank's decoder goroutine: read chunks, correct, batch.
+func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	defer close(rs.out)
+	defer func() {
+		if r := recover(); r != nil {
+			rs.err = fmt.Errorf("reader failed: %v", r)
+		}
+	}()
+	var raw []trace.Event
+	prev := math.Inf(-1)
+	rank := int32(rs.in.Rank)
+	corr := rs.corr
+	for {
+		var err error
+		raw, err = rs.in.Src.NextChunk(raw[:0])
+		if err != nil {
+			if !errors.Is(err, errEOF) {
+				rs.err = err
+			}
+			return
+		}
+		if len(raw) == 0 {
+			continue
+		}
+		var b *batch
+		select {
+		case b = <-rs.free:
+		default:
+			b = &batch{}
+		}
+		if cap(b.ev) < len(raw) {
+			b.ev = make([]GEvent, len(raw))
+		}
+		b.ev = b.ev[:len(raw)]
+		sorted := true
+		last := prev
+		for i := range raw {
+			e := &raw[i]
+			g := &b.ev[i]
+			g.Rank = rank
+			g.Op = e.Op
+			g.Seq = e.Seq
+			g.Root = e.Root
+			g.Sent = e.Sent
+			g.Recv = e.Recv
+			g.LocalEnter = e.EnterNS
+			g.LocalExit = e.ExitNS
+			g.Callsite = e.Callsite
+			g.RawEnter = float64(e.EnterNS) + rs.shift
+			g.RawExit = float64(e.ExitNS) + rs.shift
+			g.Enter = corr.Global(e.EnterNS)
+			g.Exit = corr.Global(e.ExitNS)
+			if e.ExitNS < e.EnterNS {
+				rs.badTimes++
+			}
+			if int(e.Comm) < len(rs.commIdx) && rs.commIdx[e.Comm] >= 0 {
+				g.commIdx = rs.commIdx[e.Comm]
+				g.commRank = rs.commPos[e.Comm]
+				g.CommID = a.m.comms[g.commIdx].id
+			} else {
+				g.commIdx = -1
+				g.commRank = -1
+				g.CommID = 0
+				if e.Op.IsCollective() {
+					rs.unknown++
+				}
+			}
+			if g.Enter < last {
+				sorted = false
+			}
+			last = g.Enter
+		}
+		if !sorted {
+			sort.SliceStable(b.ev, func(i, j int) bool { return b.ev[i].Enter < b.ev[j].Enter })
+		}
+		if b.ev[0].Enter < prev {
+			rs.unsorted++ // chunk overlaps the previous one in time
+		}
+		prev = b.ev[len(b.ev)-1].Enter
+		select {
+		case rs.out <- b:
+		case <-done:
+			return
+		}
+	}
+}
+
+// cursor is one rank's position in the k-way merge.
+type cursor struct {
+	rs  *rankState
+	b   *batch
+	i   int
+	key float64
+}
+
+type cursorHeap []*cursor
+
+func (h cursorHeap) Len() int { return len(h) }
+func (h cursorHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].rs.in.Rank < h[j].rs.in.Rank
+}
+func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h *cursorHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// next advances c to its next batch; false at the end of the rank's stream.
+func (c *cursor) next() bool {
+	if c.b != nil {
+		select {
+		case c.rs.free <- c.b:
+		default:
+		}
+		c.b = nil
+	}
+	b, ok := <-c.rs.out
+	if !ok {
+		return false
+	}
+	c.b, c.i, c.key = b, 0, b.ev[0].Enter
+	return true
+}
+
+func (a *analyzer) run() error {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	var total int64
+	for _, rs := range a.ranks {
+		if rs == nil {
+			continue
+		}
+		if f := rs.in.Meta.Footer; f != nil && total >= 0 {
+			total += int64(f.Events)
+		} else {
+			total = -1
+		}
+		rs.out = make(chan *batch, 2)
+		rs.free = make(chan *batch, 3)
+		wg.Add(1)
+		go a.decode(rs, done, &wg)
+	}
+	if total < 0 {
+		total = 0
+	}
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
+	for r, rs := range a.ranks {
+		if rs == nil {
+			a.m.endRank(int32(r))
+		}
+	}
+
+	h := make(cursorHeap, 0, len(a.rn.Ranks))
+	for _, rs := range a.ranks {
+		if rs == nil {
+			continue
+		}
+		c := &cursor{rs: rs}
+		if c.next() {
+			h = append(h, c)
+		} else {
+			a.m.endRank(int32(rs.in.Rank))
+		}
+	}
+	heap.Init(&h)
+	if math.IsInf(a.runStart, 1) && len(h) > 0 {
+		a.runStart = h[0].key
+	}
+	a.wFrom = a.runStart + a.opt.From
+	a.wTo = math.Inf(1)
+	if a.opt.HasTo {
+		a.wTo = a.runStart + a.opt.To
+	}
+	sinks := a.opt.Sinks
+	var n int64
+	for len(h) > 0 {
+		c := h[0]
+		ev := &c.b.ev[c.i]
+		if ev.Enter >= a.wFrom && ev.Enter <= a.wTo {
+			a.events++
+			ra := &a.rankAcc[ev.Rank]
+			ra.Events++
+			ra.TimeInMPI += ev.Exit - ev.Enter
+			if a.first {
+				a.an.StartNS, a.an.EndNS, a.first = ev.Enter, ev.Exit, false
+			} else if ev.Exit > a.an.EndNS {
+				a.an.EndNS = ev.Exit
+			}
+			for _, s := range sinks {
+				if err := s.Add(ev); err != nil {
+					return fmt.Errorf("writing output: %w", err)
+				}
+			}
+		}
+		if ev.commIdx >= 0 && ev.Op.IsCollective() {
+			a.m.add(ev)
+		}
+		n++
+		if a.opt.Progress != nil && n&0xffff == 0 {
+			a.opt.Progress(n, total)
+		}
+		c.i++
+		if c.i < len(c.b.ev) {
+			c.key = c.b.ev[c.i].Enter
+			heap.Fix(&h, 0)
+			continue
+		}
+		if c.next() {
+			heap.Fix(&h, 0)
+			continue
+		}
+		heap.Pop(&h)
+		a.m.endRank(int32(c.rs.in.Rank))
+	}
+	a.m.flush()
+	if a.opt.Progress != nil {
+		a.opt.Progress(n, total)
+	}
+	return nil
+}
+
+// finalize computes one instance's metrics and aggregates it.
+func (a *analyzer) finalize(in *openInst) {
+	cs := in.comm
+	n := len(cs.members)
+	first := true
+	var fe, le, fx, lx float64
+	lastPos := -1
+	for p := 0; p < n; p++ {
+		if in.state[p] != stArrived {
+			continue
+		}
+		e, x := in.enter[p], in.exit[p]
+		if first {
+			fe, le, fx, lx, lastPos, first = e, e, x, x, p, false
+			continue
+		}
+		if e < fe {
+			fe = e
+		}
+		if e > le {
+			le, lastPos = e, p
+		}
+		if x < fx {
+			fx = x
+		}
+		if x > lx {
+			lx = x
+		}
+	}
+	if first {
+		return
+	}
+	if in.opMismatch {
+		a.opMism++
+	}
+	if zi, ok := a.zoomIdx[InstanceKey{cs.id, in.seq}]; ok && !cs.self {
+		z := &a.zooms[zi]
+		z.Found = true
+		z.Inst = a.buildInstance(in, false)
+		z.Raw = a.buildInstance(in, true)
+	}
+	if fe < a.wFrom || fe > a.wTo {
+		return
+	}
+	a.instances++
+	complete := in.got == n
+	if !complete {
+		a.incomp++
+	}
+	op := in.op
+	if int(op) >= len(a.ops) {
+		return
+	}
+	oa := &a.ops[op]
+	oa.used = true
+	oa.count++
+	oa.calls += in.got
+	entrySkew, exitSkew := le-fe, lx-fx
+	oa.entrySkew.add(entrySkew)
+	oa.exitSkew.add(exitSkew)
+	oa.latency.add(fx - le)
+	oa.span.add(lx - fe)
+	oa.histExit.add(exitSkew)
+	if op.Synchronizing() && in.got >= 2 && fx < le {
+		v := le - fx
+		oa.viol++
+		a.clockViol++
+		if v > oa.maxViol {
+			oa.maxViol = v
+		}
+		if v > a.maxViol {
+			a.maxViol = v
+		}
+	}
+	lastRank := cs.members[lastPos]
+	var caused float64
+	for p := 0; p < n; p++ {
+		if in.state[p] != stArrived {
+			continue
+		}
+		w := le - in.enter[p]
+		d := in.exit[p] - in.enter[p]
+		oa.total += d
+		oa.wait.add(w)
+		oa.histWait.add(w)
+		wr := cs.members[p]
+		a.rankAcc[wr].TotalWait += w
+		caused += w
+		if site := a.siteOf(wr, in.pc[p]); site >= 0 {
+			k := int64(site)*64 + int64(op)
+			ca := a.csAcc[k]
+			if ca == nil {
+				ca = &csAccum{site: site, op: op}
+				a.csAcc[k] = ca
+			}
+			ca.calls++
+			ca.total += d
+			ca.wait.add(w)
+		}
+	}
+	if in.got >= 2 {
+		ra := &a.rankAcc[lastRank]
+		ra.LastCount++
+		ra.TotalLateness += caused
+	}
+	if len(a.worst) < a.opt.TopN || entrySkew > a.worst[0].EntrySkew {
+		inst := a.buildInstance(in, false)
+		if len(a.worst) < a.opt.TopN {
+			heap.Push(&a.worst, inst)
+		} else {
+			a.worst[0] = inst
+			heap.Fix(&a.worst, 0)
+		}
+	}
+}
+
+// buildInstance copies an open instance into an Instance (arrived members
+// only) with corrected or raw times.
+func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
+	cs := in.comm
+	inst := Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1}
+	for p, w := range cs.members {
+		if in.state[p] != stArrived {
+			continue
+		}
+		e, x := in.enter[p], in.exit[p]
+		if raw {
+			e, x = in.rawEnter[p], in.rawExit[p]
+		}
+		inst.Ranks = append(inst.Ranks, w)
+		inst.Enter = append(inst.Enter, e)
+		inst.Exit = append(inst.Exit, x)
+	}
+	computeInstanceMetrics(&inst)
+	return inst
+}
+
+// computeInstanceMetrics fills the metric fields of inst from its Enter and
+// Exit slices.
+func computeInstanceMetrics(inst *Instance) {
+	if len(inst.Enter) == 0 {
+		return
+	}
+	fe, le, fx, lx := inst.Enter[0], inst.Enter[0], inst.Exit[0], inst.Exit[0]
+	last := 0
+	for i := range inst.Enter {
+		e, x := inst.Enter[i], inst.Exit[i]
+		if e < fe {
+			fe = e
+		}
+		if e > le {
+			le, last = e, i
+		}
+		if x < fx {
+			fx = x
+		}
+		if x > lx {
+			lx = x
+		}
+	}
+	inst.EntrySkew = le - fe
+	inst.ExitSkew = lx - fx
+	inst.Latency = fx - le
+	inst.Span = lx - fe
+	inst.LastRank = inst.Ranks[last]
+	inst.Violation = 0
+	if inst.Op.Synchronizing() && len(inst.Enter) >= 2 && fx < le {
+		inst.Violation = le - fx
+	}
+}
+
+// siteOf maps a pc of world rank r to a dense call-site index: (object,
+// address inside the object), so ASLR'd ranks share sites.
+func (a *analyzer) siteOf(r int32, pc uint64) int32 {
+	rs := a.ranks[r]
+	if rs == nil {
+		return -1
+	}
+	if s, ok := rs.sites[pc]; ok {
+		return s
+	}
+	k := siteKey{addr: pc, pc: pc}
+	objs := rs.objs
+	i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
+	if i < len(objs) && objs[i].Lo <= pc && pc < objs[i].Hi {
+		k.obj = objs[i].Path
+		k.addr = pc - objs[i].Base
+	}
+	lookup := siteKey{obj: k.obj, addr: k.addr}
+	s, ok := a.siteIndex[lookup]
+	if !ok {
+		s = int32(len(a.sites))
+		a.siteIndex[lookup] = s
+		a.sites = append(a.sites, k)
+	}
+	rs.sites[pc] = s
+	return s
+}
+
+func (a *analyzer) result() *Result {
+	an := &a.an
+	an.Events = a.events
+	an.Instances = a.instances
+	an.Incomplete = a.incomp
+	if a.opt.From != 0 {
+		an.WindowFrom = a.wFrom
+	}
+	if a.opt.HasTo {
+		an.WindowTo = a.wTo
+	}
+	for op := range a.ops {
+		oa := &a.ops[op]
+		if !oa.used {
+			continue
+		}
+		name := trace.Op(op).String()
+		an.Ops = append(an.Ops, OpSummary{
+			Op: name, Count: oa.count, Calls: oa.calls, TotalTime: oa.total,
+			EntrySkew: oa.entrySkew.stats(), ExitSkew: oa.exitSkew.stats(),
+			Wait: oa.wait.stats(), Latency: oa.latency.stats(), Span: oa.span.stats(),
+			Violations: oa.viol, MaxViolation: oa.maxViol,
+		})
+		an.Hists = append(an.Hists, OpHistograms{Op: name, ExitSkew: oa.histExit.export(), Wait: oa.histWait.export()})
+	}
+	sort.SliceStable(an.Ops, func(i, j int) bool { return an.Ops[i].TotalTime > an.Ops[j].TotalTime })
+
+	for _, ca := range a.csAcc {
+		sk := a.sites[ca.site]
+		loc := a.opt.Resolve.Resolve(sk.obj, sk.addr)
+		an.Callsites = append(an.Callsites, CallsiteSummary{
+			Callsite: sk.pc, Function: loc.Function, File: loc.File, Line: loc.Line, Object: sk.obj,
+			Op: ca.op.String(), Calls: ca.calls, TotalTime: ca.total, Wait: ca.wait.stats(),
+		})
+	}
+	sort.SliceStable(an.Callsites, func(i, j int) bool {
+		if an.Callsites[i].Wait.Total != an.Callsites[j].Wait.Total {
+			return an.Callsites[i].Wait.Total > an.Callsites[j].Wait.Total
+		}
+		return an.Callsites[i].Callsite < an.Callsites[j].Callsite
+	})
+	for r := range a.rankAcc {
+		if a.ranks[r] != nil {
+			an.Ranks = append(an.Ranks, a.rankAcc[r])
+		}
+	}
+	an.Worst = append([]Instance(nil), a.worst...)
+	sort.SliceStable(an.Worst, func(i, j int) bool { return an.Worst[i].EntrySkew > an.Worst[j].EntrySkew })
+
+	// Decoder problems.
+	for _, rs := range a.ranks {
+		if rs == nil {
+			continue
+		}
+		name := filepath.Base(rs.in.Path)
+		if rs.err != nil {
+			a.problems = append(a.problems, fmt.Sprintf("%s: reading stopped early: %v; events before it are used", name, rs.err))
+		}
+		// damage found while reading (not known when the file was opened)
+		if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
+			for _, d := range m.Damage[rs.in.knownDamage:] {
+				a.problems = append(a.problems, damageString(name, d))
+			}
+		}
+		if rs.unknown > 0 {
+			a.problems = append(a.problems, fmt.Sprintf("%s: %d collective events on an undefined communicator: not matched", name, rs.unknown))
+		}
+		if rs.unsorted > 0 {
+			a.problems = append(a.problems, fmt.Sprintf("%s: %d chunks overlap earlier ones in time: merged order is approximate there", name, rs.unsorted))
+		}
+		if rs.badTimes > 0 {
+			a.problems = append(a.problems, fmt.Sprintf("%s: %d events exit before they enter", name, rs.badTimes))
+		}
+	}
+	if a.m.dupes > 0 {
+		a.problems = append(a.problems, fmt.Sprintf("%d events repeat or go back in a communicator's sequence numbers: ignored for matching", a.m.dupes))
+	}
+	if a.opMism > 0 {
+		a.problems = append(a.problems, fmt.Sprintf("%d instances whose members recorded different operations (sequence numbers out of step)", a.opMism))
+	}
+	if a.incomp > 0 {
+		a.problems = append(a.problems, fmt.Sprintf("%d of %d instances are incomplete (a member's event is missing): their metrics cover the members present", a.incomp, a.instances))
+	}
+	an.Problems = a.problems
+	if an.Problems == nil {
+		an.Problems = []string{}
+	}
+	an.Clock = a.clockQuality()
+	return &Result{Analysis: an, Zooms: a.zooms, RunStartNS: a.runStart}
+}
+
+// clockQuality states how far the timeline can be trusted.
+func (a *analyzer) clockQuality() ClockQuality {
+	q := ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}}
+	var ref *RankInput
+	if len(a.rn.Ranks) > 0 {
+		ref = a.rn.Ranks[0] // rank 0 when present: it holds the checks
+	}
+	if ref != nil {
+		eps := append([]trace.Epoch(nil), ref.Meta.Epochs...)
+		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })
+		for _, e := range eps {
+			q.Algorithms = append(q.Algorithms, e.Algorithm)
+			m := 0.0
+			for _, c := range e.Check {
+				if v := math.Abs(c.OffsetNS); v > m {
+					m = v
+				}
+			}
+			q.CheckMaxNS = append(q.CheckMaxNS, m)
+		}
+	}
+	var specs []string
+	seen := map[string]bool{}
+	for _, ri := range a.rn.Ranks {
+		if in := ri.Meta.Header.Inject; in != nil {
+			q.Injected = true
+			if !seen[in.Spec] {
+				seen[in.Spec] = true
+				specs = append(specs, in.Spec)
+			}
+		}
+	}
+	if q.Injected {
+		q.InjectSpec = strings.Join(specs, " | ")
+		q.Warnings = append(q.Warnings, fmt.Sprintf(
+			"CLOCK ERROR WAS INJECTED: this run's timers were deliberately faked (GCLOCK_FAKE_CLOCK=%s); the recorded times are a test, not the machine's real clocks", q.InjectSpec))
+	}
+	if a.opt.Clock == ClockRaw {
+		q.Warnings = append(q.Warnings,
+			"CLOCK MODE RAW: timestamps are uncorrected local times; skews, waits, the late rank and the Gantt order across ranks are not trustworthy")
+	}
+	if a.clockViol > 0 {
+		q.Warnings = append(q.Warnings, fmt.Sprintf(
+			"%d clock-condition violations (max %s): a rank left a synchronizing collective before the last rank entered it, so the corrected clocks are off by at least that much",
+			a.clockViol, FormatNS(a.maxViol)))
+	}
+	return q
+}
+
+// worstHeap is a min-heap by entry skew holding the top-N instances.
+type worstHeap []Instance
+
+func (h worstHeap) Len() int           { return len(h) }
+func (h worstHeap) Less(i, j int) bool { return h[i].EntrySkew < h[j].EntrySkew }
+func (h worstHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *worstHeap) Push(x any)        { *h = append(*h, x.(Instance)) }
+func (h *worstHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// FormatNS formats a duration in ns with a readable unit.
+func FormatNS(ns float64) string {
+	v := math.Abs(ns)
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}

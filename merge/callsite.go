@@ -1,0 +1,195 @@
+package merge
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+)
+
+// Location is a resolved call site. Names come from files the trace points
+// at and are untrusted data: consumers escape them when rendering.
+type Location struct {
+	Function string
+	File     string
+	Line     int
+}
+
+// String formats the location as "function (file:line)", or the function
+// alone when the line is unknown.
+func (l Location) String() string {
+	if l.File == "" {
+		return l.Function
+	}
+	return fmt.Sprintf("%s (%s:%d)", l.Function, l.File, l.Line)
+}
+
+// Resolver turns (object path, address inside the object) into function and
+// file:line using the object's ELF symbol table and DWARF line table. Each
+// object is parsed once; results are cached. Objects that cannot be opened
+// or carry no symbols resolve to "object+0xoff".
+type Resolver struct {
+	// Search lists extra directories in which to look for an object by its
+	// base name when its recorded path does not exist (traces copied off a
+	// cluster).
+	Search []string
+
+	mu    sync.Mutex
+	objs  map[string]*elfInfo
+	cache map[siteKey]Location
+}
+
+// NewResolver returns an empty resolver.
+func NewResolver() *Resolver {
+	return &Resolver{objs: map[string]*elfInfo{}, cache: map[siteKey]Location{}}
+}
+
+type elfSym struct {
+	name     string
+	lo, size uint64
+}
+
+type cuRange struct {
+	lo, hi uint64
+	cu     *dwarf.Entry
+}
+
+type elfInfo struct {
+	err  error
+	syms []elfSym
+	d    *dwarf.Data
+	cus  []cuRange
+}
+
+// Resolve resolves addr (a return address minus the object's load base) in
+// the object at path. An empty path means the address lies in no known
+// object.
+func (r *Resolver) Resolve(path string, addr uint64) Location {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := siteKey{obj: path, addr: addr}
+	if loc, ok := r.cache[k]; ok {
+		return loc
+	}
+	loc := r.resolve(path, addr)
+	r.cache[k] = loc
+	return loc
+}
+
+func (r *Resolver) resolve(path string, addr uint64) (loc Location) {
+	fallback := Location{Function: fmt.Sprintf("%s+0x%x", filepath.Base(path), addr)}
+	if path == "" {
+		return Location{Function: fmt.Sprintf("0x%x", addr)}
+	}
+	info := r.objs[path]
+	if info == nil {
+		info = r.load(path)
+		r.objs[path] = info
+	}
+	if info.err != nil {
+		return fallback
+	}
+	defer func() { // debug/dwarf on a hostile file must not take us down
+		if e := recover(); e != nil {
+			loc = fallback
+		}
+	}()
+	// A return address points after the call; look up the call itself.
+	pc := addr
+	if pc > 0 {
+		pc--
+	}
+	if i := sort.Search(len(info.syms), func(i int) bool { return info.syms[i].lo > pc }) - 1; i >= 0 {
+		s := info.syms[i]
+		if s.size == 0 || pc < s.lo+s.size {
+			loc.Function = s.name
+		}
+	}
+	if info.d != nil {
+		for _, c := range info.cus {
+			if pc < c.lo || pc >= c.hi {
+				continue
+			}
+			lr, err := info.d.LineReader(c.cu)
+			if err != nil || lr == nil {
+				break
+			}
+			var le dwarf.LineEntry
+			if lr.SeekPC(pc, &le) == nil && le.File != nil {
+				loc.File, loc.Line = le.File.Name, le.Line
+			}
+			break
+		}
+	}
+	if loc.Function == "" && loc.File == "" {
+		return fallback
+	}
+	if loc.Function == "" {
+		loc.Function = fallback.Function
+	}
+	return loc
+}
+
+// load parses one object's symbols and DWARF compile-unit ranges.
+func (r *Resolver) load(path string) (info *elfInfo) {
+	info = &elfInfo{}
+	defer func() {
+		if e := recover(); e != nil {
+			info = &elfInfo{err: fmt.Errorf("%s: malformed ELF: %v", path, e)}
+		}
+	}()
+	p := path
+	if _, err := os.Stat(p); err != nil {
+		for _, dir := range r.Search {
+			if q := filepath.Join(dir, filepath.Base(path)); fileExists(q) {
+				p = q
+				break
+			}
+		}
+	}
+	f, err := elf.Open(p)
+	if err != nil {
+		info.err = err
+		return info
+	}
+	defer f.Close()
+	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, _ := get()
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+				info.syms = append(info.syms, elfSym{name: s.Name, lo: s.Value, size: s.Size})
+			}
+		}
+	}
+	sort.Slice(info.syms, func(i, j int) bool { return info.syms[i].lo < info.syms[j].lo })
+	if d, err := f.DWARF(); err == nil {
+		info.d = d
+		rd := d.Reader()
+		for {
+			e, err := rd.Next()
+			if err != nil || e == nil {
+				break
+			}
+			if e.Tag == dwarf.TagCompileUnit {
+				if rs, err := d.Ranges(e); err == nil {
+					for _, rg := range rs {
+						info.cus = append(info.cus, cuRange{lo: rg[0], hi: rg[1], cu: e})
+					}
+				}
+			}
+			rd.SkipChildren()
+		}
+	}
+	if len(info.syms) == 0 && info.d == nil {
+		info.err = fmt.Errorf("%s: no symbols or debug info", path)
+	}
+	return info
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}

@@ -1,0 +1,173 @@
+package merge
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// ClockMode selects how local timestamps become global ones.
+type ClockMode int
+
+// Clock correction modes.
+const (
+	// ClockInterp (default) interpolates the offset between the sync epochs
+	// (normally epoch 0 at MPI_Init and epoch 1 at MPI_Finalize).
+	ClockInterp ClockMode = iota
+	// ClockInit uses epoch 0's model for the whole run.
+	ClockInit
+	// ClockRaw applies no correction (only the coarse alignment of raw
+	// timebases that are seconds apart, see RawShift).
+	ClockRaw
+)
+
+func (m ClockMode) String() string {
+	switch m {
+	case ClockInterp:
+		return "interp"
+	case ClockInit:
+		return "init"
+	case ClockRaw:
+		return "raw"
+	}
+	return fmt.Sprintf("ClockMode(%d)", int(m))
+}
+
+// ParseClockMode parses "interp", "init" or "raw".
+func ParseClockMode(s string) (ClockMode, error) {
+	switch s {
+	case "interp", "":
+		return ClockInterp, nil
+	case "init":
+		return ClockInit, nil
+	case "raw":
+		return ClockRaw, nil
+	}
+	return 0, fmt.Errorf("unknown clock mode %q (want interp, init or raw)", s)
+}
+
+// knot is one point of the interpolated offset curve: the offset an
+// epoch's model gives at the local time the epoch ended.
+type knot struct {
+	t   int64
+	off float64
+}
+
+// Corrector maps one rank's local timestamps to global time.
+//
+// Interpolation design. A sync epoch's model is most accurate near the time
+// it was learned; HCA fits its slope over the few milliseconds of the sync,
+// so extrapolating epoch 0's model over a long run accumulates
+// (slope error × elapsed time). With two epochs we know the offset well at
+// two instants, te0 = epoch0.EndNS and te1 = epoch1.EndNS, and the secant
+// between them has the whole run as its baseline:
+//
+//	offset(t) = m0.Offset(t)                                  t < te0
+//	offset(t) = o0 + (o1-o0)·(t-te0)/(te1-te0)                te0 ≤ t ≤ te1
+//	offset(t) = m1.Offset(t)                                  t > te1
+//
+// with o0 = m0.Offset(te0), o1 = m1.Offset(te1). The curve is continuous at
+// both knots; outside the knots the nearest epoch's own model (its own
+// slope) is the best available extrapolation. More than two epochs
+// generalise to a piecewise-linear curve through every epoch's knot. Epochs
+// whose EndNS does not increase are dropped (keeping the earlier one).
+//
+// global(t) = t − offset(t). Global times are float64 ns in rank 0's timer
+// timebase; for CLOCK_REALTIME (≈1.8e18 ns) float64 resolves 256 ns, for the
+// default CLOCK_MONOTONIC (uptime) well below 1 ns.
+type Corrector struct {
+	mode  ClockMode
+	shift float64 // raw mode: coarse alignment added to local times
+	first trace.Model
+	last  trace.Model
+	knots []knot
+	// fast path for the segment between the first two knots
+	t0, t1 int64
+	o0, k  float64
+}
+
+// NewCorrector builds the corrector for one rank from its epochs. shift is
+// used in raw mode only. When the epochs do not support mode (no epoch at
+// all, or only one epoch for interp) it falls back and says so in note.
+func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corrector, note string) {
+	c = &Corrector{mode: mode, shift: shift}
+	if mode == ClockRaw {
+		return c, ""
+	}
+	var eps []trace.Epoch
+	for _, e := range epochs {
+		m := e.Model
+		if isFinite(m.Slope) && isFinite(m.Intercept) && math.Abs(m.Slope) < 0.5 {
+			eps = append(eps, e)
+		} else {
+			note = fmt.Sprintf("epoch %d has an unusable model (slope %g, intercept %g): ignored; ", e.Index, m.Slope, m.Intercept)
+		}
+	}
+	sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })
+	if len(eps) == 0 {
+		c.mode = ClockRaw
+		return c, note + "no sync epoch: times left uncorrected"
+	}
+	if mode == ClockInit || len(eps) == 1 {
+		if mode == ClockInterp {
+			note += fmt.Sprintf("only epoch %d present: interpolation impossible, its model is used for the whole run", eps[0].Index)
+		}
+		c.mode = ClockInit
+		c.first = eps[0].Model
+		return c, note
+	}
+	for _, e := range eps {
+		if n := len(c.knots); n > 0 && e.EndNS <= c.knots[n-1].t {
+			note += fmt.Sprintf("epoch %d ends before the previous one: ignored", e.Index)
+			continue
+		}
+		c.knots = append(c.knots, knot{t: e.EndNS, off: e.Model.Offset(e.EndNS)})
+		if len(c.knots) == 1 {
+			c.first = e.Model
+		}
+		c.last = e.Model
+	}
+	if len(c.knots) < 2 {
+		c.mode = ClockInit
+		return c, note
+	}
+	c.t0, c.t1 = c.knots[0].t, c.knots[1].t
+	c.o0 = c.knots[0].off
+	c.k = (c.knots[1].off - c.knots[0].off) / float64(c.t1-c.t0)
+	return c, note
+}
+
+func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// Mode is the mode actually applied (after fallbacks).
+func (c *Corrector) Mode() ClockMode { return c.mode }
+
+// Offset returns local minus global at local time t (ns).
+func (c *Corrector) Offset(t int64) float64 {
+	switch c.mode {
+	case ClockRaw:
+		return -c.shift
+	case ClockInit:
+		return c.first.Offset(t)
+	}
+	if t >= c.t0 && t <= c.t1 {
+		return c.o0 + c.k*float64(t-c.t0)
+	}
+	if t < c.t0 {
+		return c.first.Offset(t)
+	}
+	ks := c.knots
+	if t > ks[len(ks)-1].t {
+		return c.last.Offset(t)
+	}
+	i := sort.Search(len(ks), func(i int) bool { return ks[i].t >= t }) // ks[i-1].t < t <= ks[i].t
+	a, b := ks[i-1], ks[i]
+	return a.off + (b.off-a.off)*float64(t-a.t)/float64(b.t-a.t)
+}
+
+// Global returns the global time (ns, rank 0 timebase) of local time t.
+func (c *Corrector) Global(t int64) float64 {
+	return float64(t) - c.Offset(t)
+}

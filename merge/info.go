@@ -1,0 +1,236 @@
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// RunInfo summarises a run without matching (tracemerge info).
+type RunInfo struct {
+	Dir       string         `json:"dir"`
+	JobID     string         `json:"job"`
+	WorldSize int            `json:"world_size"`
+	Found     int            `json:"rank_files"`
+	Missing   []int          `json:"missing_ranks,omitempty"`
+	Hosts     []HostInfo     `json:"hosts"`
+	Exe       string         `json:"exe"`
+	Args      []string       `json:"args,omitempty"`
+	MPILib    string         `json:"mpi"`
+	Timer     string         `json:"timer"`
+	Inject    []string       `json:"inject,omitempty"`
+	Events    int64          `json:"events"`
+	OpCounts  []OpCount      `json:"ops"`
+	StartNS   float64        `json:"start_ns"` // first global enter
+	EndNS     float64        `json:"end_ns"`   // last global exit
+	ClockMode string         `json:"clock_mode"`
+	Epochs    []EpochInfo    `json:"epochs"`
+	Ranks     []RankFileInfo `json:"ranks"`
+	Problems  []string       `json:"problems"`
+}
+
+// HostInfo lists the ranks of one host.
+type HostInfo struct {
+	Host  string  `json:"host"`
+	Ranks []int32 `json:"ranks"`
+}
+
+// OpCount is the number of events of one op.
+type OpCount struct {
+	Op     string `json:"op"`
+	Events int64  `json:"events"`
+}
+
+// EpochInfo describes one sync epoch across the ranks.
+type EpochInfo struct {
+	Index     int     `json:"index"`
+	Algorithm string  `json:"algorithm"`
+	Ranks     int     `json:"ranks"`           // ranks that recorded it
+	MaxDurNS  float64 `json:"max_duration_ns"` // longest EndNS-StartNS
+	FitPoints int     `json:"fitpoints"`
+	PingPongs int     `json:"pingpongs"`
+	// Residuals of the self-check (rank 0's file): max and median |offset|.
+	Checked     int               `json:"checked_ranks"`
+	CheckMaxNS  float64           `json:"check_max_ns"`
+	CheckMedNS  float64           `json:"check_median_ns"`
+	Params      map[string]string `json:"params,omitempty"`
+	MaxSlopePPM float64           `json:"max_abs_slope_ppm"` // largest |model slope| across ranks
+	MaxOffsetNS float64           `json:"max_abs_offset_ns"` // largest |offset| at the epoch's end
+}
+
+// RankFileInfo is one rank file's summary.
+type RankFileInfo struct {
+	Rank   int    `json:"rank"`
+	File   string `json:"file"`
+	Host   string `json:"host"`
+	Events int64  `json:"events"`
+	Clean  bool   `json:"clean"` // footer present, no damage
+}
+
+// Summarize reads every event once (in parallel, without merging) and
+// summarises the run.
+func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
+	if run == nil || len(run.Ranks) == 0 {
+		return nil, &LoadError{Kind: ErrNoData, Msg: "no rank files to summarise"}
+	}
+	info := &RunInfo{Dir: run.Dir, JobID: run.JobID, WorldSize: run.WorldSize, Found: len(run.Ranks),
+		Missing: run.Missing, ClockMode: mode.String(), Problems: append([]string(nil), run.Problems...)}
+	h0 := &run.Ranks[0].Meta.Header
+	info.Exe, info.Args, info.MPILib, info.Timer = h0.Exe, h0.Args, h0.MPILib, h0.Timer.Name
+	hosts := map[string][]int32{}
+	seenSpec := map[string]bool{}
+	for _, ri := range run.Ranks {
+		h := &ri.Meta.Header
+		hosts[h.Host] = append(hosts[h.Host], int32(ri.Rank))
+		if h.Inject != nil && !seenSpec[h.Inject.Spec] {
+			seenSpec[h.Inject.Spec] = true
+			info.Inject = append(info.Inject, h.Inject.Spec)
+		}
+	}
+	for h, rs := range hosts {
+		info.Hosts = append(info.Hosts, HostInfo{Host: h, Ranks: rs})
+	}
+	sort.Slice(info.Hosts, func(i, j int) bool { return info.Hosts[i].Ranks[0] < info.Hosts[j].Ranks[0] })
+
+	type res struct {
+		ops      [64]int64
+		n        int64
+		lo, hi   float64
+		err      error
+		fallback string
+	}
+	out := make([]res, len(run.Ranks))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i, ri := range run.Ranks {
+		wg.Add(1)
+		go func(i int, ri *RankInput) {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			r := &out[i]
+			defer func() {
+				if e := recover(); e != nil {
+					r.err = fmt.Errorf("reader failed: %v", e)
+				}
+			}()
+			corr, note := NewCorrector(mode, ri.Meta.Epochs, 0)
+			r.fallback = note
+			r.lo, r.hi = math.Inf(1), math.Inf(-1)
+			var buf []trace.Event
+			for {
+				var err error
+				buf, err = ri.Src.NextChunk(buf[:0])
+				if err != nil {
+					if !errors.Is(err, errEOF) {
+						r.err = err
+					}
+					return
+				}
+				for k := range buf {
+					e := &buf[k]
+					if int(e.Op) < len(r.ops) {
+						r.ops[e.Op]++
+					}
+					if g := corr.Global(e.EnterNS); g < r.lo {
+						r.lo = g
+					}
+					if g := corr.Global(e.ExitNS); g > r.hi {
+						r.hi = g
+					}
+				}
+				r.n += int64(len(buf))
+			}
+		}(i, ri)
+	}
+	wg.Wait()
+	var ops [64]int64
+	info.StartNS, info.EndNS = math.Inf(1), math.Inf(-1)
+	for i, ri := range run.Ranks {
+		r := &out[i]
+		name := filepath.Base(ri.Path)
+		for k, v := range r.ops {
+			ops[k] += v
+		}
+		info.Events += r.n
+		info.StartNS = math.Min(info.StartNS, r.lo)
+		info.EndNS = math.Max(info.EndNS, r.hi)
+		if r.err != nil {
+			info.Problems = append(info.Problems, fmt.Sprintf("%s: reading stopped early: %v", name, r.err))
+		}
+		m := ri.Src.Meta()
+		if m != nil && len(m.Damage) > ri.knownDamage {
+			for _, d := range m.Damage[ri.knownDamage:] {
+				info.Problems = append(info.Problems, damageString(name, d))
+			}
+		}
+		clean := m != nil && m.Footer != nil && len(m.Damage) == 0
+		info.Ranks = append(info.Ranks, RankFileInfo{Rank: ri.Rank, File: name, Host: ri.Meta.Header.Host, Events: r.n, Clean: clean})
+	}
+	if info.Events == 0 {
+		info.StartNS, info.EndNS = 0, 0
+	}
+	for k, v := range ops {
+		if v > 0 {
+			info.OpCounts = append(info.OpCounts, OpCount{Op: trace.Op(k).String(), Events: v})
+		}
+	}
+	sort.SliceStable(info.OpCounts, func(i, j int) bool { return info.OpCounts[i].Events > info.OpCounts[j].Events })
+	info.Epochs = epochInfos(run)
+	if info.Problems == nil {
+		info.Problems = []string{}
+	}
+	return info, nil
+}
+
+// epochInfos gathers each epoch across ranks; residuals come from rank 0.
+func epochInfos(run *Run) []EpochInfo {
+	byIdx := map[int]*EpochInfo{}
+	var idxs []int
+	for _, ri := range run.Ranks {
+		for _, e := range ri.Meta.Epochs {
+			ei := byIdx[e.Index]
+			if ei == nil {
+				ei = &EpochInfo{Index: e.Index, Algorithm: e.Algorithm, Params: e.Params}
+				byIdx[e.Index] = ei
+				idxs = append(idxs, e.Index)
+			}
+			ei.Ranks++
+			if d := float64(e.EndNS - e.StartNS); d > ei.MaxDurNS {
+				ei.MaxDurNS = d
+			}
+			if e.FitPoints > ei.FitPoints {
+				ei.FitPoints = e.FitPoints
+			}
+			if e.PingPongs > ei.PingPongs {
+				ei.PingPongs = e.PingPongs
+			}
+			ei.MaxSlopePPM = math.Max(ei.MaxSlopePPM, math.Abs(e.Model.Slope)*1e6)
+			ei.MaxOffsetNS = math.Max(ei.MaxOffsetNS, math.Abs(e.Model.Offset(e.EndNS)))
+			if len(e.Check) > 0 {
+				var v []float64
+				for _, c := range e.Check {
+					v = append(v, math.Abs(c.OffsetNS))
+				}
+				sort.Float64s(v)
+				ei.Checked = len(v)
+				ei.CheckMaxNS = v[len(v)-1]
+				ei.CheckMedNS = v[len(v)/2]
+				if len(v)%2 == 0 {
+					ei.CheckMedNS = (v[len(v)/2-1] + v[len(v)/2]) / 2
+				}
+			}
+		}
+	}
+	sort.Ints(idxs)
+	out := make([]EpochInfo, 0, len(idxs))
+	for _, i := range idxs {
+		out = append(out, *byIdx[i])
+	}
+	return out
+}

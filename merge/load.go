@@ -1,0 +1,309 @@
+package merge
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gclock/gclock/trace"
+)
+
+var errEOF = io.EOF
+
+// ErrKind classifies a load failure so the command can choose its exit code.
+type ErrKind int
+
+// Load failure kinds.
+const (
+	// ErrNoData: nothing usable (empty directory, no readable rank file).
+	ErrNoData ErrKind = iota + 1
+	// ErrMixedRuns: the directory holds files of more than one run.
+	ErrMixedRuns
+)
+
+// LoadError is returned by Load when no analysis is possible. Msg is a
+// complete, user-facing sentence naming the files involved.
+type LoadError struct {
+	Kind ErrKind
+	Msg  string
+	// Problems lists per-file problems found on the way (may be empty).
+	Problems []string
+}
+
+func (e *LoadError) Error() string { return e.Msg }
+
+// RankInput is one usable rank file of a run.
+type RankInput struct {
+	Path string // as found in the run directory
+	Rank int
+	Meta *RankMeta
+	Src  Source
+	// knownDamage is len(Meta.Damage) when the file was opened.
+	knownDamage int
+}
+
+// Run is a loaded run directory: every usable rank file of one job,
+// checked for consistency. Problems that do not prevent analysis (missing
+// ranks, damaged chunks, unreadable files) are listed in Problems.
+type Run struct {
+	Dir       string
+	JobID     string
+	WorldSize int
+	Ranks     []*RankInput // sorted by rank
+	Missing   []int        // world ranks without a usable file
+	Problems  []string
+	// TotalBytes is the summed size of the usable rank files.
+	TotalBytes int64
+}
+
+// Close closes every source that has a Close method.
+func (r *Run) Close() error {
+	var first error
+	for _, ri := range r.Ranks {
+		if c, ok := ri.Src.(io.Closer); ok {
+			if err := c.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// Rank returns the input of world rank r, or nil.
+func (r *Run) Rank(rank int) *RankInput {
+	i := sort.Search(len(r.Ranks), func(i int) bool { return r.Ranks[i].Rank >= rank })
+	if i < len(r.Ranks) && r.Ranks[i].Rank == rank {
+		return r.Ranks[i]
+	}
+	return nil
+}
+
+// Load opens every *.gct file in dir with open (OpenTrace when nil) and
+// checks that they form one run. Unreadable files, missing ranks and damaged
+// chunks are recorded as problems; a *LoadError is returned when no file is
+// usable or when files of different runs are mixed.
+func Load(dir string, open Opener) (*Run, error) {
+	if open == nil {
+		open = OpenTrace
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, &LoadError{Kind: ErrNoData, Msg: fmt.Sprintf("cannot read run directory: %v", err)}
+	}
+	var files []string
+	var subRuns []string
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() {
+			if m, _ := filepath.Glob(filepath.Join(dir, name, "*.gct")); len(m) > 0 {
+				subRuns = append(subRuns, name)
+			}
+			continue
+		}
+		if strings.HasSuffix(name, ".gct") {
+			files = append(files, name)
+		}
+	}
+	sort.Strings(files)
+	if len(files) == 0 {
+		msg := fmt.Sprintf("%s: no trace files (rank-*.gct) found", dir)
+		if len(subRuns) > 0 {
+			msg += fmt.Sprintf("; it holds %d run director%s (%s): pass one of them",
+				len(subRuns), plural(len(subRuns), "y", "ies"), strings.Join(firstN(subRuns, 5), ", "))
+		}
+		return nil, &LoadError{Kind: ErrNoData, Msg: msg}
+	}
+
+	run := &Run{Dir: dir}
+	byRank := map[int]*RankInput{}
+	jobFile := map[string]string{} // job id -> first file with it
+	var jobOrder []string
+	for _, name := range files {
+		path := filepath.Join(dir, name)
+		src, err := openSafe(open, path)
+		if err != nil {
+			run.Problems = append(run.Problems, fmt.Sprintf("%s: %v; file skipped", name, err))
+			continue
+		}
+		m := src.Meta()
+		if m == nil {
+			closeSrc(src)
+			run.Problems = append(run.Problems, fmt.Sprintf("%s: no metadata; file skipped", name))
+			continue
+		}
+		h := &m.Header
+		if h.Rank < 0 || (h.WorldSize > 0 && h.Rank >= h.WorldSize) {
+			closeSrc(src)
+			run.Problems = append(run.Problems, fmt.Sprintf("%s: rank %d outside world size %d; file skipped", name, h.Rank, h.WorldSize))
+			continue
+		}
+		if _, ok := jobFile[h.JobID]; !ok {
+			jobFile[h.JobID] = name
+			jobOrder = append(jobOrder, h.JobID)
+		}
+		if prev, dup := byRank[h.Rank]; dup {
+			closeSrc(src)
+			run.Problems = append(run.Problems, fmt.Sprintf("%s: rank %d already read from %s; file skipped", name, h.Rank, filepath.Base(prev.Path)))
+			continue
+		}
+		ri := &RankInput{Path: path, Rank: h.Rank, Meta: m, Src: src, knownDamage: len(m.Damage)}
+		byRank[h.Rank] = ri
+		if st, err := os.Stat(path); err == nil {
+			run.TotalBytes += st.Size()
+		}
+	}
+	if len(jobOrder) > 1 {
+		for _, ri := range byRank {
+			closeSrc(ri.Src)
+		}
+		a, b := jobOrder[0], jobOrder[1]
+		return nil, &LoadError{Kind: ErrMixedRuns, Msg: fmt.Sprintf(
+			"%s mixes runs: %s has job id %q but %s has job id %q; point tracemerge at one run directory",
+			dir, jobFile[a], a, jobFile[b], b), Problems: run.Problems}
+	}
+	if len(byRank) == 0 {
+		msg := fmt.Sprintf("%s: no usable trace file", dir)
+		if len(run.Problems) > 0 {
+			msg += ": " + strings.Join(firstN(run.Problems, 5), "; ")
+		}
+		return nil, &LoadError{Kind: ErrNoData, Msg: msg, Problems: run.Problems}
+	}
+	run.JobID = jobOrder[0]
+	for _, ri := range byRank {
+		run.Ranks = append(run.Ranks, ri)
+		if ri.Meta.Header.WorldSize > run.WorldSize {
+			run.WorldSize = ri.Meta.Header.WorldSize
+		}
+	}
+	sort.Slice(run.Ranks, func(i, j int) bool { return run.Ranks[i].Rank < run.Ranks[j].Rank })
+	for _, ri := range run.Ranks {
+		if ws := ri.Meta.Header.WorldSize; ws != run.WorldSize {
+			run.Problems = append(run.Problems, fmt.Sprintf("%s: world size %d, other files say %d", filepath.Base(ri.Path), ws, run.WorldSize))
+		}
+	}
+	if run.WorldSize < len(run.Ranks) {
+		run.WorldSize = run.Ranks[len(run.Ranks)-1].Rank + 1
+	}
+	for r := 0; r < run.WorldSize; r++ {
+		if byRank[r] == nil {
+			run.Missing = append(run.Missing, r)
+		}
+	}
+	if len(run.Missing) > 0 {
+		run.Problems = append(run.Problems, fmt.Sprintf("%d of %d ranks missing (%s expected, not found or unusable): %s; instances on their communicators are incomplete",
+			len(run.Missing), run.WorldSize, trace.RankFileName(run.Missing[0]), rankList(run.Missing)))
+	}
+	for _, ri := range run.Ranks {
+		run.Problems = append(run.Problems, metaProblems(ri)...)
+	}
+	return run, nil
+}
+
+// metaProblems lists what the metadata of one rank says is wrong.
+func metaProblems(ri *RankInput) []string {
+	var p []string
+	name := filepath.Base(ri.Path)
+	m := ri.Meta
+	for _, d := range m.Damage {
+		p = append(p, damageString(name, d))
+	}
+	if m.Footer == nil {
+		p = append(p, fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (events after its last flush are lost)", name, ri.Rank))
+	} else if m.Footer.Dropped > 0 {
+		p = append(p, fmt.Sprintf("%s: the recorder dropped %d events (buffer exhaustion)", name, m.Footer.Dropped))
+	}
+	if len(m.Epochs) == 0 {
+		p = append(p, fmt.Sprintf("%s: no sync epoch: rank %d's times are not corrected (raw)", name, ri.Rank))
+	}
+	return p
+}
+
+func damageString(file string, d trace.Damage) string {
+	msg := d.Err
+	if msg == "" {
+		msg = fmt.Sprintf("chunk %d at byte %d: damaged", d.Chunk, d.Offset)
+	}
+	if !strings.HasPrefix(msg, file) {
+		msg = file + ": " + msg
+	}
+	if d.Chunk >= 0 {
+		return msg + "; its events are lost, the rest of the file is used"
+	}
+	return msg + "; region skipped"
+}
+
+// openSafe opens a file, turning a panic in the reader into an error so a
+// hostile file can never crash the command.
+func openSafe(open Opener, path string) (src Source, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			src, err = nil, fmt.Errorf("reader failed: %v", r)
+		}
+	}()
+	src, err = open(path)
+	if err != nil {
+		var fe *trace.FormatError
+		if errors.As(err, &fe) { // the caller names the file; keep the rest
+			msg := fmt.Sprintf("at byte %d: %s", fe.Offset, fe.Msg)
+			if fe.Err != nil {
+				msg += ": " + fe.Err.Error()
+			}
+			return nil, errors.New(msg)
+		}
+		return nil, err
+	}
+	if src == nil {
+		return nil, errors.New("reader returned nothing")
+	}
+	return src, nil
+}
+
+// rankFileName is the file name the recorder gives world rank r
+// (trace.RankFileName).
+func rankFileName(r int) string { return fmt.Sprintf("rank-%05d.gct", r) }
+
+func closeSrc(s Source) {
+	if c, ok := s.(io.Closer); ok {
+		_ = c.Close()
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	out := append([]string(nil), s[:n]...)
+	return append(out, fmt.Sprintf("... (%d more)", len(s)-n))
+}
+
+// rankList formats ranks compactly: "3, 5-9, 12".
+func rankList(r []int) string {
+	var b strings.Builder
+	for i := 0; i < len(r); {
+		j := i
+		for j+1 < len(r) && r[j+1] == r[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", r[i], r[j])
+		} else {
+			fmt.Fprintf(&b, "%d", r[i])
+		}
+		i = j + 1
+	}
+	return b.String()
+}

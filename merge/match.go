@@ -1,0 +1,264 @@
+package merge
+
+import (
+	"github.com/gclock/gclock/trace"
+)
+
+// Matching collective instances.
+//
+// The n-th collective a rank calls on a communicator is instance n on every
+// member, so (comm, seq) names an instance. Events arrive in global time
+// order; an instance is open from its first member's event until every
+// member has either delivered its event or is known never to deliver it:
+//
+//   - a member delivered a later seq on the same comm (its stream is in
+//     seq order per comm, so the missing event was lost, e.g. in a damaged
+//     chunk),
+//   - or the member's stream ended (crash, truncation, missing file).
+//
+// Then the instance is finalized (metrics, aggregation) and its storage is
+// recycled. Open instances of one comm live in a deque indexed by
+// seq − base, so lookup is an index, not a hash. Memory is the open
+// instances only: in a healthy trace about one per communicator.
+
+const (
+	stWaiting uint8 = iota
+	stArrived
+	stMissing
+)
+
+// maxSeqJump bounds how far ahead of the oldest open instance a sequence
+// number may jump before older instances are given up (corrupt seq).
+const maxSeqJump = 1 << 20
+
+type memberRef struct{ comm, pos int32 }
+
+type commState struct {
+	id      uint64
+	members []int32 // world ranks in comm-rank order
+	self    bool
+	lastSeq []int64 // per position: last seq delivered, -1 none
+	base    uint32  // seq of open[0]
+	open    []*openInst
+	pool    []*openInst
+}
+
+type openInst struct {
+	comm       *commState
+	seq        uint32
+	op         trace.Op
+	opMismatch bool
+	got, gone  int
+	state      []uint8
+	enter      []float64
+	exit       []float64
+	rawEnter   []float64
+	rawExit    []float64
+	pc         []uint64
+}
+
+type matcher struct {
+	comms    []*commState
+	memberOf [][]memberRef // by world rank
+	ended    []bool        // by world rank
+	fin      func(*openInst)
+	dupes    int
+	nOpen    int
+	maxOpen  int
+}
+
+func (m *matcher) addComm(id uint64, members []int32, world int) int32 {
+	cs := &commState{id: id, members: append([]int32(nil), members...), self: len(members) == 1 || id == trace.CommSelfID}
+	cs.lastSeq = make([]int64, len(members))
+	for i := range cs.lastSeq {
+		cs.lastSeq[i] = -1
+	}
+	// members outside the world cannot deliver: treat as never arriving
+	m.comms = append(m.comms, cs)
+	return int32(len(m.comms) - 1)
+}
+
+// isGone reports whether member pos of cs will never deliver seq.
+func (m *matcher) isGone(cs *commState, pos int, seq uint32) bool {
+	if cs.lastSeq[pos] >= int64(seq) {
+		return true
+	}
+	w := cs.members[pos]
+	return w < 0 || int(w) >= len(m.ended) || m.ended[w]
+}
+
+func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
+	var in *openInst
+	if n := len(cs.pool); n > 0 {
+		in = cs.pool[n-1]
+		cs.pool = cs.pool[:n-1]
+	} else {
+		k := len(cs.members)
+		in = &openInst{comm: cs, state: make([]uint8, k), enter: make([]float64, k), exit: make([]float64, k),
+			rawEnter: make([]float64, k), rawExit: make([]float64, k), pc: make([]uint64, k)}
+	}
+	in.seq, in.op, in.opMismatch, in.got, in.gone = seq, op, false, 0, 0
+	for p := range in.state {
+		in.state[p] = stWaiting
+		if m.isGone(cs, p, seq) {
+			in.state[p] = stMissing
+			in.gone++
+		}
+	}
+	m.nOpen++
+	if m.nOpen > m.maxOpen {
+		m.maxOpen = m.nOpen
+	}
+	return in
+}
+
+// slot returns the deque slot of seq, growing the deque at either end.
+// An instance older than the oldest open one is new, not a duplicate: an
+// instance is only released once every member delivered or can no longer
+// deliver it, and the per-member lastSeq check rejects repeats.
+func (m *matcher) slot(cs *commState, seq uint32) **openInst {
+	if len(cs.open) == 0 {
+		cs.base = seq
+	}
+	if seq < cs.base {
+		n := int(cs.base - seq)
+		if n >= maxSeqJump {
+			return nil
+		}
+		grown := make([]*openInst, n+len(cs.open))
+		copy(grown[n:], cs.open)
+		cs.open = grown
+		cs.base = seq
+	}
+	d := int(seq - cs.base)
+	if d >= maxSeqJump {
+		// corrupt or wildly skewed sequence numbers: give up the older ones
+		m.flushComm(cs)
+		cs.base = seq
+		d = 0
+	}
+	for d >= len(cs.open) {
+		cs.open = append(cs.open, nil)
+	}
+	return &cs.open[d]
+}
+
+// add matches one collective event (ev.commIdx >= 0).
+func (m *matcher) add(ev *GEvent) {
+	cs := m.comms[ev.commIdx]
+	pos := int(ev.commRank)
+	seq := ev.Seq
+	last := cs.lastSeq[pos]
+	if int64(seq) <= last {
+		m.dupes++
+		return
+	}
+	cs.lastSeq[pos] = int64(seq)
+	// This member skipped seqs last+1..seq-1: mark it missing in any open ones.
+	if int64(seq) > last+1 {
+		for s := uint32(last + 1); s < seq; s++ {
+			if len(cs.open) == 0 {
+				break
+			}
+			if s < cs.base {
+				s = cs.base
+				if s >= seq {
+					break
+				}
+			}
+			d := int(s - cs.base)
+			if d >= len(cs.open) {
+				break
+			}
+			if in := cs.open[d]; in != nil && in.state[pos] == stWaiting {
+				in.state[pos] = stMissing
+				in.gone++
+				m.try(in) // may move cs.base; the loop re-reads it
+			}
+		}
+	}
+	sp := m.slot(cs, seq)
+	if sp == nil {
+		m.dupes++
+		return
+	}
+	in := *sp
+	if in == nil {
+		in = m.newInst(cs, seq, ev.Op)
+		*sp = in
+	} else if in.op != ev.Op {
+		in.opMismatch = true
+	}
+	if in.state[pos] == stMissing {
+		in.gone--
+	}
+	in.state[pos] = stArrived
+	in.got++
+	in.enter[pos], in.exit[pos] = ev.Enter, ev.Exit
+	in.rawEnter[pos], in.rawExit[pos] = ev.RawEnter, ev.RawExit
+	in.pc[pos] = ev.Callsite
+	m.try(in)
+}
+
+// try finalizes in when every member is accounted for.
+func (m *matcher) try(in *openInst) {
+	if in.got+in.gone < len(in.state) {
+		return
+	}
+	m.release(in)
+}
+
+func (m *matcher) release(in *openInst) {
+	cs := in.comm
+	if m.fin != nil {
+		m.fin(in)
+	}
+	if d := int(in.seq - cs.base); in.seq >= cs.base && d < len(cs.open) && cs.open[d] == in {
+		cs.open[d] = nil
+	}
+	for len(cs.open) > 0 && cs.open[0] == nil {
+		cs.open = cs.open[1:]
+		cs.base++
+	}
+	cs.pool = append(cs.pool, in)
+	m.nOpen--
+}
+
+// endRank records that world rank r's stream ended: it delivers nothing
+// more, so open instances waiting for it are resolved.
+func (m *matcher) endRank(r int32) {
+	if int(r) >= len(m.ended) || r < 0 || m.ended[r] {
+		return
+	}
+	m.ended[r] = true
+	for _, ref := range m.memberOf[r] {
+		cs := m.comms[ref.comm]
+		// iterate over a snapshot: release may shift cs.open
+		open := append([]*openInst(nil), cs.open...)
+		for _, in := range open {
+			if in != nil && in.state[ref.pos] == stWaiting {
+				in.state[ref.pos] = stMissing
+				in.gone++
+				m.try(in)
+			}
+		}
+	}
+}
+
+// flushComm finalizes every open instance of cs as it stands.
+func (m *matcher) flushComm(cs *commState) {
+	open := append([]*openInst(nil), cs.open...)
+	for _, in := range open {
+		if in != nil {
+			m.release(in)
+		}
+	}
+	cs.open = cs.open[:0]
+}
+
+// flush finalizes everything still open (end of input).
+func (m *matcher) flush() {
+	for _, cs := range m.comms {
+		m.flushComm(cs)
+	}
+}

@@ -1,0 +1,97 @@
+package merge
+
+import (
+	"github.com/gclock/gclock/trace"
+)
+
+// RankMeta is what merge needs to know about one rank file before reading
+// its events: the header, the communicators and sync epochs the file
+// defines, the footer (nil when the rank did not finish cleanly) and the
+// chunks the reader had to drop.
+type RankMeta struct {
+	Header trace.Header
+	Comms  []trace.Comm
+	Epochs []trace.Epoch
+	Footer *trace.Footer
+	// EventChunks is the number of event chunks the file holds (0 when
+	// unknown); used for progress only.
+	EventChunks int
+	Damage      []trace.Damage
+}
+
+// Source is one rank's trace as merge reads it. *trace.Reader satisfies it
+// through OpenTrace; tests use in-memory sources.
+type Source interface {
+	// Meta returns the rank's metadata. It may be called again after
+	// NextChunk returned io.EOF to learn about damage found while reading.
+	Meta() *RankMeta
+	// NextChunk returns the next chunk of events, reusing dst's storage,
+	// and io.EOF after the last one. Other errors end the rank's stream.
+	NextChunk(dst []trace.Event) ([]trace.Event, error)
+}
+
+// Opener opens the rank file at path.
+type Opener func(path string) (Source, error)
+
+// MemSource is an in-memory Source (tests, benchmarks, synthetic input).
+// Events are handed out ChunkSize at a time (all at once when 0).
+type MemSource struct {
+	M         RankMeta
+	Events    []trace.Event
+	ChunkSize int
+	pos       int
+}
+
+// Meta implements Source.
+func (s *MemSource) Meta() *RankMeta { return &s.M }
+
+// NextChunk implements Source.
+func (s *MemSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
+	if s.pos >= len(s.Events) {
+		return dst[:0], errEOF
+	}
+	n := len(s.Events) - s.pos
+	if s.ChunkSize > 0 && n > s.ChunkSize {
+		n = s.ChunkSize
+	}
+	dst = append(dst[:0], s.Events[s.pos:s.pos+n]...)
+	s.pos += n
+	return dst, nil
+}
+
+// Rewind makes the source deliver its events again from the start.
+func (s *MemSource) Rewind() { s.pos = 0 }
+
+// traceSource adapts *trace.Reader to Source.
+type traceSource struct {
+	r *trace.Reader
+	m RankMeta
+}
+
+// OpenTrace opens a gclock trace file (trace.Open) as a Source.
+func OpenTrace(path string) (Source, error) {
+	r, err := trace.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	ts := &traceSource{r: r}
+	tm := r.Meta()
+	ts.m = RankMeta{Header: tm.Header, Comms: tm.Comms, Epochs: tm.Epochs, Footer: tm.Footer,
+		EventChunks: tm.EventChunks, Damage: tm.Damage}
+	return ts, nil
+}
+
+// Meta implements Source; Damage is refreshed from the reader, which adds
+// chunks it finds undecodable while iterating.
+func (s *traceSource) Meta() *RankMeta {
+	s.m.Damage = s.r.Meta().Damage
+	return &s.m
+}
+
+// NextChunk implements Source.
+func (s *traceSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
+	return s.r.NextChunk(dst)
+}
+
+// Close closes the file.
+func (s *traceSource) Close() error { return s.r.Close() }
