@@ -30,3 +30,39 @@ func TestDemoWriteFiles(t *testing.T) {
 		f.Close()
 	}
 }
+
+func TestDemoInstance(t *testing.T) {
+	dir := os.Getenv("VIZ_DEMO_DIR")
+	if dir == "" {
+		t.Skip("set VIZ_DEMO_DIR")
+	}
+	inst, raw := demoInstances(8)
+	f, _ := os.Create(dir + "/inst.svg")
+	if err := InstanceSVG(f, inst, &raw, "Worst MPI_Allreduce <by entry skew>"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	f, _ = os.Create(dir + "/inst1.svg")
+	if err := InstanceSVG(f, inst, nil, "corrected only"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func TestDemoReport(t *testing.T) {
+	dir := os.Getenv("VIZ_DEMO_DIR")
+	if dir == "" {
+		t.Skip("set VIZ_DEMO_DIR")
+	}
+	rep := demoReport(t, true)
+	f, _ := os.Create(dir + "/index.html")
+	if err := WriteHTML(f, rep); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	f, _ = os.Create(dir + "/report.txt")
+	if err := WriteImbalanceText(f, rep.Analysis); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}

@@ -1,9 +1,13 @@
 package viz
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"sort"
+	"strconv"
+	"testing"
+	"time"
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
@@ -91,4 +95,117 @@ func (s synthRun) run(fn func(*merge.GEvent) error) error {
 		}
 	}
 	return nil
+}
+
+// demoInstances returns one Allreduce over n ranks (rank n-1 arrives last)
+// and the same instance on raw clocks whose offsets make some ranks appear
+// to leave before the last one entered.
+func demoInstances(n int) (merge.Instance, merge.Instance) {
+	inst := merge.Instance{CommID: 1, Seq: 42, Op: trace.OpAllreduce, OpName: "MPI_Allreduce", Complete: true}
+	raw := inst
+	for i := 0; i < n; i++ {
+		e := 1e6 + float64(i*i)*400
+		x := 1e6 + float64((n-1)*(n-1))*400 + 30000 + float64(i%3)*700
+		inst.Ranks = append(inst.Ranks, int32(i))
+		inst.Enter = append(inst.Enter, e)
+		inst.Exit = append(inst.Exit, x)
+		off := float64((i*7919)%11-5) * 9000
+		raw.Enter = append(raw.Enter, e+off)
+		raw.Exit = append(raw.Exit, x+off)
+	}
+	raw.Ranks = inst.Ranks
+	return inst, raw
+}
+
+// hostile is a name that breaks markup unless escaped.
+const hostile = `<script>alert("x")</script>&'"`
+
+// logHist returns a log-spaced histogram with a bump around peak ns.
+func logHist(peak float64, n int) merge.Histogram {
+	var h merge.Histogram
+	for i := 0; i <= 24; i++ {
+		h.Edges = append(h.Edges, 100*math.Pow(10, float64(i)/4))
+	}
+	for i := 0; i < 24; i++ {
+		x := math.Log10(h.Edges[i] / peak)
+		h.Counts = append(h.Counts, int(float64(n)*math.Exp(-x*x*4)))
+	}
+	return h
+}
+
+// demoAnalysis is a plausible analysis of an 8-rank run with hostile
+// strings in every field that comes from a trace.
+func demoAnalysis(injected bool) *merge.Analysis {
+	st := func(mean float64) merge.Stats {
+		return merge.Stats{Count: 1000, Total: mean * 1000, Mean: mean, Median: mean * 0.8, P95: mean * 2.5, Max: mean * 6}
+	}
+	a := &merge.Analysis{
+		Dir: "/tmp/gclock-trace/" + hostile, JobID: "4711" + hostile, WorldSize: 8, Events: 123456,
+		StartNS: 1e9, EndNS: 1e9 + 2.35e6,
+		Clock: merge.ClockQuality{Mode: "interp", Injected: injected, InjectSpec: "nodes=4,offset=30us,drift=1e-5" + hostile,
+			CheckMaxNS: []float64{180, 420}, Algorithms: []string{"H2HCA(HCA3+clone)"}, Violations: 3, MaxViolationNS: 810,
+			Warnings: []string{"epoch 1 residual above 1 µs on rank 5 " + hostile}},
+		Ops: []merge.OpSummary{
+			{Op: "MPI_Allreduce", Count: 500, Calls: 4000, TotalTime: 9e7, EntrySkew: st(20000), ExitSkew: st(1400), Wait: st(11000), Latency: st(30000), Span: st(50000), Violations: 3, MaxViolation: 810},
+			{Op: "MPI_Bcast", Count: 250, Calls: 2000, TotalTime: 2e7, EntrySkew: st(15000), ExitSkew: st(9000), Wait: st(5000), Latency: st(4000), Span: st(20000)},
+			{Op: "MPI_Barrier", Count: 250, Calls: 2000, TotalTime: 3e7, EntrySkew: st(18000), ExitSkew: st(800), Wait: st(9000), Latency: st(3000), Span: st(21000)},
+		},
+		Problems: []string{"rank-0003.gct: chunk 12 at byte 81920: checksum mismatch " + hostile},
+	}
+	for i := 0; i < 6; i++ {
+		a.Callsites = append(a.Callsites, merge.CallsiteSummary{Callsite: 0x401000 + uint64(i)*16,
+			Function: "hypre_" + hostile, File: "par_csr" + hostile + ".c", Line: 100 + i, Object: "amg2013",
+			Op: "MPI_Allreduce", Calls: 1000 - i*100, TotalTime: 1e7 / float64(i+1), Wait: st(9000 / float64(i+1))})
+	}
+	for r := 0; r < 8; r++ {
+		rs := merge.RankSummary{Rank: int32(r), Host: "node" + strconv.Itoa(r/2) + hostile, Events: 15432,
+			TimeInMPI: 1.4e7, TotalWait: 1e7 * float64(8-r) / 8}
+		if r == 5 {
+			rs.TotalWait, rs.TotalLateness, rs.LastCount = 2e5, 6e7, 700
+		}
+		a.Ranks = append(a.Ranks, rs)
+	}
+	inst, _ := demoInstances(8)
+	inst.EntrySkew, inst.ExitSkew, inst.Latency, inst.Span, inst.LastRank = 19600, 1400, 30000, 51000, 7
+	for i := 0; i < 5; i++ {
+		in := inst
+		in.Seq = uint32(40 + i)
+		in.EntrySkew -= float64(i) * 1000
+		if i == 2 {
+			in.Violation = 810
+		}
+		a.Worst = append(a.Worst, in)
+	}
+	a.Hists = []merge.OpHistograms{
+		{Op: "MPI_Allreduce", ExitSkew: logHist(1400, 400), Wait: logHist(11000, 3000)},
+		{Op: "MPI_Bcast", ExitSkew: logHist(9000, 200), Wait: logHist(5000, 1500)},
+	}
+	return a
+}
+
+// demoReport builds a full report from the synthetic run and fixtures.
+func demoReport(t testing.TB, injected bool) Report {
+	t.Helper()
+	a := demoAnalysis(injected)
+	hosts := make([]string, 8)
+	for r := range hosts {
+		hosts[r] = a.Ranks[r].Host
+	}
+	g := NewGantt(GanttOptions{WorldSize: 8, Title: "job " + a.JobID, Hosts: hosts})
+	s := synthRun{Ranks: 8, Iters: 40, Seed: 1, Compute: 20000, Latency: 5000, Offset: 30000, Drift: 1e-5, Slow: 5,
+		Ops: []trace.Op{trace.OpAllreduce, trace.OpAllreduce, trace.OpBcast, trace.OpBarrier}}
+	if err := s.run(g.Add); err != nil {
+		t.Fatal(err)
+	}
+	var gs bytes.Buffer
+	if err := g.WriteSVG(&gs); err != nil {
+		t.Fatal(err)
+	}
+	inst, raw := demoInstances(8)
+	var is bytes.Buffer
+	if err := InstanceSVG(&is, inst, &raw, "MPI_Allreduce comm 1 #42 "+hostile); err != nil {
+		t.Fatal(err)
+	}
+	return Report{Analysis: a, GanttSVG: gs.Bytes(), Instances: []NamedSVG{{Name: "worst MPI_Allreduce " + hostile, SVG: is.Bytes()}},
+		Resolve: func(pc uint64) string { return "fn" + hostile }, Generated: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), Version: "test"}
 }

@@ -1,0 +1,158 @@
+package viz
+
+import (
+	"bufio"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
+)
+
+//go:embed report.html.tmpl
+var reportTmplText string
+
+var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"dur":          fmtDur,
+	"pct":          pct,
+	"hex":          func(pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) },
+	"ns":           func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },
+	"time":         func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 MST") },
+	"safeCSSColor": func(c string) template.CSS { return template.CSS(c) },
+	"bar": func(part, whole float64) string { // width in % for inline bars
+		if whole <= 0 || part <= 0 {
+			return "0"
+		}
+		return strconv.FormatFloat(min(100, 100*part/whole), 'f', 1, 64)
+	},
+}).Parse(reportTmplText))
+
+// htmlOp is one row of the per-op table.
+type htmlOp struct {
+	merge.OpSummary
+	Color   string
+	WaitPct string
+}
+
+type htmlCallsite struct {
+	merge.CallsiteSummary
+	Name string
+}
+
+type htmlHist struct {
+	Op             string
+	ExitSkew, Wait template.HTML
+}
+
+type htmlSVG struct {
+	Name string
+	SVG  template.HTML
+}
+
+type htmlData struct {
+	A          *merge.Analysis
+	Title      string
+	Hosts      int
+	Span       float64
+	Banners    []string
+	Injected   bool
+	Raw        bool
+	Ops        []htmlOp
+	TotalMPI   float64
+	MaxWait    float64
+	MaxLate    float64
+	Callsites  []htmlCallsite
+	Ranks      []merge.RankSummary
+	Worst      []merge.Instance
+	Gantt      template.HTML
+	Instances  []htmlSVG
+	Hists      []htmlHist
+	Generated  time.Time
+	Version    string
+	Checks     []string
+	CallsTotal int
+}
+
+// ReportTopN bounds the call-site and worst-instance tables of the HTML
+// report.
+const ReportTopN = 50
+
+// WriteHTML writes the self-contained HTML report: run summary, loud
+// banners when the clock was injected or left raw or violated the clock
+// condition, clock quality, the Gantt chart, the instance views, the
+// imbalance tables (per op, per call site, per rank, worst instances) and
+// histograms of exit skew and wait per op. CSS and SVG are inline and no
+// external URL is referenced; a few lines of optional JavaScript make the
+// tables sortable. Everything from the trace is HTML-escaped by
+// html/template; the SVGs passed in r must come from this package.
+func WriteHTML(w io.Writer, r Report) error {
+	a := r.Analysis
+	if a == nil {
+		return fmt.Errorf("viz: html report: nil analysis")
+	}
+	d := htmlData{
+		A: a, Hosts: hostCount(a), Span: a.EndNS - a.StartNS, Banners: clockBanners(a),
+		Injected: a.Clock.Injected, Raw: a.Clock.Mode == "raw",
+		Gantt: template.HTML(r.GanttSVG), Generated: r.Generated, Version: r.Version,
+	}
+	d.Title = "gclock report"
+	if a.JobID != "" {
+		d.Title += ": job " + a.JobID
+	}
+	for _, o := range a.Ops {
+		d.TotalMPI += o.TotalTime
+	}
+	for _, o := range a.Ops {
+		op, _ := trace.OpByName(o.Op)
+		d.Ops = append(d.Ops, htmlOp{OpSummary: o, Color: opColor(op), WaitPct: pct(o.Wait.Total, o.TotalTime)})
+		d.CallsTotal += o.Calls
+	}
+	sort.SliceStable(d.Ops, func(i, j int) bool { return d.Ops[i].Wait.Total > d.Ops[j].Wait.Total })
+	cs := append([]merge.CallsiteSummary(nil), a.Callsites...)
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Wait.Total > cs[j].Wait.Total })
+	for _, c := range cs[:min(ReportTopN, len(cs))] {
+		name := callsiteName(c)
+		if c.Function == "" && c.File == "" && r.Resolve != nil {
+			if s := r.Resolve(c.Callsite); s != "" {
+				name = s
+			}
+		}
+		d.Callsites = append(d.Callsites, htmlCallsite{CallsiteSummary: c, Name: name})
+	}
+	d.Ranks = append([]merge.RankSummary(nil), a.Ranks...)
+	sort.SliceStable(d.Ranks, func(i, j int) bool { return d.Ranks[i].Rank < d.Ranks[j].Rank })
+	for _, rk := range d.Ranks {
+		d.MaxWait = max(d.MaxWait, rk.TotalWait)
+		d.MaxLate = max(d.MaxLate, rk.TotalLateness)
+	}
+	d.Worst = a.Worst[:min(ReportTopN, len(a.Worst))]
+	for _, s := range r.Instances {
+		d.Instances = append(d.Instances, htmlSVG{Name: s.Name, SVG: template.HTML(s.SVG)})
+	}
+	for _, h := range a.Hists {
+		op, _ := trace.OpByName(h.Op)
+		c := opColor(op)
+		d.Hists = append(d.Hists, htmlHist{
+			Op:       h.Op,
+			ExitSkew: template.HTML(HistogramSVG(h.ExitSkew, h.Op+": exit skew per instance", c)),
+			Wait:     template.HTML(HistogramSVG(h.Wait, h.Op+": wait per rank and instance", c)),
+		})
+	}
+	for i, v := range a.Clock.CheckMaxNS {
+		d.Checks = append(d.Checks, "epoch "+strconv.Itoa(i)+": "+fmtDur(v))
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	if err := reportTmpl.Execute(bw, d); err != nil {
+		return fmt.Errorf("viz: html report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("viz: html report: writing: %w", err)
+	}
+	return nil
+}
+

@@ -1,0 +1,213 @@
+package viz
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gclock/gclock/merge"
+)
+
+// TextTopN is how many call sites, ranks and instances the terminal report
+// lists in each table.
+const TextTopN = 10
+
+// WriteImbalanceText writes the imbalance report users read in a terminal:
+// a clock-trust banner, then where the time goes (per op), where the waits
+// are caused (call sites), who waits and who makes others wait (ranks) and
+// the worst instances. Strings from the trace are stripped of control
+// characters so a hostile host name cannot drive the terminal.
+func WriteImbalanceText(w io.Writer, a *merge.Analysis) error {
+	if a == nil {
+		return fmt.Errorf("viz: imbalance report: nil analysis")
+	}
+	bw := bufio.NewWriter(w)
+	writeImbalance(bw, a)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("viz: imbalance report: %w", err)
+	}
+	return nil
+}
+
+// term strips terminal control characters (ESC, CSI, BEL, ...) from s.
+func term(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+func pct(part, whole float64) string {
+	if whole <= 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(100*part/whole, 'f', 1, 64) + "%"
+}
+
+// callsiteName formats a call site summary as "function (file:line)".
+func callsiteName(c merge.CallsiteSummary) string {
+	s := c.Function
+	if c.File != "" {
+		loc := c.File
+		if c.Line > 0 {
+			loc += ":" + strconv.Itoa(c.Line)
+		}
+		if s == "" {
+			s = loc
+		} else {
+			s += " (" + loc + ")"
+		}
+	}
+	if s == "" {
+		s = "0x" + strconv.FormatUint(c.Callsite, 16)
+		if c.Object != "" {
+			s += " in " + c.Object
+		}
+	}
+	return s
+}
+
+func hostCount(a *merge.Analysis) int {
+	hs := map[string]bool{}
+	for _, r := range a.Ranks {
+		if r.Host != "" {
+			hs[r.Host] = true
+		}
+	}
+	return len(hs)
+}
+
+// clockBanners returns the loud warnings about the clock, most severe first.
+func clockBanners(a *merge.Analysis) []string {
+	var b []string
+	c := a.Clock
+	if c.Injected {
+		spec := c.InjectSpec
+		if spec == "" {
+			spec = "(no spec recorded)"
+		}
+		b = append(b, "CLOCK ERROR WAS INJECTED: timestamps were deliberately faked by the test injection ("+spec+"). These results test gclock; they do not measure this machine.")
+	}
+	if c.Mode == "raw" {
+		b = append(b, "RAW CLOCKS: times were NOT corrected to a global clock; cross-rank skews and waits include clock offsets.")
+	}
+	if c.Violations > 0 {
+		b = append(b, fmt.Sprintf("%d clock-condition violations (a rank left a synchronizing collective before the last member entered, by up to %s): cross-rank times are off by at least that much.",
+			c.Violations, fmtDur(c.MaxViolationNS)))
+	}
+	return b
+}
+
+func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
+	job := a.JobID
+	if job == "" {
+		job = "?"
+	}
+	fmt.Fprintf(w, "gclock imbalance report: job %s, %d ranks on %d hosts, %d events, span %s\n",
+		term(job), a.WorldSize, hostCount(a), a.Events, fmtDur(a.EndNS-a.StartNS))
+	if bs := clockBanners(a); len(bs) > 0 {
+		line := strings.Repeat("!", 78)
+		fmt.Fprintln(w, line)
+		for _, b := range bs {
+			fmt.Fprintf(w, "!!! %s\n", term(b))
+		}
+		fmt.Fprintln(w, line)
+	}
+	c := a.Clock
+	fmt.Fprintf(w, "clock: mode %s", term(orDash(c.Mode)))
+	if len(c.Algorithms) > 0 {
+		fmt.Fprintf(w, ", sync %s", term(strings.Join(c.Algorithms, ", ")))
+	}
+	if len(c.CheckMaxNS) > 0 {
+		var s []string
+		for _, v := range c.CheckMaxNS {
+			s = append(s, fmtDur(v))
+		}
+		fmt.Fprintf(w, ", self-check max |offset| per epoch %s", strings.Join(s, " / "))
+	}
+	fmt.Fprintf(w, ", clock-condition violations %d\n", c.Violations)
+	for _, s := range c.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", term(s))
+	}
+	for _, s := range a.Problems {
+		fmt.Fprintf(w, "problem: %s\n", term(s))
+	}
+
+	// Per op, by total wait.
+	ops := append([]merge.OpSummary(nil), a.Ops...)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Wait.Total > ops[j].Wait.Total })
+	var totalMPI float64
+	for _, o := range ops {
+		totalMPI += o.TotalTime
+	}
+	fmt.Fprintf(w, "\nPer operation (by total wait)\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "op\tinstances\tcalls\ttime in op\twait total\twait %\twait mean\twait p95\tentry skew p95\texit skew p95\tlatency median\tviolations\t")
+	for _, o := range ops {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", term(o.Op), o.Count, o.Calls,
+			fmtDur(o.TotalTime), fmtDur(o.Wait.Total), pct(o.Wait.Total, o.TotalTime), fmtDur(o.Wait.Mean), fmtDur(o.Wait.P95),
+			fmtDur(o.EntrySkew.P95), fmtDur(o.ExitSkew.P95), fmtDur(o.Latency.Median), o.Violations)
+	}
+	tw.Flush()
+
+	// Call sites, by total wait.
+	cs := append([]merge.CallsiteSummary(nil), a.Callsites...)
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Wait.Total > cs[j].Wait.Total })
+	fmt.Fprintf(w, "\nCall sites where ranks wait (top %d of %d by total wait)\n", min(TextTopN, len(cs)), len(cs))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "call site\top\tcalls\ttime in op\twait total\twait mean\twait p95")
+	for _, c := range cs[:min(TextTopN, len(cs))] {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", term(truncate(callsiteName(c), 60)), term(c.Op), c.Calls,
+			fmtDur(c.TotalTime), fmtDur(c.Wait.Total), fmtDur(c.Wait.Mean), fmtDur(c.Wait.P95))
+	}
+	tw.Flush()
+
+	// Ranks: who waits, who makes others wait.
+	rs := append([]merge.RankSummary(nil), a.Ranks...)
+	writeRanks := func(title string, key func(r merge.RankSummary) float64) {
+		sort.SliceStable(rs, func(i, j int) bool { return key(rs[i]) > key(rs[j]) })
+		n := 0
+		for n < len(rs) && n < TextTopN && key(rs[n]) > 0 {
+			n++
+		}
+		fmt.Fprintf(w, "\n%s (top %d of %d ranks)\n", title, n, len(rs))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "rank\thost\tevents\ttime in MPI\twait total\twait % of MPI\tmade others wait\ttimes last")
+		for _, r := range rs[:n] {
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\n", r.Rank, term(truncate(orDash(r.Host), 30)), r.Events,
+				fmtDur(r.TimeInMPI), fmtDur(r.TotalWait), pct(r.TotalWait, r.TimeInMPI), fmtDur(r.TotalLateness), r.LastCount)
+		}
+		tw.Flush()
+	}
+	writeRanks("Who waits: total wait for the last member of their collectives",
+		func(r merge.RankSummary) float64 { return r.TotalWait })
+	writeRanks("Who makes others wait: waits caused to the others when entering last",
+		func(r merge.RankSummary) float64 { return r.TotalLateness })
+
+	// Worst instances.
+	fmt.Fprintf(w, "\nWorst instances (by entry skew)\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "op\tcomm\tinstance\tmembers\tentry skew\texit skew\tlatency\tlast rank\tclock violation")
+	for _, in := range a.Worst[:min(TextTopN, len(a.Worst))] {
+		v := "-"
+		if in.Violation > 0 {
+			v = fmtDur(in.Violation)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n", term(orDash(in.OpName)), in.CommID, in.Seq, len(in.Ranks),
+			fmtDur(in.EntrySkew), fmtDur(in.ExitSkew), fmtDur(in.Latency), in.LastRank, v)
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
