@@ -155,4 +155,3 @@ func WriteHTML(w io.Writer, r Report) error {
 	}
 	return nil
 }
-
