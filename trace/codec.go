@@ -1,9 +1,11 @@
 package trace
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -83,12 +85,12 @@ func sharedDecoder() (*zstd.Decoder, error) {
 
 // chunkEncoder holds reusable buffers for encoding event chunks.
 type chunkEncoder struct {
-	p      chunkPayload
-	cols   [12][]byte
-	sites  map[uint64]uint64
-	lastSq map[uint32]int64
-	mp     []byte
-	zbuf   []byte
+	p     chunkPayload
+	cols  [12][]byte
+	sites map[uint64]uint64
+	seq   seqTracker
+	mp    []byte
+	zbuf  []byte
 }
 
 // encode appends the compressed EVENTS payload for evs to dst.
@@ -98,10 +100,9 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 	}
 	if c.sites == nil {
 		c.sites = make(map[uint64]uint64)
-		c.lastSq = make(map[uint32]int64)
 	}
 	clear(c.sites)
-	clear(c.lastSq)
+	c.seq.reset()
 	sites := c.p.Sites[:0]
 	var prevExit int64
 	var any [12]bool
@@ -109,12 +110,8 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 		e := &evs[i]
 		c.cols[0] = binary.AppendUvarint(c.cols[0], uint64(e.Op))
 		c.cols[1] = binary.AppendUvarint(c.cols[1], uint64(e.Comm))
-		last, ok := c.lastSq[e.Comm]
-		if !ok {
-			last = -1
-		}
-		c.cols[2] = binary.AppendVarint(c.cols[2], int64(e.Seq)-(last+1))
-		c.lastSq[e.Comm] = int64(e.Seq)
+		c.cols[2] = binary.AppendVarint(c.cols[2], int64(e.Seq)-(c.seq.last(e.Comm)+1))
+		c.seq.set(e.Comm, int64(e.Seq))
 		c.cols[3] = binary.AppendVarint(c.cols[3], int64(e.Root))
 		c.cols[4] = binary.AppendUvarint(c.cols[4], e.Sent)
 		c.cols[5] = binary.AppendUvarint(c.cols[5], e.Recv)
@@ -187,6 +184,126 @@ func (w *sliceWriter) Write(p []byte) (int, error) {
 type chunkDecoder struct {
 	raw []byte
 	p   chunkPayload
+	br  bytes.Reader
+	md  *msgpack.Decoder
+	seq seqTracker
+}
+
+// seqTracker remembers the last Seq per comm index within one chunk: a
+// small array for the usual low indices, a map beyond.
+type seqTracker struct {
+	small [16]int64
+	big   map[uint32]int64
+}
+
+func (s *seqTracker) reset() {
+	for i := range s.small {
+		s.small[i] = -1
+	}
+	clear(s.big)
+}
+
+func (s *seqTracker) last(comm uint32) int64 {
+	if comm < uint32(len(s.small)) {
+		return s.small[comm]
+	}
+	if v, ok := s.big[comm]; ok {
+		return v
+	}
+	return -1
+}
+
+func (s *seqTracker) set(comm uint32, v int64) {
+	if comm < uint32(len(s.small)) {
+		s.small[comm] = v
+		return
+	}
+	if s.big == nil {
+		s.big = make(map[uint32]int64)
+	}
+	s.big[comm] = v
+}
+
+// chunkFields is the number of array elements of chunkPayload this reader
+// knows; later minor versions may append more, which are skipped.
+const chunkFields = 15
+
+// parse decodes the msgpack array of a chunk payload without reflection;
+// the byte columns alias raw (no copies).
+func (d *chunkDecoder) parse(raw []byte) error {
+	if d.md == nil {
+		d.md = msgpack.NewDecoder(nil)
+	}
+	d.br.Reset(raw)
+	md := d.md
+	md.Reset(&d.br)
+	n, err := md.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n < chunkFields {
+		return fmt.Errorf("chunk array has %d elements, want at least %d", n, chunkFields)
+	}
+	sites := d.p.Sites[:0]
+	d.p = chunkPayload{}
+	lay, err := md.DecodeUint8()
+	if err != nil {
+		return fmt.Errorf("layout: %w", err)
+	}
+	d.p.Layout = lay
+	if d.p.N, err = md.DecodeInt(); err != nil {
+		return fmt.Errorf("event count: %w", err)
+	}
+	bin := func(name string) ([]byte, error) {
+		k, err := md.DecodeBytesLen()
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", name, err)
+		}
+		if k <= 0 {
+			return nil, nil
+		}
+		pos := len(raw) - d.br.Len()
+		if k > d.br.Len() {
+			return nil, fmt.Errorf("column %s: %d bytes, only %d left", name, k, d.br.Len())
+		}
+		if _, err := d.br.Seek(int64(k), io.SeekCurrent); err != nil {
+			return nil, err
+		}
+		return raw[pos : pos+k : pos+k], nil
+	}
+	cols := []*[]byte{&d.p.Op, &d.p.Comm, &d.p.Seq, &d.p.Root, &d.p.Sent, &d.p.Recv, &d.p.Enter, &d.p.Dur, &d.p.Site}
+	names := []string{"op", "comm", "seq", "root", "sent", "recv", "enter", "dur", "site"}
+	for i, c := range cols {
+		if *c, err = bin(names[i]); err != nil {
+			return err
+		}
+	}
+	ns, err := md.DecodeArrayLen()
+	if err != nil {
+		return fmt.Errorf("callsite dictionary: %w", err)
+	}
+	if ns > d.br.Len() {
+		return fmt.Errorf("callsite dictionary: %d entries in %d bytes", ns, d.br.Len())
+	}
+	for i := 0; i < ns; i++ {
+		v, err := md.DecodeUint64()
+		if err != nil {
+			return fmt.Errorf("callsite dictionary: %w", err)
+		}
+		sites = append(sites, v)
+	}
+	d.p.Sites = sites
+	for i, c := range []*[]byte{&d.p.Peer, &d.p.Tag, &d.p.Req} {
+		if *c, err = bin([]string{"peer", "tag", "req"}[i]); err != nil {
+			return err
+		}
+	}
+	for i := chunkFields; i < n; i++ {
+		if err := md.Skip(); err != nil {
+			return fmt.Errorf("extension element %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 var errColumn = errors.New("bad column")
@@ -242,17 +359,10 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte) ([]Event, error) {
 	if err != nil {
 		return dst[:0], fmt.Errorf("zstd: %w", err)
 	}
-	d.p = chunkPayload{}
-	if err := msgpack.Unmarshal(d.raw, &d.p); err != nil {
+	if err := d.parse(d.raw); err != nil {
 		return dst[:0], fmt.Errorf("msgpack: %w", err)
 	}
 	p := &d.p
-	if p.Layout != chunkLayout {
-		return dst[:0], fmt.Errorf("unsupported chunk layout %d (this reader knows %d)", p.Layout, chunkLayout)
-	}
-	if p.N < 0 || p.N > MaxChunkEvents {
-		return dst[:0], fmt.Errorf("event count %d out of range [0, %d]", p.N, MaxChunkEvents)
-	}
 	n := p.N
 	// Every event has a non-empty op varint, so n is bounded by the data
 	// actually present; this stops a tiny payload from allocating n events.
@@ -275,7 +385,7 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte) ([]Event, error) {
 		dst = make([]Event, n)
 	}
 	dst = dst[:n]
-	var lastSq map[uint32]int64
+	d.seq.reset()
 	var prevExit int64
 	for i := 0; i < n; i++ {
 		e := &dst[i]
@@ -289,16 +399,9 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte) ([]Event, error) {
 			return dst[:0], fmt.Errorf("column comm: value %d at event %d out of range: %w", comm, i, errColumn)
 		}
 		e.Comm = uint32(comm)
-		if lastSq == nil {
-			lastSq = make(map[uint32]int64, 8)
-		}
-		last, ok := lastSq[e.Comm]
-		if !ok {
-			last = -1
-		}
-		sq := last + 1 + cols[2].varint()
+		sq := d.seq.last(e.Comm) + 1 + cols[2].varint()
 		e.Seq = uint32(sq)
-		lastSq[e.Comm] = int64(e.Seq)
+		d.seq.set(e.Comm, int64(e.Seq))
 		e.Root = int32(cols[3].varint())
 		e.Sent = cols[4].uvarint()
 		e.Recv = cols[5].uvarint()

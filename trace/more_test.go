@@ -1,0 +1,199 @@
+package trace
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+func TestChunkPayload_IgnoresAppendedElements(t *testing.T) {
+	evs := amgEvents(300, 4)
+	var ce chunkEncoder
+	enc, err := sharedEncoder(DefaultCompressionLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ce.encode(nil, evs, enc); err != nil {
+		t.Fatal(err)
+	}
+	// A newer minor version appends a 16th element (a new column).
+	raw := bytes.Clone(ce.mp)
+	if raw[0] != 0x90|chunkFields {
+		t.Fatalf("payload starts with %#x, want fixarray of %d", raw[0], chunkFields)
+	}
+	ext, err := msgpack.Marshal([]byte{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := append([]byte{0xdc, 0, chunkFields + 1}, raw[1:]...)
+	newer = append(newer, ext...)
+	var cd chunkDecoder
+	got, err := cd.decode(nil, enc.EncodeAll(newer, nil))
+	if err != nil {
+		t.Fatalf("decoding a payload with an appended element: %v", err)
+	}
+	if !reflect.DeepEqual(got, evs) {
+		t.Error("events differ when an element is appended")
+	}
+	// Fewer elements than this reader needs is an error, not a panic.
+	older := append([]byte{0x90 | (chunkFields - 1)}, raw[1:]...)
+	if _, err := cd.decode(nil, enc.EncodeAll(older, nil)); err == nil {
+		t.Error("payload with too few elements decoded without error")
+	}
+}
+
+func TestWriter_AbortLeavesFileWithoutFooter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), RankFileName(1))
+	w, err := Create(path, testHeader(), WithFsync(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := amgEvents(1000, 9)
+	if err := w.WriteEvents(evs); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteEvents(evs); err == nil {
+		t.Error("WriteEvents after Abort succeeded")
+	}
+	if err := w.Close(Footer{}); err == nil {
+		t.Error("Close after Abort succeeded")
+	}
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got, err := r.ReadAll()
+	if err != nil || !reflect.DeepEqual(got, evs) {
+		t.Errorf("events after abort: err %v, equal %v", err, reflect.DeepEqual(got, evs))
+	}
+	if r.Meta().Footer != nil || len(r.Meta().Damage) != 0 || r.Meta().Complete() {
+		t.Errorf("footer %v damage %v", r.Meta().Footer, r.Meta().Damage)
+	}
+}
+
+func TestWriter_ConcurrentWritesKeepFramesWhole(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, per = 4, 20
+	var wg sync.WaitGroup
+	for g := 0; g < writers; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				evs := amgEvents(50, uint64(g*1000+i))
+				if err := w.WriteEvents(evs); err != nil {
+					t.Error(err)
+				}
+				if err := w.WriteComm(Comm{ID: uint64(g*1000 + i + 10), Local: uint32(g*1000 + i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	if err := w.Close(Footer{}); err != nil {
+		t.Fatal(err)
+	}
+	r, got, err := readBytes(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Meta()
+	if len(got) != writers*per*50 || m.EventChunks != writers*per || len(m.Comms) != writers*per || len(m.Damage) != 0 ||
+		m.Footer.Events != uint64(len(got)) {
+		t.Errorf("events %d chunks %d comms %d damage %v footer %+v", len(got), m.EventChunks, len(m.Comms), m.Damage, m.Footer)
+	}
+}
+
+func TestReader_SkipsUnknownFrameKinds(t *testing.T) {
+	chunks := smallChunks()
+	data, _ := writeFile(t, chunks)
+	// Splice a frame of a kind from the future after the header.
+	he := headerEnd(t, data)
+	var fr []byte
+	fr = appendFrameHeader(fr, FrameKind(77), 0, []byte("future"))
+	fr = append(fr, "future"...)
+	newer := append(append(bytes.Clone(data[:he]), fr...), data[he:]...)
+	r, got, err := readBytes(t, newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, concat(chunks)) || r.Meta().UnknownFrames != 1 || len(r.Meta().Damage) != 0 {
+		t.Errorf("unknown frames %d damage %v equal %v", r.Meta().UnknownFrames, r.Meta().Damage, reflect.DeepEqual(got, concat(chunks)))
+	}
+}
+
+func TestReader_ReadErrorsAreReturnedNotHidden(t *testing.T) {
+	data, _ := writeFile(t, smallChunks())
+	bad := &flakyReaderAt{data: data, failAfter: int64(len(data) / 2)}
+	_, err := NewReader(bad, int64(len(data)), "rank-00001.gct")
+	if !errors.Is(err, errIO) {
+		t.Errorf("err = %v, want the I/O error", err)
+	}
+}
+
+var errIO = errors.New("input/output error")
+
+type flakyReaderAt struct {
+	data      []byte
+	failAfter int64
+}
+
+func (f *flakyReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off+int64(len(p)) > f.failAfter {
+		return 0, errIO
+	}
+	return copy(p, f.data[off:]), nil
+}
+
+// FuzzChunkDecode feeds arbitrary bytes to the chunk decoder directly (past
+// the checksums FuzzReader has to get through) both as a zstd payload and as
+// the msgpack inside one.
+func FuzzChunkDecode(f *testing.F) {
+	enc, err := sharedEncoder(DefaultCompressionLevel)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var ce chunkEncoder
+	p, err := ce.encode(nil, amgEvents(40, 1), enc)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(p)
+	f.Add(bytes.Clone(ce.mp))
+	f.Add([]byte{0x9f, 1, 0x10})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var cd chunkDecoder
+		if evs, err := cd.decode(nil, data); err == nil && len(evs) > MaxChunkEvents {
+			t.Fatalf("decoded %d events", len(evs))
+		}
+		if evs, err := cd.decode(nil, enc.EncodeAll(data, nil)); err == nil {
+			// Whatever decodes must re-encode to the same events.
+			var ce chunkEncoder
+			p, err := ce.encode(nil, evs, enc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := cd.decode(nil, p)
+			if err != nil || !reflect.DeepEqual(again, evs) && len(evs) > 0 {
+				t.Fatalf("re-encoded chunk differs: %v", err)
+			}
+		}
+	})
+}
