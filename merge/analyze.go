@@ -207,7 +207,8 @@ type analyzer struct {
 	ops       [64]opAccum
 	sites     []siteKey
 	siteIndex map[siteKey]int32
-	csAcc     map[int64]*csAccum // site*64+op
+	siteMu    sync.Mutex
+	csAcc     [][]*csAccum // by site: one per op seen there
 	rankAcc   []RankSummary
 	worst     worstHeap
 	zooms     []Zoom
@@ -246,7 +247,7 @@ type siteKey struct {
 }
 
 func newAnalyzer(run *Run, opt Options) *analyzer {
-	a := &analyzer{rn: run, opt: opt, siteIndex: map[siteKey]int32{}, csAcc: map[int64]*csAccum{}, first: true}
+	a := &analyzer{rn: run, opt: opt, siteIndex: map[siteKey]int32{}, first: true}
 	a.an.Dir = run.Dir
 	a.an.JobID = run.JobID
 	a.an.WorldSize = run.WorldSize
@@ -407,6 +408,7 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 	prev := math.Inf(-1)
 	rank := int32(rs.in.Rank)
 	corr := rs.corr
+	lastPC, lastSite := uint64(0), a.siteOf(rs, 0)
 	for {
 		var err error
 		raw, err = rs.in.Src.NextChunk(raw[:0])
@@ -443,6 +445,12 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 			g.LocalEnter = e.EnterNS
 			g.LocalExit = e.ExitNS
 			g.Callsite = e.Callsite
+			if e.Callsite == lastPC {
+				g.site = lastSite
+			} else {
+				lastPC, lastSite = e.Callsite, a.siteOf(rs, e.Callsite)
+				g.site = lastSite
+			}
 			g.RawEnter = float64(e.EnterNS) + rs.shift
 			g.RawExit = float64(e.ExitNS) + rs.shift
 			g.Enter = corr.Global(e.EnterNS)
@@ -608,6 +616,11 @@ func (a *analyzer) run() error {
 		c.i++
 		if c.i < len(c.b.ev) {
 			c.key = c.b.ev[c.i].Enter
+			// still the minimum? then the heap is intact (saves the
+			// interface calls of heap.Fix on runs from one rank)
+			if (len(h) < 2 || !h.Less(1, 0)) && (len(h) < 3 || !h.Less(2, 0)) {
+				continue
+			}
 			heap.Fix(&h, 0)
 			continue
 		}
@@ -713,13 +726,8 @@ func (a *analyzer) finalize(in *openInst) {
 		wr := cs.members[p]
 		a.rankAcc[wr].TotalWait += w
 		caused += w
-		if site := a.siteOf(wr, in.pc[p]); site >= 0 {
-			k := int64(site)*64 + int64(op)
-			ca := a.csAcc[k]
-			if ca == nil {
-				ca = &csAccum{site: site, op: op}
-				a.csAcc[k] = ca
-			}
+		if site := in.site[p]; site >= 0 {
+			ca := a.csAccFor(site, op)
 			ca.calls++
 			ca.total += d
 			ca.wait.add(w)
@@ -796,13 +804,11 @@ func computeInstanceMetrics(inst *Instance) {
 	}
 }
 
-// siteOf maps a pc of world rank r to a dense call-site index: (object,
-// address inside the object), so ASLR'd ranks share sites.
-func (a *analyzer) siteOf(r int32, pc uint64) int32 {
-	rs := a.ranks[r]
-	if rs == nil {
-		return -1
-	}
+// siteOf maps a pc of rank rs to a dense call-site index: (object, address
+// inside the object), so ranks with different load bases (ASLR) share
+// sites. Called from the rank's decoder goroutine: the per-rank cache is
+// its own, the shared index is locked (misses are rare: one per distinct pc).
+func (a *analyzer) siteOf(rs *rankState, pc uint64) int32 {
 	if s, ok := rs.sites[pc]; ok {
 		return s
 	}
@@ -814,14 +820,31 @@ func (a *analyzer) siteOf(r int32, pc uint64) int32 {
 		k.addr = pc - objs[i].Base
 	}
 	lookup := siteKey{obj: k.obj, addr: k.addr}
+	a.siteMu.Lock()
 	s, ok := a.siteIndex[lookup]
 	if !ok {
 		s = int32(len(a.sites))
 		a.siteIndex[lookup] = s
 		a.sites = append(a.sites, k)
 	}
+	a.siteMu.Unlock()
 	rs.sites[pc] = s
 	return s
+}
+
+// csAccFor returns the accumulator of (site, op).
+func (a *analyzer) csAccFor(site int32, op trace.Op) *csAccum {
+	for int(site) >= len(a.csAcc) {
+		a.csAcc = append(a.csAcc, nil)
+	}
+	for _, ca := range a.csAcc[site] {
+		if ca.op == op {
+			return ca
+		}
+	}
+	ca := &csAccum{site: site, op: op}
+	a.csAcc[site] = append(a.csAcc[site], ca)
+	return ca
 }
 
 func (a *analyzer) result() *Result {
@@ -851,13 +874,15 @@ func (a *analyzer) result() *Result {
 	}
 	sort.SliceStable(an.Ops, func(i, j int) bool { return an.Ops[i].TotalTime > an.Ops[j].TotalTime })
 
-	for _, ca := range a.csAcc {
-		sk := a.sites[ca.site]
-		loc := a.opt.Resolve.Resolve(sk.obj, sk.addr)
-		an.Callsites = append(an.Callsites, CallsiteSummary{
-			Callsite: sk.pc, Function: loc.Function, File: loc.File, Line: loc.Line, Object: sk.obj,
-			Op: ca.op.String(), Calls: ca.calls, TotalTime: ca.total, Wait: ca.wait.stats(),
-		})
+	for _, list := range a.csAcc {
+		for _, ca := range list {
+			sk := a.sites[ca.site]
+			loc := a.opt.Resolve.Resolve(sk.obj, sk.addr)
+			an.Callsites = append(an.Callsites, CallsiteSummary{
+				Callsite: sk.pc, Function: loc.Function, File: loc.File, Line: loc.Line, Object: sk.obj,
+				Op: ca.op.String(), Calls: ca.calls, TotalTime: ca.total, Wait: ca.wait.stats(),
+			})
+		}
 	}
 	sort.SliceStable(an.Callsites, func(i, j int) bool {
 		if an.Callsites[i].Wait.Total != an.Callsites[j].Wait.Total {

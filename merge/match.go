@@ -40,6 +40,7 @@ type commState struct {
 	lastSeq []int64 // per position: last seq delivered, -1 none
 	base    uint32  // seq of open[0]
 	open    []*openInst
+	store   []*openInst // start of open's backing array, reused when open empties
 	pool    []*openInst
 }
 
@@ -54,7 +55,7 @@ type openInst struct {
 	exit       []float64
 	rawEnter   []float64
 	rawExit    []float64
-	pc         []uint64
+	site       []int32
 }
 
 type matcher struct {
@@ -95,7 +96,7 @@ func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
 	} else {
 		k := len(cs.members)
 		in = &openInst{comm: cs, state: make([]uint8, k), enter: make([]float64, k), exit: make([]float64, k),
-			rawEnter: make([]float64, k), rawExit: make([]float64, k), pc: make([]uint64, k)}
+			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k)}
 	}
 	in.seq, in.op, in.opMismatch, in.got, in.gone = seq, op, false, 0, 0
 	for p := range in.state {
@@ -125,9 +126,9 @@ func (m *matcher) slot(cs *commState, seq uint32) **openInst {
 		if n >= maxSeqJump {
 			return nil
 		}
-		grown := make([]*openInst, n+len(cs.open))
+		grown := make([]*openInst, n+len(cs.open), 2*(n+len(cs.open))+4)
 		copy(grown[n:], cs.open)
-		cs.open = grown
+		cs.open, cs.store = grown, grown
 		cs.base = seq
 	}
 	d := int(seq - cs.base)
@@ -138,6 +139,11 @@ func (m *matcher) slot(cs *commState, seq uint32) **openInst {
 		d = 0
 	}
 	for d >= len(cs.open) {
+		if len(cs.open) == cap(cs.open) {
+			grown := make([]*openInst, len(cs.open), 2*cap(cs.open)+4)
+			copy(grown, cs.open)
+			cs.open, cs.store = grown, grown
+		}
 		cs.open = append(cs.open, nil)
 	}
 	return &cs.open[d]
@@ -196,7 +202,7 @@ func (m *matcher) add(ev *GEvent) {
 	in.got++
 	in.enter[pos], in.exit[pos] = ev.Enter, ev.Exit
 	in.rawEnter[pos], in.rawExit[pos] = ev.RawEnter, ev.RawExit
-	in.pc[pos] = ev.Callsite
+	in.site[pos] = ev.site
 	m.try(in)
 }
 
@@ -219,6 +225,9 @@ func (m *matcher) release(in *openInst) {
 	for len(cs.open) > 0 && cs.open[0] == nil {
 		cs.open = cs.open[1:]
 		cs.base++
+	}
+	if len(cs.open) == 0 {
+		cs.open = cs.store[:0]
 	}
 	cs.pool = append(cs.pool, in)
 	m.nOpen--
@@ -253,7 +262,7 @@ func (m *matcher) flushComm(cs *commState) {
 			m.release(in)
 		}
 	}
-	cs.open = cs.open[:0]
+	cs.open = cs.store[:0]
 }
 
 // flush finalizes everything still open (end of input).

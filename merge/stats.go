@@ -2,6 +2,7 @@ package merge
 
 import (
 	"math"
+	"math/bits"
 	"sort"
 
 	"gonum.org/v1/gonum/stat"
@@ -42,7 +43,7 @@ func (a *accum) add(x float64) {
 	a.state ^= a.state << 13
 	a.state ^= a.state >> 7
 	a.state ^= a.state << 17
-	if j := a.state % uint64(a.n); j < ReservoirSize {
+	if j, _ := bits.Mul64(a.state, uint64(a.n)); j < ReservoirSize { // uniform in [0,n)
 		a.res[j] = x
 	}
 }

@@ -29,6 +29,7 @@ type GEvent struct {
 	// Filled by merge for matching; not part of the output contract.
 	commIdx  int32 // dense communicator index, -1 when unknown
 	commRank int32 // this rank's index in the communicator
+	site     int32 // dense call-site index, -1 when unknown
 }
 
 // Sink consumes the merged, globally ordered event stream (by Enter).

@@ -1,0 +1,94 @@
+package merge
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+var (
+	benchOnce sync.Once
+	benchDir  string
+	benchErr  error
+)
+
+// benchRun generates (once per test binary) a synthetic run of 8 ranks x
+// 250k events for the benchmarks.
+func benchRun(b *testing.B) string {
+	benchOnce.Do(func() {
+		d := filepath.Join(os.TempDir(), "gclock-merge-bench-v1")
+		if m, _ := filepath.Glob(filepath.Join(d, "*.gct")); len(m) == 8 {
+			benchDir = d
+			return
+		}
+		os.RemoveAll(d)
+		_, benchErr = synth.Generate(d, synth.Config{Ranks: 8, Steps: 250_000, Seed: 3})
+		benchDir = d
+	})
+	if benchErr != nil {
+		b.Fatal(benchErr)
+	}
+	return benchDir
+}
+
+// BenchmarkAnalyze measures load + correct + merge + match + metrics on
+// files (no sinks), reported as events/s.
+func BenchmarkAnalyze(b *testing.B) {
+	dir := benchRun(b)
+	b.ResetTimer()
+	var events int
+	for i := 0; i < b.N; i++ {
+		run, err := Load(dir, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := Analyze(run, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		run.Close()
+		events += res.Analysis.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}
+
+// BenchmarkAnalyzeMem is BenchmarkAnalyze without decoding: events come
+// from memory, so it measures merge's own cost.
+func BenchmarkAnalyzeMem(b *testing.B) {
+	dir := benchRun(b)
+	run, err := Load(dir, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var srcs []*MemSource
+	for _, ri := range run.Ranks {
+		var evs []trace.Event
+		for {
+			chunk, err := ri.Src.NextChunk(nil)
+			if err != nil {
+				break
+			}
+			evs = append(evs, chunk...)
+		}
+		ms := &MemSource{M: *ri.Meta, Events: evs, ChunkSize: 8192}
+		srcs = append(srcs, ms)
+		ri.Src = ms
+	}
+	b.ResetTimer()
+	var events int
+	for i := 0; i < b.N; i++ {
+		for _, s := range srcs {
+			s.Rewind()
+		}
+		res, err := Analyze(run, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		events += res.Analysis.Events
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
+}

@@ -1,0 +1,331 @@
+package merge
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// collect is a Sink keeping copies of every event.
+type collect struct {
+	ev      []GEvent
+	ordered bool
+}
+
+func (c *collect) Add(ev *GEvent) error {
+	if n := len(c.ev); n > 0 && ev.Enter < c.ev[n-1].Enter {
+		c.ordered = false
+	}
+	c.ev = append(c.ev, *ev)
+	return nil
+}
+
+func genRun(t testing.TB, cfg synth.Config) (string, *synth.Truth) {
+	t.Helper()
+	dir := t.TempDir()
+	tr, err := synth.Generate(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, tr
+}
+
+func analyzeDir(t testing.TB, dir string, opt Options) (*Result, *collect) {
+	t.Helper()
+	run, err := Load(dir, nil)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	defer run.Close()
+	c := &collect{ordered: true}
+	opt.Sinks = append(opt.Sinks, c)
+	res, err := Analyze(run, opt)
+	if err != nil {
+		t.Fatalf("Analyze: %v", err)
+	}
+	return res, c
+}
+
+// byRankIndex groups collected events per rank in local order, so event i
+// of rank r corresponds to Truth.Enter[r][i].
+func byRankIndex(evs []GEvent, ranks int) [][]GEvent {
+	out := make([][]GEvent, ranks)
+	for _, e := range evs {
+		out[e.Rank] = append(out[e.Rank], e)
+	}
+	for _, l := range out {
+		sort.SliceStable(l, func(i, j int) bool { return l[i].LocalEnter < l[j].LocalEnter })
+	}
+	return out
+}
+
+func TestAnalyze_CorrectedTimesMatchSynthTruth(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  synth.Config
+		mode ClockMode
+		tol  float64 // ns
+	}{
+		{"exact models, interp", synth.Config{Ranks: 8, Steps: 3000, KeepTimes: true, Seed: 11}, ClockInterp, 2},
+		{"exact models, init", synth.Config{Ranks: 8, Steps: 3000, KeepTimes: true, Seed: 12}, ClockInit, 2},
+		{"large drift, interp", synth.Config{Ranks: 6, NodeSize: 2, Steps: 2000, KeepTimes: true, Seed: 13, MaxDriftPPM: 100, MaxOffsetNS: 5e8}, ClockInterp, 2},
+		// noisy slopes: interpolation between the epochs removes the slope error
+		{"noisy slope, interp", synth.Config{Ranks: 4, Steps: 3000, KeepTimes: true, Seed: 14, ModelSlopeNoise: 1e-7}, ClockInterp, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, tr := genRun(t, tc.cfg)
+			res, c := analyzeDir(t, dir, Options{Clock: tc.mode})
+			if !c.ordered {
+				t.Errorf("sink stream not ordered by global Enter")
+			}
+			if got, want := res.Analysis.Events, tr.TotalEvents(); got != want {
+				t.Fatalf("events = %d, want %d", got, want)
+			}
+			per := byRankIndex(c.ev, tc.cfg.Ranks)
+			maxErr := 0.0
+			for r := range per {
+				if len(per[r]) != len(tr.Enter[r]) {
+					t.Fatalf("rank %d: %d events, truth %d", r, len(per[r]), len(tr.Enter[r]))
+				}
+				for i, e := range per[r] {
+					maxErr = math.Max(maxErr, math.Abs(e.Enter-tr.Enter[r][i]))
+					maxErr = math.Max(maxErr, math.Abs(e.Exit-tr.Exit[r][i]))
+				}
+			}
+			t.Logf("max |corrected - truth| = %.2f ns over %d events", maxErr, len(c.ev))
+			if maxErr > tc.tol {
+				t.Errorf("max |corrected - truth| = %.1f ns, want <= %.1f", maxErr, tc.tol)
+			}
+			if res.Analysis.Clock.Violations != 0 {
+				t.Errorf("violations = %d with a correct clock", res.Analysis.Clock.Violations)
+			}
+		})
+	}
+}
+
+// TestInterp_BeatsInitWithSlopeError: with a wrong epoch-0 slope the
+// init-only correction drifts over the run, interpolation does not.
+func TestInterp_BeatsInitWithSlopeError(t *testing.T) {
+	dir, tr := genRun(t, synth.Config{Ranks: 4, Steps: 4000, KeepTimes: true, Seed: 21, ModelSlopeNoise: 1e-6})
+	errOf := func(mode ClockMode) float64 {
+		_, c := analyzeDir(t, dir, Options{Clock: mode})
+		per := byRankIndex(c.ev, 4)
+		m := 0.0
+		for r := range per {
+			for i, e := range per[r] {
+				m = math.Max(m, math.Abs(e.Enter-tr.Enter[r][i]))
+			}
+		}
+		return m
+	}
+	ei, en := errOf(ClockInterp), errOf(ClockInit)
+	t.Logf("max error: interp %.1f ns, init %.1f ns", ei, en)
+	if !(ei < en/5) {
+		t.Errorf("interp max error %.0f ns, init %.0f ns: interp should be far better", ei, en)
+	}
+}
+
+// truthMetrics recomputes per-op metrics from the synth truth, grouping
+// events by (comm, seq) from the merged stream.
+type truthOp struct {
+	count             int
+	entrySkew, wait   float64 // totals
+	exitSkew, maxSkew float64
+	lateness          map[int32]float64
+	waitByRank        map[int32]float64
+}
+
+func truthMetrics(evs [][]GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
+	type k struct {
+		c uint64
+		s uint32
+	}
+	type mem struct {
+		r    int32
+		e, x float64
+	}
+	groups := map[k][]mem{}
+	ops := map[k]trace.Op{}
+	for r := range evs {
+		for i, e := range evs[r] {
+			kk := k{e.CommID, e.Seq}
+			groups[kk] = append(groups[kk], mem{int32(r), tr.Enter[r][i], tr.Exit[r][i]})
+			ops[kk] = e.Op
+		}
+	}
+	out := map[trace.Op]*truthOp{}
+	for kk, ms := range groups {
+		op := ops[kk]
+		to := out[op]
+		if to == nil {
+			to = &truthOp{lateness: map[int32]float64{}, waitByRank: map[int32]float64{}}
+			out[op] = to
+		}
+		fe, le, fx, lx := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+		var last int32
+		for _, m := range ms {
+			if m.e < fe {
+				fe = m.e
+			}
+			if m.e > le {
+				le, last = m.e, m.r
+			}
+			fx, lx = math.Min(fx, m.x), math.Max(lx, m.x)
+		}
+		to.count++
+		to.entrySkew += le - fe
+		to.exitSkew += lx - fx
+		to.maxSkew = math.Max(to.maxSkew, le-fe)
+		for _, m := range ms {
+			to.wait += le - m.e
+			to.waitByRank[m.r] += le - m.e
+			to.lateness[last] += le - m.e
+		}
+	}
+	return out
+}
+
+func TestAnalyze_MetricsMatchSynthTruth(t *testing.T) {
+	cfg := synth.Config{Ranks: 8, Steps: 4000, KeepTimes: true, Seed: 31}
+	dir, tr := genRun(t, cfg)
+	res, c := analyzeDir(t, dir, Options{})
+	an := res.Analysis
+	truth := truthMetrics(byRankIndex(c.ev, cfg.Ranks), tr)
+	totalInst := 0
+	for _, n := range tr.Instances {
+		totalInst += n
+	}
+	if an.Instances != totalInst {
+		t.Errorf("instances = %d, truth %d", an.Instances, totalInst)
+	}
+	if an.Incomplete != 0 {
+		t.Errorf("incomplete = %d on an intact run", an.Incomplete)
+	}
+	close := func(name string, got, want float64) {
+		t.Helper()
+		if tol := 1e-6*math.Abs(want) + 2*float64(cfg.Ranks); math.Abs(got-want) > tol {
+			t.Errorf("%s = %.1f, truth %.1f", name, got, want)
+		}
+	}
+	waitByRank := map[int32]float64{}
+	lateByRank := map[int32]float64{}
+	for _, o := range an.Ops {
+		op, _ := trace.OpByName(o.Op)
+		to := truth[op]
+		if to == nil {
+			t.Errorf("op %s not in truth", o.Op)
+			continue
+		}
+		if o.Count != to.count {
+			t.Errorf("%s count = %d, truth %d", o.Op, o.Count, to.count)
+		}
+		if o.Calls != tr.Ops[op] {
+			t.Errorf("%s calls = %d, truth %d", o.Op, o.Calls, tr.Ops[op])
+		}
+		close(o.Op+" entry skew total", o.EntrySkew.Total, to.entrySkew)
+		close(o.Op+" exit skew total", o.ExitSkew.Total, to.exitSkew)
+		close(o.Op+" entry skew max", o.EntrySkew.Max, to.maxSkew)
+		close(o.Op+" wait total", o.Wait.Total, to.wait)
+		if o.Wait.Median > o.Wait.P95 || o.Wait.P95 > o.Wait.Max {
+			t.Errorf("%s wait quantiles not ordered: %+v", o.Op, o.Wait)
+		}
+		for r, w := range to.waitByRank {
+			waitByRank[r] += w
+		}
+		for r, l := range to.lateness {
+			lateByRank[r] += l
+		}
+	}
+	for _, rs := range an.Ranks {
+		close("rank wait", rs.TotalWait, waitByRank[rs.Rank])
+		close("rank lateness", rs.TotalLateness, lateByRank[rs.Rank])
+	}
+	// Worst instance = the largest entry skew overall.
+	maxSkew := 0.0
+	for _, to := range truth {
+		maxSkew = math.Max(maxSkew, to.maxSkew)
+	}
+	if len(an.Worst) == 0 || math.Abs(an.Worst[0].EntrySkew-maxSkew) > 2 {
+		t.Errorf("worst instance skew %v, truth %.1f", an.Worst, maxSkew)
+	}
+	for i := 1; i < len(an.Worst); i++ {
+		if an.Worst[i].EntrySkew > an.Worst[i-1].EntrySkew {
+			t.Errorf("worst list not sorted")
+		}
+	}
+	if len(an.Callsites) == 0 {
+		t.Errorf("no call sites")
+	}
+	for _, h := range an.Hists {
+		if len(h.Wait.Edges) != len(h.Wait.Counts)+1 {
+			t.Errorf("histogram edges/counts mismatch")
+		}
+	}
+}
+
+func TestAnalyze_RawModeShowsViolationsAndWarns(t *testing.T) {
+	dir, _ := genRun(t, synth.Config{Ranks: 8, Steps: 2000, Seed: 41, MaxOffsetNS: 2e6})
+	res, _ := analyzeDir(t, dir, Options{Clock: ClockRaw})
+	q := res.Analysis.Clock
+	t.Logf("raw: %d violations, max %.0f ns", q.Violations, q.MaxViolationNS)
+	if q.Violations == 0 || q.MaxViolationNS < 1e4 {
+		t.Errorf("raw mode: violations %d (max %.0f ns), want many with ms offsets", q.Violations, q.MaxViolationNS)
+	}
+	joined := strings.Join(q.Warnings, "\n")
+	for _, want := range []string{"CLOCK MODE RAW", "CLOCK ERROR WAS INJECTED", "clock-condition violations"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings %q lack %q", joined, want)
+		}
+	}
+	res2, _ := analyzeDir(t, dir, Options{})
+	if res2.Analysis.Clock.Violations != 0 {
+		t.Errorf("interp: %d violations", res2.Analysis.Clock.Violations)
+	}
+}
+
+func TestAnalyze_WindowSelectsEventsAndInstances(t *testing.T) {
+	dir, _ := genRun(t, synth.Config{Ranks: 4, Steps: 3000, Seed: 51})
+	all, call := analyzeDir(t, dir, Options{})
+	span := all.Analysis.EndNS - all.RunStartNS
+	from, to := span/4, span/2
+	win, cwin := analyzeDir(t, dir, Options{From: from, To: to, HasTo: true})
+	lo, hi := all.RunStartNS+from, all.RunStartNS+to
+	want := 0
+	for _, e := range call.ev {
+		if e.Enter >= lo && e.Enter <= hi {
+			want++
+		}
+	}
+	if len(cwin.ev) != want || win.Analysis.Events != want {
+		t.Errorf("window events: sink %d, analysis %d, want %d", len(cwin.ev), win.Analysis.Events, want)
+	}
+	if !(win.Analysis.Instances > 0 && win.Analysis.Instances < all.Analysis.Instances) {
+		t.Errorf("window instances %d of %d", win.Analysis.Instances, all.Analysis.Instances)
+	}
+}
+
+func TestAnalyze_CaptureInstanceRawAndCorrected(t *testing.T) {
+	dir, tr := genRun(t, synth.Config{Ranks: 8, Steps: 500, Seed: 61, KeepTimes: true})
+	res, _ := analyzeDir(t, dir, Options{Capture: []InstanceKey{{trace.CommWorldID, 7}, {trace.CommWorldID, 1 << 30}}})
+	z := res.Zooms
+	if len(z) != 2 || !z[0].Found || z[1].Found {
+		t.Fatalf("zooms = %+v", z)
+	}
+	if len(z[0].Inst.Ranks) != 8 || len(z[0].Raw.Ranks) != 8 || !z[0].Inst.Complete {
+		t.Errorf("captured instance %+v", z[0].Inst)
+	}
+	_ = tr
+	same := true
+	for i := range z[0].Inst.Enter {
+		if z[0].Inst.Enter[i] != z[0].Raw.Enter[i] {
+			same = false
+		}
+	}
+	if same {
+		t.Errorf("raw and corrected times identical despite injected offsets")
+	}
+}
