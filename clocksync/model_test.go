@@ -10,7 +10,9 @@ type fixedClock struct{ t float64 }
 
 func (c *fixedClock) GetTime() float64 { return c.t }
 
-func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b))) }
+func near(a, b, tol float64) bool {
+	return math.Abs(a-b) <= tol*math.Max(1, math.Max(math.Abs(a), math.Abs(b)))
+}
 
 func TestLinearModel_GlobalIsLocalMinusOffset(t *testing.T) {
 	cases := []struct {
@@ -76,9 +78,9 @@ func TestMergeLMs_IsExactComposition(t *testing.T) {
 // Equation 1 (models of reference time giving reference-local) composes
 // with -s2*i1, and converting our models to that form reproduces it.
 func TestMergeLMs_Equation1ConventionDiffers(t *testing.T) {
-	lm1 := LinearModel{Slope: 0.1, Intercept: 2}  // p2 rel. p1
-	lm2 := LinearModel{Slope: 0.2, Intercept: 5}  // p3 rel. p2
-	toEq1 := func(m LinearModel) LinearModel { // t_ref - t_loc as a function of t_ref
+	lm1 := LinearModel{Slope: 0.1, Intercept: 2} // p2 rel. p1
+	lm2 := LinearModel{Slope: 0.2, Intercept: 5} // p3 rel. p2
+	toEq1 := func(m LinearModel) LinearModel {   // t_ref - t_loc as a function of t_ref
 		// x - g = s x + i, g = (1-s) x - i  =>  x = (g + i)/(1-s)
 		// g - x = -(s x + i) = -(s (g+i)/(1-s) + i) = -s/(1-s) g - i/(1-s)
 		return LinearModel{Slope: -m.Slope / (1 - m.Slope), Intercept: -m.Intercept / (1 - m.Slope)}
