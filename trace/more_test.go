@@ -197,3 +197,28 @@ func FuzzChunkDecode(f *testing.F) {
 		}
 	})
 }
+
+func TestFlippedByte_InMetadataFrameCostsOnlyThatFrame(t *testing.T) {
+	chunks := smallChunks()
+	data, _ := writeFile(t, chunks)
+	// Frames after the header: comm(world), epoch 0, chunk 0, comm(split), ...
+	he := headerEnd(t, data)
+	fh, _ := parseFrameHeader(data[he : he+frameHeaderSize])
+	if fh.kind != KindComm {
+		t.Fatalf("first frame after header is %s", fh.kind)
+	}
+	bad := bytes.Clone(data)
+	bad[he+frameHeaderSize+2] ^= 0x10
+	r, got, err := readBytes(t, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Meta()
+	if !reflect.DeepEqual(got, concat(chunks)) || len(m.Comms) != 1 || len(m.Damage) != 1 ||
+		m.Damage[0].Kind != "comm" || m.Damage[0].Chunk != -1 || m.Footer == nil {
+		t.Errorf("comms %d damage %v footer %v", len(m.Comms), m.Damage, m.Footer)
+	}
+	if _, ok := m.CommByLocal(0); ok {
+		t.Error("the damaged world comm is still present")
+	}
+}
