@@ -7,7 +7,6 @@ import (
 	"math"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
@@ -112,7 +111,7 @@ func newGantt(opt GanttOptions) *Gantt {
 		opt.Width = 1600
 	}
 	if opt.MaxBars <= 0 {
-		opt.MaxBars = 12000
+		opt.MaxBars = 8000
 	}
 	g := &Gantt{
 		opt:     opt,
@@ -604,8 +603,9 @@ func (g *Gantt) render(w *bufio.Writer) {
 	}
 	w.WriteString("</g>\n")
 
+	colPx := 1
 	if !empty {
-		g.renderColumns(w, idp, vlo, pw, labelW, top, laneH, pitch)
+		colPx = g.renderColumns(w, idp, vlo, pw, labelW, top, laneH, pitch)
 		g.renderBars(w, idp, vlo, pw, labelW, top, laneH, pitch)
 	} else {
 		fmt.Fprintf(w, `<text x="%d" y="%d" fill="#888">no events in this window</text>`, labelW+10, top+14)
@@ -634,8 +634,8 @@ func (g *Gantt) render(w *bufio.Writer) {
 		}
 		fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>`+"\n", it.x+25, it.y, esc(it.label))
 	}
-	note := fmt.Sprintf("%d calls drawn as bars (≥ 1 px); narrower calls aggregated per pixel column (%s): colour = dominant op, height = fraction of the column spent in MPI, light part = waiting.",
-		g.nbars, fmtDur(pw))
+	note := fmt.Sprintf("%d calls drawn as bars (≥ 1 px); narrower calls aggregated per %d-px column (%s): colour = dominant op, height = fraction of the column spent in MPI, light part = waiting.",
+		g.nbars, colPx, fmtDur(pw*float64(colPx)))
 	if g.clipped > 0 {
 		note += fmt.Sprintf(" %d events outside the window.", g.clipped)
 	}
@@ -649,36 +649,95 @@ func (g *Gantt) render(w *bufio.Writer) {
 	w.WriteString("</svg>\n")
 }
 
+// columnBudget bounds the bytes of the aggregate layer; beyond it columns
+// are drawn coarser (2, 4, ... px) so that any input stays well under 5 MB.
+const columnBudget = 2_000_000
+
 // renderColumns draws the per-pixel aggregates of every lane, run-length
-// encoded and grouped into one path per (op, solid|wait).
-func (g *Gantt) renderColumns(w *bufio.Writer, idp string, vlo, pw float64, x0, top, laneH, pitch int) {
-	paths := map[pathKey]*strings.Builder{}
+// encoded and grouped into one path per (op, solid|wait). It starts at one
+// pixel per column and coarsens until the layer fits columnBudget.
+func (g *Gantt) renderColumns(w *bufio.Writer, idp string, vlo, pw float64, x0, top, laneH, pitch int) int {
+	colPx := 1
+	for {
+		paths, size := g.columnPaths(vlo, pw, x0, top, laneH, pitch, colPx)
+		if size <= columnBudget || colPx >= 32 {
+			keys := make([]pathKey, 0, len(paths))
+			for k := range paths {
+				keys = append(keys, k)
+			}
+			sort.Slice(keys, func(i, j int) bool {
+				if keys[i].op != keys[j].op {
+					return keys[i].op < keys[j].op
+				}
+				return !keys[i].wait && keys[j].wait
+			})
+			for _, k := range keys {
+				if k.wait {
+					fmt.Fprintf(w, `<path class="%s%d" fill-opacity=".35" d="`, idp, k.op)
+				} else {
+					fmt.Fprintf(w, `<path class="%s%d" d="`, idp, k.op)
+				}
+				w.Write(paths[k].b)
+				w.WriteString("\"/>\n")
+			}
+			return colPx
+		}
+		colPx *= 2
+	}
+}
+
+// pathBuf accumulates one path's subpaths with relative moves: after "z"
+// the current point is the subpath's start, so each run costs about a
+// dozen bytes.
+type pathBuf struct {
+	b      []byte
+	lx, ly int
+}
+
+func (p *pathBuf) rect(x, y, wd, h int) {
+	if len(p.b) == 0 {
+		p.b = append(p.b, 'M')
+		p.b = strconv.AppendInt(p.b, int64(x), 10)
+		p.b = append(p.b, ' ')
+		p.b = strconv.AppendInt(p.b, int64(y), 10)
+	} else {
+		p.b = append(p.b, 'm')
+		p.b = strconv.AppendInt(p.b, int64(x-p.lx), 10)
+		p.b = append(p.b, ' ')
+		p.b = strconv.AppendInt(p.b, int64(y-p.ly), 10)
+	}
+	p.b = append(p.b, 'h')
+	p.b = strconv.AppendInt(p.b, int64(wd), 10)
+	p.b = append(p.b, 'v')
+	p.b = strconv.AppendInt(p.b, int64(h), 10)
+	p.b = append(p.b, 'h', '-')
+	p.b = strconv.AppendInt(p.b, int64(wd), 10)
+	p.b = append(p.b, 'z')
+	p.lx, p.ly = x, y
+}
+
+func (g *Gantt) columnPaths(vlo, pw float64, x0, top, laneH, pitch, colPx int) (map[pathKey]*pathBuf, int) {
+	paths := map[pathKey]*pathBuf{}
 	bw := (g.hi - g.lo) / float64(g.nb)
+	size := 0
 	emit := func(k pathKey, x, y, wd, h int) {
 		if h <= 0 || wd <= 0 {
 			return
 		}
-		sb := paths[k]
-		if sb == nil {
-			sb = &strings.Builder{}
-			paths[k] = sb
+		p := paths[k]
+		if p == nil {
+			p = &pathBuf{}
+			paths[k] = p
 		}
-		sb.WriteByte('M')
-		sb.WriteString(strconv.Itoa(x))
-		sb.WriteByte(' ')
-		sb.WriteString(strconv.Itoa(y))
-		sb.WriteByte('h')
-		sb.WriteString(strconv.Itoa(wd))
-		sb.WriteByte('v')
-		sb.WriteString(strconv.Itoa(h))
-		sb.WriteString("h-")
-		sb.WriteString(strconv.Itoa(wd))
-		sb.WriteByte('z')
+		n := len(p.b)
+		p.rect(x, y, wd, h)
+		size += len(p.b) - n
 	}
 	type runKey struct {
 		op          trace.Op
 		solid, wait int
 	}
+	cw := pw * float64(colPx)
 	for r := range g.lanes {
 		cells := g.lanes[r].cells
 		if cells == nil {
@@ -694,9 +753,9 @@ func (g *Gantt) renderColumns(w *bufio.Writer, idp string, vlo, pw float64, x0, 
 			emit(pathKey{run.op, false}, x0+runStart, bottom-run.solid, end-runStart, run.solid)
 			emit(pathKey{run.op, true}, x0+runStart, bottom-run.solid-run.wait, end-runStart, run.wait)
 		}
-		for x := 0; x < g.width; x++ {
+		for x := 0; x < g.width; x += colPx {
 			t0 := vlo + float64(x)*pw
-			t1 := t0 + pw
+			t1 := t0 + cw
 			var col column
 			i0 := g.cellIndex(t0, bw)
 			i1 := g.cellIndex(t1, bw)
@@ -719,11 +778,11 @@ func (g *Gantt) renderColumns(w *bufio.Writer, idp string, vlo, pw float64, x0, 
 			}
 			var k runKey
 			if col.busy > 0 {
-				tot := int(math.Round(math.Min(1, col.busy/pw) * float64(laneH)))
+				tot := int(math.Round(math.Min(1, col.busy/cw) * float64(laneH)))
 				if tot < 1 {
 					tot = 1
 				}
-				wt := int(math.Round(math.Min(1, col.wait/pw) * float64(laneH)))
+				wt := int(math.Round(math.Min(1, col.wait/cw) * float64(laneH)))
 				if wt > tot {
 					wt = tot
 				}
@@ -736,23 +795,7 @@ func (g *Gantt) renderColumns(w *bufio.Writer, idp string, vlo, pw float64, x0, 
 		}
 		flush(g.width)
 	}
-	keys := make([]pathKey, 0, len(paths))
-	for k := range paths {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].op != keys[j].op {
-			return keys[i].op < keys[j].op
-		}
-		return !keys[i].wait && keys[j].wait
-	})
-	for _, k := range keys {
-		if k.wait {
-			fmt.Fprintf(w, `<path class="%s%d" fill-opacity=".35" d="%s"/>`+"\n", idp, k.op, paths[k].String())
-		} else {
-			fmt.Fprintf(w, `<path class="%s%d" d="%s"/>`+"\n", idp, k.op, paths[k].String())
-		}
-	}
+	return paths, size
 }
 
 // renderBars draws the calls at least one pixel wide, each with a tooltip,

@@ -174,8 +174,8 @@ type tick struct {
 // labels like "0", "250 µs", "1.5 ms".
 func axisTicks(span float64, target int) ([]tick, timeUnit) {
 	step := niceStep(span, target)
-	u := unitFor(step * float64(target))
-	if step < u.ns && u.ns > 1 { // steps below the unit: step down a unit
+	u := unitFor(span)
+	if step < u.ns/100 { // more than two decimals: step down a unit
 		for i := len(timeUnits) - 1; i >= 0; i-- {
 			if timeUnits[i].ns <= step {
 				u = timeUnits[i]

@@ -1,0 +1,327 @@
+package viz
+
+import (
+	"bytes"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
+)
+
+func ganttSVG(t testing.TB, g *Gantt) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := g.WriteSVG(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func feed(t testing.TB, g *Gantt, evs []merge.GEvent) {
+	t.Helper()
+	for i := range evs {
+		if err := g.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestGantt_SVGIsWellFormed(t *testing.T) {
+	std := synthRun{Ranks: 6, Iters: 50, Seed: 3, Compute: 20000, Latency: 4000, Offset: 50000, Drift: 1e-5,
+		Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast, trace.OpBarrier}}
+	for _, c := range []struct {
+		name string
+		opt  GanttOptions
+		run  synthRun
+	}{
+		{"global auto window", GanttOptions{WorldSize: 6}, std},
+		{"raw clocks", GanttOptions{WorldSize: 6, Raw: true}, std},
+		{"fixed window clips", GanttOptions{WorldSize: 6, Start: 1.0001e9, End: 1.0005e9}, std},
+		{"lanes grow without world size", GanttOptions{}, std},
+		{"many lanes", GanttOptions{Width: 800}, synthRun{Ranks: 300, Iters: 20, Seed: 1, Compute: 1e5, Latency: 1e4}},
+		{"no events", GanttOptions{WorldSize: 4}, synthRun{}},
+		{"hostile title and hosts", GanttOptions{WorldSize: 6, Title: hostile, Hosts: []string{hostile, "a&b", "\x01ctl", `"q"`}}, std},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewGantt(c.opt)
+			if err := c.run.run(g.Add); err != nil {
+				t.Fatal(err)
+			}
+			svg := ganttSVG(t, g)
+			root, _ := wellFormed(t, svg)
+			if root != "svg" {
+				t.Fatalf("root element %q, want svg", root)
+			}
+		})
+	}
+}
+
+func TestGantt_EscapesTraceStrings(t *testing.T) {
+	g := NewGantt(GanttOptions{WorldSize: 2, Title: "job " + hostile, Hosts: []string{hostile, "ok"}})
+	feed(t, g, []merge.GEvent{{Rank: 0, Op: trace.OpBarrier, Enter: 0, Exit: 1000}, {Rank: 1, Op: trace.OpBarrier, Enter: 10, Exit: 1000}})
+	svg := ganttSVG(t, g)
+	if bytes.Contains(svg, []byte("<script")) {
+		t.Fatal("unescaped <script> in SVG")
+	}
+	_, text := wellFormed(t, svg)
+	for _, want := range []string{"job " + hostile, "rank 0 (" + truncate(hostile, 28) + ")"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text %q not found after unescaping", want)
+		}
+	}
+}
+
+// TestGantt_WaitIsLastEnterMinusMyEnter checks the streaming wait
+// computation against the definition on a hand-made instance: wait = the
+// latest member enter before my exit − my enter. For synchronizing ops this
+// is DESIGN.md's "last enter − my enter"; a Bcast root that leaves before
+// the others arrive did not wait for them, so its wait is 0.
+func TestGantt_WaitIsLastEnterMinusMyEnter(t *testing.T) {
+	evs := []merge.GEvent{
+		{Rank: 0, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Enter: 0, Exit: 40e3},
+		{Rank: 1, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Enter: 10e3, Exit: 41e3},
+		{Rank: 2, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Enter: 30e3, Exit: 42e3},
+		{Rank: 0, Op: trace.OpBcast, CommID: 1, Seq: 1, Enter: 50e3, Exit: 55e3}, // root leaves early
+		{Rank: 1, Op: trace.OpBcast, CommID: 1, Seq: 1, Enter: 60e3, Exit: 80e3},
+		{Rank: 2, Op: trace.OpBcast, CommID: 1, Seq: 1, Enter: 70e3, Exit: 81e3},
+	}
+	want := map[[2]int]float64{{0, 0}: 30e3, {1, 0}: 20e3, {2, 0}: 0, {0, 1}: 0, {1, 1}: 10e3, {2, 1}: 0}
+	g := NewGantt(GanttOptions{WorldSize: 3, Start: 0, End: 100e3, Width: 1000})
+	feed(t, g, evs)
+	g.resolve(math.Inf(1))
+	for r, l := range g.lanes {
+		if len(l.bars) != 2 {
+			t.Fatalf("rank %d: %d bars, want 2", r, len(l.bars))
+		}
+		for _, b := range l.bars {
+			if w := want[[2]int{r, int(b.seq)}]; math.Abs(b.wait-w) > 1e-6 {
+				t.Errorf("rank %d seq %d: wait %v, want %v", r, b.seq, b.wait, w)
+			}
+		}
+	}
+	if len(g.inst) != 0 || len(g.pend) != 0 {
+		t.Errorf("state left after flush: %d instances, %d pending", len(g.inst), len(g.pend))
+	}
+}
+
+// TestGantt_AggregatesConserveBusyTime: events narrower than a pixel are
+// not lost, whether the window is fixed or grows by doubling.
+func TestGantt_AggregatesConserveBusyTime(t *testing.T) {
+	run := synthRun{Ranks: 4, Iters: 20000, Seed: 9, Compute: 3000, Latency: 800, Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast}}
+	var busy [4]float64
+	var lo, hi = math.Inf(1), math.Inf(-1)
+	run.run(func(ev *merge.GEvent) error {
+		busy[ev.Rank] += ev.Exit - ev.Enter
+		lo, hi = math.Min(lo, ev.Enter), math.Max(hi, ev.Exit)
+		return nil
+	})
+	for _, c := range []struct {
+		name string
+		opt  GanttOptions
+	}{
+		{"auto window", GanttOptions{WorldSize: 4, Width: 400}},
+		{"fixed window", GanttOptions{WorldSize: 4, Width: 400, Start: lo, End: hi}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewGantt(c.opt)
+			if err := run.run(g.Add); err != nil {
+				t.Fatal(err)
+			}
+			g.resolve(math.Inf(1))
+			for r, l := range g.lanes {
+				got := 0.0
+				for _, cl := range l.cells {
+					got += float64(cl.busy)
+				}
+				for _, b := range l.bars {
+					got += b.exit - b.enter
+				}
+				if rel := math.Abs(got-busy[r]) / busy[r]; rel > 1e-3 {
+					t.Errorf("rank %d: busy %v, want %v (rel err %.2g)", r, got, busy[r], rel)
+				}
+			}
+		})
+	}
+}
+
+// TestGantt_DominantOpIsMajority checks the weighted majority sketch, also
+// across cell merges (window doubling).
+func TestGantt_DominantOpIsMajority(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		seq  []trace.Op
+		w    []float32
+		want trace.Op
+	}{
+		{"single op", []trace.Op{4, 4, 4}, []float32{1, 1, 1}, 4},
+		{"weighted majority beats count", []trace.Op{2, 2, 2, 4}, []float32{1, 1, 1, 5}, 4},
+		{"majority interleaved", []trace.Op{1, 4, 2, 4, 3, 4, 4}, []float32{1, 1, 1, 1, 1, 1, 1}, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var whole cell
+			var a, b cell
+			for i, o := range c.seq {
+				whole.add(o, float64(c.w[i]), 0)
+				if i%2 == 0 {
+					a.add(o, float64(c.w[i]), 0)
+				} else {
+					b.add(o, float64(c.w[i]), 0)
+				}
+			}
+			if whole.cand != c.want {
+				t.Errorf("sketch: %v, want %v", whole.cand, c.want)
+			}
+			if m := mergeCells(a, b); m.cand != c.want {
+				t.Errorf("merged sketch: %v, want %v", m.cand, c.want)
+			}
+		})
+	}
+}
+
+func TestGantt_RejectsRankOutsideWorld(t *testing.T) {
+	g := NewGantt(GanttOptions{WorldSize: 2})
+	err := g.Add(&merge.GEvent{Rank: 2, Op: trace.OpBarrier, Enter: 1, Exit: 2})
+	if err == nil || !strings.Contains(err.Error(), "rank 2") {
+		t.Fatalf("err = %v, want a rank-outside-world error", err)
+	}
+}
+
+// TestGantt_AxisLabelsUseFittingUnits: the tick labels read in the unit of
+// the window and step by 1, 2, 2.5 or 5 × 10^k.
+func TestGantt_AxisLabelsUseFittingUnits(t *testing.T) {
+	for _, c := range []struct {
+		span float64
+		unit string
+		want []string
+	}{
+		{800, "ns", []string{"0", "100 ns", "200 ns", "700 ns"}},
+		{50e3, "µs", []string{"0", "10 µs", "20 µs", "50 µs"}},
+		{3.2e6, "ms", []string{"0", "0.5 ms", "1.0 ms", "3.0 ms"}},
+		{20e6, "ms", []string{"0", "2.5 ms", "20.0 ms"}},
+		{45e9, "s", []string{"0", "5 s", "40 s"}},
+	} {
+		t.Run(c.unit+"/"+fmtDur(c.span), func(t *testing.T) {
+			g := NewGantt(GanttOptions{WorldSize: 1, Width: 1000})
+			feed(t, g, []merge.GEvent{{Rank: 0, Op: trace.OpBarrier, Enter: 5e9, Exit: 5e9 + c.span}})
+			texts := svgTexts(t, ganttSVG(t, g))
+			set := map[string]bool{}
+			for _, s := range texts {
+				set[s] = true
+			}
+			for _, w := range c.want {
+				if !set[w] {
+					t.Errorf("tick label %q missing; texts: %q", w, texts)
+				}
+			}
+			found := false
+			for _, s := range texts {
+				if strings.HasPrefix(s, "time ["+c.unit+"]") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("axis title with unit [%s] missing", c.unit)
+			}
+		})
+	}
+}
+
+func TestNiceStep_Is125(t *testing.T) {
+	for _, span := range []float64{1, 7, 33, 999, 1234, 5e5, 7.7e9} {
+		s := niceStep(span, 8)
+		m := s / math.Pow(10, math.Floor(math.Log10(s)))
+		ok := false
+		for _, v := range []float64{1, 2, 2.5, 5} {
+			if math.Abs(m-v) < 1e-9 {
+				ok = true
+			}
+		}
+		if !ok || span/s > 8.0001 || span/s < 8/5.0-1e-9 {
+			t.Errorf("niceStep(%v, 8) = %v (mantissa %v, %v ticks)", span, s, m, span/s)
+		}
+	}
+}
+
+// TestGantt_TenMillionEventsStayUnder5MB is the level-of-detail contract:
+// 10^7 events give a readable, well-formed SVG of at most 5 MB, and the
+// builder's memory is bounded by lanes × width, not by events.
+func TestGantt_TenMillionEventsStayUnder5MB(t *testing.T) {
+	if testing.Short() {
+		t.Log("-short: using 10^6 events")
+	}
+	total := 10_000_000
+	if testing.Short() {
+		total = 1_000_000
+	}
+	for _, c := range []struct {
+		name string
+		run  synthRun
+	}{
+		{"16 ranks bulk synchronous", synthRun{Ranks: 16, Seed: 1, Compute: 20000, Latency: 4000, Slow: 3,
+			Ops: []trace.Op{trace.OpAllreduce, trace.OpAllreduce, trace.OpBcast, trace.OpBarrier}}},
+		{"128 ranks mixed ops defeat run-length encoding", synthRun{Ranks: 128, Seed: 2, Compute: 5000, Latency: 2000,
+			Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast, trace.OpBarrier, trace.OpAlltoall, trace.OpGather, trace.OpReduce, trace.OpScan}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.run.Iters = total / c.run.Ranks
+			g := NewGantt(GanttOptions{WorldSize: c.run.Ranks, Title: c.name})
+			var before runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			n := 0
+			if err := c.run.run(func(ev *merge.GEvent) error { n++; return g.Add(ev) }); err != nil {
+				t.Fatal(err)
+			}
+			maxBars := 0
+			for _, l := range g.lanes {
+				maxBars = max(maxBars, len(l.bars))
+				if len(l.cells) != 2*g.width {
+					t.Fatalf("lane has %d cells, want %d", len(l.cells), 2*g.width)
+				}
+			}
+			if maxBars > 4*g.width {
+				t.Errorf("a lane holds %d bars, bound is %d", maxBars, 4*g.width)
+			}
+			if len(g.pend) > 4*c.run.Ranks || len(g.inst) > 4*c.run.Ranks {
+				t.Errorf("in-flight state not bounded by ranks: %d pending, %d instances", len(g.pend), len(g.inst))
+			}
+			svg := ganttSVG(t, g)
+			t.Logf("%d events, %d ranks: SVG %d bytes (%.2f MB), %d bars", n, c.run.Ranks, len(svg), float64(len(svg))/1e6, g.nbars)
+			if len(svg) > 5_000_000 {
+				t.Errorf("SVG is %d bytes, limit 5 MB", len(svg))
+			}
+			wellFormed(t, svg)
+			var after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 64<<20 {
+				t.Errorf("heap grew by %d MB after %d events", grown>>20, n)
+			}
+		})
+	}
+}
+
+func BenchmarkGanttAdd(b *testing.B) {
+	run := synthRun{Ranks: 16, Iters: 4096, Seed: 1, Compute: 20000, Latency: 4000,
+		Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast, trace.OpBarrier}}
+	var evs []merge.GEvent
+	run.run(func(ev *merge.GEvent) error { evs = append(evs, *ev); return nil })
+	span := evs[len(evs)-1].Exit - evs[0].Enter
+	g := NewGantt(GanttOptions{WorldSize: 16})
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		k := i % len(evs)
+		ev := evs[k]
+		shift := float64(i/len(evs)) * span
+		ev.Enter += shift
+		ev.Exit += shift
+		ev.Seq += uint32(i / len(evs) * run.Iters)
+		if err := g.Add(&ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
