@@ -1,6 +1,9 @@
 package trace
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // Meta is everything a trace file says besides its events: the header plus
 // the comm, epoch and footer frames appended during the run, folded
@@ -31,6 +34,8 @@ type Meta struct {
 	// UnknownFrames counts intact frames of kinds this reader does not know
 	// (written by a newer minor version); they are skipped.
 	UnknownFrames int
+
+	decodeFailed int // chunks with intact checksums that failed to decode
 }
 
 // ChunkInfo locates one intact EVENTS frame.
@@ -104,4 +109,25 @@ func (m *Meta) addEpoch(e Epoch) {
 	}
 	m.Epochs = append(m.Epochs, e)
 	sort.SliceStable(m.Epochs, func(i, j int) bool { return m.Epochs[i].Index < m.Epochs[j].Index })
+}
+
+// Summary describes the file's state in one line for users, e.g.
+// "rank-00007.gct: 11 intact chunks, 1 dropped; no footer (the recorder did
+// not finish cleanly)".
+func (m *Meta) Summary() string {
+	s := fmt.Sprintf("%s: %d intact chunks", m.Name, m.EventChunks-m.decodeFailed)
+	dropped := 0
+	for _, d := range m.Damage {
+		if d.Kind == KindEvents.String() {
+			dropped++
+		}
+	}
+	s += fmt.Sprintf(", %d dropped", dropped)
+	if other := len(m.Damage) - dropped; other > 0 {
+		s += fmt.Sprintf(", %d other damaged regions", other)
+	}
+	if m.Footer == nil {
+		s += "; no footer (the recorder did not finish cleanly)"
+	}
+	return s
 }

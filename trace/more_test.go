@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -80,6 +81,9 @@ func TestWriter_AbortLeavesFileWithoutFooter(t *testing.T) {
 	}
 	if r.Meta().Footer != nil || len(r.Meta().Damage) != 0 || r.Meta().Complete() {
 		t.Errorf("footer %v damage %v", r.Meta().Footer, r.Meta().Damage)
+	}
+	if s := r.Meta().Summary(); !strings.HasSuffix(s, "1 intact chunks, 0 dropped; no footer (the recorder did not finish cleanly)") {
+		t.Errorf("Summary() = %q", s)
 	}
 }
 

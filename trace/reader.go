@@ -360,6 +360,7 @@ func (r *Reader) decodeDamage(ci ChunkInfo, what string) {
 		return
 	}
 	r.bad[ci.Index] = true
+	r.meta.decodeFailed++
 	r.damage(ci.Index, ci.Offset, int64(frameHeaderSize+ci.Bytes), KindEvents.String(), what)
 }
 

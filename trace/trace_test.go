@@ -370,6 +370,9 @@ func TestUndecodableChunk_IsSkippedAndRecorded(t *testing.T) {
 	if _, err := r.ReadAll(); err != nil || len(r.Meta().Damage) != 1 {
 		t.Errorf("second pass: err %v, damage recorded %d times", err, len(r.Meta().Damage))
 	}
+	if got, want := r.Meta().Summary(), "rank-00007.gct: 3 intact chunks, 1 dropped"; got != want {
+		t.Errorf("Summary() = %q, want %q", got, want)
+	}
 }
 
 func TestOpen_RejectsNonTraceWithClearMessage(t *testing.T) {

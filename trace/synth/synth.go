@@ -20,6 +20,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/gclock/gclock/trace"
@@ -75,6 +76,13 @@ type Config struct {
 	MaxDriftPPM float64
 	Nodes       []NodeClock
 	NoInjection bool // record raw times (Header.Inject nil)
+	// ReferenceExact gives node 0 (and so the reference rank 0) no clock
+	// error, making global time equal to the raw (true) timer.
+	ReferenceExact bool
+	// Slowdown overrides the compute slowdown factor of individual ranks
+	// (e.g. {5: 1.5} makes rank 5 compute 50% longer than the base, so it
+	// arrives last at most collectives).
+	Slowdown map[int]float64
 	// ModelNoiseNS adds Gaussian noise of this standard deviation to each
 	// epoch model's intercept, ModelSlopeNoise to its slope (default 0:
 	// exact inverse of the injection).
@@ -87,12 +95,15 @@ type Config struct {
 	KeepTimes bool
 
 	// Bad-input options for the merger's tests.
-	MissingRanks   []int        // files not written
-	ForeignRanks   []int        // header JobID of these ranks is JobID+"-other"
-	CrashedRanks   []int        // no epoch 1 and no footer (killed before finalize)
-	Truncate       []Truncation // cut files after writing
-	CorruptChunks  []ChunkRef   // flip one payload byte in these chunks
-	CompressionLvl int          // zstd level (default trace.DefaultCompressionLevel)
+	MissingRanks  []int        // files not written
+	ForeignRanks  []int        // header JobID of these ranks is JobID+"-other"
+	CrashedRanks  []int        // no epoch 1 and no footer (killed before finalize)
+	Truncate      []Truncation // cut files after writing
+	CorruptChunks []ChunkRef   // flip one payload byte in these chunks
+	// GarbageFiles are written into dir with non-trace content (e.g.
+	// "rank-00099.gct" or "notes.txt") to test "not a trace" handling.
+	GarbageFiles   []string
+	CompressionLvl int // zstd level (default trace.DefaultCompressionLevel)
 }
 
 // Truth is what the generator knows exactly about the run it wrote.
@@ -119,6 +130,8 @@ type Truth struct {
 	Enter, Exit [][]float64
 	// Damaged lists the chunks corrupted by CorruptChunks (rank, chunk).
 	Damaged []ChunkRef
+
+	dir string
 }
 
 // TotalEvents returns the events written over all ranks.
@@ -320,7 +333,8 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 	tr := &Truth{Config: c, Files: make([]string, P), Inject: make([]*trace.Injection, P),
 		Models: make([][2]trace.Model, P), Epochs: make([][2]trace.Epoch, P), Comms: make([][]trace.Comm, P),
 		Events: make([]int, P), Instances: map[uint64]int{}, Ops: map[trace.Op]int{}}
-	tr.Nodes = c.Nodes
+	tr.dir = dir
+	tr.Nodes = slices.Clone(c.Nodes)
 	if tr.Nodes == nil {
 		tr.Nodes = make([]NodeClock, nNodes)
 		for i := range tr.Nodes {
@@ -329,6 +343,9 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 				DriftPPM: (2*rng.Float64() - 1) * c.MaxDriftPPM,
 			}
 		}
+	}
+	if c.ReferenceExact && len(tr.Nodes) > 0 {
+		tr.Nodes[0] = NodeClock{}
 	}
 	pattern := makePattern(&c, rng)
 
@@ -369,6 +386,9 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 		rrng := rand.New(rand.NewPCG(c.Seed, uint64(r)+1))
 		rs := &rankState{rng: rrng, inject: in, ready: start, buf: make([]trace.Event, 0, c.ChunkEvents)}
 		rs.slow = 1 + c.Imbalance*rrng.Float64()
+		if f, ok := c.Slowdown[r]; ok {
+			rs.slow = f
+		}
 		ranks[r] = rs
 		tr.Comms[r] = []trace.Comm{
 			{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: world, CreatedNS: record(in, start-2e5)},
@@ -592,6 +612,15 @@ func damage(tr *Truth) error {
 			return err
 		}
 		tr.Damaged = append(tr.Damaged, ref)
+	}
+	for _, name := range c.GarbageFiles {
+		if name == "" || filepath.Base(name) != name {
+			return fmt.Errorf("synth: GarbageFiles: %q is not a plain file name", name)
+		}
+		content := []byte("this is not a gclock trace\n")
+		if err := os.WriteFile(filepath.Join(tr.dir, name), content, 0o644); err != nil {
+			return fmt.Errorf("synth: %w", err)
+		}
 	}
 	for _, t := range c.Truncate {
 		if t.Rank < 0 || t.Rank >= c.Ranks || tr.Files[t.Rank] == "" {

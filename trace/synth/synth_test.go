@@ -2,6 +2,7 @@ package synth
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -301,5 +302,76 @@ func BenchmarkGenerate(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.ReportMetric(float64(tr.TotalEvents())*float64(b.N)/b.Elapsed().Seconds(), "events/s")
+	}
+}
+
+func TestGenerate_ReferenceExactMakesGlobalTheRawTime(t *testing.T) {
+	cfg := smallConfig()
+	cfg.ReferenceExact = true
+	tr, err := Generate(t.TempDir(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Nodes[0] != (NodeClock{}) || tr.Nodes[1] == (NodeClock{}) {
+		t.Fatalf("nodes %+v: want node 0 exact, others not", tr.Nodes)
+	}
+	for _, local := range []int64{1e12, 2e12 + 12345} {
+		if g, raw := tr.Global(3, local), tr.RawTime(3, local); g != raw {
+			t.Errorf("Global %f != raw %f", g, raw)
+		}
+	}
+}
+
+func TestGenerate_SlowRankArrivesLast(t *testing.T) {
+	cfg := smallConfig()
+	cfg.NoImbalance = true
+	cfg.Slowdown = map[int]float64{4: 1.5}
+	tr, err := Generate(t.TempDir(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Rank 4 is in the second split block with ranks 3 and 5; on world
+	// collectives it must arrive last nearly always (after warm-up).
+	metas := make([]*trace.Meta, cfg.Ranks)
+	evs := make([][]trace.Event, cfg.Ranks)
+	for r := range metas {
+		metas[r], evs[r] = readRank(t, tr.Files[r])
+	}
+	last, world := 0, 0
+	for i := range evs[0] {
+		if evs[0][i].Comm != 0 {
+			continue
+		}
+		world++
+		who := 0
+		for r := range evs {
+			if tr.Enter[r][i] > tr.Enter[who][i] {
+				who = r
+			}
+		}
+		if who == 4 {
+			last++
+		}
+	}
+	if world == 0 || float64(last) < 0.9*float64(world) {
+		t.Errorf("rank 4 arrived last at %d of %d world collectives", last, world)
+	}
+}
+
+func TestGenerate_GarbageFilesAreNotTraces(t *testing.T) {
+	cfg := smallConfig()
+	cfg.GarbageFiles = []string{"rank-00099.gct"}
+	dir := t.TempDir()
+	if _, err := Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	_, err := trace.Open(filepath.Join(dir, "rank-00099.gct"))
+	var fe *trace.FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), "not a gclock trace") {
+		t.Errorf("garbage file: %v", err)
+	}
+	cfg.GarbageFiles = []string{"../escape"}
+	if _, err := Generate(t.TempDir(), cfg); err == nil {
+		t.Error("GarbageFiles with a path was accepted")
 	}
 }
