@@ -910,7 +910,7 @@ func (a *analyzer) result() *Result {
 		// damage found while reading (not known when the file was opened)
 		if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
 			for _, d := range m.Damage[rs.in.knownDamage:] {
-				a.problems = append(a.problems, damageString(name, d))
+				a.problems = append(a.problems, damageString(rs.in.Path, d))
 			}
 		}
 		if rs.unknown > 0 {
@@ -983,8 +983,8 @@ func (a *analyzer) clockQuality() ClockQuality {
 	}
 	if a.clockViol > 0 {
 		q.Warnings = append(q.Warnings, fmt.Sprintf(
-			"%d clock-condition violations (max %s): a rank left a synchronizing collective before the last rank entered it, so the corrected clocks are off by at least that much",
-			a.clockViol, FormatNS(a.maxViol)))
+			"%d clock-condition violations (max %s): a rank left a synchronizing collective before the last rank entered it, so the timestamps in use (mode %s) are off by at least that much",
+			a.clockViol, FormatNS(a.maxViol), a.opt.Clock))
 	}
 	return q
 }

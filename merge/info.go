@@ -166,7 +166,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 		m := ri.Src.Meta()
 		if m != nil && len(m.Damage) > ri.knownDamage {
 			for _, d := range m.Damage[ri.knownDamage:] {
-				info.Problems = append(info.Problems, damageString(name, d))
+				info.Problems = append(info.Problems, damageString(ri.Path, d))
 			}
 		}
 		clean := m != nil && m.Footer != nil && len(m.Damage) == 0

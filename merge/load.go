@@ -194,8 +194,9 @@ func Load(dir string, open Opener) (*Run, error) {
 		}
 	}
 	if len(run.Missing) > 0 {
-		run.Problems = append(run.Problems, fmt.Sprintf("%d of %d ranks missing (%s expected, not found or unusable): %s; instances on their communicators are incomplete",
-			len(run.Missing), run.WorldSize, trace.RankFileName(run.Missing[0]), rankList(run.Missing)))
+		run.Problems = append(run.Problems, fmt.Sprintf("%d of %d ranks missing: %s %s (no usable %s%s); instances on their communicators lack them",
+			len(run.Missing), run.WorldSize, plural(len(run.Missing), "rank", "ranks"), rankList(run.Missing),
+			trace.RankFileName(run.Missing[0]), plural(len(run.Missing), "", ", ...")))
 	}
 	for _, ri := range run.Ranks {
 		run.Problems = append(run.Problems, metaProblems(ri)...)
@@ -209,7 +210,7 @@ func metaProblems(ri *RankInput) []string {
 	name := filepath.Base(ri.Path)
 	m := ri.Meta
 	for _, d := range m.Damage {
-		p = append(p, damageString(name, d))
+		p = append(p, damageString(ri.Path, d))
 	}
 	if m.Footer == nil {
 		p = append(p, fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (events after its last flush are lost)", name, ri.Rank))
@@ -222,14 +223,17 @@ func metaProblems(ri *RankInput) []string {
 	return p
 }
 
-func damageString(file string, d trace.Damage) string {
+// damageString words one damaged region; path is the file as opened (the
+// reader's message may start with it), the message names the base name.
+func damageString(path string, d trace.Damage) string {
+	file := filepath.Base(path)
 	msg := d.Err
 	if msg == "" {
 		msg = fmt.Sprintf("chunk %d at byte %d: damaged", d.Chunk, d.Offset)
 	}
-	if !strings.HasPrefix(msg, file) {
-		msg = file + ": " + msg
-	}
+	msg = strings.TrimPrefix(msg, path+": ")
+	msg = strings.TrimPrefix(msg, file+": ")
+	msg = file + ": " + msg
 	if d.Chunk >= 0 {
 		return msg + "; its events are lost, the rest of the file is used"
 	}

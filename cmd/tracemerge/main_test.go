@@ -1,0 +1,289 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// tracemergeBin builds the command once per test binary.
+func tracemergeBin(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tracemerge-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "tracemerge")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = errors.New(string(out))
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("building tracemerge: %v", buildErr)
+	}
+	return binPath
+}
+
+// runBin runs the built command and returns stdout, stderr and exit code.
+func runBin(t *testing.T, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(tracemergeBin(t), args...)
+	cmd.Dir = dir
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("running tracemerge: %v", err)
+		}
+		code = ee.ExitCode()
+	}
+	if strings.Contains(se.String(), "panic") || strings.Contains(se.String(), "goroutine ") {
+		t.Fatalf("tracemerge panicked:\n%s", se.String())
+	}
+	return so.String(), se.String(), code
+}
+
+func gen(t *testing.T, dir string, cfg synth.Config) *synth.Truth {
+	t.Helper()
+	tr, err := synth.Generate(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func TestCLI_EndToEndWritesEveryOutputWellFormed(t *testing.T) {
+	tmp := t.TempDir()
+	tr := gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 8, Steps: 1500, Seed: 5})
+	stdout, stderr, code := runBin(t, tmp, "run", "-o", "out", "--instance", "world:3", "--top", "5")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "CLOCK ERROR WAS INJECTED") {
+		t.Errorf("stderr lacks the injection warning:\n%s", stderr)
+	}
+	out := filepath.Join(tmp, "out")
+	for _, f := range []string{"gantt.svg", "index.html", "imbalance.txt", "imbalance.json", "events.csv", "trace.json", "instance-world-3.svg"} {
+		st, err := os.Stat(filepath.Join(out, f))
+		if err != nil || st.Size() == 0 {
+			t.Errorf("%s missing or empty: %v", f, err)
+		}
+	}
+	txt, _ := os.ReadFile(filepath.Join(out, "imbalance.txt"))
+	if len(txt) == 0 || stdout != string(txt) {
+		t.Errorf("stdout (%d bytes) differs from imbalance.txt (%d bytes)", len(stdout), len(txt))
+	}
+	// JSON parses into the analysis and agrees with the truth.
+	var an merge.Analysis
+	b, _ := os.ReadFile(filepath.Join(out, "imbalance.json"))
+	if err := json.Unmarshal(b, &an); err != nil {
+		t.Fatalf("imbalance.json: %v", err)
+	}
+	if an.Events != tr.TotalEvents() || len(an.Ops) == 0 || len(an.Worst) != 5 {
+		t.Errorf("imbalance.json: events %d (truth %d), %d ops, %d worst", an.Events, tr.TotalEvents(), len(an.Ops), len(an.Worst))
+	}
+	// CSV: header plus one row per event, required columns.
+	f, err := os.Open(filepath.Join(out, "events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(bufio.NewReader(f)).ReadAll()
+	if err != nil {
+		t.Fatalf("events.csv: %v", err)
+	}
+	want := []string{"rank", "op", "comm", "seq", "root", "bytes_sent", "bytes_recv", "local_enter_ns", "local_exit_ns", "global_enter_ns", "global_exit_ns", "callsite"}
+	if len(rows) == 0 || strings.Join(rows[0][:len(want)], ",") != strings.Join(want, ",") {
+		t.Errorf("events.csv header = %v", rows[0])
+	}
+	if len(rows)-1 != tr.TotalEvents() {
+		t.Errorf("events.csv rows = %d, events %d", len(rows)-1, tr.TotalEvents())
+	}
+	// Chrome trace JSON parses and holds one X event per MPI call.
+	var ct struct {
+		TraceEvents []struct {
+			Ph string  `json:"ph"`
+			Ts float64 `json:"ts"`
+		} `json:"traceEvents"`
+	}
+	b, _ = os.ReadFile(filepath.Join(out, "trace.json"))
+	if err := json.Unmarshal(b, &ct); err != nil {
+		t.Fatalf("trace.json: %v", err)
+	}
+	nx := 0
+	for _, e := range ct.TraceEvents {
+		if e.Ph == "X" {
+			nx++
+		}
+	}
+	if nx != tr.TotalEvents() {
+		t.Errorf("trace.json: %d X events, want %d", nx, tr.TotalEvents())
+	}
+	for _, f := range []string{"gantt.svg", "instance-world-3.svg"} {
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if !bytes.Contains(b, []byte("<svg")) || !bytes.HasSuffix(bytes.TrimSpace(b), []byte("</svg>")) {
+			t.Errorf("%s is not a complete SVG document", f)
+		}
+	}
+	b, _ = os.ReadFile(filepath.Join(out, "index.html"))
+	if !bytes.Contains(b, []byte("<html")) || bytes.Contains(b, []byte("<script src=")) || bytes.Contains(b, []byte("<link ")) {
+		t.Errorf("index.html is not a self-contained HTML document")
+	}
+}
+
+func TestCLI_InfoSummarisesRun(t *testing.T) {
+	tmp := t.TempDir()
+	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, Steps: 500, Seed: 6})
+	stdout, stderr, code := runBin(t, tmp, "info", "run")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"ranks:     4 of 4", "events:    2000", "MPI_Allreduce", "epoch 0:", "epoch 1:", "CLOCK ERROR WAS INJECTED", "problems:  none"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("info output lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, _, code = runBin(t, tmp, "info", "--json", "run")
+	var ri merge.RunInfo
+	if err := json.Unmarshal([]byte(stdout), &ri); err != nil || code != 0 || ri.Events != 2000 {
+		t.Errorf("info --json: code %d, err %v, events %d", code, err, ri.Events)
+	}
+}
+
+func TestCLI_BadInputGivesClearMessageAndExitCode(t *testing.T) {
+	tmp := t.TempDir()
+	mk := func(name string, cfg synth.Config) string {
+		d := filepath.Join(tmp, name)
+		gen(t, d, cfg)
+		return name
+	}
+	ok := mk("ok", synth.Config{Ranks: 4, Steps: 400, Seed: 8})
+	missing := mk("missing", synth.Config{Ranks: 8, Steps: 400, Seed: 8, MissingRanks: []int{5}})
+	foreign := mk("foreign", synth.Config{Ranks: 4, Steps: 400, Seed: 8, ForeignRanks: []int{3}})
+	crashed := mk("crashed", synth.Config{Ranks: 4, Steps: 400, Seed: 8, CrashedRanks: []int{2}})
+	trunc := mk("trunc", synth.Config{Ranks: 4, Steps: 20000, Seed: 8, Truncate: []synth.Truncation{{Rank: 3, KeepFraction: 0.5}}})
+	corrupt := mk("corrupt", synth.Config{Ranks: 4, Steps: 20000, Seed: 8, CorruptChunks: []synth.ChunkRef{{Rank: 2, Chunk: 1}}})
+	os.MkdirAll(filepath.Join(tmp, "empty"), 0o755)
+	os.MkdirAll(filepath.Join(tmp, "notrace"), 0o755)
+	os.WriteFile(filepath.Join(tmp, "notrace", "rank-00000.gct"), []byte("hello world\n"), 0o644)
+	os.MkdirAll(filepath.Join(tmp, "wrongver"), 0o755)
+	b, _ := os.ReadFile(filepath.Join(tmp, ok, "rank-00000.gct"))
+	b[8] = 9 // major version
+	os.WriteFile(filepath.Join(tmp, "wrongver", "rank-00000.gct"), b, 0o644)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string // substrings of stderr
+	}{
+		{"no arguments prints usage", nil, exitUsage, []string{"Usage:"}},
+		{"unknown flag", []string{ok, "--bogus"}, exitUsage, []string{"flag provided but not defined: -bogus"}},
+		{"bad clock mode", []string{ok, "--clock=wrong"}, exitUsage, []string{`unknown clock mode "wrong"`}},
+		{"time without unit", []string{ok, "--from", "5"}, exitUsage, []string{`"5" has no unit`}},
+		{"to before from", []string{ok, "--from", "2s", "--to", "1s"}, exitUsage, []string{"must lie after --from"}},
+		{"bad instance", []string{ok, "--instance", "world"}, exitUsage, []string{"want COMM:SEQ"}},
+		{"bad format", []string{ok, "--formats", "svg,pdf"}, exitUsage, []string{`unknown format "pdf"`}},
+		{"two directories", []string{ok, missing}, exitUsage, []string{"expected one run directory"}},
+		{"nonexistent dir", []string{"nope"}, exitNoData, []string{"cannot read run directory", "nope"}},
+		{"empty dir", []string{"empty"}, exitNoData, []string{"empty: no trace files (rank-*.gct) found"}},
+		{"parent of runs", []string{"."}, exitNoData, []string{"run directories", "pass one of them"}},
+		{"not a trace", []string{"notrace"}, exitNoData, []string{"rank-00000.gct: at byte 0: not a gclock trace"}},
+		{"wrong version", []string{"wrongver"}, exitNoData, []string{"rank-00000.gct: at byte 8: unsupported format version 9"}},
+		{"mixed runs", []string{foreign}, exitNoData, []string{"mixes runs", "rank-00000.gct has job id \"synth-8\"", "rank-00003.gct has job id \"synth-8-other\""}},
+		{"missing rank", []string{missing}, exitPartial, []string{"1 of 8 ranks missing: rank 5 (no usable rank-00005.gct)"}},
+		{"crashed rank", []string{crashed}, exitPartial, []string{"rank-00002.gct: no footer", "rank 2: only epoch 0 present"}},
+		{"truncated file", []string{trunc}, exitPartial, []string{"rank-00003.gct: chunk", "truncated", "no footer"}},
+		{"corrupted chunk", []string{corrupt}, exitPartial, []string{"rank-00002.gct: chunk 1 at byte", "checksum mismatch", "instances are incomplete"}},
+		{"intact run", []string{ok}, exitOK, []string{"CLOCK ERROR WAS INJECTED"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{}, tc.args...)
+			if len(args) > 0 && !strings.HasPrefix(tc.name, "unknown") {
+				args = append(args, "-o", filepath.Join(t.TempDir(), "out"), "-q")
+			}
+			_, stderr, code := runBin(t, tmp, args...)
+			if code != tc.code {
+				t.Errorf("exit code %d, want %d; stderr:\n%s", code, tc.code, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+		})
+	}
+}
+
+func TestCLI_RawModeWarnsLoudly(t *testing.T) {
+	tmp := t.TempDir()
+	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, NodeSize: 2, Steps: 500, Seed: 9})
+	stdout, stderr, code := runBin(t, tmp, "run", "-o", "out", "--clock=raw", "--formats", "txt,json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"CLOCK MODE RAW", "clock-condition violations"} {
+		if !strings.Contains(stderr, want) || !strings.Contains(stdout, want) {
+			t.Errorf("%q missing from stderr or report", want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "out", "gantt.svg")); err == nil {
+		t.Errorf("gantt.svg written although --formats excluded svg")
+	}
+}
+
+func TestParseDuration_AcceptsUnits(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want float64
+		err  bool
+	}{
+		{"1.5s", 1.5e9, false}, {"200ms", 2e8, false}, {"50us", 5e4, false}, {"50µs", 5e4, false},
+		{"100ns", 100, false}, {"2m", 120e9, false}, {"0", 0, false}, {"5", 0, true}, {"-1s", 0, true}, {"abc", 0, true},
+	} {
+		got, err := parseDuration(tc.in)
+		if (err != nil) != tc.err || (!tc.err && got != tc.want) {
+			t.Errorf("parseDuration(%q) = %v, %v; want %v, err %v", tc.in, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestParseInstance_AcceptsWorldDecimalAndHex(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		comm uint64
+		seq  uint32
+		err  bool
+	}{
+		{"world:42", 1, 42, false}, {"0x1f:3", 31, 3, false}, {"77:0", 77, 0, false},
+		{"self:1", 0, 0, true}, {"world", 0, 0, true}, {"world:-1", 0, 0, true}, {"zz:1", 0, 0, true},
+	} {
+		k, _, err := parseInstance(tc.in)
+		if (err != nil) != tc.err || (!tc.err && (k.Comm != tc.comm || k.Seq != tc.seq)) {
+			t.Errorf("parseInstance(%q) = %+v, %v", tc.in, k, err)
+		}
+	}
+}
