@@ -1,6 +1,9 @@
 package clocksync
 
-import "fmt"
+import (
+	"fmt"
+	"reflect"
+)
 
 // H2HCA is the two-level hierarchical scheme of Algorithm 4 (H2HCA paper):
 // the first process of every node (NodeID is the split colour) takes part
@@ -36,6 +39,9 @@ func (a *H2HCA) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("h2hca: create inter-node communicator: %w", err)
 	}
+	if isNilTransport(inter) {
+		inter = nil
+	}
 	// Step 1: synchronisation between nodes.
 	var global1 Clock = NewGlobalClockLM(clk, LinearModel{}) // dummy clock
 	if inter != nil && inter.Size() > 1 {
@@ -51,4 +57,14 @@ func (a *H2HCA) SyncClocks(t Transport, clk Clock) (Clock, error) {
 		}
 	}
 	return global2, nil
+}
+
+// isNilTransport reports whether t is nil or a typed nil pointer (a Split
+// implementation returning (*T)(nil) for MPI_UNDEFINED).
+func isNilTransport(t Transport) bool {
+	if t == nil {
+		return true
+	}
+	v := reflect.ValueOf(t)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }

@@ -13,7 +13,7 @@ const (
 	DefaultInter     = "hca3"
 	DefaultIntra     = "clockprop"
 	DefaultFitPoints = 100
-	DefaultPingPongs = 20
+	DefaultPingPongs = 50
 	DefaultOffsetAlg = "skampi"
 )
 
