@@ -209,6 +209,18 @@ func (c *Config) defaults() error {
 	case c.PatternLen < 1:
 		return fmt.Errorf("synth: PatternLen = %d, want >= 1", c.PatternLen)
 	}
+	for name, list := range map[string][]int{"MissingRanks": c.MissingRanks, "ForeignRanks": c.ForeignRanks, "CrashedRanks": c.CrashedRanks} {
+		for _, r := range list {
+			if r < 0 || r >= c.Ranks {
+				return fmt.Errorf("synth: %s: rank %d outside 0..%d", name, r, c.Ranks-1)
+			}
+		}
+	}
+	for r, f := range c.Slowdown {
+		if r < 0 || r >= c.Ranks || !(f > 0) {
+			return fmt.Errorf("synth: Slowdown: rank %d factor %g: want a rank in 0..%d and a factor > 0", r, f, c.Ranks-1)
+		}
+	}
 	nodes := (c.Ranks + c.NodeSize - 1) / c.NodeSize
 	if c.Nodes != nil && len(c.Nodes) != nodes {
 		return fmt.Errorf("synth: %d Nodes given, the run has %d nodes", len(c.Nodes), nodes)
@@ -422,8 +434,7 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 			alg = "synth-noisy"
 		}
 		e := trace.Epoch{Index: idx, Algorithm: alg, StartNS: record(in, t0), EndNS: end, Model: m,
-			Params:    map[string]string{"noise_ns": fmt.Sprint(c.ModelNoiseNS), "slope_noise": fmt.Sprint(c.ModelSlopeNoise)},
-			FitPoints: 0, PingPongs: 0}
+			Params: map[string]string{"noise_ns": fmt.Sprint(c.ModelNoiseNS), "slope_noise": fmt.Sprint(c.ModelSlopeNoise)}}
 		tr.Epochs[r][idx] = e
 		return e
 	}

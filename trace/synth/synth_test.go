@@ -259,6 +259,8 @@ func TestGenerate_RejectsBadConfig(t *testing.T) {
 		{"node list of wrong length", Config{Ranks: 8, NodeSize: 4, Nodes: []NodeClock{{}}}, "Nodes"},
 		{"corrupt missing chunk", Config{Ranks: 2, Steps: 10, CorruptChunks: []ChunkRef{{0, 5}}}, "no chunk 5"},
 		{"truncate missing rank", Config{Ranks: 2, Truncate: []Truncation{{Rank: 7}}}, "rank 7"},
+		{"missing rank out of range", Config{Ranks: 2, MissingRanks: []int{2}}, "MissingRanks: rank 2"},
+		{"zero slowdown", Config{Ranks: 2, Slowdown: map[int]float64{1: 0}}, "Slowdown"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Generate(t.TempDir(), tc.cfg)
