@@ -77,11 +77,11 @@ int gclock_timer_setup(int kind, double *tsc_hz)
 		/* Calibrate against CLOCK_MONOTONIC over 20 ms; anchor the TSC
 		 * nanoseconds to CLOCK_MONOTONIC so they start near it. */
 		int64_t m0 = gclock_clock(CLOCK_MONOTONIC);
-		uint64_t c0 = gclock_rdtscp();
+		uint64_t c0 = gclock_rdtsc();
 		struct timespec ts = {0, 20 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		int64_t m1 = gclock_clock(CLOCK_MONOTONIC);
-		uint64_t c1 = gclock_rdtscp();
+		uint64_t c1 = gclock_rdtsc();
 		double hz = (double)(c1 - c0) / ((double)(m1 - m0) * 1e-9);
 		if (!(hz > 1e6))
 			return -1;

@@ -44,7 +44,6 @@ type recorder struct {
 var rec = &recorder{
 	comms:   map[uint32]trace.Comm{},
 	unknown: map[string]uint32{},
-	sync:    runSync,
 }
 
 // warnf prints one warning line on stderr, prefixed with the rank.
@@ -113,6 +112,16 @@ func (r *recorder) start() bool {
 		nodeID, nodeSize = int(id), int(sz)
 	}
 
+	scfg, builtin, err := syncConfig(nodeID)
+	if err != nil {
+		r.warnf("%v; recording off", err)
+		return false
+	}
+	r.sync = clocksyncRun(scfg)
+	if builtin {
+		r.sync = fallbackSync
+	}
+
 	// Timer, then the injected error on top of it.
 	var hz C.double
 	if C.gclock_timer_setup(C.int(timerKinds[cfg.Timer]), &hz) != 0 {
@@ -158,7 +167,7 @@ func (r *recorder) start() bool {
 	dirErr := os.MkdirAll(r.dir, 0o755)
 	if dirErr != nil {
 		r.failed = true
-		r.warnf("cannot create trace directory: %v; not recording (the application continues)", dirErr)
+		r.warnf("cannot create trace directory %s (set GCLOCK_DIR to a writable path): %v; not recording (the application continues)", r.dir, dirErr)
 	}
 
 	ep, err := r.epoch(0)
@@ -231,6 +240,9 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 		FitPoints: out.FitPoints,
 		PingPongs: out.PingPongs,
 	}
+	for _, m := range out.Chain {
+		ep.Chain = append(ep.Chain, trace.Model{T0: r.clock.base0, Slope: m[0], Intercept: m[1] * 1e9})
+	}
 	maxRes := 0.0
 	for _, c := range out.Check {
 		ep.Check = append(ep.Check, trace.CheckResult{Rank: c.Rank, AfterNS: 0, OffsetNS: c.Offset * 1e9})
@@ -241,12 +253,6 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 			index, out.Algorithm, r.size, float64(out.Duration)/1e6, maxRes*1e6)
 	}
 	return ep, nil
-}
-
-// runSync is the epoch algorithm: the built-in SKaMPI-Offset until
-// clocksync.Sync is wired in.
-func runSync(t clocksync.Transport, clk clocksync.Clock) (*syncOutcome, error) {
-	return fallbackSync(t, clk)
 }
 
 func mpiLibrary() string {

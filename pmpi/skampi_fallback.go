@@ -24,7 +24,8 @@ type syncOutcome struct {
 	FitPoints int
 	PingPongs int
 	Duration  time.Duration
-	Check     []residual // reference rank only
+	Check     []residual   // reference rank only
+	Chain     [][2]float64 // per-level {slope, intercept}, innermost first
 	Global    clocksync.Clock
 }
 

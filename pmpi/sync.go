@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gclock/gclock/clocksync"
+)
+
+// builtinSyncName selects the recorder's own SKaMPI-Offset fallback
+// (GCLOCK_SYNC=pmpi-skampi-offset) instead of clocksync.Sync; kept as an
+// independent cross-check of the clocksync package on real MPI.
+const builtinSyncName = fallbackAlgorithm
+
+// syncConfig reads clocksync's configuration (GCLOCK_SYNC, ...). It
+// reports whether the built-in fallback was asked for.
+func syncConfig(nodeID int) (clocksync.Config, bool, error) {
+	builtin := strings.EqualFold(strings.TrimSpace(os.Getenv("GCLOCK_SYNC")), builtinSyncName)
+	getenv := os.Getenv
+	if builtin {
+		getenv = func(k string) string {
+			if k == "GCLOCK_SYNC" {
+				return ""
+			}
+			return os.Getenv(k)
+		}
+	}
+	cfg, err := clocksync.ConfigFromEnv(getenv)
+	if err != nil {
+		return cfg, builtin, fmt.Errorf("clock sync configuration: %w", err)
+	}
+	cfg.NodeID = nodeID
+	return cfg, builtin, nil
+}
+
+// clocksyncRun runs clocksync.Sync and its accuracy check (collective).
+func clocksyncRun(cfg clocksync.Config) func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error) {
+	return func(t clocksync.Transport, clk clocksync.Clock) (*syncOutcome, error) {
+		res, err := clocksync.Sync(cfg, t, clk)
+		if err != nil {
+			return nil, err
+		}
+		out := &syncOutcome{
+			Algorithm: res.Algorithm,
+			Params:    res.Params,
+			SlopeS:    res.Model.Slope,
+			Intercept: res.Model.Intercept,
+			FitPoints: res.FitPoints,
+			PingPongs: res.PingPongs,
+			Duration:  time.Duration(res.Duration * 1e9),
+			Global:    res.Global,
+		}
+		for _, m := range res.Chain {
+			out.Chain = append(out.Chain, [2]float64{m.Slope, m.Intercept})
+		}
+		rs, err := clocksync.CheckClockAccuracy(t, res.Global, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("accuracy check: %w", err)
+		}
+		for _, r := range rs {
+			out.Check = append(out.Check, residual{Rank: r.Rank, Offset: r.Offset})
+		}
+		return out, nil
+	}
+}

@@ -1,0 +1,225 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// Set by TestMain.
+var (
+	repoRoot string // repository root
+	libPath  string // absolute path of build/libgclock.so
+	binDir   string // compiled test programs
+	setupErr error  // why setup failed; every test reports it
+)
+
+// progs are the C test programs, compiled once by TestMain.
+var progs = []string{"collectives", "exitcode", "clockprog", "barrierloop"}
+
+func TestMain(m *testing.M) {
+	_, file, _, _ := runtime.Caller(0)
+	repoRoot = filepath.Clean(filepath.Join(filepath.Dir(file), ".."))
+	libPath = filepath.Join(repoRoot, "build", "libgclock.so")
+	dir, err := os.MkdirTemp("", "gclock-tests-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tests:", err)
+		os.Exit(1)
+	}
+	binDir = dir
+	setupErr = setup()
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func setup() error {
+	for _, tool := range []string{"mpirun", "mpicc", "make"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s not found on PATH: these tests run real MPI programs; run `make setup` as root or `sudo apt-get install -y openmpi-bin libopenmpi-dev make`", tool)
+		}
+	}
+	if out, err := exec.Command("make", "-C", repoRoot, "lib").CombinedOutput(); err != nil {
+		return fmt.Errorf("`make -C %s lib` failed: %v\n%s", repoRoot, err, out)
+	}
+	if _, err := os.Stat(libPath); err != nil {
+		return fmt.Errorf("make lib succeeded but the library is missing: %w", err)
+	}
+	for _, p := range progs {
+		src := filepath.Join(repoRoot, "tests", "progs", p+".c")
+		out, err := exec.Command("mpicc", "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Werror",
+			"-o", filepath.Join(binDir, p), src).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("mpicc %s: %v\n%s", src, err, out)
+		}
+	}
+	return nil
+}
+
+func needSetup(t *testing.T) {
+	t.Helper()
+	if setupErr != nil {
+		t.Fatal(setupErr)
+	}
+}
+
+// result is what one command left behind.
+type result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// mpiBaseEnv allows running as root and oversubscribing the 2 cores.
+func mpiBaseEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		// The caller's GCLOCK_* or LD_PRELOAD must not leak into runs.
+		if strings.HasPrefix(kv, "GCLOCK_") || strings.HasPrefix(kv, "LD_PRELOAD=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_rmaps_base_oversubscribe=1")
+}
+
+// runCmd runs argv in dir with the extra environment, with a timeout.
+func runCmd(t *testing.T, dir string, env []string, argv ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(mpiBaseEnv(), env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	res := result{Stdout: so.String(), Stderr: se.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		res.Code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Code = 128 + int(ws.Signal())
+		}
+	default:
+		t.Fatalf("running %v: %v", argv, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("%v timed out after 90s; stderr:\n%s", argv, res.Stderr)
+	}
+	return res
+}
+
+// run describes one mpirun invocation.
+type run struct {
+	NP      int
+	Preload bool     // mpirun -x LD_PRELOAD=lib (the ranks only)
+	Outer   bool     // LD_PRELOAD=lib mpirun ... (mpirun itself too)
+	Env     []string // KEY=VALUE passed to the ranks with -x
+	Prog    string
+	Args    []string
+	Dir     string // working directory (default: a fresh temp dir)
+}
+
+func mpirun(t *testing.T, r run) result {
+	t.Helper()
+	argv := []string{"mpirun", "-np", fmt.Sprint(r.NP)}
+	env := append([]string(nil), r.Env...)
+	if r.Preload {
+		env = append(env, "LD_PRELOAD="+libPath)
+	}
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		argv = append(argv, "-x", k)
+	}
+	if r.Outer {
+		env = append(env, "LD_PRELOAD="+libPath)
+	}
+	argv = append(argv, filepath.Join(binDir, r.Prog))
+	argv = append(argv, r.Args...)
+	dir := r.Dir
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	return runCmd(t, dir, env, argv...)
+}
+
+// rankTrace is one rank's file, fully read.
+type rankTrace struct {
+	Meta   *trace.Meta
+	Events []trace.Event
+}
+
+// readTraces opens rank-00000.gct ... for n ranks in dir.
+func readTraces(t *testing.T, dir string, n int) []rankTrace {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, "rank-*.gct"))
+	sort.Strings(names)
+	if len(names) != n {
+		t.Fatalf("%s holds %d trace files %v, want %d", dir, len(names), names, n)
+	}
+	out := make([]rankTrace, n)
+	for rank := 0; rank < n; rank++ {
+		p := filepath.Join(dir, trace.RankFileName(rank))
+		r, err := trace.Open(p)
+		if err != nil {
+			t.Fatalf("trace.Open(%s): %v", p, err)
+		}
+		evs, err := r.ReadAll()
+		if err != nil {
+			t.Fatalf("reading events of %s: %v", p, err)
+		}
+		m := r.Meta()
+		if len(m.Damage) > 0 {
+			t.Errorf("%s: damage %+v", p, m.Damage)
+		}
+		out[rank] = rankTrace{Meta: m, Events: evs}
+		r.Close()
+	}
+	return out
+}
+
+// gclockLines returns the stderr lines the recorder printed.
+func gclockLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "gclock:") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// listDir returns the names in dir (recursively), for "no files" checks.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}

@@ -1,0 +1,343 @@
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// expected is one line of a collectives expect-<rank>.txt file.
+type expected struct {
+	Op         string
+	Label      string
+	Root       int32
+	Sent, Recv uint64
+}
+
+func readExpect(t *testing.T, path string) []expected {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("expectations: %v", err)
+	}
+	defer f.Close()
+	var out []expected
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var e expected
+		if _, err := fmt.Sscan(sc.Text(), &e.Op, &e.Label, &e.Root, &e.Sent, &e.Recv); err != nil {
+			t.Fatalf("%s: line %q: %v", path, sc.Text(), err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// wantMembers returns the world ranks of a labelled communicator of the
+// collectives program (see progs/collectives.c) as seen by rank.
+func wantMembers(label string, rank, np int) []int32 {
+	var m []int32
+	for r := 0; r < np; r++ {
+		switch label {
+		case "world", "dup", "dup2", "shared", "cart":
+			m = append(m, int32(r))
+		case "half0", "half1":
+			if r%2 == rank%2 {
+				m = append(m, int32(r))
+			}
+		case "create":
+			if r < (np+1)/2 {
+				m = append(m, int32(r))
+			}
+		case "self":
+			if r == rank {
+				m = append(m, int32(r))
+			}
+		}
+	}
+	return m
+}
+
+// TestCollectives_TraceHoldsExactlyTheCalls runs progs/collectives.c (every
+// wrapped collective on world, split, dup, create, split_type, a re-dup
+// after free, an unwrapped cart comm and self; in-place variants, a user
+// op and datatype, uneven v-variants) and checks the trace against the
+// program's own list of calls: op, root, byte counts, sequence numbers,
+// comm ids agreed across members, members, and unchanged output.
+func TestCollectives_TraceHoldsExactlyTheCalls(t *testing.T) {
+	needSetup(t)
+	for _, tc := range []struct {
+		np     int
+		buffer string // small buffers force many mid-run flushes
+	}{{2, "16"}, {4, ""}} {
+		t.Run(fmt.Sprintf("np%d", tc.np), func(t *testing.T) {
+			plainDir, tracedDir := t.TempDir(), t.TempDir()
+			plain := mpirun(t, run{NP: tc.np, Prog: "collectives", Args: []string{plainDir}})
+			if plain.Code != 0 {
+				t.Fatalf("collectives without preload exited %d:\n%s", plain.Code, plain.Stderr)
+			}
+			traceDir := filepath.Join(tracedDir, "tr")
+			env := []string{"GCLOCK_DIR=" + traceDir}
+			if tc.buffer != "" {
+				env = append(env, "GCLOCK_BUFFER="+tc.buffer)
+			}
+			traced := mpirun(t, run{NP: tc.np, Preload: true, Env: env, Prog: "collectives", Args: []string{tracedDir}})
+			if traced.Code != 0 {
+				t.Fatalf("collectives under the preload exited %d:\n%s", traced.Code, traced.Stderr)
+			}
+			if traced.Stdout != plain.Stdout || plain.Stdout == "" {
+				t.Errorf("stdout differs with the preload:\nwithout:\n%s\nwith:\n%s", plain.Stdout, traced.Stdout)
+			}
+			traces := readTraces(t, traceDir, tc.np)
+			checkCollectives(t, traces, tracedDir, tc.np)
+		})
+	}
+}
+
+func checkCollectives(t *testing.T, traces []rankTrace, expectDir string, np int) {
+	labelID := map[string]map[int]uint64{} // label -> rank -> comm id
+	job := traces[0].Meta.Header.JobID
+	for rank, rt := range traces {
+		m := rt.Meta
+		h := m.Header
+		if h.Rank != rank || h.WorldSize != np || h.JobID != job || h.JobID == "" {
+			t.Errorf("rank %d header: rank %d size %d job %q (rank 0 job %q)", rank, h.Rank, h.WorldSize, h.JobID, job)
+		}
+		if h.Timer.Name != "monotonic" || h.MPILib == "" || len(h.Objects) == 0 || len(h.Args) == 0 {
+			t.Errorf("rank %d header incomplete: timer %q mpi %q %d objects args %v", rank, h.Timer.Name, h.MPILib, len(h.Objects), h.Args)
+		}
+		if m.Footer == nil || m.Footer.Reason != "finalize" || m.Footer.Dropped != 0 || m.Footer.Events != uint64(len(rt.Events)) {
+			t.Errorf("rank %d footer %+v, %d events read", rank, m.Footer, len(rt.Events))
+		}
+		if len(m.Epochs) != 2 {
+			t.Errorf("rank %d has %d sync epochs, want 2 (init, finalize)", rank, len(m.Epochs))
+		}
+		want := readExpect(t, filepath.Join(expectDir, fmt.Sprintf("expect-%d.txt", rank)))
+		if len(rt.Events) != len(want) {
+			t.Fatalf("rank %d: %d events recorded, program made %d calls", rank, len(rt.Events), len(want))
+		}
+		exe := h.Objects[0]
+		localOf := map[string]uint32{}
+		labelOf := map[uint32]string{}
+		nextSeq := map[uint32]uint32{}
+		for i, ev := range rt.Events {
+			w := want[i]
+			where := fmt.Sprintf("rank %d event %d (%s on %s)", rank, i, w.Op, w.Label)
+			if ev.Op.String() != w.Op || ev.Root != w.Root || ev.Sent != w.Sent || ev.Recv != w.Recv {
+				t.Errorf("%s: recorded %s root %d sent %d recv %d; want root %d sent %d recv %d",
+					where, ev.Op, ev.Root, ev.Sent, ev.Recv, w.Root, w.Sent, w.Recv)
+			}
+			if l, ok := localOf[w.Label]; ok && l != ev.Comm {
+				t.Errorf("%s: comm local %d, earlier calls on %s used %d", where, ev.Comm, w.Label, l)
+			}
+			if l, ok := labelOf[ev.Comm]; ok && l != w.Label {
+				t.Errorf("%s: comm local %d also used for %s", where, ev.Comm, l)
+			}
+			localOf[w.Label], labelOf[ev.Comm] = ev.Comm, w.Label
+			if ev.Seq != nextSeq[ev.Comm] {
+				t.Errorf("%s: seq %d, want %d", where, ev.Seq, nextSeq[ev.Comm])
+			}
+			nextSeq[ev.Comm] = ev.Seq + 1
+			if ev.ExitNS < ev.EnterNS || ev.EnterNS < h.StartNS {
+				t.Errorf("%s: times enter %d exit %d start %d", where, ev.EnterNS, ev.ExitNS, h.StartNS)
+			}
+			if ev.Callsite < exe.Lo || ev.Callsite >= exe.Hi {
+				t.Errorf("%s: call site %#x outside the program's text [%#x,%#x) (%s)", where, ev.Callsite, exe.Lo, exe.Hi, exe.Path)
+			}
+		}
+		for label, local := range localOf {
+			c, ok := m.CommByLocal(local)
+			if !ok {
+				t.Errorf("rank %d: no comm definition for local %d (%s)", rank, local, label)
+				continue
+			}
+			if wm := wantMembers(label, rank, np); !reflect.DeepEqual(c.Members, wm) {
+				t.Errorf("rank %d comm %s: members %v, want %v", rank, label, c.Members, wm)
+			}
+			wantKind := map[string]string{"world": "world", "self": "self", "dup": "dup", "dup2": "dup",
+				"half0": "split", "half1": "split", "create": "create", "shared": "split_type", "cart": "unknown"}[label]
+			if c.Kind != wantKind {
+				t.Errorf("rank %d comm %s: kind %q, want %q", rank, label, c.Kind, wantKind)
+			}
+			if label == "dup" && c.FreedNS == 0 {
+				t.Errorf("rank %d: freed comm dup has no FreedNS", rank)
+			}
+			if labelID[label] == nil {
+				labelID[label] = map[int]uint64{}
+			}
+			labelID[label][rank] = c.ID
+		}
+	}
+	// Ids: agreed by all members, distinct between distinct communicators.
+	owner := map[uint64]string{}
+	for label, byRank := range labelID {
+		if label == "self" {
+			for r, id := range byRank {
+				if id != trace.CommSelfID {
+					t.Errorf("rank %d: MPI_COMM_SELF id %d, want %d", r, id, trace.CommSelfID)
+				}
+			}
+			continue
+		}
+		var first uint64
+		for r := 0; r < np; r++ {
+			id, ok := byRank[r]
+			if !ok {
+				continue
+			}
+			if first == 0 {
+				first = id
+			} else if id != first {
+				t.Errorf("comm %s: rank %d has id %#x, another member %#x", label, r, id, first)
+			}
+		}
+		if label == "world" && first != trace.CommWorldID {
+			t.Errorf("MPI_COMM_WORLD id %d, want %d", first, trace.CommWorldID)
+		}
+		if o, dup := owner[first]; dup {
+			t.Errorf("comms %s and %s share id %#x", o, label, first)
+		}
+		owner[first] = label
+	}
+	// Matching: instance n of a comm is the same op and root on all members.
+	type key struct {
+		id  uint64
+		seq uint32
+	}
+	inst := map[key]trace.Event{}
+	for rank, rt := range traces {
+		for _, ev := range rt.Events {
+			c, _ := rt.Meta.CommByLocal(ev.Comm)
+			if c == nil || c.ID == trace.CommSelfID {
+				continue
+			}
+			k := key{c.ID, ev.Seq}
+			if o, ok := inst[k]; ok && (o.Op != ev.Op || o.Root != ev.Root) {
+				t.Errorf("rank %d: comm %#x instance %d is %s root %d, another member recorded %s root %d",
+					rank, c.ID, ev.Seq, ev.Op, ev.Root, o.Op, o.Root)
+			}
+			inst[k] = ev
+		}
+	}
+}
+
+// TestPreload_InertOutsideMPI: loaded into /bin/true, a shell and mpirun
+// itself, the library changes nothing and writes nothing.
+func TestPreload_InertOutsideMPI(t *testing.T) {
+	needSetup(t)
+	dir := t.TempDir()
+	pre := []string{"LD_PRELOAD=" + libPath}
+	if r := runCmd(t, dir, pre, "/bin/true"); r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
+		t.Errorf("/bin/true under the preload: code %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if r := runCmd(t, dir, pre, "/bin/sh", "-c", "echo hello; exit 3"); r.Code != 3 || r.Stdout != "hello\n" || r.Stderr != "" {
+		t.Errorf("sh under the preload: code %d stdout %q stderr %q", r.Code, r.Stdout, r.Stderr)
+	}
+	if files := listDir(t, dir); len(files) != 0 {
+		t.Errorf("non-MPI processes under the preload left files: %v", files)
+	}
+
+	// LD_PRELOAD on mpirun itself: mpirun, orted and the ranks all load it.
+	plain := mpirun(t, run{NP: 2, Prog: "exitcode", Args: []string{"exit", "0"}})
+	runDir := t.TempDir()
+	outer := mpirun(t, run{NP: 2, Outer: true, Prog: "exitcode", Args: []string{"exit", "0"}, Dir: runDir,
+		Env: []string{"GCLOCK_QUIET=1"}})
+	if outer.Code != 0 || outer.Stdout != plain.Stdout {
+		t.Errorf("LD_PRELOAD=lib mpirun: code %d stdout %q (without: %q)\n%s", outer.Code, outer.Stdout, plain.Stdout, outer.Stderr)
+	}
+	if g := gclockLines(outer.Stderr); len(g) != 0 {
+		t.Errorf("unexpected recorder messages: %q", g)
+	}
+	// Only the two ranks write, into ./gclock-trace/<job>/.
+	files, _ := filepath.Glob(filepath.Join(runDir, "gclock-trace", "*", "rank-*.gct"))
+	if len(files) != 2 {
+		t.Errorf("want 2 rank files under %s/gclock-trace/<job>/, found %v (all: %v)", runDir, files, listDir(t, runDir))
+	} else {
+		readTraces(t, filepath.Dir(files[0]), 2)
+	}
+
+	// GCLOCK_DISABLE=1: fully inert in an MPI program too.
+	offDir := t.TempDir()
+	off := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: []string{"exit", "0"}, Dir: offDir,
+		Env: []string{"GCLOCK_DISABLE=1"}})
+	if off.Code != 0 || off.Stdout != plain.Stdout || len(gclockLines(off.Stderr)) != 0 {
+		t.Errorf("GCLOCK_DISABLE=1: code %d stdout %q stderr %q", off.Code, off.Stdout, off.Stderr)
+	}
+	if files := listDir(t, offDir); len(files) != 0 {
+		t.Errorf("GCLOCK_DISABLE=1 left files: %v", files)
+	}
+}
+
+// TestUnwritableDir_AppCompletesWithOneWarningPerRank: when the trace
+// directory cannot be created the program's results are unchanged and
+// every rank says so once.
+func TestUnwritableDir_AppCompletesWithOneWarningPerRank(t *testing.T) {
+	needSetup(t)
+	const np = 2
+	expectDir := t.TempDir()
+	plain := mpirun(t, run{NP: np, Prog: "collectives", Args: []string{expectDir}})
+	for _, dir := range []string{"/proc/gclock-no-such-dir/x", "/dev/null/traces"} {
+		t.Run(strings.ReplaceAll(dir, "/", "_"), func(t *testing.T) {
+			r := mpirun(t, run{NP: np, Preload: true, Prog: "collectives", Args: []string{expectDir},
+				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+			if r.Code != 0 || r.Stdout != plain.Stdout {
+				t.Fatalf("code %d, stdout %q (without preload %q)\n%s", r.Code, r.Stdout, plain.Stdout, r.Stderr)
+			}
+			lines := gclockLines(r.Stderr)
+			if len(lines) != np {
+				t.Fatalf("want one warning per rank (%d), got %d:\n%s", np, len(lines), strings.Join(lines, "\n"))
+			}
+			for rank := 0; rank < np; rank++ {
+				n := 0
+				for _, l := range lines {
+					if strings.HasPrefix(l, "gclock: rank "+strconv.Itoa(rank)+": ") && strings.Contains(l, dir[:10]) {
+						n++
+					}
+				}
+				if n != 1 {
+					t.Errorf("rank %d: %d warnings naming the directory, want 1:\n%s", rank, n, strings.Join(lines, "\n"))
+				}
+			}
+		})
+	}
+}
+
+// TestExitCodes_PassThrough: exit status, MPI_Abort's code and a program
+// that never calls MPI_Finalize behave as without the recorder; the last
+// still leaves a complete, readable trace (flushed at exit).
+func TestExitCodes_PassThrough(t *testing.T) {
+	needSetup(t)
+	for _, tc := range []struct{ mode, code string }{{"exit", "3"}, {"abort", "7"}, {"nofinalize", "0"}, {"nofinalize", "5"}} {
+		t.Run(tc.mode+tc.code, func(t *testing.T) {
+			args := []string{tc.mode, tc.code}
+			plain := mpirun(t, run{NP: 2, Prog: "exitcode", Args: args})
+			dir := filepath.Join(t.TempDir(), "tr")
+			traced := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: args, Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+			if plain.Code != traced.Code || plain.Stdout != traced.Stdout {
+				t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
+					plain.Code, plain.Stdout, traced.Code, traced.Stdout, traced.Stderr)
+			}
+			if tc.mode == "exit" && plain.Code != 3 || tc.mode == "abort" && plain.Code != 7 {
+				t.Errorf("%s %s: mpirun exit code %d", tc.mode, tc.code, plain.Code)
+			}
+			if tc.mode != "nofinalize" {
+				return
+			}
+			for rank, rt := range readTraces(t, dir, 2) {
+				if rt.Meta.Footer == nil || rt.Meta.Footer.Reason != "exit" {
+					t.Errorf("rank %d: footer %+v, want reason exit", rank, rt.Meta.Footer)
+				}
+				if len(rt.Events) != 6 {
+					t.Errorf("rank %d: %d events, want 6 (5 Allreduce + Barrier)", rank, len(rt.Events))
+				}
+			}
+		})
+	}
+}
