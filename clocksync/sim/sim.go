@@ -16,6 +16,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gclock/gclock/clocksync"
 )
@@ -58,6 +59,9 @@ type Params struct {
 	ClockRead float64
 	// Buffer is the capacity of each rank's inbox channel (default 64).
 	Buffer int
+	// FastPath makes the transports implement
+	// clocksync.PingPongTransport, emulating a C-side ping-pong loop.
+	FastPath bool
 }
 
 // DefaultParams returns an InfiniBand-like cluster: 1.5 µs inter-node and
@@ -97,14 +101,17 @@ type World struct {
 	nodeOf []int
 	procs  []*proc
 	world  *comm
+	// FastPathCalls counts PingPongServe/PingPongClient calls (FastPath).
+	FastPathCalls atomic.Int64
 }
 
 type proc struct {
-	w    *World
-	rank int
-	node int
-	now  float64
-	rng  *rand.Rand
+	w     *World
+	rank  int
+	node  int
+	now   float64
+	rng   *rand.Rand
+	clock *Clock
 }
 
 // New builds a world. It panics on impossible parameters (no ranks, more
@@ -249,7 +256,9 @@ func (w *World) Run(f RankFunc) error {
 					errs[r] = fmt.Errorf("rank %d panicked: %v", r, v)
 				}
 			}()
-			errs[r] = f(r, w.world.handle(r, p), &Clock{p: p})
+			clk := &Clock{p: p}
+			p.clock = clk
+			errs[r] = f(r, w.world.transport(r, p), clk)
 		}(r, p)
 	}
 	wg.Wait()

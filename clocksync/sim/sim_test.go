@@ -177,3 +177,40 @@ func TestError_IsZeroForPerfectModel(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFastPath_SameResultAsGoLoop checks that a transport implementing
+// clocksync.PingPongTransport (as a C ping-pong loop would) is used by
+// SKaMPIOffset on nested clocks and gives the same models.
+func TestFastPath_SameResultAsGoLoop(t *testing.T) {
+	for _, alg := range []string{"hca3", "h2hca", "jk"} {
+		cfg := clocksync.DefaultConfig()
+		cfg.Algorithm, cfg.FitPoints, cfg.PingPongs = alg, 20, 10
+		p := DefaultParams(19, 4, 8)
+		slow, err := RunSync(p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.FastPath = true
+		w := New(p)
+		res := make([]*clocksync.Result, p.Ranks)
+		err = w.Run(func(r int, tr clocksync.Transport, clk *Clock) error {
+			c := cfg
+			c.NodeID = w.NodeOf(r)
+			var err error
+			res[r], err = clocksync.Sync(c, tr, clk)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.FastPathCalls.Load() == 0 {
+			t.Fatalf("%s: fast path never used", alg)
+		}
+		for r := range res {
+			a, b := slow.Results[r].Model, res[r].Model
+			if math.Abs(a.Slope-b.Slope) > 1e-12 || math.Abs(a.Intercept-b.Intercept) > 1e-12 {
+				t.Fatalf("%s rank %d: Go loop %+v, fast path %+v", alg, r, a, b)
+			}
+		}
+	}
+}

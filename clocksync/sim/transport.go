@@ -78,7 +78,66 @@ func (c *comm) handle(rank int, p *proc) *handle {
 	return &handle{c: c, rank: rank, p: p, pending: map[key][]msg{}}
 }
 
-var _ clocksync.Transport = (*handle)(nil)
+var (
+	_ clocksync.Transport         = (*handle)(nil)
+	_ clocksync.PingPongTransport = (*fastHandle)(nil)
+)
+
+func (c *comm) transport(rank int, p *proc) clocksync.Transport {
+	return c.w.wrap(c.handle(rank, p))
+}
+
+func (w *World) wrap(h *handle) clocksync.Transport {
+	if w.P.FastPath {
+		return &fastHandle{h}
+	}
+	return h
+}
+
+// fastHandle emulates a transport with a C-side ping-pong loop: it reads the
+// rank's local clock directly and applies the flattened model, with the same
+// virtual costs as the Go loop.
+type fastHandle struct{ *handle }
+
+func (f *fastHandle) Split(color, k int) (clocksync.Transport, error) { return f.handle.Split(color, k) }
+
+// TimerClock returns the rank's local clock.
+func (f *fastHandle) TimerClock() clocksync.Clock { return f.p.clock }
+
+// PingPongServe answers n pings with m.Global(local time).
+func (f *fastHandle) PingPongServe(client, n int, m clocksync.LinearModel) error {
+	f.c.w.FastPathCalls.Add(1)
+	buf := make([]float64, 1)
+	for i := 0; i < n; i++ {
+		if err := f.Recv(client, buf); err != nil {
+			return err
+		}
+		buf[0] = m.Global(f.p.clock.GetTime())
+		if err := f.Send(client, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PingPongClient runs n timed ping-pongs with ref.
+func (f *fastHandle) PingPongClient(ref, n int, m clocksync.LinearModel, sLast, tLast, sNow []float64) error {
+	f.c.w.FastPathCalls.Add(1)
+	buf := make([]float64, 1)
+	for i := 0; i < n; i++ {
+		sLast[i] = m.Global(f.p.clock.GetTime())
+		buf[0] = sLast[i]
+		if err := f.Send(ref, buf); err != nil {
+			return err
+		}
+		if err := f.Recv(ref, buf); err != nil {
+			return err
+		}
+		sNow[i] = m.Global(f.p.clock.GetTime())
+		tLast[i] = buf[0]
+	}
+	return nil
+}
 
 // ErrRank is wrapped when a peer rank is outside the communicator.
 var ErrRank = errors.New("sim: rank out of range")
@@ -232,7 +291,7 @@ func (h *handle) Split(color, k int) (clocksync.Transport, error) {
 	if nc == nil {
 		return nil, nil
 	}
-	return nc.handle(s.newRank[h.rank], h.p), nil
+	return h.c.w.wrap(nc.handle(s.newRank[h.rank], h.p)), nil
 }
 
 func (c *comm) finishSplit(s *splitRound) {
