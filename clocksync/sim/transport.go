@@ -99,7 +99,9 @@ func (w *World) wrap(h *handle) clocksync.Transport {
 // virtual costs as the Go loop.
 type fastHandle struct{ *handle }
 
-func (f *fastHandle) Split(color, k int) (clocksync.Transport, error) { return f.handle.Split(color, k) }
+func (f *fastHandle) Split(color, k int) (clocksync.Transport, error) {
+	return f.handle.Split(color, k)
+}
 
 // TimerClock returns the rank's local clock.
 func (f *fastHandle) TimerClock() clocksync.Clock { return f.p.clock }
