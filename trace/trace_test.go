@@ -534,6 +534,23 @@ func TestRankFileName(t *testing.T) {
 		if got := RankFileName(tc.rank); got != tc.want {
 			t.Errorf("RankFileName(%d) = %q, want %q", tc.rank, got, tc.want)
 		}
+		if r, ok := ParseRankFileName(tc.want); !ok || r != tc.rank {
+			t.Errorf("ParseRankFileName(%q) = %d, %v", tc.want, r, ok)
+		}
+	}
+	for _, bad := range []string{"rank-7.gct", "rank-0007.gct", "rank-000007.gct", "rank-+0007.gct", "rank--0007.gct",
+		"rank-00007.gct.bak", "notes.txt", "rank-abcde.gct", ""} {
+		if r, ok := ParseRankFileName(bad); ok {
+			t.Errorf("ParseRankFileName(%q) = %d, true; want not a rank file", bad, r)
+		}
+	}
+}
+
+func TestCreate_ReportsUnwritablePath(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no-such-dir", RankFileName(0))
+	_, err := Create(path, testHeader())
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), path) {
+		t.Errorf("Create in a missing directory: %v", err)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -13,6 +15,24 @@ import (
 // RankFileName returns the file name of a rank's trace, "rank-%05d.gct".
 func RankFileName(rank int) string {
 	return fmt.Sprintf("rank-%05d.gct", rank)
+}
+
+// ParseRankFileName returns the rank of a file named by RankFileName
+// ("rank-00007.gct" -> 7); ok is false for any other name.
+func ParseRankFileName(name string) (rank int, ok bool) {
+	const prefix, suffix = "rank-", ".gct"
+	if !strings.HasPrefix(name, prefix) || !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	digits := name[len(prefix) : len(name)-len(suffix)]
+	if len(digits) < 5 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 0 || digits[0] == '+' || digits[0] == '-' || RankFileName(n) != name {
+		return 0, false
+	}
+	return n, true
 }
 
 // Option configures a Writer.
