@@ -325,3 +325,23 @@ func BenchmarkGanttAdd(b *testing.B) {
 		}
 	}
 }
+
+// TestGantt_BarBudgetBoundsSize: when more calls are at least a pixel wide
+// than MaxBars, the narrowest join the aggregate and the SVG stays small.
+func TestGantt_BarBudgetBoundsSize(t *testing.T) {
+	run := synthRun{Ranks: 64, Iters: 400, Seed: 5, Compute: 20000, Latency: 60000,
+		Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast, trace.OpBarrier, trace.OpAlltoall}}
+	g := NewGantt(GanttOptions{WorldSize: 64, Hosts: []string{hostile}})
+	if err := run.run(g.Add); err != nil {
+		t.Fatal(err)
+	}
+	svg := ganttSVG(t, g)
+	t.Logf("%d events: %d bars drawn, SVG %d bytes", run.Ranks*run.Iters, g.nbars, len(svg))
+	if g.nbars != g.maxBars {
+		t.Errorf("%d bars drawn, want the budget %d (more calls than that are ≥ 1 px)", g.nbars, g.maxBars)
+	}
+	if len(svg) > 5_000_000 {
+		t.Errorf("SVG %d bytes > 5 MB", len(svg))
+	}
+	wellFormed(t, svg)
+}
