@@ -1,0 +1,67 @@
+package tests
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestLibrary_ExportsEveryTableRowAndNeverNeedsLibmpi: every MPI function of
+// cshim/collectives.tbl (and the lifecycle/comm wrappers) is a defined
+// dynamic symbol of libgclock.so, and every MPI reference is weak, so the
+// library loads in processes without libmpi; libmpi is not a NEEDED entry.
+func TestLibrary_ExportsEveryTableRowAndNeverNeedsLibmpi(t *testing.T) {
+	needSetup(t)
+	out, err := exec.Command("nm", "-D", libPath).Output()
+	if err != nil {
+		t.Fatalf("nm -D %s: %v", libPath, err)
+	}
+	defined := map[string]bool{}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 3 && f[1] == "T" {
+			defined[f[2]] = true
+		}
+		if len(f) == 2 && f[0] == "U" {
+			name := strings.SplitN(f[1], "@", 2)[0]
+			if strings.HasPrefix(name, "MPI_") || strings.HasPrefix(name, "PMPI_") || strings.HasPrefix(name, "ompi_") || strings.HasPrefix(name, "MPIR_") {
+				t.Errorf("strong undefined reference %s: the library would not load without libmpi", name)
+			}
+		}
+	}
+	want := []string{"MPI_Init", "MPI_Init_thread", "MPI_Finalize", "MPI_Comm_dup", "MPI_Comm_split",
+		"MPI_Comm_split_type", "MPI_Comm_create", "MPI_Comm_free"}
+	f, err := os.Open(filepath.Join(repoRoot, "cshim", "collectives.tbl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	rows := 0
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		want = append(want, strings.TrimSpace(strings.SplitN(l, "|", 2)[0]))
+		rows++
+	}
+	if rows < 17 {
+		t.Errorf("table has %d rows, want the 17 blocking collectives of MPI-3", rows)
+	}
+	for _, name := range want {
+		if !defined[name] {
+			t.Errorf("%s is not exported by %s", name, libPath)
+		}
+	}
+	rd, err := exec.Command("readelf", "-d", libPath).Output()
+	if err != nil {
+		t.Fatalf("readelf -d: %v", err)
+	}
+	if strings.Contains(string(rd), "libmpi") {
+		t.Errorf("libgclock.so has libmpi as NEEDED:\n%s", rd)
+	}
+}
