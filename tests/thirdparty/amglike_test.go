@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
 )
 
 // TestAMGLike_OutputIdenticalAndCallCountsExact runs the bundled AMG-like
@@ -26,7 +29,8 @@ func TestAMGLike_OutputIdenticalAndCallCountsExact(t *testing.T) {
 	}
 	prog := filepath.Join(repoRoot, "examples", "amglike", "amglike")
 	const np, iters = 4, 40
-	args := []string{"--iters", strconv.Itoa(iters), "--compute-us", "300", "--imbalance", "0.3"}
+	// Rank 1 (rank % 4 == 1) computes twice as long as the others.
+	args := []string{"--iters", strconv.Itoa(iters), "--compute-us", "400", "--imbalance", "1.0"}
 
 	plain := mpirun(t, t.TempDir(), 60*time.Second, np, "", prog, args...)
 	traceDir := t.TempDir()
@@ -63,4 +67,63 @@ func TestAMGLike_OutputIdenticalAndCallCountsExact(t *testing.T) {
 	if fmt.Sprint(rep.OpInstances) != fmt.Sprint(want) {
 		t.Errorf("collective instances recorded %v, the program makes %v", rep.OpInstances, want)
 	}
+
+	// The corrected timeline must show who is slow: rank 1, the rank with
+	// the extra compute, enters the world MPI_Allreduce last more often than
+	// any other rank. (Counted, not summed: one scheduler hiccup of another
+	// rank on a loaded machine can outweigh many small waits.)
+	lastCount, late := lateness(ranks, trace.CommWorldID, trace.OpAllreduce)
+	worst := 0
+	for r := range lastCount {
+		if lastCount[r] > lastCount[worst] {
+			worst = r
+		}
+	}
+	t.Logf("world MPI_Allreduce, corrected clocks: times last per rank %v, waits caused %v ms", lastCount, msList(late))
+	if worst != 1 {
+		t.Errorf("rank %d, not the slowed-down rank 1, enters MPI_Allreduce last most often: times last per rank %v", worst, lastCount)
+	}
+}
+
+// lateness counts, per world rank, the instances of op on comm it entered
+// last and sums the waits it caused the others, with merge's default clock
+// correction.
+func lateness(ranks []*rankTrace, comm uint64, op trace.Op) (lastCount []int, late []float64) {
+	type arrival struct {
+		rank  int
+		enter float64
+	}
+	inst := map[uint32][]arrival{}
+	for r, rt := range ranks {
+		corr, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
+		for _, ev := range rt.Events {
+			c, ok := rt.Meta.CommByLocal(ev.Comm)
+			if !ok || c.ID != comm || ev.Op != op {
+				continue
+			}
+			inst[ev.Seq] = append(inst[ev.Seq], arrival{r, corr.Global(ev.EnterNS)})
+		}
+	}
+	lastCount, late = make([]int, len(ranks)), make([]float64, len(ranks))
+	for _, as := range inst {
+		last := as[0]
+		for _, a := range as[1:] {
+			if a.enter > last.enter {
+				last = a
+			}
+		}
+		lastCount[last.rank]++
+		for _, a := range as {
+			late[last.rank] += last.enter - a.enter
+		}
+	}
+	return lastCount, late
+}
+
+func msList(ns []float64) []string {
+	out := make([]string, len(ns))
+	for i, v := range ns {
+		out[i] = strconv.FormatFloat(v/1e6, 'f', 2, 64)
+	}
+	return out
 }

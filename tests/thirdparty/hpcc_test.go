@@ -146,7 +146,7 @@ func runHPCC(t *testing.T, hpcc, traceDir string) (dir string) {
 	if err := os.WriteFile(filepath.Join(dir, "hpccinf.txt"), in, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mpirun(t, dir, 90*time.Second, hpccRanks, traceDir, hpcc)
+	mpirun(t, dir, 150*time.Second, hpccRanks, traceDir, hpcc)
 	return dir
 }
 
