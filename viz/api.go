@@ -58,7 +58,7 @@ type GanttOptions struct {
 	LaneHeight int
 	// MaxBars caps the number of individually drawn bars (each with a
 	// tooltip); the narrowest beyond it are folded into the per-column
-	// aggregate. Default 8000 (about 2 MB of bars); the aggregate layer is
+	// aggregate. Default 6000 (about 1.4 MB of bars); the aggregate layer is
 	// kept under 2 MB by coarsening its columns, so the SVG stays under 5 MB.
 	MaxBars int
 }
@@ -98,6 +98,9 @@ type Report struct {
 	Analysis *merge.Analysis
 	// GanttSVG is the output of Gantt.WriteSVG (inlined as is).
 	GanttSVG []byte
+	// RawGanttSVG optionally is a Gantt of the same run on the raw clocks
+	// (GanttOptions.Raw), shown below the corrected one.
+	RawGanttSVG []byte
 	// Instances are Figure-10 views (InstanceSVG output), e.g. the worst
 	// instances, raw vs corrected.
 	Instances []NamedSVG

@@ -111,7 +111,7 @@ func newGantt(opt GanttOptions) *Gantt {
 		opt.Width = 1600
 	}
 	if opt.MaxBars <= 0 {
-		opt.MaxBars = 8000
+		opt.MaxBars = 6000
 	}
 	g := &Gantt{
 		opt:     opt,

@@ -70,6 +70,7 @@ type htmlData struct {
 	Ranks      []merge.RankSummary
 	Worst      []merge.Instance
 	Gantt      template.HTML
+	RawGantt   template.HTML
 	Instances  []htmlSVG
 	Hists      []htmlHist
 	Generated  time.Time
@@ -98,7 +99,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	d := htmlData{
 		A: a, Hosts: hostCount(a), Span: a.EndNS - a.StartNS, Banners: clockBanners(a),
 		Injected: a.Clock.Injected, Raw: a.Clock.Mode == "raw",
-		Gantt: template.HTML(r.GanttSVG), Generated: r.Generated, Version: r.Version,
+		Gantt: template.HTML(r.GanttSVG), RawGantt: template.HTML(r.RawGanttSVG), Generated: r.Generated, Version: r.Version,
 	}
 	d.Title = "gclock report"
 	if a.JobID != "" {

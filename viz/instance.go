@@ -182,14 +182,20 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	if zoom != nil {
 		renderInstPanel(w, idp, zoom, rowH, pitch, labelEvery, labelW)
 	}
-	// Legend.
+	// Legend, laid out left to right (about 6 px per character at 11 px).
 	ly := totalH - 14
-	fmt.Fprintf(w, `<rect x="%d" y="%d" width="20" height="11" fill="%s"/><text x="%d" y="%d">in %s</text>`, labelW, ly-9, opColor(inst.Op), labelW+25, ly, esc(inst.Op.String()))
-	fmt.Fprintf(w, `<rect x="%d" y="%d" width="20" height="11" fill="url(#%sh%d)"/><text x="%d" y="%d">waiting for the last member to enter</text>`, labelW+170, ly-9, idp, inst.Op, labelW+195, ly)
-	fmt.Fprintf(w, `<text x="%d" y="%d" font-weight="bold">▶ last</text><text x="%d" y="%d">last arriver</text>`, labelW+430, ly, labelW+475, ly)
+	lx := labelW
+	item := func(swatch, label, color string) {
+		fmt.Fprintf(w, swatch, lx, ly-9)
+		fmt.Fprintf(w, `<text x="%d" y="%d" fill="%s">%s</text>`, lx+25, ly, color, esc(label))
+		lx += 25 + 6*len([]rune(label)) + 24
+	}
+	item(`<rect x="%d" y="%d" width="20" height="11" fill="`+opColor(inst.Op)+`"/>`, "in "+inst.Op.String(), "#000")
+	item(`<rect x="%d" y="%d" width="20" height="11" fill="url(#`+idp+`h`+strconv.Itoa(int(inst.Op))+`)"/>`, "waiting for the last member to enter", "#000")
+	item(`<rect x="%d" y="%d" width="20" height="11" fill="none" stroke="#000" stroke-width="1.5"/>`, "◀ last: last arriver", "#000")
 	if inst.Op.Synchronizing() {
-		fmt.Fprintf(w, `<rect x="%d" y="%d" width="20" height="11" fill="%s" fill-opacity=".35" stroke="%s"/><text x="%d" y="%d" fill="%s">clock-condition violation: left before the last member entered</text>`,
-			labelW+560, ly-9, violationColor, violationColor, labelW+585, ly, violationColor)
+		item(`<rect x="%d" y="%d" width="20" height="11" fill="`+violationColor+`" fill-opacity=".35" stroke="`+violationColor+`"/>`,
+			"clock-condition violation: left before the last member entered", violationColor)
 	}
 	w.WriteString("\n</svg>\n")
 	return nil
@@ -277,7 +283,7 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 		}
 		if i == st.last {
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="#000" stroke-width="1.5"/>`, f1(xa), y, f1(math.Max(1, xe-xa)), rowH)
-			fmt.Fprintf(w, `<text x="%s" y="%s" text-anchor="end" font-weight="bold">▶ last</text>`, f1(xa-3), f1(float64(y)+float64(rowH)/2+4))
+			fmt.Fprintf(w, `<text x="%s" y="%s" font-weight="bold">◀ last</text>`, f1(xe+4), f1(float64(y)+float64(rowH)/2+4))
 		}
 		w.WriteString("</g>\n")
 	}

@@ -63,7 +63,7 @@ func TestInstanceSVG_Properties(t *testing.T) {
 			if !strings.Contains(text, "Allreduce "+hostile) {
 				t.Error("title missing")
 			}
-			if !strings.Contains(text, "▶ last") {
+			if !strings.Contains(text, "◀ last") {
 				t.Error("last arriver not marked")
 			}
 			if !strings.Contains(text, "entry skew") || !strings.Contains(text, "exit skew") {

@@ -201,11 +201,19 @@ func demoReport(t testing.TB, injected bool) Report {
 	if err := g.WriteSVG(&gs); err != nil {
 		t.Fatal(err)
 	}
+	gr := NewGantt(GanttOptions{WorldSize: 8, Title: "job " + a.JobID + " (raw clocks)", Hosts: hosts, Raw: true})
+	if err := s.run(gr.Add); err != nil {
+		t.Fatal(err)
+	}
+	var grs bytes.Buffer
+	if err := gr.WriteSVG(&grs); err != nil {
+		t.Fatal(err)
+	}
 	inst, raw := demoInstances(8)
 	var is bytes.Buffer
 	if err := InstanceSVG(&is, inst, &raw, "MPI_Allreduce comm 1 #42 "+hostile); err != nil {
 		t.Fatal(err)
 	}
-	return Report{Analysis: a, GanttSVG: gs.Bytes(), Instances: []NamedSVG{{Name: "worst MPI_Allreduce " + hostile, SVG: is.Bytes()}},
+	return Report{Analysis: a, GanttSVG: gs.Bytes(), RawGanttSVG: grs.Bytes(), Instances: []NamedSVG{{Name: "worst MPI_Allreduce " + hostile, SVG: is.Bytes()}},
 		Resolve: func(pc uint64) string { return "fn" + hostile }, Generated: time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC), Version: "test"}
 }
