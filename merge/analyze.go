@@ -408,7 +408,11 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 	prev := math.Inf(-1)
 	rank := int32(rs.in.Rank)
 	corr := rs.corr
-	lastPC, lastSite := uint64(0), a.siteOf(rs, 0)
+	var pcCache [256]struct {
+		pc   uint64
+		site int32
+		ok   bool
+	}
 	for {
 		var err error
 		raw, err = rs.in.Src.NextChunk(raw[:0])
@@ -445,12 +449,12 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 			g.LocalEnter = e.EnterNS
 			g.LocalExit = e.ExitNS
 			g.Callsite = e.Callsite
-			if e.Callsite == lastPC {
-				g.site = lastSite
-			} else {
-				lastPC, lastSite = e.Callsite, a.siteOf(rs, e.Callsite)
-				g.site = lastSite
+			// direct-mapped pc cache in front of the per-rank map
+			slot := &pcCache[(e.Callsite>>2)&uint64(len(pcCache)-1)]
+			if slot.pc != e.Callsite || !slot.ok {
+				slot.pc, slot.site, slot.ok = e.Callsite, a.siteOf(rs, e.Callsite), true
 			}
+			g.site = slot.site
 			g.RawEnter = float64(e.EnterNS) + rs.shift
 			g.RawExit = float64(e.ExitNS) + rs.shift
 			g.Enter = corr.Global(e.EnterNS)
@@ -500,20 +504,47 @@ type cursor struct {
 
 type cursorHeap []*cursor
 
-func (h cursorHeap) Len() int { return len(h) }
-func (h cursorHeap) Less(i, j int) bool {
-	if h[i].key != h[j].key {
-		return h[i].key < h[j].key
-	}
-	return h[i].rs.in.Rank < h[j].rs.in.Rank
-}
-func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *cursorHeap) Push(x any)   { *h = append(*h, x.(*cursor)) }
+func (h cursorHeap) Len() int           { return len(h) }
+func (h cursorHeap) Less(i, j int) bool { return cursorLess(h[i], h[j]) }
+func (h cursorHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *cursorHeap) Push(x any)        { *h = append(*h, x.(*cursor)) }
 func (h *cursorHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// siftTop restores the heap after the top cursor's key grew. It is
+// heap.Fix(h, 0) specialised to the concrete type (no interface calls: this
+// runs once per event); container/heap still does Init and Pop.
+func (h cursorHeap) siftTop() {
+	n := len(h)
+	i := 0
+	c := h[0]
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && cursorLess(h[r], h[l]) {
+			m = r
+		}
+		if !cursorLess(h[m], c) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = c
+}
+
+func cursorLess(a, b *cursor) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.rs.in.Rank < b.rs.in.Rank
 }
 
 // next advances c to its next batch; false at the end of the rank's stream.
@@ -616,16 +647,11 @@ func (a *analyzer) run() error {
 		c.i++
 		if c.i < len(c.b.ev) {
 			c.key = c.b.ev[c.i].Enter
-			// still the minimum? then the heap is intact (saves the
-			// interface calls of heap.Fix on runs from one rank)
-			if (len(h) < 2 || !h.Less(1, 0)) && (len(h) < 3 || !h.Less(2, 0)) {
-				continue
-			}
-			heap.Fix(&h, 0)
+			h.siftTop()
 			continue
 		}
 		if c.next() {
-			heap.Fix(&h, 0)
+			h.siftTop()
 			continue
 		}
 		heap.Pop(&h)
@@ -673,7 +699,9 @@ func (a *analyzer) finalize(in *openInst) {
 	if in.opMismatch {
 		a.opMism++
 	}
-	if zi, ok := a.zoomIdx[InstanceKey{cs.id, in.seq}]; ok && !cs.self {
+	if len(a.zooms) == 0 {
+		// no capture requested
+	} else if zi, ok := a.zoomIdx[InstanceKey{cs.id, in.seq}]; ok && !cs.self {
 		z := &a.zooms[zi]
 		z.Found = true
 		z.Inst = a.buildInstance(in, false)

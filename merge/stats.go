@@ -58,8 +58,10 @@ func (a *accum) stats() Stats {
 	s.Mean = a.sum / float64(a.n)
 	x := append([]float64(nil), a.res...)
 	sort.Float64s(x)
-	s.Median = stat.Quantile(0.5, stat.LinInterp, x, nil)
-	s.P95 = stat.Quantile(0.95, stat.LinInterp, x, nil)
+	// Empirical: the smallest sample with at least the fraction p of the
+	// samples at or below it (an observed value, no interpolation).
+	s.Median = stat.Quantile(0.5, stat.Empirical, x, nil)
+	s.P95 = stat.Quantile(0.95, stat.Empirical, x, nil)
 	if len(x) == a.n { // exact: use gonum's mean too (identical up to rounding)
 		s.Mean = stat.Mean(x, nil)
 	}

@@ -1,0 +1,151 @@
+package merge
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// memRank describes one in-memory rank: its collective calls on world as
+// (seq, enter) pairs; exit = enter + 100.
+type memRank struct {
+	rank  int
+	seqs  []uint32
+	start int64 // enter of the first call; calls are 1000 ns apart
+	extra []trace.Event
+}
+
+func worldComm(size int) trace.Comm {
+	m := make([]int32, size)
+	for i := range m {
+		m[i] = int32(i)
+	}
+	return trace.Comm{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: m}
+}
+
+// memRun builds a Run of in-memory sources with identity clock models.
+func memRun(world int, ranks []memRank) *Run {
+	run := &Run{Dir: "mem", JobID: "mem", WorldSize: world}
+	have := map[int]bool{}
+	for _, mr := range ranks {
+		have[mr.rank] = true
+		var evs []trace.Event
+		for i, s := range mr.seqs {
+			t := mr.start + int64(i)*1000
+			evs = append(evs, trace.Event{Op: trace.OpAllreduce, Comm: 0, Seq: s, Root: -1, EnterNS: t, ExitNS: t + 100, Callsite: 0x1000})
+		}
+		evs = append(evs, mr.extra...)
+		src := &MemSource{M: RankMeta{
+			Header: trace.Header{Rank: mr.rank, WorldSize: world, JobID: "mem", Host: "h"},
+			Comms:  []trace.Comm{worldComm(world), {ID: trace.CommSelfID, Local: 1, Kind: "self", Members: []int32{int32(mr.rank)}}},
+			Epochs: []trace.Epoch{{Index: 0, EndNS: 0}, {Index: 1, EndNS: 1 << 40}},
+			Footer: &trace.Footer{Events: uint64(len(evs))},
+		}, Events: evs, ChunkSize: 3}
+		run.Ranks = append(run.Ranks, &RankInput{Path: trace.RankFileName(mr.rank), Rank: mr.rank, Meta: src.Meta(), Src: src})
+	}
+	for r := 0; r < world; r++ {
+		if !have[r] {
+			run.Missing = append(run.Missing, r)
+		}
+	}
+	return run
+}
+
+func seqRange(lo, hi uint32, skip ...uint32) []uint32 {
+	var out []uint32
+next:
+	for s := lo; s < hi; s++ {
+		for _, k := range skip {
+			if s == k {
+				continue next
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestMatcher_CompletesAndReleasesInstances(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		world                 int
+		ranks                 []memRank
+		instances, incomplete int
+		problem               string
+	}{
+		{"all present", 3, []memRank{{0, seqRange(0, 10), 0, nil}, {1, seqRange(0, 10), 10, nil}, {2, seqRange(0, 10), 20, nil}}, 10, 0, ""},
+		{"one event lost on rank 1", 3, []memRank{{0, seqRange(0, 10), 0, nil}, {1, seqRange(0, 10, 4), 10, nil}, {2, seqRange(0, 10), 20, nil}}, 10, 1, "1 of 10 instances are incomplete"},
+		{"rank file missing", 3, []memRank{{0, seqRange(0, 10), 0, nil}, {1, seqRange(0, 10), 10, nil}}, 10, 10, "10 of 10 instances are incomplete"},
+		{"rank stream ends early", 3, []memRank{{0, seqRange(0, 10), 0, nil}, {1, seqRange(0, 10), 10, nil}, {2, seqRange(0, 5), 20, nil}}, 10, 5, ""},
+		// rank 0 runs far ahead and lost seq 6: instance 6 is created by rank
+		// 1 after instance 7 opened, i.e. before the deque's base.
+		{"instance older than the open ones", 2, []memRank{{0, seqRange(0, 8, 6), 0, nil}, {1, seqRange(0, 8), 1 << 20, nil}}, 8, 1, ""},
+		{"repeated seq ignored", 2, []memRank{{0, []uint32{0, 1, 1, 2}, 0, nil}, {1, seqRange(0, 3), 10, nil}}, 3, 0, "repeat or go back"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := memRun(tc.world, tc.ranks)
+			res, err := Analyze(run, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			an := res.Analysis
+			if an.Instances != tc.instances || an.Incomplete != tc.incomplete {
+				t.Errorf("instances %d (incomplete %d), want %d (%d); problems %q", an.Instances, an.Incomplete, tc.instances, tc.incomplete, an.Problems)
+			}
+			if tc.problem != "" && !strings.Contains(strings.Join(an.Problems, "\n"), tc.problem) {
+				t.Errorf("problems %q lack %q", an.Problems, tc.problem)
+			}
+		})
+	}
+}
+
+// TestMatcher_OpenInstancesStayBounded: with one member lagging by a fixed
+// time, open instances stay at the lag (not the trace length), and a lost
+// event is resolved as soon as the member moves past it.
+func TestMatcher_OpenInstancesStayBounded(t *testing.T) {
+	var m matcher
+	m.ended = make([]bool, 2)
+	m.memberOf = make([][]memberRef, 2)
+	idx := m.addComm(trace.CommWorldID, []int32{0, 1}, 2)
+	done := 0
+	m.fin = func(*openInst) { done++ }
+	const n = 100000
+	const lag = 5
+	for s := 0; s < n+lag; s++ {
+		if s < n {
+			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s), commIdx: idx, commRank: 0})
+		}
+		if s >= lag && s-lag != 777 { // rank 1 lags by 5 and lost seq 777
+			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s - lag), commIdx: idx, commRank: 1})
+		}
+	}
+	if m.maxOpen > lag+2 {
+		t.Errorf("max open instances %d, want <= %d", m.maxOpen, lag+2)
+	}
+	if done != n {
+		t.Errorf("finalized %d instances, want %d", done, n)
+	}
+	if m.nOpen != 0 {
+		t.Errorf("%d instances still open", m.nOpen)
+	}
+}
+
+func TestAnalyze_SelfAndUnknownComms(t *testing.T) {
+	self := []trace.Event{{Op: trace.OpBarrier, Comm: 1, Seq: 0, EnterNS: 5000, ExitNS: 5006}}
+	unknown := []trace.Event{{Op: trace.OpBarrier, Comm: 9, Seq: 0, EnterNS: 5007, ExitNS: 5008}}
+	run := memRun(2, []memRank{{0, seqRange(0, 3), 100, self}, {1, seqRange(0, 3), 100, unknown}})
+	res, err := Analyze(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := res.Analysis
+	// 3 world instances + 1 self instance (rank 0); the unknown comm event
+	// is reported, not matched.
+	if an.Instances != 4 || an.Incomplete != 0 || an.Events != 8 {
+		t.Errorf("instances %d incomplete %d events %d", an.Instances, an.Incomplete, an.Events)
+	}
+	if !strings.Contains(strings.Join(an.Problems, "\n"), "1 collective events on an undefined communicator") {
+		t.Errorf("problems %q", an.Problems)
+	}
+}

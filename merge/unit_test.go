@@ -1,0 +1,252 @@
+package merge
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"debug/elf"
+
+	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+func TestCorrector_InterpolatesBetweenEpochsAndUsesNearestOutside(t *testing.T) {
+	// epoch 0 says offset 1000 ns with slope 1e-6 around t=1e9; epoch 1
+	// says offset 5000 ns with slope 3e-6 around t=3e9.
+	e0 := trace.Epoch{Index: 0, EndNS: 1e9, Model: trace.Model{T0: 1e9, Slope: 1e-6, Intercept: 1000}}
+	e1 := trace.Epoch{Index: 1, EndNS: 3e9, Model: trace.Model{T0: 3e9, Slope: 3e-6, Intercept: 5000}}
+	c, note := NewCorrector(ClockInterp, []trace.Epoch{e1, e0}, 0)
+	if note != "" || c.Mode() != ClockInterp {
+		t.Fatalf("mode %v note %q", c.Mode(), note)
+	}
+	for _, tc := range []struct {
+		t    int64
+		want float64
+	}{
+		{1e9, 1000},              // knot 0
+		{2e9, 3000},              // midway: linear between the knots
+		{3e9, 5000},              // knot 1
+		{5e8, 1000 - 0.5e9*1e-6}, // before: epoch 0's own model
+		{4e9, 5000 + 1e9*3e-6},   // after: epoch 1's own model
+	} {
+		if got := c.Offset(tc.t); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("Offset(%d) = %v, want %v", tc.t, got, tc.want)
+		}
+		if got := c.Global(tc.t); math.Abs(got-(float64(tc.t)-tc.want)) > 1e-6 {
+			t.Errorf("Global(%d) = %v", tc.t, got)
+		}
+	}
+	// continuity at the knots
+	for _, k := range []int64{1e9, 3e9} {
+		if d := math.Abs(c.Offset(k-1) - c.Offset(k+1)); d > 1e-2 {
+			t.Errorf("offset jumps by %v ns at knot %d", d, k)
+		}
+	}
+	ci, _ := NewCorrector(ClockInit, []trace.Epoch{e0, e1}, 0)
+	if got := ci.Offset(3e9); math.Abs(got-(1000+2e9*1e-6)) > 1e-6 {
+		t.Errorf("init Offset(3e9) = %v", got)
+	}
+	cr, _ := NewCorrector(ClockRaw, []trace.Epoch{e0, e1}, 42)
+	if got := cr.Global(7); got != 49 {
+		t.Errorf("raw Global(7) = %v, want 49 (shift 42)", got)
+	}
+}
+
+func TestCorrector_FallsBackAndSaysWhy(t *testing.T) {
+	good := trace.Epoch{Index: 0, EndNS: 10, Model: trace.Model{Intercept: 5}}
+	bad := trace.Epoch{Index: 1, EndNS: 20, Model: trace.Model{Slope: math.NaN()}}
+	early := trace.Epoch{Index: 1, EndNS: 5, Model: trace.Model{Intercept: 9}}
+	for _, tc := range []struct {
+		name   string
+		epochs []trace.Epoch
+		mode   ClockMode
+		note   string
+	}{
+		{"no epochs", nil, ClockRaw, "no sync epoch"},
+		{"only epoch 0", []trace.Epoch{good}, ClockInit, "only epoch 0 present"},
+		{"NaN model", []trace.Epoch{good, bad}, ClockInit, "unusable model"},
+		{"epoch 1 before epoch 0", []trace.Epoch{good, early}, ClockInit, "ends before the previous one"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, note := NewCorrector(ClockInterp, tc.epochs, 0)
+			if c.Mode() != tc.mode || !strings.Contains(note, tc.note) {
+				t.Errorf("mode %v note %q, want %v and %q", c.Mode(), note, tc.mode, tc.note)
+			}
+			if g := c.Global(100); math.IsNaN(g) || math.IsInf(g, 0) {
+				t.Errorf("Global = %v", g)
+			}
+		})
+	}
+}
+
+func TestAccum_ExactBelowReservoirAndCloseAbove(t *testing.T) {
+	var a accum
+	for i := 1; i <= 101; i++ {
+		a.add(float64(i))
+	}
+	s := a.stats()
+	if s.Count != 101 || s.Total != 5151 || s.Mean != 51 || s.Median != 51 || s.Max != 101 || math.Abs(s.P95-96) > 1e-9 {
+		t.Errorf("small stats %+v", s)
+	}
+	var b accum
+	const n = 1_000_000
+	for i := 0; i < n; i++ {
+		b.add(float64((i * 7919) % n)) // a permutation of 0..n-1
+	}
+	s = b.stats()
+	if len(b.res) != ReservoirSize {
+		t.Errorf("reservoir holds %d samples", len(b.res))
+	}
+	if s.Count != n || s.Max != n-1 || math.Abs(s.Mean-(n-1)/2.0) > 1e-6 {
+		t.Errorf("exact parts wrong: %+v", s)
+	}
+	// rank error ~ 1/sqrt(8192) ≈ 1.1%; allow 3%
+	if math.Abs(s.Median-n/2) > 0.03*n || math.Abs(s.P95-0.95*n) > 0.03*n {
+		t.Errorf("median %v p95 %v, want ≈ %v and %v", s.Median, s.P95, n/2, 0.95*n)
+	}
+}
+
+func TestHist_LogBinsCoverEveryValue(t *testing.T) {
+	var h hist
+	vals := []float64{0, -5, 1, 10, 11, 99, 100, 1e6, 1e11, 1e20, math.Inf(1)}
+	for _, v := range vals {
+		h.add(v)
+	}
+	out := h.export()
+	total := 0
+	for _, c := range out.Counts {
+		total += c
+	}
+	if total != len(vals) || len(out.Edges) != len(out.Counts)+1 {
+		t.Fatalf("counts %d of %d, edges %d bins %d", total, len(vals), len(out.Edges), len(out.Counts))
+	}
+	if out.Counts[0] != 5 || out.Counts[len(out.Counts)-1] != 3 { // 0,-5,1,10,11 (< 10^1.2); 1e11,1e20,Inf
+		t.Errorf("first/last bins %d/%d", out.Counts[0], out.Counts[len(out.Counts)-1])
+	}
+	if !sort.Float64sAreSorted(out.Edges) || out.Edges[0] != HistMinNS {
+		t.Errorf("edges %v", out.Edges)
+	}
+}
+
+// buildTarget builds a tiny Go program with symbols and DWARF (go test
+// strips its own binary) and returns its path.
+func buildTarget(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := "package main\n\n//go:noinline\nfunc target(x int) int {\n\treturn x*3 + 1\n}\n\nfunc main() { println(target(4)) }\n"
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644)
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module target\n\ngo 1.22\n"), 0o644)
+	cmd := exec.Command("go", "build", "-o", "target", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Skipf("cannot build target program: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "target")
+}
+
+func TestResolver_FindsFunctionAndLine(t *testing.T) {
+	exe := buildTarget(t)
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	f.Close()
+	var addr uint64
+	for _, s := range syms {
+		if s.Name == "main.target" {
+			addr = s.Value
+		}
+	}
+	if addr == 0 {
+		t.Fatal("main.target not in the symbol table")
+	}
+	r := NewResolver()
+	loc := r.Resolve(exe, addr+5) // a return address inside target
+	if loc.Function != "main.target" {
+		t.Errorf("function = %q", loc.Function)
+	}
+	if filepath.Base(loc.File) != "main.go" || loc.Line < 4 || loc.Line > 6 {
+		t.Errorf("file:line = %s:%d, want main.go:4-6", loc.File, loc.Line)
+	}
+	if got := r.Resolve("/nonexistent/app", 0x1234); got.Function != "app+0x1234" || got.File != "" {
+		t.Errorf("missing object: %+v", got)
+	}
+	if got := r.Resolve("", 0xabc); got.Function != "0xabc" {
+		t.Errorf("no object: %+v", got)
+	}
+	// a damaged ELF file must not break anything
+	junk := filepath.Join(t.TempDir(), "junk")
+	os.WriteFile(junk, []byte("\x7fELF garbage garbage garbage"), 0o644)
+	if got := r.Resolve(junk, 0x10); got.Function != "junk+0x10" {
+		t.Errorf("junk object: %+v", got)
+	}
+	// the search path finds an object moved off its recorded path
+	r2 := NewResolver()
+	r2.Search = []string{filepath.Dir(exe)}
+	if got := r2.Resolve("/cluster/home/u/target", addr+5); got.Function != "main.target" {
+		t.Errorf("search path: %+v", got)
+	}
+}
+
+func TestAnalyze_DamagedRunKeepsIntactInstances(t *testing.T) {
+	dir := t.TempDir()
+	cfg := synth.Config{Ranks: 4, Steps: 30000, Seed: 71, ChunkEvents: 4096, CorruptChunks: []synth.ChunkRef{{Rank: 1, Chunk: 2}}}
+	tr, err := synth.Generate(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := analyzeDir(t, dir, Options{})
+	an := res.Analysis
+	total := 0
+	for _, n := range tr.Instances {
+		total += n
+	}
+	if an.Instances != total {
+		t.Errorf("instances %d, truth %d (lost events must leave incomplete instances, not drop them)", an.Instances, total)
+	}
+	// rank 1 lost one chunk of 4096 events: each was one instance
+	if an.Incomplete != 4096 {
+		t.Errorf("incomplete = %d, want 4096", an.Incomplete)
+	}
+	if an.Events != tr.TotalEvents()-4096 {
+		t.Errorf("events %d, want %d", an.Events, tr.TotalEvents()-4096)
+	}
+	if !strings.Contains(strings.Join(an.Problems, "\n"), "rank-00001.gct: chunk 2 at byte") {
+		t.Errorf("problems %q", an.Problems)
+	}
+}
+
+func TestLoad_ErrorsNameTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 3, Steps: 100, ForeignRanks: []int{2}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(dir, nil)
+	le, ok := err.(*LoadError)
+	if !ok || le.Kind != ErrMixedRuns || !strings.Contains(le.Msg, "rank-00002.gct") || !strings.Contains(le.Msg, "rank-00000.gct") {
+		t.Errorf("err = %v", err)
+	}
+	_, err = Load(t.TempDir(), nil)
+	if le, ok := err.(*LoadError); !ok || le.Kind != ErrNoData {
+		t.Errorf("empty dir: %v", err)
+	}
+}
+
+func TestGEvent_ContractFieldsUnchanged(t *testing.T) {
+	// merge may add fields to the contract types, never rename or remove.
+	want := []string{"Rank", "Op", "CommID", "Seq", "Root", "Sent", "Recv", "LocalEnter", "LocalExit", "Enter", "Exit", "RawEnter", "RawExit", "Callsite"}
+	typ := reflect.TypeOf(GEvent{})
+	for _, f := range want {
+		if _, ok := typ.FieldByName(f); !ok {
+			t.Errorf("GEvent.%s missing", f)
+		}
+	}
+}
