@@ -203,12 +203,40 @@ func num(x float64) string {
 	}
 }
 
-// ratio formats b/a as "1.23×".
+// ratio formats b/a as "1.23×" (3 significant digits below 0.1).
 func ratio(b, a float64) string {
 	if a == 0 {
 		return "—"
 	}
+	if r := b / a; r < 0.1 && r > -0.1 {
+		return num(r) + "×"
+	}
 	return fmt.Sprintf("%.2f×", b/a)
+}
+
+// signed formats an added amount: "+1.23" or "-0.456".
+func signed(x float64) string {
+	if x >= 0 {
+		return "+" + num(x)
+	}
+	return num(x)
+}
+
+// dur formats ns in the unit that keeps 3 significant digits readable.
+func dur(ns float64) string {
+	a := ns
+	if a < 0 {
+		a = -a
+	}
+	switch {
+	case a >= 1e9:
+		return num(ns/1e9) + " s"
+	case a >= 1e6:
+		return num(ns/1e6) + " ms"
+	case a >= 1e3:
+		return num(ns/1e3) + " µs"
+	}
+	return num(ns) + " ns"
 }
 
 // dirBytes sums the sizes of the regular files under dir whose name ends in

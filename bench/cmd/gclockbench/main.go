@@ -72,7 +72,7 @@ func (c *Config) sizes() sizes {
 			timerReads: 50_000, timerBatches: 5, trueExecs: 100,
 			syncRanks: []int{2}, syncReps: 1,
 			simRanks: []int{64}, mergeEvents: 100_000,
-			goBenchtime: "1x", amgRanks: 2, amgArgs: []string{"--iters", "20"},
+			goBenchtime: "1x", amgRanks: 2, amgArgs: []string{"--iters", "50", "--compute-us", "0"},
 		}
 	}
 	return sizes{
@@ -80,7 +80,7 @@ func (c *Config) sizes() sizes {
 		timerReads: 200_000, timerBatches: 15, trueExecs: 500,
 		syncRanks: []int{2, 4, 8}, syncReps: 3,
 		simRanks: []int{64, 512, 16384}, mergeEvents: 10_000_000,
-		goBenchtime: "200ms", amgRanks: 4,
+		goBenchtime: "1s", amgRanks: 4, amgArgs: []string{"--iters", "500"},
 	}
 }
 

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -211,8 +213,8 @@ func benchOverhead(c *Config, rep *Report) []Row {
 		fin := pairedDiff(baseFin, s.get(t.env, "finalize_ns"))
 		calls := median(s.get(t.env, "calls"))
 		r := Row{Section: sec, Name: name, Value: num(added) + " ns added",
-			Notes: fmt.Sprintf("traced %s ns/call (runs %s) vs %s untraced; MPI_Finalize +%s ms (final flush), i.e. +%s ns/event deferred",
-				num(median(traced)), spread(traced, "ns", 1), num(median(base)), num(fin/1e6), num(fin/calls))}
+			Notes: fmt.Sprintf("traced %s ns/call (runs %s) vs %s untraced; MPI_Finalize %s ms (final flush), i.e. %s ns/event deferred",
+				num(median(traced)), spread(traced, "ns", 1), num(median(base)), signed(fin/1e6), signed(fin/calls))}
 		if lc := s.get(t.env, "lib_timer_cost"); len(lc) > 0 && median(lc) > 0 {
 			r.Notes += fmt.Sprintf("; library's own timer cost estimate (header) %s ns", num(median(lc)))
 		}
@@ -289,8 +291,8 @@ func benchAllreduce(c *Config, rep *Report) []Row {
 	p, pm := s.get("preload", "median_ns"), s.get("preload", "mean_ns")
 	rows = append(rows, Row{Section: sec, Name: name + ", preload (default timer and sync)",
 		Value: num(median(p)) + " ns", Baseline: num(median(b)) + " ns", Ratio: ratio(median(p), median(b)),
-		Notes: fmt.Sprintf("+%s ns per call (paired median); runs %s; mean %s ns/call vs %s; results checked equal",
-			num(pairedDiff(b, p)), spread(p, "ns", 1), num(median(pm)), num(median(bm)))})
+		Notes: fmt.Sprintf("%s ns per call (paired median); runs %s; mean %s ns/call vs %s; results checked equal",
+			signed(pairedDiff(b, p)), spread(p, "ns", 1), num(median(pm)), num(median(bm)))})
 	return rows
 }
 
@@ -309,17 +311,20 @@ func benchTraceSize(c *Config, rep *Report) []Row {
 	default:
 		events, how := c.microEvents, "events = calls the program made"
 		files, err := readTraceDir(c.microTraceDir)
+		chunkNote := ""
 		if err == nil {
-			n := 0
+			n, cb := 0, int64(0)
 			for _, f := range files {
 				n += f.Events
+				cb += f.ChunkBytes
 			}
 			events, how = float64(n), "events read back from the trace"
+			chunkNote = fmt.Sprintf("; event chunks alone %s B/event", num(float64(cb)/events))
 		}
 		rows = append(rows, Row{Section: sec, Name: name,
 			Value: fmt.Sprintf("%s B/event", num(c.microBytes/events)), Baseline: raw,
 			Ratio: ratio(c.microBytes/events, 24) + " of 24 B",
-			Notes: fmt.Sprintf("%s bytes on disk for %s events (%s); identical calls, best case", num(c.microBytes), num(events), how)})
+			Notes: fmt.Sprintf("%s bytes on disk for %s events (%s)%s; identical calls back to back, the best case", num(c.microBytes), num(events), how, chunkNote)})
 		rows = append(rows, bufferRow(sec, files, err))
 	}
 	rows = append(rows, amgTraceSize(c, sec)...)
@@ -366,18 +371,22 @@ func amgTraceSize(c *Config, sec string) []Row {
 	if err != nil {
 		return []Row{unavailable(sec, name, fmt.Errorf("%s bytes in %d files written, but events cannot be counted: %w", num(float64(bytes)), nfiles, err))}
 	}
-	events := 0
+	events, chunk := 0, int64(0)
 	for _, f := range files {
 		events += f.Events
+		chunk += f.ChunkBytes
 	}
 	if events == 0 {
 		return []Row{unavailable(sec, name, errors.New("trace holds no events"))}
 	}
 	bpe := float64(bytes) / float64(events)
-	return []Row{{Section: sec, Name: fmt.Sprintf("%s, %d ranks", name, sz.amgRanks),
+	cpe := float64(chunk) / float64(events)
+	run := fmt.Sprintf("%d ranks, %s", sz.amgRanks, strings.Join(sz.amgArgs, " "))
+	return []Row{{Section: sec, Name: fmt.Sprintf("%s, %s", name, run),
 		Value: num(bpe) + " B/event", Baseline: "24–48 B/event raw records of common tracers",
 		Ratio: ratio(bpe, 24) + " of 24 B", Goal: "≤ 6 B/event: " + metOrMissed(bpe <= 6),
-		Notes: fmt.Sprintf("%s bytes (all files, headers and sync epochs included) for %d events", num(float64(bytes)), events)}}
+		Notes: fmt.Sprintf("whole files (headers, comms, sync epochs, footer included): %s bytes for %d events in %d files; event chunks alone %s B/event",
+			num(float64(bytes)), events, len(files), num(cpe))}}
 }
 
 // ---------------------------------------------------------------- 4
@@ -447,7 +456,7 @@ func benchSync(c *Config, rep *Report) []Row {
 		}
 		p := s.get("preload", k.key)
 		rows = append(rows, Row{Section: sec, Name: name + ", added by preload",
-			Value: "+" + num(pairedDiff(b, p)/1e6) + " ms", Baseline: num(median(b)/1e6) + " ms without",
+			Value: signed(pairedDiff(b, p)/1e6) + " ms", Baseline: num(median(b)/1e6) + " ms without",
 			Ratio: ratio(median(p), median(b)), Notes: fmt.Sprintf("%d interleaved runs; with preload %s", len(p), spread(p, "ms", 1e6))})
 	}
 
@@ -466,7 +475,7 @@ func benchSync(c *Config, rep *Report) []Row {
 }
 
 func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Row {
-	var dur, check, truth, wall []float64
+	var durs, check, truth, wall []float64
 	var line, algName string
 	var lastErr error
 	for range reps {
@@ -491,7 +500,7 @@ func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Ro
 			continue
 		}
 		algName = f.Algorithm
-		dur = append(dur, f.DurationNS)
+		durs = append(durs, f.DurationNS)
 		if f.Checks > 0 {
 			check = append(check, f.CheckMaxNS)
 		}
@@ -499,22 +508,22 @@ func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Ro
 			truth = append(truth, f.TrueMaxNS)
 		}
 	}
-	if len(dur) == 0 {
+	if len(durs) == 0 {
 		why := fmt.Errorf("epochs unreadable: %v", lastErr)
 		if line != "" {
 			why = fmt.Errorf("%v; rank 0 said: %s", why, line)
 		}
 		return unavailable(sec, name, why)
 	}
-	r := Row{Section: sec, Name: name, Value: num(median(dur)/1e6) + " ms sync",
-		Notes: fmt.Sprintf("epoch 0 (%s), %d runs; mpirun wall %s ms", algName, len(dur), num(median(wall)/1e6))}
+	r := Row{Section: sec, Name: name, Value: num(median(durs)/1e6) + " ms sync",
+		Notes: fmt.Sprintf("epoch 0 (%s), %d runs; mpirun wall %s ms", algName, len(durs), num(median(wall)/1e6))}
 	if len(check) > 0 {
-		r.Value += fmt.Sprintf(", residual %s µs", num(median(check)/1e3))
+		r.Value += ", residual " + dur(median(check))
 	} else {
 		r.Notes += "; no Check results in rank 0's epoch"
 	}
 	if len(truth) > 0 {
-		r.Value += fmt.Sprintf(", true error %s µs", num(median(truth)/1e3))
+		r.Value += ", true error " + dur(median(truth))
 		r.Baseline = "injected 10 ms offset, 200 ppm drift between nodes"
 	} else {
 		r.Notes += "; header records no injection"
@@ -538,14 +547,139 @@ func rank0SyncLine(out, alg string) string {
 
 // ---------------------------------------------------------------- 5
 
+// simRow is one line of `clocksim -json`.
+type simRow struct {
+	Algorithm         string
+	Ranks, Nodes      int
+	FitPoints         int
+	PingPongs         int
+	Duration          float64 // simulated seconds
+	MaxErr0, MaxErr10 float64 // seconds
+	WorstRank0        int
+	WorstRank10       int
+	Wall              float64 `json:"wall_seconds"`
+}
+
+// simRanksPerNode places simulated ranks 32 to a node.
+const simRanksPerNode = 32
+
 func benchClocksim(c *Config, rep *Report) []Row {
-	return []Row{unavailable("5", "clock sync in simulation (cmd/clocksim)", errors.New("cmd/clocksim not in the tree"))}
+	const sec = "5"
+	name := "clock sync in simulation (cmd/clocksim)"
+	if _, err := os.Stat(filepath.Join(c.Root, "cmd", "clocksim")); err != nil {
+		return []Row{unavailable(sec, name, errors.New("cmd/clocksim not in the tree"))}
+	}
+	bin := filepath.Join(c.Work, "bin", "clocksim")
+	if _, err := runCmd(3*time.Minute, c.Root, nil, "go", "build", "-o", bin, "./cmd/clocksim"); err != nil {
+		return []Row{unavailable(sec, name, err)}
+	}
+	var rows []Row
+	for _, n := range c.sizes().simRanks {
+		nodes := max(2, n/simRanksPerNode)
+		r, err := runCmd(8*time.Minute, c.Work, nil, bin, "-ranks", strconv.Itoa(n), "-nodes", strconv.Itoa(nodes), "-seed", "1", "-json")
+		if err != nil {
+			rows = append(rows, unavailable(sec, fmt.Sprintf("%s, %d ranks", name, n), err))
+			continue
+		}
+		got := 0
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			var sr simRow
+			if err := json.Unmarshal([]byte(l), &sr); err != nil {
+				rows = append(rows, unavailable(sec, fmt.Sprintf("%s, %d ranks", name, n), fmt.Errorf("unreadable line %q: %w", l, err)))
+				continue
+			}
+			got++
+			rows = append(rows, Row{Section: sec,
+				Name:  fmt.Sprintf("simulated %s, %d ranks on %d nodes", sr.Algorithm, sr.Ranks, sr.Nodes),
+				Value: fmt.Sprintf("%s sync, max error %s at 0 s, %s at 10 s", dur(sr.Duration*1e9), dur(sr.MaxErr0*1e9), dur(sr.MaxErr10*1e9)),
+				Notes: fmt.Sprintf("simulated time, seed 1 (deterministic); %d fit points × %d ping-pongs; worst ranks %d / %d; simulation took %s s wall",
+					sr.FitPoints, sr.PingPongs, sr.WorstRank0, sr.WorstRank10, num(sr.Wall))})
+		}
+		if got == 0 {
+			rows = append(rows, unavailable(sec, fmt.Sprintf("%s, %d ranks", name, n), fmt.Errorf("no JSON lines: %s", tail(r.Stdout+r.Stderr, 200))))
+		}
+	}
+	return rows
 }
 
 // ---------------------------------------------------------------- 6
 
+var analysedRE = regexp.MustCompile(`analysed (\d+) events .* in ([0-9.]+)s: ([0-9.]+) M events/s.*peak RSS ([0-9.]+) MiB`)
+
 func benchTracemerge(c *Config, rep *Report) []Row {
-	return []Row{unavailable("6", "tracemerge on a synthetic run", errors.New("cmd/tracemerge has no benchmark subcommand"))}
+	const sec = "6"
+	n := c.sizes().mergeEvents
+	const ranks = 8
+	name := fmt.Sprintf("tracemerge, synthetic run of %s events on %d ranks", num(float64(n)), ranks)
+	if _, err := os.Stat(c.Tracemerge); err != nil {
+		return []Row{unavailable(sec, name, fmt.Errorf("%s not built (make tracemerge)", rel(c.Root, c.Tracemerge)))}
+	}
+	dir := filepath.Join(c.Work, "synth")
+	defer os.RemoveAll(dir)
+	ev := fmt.Sprintf("--events=%d", n)
+	rk := fmt.Sprintf("--ranks=%d", ranks)
+	g, err := runCmd(5*time.Minute, c.Work, nil, c.Tracemerge, "bench-synth", "--generate-only", "--dir", dir, ev, rk)
+	if err != nil {
+		return []Row{unavailable(sec, name, fmt.Errorf("tracemerge bench-synth --generate-only: %w", err))}
+	}
+	size, _, _ := dirBytes(dir, ".gct")
+	gen := fmt.Sprintf("run generated in %s s, %s MB of files", num(g.Wall.Seconds()), num(float64(size)/1e6))
+
+	analysis := func() (map[string]float64, error) {
+		r, err := runCmd(10*time.Minute, c.Work, nil, c.Tracemerge, "bench-synth", "--dir", dir, ev, rk)
+		if err != nil {
+			return nil, err
+		}
+		m := analysedRE.FindStringSubmatch(r.Stdout)
+		if m == nil {
+			return nil, fmt.Errorf("bench-synth printed no \"analysed ...\" line: %s", tail(r.Stdout+r.Stderr, 200))
+		}
+		events, _ := strconv.ParseFloat(m[1], 64)
+		mevs, _ := strconv.ParseFloat(m[3], 64)
+		return map[string]float64{"events": events, "evs": mevs * 1e6, "rss_kb": float64(r.MaxRSSKB), "wall": r.Wall.Seconds()}, nil
+	}
+	report := func() (map[string]float64, error) {
+		out := filepath.Join(c.Work, "merge-out")
+		defer os.RemoveAll(out)
+		r, err := runCmd(10*time.Minute, c.Work, nil, c.Tracemerge, dir, "-o", out, "--formats", "svg,html", "-q")
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range []string{"gantt.svg", "index.html"} {
+			if fi, err := os.Stat(filepath.Join(out, f)); err != nil || fi.Size() == 0 {
+				return nil, fmt.Errorf("tracemerge wrote no %s", f)
+			}
+		}
+		return map[string]float64{"evs": float64(n) / r.Wall.Seconds(), "rss_kb": float64(r.MaxRSSKB), "wall": r.Wall.Seconds()}, nil
+	}
+	s, errs := interleave(c.Reps, []variant{{"analysis", analysis}, {"report", report}}, c.logf)
+	var rows []Row
+	if e := errs["analysis"]; e != nil {
+		rows = append(rows, unavailable(sec, name+": analysis", e))
+	} else {
+		evs, rss := s.get("analysis", "evs"), s.get("analysis", "rss_kb")
+		rows = append(rows, Row{Section: sec, Name: name + ": analysis (load, correct, merge, match, metrics)",
+			Value: fmt.Sprintf("%s M events/s, peak RSS %s MiB", num(median(evs)/1e6), num(median(rss)/1024)),
+			Notes: fmt.Sprintf("tracemerge bench-synth (in-process timing, excludes start-up); %d runs, %s M events/s; RSS of the child by wait4; %s",
+				len(evs), spread(evs, "", 1e6), gen)})
+	}
+	if e := errs["report"]; e != nil {
+		rows = append(rows, unavailable(sec, name+": full report", e))
+	} else {
+		evs, rss, wall := s.get("report", "evs"), s.get("report", "rss_kb"), s.get("report", "wall")
+		r := Row{Section: sec, Name: name + ": full report (gantt.svg + index.html)",
+			Value: fmt.Sprintf("%s M events/s, peak RSS %s MiB", num(median(evs)/1e6), num(median(rss)/1024)),
+			Notes: fmt.Sprintf("tracemerge DIR -o OUT --formats svg,html: %s s wall per run (%d runs, %s s), process start included", num(median(wall)), len(wall), spread(wall, "", 1))}
+		if errs["analysis"] == nil {
+			r.Baseline = num(median(s.get("analysis", "evs"))/1e6) + " M events/s analysis only"
+			r.Ratio = ratio(median(evs), median(s.get("analysis", "evs")))
+		}
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // ---------------------------------------------------------------- 7
@@ -583,7 +717,7 @@ func benchExec(c *Config, rep *Report) []Row {
 	}
 	p := s.get("preload", "ms")
 	return []Row{{Section: sec, Name: name + ", added by LD_PRELOAD",
-		Value: "+" + num(pairedDiff(b, p)) + " ms/exec", Baseline: num(median(b)) + " ms/exec without",
+		Value: signed(pairedDiff(b, p)) + " ms/exec", Baseline: num(median(b)) + " ms/exec without",
 		Ratio: ratio(median(p), median(b)), Notes: fmt.Sprintf("%d interleaved runs; with preload %s", len(p), spread(p, "ms", 1))}}
 }
 

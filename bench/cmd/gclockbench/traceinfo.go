@@ -20,6 +20,9 @@ type rankFile struct {
 	Epochs []trace.Epoch
 	Footer *trace.Footer // nil when the file was not closed cleanly
 	Events int           // events actually read
+	// ChunkBytes is the compressed payload of the event chunks (frame
+	// headers, file header, comms, epochs and footer excluded).
+	ChunkBytes int64
 }
 
 // traceFiles lists the rank files (*.gct) under dir, in name order.
@@ -70,6 +73,9 @@ func readRankFile(path string) (rankFile, error) {
 	defer r.Close()
 	m := r.Meta()
 	f := rankFile{Path: path, Bytes: m.Size, Header: m.Header, Epochs: m.Epochs, Footer: m.Footer}
+	for _, ci := range m.Chunks {
+		f.ChunkBytes += int64(ci.Bytes)
+	}
 	var chunk []trace.Event
 	for {
 		chunk, err = r.NextChunk(chunk)
