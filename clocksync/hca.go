@@ -10,6 +10,8 @@ import "fmt"
 type HCA struct {
 	FitPoints int
 	Offset    OffsetAlg
+	// FitSpan: see HCA3.FitSpan.
+	FitSpan float64
 }
 
 // Name returns "hca/<offset>".
@@ -17,7 +19,7 @@ func (a *HCA) Name() string { return "hca/" + a.Offset.Name() }
 
 // SyncClocks runs HCA and returns GlobalClockLM(clk, model relative to rank 0).
 func (a *HCA) SyncClocks(t Transport, clk Clock) (Clock, error) {
-	lm, err := hcaModels(t, clk, a.FitPoints, a.Offset, false)
+	lm, err := hcaModels(t, clk, a.FitPoints, a.Offset, false, a.FitSpan)
 	if err != nil {
 		return nil, fmt.Errorf("hca: %w", err)
 	}

@@ -16,6 +16,9 @@ type HCA2 struct {
 	FitPoints          int
 	Offset             OffsetAlg
 	RecomputeIntercept bool
+	// FitSpan spreads each client's fit points over at least FitSpan
+	// seconds (0: back to back, as in the paper).
+	FitSpan float64
 }
 
 // Name returns "hca2/<offset>".
@@ -23,7 +26,7 @@ func (a *HCA2) Name() string { return "hca2/" + a.Offset.Name() }
 
 // SyncClocks runs HCA2 and returns GlobalClockLM(clk, model relative to rank 0).
 func (a *HCA2) SyncClocks(t Transport, clk Clock) (Clock, error) {
-	lm, err := hcaModels(t, clk, a.FitPoints, a.Offset, a.RecomputeIntercept)
+	lm, err := hcaModels(t, clk, a.FitPoints, a.Offset, a.RecomputeIntercept, a.FitSpan)
 	if err != nil {
 		return nil, fmt.Errorf("hca2: %w", err)
 	}
@@ -32,7 +35,7 @@ func (a *HCA2) SyncClocks(t Transport, clk Clock) (Clock, error) {
 
 // hcaModels runs Sync_Clocks_Pow2, Sync_Clocks_Remaining and the scatter of
 // Algorithm 2/3 (HCA paper) and returns this rank's model relative to rank 0.
-func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalIntercepts bool) (LinearModel, error) {
+func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalIntercepts bool, fitSpan float64) (LinearModel, error) {
 	p, r := t.Size(), t.Rank()
 	if p == 1 {
 		return LinearModel{}, nil
@@ -48,7 +51,7 @@ func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalI
 			half := 1 << (round - 1)
 			if r%(1<<round) == 0 { // process with reference clock
 				client := r + half
-				if _, err := LearnClockModel(t, r, client, clk, o, fitpoints, hierarchicalIntercepts); err != nil {
+				if _, err := learnClockModel(t, r, client, clk, o, fitpoints, hierarchicalIntercepts, fitSpan); err != nil {
 					return LinearModel{}, fmt.Errorf("pow2 round %d: %w", round, err)
 				}
 				// receive the linear models collected by the client
@@ -63,7 +66,7 @@ func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalI
 				}
 			} else if r%(1<<round) == half { // client
 				pRef := r - half
-				lm, err := LearnClockModel(t, pRef, r, clk, o, fitpoints, hierarchicalIntercepts)
+				lm, err := learnClockModel(t, pRef, r, clk, o, fitpoints, hierarchicalIntercepts, fitSpan)
 				if err != nil {
 					return LinearModel{}, fmt.Errorf("pow2 round %d: %w", round, err)
 				}
@@ -79,11 +82,11 @@ func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalI
 	// Sync_Clocks_Remaining
 	if maxPower != p {
 		if r < p-maxPower { // process with reference clock
-			if _, err := LearnClockModel(t, r, r+maxPower, clk, o, fitpoints, hierarchicalIntercepts); err != nil {
+			if _, err := learnClockModel(t, r, r+maxPower, clk, o, fitpoints, hierarchicalIntercepts, fitSpan); err != nil {
 				return LinearModel{}, fmt.Errorf("remaining ranks: %w", err)
 			}
 		} else if r >= maxPower { // client
-			lm, err := LearnClockModel(t, r-maxPower, r, clk, o, fitpoints, hierarchicalIntercepts)
+			lm, err := learnClockModel(t, r-maxPower, r, clk, o, fitpoints, hierarchicalIntercepts, fitSpan)
 			if err != nil {
 				return LinearModel{}, fmt.Errorf("remaining ranks: %w", err)
 			}

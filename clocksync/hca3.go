@@ -22,6 +22,9 @@ type HCA3 struct {
 	FitPoints          int
 	Offset             OffsetAlg
 	RecomputeIntercept bool
+	// FitSpan spreads each client's fit points over at least FitSpan
+	// seconds (0: back to back, as in the paper).
+	FitSpan float64
 }
 
 // Name returns "hca3/<offset>".
@@ -45,12 +48,12 @@ func (a *HCA3) SyncClocks(t Transport, clk Clock) (Clock, error) {
 		}
 		if r%runningPower == 0 { // process with reference clock
 			other := r + nextPower
-			if _, err := LearnClockModel(t, r, other, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept); err != nil {
+			if _, err := learnClockModel(t, r, other, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan); err != nil {
 				return nil, fmt.Errorf("hca3 round %d: %w", nrounds-i+1, err)
 			}
 		} else if r%runningPower == nextPower { // client process
 			other := r - nextPower
-			lm, err := LearnClockModel(t, other, r, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept)
+			lm, err := learnClockModel(t, other, r, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan)
 			if err != nil {
 				return nil, fmt.Errorf("hca3 round %d: %w", nrounds-i+1, err)
 			}
@@ -60,14 +63,14 @@ func (a *HCA3) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	// Step 2: processes with indices between max_power and nprocs-1.
 	if r >= maxPower { // client process
 		other := r - maxPower
-		lm, err := LearnClockModel(t, other, r, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept)
+		lm, err := learnClockModel(t, other, r, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan)
 		if err != nil {
 			return nil, fmt.Errorf("hca3 remaining ranks: %w", err)
 		}
 		myClk = NewGlobalClockLM(clk, lm)
 	} else if r < nprocs-maxPower { // process with reference clock
 		other := r + maxPower
-		if _, err := LearnClockModel(t, r, other, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept); err != nil {
+		if _, err := learnClockModel(t, r, other, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan); err != nil {
 			return nil, fmt.Errorf("hca3 remaining ranks: %w", err)
 		}
 	}

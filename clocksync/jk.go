@@ -12,6 +12,9 @@ type JK struct {
 	FitPoints          int
 	Offset             OffsetAlg
 	RecomputeIntercept bool
+	// FitSpan spreads each client's fit points over at least FitSpan
+	// seconds (0: back to back, as in the paper).
+	FitSpan float64
 }
 
 // Name returns "jk/<offset>".
@@ -45,6 +48,9 @@ func (a *JK) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	}
 	xfit, yfit := make([]float64, n), make([]float64, n)
 	for idx := 0; idx < n; idx++ {
+		if a.FitSpan > 0 && idx > 0 {
+			WaitUntil(t, clk, xfit[0]+a.FitSpan*float64(idx)/float64(n-1))
+		}
 		ob, err := a.Offset.MeasureOffset(t, clk, root, r)
 		if err != nil {
 			return nil, fmt.Errorf("jk: fit point %d: %w", idx, err)

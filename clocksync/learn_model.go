@@ -2,6 +2,7 @@ package clocksync
 
 import (
 	"fmt"
+	"time"
 
 	"gonum.org/v1/gonum/stat"
 )
@@ -17,6 +18,12 @@ import (
 // client's model relative to the reference's clock (the reference gets the
 // zero model). With one fit point the slope is 0.
 func LearnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool) (LinearModel, error) {
+	return learnClockModel(t, pRef, otherRank, clk, o, fitpoints, recomputeIntercept, 0)
+}
+
+// learnClockModel is LearnClockModel with the fit points spread over at
+// least fitSpan seconds of the client's clock (see Config.FitSpan).
+func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool, fitSpan float64) (LinearModel, error) {
 	if fitpoints < 1 {
 		fitpoints = 1
 	}
@@ -38,6 +45,9 @@ func LearnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 		xfit := make([]float64, fitpoints)
 		yfit := make([]float64, fitpoints)
 		for idx := 0; idx < fitpoints; idx++ {
+			if fitSpan > 0 && idx > 0 {
+				WaitUntil(t, clk, xfit[0]+fitSpan*float64(idx)/float64(fitpoints-1))
+			}
 			ob, err := o.MeasureOffset(t, clk, pRef, otherRank)
 			if err != nil {
 				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
@@ -85,4 +95,28 @@ func ComputeAndSetIntercept(t Transport, lm LinearModel, clk Clock, o OffsetAlg,
 		lm.Intercept = lm.Slope*(-ob.Timestamp) + ob.Offset
 	}
 	return lm, nil
+}
+
+// Sleeper is an optional Transport method used to let time pass between
+// fit points (Config.FitSpan). The simulator advances its virtual time;
+// without it WaitUntil sleeps and then spins on the clock.
+type Sleeper interface {
+	Sleep(seconds float64)
+}
+
+// WaitUntil returns once clk reads at least until.
+func WaitUntil(t Transport, clk Clock, until float64) {
+	d := until - clk.GetTime()
+	if d <= 0 {
+		return
+	}
+	if s, ok := t.(Sleeper); ok {
+		s.Sleep(d)
+		return
+	}
+	if d > 2e-3 {
+		time.Sleep(time.Duration((d - 1e-3) * 1e9))
+	}
+	for clk.GetTime() < until {
+	}
 }

@@ -2,6 +2,7 @@ package clocksync
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -41,6 +42,11 @@ type Config struct {
 	CheckRanks int
 	// EarlyExit is SKaMPIOffset.EarlyExit (0: off).
 	EarlyExit int
+	// FitSpan (seconds, GCLOCK_FIT_SPAN) spreads every client's fit points
+	// over at least this span of its clock, trading sync time for a
+	// longer regression baseline and so a better slope (0: back to back,
+	// as in the papers).
+	FitSpan float64
 }
 
 // DefaultConfig returns the defaults: H2HCA with HCA3 between nodes and
@@ -97,7 +103,7 @@ func oneOf(v string, allowed []string) bool {
 // ConfigFromEnv reads the configuration from the environment through getenv
 // (os.Getenv in production): GCLOCK_SYNC, GCLOCK_SYNC_INTER,
 // GCLOCK_SYNC_INTRA, GCLOCK_FITPOINTS, GCLOCK_PINGPONGS, GCLOCK_OFFSET_ALG,
-// GCLOCK_RECOMPUTE_INTERCEPT. Unset variables keep their defaults. NodeID is
+// GCLOCK_RECOMPUTE_INTERCEPT, GCLOCK_FIT_SPAN. Unset variables keep their defaults. NodeID is
 // left to the caller.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
@@ -142,6 +148,13 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if err := str("GCLOCK_OFFSET_ALG", &c.OffsetAlg, offsetAlgs); err != nil {
 		return c, err
+	}
+	if v := strings.TrimSpace(getenv("GCLOCK_FIT_SPAN")); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsNaN(f) || math.IsInf(f, 0) {
+			return c, fmt.Errorf("clocksync: GCLOCK_FIT_SPAN=%q: want a duration in seconds >= 0", v)
+		}
+		c.FitSpan = f
 	}
 	if v := strings.TrimSpace(getenv("GCLOCK_RECOMPUTE_INTERCEPT")); v != "" {
 		switch strings.ToLower(v) {
@@ -200,13 +213,13 @@ func (c Config) NewSyncAlg(name string) (SyncAlg, error) {
 	}
 	switch name {
 	case "hca3":
-		return &HCA3{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept}, nil
+		return &HCA3{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept, FitSpan: c.FitSpan}, nil
 	case "hca2":
-		return &HCA2{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept}, nil
+		return &HCA2{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept, FitSpan: c.FitSpan}, nil
 	case "hca":
-		return &HCA{FitPoints: c.FitPoints, Offset: o}, nil
+		return &HCA{FitPoints: c.FitPoints, Offset: o, FitSpan: c.FitSpan}, nil
 	case "jk":
-		return &JK{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept}, nil
+		return &JK{FitPoints: c.FitPoints, Offset: o, RecomputeIntercept: c.RecomputeIntercept, FitSpan: c.FitSpan}, nil
 	case "skampi":
 		return &SKaMPISync{Offset: o}, nil
 	}
@@ -260,6 +273,9 @@ func Sync(cfg Config, t Transport, local Clock) (*Result, error) {
 	}
 	if cfg.EarlyExit > 0 {
 		res.Params["early_exit"] = strconv.Itoa(cfg.EarlyExit)
+	}
+	if cfg.FitSpan > 0 {
+		res.Params["fit_span"] = strconv.FormatFloat(cfg.FitSpan, 'g', -1, 64)
 	}
 	start := local.GetTime()
 	g := local

@@ -305,22 +305,60 @@ func TestConfigFromEnv_ParsesAndNamesBadVariables(t *testing.T) {
 	c, err = clocksync.ConfigFromEnv(env(map[string]string{
 		"GCLOCK_SYNC": "H2HCA", "GCLOCK_SYNC_INTER": "jk", "GCLOCK_SYNC_INTRA": "hca3",
 		"GCLOCK_FITPOINTS": "300", "GCLOCK_PINGPONGS": " 7 ", "GCLOCK_OFFSET_ALG": "meanrtt",
-		"GCLOCK_RECOMPUTE_INTERCEPT": "yes",
+		"GCLOCK_RECOMPUTE_INTERCEPT": "yes", "GCLOCK_FIT_SPAN": "0.25",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := clocksync.Config{Algorithm: "h2hca", Inter: "jk", Intra: "hca3", FitPoints: 300, PingPongs: 7, OffsetAlg: "meanrtt", RecomputeIntercept: true}
+	want := clocksync.Config{Algorithm: "h2hca", Inter: "jk", Intra: "hca3", FitPoints: 300, PingPongs: 7, OffsetAlg: "meanrtt", RecomputeIntercept: true, FitSpan: 0.25}
 	if c != want {
 		t.Fatalf("got %+v, want %+v", c, want)
 	}
 	for k, v := range map[string]string{
 		"GCLOCK_SYNC": "ntp", "GCLOCK_SYNC_INTER": "h2hca", "GCLOCK_SYNC_INTRA": "none", "GCLOCK_FITPOINTS": "0",
 		"GCLOCK_PINGPONGS": "many", "GCLOCK_OFFSET_ALG": "ptp", "GCLOCK_RECOMPUTE_INTERCEPT": "maybe",
+		"GCLOCK_FIT_SPAN": "-1",
 	} {
 		_, err := clocksync.ConfigFromEnv(env(map[string]string{k: v}))
 		if err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: error %v does not name the variable", k, v, err)
+		}
+	}
+}
+
+// TestFitSpan_ImprovesSlopeInEveryRound: spreading fit points over a longer
+// baseline must help clients of every HCA3 round, including those whose
+// reference was busy in earlier rounds (their span starts at their first
+// fit point, not when they started waiting).
+func TestFitSpan_ImprovesSlopeInEveryRound(t *testing.T) {
+	for _, alg := range []string{"hca3", "jk"} {
+		p := sim.DefaultParams(8, 8, 1)
+		p.DriftMax = 0
+		cfg := cfgFor(alg, 30, 30)
+		base, err := sim.RunSync(p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.FitSpan = 0.2
+		spread, err := sim.RunSync(p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := sim.New(p)
+		slopeErr := func(r int, m clocksync.LinearModel) float64 {
+			return math.Abs(m.Slope - (1 - (1+w.Clocks[0].Skew)/(1+w.Clocks[w.NodeOf(r)].Skew)))
+		}
+		worstBase, worstSpread := 0.0, 0.0
+		for r := 1; r < p.Ranks; r++ {
+			worstBase = math.Max(worstBase, slopeErr(r, base.Results[r].Model))
+			worstSpread = math.Max(worstSpread, slopeErr(r, spread.Results[r].Model))
+		}
+		t.Logf("%s: worst slope error %.3g back to back (%.3f s), %.3g spread over 0.2 s (%.3f s)", alg, worstBase, base.Duration, worstSpread, spread.Duration)
+		if worstSpread > worstBase/3 {
+			t.Errorf("%s: fit span 0.2 s: worst slope error %.3g, not 3x below %.3g", alg, worstSpread, worstBase)
+		}
+		if spread.Params()["fit_span"] != "0.2" {
+			t.Errorf("fit_span not recorded: %v", spread.Params())
 		}
 	}
 }

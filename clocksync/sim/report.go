@@ -61,3 +61,11 @@ func RunSync(p Params, cfg clocksync.Config) (*Report, error) {
 	}
 	return rep, nil
 }
+
+// Params returns rank 0's Result.Params.
+func (r *Report) Params() map[string]string {
+	if len(r.Results) == 0 {
+		return nil
+	}
+	return r.Results[0].Params
+}

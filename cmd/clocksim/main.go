@@ -31,6 +31,9 @@ func main() {
 	pp := flag.Int("pingpongs", clocksync.DefaultPingPongs, "ping-pongs per fit point")
 	off := flag.String("offset", clocksync.DefaultOffsetAlg, "offset algorithm: skampi or meanrtt")
 	recompute := flag.Bool("recompute", false, "recompute intercepts")
+	span := flag.Float64("fitspan", 0, "spread each client's fit points over at least this many seconds")
+	inter := flag.String("inter", clocksync.DefaultInter, "h2hca inter-node algorithm")
+	intra := flag.String("intra", clocksync.DefaultIntra, "h2hca intra-node algorithm")
 	asJSON := flag.Bool("json", false, "print JSON lines instead of a table")
 	flag.Parse()
 
@@ -40,6 +43,7 @@ func main() {
 		cfg := clocksync.DefaultConfig()
 		cfg.Algorithm = a
 		cfg.FitPoints, cfg.PingPongs, cfg.OffsetAlg, cfg.RecomputeIntercept = *fit, *pp, *off, *recompute
+		cfg.FitSpan, cfg.Inter, cfg.Intra = *span, *inter, *intra
 		start := time.Now()
 		rep, err := sim.RunSync(sim.DefaultParams(*ranks, *nodes, *seed), cfg)
 		if err != nil {
