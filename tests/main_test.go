@@ -27,7 +27,7 @@ var (
 )
 
 // progs are the C test programs, compiled once by TestMain.
-var progs = []string{"collectives", "exitcode", "clockprog", "barrierloop"}
+var progs = []string{"collectives", "exitcode", "clockprog"}
 
 func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)
