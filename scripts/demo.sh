@@ -233,7 +233,8 @@ cmd=(mpirun --oversubscribe -np "$NP"
   -x GCLOCK_NODE_SIZE -x GCLOCK_FAKE_CLOCK
   examples/amglike/amglike)
 echo "   ${cmd[*]} $ARGS"
-echo "   EMULATED clock error: GCLOCK_NODE_SIZE=$GCLOCK_NODE_SIZE GCLOCK_FAKE_CLOCK=$GCLOCK_FAKE_CLOCK (offset_ns:drift_ppm per node)"
+echo "   EMULATED clock error: GCLOCK_NODE_SIZE=$GCLOCK_NODE_SIZE GCLOCK_FAKE_CLOCK=$GCLOCK_FAKE_CLOCK"
+echo "   (offset_ns:drift_ppm per emulated node; the drift applies to the timer since boot, so raw clocks end up ms to s apart)"
 t_run=$(date +%s.%N)
 # shellcheck disable=SC2086
 "${cmd[@]}" $ARGS >"$OUT/amglike.stdout" 2>"$OUT/amglike.stderr" ||
