@@ -36,10 +36,16 @@ CSHIM_HASH = $(shell cat $(C_SRC) 2>/dev/null | sha1sum | cut -c1-16)
 cshim/wrappers_gen.c cshim/ops_gen.h: cshim/collectives.tbl trace/ops.go pmpi/internal/wrapgen/main.go
 	cd pmpi && $(GO) generate ./...
 
-$(BUILD)/libgclock.so: $(GO_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h
+# Only the packages linked into the library are prerequisites. The library
+# is built under a temporary name and renamed into place, so programs that
+# are running with the old one (tests, benchmarks in parallel) keep a whole
+# file.
+LIB_SRC := $(shell find pmpi trace clocksync -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
+
+$(BUILD)/libgclock.so: $(LIB_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h
 	@mkdir -p $(BUILD)
-	CGO_CFLAGS="$(MPI_CFLAGS) -O2 -DGCLOCK_CSHIM=$(CSHIM_HASH)" $(GO) build -buildmode=c-shared -o $@ ./pmpi
-	@rm -f $(BUILD)/libgclock.h
+	CGO_CFLAGS="$(MPI_CFLAGS) -O2 -DGCLOCK_CSHIM=$(CSHIM_HASH)" $(GO) build -buildmode=c-shared -o $@.tmp$$$$ ./pmpi && mv -f $@.tmp$$$$ $@
+	@rm -f $(BUILD)/libgclock*.h
 
 $(BUILD)/tracemerge: $(GO_SRC)
 	@mkdir -p $(BUILD)
