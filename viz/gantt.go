@@ -494,7 +494,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 			labelW = n
 		}
 	}
-	const top, right = 46, 24
+	const top, right = 46, 140
 	plotW := g.width
 	plotH := nl * pitch
 	axisY := top + plotH + 4
@@ -529,11 +529,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 	for _, o := range ops {
 		addItem(o, o.String(), false)
 	}
-	waitOp := trace.OpAllreduce
-	if len(ops) > 0 {
-		waitOp = ops[0]
-	}
-	addItem(waitOp, "hatched: waiting for the last member to enter", true)
+	addItem(trace.OpUnknown, "hatched / light: waiting for the last member to enter", true) // neutral grey swatch
 	totalW := labelW + plotW + right
 	totalH := ly + 40
 
@@ -553,9 +549,11 @@ func (g *Gantt) render(w *bufio.Writer) {
 
 	fmt.Fprintf(w, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica,Arial,sans-serif" font-size="11">`+"\n",
 		totalW, totalH, totalW, totalH)
-	w.WriteString("<defs>")
+	w.WriteString("<defs>" + hatchDefs(idp, trace.OpUnknown))
 	for _, o := range ops {
-		w.WriteString(hatchDefs(idp, o))
+		if o != trace.OpUnknown {
+			w.WriteString(hatchDefs(idp, o))
+		}
 	}
 	w.WriteString("</defs>\n<style>")
 	for _, o := range ops {
@@ -607,6 +605,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 	if !empty {
 		colPx = g.renderColumns(w, idp, vlo, pw, labelW, top, laneH, pitch)
 		g.renderBars(w, idp, vlo, pw, labelW, top, laneH, pitch)
+		g.renderLaneShares(w, vlo, vhi, labelW+plotW+8, top, laneH, pitch, labelEvery, fs)
 	} else {
 		fmt.Fprintf(w, `<text x="%d" y="%d" fill="#888">no events in this window</text>`, labelW+10, top+14)
 	}
@@ -634,7 +633,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 		}
 		fmt.Fprintf(w, `<text x="%d" y="%d">%s</text>`+"\n", it.x+25, it.y, esc(it.label))
 	}
-	note := fmt.Sprintf("%d calls drawn as bars (≥ 1 px); narrower calls aggregated per %d-px column (%s): colour = dominant op, height = fraction of the column spent in MPI, light part = waiting.",
+	note := fmt.Sprintf("%d calls drawn as bars (≥ 1 px); narrower calls aggregated per %d-px column (%s): colour = dominant op, height = √(share of the column in MPI), light part = waiting. Right: share of the window in MPI and waiting per rank.",
 		g.nbars, colPx, fmtDur(pw*float64(colPx)))
 	if g.clipped > 0 {
 		note += fmt.Sprintf(" %d events outside the window.", g.clipped)
@@ -778,14 +777,13 @@ func (g *Gantt) columnPaths(vlo, pw float64, x0, top, laneH, pitch, colPx int) (
 			}
 			var k runKey
 			if col.busy > 0 {
-				tot := int(math.Round(math.Min(1, col.busy/cw) * float64(laneH)))
+				// Height ∝ √(share in MPI) so that the typical 5-30 % stay
+				// readable; the waiting part keeps its linear share of it.
+				tot := int(math.Round(math.Sqrt(math.Min(1, col.busy/cw)) * float64(laneH)))
 				if tot < 1 {
 					tot = 1
 				}
-				wt := int(math.Round(math.Min(1, col.wait/cw) * float64(laneH)))
-				if wt > tot {
-					wt = tot
-				}
+				wt := int(math.Round(float64(tot) * math.Min(1, col.wait/col.busy)))
 				k = runKey{op: col.cand, solid: tot - wt, wait: wt}
 			}
 			if k != run || runStart < 0 {
@@ -825,6 +823,46 @@ func (g *Gantt) renderBars(w *bufio.Writer, idp string, vlo, pw float64, x0, top
 			}
 			w.WriteString("</g>\n")
 		}
+	}
+	w.WriteString("</g>\n")
+}
+
+// laneShare is the time a lane spends in MPI and waiting inside [lo, hi].
+func (g *Gantt) laneShare(l *lane, lo, hi float64) (busy, wait float64) {
+	bw := (g.hi - g.lo) / float64(g.nb)
+	for i, c := range l.cells {
+		if c.busy == 0 {
+			continue
+		}
+		clo := g.lo + float64(i)*bw
+		f := (math.Min(hi, clo+bw) - math.Max(lo, clo)) / bw
+		if f <= 0 {
+			continue
+		}
+		f = math.Min(f, 1)
+		busy += float64(c.busy) * f
+		wait += float64(c.wait) * f
+	}
+	for _, b := range l.bars {
+		busy += math.Max(0, math.Min(hi, b.exit)-math.Max(lo, b.enter))
+		wait += math.Max(0, math.Min(hi, b.enter+b.wait)-math.Max(lo, b.enter))
+	}
+	return busy, wait
+}
+
+// renderLaneShares prints each lane's share of the window spent in MPI and
+// waiting, right of the plot.
+func (g *Gantt) renderLaneShares(w *bufio.Writer, vlo, vhi float64, x, top, laneH, pitch, every, fs int) {
+	span := vhi - vlo
+	if span <= 0 {
+		return
+	}
+	fmt.Fprintf(w, `<g font-size="%d" fill="#444">`, min(fs, 10))
+	fmt.Fprintf(w, `<text x="%d" y="%d">in MPI · waiting</text>`, x, top-4)
+	for r := 0; r < len(g.lanes); r += every {
+		busy, wait := g.laneShare(&g.lanes[r], vlo, vhi)
+		y := float64(top+r*pitch) + float64(laneH)/2 + float64(min(fs, 10))/2 - 1.5
+		fmt.Fprintf(w, `<text x="%d" y="%s">%s · %s</text>`, x, f1(y), pct(busy, span), pct(wait, span))
 	}
 	w.WriteString("</g>\n")
 }

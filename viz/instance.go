@@ -193,7 +193,11 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	item(`<rect x="%d" y="%d" width="20" height="11" fill="`+opColor(inst.Op)+`"/>`, "in "+inst.Op.String(), "#000")
 	item(`<rect x="%d" y="%d" width="20" height="11" fill="url(#`+idp+`h`+strconv.Itoa(int(inst.Op))+`)"/>`, "waiting for the last member to enter", "#000")
 	item(`<rect x="%d" y="%d" width="20" height="11" fill="none" stroke="#000" stroke-width="1.5"/>`, "◀ last: last arriver", "#000")
-	if inst.Op.Synchronizing() {
+	anyViolation := false
+	for _, p := range panels {
+		anyViolation = anyViolation || p.st.violations > 0
+	}
+	if anyViolation {
 		item(`<rect x="%d" y="%d" width="20" height="11" fill="`+violationColor+`" fill-opacity=".35" stroke="`+violationColor+`"/>`,
 			"clock-condition violation: left before the last member entered", violationColor)
 	}
