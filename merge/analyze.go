@@ -325,7 +325,7 @@ func (a *analyzer) buildComms() {
 		}
 		maxLocal := -1
 		for _, c := range rs.in.Meta.Comms {
-			if int(c.Local) > maxLocal && c.Local < 1<<20 {
+			if int(c.Local) > maxLocal && c.Local < maxLocalComms {
 				maxLocal = int(c.Local)
 			}
 		}
@@ -335,7 +335,7 @@ func (a *analyzer) buildComms() {
 			rs.commIdx[i] = -1
 		}
 		for _, c := range rs.in.Meta.Comms {
-			if c.Local >= 1<<20 {
+			if c.Local >= maxLocalComms {
 				continue
 			}
 			pos := int32(-1)
@@ -382,6 +382,9 @@ func (a *analyzer) buildComms() {
 	a.m.ended = make([]bool, a.rn.WorldSize)
 	a.m.fin = a.finalize
 }
+
+// maxLocalComms bounds the per-rank communicator index a file may use.
+const maxLocalComms = 1 << 16
 
 func sameMembers(a, b []int32) bool {
 	if len(a) != len(b) {

@@ -142,13 +142,17 @@ func (r *Resolver) load(path string) (info *elfInfo) {
 		}
 	}()
 	p := path
-	if _, err := os.Stat(p); err != nil {
+	if !fileExists(p) { // regular files only: a FIFO or device named by a trace must not block us
 		for _, dir := range r.Search {
 			if q := filepath.Join(dir, filepath.Base(path)); fileExists(q) {
 				p = q
 				break
 			}
 		}
+	}
+	if !fileExists(p) {
+		info.err = fmt.Errorf("%s: not found (or not a regular file)", path)
+		return info
 	}
 	f, err := elf.Open(p)
 	if err != nil {

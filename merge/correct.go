@@ -99,7 +99,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 	var eps []trace.Epoch
 	for _, e := range epochs {
 		m := e.Model
-		if isFinite(m.Slope) && isFinite(m.Intercept) && math.Abs(m.Slope) < 0.5 {
+		if isFinite(m.Slope) && isFinite(m.Intercept) && math.Abs(m.Slope) < 0.5 && math.Abs(m.Intercept) < 1e19 {
 			eps = append(eps, e)
 		} else {
 			note = fmt.Sprintf("epoch %d has an unusable model (slope %g, intercept %g): ignored; ", e.Index, m.Slope, m.Intercept)

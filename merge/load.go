@@ -36,6 +36,10 @@ type LoadError struct {
 
 func (e *LoadError) Error() string { return e.Msg }
 
+// MaxWorldSize bounds the world size and ranks merge believes a header
+// about (headers are untrusted input).
+const MaxWorldSize = 1 << 22
+
 // RankInput is one usable rank file of a run.
 type RankInput struct {
 	Path string // as found in the run directory
@@ -136,7 +140,7 @@ func Load(dir string, open Opener) (*Run, error) {
 			continue
 		}
 		h := &m.Header
-		if h.Rank < 0 || (h.WorldSize > 0 && h.Rank >= h.WorldSize) {
+		if h.Rank < 0 || h.Rank >= MaxWorldSize || (h.WorldSize > 0 && h.Rank >= h.WorldSize) {
 			closeSrc(src)
 			run.Problems = append(run.Problems, fmt.Sprintf("%s: rank %d outside world size %d; file skipped", name, h.Rank, h.WorldSize))
 			continue
@@ -185,7 +189,11 @@ func Load(dir string, open Opener) (*Run, error) {
 			run.Problems = append(run.Problems, fmt.Sprintf("%s: world size %d, other files say %d", filepath.Base(ri.Path), ws, run.WorldSize))
 		}
 	}
-	if run.WorldSize < len(run.Ranks) {
+	if run.WorldSize > MaxWorldSize {
+		run.Problems = append(run.Problems, fmt.Sprintf("implausible world size %d in the headers: using the highest rank found", run.WorldSize))
+		run.WorldSize = 0
+	}
+	if run.WorldSize < len(run.Ranks) || run.WorldSize <= run.Ranks[len(run.Ranks)-1].Rank {
 		run.WorldSize = run.Ranks[len(run.Ranks)-1].Rank + 1
 	}
 	for r := 0; r < run.WorldSize; r++ {
