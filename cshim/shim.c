@@ -7,11 +7,14 @@
 #define _GNU_SOURCE
 #include <elf.h>
 #include <link.h>
+#include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "gclock.h"
@@ -380,6 +383,109 @@ static void gclock_atexit(void)
 	gclock_tl_guard--;
 }
 
+/* ---- crash signals: keep Open MPI's backtrace ------------------------------
+ *
+ * The Go runtime installs handlers for SIGSEGV, SIGBUS, SIGFPE (and sees
+ * SIGABRT) when the library loads, and Open MPI installs its own
+ * backtrace-printing handler in MPI_Init only where none is installed, so
+ * under the preload an application crash would lose Open MPI's "*** Process
+ * received signal ***" report. Around PMPI_Init the shim resets those
+ * signals to SIG_DFL, lets the MPI library install its handlers, and then
+ * installs a dispatcher that hands a fault to the Go runtime's handler when
+ * the faulting instruction is in this library (Go code turns those into
+ * panics) and to the MPI library's handler otherwise. */
+
+static const int crash_sigs[] = {SIGABRT, SIGBUS, SIGFPE, SIGSEGV};
+#define NCRASH (int)(sizeof crash_sigs / sizeof crash_sigs[0])
+static struct sigaction go_act[NCRASH], mpi_act[NCRASH];
+static uintptr_t self_lo, self_hi;
+
+static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t base = (uintptr_t)data;
+	if (info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+			if (self_lo == 0 || lo < self_lo)
+				self_lo = lo;
+			if (hi > self_hi)
+				self_hi = hi;
+		}
+	}
+	return 1;
+}
+
+static void call_action(const struct sigaction *a, int sig, siginfo_t *si, void *uc)
+{
+	if (a->sa_flags & SA_SIGINFO) {
+		a->sa_sigaction(sig, si, uc);
+	} else if (a->sa_handler == SIG_DFL) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	} else if (a->sa_handler != SIG_IGN) {
+		a->sa_handler(sig);
+	}
+}
+
+static void crash_dispatch(int sig, siginfo_t *si, void *ucv)
+{
+	int i = 0;
+	while (i < NCRASH && crash_sigs[i] != sig)
+		i++;
+	if (i == NCRASH)
+		return;
+	uintptr_t pc = 0;
+#if defined(__x86_64__)
+	pc = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#endif
+	if (pc >= self_lo && pc < self_hi)
+		call_action(&go_act[i], sig, si, ucv);
+	else
+		call_action(&mpi_act[i], sig, si, ucv);
+}
+
+static int crash_reset(void)
+{
+#if defined(__x86_64__)
+	Dl_info di;
+	if (!dladdr((void *)&crash_dispatch, &di) || di.dli_fbase == NULL)
+		return 0;
+	dl_iterate_phdr(self_cb, di.dli_fbase);
+	if (self_hi == 0)
+		return 0;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int i = 0; i < NCRASH; i++)
+		sigaction(crash_sigs[i], &dfl, &go_act[i]);
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+static void crash_install(void)
+{
+	for (int i = 0; i < NCRASH; i++) {
+		sigaction(crash_sigs[i], NULL, &mpi_act[i]);
+		if (!(mpi_act[i].sa_flags & SA_SIGINFO) && mpi_act[i].sa_handler == SIG_DFL) {
+			/* The MPI library installed nothing here: Go's as before. */
+			sigaction(crash_sigs[i], &go_act[i], NULL);
+			continue;
+		}
+		struct sigaction d;
+		memset(&d, 0, sizeof d);
+		d.sa_sigaction = crash_dispatch;
+		d.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigfillset(&d.sa_mask);
+		sigaction(crash_sigs[i], &d, NULL);
+	}
+}
+
 /* after_init runs right after a successful PMPI_Init(_thread). */
 static void after_init(void)
 {
@@ -407,7 +513,10 @@ int MPI_Init(int *argc, char ***argv)
 	if (gclock_tl_guard)
 		return PMPI_Init(argc, argv);
 	gclock_tl_guard++;
+	int swapped = crash_reset();
 	int rc = PMPI_Init(argc, argv);
+	if (swapped)
+		crash_install();
 	if (rc == MPI_SUCCESS)
 		after_init();
 	gclock_tl_guard--;
@@ -419,7 +528,10 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	if (gclock_tl_guard)
 		return PMPI_Init_thread(argc, argv, required, provided);
 	gclock_tl_guard++;
+	int swapped = crash_reset();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (swapped)
+		crash_install();
 	if (rc == MPI_SUCCESS)
 		after_init();
 	gclock_tl_guard--;

@@ -65,3 +65,15 @@ func TestLibrary_ExportsEveryTableRowAndNeverNeedsLibmpi(t *testing.T) {
 		t.Errorf("libgclock.so has libmpi as NEEDED:\n%s", rd)
 	}
 }
+
+// TestCShim_CompilesCleanAsC11: the shim (with the generated wrappers)
+// compiles with -std=c11 -Wall -Wextra -Werror against this MPI's mpi.h.
+func TestCShim_CompilesCleanAsC11(t *testing.T) {
+	needSetup(t)
+	obj := filepath.Join(t.TempDir(), "cshim.o")
+	out, err := exec.Command("mpicc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC",
+		"-I", filepath.Join(repoRoot, "cshim"), "-c", filepath.Join(repoRoot, "pmpi", "cshim.c"), "-o", obj).CombinedOutput()
+	if err != nil {
+		t.Fatalf("cshim does not compile cleanly: %v\n%s", err, out)
+	}
+}

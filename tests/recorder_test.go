@@ -341,3 +341,28 @@ func TestExitCodes_PassThrough(t *testing.T) {
 		})
 	}
 }
+
+// TestCrash_MPIBacktraceKeptAndGoFaultsRecovered: an application segfault
+// under the preload still gets Open MPI's "Process received signal" report
+// (the Go runtime's handlers would otherwise hide it), and a fault inside
+// the library's Go code is still turned into a recovered panic.
+func TestCrash_MPIBacktraceKeptAndGoFaultsRecovered(t *testing.T) {
+	needSetup(t)
+	args := []string{"segv", "1"}
+	plain := mpirun(t, run{NP: 2, Prog: "exitcode", Args: args})
+	traced := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: args,
+		Env: []string{"GCLOCK_DIR=" + filepath.Join(t.TempDir(), "tr"), "GCLOCK_QUIET=1"}})
+	const report = "*** Process received signal ***"
+	if !strings.Contains(plain.Stderr, report) {
+		t.Fatalf("without the preload Open MPI printed no crash report; stderr:\n%s", plain.Stderr)
+	}
+	if !strings.Contains(traced.Stderr, report) || traced.Code != plain.Code {
+		t.Errorf("under the preload: exit code %d (without %d), stderr:\n%s", traced.Code, plain.Code, traced.Stderr)
+	}
+
+	faulted := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: []string{"exit", "0"},
+		Env: []string{"GCLOCK_DIR=" + filepath.Join(t.TempDir(), "tr"), "GCLOCK_TEST_FAULT=go"}})
+	if faulted.Code != 0 || !strings.Contains(faulted.Stderr, "gclock: internal error in MPI_Init") {
+		t.Errorf("a nil dereference in the Go side: exit code %d, stderr:\n%s", faulted.Code, faulted.Stderr)
+	}
+}

@@ -6,6 +6,7 @@
  *        exitcode abort <n>      rank 0 calls MPI_Abort(MPI_COMM_WORLD, n)
  *        exitcode nofinalize <n> some collectives, then exit(n) without
  *                                MPI_Finalize
+ *        exitcode segv <n>       rank n dereferences NULL
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@ int main(int argc, char **argv)
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	if (argc < 3) {
-		fprintf(stderr, "usage: exitcode exit|abort|nofinalize <n>\n");
+		fprintf(stderr, "usage: exitcode exit|abort|nofinalize|segv <n>\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	int n = atoi(argv[2]);
@@ -33,6 +34,10 @@ int main(int argc, char **argv)
 		if (rank == 0)
 			MPI_Abort(MPI_COMM_WORLD, n);
 		MPI_Barrier(MPI_COMM_WORLD); /* the abort ends it */
+	}
+	if (strcmp(argv[1], "segv") == 0 && rank == n) {
+		volatile int *p = NULL;
+		*p = 1;
 	}
 	if (strcmp(argv[1], "nofinalize") == 0)
 		exit(n);

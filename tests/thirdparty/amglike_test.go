@@ -48,6 +48,7 @@ func TestAMGLike_OutputIdenticalAndCallCountsExact(t *testing.T) {
 	rep := checkTrace(t, ranks)
 	t.Logf("amglike trace: %s", rep)
 	checkClockQuality(t, ranks, rep)
+	crossCheckMerge(t, ranks, rep)
 
 	// Known call counts on 4 ranks (2 x 2 grid, so 2 row communicators):
 	// world Allreduce 3 per PCG iteration + 2 per solve start + 1 checksum,

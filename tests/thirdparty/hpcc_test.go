@@ -187,6 +187,7 @@ func TestHPCC_ValidationUnchangedAndTraceConsistent(t *testing.T) {
 		t.Errorf("hpcc trace covers only %d collective kinds (%v); hpcc calls at least Allreduce, Bcast, Reduce, Barrier and Alltoall", n, rep.OpInstances)
 	}
 	checkClockQuality(t, ranks, rep)
+	crossCheckMerge(t, ranks, rep)
 }
 
 // checkClockQuality states how good the corrected clock must be on this

@@ -107,7 +107,8 @@ func loadTraces(t *testing.T, dir string, np int) []*rankTrace {
 // traceReport summarises what checkTrace found.
 type traceReport struct {
 	Events, Collectives, Instances int
-	OpInstances                    map[string]int
+	OpInstances                    map[string]int // including single-member communicators
+	SingleMember                   int            // instances on one-member communicators
 	Comms                          int
 	// Clock error of the corrected timeline against the injected truth (ns).
 	MaxClockErr float64
@@ -125,10 +126,10 @@ func (r traceReport) String() string {
 		ops = append(ops, fmt.Sprintf("%s=%d", op, n))
 	}
 	sort.Strings(ops)
-	return fmt.Sprintf("%d events (%d collective) in %d instances on %d comms [%s]; corrected clock error max %.2f µs "+
+	return fmt.Sprintf("%d events (%d collective) in %d instances (%d on one-member comms) on %d comms [%s]; corrected clock error max %.2f µs "+
 		"(self-check max %.2f µs); %d synchronizing instances: max violation corrected %.2f µs (%d > 0), "+
 		"true %.3f µs, raw %.1f µs (%d > 0)",
-		r.Events, r.Collectives, r.Instances, r.Comms, strings.Join(ops, " "), r.MaxClockErr/1e3, r.CheckMaxNS/1e3,
+		r.Events, r.Collectives, r.Instances, r.SingleMember, r.Comms, strings.Join(ops, " "), r.MaxClockErr/1e3, r.CheckMaxNS/1e3,
 		r.SyncInstances, r.MaxViolation/1e3, r.Violations, r.MaxTrueViol/1e3, r.MaxRawVio/1e3, r.RawViolations)
 }
 
@@ -205,6 +206,11 @@ func checkTrace(t *testing.T, ranks []*rankTrace) traceReport {
 			}
 			seqs[c.ID] = append(seqs[c.ID], ev.Seq)
 			if c.ID == trace.CommSelfID || len(c.Members) < 2 {
+				// One member: the instance is complete by itself (and
+				// MPI_COMM_SELF's id is the same on every rank).
+				rep.Instances++
+				rep.OpInstances[ev.Op.String()]++
+				rep.SingleMember++
 				continue
 			}
 			k := instKey{c.ID, ev.Seq}
@@ -338,4 +344,38 @@ func checkTrace(t *testing.T, ranks []*rankTrace) traceReport {
 		}
 	}
 	return rep
+}
+
+// crossCheckMerge runs tracemerge's own analysis (merge.Load + merge.Analyze,
+// default interpolating clock) on the same run and requires it to agree
+// with the independent matching above: no problems, no incomplete
+// instance, and the same number of instances per collective.
+func crossCheckMerge(t *testing.T, ranks []*rankTrace, rep traceReport) {
+	t.Helper()
+	dir := filepath.Dir(ranks[0].Path)
+	run, err := merge.Load(dir, nil)
+	if err != nil {
+		t.Fatalf("merge.Load(%s): %v", dir, err)
+	}
+	defer run.Close()
+	res, err := merge.Analyze(run, merge.Options{})
+	if err != nil {
+		t.Fatalf("merge.Analyze(%s): %v", dir, err)
+	}
+	a := res.Analysis
+	if len(a.Problems) > 0 {
+		t.Errorf("tracemerge reports problems: %s", strings.Join(a.Problems, "; "))
+	}
+	if a.Incomplete != 0 {
+		t.Errorf("tracemerge finds %d incomplete instances of %d", a.Incomplete, a.Instances)
+	}
+	got := map[string]int{}
+	for _, o := range a.Ops {
+		got[o.Op] = o.Count
+	}
+	if fmt.Sprint(got) != fmt.Sprint(rep.OpInstances) {
+		t.Errorf("tracemerge counts instances per op %v, this test's matching %v", got, rep.OpInstances)
+	}
+	t.Logf("tracemerge analysis agrees: %d instances, %d clock-condition violations (max %.2f µs), this test: %d (max %.2f µs)",
+		a.Instances, a.Clock.Violations, a.Clock.MaxViolationNS/1e3, rep.Violations, rep.MaxViolation/1e3)
 }
