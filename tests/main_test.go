@@ -27,7 +27,7 @@ var (
 )
 
 // progs are the C test programs, compiled once by TestMain.
-var progs = []string{"collectives", "exitcode", "clockprog"}
+var progs = []string{"collectives", "exitcode", "clockprog", "threads"}
 
 func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)
@@ -59,7 +59,7 @@ func setup() error {
 	}
 	for _, p := range progs {
 		src := filepath.Join(repoRoot, "tests", "progs", p+".c")
-		out, err := exec.Command("mpicc", "-std=c11", "-O2", "-g", "-Wall", "-Wextra", "-Werror",
+		out, err := exec.Command("mpicc", "-std=c11", "-O2", "-g", "-pthread", "-Wall", "-Wextra", "-Werror",
 			"-o", filepath.Join(binDir, p), src).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("mpicc %s: %v\n%s", src, err, out)

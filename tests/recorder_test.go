@@ -366,3 +366,42 @@ func TestCrash_MPIBacktraceKeptAndGoFaultsRecovered(t *testing.T) {
 		t.Errorf("a nil dereference in the Go side: exit code %d, stderr:\n%s", faulted.Code, faulted.Stderr)
 	}
 }
+
+// TestThreads_EachThreadsEventsRecorded: under MPI_THREAD_MULTIPLE two
+// threads per rank call collectives concurrently on their own
+// communicators with tiny buffers (concurrent flushes); every call is in
+// the trace with gap-free sequence numbers per communicator.
+func TestThreads_EachThreadsEventsRecorded(t *testing.T) {
+	needSetup(t)
+	const n = 300
+	plain := mpirun(t, run{NP: 2, Prog: "threads", Args: []string{fmt.Sprint(n)}})
+	dir := filepath.Join(t.TempDir(), "tr")
+	traced := mpirun(t, run{NP: 2, Preload: true, Prog: "threads", Args: []string{fmt.Sprint(n)},
+		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_BUFFER=16", "GCLOCK_QUIET=1"}})
+	if plain.Code != 0 || traced.Code != 0 || traced.Stdout != plain.Stdout {
+		t.Fatalf("without preload: code %d %q; with: code %d %q\n%s", plain.Code, plain.Stdout, traced.Code, traced.Stdout, traced.Stderr)
+	}
+	for rank, rt := range readTraces(t, dir, 2) {
+		seqs := map[uint32][]uint32{}
+		for _, ev := range rt.Events {
+			if ev.Op != trace.OpAllreduce {
+				t.Fatalf("rank %d: unexpected %s", rank, ev.Op)
+			}
+			seqs[ev.Comm] = append(seqs[ev.Comm], ev.Seq)
+		}
+		if len(seqs) != 2 {
+			t.Fatalf("rank %d: events on %d communicators, want 2", rank, len(seqs))
+		}
+		for comm, s := range seqs {
+			if len(s) != n {
+				t.Errorf("rank %d comm %d: %d events, want %d", rank, comm, len(s), n)
+			}
+			for i, v := range s {
+				if v != uint32(i) {
+					t.Errorf("rank %d comm %d: event %d has seq %d", rank, comm, i, v)
+					break
+				}
+			}
+		}
+	}
+}
