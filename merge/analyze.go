@@ -81,7 +81,13 @@ type rankState struct {
 	unknown  int // events on undefined communicators
 	unsorted int // events out of time order within the rank
 	badTimes int // exit before enter
-	comms    []int32
+	pcCache  [256]pcSlot
+}
+
+type pcSlot struct {
+	pc   uint64
+	site int32
+	ok   bool
 }
 
 // Analyze makes one streaming pass over run: corrects every timestamp,
@@ -398,6 +404,11 @@ func sameMembers(a, b []int32) bool {
 	return true
 }
 
+// maxBatch bounds the events of one batch handed from a decoder to the
+// merger, so memory per rank stays ≈ the reader's chunk plus a few
+// batches, whatever the chunk size.
+const maxBatch = 2048
+
 // decode is one rank's decoder goroutine: read chunks, correct, batch.
 func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGroup) {
 	defer wg.Done()
@@ -409,13 +420,7 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 	}()
 	var raw []trace.Event
 	prev := math.Inf(-1)
-	rank := int32(rs.in.Rank)
-	corr := rs.corr
-	var pcCache [256]struct {
-		pc   uint64
-		site int32
-		ok   bool
-	}
+	empty := 0
 	for {
 		var err error
 		raw, err = rs.in.Src.NextChunk(raw[:0])
@@ -426,74 +431,91 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 			return
 		}
 		if len(raw) == 0 {
+			if empty++; empty > 1<<20 {
+				rs.err = errors.New("reader returns empty chunks without end")
+				return
+			}
 			continue
 		}
-		var b *batch
-		select {
-		case b = <-rs.free:
-		default:
-			b = &batch{}
-		}
-		if cap(b.ev) < len(raw) {
-			b.ev = make([]GEvent, len(raw))
-		}
-		b.ev = b.ev[:len(raw)]
-		sorted := true
-		last := prev
-		for i := range raw {
-			e := &raw[i]
-			g := &b.ev[i]
-			g.Rank = rank
-			g.Op = e.Op
-			g.Seq = e.Seq
-			g.Root = e.Root
-			g.Sent = e.Sent
-			g.Recv = e.Recv
-			g.LocalEnter = e.EnterNS
-			g.LocalExit = e.ExitNS
-			g.Callsite = e.Callsite
-			// direct-mapped pc cache in front of the per-rank map
-			slot := &pcCache[(e.Callsite>>2)&uint64(len(pcCache)-1)]
-			if slot.pc != e.Callsite || !slot.ok {
-				slot.pc, slot.site, slot.ok = e.Callsite, a.siteOf(rs, e.Callsite), true
+		empty = 0
+		for off := 0; off < len(raw); off += maxBatch {
+			part := raw[off:min(off+maxBatch, len(raw))]
+			var b *batch
+			select {
+			case b = <-rs.free:
+			default:
+				b = &batch{ev: make([]GEvent, 0, maxBatch)}
 			}
-			g.site = slot.site
-			g.RawEnter = float64(e.EnterNS) + rs.shift
-			g.RawExit = float64(e.ExitNS) + rs.shift
-			g.Enter = corr.Global(e.EnterNS)
-			g.Exit = corr.Global(e.ExitNS)
-			if e.ExitNS < e.EnterNS {
-				rs.badTimes++
+			a.convert(rs, part, b)
+			if b.ev[0].Enter < prev {
+				rs.unsorted++ // overlaps the previous batch in time
 			}
-			if int(e.Comm) < len(rs.commIdx) && rs.commIdx[e.Comm] >= 0 {
-				g.commIdx = rs.commIdx[e.Comm]
-				g.commRank = rs.commPos[e.Comm]
-				g.CommID = a.m.comms[g.commIdx].id
-			} else {
-				g.commIdx = -1
-				g.commRank = -1
-				g.CommID = 0
-				if e.Op.IsCollective() {
-					rs.unknown++
-				}
+			prev = b.ev[len(b.ev)-1].Enter
+			select {
+			case rs.out <- b:
+			case <-done:
+				return
 			}
-			if g.Enter < last {
-				sorted = false
+		}
+	}
+}
+
+// convert corrects one piece of a rank's raw events into b, sorted by
+// global Enter.
+func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
+	if cap(b.ev) < len(raw) {
+		b.ev = make([]GEvent, len(raw))
+	}
+	b.ev = b.ev[:len(raw)]
+	rank := int32(rs.in.Rank)
+	corr := rs.corr
+	cache := &rs.pcCache
+	sorted := true
+	last := math.Inf(-1)
+	for i := range raw {
+		e := &raw[i]
+		g := &b.ev[i]
+		g.Rank = rank
+		g.Op = e.Op
+		g.Seq = e.Seq
+		g.Root = e.Root
+		g.Sent = e.Sent
+		g.Recv = e.Recv
+		g.LocalEnter = e.EnterNS
+		g.LocalExit = e.ExitNS
+		g.Callsite = e.Callsite
+		// direct-mapped pc cache in front of the per-rank map
+		slot := &cache[(e.Callsite>>2)&uint64(len(cache)-1)]
+		if slot.pc != e.Callsite || !slot.ok {
+			slot.pc, slot.site, slot.ok = e.Callsite, a.siteOf(rs, e.Callsite), true
+		}
+		g.site = slot.site
+		g.RawEnter = float64(e.EnterNS) + rs.shift
+		g.RawExit = float64(e.ExitNS) + rs.shift
+		g.Enter = corr.Global(e.EnterNS)
+		g.Exit = corr.Global(e.ExitNS)
+		if e.ExitNS < e.EnterNS {
+			rs.badTimes++
+		}
+		if int(e.Comm) < len(rs.commIdx) && rs.commIdx[e.Comm] >= 0 {
+			g.commIdx = rs.commIdx[e.Comm]
+			g.commRank = rs.commPos[e.Comm]
+			g.CommID = a.m.comms[g.commIdx].id
+		} else {
+			g.commIdx = -1
+			g.commRank = -1
+			g.CommID = 0
+			if e.Op.IsCollective() {
+				rs.unknown++
 			}
-			last = g.Enter
 		}
-		if !sorted {
-			sort.SliceStable(b.ev, func(i, j int) bool { return b.ev[i].Enter < b.ev[j].Enter })
+		if g.Enter < last {
+			sorted = false
 		}
-		if b.ev[0].Enter < prev {
-			rs.unsorted++ // chunk overlaps the previous one in time
-		}
-		prev = b.ev[len(b.ev)-1].Enter
-		select {
-		case rs.out <- b:
-		case <-done:
-			return
-		}
+		last = g.Enter
+	}
+	if !sorted {
+		sort.SliceStable(b.ev, func(i, j int) bool { return b.ev[i].Enter < b.ev[j].Enter })
 	}
 }
 
@@ -581,7 +603,7 @@ func (a *analyzer) run() error {
 			total = -1
 		}
 		rs.out = make(chan *batch, 2)
-		rs.free = make(chan *batch, 3)
+		rs.free = make(chan *batch, 4)
 		wg.Add(1)
 		go a.decode(rs, done, &wg)
 	}

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -102,4 +103,59 @@ func cpuTime() float64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// BenchmarkKWayMerge measures the streaming merge alone: k in-memory ranks
+// of point-to-point-like events (not matched), no sinks.
+func BenchmarkKWayMerge(b *testing.B) {
+	for _, k := range []int{8, 64, 512} {
+		b.Run(fmt.Sprintf("ranks=%d", k), func(b *testing.B) {
+			const total = 1 << 21
+			per := total / k
+			run := &Run{Dir: "mem", JobID: "mem", WorldSize: k}
+			var srcs []*MemSource
+			for r := 0; r < k; r++ {
+				evs := make([]trace.Event, per)
+				for i := range evs {
+					t := int64(i)*1000 + int64((r*7919)%1000)
+					evs[i] = trace.Event{Op: trace.OpUnknown, EnterNS: t, ExitNS: t + 10}
+				}
+				s := &MemSource{M: RankMeta{Header: trace.Header{Rank: r, WorldSize: k}}, Events: evs, ChunkSize: 8192}
+				srcs = append(srcs, s)
+				run.Ranks = append(run.Ranks, &RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
+			}
+			b.ResetTimer()
+			n := 0
+			for i := 0; i < b.N; i++ {
+				for _, s := range srcs {
+					s.Rewind()
+				}
+				res, err := Analyze(run, Options{Clock: ClockRaw})
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += res.Analysis.Events
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+		})
+	}
+}
+
+// BenchmarkCorrect measures one timestamp correction.
+func BenchmarkCorrect(b *testing.B) {
+	e0 := trace.Epoch{Index: 0, EndNS: 1e9, Model: trace.Model{T0: 1e9, Slope: 1e-6, Intercept: 1000}}
+	e1 := trace.Epoch{Index: 1, EndNS: 1e12, Model: trace.Model{T0: 1e12, Slope: 3e-6, Intercept: 5000}}
+	for _, mode := range []ClockMode{ClockInterp, ClockInit, ClockRaw} {
+		b.Run(mode.String(), func(b *testing.B) {
+			c, _ := NewCorrector(mode, []trace.Epoch{e0, e1}, 0)
+			var sink float64
+			for i := 0; i < b.N; i++ {
+				sink += c.Global(int64(i) * 997)
+			}
+			if sink == 1 {
+				b.Log(sink)
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "timestamps/s")
+		})
+	}
 }
