@@ -395,7 +395,8 @@ int main(int argc, char **argv)
 		const char *bad = rc == 0 ? check_params(&p) : NULL;
 		if (bad)
 			fprintf(stderr, "amglike: %s\n", bad);
-		pb[0] = (rc != 0 || bad) ? -1 : p.iters;
+		/* -2: --help (exit 0), -1: bad arguments (exit 2) */
+		pb[0] = rc == 1 ? -2 : (rc != 0 || bad) ? -1 : p.iters;
 		pb[1] = p.levels;
 		pb[2] = p.n;
 		pb[3] = p.smooth;
@@ -407,7 +408,7 @@ int main(int argc, char **argv)
 	MPI_Bcast(pb, NPARAM, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	if (pb[0] < 0) {
 		MPI_Finalize();
-		return 2;
+		return pb[0] == -2 ? 0 : 2;
 	}
 	p.iters = (int)pb[0];
 	p.levels = (int)pb[1];
