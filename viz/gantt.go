@@ -106,6 +106,16 @@ type pending struct {
 	b     bar
 }
 
+// cellsPerLane is 2 × Width, or Width when the world is so large that the
+// cells would exceed about 128 MB (beyond ~2600 ranks at the default width).
+func cellsPerLane(opt GanttOptions) int {
+	nb := 2 * opt.Width
+	if opt.WorldSize > 0 && int64(opt.WorldSize)*int64(nb)*16 > 128<<20 {
+		nb = opt.Width
+	}
+	return nb
+}
+
 func newGantt(opt GanttOptions) *Gantt {
 	if opt.Width <= 0 {
 		opt.Width = 1600
@@ -116,7 +126,7 @@ func newGantt(opt GanttOptions) *Gantt {
 	g := &Gantt{
 		opt:     opt,
 		width:   opt.Width,
-		nb:      2 * opt.Width,
+		nb:      cellsPerLane(opt),
 		maxBars: opt.MaxBars,
 		inst:    make(map[instKey]instState),
 		dataLo:  math.Inf(1),
@@ -438,7 +448,8 @@ type column struct {
 }
 
 // WriteSVG flushes pending events and writes the chart as a standalone SVG
-// document. It may be called more than once; later Adds continue the chart.
+// document. Call it after the last Add: collectives still in flight are
+// drawn with the waits known so far.
 func (g *Gantt) WriteSVG(w io.Writer) error {
 	g.resolve(math.Inf(1))
 	g.limitBars(g.maxBars)
@@ -659,7 +670,7 @@ func (g *Gantt) renderColumns(w *bufio.Writer, idp string, vlo, pw float64, x0, 
 	colPx := 1
 	for {
 		paths, size := g.columnPaths(vlo, pw, x0, top, laneH, pitch, colPx)
-		if size <= columnBudget || colPx >= 32 {
+		if size <= columnBudget || colPx*8 >= g.width {
 			keys := make([]pathKey, 0, len(paths))
 			for k := range paths {
 				keys = append(keys, k)

@@ -278,8 +278,8 @@ func TestGantt_TenMillionEventsStayUnder5MB(t *testing.T) {
 			maxBars := 0
 			for _, l := range g.lanes {
 				maxBars = max(maxBars, len(l.bars))
-				if len(l.cells) != 2*g.width {
-					t.Fatalf("lane has %d cells, want %d", len(l.cells), 2*g.width)
+				if len(l.cells) != g.nb {
+					t.Fatalf("lane has %d cells, want %d", len(l.cells), g.nb)
 				}
 			}
 			if maxBars > 4*g.width {
@@ -340,6 +340,26 @@ func TestGantt_BarBudgetBoundsSize(t *testing.T) {
 	if g.nbars != g.maxBars {
 		t.Errorf("%d bars drawn, want the budget %d (more calls than that are ≥ 1 px)", g.nbars, g.maxBars)
 	}
+	if len(svg) > 5_000_000 {
+		t.Errorf("SVG %d bytes > 5 MB", len(svg))
+	}
+	wellFormed(t, svg)
+}
+
+// TestGantt_HugeWorldStaysBounded: thousands of ranks use Width cells per
+// lane and the SVG keeps its size bound.
+func TestGantt_HugeWorldStaysBounded(t *testing.T) {
+	run := synthRun{Ranks: 4096, Iters: 250, Seed: 4, Compute: 20000, Latency: 4000,
+		Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast, trace.OpBarrier, trace.OpAlltoall}}
+	g := NewGantt(GanttOptions{WorldSize: run.Ranks})
+	if err := run.run(g.Add); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(g.lanes[0].cells); n != g.width {
+		t.Errorf("%d cells per lane, want %d for a huge world", n, g.width)
+	}
+	svg := ganttSVG(t, g)
+	t.Logf("%d ranks, %d events: SVG %d bytes", run.Ranks, run.Ranks*run.Iters, len(svg))
 	if len(svg) > 5_000_000 {
 		t.Errorf("SVG %d bytes > 5 MB", len(svg))
 	}
