@@ -22,9 +22,27 @@ type msg struct {
 	src    int32
 	tag    uint8
 	ssend  bool
+	n      int32      // number of doubles
+	inl    [2]float64 // payloads of up to 2 doubles travel inline
 	arrive float64
-	data   []float64
+	data   []float64 // longer payloads
 	b      []byte
+}
+
+func (m *msg) setData(v []float64) {
+	m.n = int32(len(v))
+	if len(v) <= len(m.inl) {
+		copy(m.inl[:], v)
+		return
+	}
+	m.data = append([]float64(nil), v...)
+}
+
+func (m *msg) payload() []float64 {
+	if int(m.n) <= len(m.inl) {
+		return m.inl[:m.n]
+	}
+	return m.data
 }
 
 type key struct {
@@ -72,6 +90,7 @@ type handle struct {
 	rank    int
 	p       *proc
 	pending map[key][]msg
+	stashed int // messages in pending
 }
 
 func (c *comm) handle(rank int, p *proc) *handle {
@@ -165,14 +184,17 @@ func (h *handle) post(dst int, m msg, nbytes int) {
 // take returns the next message from src with tag, stashing others.
 func (h *handle) take(src int, tag uint8) msg {
 	k := key{int32(src), tag}
-	if q := h.pending[k]; len(q) > 0 {
-		m := q[0]
-		if len(q) == 1 {
-			delete(h.pending, k)
-		} else {
-			h.pending[k] = q[1:]
+	if h.stashed > 0 {
+		if q := h.pending[k]; len(q) > 0 {
+			m := q[0]
+			if len(q) == 1 {
+				delete(h.pending, k)
+			} else {
+				h.pending[k] = q[1:]
+			}
+			h.stashed--
+			return m
 		}
-		return m
 	}
 	in := h.c.inbox[h.rank]
 	for {
@@ -182,6 +204,7 @@ func (h *handle) take(src int, tag uint8) msg {
 		}
 		k2 := key{m.src, m.tag}
 		h.pending[k2] = append(h.pending[k2], m)
+		h.stashed++
 	}
 }
 
@@ -195,7 +218,9 @@ func (h *handle) Send(dst int, v []float64) error {
 	if err := h.check(dst); err != nil {
 		return err
 	}
-	h.post(dst, msg{tag: tagP2P, data: append([]float64(nil), v...)}, 8*len(v))
+	m := msg{tag: tagP2P}
+	m.setData(v)
+	h.post(dst, m, 8*len(v))
 	return nil
 }
 
@@ -205,7 +230,9 @@ func (h *handle) Ssend(dst int, v []float64) error {
 	if err := h.check(dst); err != nil {
 		return err
 	}
-	h.post(dst, msg{tag: tagP2P, ssend: true, data: append([]float64(nil), v...)}, 8*len(v))
+	m := msg{tag: tagP2P, ssend: true}
+	m.setData(v)
+	h.post(dst, m, 8*len(v))
 	h.arrive(h.take(dst, tagAck))
 	return nil
 }
@@ -217,10 +244,10 @@ func (h *handle) Recv(src int, v []float64) error {
 	}
 	m := h.take(src, tagP2P)
 	h.arrive(m)
-	if len(m.data) != len(v) {
-		return fmt.Errorf("sim: rank %d recv from %d: got %d doubles, want %d", h.rank, src, len(m.data), len(v))
+	if int(m.n) != len(v) {
+		return fmt.Errorf("sim: rank %d recv from %d: got %d doubles, want %d", h.rank, src, m.n, len(v))
 	}
-	copy(v, m.data)
+	copy(v, m.payload())
 	if m.ssend {
 		h.post(src, msg{tag: tagAck}, 0)
 	}
