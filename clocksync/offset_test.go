@@ -37,7 +37,7 @@ func twoRanks(seed uint64, asym float64) sim.Params {
 // trueOffset is local - reference of world rank r at its local time x.
 func trueOffset(w *sim.World, r int, x float64) float64 {
 	c := w.Clocks[w.NodeOf(r)]
-	T := (x - c.Offset) / (1 + c.Skew) // no drift
+	T := (x - c.Base - c.Offset) / (1 + c.Skew) // no drift
 	return x - w.RefTime(T)
 }
 

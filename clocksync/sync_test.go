@@ -362,3 +362,26 @@ func TestFitSpan_ImprovesSlopeInEveryRound(t *testing.T) {
 		}
 	}
 }
+
+// TestSync_LargeClockValuesKeepAccuracy: local timers counting seconds
+// since boot (1e6 s) must not cost accuracy (regressions are centred,
+// float64 resolves 0.1 ns at 1e6 s).
+func TestSync_LargeClockValuesKeepAccuracy(t *testing.T) {
+	for _, alg := range []string{"h2hca", "hca2", "hca", "jk"} {
+		p := unevenNodes(5)
+		small, err := sim.RunSync(p, cfgFor(alg, 50, 30))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.ClockBase = 1e6
+		large, err := sim.RunSync(p, cfgFor(alg, 50, 30))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: base 0: %.3f/%.3f µs, base 1e6 s: %.3f/%.3f µs", alg, small.MaxErr0*1e6, small.MaxErr10*1e6, large.MaxErr0*1e6, large.MaxErr10*1e6)
+		if math.Abs(large.MaxErr0-small.MaxErr0) > 5e-9 || math.Abs(large.MaxErr10-small.MaxErr10) > 0.02*small.MaxErr10+5e-9 {
+			t.Errorf("%s: clock base 1e6 s changes the error: %.4f/%.4f µs vs %.4f/%.4f µs", alg,
+				large.MaxErr0*1e6, large.MaxErr10*1e6, small.MaxErr0*1e6, small.MaxErr10*1e6)
+		}
+	}
+}

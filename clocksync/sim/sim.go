@@ -35,6 +35,9 @@ type Params struct {
 	OffsetMax float64
 	// SkewMax: node clock skews (rate - 1) are uniform in [-SkewMax, SkewMax].
 	SkewMax float64
+	// ClockBase is added to every node clock, e.g. 1e6 for timers counting
+	// seconds since boot (default 0: clocks near rank 0's base).
+	ClockBase float64
 	// DriftMax: the skew itself changes linearly by up to ±DriftMax per
 	// second (clock(T) = T + off + skew*T + DriftRate*T²/2).
 	DriftMax float64
@@ -84,14 +87,14 @@ func DefaultParams(ranks, nodes int, seed uint64) Params {
 }
 
 // NodeClock is the true clock of one node: at true time T it reads
-// T + Offset + Skew*T + DriftRate*T*T/2.
+// Base + T + Offset + Skew*T + DriftRate*T*T/2.
 type NodeClock struct {
-	Offset, Skew, DriftRate float64
+	Base, Offset, Skew, DriftRate float64
 }
 
 // At returns the node clock's reading at true time T.
 func (c NodeClock) At(T float64) float64 {
-	return T + c.Offset + c.Skew*T + 0.5*c.DriftRate*T*T
+	return c.Base + (T + c.Offset + c.Skew*T + 0.5*c.DriftRate*T*T)
 }
 
 // World is one simulated machine.
@@ -156,6 +159,7 @@ func New(p Params) *World {
 	w.Clocks = make([]NodeClock, p.Nodes)
 	for n := range w.Clocks {
 		w.Clocks[n] = NodeClock{
+			Base:      p.ClockBase,
 			Offset:    (2*rng.Float64() - 1) * p.OffsetMax,
 			Skew:      (2*rng.Float64() - 1) * p.SkewMax,
 			DriftRate: (2*rng.Float64() - 1) * p.DriftMax,
