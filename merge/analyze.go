@@ -806,7 +806,9 @@ func (a *analyzer) finalize(in *openInst) {
 // only) with corrected or raw times.
 func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 	cs := in.comm
-	inst := Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1}
+	inst := Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1, MaxWaitRank: -1}
+	var sites []int32
+	var pcs []uint64
 	for p, w := range cs.members {
 		if in.state[p] != stArrived {
 			continue
@@ -818,8 +820,19 @@ func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 		inst.Ranks = append(inst.Ranks, w)
 		inst.Enter = append(inst.Enter, e)
 		inst.Exit = append(inst.Exit, x)
+		sites = append(sites, in.site[p])
+		pcs = append(pcs, in.pc[p])
 	}
 	computeInstanceMetrics(&inst)
+	inst.lastSite, inst.waitSite = -1, -1
+	for i, r := range inst.Ranks {
+		if r == inst.LastRank {
+			inst.lastSite, inst.LastCallsite = sites[i], pcs[i]
+		}
+		if r == inst.MaxWaitRank {
+			inst.waitSite = sites[i]
+		}
+	}
 	return inst
 }
 
@@ -851,6 +864,13 @@ func computeInstanceMetrics(inst *Instance) {
 	inst.Latency = fx - le
 	inst.Span = lx - fe
 	inst.LastRank = inst.Ranks[last]
+	first := 0
+	for i, e := range inst.Enter {
+		if e < inst.Enter[first] {
+			first = i
+		}
+	}
+	inst.MaxWaitRank = inst.Ranks[first]
 	inst.Violation = 0
 	if inst.Op.Synchronizing() && len(inst.Enter) >= 2 && fx < le {
 		inst.Violation = le - fx
@@ -949,6 +969,13 @@ func (a *analyzer) result() *Result {
 		}
 	}
 	an.Worst = append([]Instance(nil), a.worst...)
+	for i := range an.Worst {
+		a.resolveInstance(&an.Worst[i])
+	}
+	for i := range a.zooms {
+		a.resolveInstance(&a.zooms[i].Inst)
+		a.resolveInstance(&a.zooms[i].Raw)
+	}
 	sort.SliceStable(an.Worst, func(i, j int) bool { return an.Worst[i].EntrySkew > an.Worst[j].EntrySkew })
 
 	// Decoder problems.
@@ -991,6 +1018,19 @@ func (a *analyzer) result() *Result {
 	}
 	an.Clock = a.clockQuality()
 	return &Result{Analysis: an, Zooms: a.zooms, RunStartNS: a.runStart}
+}
+
+// resolveInstance names the call sites of an instance's last and
+// longest-waiting ranks.
+func (a *analyzer) resolveInstance(in *Instance) {
+	name := func(site int32) string {
+		if site < 0 || int(site) >= len(a.sites) {
+			return ""
+		}
+		sk := a.sites[site]
+		return a.opt.Resolve.Resolve(sk.obj, sk.addr).String()
+	}
+	in.LastSite, in.MaxWaitSite = name(in.lastSite), name(in.waitSite)
 }
 
 // clockQuality states how far the timeline can be trusted.

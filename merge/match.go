@@ -56,6 +56,7 @@ type openInst struct {
 	rawEnter   []float64
 	rawExit    []float64
 	site       []int32
+	pc         []uint64
 }
 
 type matcher struct {
@@ -96,7 +97,7 @@ func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
 	} else {
 		k := len(cs.members)
 		in = &openInst{comm: cs, state: make([]uint8, k), enter: make([]float64, k), exit: make([]float64, k),
-			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k)}
+			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k), pc: make([]uint64, k)}
 	}
 	in.seq, in.op, in.opMismatch, in.got, in.gone = seq, op, false, 0, 0
 	for p := range in.state {
@@ -203,6 +204,7 @@ func (m *matcher) add(ev *GEvent) {
 	in.enter[pos], in.exit[pos] = ev.Enter, ev.Exit
 	in.rawEnter[pos], in.rawExit[pos] = ev.RawEnter, ev.RawExit
 	in.site[pos] = ev.site
+	in.pc[pos] = ev.Callsite
 	m.try(in)
 }
 

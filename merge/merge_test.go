@@ -252,6 +252,9 @@ func TestAnalyze_MetricsMatchSynthTruth(t *testing.T) {
 	if len(an.Worst) == 0 || math.Abs(an.Worst[0].EntrySkew-maxSkew) > 2 {
 		t.Errorf("worst instance skew %v, truth %.1f", an.Worst, maxSkew)
 	}
+	if w := an.Worst[0]; w.LastSite == "" || w.MaxWaitSite == "" || w.MaxWaitRank < 0 || w.MaxWaitRank == w.LastRank {
+		t.Errorf("worst instance call sites: last %q (rank %d), max wait %q (rank %d)", w.LastSite, w.LastRank, w.MaxWaitSite, w.MaxWaitRank)
+	}
 	for i := 1; i < len(an.Worst); i++ {
 		if an.Worst[i].EntrySkew > an.Worst[i-1].EntrySkew {
 			t.Errorf("worst list not sorted")

@@ -72,6 +72,17 @@ type Instance struct {
 	// Violation > 0 is how far the first exit lies before the last enter for
 	// a synchronizing op (clock-condition violation), ns.
 	Violation float64 `json:"violation_ns"`
+
+	// Added by merge: call sites of the latest-arriving rank (where the
+	// wait is caused) and of the rank that waited most, resolved to
+	// "function (file:line)" or "object+0xoff". Filled for the instances in
+	// Analysis.Worst and for captured instances.
+	LastCallsite uint64 `json:"last_callsite"`
+	LastSite     string `json:"last_site"`
+	MaxWaitRank  int32  `json:"max_wait_rank"`
+	MaxWaitSite  string `json:"max_wait_site"`
+
+	lastSite, waitSite int32 // dense site indices until resolved
 }
 
 // OpSummary aggregates all instances of one op.
