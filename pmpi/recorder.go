@@ -75,6 +75,10 @@ func guard(what string, fail func()) {
 	}
 }
 
+// gclockGoStart is called once by the MPI_Init wrappers after PMPI_Init:
+// configuration, node id, timer, job id, sync epoch 0 and the trace file.
+// It returns 1 when this rank records, 0 when it stays inert.
+//
 //export gclockGoStart
 func gclockGoStart() (ok C.int) {
 	defer guard("MPI_Init", func() { ok = 0 })
@@ -294,6 +298,10 @@ func objects() []trace.Object {
 	return out
 }
 
+// gclockGoFlush receives one full (or final) C thread buffer of n events
+// and appends it to the trace as one chunk. The C side reuses the buffer
+// after it returns.
+//
 //export gclockGoFlush
 func gclockGoFlush(ev *C.gclock_event, n C.int64_t) {
 	defer guard("flush", nil)
@@ -327,6 +335,11 @@ func (r *recorder) flush(evs []C.gclock_event) {
 	}
 }
 
+// gclockGoComm is called by the comm-creating wrappers (and on first use
+// of a communicator created by an unwrapped function) with the new
+// communicator's description; it returns the id all members agree on
+// (fixedID if non-zero) and writes the Comm frame.
+//
 //export gclockGoComm
 func gclockGoComm(fixedID C.uint64_t, parent C.uint64_t, counter C.uint32_t, local C.uint32_t,
 	kind *C.char, members *C.int32_t, n C.int32_t, created C.int64_t) (id C.uint64_t) {
@@ -375,6 +388,9 @@ func (r *recorder) comm(fixed, parent uint64, counter, local uint32, kind string
 	return id
 }
 
+// gclockGoCommFreed records MPI_Comm_free of the communicator with the
+// given local index by rewriting its Comm frame with FreedNS.
+//
 //export gclockGoCommFreed
 func gclockGoCommFreed(local C.uint32_t, freed C.int64_t) {
 	defer guard("MPI_Comm_free", nil)
@@ -394,6 +410,10 @@ func gclockGoCommFreed(local C.uint32_t, freed C.int64_t) {
 	}
 }
 
+// gclockGoFinish ends the recording: at MPI_Finalize (reason
+// GCLOCK_FINISH_FINALIZE) after sync epoch 1, at process exit without
+// MPI_Finalize (GCLOCK_FINISH_EXIT) without it.
+//
 //export gclockGoFinish
 func gclockGoFinish(reason C.int32_t) {
 	defer guard("MPI_Finalize", nil)
