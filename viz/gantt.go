@@ -37,7 +37,9 @@ type Gantt struct {
 	opsSeen [64]bool
 	opsMore map[trace.Op]bool
 
-	pend      []pending // min-heap by global exit
+	pend      []pendRef // min-heap by global exit
+	slots     []pending // pending events, referenced by pend
+	free      []int32   // free slots
 	inst      map[instKey]instState
 	lastEnter float64
 
@@ -101,9 +103,14 @@ type instState struct {
 }
 
 type pending struct {
+	rank int32
+	b    bar
+}
+
+// pendRef is a heap entry: small, so sifting moves 16 bytes.
+type pendRef struct {
 	gexit float64 // global exit: resolution time
-	rank  int32
-	b     bar
+	slot  int32
 }
 
 // cellsPerLane is 2 × Width, or Width when the world is so large that the
@@ -175,7 +182,7 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 	}
 	st.refs++
 	g.inst[k] = st
-	g.push(pending{gexit: ev.Exit, rank: ev.Rank, b: b})
+	g.push(ev.Exit, pending{rank: ev.Rank, b: b})
 	return nil
 }
 
@@ -196,15 +203,25 @@ func (g *Gantt) resolve(now float64) {
 	}
 }
 
-func (g *Gantt) push(p pending) {
-	g.pend = append(g.pend, p)
-	i := len(g.pend) - 1
+func (g *Gantt) push(gexit float64, p pending) {
+	var slot int32
+	if n := len(g.free); n > 0 {
+		slot = g.free[n-1]
+		g.free = g.free[:n-1]
+		g.slots[slot] = p
+	} else {
+		slot = int32(len(g.slots))
+		g.slots = append(g.slots, p)
+	}
+	g.pend = append(g.pend, pendRef{gexit: gexit, slot: slot})
+	h := g.pend
+	i := len(h) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if g.pend[parent].gexit <= g.pend[i].gexit {
+		if h[parent].gexit <= h[i].gexit {
 			break
 		}
-		g.pend[parent], g.pend[i] = g.pend[i], g.pend[parent]
+		h[parent], h[i] = h[i], h[parent]
 		i = parent
 	}
 }
@@ -230,7 +247,9 @@ func (g *Gantt) pop() pending {
 		i = m
 	}
 	g.pend = h
-	return top
+	p := g.slots[top.slot]
+	g.free = append(g.free, top.slot)
+	return p
 }
 
 func (g *Gantt) lane(rank int32) *lane {

@@ -365,3 +365,20 @@ func TestGantt_HugeWorldStaysBounded(t *testing.T) {
 	}
 	wellFormed(t, svg)
 }
+
+func TestFmtDur_Units(t *testing.T) {
+	for _, c := range []struct {
+		ns            float64
+		full, compact string
+	}{
+		{0, "0", "0"}, {850, "850 ns", "850 ns"}, {1000, "1.00 µs", "1 µs"}, {12345, "12.3 µs", "12.3 µs"},
+		{2.5e6, "2.50 ms", "2.5 ms"}, {1e9, "1.00 s", "1 s"}, {-40800, "-40.8 µs", "-40.8 µs"}, {0.5, "0.5 ns", "0.5 ns"},
+	} {
+		if got := fmtDur(c.ns); got != c.full {
+			t.Errorf("fmtDur(%v) = %q, want %q", c.ns, got, c.full)
+		}
+		if got := fmtDurCompact(c.ns); got != c.compact {
+			t.Errorf("fmtDurCompact(%v) = %q, want %q", c.ns, got, c.compact)
+		}
+	}
+}

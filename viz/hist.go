@@ -13,7 +13,7 @@ import (
 // bins' lower edges labelled in time units under the bars (log-spaced
 // edges are drawn as equal-width bars), counts on a linear axis.
 func HistogramSVG(h merge.Histogram, title, color string) string {
-	const W, H, left, right, top, bottom = 440, 180, 46, 10, 24, 42
+	const W, H, left, right, top, bottom = 460, 180, 46, 28, 24, 42
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica,Arial,sans-serif" font-size="10">`, W, H, W, H)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#fff"/><text x="%d" y="14" font-size="12" font-weight="bold">%s</text>`, W, H, left, esc(title))
@@ -63,7 +63,7 @@ func HistogramSVG(h merge.Histogram, title, color string) string {
 	for _, i := range edgeLabels(h.Edges, 6) {
 		x := float64(left) + float64(i)*bw
 		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#444"/><text x="%s" y="%d" text-anchor="middle">%s</text>`,
-			f1(x), top+plotH, f1(x), top+plotH+4, f1(x), top+plotH+15, esc(fmtDur(h.Edges[i])))
+			f1(x), top+plotH, f1(x), top+plotH+4, f1(x), top+plotH+15, esc(fmtDurCompact(h.Edges[i])))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#555">%d samples · first and last bins include under/overflow</text></svg>`,
 		left+plotW/2, H-6, total)

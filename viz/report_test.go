@@ -233,8 +233,8 @@ func TestHistogramSVG_Properties(t *testing.T) {
 		labels   []string
 		noSample bool
 	}{
-		{"decade labels", merge.Histogram{Edges: []float64{100, 1e3, 1e4, 1e5}, Counts: []int{3, 0, 7}}, 2, []string{"100 ns", "1.00 µs", "10.0 µs", "100 µs"}, false},
-		{"log spaced quarter decades", logHist(5000, 100), -1, []string{"100 ns", "10.0 µs", "1.00 ms"}, false},
+		{"decade labels", merge.Histogram{Edges: []float64{100, 1e3, 1e4, 1e5}, Counts: []int{3, 0, 7}}, 2, []string{"100 ns", "1 µs", "10 µs", "100 µs"}, false},
+		{"log spaced quarter decades", logHist(5000, 100), -1, []string{"100 ns", "10 µs", "1 ms"}, false},
 		{"empty", merge.Histogram{Edges: []float64{1, 10}, Counts: []int{0}}, 0, nil, true},
 		{"no bins", merge.Histogram{}, 0, nil, true},
 	} {

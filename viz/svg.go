@@ -226,3 +226,15 @@ func hatchDefs(prefix string, o trace.Op) string {
 		`<rect width="6" height="6" fill="` + c + `" fill-opacity="0.25"/>` +
 		`<rect width="2.5" height="6" fill="` + c + `" fill-opacity="0.8"/></pattern>`
 }
+
+// fmtDurCompact is fmtDur without trailing zeros ("10 µs", "1 ms",
+// "2.5 ms"), for axis labels at round values.
+func fmtDurCompact(ns float64) string {
+	s := fmtDur(ns)
+	num, unit, ok := strings.Cut(s, " ")
+	if !ok || !strings.Contains(num, ".") {
+		return s
+	}
+	num = strings.TrimRight(strings.TrimRight(num, "0"), ".")
+	return num + " " + unit
+}
