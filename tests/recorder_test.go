@@ -405,3 +405,51 @@ func TestThreads_EachThreadsEventsRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestTimers_EachChoiceRecordedInHeader: every GCLOCK_TIMER value gives a
+// complete trace whose header names the timer (with the TSC frequency for
+// tsc) and whose events are ordered in time; a bad value is reported and
+// leaves the program alone.
+func TestTimers_EachChoiceRecordedInHeader(t *testing.T) {
+	needSetup(t)
+	for _, timer := range []string{"monotonic", "monotonic_raw", "realtime", "tsc", "mpi_wtime"} {
+		t.Run(timer, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "tr")
+			r := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: []string{"exit", "0"},
+				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_TIMER=" + timer, "GCLOCK_QUIET=1"}})
+			if r.Code != 0 || len(gclockLines(r.Stderr)) != 0 {
+				t.Fatalf("code %d, stderr:\n%s", r.Code, r.Stderr)
+			}
+			for rank, rt := range readTraces(t, dir, 2) {
+				h := rt.Meta.Header
+				if h.Timer.Name != timer || h.Timer.CostNS <= 0 || (timer == "tsc") != (h.Timer.TSCHz > 0) {
+					t.Errorf("rank %d: timer %+v", rank, h.Timer)
+				}
+				if h.Config["GCLOCK_TIMER"] != timer {
+					t.Errorf("rank %d: config echo %v", rank, h.Config)
+				}
+				prev := h.StartNS
+				for i, ev := range rt.Events {
+					if ev.EnterNS < prev || ev.ExitNS < ev.EnterNS {
+						t.Errorf("rank %d event %d: enter %d exit %d after %d", rank, i, ev.EnterNS, ev.ExitNS, prev)
+					}
+					prev = ev.ExitNS
+				}
+				if len(rt.Events) != 6 {
+					t.Errorf("rank %d: %d events, want 6", rank, len(rt.Events))
+				}
+			}
+		})
+	}
+	t.Run("invalid", func(t *testing.T) {
+		dir := t.TempDir()
+		r := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: []string{"exit", "0"}, Dir: dir,
+			Env: []string{"GCLOCK_TIMER=sundial"}})
+		if r.Code != 0 || r.Stdout != "sum 1\n" || len(gclockLines(r.Stderr)) != 2 {
+			t.Errorf("code %d stdout %q stderr:\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if files := listDir(t, dir); len(files) != 0 {
+			t.Errorf("invalid GCLOCK_TIMER left files: %v", files)
+		}
+	})
+}
