@@ -161,6 +161,10 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 			ev.Rank, g.opt.WorldSize, ev.Op, ev.CommID, ev.Seq)
 	}
 	g.events++
+	if !finite(ev.Enter) || !finite(ev.Exit) {
+		g.invalid++
+		return nil
+	}
 	if ev.Enter < g.lastEnter {
 		g.outOfOrder++
 	} else {
@@ -278,7 +282,7 @@ func (g *Gantt) markOp(o trace.Op) {
 
 // draw places one event with its wait into the lane of rank.
 func (g *Gantt) draw(rank int32, b bar) {
-	if math.IsNaN(b.enter) || math.IsNaN(b.exit) || math.IsInf(b.enter, 0) || math.IsInf(b.exit, 0) {
+	if !finite(b.enter) || !finite(b.exit) { // raw times
 		g.invalid++
 		return
 	}

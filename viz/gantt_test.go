@@ -382,3 +382,33 @@ func TestFmtDur_Units(t *testing.T) {
 		}
 	}
 }
+
+// TestGantt_SkipsInvalidTimes: NaN or infinite times are counted and
+// reported, and do not block the collectives behind them.
+func TestGantt_SkipsInvalidTimes(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		g := NewGantt(GanttOptions{WorldSize: 2, Raw: raw})
+		feed(t, g, []merge.GEvent{
+			{Rank: 0, Op: trace.OpAllreduce, Seq: 0, Enter: 0, Exit: math.NaN(), RawEnter: 0, RawExit: math.NaN()},
+			{Rank: 1, Op: trace.OpAllreduce, Seq: 0, Enter: 10, Exit: 5000, RawEnter: math.Inf(1), RawExit: 5000},
+			{Rank: 0, Op: trace.OpAllreduce, Seq: 1, Enter: 6000, Exit: 9000, RawEnter: 6000, RawExit: 9000},
+			{Rank: 1, Op: trace.OpAllreduce, Seq: 1, Enter: 7000, Exit: 9000, RawEnter: 7000, RawExit: 9000},
+		})
+		svg := ganttSVG(t, g)
+		_, text := wellFormed(t, svg)
+		wantInvalid := "1 events with invalid times skipped"
+		if raw {
+			wantInvalid = "2 events with invalid times skipped"
+		}
+		if !strings.Contains(text, wantInvalid) {
+			t.Errorf("raw=%v: note %q missing", raw, wantInvalid)
+		}
+		drawn := 0
+		for _, l := range g.lanes {
+			drawn += len(l.bars)
+		}
+		if want := map[bool]int{false: 3, true: 2}[raw]; drawn != want {
+			t.Errorf("raw=%v: %d calls drawn, want %d", raw, drawn, want)
+		}
+	}
+}
