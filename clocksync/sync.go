@@ -13,6 +13,7 @@ const (
 	DefaultAlgorithm = "h2hca"
 	DefaultInter     = "hca3"
 	DefaultIntra     = "clockprop"
+	DefaultMid       = "hca3"
 	DefaultFitPoints = 100
 	DefaultPingPongs = 50
 	DefaultOffsetAlg = "skampi"
@@ -26,6 +27,9 @@ type Config struct {
 	// Inter and Intra are the H2HCA levels (defaults "hca3" and
 	// "clockprop"); any algorithm but "h2hca" and "none" is allowed.
 	Inter, Intra string
+	// Mid is the H3HCA level between the sockets of a node (default
+	// "hca3"; GCLOCK_SYNC_MID).
+	Mid string
 	// FitPoints is nfitpoints of LearnClockModel (JK: per client).
 	FitPoints int
 	// PingPongs is the number of ping-pongs per fit point (nexchanges).
@@ -37,6 +41,9 @@ type Config struct {
 	RecomputeIntercept bool
 	// NodeID is this rank's node index, the H2HCA split colour.
 	NodeID int
+	// SocketID is this rank's socket, unique across the job (e.g.
+	// node*socketsPerNode + socket); used by "h3hca" only.
+	SocketID int
 	// CheckRanks is the sample size of CheckClockAccuracy (default: all
 	// ranks up to 64, else 64).
 	CheckRanks int
@@ -57,6 +64,7 @@ func DefaultConfig() Config {
 		Algorithm: DefaultAlgorithm,
 		Inter:     DefaultInter,
 		Intra:     DefaultIntra,
+		Mid:       DefaultMid,
 		FitPoints: DefaultFitPoints,
 		PingPongs: DefaultPingPongs,
 		OffsetAlg: DefaultOffsetAlg,
@@ -74,6 +82,9 @@ func (c Config) withDefaults() Config {
 	if c.Intra == "" {
 		c.Intra = d.Intra
 	}
+	if c.Mid == "" {
+		c.Mid = DefaultMid
+	}
 	if c.FitPoints <= 0 {
 		c.FitPoints = d.FitPoints
 	}
@@ -87,7 +98,7 @@ func (c Config) withDefaults() Config {
 }
 
 var (
-	algorithms = []string{"h2hca", "hca3", "hca2", "hca", "jk", "skampi", "clockprop", "none"}
+	algorithms = []string{"h2hca", "h3hca", "hca3", "hca2", "hca", "jk", "skampi", "clockprop", "none"}
 	offsetAlgs = []string{"skampi", "meanrtt"}
 )
 
@@ -102,7 +113,7 @@ func oneOf(v string, allowed []string) bool {
 
 // ConfigFromEnv reads the configuration from the environment through getenv
 // (os.Getenv in production): GCLOCK_SYNC, GCLOCK_SYNC_INTER,
-// GCLOCK_SYNC_INTRA, GCLOCK_FITPOINTS, GCLOCK_PINGPONGS, GCLOCK_OFFSET_ALG,
+// GCLOCK_SYNC_INTRA, GCLOCK_SYNC_MID, GCLOCK_FITPOINTS, GCLOCK_PINGPONGS, GCLOCK_OFFSET_ALG,
 // GCLOCK_RECOMPUTE_INTERCEPT, GCLOCK_FIT_SPAN. Unset variables keep their defaults. NodeID is
 // left to the caller.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
@@ -138,6 +149,9 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if err := str("GCLOCK_SYNC_INTRA", &c.Intra, levels); err != nil {
+		return c, err
+	}
+	if err := str("GCLOCK_SYNC_MID", &c.Mid, levels); err != nil {
 		return c, err
 	}
 	if err := num("GCLOCK_FITPOINTS", &c.FitPoints); err != nil {
@@ -189,6 +203,23 @@ func (c Config) NewSyncAlg(name string) (SyncAlg, error) {
 	}
 	if name == "clockprop" {
 		return ClockPropSync{}, nil
+	}
+	if name == "h3hca" {
+		var lv [3]SyncAlg
+		for i, n := range []string{c.Inter, c.Mid, c.Intra} {
+			a, err := c.NewSyncAlg(n)
+			if err != nil || a == nil {
+				return nil, fmt.Errorf("h3hca level %d %q: %v", i, n, err)
+			}
+			if _, ok := a.(*H2HCA); ok {
+				return nil, fmt.Errorf("h3hca level %d cannot be h2hca", i)
+			}
+			if _, ok := a.(*HlHCA); ok {
+				return nil, fmt.Errorf("h3hca level %d cannot be h3hca", i)
+			}
+			lv[i] = a
+		}
+		return NewH3HCA(lv[0], lv[1], lv[2], c.NodeID, c.SocketID), nil
 	}
 	if name == "h2hca" {
 		inter, err := c.NewSyncAlg(c.Inter)
@@ -266,10 +297,14 @@ func Sync(cfg Config, t Transport, local Clock) (*Result, error) {
 			"ranks":               strconv.Itoa(t.Size()),
 		},
 	}
-	if cfg.Algorithm == "h2hca" {
+	if cfg.Algorithm == "h2hca" || cfg.Algorithm == "h3hca" {
 		res.Params["inter"] = cfg.Inter
 		res.Params["intra"] = cfg.Intra
 		res.Params["node_id"] = strconv.Itoa(cfg.NodeID)
+	}
+	if cfg.Algorithm == "h3hca" {
+		res.Params["mid"] = cfg.Mid
+		res.Params["socket_id"] = strconv.Itoa(cfg.SocketID)
 	}
 	if cfg.EarlyExit > 0 {
 		res.Params["early_exit"] = strconv.Itoa(cfg.EarlyExit)

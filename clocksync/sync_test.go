@@ -310,7 +310,7 @@ func TestConfigFromEnv_ParsesAndNamesBadVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := clocksync.Config{Algorithm: "h2hca", Inter: "jk", Intra: "hca3", FitPoints: 300, PingPongs: 7, OffsetAlg: "meanrtt", RecomputeIntercept: true, FitSpan: 0.25}
+	want := clocksync.Config{Algorithm: "h2hca", Inter: "jk", Intra: "hca3", Mid: "hca3", FitPoints: 300, PingPongs: 7, OffsetAlg: "meanrtt", RecomputeIntercept: true, FitSpan: 0.25}
 	if c != want {
 		t.Fatalf("got %+v, want %+v", c, want)
 	}

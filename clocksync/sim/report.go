@@ -27,14 +27,14 @@ type Report struct {
 }
 
 // RunSync builds a world from p, runs clocksync.Sync(cfg) on every rank
-// (cfg.NodeID is set from the simulated placement) and measures the error
+// (cfg.NodeID and cfg.SocketID are set from the simulated placement) and measures the error
 // of every rank's global clock exactly from the simulator's truth.
 func RunSync(p Params, cfg clocksync.Config) (*Report, error) {
 	w := New(p)
 	res := make([]*clocksync.Result, p.Ranks)
 	err := w.Run(func(r int, t clocksync.Transport, clk *Clock) error {
 		c := cfg
-		c.NodeID = w.NodeOf(r)
+		c.NodeID, c.SocketID = w.NodeOf(r), w.NodeOf(r) // one socket per node
 		var err error
 		res[r], err = clocksync.Sync(c, t, clk)
 		return err
