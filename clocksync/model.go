@@ -39,6 +39,7 @@ func (m LinearModel) Local(g float64) float64 { return (g + m.Intercept) / (1 - 
 // IsZero reports whether m is the identity model (0, 0).
 func (m LinearModel) IsZero() bool { return m.Slope == 0 && m.Intercept == 0 }
 
+// String formats the model as "offset(x)=slope*x+intercept".
 func (m LinearModel) String() string {
 	return fmt.Sprintf("offset(x)=%.6g*x%+.9g", m.Slope, m.Intercept)
 }
