@@ -207,6 +207,22 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		rmeta = append(rmeta, viz.RankMeta{Rank: int32(ri.Rank), Host: ri.Meta.Header.Host, PID: ri.Meta.Header.PID})
 	}
 	pcName := pass.PCName()
+	// Each output runs in its own goroutine, overlapping with the merge.
+	var asyncs []*merge.AsyncSink
+	addSink := func(s merge.Sink) {
+		as := merge.NewAsyncSink(s)
+		asyncs = append(asyncs, as)
+		pass.AddSink(as)
+	}
+	closeAsyncs := func() error {
+		var first error
+		for _, as := range asyncs {
+			if err := as.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+		return first
+	}
 	var gantt *viz.Gantt
 	if formats["svg"] || formats["html"] {
 		gopt := viz.GanttOptions{Width: f.width, WorldSize: run.WorldSize, Hosts: hosts,
@@ -218,7 +234,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 			gopt.Title += " (UNCORRECTED)"
 		}
 		gantt = viz.NewGantt(gopt)
-		pass.AddSink(gantt)
+		addSink(gantt)
 	}
 	var csvSink *viz.CSV
 	if formats["csv"] {
@@ -227,7 +243,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 			return out.fail(stderr, err)
 		}
 		csvSink = viz.NewCSV(w, pcName)
-		pass.AddSink(csvSink)
+		addSink(csvSink)
 	}
 	var perf *viz.Perfetto
 	if formats["perfetto"] {
@@ -241,7 +257,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 			popts = append(popts, viz.PerfettoOrigin(start))
 		}
 		perf = viz.NewPerfetto(w, rmeta, popts...)
-		pass.AddSink(perf)
+		addSink(perf)
 	}
 	var bar *progressBar
 	if !f.quiet && isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
@@ -253,6 +269,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	result, err := pass.Run()
 	if bar != nil {
 		bar.done()
+	}
+	if cerr := closeAsyncs(); err == nil && cerr != nil {
+		err = fmt.Errorf("writing output: %w", cerr)
 	}
 	if err != nil {
 		out.closeAll()

@@ -1,0 +1,103 @@
+package merge
+
+import (
+	"fmt"
+	"sync"
+)
+
+// AsyncSink runs a Sink in its own goroutine so slow consumers (CSV and
+// JSON formatting, the Gantt builder) overlap with the merge instead of
+// adding to it. Events are copied into batches; order is preserved.
+// Memory: a few batches of asyncBatch events.
+type AsyncSink struct {
+	s     Sink
+	cur   []GEvent
+	ch    chan []GEvent
+	free  chan []GEvent
+	done  chan struct{}
+	mu    sync.Mutex
+	err   error
+	close sync.Once
+}
+
+const asyncBatch = 4096
+
+// NewAsyncSink starts the goroutine feeding s. Call Close after the last
+// Add; it returns the first error s reported.
+func NewAsyncSink(s Sink) *AsyncSink {
+	a := &AsyncSink{s: s, ch: make(chan []GEvent, 4), free: make(chan []GEvent, 6), done: make(chan struct{})}
+	a.cur = make([]GEvent, 0, asyncBatch)
+	go a.loop()
+	return a
+}
+
+func (a *AsyncSink) loop() {
+	defer close(a.done)
+	defer func() {
+		if r := recover(); r != nil {
+			a.setErr(fmt.Errorf("output writer failed: %v", r))
+			for range a.ch { // drain so Add never blocks
+			}
+		}
+	}()
+	for b := range a.ch {
+		if a.getErr() == nil {
+			for i := range b {
+				if err := a.s.Add(&b[i]); err != nil {
+					a.setErr(err)
+					break
+				}
+			}
+		}
+		select {
+		case a.free <- b[:0]:
+		default:
+		}
+	}
+}
+
+func (a *AsyncSink) setErr(err error) {
+	a.mu.Lock()
+	if a.err == nil {
+		a.err = err
+	}
+	a.mu.Unlock()
+}
+
+func (a *AsyncSink) getErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.err
+}
+
+// Add implements Sink: it copies ev and returns the consumer's first error,
+// if any has happened yet.
+func (a *AsyncSink) Add(ev *GEvent) error {
+	a.cur = append(a.cur, *ev)
+	if len(a.cur) == asyncBatch {
+		if err := a.getErr(); err != nil {
+			return err
+		}
+		a.ch <- a.cur
+		select {
+		case a.cur = <-a.free:
+		default:
+			a.cur = make([]GEvent, 0, asyncBatch)
+		}
+	}
+	return nil
+}
+
+// Close hands over the last batch, waits for the consumer and returns its
+// first error. It does not close the wrapped sink.
+func (a *AsyncSink) Close() error {
+	a.close.Do(func() {
+		if len(a.cur) > 0 {
+			a.ch <- a.cur
+			a.cur = nil
+		}
+		close(a.ch)
+	})
+	<-a.done
+	return a.getErr()
+}
