@@ -206,7 +206,7 @@ func TestWriteImbalanceText_Properties(t *testing.T) {
 	// Rank 5 is the late arriver: first in "who makes others wait".
 	i := strings.Index(s, "Who makes others wait")
 	rows := strings.Split(s[i:], "\n")
-	if len(rows) < 3 || !strings.HasPrefix(rows[2], "5 ") {
+	if len(rows) < 3 || !strings.HasPrefix(strings.TrimSpace(rows[2]), "5 ") {
 		t.Errorf("first row of who-makes-others-wait is %q, want rank 5", rows[2])
 	}
 	// Per-op table sorted by total wait: Allreduce (11 ms) before Barrier (9 ms) before Bcast (5 ms).

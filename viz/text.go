@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/gclock/gclock/merge"
 )
@@ -147,26 +147,25 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 		totalMPI += o.TotalTime
 	}
 	fmt.Fprintf(w, "\nPer operation (by total wait)\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "op\tinstances\tcalls\ttime in op\twait total\twait %\twait mean\twait p95\tentry skew p95\texit skew p95\tlatency median\tviolations\t")
+	t := newTable("lrrrrrrrrrrrr", "op", "instances", "calls", "time in op", "share of MPI", "wait total", "wait %",
+		"wait mean", "wait p95", "entry skew p95", "exit skew p95", "latency median", "violations")
 	for _, o := range ops {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", term(o.Op), o.Count, o.Calls,
-			fmtDur(o.TotalTime), fmtDur(o.Wait.Total), pct(o.Wait.Total, o.TotalTime), fmtDur(o.Wait.Mean), fmtDur(o.Wait.P95),
-			fmtDur(o.EntrySkew.P95), fmtDur(o.ExitSkew.P95), fmtDur(o.Latency.Median), o.Violations)
+		t.row(term(o.Op), itoa(o.Count), itoa(o.Calls), fmtDur(o.TotalTime), pct(o.TotalTime, totalMPI),
+			fmtDur(o.Wait.Total), pct(o.Wait.Total, o.TotalTime), fmtDur(o.Wait.Mean), fmtDur(o.Wait.P95),
+			fmtDur(o.EntrySkew.P95), fmtDur(o.ExitSkew.P95), fmtDur(o.Latency.Median), itoa(o.Violations))
 	}
-	tw.Flush()
+	t.write(w)
 
 	// Call sites, by total wait.
 	cs := append([]merge.CallsiteSummary(nil), a.Callsites...)
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Wait.Total > cs[j].Wait.Total })
 	fmt.Fprintf(w, "\nCall sites where ranks wait (top %d of %d by total wait)\n", min(TextTopN, len(cs)), len(cs))
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "call site\top\tcalls\ttime in op\twait total\twait mean\twait p95")
+	t = newTable("llrrrrr", "call site", "op", "calls", "time in op", "wait total", "wait mean", "wait p95")
 	for _, c := range cs[:min(TextTopN, len(cs))] {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", term(truncate(callsiteName(c), 60)), term(c.Op), c.Calls,
+		t.row(term(truncate(callsiteName(c), 60)), term(c.Op), itoa(c.Calls),
 			fmtDur(c.TotalTime), fmtDur(c.Wait.Total), fmtDur(c.Wait.Mean), fmtDur(c.Wait.P95))
 	}
-	tw.Flush()
+	t.write(w)
 
 	// Ranks: who waits, who makes others wait.
 	rs := append([]merge.RankSummary(nil), a.Ranks...)
@@ -177,13 +176,12 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 			n++
 		}
 		fmt.Fprintf(w, "\n%s (top %d of %d ranks)\n", title, n, len(rs))
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "rank\thost\tevents\ttime in MPI\twait total\twait % of MPI\tmade others wait\ttimes last")
+		t := newTable("rlrrrrrr", "rank", "host", "events", "time in MPI", "wait total", "wait % of MPI", "made others wait", "times last")
 		for _, r := range rs[:n] {
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d\n", r.Rank, term(truncate(orDash(r.Host), 30)), r.Events,
-				fmtDur(r.TimeInMPI), fmtDur(r.TotalWait), pct(r.TotalWait, r.TimeInMPI), fmtDur(r.TotalLateness), r.LastCount)
+			t.row(itoa(int(r.Rank)), term(truncate(orDash(r.Host), 30)), itoa(r.Events),
+				fmtDur(r.TimeInMPI), fmtDur(r.TotalWait), pct(r.TotalWait, r.TimeInMPI), fmtDur(r.TotalLateness), itoa(r.LastCount))
 		}
-		tw.Flush()
+		t.write(w)
 	}
 	writeRanks("Who waits: total wait for the last member of their collectives",
 		func(r merge.RankSummary) float64 { return r.TotalWait })
@@ -192,17 +190,61 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 
 	// Worst instances.
 	fmt.Fprintf(w, "\nWorst instances (by entry skew)\n")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "op\tcomm\tinstance\tmembers\tentry skew\texit skew\tlatency\tlast rank\tclock violation")
+	t = newTable("lrrrrrrrr", "op", "comm", "instance", "members", "entry skew", "exit skew", "latency", "last rank", "clock violation")
 	for _, in := range a.Worst[:min(TextTopN, len(a.Worst))] {
 		v := "-"
 		if in.Violation > 0 {
 			v = fmtDur(in.Violation)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%s\t%s\t%s\t%d\t%s\n", term(orDash(in.OpName)), in.CommID, in.Seq, len(in.Ranks),
-			fmtDur(in.EntrySkew), fmtDur(in.ExitSkew), fmtDur(in.Latency), in.LastRank, v)
+		t.row(term(orDash(in.OpName)), strconv.FormatUint(in.CommID, 10), itoa(int(in.Seq)), itoa(len(in.Ranks)),
+			fmtDur(in.EntrySkew), fmtDur(in.ExitSkew), fmtDur(in.Latency), itoa(int(in.LastRank)), v)
 	}
-	tw.Flush()
+	t.write(w)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// table is a plain-text table with per-column alignment ('l' or 'r').
+type table struct {
+	align string
+	rows  [][]string
+}
+
+func newTable(align string, header ...string) *table {
+	return &table{align: align, rows: [][]string{header}}
+}
+
+func (t *table) row(cells ...string) { t.rows = append(t.rows, cells) }
+
+func (t *table) write(w io.Writer) {
+	if len(t.rows) == 1 {
+		fmt.Fprintln(w, "  (none)")
+		return
+	}
+	width := make([]int, len(t.rows[0]))
+	for _, r := range t.rows {
+		for i, c := range r {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var sb strings.Builder
+	for _, r := range t.rows {
+		sb.Reset()
+		for i, c := range r {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				sb.WriteString("  ")
+			}
+			if i < len(t.align) && t.align[i] == 'r' {
+				sb.WriteString(pad + c)
+			} else if i == len(r)-1 {
+				sb.WriteString(c)
+			} else {
+				sb.WriteString(c + pad)
+			}
+		}
+		fmt.Fprintln(w, sb.String())
+	}
 }
 
 func orDash(s string) string {
