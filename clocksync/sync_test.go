@@ -222,20 +222,26 @@ func TestJK_DurationLinearInRanksHCA3Logarithmic(t *testing.T) {
 	}
 }
 
-// TestH2HCA_16384Ranks runs H2HCA on 1024 nodes x 16 ranks.
+// TestH2HCA_16384Ranks runs H2HCA with the default parameters on 1024
+// nodes x 16 ranks; the simulator must finish within 60 s of wall time.
 func TestH2HCA_16384Ranks(t *testing.T) {
 	start := time.Now()
-	rep, err := sim.RunSync(sim.DefaultParams(16384, 1024, 1), cfgFor("h2hca", 50, 20))
+	rep, err := sim.RunSync(sim.DefaultParams(16384, 1024, 1), clocksync.DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
+	wall := time.Since(start)
 	t.Logf("16384 ranks: duration %.4f s, max|err| %.3f µs at 0 s, %.3f µs at 10 s, wall %v",
-		rep.Duration, rep.MaxErr0*1e6, rep.MaxErr10*1e6, time.Since(start))
-	if rep.MaxErr0 > 1e-6 || rep.MaxErr10 > 50e-6 {
+		rep.Duration, rep.MaxErr0*1e6, rep.MaxErr10*1e6, wall)
+	if rep.MaxErr0 > 1e-6 || rep.MaxErr10 > 10e-6 {
 		t.Errorf("max error %.3f µs / %.3f µs too large", rep.MaxErr0*1e6, rep.MaxErr10*1e6)
 	}
-	if rep.Duration > 0.2 {
-		t.Errorf("virtual duration %.3f s, want < 0.2 s for 10 rounds of 50x20 ping-pongs", rep.Duration)
+	// 10 HCA3 rounds of 100 x 50 ping-pongs at ~3.6 µs, plus ClockPropSync.
+	if rep.Duration > 0.25 {
+		t.Errorf("virtual duration %.3f s, want < 0.25 s", rep.Duration)
+	}
+	if wall > 60*time.Second {
+		t.Errorf("simulating 16384 ranks took %v, want < 60 s", wall)
 	}
 }
 
