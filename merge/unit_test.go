@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -248,5 +249,48 @@ func TestGEvent_ContractFieldsUnchanged(t *testing.T) {
 		if _, ok := typ.FieldByName(f); !ok {
 			t.Errorf("GEvent.%s missing", f)
 		}
+	}
+}
+
+// orderSink records the sequence numbers it sees; fails after failAt.
+type orderSink struct {
+	seen   []uint32
+	failAt int
+}
+
+func (o *orderSink) Add(ev *GEvent) error {
+	if o.failAt > 0 && len(o.seen) == o.failAt {
+		return errors.New("disk full")
+	}
+	o.seen = append(o.seen, ev.Seq)
+	return nil
+}
+
+func TestAsyncSink_PreservesOrderAndReportsErrors(t *testing.T) {
+	o := &orderSink{}
+	a := NewAsyncSink(o)
+	const n = 3*asyncBatch + 17
+	for i := 0; i < n; i++ {
+		if err := a.Add(&GEvent{Seq: uint32(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(o.seen) != n {
+		t.Fatalf("saw %d events, want %d", len(o.seen), n)
+	}
+	for i, s := range o.seen {
+		if s != uint32(i) {
+			t.Fatalf("event %d has seq %d: order lost", i, s)
+		}
+	}
+	bad := NewAsyncSink(&orderSink{failAt: 10})
+	for i := 0; i < n; i++ {
+		_ = bad.Add(&GEvent{})
+	}
+	if err := bad.Close(); err == nil || err.Error() != "disk full" {
+		t.Errorf("Close = %v, want the sink's error", err)
 	}
 }

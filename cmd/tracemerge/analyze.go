@@ -395,6 +395,15 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracemerge: %d events, %d instances in %.2fs (%.1f M events/s); outputs in %s\n",
 			an.Events, an.Instances, elapsed.Seconds(), rate/1e6, f.out)
 	}
+	if an.Events == 0 {
+		if f.from != "" || f.to != "" {
+			fmt.Fprintf(stderr, "tracemerge: %s: no events in the window --from %s --to %s (check the run's span with 'tracemerge info %s')\n",
+				dir, orDefault(f.from, "0"), orDefault(f.to, "end"), dir)
+		} else {
+			fmt.Fprintf(stderr, "tracemerge: %s: no events: %d rank files read, but they hold no MPI calls that survived\n", dir, len(run.Ranks))
+		}
+		return exitNoData
+	}
 	if len(an.Problems) > 0 {
 		return exitPartial
 	}

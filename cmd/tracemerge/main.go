@@ -93,7 +93,8 @@ Exit codes:
   0  success
   1  usage error (bad option or argument)
   2  no usable data: empty or unreadable directory, no valid trace file,
-     files of different runs mixed; nothing is written
+     files of different runs mixed (nothing is written), or no event at
+     all in the run or the --from/--to window
   3  partial data: outputs were written from the intact data, but ranks are
      missing, chunks damaged, ranks did not finish, or instances are
      incomplete (each problem is listed on stderr and in the reports)

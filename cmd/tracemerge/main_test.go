@@ -219,6 +219,7 @@ func TestCLI_BadInputGivesClearMessageAndExitCode(t *testing.T) {
 		{"truncated file", []string{trunc}, exitPartial, []string{"rank-00003.gct: chunk", "truncated", "no footer"}},
 		{"corrupted chunk", []string{corrupt}, exitPartial, []string{"rank-00002.gct: chunk 1 at byte", "checksum mismatch", "instances are incomplete"}},
 		{"intact run", []string{ok}, exitOK, []string{"CLOCK ERROR WAS INJECTED"}},
+		{"window after the end", []string{ok, "--from", "100s"}, exitNoData, []string{"no events in the window --from 100s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append([]string{}, tc.args...)
