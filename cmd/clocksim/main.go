@@ -35,7 +35,19 @@ func main() {
 	inter := flag.String("inter", clocksync.DefaultInter, "h2hca inter-node algorithm")
 	intra := flag.String("intra", clocksync.DefaultIntra, "h2hca intra-node algorithm")
 	asJSON := flag.Bool("json", false, "print JSON lines instead of a table")
+	d := sim.DefaultParams(0, 0, 0)
+	skew := flag.Float64("skew", d.SkewMax, "node clock skews uniform in ±skew")
+	drift := flag.Float64("drift", d.DriftMax, "skew change rate uniform in ±drift per second")
+	asym := flag.Float64("asym", d.Asymmetry, "latency asymmetry per direction (fraction)")
+	jitter := flag.Float64("jitter", d.InterJitter, "mean exponential inter-node jitter [s] (intra-node: 30 %)")
+	outliers := flag.Float64("outliers", d.OutlierProb, "probability of a latency outlier per message")
 	flag.Parse()
+	params := func() sim.Params {
+		p := sim.DefaultParams(*ranks, *nodes, *seed)
+		p.SkewMax, p.DriftMax, p.Asymmetry, p.OutlierProb = *skew, *drift, *asym, *outliers
+		p.InterJitter, p.IntraJitter = *jitter, 0.3**jitter
+		return p
+	}
 
 	var rows []row
 	for _, a := range strings.Split(*algs, ",") {
@@ -45,7 +57,7 @@ func main() {
 		cfg.FitPoints, cfg.PingPongs, cfg.OffsetAlg, cfg.RecomputeIntercept = *fit, *pp, *off, *recompute
 		cfg.FitSpan, cfg.Inter, cfg.Intra = *span, *inter, *intra
 		start := time.Now()
-		rep, err := sim.RunSync(sim.DefaultParams(*ranks, *nodes, *seed), cfg)
+		rep, err := sim.RunSync(params(), cfg)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "clocksim: %s: %v\n", a, err)
 			os.Exit(1)
