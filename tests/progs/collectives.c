@@ -262,9 +262,11 @@ int main(int argc, char **argv)
 	suite(shared, "shared");
 
 	/* handle reuse: free the dup, make another */
+	MPI_Comm old = dup;
 	MPI_Comm_free(&dup);
 	MPI_Comm dup2;
 	MPI_Comm_dup(MPI_COMM_WORLD, &dup2);
+	fprintf(ef, "# handle-reused %d\n", dup2 == old);
 	suite(dup2, "dup2");
 
 	/* a communicator from a function the recorder does not wrap */
