@@ -270,3 +270,23 @@ func BenchmarkGlobalClock_GetTime(b *testing.B) {
 		})
 	}
 }
+
+// FuzzUnflattenClock: arbitrary bytes never panic, and whatever parses
+// flattens back to the same bytes.
+func FuzzUnflattenClock(f *testing.F) {
+	f.Add(FlattenClock(&fixedClock{}))
+	f.Add(FlattenClock(NewGlobalClockLM(&GlobalClockOffset{Base: &fixedClock{}, Offset: 1e-3}, LinearModel{Slope: 1e-6, Intercept: 2e-4})))
+	f.Add([]byte("GCK1\x02\x00\x00\x00L"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := UnflattenClock(b, &fixedClock{t: 1})
+		if err != nil {
+			if !errors.Is(err, ErrBadClockBuffer) {
+				t.Fatalf("error %v does not wrap ErrBadClockBuffer", err)
+			}
+			return
+		}
+		if got := FlattenClock(c); string(got) != string(b) {
+			t.Fatalf("round trip changed bytes: %x -> %x", b, got)
+		}
+	})
+}
