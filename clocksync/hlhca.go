@@ -12,18 +12,20 @@ import (
 // depth-k group, and the last level all processes of each innermost group,
 // each level on top of the clock the previous one produced.
 //
-// Colors[d] is this rank's group at depth d+1 (len(Colors) ==
-// len(Levels)-1); groups must nest (every depth-(d+2) group inside one
-// depth-(d+1) group) and colours must be unique across the whole job (e.g.
-// socket colour = node*socketsPerNode + socket). With two levels and
-// Colors = {NodeID} it is Algorithm 4.
+// Colors[d] is this rank's group at depth d+1 within its depth-d group
+// (len(Colors) == len(Levels)-1): the depth-(d+1) groups are split from the
+// depth-d group, so they nest by construction and a colour only needs to be
+// unique within its parent (e.g. the socket index within the node). With
+// two levels and Colors = {NodeID} it is Algorithm 4; with all socket
+// colours equal, H3HCA degenerates to H2HCA.
 type HlHCA struct {
 	Levels []SyncAlg
 	Colors []int
 }
 
 // NewH3HCA returns the three-level scheme H3HCA: inter between nodes, mid
-// between the sockets of a node, intra within a socket.
+// between the sockets of a node, intra within a socket. socketID need only
+// be unique within the node.
 func NewH3HCA(inter, mid, intra SyncAlg, nodeID, socketID int) *HlHCA {
 	return &HlHCA{Levels: []SyncAlg{inter, mid, intra}, Colors: []int{nodeID, socketID}}
 }
@@ -50,29 +52,28 @@ func (a *HlHCA) SyncClocks(t Transport, clk Clock) (Clock, error) {
 			return nil, fmt.Errorf("h%dhca: colour %d at depth %d < 0", L, c, d+1)
 		}
 	}
-	// groups[d] is this rank's group at depth d (groups[0] = t).
+	// groups[d] is this rank's group at depth d (groups[0] = t), split
+	// from its parent group.
 	groups := make([]Transport, L)
 	groups[0] = t
 	for d := 1; d < L; d++ {
-		g, err := t.Split(a.Colors[d-1], t.Rank())
+		g, err := groups[d-1].Split(a.Colors[d-1], groups[d-1].Rank())
 		if err != nil {
 			return nil, fmt.Errorf("h%dhca: create depth-%d communicator: %w", L, d, err)
 		}
 		groups[d] = g
 	}
 	// comms[k] is this rank's communicator at level k, nil if not a member:
-	// the first processes of the depth-(k+1) groups within a depth-k group.
+	// the first processes of the depth-(k+1) groups within its depth-k
+	// group.
 	comms := make([]Transport, L)
 	comms[L-1] = groups[L-1]
 	for k := 0; k < L-1; k++ {
 		color := -1
 		if groups[k+1].Rank() == 0 {
 			color = 0
-			if k > 0 {
-				color = a.Colors[k-1]
-			}
 		}
-		c, err := t.Split(color, t.Rank())
+		c, err := groups[k].Split(color, groups[k].Rank())
 		if err != nil {
 			return nil, fmt.Errorf("h%dhca: create level-%d communicator: %w", L, k, err)
 		}

@@ -10,14 +10,14 @@ import (
 
 // runLayout runs cfg on a world whose simulated nodes are sockets (own
 // clocks), two sockets per physical node; NodeID is the physical node,
-// SocketID the socket.
+// SocketID the socket within it (0 or 1).
 func runLayout(t *testing.T, p sim.Params, cfg clocksync.Config) (maxErr0, maxErr10 float64, res []*clocksync.Result) {
 	t.Helper()
 	w := sim.New(p)
 	res = make([]*clocksync.Result, p.Ranks)
 	err := w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
 		c := cfg
-		c.NodeID, c.SocketID = w.NodeOf(r)/2, w.NodeOf(r)
+		c.NodeID, c.SocketID = w.NodeOf(r)/2, w.NodeOf(r)%2
 		var err error
 		res[r], err = clocksync.Sync(c, tr, clk)
 		return err
@@ -81,6 +81,36 @@ func TestHlHCA_TwoLevelsIsH2HCA(t *testing.T) {
 	for r := range m1 {
 		if m1[r] != m2[r] {
 			t.Fatalf("rank %d: H2HCA %+v, HlHCA %+v", r, m1[r], m2[r])
+		}
+	}
+}
+
+// TestH3HCA_WithoutSocketsIsH2HCA: all socket ids 0 (the caller does not
+// know sockets) gives H2HCA's models (up to the virtual time the extra
+// splits take: the fits happen slightly later on drifting clocks).
+func TestH3HCA_WithoutSocketsIsH2HCA(t *testing.T) {
+	p := unevenNodes(4)
+	h2, err := sim.RunSync(p, cfgFor("h2hca", 20, 10))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := sim.New(p)
+	models := make([]clocksync.LinearModel, p.Ranks)
+	if err := w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
+		c := cfgFor("h3hca", 20, 10)
+		c.NodeID, c.SocketID = w.NodeOf(r), 0
+		res, err := clocksync.Sync(c, tr, clk)
+		if err == nil {
+			models[r] = res.Model
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for r := range models {
+		a, b := models[r], h2.Results[r].Model
+		if math.Abs(a.Slope-b.Slope) > 1e-9 || math.Abs(a.Offset(0.1)-b.Offset(0.1)) > 2e-9 {
+			t.Fatalf("rank %d: h3hca without sockets %v, h2hca %v", r, a, b)
 		}
 	}
 }

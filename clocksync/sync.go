@@ -41,8 +41,9 @@ type Config struct {
 	RecomputeIntercept bool
 	// NodeID is this rank's node index, the H2HCA split colour.
 	NodeID int
-	// SocketID is this rank's socket, unique across the job (e.g.
-	// node*socketsPerNode + socket); used by "h3hca" only.
+	// SocketID is this rank's socket within its node (e.g. the hwloc
+	// package index); used by "h3hca" only. Left 0 on all ranks, h3hca
+	// behaves like h2hca.
 	SocketID int
 	// CheckRanks is the sample size of CheckClockAccuracy (default: all
 	// ranks up to 64, else 64).
