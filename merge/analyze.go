@@ -214,8 +214,15 @@ type analyzer struct {
 	sites     []siteKey
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex
-	csAcc     [][]*csAccum // by site: one per op seen there
-	rankAcc   []RankSummary
+	csAcc     [][]*csAccum  // by site: one per op seen there
+	rankAcc   []RankSummary // Events, TimeInMPI: merge goroutine
+	rankWait  []rankWait    // metrics goroutine
+	// finished instances travel in batches to the metrics goroutine
+	finBatch  []*openInst
+	finCh     chan []*openInst
+	finFree   chan []*openInst
+	finDone   chan struct{}
+	finErr    error
 	worst     worstHeap
 	zooms     []Zoom
 	zoomIdx   map[InstanceKey]int
@@ -226,6 +233,11 @@ type analyzer struct {
 	incomp    int
 	events    int
 	opMism    int
+}
+
+type rankWait struct {
+	wait, lateness float64
+	last           int
 }
 
 type opAccum struct {
@@ -262,6 +274,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 	a.problems = append(a.problems, run.Problems...)
 	a.ranks = make([]*rankState, run.WorldSize)
 	a.rankAcc = make([]RankSummary, run.WorldSize)
+	a.rankWait = make([]rankWait, run.WorldSize)
 	for r := range a.rankAcc {
 		a.rankAcc[r].Rank = int32(r)
 	}
@@ -386,7 +399,7 @@ func (a *analyzer) buildComms() {
 		}
 	}
 	a.m.ended = make([]bool, a.rn.WorldSize)
-	a.m.fin = a.finalize
+	a.m.fin = a.enqueue
 }
 
 // maxLocalComms bounds the per-rank communicator index a file may use.
@@ -610,9 +623,11 @@ func (a *analyzer) run() error {
 	if total < 0 {
 		total = 0
 	}
+	a.startMetrics()
 	defer func() {
 		close(done)
 		wg.Wait()
+		a.stopMetrics()
 	}()
 	for r, rs := range a.ranks {
 		if rs == nil {
@@ -686,7 +701,69 @@ func (a *analyzer) run() error {
 	if a.opt.Progress != nil {
 		a.opt.Progress(n, total)
 	}
-	return nil
+	a.stopMetrics()
+	return a.finErr
+}
+
+// The metrics goroutine: instances the matcher resolved are finalized
+// (metrics, aggregation) off the merge goroutine, which only matches.
+const finBatchSize = 256
+
+func (a *analyzer) startMetrics() {
+	a.finCh = make(chan []*openInst, 8)
+	a.m.recycled = make(chan []*openInst, 16)
+	a.finDone = make(chan struct{})
+	a.finBatch = make([]*openInst, 0, finBatchSize)
+	go func() {
+		defer close(a.finDone)
+		defer func() {
+			if r := recover(); r != nil {
+				a.finErr = fmt.Errorf("internal error in metrics: %v", r)
+				for range a.finCh { // keep the merge from blocking
+				}
+			}
+		}()
+		for b := range a.finCh {
+			for _, in := range b {
+				a.finalize(in)
+			}
+			select {
+			case a.m.recycled <- b: // back to the pools (or left to the GC)
+			default:
+			}
+		}
+	}()
+}
+
+// enqueue hands one resolved instance to the metrics goroutine.
+func (a *analyzer) enqueue(in *openInst) {
+	a.finBatch = append(a.finBatch, in)
+	if len(a.finBatch) < finBatchSize {
+		return
+	}
+	a.finCh <- a.finBatch
+	a.m.reclaim()
+	if n := len(a.m.spare); n > 0 {
+		a.finBatch = a.m.spare[n-1]
+		a.m.spare = a.m.spare[:n-1]
+	} else {
+		a.finBatch = make([]*openInst, 0, finBatchSize)
+	}
+}
+
+// stopMetrics flushes the last batch and waits for the metrics goroutine
+// (idempotent).
+func (a *analyzer) stopMetrics() {
+	if a.finCh == nil {
+		return
+	}
+	if len(a.finBatch) > 0 {
+		a.finCh <- a.finBatch
+		a.finBatch = nil
+	}
+	close(a.finCh)
+	<-a.finDone
+	a.finCh = nil
 }
 
 // finalize computes one instance's metrics and aggregates it.
@@ -777,7 +854,7 @@ func (a *analyzer) finalize(in *openInst) {
 		oa.wait.add(w)
 		oa.histWait.add(w)
 		wr := cs.members[p]
-		a.rankAcc[wr].TotalWait += w
+		a.rankWait[wr].wait += w
 		caused += w
 		if site := in.site[p]; site >= 0 {
 			ca := a.csAccFor(site, op)
@@ -787,9 +864,9 @@ func (a *analyzer) finalize(in *openInst) {
 		}
 	}
 	if in.got >= 2 {
-		ra := &a.rankAcc[lastRank]
-		ra.LastCount++
-		ra.TotalLateness += caused
+		rw := &a.rankWait[lastRank]
+		rw.last++
+		rw.lateness += caused
 	}
 	if len(a.worst) < a.opt.TopN || entrySkew > a.worst[0].EntrySkew {
 		inst := a.buildInstance(in, false)
@@ -965,7 +1042,9 @@ func (a *analyzer) result() *Result {
 	})
 	for r := range a.rankAcc {
 		if a.ranks[r] != nil {
-			an.Ranks = append(an.Ranks, a.rankAcc[r])
+			ra := a.rankAcc[r]
+			ra.TotalWait, ra.TotalLateness, ra.LastCount = a.rankWait[r].wait, a.rankWait[r].lateness, a.rankWait[r].last
+			an.Ranks = append(an.Ranks, ra)
 		}
 	}
 	an.Worst = append([]Instance(nil), a.worst...)

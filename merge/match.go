@@ -60,6 +60,11 @@ type openInst struct {
 }
 
 type matcher struct {
+	// recycled carries finalized instances back from the metrics
+	// goroutine; the merge goroutine puts them into their comms' pools
+	// (reclaim), so pools need no lock.
+	recycled chan []*openInst
+	spare    [][]*openInst // emptied batches for reuse
 	comms    []*commState
 	memberOf [][]memberRef // by world rank
 	ended    []bool        // by world rank
@@ -91,10 +96,14 @@ func (m *matcher) isGone(cs *commState, pos int, seq uint32) bool {
 
 func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
 	var in *openInst
+	if len(cs.pool) == 0 {
+		m.reclaim()
+	}
 	if n := len(cs.pool); n > 0 {
 		in = cs.pool[n-1]
 		cs.pool = cs.pool[:n-1]
-	} else {
+	}
+	if in == nil {
 		k := len(cs.members)
 		in = &openInst{comm: cs, state: make([]uint8, k), enter: make([]float64, k), exit: make([]float64, k),
 			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k), pc: make([]uint64, k)}
@@ -216,11 +225,10 @@ func (m *matcher) try(in *openInst) {
 	m.release(in)
 }
 
+// release takes a resolved instance out of its comm's deque and hands it
+// to fin, which owns it from then on and calls recycle when done.
 func (m *matcher) release(in *openInst) {
 	cs := in.comm
-	if m.fin != nil {
-		m.fin(in)
-	}
 	if d := int(in.seq - cs.base); in.seq >= cs.base && d < len(cs.open) && cs.open[d] == in {
 		cs.open[d] = nil
 	}
@@ -231,8 +239,31 @@ func (m *matcher) release(in *openInst) {
 	if len(cs.open) == 0 {
 		cs.open = cs.store[:0]
 	}
-	cs.pool = append(cs.pool, in)
 	m.nOpen--
+	if m.fin != nil {
+		m.fin(in)
+	} else {
+		cs.pool = append(cs.pool, in)
+	}
+}
+
+// reclaim moves instances the metrics goroutine is done with back into
+// their comms' pools (merge goroutine only; never blocks).
+func (m *matcher) reclaim() {
+	for {
+		select {
+		case b := <-m.recycled:
+			for i, in := range b {
+				in.comm.pool = append(in.comm.pool, in)
+				b[i] = nil
+			}
+			if len(m.spare) < 16 {
+				m.spare = append(m.spare, b[:0])
+			}
+		default:
+			return
+		}
+	}
 }
 
 // endRank records that world rank r's stream ended: it delivers nothing
