@@ -575,32 +575,44 @@ func benchClocksim(c *Config, rep *Report) []Row {
 	}
 	var rows []Row
 	for _, n := range c.sizes().simRanks {
-		nodes := max(2, n/simRanksPerNode)
-		r, err := runCmd(8*time.Minute, c.Work, nil, bin, "-ranks", strconv.Itoa(n), "-nodes", strconv.Itoa(nodes), "-seed", "1", "-json")
-		if err != nil {
-			rows = append(rows, unavailable(sec, fmt.Sprintf("%s, %d ranks", name, n), err))
+		for _, alg := range syncAlgs {
+			rows = append(rows, simRows(c, sec, bin, n, alg)...)
+		}
+	}
+	return rows
+}
+
+// simTimeout bounds one clocksim run (one algorithm, one size); the largest
+// (JK on 16,384 ranks) takes about 45 s on a 2-core VM.
+const simTimeout = 150 * time.Second
+
+func simRows(c *Config, sec, bin string, n int, alg string) []Row {
+	name := fmt.Sprintf("simulated %s, %d ranks", alg, n)
+	nodes := max(2, n/simRanksPerNode)
+	var rows []Row
+	r, err := runCmd(simTimeout, c.Work, nil, bin, "-ranks", strconv.Itoa(n), "-nodes", strconv.Itoa(nodes), "-alg", alg, "-seed", "1", "-json")
+	if err != nil {
+		return []Row{unavailable(sec, name, err)}
+	}
+	got := 0
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		got := 0
-		for _, l := range strings.Split(r.Stdout, "\n") {
-			if strings.TrimSpace(l) == "" {
-				continue
-			}
-			var sr simRow
-			if err := json.Unmarshal([]byte(l), &sr); err != nil {
-				rows = append(rows, unavailable(sec, fmt.Sprintf("%s, %d ranks", name, n), fmt.Errorf("unreadable line %q: %w", l, err)))
-				continue
-			}
-			got++
-			rows = append(rows, Row{Section: sec,
-				Name:  fmt.Sprintf("simulated %s, %d ranks on %d nodes", sr.Algorithm, sr.Ranks, sr.Nodes),
-				Value: fmt.Sprintf("%s sync, max error %s at 0 s, %s at 10 s", dur(sr.Duration*1e9), dur(sr.MaxErr0*1e9), dur(sr.MaxErr10*1e9)),
-				Notes: fmt.Sprintf("simulated time, seed 1 (deterministic); %d fit points × %d ping-pongs; worst ranks %d / %d; simulation took %s s wall",
-					sr.FitPoints, sr.PingPongs, sr.WorstRank0, sr.WorstRank10, num(sr.Wall))})
+		var sr simRow
+		if err := json.Unmarshal([]byte(l), &sr); err != nil {
+			rows = append(rows, unavailable(sec, name, fmt.Errorf("unreadable line %q: %w", l, err)))
+			continue
 		}
-		if got == 0 {
-			rows = append(rows, unavailable(sec, fmt.Sprintf("%s, %d ranks", name, n), fmt.Errorf("no JSON lines: %s", tail(r.Stdout+r.Stderr, 200))))
-		}
+		got++
+		rows = append(rows, Row{Section: sec,
+			Name:  fmt.Sprintf("simulated %s, %d ranks on %d nodes", sr.Algorithm, sr.Ranks, sr.Nodes),
+			Value: fmt.Sprintf("%s sync, max error %s at 0 s, %s at 10 s", dur(sr.Duration*1e9), dur(sr.MaxErr0*1e9), dur(sr.MaxErr10*1e9)),
+			Notes: fmt.Sprintf("simulated time, seed 1 (deterministic); %d fit points × %d ping-pongs; worst ranks %d / %d; simulation took %s s wall, %s MiB peak RSS",
+				sr.FitPoints, sr.PingPongs, sr.WorstRank0, sr.WorstRank10, num(sr.Wall), num(float64(r.MaxRSSKB)/1024))})
+	}
+	if got == 0 {
+		rows = append(rows, unavailable(sec, name, fmt.Errorf("no JSON lines: %s", tail(r.Stdout+r.Stderr, 200))))
 	}
 	return rows
 }
