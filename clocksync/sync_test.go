@@ -1,6 +1,7 @@
 package clocksync_test
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -388,6 +389,48 @@ func TestSync_LargeClockValuesKeepAccuracy(t *testing.T) {
 		if math.Abs(large.MaxErr0-small.MaxErr0) > 5e-9 || math.Abs(large.MaxErr10-small.MaxErr10) > 0.02*small.MaxErr10+5e-9 {
 			t.Errorf("%s: clock base 1e6 s changes the error: %.4f/%.4f µs vs %.4f/%.4f µs", alg,
 				large.MaxErr0*1e6, large.MaxErr10*1e6, small.MaxErr0*1e6, small.MaxErr10*1e6)
+		}
+	}
+}
+
+var errBoom = errors.New("boom")
+
+// failingTransport fails every point-to-point call and broadcast.
+type failingTransport struct{ clocksync.Transport }
+
+func (failingTransport) Send(int, []float64) error         { return errBoom }
+func (failingTransport) Ssend(int, []float64) error        { return errBoom }
+func (failingTransport) Recv(int, []float64) error         { return errBoom }
+func (failingTransport) Bcast(int, []byte) ([]byte, error) { return nil, errBoom }
+func (f failingTransport) Split(c, k int) (clocksync.Transport, error) {
+	t, err := f.Transport.Split(c, k)
+	if t == nil || err != nil {
+		return t, err
+	}
+	return failingTransport{t}, nil
+}
+
+// TestSync_TransportErrorsAreWrapped: a failing transport surfaces as an
+// error that wraps the cause and names the algorithm and the rank.
+func TestSync_TransportErrorsAreWrapped(t *testing.T) {
+	for _, alg := range []string{"h2hca", "hca3", "hca2", "hca", "jk", "skampi"} {
+		for _, off := range []string{"skampi", "meanrtt"} {
+			w := sim.New(sim.DefaultParams(4, 2, 1))
+			errs := make([]error, 4)
+			_ = w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
+				c := cfgFor(alg, 5, 5)
+				c.OffsetAlg, c.NodeID = off, w.NodeOf(r)
+				_, errs[r] = clocksync.Sync(c, failingTransport{tr}, clk)
+				return nil
+			})
+			for r, err := range errs {
+				if !errors.Is(err, errBoom) {
+					t.Fatalf("%s/%s rank %d: err = %v, want it to wrap the transport error", alg, off, r, err)
+				}
+				if !strings.Contains(err.Error(), alg) || !strings.Contains(err.Error(), "rank ") {
+					t.Fatalf("%s/%s rank %d: %q does not name the algorithm and rank", alg, off, r, err)
+				}
+			}
 		}
 	}
 }
