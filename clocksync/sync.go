@@ -21,8 +21,9 @@ const (
 
 // Config selects and parameterises the synchronisation run by Sync.
 type Config struct {
-	// Algorithm is "h2hca" (default), "hca3", "hca2", "hca", "jk",
-	// "skampi" or "none".
+	// Algorithm is "h2hca" (default), "h3hca", "hca3", "hca2", "hca",
+	// "jk", "skampi" (offset only), "clockprop" (one shared time source)
+	// or "none".
 	Algorithm string
 	// Inter and Intra are the H2HCA levels (defaults "hca3" and
 	// "clockprop"); any algorithm but "h2hca" and "none" is allowed.

@@ -1,6 +1,6 @@
 // Package clocksync implements the clock synchronisation algorithms of
 // Hunold & Carpen-Amarie (HCA, HCA2, HCA3, JK, SKaMPI-Offset,
-// Mean-RTT-Offset, ClockPropSync, H2HCA) against a small transport
+// Mean-RTT-Offset, ClockPropSync, H2HCA, HlHCA) against a small transport
 // interface, so the same code runs over PMPI and on a simulated network.
 package clocksync
 
