@@ -1146,8 +1146,15 @@ func (a *analyzer) clockQuality() ClockQuality {
 	}
 	if q.Injected {
 		q.InjectSpec = strings.Join(specs, " | ")
+		emu := ""
+		for _, ri := range a.rn.Ranks {
+			if in := ri.Meta.Header.Inject; in != nil && in.NodeSize > 0 {
+				emu = fmt.Sprintf(", nodes emulated with GCLOCK_NODE_SIZE=%d ranks each", in.NodeSize)
+				break
+			}
+		}
 		q.Warnings = append(q.Warnings, fmt.Sprintf(
-			"CLOCK ERROR WAS INJECTED: this run's timers were deliberately faked (GCLOCK_FAKE_CLOCK=%s); the recorded times are a test, not the machine's real clocks", q.InjectSpec))
+			"CLOCK ERROR WAS INJECTED: this run's timers were deliberately faked (GCLOCK_FAKE_CLOCK=%s%s); the recorded times are a test, not the machine's real clocks", q.InjectSpec, emu))
 	}
 	if a.opt.Clock == ClockRaw {
 		q.Warnings = append(q.Warnings,
