@@ -23,6 +23,7 @@ type rankFile struct {
 	// ChunkBytes is the compressed payload of the event chunks (frame
 	// headers, file header, comms, epochs and footer excluded).
 	ChunkBytes int64
+	Chunks     int // intact event chunks (one per buffer flush)
 }
 
 // traceFiles lists the rank files (*.gct) under dir, in name order.
@@ -73,6 +74,7 @@ func readRankFile(path string) (rankFile, error) {
 	defer r.Close()
 	m := r.Meta()
 	f := rankFile{Path: path, Bytes: m.Size, Header: m.Header, Epochs: m.Epochs, Footer: m.Footer}
+	f.Chunks = len(m.Chunks)
 	for _, ci := range m.Chunks {
 		f.ChunkBytes += int64(ci.Bytes)
 	}
