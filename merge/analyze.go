@@ -172,11 +172,15 @@ func (p *Pass) Run() (*Result, error) {
 // whose object list contains it. With ASLR, ranks load objects at
 // different bases, so this is exact for that rank and a best effort for
 // others; the per-call-site tables of the Analysis are exact (resolved per
-// rank).
+// rank). The function is safe for concurrent use (outputs run in their own
+// goroutines).
 func (p *Pass) PCName() func(pc uint64) string {
 	a := p.a
+	var mu sync.Mutex
 	cache := map[uint64]string{}
 	return func(pc uint64) string {
+		mu.Lock()
+		defer mu.Unlock()
 		if s, ok := cache[pc]; ok {
 			return s
 		}
@@ -220,7 +224,6 @@ type analyzer struct {
 	// finished instances travel in batches to the metrics goroutine
 	finBatch  []*openInst
 	finCh     chan []*openInst
-	finFree   chan []*openInst
 	finDone   chan struct{}
 	finErr    error
 	worst     worstHeap

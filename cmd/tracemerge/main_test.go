@@ -288,3 +288,22 @@ func TestParseInstance_AcceptsWorldDecimalAndHex(t *testing.T) {
 		}
 	}
 }
+
+// TestRun_InProcessAllFormats runs the command in-process (so `go test
+// -race` covers the concurrent outputs) and checks the exit code.
+func TestRun_InProcessAllFormats(t *testing.T) {
+	tmp := t.TempDir()
+	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, NodeSize: 2, Steps: 3000, Seed: 10})
+	var so, se bytes.Buffer
+	code := run([]string{filepath.Join(tmp, "run"), "-o", filepath.Join(tmp, "out"), "--instance", "world:5", "--from", "1ms"}, &so, &se)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	if so.Len() == 0 {
+		t.Errorf("no report on stdout")
+	}
+	code = run([]string{"info", filepath.Join(tmp, "run")}, &so, &se)
+	if code != exitOK {
+		t.Errorf("info exit %d: %s", code, se.String())
+	}
+}
