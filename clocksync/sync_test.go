@@ -54,9 +54,11 @@ func TestSync_EveryAlgorithmRecoversInjectedOffsetsAndDrift(t *testing.T) {
 	cases := []struct {
 		alg, inter, intra, offset string
 		recompute                 bool
+		earlyExit                 int
 		err0, err10               float64 // bounds in seconds
 	}{
 		{alg: "h2hca", err0: 0.3e-6, err10: 2e-6},
+		{alg: "h2hca", earlyExit: 10, err0: 0.3e-6, err10: 3e-6},
 		{alg: "h2hca", intra: "hca3", err0: 0.3e-6, err10: 3e-6},
 		{alg: "h2hca", inter: "jk", err0: 0.3e-6, err10: 2e-6},
 		{alg: "h2hca", inter: "hca2", offset: "meanrtt", err0: 0.8e-6, err10: 15e-6},
@@ -77,11 +79,14 @@ func TestSync_EveryAlgorithmRecoversInjectedOffsetsAndDrift(t *testing.T) {
 		if c.recompute {
 			name += "/recompute"
 		}
+		if c.earlyExit > 0 {
+			name += "/early-exit"
+		}
 		t.Run(name, func(t *testing.T) {
 			cfg := clocksync.DefaultConfig()
 			cfg.Algorithm, cfg.OffsetAlg, cfg.RecomputeIntercept = c.alg, c.offset, c.recompute
 			cfg.Inter, cfg.Intra = c.inter, c.intra
-			cfg.FitPoints, cfg.PingPongs = 100, 50
+			cfg.FitPoints, cfg.PingPongs, cfg.EarlyExit = 100, 50, c.earlyExit
 			rep, err := sim.RunSync(unevenNodes(3), cfg)
 			if err != nil {
 				t.Fatal(err)
