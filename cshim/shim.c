@@ -310,7 +310,8 @@ static void comm_created(int rc, gclock_comm_slot *parent, uint32_t counter,
 		gclock_comm_slot *parent = gclock_comm_get(parentcomm);      \
 		uint32_t counter = parent ? comm_child(parent) : 0;          \
 		int rc = call;                                                \
-		comm_created(rc, parent, counter, *(newcomm), kind);          \
+		if (rc == MPI_SUCCESS && (newcomm) != NULL)                   \
+			comm_created(rc, parent, counter, *(newcomm), kind);  \
 		gclock_tl_guard--;                                            \
 		return rc;                                                    \
 	} while (0)
