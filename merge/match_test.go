@@ -149,3 +149,50 @@ func TestAnalyze_SelfAndUnknownComms(t *testing.T) {
 		t.Errorf("problems %q", an.Problems)
 	}
 }
+
+// threadedRank builds a rank whose file holds per-thread chunks that
+// overlap in time: thread t's events are at times t, t+threads, ... and
+// each chunk holds chunk consecutive events of one thread.
+func threadedRank(rank, threads, perThread, chunk int) *MemSource {
+	var evs []trace.Event
+	for start := 0; start < perThread; start += chunk {
+		for t := 0; t < threads; t++ {
+			for i := start; i < min(start+chunk, perThread); i++ {
+				ts := int64(i*threads+t) * 100
+				evs = append(evs, trace.Event{Op: trace.OpUnknown, EnterNS: ts, ExitNS: ts + 50})
+			}
+		}
+	}
+	return &MemSource{M: RankMeta{Header: trace.Header{Rank: rank, WorldSize: 1}, Footer: &trace.Footer{}}, Events: evs, ChunkSize: chunk}
+}
+
+func TestAnalyze_ReordersOverlappingThreadChunks(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		threads, per  int
+		chunk         int
+		wantUnordered bool
+	}{
+		{"4 threads, small chunks", 4, 5000, 100, false},
+		{"2 threads, chunks of 2000", 2, 20000, 2000, false},
+		{"overlap deeper than the window", 2, 3 * ReorderWindow, 2 * ReorderWindow, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := threadedRank(0, tc.threads, tc.per, tc.chunk)
+			run := &Run{Dir: "mem", JobID: "mem", WorldSize: 1, Ranks: []*RankInput{{Path: "rank-00000.gct", Rank: 0, Meta: src.Meta(), Src: src}}}
+			c := &collect{ordered: true}
+			res, err := Analyze(run, Options{Clock: ClockRaw, Sinks: []Sink{c}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c.ev) != tc.threads*tc.per {
+				t.Fatalf("%d events, want %d", len(c.ev), tc.threads*tc.per)
+			}
+			problems := strings.Join(res.Analysis.Problems, "\n")
+			unordered := strings.Contains(problems, "come after later ones")
+			if unordered != tc.wantUnordered || c.ordered == tc.wantUnordered {
+				t.Errorf("stream ordered %v, problem reported %v (%q); want unordered %v", c.ordered, unordered, problems, tc.wantUnordered)
+			}
+		})
+	}
+}
