@@ -307,3 +307,22 @@ func TestRun_InProcessAllFormats(t *testing.T) {
 		t.Errorf("info exit %d: %s", code, se.String())
 	}
 }
+
+func TestCLI_OutputAndInfoExitCodes(t *testing.T) {
+	tmp := t.TempDir()
+	gen(t, filepath.Join(tmp, "ok"), synth.Config{Ranks: 2, Steps: 200, Seed: 12})
+	gen(t, filepath.Join(tmp, "bad"), synth.Config{Ranks: 4, Steps: 200, Seed: 12, MissingRanks: []int{1}})
+	os.WriteFile(filepath.Join(tmp, "afile"), []byte("x"), 0o644)
+	_, stderr, code := runBin(t, tmp, "ok", "-o", "afile/out", "-q")
+	if code != exitOutput || !strings.Contains(stderr, "cannot create output directory") {
+		t.Errorf("unwritable output: exit %d, stderr %q", code, stderr)
+	}
+	stdout, stderr, code := runBin(t, tmp, "info", "bad")
+	if code != exitPartial || !strings.Contains(stdout, "MISSING 1: [1]") || !strings.Contains(stdout, "1 of 4 ranks missing") {
+		t.Errorf("info on a run with a missing rank: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+	_, stderr, code = runBin(t, tmp, "info", "nothere")
+	if code != exitNoData || !strings.Contains(stderr, "cannot read run directory") {
+		t.Errorf("info on a missing dir: exit %d, %q", code, stderr)
+	}
+}
