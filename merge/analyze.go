@@ -58,6 +58,8 @@ type Zoom struct {
 type Result struct {
 	Analysis *Analysis
 	Zooms    []Zoom
+	// WorstRaw holds Analysis.Worst[i] with raw (uncorrected) times.
+	WorstRaw []Instance
 	// RunStartNS is the global time the window is relative to.
 	RunStartNS float64
 }
@@ -1036,12 +1038,12 @@ func (a *analyzer) finalize(in *openInst) {
 		rw.last++
 		rw.lateness += caused
 	}
-	if len(a.worst) < a.opt.TopN || entrySkew > a.worst[0].EntrySkew {
-		inst := a.buildInstance(in, false)
+	if len(a.worst) < a.opt.TopN || entrySkew > a.worst[0].inst.EntrySkew {
+		w := worstEntry{inst: a.buildInstance(in, false), raw: a.buildInstance(in, true)}
 		if len(a.worst) < a.opt.TopN {
-			heap.Push(&a.worst, inst)
+			heap.Push(&a.worst, w)
 		} else {
-			a.worst[0] = inst
+			a.worst[0] = w
 			heap.Fix(&a.worst, 0)
 		}
 	}
@@ -1215,15 +1217,20 @@ func (a *analyzer) result() *Result {
 			an.Ranks = append(an.Ranks, ra)
 		}
 	}
-	an.Worst = append([]Instance(nil), a.worst...)
-	for i := range an.Worst {
-		a.resolveInstance(&an.Worst[i])
+	ws := append([]worstEntry(nil), a.worst...)
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].inst.EntrySkew > ws[j].inst.EntrySkew })
+	an.Worst = []Instance{}
+	var worstRaw []Instance
+	for _, w := range ws {
+		a.resolveInstance(&w.inst)
+		a.resolveInstance(&w.raw)
+		an.Worst = append(an.Worst, w.inst)
+		worstRaw = append(worstRaw, w.raw)
 	}
 	for i := range a.zooms {
 		a.resolveInstance(&a.zooms[i].Inst)
 		a.resolveInstance(&a.zooms[i].Raw)
 	}
-	sort.SliceStable(an.Worst, func(i, j int) bool { return an.Worst[i].EntrySkew > an.Worst[j].EntrySkew })
 
 	// Decoder problems.
 	for _, rs := range a.ranks {
@@ -1264,7 +1271,7 @@ func (a *analyzer) result() *Result {
 		an.Problems = []string{}
 	}
 	an.Clock = a.clockQuality()
-	return &Result{Analysis: an, Zooms: a.zooms, RunStartNS: a.runStart}
+	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart}
 }
 
 // resolveInstance names the call sites of an instance's last and
@@ -1336,13 +1343,16 @@ func (a *analyzer) clockQuality() ClockQuality {
 	return q
 }
 
+// worstEntry is one of the top-N instances, corrected and raw.
+type worstEntry struct{ inst, raw Instance }
+
 // worstHeap is a min-heap by entry skew holding the top-N instances.
-type worstHeap []Instance
+type worstHeap []worstEntry
 
 func (h worstHeap) Len() int           { return len(h) }
-func (h worstHeap) Less(i, j int) bool { return h[i].EntrySkew < h[j].EntrySkew }
+func (h worstHeap) Less(i, j int) bool { return h[i].inst.EntrySkew < h[j].inst.EntrySkew }
 func (h worstHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *worstHeap) Push(x any)        { *h = append(*h, x.(Instance)) }
+func (h *worstHeap) Push(x any)        { *h = append(*h, x.(worstEntry)) }
 func (h *worstHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

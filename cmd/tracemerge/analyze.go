@@ -336,8 +336,12 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 				break
 			}
 			title := fmt.Sprintf("worst #%d: %s on comm %s, seq %d (entry skew %s)", i+1, w.OpName, commName(w.CommID), w.Seq, merge.FormatNS(w.EntrySkew))
+			var raw *merge.Instance
+			if i < len(result.WorstRaw) {
+				raw = &result.WorstRaw[i]
+			}
 			var buf bytes.Buffer
-			if err := viz.InstanceSVG(&buf, w, nil, title); err == nil {
+			if err := viz.InstanceSVG(&buf, w, raw, title); err == nil {
 				named = append(named, viz.NamedSVG{Name: title, SVG: buf.Bytes()})
 			}
 		}
