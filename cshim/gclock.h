@@ -30,6 +30,7 @@
 #pragma weak PMPI_Init
 #pragma weak PMPI_Init_thread
 #pragma weak PMPI_Finalize
+#pragma weak PMPI_Abort
 #pragma weak PMPI_Comm_dup
 #pragma weak PMPI_Comm_split
 #pragma weak PMPI_Comm_split_type
@@ -285,6 +286,6 @@ extern void gclockGoCommFreed(uint32_t local, int64_t freed_ns);
 extern void gclockGoFinish(int32_t reason);
 
 /* gclockGoFinish reasons. */
-enum { GCLOCK_FINISH_FINALIZE = 0, GCLOCK_FINISH_EXIT = 1 };
+enum { GCLOCK_FINISH_FINALIZE = 0, GCLOCK_FINISH_EXIT = 1, GCLOCK_FINISH_ABORT = 2 };
 
 #endif

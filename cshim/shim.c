@@ -558,6 +558,22 @@ int MPI_Finalize(void)
 	return rc;
 }
 
+/* MPI_Abort: the calling rank's buffered events are written (footer reason
+ * "abort", no sync epoch) before the MPI library kills the job; the other
+ * ranks keep what they flushed before. */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	if (started && !finished && !gclock_tl_guard) {
+		gclock_tl_guard++;
+		finished = 1;
+		gclock_active = 0;
+		gclock_flush_all();
+		gclockGoFinish(GCLOCK_FINISH_ABORT);
+		gclock_tl_guard--;
+	}
+	return PMPI_Abort(comm, errorcode);
+}
+
 /* ---- PMPI helpers for Go's own traffic ------------------------------------ */
 
 #define GCLOCK_TAG 0x6c6b /* "lk" */

@@ -411,21 +411,27 @@ func gclockGoCommFreed(local C.uint32_t, freed C.int64_t) {
 }
 
 // gclockGoFinish ends the recording: at MPI_Finalize (reason
-// GCLOCK_FINISH_FINALIZE) after sync epoch 1, at process exit without
-// MPI_Finalize (GCLOCK_FINISH_EXIT) without it.
+// GCLOCK_FINISH_FINALIZE) after sync epoch 1; at process exit without
+// MPI_Finalize (GCLOCK_FINISH_EXIT) and in MPI_Abort (GCLOCK_FINISH_ABORT)
+// without it.
 //
 //export gclockGoFinish
 func gclockGoFinish(reason C.int32_t) {
 	defer guard("MPI_Finalize", nil)
-	rec.finish(reason == C.GCLOCK_FINISH_FINALIZE)
+	why := "exit"
+	switch reason {
+	case C.GCLOCK_FINISH_FINALIZE:
+		why = "finalize"
+	case C.GCLOCK_FINISH_ABORT:
+		why = "abort"
+	}
+	rec.finish(why)
 }
 
 // finish runs epoch 1 (at MPI_Finalize only, on every rank that ran epoch
-// 0) and closes the file with its footer.
-func (r *recorder) finish(finalize bool) {
-	why := "exit"
-	if finalize {
-		why = "finalize"
+// 0) and closes the file with its footer; why is the footer's Reason.
+func (r *recorder) finish(why string) {
+	if why == "finalize" {
 		if r.synced {
 			ep, err := r.epoch(1)
 			switch {

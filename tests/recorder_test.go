@@ -338,6 +338,19 @@ func TestExitCodes_PassThrough(t *testing.T) {
 			if tc.mode == "exit" && plain.Code != 3 || tc.mode == "abort" && plain.Code != 7 {
 				t.Errorf("%s %s: mpirun exit code %d", tc.mode, tc.code, plain.Code)
 			}
+			if tc.mode == "abort" {
+				// Rank 0 aborts: its buffered events are written first.
+				r, err := trace.Open(filepath.Join(dir, trace.RankFileName(0)))
+				if err != nil {
+					t.Fatalf("rank 0's trace after MPI_Abort: %v", err)
+				}
+				defer r.Close()
+				evs, err := r.ReadAll()
+				if f := r.Meta().Footer; err != nil || f == nil || f.Reason != "abort" || len(evs) != 6 {
+					t.Errorf("rank 0 after MPI_Abort: footer %+v, %d events (want 6), err %v", f, len(evs), err)
+				}
+				return
+			}
 			if tc.mode != "nofinalize" {
 				return
 			}
