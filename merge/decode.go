@@ -1,0 +1,171 @@
+package merge
+
+// Per-rank decoding: read chunks, correct timestamps, assign call sites.
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// batchPool recycles per-rank event batches between decoders and merger.
+type batch struct{ ev []GEvent }
+
+type pcSlot struct {
+	pc   uint64
+	site int32
+	ok   bool
+}
+
+// maxBatch bounds the events of one batch handed from a decoder to the
+// merger, so memory per rank stays ≈ the reader's chunk plus a few
+// batches, whatever the chunk size.
+const maxBatch = 2048
+
+// decode is one rank's decoder goroutine: read chunks, correct, batch.
+func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	defer close(rs.out)
+	defer func() {
+		if r := recover(); r != nil {
+			rs.err = fmt.Errorf("reader failed: %v", r)
+		}
+	}()
+	var raw []trace.Event
+	empty := 0
+	d := &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1)}
+	for {
+		var err error
+		raw, err = rs.in.Src.NextChunk(raw[:0])
+		if err != nil {
+			if !errors.Is(err, errEOF) {
+				rs.err = err
+			}
+			d.finish()
+			return
+		}
+		if len(raw) == 0 {
+			if empty++; empty > 1<<20 {
+				rs.err = errors.New("reader returns empty chunks without end")
+				d.finish()
+				return
+			}
+			continue
+		}
+		empty = 0
+		for off := 0; off < len(raw); off += maxBatch {
+			part := raw[off:min(off+maxBatch, len(raw))]
+			b := d.newBatch()
+			a.convert(rs, part, b)
+			if !d.add(b) {
+				return
+			}
+		}
+	}
+}
+
+// convert corrects one piece of a rank's raw events into b, sorted by
+// global Enter.
+func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
+	if cap(b.ev) < len(raw) {
+		b.ev = make([]GEvent, len(raw))
+	}
+	b.ev = b.ev[:len(raw)]
+	rank := int32(rs.in.Rank)
+	corr := rs.corr
+	cache := &rs.pcCache
+	sorted := true
+	last := math.Inf(-1)
+	for i := range raw {
+		e := &raw[i]
+		g := &b.ev[i]
+		g.Rank = rank
+		g.Op = e.Op
+		g.Seq = e.Seq
+		g.Root = e.Root
+		g.Sent = e.Sent
+		g.Recv = e.Recv
+		g.LocalEnter = e.EnterNS
+		g.LocalExit = e.ExitNS
+		g.Callsite = e.Callsite
+		// direct-mapped pc cache in front of the per-rank map
+		slot := &cache[(e.Callsite>>2)&uint64(len(cache)-1)]
+		if slot.pc != e.Callsite || !slot.ok {
+			slot.pc, slot.site, slot.ok = e.Callsite, a.siteOf(rs, e.Callsite), true
+		}
+		g.site = slot.site
+		g.RawEnter = float64(e.EnterNS) + rs.shift
+		g.RawExit = float64(e.ExitNS) + rs.shift
+		g.Enter = corr.Global(e.EnterNS)
+		g.Exit = corr.Global(e.ExitNS)
+		if e.ExitNS < e.EnterNS {
+			rs.badTimes++
+		}
+		if int(e.Comm) < len(rs.commIdx) && rs.commIdx[e.Comm] >= 0 {
+			g.commIdx = rs.commIdx[e.Comm]
+			g.commRank = rs.commPos[e.Comm]
+			g.CommID = a.m.comms[g.commIdx].id
+		} else {
+			g.commIdx = -1
+			g.commRank = -1
+			g.CommID = 0
+			if e.Op.IsCollective() {
+				rs.unknown++
+			}
+		}
+		if g.Enter < last {
+			sorted = false
+		}
+		last = g.Enter
+	}
+	if !sorted {
+		sort.SliceStable(b.ev, func(i, j int) bool { return b.ev[i].Enter < b.ev[j].Enter })
+	}
+}
+
+// siteOf maps a pc of rank rs to a dense call-site index: (object, address
+// inside the object), so ranks with different load bases (ASLR) share
+// sites. Called from the rank's decoder goroutine: the per-rank cache is
+// its own, the shared index is locked (misses are rare: one per distinct pc).
+func (a *analyzer) siteOf(rs *rankState, pc uint64) int32 {
+	if s, ok := rs.sites[pc]; ok {
+		return s
+	}
+	k := siteKey{addr: pc, pc: pc}
+	objs := rs.objs
+	i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
+	if i < len(objs) && objs[i].Lo <= pc && pc < objs[i].Hi {
+		k.obj = objs[i].Path
+		k.addr = pc - objs[i].Base
+	}
+	lookup := siteKey{obj: k.obj, addr: k.addr}
+	a.siteMu.Lock()
+	s, ok := a.siteIndex[lookup]
+	if !ok {
+		s = int32(len(a.sites))
+		a.siteIndex[lookup] = s
+		a.sites = append(a.sites, k)
+	}
+	a.siteMu.Unlock()
+	rs.sites[pc] = s
+	return s
+}
+
+// csAccFor returns the accumulator of (site, op).
+func (a *analyzer) csAccFor(site int32, op trace.Op) *csAccum {
+	for int(site) >= len(a.csAcc) {
+		a.csAcc = append(a.csAcc, nil)
+	}
+	for _, ca := range a.csAcc[site] {
+		if ca.op == op {
+			return ca
+		}
+	}
+	ca := &csAccum{site: site, op: op}
+	a.csAcc[site] = append(a.csAcc[site], ca)
+	return ca
+}

@@ -1,0 +1,13 @@
+// Package merge turns a gclock run directory into answers: it loads every
+// rank file of one run (Load), corrects each timestamp to the global clock
+// of rank 0 with the sync epochs' models (Corrector: interp, init or raw),
+// merges all ranks by global time in one streaming pass (a k-way merge over
+// per-rank decoder goroutines), matches collective instances across their
+// members by (communicator id, sequence number), and aggregates imbalance
+// metrics per op, call site and rank (Analyze). The merged stream feeds any
+// number of Sinks (Gantt, CSV, Perfetto in package viz) in the same pass.
+//
+// Memory is bounded by the number of ranks and open instances, not by the
+// trace length; quantiles come from bounded reservoirs. See
+// docs/tracemerge.md for the design and the measurements.
+package merge

@@ -1,0 +1,395 @@
+package merge
+
+// Per-instance metrics and their aggregation (the metrics goroutine).
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/gclock/gclock/trace"
+)
+
+type rankWait struct {
+	wait, lateness float64
+	last           int
+}
+
+type opAccum struct {
+	used                                     bool
+	count, calls                             int
+	total                                    float64
+	entrySkew, exitSkew, wait, latency, span accum
+	viol                                     int
+	maxViol                                  float64
+	histExit, histWait                       hist
+}
+
+type csAccum struct {
+	site  int32
+	op    trace.Op
+	calls int
+	total float64
+	wait  accum
+}
+
+type siteKey struct {
+	obj  string // object path, "" when the pc lies in no known object
+	addr uint64 // vaddr inside obj (pc - base), or the raw pc
+	pc   uint64 // one raw pc seen for it
+}
+
+// The metrics goroutine: instances the matcher resolved are finalized
+// (metrics, aggregation) off the merge goroutine, which only matches.
+const finBatchSize = 256
+
+func (a *analyzer) startMetrics() {
+	a.finCh = make(chan []*openInst, 8)
+	a.m.recycled = make(chan []*openInst, 16)
+	a.finDone = make(chan struct{})
+	a.finBatch = make([]*openInst, 0, finBatchSize)
+	go func() {
+		defer close(a.finDone)
+		defer func() {
+			if r := recover(); r != nil {
+				a.finErr = fmt.Errorf("internal error in metrics: %v", r)
+				for range a.finCh { // keep the merge from blocking
+				}
+			}
+		}()
+		for b := range a.finCh {
+			for _, in := range b {
+				a.finalize(in)
+			}
+			select {
+			case a.m.recycled <- b: // back to the pools (or left to the GC)
+			default:
+			}
+		}
+	}()
+}
+
+// enqueue hands one resolved instance to the metrics goroutine.
+func (a *analyzer) enqueue(in *openInst) {
+	a.finBatch = append(a.finBatch, in)
+	if len(a.finBatch) < finBatchSize {
+		return
+	}
+	a.finCh <- a.finBatch
+	a.m.reclaim()
+	if n := len(a.m.spare); n > 0 {
+		a.finBatch = a.m.spare[n-1]
+		a.m.spare = a.m.spare[:n-1]
+	} else {
+		a.finBatch = make([]*openInst, 0, finBatchSize)
+	}
+}
+
+// stopMetrics flushes the last batch and waits for the metrics goroutine
+// (idempotent).
+func (a *analyzer) stopMetrics() {
+	if a.finCh == nil {
+		return
+	}
+	if len(a.finBatch) > 0 {
+		a.finCh <- a.finBatch
+		a.finBatch = nil
+	}
+	close(a.finCh)
+	<-a.finDone
+	a.finCh = nil
+}
+
+// finalize computes one instance's metrics and aggregates it.
+func (a *analyzer) finalize(in *openInst) {
+	cs := in.comm
+	n := len(cs.members)
+	first := true
+	var fe, le, fx, lx float64
+	lastPos := -1
+	for p := 0; p < n; p++ {
+		if in.state[p] != stArrived {
+			continue
+		}
+		e, x := in.enter[p], in.exit[p]
+		if first {
+			fe, le, fx, lx, lastPos, first = e, e, x, x, p, false
+			continue
+		}
+		if e < fe {
+			fe = e
+		}
+		if e > le {
+			le, lastPos = e, p
+		}
+		if x < fx {
+			fx = x
+		}
+		if x > lx {
+			lx = x
+		}
+	}
+	if first {
+		return
+	}
+	if in.opMismatch {
+		a.opMism++
+	}
+	if len(a.zooms) == 0 {
+		// no capture requested
+	} else if zi, ok := a.zoomIdx[InstanceKey{cs.id, in.seq}]; ok && !cs.self {
+		z := &a.zooms[zi]
+		z.Found = true
+		z.Inst = a.buildInstance(in, false)
+		z.Raw = a.buildInstance(in, true)
+	}
+	if fe < a.wFrom || fe > a.wTo {
+		return
+	}
+	a.instances++
+	complete := in.got == n
+	if !complete {
+		a.incomp++
+	}
+	op := in.op
+	if int(op) >= len(a.ops) {
+		return
+	}
+	oa := &a.ops[op]
+	oa.used = true
+	oa.count++
+	oa.calls += in.got
+	entrySkew, exitSkew := le-fe, lx-fx
+	oa.entrySkew.add(entrySkew)
+	oa.exitSkew.add(exitSkew)
+	oa.latency.add(fx - le)
+	oa.span.add(lx - fe)
+	oa.histExit.add(exitSkew)
+	if op.Synchronizing() && in.got >= 2 && fx < le {
+		v := le - fx
+		oa.viol++
+		a.clockViol++
+		if v > oa.maxViol {
+			oa.maxViol = v
+		}
+		if v > a.maxViol {
+			a.maxViol = v
+		}
+	}
+	lastRank := cs.members[lastPos]
+	var caused float64
+	for p := 0; p < n; p++ {
+		if in.state[p] != stArrived {
+			continue
+		}
+		w := le - in.enter[p]
+		d := in.exit[p] - in.enter[p]
+		oa.total += d
+		oa.wait.add(w)
+		oa.histWait.add(w)
+		wr := cs.members[p]
+		a.rankWait[wr].wait += w
+		caused += w
+		if site := in.site[p]; site >= 0 {
+			ca := a.csAccFor(site, op)
+			ca.calls++
+			ca.total += d
+			ca.wait.add(w)
+		}
+	}
+	if in.got >= 2 {
+		rw := &a.rankWait[lastRank]
+		rw.last++
+		rw.lateness += caused
+	}
+	if len(a.worst) < a.opt.TopN || entrySkew > a.worst[0].inst.EntrySkew {
+		w := worstEntry{inst: a.buildInstance(in, false), raw: a.buildInstance(in, true)}
+		if len(a.worst) < a.opt.TopN {
+			heap.Push(&a.worst, w)
+		} else {
+			a.worst[0] = w
+			heap.Fix(&a.worst, 0)
+		}
+	}
+}
+
+// buildInstance copies an open instance into an Instance (arrived members
+// only) with corrected or raw times.
+func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
+	cs := in.comm
+	inst := Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1, MaxWaitRank: -1}
+	var sites []int32
+	var pcs []uint64
+	for p, w := range cs.members {
+		if in.state[p] != stArrived {
+			continue
+		}
+		e, x := in.enter[p], in.exit[p]
+		if raw {
+			e, x = in.rawEnter[p], in.rawExit[p]
+		}
+		inst.Ranks = append(inst.Ranks, w)
+		inst.Enter = append(inst.Enter, e)
+		inst.Exit = append(inst.Exit, x)
+		sites = append(sites, in.site[p])
+		pcs = append(pcs, in.pc[p])
+	}
+	computeInstanceMetrics(&inst)
+	inst.lastSite, inst.waitSite = -1, -1
+	for i, r := range inst.Ranks {
+		if r == inst.LastRank {
+			inst.lastSite, inst.LastCallsite = sites[i], pcs[i]
+		}
+		if r == inst.MaxWaitRank {
+			inst.waitSite = sites[i]
+		}
+	}
+	return inst
+}
+
+// computeInstanceMetrics fills the metric fields of inst from its Enter and
+// Exit slices.
+func computeInstanceMetrics(inst *Instance) {
+	if len(inst.Enter) == 0 {
+		return
+	}
+	fe, le, fx, lx := inst.Enter[0], inst.Enter[0], inst.Exit[0], inst.Exit[0]
+	last := 0
+	for i := range inst.Enter {
+		e, x := inst.Enter[i], inst.Exit[i]
+		if e < fe {
+			fe = e
+		}
+		if e > le {
+			le, last = e, i
+		}
+		if x < fx {
+			fx = x
+		}
+		if x > lx {
+			lx = x
+		}
+	}
+	inst.EntrySkew = le - fe
+	inst.ExitSkew = lx - fx
+	inst.Latency = fx - le
+	inst.Span = lx - fe
+	inst.LastRank = inst.Ranks[last]
+	first := 0
+	for i, e := range inst.Enter {
+		if e < inst.Enter[first] {
+			first = i
+		}
+	}
+	inst.MaxWaitRank = inst.Ranks[first]
+	inst.Violation = 0
+	if inst.Op.Synchronizing() && len(inst.Enter) >= 2 && fx < le {
+		inst.Violation = le - fx
+	}
+}
+
+// resolveInstance names the call sites of an instance's last and
+// longest-waiting ranks.
+func (a *analyzer) resolveInstance(in *Instance) {
+	name := func(site int32) string {
+		if site < 0 || int(site) >= len(a.sites) {
+			return ""
+		}
+		sk := a.sites[site]
+		return a.opt.Resolve.Resolve(sk.obj, sk.addr).String()
+	}
+	in.LastSite, in.MaxWaitSite = name(in.lastSite), name(in.waitSite)
+}
+
+// clockQuality states how far the timeline can be trusted.
+func (a *analyzer) clockQuality() ClockQuality {
+	q := ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}}
+	var ref *RankInput
+	if len(a.rn.Ranks) > 0 {
+		ref = a.rn.Ranks[0] // rank 0 when present: it holds the checks
+	}
+	if ref != nil {
+		eps := append([]trace.Epoch(nil), ref.Meta.Epochs...)
+		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })
+		for _, e := range eps {
+			q.Algorithms = append(q.Algorithms, e.Algorithm)
+			m := 0.0
+			for _, c := range e.Check {
+				if v := math.Abs(c.OffsetNS); v > m {
+					m = v
+				}
+			}
+			q.CheckMaxNS = append(q.CheckMaxNS, m)
+		}
+	}
+	var specs []string
+	seen := map[string]bool{}
+	for _, ri := range a.rn.Ranks {
+		if in := ri.Meta.Header.Inject; in != nil {
+			q.Injected = true
+			if !seen[in.Spec] {
+				seen[in.Spec] = true
+				specs = append(specs, in.Spec)
+			}
+		}
+	}
+	if q.Injected {
+		q.InjectSpec = strings.Join(specs, " | ")
+		emu := ""
+		for _, ri := range a.rn.Ranks {
+			if in := ri.Meta.Header.Inject; in != nil && in.NodeSize > 0 {
+				emu = fmt.Sprintf(", nodes emulated with GCLOCK_NODE_SIZE=%d ranks each", in.NodeSize)
+				break
+			}
+		}
+		q.Warnings = append(q.Warnings, fmt.Sprintf(
+			"CLOCK ERROR WAS INJECTED: this run's timers were deliberately faked (GCLOCK_FAKE_CLOCK=%s%s); the recorded times are a test, not the machine's real clocks", q.InjectSpec, emu))
+	}
+	if a.opt.Clock == ClockRaw {
+		q.Warnings = append(q.Warnings,
+			"CLOCK MODE RAW: timestamps are uncorrected local times; skews, waits, the late rank and the Gantt order across ranks are not trustworthy")
+	}
+	if a.clockViol > 0 {
+		q.Warnings = append(q.Warnings, fmt.Sprintf(
+			"%d clock-condition violations (max %s): a rank left a synchronizing collective before the last rank entered it, so the timestamps in use (mode %s) are off by at least that much",
+			a.clockViol, FormatNS(a.maxViol), a.opt.Clock))
+	}
+	return q
+}
+
+// worstEntry is one of the top-N instances, corrected and raw.
+type worstEntry struct{ inst, raw Instance }
+
+// worstHeap is a min-heap by entry skew holding the top-N instances.
+type worstHeap []worstEntry
+
+func (h worstHeap) Len() int { return len(h) }
+
+func (h worstHeap) Less(i, j int) bool { return h[i].inst.EntrySkew < h[j].inst.EntrySkew }
+
+func (h worstHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+
+func (h *worstHeap) Push(x any) { *h = append(*h, x.(worstEntry)) }
+
+func (h *worstHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// FormatNS formats a duration in ns with a readable unit.
+func FormatNS(ns float64) string {
+	v := math.Abs(ns)
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}

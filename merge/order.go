@@ -1,0 +1,177 @@
+package merge
+
+// Per-rank time order: overlapping thread chunks are put back in order.
+
+// ReorderWindow is how many events a rank's stream is held back to put
+// overlapping chunks back in time order. A rank writes one chunk per
+// thread buffer, so with several threads calling MPI, chunks overlap in
+// time. The window is only used once a rank's chunks are seen to overlap.
+const ReorderWindow = 1 << 15
+
+// rankOrder turns one rank's batches (each sorted) into a time-ordered
+// stream. It holds the latest batch back; when a new batch starts before
+// the held one ends, it switches to a min-heap of up to ReorderWindow
+// events. Events that still come out before already sent ones (overlap
+// deeper than the window) are counted in rs.unsorted.
+type rankOrder struct {
+	rs       *rankState
+	done     <-chan struct{}
+	held     *batch
+	heap     []GEvent // min-heap by Enter, used after the first overlap
+	reorder  bool
+	out      *batch
+	lastSent float64
+	stopped  bool
+}
+
+func (d *rankOrder) newBatch() *batch {
+	select {
+	case b := <-d.rs.free:
+		return b
+	default:
+		return &batch{ev: make([]GEvent, 0, maxBatch)}
+	}
+}
+
+func (d *rankOrder) recycle(b *batch) {
+	select {
+	case d.rs.free <- b:
+	default:
+	}
+}
+
+// send hands a batch to the merger; false when the analysis was stopped.
+func (d *rankOrder) send(b *batch) bool {
+	if d.stopped {
+		return false
+	}
+	for i := range b.ev {
+		if b.ev[i].Enter < d.lastSent {
+			d.rs.unsorted++
+		} else {
+			d.lastSent = b.ev[i].Enter
+		}
+	}
+	select {
+	case d.rs.out <- b:
+		return true
+	case <-d.done:
+		d.stopped = true
+		return false
+	}
+}
+
+// add takes one sorted batch.
+func (d *rankOrder) add(b *batch) bool {
+	if d.reorder {
+		return d.push(b)
+	}
+	if d.held == nil {
+		d.held = b
+		return true
+	}
+	h := d.held
+	if b.ev[0].Enter < h.ev[len(h.ev)-1].Enter { // chunks overlap: reorder from now on
+		d.reorder = true
+		d.held = nil
+		return d.push(h) && d.push(b)
+	}
+	d.held = b
+	return d.send(h)
+}
+
+// push moves b's events into the heap and emits what the window allows.
+func (d *rankOrder) push(b *batch) bool {
+	for i := range b.ev {
+		d.heap = append(d.heap, b.ev[i])
+		siftUpEv(d.heap, len(d.heap)-1)
+	}
+	d.recycle(b)
+	for len(d.heap) > ReorderWindow {
+		if !d.emit(d.popEv()) {
+			return false
+		}
+	}
+	return true
+}
+
+func (d *rankOrder) emit(ev GEvent) bool {
+	if d.out == nil {
+		d.out = d.newBatch()
+		d.out.ev = d.out.ev[:0]
+	}
+	d.out.ev = append(d.out.ev, ev)
+	if len(d.out.ev) >= maxBatch {
+		o := d.out
+		d.out = nil
+		return d.send(o)
+	}
+	return true
+}
+
+func (d *rankOrder) popEv() GEvent {
+	h := d.heap
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	d.heap = h[:n]
+	siftDownEv(d.heap, 0)
+	return top
+}
+
+// finish sends everything still held (end of the rank's stream).
+func (d *rankOrder) finish() {
+	if d.held != nil {
+		h := d.held
+		d.held = nil
+		if !d.send(h) {
+			return
+		}
+	}
+	for len(d.heap) > 0 {
+		if !d.emit(d.popEv()) {
+			return
+		}
+	}
+	if d.out != nil && len(d.out.ev) > 0 {
+		d.send(d.out)
+		d.out = nil
+	}
+}
+
+func evLess(a, b *GEvent) bool {
+	if a.Enter != b.Enter {
+		return a.Enter < b.Enter
+	}
+	return a.LocalEnter < b.LocalEnter
+}
+
+func siftUpEv(h []GEvent, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !evLess(&h[i], &h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func siftDownEv(h []GEvent, i int) {
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && evLess(&h[r], &h[l]) {
+			m = r
+		}
+		if !evLess(&h[m], &h[i]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
