@@ -213,6 +213,7 @@ type analyzer struct {
 	csAcc     [][]*csAccum  // by site: one per op seen there
 	rankAcc   []RankSummary // Events, TimeInMPI: merge goroutine
 	rankWait  []rankWait    // metrics goroutine
+	pair      []float64     // [last*world+waiter] wait caused, metrics goroutine
 	// finished instances travel in batches to the metrics goroutine
 	finBatch  []*openInst
 	finCh     chan []*openInst
@@ -533,6 +534,8 @@ func (a *analyzer) result() *Result {
 		if a.ranks[r] != nil {
 			ra := a.rankAcc[r]
 			ra.TotalWait, ra.TotalLateness, ra.LastCount = a.rankWait[r].wait, a.rankWait[r].lateness, a.rankWait[r].last
+			ra.MadeWait = a.pairTop(r, true, 3)
+			ra.WaitedFor = a.pairTop(r, false, 3)
 			an.Ranks = append(an.Ranks, ra)
 		}
 	}

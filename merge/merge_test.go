@@ -137,6 +137,7 @@ type truthOp struct {
 	exitSkew, maxSkew float64
 	lateness          map[int32]float64
 	waitByRank        map[int32]float64
+	pair              map[[2]int32]float64 // [last, waiter]
 }
 
 func truthMetrics(evs [][]GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
@@ -162,7 +163,7 @@ func truthMetrics(evs [][]GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
 		op := ops[kk]
 		to := out[op]
 		if to == nil {
-			to = &truthOp{lateness: map[int32]float64{}, waitByRank: map[int32]float64{}}
+			to = &truthOp{lateness: map[int32]float64{}, waitByRank: map[int32]float64{}, pair: map[[2]int32]float64{}}
 			out[op] = to
 		}
 		fe, le, fx, lx := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
@@ -184,6 +185,9 @@ func truthMetrics(evs [][]GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
 			to.wait += le - m.e
 			to.waitByRank[m.r] += le - m.e
 			to.lateness[last] += le - m.e
+			if m.r != last {
+				to.pair[[2]int32{last, m.r}] += le - m.e
+			}
 		}
 	}
 	return out
@@ -213,6 +217,7 @@ func TestAnalyze_MetricsMatchSynthTruth(t *testing.T) {
 	}
 	waitByRank := map[int32]float64{}
 	lateByRank := map[int32]float64{}
+	pair := map[[2]int32]float64{}
 	for _, o := range an.Ops {
 		op, _ := trace.OpByName(o.Op)
 		to := truth[op]
@@ -239,10 +244,29 @@ func TestAnalyze_MetricsMatchSynthTruth(t *testing.T) {
 		for r, l := range to.lateness {
 			lateByRank[r] += l
 		}
+		for k, v := range to.pair {
+			pair[k] += v
+		}
 	}
 	for _, rs := range an.Ranks {
 		close("rank wait", rs.TotalWait, waitByRank[rs.Rank])
 		close("rank lateness", rs.TotalLateness, lateByRank[rs.Rank])
+		for _, m := range rs.MadeWait {
+			close("made wait", m.NS, pair[[2]int32{rs.Rank, m.Rank}])
+		}
+		for _, m := range rs.WaitedFor {
+			close("waited for", m.NS, pair[[2]int32{m.Rank, rs.Rank}])
+		}
+		// the top entry is the largest in the truth row
+		best := 0.0
+		for k, v := range pair {
+			if k[0] == rs.Rank && v > best {
+				best = v
+			}
+		}
+		if best > 0 && (len(rs.MadeWait) == 0 || math.Abs(rs.MadeWait[0].NS-best) > 1e-6*best+20) {
+			t.Errorf("rank %d made-wait top %v, truth max %.0f", rs.Rank, rs.MadeWait, best)
+		}
 	}
 	// Worst instance = the largest entry skew overall.
 	maxSkew := 0.0

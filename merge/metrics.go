@@ -179,6 +179,9 @@ func (a *analyzer) finalize(in *openInst) {
 		}
 	}
 	lastRank := cs.members[lastPos]
+	if a.pair == nil && a.rn.WorldSize <= MaxPairRanks {
+		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
+	}
 	var caused float64
 	for p := 0; p < n; p++ {
 		if in.state[p] != stArrived {
@@ -192,6 +195,9 @@ func (a *analyzer) finalize(in *openInst) {
 		wr := cs.members[p]
 		a.rankWait[wr].wait += w
 		caused += w
+		if a.pair != nil && p != lastPos {
+			a.pair[int(lastRank)*a.rn.WorldSize+int(wr)] += w
+		}
 		if site := in.site[p]; site >= 0 {
 			ca := a.csAccFor(site, op)
 			ca.calls++
@@ -357,6 +363,40 @@ func (a *analyzer) clockQuality() ClockQuality {
 			a.clockViol, FormatNS(a.maxViol), a.opt.Clock))
 	}
 	return q
+}
+
+// MaxPairRanks bounds the world size for which the rank-pair wait matrix
+// ("rank A made rank B wait this long") is kept: ranks² float64s, 8 MB at
+// 1024 ranks.
+const MaxPairRanks = 1024
+
+// pairTop returns the topN largest entries of row r (by=true: the ranks r
+// made wait) or of column r (by=false: the ranks r waited for).
+func (a *analyzer) pairTop(r int, row bool, topN int) []RankAmount {
+	if a.pair == nil {
+		return nil
+	}
+	n := a.rn.WorldSize
+	var out []RankAmount
+	for o := 0; o < n; o++ {
+		v := a.pair[r*n+o]
+		if !row {
+			v = a.pair[o*n+r]
+		}
+		if v > 0 {
+			out = append(out, RankAmount{Rank: int32(o), NS: v})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].NS != out[j].NS {
+			return out[i].NS > out[j].NS
+		}
+		return out[i].Rank < out[j].Rank
+	})
+	if len(out) > topN {
+		out = out[:topN]
+	}
+	return out
 }
 
 // worstEntry is one of the top-N instances, corrected and raw.

@@ -124,6 +124,18 @@ type RankSummary struct {
 	// waits it caused to the other members ("who makes others wait").
 	TotalLateness float64 `json:"total_lateness_ns"`
 	LastCount     int     `json:"last_count"` // instances where it was last
+
+	// Added by merge (world size <= MaxPairRanks): the ranks this rank
+	// made wait most when it was last, and the ranks it waited for most,
+	// top 3 each, with the summed wait.
+	MadeWait  []RankAmount `json:"made_wait,omitempty"`
+	WaitedFor []RankAmount `json:"waited_for,omitempty"`
+}
+
+// RankAmount is a wait time (ns) attributed to another rank.
+type RankAmount struct {
+	Rank int32   `json:"rank"`
+	NS   float64 `json:"ns"`
 }
 
 // ClockQuality states how far the corrected timeline can be trusted.
