@@ -248,7 +248,7 @@ static inline uint64_t gclock_wsize(const int counts[], const MPI_Datatype types
 				    int n, int skip)
 {
 	uint64_t total = 0;
-	MPI_Datatype last = MPI_DATATYPE_NULL;
+	MPI_Datatype last = types[0]; /* compared only once have != 0 */
 	uint64_t lastsz = 0;
 	int have = 0;
 	for (int i = 0; i < n; i++) {

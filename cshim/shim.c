@@ -48,6 +48,43 @@ static uint64_t dropped;
 static MPI_Comm tcomm[GCLOCK_MAX_TCOMM];
 static int ntcomm;
 
+/* ---- predefined handles ----------------------------------------------------
+ *
+ * Open MPI's predefined handles are addresses of objects in libmpi. They are
+ * weak references here, resolved when libgclock.so loads; if libmpi is
+ * loaded later (dlopen'ed by Python's mpi4py, Julia, R, ...) they stay NULL,
+ * so MPI_Init looks them up again with dlsym. PMPI_* calls need nothing of
+ * the kind: they bind lazily at their first call. */
+
+static MPI_Comm h_world, h_self, h_null;
+static MPI_Datatype h_double, h_byte, h_int, h_int64;
+static MPI_Info h_info_null;
+
+#ifdef OPEN_MPI
+static void *resolve(void *linked, const char *sym)
+{
+	return linked != NULL ? linked : dlsym(RTLD_DEFAULT, sym);
+}
+#define GCLOCK_RESOLVE(var, type, macro, sym) (var = (type)resolve((void *)(macro), sym)) != NULL
+#else
+#define GCLOCK_RESOLVE(var, type, macro, sym) ((var = (macro)), 1)
+#endif
+
+/* handles_resolve fills the h_* handles; 0 if one cannot be found. */
+static int handles_resolve(void)
+{
+	int ok = 1;
+	ok &= GCLOCK_RESOLVE(h_world, MPI_Comm, MPI_COMM_WORLD, "ompi_mpi_comm_world");
+	ok &= GCLOCK_RESOLVE(h_self, MPI_Comm, MPI_COMM_SELF, "ompi_mpi_comm_self");
+	ok &= GCLOCK_RESOLVE(h_null, MPI_Comm, MPI_COMM_NULL, "ompi_mpi_comm_null");
+	ok &= GCLOCK_RESOLVE(h_double, MPI_Datatype, MPI_DOUBLE, "ompi_mpi_double");
+	ok &= GCLOCK_RESOLVE(h_byte, MPI_Datatype, MPI_BYTE, "ompi_mpi_byte");
+	ok &= GCLOCK_RESOLVE(h_int, MPI_Datatype, MPI_INT, "ompi_mpi_int");
+	ok &= GCLOCK_RESOLVE(h_int64, MPI_Datatype, MPI_INT64_T, "ompi_mpi_int64_t");
+	ok &= GCLOCK_RESOLVE(h_info_null, MPI_Info, MPI_INFO_NULL, "ompi_mpi_info_null");
+	return ok;
+}
+
 /* ---- guard --------------------------------------------------------------- */
 
 void gclock_guard_enter(void) { gclock_tl_guard++; }
@@ -274,7 +311,7 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 
 gclock_comm_slot *gclock_comm_unknown(MPI_Comm comm)
 {
-	if (comm == MPI_COMM_NULL || !gclock_active)
+	if (comm == h_null || !gclock_active)
 		return NULL;
 	pthread_mutex_lock(&comm_mu);
 	gclock_comm_slot *s = comm_find((uintptr_t)comm);
@@ -297,7 +334,7 @@ static uint32_t comm_child(gclock_comm_slot *parent)
 static void comm_created(int rc, gclock_comm_slot *parent, uint32_t counter,
 			 MPI_Comm newcomm, const char *kind)
 {
-	if (rc != MPI_SUCCESS || parent == NULL || newcomm == MPI_COMM_NULL)
+	if (rc != MPI_SUCCESS || parent == NULL || newcomm == h_null)
 		return;
 	comm_register(newcomm, parent, counter, kind, 0);
 }
@@ -492,19 +529,24 @@ static void after_init(void)
 {
 	if (env_true("GCLOCK_DISABLE") || started)
 		return;
-	if (PMPI_Comm_dup(MPI_COMM_WORLD, &tcomm[0]) != MPI_SUCCESS)
+	if (!handles_resolve()) {
+		fprintf(stderr, "gclock: cannot find the MPI library's predefined handles "
+				"(MPI_COMM_WORLD, ...); not recording (the application continues)\n");
+		return;
+	}
+	if (PMPI_Comm_dup(h_world, &tcomm[0]) != MPI_SUCCESS)
 		return;
 	ntcomm = 1;
-	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+	PMPI_Comm_rank(h_world, &world_rank);
+	PMPI_Comm_size(h_world, &world_size);
+	PMPI_Comm_group(h_world, &world_group);
 	started = 1;
 	atexit(gclock_atexit);
 	if (!gclockGoStart())
 		return; /* inert, but epoch 1 and finish still run collectively */
 	gclock_active = 1;
-	gclock_comm_slot *w = comm_register(MPI_COMM_WORLD, NULL, 0, "world", 1);
-	gclock_comm_slot *s = comm_register(MPI_COMM_SELF, NULL, 0, "self", 2);
+	gclock_comm_slot *w = comm_register(h_world, NULL, 0, "world", 1);
+	gclock_comm_slot *s = comm_register(h_self, NULL, 0, "self", 2);
 	if (w == NULL || s == NULL)
 		gclock_active = 0;
 }
@@ -549,7 +591,7 @@ int MPI_Finalize(void)
 	gclock_flush_all();
 	gclockGoFinish(GCLOCK_FINISH_FINALIZE);
 	for (int i = ntcomm - 1; i >= 0; i--)
-		if (tcomm[i] != MPI_COMM_NULL)
+		if (tcomm[i] != h_null)
 			PMPI_Comm_free(&tcomm[i]);
 	ntcomm = 0;
 	PMPI_Group_free(&world_group);
@@ -581,7 +623,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 static MPI_Comm tc_get(int tc)
 {
 	if (tc < 0 || tc >= ntcomm)
-		return MPI_COMM_NULL;
+		return h_null;
 	return tcomm[tc];
 }
 
@@ -605,25 +647,25 @@ int gclock_t_size(int tc)
 int gclock_t_send(int tc, const double *v, int n, int dst, int sync)
 {
 	if (sync)
-		return PMPI_Ssend(v, n, MPI_DOUBLE, dst, GCLOCK_TAG, tc_get(tc));
-	return PMPI_Send(v, n, MPI_DOUBLE, dst, GCLOCK_TAG, tc_get(tc));
+		return PMPI_Ssend(v, n, h_double, dst, GCLOCK_TAG, tc_get(tc));
+	return PMPI_Send(v, n, h_double, dst, GCLOCK_TAG, tc_get(tc));
 }
 
 int gclock_t_recv(int tc, double *v, int n, int src)
 {
-	return PMPI_Recv(v, n, MPI_DOUBLE, src, GCLOCK_TAG, tc_get(tc), MPI_STATUS_IGNORE);
+	return PMPI_Recv(v, n, h_double, src, GCLOCK_TAG, tc_get(tc), MPI_STATUS_IGNORE);
 }
 
 int gclock_t_bcast(int tc, void *buf, int64_t n, int root)
 {
 	if (n < 0 || n > 0x7fffffff)
 		return MPI_ERR_COUNT;
-	return PMPI_Bcast(buf, (int)n, MPI_BYTE, root, tc_get(tc));
+	return PMPI_Bcast(buf, (int)n, h_byte, root, tc_get(tc));
 }
 
 int gclock_t_bcast_i64(int tc, int64_t *v, int root)
 {
-	return PMPI_Bcast(v, 1, MPI_INT64_T, root, tc_get(tc));
+	return PMPI_Bcast(v, 1, h_int64, root, tc_get(tc));
 }
 
 int gclock_t_split(int tc, int color, int key, int *newtc)
@@ -631,7 +673,7 @@ int gclock_t_split(int tc, int color, int key, int *newtc)
 	*newtc = -1;
 	MPI_Comm nc;
 	int rc = PMPI_Comm_split(tc_get(tc), color < 0 ? MPI_UNDEFINED : color, key, &nc);
-	if (rc != MPI_SUCCESS || nc == MPI_COMM_NULL)
+	if (rc != MPI_SUCCESS || nc == h_null)
 		return rc;
 	if (ntcomm >= GCLOCK_MAX_TCOMM) {
 		PMPI_Comm_free(&nc);
@@ -646,7 +688,7 @@ int gclock_t_barrier(int tc) { return PMPI_Barrier(tc_get(tc)); }
 
 int gclock_t_allgather_int(int tc, int v, int *all)
 {
-	return PMPI_Allgather(&v, 1, MPI_INT, all, 1, MPI_INT, tc_get(tc));
+	return PMPI_Allgather(&v, 1, h_int, all, 1, h_int, tc_get(tc));
 }
 
 /* gclock_node_shared: node index = order of the shared-memory leaders (the
@@ -657,18 +699,18 @@ int gclock_node_shared(int *node_id, int *node_size)
 	*node_id = 0;
 	*node_size = 1;
 	int rc = PMPI_Comm_split_type(tcomm[0], MPI_COMM_TYPE_SHARED, world_rank,
-				      MPI_INFO_NULL, &local);
+				      h_info_null, &local);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	int lrank = 0, lsize = 1, leader = world_rank;
 	PMPI_Comm_rank(local, &lrank);
 	PMPI_Comm_size(local, &lsize);
-	PMPI_Bcast(&leader, 1, MPI_INT, 0, local);
+	PMPI_Bcast(&leader, 1, h_int, 0, local);
 	PMPI_Comm_free(&local);
 	int *all = malloc(sizeof(int) * (size_t)world_size);
 	if (all == NULL)
 		return MPI_ERR_NO_MEM;
-	rc = PMPI_Allgather(&lrank, 1, MPI_INT, all, 1, MPI_INT, tcomm[0]);
+	rc = PMPI_Allgather(&lrank, 1, h_int, all, 1, h_int, tcomm[0]);
 	if (rc == MPI_SUCCESS) {
 		int id = 0;
 		for (int r = 0; r < leader && r < world_size; r++)

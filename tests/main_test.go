@@ -57,15 +57,41 @@ func setup() error {
 	if _, err := os.Stat(libPath); err != nil {
 		return fmt.Errorf("make lib succeeded but the library is missing: %w", err)
 	}
+	cflags := []string{"-std=c11", "-O2", "-g", "-pthread", "-Wall", "-Wextra", "-Werror"}
+	src := func(p string) string { return filepath.Join(repoRoot, "tests", "progs", p+".c") }
 	for _, p := range progs {
-		src := filepath.Join(repoRoot, "tests", "progs", p+".c")
-		out, err := exec.Command("mpicc", "-std=c11", "-O2", "-g", "-pthread", "-Wall", "-Wextra", "-Werror",
-			"-o", filepath.Join(binDir, p), src).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("mpicc %s: %v\n%s", src, err, out)
+		if err := compile("mpicc", append(cflags, "-o", filepath.Join(binDir, p), src(p))...); err != nil {
+			return err
 		}
 	}
+	// The dlopen case: a host program without MPI and an MPI extension.
+	if err := compile("mpicc", append(cflags, "-shared", "-fPIC", "-o", filepath.Join(binDir, "dlopen_ext.so"), src("dlopen_ext"))...); err != nil {
+		return err
+	}
+	return compile("cc", append(cflags, "-o", filepath.Join(binDir, "dlopen_main"), src("dlopen_main"), "-ldl")...)
+}
+
+func compile(cc string, args ...string) error {
+	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
+	}
 	return nil
+}
+
+// libmpiPath returns the libmpi the extension was linked against (ldd).
+func libmpiPath(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("ldd", filepath.Join(binDir, "dlopen_ext.so")).Output()
+	if err != nil {
+		t.Fatalf("ldd dlopen_ext.so: %v", err)
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && strings.HasPrefix(f[0], "libmpi.so") {
+			return f[2]
+		}
+	}
+	t.Fatalf("dlopen_ext.so does not link libmpi:\n%s", out)
+	return ""
 }
 
 func needSetup(t *testing.T) {

@@ -477,3 +477,23 @@ func TestTimers_EachChoiceRecordedInHeader(t *testing.T) {
 		}
 	})
 }
+
+// TestDlopenedMPI_Recorded: a program that loads libmpi with dlopen after
+// start-up (as mpi4py does) is recorded too, although the library's weak
+// references to MPI's predefined handles were resolved before libmpi
+// existed in the process.
+func TestDlopenedMPI_Recorded(t *testing.T) {
+	needSetup(t)
+	args := []string{libmpiPath(t), filepath.Join(binDir, "dlopen_ext.so")}
+	plain := mpirun(t, run{NP: 2, Prog: "dlopen_main", Args: args})
+	dir := filepath.Join(t.TempDir(), "tr")
+	traced := mpirun(t, run{NP: 2, Preload: true, Prog: "dlopen_main", Args: args, Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+	if plain.Code != 0 || traced.Code != 0 || traced.Stdout != plain.Stdout {
+		t.Fatalf("without preload: code %d %q; with: code %d %q\n%s", plain.Code, plain.Stdout, traced.Code, traced.Stdout, traced.Stderr)
+	}
+	for rank, rt := range readTraces(t, dir, 2) {
+		if len(rt.Events) != 2 || rt.Events[0].Op != trace.OpBarrier || rt.Events[1].Op != trace.OpAllreduce {
+			t.Errorf("rank %d: events %+v, want Barrier, Allreduce", rank, rt.Events)
+		}
+	}
+}
