@@ -326,3 +326,25 @@ func TestCLI_OutputAndInfoExitCodes(t *testing.T) {
 		t.Errorf("info on a missing dir: exit %d, %q", code, stderr)
 	}
 }
+
+func TestWriteText_FallbackReportNamesEverything(t *testing.T) {
+	an := &merge.Analysis{JobID: "j\x1b[31m", WorldSize: 2, Events: 4, Instances: 2,
+		Clock:     merge.ClockQuality{Mode: "raw", Warnings: []string{"CLOCK MODE RAW: ..."}},
+		Ops:       []merge.OpSummary{{Op: "MPI_Barrier", Count: 2, Calls: 4}},
+		Ranks:     []merge.RankSummary{{Rank: 1, Host: "h", LastCount: 2, TotalLateness: 300, MadeWait: []merge.RankAmount{{Rank: 0, NS: 300}}}},
+		Callsites: []merge.CallsiteSummary{{Function: "solve", File: "amg.c", Line: 120, Op: "MPI_Barrier", Calls: 4}},
+		Worst:     []merge.Instance{{CommID: 1, Seq: 7, OpName: "MPI_Barrier", LastRank: 1, Complete: true}},
+		Problems:  []string{"rank-00003.gct: chunk 2 at byte 9: checksum mismatch"},
+	}
+	var b bytes.Buffer
+	writeText(&b, an, 10)
+	out := b.String()
+	for _, want := range []string{"CLOCK MODE RAW", "MPI_Barrier", "solve (amg.c:120)", "world:7", "rank 0 300 ns", "checksum mismatch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b") {
+		t.Errorf("control characters from the trace reached the report")
+	}
+}

@@ -50,12 +50,16 @@ func writeText(w io.Writer, an *merge.Analysis, top int) {
 	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].TotalLateness > ranks[j].TotalLateness })
 	fmt.Fprintf(w, "\nWho makes others wait (lateness = waits caused as the last to arrive):\n")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "rank\thost\tlast arrivals\tlateness caused\tits own wait\ttime in MPI\tevents\t")
+	fmt.Fprintln(tw, "rank\thost\tlast arrivals\tlateness caused\tits own wait\ttime in MPI\tevents\tmade wait most\t")
 	for i, r := range ranks {
 		if i >= top {
 			break
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%d\t\n", r.Rank, oneLine(r.Host), r.LastCount, ns(r.TotalLateness), ns(r.TotalWait), ns(r.TimeInMPI), r.Events)
+		var who []string
+		for _, m := range r.MadeWait {
+			who = append(who, fmt.Sprintf("rank %d %s", m.Rank, ns(m.NS)))
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\t%s\t%d\t%s\t\n", r.Rank, oneLine(r.Host), r.LastCount, ns(r.TotalLateness), ns(r.TotalWait), ns(r.TimeInMPI), r.Events, strings.Join(who, ", "))
 	}
 	tw.Flush()
 
