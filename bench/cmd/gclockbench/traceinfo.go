@@ -150,3 +150,39 @@ func summariseEpoch(files []rankFile, idx int) (syncFigures, bool) {
 	}
 	return s, found
 }
+
+// extrapolatedError is the largest |true error| of each rank's epoch-0
+// model evaluated at the start of its epoch 1 (MPI_Finalize): how far the
+// init-only correction has drifted by the end of the run. It also returns
+// the longest time between the two epochs, ns. ok is false without epoch 1
+// or injection.
+func extrapolatedError(files []rankFile) (errNS, afterNS float64, ok bool) {
+	var ref *rankFile
+	for i := range files {
+		if files[i].Header.Rank == 0 {
+			ref = &files[i]
+		}
+	}
+	if ref == nil {
+		return 0, 0, false
+	}
+	for i := range files {
+		f := &files[i]
+		var e0, e1 *trace.Epoch
+		for j := range f.Epochs {
+			switch f.Epochs[j].Index {
+			case 0:
+				e0 = &f.Epochs[j]
+			case 1:
+				e1 = &f.Epochs[j]
+			}
+		}
+		if e0 == nil || e1 == nil || f.Header.Inject == nil {
+			continue
+		}
+		ok = true
+		errNS = max(errNS, math.Abs(trueError(f, ref, *e0, e1.StartNS)))
+		afterNS = max(afterNS, float64(e1.StartNS-e0.EndNS))
+	}
+	return errNS, afterNS, ok
+}

@@ -71,3 +71,27 @@ func TestSummariseEpoch_TakesWorstRank(t *testing.T) {
 		t.Error("epoch 1 reported present")
 	}
 }
+
+func TestExtrapolatedError_GrowsWithSlopeErrorOverTheRun(t *testing.T) {
+	ref := &trace.Injection{OffsetNS: 5e6, DriftPPM: 100}
+	other := &trace.Injection{OffsetNS: -5e6, DriftPPM: -100}
+	const t0 = int64(1e12)
+	m := exactModel(other, ref, t0)
+	m.Slope += 1e-7 // offset grows 100 ns per second too fast
+	e0 := trace.Epoch{Index: 0, Model: m, StartNS: t0, EndNS: t0}
+	e1 := trace.Epoch{Index: 1, Model: exactModel(other, ref, t0), StartNS: t0 + 2e9, EndNS: t0 + 2e9}
+	files := []rankFile{
+		{Header: trace.Header{Rank: 0, Inject: ref}, Epochs: []trace.Epoch{{Index: 0, Model: exactModel(ref, ref, t0)}, {Index: 1, Model: exactModel(ref, ref, t0)}}},
+		{Header: trace.Header{Rank: 1, Inject: other}, Epochs: []trace.Epoch{e0, e1}},
+	}
+	errNS, after, ok := extrapolatedError(files)
+	if !ok || after != 2e9 || math.Abs(errNS-200) > 1e-3 {
+		t.Errorf("extrapolatedError = %v ns after %v ns (ok %v), want 200 ns after 2e9", errNS, after, ok)
+	}
+	for i := range files {
+		files[i].Epochs = files[i].Epochs[:1]
+	}
+	if _, _, ok := extrapolatedError(files); ok {
+		t.Error("reported without epoch 1")
+	}
+}
