@@ -58,6 +58,7 @@ type sizes struct {
 	trueExecs                    int
 	syncRanks                    []int
 	syncReps                     int
+	syncSleepMS                  int // between MPI_Init and MPI_Finalize
 	simRanks                     []int
 	mergeEvents                  int
 	goBenchtime                  string
@@ -70,7 +71,7 @@ func (c *Config) sizes() sizes {
 		return sizes{
 			barrierCalls: 100_000, allreduceCalls: 10_000,
 			timerReads: 50_000, timerBatches: 5, trueExecs: 100,
-			syncRanks: []int{2}, syncReps: 1,
+			syncRanks: []int{2}, syncReps: 1, syncSleepMS: 200,
 			simRanks: []int{64}, mergeEvents: 100_000,
 			goBenchtime: "1x", amgRanks: 2, amgArgs: []string{"--iters", "50", "--compute-us", "0"},
 		}
@@ -78,7 +79,7 @@ func (c *Config) sizes() sizes {
 	return sizes{
 		barrierCalls: 1_000_000, allreduceCalls: 100_000,
 		timerReads: 200_000, timerBatches: 15, trueExecs: 500,
-		syncRanks: []int{2, 4, 8}, syncReps: 3,
+		syncRanks: []int{2, 4, 8}, syncReps: 3, syncSleepMS: 1000,
 		simRanks: []int{64, 512, 16384}, mergeEvents: 10_000_000,
 		goBenchtime: "1s", amgRanks: 4, amgArgs: []string{"--iters", "500"},
 	}

@@ -519,7 +519,7 @@ func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Ro
 	for range reps {
 		dir := c.runDir("sync")
 		env := c.preloadEnv(dir, "GCLOCK_SYNC="+alg, fmt.Sprintf("GCLOCK_NODE_SIZE=%d", max(1, np/2)), "GCLOCK_FAKE_CLOCK="+fakeClock)
-		r, err := runCmd(3*time.Minute, dir, nil, mpiRun(np, env, prog)...)
+		r, err := runCmd(3*time.Minute, dir, nil, mpiRun(np, env, prog, strconv.Itoa(c.sizes().syncSleepMS))...)
 		if err != nil {
 			os.RemoveAll(dir)
 			return unavailable(sec, name, err)
@@ -566,7 +566,7 @@ func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Ro
 		return unavailable(sec, name, why)
 	}
 	r := Row{Section: sec, Name: name, Value: num(median(durs)/1e6) + " ms sync",
-		Notes: fmt.Sprintf("epoch 0 (%s), %d runs; mpirun wall %s ms", algName, len(durs), num(median(wall)/1e6))}
+		Notes: fmt.Sprintf("epoch 0 (%s), median of %d runs; residual = max |Check| on rank 0 (Algorithm 6), true error = max over ranks of |model − injected truth| at sync end; mpirun wall %s ms", algName, len(durs), num(median(wall)/1e6))}
 	if len(check) > 0 {
 		r.Value += ", residual " + dur(median(check))
 	} else {
@@ -588,7 +588,8 @@ func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Ro
 		}
 	}
 	if len(extra) > 0 {
-		r.Notes += fmt.Sprintf("; epoch-0 model extrapolated %s to MPI_Finalize: true error %s", dur(median(after)), dur(median(extra)))
+		r.Value += fmt.Sprintf(" (%s after %s with the init model alone)", dur(median(extra)), dur(median(after)))
+		r.Notes += fmt.Sprintf("; the epoch-0 model evaluated at epoch 1's start, %s later, is off by %s (true error)", dur(median(after)), dur(median(extra)))
 	}
 	if line != "" {
 		r.Notes += "; rank 0: " + line
