@@ -33,7 +33,7 @@ func unavailable(section, name string, why error) Row {
 
 func oneLine(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	return strings.ReplaceAll(s, "|", "/")
+	return strings.ReplaceAll(s, "|", `\|`)
 }
 
 var tableHeader = []string{"#", "benchmark", "value", "baseline (same run)", "ratio", "goal", "notes"}

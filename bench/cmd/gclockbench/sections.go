@@ -497,99 +497,121 @@ func benchSync(c *Config, rep *Report) []Row {
 			Ratio: ratio(median(p), median(b)), Notes: fmt.Sprintf("%d interleaved runs; with preload %s", len(p), spread(p, "ms", 1e6))})
 	}
 
-	// Sync algorithms on real MPI with injected clock error.
+	// Sync algorithms on real MPI with injected clock error; per size the
+	// algorithms are interleaved (h2hca hca3 ... h2hca hca3 ...).
 	for _, np := range sz.syncRanks {
-		for _, alg := range syncAlgs {
-			name := fmt.Sprintf("sync %s, %d ranks (2 emulated nodes, injected ±5 ms, ±100 ppm)", alg, np)
-			if libE != nil {
-				rows = append(rows, unavailable(sec, name, libE))
-				continue
+		name := func(alg string) string {
+			return fmt.Sprintf("sync %s, %d ranks (2 emulated nodes, injected ±5 ms, ±100 ppm)", alg, np)
+		}
+		if libE != nil {
+			for _, alg := range syncAlgs {
+				rows = append(rows, unavailable(sec, name(alg), libE))
 			}
-			rows = append(rows, syncRow(c, sec, name, empty, np, alg, sz.syncReps))
+			continue
+		}
+		lines, algNames := map[string]string{}, map[string]string{}
+		var vs []variant
+		for _, alg := range syncAlgs {
+			vs = append(vs, variant{alg, func() (map[string]float64, error) {
+				return syncRun(c, empty, np, alg, lines, algNames)
+			}})
+		}
+		s, errs := interleave(sz.syncReps, vs, c.logf)
+		for _, alg := range syncAlgs {
+			rows = append(rows, syncRow(sec, name(alg), s[alg], errs[alg], lines[alg], algNames[alg]))
 		}
 	}
 	return rows
 }
 
-func syncRow(c *Config, sec, name, prog string, np int, alg string, reps int) Row {
-	var durs, check, truth, wall []float64
-	var durs1, check1, truth1, extra, after []float64
-	var line, algName string
-	var lastErr error
-	for range reps {
-		dir := c.runDir("sync")
-		env := c.preloadEnv(dir, "GCLOCK_SYNC="+alg, fmt.Sprintf("GCLOCK_NODE_SIZE=%d", max(1, np/2)), "GCLOCK_FAKE_CLOCK="+fakeClock)
-		r, err := runCmd(3*time.Minute, dir, nil, mpiRun(np, env, prog, strconv.Itoa(c.sizes().syncSleepMS))...)
-		if err != nil {
-			os.RemoveAll(dir)
-			return unavailable(sec, name, err)
-		}
-		wall = append(wall, float64(r.Wall.Nanoseconds()))
-		line = rank0SyncLine(r.Stdout+"\n"+r.Stderr, alg)
-		files, err := readTraceDir(dir)
-		os.RemoveAll(dir)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		f, ok := summariseEpoch(files, 0)
-		if !ok {
-			lastErr = errors.New("trace holds no sync epoch 0")
-			continue
-		}
-		algName = f.Algorithm
-		durs = append(durs, f.DurationNS)
-		if f.Checks > 0 {
-			check = append(check, f.CheckMaxNS)
-		}
-		if !math.IsNaN(f.TrueMaxNS) {
-			truth = append(truth, f.TrueMaxNS)
-		}
-		if f1, ok := summariseEpoch(files, 1); ok {
-			durs1 = append(durs1, f1.DurationNS)
-			if f1.Checks > 0 {
-				check1 = append(check1, f1.CheckMaxNS)
-			}
-			if !math.IsNaN(f1.TrueMaxNS) {
-				truth1 = append(truth1, f1.TrueMaxNS)
-			}
-		}
-		if e, a, ok := extrapolatedError(files); ok {
-			extra, after = append(extra, e), append(after, a)
-		}
+// syncRun runs the empty program once on np ranks with alg and the
+// injected clock error, and returns the figures its trace holds. A run
+// whose trace lacks epoch 0 is an error; missing later figures are absent.
+func syncRun(c *Config, prog string, np int, alg string, lines, algNames map[string]string) (map[string]float64, error) {
+	dir := c.runDir("sync")
+	defer os.RemoveAll(dir)
+	env := c.preloadEnv(dir, "GCLOCK_SYNC="+alg, fmt.Sprintf("GCLOCK_NODE_SIZE=%d", max(1, np/2)), "GCLOCK_FAKE_CLOCK="+fakeClock)
+	r, err := runCmd(3*time.Minute, dir, nil, mpiRun(np, env, prog, strconv.Itoa(c.sizes().syncSleepMS))...)
+	if err != nil {
+		return nil, err
 	}
-	if len(durs) == 0 {
-		why := fmt.Errorf("epochs unreadable: %v", lastErr)
+	line := rank0SyncLine(r.Stdout+"\n"+r.Stderr, alg)
+	lines[alg] = line
+	files, err := readTraceDir(dir)
+	if err == nil && len(files) != np {
+		err = fmt.Errorf("%d rank files for %d ranks", len(files), np)
+	}
+	f, ok := summariseEpoch(files, 0)
+	if err == nil && !ok {
+		err = errors.New("trace holds no sync epoch 0")
+	}
+	if err != nil {
 		if line != "" {
-			why = fmt.Errorf("%v; rank 0 said: %s", why, line)
+			err = fmt.Errorf("%w; rank 0 said: %s", err, line)
 		}
-		return unavailable(sec, name, why)
+		return nil, err
 	}
-	r := Row{Section: sec, Name: name, Value: num(median(durs)/1e6) + " ms sync",
-		Notes: fmt.Sprintf("epoch 0 (%s), median of %d runs; residual = max |Check| on rank 0 (Algorithm 6), true error = max over ranks of |model − injected truth| at sync end; mpirun wall %s ms", algName, len(durs), num(median(wall)/1e6))}
-	if len(check) > 0 {
-		r.Value += ", residual " + dur(median(check))
+	algNames[alg] = f.Algorithm
+	m := map[string]float64{"wall": float64(r.Wall.Nanoseconds()), "dur0": f.DurationNS}
+	if f.Checks > 0 {
+		m["check0"] = f.CheckMaxNS
+	}
+	if !math.IsNaN(f.TrueMaxNS) {
+		m["true0"] = f.TrueMaxNS
+	}
+	if f1, ok := summariseEpoch(files, 1); ok {
+		m["dur1"] = f1.DurationNS
+		if f1.Checks > 0 {
+			m["check1"] = f1.CheckMaxNS
+		}
+		if !math.IsNaN(f1.TrueMaxNS) {
+			m["true1"] = f1.TrueMaxNS
+		}
+	}
+	if e, a, ok := extrapolatedError(files); ok {
+		m["extra"], m["after"] = e, a
+	}
+	return m, nil
+}
+
+// syncRow turns one algorithm's samples into its table row.
+func syncRow(sec, name string, s map[string][]float64, err error, line, algName string) Row {
+	if len(s["dur0"]) == 0 {
+		if err == nil {
+			err = errors.New("no run produced figures")
+		}
+		return unavailable(sec, name, err)
+	}
+	r := Row{Section: sec, Name: name, Value: dur(median(s["dur0"])) + " sync",
+		Notes: fmt.Sprintf("epoch 0 (%s), median of %d interleaved runs; residual = largest Check offset on rank 0 (Algorithm 6), true error = largest difference over ranks between model and injected truth at sync end; mpirun wall %s",
+			algName, len(s["dur0"]), dur(median(s["wall"])))}
+	if err != nil {
+		r.Notes += fmt.Sprintf("; a later run failed: %v", err)
+	}
+	if xs := s["check0"]; len(xs) > 0 {
+		r.Value += ", residual " + dur(median(xs))
 	} else {
 		r.Notes += "; no Check results in rank 0's epoch"
 	}
-	if len(truth) > 0 {
-		r.Value += ", true error " + dur(median(truth))
+	if xs := s["true0"]; len(xs) > 0 {
+		r.Value += ", true error " + dur(median(xs))
 		r.Baseline = "injected 10 ms offset, 200 ppm drift between nodes"
 	} else {
 		r.Notes += "; header records no injection"
 	}
-	if len(durs1) > 0 {
-		r.Notes += fmt.Sprintf("; epoch 1 (MPI_Finalize): %s sync", dur(median(durs1)))
-		if len(check1) > 0 {
-			r.Notes += ", residual " + dur(median(check1))
+	if xs := s["dur1"]; len(xs) > 0 {
+		r.Notes += fmt.Sprintf("; epoch 1 (MPI_Finalize): %s sync", dur(median(xs)))
+		if ys := s["check1"]; len(ys) > 0 {
+			r.Notes += ", residual " + dur(median(ys))
 		}
-		if len(truth1) > 0 {
-			r.Notes += ", true error " + dur(median(truth1))
+		if ys := s["true1"]; len(ys) > 0 {
+			r.Notes += ", true error " + dur(median(ys))
 		}
 	}
-	if len(extra) > 0 {
-		r.Value += fmt.Sprintf(" (%s after %s with the init model alone)", dur(median(extra)), dur(median(after)))
-		r.Notes += fmt.Sprintf("; the epoch-0 model evaluated at epoch 1's start, %s later, is off by %s (true error)", dur(median(after)), dur(median(extra)))
+	if xs := s["extra"]; len(xs) > 0 {
+		after := median(s["after"])
+		r.Value += fmt.Sprintf(" (%s after %s with the init model alone)", dur(median(xs)), dur(after))
+		r.Notes += fmt.Sprintf("; the epoch-0 model evaluated at epoch 1's start, %s later, is off by %s (true error)", dur(after), dur(median(xs)))
 	}
 	if line != "" {
 		r.Notes += "; rank 0: " + line
