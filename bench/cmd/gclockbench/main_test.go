@@ -141,3 +141,15 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+func TestRenderTable_EscapesPipesOnce(t *testing.T) {
+	rows := []Row{unavailable("1", "x", errorString("a | b")), {Section: "2", Name: "max |r|", Value: "1 ns"}}
+	out := renderTable(rows)
+	if strings.Contains(out, `\\|`) || !strings.Contains(out, `a \| b`) || !strings.Contains(out, `max \|r\|`) {
+		t.Errorf("bad escaping:\n%s", out)
+	}
+}
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }

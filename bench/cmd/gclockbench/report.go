@@ -28,7 +28,7 @@ type Row struct {
 const notAvailablePrefix = "not available yet: "
 
 func unavailable(section, name string, why error) Row {
-	return Row{Section: section, Name: name, Value: notAvailablePrefix + oneLine(why.Error())}
+	return Row{Section: section, Name: name, Value: notAvailablePrefix + strings.Join(strings.Fields(why.Error()), " ")}
 }
 
 func oneLine(s string) string {
