@@ -1,7 +1,8 @@
 /* timercost: cost of one read of every timer gclock can record with
  * (clock_gettime per clock id, rdtsc, rdtscp, MPI_Wtime). Each figure is the
  * median over `batches` batches of `reads` back-to-back reads (throughput of
- * dependent-free reads, which is what a wrapper's entry+exit pair pays).
+ * independent reads, which is what a wrapper's entry+exit pair pays). The
+ * timers take turns batch by batch, so a noisy neighbour hits them alike.
  *
  * usage: timercost [reads=200000] [batches=15]   (1 rank, no preload)
  * prints: timer_ns <name> <ns per read>                                  */
@@ -12,21 +13,21 @@
 
 #include "common.h"
 
+enum { T_MONO, T_RAW, T_REAL, T_RDTSC, T_RDTSCP, T_WTIME, NTIMERS };
+static const char *names[NTIMERS] = {"monotonic", "monotonic_raw", "realtime",
+                                     "rdtsc", "rdtscp", "mpi_wtime"};
 static volatile uint64_t sink;
 
-#define MEASURE(NAME, READ_EXPR)                                              \
+#define MEASURE(T, READ_EXPR)                                                 \
     do {                                                                      \
-        for (long b = 0; b < batches; b++) {                                  \
-            uint64_t acc = 0;                                                 \
-            int64_t t0 = bench_now_ns();                                      \
-            for (long i = 0; i < reads; i++) {                                \
-                READ_EXPR;                                                    \
-            }                                                                 \
-            int64_t t1 = bench_now_ns();                                      \
-            sink += acc;                                                      \
-            per[b] = (double)(t1 - t0) / (double)reads;                       \
+        uint64_t acc = 0;                                                     \
+        int64_t t0 = bench_now_ns();                                          \
+        for (long i = 0; i < reads; i++) {                                    \
+            READ_EXPR;                                                        \
         }                                                                     \
-        printf("timer_ns %s %.3f\n", NAME, bench_median_dbl(per, batches));   \
+        int64_t t1 = bench_now_ns();                                          \
+        sink += acc;                                                          \
+        per[T][b] = (double)(t1 - t0) / (double)reads;                        \
     } while (0)
 
 static inline uint64_t gettime(clockid_t id)
@@ -41,17 +42,25 @@ int main(int argc, char **argv)
     long reads = bench_arg_long(argc, argv, 1, 200000);
     long batches = bench_arg_long(argc, argv, 2, 15);
     MPI_Init(&argc, &argv);
-    double *per = calloc((size_t)batches, sizeof *per);
-    if (!per)
-        return 1;
+    double *per[NTIMERS];
+    for (int t = 0; t < NTIMERS; t++) {
+        per[t] = calloc((size_t)batches, sizeof *per[t]);
+        if (!per[t])
+            return 1;
+    }
     unsigned aux;
-    MEASURE("monotonic", acc += gettime(CLOCK_MONOTONIC));
-    MEASURE("monotonic_raw", acc += gettime(CLOCK_MONOTONIC_RAW));
-    MEASURE("realtime", acc += gettime(CLOCK_REALTIME));
-    MEASURE("rdtsc", acc += __rdtsc());
-    MEASURE("rdtscp", acc += __rdtscp(&aux));
-    MEASURE("mpi_wtime", acc += (uint64_t)(MPI_Wtime() * 1e9));
-    free(per);
+    for (long b = 0; b < batches; b++) {
+        MEASURE(T_MONO, acc += gettime(CLOCK_MONOTONIC));
+        MEASURE(T_RAW, acc += gettime(CLOCK_MONOTONIC_RAW));
+        MEASURE(T_REAL, acc += gettime(CLOCK_REALTIME));
+        MEASURE(T_RDTSC, acc += __rdtsc());
+        MEASURE(T_RDTSCP, acc += __rdtscp(&aux));
+        MEASURE(T_WTIME, acc += (uint64_t)(MPI_Wtime() * 1e9));
+    }
+    for (int t = 0; t < NTIMERS; t++) {
+        printf("timer_ns %s %.3f\n", names[t], bench_median_dbl(per[t], (size_t)batches));
+        free(per[t]);
+    }
     fflush(stdout);
     MPI_Finalize();
     return 0;
