@@ -153,3 +153,16 @@ func TestRenderTable_EscapesPipesOnce(t *testing.T) {
 type errorString string
 
 func (e errorString) Error() string { return string(e) }
+
+func TestWriteDoc_RefreshesIntroKeepsSections(t *testing.T) {
+	doc := filepath.Join(t.TempDir(), "b.md")
+	os.WriteFile(doc, []byte("# Benchmarks\n\nold intro\n\n## CPU A, 2 cores\n\nA\n"), 0o644)
+	if err := writeDoc(doc, "CPU B, 8 cores", "## CPU B, 8 cores\n\nB\n"); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(doc)
+	s := string(b)
+	if strings.Contains(s, "old intro") || !strings.HasPrefix(s, docIntro[:20]) || !strings.Contains(s, "\nA\n") || !strings.Contains(s, "\nB\n") {
+		t.Errorf("unexpected doc:\n%s", s)
+	}
+}
