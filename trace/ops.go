@@ -25,28 +25,127 @@ const (
 	OpReduceScatterBlock
 	OpScan
 	OpExscan
+	// Point-to-point, nonblocking and persistent requests, nonblocking
+	// collectives (issue 7; docs/p2p.md). OpPolls is not an MPI function: it
+	// summarises a run of unsuccessful MPI_Test*/MPI_Iprobe calls.
+	OpSend
+	OpSsend
+	OpRsend
+	OpBsend
+	OpRecv
+	OpSendrecv
+	OpSendrecvReplace
+	OpProbe
+	OpIsend
+	OpIssend
+	OpIrsend
+	OpIbsend
+	OpIrecv
+	OpWait
+	OpWaitall
+	OpWaitany
+	OpWaitsome
+	OpTest
+	OpTestall
+	OpTestany
+	OpTestsome
+	OpIprobe
+	OpSendInit
+	OpSsendInit
+	OpRsendInit
+	OpBsendInit
+	OpRecvInit
+	OpStart
+	OpStartall
+	OpRequestFree
+	OpIbarrier
+	OpIbcast
+	OpIreduce
+	OpIallreduce
+	OpIgather
+	OpIgatherv
+	OpIscatter
+	OpIscatterv
+	OpIallgather
+	OpIallgatherv
+	OpIalltoall
+	OpIalltoallv
+	OpIalltoallw
+	OpIreduceScatter
+	OpIreduceScatterBlock
+	OpIscan
+	OpIexscan
+	OpPolls
 	opCount
 )
 
 var opNames = [...]string{
-	OpUnknown:            "Unknown",
-	OpBarrier:            "MPI_Barrier",
-	OpBcast:              "MPI_Bcast",
-	OpReduce:             "MPI_Reduce",
-	OpAllreduce:          "MPI_Allreduce",
-	OpGather:             "MPI_Gather",
-	OpGatherv:            "MPI_Gatherv",
-	OpScatter:            "MPI_Scatter",
-	OpScatterv:           "MPI_Scatterv",
-	OpAllgather:          "MPI_Allgather",
-	OpAllgatherv:         "MPI_Allgatherv",
-	OpAlltoall:           "MPI_Alltoall",
-	OpAlltoallv:          "MPI_Alltoallv",
-	OpAlltoallw:          "MPI_Alltoallw",
-	OpReduceScatter:      "MPI_Reduce_scatter",
-	OpReduceScatterBlock: "MPI_Reduce_scatter_block",
-	OpScan:               "MPI_Scan",
-	OpExscan:             "MPI_Exscan",
+	OpUnknown:             "Unknown",
+	OpBarrier:             "MPI_Barrier",
+	OpBcast:               "MPI_Bcast",
+	OpReduce:              "MPI_Reduce",
+	OpAllreduce:           "MPI_Allreduce",
+	OpGather:              "MPI_Gather",
+	OpGatherv:             "MPI_Gatherv",
+	OpScatter:             "MPI_Scatter",
+	OpScatterv:            "MPI_Scatterv",
+	OpAllgather:           "MPI_Allgather",
+	OpAllgatherv:          "MPI_Allgatherv",
+	OpAlltoall:            "MPI_Alltoall",
+	OpAlltoallv:           "MPI_Alltoallv",
+	OpAlltoallw:           "MPI_Alltoallw",
+	OpReduceScatter:       "MPI_Reduce_scatter",
+	OpReduceScatterBlock:  "MPI_Reduce_scatter_block",
+	OpScan:                "MPI_Scan",
+	OpExscan:              "MPI_Exscan",
+	OpSend:                "MPI_Send",
+	OpSsend:               "MPI_Ssend",
+	OpRsend:               "MPI_Rsend",
+	OpBsend:               "MPI_Bsend",
+	OpRecv:                "MPI_Recv",
+	OpSendrecv:            "MPI_Sendrecv",
+	OpSendrecvReplace:     "MPI_Sendrecv_replace",
+	OpProbe:               "MPI_Probe",
+	OpIsend:               "MPI_Isend",
+	OpIssend:              "MPI_Issend",
+	OpIrsend:              "MPI_Irsend",
+	OpIbsend:              "MPI_Ibsend",
+	OpIrecv:               "MPI_Irecv",
+	OpWait:                "MPI_Wait",
+	OpWaitall:             "MPI_Waitall",
+	OpWaitany:             "MPI_Waitany",
+	OpWaitsome:            "MPI_Waitsome",
+	OpTest:                "MPI_Test",
+	OpTestall:             "MPI_Testall",
+	OpTestany:             "MPI_Testany",
+	OpTestsome:            "MPI_Testsome",
+	OpIprobe:              "MPI_Iprobe",
+	OpSendInit:            "MPI_Send_init",
+	OpSsendInit:           "MPI_Ssend_init",
+	OpRsendInit:           "MPI_Rsend_init",
+	OpBsendInit:           "MPI_Bsend_init",
+	OpRecvInit:            "MPI_Recv_init",
+	OpStart:               "MPI_Start",
+	OpStartall:            "MPI_Startall",
+	OpRequestFree:         "MPI_Request_free",
+	OpIbarrier:            "MPI_Ibarrier",
+	OpIbcast:              "MPI_Ibcast",
+	OpIreduce:             "MPI_Ireduce",
+	OpIallreduce:          "MPI_Iallreduce",
+	OpIgather:             "MPI_Igather",
+	OpIgatherv:            "MPI_Igatherv",
+	OpIscatter:            "MPI_Iscatter",
+	OpIscatterv:           "MPI_Iscatterv",
+	OpIallgather:          "MPI_Iallgather",
+	OpIallgatherv:         "MPI_Iallgatherv",
+	OpIalltoall:           "MPI_Ialltoall",
+	OpIalltoallv:          "MPI_Ialltoallv",
+	OpIalltoallw:          "MPI_Ialltoallw",
+	OpIreduceScatter:      "MPI_Ireduce_scatter",
+	OpIreduceScatterBlock: "MPI_Ireduce_scatter_block",
+	OpIscan:               "MPI_Iscan",
+	OpIexscan:             "MPI_Iexscan",
+	OpPolls:               "gclock_polls",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".
@@ -120,4 +219,61 @@ func itoa(i int) string {
 		b[p] = '-'
 	}
 	return string(b[p:])
+}
+
+// Point-to-point record conventions (docs/p2p.md). A call that concerns
+// several messages or requests (MPI_Waitall completing three requests,
+// MPI_Startall, the two halves of MPI_Sendrecv) is written as several
+// events sharing Op, EnterNS, ExitNS and Callsite; Seq numbers them 0, 1, ...
+// within the call (for point-to-point ops Seq is not a collective sequence
+// number). A completion call that completes nothing is one event with Req 0.
+const (
+	PeerAny  int32 = -1 // MPI_ANY_SOURCE not (yet) resolved from a status
+	PeerNull int32 = -2 // MPI_PROC_NULL
+	TagAny   int32 = -1 // MPI_ANY_TAG not (yet) resolved
+)
+
+// IsSend reports whether o sends one message per event (blocking sends
+// and the send starts MPI_Isend/Issend/Irsend/Ibsend). MPI_Sendrecv's
+// record 0 is its send half, record 1 its receive half.
+func (o Op) IsSend() bool { return o >= OpSend && o <= OpBsend || o >= OpIsend && o <= OpIbsend }
+
+// IsSyncSend reports whether o's send cannot complete before the receive
+// is posted (synchronous mode): MPI_Ssend, MPI_Issend, MPI_Ssend_init.
+func (o Op) IsSyncSend() bool { return o == OpSsend || o == OpIssend || o == OpSsendInit }
+
+// IsRequestStart reports whether o creates a request whose id is in Req
+// (nonblocking sends and receives, persistent inits, nonblocking
+// collectives).
+func (o Op) IsRequestStart() bool {
+	return o >= OpIsend && o <= OpIrecv || o >= OpSendInit && o <= OpRecvInit ||
+		o.IsNonblockingCollective()
+}
+
+// IsPersistentInit reports whether o is MPI_{Send,Ssend,Rsend,Bsend,Recv}_init.
+func (o Op) IsPersistentInit() bool { return o >= OpSendInit && o <= OpRecvInit }
+
+// IsCompletion reports whether o completes requests (MPI_Wait*, MPI_Test*):
+// each of its events names one completed request in Req.
+func (o Op) IsCompletion() bool { return o >= OpWait && o <= OpTestsome }
+
+// IsNonblockingCollective reports whether o is an MPI-3 nonblocking
+// collective start; its Seq is the communicator's collective sequence
+// number shared with the blocking collectives.
+func (o Op) IsNonblockingCollective() bool { return o >= OpIbarrier && o <= OpIexscan }
+
+// IsPointToPoint reports whether o is one of issue 7's point-to-point or
+// request ops (everything after the blocking collectives except the
+// nonblocking collectives).
+func (o Op) IsPointToPoint() bool {
+	return o >= OpSend && o < opCount && !o.IsNonblockingCollective()
+}
+
+// BlockingEquivalent returns the blocking collective a nonblocking one
+// starts (MPI_Iallreduce -> MPI_Allreduce), OpUnknown for other ops.
+func (o Op) BlockingEquivalent() Op {
+	if !o.IsNonblockingCollective() {
+		return OpUnknown
+	}
+	return OpBarrier + (o - OpIbarrier)
 }
