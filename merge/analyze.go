@@ -80,6 +80,8 @@ type rankState struct {
 	unsorted int // events sent after later ones (overlap beyond the reorder window)
 	badTimes int // exit before enter
 	pcCache  [256]pcSlot
+	sum      RankSummary // Events, TimeInMPI: written by the merge goroutine
+	wait     rankWait    // written by the metrics goroutine
 }
 
 // Analyze makes one streaming pass over run: corrects every timestamp,
@@ -211,8 +213,6 @@ type analyzer struct {
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex
 	csAcc     [][]*csAccum  // by site: one per op seen there
-	rankAcc   []RankSummary // Events, TimeInMPI: merge goroutine
-	rankWait  []rankWait    // metrics goroutine
 	pair      []float64     // [last*world+waiter] wait caused, metrics goroutine
 	// finished instances travel in batches to the metrics goroutine
 	finBatch  []*openInst
@@ -240,11 +240,6 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 	a.an.MissingRanks = append([]int(nil), run.Missing...)
 	a.problems = append(a.problems, run.Problems...)
 	a.ranks = make([]*rankState, run.WorldSize)
-	a.rankAcc = make([]RankSummary, run.WorldSize)
-	a.rankWait = make([]rankWait, run.WorldSize)
-	for r := range a.rankAcc {
-		a.rankAcc[r].Rank = int32(r)
-	}
 	a.zoomIdx = map[InstanceKey]int{}
 	for _, k := range opt.Capture {
 		if _, dup := a.zoomIdx[k]; !dup {
@@ -281,7 +276,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		rs.objs = append([]trace.Object(nil), h.Objects...)
 		sort.Slice(rs.objs, func(i, j int) bool { return rs.objs[i].Lo < rs.objs[j].Lo })
 		a.ranks[ri.Rank] = rs
-		a.rankAcc[ri.Rank].Host = h.Host
+		rs.sum = RankSummary{Rank: int32(ri.Rank), Host: h.Host}
 	}
 	if len(fallback) > 0 {
 		a.problems = append(a.problems, "clock model fallback: "+strings.Join(firstN(fallback, 8), "; "))
@@ -445,7 +440,7 @@ func (a *analyzer) run() error {
 		ev := &c.b.ev[c.i]
 		if ev.Enter >= a.wFrom && ev.Enter <= a.wTo {
 			a.events++
-			ra := &a.rankAcc[ev.Rank]
+			ra := &c.rs.sum
 			ra.Events++
 			ra.TimeInMPI += ev.Exit - ev.Enter
 			if a.first {
@@ -530,10 +525,10 @@ func (a *analyzer) result() *Result {
 		}
 		return an.Callsites[i].Callsite < an.Callsites[j].Callsite
 	})
-	for r := range a.rankAcc {
-		if a.ranks[r] != nil {
-			ra := a.rankAcc[r]
-			ra.TotalWait, ra.TotalLateness, ra.LastCount = a.rankWait[r].wait, a.rankWait[r].lateness, a.rankWait[r].last
+	for r, rs := range a.ranks {
+		if rs != nil {
+			ra := rs.sum
+			ra.TotalWait, ra.TotalLateness, ra.LastCount = rs.wait.wait, rs.wait.lateness, rs.wait.last
 			ra.MadeWait = a.pairTop(r, true, 3)
 			ra.WaitedFor = a.pairTop(r, false, 3)
 			an.Ranks = append(an.Ranks, ra)

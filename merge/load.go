@@ -38,7 +38,7 @@ func (e *LoadError) Error() string { return e.Msg }
 
 // MaxWorldSize bounds the world size and ranks merge believes a header
 // about (headers are untrusted input).
-const MaxWorldSize = 1 << 22
+const MaxWorldSize = 1 << 20
 
 // RankInput is one usable rank file of a run.
 type RankInput struct {

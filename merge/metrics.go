@@ -193,7 +193,7 @@ func (a *analyzer) finalize(in *openInst) {
 		oa.wait.add(w)
 		oa.histWait.add(w)
 		wr := cs.members[p]
-		a.rankWait[wr].wait += w
+		a.ranks[wr].wait.wait += w // arrived members have a rank file
 		caused += w
 		if a.pair != nil && p != lastPos {
 			a.pair[int(lastRank)*a.rn.WorldSize+int(wr)] += w
@@ -206,7 +206,7 @@ func (a *analyzer) finalize(in *openInst) {
 		}
 	}
 	if in.got >= 2 {
-		rw := &a.rankWait[lastRank]
+		rw := &a.ranks[lastRank].wait
 		rw.last++
 		rw.lateness += caused
 	}
