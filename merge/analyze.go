@@ -212,8 +212,8 @@ type analyzer struct {
 	sites     []siteKey
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex
-	csAcc     [][]*csAccum  // by site: one per op seen there
-	pair      []float64     // [last*world+waiter] wait caused, metrics goroutine
+	csAcc     [][]*csAccum // by site: one per op seen there
+	pair      []float64    // [last*world+waiter] wait caused, metrics goroutine
 	// finished instances travel in batches to the metrics goroutine
 	finBatch  []*openInst
 	finCh     chan []*openInst
@@ -392,8 +392,12 @@ func (a *analyzer) run() error {
 		} else {
 			total = -1
 		}
-		rs.out = make(chan *batch, 2)
-		rs.free = make(chan *batch, 4)
+		depth := 2
+		if len(a.rn.Ranks) > 64 {
+			depth = 1 // many ranks: the heap always has others to merge
+		}
+		rs.out = make(chan *batch, depth)
+		rs.free = make(chan *batch, depth+2)
 		wg.Add(1)
 		go a.decode(rs, done, &wg)
 	}

@@ -26,6 +26,14 @@ type pcSlot struct {
 // batches, whatever the chunk size.
 const maxBatch = 2048
 
+// batchSize is the batch length for a run of n ranks: maxBatch for up to
+// 64 ranks, then smaller (at least 128 events) so that one batch of every
+// rank together stays near 2^17 events (≈ 15 MB; a rank has up to four
+// batches in flight).
+func batchSize(n int) int {
+	return max(128, min(maxBatch, (1<<17)/max(n, 1)))
+}
+
 // decode is one rank's decoder goroutine: read chunks, correct, batch.
 func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGroup) {
 	defer wg.Done()
@@ -37,7 +45,7 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 	}()
 	var raw []trace.Event
 	empty := 0
-	d := &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1)}
+	d := &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1), size: batchSize(len(a.rn.Ranks))}
 	for {
 		var err error
 		raw, err = rs.in.Src.NextChunk(raw[:0])
@@ -57,8 +65,8 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 			continue
 		}
 		empty = 0
-		for off := 0; off < len(raw); off += maxBatch {
-			part := raw[off:min(off+maxBatch, len(raw))]
+		for off := 0; off < len(raw); off += d.size {
+			part := raw[off:min(off+d.size, len(raw))]
 			b := d.newBatch()
 			a.convert(rs, part, b)
 			if !d.add(b) {

@@ -22,6 +22,7 @@ type rankOrder struct {
 	out      *batch
 	lastSent float64
 	stopped  bool
+	size     int // events per batch
 }
 
 func (d *rankOrder) newBatch() *batch {
@@ -29,7 +30,7 @@ func (d *rankOrder) newBatch() *batch {
 	case b := <-d.rs.free:
 		return b
 	default:
-		return &batch{ev: make([]GEvent, 0, maxBatch)}
+		return &batch{ev: make([]GEvent, 0, d.size)}
 	}
 }
 
@@ -101,7 +102,7 @@ func (d *rankOrder) emit(ev GEvent) bool {
 		d.out.ev = d.out.ev[:0]
 	}
 	d.out.ev = append(d.out.ev, ev)
-	if len(d.out.ev) >= maxBatch {
+	if len(d.out.ev) >= d.size {
 		o := d.out
 		d.out = nil
 		return d.send(o)
