@@ -366,9 +366,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		if err := out.writeFile("imbalance.txt", text.Bytes()); err != nil {
 			return out.fail(stderr, err)
 		}
-		if !f.quiet {
-			_, _ = stdout.Write(text.Bytes())
-		}
+	}
+	if !f.quiet { // the answer goes to stdout whatever files were chosen
+		_, _ = stdout.Write(text.Bytes())
 	}
 	// HTML.
 	if formats["html"] {

@@ -61,12 +61,14 @@ Outputs in OUT (select with --formats):
   svg       gantt.svg: Gantt chart of all ranks (wait time hatched);
             with --instance also instance-<comm>-<seq>.svg
   html      index.html: self-contained report (tables, histograms, Gantt)
-  txt       imbalance.txt: imbalance report (also printed to stdout unless -q)
+  txt       imbalance.txt: imbalance report
   json      imbalance.json: the full analysis (merge.Analysis)
   csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
             bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
             global_exit_ns,callsite (global times in rank 0's timer, ns)
   perfetto  trace.json: Chrome trace format (ui.perfetto.dev), µs timestamps
+The imbalance report is also printed to stdout (unless -q), whatever the
+formats; warnings and problems go to stderr.
 
 Options:
   -o, --out DIR        output directory (created; default "tracemerge-out")
