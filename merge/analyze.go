@@ -591,6 +591,18 @@ func (a *analyzer) result() *Result {
 	if an.Problems == nil {
 		an.Problems = []string{}
 	}
+	if an.Ops == nil {
+		an.Ops = []OpSummary{}
+	}
+	if an.Callsites == nil {
+		an.Callsites = []CallsiteSummary{}
+	}
+	if an.Ranks == nil {
+		an.Ranks = []RankSummary{}
+	}
+	if an.Hists == nil {
+		an.Hists = []OpHistograms{}
+	}
 	an.Clock = a.clockQuality()
 	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart}
 }

@@ -311,7 +311,7 @@ func (a *analyzer) resolveInstance(in *Instance) {
 
 // clockQuality states how far the timeline can be trusted.
 func (a *analyzer) clockQuality() ClockQuality {
-	q := ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}}
+	q := ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}, CheckMaxNS: []float64{}, Algorithms: []string{}}
 	var ref *RankInput
 	if len(a.rn.Ranks) > 0 {
 		ref = a.rn.Ranks[0] // rank 0 when present: it holds the checks
