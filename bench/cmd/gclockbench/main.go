@@ -43,6 +43,7 @@ type Config struct {
 	microEvents   float64
 	microBytes    float64
 	timerNS       map[string]float64
+	loadStart     string
 }
 
 func (c *Config) logf(format string, a ...any) {
@@ -109,6 +110,7 @@ type Report struct {
 // table there.
 func run(c *Config) (*Report, error) {
 	t0 := time.Now()
+	c.loadStart = loadAvg()
 	if c.Reps <= 0 {
 		c.Reps = 5
 		if c.Quick {

@@ -106,6 +106,18 @@ func gitRevision(root string) string {
 	return rev
 }
 
+// loadAvg returns the 1-minute load average, or "?".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "?"
+}
+
 // section renders this run's section of docs/benchmarks.md.
 func section(m Machine, rev string, cfg *Config, took time.Duration, rows []Row, gobench string) string {
 	var b strings.Builder
@@ -118,8 +130,10 @@ func section(m Machine, rev string, cfg *Config, took time.Duration, rows []Row,
 	fmt.Fprintf(&b, "- machine: %s, %d cores, kernel %s, host %s\n", m.CPU, m.Cores, m.Kernel, m.Host)
 	fmt.Fprintf(&b, "- MPI: %s; timer: clocksource %s; %s\n", m.MPI, m.Clocksource, m.Go)
 	fmt.Fprintf(&b, "- git revision: %s\n", rev)
-	fmt.Fprintf(&b, "- mode: %s; %d interleaved repetitions per noisy figure (medians); run took %s\n\n",
+	fmt.Fprintf(&b, "- mode: %s; %d interleaved repetitions per noisy figure (medians); run took %s\n",
 		mode, cfg.Reps, took.Round(time.Second))
+	fmt.Fprintf(&b, "- 1-minute load average at start / end: %s / %s on %d cores (other jobs on the machine widen the ranges in the notes)\n\n",
+		cfg.loadStart, loadAvg(), m.Cores)
 	b.WriteString(renderTable(rows))
 	if gobench != "" {
 		b.WriteString("\n<details><summary>go test -bench (trace, merge, clocksync)</summary>\n\n```\n")
