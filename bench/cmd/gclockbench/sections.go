@@ -425,8 +425,8 @@ func amgTraceSize(c *Config, sec string) []Row {
 	return []Row{{Section: sec, Name: fmt.Sprintf("%s, %s", name, run),
 		Value: num(bpe) + " B/event", Baseline: "24–48 B/event raw records of common tracers",
 		Ratio: ratio(bpe, 24) + " of 24 B", Goal: "≤ 6 B/event: " + metOrMissed(bpe <= 6),
-		Notes: fmt.Sprintf("whole files (headers, comms, sync epochs, footer included): %s bytes for %d events in %d files; event chunks alone %s B/event",
-			num(float64(bytes)), events, len(files), num(cpe))}}
+		Notes: fmt.Sprintf("whole files (headers, comms, sync epochs, footer included): %s bytes for %d events in %d files; event chunks alone %s B/event; the rest, %s KB per file, does not grow with the run",
+			num(float64(bytes)), events, len(files), num(cpe), num(float64(bytes-chunk)/float64(len(files))/1e3))}}
 }
 
 // ---------------------------------------------------------------- 4
