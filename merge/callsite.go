@@ -62,6 +62,14 @@ type elfInfo struct {
 	syms []elfSym
 	d    *dwarf.Data
 	cus  []cuRange
+	rows map[*dwarf.Entry][]lineRow // line table per CU, parsed on first use
+}
+
+// lineRow is one address range of a line table: [lo, hi) -> file:line.
+type lineRow struct {
+	lo, hi uint64
+	file   string
+	line   int
 }
 
 // Resolve resolves addr (a return address minus the object's load base) in
@@ -113,15 +121,12 @@ func (r *Resolver) resolve(path string, addr uint64) (loc Location) {
 			if pc < c.lo || pc >= c.hi {
 				continue
 			}
-			lr, err := info.d.LineReader(c.cu)
-			if err != nil || lr == nil {
+			rows := info.lineRows(c.cu)
+			i := sort.Search(len(rows), func(i int) bool { return rows[i].hi > pc })
+			if i < len(rows) && rows[i].lo <= pc {
+				loc.File, loc.Line = rows[i].file, rows[i].line
 				break
 			}
-			var le dwarf.LineEntry
-			if lr.SeekPC(pc, &le) == nil && le.File != nil {
-				loc.File, loc.Line = le.File.Name, le.Line
-			}
-			break
 		}
 	}
 	if loc.Function == "" && loc.File == "" {
@@ -191,6 +196,37 @@ func (r *Resolver) load(path string) (info *elfInfo) {
 		info.err = fmt.Errorf("%s: no symbols or debug info", path)
 	}
 	return info
+}
+
+// lineRows parses (once) the line table of one compile unit into sorted
+// address ranges. dwarf.LineReader.SeekPC is not used: it misses pcs of a
+// CU whose sequences are not in address order (GCC puts main into
+// .text.startup, before .text), which is common.
+func (info *elfInfo) lineRows(cu *dwarf.Entry) []lineRow {
+	if rows, ok := info.rows[cu]; ok {
+		return rows
+	}
+	var rows []lineRow
+	if lr, err := info.d.LineReader(cu); err == nil && lr != nil {
+		var prev dwarf.LineEntry
+		have := false
+		for {
+			var le dwarf.LineEntry
+			if err := lr.Next(&le); err != nil {
+				break
+			}
+			if have && le.Address > prev.Address && prev.File != nil {
+				rows = append(rows, lineRow{lo: prev.Address, hi: le.Address, file: prev.File.Name, line: prev.Line})
+			}
+			prev, have = le, !le.EndSequence
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].lo < rows[j].lo })
+	if info.rows == nil {
+		info.rows = map[*dwarf.Entry][]lineRow{}
+	}
+	info.rows[cu] = rows
+	return rows
 }
 
 func fileExists(p string) bool {

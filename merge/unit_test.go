@@ -294,3 +294,66 @@ func TestAsyncSink_PreservesOrderAndReportsErrors(t *testing.T) {
 		t.Errorf("Close = %v, want the sink's error", err)
 	}
 }
+
+// TestResolver_CMainInTextStartup: GCC -O2 puts main into .text.startup,
+// whose line-table sequence precedes .text's; the call's line must still
+// be found (dwarf.LineReader.SeekPC misses it).
+func TestResolver_CMainInTextStartup(t *testing.T) {
+	cc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("gcc not installed")
+	}
+	dir := t.TempDir()
+	src := "#include <stdio.h>\n" +
+		"__attribute__((noinline)) int helper(int x) { return x * 3; }\n" +
+		"int main(int argc, char **argv) {\n" +
+		"\tint v = helper(argc);\n" + // line 4
+		"\tprintf(\"%d\\n\", v);\n" +
+		"\treturn 0;\n}\n"
+	os.WriteFile(filepath.Join(dir, "m.c"), []byte(src), 0o644)
+	exe := filepath.Join(dir, "m")
+	if out, err := exec.Command(cc, "-O2", "-g", "-o", exe, filepath.Join(dir, "m.c")).CombinedOutput(); err != nil {
+		t.Skipf("gcc failed: %v %s", err, out)
+	}
+	// find the call to helper inside main: the return address is the
+	// instruction after "call helper"
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	var mainLo, mainSize, helperAddr uint64
+	for _, s := range syms {
+		switch s.Name {
+		case "main":
+			mainLo, mainSize = s.Value, s.Size
+		case "helper":
+			helperAddr = s.Value
+		}
+	}
+	text := f.Section(".text")
+	if mainLo == 0 || helperAddr == 0 || text == nil {
+		t.Skip("symbols not found")
+	}
+	code, _ := text.Data()
+	var ret uint64
+	for a := mainLo; a+5 <= mainLo+mainSize; a++ {
+		off := a - text.Addr
+		if off+5 > uint64(len(code)) || code[off] != 0xe8 {
+			continue
+		}
+		rel := int32(uint32(code[off+1]) | uint32(code[off+2])<<8 | uint32(code[off+3])<<16 | uint32(code[off+4])<<24)
+		if uint64(int64(a+5)+int64(rel)) == helperAddr {
+			ret = a + 5
+			break
+		}
+	}
+	if ret == 0 {
+		t.Skip("call to helper not found in main (inlined?)")
+	}
+	loc := NewResolver().Resolve(exe, ret)
+	if loc.Function != "main" || filepath.Base(loc.File) != "m.c" || loc.Line != 4 {
+		t.Errorf("got %+v, want main at m.c:4", loc)
+	}
+}
