@@ -528,7 +528,17 @@ func benchSync(c *Config, rep *Report) []Row {
 		}
 		s, errs := interleave(sz.syncReps, vs, c.logf)
 		for _, alg := range syncAlgs {
-			rows = append(rows, syncRow(sec, name(alg), s[alg], errs[alg], lines[alg], algNames[alg]))
+			r := syncRow(sec, name(alg), s[alg], errs[alg], lines[alg], algNames[alg])
+			// The default algorithm, measured in the same runs, is every
+			// row's baseline: duration ratio against it.
+			if d, d0 := s[alg]["dur0"], s[syncAlgs[0]]["dur0"]; len(d) > 0 && len(d0) > 0 {
+				r.Baseline = fmt.Sprintf("%s: %s", syncAlgs[0], dur(median(d0)))
+				if t0 := s[syncAlgs[0]]["true0"]; len(t0) > 0 {
+					r.Baseline += ", true error " + dur(median(t0))
+				}
+				r.Ratio = ratio(median(d), median(d0)) + " time"
+			}
+			rows = append(rows, r)
 		}
 	}
 	return rows
@@ -605,7 +615,6 @@ func syncRow(sec, name string, s map[string][]float64, err error, line, algName 
 	}
 	if xs := s["true0"]; len(xs) > 0 {
 		r.Value += ", true error " + dur(median(xs))
-		r.Baseline = "injected 10 ms offset, 200 ppm drift between nodes"
 	} else {
 		r.Notes += "; header records no injection"
 	}
@@ -670,8 +679,17 @@ func benchClocksim(c *Config, rep *Report) []Row {
 	}
 	var rows []Row
 	for _, n := range c.sizes().simRanks {
+		var base *simRow
 		for _, alg := range syncAlgs {
-			rows = append(rows, simRows(c, sec, bin, n, alg)...)
+			rs, sr := simRows(c, sec, bin, n, alg)
+			if alg == syncAlgs[0] {
+				base = sr
+			}
+			if base != nil && sr != nil && len(rs) == 1 {
+				rs[0].Baseline = fmt.Sprintf("%s: %s, %s at 10 s", syncAlgs[0], dur(base.Duration*1e9), dur(base.MaxErr10*1e9))
+				rs[0].Ratio = ratio(sr.Duration, base.Duration) + " time"
+			}
+			rows = append(rows, rs...)
 		}
 	}
 	return rows
@@ -681,15 +699,17 @@ func benchClocksim(c *Config, rep *Report) []Row {
 // (JK on 16,384 ranks) takes about 45 s on a 2-core VM.
 const simTimeout = 150 * time.Second
 
-func simRows(c *Config, sec, bin string, n int, alg string) []Row {
+// simRows runs clocksim for one algorithm and size; it also returns the
+// parsed line (nil if none).
+func simRows(c *Config, sec, bin string, n int, alg string) ([]Row, *simRow) {
 	name := fmt.Sprintf("simulated %s, %d ranks", alg, n)
 	nodes := max(2, n/simRanksPerNode)
 	var rows []Row
 	r, _, err := runRSS(simTimeout, c.Work, nil, bin, "-ranks", strconv.Itoa(n), "-nodes", strconv.Itoa(nodes), "-alg", alg, "-seed", "1", "-json")
 	if err != nil {
-		return []Row{unavailable(sec, name, err)}
+		return []Row{unavailable(sec, name, err)}, nil
 	}
-	got := 0
+	var last *simRow
 	for _, l := range strings.Split(r.Stdout, "\n") {
 		if strings.TrimSpace(l) == "" {
 			continue
@@ -699,17 +719,17 @@ func simRows(c *Config, sec, bin string, n int, alg string) []Row {
 			rows = append(rows, unavailable(sec, name, fmt.Errorf("unreadable line %q: %w", l, err)))
 			continue
 		}
-		got++
+		last = &sr
 		rows = append(rows, Row{Section: sec,
 			Name:  fmt.Sprintf("simulated %s, %d ranks on %d nodes", sr.Algorithm, sr.Ranks, sr.Nodes),
 			Value: fmt.Sprintf("%s sync, max error %s at 0 s, %s at 10 s", dur(sr.Duration*1e9), dur(sr.MaxErr0*1e9), dur(sr.MaxErr10*1e9)),
 			Notes: fmt.Sprintf("simulated time, seed 1 (deterministic); %d fit points × %d ping-pongs; worst ranks %d / %d; simulation took %s s wall, %s MiB peak RSS",
 				sr.FitPoints, sr.PingPongs, sr.WorstRank0, sr.WorstRank10, num(sr.Wall), num(float64(r.MaxRSSKB)/1024))})
 	}
-	if got == 0 {
+	if last == nil {
 		rows = append(rows, unavailable(sec, name, fmt.Errorf("no JSON lines: %s", tail(r.Stdout+r.Stderr, 200))))
 	}
-	return rows
+	return rows, last
 }
 
 // ---------------------------------------------------------------- 6
