@@ -356,3 +356,26 @@ func TestAnalyze_CaptureInstanceRawAndCorrected(t *testing.T) {
 		t.Errorf("raw and corrected times identical despite injected offsets")
 	}
 }
+
+// TestRaw_AlignsTimebasesSecondsApart: raw timebases more than 1 s apart
+// (MPI_Wtime, other hosts) are aligned at MPI_Init for the raw view, while
+// the corrected times stay exact.
+func TestRaw_AlignsTimebasesSecondsApart(t *testing.T) {
+	dir, tr := genRun(t, synth.Config{Ranks: 4, NodeSize: 1, Steps: 500, Seed: 81, KeepTimes: true,
+		Nodes: []synth.NodeClock{{}, {OffsetNS: 3e9}, {OffsetNS: -7e9}, {OffsetNS: 2e6}}})
+	_, c := analyzeDir(t, dir, Options{})
+	per := byRankIndex(c.ev, 4)
+	for r := range per {
+		first := per[r][0]
+		if d := math.Abs(first.RawEnter - per[0][0].RawEnter); d > 1e9 {
+			t.Errorf("rank %d raw start %.3g ns from rank 0's: not aligned", r, d)
+		}
+		if math.Abs(first.Enter-tr.Enter[r][0]) > 2 {
+			t.Errorf("rank %d corrected %.1f, truth %.1f", r, first.Enter, tr.Enter[r][0])
+		}
+	}
+	// the 2 ms offset of rank 3 is kept in the raw view
+	if d := per[3][0].RawEnter - per[0][0].RawEnter; math.Abs(d) < 1e6 {
+		t.Errorf("rank 3 raw offset %.0f ns: the small raw error was aligned away", d)
+	}
+}
