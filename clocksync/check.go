@@ -1,6 +1,9 @@
 package clocksync
 
-import "fmt"
+import (
+	"fmt"
+	"sort"
+)
 
 // Residual is the offset (global clock of Rank minus the reference's global
 // clock, in seconds) measured by CheckClockAccuracy.
@@ -35,11 +38,20 @@ func CheckRanks(p, n int) []int {
 	return out
 }
 
+// CheckRepeats is how often CheckClockAccuracy measures each rank's offset;
+// it keeps the measurement with the smallest Uncertainty (the one whose
+// fastest exchanges bound the offset most tightly), or the median offset
+// when the offset algorithm gives no uncertainty. One SKaMPI measurement
+// alone is at the mercy of the scheduler when ranks outnumber cores: a
+// single descheduled exchange window leaves a wide, biased interval.
+const CheckRepeats = 5
+
 // CheckClockAccuracy is Check-Global-Clock (Algorithm 6 of the H2HCA paper)
 // without the sync and the wait: the reference (rank 0) measures the offset
 // of the global clock g of every sampled rank (CheckRanks(p,
-// cfg.CheckRanks)) with the configured offset algorithm. The client sends
-// its measured offset back, so only rank 0 gets the residuals (others get
+// cfg.CheckRanks)) with the configured offset algorithm, CheckRepeats times
+// with min-uncertainty selection (see CheckRepeats). The client sends its
+// measured offset back, so only rank 0 gets the residuals (others get
 // nil). Collective over t.
 func CheckClockAccuracy(t Transport, g Clock, cfg Config) ([]Residual, error) {
 	cfg = cfg.withDefaults()
@@ -55,23 +67,49 @@ func CheckClockAccuracy(t Transport, g Clock, cfg Config) ([]Residual, error) {
 	for _, p := range ranks {
 		switch me {
 		case pRef:
-			if _, err := o.MeasureOffset(t, g, pRef, p); err != nil {
-				return nil, fmt.Errorf("check clock accuracy: rank %d: %w", p, err)
+			for k := 0; k < CheckRepeats; k++ {
+				if _, err := o.MeasureOffset(t, g, pRef, p); err != nil {
+					return nil, fmt.Errorf("check clock accuracy: rank %d: %w", p, err)
+				}
 			}
 			if err := t.Recv(p, buf); err != nil {
 				return nil, fmt.Errorf("check clock accuracy: recv residual of %d: %w", p, err)
 			}
 			out = append(out, Residual{Rank: p, Offset: buf[0]})
 		case p:
-			ob, err := o.MeasureOffset(t, g, pRef, p)
-			if err != nil {
-				return nil, fmt.Errorf("check clock accuracy: rank %d: %w", p, err)
+			obs := make([]ClockOffset, CheckRepeats)
+			for k := range obs {
+				ob, err := o.MeasureOffset(t, g, pRef, p)
+				if err != nil {
+					return nil, fmt.Errorf("check clock accuracy: rank %d: %w", p, err)
+				}
+				obs[k] = ob
 			}
-			buf[0] = ob.Offset
+			buf[0] = bestOffset(obs)
 			if err := t.Send(pRef, buf); err != nil {
 				return nil, fmt.Errorf("check clock accuracy: send residual: %w", err)
 			}
 		}
 	}
 	return out, nil
+}
+
+// bestOffset picks the measurement with the smallest positive Uncertainty;
+// without uncertainties it returns the median offset.
+func bestOffset(obs []ClockOffset) float64 {
+	best := -1
+	for i, ob := range obs {
+		if ob.Uncertainty > 0 && (best < 0 || ob.Uncertainty < obs[best].Uncertainty) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return obs[best].Offset
+	}
+	v := make([]float64, len(obs))
+	for i, ob := range obs {
+		v[i] = ob.Offset
+	}
+	sort.Float64s(v)
+	return v[len(v)/2]
 }

@@ -70,6 +70,10 @@ func MergeLMs(lm1, lm2 LinearModel) LinearModel {
 type ClockOffset struct {
 	Timestamp float64
 	Offset    float64
+	// Uncertainty, if > 0, bounds |Offset - true offset| (seconds): for
+	// SKaMPI-Offset half the width of [td_min, td_max], which only the
+	// fastest exchanges narrow (the min-RTT idea). 0 means unknown.
+	Uncertainty float64
 }
 
 // GlobalClockLM is a clock decorator (GLOBALCLOCKLM of Algorithm 1): it reads

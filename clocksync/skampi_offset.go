@@ -120,7 +120,7 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 			}
 		}
 		diff := (tdMin + tdMax) / 2
-		return ClockOffset{Timestamp: clk.GetTime(), Offset: -diff}, nil
+		return ClockOffset{Timestamp: clk.GetTime(), Offset: -diff, Uncertainty: (tdMax - tdMin) / 2}, nil
 	}
 	return ClockOffset{}, nil
 }
@@ -145,5 +145,5 @@ func (o *SKaMPIOffset) fastPath(pp PingPongTransport, clk Clock, pRef, client, n
 		tdMin = math.Max(tdMin, tLast[i]-sNow[i])
 		tdMax = math.Min(tdMax, tLast[i]-sLast[i])
 	}
-	return ClockOffset{Timestamp: clk.GetTime(), Offset: -(tdMin + tdMax) / 2}, nil
+	return ClockOffset{Timestamp: clk.GetTime(), Offset: -(tdMin + tdMax) / 2, Uncertainty: (tdMax - tdMin) / 2}, nil
 }

@@ -17,8 +17,11 @@ type config struct {
 	NodeSize int    // GCLOCK_NODE_SIZE, 0 = real nodes
 	Fake     string // GCLOCK_FAKE_CLOCK as given
 	Pairs    []fakePair
-	Quiet    bool              // GCLOCK_QUIET: no rank-0 summary line
-	Echo     map[string]string // every GCLOCK_* variable
+	Quiet    bool // GCLOCK_QUIET: no rank-0 summary line
+	// CheckAfter (GCLOCK_CHECK_AFTER, seconds; 0 = off) repeats the
+	// self-check that long after sync epoch 0, inside MPI_Init.
+	CheckAfter float64
+	Echo       map[string]string // every GCLOCK_* variable
 }
 
 // fakePair is one emulated node's injected clock error.
@@ -78,6 +81,13 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 			return c, fmt.Errorf("GCLOCK_FAKE_CLOCK=%q: %w", c.Fake, err)
 		}
 		c.Pairs = pairs
+	}
+	if s := strings.TrimSpace(getenv("GCLOCK_CHECK_AFTER")); s != "" {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || f < 0 || f > 86400 || f != f {
+			return c, fmt.Errorf("GCLOCK_CHECK_AFTER=%q: want seconds between 0 and 86400", s)
+		}
+		c.CheckAfter = f
 	}
 	q := strings.TrimSpace(getenv("GCLOCK_QUIET"))
 	c.Quiet = q != "" && q != "0"

@@ -3,3 +3,4 @@
  * cshim/ in CGO_CFLAGS so Go's build cache notices edits there. */
 #include "../cshim/shim.c"
 #include "../cshim/wrappers_gen.c"
+#include "../cshim/pingpong.c"

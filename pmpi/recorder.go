@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -39,6 +40,8 @@ type recorder struct {
 	unknown map[string]uint32 // member-set occurrences of unknown comms
 	conv    []trace.Event
 	sync    func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error)
+	scfg    clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
+	global  clocksync.Clock  // the latest epoch's global clock
 }
 
 var rec = &recorder{
@@ -123,16 +126,6 @@ func (r *recorder) start() bool {
 		nodeID, nodeSize = int(id), int(sz)
 	}
 
-	scfg, builtin, err := syncConfig(nodeID)
-	if err != nil {
-		r.warnf("%v; recording off", err)
-		return false
-	}
-	r.sync = clocksyncRun(scfg)
-	if builtin {
-		r.sync = fallbackSync
-	}
-
 	// Timer, then the injected error on top of it.
 	var hz C.double
 	if C.gclock_timer_setup(C.int(timerKinds[cfg.Timer]), &hz) != 0 {
@@ -140,6 +133,17 @@ func (r *recorder) start() bool {
 		cfg.Timer = "monotonic"
 		C.gclock_timer_setup(C.int(timerKinds["monotonic"]), &hz)
 	}
+	scfg, builtin, intraAuto, err := syncConfig(nodeID, cfg.Timer)
+	if err != nil {
+		r.warnf("%v; recording off", err)
+		return false
+	}
+	r.scfg = scfg
+	r.sync = clocksyncRun(scfg, intraAuto)
+	if builtin {
+		r.sync = fallbackSync
+	}
+
 	var inject *trace.Injection
 	if len(cfg.Pairs) > 0 {
 		p := cfg.Pairs[nodeID%len(cfg.Pairs)]
@@ -167,6 +171,8 @@ func (r *recorder) start() bool {
 	b0, job, _ := cutSpace(string(jobBytes))
 	base0, _ = strconv.ParseInt(b0, 10, 64)
 	r.clock = localClock{base0: base0}
+	r.tr.clk = r.clock
+	r.tr.goLoop = strings.EqualFold(strings.TrimSpace(os.Getenv("GCLOCK_PINGPONG")), "go")
 
 	// The directory: a failure is reported now, but this rank still takes
 	// part in the clock sync (it is collective).
@@ -187,6 +193,9 @@ func (r *recorder) start() bool {
 		return false
 	}
 	r.synced = true
+	if cfg.CheckAfter > 0 {
+		r.checkAfter(&ep, cfg.CheckAfter)
+	}
 	if dirErr != nil {
 		return false
 	}
@@ -241,6 +250,7 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 	if err != nil {
 		return trace.Epoch{}, err
 	}
+	r.global = out.Global
 	ep := trace.Epoch{
 		Index:     index,
 		Algorithm: out.Algorithm,
@@ -264,6 +274,38 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 			index, out.Algorithm, r.size, float64(out.Duration)/1e6, maxRes*1e6)
 	}
 	return ep, nil
+}
+
+// checkAfter is GCLOCK_CHECK_AFTER (a study setting): Algorithm 6's
+// "sync, wait, check" with the wait inside MPI_Init. Every rank waits until
+// after seconds past epoch 0's end on its own clock, then the self-check
+// (clocksync.CheckClockAccuracy) runs again on epoch 0's global clock; rank
+// 0 appends the residuals to ep.Check with AfterNS set and prints a line.
+// It delays MPI_Init by about that long.
+func (r *recorder) checkAfter(ep *trace.Epoch, after float64) {
+	until := ep.EndNS + int64(after*1e9)
+	for {
+		d := until - int64(C.gclock_now())
+		if d <= 0 {
+			break
+		}
+		time.Sleep(time.Duration(d))
+	}
+	at := int64(C.gclock_now()) - ep.EndNS
+	rs, err := clocksync.CheckClockAccuracy(r.tr, r.global, r.scfg)
+	if err != nil {
+		r.warnf("self-check %.1f s after sync epoch 0 failed: %v", after, err)
+		return
+	}
+	maxRes := 0.0
+	for _, c := range rs {
+		ep.Check = append(ep.Check, trace.CheckResult{Rank: c.Rank, AfterNS: at, OffsetNS: c.Offset * 1e9})
+		maxRes = math.Max(maxRes, math.Abs(c.Offset))
+	}
+	if r.rank == 0 && !r.cfg.Quiet {
+		fmt.Fprintf(os.Stderr, "gclock: self-check %.1f s after sync epoch 0: max |residual| %.2f us over %d ranks\n",
+			float64(at)/1e9, maxRes*1e6, len(rs))
+	}
 }
 
 func mpiLibrary() string {

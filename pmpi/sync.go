@@ -14,9 +14,26 @@ import (
 // independent cross-check of the clocksync package on real MPI.
 const builtinSyncName = fallbackAlgorithm
 
+// intraAutoNote is recorded in an epoch's params ("intra_auto") when the
+// intra-node level was switched to hca3 because of the timer.
+const intraAutoNote = "hca3 because GCLOCK_TIMER=mpi_wtime (Open MPI's MPI_Wtime starts per process, so ranks of a node do not share it) and GCLOCK_SYNC_INTRA is unset"
+
 // syncConfig reads clocksync's configuration (GCLOCK_SYNC, ...). It
-// reports whether the built-in fallback was asked for.
-func syncConfig(nodeID int) (clocksync.Config, bool, error) {
+// reports whether the built-in fallback was asked for. timer is the timer
+// in use: with mpi_wtime the ranks of one node do not share a time source
+// (Open MPI's MPI_Wtime subtracts a start point each process takes), so
+// ClockPropSync would be wrong there; unless GCLOCK_SYNC_INTRA says
+// otherwise the intra-node level becomes hca3 (intraAuto).
+func syncConfig(nodeID int, timer string) (cfg clocksync.Config, builtin, intraAuto bool, err error) {
+	cfg, builtin, err = syncConfigEnv(nodeID)
+	if err == nil && timer == "mpi_wtime" && strings.TrimSpace(os.Getenv("GCLOCK_SYNC_INTRA")) == "" && cfg.Intra == "clockprop" {
+		cfg.Intra = "hca3"
+		intraAuto = true
+	}
+	return cfg, builtin, intraAuto, err
+}
+
+func syncConfigEnv(nodeID int) (clocksync.Config, bool, error) {
 	builtin := strings.EqualFold(strings.TrimSpace(os.Getenv("GCLOCK_SYNC")), builtinSyncName)
 	getenv := os.Getenv
 	if builtin {
@@ -36,7 +53,8 @@ func syncConfig(nodeID int) (clocksync.Config, bool, error) {
 }
 
 // clocksyncRun runs clocksync.Sync and its accuracy check (collective).
-func clocksyncRun(cfg clocksync.Config) func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error) {
+// intraAuto records syncConfig's automatic intra-node choice in the params.
+func clocksyncRun(cfg clocksync.Config, intraAuto bool) func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error) {
 	return func(t clocksync.Transport, clk clocksync.Clock) (*syncOutcome, error) {
 		res, err := clocksync.Sync(cfg, t, clk)
 		if err != nil {
@@ -51,6 +69,9 @@ func clocksyncRun(cfg clocksync.Config) func(clocksync.Transport, clocksync.Cloc
 			PingPongs: res.PingPongs,
 			Duration:  time.Duration(res.Duration * 1e9),
 			Global:    res.Global,
+		}
+		if intraAuto && out.Params != nil {
+			out.Params["intra_auto"] = intraAutoNote
 		}
 		for _, m := range res.Chain {
 			out.Chain = append(out.Chain, [2]float64{m.Slope, m.Intercept})

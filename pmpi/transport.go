@@ -2,6 +2,7 @@ package main
 
 /*
 #include "gclock.h"
+#include "pingpong.h"
 */
 import "C"
 
@@ -20,6 +21,8 @@ import (
 type pmpiTransport struct {
 	tc         C.int
 	rank, size int
+	clk        localClock // the sync's local clock, for the C ping-pong loop (pingpong.go)
+	goLoop     bool       // GCLOCK_PINGPONG=go: no C ping-pong fast path
 }
 
 var _ clocksync.Transport = (*pmpiTransport)(nil)
@@ -62,13 +65,16 @@ func (t *pmpiTransport) Recv(src int, v []float64) error {
 	return mpiErr("MPI_Recv", src, C.gclock_t_recv(t.tc, (*C.double)(unsafe.Pointer(&v[0])), C.int(len(v)), C.int(src)))
 }
 
-// Bcast broadcasts b from root: the length first, then the bytes.
+// Bcast broadcasts b from root: the length first, then the bytes. No
+// clocksync algorithm times a broadcast, so the waiting ranks sleep between
+// polls (gclock_t_bcast_idle) instead of taking a core from the ranks that
+// time ping-pongs.
 func (t *pmpiTransport) Bcast(root int, b []byte) ([]byte, error) {
 	var n C.int64_t
 	if t.rank == root {
 		n = C.int64_t(len(b))
 	}
-	if err := mpiErr("MPI_Bcast(length)", root, C.gclock_t_bcast_i64(t.tc, &n, C.int(root))); err != nil {
+	if err := mpiErr("MPI_Bcast(length)", root, C.gclock_t_bcast_idle(t.tc, unsafe.Pointer(&n), 8, C.int(root))); err != nil {
 		return nil, err
 	}
 	if t.rank != root {
@@ -77,7 +83,7 @@ func (t *pmpiTransport) Bcast(root int, b []byte) ([]byte, error) {
 	if n == 0 {
 		return b, nil
 	}
-	err := mpiErr("MPI_Bcast", root, C.gclock_t_bcast(t.tc, unsafe.Pointer(&b[0]), n, C.int(root)))
+	err := mpiErr("MPI_Bcast", root, C.gclock_t_bcast_idle(t.tc, unsafe.Pointer(&b[0]), n, C.int(root)))
 	return b, err
 }
 
@@ -90,7 +96,9 @@ func (t *pmpiTransport) Split(color, key int) (clocksync.Transport, error) {
 	if nt < 0 {
 		return nil, nil
 	}
-	return newTransport(nt), nil
+	nt2 := newTransport(nt)
+	nt2.clk, nt2.goLoop = t.clk, t.goLoop
+	return nt2, nil
 }
 
 // Barrier synchronises all members.

@@ -3,13 +3,42 @@
  * rounds of (uneven sleep, MPI_Barrier, MPI_Allreduce) on MPI_COMM_WORLD,
  * spreading events over a few hundred milliseconds.
  *
- * usage: clockprog <iters> <sleep-us>
+ * usage: clockprog <iters> <sleep-us> [wtime]
+ *
+ * With "wtime" every rank prints "wtime-start <rank> <ns>": CLOCK_MONOTONIC
+ * minus MPI_Wtime (ns), read back to back (the sample with the shortest
+ * bracket of 1000), so a test can map raw MPI_Wtime values of different
+ * processes to the one physical clock they share.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+static double mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static void print_wtime_start(int rank)
+{
+	double best = 1e300, start = 0;
+	for (int i = 0; i < 1000; i++) {
+		double a = mono_ns();
+		double w = MPI_Wtime() * 1e9;
+		double b = mono_ns();
+		if (b - a < best) {
+			best = b - a;
+			start = (a + b) / 2 - w;
+		}
+	}
+	printf("wtime-start %d %.1f\n", rank, start);
+	fflush(stdout);
+}
 
 int main(int argc, char **argv)
 {
@@ -30,6 +59,8 @@ int main(int argc, char **argv)
 	}
 	if (rank == 0)
 		printf("acc %g\n", acc);
+	if (argc > 3 && strcmp(argv[3], "wtime") == 0)
+		print_wtime_start(rank);
 	MPI_Finalize();
 	return 0;
 }

@@ -1,0 +1,17 @@
+/* pingpong.h: the C ping-pong loop behind clocksync.PingPongTransport
+ * (pingpong.c). Times are global times of the flattened model
+ * global(x) = x - (slope*x + intercept), x = (timer_ns - base0)*1e-9.
+ * Both return an MPI error code. */
+#ifndef GCLOCK_PINGPONG_H
+#define GCLOCK_PINGPONG_H
+#include "gclock.h"
+
+int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, double intercept);
+int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double intercept,
+		     double *s_last, double *t_last, double *s_now);
+
+/* Untimed waits that sleep between polls instead of busy-polling. */
+int gclock_t_recv_idle(int tc, double *v, int n, int src);
+int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root);
+
+#endif
