@@ -212,8 +212,10 @@ type analyzer struct {
 	sites     []siteKey
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex
-	csAcc     [][]*csAccum // by site: one per op seen there
-	pair      []float64    // [last*world+waiter] wait caused, metrics goroutine
+	csAcc     [][]*csAccum         // by site: one per op seen there
+	pair      []float64            // [last*world+waiter] wait caused, metrics goroutine
+	exits     map[exitKey]*exitAcc // exit-delay profiles, metrics goroutine
+	exitOrder []exitKey
 	// finished instances travel in batches to the metrics goroutine
 	finBatch  []*openInst
 	finCh     chan []*openInst
@@ -603,6 +605,7 @@ func (a *analyzer) result() *Result {
 	if an.Hists == nil {
 		an.Hists = []OpHistograms{}
 	}
+	an.ExitDelays = a.exitDelays()
 	an.Clock = a.clockQuality()
 	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart}
 }

@@ -379,3 +379,48 @@ func TestRaw_AlignsTimebasesSecondsApart(t *testing.T) {
 		t.Errorf("rank 3 raw offset %.0f ns: the small raw error was aligned away", d)
 	}
 }
+
+// TestAnalyze_ExitDelaysMatchTruth: the per-rank exit profile (HCA paper
+// Sec. 4.6) of MPI_Allreduce on MPI_COMM_WORLD equals the truth's.
+func TestAnalyze_ExitDelaysMatchTruth(t *testing.T) {
+	cfg := synth.Config{Ranks: 8, Steps: 3000, KeepTimes: true, Seed: 91}
+	dir, tr := genRun(t, cfg)
+	res, c := analyzeDir(t, dir, Options{})
+	per := byRankIndex(c.ev, cfg.Ranks)
+	exits := map[uint32][]float64{}
+	for r := range per {
+		for i, e := range per[r] {
+			if e.CommID == trace.CommWorldID && e.Op == trace.OpAllreduce {
+				if exits[e.Seq] == nil {
+					exits[e.Seq] = make([]float64, cfg.Ranks)
+				}
+				exits[e.Seq][r] = tr.Exit[r][i]
+			}
+		}
+	}
+	sum := make([]float64, cfg.Ranks)
+	for _, xs := range exits {
+		first := xs[0]
+		for _, x := range xs {
+			first = math.Min(first, x)
+		}
+		for r, x := range xs {
+			sum[r] += x - first
+		}
+	}
+	var got *ExitDelay
+	for i, e := range res.Analysis.ExitDelays {
+		if e.Op == "MPI_Allreduce" && e.Comm == trace.CommWorldID {
+			got = &res.Analysis.ExitDelays[i]
+		}
+	}
+	if got == nil || got.Instances != len(exits) {
+		t.Fatalf("no world Allreduce profile with %d instances: %+v", len(exits), got)
+	}
+	for r := range sum {
+		want := sum[r] / float64(len(exits))
+		if math.Abs(got.MeanNS[r]-want) > 1 || got.CI95NS[r] < 0 {
+			t.Errorf("rank %d mean exit delay %.1f ± %.1f, truth %.1f", r, got.MeanNS[r], got.CI95NS[r], want)
+		}
+	}
+}

@@ -157,6 +157,9 @@ func (a *analyzer) finalize(in *openInst) {
 	if int(op) >= len(a.ops) {
 		return
 	}
+	if complete && op.Synchronizing() && n >= 2 && n <= MaxExitProfile {
+		a.exitProfile(in, op, fx)
+	}
 	oa := &a.ops[op]
 	oa.used = true
 	oa.count++
@@ -363,6 +366,69 @@ func (a *analyzer) clockQuality() ClockQuality {
 			a.clockViol, FormatNS(a.maxViol), a.opt.Clock))
 	}
 	return q
+}
+
+// MaxExitProfile bounds the communicator size for exit-delay profiles.
+const MaxExitProfile = 4096
+
+type exitKey struct {
+	op trace.Op
+	cs *commState
+}
+
+type exitAcc struct {
+	n          int
+	sum, sumsq []float64
+}
+
+// exitProfile accumulates each member's exit delay behind the first exit.
+func (a *analyzer) exitProfile(in *openInst, op trace.Op, firstExit float64) {
+	k := exitKey{op, in.comm}
+	acc := a.exits[k]
+	if acc == nil {
+		n := len(in.comm.members)
+		acc = &exitAcc{sum: make([]float64, n), sumsq: make([]float64, n)}
+		if a.exits == nil {
+			a.exits = map[exitKey]*exitAcc{}
+		}
+		a.exits[k] = acc
+		a.exitOrder = append(a.exitOrder, k)
+	}
+	acc.n++
+	for p, x := range in.exit {
+		d := x - firstExit
+		acc.sum[p] += d
+		acc.sumsq[p] += d * d
+	}
+}
+
+// exitDelays exports the exit profiles, largest communicators and most
+// instances first.
+func (a *analyzer) exitDelays() []ExitDelay {
+	out := []ExitDelay{}
+	for _, k := range a.exitOrder {
+		acc := a.exits[k]
+		e := ExitDelay{Op: k.op.String(), Comm: k.cs.id, Instances: acc.n, Ranks: append([]int32(nil), k.cs.members...)}
+		nf := float64(acc.n)
+		for p := range acc.sum {
+			mean := acc.sum[p] / nf
+			ci := 0.0
+			if acc.n > 1 {
+				v := (acc.sumsq[p] - nf*mean*mean) / (nf - 1)
+				ci = 1.96 * math.Sqrt(math.Max(v, 0)/nf)
+			}
+			e.MeanNS = append(e.MeanNS, mean)
+			e.CI95NS = append(e.CI95NS, ci)
+		}
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if len(out[i].Ranks) != len(out[j].Ranks) {
+			return len(out[i].Ranks) > len(out[j].Ranks)
+		}
+		return out[i].Instances > out[j].Instances
+	})
+	return out
 }
 
 // MaxPairRanks bounds the world size for which the rank-pair wait matrix

@@ -174,6 +174,26 @@ type Analysis struct {
 	Instances    int     `json:"instances"`            // matched instances in the window
 	Incomplete   int     `json:"incomplete_instances"` // of which some member's event is missing
 	MissingRanks []int   `json:"missing_ranks,omitempty"`
+	// ExitDelays profiles, per synchronizing op and communicator, when each
+	// member leaves relative to the first one (complete instances only).
+	ExitDelays []ExitDelay `json:"exit_delays"`
+}
+
+// ExitDelay is the mean exit time of each member of a communicator
+// relative to the first member to leave the same instance, for one op: the
+// exit imbalance a collective leaves behind, per process (the HCA paper's
+// Sec. 4.6, Figure 10, found MPI_Barrier releasing rank 15 40 µs after
+// rank 0). Only synchronizing ops on communicators of 2..MaxExitProfile
+// members are profiled.
+type ExitDelay struct {
+	Op        string    `json:"op"`
+	Comm      uint64    `json:"comm"`
+	Instances int       `json:"instances"`
+	Ranks     []int32   `json:"ranks"`   // world ranks in comm-rank order
+	MeanNS    []float64 `json:"mean_ns"` // mean (my exit - first exit)
+	// CI95NS is the half-width of the 95% confidence interval of the mean
+	// (1.96·sd/√n).
+	CI95NS []float64 `json:"ci95_ns"`
 }
 
 // Histogram is a fixed, log-spaced histogram of a metric (ns). Edges has

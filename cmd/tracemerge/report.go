@@ -90,6 +90,20 @@ func writeText(w io.Writer, an *merge.Analysis, top int) {
 	}
 	tw.Flush()
 
+	for _, e := range an.ExitDelays {
+		if e.Op != "MPI_Barrier" && e.Op != "MPI_Allreduce" {
+			continue
+		}
+		fmt.Fprintf(w, "\nExit imbalance of %s on comm %s (%d instances): mean exit after the first rank leaves\n", e.Op, commName(e.Comm), e.Instances)
+		for i, r := range e.Ranks {
+			if i >= top {
+				fmt.Fprintf(w, "  ... %d more ranks in imbalance.json (exit_delays)\n", len(e.Ranks)-top)
+				break
+			}
+			fmt.Fprintf(w, "  rank %d: %s ± %s\n", r, ns(e.MeanNS[i]), ns(e.CI95NS[i]))
+		}
+		break
+	}
 	if len(an.Problems) > 0 {
 		fmt.Fprintf(w, "\nProblems with the input (results use the intact data):\n")
 		for _, p := range an.Problems {
