@@ -51,6 +51,9 @@
 #pragma weak PMPI_Barrier
 #pragma weak PMPI_Allgather
 #pragma weak PMPI_Get_library_version
+#pragma weak PMPI_Get_count
+#pragma weak PMPI_Comm_remote_group
+#pragma weak PMPI_Comm_remote_size
 
 #ifdef OPEN_MPI
 /* Open MPI's predefined handles are addresses of objects in libmpi. */
@@ -68,7 +71,7 @@
 
 
 /* One recorded call: fixed size, written in place into a thread buffer.
- * Field order keeps it at 56 bytes without padding. */
+ * Field order keeps it at 72 bytes without hidden padding. */
 typedef struct gclock_event {
 	int64_t enter_ns;  /* local timer at entry */
 	int64_t exit_ns;   /* local timer at exit */
@@ -80,6 +83,10 @@ typedef struct gclock_event {
 	int32_t root;      /* root as comm rank, -1 if none */
 	uint16_t op;       /* trace.Op */
 	uint16_t flags;    /* reserved, 0 */
+	int32_t peer;      /* point-to-point: peer world rank (trace.PeerAny/PeerNull) */
+	int32_t tag;       /* point-to-point: tag (trace.TagAny unresolved) */
+	uint32_t req;      /* request id (docs/p2p.md); polls: number of calls */
+	uint32_t pad;      /* 0 */
 } gclock_event;
 
 /* Per-communicator state, found by MPI_Comm handle on the hot path. */
@@ -92,6 +99,11 @@ typedef struct gclock_comm_slot {
 	int32_t rank;       /* my rank in the comm */
 	int32_t size;       /* comm size (local group) */
 	int32_t inter;      /* intercommunicator: bytes not computed */
+	/* Point-to-point peers: comm rank -> world rank (the remote group of an
+	 * intercommunicator); NULL when unknown. Never freed (a request may
+	 * outlive MPI_Comm_free). */
+	const int32_t *peers;
+	int32_t npeers;
 } gclock_comm_slot;
 
 /* Timer kinds (GCLOCK_TIMER). Names are in gclock_timer_name. */
@@ -110,10 +122,25 @@ enum {
 #define GCLOCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Thread buffer: events appended in place; handed to Go when full. */
+/* Per-thread scratch for the request-completion wrappers (requests.h):
+ * copies of the request handles passed in, and statuses to hand to PMPI
+ * when the application passes MPI_STATUS(ES)_IGNORE. Allocated once per
+ * thread with its buffer. */
+#define GCLOCK_SCRATCH 1024
+
 typedef struct gclock_tbuf {
 	gclock_event *ev;
 	uint32_t n, cap;
 	struct gclock_tbuf *next; /* all buffers, for the final flush */
+	MPI_Request *sc_req;      /* GCLOCK_SCRATCH handles (NULL: none) */
+	MPI_Status *sc_st;        /* GCLOCK_SCRATCH statuses */
+	/* A run of unsuccessful MPI_Test* / MPI_Iprobe calls, written as one
+	 * gclock_polls event before the thread's next event (requests.h). */
+	uint32_t poll_n;
+	uint16_t poll_op;
+	uint32_t poll_comm;
+	int64_t poll_t0, poll_dur;
+	uint64_t poll_pc;
 } gclock_tbuf;
 
 #define GCLOCK_COMM_BITS 12
@@ -135,6 +162,8 @@ extern uint64_t gclock_tsc_mult;          /* ns per tick, 32.32 fixed point */
 
 gclock_tbuf *gclock_tbuf_new(void);
 void gclock_tbuf_full(gclock_tbuf *b);
+void gclock_polls_flush(gclock_tbuf *b); /* requests.h */
+MPI_Datatype gclock_byte_type(void);     /* MPI_BYTE, resolved at MPI_Init */
 gclock_comm_slot *gclock_comm_unknown(MPI_Comm comm);
 
 /* gclock_rdtsc reads the TSC. Plain rdtsc (≈10 ns here) rather than
@@ -217,6 +246,8 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 		if (b == NULL)
 			return; /* counted as dropped */
 	}
+	if (GCLOCK_UNLIKELY(b->poll_n != 0))
+		gclock_polls_flush(b);
 	gclock_event *e = &b->ev[b->n];
 	e->enter_ns = t0;
 	e->exit_ns = t1;
@@ -228,6 +259,10 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 	e->root = root;
 	e->op = op;
 	e->flags = 0;
+	e->peer = 0;
+	e->tag = 0;
+	e->req = 0;
+	e->pad = 0;
 	if (GCLOCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
 }

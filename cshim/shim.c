@@ -85,6 +85,8 @@ static int handles_resolve(void)
 	return ok;
 }
 
+MPI_Datatype gclock_byte_type(void) { return h_byte; }
+
 /* ---- guard --------------------------------------------------------------- */
 
 void gclock_guard_enter(void) { gclock_tl_guard++; }
@@ -187,6 +189,16 @@ gclock_tbuf *gclock_tbuf_new(void)
 		return NULL;
 	}
 	b->cap = (uint32_t)buffer_events;
+	/* Scratch for the completion wrappers (requests.h); without it they
+	 * record from the posted values only. */
+	b->sc_req = malloc(GCLOCK_SCRATCH * sizeof(MPI_Request));
+	b->sc_st = malloc(GCLOCK_SCRATCH * sizeof(MPI_Status));
+	if (b->sc_req == NULL || b->sc_st == NULL) {
+		free(b->sc_req);
+		free(b->sc_st);
+		b->sc_req = NULL;
+		b->sc_st = NULL;
+	}
 	pthread_mutex_lock(&buf_mu);
 	b->next = all_bufs;
 	all_bufs = b;
@@ -209,6 +221,8 @@ void gclock_flush_all(void)
 	gclock_tl_guard++;
 	pthread_mutex_lock(&buf_mu);
 	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next) {
+		if (b->poll_n != 0)
+			gclock_polls_flush(b);
 		if (b->n > 0) {
 			gclockGoFlush(b->ev, (int64_t)b->n);
 			b->n = 0;
@@ -254,6 +268,8 @@ static gclock_comm_slot *comm_insert(uintptr_t k, const gclock_comm_slot *v)
 			s->rank = v->rank;
 			s->size = v->size;
 			s->inter = v->inter;
+			s->peers = v->peers;
+			s->npeers = v->npeers;
 			__atomic_store_n(&s->key, k, __ATOMIC_RELEASE);
 			return s;
 		}
@@ -300,6 +316,39 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	snprintf(kbuf, sizeof kbuf, "%s", kind);
 	v.id = gclockGoComm(fixed_id, parent ? parent->id : 0, counter, v.local, kbuf,
 			    members, (int32_t)n, now);
+	/* Point-to-point peers as world ranks: the members of an
+	 * intracommunicator, the remote group of an intercommunicator. The
+	 * array is kept for the life of the process (requests may outlive
+	 * MPI_Comm_free). */
+	if (!inter && n == v.size && members != NULL) {
+		v.peers = members;
+		v.npeers = n;
+		members = NULL;
+	} else if (inter) {
+		int rs = 0;
+		MPI_Group rg;
+		if (PMPI_Comm_remote_size(comm, &rs) == MPI_SUCCESS && rs > 0 &&
+		    PMPI_Comm_remote_group(comm, &rg) == MPI_SUCCESS) {
+			int32_t *pp = malloc(sizeof(int32_t) * (size_t)rs);
+			int *rr = malloc(sizeof(int) * (size_t)rs);
+			int *ro = malloc(sizeof(int) * (size_t)rs);
+			if (pp != NULL && rr != NULL && ro != NULL) {
+				for (int i = 0; i < rs; i++)
+					rr[i] = i;
+				if (PMPI_Group_translate_ranks(rg, rs, rr, world_group, ro) == MPI_SUCCESS) {
+					for (int i = 0; i < rs; i++)
+						pp[i] = ro[i];
+					v.peers = pp;
+					v.npeers = rs;
+					pp = NULL;
+				}
+			}
+			free(pp);
+			free(rr);
+			free(ro);
+			PMPI_Group_free(&rg);
+		}
+	}
 	free(members);
 	free(ranks);
 	free(out);

@@ -370,6 +370,9 @@ func (r *recorder) flush(evs []C.gclock_event) {
 			EnterNS:  int64(e.enter_ns),
 			ExitNS:   int64(e.exit_ns),
 			Callsite: uint64(e.callsite),
+			Peer:     int32(e.peer),
+			Tag:      int32(e.tag),
+			Req:      uint32(e.req),
 		})
 	}
 	if err := r.w.WriteEvents(r.conv); err != nil {

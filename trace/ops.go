@@ -263,10 +263,9 @@ func (o Op) IsCompletion() bool { return o >= OpWait && o <= OpTestsome }
 func (o Op) IsNonblockingCollective() bool { return o >= OpIbarrier && o <= OpIexscan }
 
 // IsPointToPoint reports whether o is one of issue 7's point-to-point or
-// request ops (everything after the blocking collectives except the
-// nonblocking collectives).
+// request ops (MPI_Send ... MPI_Request_free, and gclock_polls).
 func (o Op) IsPointToPoint() bool {
-	return o >= OpSend && o < opCount && !o.IsNonblockingCollective()
+	return o >= OpSend && o <= OpRequestFree || o == OpPolls
 }
 
 // BlockingEquivalent returns the blocking collective a nonblocking one

@@ -12,11 +12,7 @@ import (
 
 func readTable(t *testing.T) []Row {
 	t.Helper()
-	text, err := os.ReadFile("../../../cshim/collectives.tbl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows, err := ParseTable(string(text))
+	rows, err := ReadTables("../../../cshim/collectives.tbl", "../../../cshim/p2p.tbl")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +71,9 @@ func TestTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
 	}
 	covered := map[trace.Op]bool{}
 	for _, r := range rows {
+		if r.P2P {
+			continue // TestP2PTable_EveryRowBecomesAWrapperRecordingItsOp
+		}
 		body, ok := bodies[r.Name]
 		if !ok {
 			t.Errorf("row %s (line %d): no wrapper generated", r.Name, r.Line)
@@ -109,6 +108,113 @@ func TestParseTable_RejectsBadRows(t *testing.T) {
 		"twice":        "MPI_Barrier | MPI_Comm comm | none()\nMPI_Barrier | MPI_Comm comm | none()",
 	} {
 		if _, err := ParseTable(text); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// wrapperBodies splits generated C into wrapper bodies by function name.
+func wrapperBodies(t *testing.T, src string) map[string]string {
+	t.Helper()
+	funcRe := regexp.MustCompile(`(?m)^int (MPI_\w+)\(`)
+	bodies := map[string]string{}
+	locs := funcRe.FindAllStringSubmatchIndex(src, -1)
+	for i, l := range locs {
+		end := len(src)
+		if i+1 < len(locs) {
+			end = locs[i+1][0]
+		}
+		name := src[l[2]:l[3]]
+		if _, dup := bodies[name]; dup {
+			t.Errorf("%s defined twice", name)
+		}
+		bodies[name] = src[l[0]:end]
+	}
+	return bodies
+}
+
+// TestP2PTable_EveryRowBecomesAWrapperRecordingItsOp: every p2p.tbl row
+// has one wrapper that sets the op constant whose value is the row's
+// trace.Op, calls its own PMPI function on the pass-through and the
+// recording path, runs its rule's _pre before and _post after the timed
+// call, and hands PMPI the rule's statuses; every point-to-point and
+// nonblocking-collective op of trace/ops.go (but gclock_polls) has a row.
+func TestP2PTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
+	rows := readTable(t)
+	src := string(GenerateWrappers(rows))
+	consts := map[string]int{}
+	for _, m := range regexp.MustCompile(`#define (GCLOCK_OP_\w+) (\d+)`).FindAllStringSubmatch(string(GenerateOps()), -1) {
+		n := 0
+		for _, c := range m[2] {
+			n = n*10 + int(c-'0')
+		}
+		consts[m[1]] = n
+	}
+	bodies := wrapperBodies(t, src)
+	covered := map[trace.Op]bool{}
+	np := 0
+	for _, r := range rows {
+		if !r.P2P {
+			continue
+		}
+		np++
+		body, ok := bodies[r.Name]
+		if !ok {
+			t.Errorf("row %s (line %d): no wrapper generated", r.Name, r.Line)
+			continue
+		}
+		m := regexp.MustCompile(`cx\.op = (GCLOCK_OP_\w+);`).FindAllStringSubmatch(body, -1)
+		if len(m) != 1 {
+			t.Errorf("%s: %d op assignments, want 1", r.Name, len(m))
+			continue
+		}
+		if v, ok := consts[m[0][1]]; !ok || trace.Op(v) != r.Op || trace.Op(v).String() != r.Name {
+			t.Errorf("%s records %s = %d, want op %d (%s)", r.Name, m[0][1], v, r.Op, r.Op)
+		}
+		if strings.Count(body, "P"+r.Name+"(") != 2 {
+			t.Errorf("%s: does not call P%s on each of its 2 paths", r.Name, r.Name)
+		}
+		pre, post := "gclock_p2p_"+r.Rule+"_pre(&cx", "gclock_p2p_"+r.Rule+"_post(&cx, rc"
+		if strings.HasPrefix(r.Rule, IcollPrefix) {
+			pre, post = "gclock_bytes_"+strings.TrimPrefix(r.Rule, IcollPrefix)+"(cx.cs", "gclock_p2p_icoll_post(&cx, rc"
+			if !strings.Contains(body, "gclock_p2p_icoll_pre(&cx, comm)") {
+				t.Errorf("%s: no icoll_pre", r.Name)
+			}
+			if !r.Op.IsNonblockingCollective() {
+				t.Errorf("%s: icoll rule on an op that is not a nonblocking collective", r.Name)
+			}
+		}
+		ip, it0, ic, it1, ipo := strings.Index(body, pre), strings.Index(body, "cx.t0 = gclock_now()"),
+			strings.LastIndex(body, "P"+r.Name+"("), strings.Index(body, "cx.t1 = gclock_now()"), strings.Index(body, post)
+		if ip < 0 || ipo < 0 || !(ip < it0 && it0 < ic && ic < it1 && it1 < ipo) {
+			t.Errorf("%s: want pre, t0, PMPI call, t1, post in this order:\n%s", r.Name, body)
+		}
+		for _, p := range r.Params {
+			if p.Name == "status" && !strings.Contains(body[ic:it1], "cx.st") ||
+				p.Name == "array_of_statuses" && !strings.Contains(body[ic:it1], "cx.sts") {
+				t.Errorf("%s: %s not substituted in the timed call", r.Name, p.Name)
+			}
+		}
+		covered[r.Op] = true
+	}
+	if np == 0 {
+		t.Fatal("no p2p rows")
+	}
+	for _, op := range trace.Ops() {
+		if (op.IsPointToPoint() || op.IsNonblockingCollective()) && op != trace.OpPolls && !covered[op] {
+			t.Errorf("%s has no row in cshim/p2p.tbl", op)
+		}
+	}
+}
+
+func TestParseP2PTable_RejectsBadRows(t *testing.T) {
+	for name, text := range map[string]string{
+		"unknown op":         "MPI_Foo | MPI_Request *request | wait(request)",
+		"bad rule arg":       "MPI_Wait | MPI_Request *request, MPI_Status *status | wait(req, status)",
+		"icoll without req":  "MPI_Ibarrier | MPI_Comm comm | icoll_none()",
+		"icoll without comm": "MPI_Ibarrier | MPI_Request *request | icoll_none()",
+	} {
+		if _, err := ParseP2PTable(text); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}

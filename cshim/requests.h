@@ -1,0 +1,809 @@
+/*
+ * Point-to-point, request and nonblocking-collective recording (issue 7;
+ * docs/p2p.md). The wrappers are generated from cshim/p2p.tbl into
+ * wrappers_gen.c; each calls gclock_p2p_<rule>_pre before and
+ * gclock_p2p_<rule>_post after its PMPI function. Everything here is hot
+ * path: no Go call, no allocation, no lock, no system call beyond the timer.
+ *
+ * Request table: a fixed 16384-slot open-addressing table keyed by the
+ * MPI_Request handle, lock-free (a slot is claimed with one CAS of its key
+ * and published with a release store; lookups are acquire loads). Probe
+ * chains are bounded (GCLOCK_REQ_PROBES): a request that finds no free
+ * slot in its chain is recorded at its start but its completion is not
+ * linked (counted in gclock_req_lost). A slot is freed (tombstone) when its
+ * request completes, or when MPI_Request_free drops it. Several slots may
+ * hold the same handle (see gclock_req_find).
+ *
+ * Request ids (trace.Event.Req) are per rank, from 1, in start order; a
+ * persistent request keeps the id of its MPI_*_init for all activations.
+ */
+#ifndef GCLOCK_REQUESTS_H
+#define GCLOCK_REQUESTS_H
+
+#include "gclock.h"
+
+enum { GCLOCK_REQ_SEND = 1, GCLOCK_REQ_RECV = 2, GCLOCK_REQ_COLL = 3 };
+
+/* trace.PeerAny, trace.PeerNull, trace.TagAny */
+#define GCLOCK_PEER_ANY (-1)
+#define GCLOCK_PEER_NULL (-2)
+#define GCLOCK_TAG_ANY (-1)
+
+#define GCLOCK_REQ_BITS 14
+#define GCLOCK_REQ_SLOTS (1u << GCLOCK_REQ_BITS)
+#define GCLOCK_REQ_PROBES 64
+#define GCLOCK_REQ_BUSY (~(uintptr_t)1) /* being filled in */
+
+typedef struct gclock_req_slot {
+	uintptr_t key;        /* handle; GCLOCK_KEY_EMPTY / _TOMB / GCLOCK_REQ_BUSY */
+	uint64_t bytes;       /* posted bytes (count x type size) */
+	const int32_t *peers; /* comm rank -> world rank, for statuses */
+	int32_t npeers;
+	uint32_t id;          /* trace.Event.Req */
+	uint32_t comm;        /* communicator local index */
+	int32_t peer;         /* world rank, GCLOCK_PEER_ANY / _NULL */
+	int32_t tag;
+	uint16_t kind;        /* GCLOCK_REQ_* */
+	uint16_t persistent;  /* MPI_*_init: kept across completions */
+} gclock_req_slot;
+
+static gclock_req_slot gclock_reqs[GCLOCK_REQ_SLOTS];
+static uint32_t gclock_req_ids;  /* last id handed out */
+static uint64_t gclock_req_lost; /* requests whose completion cannot be linked */
+
+static inline uintptr_t gclock_req_key(MPI_Request r) { return (uintptr_t)r; }
+
+static inline uint32_t gclock_req_hash(uintptr_t k)
+{
+	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCLOCK_REQ_BITS));
+}
+
+/* gclock_req_claim returns a slot whose key is GCLOCK_REQ_BUSY, to be
+ * filled and published with gclock_req_publish; NULL if the chain is full. */
+static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
+{
+	uint32_t h = gclock_req_hash(k);
+	for (uint32_t p = 0; p < GCLOCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCLOCK_REQ_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (sk == GCLOCK_KEY_EMPTY || sk == GCLOCK_KEY_TOMB) {
+			if (__atomic_compare_exchange_n(&s->key, &sk, GCLOCK_REQ_BUSY, 0,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				return s;
+		}
+	}
+	__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static inline void gclock_req_publish(gclock_req_slot *s, uintptr_t k)
+{
+	__atomic_store_n(&s->key, k, __ATOMIC_RELEASE);
+}
+
+/* gclock_req_find returns the oldest (lowest id) entry of handle k. One
+ * handle can stand for several live requests: Open MPI hands out its
+ * shared, already complete ompi_request_empty for every MPI_Isend sent
+ * inline, and MPICH has similar built-in completed requests. Applications
+ * keep request arrays in start order, so the oldest entry is the one the
+ * first such handle in a call stands for. */
+static inline gclock_req_slot *gclock_req_find(uintptr_t k)
+{
+	uint32_t h = gclock_req_hash(k);
+	gclock_req_slot *best = NULL;
+	for (uint32_t p = 0; p < GCLOCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCLOCK_REQ_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (sk == k && (best == NULL || (int32_t)(s->id - best->id) < 0))
+			best = s;
+		else if (sk == GCLOCK_KEY_EMPTY)
+			break;
+	}
+	return best;
+}
+
+static inline void gclock_req_drop(gclock_req_slot *s)
+{
+	__atomic_store_n(&s->key, GCLOCK_KEY_TOMB, __ATOMIC_RELEASE);
+}
+
+/* ---- per-call context ----------------------------------------------------- */
+
+typedef struct gclock_p2p {
+	uint16_t op;
+	void *ra;
+	int64_t t0, t1;
+	gclock_comm_slot *cs;
+	gclock_tbuf *b;
+	MPI_Status *st;     /* status handed to PMPI */
+	MPI_Status *sts;    /* statuses handed to PMPI (NULL: ignored) */
+	MPI_Status own;     /* used when the application ignores its status */
+	int ncopy;          /* handles copied into b->sc_req */
+	int nrec;           /* events written by this call */
+	uint64_t sent, recv;
+	int32_t peer, tag;
+	MPI_Request saved;  /* single-request calls: the handle before the call */
+} gclock_p2p;
+
+static inline int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
+{
+	if (r == MPI_PROC_NULL)
+		return GCLOCK_PEER_NULL;
+	if (r == MPI_ANY_SOURCE)
+		return GCLOCK_PEER_ANY;
+	if (peers != NULL && r >= 0 && r < n)
+		return peers[r];
+	return r; /* no member list: the comm rank as given */
+}
+
+static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r)
+{
+	return gclock_peer_of(cs->peers, cs->npeers, r);
+}
+
+/* gclock_status_bytes: bytes a status reports (MPI_Get_count with MPI_BYTE
+ * gives the byte count the status holds, whatever the datatype was). */
+static inline uint64_t gclock_status_bytes(MPI_Status *st, uint64_t posted)
+{
+	int n = 0;
+	if (PMPI_Get_count(st, gclock_byte_type(), &n) != MPI_SUCCESS || n < 0)
+		return posted;
+	return (uint64_t)n;
+}
+
+static inline gclock_tbuf *gclock_buf(void)
+{
+	gclock_tbuf *b = gclock_tl_buf;
+	if (GCLOCK_UNLIKELY(b == NULL))
+		b = gclock_tbuf_new();
+	return b;
+}
+
+/* gclock_put writes one event of the current call. */
+static inline void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
+			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+			      uint64_t recv)
+{
+	gclock_tbuf *b = gclock_buf();
+	if (b == NULL)
+		return; /* counted as dropped */
+	if (GCLOCK_UNLIKELY(b->poll_n != 0))
+		gclock_polls_flush(b);
+	gclock_event *e = &b->ev[b->n];
+	e->enter_ns = cx->t0;
+	e->exit_ns = cx->t1;
+	e->sent = sent;
+	e->recv = recv;
+	e->callsite = (uint64_t)(uintptr_t)cx->ra;
+	e->comm = comm;
+	e->seq = seq;
+	e->root = root;
+	e->op = cx->op;
+	e->flags = 0;
+	e->peer = peer;
+	e->tag = tag;
+	e->req = req;
+	e->pad = 0;
+	cx->nrec++;
+	if (GCLOCK_UNLIKELY(++b->n == b->cap))
+		gclock_tbuf_full(b);
+}
+
+/* gclock_polls_flush writes the thread's pending run of unsuccessful
+ * polls as one gclock_polls event: enter = first call's entry, duration =
+ * the summed time inside the calls, Tag = the polled op, Req = calls. */
+void gclock_polls_flush(gclock_tbuf *b)
+{
+	uint32_t n = b->poll_n;
+	if (n == 0)
+		return;
+	b->poll_n = 0;
+	gclock_event *e = &b->ev[b->n];
+	e->enter_ns = b->poll_t0;
+	e->exit_ns = b->poll_t0 + b->poll_dur;
+	e->sent = 0;
+	e->recv = 0;
+	e->callsite = b->poll_pc;
+	e->comm = b->poll_comm;
+	e->seq = 0;
+	e->root = -1;
+	e->op = GCLOCK_OP_GCLOCK_POLLS;
+	e->flags = 0;
+	e->peer = GCLOCK_PEER_ANY;
+	e->tag = (int32_t)b->poll_op;
+	e->req = n;
+	e->pad = 0;
+	if (++b->n == b->cap)
+		gclock_tbuf_full(b);
+}
+
+/* gclock_poll_miss counts an unsuccessful MPI_Test* / MPI_Iprobe. A run of
+ * misses of one op (and call site) on a thread becomes one event. */
+static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
+{
+	gclock_tbuf *b = gclock_buf();
+	if (b == NULL)
+		return;
+	if (b->poll_n != 0 && (b->poll_op != cx->op || b->poll_comm != comm ||
+			       b->poll_pc != (uint64_t)(uintptr_t)cx->ra || b->poll_n == 0xffffffffu))
+		gclock_polls_flush(b);
+	if (b->poll_n == 0) {
+		b->poll_op = cx->op;
+		b->poll_comm = comm;
+		b->poll_pc = (uint64_t)(uintptr_t)cx->ra;
+		b->poll_t0 = cx->t0;
+		b->poll_dur = 0;
+	}
+	b->poll_n++;
+	b->poll_dur += cx->t1 - cx->t0;
+}
+
+/* gclock_track enters a new request into the table; returns its id. */
+static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
+				    uint16_t persistent, int32_t peer, int32_t tag,
+				    uint64_t bytes)
+{
+	uint32_t id = __atomic_add_fetch(&gclock_req_ids, 1, __ATOMIC_RELAXED);
+	uintptr_t k = gclock_req_key(r);
+	gclock_req_slot *s = gclock_req_claim(k);
+	if (s != NULL) {
+		s->bytes = bytes;
+		s->peers = cx->cs->peers;
+		s->npeers = cx->cs->npeers;
+		s->id = id;
+		s->comm = cx->cs->local;
+		s->peer = peer;
+		s->tag = tag;
+		s->kind = kind;
+		s->persistent = persistent;
+		gclock_req_publish(s, k);
+	}
+	return id;
+}
+
+/* gclock_complete records the completion of the request whose handle was
+ * k (st: its status, NULL when none was obtained); seq numbers the event
+ * within the call. Returns 1 if the request was a tracked one. */
+static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+{
+	gclock_req_slot *s = gclock_req_find(gclock_req_key(k));
+	if (s == NULL)
+		return 0;
+	int32_t peer = s->peer, tag = s->tag;
+	uint64_t sent = 0, recv = 0;
+	switch (s->kind) {
+	case GCLOCK_REQ_SEND:
+		sent = s->bytes;
+		break;
+	case GCLOCK_REQ_RECV:
+		recv = s->bytes;
+		if (st != NULL) {
+			peer = gclock_peer_of(s->peers, s->npeers, st->MPI_SOURCE);
+			tag = st->MPI_TAG;
+			recv = peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, s->bytes);
+		}
+		break;
+	default: /* nonblocking collective: bytes were recorded at the start */
+		peer = 0;
+		tag = 0;
+		break;
+	}
+	gclock_put(cx, s->comm, seq, -1, peer, tag, s->id, sent, recv);
+	if (!s->persistent)
+		gclock_req_drop(s);
+	return 1;
+}
+
+/* gclock_copy_reqs saves the handles of a multi-request call (they are
+ * overwritten with MPI_REQUEST_NULL by the call) and picks the statuses to
+ * hand to PMPI: the application's, else the thread's scratch if count fits,
+ * else none (MPI_STATUSES_IGNORE: values as posted, see docs/p2p.md). */
+static inline void gclock_copy_reqs(gclock_p2p *cx, int count, const MPI_Request reqs[],
+				    MPI_Status *statuses)
+{
+	cx->b = gclock_buf();
+	cx->ncopy = 0;
+	cx->sts = statuses;
+	if (cx->b == NULL || cx->b->sc_req == NULL || count <= 0)
+		return;
+	int n = count < GCLOCK_SCRATCH ? count : GCLOCK_SCRATCH;
+	for (int i = 0; i < n; i++)
+		cx->b->sc_req[i] = reqs[i];
+	cx->ncopy = n;
+	if (statuses == MPI_STATUSES_IGNORE && count <= GCLOCK_SCRATCH)
+		cx->sts = cx->b->sc_st;
+}
+
+static inline void gclock_p2p_begin(gclock_p2p *cx)
+{
+	cx->cs = NULL;
+	cx->b = NULL;
+	cx->st = NULL;
+	cx->sts = NULL;
+	cx->ncopy = 0;
+	cx->nrec = 0;
+	cx->sent = 0;
+	cx->recv = 0;
+	cx->peer = 0;
+	cx->tag = 0;
+}
+
+static inline MPI_Status *gclock_own_status(gclock_p2p *cx, MPI_Status *status)
+{
+	return status == MPI_STATUS_IGNORE ? &cx->own : status;
+}
+
+/* A completion call that completed no tracked request is still recorded
+ * (Wait*) as one event with Req 0. */
+static inline void gclock_call_only(gclock_p2p *cx)
+{
+	if (cx->nrec == 0)
+		gclock_put(cx, 0, 0, -1, 0, 0, 0, 0, 0);
+}
+
+/* ---- rules (one per rule name in cshim/p2p.tbl) ----------------------------- */
+
+/* send(count, datatype, dest, tag, comm): MPI_Send, Ssend, Rsend, Bsend */
+static inline void gclock_p2p_send_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+				       int dest, int tag, MPI_Comm comm)
+{
+	cx->cs = gclock_comm_get(comm);
+	if (cx->cs != NULL) {
+		cx->sent = dest == MPI_PROC_NULL ? 0 : gclock_tsize(count, type);
+		cx->peer = gclock_peer(cx->cs, dest);
+	}
+	cx->tag = tag;
+}
+
+static inline void gclock_p2p_send_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+					int dest, int tag, MPI_Comm comm)
+{
+	(void)rc, (void)count, (void)type, (void)dest, (void)comm;
+	if (cx->cs != NULL)
+		gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, 0, cx->sent, 0);
+}
+
+/* recv(count, datatype, source, tag, comm, status) */
+static inline void gclock_p2p_recv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+				       int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	(void)tag;
+	cx->st = gclock_own_status(cx, status);
+	cx->cs = gclock_comm_get(comm);
+	if (cx->cs != NULL)
+		cx->recv = source == MPI_PROC_NULL ? 0 : gclock_tsize(count, type);
+}
+
+/* gclock_resolve fills peer, tag and bytes of a received message from st
+ * (the posted values when the call failed). */
+static inline void gclock_resolve(gclock_p2p *cx, int rc, MPI_Status *st, int source, int tag,
+				  uint64_t posted, int32_t *peer, int32_t *rtag, uint64_t *bytes)
+{
+	if (rc == MPI_SUCCESS) {
+		*peer = gclock_peer(cx->cs, st->MPI_SOURCE);
+		*rtag = st->MPI_TAG;
+		*bytes = *peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, posted);
+	} else {
+		*peer = gclock_peer(cx->cs, source);
+		*rtag = tag;
+		*bytes = posted;
+	}
+}
+
+static inline void gclock_p2p_recv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+					int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	(void)count, (void)type, (void)comm, (void)status;
+	if (cx->cs == NULL)
+		return;
+	int32_t peer, rtag;
+	uint64_t bytes;
+	gclock_resolve(cx, rc, cx->st, source, tag, cx->recv, &peer, &rtag, &bytes);
+	gclock_put(cx, cx->cs->local, 0, -1, peer, rtag, 0, 0, bytes);
+}
+
+/* sendrecv(sendcount, sendtype, dest, sendtag, recvcount, recvtype, source,
+ * recvtag, comm, status): event 0 the send half, event 1 the receive half. */
+static inline void gclock_p2p_sendrecv_pre(gclock_p2p *cx, int scount, MPI_Datatype stype,
+					   int dest, int stag, int rcount, MPI_Datatype rtype,
+					   int source, int rtag, MPI_Comm comm,
+					   MPI_Status *status)
+{
+	(void)stag, (void)rtag;
+	cx->st = gclock_own_status(cx, status);
+	cx->cs = gclock_comm_get(comm);
+	if (cx->cs != NULL) {
+		cx->sent = dest == MPI_PROC_NULL ? 0 : gclock_tsize(scount, stype);
+		cx->recv = source == MPI_PROC_NULL ? 0 : gclock_tsize(rcount, rtype);
+		cx->peer = gclock_peer(cx->cs, dest);
+	}
+}
+
+static inline void gclock_p2p_sendrecv_post(gclock_p2p *cx, int rc, int scount,
+					    MPI_Datatype stype, int dest, int stag,
+					    int rcount, MPI_Datatype rtype, int source,
+					    int rtag, MPI_Comm comm, MPI_Status *status)
+{
+	(void)scount, (void)stype, (void)dest, (void)rcount, (void)rtype, (void)comm, (void)status;
+	if (cx->cs == NULL)
+		return;
+	gclock_put(cx, cx->cs->local, 0, -1, cx->peer, stag, 0, cx->sent, 0);
+	int32_t peer, tag;
+	uint64_t bytes;
+	gclock_resolve(cx, rc, cx->st, source, rtag, cx->recv, &peer, &tag, &bytes);
+	gclock_put(cx, cx->cs->local, 1, -1, peer, tag, 0, 0, bytes);
+}
+
+/* sendrecv_replace(count, datatype, dest, sendtag, source, recvtag, comm, status) */
+static inline void gclock_p2p_sendrecv_replace_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+						   int dest, int stag, int source, int rtag,
+						   MPI_Comm comm, MPI_Status *status)
+{
+	gclock_p2p_sendrecv_pre(cx, count, type, dest, stag, count, type, source, rtag, comm, status);
+}
+
+static inline void gclock_p2p_sendrecv_replace_post(gclock_p2p *cx, int rc, int count,
+						    MPI_Datatype type, int dest, int stag,
+						    int source, int rtag, MPI_Comm comm,
+						    MPI_Status *status)
+{
+	gclock_p2p_sendrecv_post(cx, rc, count, type, dest, stag, count, type, source, rtag, comm, status);
+}
+
+/* probe(source, tag, comm, status): Recv = size of the message found. */
+static inline void gclock_p2p_probe_pre(gclock_p2p *cx, int source, int tag, MPI_Comm comm,
+					MPI_Status *status)
+{
+	(void)source, (void)tag;
+	cx->st = gclock_own_status(cx, status);
+	cx->cs = gclock_comm_get(comm);
+}
+
+static inline void gclock_p2p_probe_post(gclock_p2p *cx, int rc, int source, int tag,
+					 MPI_Comm comm, MPI_Status *status)
+{
+	(void)comm, (void)status;
+	if (cx->cs == NULL)
+		return;
+	int32_t peer, rtag;
+	uint64_t bytes;
+	gclock_resolve(cx, rc, cx->st, source, tag, 0, &peer, &rtag, &bytes);
+	gclock_put(cx, cx->cs->local, 0, -1, peer, rtag, 0, 0, bytes);
+}
+
+/* iprobe(source, tag, comm, flag, status): recorded when a message is
+ * found, else counted as a poll. */
+static inline void gclock_p2p_iprobe_pre(gclock_p2p *cx, int source, int tag, MPI_Comm comm,
+					 int *flag, MPI_Status *status)
+{
+	(void)flag;
+	gclock_p2p_probe_pre(cx, source, tag, comm, status);
+}
+
+static inline void gclock_p2p_iprobe_post(gclock_p2p *cx, int rc, int source, int tag,
+					  MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	if (cx->cs == NULL)
+		return;
+	if (rc == MPI_SUCCESS && *flag)
+		gclock_p2p_probe_post(cx, rc, source, tag, comm, status);
+	else
+		gclock_poll_miss(cx, cx->cs->local);
+}
+
+/* isend / irecv / send_init / recv_init (count, datatype, peer, tag, comm,
+ * request): the request enters the table; the event carries its id. */
+static inline void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
+					uint16_t kind, uint16_t persistent, int32_t tag)
+{
+	if (cx->cs == NULL)
+		return;
+	uint32_t id = 0;
+	if (rc == MPI_SUCCESS)
+		id = gclock_track(cx, *request, kind, persistent, cx->peer, tag,
+				  kind == GCLOCK_REQ_SEND ? cx->sent : cx->recv);
+	gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
+}
+
+static inline void gclock_p2p_isend_pre(gclock_p2p *cx, int count, MPI_Datatype type, int dest,
+					int tag, MPI_Comm comm, MPI_Request *request)
+{
+	(void)request;
+	gclock_p2p_send_pre(cx, count, type, dest, tag, comm);
+}
+
+static inline void gclock_p2p_isend_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+					 int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	(void)count, (void)type, (void)dest, (void)comm;
+	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_SEND, 0, tag);
+}
+
+static inline void gclock_p2p_irecv_pre(gclock_p2p *cx, int count, MPI_Datatype type, int source,
+					int tag, MPI_Comm comm, MPI_Request *request)
+{
+	(void)request, (void)tag;
+	cx->cs = gclock_comm_get(comm);
+	if (cx->cs != NULL) {
+		cx->recv = source == MPI_PROC_NULL ? 0 : gclock_tsize(count, type);
+		cx->peer = gclock_peer(cx->cs, source);
+	}
+}
+
+static inline void gclock_p2p_irecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+					 int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	(void)count, (void)type, (void)source, (void)comm;
+	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_RECV, 0, tag);
+}
+
+static inline void gclock_p2p_send_init_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+					    int dest, int tag, MPI_Comm comm,
+					    MPI_Request *request)
+{
+	gclock_p2p_isend_pre(cx, count, type, dest, tag, comm, request);
+}
+
+static inline void gclock_p2p_send_init_post(gclock_p2p *cx, int rc, int count,
+					     MPI_Datatype type, int dest, int tag,
+					     MPI_Comm comm, MPI_Request *request)
+{
+	(void)count, (void)type, (void)dest, (void)comm;
+	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_SEND, 1, tag);
+}
+
+static inline void gclock_p2p_recv_init_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+					    int source, int tag, MPI_Comm comm,
+					    MPI_Request *request)
+{
+	gclock_p2p_irecv_pre(cx, count, type, source, tag, comm, request);
+}
+
+static inline void gclock_p2p_recv_init_post(gclock_p2p *cx, int rc, int count,
+					     MPI_Datatype type, int source, int tag,
+					     MPI_Comm comm, MPI_Request *request)
+{
+	(void)count, (void)type, (void)source, (void)comm;
+	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_RECV, 1, tag);
+}
+
+/* gclock_restart records one activation of a persistent request. */
+static inline void gclock_restart(gclock_p2p *cx, MPI_Request r, uint32_t seq)
+{
+	gclock_req_slot *s = gclock_req_find(gclock_req_key(r));
+	if (s == NULL)
+		return;
+	gclock_put(cx, s->comm, seq, -1, s->peer, s->tag, s->id,
+		   s->kind == GCLOCK_REQ_SEND ? s->bytes : 0,
+		   s->kind == GCLOCK_REQ_RECV ? s->bytes : 0);
+}
+
+/* start(request) */
+static inline void gclock_p2p_start_pre(gclock_p2p *cx, MPI_Request *request)
+{
+	cx->saved = *request;
+}
+
+static inline void gclock_p2p_start_post(gclock_p2p *cx, int rc, MPI_Request *request)
+{
+	(void)request;
+	if (rc == MPI_SUCCESS)
+		gclock_restart(cx, cx->saved, 0);
+}
+
+/* startall(count, array_of_requests) */
+static inline void gclock_p2p_startall_pre(gclock_p2p *cx, int count, MPI_Request reqs[])
+{
+	(void)cx, (void)count, (void)reqs;
+}
+
+static inline void gclock_p2p_startall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[])
+{
+	if (rc != MPI_SUCCESS)
+		return;
+	uint32_t seq = 0;
+	for (int i = 0; i < count; i++) {
+		uint32_t before = (uint32_t)cx->nrec;
+		gclock_restart(cx, reqs[i], seq);
+		if ((uint32_t)cx->nrec != before)
+			seq++;
+	}
+}
+
+/* request_free(request): the request ends without a completion call. */
+static inline void gclock_p2p_request_free_pre(gclock_p2p *cx, MPI_Request *request)
+{
+	cx->saved = *request;
+}
+
+static inline void gclock_p2p_request_free_post(gclock_p2p *cx, int rc, MPI_Request *request)
+{
+	(void)request;
+	if (rc != MPI_SUCCESS)
+		return;
+	gclock_req_slot *s = gclock_req_find(gclock_req_key(cx->saved));
+	if (s == NULL)
+		return;
+	gclock_put(cx, s->comm, 0, -1, s->peer, s->tag, s->id, 0, 0);
+	gclock_req_drop(s);
+}
+
+/* wait(request, status) */
+static inline void gclock_p2p_wait_pre(gclock_p2p *cx, MPI_Request *request, MPI_Status *status)
+{
+	cx->saved = *request;
+	cx->st = gclock_own_status(cx, status);
+}
+
+static inline void gclock_p2p_wait_post(gclock_p2p *cx, int rc, MPI_Request *request,
+					MPI_Status *status)
+{
+	(void)request, (void)status;
+	if (rc == MPI_SUCCESS)
+		gclock_complete(cx, cx->saved, cx->st, 0);
+	gclock_call_only(cx);
+}
+
+/* test(request, flag, status) */
+static inline void gclock_p2p_test_pre(gclock_p2p *cx, MPI_Request *request, int *flag,
+				       MPI_Status *status)
+{
+	(void)flag;
+	gclock_p2p_wait_pre(cx, request, status);
+}
+
+static inline void gclock_p2p_test_post(gclock_p2p *cx, int rc, MPI_Request *request, int *flag,
+					MPI_Status *status)
+{
+	(void)request, (void)status;
+	if (rc == MPI_SUCCESS && *flag)
+		gclock_complete(cx, cx->saved, cx->st, 0);
+	if (cx->nrec == 0)
+		gclock_poll_miss(cx, 0);
+}
+
+/* gclock_complete_all: every copied request of a Waitall/Testall. */
+static inline void gclock_complete_all(gclock_p2p *cx)
+{
+	uint32_t seq = 0;
+	for (int i = 0; i < cx->ncopy; i++)
+		seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], cx->sts ? &cx->sts[i] : NULL, seq);
+}
+
+/* gclock_complete_some: the completed indices of a Waitsome/Testsome. */
+static inline void gclock_complete_some(gclock_p2p *cx, int outcount, const int indices[])
+{
+	uint32_t seq = 0;
+	for (int j = 0; j < outcount; j++) {
+		int i = indices[j];
+		if (i >= 0 && i < cx->ncopy)
+			seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], cx->sts ? &cx->sts[j] : NULL, seq);
+	}
+}
+
+/* waitall(count, array_of_requests, array_of_statuses) */
+static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
+					  MPI_Status statuses[])
+{
+	gclock_copy_reqs(cx, count, reqs, statuses);
+}
+
+static inline void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
+					   MPI_Status statuses[])
+{
+	(void)count, (void)reqs, (void)statuses;
+	if (rc == MPI_SUCCESS)
+		gclock_complete_all(cx);
+	gclock_call_only(cx);
+}
+
+/* testall(count, array_of_requests, flag, array_of_statuses) */
+static inline void gclock_p2p_testall_pre(gclock_p2p *cx, int count, MPI_Request reqs[], int *flag,
+					  MPI_Status statuses[])
+{
+	(void)flag;
+	gclock_copy_reqs(cx, count, reqs, statuses);
+}
+
+static inline void gclock_p2p_testall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
+					   int *flag, MPI_Status statuses[])
+{
+	(void)count, (void)reqs, (void)statuses;
+	if (rc == MPI_SUCCESS && *flag)
+		gclock_complete_all(cx);
+	if (cx->nrec == 0)
+		gclock_poll_miss(cx, 0);
+}
+
+/* waitany(count, array_of_requests, index, status) */
+static inline void gclock_p2p_waitany_pre(gclock_p2p *cx, int count, MPI_Request reqs[], int *index,
+					  MPI_Status *status)
+{
+	(void)index;
+	gclock_copy_reqs(cx, count, reqs, MPI_STATUSES_IGNORE);
+	cx->sts = NULL;
+	cx->st = gclock_own_status(cx, status);
+}
+
+static inline void gclock_p2p_waitany_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
+					   int *index, MPI_Status *status)
+{
+	(void)count, (void)reqs, (void)status;
+	if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 && *index < cx->ncopy)
+		gclock_complete(cx, cx->b->sc_req[*index], cx->st, 0);
+	gclock_call_only(cx);
+}
+
+/* testany(count, array_of_requests, index, flag, status) */
+static inline void gclock_p2p_testany_pre(gclock_p2p *cx, int count, MPI_Request reqs[], int *index,
+					  int *flag, MPI_Status *status)
+{
+	(void)flag;
+	gclock_p2p_waitany_pre(cx, count, reqs, index, status);
+}
+
+static inline void gclock_p2p_testany_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
+					   int *index, int *flag, MPI_Status *status)
+{
+	(void)count, (void)reqs, (void)status;
+	if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && *index >= 0 &&
+	    *index < cx->ncopy)
+		gclock_complete(cx, cx->b->sc_req[*index], cx->st, 0);
+	if (cx->nrec == 0)
+		gclock_poll_miss(cx, 0);
+}
+
+/* waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) */
+static inline void gclock_p2p_waitsome_pre(gclock_p2p *cx, int incount, MPI_Request reqs[],
+					   int *outcount, int indices[], MPI_Status statuses[])
+{
+	(void)outcount, (void)indices;
+	gclock_copy_reqs(cx, incount, reqs, statuses);
+}
+
+static inline void gclock_p2p_waitsome_post(gclock_p2p *cx, int rc, int incount, MPI_Request reqs[],
+					    int *outcount, int indices[], MPI_Status statuses[])
+{
+	(void)incount, (void)reqs, (void)statuses;
+	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+		gclock_complete_some(cx, *outcount, indices);
+	gclock_call_only(cx);
+}
+
+/* testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) */
+static inline void gclock_p2p_testsome_pre(gclock_p2p *cx, int incount, MPI_Request reqs[],
+					   int *outcount, int indices[], MPI_Status statuses[])
+{
+	gclock_p2p_waitsome_pre(cx, incount, reqs, outcount, indices, statuses);
+}
+
+static inline void gclock_p2p_testsome_post(gclock_p2p *cx, int rc, int incount, MPI_Request reqs[],
+					    int *outcount, int indices[], MPI_Status statuses[])
+{
+	(void)incount, (void)reqs, (void)statuses;
+	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0)
+		gclock_complete_some(cx, *outcount, indices);
+	if (cx->nrec == 0)
+		gclock_poll_miss(cx, 0);
+}
+
+/* Nonblocking collectives (rule icoll_<byte rule>): the start takes the
+ * communicator's next collective sequence number, exactly like a blocking
+ * collective, and its request enters the table. */
+static inline void gclock_p2p_icoll_pre(gclock_p2p *cx, MPI_Comm comm)
+{
+	cx->cs = gclock_comm_get(comm);
+}
+
+static inline void gclock_p2p_icoll_post(gclock_p2p *cx, int rc, int32_t root, MPI_Request *request)
+{
+	if (cx->cs == NULL)
+		return;
+	uint32_t seq = cx->cs->seq++; /* counted even if the call failed */
+	uint32_t id = 0;
+	if (rc == MPI_SUCCESS)
+		id = gclock_track(cx, *request, GCLOCK_REQ_COLL, 0, root, 0, 0);
+	gclock_put(cx, cx->cs->local, seq, root, 0, 0, id, cx->sent, cx->recv);
+}
+
+#endif

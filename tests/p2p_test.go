@@ -1,0 +1,200 @@
+package tests
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// The p2p program is compiled on first use (progs in main_test.go lists
+// the programs of the collective recorder's tests).
+var (
+	p2pOnce sync.Once
+	p2pErr  error
+)
+
+func needP2P(t *testing.T) {
+	t.Helper()
+	needSetup(t)
+	p2pOnce.Do(func() {
+		p2pErr = compile("mpicc", "-std=c11", "-O2", "-g", "-pthread", "-Wall", "-Wextra", "-Werror",
+			"-o", filepath.Join(binDir, "p2p"), filepath.Join(repoRoot, "tests", "progs", "p2p.c"))
+	})
+	if p2pErr != nil {
+		t.Fatal(p2pErr)
+	}
+}
+
+// p2pLine is one expected event of progs/p2p.c.
+type p2pLine struct {
+	Op, Label       string
+	Seq             uint32
+	Root, Peer, Tag int32
+	Sent, Recv      uint64
+	Req             uint32
+}
+
+func (l p2pLine) String() string {
+	return fmt.Sprintf("%s %s seq=%d root=%d peer=%d tag=%d sent=%d recv=%d req=%d",
+		l.Op, l.Label, l.Seq, l.Root, l.Peer, l.Tag, l.Sent, l.Recv, l.Req)
+}
+
+// readP2PExpect reads expect-<rank>.txt: the event lines and the counted
+// unsuccessful polls per op.
+func readP2PExpect(t *testing.T, path string) ([]p2pLine, map[string]uint64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("expectations: %v", err)
+	}
+	defer f.Close()
+	var out []p2pLine
+	misses := map[string]uint64{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "# misses "); ok {
+			var op string
+			var n uint64
+			if _, err := fmt.Sscan(rest, &op, &n); err != nil {
+				t.Fatalf("%s: %q: %v", path, sc.Text(), err)
+			}
+			misses[op] += n
+			continue
+		}
+		var l p2pLine
+		if _, err := fmt.Sscan(sc.Text(), &l.Op, &l.Label, &l.Seq, &l.Root, &l.Peer, &l.Tag, &l.Sent, &l.Recv, &l.Req); err != nil {
+			t.Fatalf("%s: line %q: %v", path, sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	return out, misses
+}
+
+// TestP2P_TraceHoldsEveryMessageWithPeerTagBytesAndRequest runs
+// progs/p2p.c (blocking ring with Send/Ssend and any-source Recv, Sendrecv
+// with MPI_STATUS_IGNORE on a communicator whose ranks differ from world
+// ranks, Sendrecv_replace, a halo exchange with Isend/Irecv/Waitall,
+// any-source Irecv completed by Waitany, Probe, persistent requests with
+// Startall/Start/Request_free, Testsome/Testall/Test/Iprobe loops, and
+// nonblocking collectives interleaved with blocking ones) and compares
+// every event with the program's own list: op, communicator, sequence
+// (position within the call; collective sequence for collectives), root,
+// peer as world rank, tag, bytes and request id. Unsuccessful polls must
+// add up to the misses the program counted. The output must not change.
+func TestP2P_TraceHoldsEveryMessageWithPeerTagBytesAndRequest(t *testing.T) {
+	needP2P(t)
+	for _, tc := range []struct {
+		np     int
+		buffer string
+	}{{2, "16"}, {4, ""}} {
+		t.Run(fmt.Sprintf("np%d", tc.np), func(t *testing.T) {
+			plainDir, tracedDir := t.TempDir(), t.TempDir()
+			plain := mpirun(t, run{NP: tc.np, Prog: "p2p", Args: []string{plainDir}})
+			if plain.Code != 0 {
+				t.Fatalf("p2p without preload exited %d:\n%s", plain.Code, plain.Stderr)
+			}
+			traceDir := filepath.Join(tracedDir, "tr")
+			env := []string{"GCLOCK_DIR=" + traceDir}
+			if tc.buffer != "" {
+				env = append(env, "GCLOCK_BUFFER="+tc.buffer)
+			}
+			traced := mpirun(t, run{NP: tc.np, Preload: true, Env: env, Prog: "p2p", Args: []string{tracedDir}})
+			if traced.Code != 0 {
+				t.Fatalf("p2p under the preload exited %d:\n%s", traced.Code, traced.Stderr)
+			}
+			if traced.Stdout != plain.Stdout || plain.Stdout == "" {
+				t.Errorf("stdout differs with the preload:\nwithout:\n%s\nwith:\n%s", plain.Stdout, traced.Stdout)
+			}
+			traces := readTraces(t, traceDir, tc.np)
+			for rank, tr := range traces {
+				want, misses := readP2PExpect(t, filepath.Join(tracedDir, fmt.Sprintf("expect-%d.txt", rank)))
+				checkP2PRank(t, rank, tr, want, misses)
+			}
+		})
+	}
+}
+
+func checkP2PRank(t *testing.T, rank int, tr rankTrace, want []p2pLine, misses map[string]uint64) {
+	t.Helper()
+	label := func(local uint32) string {
+		c, ok := tr.Meta.CommByLocal(local)
+		if !ok {
+			return fmt.Sprintf("local%d", local)
+		}
+		switch c.Kind {
+		case "world":
+			return "world"
+		case "split":
+			return "rev"
+		case "dup":
+			return "dup"
+		}
+		return c.Kind
+	}
+	var got []p2pLine
+	gotMisses := map[string]uint64{}
+	var prev *trace.Event
+	for i := range tr.Events {
+		e := &tr.Events[i]
+		if e.ExitNS < e.EnterNS {
+			t.Errorf("rank %d event %d (%s): exit before enter", rank, i, e.Op)
+		}
+		// The recorder's own events (e.g. a buffer flush, which can fall
+		// between the records of one call) are not the program's.
+		if !e.Op.IsCollective() && !e.Op.IsPointToPoint() && !e.Op.IsNonblockingCollective() {
+			continue
+		}
+		if e.Op == trace.OpPolls {
+			if e.Req == 0 {
+				t.Errorf("rank %d: a gclock_polls event counting 0 calls", rank)
+			}
+			gotMisses[trace.Op(e.Tag).String()] += uint64(e.Req)
+			continue
+		}
+		// events of one call share their times
+		p := prev
+		prev = e
+		if e.Seq > 0 && e.Op.IsPointToPoint() {
+			if p == nil || p.Op != e.Op || p.EnterNS != e.EnterNS || p.ExitNS != e.ExitNS || p.Callsite != e.Callsite || p.Seq != e.Seq-1 {
+				t.Errorf("rank %d event %d: %s record %d does not follow record %d of the same call", rank, i, e.Op, e.Seq, e.Seq-1)
+			}
+		}
+		got = append(got, p2pLine{Op: e.Op.String(), Label: label(e.Comm), Seq: e.Seq, Root: e.Root,
+			Peer: e.Peer, Tag: e.Tag, Sent: e.Sent, Recv: e.Recv, Req: e.Req})
+	}
+	n := max(len(got), len(want))
+	bad := 0
+	for i := 0; i < n; i++ {
+		var g, w string
+		if i < len(got) {
+			g = got[i].String()
+		}
+		if i < len(want) {
+			w = want[i].String()
+		}
+		if g != w {
+			if bad++; bad <= 8 {
+				t.Errorf("rank %d event %d:\n got %s\nwant %s", rank, i, g, w)
+			}
+		}
+	}
+	if bad > 0 {
+		t.Errorf("rank %d: %d of %d events differ (%d recorded, %d expected)", rank, bad, n, len(got), len(want))
+	}
+	for op, m := range misses {
+		if gotMisses[op] != m {
+			t.Errorf("rank %d: %d unsuccessful %s calls recorded, the program counted %d", rank, gotMisses[op], op, m)
+		}
+	}
+	for op, m := range gotMisses {
+		if _, ok := misses[op]; !ok {
+			t.Errorf("rank %d: %d unsuccessful %s calls recorded, the program counted none", rank, m, op)
+		}
+	}
+}
