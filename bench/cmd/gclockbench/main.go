@@ -71,7 +71,7 @@ func (c *Config) sizes() sizes {
 	if c.Quick {
 		return sizes{
 			barrierCalls: 100_000, allreduceCalls: 10_000,
-			timerReads: 20_000, timerBatches: 15, trueExecs: 100,
+			timerReads: 2000, timerBatches: 201, trueExecs: 100,
 			syncRanks: []int{2}, syncReps: 1, syncSleepMS: 200,
 			simRanks: []int{64}, mergeEvents: 100_000,
 			goBenchtime: "1x", amgRanks: 2, amgArgs: []string{"--iters", "50", "--compute-us", "0"},
@@ -79,7 +79,7 @@ func (c *Config) sizes() sizes {
 	}
 	return sizes{
 		barrierCalls: 1_000_000, allreduceCalls: 100_000,
-		timerReads: 100_000, timerBatches: 31, trueExecs: 500,
+		timerReads: 2000, timerBatches: 1001, trueExecs: 500,
 		syncRanks: []int{2, 4, 8}, syncReps: 3, syncSleepMS: 1000,
 		simRanks: []int{64, 512, 16384}, mergeEvents: 10_000_000,
 		goBenchtime: "1s", amgRanks: 4, amgArgs: []string{"--iters", "500"},

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gclock/gclock/trace"
 )
 
 // cPrograms are the C microbenchmarks in bench/c.
@@ -156,7 +158,7 @@ func benchOverhead(c *Config, rep *Report) []Row {
 				what = "MPI_Wtime (Open MPI)"
 			}
 			rows = append(rows, Row{Section: sec, Name: "timer read: " + what,
-				Value: num(c.timerNS[name]) + " ns", Notes: fmt.Sprintf("median of %d runs (each the median of %d batches × %d reads, timers taking turns); runs %s",
+				Value: num(c.timerNS[name]) + " ns", Notes: fmt.Sprintf("median of %d runs (each the median of %d batches of %d back-to-back reads, ≈ 50 µs each so few are preempted, timers taking turns); runs %s",
 					len(xs), sz.timerBatches, sz.timerReads, spread(xs, "ns", 1))})
 		}
 	}
@@ -199,8 +201,12 @@ func benchOverhead(c *Config, rep *Report) []Row {
 				if ch := s.get(t.env, "chunks"); len(ch) > 0 {
 					r.Notes += fmt.Sprintf("; %s event chunks (buffer flushes) per run", num(median(ch)))
 				}
-				if ev := s.get(t.env, "events"); len(ev) > 0 && median(ev) != calls {
-					r.Notes += fmt.Sprintf("; WARNING: trace holds %s events for %s calls", num(median(ev)), num(calls))
+				if bar := s.get(t.env, "barriers"); len(bar) > 0 {
+					if median(bar) != calls {
+						r.Notes += fmt.Sprintf("; WARNING: trace holds %.0f MPI_Barrier events for %.0f calls", median(bar), calls)
+					} else {
+						r.Notes += fmt.Sprintf("; trace holds exactly the %.0f MPI_Barrier calls (+%.0f other events)", calls, median(s.get(t.env, "events"))-calls)
+					}
 				}
 			}
 			if lc := s.get(t.env, "lib_timer_cost"); len(lc) > 0 && median(lc) > 0 {
@@ -254,6 +260,7 @@ func tracedBarrier(c *Config, barrier func([]string, string) (map[string]float64
 		}
 		kv["lib_timer_cost"] = h.CostNS
 		kv["events"] = float64(fs[0].Events)
+		kv["barriers"] = float64(fs[0].ByOp[trace.OpBarrier])
 		kv["chunks"] = float64(fs[0].Chunks)
 	}
 	if timer == "monotonic" {

@@ -24,6 +24,7 @@ type rankFile struct {
 	// headers, file header, comms, epochs and footer excluded).
 	ChunkBytes int64
 	Chunks     int // intact event chunks (one per buffer flush)
+	ByOp       map[trace.Op]int
 }
 
 // traceFiles lists the rank files (*.gct) under dir, in name order.
@@ -75,6 +76,7 @@ func readRankFile(path string) (rankFile, error) {
 	m := r.Meta()
 	f := rankFile{Path: path, Bytes: m.Size, Header: m.Header, Epochs: m.Epochs, Footer: m.Footer}
 	f.Chunks = len(m.Chunks)
+	f.ByOp = map[trace.Op]int{}
 	for _, ci := range m.Chunks {
 		f.ChunkBytes += int64(ci.Bytes)
 	}
@@ -88,6 +90,9 @@ func readRankFile(path string) (rankFile, error) {
 			return f, err
 		}
 		f.Events += len(chunk)
+		for i := range chunk {
+			f.ByOp[chunk[i].Op]++
+		}
 	}
 	if len(m.Damage) > 0 {
 		return f, fmt.Errorf("%s: %d damaged regions, first: %+v", path, len(m.Damage), m.Damage[0])
