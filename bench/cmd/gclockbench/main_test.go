@@ -166,3 +166,29 @@ func TestWriteDoc_RefreshesIntroKeepsSections(t *testing.T) {
 		t.Errorf("unexpected doc:\n%s", s)
 	}
 }
+
+func TestParseGoBench_KeyLinePerFamilyAndFailedPackages(t *testing.T) {
+	stdout := `goos: linux
+pkg: github.com/gclock/gclock/trace
+BenchmarkEncodeChunk/amg-4096-2    10  100 ns/op  3.6 B/event
+BenchmarkEncodeChunk/amg-65536-2    5  900 ns/op  3.2 B/event
+BenchmarkDecodeChunk/amg-4096-2    10   50 ns/op
+ok  	github.com/gclock/gclock/trace	1.3s
+FAIL	github.com/gclock/gclock/merge [build failed]
+FAIL
+`
+	stderr := "# github.com/gclock/gclock/merge\nmerge/p2p.go:434:21: unknown field CommID\n"
+	rows, keep := parseGoBench(stdout, stderr, "1s")
+	if len(keep) != 4 {
+		t.Errorf("kept %d lines, want pkg + 3 benchmarks: %q", len(keep), keep)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("rows = %+v, want 2 families + 1 failed package", rows)
+	}
+	if !strings.Contains(rows[0].Name, "amg-65536") || rows[0].Value != "900 ns/op 3.2 B/event" {
+		t.Errorf("family row = %+v, want the last sub-benchmark", rows[0])
+	}
+	if !strings.Contains(rows[2].Name, "./merge") || !strings.Contains(rows[2].Value, "unknown field CommID") {
+		t.Errorf("failed package row = %+v", rows[2])
+	}
+}

@@ -865,16 +865,7 @@ func benchGoTest(c *Config, rep *Report) []Row {
 	sz := c.sizes()
 	r, err := runCmd(5*time.Minute, c.Root, nil, "go", "test", "-run", "^$", "-bench", ".", "-benchmem",
 		"-benchtime", sz.goBenchtime, "./trace", "./merge", "./clocksync")
-	var keep []string
-	var rows []Row
-	for _, l := range strings.Split(r.Stdout, "\n") {
-		if strings.HasPrefix(l, "pkg: ") || strings.HasPrefix(l, "Benchmark") {
-			keep = append(keep, l)
-		}
-		if f := strings.Fields(l); len(f) >= 4 && strings.HasPrefix(f[0], "Benchmark") {
-			rows = append(rows, Row{Section: sec, Name: "go test -bench " + f[0], Value: strings.Join(f[2:], " ")})
-		}
-	}
+	rows, keep := parseGoBench(r.Stdout, r.Stderr, sz.goBenchtime)
 	rep.GoBench = strings.Join(keep, "\n")
 	if len(rows) == 0 {
 		why := errors.New("no Benchmark functions in ./trace ./merge ./clocksync")
@@ -884,4 +875,58 @@ func benchGoTest(c *Config, rep *Report) []Row {
 		rows = append(rows, unavailable(sec, "go test -bench (trace, merge, clocksync)", why))
 	}
 	return rows
+}
+
+// parseGoBench turns `go test -bench` output into table rows (the key line
+// of each benchmark family, and one row per failed package) and the raw
+// lines kept for the doc.
+func parseGoBench(stdout, stderr, benchtime string) ([]Row, []string) {
+	const sec = "8"
+	// The table keeps the key line of each benchmark family: its last
+	// sub-benchmark, the largest case by the packages' convention. The doc
+	// keeps every line under the table.
+	var keep []string
+	var rows []Row
+	family := map[string]int{} // family -> index in rows
+	pkg := ""
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(l, "pkg: ") || strings.HasPrefix(l, "Benchmark") {
+			keep = append(keep, l)
+		}
+		if p, ok := strings.CutPrefix(l, "pkg: github.com/gclock/gclock/"); ok {
+			pkg = p
+		}
+		f := strings.Fields(l)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") {
+			continue
+		}
+		fam, _, _ := strings.Cut(f[0], "/")
+		row := Row{Section: sec, Name: fmt.Sprintf("go test -bench ./%s %s", pkg, f[0]), Value: strings.Join(f[2:], " "),
+			Notes: fmt.Sprintf("%s iterations at -benchtime %s", f[1], benchtime)}
+		if i, ok := family[pkg+fam]; ok {
+			rows[i] = row
+			continue
+		}
+		family[pkg+fam] = len(rows)
+		rows = append(rows, row)
+	}
+	// Packages that failed (e.g. do not build right now) get a row each,
+	// with the first compiler or test message that names them.
+	all := stdout + "\n" + stderr
+	for _, l := range strings.Split(all, "\n") {
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "FAIL" || !strings.HasPrefix(f[1], "github.com/gclock/gclock/") {
+			continue
+		}
+		p := strings.TrimPrefix(f[1], "github.com/gclock/gclock/")
+		why := strings.Join(f[2:], " ")
+		for _, m := range strings.Split(all, "\n") {
+			if strings.HasPrefix(m, p+"/") && strings.Contains(m, ".go:") {
+				why = strings.TrimSpace(why + " " + m)
+				break
+			}
+		}
+		rows = append(rows, unavailable(sec, "go test -bench ./"+p, fmt.Errorf("%s", why)))
+	}
+	return rows, keep
 }
