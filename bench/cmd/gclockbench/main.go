@@ -58,6 +58,7 @@ type sizes struct {
 	timerReads, timerBatches     int
 	trueExecs                    int
 	syncRanks                    []int
+	initRanks                    []int // empty-program MPI_Init/Finalize cost
 	syncReps                     int
 	syncSleepMS                  int // between MPI_Init and MPI_Finalize
 	simRanks                     []int
@@ -72,7 +73,7 @@ func (c *Config) sizes() sizes {
 		return sizes{
 			barrierCalls: 100_000, allreduceCalls: 10_000,
 			timerReads: 2000, timerBatches: 201, trueExecs: 100,
-			syncRanks: []int{2}, syncReps: 1, syncSleepMS: 200,
+			syncRanks: []int{2}, syncReps: 1, syncSleepMS: 200, initRanks: []int{2},
 			simRanks: []int{64}, mergeEvents: 100_000,
 			goBenchtime: "1x", amgRanks: 2, amgArgs: []string{"--iters", "50", "--compute-us", "0"},
 		}
@@ -80,7 +81,7 @@ func (c *Config) sizes() sizes {
 	return sizes{
 		barrierCalls: 1_000_000, allreduceCalls: 100_000,
 		timerReads: 2000, timerBatches: 1001, trueExecs: 500,
-		syncRanks: []int{2, 4, 8}, syncReps: 3, syncSleepMS: 1000,
+		syncRanks: []int{2, 4, 8}, syncReps: 3, syncSleepMS: 1000, initRanks: []int{2, 8},
 		simRanks: []int{64, 512, 16384}, mergeEvents: 10_000_000,
 		goBenchtime: "1s", amgRanks: 4, amgArgs: []string{"--iters", "500"},
 	}

@@ -457,62 +457,11 @@ func benchSync(c *Config, rep *Report) []Row {
 	if err != nil {
 		return []Row{unavailable(sec, "clock sync and MPI_Init/Finalize", err)}
 	}
-	// Added MPI_Init / MPI_Finalize time: empty program, 2 ranks.
-	initFin := func(env []string, dir string) (map[string]float64, error) {
-		r, err := runCmd(2*time.Minute, dir, nil, mpiRun(2, env, empty)...)
-		if err != nil {
-			return nil, err
-		}
-		m := map[string]float64{"wall_ns": float64(r.Wall.Nanoseconds())}
-		n := 0
-		for _, l := range strings.Split(r.Stdout, "\n") {
-			var rk int
-			var in, fin float64
-			if k, _ := fmt.Sscanf(l, "rank %d init_ns %g finalize_ns %g", &rk, &in, &fin); k == 3 {
-				m["init_ns"] = max(m["init_ns"], in)
-				m["finalize_ns"] = max(m["finalize_ns"], fin)
-				n++
-			}
-		}
-		if n != 2 {
-			return nil, fmt.Errorf("expected 2 rank lines: %s", tail(r.Stdout+r.Stderr, 200))
-		}
-		return m, nil
+	// Added MPI_Init / MPI_Finalize time: empty program.
+	for _, np := range sz.initRanks {
+		rows = append(rows, initFinRows(c, sec, empty, np)...)
 	}
-	vs := []variant{{"none", func() (map[string]float64, error) { return initFin(nil, c.Work) }}}
 	libE := c.libErr()
-	if libE == nil {
-		vs = append(vs, variant{"preload", func() (map[string]float64, error) {
-			dir := c.runDir("empty")
-			defer os.RemoveAll(dir)
-			return initFin(c.preloadEnv(dir), dir)
-		}})
-	}
-	reps := c.Reps + 2
-	s, errs := interleave(reps, vs, c.logf)
-	for _, k := range []struct{ key, what string }{{"init_ns", "MPI_Init"}, {"finalize_ns", "MPI_Finalize"}, {"wall_ns", "whole mpirun"}} {
-		name := fmt.Sprintf("empty MPI program, 2 ranks: %s", k.what)
-		if k.key != "wall_ns" {
-			name += " (slowest rank)"
-		}
-		if errs["none"] != nil {
-			rows = append(rows, unavailable(sec, name, errs["none"]))
-			continue
-		}
-		b := s.get("none", k.key)
-		if libE == nil && errs["preload"] != nil {
-			libE = errs["preload"]
-		}
-		if libE != nil {
-			rows = append(rows, Row{Section: sec, Name: name + ", no preload", Value: num(median(b)/1e6) + " ms"})
-			rows = append(rows, unavailable(sec, name+", added by preload", libE))
-			continue
-		}
-		p := s.get("preload", k.key)
-		rows = append(rows, Row{Section: sec, Name: name + ", added by preload",
-			Value: signed(pairedDiff(b, p)/1e6) + " ms", Baseline: num(median(b)/1e6) + " ms without",
-			Ratio: ratio(median(p), median(b)), Notes: fmt.Sprintf("%d interleaved runs; with preload %s", len(p), spread(p, "ms", 1e6))})
-	}
 
 	// Sync algorithms on real MPI with injected clock error; per size the
 	// algorithms are interleaved (h2hca hca3 ... h2hca hca3 ...).
@@ -547,6 +496,68 @@ func benchSync(c *Config, rep *Report) []Row {
 			}
 			rows = append(rows, r)
 		}
+	}
+	return rows
+}
+
+// initFinRows times MPI_Init and MPI_Finalize of the empty program on np
+// ranks with and without the preload, interleaved.
+func initFinRows(c *Config, sec, prog string, np int) []Row {
+	initFin := func(env []string, dir string) (map[string]float64, error) {
+		r, err := runCmd(2*time.Minute, dir, nil, mpiRun(np, env, prog)...)
+		if err != nil {
+			return nil, err
+		}
+		m := map[string]float64{"wall_ns": float64(r.Wall.Nanoseconds())}
+		n := 0
+		for _, l := range strings.Split(r.Stdout, "\n") {
+			var rk int
+			var in, fin float64
+			if k, _ := fmt.Sscanf(l, "rank %d init_ns %g finalize_ns %g", &rk, &in, &fin); k == 3 {
+				m["init_ns"] = max(m["init_ns"], in)
+				m["finalize_ns"] = max(m["finalize_ns"], fin)
+				n++
+			}
+		}
+		if n != np {
+			return nil, fmt.Errorf("expected %d rank lines: %s", np, tail(r.Stdout+r.Stderr, 200))
+		}
+		return m, nil
+	}
+	vs := []variant{{"none", func() (map[string]float64, error) { return initFin(nil, c.Work) }}}
+	libE := c.libErr()
+	if libE == nil {
+		vs = append(vs, variant{"preload", func() (map[string]float64, error) {
+			dir := c.runDir("empty")
+			defer os.RemoveAll(dir)
+			return initFin(c.preloadEnv(dir), dir)
+		}})
+	}
+	reps := c.Reps + 2
+	s, errs := interleave(reps, vs, c.logf)
+	var rows []Row
+	for _, k := range []struct{ key, what string }{{"init_ns", "MPI_Init"}, {"finalize_ns", "MPI_Finalize"}, {"wall_ns", "whole mpirun"}} {
+		name := fmt.Sprintf("empty MPI program, %d ranks on 1 node: %s", np, k.what)
+		if k.key != "wall_ns" {
+			name += " (slowest rank)"
+		}
+		if errs["none"] != nil {
+			rows = append(rows, unavailable(sec, name, errs["none"]))
+			continue
+		}
+		b := s.get("none", k.key)
+		if libE == nil && errs["preload"] != nil {
+			libE = errs["preload"]
+		}
+		if libE != nil {
+			rows = append(rows, Row{Section: sec, Name: name + ", no preload", Value: num(median(b)/1e6) + " ms"})
+			rows = append(rows, unavailable(sec, name+", added by preload", libE))
+			continue
+		}
+		p := s.get("preload", k.key)
+		rows = append(rows, Row{Section: sec, Name: name + ", added by preload",
+			Value: signed(pairedDiff(b, p)/1e6) + " ms", Baseline: num(median(b)/1e6) + " ms without",
+			Ratio: ratio(median(p), median(b)), Notes: fmt.Sprintf("%d interleaved runs; with preload %s; default settings (h2hca sync epochs at init and finalize)", len(p), spread(p, "ms", 1e6))})
 	}
 	return rows
 }
