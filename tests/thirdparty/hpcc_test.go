@@ -188,6 +188,7 @@ func TestHPCC_ValidationUnchangedAndTraceConsistent(t *testing.T) {
 	}
 	checkClockQuality(t, ranks, rep)
 	crossCheckMerge(t, ranks, rep)
+	t.Logf("point-to-point: %s", checkP2P(t, ranks))
 }
 
 // checkClockQuality states how good the corrected clock must be on this

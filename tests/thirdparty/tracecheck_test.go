@@ -379,3 +379,153 @@ func crossCheckMerge(t *testing.T, ranks []*rankTrace, rep traceReport) {
 	t.Logf("tracemerge analysis agrees: %d instances, %d clock-condition violations (max %.2f µs), this test: %d (max %.2f µs)",
 		a.Instances, a.Clock.Violations, a.Clock.MaxViolationNS/1e3, rep.Violations, rep.MaxViolation/1e3)
 }
+
+// p2pReport summarises the point-to-point check.
+type p2pReport struct {
+	Sent, Received       int    // messages
+	SentBytes, RecvBytes uint64 // payload bytes
+	Channels             int    // distinct (comm, source, destination, tag)
+	Unresolved           int    // completed receives without a resolved source (e.g. cancelled)
+}
+
+func (r p2pReport) String() string {
+	return fmt.Sprintf("%d messages sent (%d bytes), %d received (%d bytes) on %d channels, %d receive completions without a source",
+		r.Sent, r.SentBytes, r.Received, r.RecvBytes, r.Channels, r.Unresolved)
+}
+
+type channel struct {
+	comm     uint64
+	src, dst int32 // world ranks
+	tag      int32
+}
+
+// checkP2P checks the recorded point-to-point traffic for conservation:
+// on every channel (communicator, source, destination, tag) the recorded
+// sends and the recorded completed receives count the same messages. Sends
+// are counted where they start (blocking sends, MPI_Isend & co., the send
+// half of MPI_Sendrecv, MPI_Start of a persistent send); receives where they
+// complete (MPI_Recv, the receive half of MPI_Sendrecv, and MPI_Wait*/Test*
+// records completing a receive request), with the source and tag resolved
+// from the status. Byte counts are compared per channel too. Peers are
+// world ranks in the trace.
+func checkP2P(t *testing.T, ranks []*rankTrace) p2pReport {
+	t.Helper()
+	var rep p2pReport
+	sends := map[channel]int{}
+	recvs := map[channel]int{}
+	sentB := map[channel]uint64{}
+	recvB := map[channel]uint64{}
+	// Event.Peer is already a world rank (the recorder translates comm
+	// ranks); it must be a member of the event's communicator.
+	world := func(rt *rankTrace, comm uint32, peer int32) (uint64, int32, bool) {
+		c, ok := rt.Meta.CommByLocal(comm)
+		if !ok || peer < 0 {
+			return 0, 0, false
+		}
+		for _, m := range c.Members {
+			if m == peer {
+				return c.ID, peer, true
+			}
+		}
+		return 0, 0, false
+	}
+	bad := 0
+	for _, rt := range ranks {
+		me := int32(rt.Meta.Header.Rank)
+		reqs := map[uint32]trace.Op{} // request id -> the op that created it
+		send := func(ev *trace.Event) {
+			if ev.Peer == trace.PeerNull {
+				return
+			}
+			id, dst, ok := world(rt, ev.Comm, ev.Peer)
+			if !ok {
+				bad++
+				if bad <= maxErrors {
+					t.Errorf("rank %d: %s to peer %d on comm index %d: peer not in the communicator", me, ev.Op, ev.Peer, ev.Comm)
+				}
+				return
+			}
+			k := channel{id, me, dst, ev.Tag}
+			sends[k]++
+			sentB[k] += ev.Sent
+			rep.Sent++
+			rep.SentBytes += ev.Sent
+		}
+		recv := func(ev *trace.Event) {
+			if ev.Peer == trace.PeerNull {
+				return
+			}
+			if ev.Peer == trace.PeerAny || ev.Tag == trace.TagAny {
+				rep.Unresolved++
+				return
+			}
+			id, src, ok := world(rt, ev.Comm, ev.Peer)
+			if !ok {
+				bad++
+				if bad <= maxErrors {
+					t.Errorf("rank %d: %s from peer %d on comm index %d: peer not in the communicator", me, ev.Op, ev.Peer, ev.Comm)
+				}
+				return
+			}
+			k := channel{id, src, me, ev.Tag}
+			recvs[k]++
+			recvB[k] += ev.Recv
+			rep.Received++
+			rep.RecvBytes += ev.Recv
+		}
+		for i := range rt.Events {
+			ev := &rt.Events[i]
+			switch {
+			case ev.Op.IsRequestStart():
+				if ev.Req != 0 {
+					reqs[ev.Req] = ev.Op
+				}
+				if ev.Op.IsSend() { // MPI_Isend & co.: the message starts here
+					send(ev)
+				}
+			case ev.Op.IsSend(): // blocking sends
+				send(ev)
+			case ev.Op == trace.OpRecv:
+				recv(ev)
+			case ev.Op == trace.OpSendrecv || ev.Op == trace.OpSendrecvReplace:
+				if ev.Seq == 0 {
+					send(ev)
+				} else {
+					recv(ev)
+				}
+			case ev.Op == trace.OpStart || ev.Op == trace.OpStartall:
+				if op, ok := reqs[ev.Req]; ok && op != trace.OpRecvInit {
+					send(ev)
+				}
+			case ev.Op.IsCompletion():
+				if ev.Req == 0 {
+					continue
+				}
+				if op, ok := reqs[ev.Req]; ok && (op == trace.OpIrecv || op == trace.OpRecvInit) {
+					recv(ev)
+				}
+			}
+		}
+	}
+	keys := map[channel]bool{}
+	for k := range sends {
+		keys[k] = true
+	}
+	for k := range recvs {
+		keys[k] = true
+	}
+	rep.Channels = len(keys)
+	for k := range keys {
+		if sends[k] != recvs[k] || sentB[k] != recvB[k] {
+			bad++
+			if bad <= maxErrors {
+				t.Errorf("channel comm %#x %d->%d tag %d: %d messages (%d bytes) sent, %d (%d bytes) received",
+					k.comm, k.src, k.dst, k.tag, sends[k], sentB[k], recvs[k], recvB[k])
+			}
+		}
+	}
+	if bad > maxErrors {
+		t.Errorf("point-to-point: %d more problems not shown", bad-maxErrors)
+	}
+	return rep
+}
