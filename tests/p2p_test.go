@@ -3,12 +3,14 @@ package tests
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -196,5 +198,82 @@ func checkP2PRank(t *testing.T, rank int, tr rankTrace, want []p2pLine, misses m
 		if _, ok := misses[op]; !ok {
 			t.Errorf("rank %d: %d unsuccessful %s calls recorded, the program counted none", rank, m, op)
 		}
+	}
+}
+
+// TestP2P_LateSenderNamedWithItsWaitWithinClockError runs progs/p2p.c's
+// late mode on 4 ranks, each its own emulated node with an injected clock
+// offset of ±5 ms and drift of ±100 ppm: in halo round 2 the last rank
+// posts its sends 20 ms late, and rank 1 sends a blocking message to rank
+// 0 20 ms after rank 0 entered MPI_Recv. The point-to-point analysis must
+// match every message, name the late senders with the waits they caused,
+// and those waits must equal the truth (from the injected clocks) within
+// the clock error; the clock condition must hold within it too.
+func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
+	needP2P(t)
+	const np, lateMS, tolNS = 4, 20.0, 50e3
+	dir := t.TempDir()
+	traceDir := filepath.Join(dir, "tr")
+	res := mpirun(t, run{NP: np, Preload: true, Prog: "p2p", Args: []string{dir, "late", fmt.Sprint(lateMS)},
+		Env: []string{"GCLOCK_DIR=" + traceDir, "GCLOCK_NODE_SIZE=1", "GCLOCK_FAKE_CLOCK=5000000:100,-5000000:-100"}})
+	if res.Code != 0 {
+		t.Fatalf("p2p late exited %d:\n%s", res.Code, res.Stderr)
+	}
+	runDir, err := merge.Load(traceDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runDir.Close()
+	an, err := merge.AnalyzeP2P(runDir, merge.P2POptions{Clock: merge.ClockInterp, TopN: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 5 halo rounds x 2 receives x 4 ranks, and the blocking one
+	if an.Messages != 5*2*np+1 || an.UnmatchedSends != 0 || an.UnmatchedRecvs != 0 || an.Unresolved != 0 || an.Uncompleted != 0 {
+		t.Errorf("messages %d (want %d), unmatched sends %d, receives %d, unresolved %d, uncompleted %d",
+			an.Messages, 5*2*np+1, an.UnmatchedSends, an.UnmatchedRecvs, an.Unresolved, an.Uncompleted)
+	}
+	if an.MaxViolationNS > tolNS {
+		t.Errorf("%d clock-condition violations, largest %.1f us: beyond the clock error", an.Violations, an.MaxViolationNS/1e3)
+	}
+	inject := map[int32]*trace.Injection{}
+	for _, ri := range runDir.Ranks {
+		inject[int32(ri.Rank)] = ri.Meta.Header.Inject
+		if ri.Meta.Header.Inject == nil {
+			t.Fatalf("rank %d: no injection recorded", ri.Rank)
+		}
+	}
+	truth := func(m merge.LateMessage) float64 {
+		return inject[m.Src].TrueTime(m.SendLocal) - inject[m.Dst].TrueTime(m.WaitLocal)
+	}
+	last := int32(np - 1)
+	found := map[[2]int32]bool{}
+	for _, m := range an.Worst {
+		if d := m.WaitNS - truth(m); math.Abs(d) > tolNS {
+			t.Errorf("late message %d->%d tag %d: wait %.1f us, truth %.1f us (off by %.1f us)",
+				m.Src, m.Dst, m.Tag, m.WaitNS/1e3, truth(m)/1e3, d/1e3)
+		}
+		// rank 0 enters MPI_Recv up to one halo round after rank 1
+		// starts sleeping, so that wait is shorter than lateMS
+		if m.WaitNS > 0.5*lateMS*1e6 {
+			found[[2]int32{m.Src, m.Dst}] = true
+		}
+	}
+	for _, p := range [][2]int32{{last, 0}, {last, last - 1}, {1, 0}} {
+		if !found[p] {
+			t.Errorf("late sender %d -> %d (about %.0f ms) not among the worst messages: %+v", p[0], p[1], lateMS, an.Worst)
+		}
+	}
+	// the neighbours of the late rank name it as the one they waited for
+	for _, rs := range an.Ranks {
+		if rs.Rank != last-1 {
+			continue
+		}
+		if len(rs.WaitedFor) == 0 || rs.WaitedFor[0].Rank != last || rs.WaitedFor[0].NS < 0.8*lateMS*1e6 {
+			t.Errorf("rank %d waited for %+v, want rank %d first with about %.0f ms", rs.Rank, rs.WaitedFor, last, lateMS)
+		}
+	}
+	if an.LateSender.MaxNS < 0.8*lateMS*1e6 || an.LateSender.MaxNS > 3*lateMS*1e6 {
+		t.Errorf("largest late-sender wait %.1f ms, want about %.0f ms", an.LateSender.MaxNS/1e6, lateMS)
 	}
 }

@@ -1,0 +1,123 @@
+package merge
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+func p2pRun(evs map[int][]trace.Event) (*Run, func(int) (Source, error)) {
+	run := &Run{WorldSize: len(evs)}
+	srcs := map[int]*MemSource{}
+	for r := 0; r < len(evs); r++ {
+		m := RankMeta{Header: trace.Header{Rank: r, WorldSize: len(evs)},
+			Comms: []trace.Comm{{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: []int32{0, 1}}}}
+		srcs[r] = &MemSource{M: m, Events: evs[r], ChunkSize: 2}
+		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &srcs[r].M})
+	}
+	return run, func(r int) (Source, error) { return srcs[r], nil }
+}
+
+// TestAnalyzeP2P_MatchesInPostingOrderAndSizesWaits: two sends of one
+// (comm, src, dst, tag) go to the receives in posting order (an any-source
+// Irecv posted first gets the first), Late Sender and Late Receiver waits
+// and the clock condition come out exactly on a hand-made trace.
+func TestAnalyzeP2P_MatchesInPostingOrderAndSizesWaits(t *testing.T) {
+	ev := func(op trace.Op, t0, t1 int64, peer, tag int32, sent, recv uint64, req, seq uint32) trace.Event {
+		return trace.Event{Op: op, EnterNS: t0, ExitNS: t1, Peer: peer, Tag: tag, Sent: sent, Recv: recv, Req: req, Seq: seq, Root: -1}
+	}
+	run, srcs := p2pRun(map[int][]trace.Event{
+		0: {
+			ev(trace.OpSend, 100, 110, 1, 7, 8, 0, 0, 0),
+			ev(trace.OpSend, 200, 210, 1, 7, 16, 0, 0, 0),
+			ev(trace.OpSsend, 300, 900, 1, 9, 4, 0, 0, 0),
+			ev(trace.OpSend, 1000, 1010, 1, 11, 4, 0, 0, 0),
+		},
+		1: {
+			ev(trace.OpIrecv, 50, 55, trace.PeerAny, trace.TagAny, 0, 100, 1, 0),
+			ev(trace.OpRecv, 60, 215, 0, 7, 0, 16, 0, 0),
+			ev(trace.OpWait, 220, 230, 0, 7, 0, 8, 1, 0),
+			ev(trace.OpRecv, 800, 905, 0, 9, 0, 4, 0, 0),
+			ev(trace.OpRecv, 950, 990, 0, 11, 0, 4, 0, 0),
+			{Op: trace.OpPolls, EnterNS: 991, ExitNS: 996, Req: 3, Tag: int32(trace.OpTest)},
+		},
+	})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if an.Messages != 4 || an.UnmatchedSends != 0 || an.UnmatchedRecvs != 0 || an.Bytes != 8+16+4+4 {
+		t.Fatalf("messages %d bytes %d unmatched %d/%d", an.Messages, an.Bytes, an.UnmatchedSends, an.UnmatchedRecvs)
+	}
+	// Recv(tag 7) entered at 60, its (second) send started at 200: 140;
+	// the Wait for the first entered at 220 after the send at 100: none;
+	// Recv(tag 11) entered 950, completed 990 before the send at 1000: 40
+	// (and a clock-condition violation of 10).
+	if an.LateSender.Count != 2 || an.LateSender.TotalNS != 180 || an.LateSender.MaxNS != 140 {
+		t.Errorf("late sender %+v, want 2 waits, 180 ns, max 140", an.LateSender)
+	}
+	if len(an.LateSender.Pairs) != 1 || an.LateSender.Pairs[0] != (PairWait{Culprit: 0, Victim: 1, Count: 2, NS: 180}) {
+		t.Errorf("late sender pairs %+v", an.LateSender.Pairs)
+	}
+	// Ssend entered 300, the receive was posted at 800: 500, receiver's fault
+	if an.LateReceiver.Count != 1 || an.LateReceiver.TotalNS != 500 || an.LateReceiver.Pairs[0].Culprit != 1 {
+		t.Errorf("late receiver %+v", an.LateReceiver)
+	}
+	if an.Violations != 1 || an.MaxViolationNS != 10 {
+		t.Errorf("violations %d max %v, want 1 and 10", an.Violations, an.MaxViolationNS)
+	}
+	if an.Polls != 3 {
+		t.Errorf("polls %d, want 3", an.Polls)
+	}
+	r1 := an.Ranks[1]
+	if r1.Recvs != 4 || r1.WaitCalls != 1 || len(r1.WaitedFor) != 1 || r1.WaitedFor[0] != (RankAmount{Rank: 0, NS: 180}) {
+		t.Errorf("rank 1 %+v", r1)
+	}
+	if want := float64(155 + 10 + 105 + 40 + 5); math.Abs(r1.WaitTimeNS-want) > 1e-9 {
+		t.Errorf("rank 1 wait time %v, want %v", r1.WaitTimeNS, want)
+	}
+	if w := an.Worst[0]; w.Src != 0 || w.Dst != 1 || w.Tag != 7 || w.WaitNS != 140 || w.Bytes != 16 {
+		t.Errorf("worst %+v", w)
+	}
+}
+
+// TestAnalyzeP2P_PersistentAndNonblockingCollectives: each Start of a
+// persistent request is one message; nonblocking collective starts are
+// matched by (comm, seq) and their completion waits sized.
+func TestAnalyzeP2P_PersistentAndNonblockingCollectives(t *testing.T) {
+	e := func(op trace.Op, t0, t1 int64, peer, tag int32, sent, recv uint64, req, seq uint32) trace.Event {
+		return trace.Event{Op: op, EnterNS: t0, ExitNS: t1, Peer: peer, Tag: tag, Sent: sent, Recv: recv, Req: req, Seq: seq, Root: -1}
+	}
+	var r0, r1 []trace.Event
+	r0 = append(r0, e(trace.OpSendInit, 1, 2, 1, 4, 8, 0, 1, 0))
+	r1 = append(r1, e(trace.OpRecvInit, 1, 2, 0, 4, 0, 8, 1, 0))
+	for i := int64(0); i < 3; i++ {
+		b := 100 * (i + 1)
+		r0 = append(r0, e(trace.OpStart, b, b+1, 1, 4, 8, 0, 1, 0), e(trace.OpWait, b+2, b+3, 1, 4, 8, 0, 1, 0))
+		r1 = append(r1, e(trace.OpStart, b-50, b-49, 0, 4, 0, 8, 1, 0), e(trace.OpWait, b-40, b+5, 0, 4, 0, 8, 1, 0))
+	}
+	r0 = append(r0, e(trace.OpRequestFree, 500, 501, 1, 4, 0, 0, 1, 0),
+		trace.Event{Op: trace.OpIallreduce, EnterNS: 600, ExitNS: 601, Seq: 0, Req: 2, Root: -1},
+		e(trace.OpWait, 610, 710, 0, 0, 0, 0, 2, 0))
+	r1 = append(r1, e(trace.OpRequestFree, 500, 501, 0, 4, 0, 0, 1, 0),
+		trace.Event{Op: trace.OpIallreduce, EnterNS: 650, ExitNS: 651, Seq: 0, Req: 2, Root: -1},
+		e(trace.OpWait, 652, 720, 0, 0, 0, 0, 2, 0))
+	run, srcs := p2pRun(map[int][]trace.Event{0: r0, 1: r1})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if an.Messages != 3 || an.Requests != 8 || an.Uncompleted != 0 {
+		t.Errorf("messages %d requests %d uncompleted %d, want 3, 8, 0", an.Messages, an.Requests, an.Uncompleted)
+	}
+	// receiver waits from b-40 until the send starts at b: 40 each; in the
+	// Iallreduce rank 0 waits from 610 until rank 1 starts at 650
+	if an.LateSender.Count != 3 || an.LateSender.TotalNS != 120 {
+		t.Errorf("late sender %+v", an.LateSender)
+	}
+	if len(an.NBC) != 1 || an.NBC[0].Op != "MPI_Iallreduce" || an.NBC[0].Instances != 1 || an.NBC[0].Complete != 1 ||
+		an.NBC[0].StartSkew.Max != 50 || an.NBC[0].Wait.Total != 40 || an.NBC[0].Wait.Count != 2 {
+		t.Errorf("nbc %+v", an.NBC)
+	}
+}
