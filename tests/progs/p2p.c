@@ -17,6 +17,8 @@
  *        p2p <expect-dir> late <ms>  halo rounds where the last rank sends
  *                                    <ms> late in round 2, and a blocking
  *                                    Send from rank 1 <ms> late to rank 0
+ *        p2p <expect-dir> bench <n>  ns per Irecv+Isend+Waitall triple on
+ *                                    MPI_COMM_SELF (best of 30 batches of n)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -421,6 +423,29 @@ static void late(double ms)
 	}
 }
 
+/* bench: best-of-batches cost of one Irecv + Isend + Waitall triple on
+ * MPI_COMM_SELF (rank 0 prints ns per triple; run it with and without the
+ * preload and subtract: docs/p2p.md) */
+static void bench(int n)
+{
+	int a = 1, b = 0;
+	double best = 1e30;
+	for (int batch = 0; batch < 30; batch++) {
+		double t0 = MPI_Wtime();
+		for (int i = 0; i < n; i++) {
+			MPI_Request rq[2];
+			MPI_Irecv(&b, 1, MPI_INT, 0, 1, MPI_COMM_SELF, &rq[0]);
+			MPI_Isend(&a, 1, MPI_INT, 0, 1, MPI_COMM_SELF, &rq[1]);
+			MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+		}
+		double t = (MPI_Wtime() - t0) / n;
+		if (t < best)
+			best = t;
+	}
+	if (wrank == 0)
+		printf("p2p bench: %.1f ns per Irecv+Isend+Waitall triple (best of 30 x %d)\n", best * 1e9, n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -437,7 +462,9 @@ int main(int argc, char **argv)
 		perror(path);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
-	if (argc >= 4 && strcmp(argv[2], "late") == 0) {
+	if (argc >= 4 && strcmp(argv[2], "bench") == 0) {
+		bench(atoi(argv[3]));
+	} else if (argc >= 4 && strcmp(argv[2], "late") == 0) {
 		late(atof(argv[3]));
 	} else {
 		MPI_Comm rev;
