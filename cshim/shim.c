@@ -207,12 +207,18 @@ gclock_tbuf *gclock_tbuf_new(void)
 	return b;
 }
 
-/* gclock_tbuf_full hands a full buffer to Go in one cgo call. */
+/* gclock_tbuf_full hands a full buffer to Go in one cgo call and records
+ * the pause as a gclock_flush event (flush.c). */
+void gclock_flush_mark(gclock_tbuf *b, uint32_t handed, int64_t t0, int64_t t1);
+
 void gclock_tbuf_full(gclock_tbuf *b)
 {
 	gclock_tl_guard++;
-	gclockGoFlush(b->ev, (int64_t)b->n);
+	uint32_t handed = b->n;
+	int64_t t0 = gclock_now();
+	gclockGoFlush(b->ev, (int64_t)handed);
 	b->n = 0;
+	gclock_flush_mark(b, handed, t0, gclock_now());
 	gclock_tl_guard--;
 }
 

@@ -4,3 +4,4 @@
 #include "../cshim/shim.c"
 #include "../cshim/wrappers_gen.c"
 #include "../cshim/pingpong.c"
+#include "../cshim/flush.c"

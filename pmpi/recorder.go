@@ -341,19 +341,25 @@ func objects() []trace.Object {
 }
 
 // gclockGoFlush receives one full (or final) C thread buffer of n events
-// and appends it to the trace as one chunk. The C side reuses the buffer
-// after it returns.
+// and hands it off (flush.go): copied and queued for the background
+// encoder, or appended to the trace as one chunk right away. The C side
+// reuses the buffer after it returns.
 //
 //export gclockGoFlush
 func gclockGoFlush(ev *C.gclock_event, n C.int64_t) {
 	defer guard("flush", nil)
-	rec.flush(unsafe.Slice(ev, int(n)))
+	rec.handOff(unsafe.Slice(ev, int(n)))
 }
 
 // flush converts one C buffer to trace events and appends one chunk.
 func (r *recorder) flush(evs []C.gclock_event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.flushLocked(evs)
+}
+
+// flushLocked is flush with r.mu held.
+func (r *recorder) flushLocked(evs []C.gclock_event) {
 	if r.w == nil || len(evs) == 0 {
 		return
 	}
@@ -476,6 +482,7 @@ func gclockGoFinish(reason C.int32_t) {
 // finish runs epoch 1 (at MPI_Finalize only, on every rank that ran epoch
 // 0) and closes the file with its footer; why is the footer's Reason.
 func (r *recorder) finish(why string) {
+	r.drainFlushQueue()
 	if why == "finalize" {
 		if r.synced {
 			ep, err := r.epoch(1)

@@ -76,8 +76,17 @@ const (
 	OpIscan
 	OpIexscan
 	OpPolls
+	// OpFlush is not an MPI function either: the recorder's own pause when
+	// a full thread buffer is handed to Go (cshim/flush.c). Its Comm is
+	// FlushComm (no communicator), Root -1, Sent the bytes handed over, Seq
+	// the thread's flush count; the application waited from EnterNS to
+	// ExitNS inside the MPI call that filled the buffer.
+	OpFlush
 	opCount
 )
+
+// FlushComm is the Comm of OpFlush events: no communicator.
+const FlushComm = ^uint32(0)
 
 var opNames = [...]string{
 	OpUnknown:             "Unknown",
@@ -146,6 +155,7 @@ var opNames = [...]string{
 	OpIscan:               "MPI_Iscan",
 	OpIexscan:             "MPI_Iexscan",
 	OpPolls:               "gclock_polls",
+	OpFlush:               "gclock_flush",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".
