@@ -26,6 +26,27 @@ type P2POptions struct {
 	Sources func(rank int) (Source, error)
 	// Resolve resolves call sites; nil uses a fresh NewResolver().
 	Resolve *Resolver
+	// KeepMessages keeps up to this many matched messages (the earliest
+	// sends first) in P2PResult.List, for message lines and flow events;
+	// with From/To only those whose send starts in [From, To] (global ns,
+	// absolute; To 0 = no end).
+	KeepMessages int
+	From, To     float64
+}
+
+// Message is one matched message in global time.
+type Message struct {
+	Src       int32    `json:"src"`
+	Dst       int32    `json:"dst"`
+	CommID    uint64   `json:"comm"`
+	Tag       int32    `json:"tag"`
+	Bytes     uint64   `json:"bytes"`
+	SendOp    trace.Op `json:"-"`
+	RecvOp    trace.Op `json:"-"` // the call that completed the receive
+	SendStart float64  `json:"send_start_ns"`
+	SendExit  float64  `json:"send_exit_ns"`  // exit of the starting call
+	RecvEnter float64  `json:"recv_enter_ns"` // entry of the completing call
+	RecvExit  float64  `json:"recv_exit_ns"`  // exit of the completing call
 }
 
 // P2PResult is the point-to-point part of a tracemerge analysis. Times are
@@ -60,6 +81,11 @@ type P2PResult struct {
 
 	// Nonblocking collectives matched by (communicator, sequence).
 	NBC []NBCSummary `json:"nbc"`
+
+	// List: matched messages kept for drawing (P2POptions.KeepMessages),
+	// ordered by send start; Dropped counts those beyond the limit.
+	List        []Message `json:"-"`
+	ListDropped int       `json:"-"`
 }
 
 // PairWaits totals one wait kind and lists the top culprit -> victim pairs.
@@ -147,6 +173,7 @@ type p2pMsg struct {
 	order     int     // posting order on its rank
 	post      float64 // send: start; receive: posted
 	postLocal int64
+	postExit  float64
 	// The call that waited for it: blocking call or the completion.
 	waitOp              trace.Op
 	waitEnter, waitExit float64
@@ -257,7 +284,7 @@ func AnalyzeP2P(run *Run, opt P2POptions) (*P2PResult, error) {
 		}
 		rankSum[int32(ri.Rank)] = rs
 	}
-	matchP2P(ranks, out, rankSum, opt.TopN)
+	matchP2P(ranks, out, rankSum, opt)
 	// completion-call time per rank (calls and polls were summed per site)
 	for key, acc := range sites {
 		out.Sites = append(out.Sites, P2PSite{Site: key.site, Op: key.op.String(), Calls: acc.calls,
@@ -354,7 +381,7 @@ func parseP2PRank(ri *RankInput, src Source, corr *Corrector, nbc map[InstanceKe
 		cid, csize := commID(e.Comm)
 		newMsg := func(recv bool) *p2pMsg {
 			order++
-			m := &p2pMsg{comm: cid, tag: e.Tag, op: op, order: order, post: enter, postLocal: e.EnterNS}
+			m := &p2pMsg{comm: cid, tag: e.Tag, op: op, order: order, post: enter, postLocal: e.EnterNS, postExit: exit}
 			if recv {
 				m.src, m.dst, m.bytes = e.Peer, rank, e.Recv
 			} else {
@@ -420,7 +447,7 @@ func parseP2PRank(ri *RankInput, src Source, corr *Corrector, nbc map[InstanceKe
 			out.Requests++
 			m := p.tmpl
 			order++
-			m.order, m.post, m.postLocal = order, enter, e.EnterNS
+			m.order, m.post, m.postLocal, m.postExit = order, enter, e.EnterNS, exit
 			p.msg = &m
 		case op == trace.OpRequestFree:
 			if p := pending[e.Req]; p != nil {
@@ -491,7 +518,8 @@ type p2pKey struct {
 // matchP2P pairs the n-th send of (comm, src, dst, tag) with the n-th
 // receive of the same key in posting order (MPI's non-overtaking rule) and
 // computes the waits.
-func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P2PRank, topN int) {
+func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P2PRank, opt P2POptions) {
+	topN := opt.TopN
 	sends := map[p2pKey][]*p2pMsg{}
 	recvs := map[p2pKey][]*p2pMsg{}
 	for r, rd := range ranks {
@@ -540,6 +568,10 @@ func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P
 			r, s := rl[i], sl[i]
 			matched[r] = s
 			out.Messages++
+			if opt.KeepMessages > 0 && s.post >= opt.From && (opt.To == 0 || s.post <= opt.To) {
+				out.List = append(out.List, Message{Src: s.src, Dst: r.dst, CommID: k.comm, Tag: k.tag, Bytes: r.bytes,
+					SendOp: s.op, RecvOp: r.waitOp, SendStart: s.post, SendExit: s.postExit, RecvEnter: r.waitEnter, RecvExit: r.waitExit})
+			}
 			out.Bytes += r.bytes
 			if r.waitExit < s.post {
 				out.Violations++
@@ -604,6 +636,11 @@ func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P
 	}
 	out.LateSender.Pairs = topPairs(lsPairs, topN)
 	out.LateReceiver.Pairs = topPairs(lrPairs, topN)
+	sort.Slice(out.List, func(i, j int) bool { return out.List[i].SendStart < out.List[j].SendStart })
+	if len(out.List) > opt.KeepMessages {
+		out.ListDropped = len(out.List) - opt.KeepMessages
+		out.List = out.List[:opt.KeepMessages]
+	}
 	sort.Slice(out.Worst, func(i, j int) bool { return out.Worst[i].WaitNS > out.Worst[j].WaitNS })
 	if len(out.Worst) > topN {
 		out.Worst = out.Worst[:topN]

@@ -24,6 +24,8 @@ import (
 // O(lanes × Width) whatever the number of events.
 type Gantt struct {
 	opt     GanttOptions
+	msgs    []merge.Message // point-to-point lines (p2p.go)
+	maxMsgs int
 	width   int // plot width, px
 	nb      int // cells per lane
 	maxBars int
@@ -636,9 +638,11 @@ func (g *Gantt) render(w *bufio.Writer) {
 	w.WriteString("</g>\n")
 
 	colPx := 1
+	msgNote := ""
 	if !empty {
 		colPx = g.renderColumns(w, idp, vlo, pw, labelW, top, laneH, pitch)
 		g.renderBars(w, idp, vlo, pw, labelW, top, laneH, pitch)
+		msgNote = g.renderMessages(w, vlo, vhi, pw, labelW, top, laneH, pitch)
 		g.renderLaneShares(w, vlo, vhi, labelW+plotW+8, top, laneH, pitch, labelEvery, fs)
 	} else {
 		fmt.Fprintf(w, `<text x="%d" y="%d" fill="#888">no events in this window</text>`, labelW+10, top+14)
@@ -669,6 +673,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 	}
 	note := fmt.Sprintf("%d calls drawn as bars (≥ 1 px); narrower calls aggregated per %d-px column (%s): colour = dominant op, height = √(share of the column in MPI), light part = waiting. Right: share of the window in MPI and waiting per rank.",
 		g.nbars, colPx, fmtDur(pw*float64(colPx)))
+	note += msgNote
 	if g.clipped > 0 {
 		note += fmt.Sprintf(" %d events outside the window.", g.clipped)
 	}

@@ -1,0 +1,96 @@
+package viz
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
+)
+
+func testMessages(n int) []merge.Message {
+	var out []merge.Message
+	for i := 0; i < n; i++ {
+		t := float64(1000 * i)
+		out = append(out, merge.Message{Src: int32(i % 2), Dst: int32(1 - i%2), Tag: 5, Bytes: 64,
+			SendOp: trace.OpIsend, RecvOp: trace.OpWaitall, SendStart: t, SendExit: t + 10, RecvEnter: t + 100, RecvExit: t + 300})
+	}
+	return out
+}
+
+// TestPerfetto_MessagesBecomeFlowPairsBoundToTheirCalls: each message is
+// an "s" event on the sender at the send's start and an "f" event (bound
+// to the enclosing slice) on the receiver inside its completing call, with
+// the same id, in a document that still parses.
+func TestPerfetto_MessagesBecomeFlowPairsBoundToTheirCalls(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPerfetto(&buf, []RankMeta{{Rank: 0}, {Rank: 1}})
+	ev := merge.GEvent{Rank: 0, Op: trace.OpIsend, Enter: 0, Exit: 10}
+	if err := p.Add(&ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AddMessages(testMessages(3)); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &doc); err != nil {
+		t.Fatalf("invalid JSON: %v\n%s", err, buf.String())
+	}
+	starts, finishes := map[float64]map[string]any{}, map[float64]map[string]any{}
+	for _, e := range doc.TraceEvents {
+		switch e["ph"] {
+		case "s":
+			starts[e["id"].(float64)] = e
+		case "f":
+			finishes[e["id"].(float64)] = e
+			if e["bp"] != "e" {
+				t.Errorf("flow end not bound to the enclosing slice: %v", e)
+			}
+		}
+	}
+	if len(starts) != 3 || len(finishes) != 3 {
+		t.Fatalf("%d flow starts, %d ends, want 3 each", len(starts), len(finishes))
+	}
+	s, f := starts[2], finishes[2]
+	if s["pid"].(float64) != 1 || f["pid"].(float64) != 0 || s["ts"].(float64) != 1.0 || f["ts"].(float64) != 1.2 {
+		t.Errorf("message 2: start %v, end %v", s, f)
+	}
+}
+
+// TestGantt_MessageLinesOnlyWhenZoomedIn: a few messages in the window are
+// drawn as lines with a tooltip; too many are not drawn and the chart
+// says so.
+func TestGantt_MessageLinesOnlyWhenZoomedIn(t *testing.T) {
+	for _, tc := range []struct {
+		n     int
+		lines bool
+	}{{4, true}, {50, false}} {
+		g := NewGantt(GanttOptions{Width: 400, WorldSize: 2, Start: 0, End: 60000})
+		for i := 0; i < tc.n; i++ {
+			ev := merge.GEvent{Rank: int32(i % 2), Op: trace.OpIsend, Enter: float64(1000 * i), Exit: float64(1000*i + 10)}
+			if err := g.Add(&ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+		g.SetMessages(testMessages(tc.n), 10)
+		var buf bytes.Buffer
+		if err := g.WriteSVG(&buf); err != nil {
+			t.Fatal(err)
+		}
+		svg := buf.String()
+		n := strings.Count(svg, "MPI_Isend rank 0 → MPI_Waitall rank 1") + strings.Count(svg, "MPI_Isend rank 1 → MPI_Waitall rank 0")
+		if tc.lines && n != tc.n {
+			t.Errorf("%d messages: %d lines drawn", tc.n, n)
+		}
+		if !tc.lines && (n != 0 || !strings.Contains(svg, "too many to draw as lines")) {
+			t.Errorf("%d messages: %d lines drawn, or no note", tc.n, n)
+		}
+	}
+}
