@@ -213,7 +213,8 @@ type analyzer struct {
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex
 	csAcc     [][]*csAccum         // by site: one per op seen there
-	pair      []float64            // [last*world+waiter] wait caused, metrics goroutine
+	pair      []float64            // [causer*world+waiter] wait caused, metrics goroutine
+	wscr      waitScratch          // metrics goroutine
 	exits     map[exitKey]*exitAcc // exit-delay profiles, metrics goroutine
 	exitOrder []exitKey
 	// finished instances travel in batches to the metrics goroutine
@@ -448,7 +449,9 @@ func (a *analyzer) run() error {
 			a.events++
 			ra := &c.rs.sum
 			ra.Events++
-			ra.TimeInMPI += ev.Exit - ev.Enter
+			if !ev.Continuation() {
+				ra.TimeInMPI += ev.Exit - ev.Enter
+			}
 			if a.first {
 				a.an.StartNS, a.an.EndNS, a.first = ev.Enter, ev.Exit, false
 			} else if ev.Exit > a.an.EndNS {
@@ -509,7 +512,7 @@ func (a *analyzer) result() *Result {
 			Op: name, Count: oa.count, Calls: oa.calls, TotalTime: oa.total,
 			EntrySkew: oa.entrySkew.stats(), ExitSkew: oa.exitSkew.stats(),
 			Wait: oa.wait.stats(), Latency: oa.latency.stats(), Span: oa.span.stats(),
-			Violations: oa.viol, MaxViolation: oa.maxViol,
+			Violations: oa.viol, MaxViolation: oa.maxViol, WaitClass: WaitClassOf(trace.Op(op)).String(),
 		})
 		an.Hists = append(an.Hists, OpHistograms{Op: name, ExitSkew: oa.histExit.export(), Wait: oa.histWait.export()})
 	}
@@ -534,7 +537,7 @@ func (a *analyzer) result() *Result {
 	for r, rs := range a.ranks {
 		if rs != nil {
 			ra := rs.sum
-			ra.TotalWait, ra.TotalLateness, ra.LastCount = rs.wait.wait, rs.wait.lateness, rs.wait.last
+			ra.TotalWait, ra.TotalLateness, ra.LastCount, ra.CausedCount = rs.wait.wait, rs.wait.lateness, rs.wait.last, rs.wait.caused
 			ra.MadeWait = a.pairTop(r, true, 3)
 			ra.WaitedFor = a.pairTop(r, false, 3)
 			an.Ranks = append(an.Ranks, ra)

@@ -116,10 +116,12 @@ func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 		if int(e.Comm) < len(rs.commIdx) && rs.commIdx[e.Comm] >= 0 {
 			g.commIdx = rs.commIdx[e.Comm]
 			g.commRank = rs.commPos[e.Comm]
+			g.CommRank = g.commRank
 			g.CommID = a.m.comms[g.commIdx].id
 		} else {
 			g.commIdx = -1
 			g.commRank = -1
+			g.CommRank = -1
 			g.CommID = 0
 			if e.Op.IsCollective() {
 				rs.unknown++

@@ -48,6 +48,7 @@ type openInst struct {
 	comm       *commState
 	seq        uint32
 	op         trace.Op
+	root       int32 // comm rank of the root (first valid one seen), -1 none
 	opMismatch bool
 	got, gone  int
 	state      []uint8
@@ -108,7 +109,7 @@ func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
 		in = &openInst{comm: cs, state: make([]uint8, k), enter: make([]float64, k), exit: make([]float64, k),
 			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k), pc: make([]uint64, k)}
 	}
-	in.seq, in.op, in.opMismatch, in.got, in.gone = seq, op, false, 0, 0
+	in.seq, in.op, in.opMismatch, in.got, in.gone, in.root = seq, op, false, 0, 0, -1
 	for p := range in.state {
 		in.state[p] = stWaiting
 		if m.isGone(cs, p, seq) {
@@ -210,6 +211,9 @@ func (m *matcher) add(ev *GEvent) {
 	}
 	in.state[pos] = stArrived
 	in.got++
+	if in.root < 0 && ev.Root >= 0 && int(ev.Root) < len(cs.members) {
+		in.root = ev.Root
+	}
 	in.enter[pos], in.exit[pos] = ev.Enter, ev.Exit
 	in.rawEnter[pos], in.rawExit[pos] = ev.RawEnter, ev.RawExit
 	in.site[pos] = ev.site

@@ -146,15 +146,15 @@ func truthMetrics(evs [][]GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
 		s uint32
 	}
 	type mem struct {
-		r    int32
-		e, x float64
+		r, pos int32 // world rank, comm rank
+		e, x   float64
 	}
 	groups := map[k][]mem{}
 	ops := map[k]trace.Op{}
 	for r := range evs {
 		for i, e := range evs[r] {
 			kk := k{e.CommID, e.Seq}
-			groups[kk] = append(groups[kk], mem{int32(r), tr.Enter[r][i], tr.Exit[r][i]})
+			groups[kk] = append(groups[kk], mem{int32(r), e.CommRank, tr.Enter[r][i], tr.Exit[r][i]})
 			ops[kk] = e.Op
 		}
 	}
@@ -181,13 +181,50 @@ func truthMetrics(evs [][]GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
 		to.entrySkew += le - fe
 		to.exitSkew += lx - fx
 		to.maxSkew = math.Max(to.maxSkew, le-fe)
-		for _, m := range ms {
-			to.wait += le - m.e
-			to.waitByRank[m.r] += le - m.e
-			to.lateness[last] += le - m.e
-			if m.r != last {
-				to.pair[[2]int32{last, m.r}] += le - m.e
+		// Waits per wait-state pattern, written out per class (synth's
+		// root is comm rank 0); each capped at the member's own call.
+		rootIdx := -1
+		for i, m := range ms {
+			if m.pos == 0 {
+				rootIdx = i
 			}
+		}
+		for i, m := range ms {
+			cause, until := int32(-1), 0.0
+			switch {
+			case op.Synchronizing():
+				cause, until = last, le
+			case op == trace.OpBcast || op == trace.OpScatter || op == trace.OpScatterv:
+				if i != rootIdx {
+					cause, until = ms[rootIdx].r, ms[rootIdx].e
+				}
+			case op == trace.OpReduce || op == trace.OpGather || op == trace.OpGatherv:
+				if i == rootIdx {
+					lnr := math.Inf(-1)
+					for j, o := range ms {
+						if j != rootIdx && o.e > lnr {
+							lnr, cause = o.e, o.r
+						}
+					}
+					until = lnr
+				}
+			case op == trace.OpScan || op == trace.OpExscan:
+				lo := math.Inf(-1)
+				for _, o := range ms {
+					if o.pos < m.pos && o.e > lo {
+						lo, cause = o.e, o.r
+					}
+				}
+				until = lo
+			}
+			w := math.Min(math.Max(0, until-m.e), m.x-m.e)
+			if cause < 0 || w <= 0 {
+				continue
+			}
+			to.wait += w
+			to.waitByRank[m.r] += w
+			to.lateness[cause] += w
+			to.pair[[2]int32{cause, m.r}] += w
 		}
 	}
 	return out

@@ -14,7 +14,7 @@ import (
 
 type rankWait struct {
 	wait, lateness float64
-	last           int
+	last, caused   int
 }
 
 type opAccum struct {
@@ -164,10 +164,13 @@ func (a *analyzer) finalize(in *openInst) {
 	oa.used = true
 	oa.count++
 	oa.calls += in.got
+	cls := WaitClassOf(op)
 	entrySkew, exitSkew := le-fe, lx-fx
 	oa.entrySkew.add(entrySkew)
 	oa.exitSkew.add(exitSkew)
-	oa.latency.add(fx - le)
+	if cls.HasLatency() {
+		oa.latency.add(fx - le)
+	}
 	oa.span.add(lx - fe)
 	oa.histExit.add(exitSkew)
 	if op.Synchronizing() && in.got >= 2 && fx < le {
@@ -181,25 +184,36 @@ func (a *analyzer) finalize(in *openInst) {
 			a.maxViol = v
 		}
 	}
-	lastRank := cs.members[lastPos]
 	if a.pair == nil && a.rn.WorldSize <= MaxPairRanks {
 		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
 	}
-	var caused float64
-	for p := 0; p < n; p++ {
-		if in.state[p] != stArrived {
-			continue
-		}
-		w := le - in.enter[p]
+	pos, wait, cause := a.instWaits(in, false)
+	if in.got >= 2 {
+		a.ranks[cs.members[lastPos]].wait.last++
+	}
+	var causedBy []int32 // ranks that caused a wait in this instance (small)
+	for i, p := range pos {
+		w := wait[i]
 		d := in.exit[p] - in.enter[p]
 		oa.total += d
 		oa.wait.add(w)
 		oa.histWait.add(w)
 		wr := cs.members[p]
 		a.ranks[wr].wait.wait += w // arrived members have a rank file
-		caused += w
-		if a.pair != nil && p != lastPos {
-			a.pair[int(lastRank)*a.rn.WorldSize+int(wr)] += w
+		if c := cause[i]; c >= 0 && w > 0 {
+			cr := cs.members[pos[c]]
+			a.ranks[cr].wait.lateness += w
+			seen := false
+			for _, r := range causedBy {
+				seen = seen || r == cr
+			}
+			if !seen {
+				causedBy = append(causedBy, cr)
+				a.ranks[cr].wait.caused++
+			}
+			if a.pair != nil {
+				a.pair[int(cr)*a.rn.WorldSize+int(wr)] += w
+			}
 		}
 		if site := in.site[p]; site >= 0 {
 			ca := a.csAccFor(site, op)
@@ -207,11 +221,6 @@ func (a *analyzer) finalize(in *openInst) {
 			ca.total += d
 			ca.wait.add(w)
 		}
-	}
-	if in.got >= 2 {
-		rw := &a.ranks[lastRank].wait
-		rw.last++
-		rw.lateness += caused
 	}
 	if len(a.worst) < a.opt.TopN || entrySkew > a.worst[0].inst.EntrySkew {
 		w := worstEntry{inst: a.buildInstance(in, false), raw: a.buildInstance(in, true)}
@@ -224,11 +233,55 @@ func (a *analyzer) finalize(in *openInst) {
 	}
 }
 
+// instWaits computes the waits of the arrived members of in (WaitClass
+// semantics) with corrected or raw times: pos lists their positions in the
+// communicator, wait and cause are parallel to pos (cause indexes pos).
+// The slices are scratch of the calling goroutine.
+func (a *analyzer) instWaits(in *openInst, raw bool) (pos []int, wait []float64, cause []int) {
+	s := &a.wscr
+	s.pos, s.enter, s.exit = s.pos[:0], s.enter[:0], s.exit[:0]
+	root := -1
+	for p := range in.state {
+		if in.state[p] != stArrived {
+			continue
+		}
+		if int32(p) == in.root {
+			root = len(s.pos)
+		}
+		s.pos = append(s.pos, p)
+		if raw {
+			s.enter = append(s.enter, in.rawEnter[p])
+			s.exit = append(s.exit, in.rawExit[p])
+		} else {
+			s.enter = append(s.enter, in.enter[p])
+			s.exit = append(s.exit, in.exit[p])
+		}
+	}
+	n := len(s.pos)
+	if cap(s.wait) < n {
+		s.wait, s.cause = make([]float64, n), make([]int, n)
+	}
+	s.wait, s.cause = s.wait[:n], s.cause[:n]
+	CollectiveWaits(WaitClassOf(in.op), root, s.enter, s.exit, s.wait, s.cause)
+	return s.pos, s.wait, s.cause
+}
+
+// waitScratch is the metrics goroutine's scratch space for instWaits.
+type waitScratch struct {
+	pos         []int
+	enter, exit []float64
+	wait        []float64
+	cause       []int
+}
+
 // buildInstance copies an open instance into an Instance (arrived members
 // only) with corrected or raw times.
 func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 	cs := in.comm
-	inst := Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1, MaxWaitRank: -1}
+	inst := Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1, MaxWaitRank: -1, RootRank: -1, CauseRank: -1}
+	if in.root >= 0 && int(in.root) < len(cs.members) {
+		inst.RootRank = cs.members[in.root]
+	}
 	var sites []int32
 	var pcs []uint64
 	for p, w := range cs.members {
@@ -246,7 +299,7 @@ func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 		pcs = append(pcs, in.pc[p])
 	}
 	computeInstanceMetrics(&inst)
-	inst.lastSite, inst.waitSite = -1, -1
+	inst.lastSite, inst.waitSite, inst.causeSite = -1, -1, -1
 	for i, r := range inst.Ranks {
 		if r == inst.LastRank {
 			inst.lastSite, inst.LastCallsite = sites[i], pcs[i]
@@ -254,12 +307,15 @@ func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 		if r == inst.MaxWaitRank {
 			inst.waitSite = sites[i]
 		}
+		if r == inst.CauseRank {
+			inst.causeSite = sites[i]
+		}
 	}
 	return inst
 }
 
 // computeInstanceMetrics fills the metric fields of inst from its Enter and
-// Exit slices.
+// Exit slices, its Op and its RootRank (waits per WaitClass).
 func computeInstanceMetrics(inst *Instance) {
 	if len(inst.Enter) == 0 {
 		return
@@ -281,23 +337,49 @@ func computeInstanceMetrics(inst *Instance) {
 			lx = x
 		}
 	}
+	cls := WaitClassOf(inst.Op)
+	inst.WaitClass = cls.String()
 	inst.EntrySkew = le - fe
 	inst.ExitSkew = lx - fx
-	inst.Latency = fx - le
+	inst.Latency = 0
+	if cls.HasLatency() {
+		inst.Latency = fx - le
+	}
 	inst.Span = lx - fe
 	inst.LastRank = inst.Ranks[last]
-	first := 0
-	for i, e := range inst.Enter {
-		if e < inst.Enter[first] {
-			first = i
+	root := -1
+	for i, r := range inst.Ranks {
+		if r == inst.RootRank && inst.RootRank >= 0 {
+			root = i
 		}
 	}
-	inst.MaxWaitRank = inst.Ranks[first]
+	n := len(inst.Enter)
+	inst.Wait = make([]float64, n)
+	cause := make([]int, n)
+	CollectiveWaits(cls, root, inst.Enter, inst.Exit, inst.Wait, cause)
+	inst.WaitCause = make([]int32, n)
+	inst.MaxWaitRank, inst.CauseRank = -1, -1
+	best := 0.0
+	for i, c := range cause {
+		inst.WaitCause[i] = -1
+		if c >= 0 {
+			inst.WaitCause[i] = inst.Ranks[c]
+		}
+		if inst.Wait[i] > best {
+			best = inst.Wait[i]
+			inst.MaxWaitRank, inst.CauseRank = inst.Ranks[i], inst.WaitCause[i]
+		}
+	}
 	inst.Violation = 0
 	if inst.Op.Synchronizing() && len(inst.Enter) >= 2 && fx < le {
 		inst.Violation = le - fx
 	}
 }
+
+// ComputeInstanceMetrics recomputes an instance's metrics (skews, latency,
+// violation, waits and their causes) from Enter, Exit, Op and RootRank,
+// e.g. for an instance built from raw times.
+func ComputeInstanceMetrics(inst *Instance) { computeInstanceMetrics(inst) }
 
 // resolveInstance names the call sites of an instance's last and
 // longest-waiting ranks.
@@ -309,7 +391,7 @@ func (a *analyzer) resolveInstance(in *Instance) {
 		sk := a.sites[site]
 		return a.opt.Resolve.Resolve(sk.obj, sk.addr).String()
 	}
-	in.LastSite, in.MaxWaitSite = name(in.lastSite), name(in.waitSite)
+	in.LastSite, in.MaxWaitSite, in.CauseSite = name(in.lastSite), name(in.waitSite), name(in.causeSite)
 }
 
 // clockQuality states how far the timeline can be trusted.

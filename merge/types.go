@@ -25,11 +25,24 @@ type GEvent struct {
 	RawEnter float64
 	RawExit  float64
 	Callsite uint64
+	// CommRank is this rank's index in the communicator (its comm rank),
+	// -1 when the communicator is unknown. With Root it tells a rooted
+	// op's root apart and orders a scan's prefix.
+	CommRank int32
 
 	// Filled by merge for matching; not part of the output contract.
 	commIdx  int32 // dense communicator index, -1 when unknown
 	commRank int32 // this rank's index in the communicator
 	site     int32 // dense call-site index, -1 when unknown
+}
+
+// Continuation reports whether e is the second or a later record of one
+// point-to-point call written as several records sharing its Enter and
+// Exit (MPI_Waitall completing several requests, the halves of
+// MPI_Sendrecv; see trace/ops.go). Its time is already counted with record
+// 0, so time-in-MPI sums must skip it.
+func (e *GEvent) Continuation() bool {
+	return e.Seq > 0 && e.Op >= trace.OpSend && e.Op <= trace.OpRequestFree
 }
 
 // Sink consumes the merged, globally ordered event stream (by Enter).
@@ -66,9 +79,12 @@ type Instance struct {
 
 	EntrySkew float64 `json:"entry_skew_ns"` // last enter - first enter
 	ExitSkew  float64 `json:"exit_skew_ns"`  // last exit - first exit
-	Latency   float64 `json:"latency_ns"`    // first exit - last enter
-	Span      float64 `json:"span_ns"`       // last exit - first enter
-	LastRank  int32   `json:"last_rank"`     // world rank that entered last
+	// Latency is first exit − last enter for N×N (synchronizing) ops and
+	// 0 for all others: a rooted op or a scan may legitimately let a member
+	// leave before another enters, so the difference is no latency there.
+	Latency  float64 `json:"latency_ns"`
+	Span     float64 `json:"span_ns"`   // last exit - first enter
+	LastRank int32   `json:"last_rank"` // world rank that entered last
 	// Violation > 0 is how far the first exit lies before the last enter for
 	// a synchronizing op (clock-condition violation), ns.
 	Violation float64 `json:"violation_ns"`
@@ -82,22 +98,38 @@ type Instance struct {
 	MaxWaitRank  int32  `json:"max_wait_rank"`
 	MaxWaitSite  string `json:"max_wait_site"`
 
-	lastSite, waitSite int32 // dense site indices until resolved
+	// Added by merge (wait semantics per op class, see WaitClass):
+	// RootRank is the world rank of the root of a rooted op (-1 none or
+	// missing). Wait[i] is member i's wait, WaitCause[i] the world rank
+	// that caused it (-1 when Wait[i] is 0). MaxWaitRank is the member with
+	// the largest wait (-1 when nobody waited), CauseRank the rank that
+	// caused that wait and CauseSite its call site.
+	WaitClass string    `json:"wait_class"`
+	RootRank  int32     `json:"root_rank"`
+	Wait      []float64 `json:"wait_ns"`
+	WaitCause []int32   `json:"wait_cause"`
+	CauseRank int32     `json:"cause_rank"`
+	CauseSite string    `json:"cause_site"`
+
+	lastSite, waitSite, causeSite int32 // dense site indices until resolved
 }
 
 // OpSummary aggregates all instances of one op.
 type OpSummary struct {
-	Op           string  `json:"op"`
-	Count        int     `json:"count"`         // instances
-	Calls        int     `json:"calls"`         // events (instances x members)
-	TotalTime    float64 `json:"total_time_ns"` // sum over events of exit-enter
-	EntrySkew    Stats   `json:"entry_skew"`
-	ExitSkew     Stats   `json:"exit_skew"`
-	Wait         Stats   `json:"wait"` // per (rank, instance)
+	Op        string  `json:"op"`
+	Count     int     `json:"count"`         // instances
+	Calls     int     `json:"calls"`         // events (instances x members)
+	TotalTime float64 `json:"total_time_ns"` // sum over events of exit-enter
+	EntrySkew Stats   `json:"entry_skew"`
+	ExitSkew  Stats   `json:"exit_skew"`
+	Wait      Stats   `json:"wait"` // per (rank, instance), semantics of WaitClass
+	// Latency (first exit − last enter) only for N×N ops; Count 0 otherwise.
 	Latency      Stats   `json:"latency"`
 	Span         Stats   `json:"span"`
 	Violations   int     `json:"clock_violations"`
 	MaxViolation float64 `json:"max_violation_ns"`
+	// WaitClass names the wait pattern of the op (WaitClass.String).
+	WaitClass string `json:"wait_class"`
 }
 
 // CallsiteSummary aggregates waits per application call site.
@@ -119,11 +151,15 @@ type RankSummary struct {
 	Host      string  `json:"host"`
 	Events    int     `json:"events"`
 	TimeInMPI float64 `json:"time_in_mpi_ns"`
-	TotalWait float64 `json:"total_wait_ns"` // sum of (last enter - my enter)
-	// Lateness: for instances where this rank entered last, the sum of the
-	// waits it caused to the other members ("who makes others wait").
+	TotalWait float64 `json:"total_wait_ns"` // sum of its waits (WaitClass semantics)
+	// Lateness: the sum of the waits this rank caused to other members
+	// ("who makes others wait"): as the last entrant of N×N ops, as a late
+	// root of 1-to-N ops, as the last contributor of N-to-1 ops, as the
+	// latest lower rank of a scan.
 	TotalLateness float64 `json:"total_lateness_ns"`
-	LastCount     int     `json:"last_count"` // instances where it was last
+	LastCount     int     `json:"last_count"` // instances where it entered last
+	// CausedCount: instances in which it caused some other member to wait.
+	CausedCount int `json:"caused_count"`
 
 	// Added by merge (world size <= MaxPairRanks): the ranks this rank
 	// made wait most when it was last, and the ranks it waited for most,

@@ -99,13 +99,27 @@ type instKey struct {
 	seq  uint32
 }
 
+// instState is what the members of one instance seen so far tell about
+// the waits of the pending ones (view timebase), per merge.WaitClass.
 type instState struct {
-	maxEnter float64 // latest member enter seen (view timebase)
-	refs     int     // members still pending
+	maxEnter   float64 // latest member enter seen (N×N)
+	rootEnter  float64 // the root's enter (late broadcast)
+	maxNonRoot float64 // latest non-root enter (early reduce)
+	haveRoot   bool
+	haveOther  bool
+	refs       int             // members still pending
+	prefix     []commRankEnter // scans: every member seen
+}
+
+type commRankEnter struct {
+	pos   int32
+	enter float64
 }
 
 type pending struct {
 	rank int32
+	pos  int32 // comm rank, -1 unknown
+	root int32 // comm rank of the root, -1 none
 	b    bar
 }
 
@@ -178,6 +192,9 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 		b.enter, b.exit = ev.RawEnter, ev.RawExit
 	}
 	if !ev.Op.IsCollective() {
+		if ev.Continuation() {
+			return nil // same call, same times as its record 0: drawn once
+		}
 		g.draw(ev.Rank, b)
 		return nil
 	}
@@ -186,10 +203,50 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 	if !ok || b.enter > st.maxEnter {
 		st.maxEnter = b.enter
 	}
+	switch merge.WaitClassOf(ev.Op) {
+	case merge.WaitLateBroadcast, merge.WaitEarlyReduce:
+		if ev.Root >= 0 && ev.CommRank == ev.Root {
+			st.rootEnter, st.haveRoot = b.enter, true
+		} else if !st.haveOther || b.enter > st.maxNonRoot {
+			st.maxNonRoot, st.haveOther = b.enter, true
+		}
+	case merge.WaitPrefix:
+		st.prefix = append(st.prefix, commRankEnter{ev.CommRank, b.enter})
+	}
 	st.refs++
 	g.inst[k] = st
-	g.push(ev.Exit, pending{rank: ev.Rank, b: b})
+	g.push(ev.Exit, pending{rank: ev.Rank, pos: ev.CommRank, root: ev.Root, b: b})
 	return nil
+}
+
+// waitOf is the wait of pending member p given the members seen up to its
+// global exit (merge.CollectiveWaits' semantics; draw clamps it to the
+// call). A root not seen by then entered before every member still held
+// (its state was dropped once it was drawn), so it made nobody wait.
+func waitOf(p *pending, st *instState) float64 {
+	switch merge.WaitClassOf(p.b.op) {
+	case merge.WaitNxN:
+		return st.maxEnter - p.b.enter
+	case merge.WaitLateBroadcast:
+		if p.root < 0 || p.pos == p.root || !st.haveRoot {
+			return 0
+		}
+		return st.rootEnter - p.b.enter
+	case merge.WaitEarlyReduce:
+		if p.root < 0 || p.pos != p.root || !st.haveOther {
+			return 0
+		}
+		return st.maxNonRoot - p.b.enter
+	case merge.WaitPrefix:
+		w := 0.0
+		for _, m := range st.prefix {
+			if m.pos >= 0 && m.pos < p.pos {
+				w = math.Max(w, m.enter-p.b.enter)
+			}
+		}
+		return w
+	}
+	return 0
 }
 
 // resolve draws every pending collective whose global exit lies before now:
@@ -199,7 +256,7 @@ func (g *Gantt) resolve(now float64) {
 		p := g.pop()
 		k := instKey{p.b.comm, p.b.seq}
 		st := g.inst[k]
-		p.b.wait = st.maxEnter - p.b.enter
+		p.b.wait = waitOf(&p, &st)
 		if st.refs--; st.refs <= 0 {
 			delete(g.inst, k)
 		} else {
@@ -508,6 +565,9 @@ func (g *Gantt) render(w *bufio.Writer) {
 	laneH := g.opt.LaneHeight
 	if laneH <= 0 {
 		laneH = 20
+		if nl <= 8 {
+			laneH = 32 // few ranks: lanes tall enough to read when the page scales the chart
+		}
 		if nl > 16 {
 			laneH = int(math.Max(3, math.Min(20, 720/float64(nl))))
 		}
@@ -565,7 +625,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 	for _, o := range ops {
 		addItem(o, o.String(), false)
 	}
-	addItem(trace.OpUnknown, "hatched / light: waiting for the last member to enter", true) // neutral grey swatch
+	addItem(trace.OpUnknown, "hatched / light: waiting (N×N: for the last member; Bcast/Scatter: for the root; Reduce/Gather root: for the last contributor; Scan: for lower ranks)", true) // neutral grey swatch
 	totalW := labelW + plotW + right
 	totalH := ly + 40
 

@@ -74,27 +74,70 @@ func TestGantt_EscapesTraceStrings(t *testing.T) {
 	}
 }
 
-// TestGantt_WaitIsLastEnterMinusMyEnter checks the streaming wait
-// computation against the definition on a hand-made instance: wait = the
-// latest member enter before my exit − my enter. For synchronizing ops this
-// is DESIGN.md's "last enter − my enter"; a Bcast root that leaves before
-// the others arrive did not wait for them, so its wait is 0.
-func TestGantt_WaitIsLastEnterMinusMyEnter(t *testing.T) {
-	evs := []merge.GEvent{
-		{Rank: 0, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Enter: 0, Exit: 40e3},
-		{Rank: 1, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Enter: 10e3, Exit: 41e3},
-		{Rank: 2, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Enter: 30e3, Exit: 42e3},
-		{Rank: 0, Op: trace.OpBcast, CommID: 1, Seq: 1, Enter: 50e3, Exit: 55e3}, // root leaves early
-		{Rank: 1, Op: trace.OpBcast, CommID: 1, Seq: 1, Enter: 60e3, Exit: 80e3},
-		{Rank: 2, Op: trace.OpBcast, CommID: 1, Seq: 1, Enter: 70e3, Exit: 81e3},
+// TestGantt_WaitFollowsOpClass checks the streaming wait computation
+// against merge's per-class semantics on hand-made instances: N×N waits for
+// the last entrant; a Bcast non-root waits for the root (a root that
+// enters first makes nobody wait, a late root does); a Reduce root waits
+// for the last contributor, non-roots do not; a Scan member waits for the
+// latest lower comm rank.
+func TestGantt_WaitFollowsOpClass(t *testing.T) {
+	e := func(rank int32, op trace.Op, seq uint32, root int32, enter, exit float64) merge.GEvent {
+		return merge.GEvent{Rank: rank, CommRank: rank, Root: root, Op: op, CommID: 1, Seq: seq, Enter: enter, Exit: exit}
 	}
-	want := map[[2]int]float64{{0, 0}: 30e3, {1, 0}: 20e3, {2, 0}: 0, {0, 1}: 0, {1, 1}: 10e3, {2, 1}: 0}
-	g := NewGantt(GanttOptions{WorldSize: 3, Start: 0, End: 100e3, Width: 1000})
+	evs := []merge.GEvent{
+		e(0, trace.OpAllreduce, 0, -1, 0, 40e3),
+		e(1, trace.OpAllreduce, 0, -1, 10e3, 41e3),
+		e(2, trace.OpAllreduce, 0, -1, 30e3, 42e3),
+		e(0, trace.OpBcast, 1, 0, 50e3, 55e3), // early root: nobody waits
+		e(1, trace.OpBcast, 1, 0, 60e3, 80e3),
+		e(2, trace.OpBcast, 1, 0, 70e3, 81e3),
+		e(1, trace.OpBcast, 2, 0, 90e3, 110e3), // late root: 1 and 2 wait for it
+		e(2, trace.OpBcast, 2, 0, 95e3, 110e3),
+		e(0, trace.OpBcast, 2, 0, 105e3, 108e3),
+		e(0, trace.OpReduce, 3, 0, 120e3, 150e3), // early root waits for rank 2
+		e(1, trace.OpReduce, 3, 0, 130e3, 132e3),
+		e(2, trace.OpReduce, 3, 0, 140e3, 142e3),
+		e(1, trace.OpScan, 4, -1, 160e3, 190e3), // rank 1 waits for rank 0; rank 2 for rank 1 is none
+		e(2, trace.OpScan, 4, -1, 165e3, 190e3),
+		e(0, trace.OpScan, 4, -1, 170e3, 190e3),
+	}
+	want := map[[2]int]float64{
+		{0, 0}: 30e3, {1, 0}: 20e3, {2, 0}: 0,
+		{0, 1}: 0, {1, 1}: 0, {2, 1}: 0,
+		{0, 2}: 0, {1, 2}: 15e3, {2, 2}: 10e3,
+		{0, 3}: 20e3, {1, 3}: 0, {2, 3}: 0,
+		{0, 4}: 0, {1, 4}: 10e3, {2, 4}: 5e3,
+	}
+	g := NewGantt(GanttOptions{WorldSize: 3, Start: 0, End: 200e3, Width: 1000})
 	feed(t, g, evs)
 	g.resolve(math.Inf(1))
 	for r, l := range g.lanes {
-		if len(l.bars) != 2 {
-			t.Fatalf("rank %d: %d bars, want 2", r, len(l.bars))
+		if len(l.bars) != 5 {
+			t.Fatalf("rank %d: %d bars, want 5", r, len(l.bars))
+		}
+		for _, b := range l.bars {
+			if w := want[[2]int{r, int(b.seq)}]; math.Abs(b.wait-w) > 1e-6 {
+				t.Errorf("rank %d seq %d (%s): wait %v, want %v", r, b.seq, b.op, b.wait, w)
+			}
+		}
+	}
+	if len(g.inst) != 0 || len(g.pend) != 0 {
+		t.Errorf("state left after flush: %d instances, %d pending", len(g.inst), len(g.pend))
+	}
+}
+
+func TestGantt_WaitSemanticsUnchangedForNxN(t *testing.T) {
+	evs := []merge.GEvent{
+		{Rank: 0, Op: trace.OpBarrier, CommID: 1, Seq: 0, Root: -1, Enter: 0, Exit: 40e3},
+		{Rank: 1, Op: trace.OpBarrier, CommID: 1, Seq: 0, Root: -1, CommRank: 1, Enter: 10e3, Exit: 41e3},
+	}
+	want := map[[2]int]float64{{0, 0}: 10e3, {1, 0}: 0}
+	g := NewGantt(GanttOptions{WorldSize: 2, Start: 0, End: 100e3, Width: 1000})
+	feed(t, g, evs)
+	g.resolve(math.Inf(1))
+	for r, l := range g.lanes {
+		if len(l.bars) != 1 {
+			t.Fatalf("rank %d: %d bars, want 1", r, len(l.bars))
 		}
 		for _, b := range l.bars {
 			if w := want[[2]int{r, int(b.seq)}]; math.Abs(b.wait-w) > 1e-6 {

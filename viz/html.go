@@ -35,9 +35,27 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 // htmlOp is one row of the per-op table.
 type htmlOp struct {
 	merge.OpSummary
-	Color   string
-	WaitPct string
+	Color       string
+	WaitPct     string
+	LatencyText string // median, or "-" for ops without latency (rooted, scans)
 }
+
+// htmlInst is one row of the worst-instance table.
+type htmlInst struct {
+	merge.Instance
+	Comm    string
+	Lat     string
+	Longest string
+}
+
+// htmlRank is one row of the rank table.
+type htmlRank struct {
+	merge.RankSummary
+	MadeWaitMost, WaitedForMost string
+}
+
+// ReportExitProfiles bounds the exit-delay charts of the HTML report.
+const ReportExitProfiles = 8
 
 type htmlCallsite struct {
 	merge.CallsiteSummary
@@ -67,12 +85,14 @@ type htmlData struct {
 	MaxWait    float64
 	MaxLate    float64
 	Callsites  []htmlCallsite
-	Ranks      []merge.RankSummary
-	Worst      []merge.Instance
+	Ranks      []htmlRank
+	Worst      []htmlInst
 	Gantt      template.HTML
 	RawGantt   template.HTML
 	Instances  []htmlSVG
 	Hists      []htmlHist
+	ExitDelays []htmlSVG
+	MoreExits  int
 	Generated  time.Time
 	Version    string
 	Checks     []string
@@ -110,7 +130,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	}
 	for _, o := range a.Ops {
 		op, _ := trace.OpByName(o.Op)
-		d.Ops = append(d.Ops, htmlOp{OpSummary: o, Color: opColor(op), WaitPct: pct(o.Wait.Total, o.TotalTime)})
+		d.Ops = append(d.Ops, htmlOp{OpSummary: o, Color: opColor(op), WaitPct: pct(o.Wait.Total, o.TotalTime), LatencyText: latencyOrDash(o.Latency)})
 		d.CallsTotal += o.Calls
 	}
 	sort.SliceStable(d.Ops, func(i, j int) bool { return d.Ops[i].Wait.Total > d.Ops[j].Wait.Total })
@@ -125,13 +145,29 @@ func WriteHTML(w io.Writer, r Report) error {
 		}
 		d.Callsites = append(d.Callsites, htmlCallsite{CallsiteSummary: c, Name: name})
 	}
-	d.Ranks = append([]merge.RankSummary(nil), a.Ranks...)
+	for _, rk := range a.Ranks {
+		d.Ranks = append(d.Ranks, htmlRank{RankSummary: rk, MadeWaitMost: rankAmounts(rk.MadeWait), WaitedForMost: rankAmounts(rk.WaitedFor)})
+	}
 	sort.SliceStable(d.Ranks, func(i, j int) bool { return d.Ranks[i].Rank < d.Ranks[j].Rank })
 	for _, rk := range d.Ranks {
 		d.MaxWait = max(d.MaxWait, rk.TotalWait)
 		d.MaxLate = max(d.MaxLate, rk.TotalLateness)
 	}
-	d.Worst = a.Worst[:min(ReportTopN, len(a.Worst))]
+	for _, in := range a.Worst[:min(ReportTopN, len(a.Worst))] {
+		h := htmlInst{Instance: in, Comm: CommName(in.CommID), Lat: "-", Longest: longestWait(in)}
+		if merge.WaitClassOf(opOf(&in)).HasLatency() {
+			h.Lat = fmtDur(in.Latency)
+		}
+		d.Worst = append(d.Worst, h)
+	}
+	for i, e := range a.ExitDelays {
+		if i == ReportExitProfiles {
+			d.MoreExits = len(a.ExitDelays) - i
+			break
+		}
+		title := fmt.Sprintf("%s on comm %s (%d members): mean exit delay ± 95%% CI, %d instances", e.Op, CommName(e.Comm), len(e.Ranks), e.Instances)
+		d.ExitDelays = append(d.ExitDelays, htmlSVG{Name: title, SVG: template.HTML(ExitDelaySVG(e, title))})
+	}
 	for _, s := range r.Instances {
 		d.Instances = append(d.Instances, htmlSVG{Name: s.Name, SVG: template.HTML(s.SVG)})
 	}

@@ -53,6 +53,25 @@ func computeInstStats(in *merge.Instance) instStats {
 	return s
 }
 
+// withWaits fills in.Wait (merge's per-class wait semantics) when the
+// caller did not: an Instance built by hand or from raw times.
+func withWaits(in *merge.Instance) {
+	n := min(len(in.Enter), len(in.Exit))
+	if len(in.Wait) == n && len(in.WaitCause) == n {
+		return
+	}
+	c := *in
+	c.Enter, c.Exit = in.Enter[:n], in.Exit[:n]
+	if len(c.Ranks) < n {
+		c.Ranks = make([]int32, n)
+		for i := range c.Ranks {
+			c.Ranks[i] = int32(i)
+		}
+	}
+	merge.ComputeInstanceMetrics(&c)
+	in.Wait, in.WaitCause = c.Wait, c.WaitCause
+}
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // panelSpec is one time panel of the instance view.
@@ -95,7 +114,14 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	if raw != nil {
 		r := *raw
 		r.Op = inst.Op
+		if r.RootRank == 0 && inst.RootRank != 0 {
+			r.RootRank = inst.RootRank
+		}
 		raw = &r
+	}
+	withWaits(inst)
+	if raw != nil {
+		withWaits(raw)
 	}
 	n := min(len(inst.Enter), len(inst.Exit))
 	if n == 0 {
@@ -191,8 +217,12 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 		lx += 25 + 6*len([]rune(label)) + 24
 	}
 	item(`<rect x="%d" y="%d" width="20" height="11" fill="`+opColor(inst.Op)+`"/>`, "in "+inst.Op.String(), "#000")
-	item(`<rect x="%d" y="%d" width="20" height="11" fill="url(#`+idp+`h`+strconv.Itoa(int(inst.Op))+`)"/>`, "waiting for the last member to enter", "#000")
+	cls := merge.WaitClassOf(inst.Op)
+	item(`<rect x="%d" y="%d" width="20" height="11" fill="url(#`+idp+`h`+strconv.Itoa(int(inst.Op))+`)"/>`, cls.WaitingFor()+" ("+cls.String()+")", "#000")
 	item(`<rect x="%d" y="%d" width="20" height="11" fill="none" stroke="#000" stroke-width="1.5"/>`, "◀ last: last arriver", "#000")
+	if cls == merge.WaitLateBroadcast || cls == merge.WaitEarlyReduce {
+		item(`<rect x="%d" y="%d" width="20" height="11" fill="none" stroke="#000" stroke-dasharray="3 2"/>`, "root", "#000")
+	}
 	anyViolation := false
 	for _, p := range panels {
 		anyViolation = anyViolation || p.st.violations > 0
@@ -222,8 +252,12 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 	fmt.Fprintf(w, `<text x="%d" y="%d" font-size="13" font-weight="bold" fill="%s">%s</text>`+"\n", p.x0, p.y0, hc, esc(head))
 	var facts []string
 	if st.valid > 0 {
-		facts = append(facts, "entry skew "+fmtDur(st.lastEnter-st.firstEnter), "exit skew "+fmtDur(st.lastExit-st.firstExit),
-			"latency "+fmtDur(st.firstExit-st.lastEnter))
+		facts = append(facts, "entry skew "+fmtDur(st.lastEnter-st.firstEnter), "exit skew "+fmtDur(st.lastExit-st.firstExit))
+		if merge.WaitClassOf(in.Op).HasLatency() {
+			facts = append(facts, "latency "+fmtDur(st.firstExit-st.lastEnter))
+		} else {
+			facts = append(facts, merge.WaitClassOf(in.Op).String()+" (no latency for rooted ops and scans)")
+		}
 	}
 	if st.violations > 0 {
 		facts = append(facts, fmt.Sprintf("%d clock-condition violations (up to %s)", st.violations, fmtDur(st.maxViolation)))
@@ -265,10 +299,23 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 			fmt.Fprintf(w, `<text x="%d" y="%d" fill="#888">missing</text>`+"\n", p.x0+4, y+rowH-3)
 			continue
 		}
-		we := math.Min(st.lastEnter, x)
+		wt := 0.0
+		if i < len(in.Wait) {
+			wt = math.Max(0, in.Wait[i])
+		}
+		we := math.Min(e+wt, x)
 		xa, xw, xe := clampX(X(e)), clampX(X(we)), clampX(X(math.Max(x, e)))
-		fmt.Fprintf(w, `<g><title>rank %s · enter %s · exit %s · in call %s · waited %s</title>`, rank,
-			fmtDur(e-st.firstEnter), fmtDur(x-st.firstEnter), fmtDur(x-e), fmtDur(math.Max(0, we-e)))
+		cause := ""
+		if i < len(in.WaitCause) && in.WaitCause[i] >= 0 && wt > 0 {
+			cause = fmt.Sprintf(" for rank %d", in.WaitCause[i])
+		}
+		isRoot := in.RootRank >= 0 && i < len(in.Ranks) && in.Ranks[i] == in.RootRank && merge.WaitClassOf(in.Op) != merge.WaitNxN && merge.WaitClassOf(in.Op) != merge.WaitPrefix
+		rootNote := ""
+		if isRoot {
+			rootNote = " (root)"
+		}
+		fmt.Fprintf(w, `<g><title>rank %s%s · enter %s · exit %s · in call %s · waited %s%s</title>`, rank, rootNote,
+			fmtDur(e-st.firstEnter), fmtDur(x-st.firstEnter), fmtDur(x-e), fmtDur(math.Max(0, we-e)), cause)
 		if xw > xa {
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="url(#%sh%d)"/>`, f1(xa), y, f1(xw-xa), rowH, idp, in.Op)
 		}
@@ -284,6 +331,12 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 				f1(xe), y, f1(math.Max(1, clampX(lastX)-xe)), rowH, violationColor, violationColor)
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="%s" stroke-width="1.5"/>`,
 				f1(xa), y, f1(math.Max(1, xe-xa)), rowH, violationColor)
+		}
+		if isRoot {
+			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="#000" stroke-dasharray="3 2"/>`, f1(xa-2), y-1, f1(math.Max(1, xe-xa)+4), rowH+2)
+			if i != st.last {
+				fmt.Fprintf(w, `<text x="%s" y="%s">root</text>`, f1(xe+4), f1(float64(y)+float64(rowH)/2+4))
+			}
 		}
 		if i == st.last {
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="#000" stroke-width="1.5"/>`, f1(xa), y, f1(math.Max(1, xe-xa)), rowH)

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
 )
 
 // TextTopN is how many call sites, ranks and instances the terminal report
@@ -147,14 +148,15 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 		totalMPI += o.TotalTime
 	}
 	fmt.Fprintf(w, "\nPer operation (by total wait)\n")
-	t := newTable("lrrrrrrrrrrrr", "op", "instances", "calls", "time in op", "share of MPI", "wait total", "wait %",
+	t := newTable("llrrrrrrrrrrrr", "op", "wait pattern", "instances", "calls", "time in op", "share of MPI", "wait total", "wait %",
 		"wait mean", "wait p95", "entry skew p95", "exit skew p95", "latency median", "violations")
 	for _, o := range ops {
-		t.row(term(o.Op), itoa(o.Count), itoa(o.Calls), fmtDur(o.TotalTime), pct(o.TotalTime, totalMPI),
+		t.row(term(o.Op), term(orDash(o.WaitClass)), itoa(o.Count), itoa(o.Calls), fmtDur(o.TotalTime), pct(o.TotalTime, totalMPI),
 			fmtDur(o.Wait.Total), pct(o.Wait.Total, o.TotalTime), fmtDur(o.Wait.Mean), fmtDur(o.Wait.P95),
-			fmtDur(o.EntrySkew.P95), fmtDur(o.ExitSkew.P95), fmtDur(o.Latency.Median), itoa(o.Violations))
+			fmtDur(o.EntrySkew.P95), fmtDur(o.ExitSkew.P95), latencyOrDash(o.Latency), itoa(o.Violations))
 	}
 	t.write(w)
+	fmt.Fprint(w, WaitLegend)
 
 	// Call sites, by total wait.
 	cs := append([]merge.CallsiteSummary(nil), a.Callsites...)
@@ -176,30 +178,96 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 			n++
 		}
 		fmt.Fprintf(w, "\n%s (top %d of %d ranks)\n", title, n, len(rs))
-		t := newTable("rlrrrrrr", "rank", "host", "events", "time in MPI", "wait total", "wait % of MPI", "made others wait", "times last")
+		t := newTable("rlrrrrrrrll", "rank", "host", "events", "time in MPI", "wait total", "wait % of MPI", "made others wait", "caused waits in", "times last",
+			"made wait most", "waited for most")
 		for _, r := range rs[:n] {
 			t.row(itoa(int(r.Rank)), term(truncate(orDash(r.Host), 30)), itoa(r.Events),
-				fmtDur(r.TimeInMPI), fmtDur(r.TotalWait), pct(r.TotalWait, r.TimeInMPI), fmtDur(r.TotalLateness), itoa(r.LastCount))
+				fmtDur(r.TimeInMPI), fmtDur(r.TotalWait), pct(r.TotalWait, r.TimeInMPI), fmtDur(r.TotalLateness), itoa(r.CausedCount), itoa(r.LastCount),
+				rankAmounts(r.MadeWait), rankAmounts(r.WaitedFor))
 		}
 		t.write(w)
 	}
-	writeRanks("Who waits: total wait for the last member of their collectives",
+	writeRanks("Who waits: total wait in collectives (patterns above)",
 		func(r merge.RankSummary) float64 { return r.TotalWait })
-	writeRanks("Who makes others wait: waits caused to the others when entering last",
+	writeRanks("Who makes others wait: waits this rank caused (last entrant, late root, last contributor, latest lower rank)",
 		func(r merge.RankSummary) float64 { return r.TotalLateness })
 
 	// Worst instances.
 	fmt.Fprintf(w, "\nWorst instances (by entry skew)\n")
-	t = newTable("lrrrrrrrr", "op", "comm", "instance", "members", "entry skew", "exit skew", "latency", "last rank", "clock violation")
+	t = newTable("lrrrrrrrrll", "op", "comm", "instance", "members", "entry skew", "exit skew", "latency", "last rank", "clock violation",
+		"longest wait (rank, site, caused by)", "last rank's site")
 	for _, in := range a.Worst[:min(TextTopN, len(a.Worst))] {
 		v := "-"
 		if in.Violation > 0 {
 			v = fmtDur(in.Violation)
 		}
-		t.row(term(orDash(in.OpName)), strconv.FormatUint(in.CommID, 10), itoa(int(in.Seq)), itoa(len(in.Ranks)),
-			fmtDur(in.EntrySkew), fmtDur(in.ExitSkew), fmtDur(in.Latency), itoa(int(in.LastRank)), v)
+		lat := "-"
+		if merge.WaitClassOf(opOf(&in)).HasLatency() {
+			lat = fmtDur(in.Latency)
+		}
+		t.row(term(orDash(in.OpName)), CommName(in.CommID), itoa(int(in.Seq)), itoa(len(in.Ranks)),
+			fmtDur(in.EntrySkew), fmtDur(in.ExitSkew), lat, itoa(int(in.LastRank)), v,
+			term(truncate(longestWait(in), 70)), term(truncate(orDash(in.LastSite), 40)))
 	}
 	t.write(w)
+}
+
+// WaitLegend explains the wait and latency columns (text report).
+const WaitLegend = `wait: N×N ops (Barrier, Allreduce, Allgather(v), Alltoall(v,w), Reduce_scatter) wait for the last member to enter;
+      late broadcast (Bcast, Scatter(v)): non-roots wait for the root; early reduce (Reduce, Gather(v)): the root waits
+      for the last non-root; Scan/Exscan: a rank waits for the latest lower rank. Every wait is capped at the rank's own
+      time in the call. latency = first exit - last enter, for N×N ops only ("-" otherwise: a rooted op may release a
+      member before another enters).
+`
+
+// latencyOrDash prints the latency median, or "-" when the op has none.
+func latencyOrDash(s merge.Stats) string {
+	if s.Count == 0 {
+		return "-"
+	}
+	return fmtDur(s.Median)
+}
+
+// rankAmounts prints "3: 1.2 ms, 5: 80 µs".
+func rankAmounts(l []merge.RankAmount) string {
+	if len(l) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(l))
+	for i, m := range l {
+		parts[i] = itoa(int(m.Rank)) + ": " + fmtDur(m.NS)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// longestWait describes the member of in that waited longest.
+func longestWait(in merge.Instance) string {
+	if in.MaxWaitRank < 0 {
+		return "-"
+	}
+	w := 0.0
+	for i, r := range in.Ranks {
+		if r == in.MaxWaitRank && i < len(in.Wait) {
+			w = in.Wait[i]
+		}
+	}
+	s := "rank " + itoa(int(in.MaxWaitRank)) + " " + fmtDur(w)
+	if in.MaxWaitSite != "" {
+		s += " at " + in.MaxWaitSite
+	}
+	if in.CauseRank >= 0 {
+		s += " for rank " + itoa(int(in.CauseRank))
+	}
+	return s
+}
+
+// CommName names a communicator id: "world" for MPI_COMM_WORLD, a short
+// hex id otherwise (the ids of derived communicators are 64-bit hashes).
+func CommName(id uint64) string {
+	if id == trace.CommWorldID {
+		return "world"
+	}
+	return fmt.Sprintf("%#x", id)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -88,7 +88,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.instances, "instance", "COMM:SEQ to zoom into")
 	fs.StringVar(&f.formats, "formats", strings.Join(allFormats, ","), "output formats")
 	fs.IntVar(&f.top, "top", 10, "worst instances to list")
-	fs.IntVar(&f.width, "width", 1600, "Gantt width in pixels")
+	fs.IntVar(&f.width, "width", 1200, "Gantt width in pixels")
 	fs.Var(&f.debugDirs, "debug-dir", "extra directory for call-site resolution")
 	fs.BoolVar(&f.quiet, "q", false, "quiet")
 	fs.BoolVar(&f.quiet, "quiet", false, "quiet")

@@ -85,7 +85,8 @@ Options:
   --formats LIST       comma-separated subset of svg,html,csv,json,perfetto,txt
                        (default all)
   --top N              worst instances to list (default 10)
-  --width PX           Gantt width in pixels (default 1600)
+  --width PX           Gantt plot width in pixels (default 1200: with labels
+                       the chart fits a 1400-px browser window unscaled)
   --debug-dir DIR      extra directory to find executables/libraries for
                        call-site resolution (repeatable)
   -q, --quiet          no report on stdout, no progress bar

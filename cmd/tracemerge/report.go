@@ -37,18 +37,18 @@ func writeText(w io.Writer, an *merge.Analysis, top int) {
 		fmt.Fprintf(w, "window: instances whose first enter lies in the selected --from/--to window\n")
 	}
 
-	fmt.Fprintf(w, "\nCollectives by time spent (wait = last enter - my enter; exit skew = last exit - first exit):\n")
+	fmt.Fprintf(w, "\nCollectives by time spent (wait per pattern: N×N ops wait for the last entrant, Bcast/Scatter non-roots for the root,\nthe Reduce/Gather root for the last contributor, Scan ranks for lower ranks, capped at the call; exit skew = last exit - first exit;\nlatency = first exit - last enter, N×N ops only):\n")
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tinstances\tcalls\ttime in op\twait total\twait mean\twait p95\tentry skew p50\texit skew p50\texit skew p95\tlatency p50\tviolations\t")
 	for _, o := range an.Ops {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t\n", o.Op, o.Count, o.Calls, ns(o.TotalTime),
-			ns(o.Wait.Total), ns(o.Wait.Mean), ns(o.Wait.P95), ns(o.EntrySkew.Median), ns(o.ExitSkew.Median), ns(o.ExitSkew.P95), ns(o.Latency.Median), o.Violations)
+			ns(o.Wait.Total), ns(o.Wait.Mean), ns(o.Wait.P95), ns(o.EntrySkew.Median), ns(o.ExitSkew.Median), ns(o.ExitSkew.P95), latencyText(o.Latency), o.Violations)
 	}
 	tw.Flush()
 
 	ranks := append([]merge.RankSummary(nil), an.Ranks...)
 	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].TotalLateness > ranks[j].TotalLateness })
-	fmt.Fprintf(w, "\nWho makes others wait (lateness = waits caused as the last to arrive):\n")
+	fmt.Fprintf(w, "\nWho makes others wait (lateness = waits caused: as last entrant, late root, last contributor, latest lower rank):\n")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\thost\tlast arrivals\tlateness caused\tits own wait\ttime in MPI\tevents\tmade wait most\t")
 	for i, r := range ranks {
@@ -86,7 +86,7 @@ func writeText(w io.Writer, an *merge.Analysis, top int) {
 		if !in.Complete {
 			flag = " (incomplete)"
 		}
-		fmt.Fprintf(tw, "%s:%d\t%s\t%s\t%s\t%s\t%d%s\t\n", commName(in.CommID), in.Seq, in.OpName, ns(in.EntrySkew), ns(in.ExitSkew), ns(in.Latency), in.LastRank, flag)
+		fmt.Fprintf(tw, "%s:%d\t%s\t%s\t%s\t%s\t%d%s\t\n", commName(in.CommID), in.Seq, in.OpName, ns(in.EntrySkew), ns(in.ExitSkew), instLatencyText(in), in.LastRank, flag)
 	}
 	tw.Flush()
 
@@ -152,4 +152,20 @@ func stripXMLDecl(b []byte) []byte {
 		}
 	}
 	return b
+}
+
+// latencyText is the latency median, or "-" for ops without latency
+// (rooted ops and scans; merge.WaitClass.HasLatency).
+func latencyText(s merge.Stats) string {
+	if s.Count == 0 {
+		return "-"
+	}
+	return merge.FormatNS(s.Median)
+}
+
+func instLatencyText(in merge.Instance) string {
+	if !merge.WaitClassOf(in.Op).HasLatency() {
+		return "-"
+	}
+	return merge.FormatNS(in.Latency)
 }

@@ -1,0 +1,138 @@
+package merge
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// Hand-built instances, one or more per wait class, with the waits and
+// causes the Scalasca patterns prescribe.
+func TestCollectiveWaits_FollowPatternPerOpClass(t *testing.T) {
+	cases := []struct {
+		name        string
+		op          trace.Op
+		root        int
+		enter, exit []float64
+		wait        []float64
+		cause       []int
+	}{
+		{"barrier: everyone waits for the last entrant", trace.OpBarrier, -1,
+			[]float64{0, 10, 30}, []float64{40, 40, 40},
+			[]float64{30, 20, 0}, []int{2, 2, -1}},
+		{"allreduce: wait capped at own call (clock error)", trace.OpAllreduce, -1,
+			[]float64{0, 100}, []float64{20, 120},
+			[]float64{20, 0}, []int{1, -1}},
+		{"bcast: non-roots wait for a late root, root waits 0", trace.OpBcast, 0,
+			[]float64{50, 0, 10, 70}, []float64{55, 60, 60, 75},
+			[]float64{0, 50, 40, 0}, []int{-1, 0, 0, -1}},
+		{"bcast: early root, late non-root: nobody waits", trace.OpBcast, 1,
+			[]float64{100, 0}, []float64{110, 5},
+			[]float64{0, 0}, []int{-1, -1}},
+		{"scatter: root is not comm rank 0", trace.OpScatter, 2,
+			[]float64{0, 5, 20}, []float64{30, 30, 25},
+			[]float64{20, 15, 0}, []int{2, 2, -1}},
+		{"bcast: root missing, no wait attributed", trace.OpScatterv, -1,
+			[]float64{0, 5}, []float64{30, 30},
+			[]float64{0, 0}, []int{-1, -1}},
+		{"reduce: early root waits for last non-root, non-roots 0", trace.OpReduce, 0,
+			[]float64{0, 30, 10}, []float64{40, 32, 12},
+			[]float64{30, 0, 0}, []int{1, -1, -1}},
+		{"gather: late root waits 0", trace.OpGather, 1,
+			[]float64{0, 30, 10}, []float64{2, 35, 12},
+			[]float64{0, 0, 0}, []int{-1, -1, -1}},
+		{"gatherv: root wait capped at its call", trace.OpGatherv, 0,
+			[]float64{0, 100}, []float64{10, 101},
+			[]float64{10, 0}, []int{1, -1}},
+		{"scan: prefix dependency on lower ranks only", trace.OpScan, -1,
+			[]float64{10, 0, 30, 5}, []float64{40, 40, 40, 40},
+			[]float64{0, 10, 0, 25}, []int{-1, 0, -1, 2}},
+		{"exscan: a late high rank makes nobody wait", trace.OpExscan, -1,
+			[]float64{0, 0, 50}, []float64{5, 5, 55},
+			[]float64{0, 0, 0}, []int{-1, -1, -1}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := len(c.enter)
+			w, cs := make([]float64, n), make([]int, n)
+			CollectiveWaits(WaitClassOf(c.op), c.root, c.enter, c.exit, w, cs)
+			for i := range w {
+				if math.Abs(w[i]-c.wait[i]) > 1e-9 || cs[i] != c.cause[i] {
+					t.Errorf("member %d: wait %g cause %d, want %g cause %d", i, w[i], cs[i], c.wait[i], c.cause[i])
+				}
+				if w[i] < 0 || w[i] > c.exit[i]-c.enter[i] {
+					t.Errorf("member %d: wait %g outside [0, time in call %g]", i, w[i], c.exit[i]-c.enter[i])
+				}
+			}
+		})
+	}
+}
+
+func TestWaitClassOf_CoversEveryBlockingCollective(t *testing.T) {
+	for _, op := range trace.Ops() {
+		if op.IsCollective() && WaitClassOf(op) == WaitNone {
+			t.Errorf("%s has no wait class", op)
+		}
+		if !op.IsCollective() && WaitClassOf(op) != WaitNone {
+			t.Errorf("%s is not a collective but has wait class %s", op, WaitClassOf(op))
+		}
+		if WaitClassOf(op).HasLatency() != op.Synchronizing() {
+			t.Errorf("%s: latency reported = %v, synchronizing = %v", op, WaitClassOf(op).HasLatency(), op.Synchronizing())
+		}
+	}
+}
+
+// The Bcast case of the demo: root enters late, non-roots leave soon after
+// it; before the fix the wait (last enter − my enter) exceeded the time in
+// the op. ComputeInstanceMetrics must give waits within each call, name
+// the root as the cause and report no latency for a rooted op.
+func TestComputeInstanceMetrics_RootedWaitWithinCallAndCausedByRoot(t *testing.T) {
+	inst := Instance{Op: trace.OpBcast, Ranks: []int32{0, 1, 2, 3}, RootRank: 0,
+		Enter: []float64{1000, 0, 200, 5000}, Exit: []float64{1100, 1200, 1200, 5100}}
+	ComputeInstanceMetrics(&inst)
+	want := []float64{0, 1000, 800, 0}
+	for i := range want {
+		if inst.Wait[i] != want[i] {
+			t.Errorf("rank %d wait %g, want %g", i, inst.Wait[i], want[i])
+		}
+		if inst.Wait[i] > inst.Exit[i]-inst.Enter[i] {
+			t.Errorf("rank %d waits longer than its call", i)
+		}
+	}
+	if inst.MaxWaitRank != 1 || inst.CauseRank != 0 {
+		t.Errorf("max wait rank %d caused by %d, want 1 caused by root 0", inst.MaxWaitRank, inst.CauseRank)
+	}
+	if inst.Latency != 0 {
+		t.Errorf("latency %g reported for a rooted op", inst.Latency)
+	}
+	if inst.LastRank != 3 {
+		t.Errorf("last rank %d, want 3", inst.LastRank)
+	}
+}
+
+// On a synth run (Allreduce, Bcast, Allgather, Barrier, Alltoall) no op's
+// total wait may exceed its total time in the op, and latency is only
+// reported for N×N ops.
+func TestAnalyze_WaitNeverExceedsTimeInOp(t *testing.T) {
+	dir, _ := genRun(t, synth.Config{Ranks: 8, SplitGroups: 2, Steps: 3000, Seed: 41})
+	res, _ := analyzeDir(t, dir, Options{})
+	for _, o := range res.Analysis.Ops {
+		if o.Wait.Total > o.TotalTime {
+			t.Errorf("%s: wait total %g > time in op %g", o.Op, o.Wait.Total, o.TotalTime)
+		}
+		op, _ := trace.OpByName(o.Op)
+		if got := o.Latency.Count > 0; got != op.Synchronizing() {
+			t.Errorf("%s: latency samples %d, synchronizing %v", o.Op, o.Latency.Count, op.Synchronizing())
+		}
+		if o.WaitClass != WaitClassOf(op).String() {
+			t.Errorf("%s: wait class %q", o.Op, o.WaitClass)
+		}
+	}
+	for _, r := range res.Analysis.Ranks {
+		if r.TotalWait > r.TimeInMPI {
+			t.Errorf("rank %d waits %g > time in MPI %g", r.Rank, r.TotalWait, r.TimeInMPI)
+		}
+	}
+}
