@@ -62,7 +62,8 @@ type P2PResult struct {
 	Polls          uint64 `json:"polls"`           // unsuccessful Test*/Iprobe calls
 
 	// LateSender: a receive (or the Wait that completes it) waits for a
-	// send that started later; attributed to the sender.
+	// send that started later; attributed to the sender, per receive (the
+	// waits of several receives completed by one call overlap).
 	LateSender PairWaits `json:"late_sender"`
 	// LateReceiver: a synchronous send (Ssend, Issend) waits for a receive
 	// posted later; attributed to the receiver.
@@ -131,7 +132,8 @@ type P2PRank struct {
 	// WaitTimeNS: time inside completion calls, blocking receives
 	// (Recv, Sendrecv) and unsuccessful polls.
 	WaitTimeNS float64 `json:"wait_time_ns"`
-	// LateSenderNS: this rank's receive waits for late senders.
+	// LateSenderNS: this rank's receive waits for late senders, each
+	// completion call counted once (its longest late-sender wait).
 	LateSenderNS float64 `json:"late_sender_ns"`
 	// WaitedFor: per completion call, the wait until the last of its
 	// messages' senders started, attributed to that slowest neighbour;
@@ -180,6 +182,7 @@ type p2pMsg struct {
 	waitLocal           int64
 	done                bool
 	call                *p2pCall
+	lateSender          float64 // wait for this (receive's) late sender
 }
 
 type p2pCall struct {
@@ -579,7 +582,7 @@ func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P
 			}
 			if w := math.Min(s.post, r.waitExit) - r.waitEnter; s.post > r.waitEnter && w > 0 {
 				addPair(&out.LateSender, lsPairs, s.src, r.dst, w)
-				rankSum[r.dst].LateSenderNS += w
+				r.lateSender = w
 				out.Worst = append(out.Worst, LateMessage{Src: s.src, Dst: r.dst, CommID: k.comm, Tag: k.tag,
 					Bytes: r.bytes, SendOp: s.op.String(), RecvOp: r.waitOp.String(), SendStart: s.post,
 					WaitEnter: r.waitEnter, WaitNS: w, SendLocal: s.postLocal, WaitLocal: r.waitLocal})
@@ -595,15 +598,20 @@ func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P
 	for _, sl := range sends {
 		out.UnmatchedSends += len(sl)
 	}
-	// who makes me wait: per completion call, the slowest neighbour
+	// who makes me wait: per completion call, the slowest neighbour; a
+	// rank's late-sender time counts each call once (the waits for the
+	// receives one Waitall completes overlap)
 	for r, rd := range ranks {
 		for _, c := range rd.calls {
 			var last *p2pMsg
+			ls := 0.0
 			for _, m := range c.recvs {
+				ls = math.Max(ls, m.lateSender)
 				if s := matched[m]; s != nil && (last == nil || s.post > last.post) {
 					last = s
 				}
 			}
+			rankSum[r].LateSenderNS += ls
 			if last == nil {
 				continue
 			}
