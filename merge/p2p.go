@@ -528,6 +528,9 @@ func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P
 	for r, rd := range ranks {
 		rs := rankSum[r]
 		for _, m := range rd.sends {
+			if m.dst < 0 { // MPI_PROC_NULL: no message
+				continue
+			}
 			k := p2pKey{m.comm, m.src, m.dst, m.tag}
 			sends[k] = append(sends[k], m)
 			rs.Sends++
@@ -535,7 +538,9 @@ func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P
 		}
 		for _, m := range rd.recvs {
 			if m.src < 0 {
-				out.Unresolved++
+				if m.src != trace.PeerNull { // MPI_PROC_NULL: no message
+					out.Unresolved++
+				}
 				continue
 			}
 			k := p2pKey{m.comm, m.src, m.dst, m.tag}
