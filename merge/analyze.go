@@ -59,7 +59,8 @@ type Result struct {
 	Zooms    []Zoom
 	// WorstRaw holds Analysis.Worst[i] with raw (uncorrected) times.
 	WorstRaw []Instance
-	// RunStartNS is the global time the window is relative to.
+	// RunStartNS is the global time the window is relative to (ns
+	// relative to Analysis.OriginNS, like every global time).
 	RunStartNS float64
 }
 
@@ -147,6 +148,11 @@ func (p *Pass) Window() (start, end float64, ok bool) {
 	return start, end, true
 }
 
+// Origin is the run's time origin (RunOrigin): every global float64 time
+// of the pass (GEvent, Window, Analysis) is ns relative to it, and the
+// absolute time in rank 0's timebase is Origin() + round(t).
+func (p *Pass) Origin() int64 { return p.a.origin }
+
 // SetProgress sets the progress callback (see Options.Progress).
 func (p *Pass) SetProgress(fn func(done, total int64)) { p.a.opt.Progress = fn }
 
@@ -206,6 +212,7 @@ type analyzer struct {
 
 	wFrom, wTo float64
 	runStart   float64
+	origin     int64 // RunOrigin: global float64 times are relative to it
 	problems   []string
 
 	ops       [64]opAccum
@@ -262,6 +269,8 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 			break
 		}
 	}
+	a.origin = RunOrigin(run, opt.Clock)
+	a.an.OriginNS = a.origin
 	var fallback []string
 	for _, ri := range run.Ranks {
 		rs := &rankState{in: ri, sites: map[uint64]int32{}}
@@ -273,6 +282,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		}
 		var note string
 		rs.corr, note = NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
+		rs.corr.SetOrigin(a.origin)
 		if note != "" {
 			fallback = append(fallback, fmt.Sprintf("rank %d: %s", ri.Rank, note))
 		}

@@ -74,15 +74,19 @@ type knot struct {
 // generalise to a piecewise-linear curve through every epoch's knot. Epochs
 // whose EndNS does not increase are dropped (keeping the earlier one).
 //
-// global(t) = t − offset(t). Global times are float64 ns in rank 0's timer
-// timebase; for CLOCK_REALTIME (≈1.8e18 ns) float64 resolves 256 ns, for the
-// default CLOCK_MONOTONIC (uptime) well below 1 ns.
+// global(t) = t − offset(t). Global returns it relative to an origin (an
+// int64 ns in rank 0's timebase, SetOrigin; 0 by default): t − origin is
+// exact in int64 and the offset is small, so the float64 result keeps
+// sub-ns precision even for CLOCK_REALTIME values (≈1.8e18 ns), where an
+// absolute float64 resolves only 256 ns.
 type Corrector struct {
-	mode  ClockMode
-	shift float64 // raw mode: coarse alignment added to local times
-	first trace.Model
-	last  trace.Model
-	knots []knot
+	mode   ClockMode
+	shift  float64 // raw mode: coarse alignment added to local times
+	shiftI int64   // the same, integral (alignments are whole ns)
+	origin int64
+	first  trace.Model
+	last   trace.Model
+	knots  []knot
 	// fast path for the segment between the first two knots
 	t0, t1 int64
 	o0, k  float64
@@ -92,7 +96,7 @@ type Corrector struct {
 // used in raw mode only. When the epochs do not support mode (no epoch at
 // all, or only one epoch for interp) it falls back and says so in note.
 func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corrector, note string) {
-	c = &Corrector{mode: mode, shift: shift}
+	c = &Corrector{mode: mode, shift: shift, shiftI: int64(math.Round(shift))}
 	if mode == ClockRaw {
 		return c, ""
 	}
@@ -167,7 +171,51 @@ func (c *Corrector) Offset(t int64) float64 {
 	return a.off + (b.off-a.off)*float64(t-a.t)/float64(b.t-a.t)
 }
 
-// Global returns the global time (ns, rank 0 timebase) of local time t.
+// SetOrigin makes Global and Raw return ns relative to origin (ns in rank
+// 0's timebase; see RunOrigin).
+func (c *Corrector) SetOrigin(origin int64) { c.origin = origin }
+
+// Origin is the origin set by SetOrigin (0: absolute times).
+func (c *Corrector) Origin() int64 { return c.origin }
+
+// Global returns the global time of local time t: ns in rank 0's timebase,
+// relative to the corrector's origin.
 func (c *Corrector) Global(t int64) float64 {
-	return float64(t) - c.Offset(t)
+	if c.mode == ClockRaw {
+		return c.Raw(t)
+	}
+	return float64(t-c.origin) - c.Offset(t)
+}
+
+// Raw returns local time t with only the coarse raw-mode alignment (the
+// shift), relative to the origin.
+func (c *Corrector) Raw(t int64) float64 {
+	return float64(t + c.shiftI - c.origin)
+}
+
+// RunOrigin is the origin of a run's global times: rank 0's MPI_Init exit
+// (Header.StartNS) in its own timebase, which is the reference timebase;
+// when rank 0 is missing, the lowest rank's StartNS mapped to the reference
+// timebase by its clock model (rounded to ns); 0 when no rank recorded a
+// start. Global times relative to it keep sub-ns precision in float64;
+// absolute times are RunOrigin + round(relative), exactly, in int64.
+func RunOrigin(run *Run, mode ClockMode) int64 {
+	if run == nil {
+		return 0
+	}
+	for _, ri := range run.Ranks {
+		st := ri.Meta.Header.StartNS
+		if st == 0 {
+			continue
+		}
+		if ri.Rank == 0 || mode == ClockRaw {
+			return st
+		}
+		c, _ := NewCorrector(mode, ri.Meta.Epochs, 0)
+		if c.Mode() == ClockRaw {
+			return st
+		}
+		return st - int64(math.Round(c.Offset(st)))
+	}
+	return 0
 }

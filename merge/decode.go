@@ -106,8 +106,8 @@ func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 			slot.pc, slot.site, slot.ok = e.Callsite, a.siteOf(rs, e.Callsite), true
 		}
 		g.site = slot.site
-		g.RawEnter = float64(e.EnterNS) + rs.shift
-		g.RawExit = float64(e.ExitNS) + rs.shift
+		g.RawEnter = corr.Raw(e.EnterNS)
+		g.RawExit = corr.Raw(e.ExitNS)
 		g.Enter = corr.Global(e.EnterNS)
 		g.Exit = corr.Global(e.ExitNS)
 		if e.ExitNS < e.EnterNS {

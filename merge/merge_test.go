@@ -91,9 +91,10 @@ func TestAnalyze_CorrectedTimesMatchSynthTruth(t *testing.T) {
 				if len(per[r]) != len(tr.Enter[r]) {
 					t.Fatalf("rank %d: %d events, truth %d", r, len(per[r]), len(tr.Enter[r]))
 				}
+				o := float64(res.Analysis.OriginNS)
 				for i, e := range per[r] {
-					maxErr = math.Max(maxErr, math.Abs(e.Enter-tr.Enter[r][i]))
-					maxErr = math.Max(maxErr, math.Abs(e.Exit-tr.Exit[r][i]))
+					maxErr = math.Max(maxErr, math.Abs(o+e.Enter-tr.Enter[r][i]))
+					maxErr = math.Max(maxErr, math.Abs(o+e.Exit-tr.Exit[r][i]))
 				}
 			}
 			t.Logf("max |corrected - truth| = %.2f ns over %d events", maxErr, len(c.ev))
@@ -112,12 +113,13 @@ func TestAnalyze_CorrectedTimesMatchSynthTruth(t *testing.T) {
 func TestInterp_BeatsInitWithSlopeError(t *testing.T) {
 	dir, tr := genRun(t, synth.Config{Ranks: 4, Steps: 4000, KeepTimes: true, Seed: 21, ModelSlopeNoise: 1e-6})
 	errOf := func(mode ClockMode) float64 {
-		_, c := analyzeDir(t, dir, Options{Clock: mode})
+		res, c := analyzeDir(t, dir, Options{Clock: mode})
 		per := byRankIndex(c.ev, 4)
 		m := 0.0
+		o := float64(res.Analysis.OriginNS)
 		for r := range per {
 			for i, e := range per[r] {
-				m = math.Max(m, math.Abs(e.Enter-tr.Enter[r][i]))
+				m = math.Max(m, math.Abs(o+e.Enter-tr.Enter[r][i]))
 			}
 		}
 		return m
@@ -400,14 +402,14 @@ func TestAnalyze_CaptureInstanceRawAndCorrected(t *testing.T) {
 func TestRaw_AlignsTimebasesSecondsApart(t *testing.T) {
 	dir, tr := genRun(t, synth.Config{Ranks: 4, NodeSize: 1, Steps: 500, Seed: 81, KeepTimes: true,
 		Nodes: []synth.NodeClock{{}, {OffsetNS: 3e9}, {OffsetNS: -7e9}, {OffsetNS: 2e6}}})
-	_, c := analyzeDir(t, dir, Options{})
+	res, c := analyzeDir(t, dir, Options{})
 	per := byRankIndex(c.ev, 4)
 	for r := range per {
 		first := per[r][0]
 		if d := math.Abs(first.RawEnter - per[0][0].RawEnter); d > 1e9 {
 			t.Errorf("rank %d raw start %.3g ns from rank 0's: not aligned", r, d)
 		}
-		if math.Abs(first.Enter-tr.Enter[r][0]) > 2 {
+		if math.Abs(float64(res.Analysis.OriginNS)+first.Enter-tr.Enter[r][0]) > 2 {
 			t.Errorf("rank %d corrected %.1f, truth %.1f", r, first.Enter, tr.Enter[r][0])
 		}
 	}

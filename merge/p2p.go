@@ -28,8 +28,8 @@ type P2POptions struct {
 	Resolve *Resolver
 	// KeepMessages keeps up to this many matched messages (the earliest
 	// sends first) in P2PResult.List, for message lines and flow events;
-	// with From/To only those whose send starts in [From, To] (global ns,
-	// absolute; To 0 = no end).
+	// with From/To only those whose send starts in [From, To] (global ns
+	// relative to RunOrigin, like every global time; To 0 = no end).
 	KeepMessages int
 	From, To     float64
 }
@@ -50,6 +50,7 @@ type Message struct {
 }
 
 // P2PResult is the point-to-point part of a tracemerge analysis. Times are
+// relative to RunOrigin (like Analyze's), and
 // global ns (the chosen correction).
 type P2PResult struct {
 	Messages       int    `json:"messages"`        // matched send/receive pairs
@@ -251,6 +252,7 @@ func AnalyzeP2P(run *Run, opt P2POptions) (*P2PResult, error) {
 			break
 		}
 	}
+	origin := RunOrigin(run, opt.Clock)
 	ranks := map[int32]*p2pRankData{}
 	nbc := map[InstanceKey]*nbcInst{}
 	sites := map[p2pSiteKey]*siteAcc{}
@@ -273,6 +275,7 @@ func AnalyzeP2P(run *Run, opt P2POptions) (*P2PResult, error) {
 			}
 		}
 		corr, _ := NewCorrector(opt.Clock, ri.Meta.Epochs, shift)
+		corr.SetOrigin(origin) // same timebase as Analyze's GEvents
 		rd, err := parseP2PRank(ri, src, corr, nbc, sites, res, out)
 		closeSrc(src)
 		if err != nil {

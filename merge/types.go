@@ -7,7 +7,10 @@ import "github.com/gclock/gclock/trace"
 
 // GEvent is one recorded event with its times corrected to the global
 // (rank 0 reference) timebase. Global times are float64 ns in rank 0's
-// timer timebase.
+// timer timebase relative to the run's origin (Analysis.OriginNS, an int64
+// in that timebase), so that they keep sub-ns precision whatever the
+// timer's epoch (CLOCK_REALTIME values are ≈1.8e18 ns); the absolute time
+// is OriginNS + round(Enter).
 type GEvent struct {
 	Rank       int32
 	Op         trace.Op
@@ -18,10 +21,11 @@ type GEvent struct {
 	Recv       uint64 // bytes this rank receives
 	LocalEnter int64
 	LocalExit  int64
-	Enter      float64 // global ns (chosen correction)
-	Exit       float64 // global ns
+	Enter      float64 // global ns relative to the origin (chosen correction)
+	Exit       float64 // global ns relative to the origin
 	// RawEnter/RawExit are the uncorrected local times shifted by the
-	// rank's first timestamp alignment used for the "raw" view (ns).
+	// rank's first timestamp alignment used for the "raw" view (ns,
+	// relative to the origin).
 	RawEnter float64
 	RawExit  float64
 	Callsite uint64
@@ -189,10 +193,15 @@ type ClockQuality struct {
 
 // Analysis is the result of one tracemerge pass.
 type Analysis struct {
-	Dir       string            `json:"dir"`
-	JobID     string            `json:"job"`
-	WorldSize int               `json:"world_size"`
-	Events    int               `json:"events"`
+	Dir       string `json:"dir"`
+	JobID     string `json:"job"`
+	WorldSize int    `json:"world_size"`
+	Events    int    `json:"events"`
+	// OriginNS is the origin of every global time of the analysis (int64
+	// ns in rank 0's timebase, merge.RunOrigin: rank 0's MPI_Init exit).
+	// StartNS, EndNS, WindowFrom/To and all instance times are relative
+	// to it; absolute = OriginNS + round(t).
+	OriginNS  int64             `json:"origin_ns"`
 	StartNS   float64           `json:"start_ns"` // first global enter
 	EndNS     float64           `json:"end_ns"`   // last global exit
 	Clock     ClockQuality      `json:"clock"`
@@ -205,8 +214,8 @@ type Analysis struct {
 
 	// Added by merge (not in the first contract):
 	ClockMode    string  `json:"clock_mode"`           // mode requested
-	WindowFrom   float64 `json:"window_from_ns"`       // absolute global ns, 0 = none
-	WindowTo     float64 `json:"window_to_ns"`         // absolute global ns, 0 = none
+	WindowFrom   float64 `json:"window_from_ns"`       // global ns (relative to OriginNS), 0 = none
+	WindowTo     float64 `json:"window_to_ns"`         // global ns (relative to OriginNS), 0 = none
 	Instances    int     `json:"instances"`            // matched instances in the window
 	Incomplete   int     `json:"incomplete_instances"` // of which some member's event is missing
 	MissingRanks []int   `json:"missing_ranks,omitempty"`

@@ -47,6 +47,10 @@ type GanttOptions struct {
 	Start, End float64
 	// Title is drawn above the chart.
 	Title string
+	// Origin is the run origin (merge.Analysis.OriginNS, ns in rank 0's
+	// timebase) of the events' relative global times; the axis prints the
+	// window start as an absolute time with it.
+	Origin int64
 	// Hosts optionally names the host of each rank (index = world rank);
 	// lanes are labelled "rank N (host)".
 	Hosts []string

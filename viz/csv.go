@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
 	"github.com/gclock/gclock/merge"
@@ -17,10 +18,14 @@ var csvHeader = []string{
 
 // CSV writes one row per event (a merge.Sink). Columns:
 // rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,
-// global_enter_ns,global_exit_ns,callsite. Global times are written with
-// the shortest decimal that round-trips the float64; the call site is the
-// resolver's name, or the address as 0x... when resolve is nil or returns "".
+// global_enter_ns,global_exit_ns,callsite. Global times are absolute ns in
+// rank 0's timebase: the run origin (SetOrigin, an int64) plus the event's
+// relative float64 time, written exactly as the integer sum followed by the
+// relative time's fraction when it has one (1800000000000123456.25), so a
+// CLOCK_REALTIME timebase loses nothing; the call site is the resolver's
+// name, or the address as 0x... when resolve is nil or returns "".
 type CSV struct {
+	origin  int64
 	w       *csv.Writer
 	resolve func(pc uint64) string
 	names   map[uint64]string
@@ -38,6 +43,24 @@ func NewCSV(w io.Writer, resolve func(pc uint64) string) *CSV {
 		names:   make(map[uint64]string),
 		rec:     make([]string, len(csvHeader)),
 	}
+}
+
+// SetOrigin sets the run origin added to the events' relative global
+// times (merge.Analysis.OriginNS, merge.Pass.Origin); default 0.
+func (c *CSV) SetOrigin(originNS int64) { c.origin = originNS }
+
+// absTime formats origin + rel exactly: the integer part of the sum, then
+// rel's fractional digits.
+func absTime(origin int64, rel float64) string {
+	if math.IsNaN(rel) || math.IsInf(rel, 0) || math.Abs(rel) > 1<<62 {
+		return strconv.FormatFloat(float64(origin)+rel, 'f', -1, 64)
+	}
+	i := math.Floor(rel)
+	s := strconv.FormatInt(origin+int64(i), 10)
+	if f := rel - i; f > 0 {
+		s += strconv.FormatFloat(f, 'f', -1, 64)[1:] // ".25"
+	}
+	return s
 }
 
 // Add writes one event.
@@ -58,8 +81,8 @@ func (c *CSV) Add(ev *merge.GEvent) error {
 	r[6] = strconv.FormatUint(ev.Recv, 10)
 	r[7] = strconv.FormatInt(ev.LocalEnter, 10)
 	r[8] = strconv.FormatInt(ev.LocalExit, 10)
-	r[9] = strconv.FormatFloat(ev.Enter, 'f', -1, 64)
-	r[10] = strconv.FormatFloat(ev.Exit, 'f', -1, 64)
+	r[9] = absTime(c.origin, ev.Enter)
+	r[10] = absTime(c.origin, ev.Exit)
 	r[11] = c.callsite(ev.Callsite)
 	if err := c.w.Write(r); err != nil {
 		return fmt.Errorf("viz: csv row %d (rank %d %s seq %d): %w", c.rows+1, ev.Rank, ev.Op, ev.Seq, err)

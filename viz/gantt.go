@@ -339,6 +339,20 @@ func (g *Gantt) markOp(o trace.Op) {
 	g.opsMore[o] = true
 }
 
+// absSeconds prints origin + rel ns as seconds with 9 decimals, exactly
+// (integer arithmetic; a float64 of a CLOCK_REALTIME value would not be).
+func absSeconds(origin int64, rel float64) string {
+	if !finite(rel) || math.Abs(rel) > 1<<62 {
+		return strconv.FormatFloat((float64(origin)+rel)/1e9, 'f', 9, 64)
+	}
+	ns := origin + int64(math.Round(rel))
+	sign := ""
+	if ns < 0 {
+		sign, ns = "-", -ns
+	}
+	return fmt.Sprintf("%s%d.%09d", sign, ns/1e9, ns%1e9)
+}
+
 // draw places one event with its wait into the lane of rank.
 func (g *Gantt) draw(rank int32, b bar) {
 	if !finite(b.enter) || !finite(b.exit) { // raw times
@@ -716,7 +730,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 			idp, f1(x), axisY, f1(x), axisY+5, f1(x), axisY+17, esc(t.label))
 	}
 	w.WriteString("</g>\n")
-	origin := "t = 0 at " + strconv.FormatFloat(vlo/1e9, 'f', 9, 64) + " s"
+	origin := "t = 0 at " + absSeconds(g.opt.Origin, vlo) + " s"
 	fmt.Fprintf(w, `<text x="%d" y="%d" text-anchor="middle" fill="#333">time [%s] — %s of the %s</text>`+"\n",
 		labelW+plotW/2, axisY+32, unit.name, origin, map[bool]string{false: "global clock", true: "raw clocks"}[g.opt.Raw])
 

@@ -22,6 +22,7 @@ type Perfetto struct {
 	resolve func(pc uint64) string
 	names   map[uint64]string
 	origin  float64
+	runOrig int64
 	started bool
 	closed  bool
 	n       int64
@@ -37,11 +38,18 @@ func PerfettoResolve(resolve func(pc uint64) string) PerfettoOption {
 	return func(p *Perfetto) { p.resolve = resolve }
 }
 
-// PerfettoOrigin subtracts origin (global ns) from every timestamp, e.g.
-// Analysis.StartNS, so the trace starts near 0 (default 0: absolute global
-// times).
+// PerfettoOrigin subtracts origin (global ns, in the events' timebase,
+// i.e. relative to the run origin) from every timestamp (default 0: µs
+// relative to the run origin, merge.Analysis.OriginNS).
 func PerfettoOrigin(originNS float64) PerfettoOption {
 	return func(p *Perfetto) { p.origin = originNS }
+}
+
+// PerfettoRunOrigin records the run origin (merge.Analysis.OriginNS, ns in
+// rank 0's timebase) in otherData.gclock_origin_ns, so that absolute times
+// can be recovered: origin + ts·1000 (+ the PerfettoOrigin offset).
+func PerfettoRunOrigin(originNS int64) PerfettoOption {
+	return func(p *Perfetto) { p.runOrig = originNS }
 }
 
 // NewPerfetto returns a streaming Chrome trace writer. ranks names the
@@ -59,7 +67,8 @@ func (p *Perfetto) start() {
 		return
 	}
 	p.started = true
-	p.w.WriteString(`{"displayTimeUnit":"ns","otherData":{"producer":"gclock"},"traceEvents":[`)
+	p.w.WriteString(`{"displayTimeUnit":"ns","otherData":{"producer":"gclock","gclock_origin_ns":"` + strconv.FormatInt(p.runOrig, 10) +
+		`","gclock_ts_offset_ns":"` + strconv.FormatFloat(p.origin, 'f', -1, 64) + `"},"traceEvents":[`)
 	for i, r := range p.ranks {
 		name := "rank " + strconv.Itoa(int(r.Rank))
 		if r.Host != "" {

@@ -225,7 +225,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	var gantt *viz.Gantt
 	if formats["svg"] || formats["html"] {
-		gopt := viz.GanttOptions{Width: f.width, WorldSize: run.WorldSize, Hosts: hosts,
+		gopt := viz.GanttOptions{Width: f.width, WorldSize: run.WorldSize, Hosts: hosts, Origin: pass.Origin(),
 			Title: fmt.Sprintf("gclock run %s: %d ranks, clock %s", run.JobID, run.WorldSize, mode)}
 		if known && !math.IsInf(end, 0) && end > start {
 			gopt.Start, gopt.End = start, end
@@ -243,6 +243,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 			return out.fail(stderr, err)
 		}
 		csvSink = viz.NewCSV(w, pcName)
+		csvSink.SetOrigin(pass.Origin()) // absolute ns in rank 0's timebase
 		addSink(csvSink)
 	}
 	var perf *viz.Perfetto
@@ -252,10 +253,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 			return out.fail(stderr, err)
 		}
 		var popts []viz.PerfettoOption
-		popts = append(popts, viz.PerfettoResolve(pcName))
-		if known {
-			popts = append(popts, viz.PerfettoOrigin(start))
-		}
+		// ts in µs relative to the run origin (rank 0's MPI_Init exit),
+		// which is recorded in otherData.gclock_origin_ns.
+		popts = append(popts, viz.PerfettoResolve(pcName), viz.PerfettoRunOrigin(pass.Origin()))
 		perf = viz.NewPerfetto(w, rmeta, popts...)
 		addSink(perf)
 	}

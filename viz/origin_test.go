@@ -1,0 +1,63 @@
+package viz
+
+import (
+	"bytes"
+	"encoding/csv"
+	"testing"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
+)
+
+// Global times are float64 ns relative to the run origin; the CSV prints
+// the absolute rank-0 time exactly, even for a CLOCK_REALTIME origin where
+// a float64 of the absolute value resolves only 256 ns.
+func TestCSV_AbsoluteTimesExactWithRealtimeOrigin(t *testing.T) {
+	const origin = 1_800_000_000_123_456_789
+	for _, c := range []struct {
+		name string
+		rel  float64
+		want string
+	}{
+		{"integer ns", 1001, "1800000000123457790"},
+		{"quarter ns", 123.25, "1800000000123456912.25"},
+		{"before the origin", -0.5, "1800000000123456788.5"},
+		{"zero", 0, "1800000000123456789"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			w := NewCSV(&b, nil)
+			w.SetOrigin(origin)
+			ev := merge.GEvent{Op: trace.OpBarrier, Enter: c.rel, Exit: c.rel}
+			if err := w.Add(&ev); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := csv.NewReader(&b).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := recs[1][9]; got != c.want {
+				t.Errorf("global_enter_ns = %s, want %s", got, c.want)
+			}
+		})
+	}
+}
+
+func TestGantt_AxisOriginPrintsExactAbsoluteSeconds(t *testing.T) {
+	for _, c := range []struct {
+		origin int64
+		rel    float64
+		want   string
+	}{
+		{1_800_000_000_123_456_789, 211, "1800000000.123457000"},
+		{0, 2.5e9, "2.500000000"},
+		{5, -10, "-0.000000005"},
+	} {
+		if got := absSeconds(c.origin, c.rel); got != c.want {
+			t.Errorf("absSeconds(%d, %g) = %s, want %s", c.origin, c.rel, got, c.want)
+		}
+	}
+}
