@@ -135,7 +135,7 @@ func main() {
 	sort.Slice(a.Ops, func(i, j int) bool { return a.Ops[i].TotalTime > a.Ops[j].TotalTime })
 	if len(a.Ops) > 0 && mpi > 0 {
 		o := a.Ops[0]
-		fmt.Printf("   %s takes %.0f%% of the recorded MPI time (%d instances, %d calls; total %s)\n",
+		fmt.Printf("   %s takes %.0f%% of the time spent in collectives (%d instances, %d calls; total %s)\n",
 			o.Op, 100*o.TotalTime/mpi, o.Count, o.Calls, us(o.TotalTime))
 	}
 
