@@ -167,12 +167,11 @@ func (p *Pass) Run() (*Result, error) {
 	return p.a.result(), nil
 }
 
-// PCName returns a function naming a raw call-site pc for the exports
-// (CSV, Perfetto), looking the pc up in the objects of the lowest rank
-// whose object list contains it. With ASLR, ranks load objects at
-// different bases, so this is exact for that rank and a best effort for
-// others; the per-call-site tables of the Analysis are exact (resolved per
-// rank). The function is safe for concurrent use (outputs run in their own
+// PCName returns a function naming a raw call-site pc without knowing its
+// rank, looking the pc up in the objects of the lowest rank whose object
+// list contains it. With ASLR, ranks load objects at different bases, so
+// this is exact for that rank only: the exports use SiteName, which
+// resolves per rank. The function is safe for concurrent use (outputs run in their own
 // goroutines).
 func (p *Pass) PCName() func(pc uint64) string {
 	a := p.a
@@ -200,6 +199,41 @@ func (p *Pass) PCName() func(pc uint64) string {
 			cache[pc] = name
 		}
 		return name
+	}
+}
+
+// SiteName returns a function naming the call site pc of an event of
+// world rank rank, for the exports (CSV, Perfetto): the pc is placed in
+// that rank's own loaded objects (Header.Objects), so position-independent
+// executables and libraries loaded at different bases (ASLR) resolve
+// correctly on every rank. Names are cached per (object path, offset), so
+// ranks sharing a site share the lookup. Unknown ranks fall back to
+// PCName. Safe for concurrent use.
+func (p *Pass) SiteName() func(rank int32, pc uint64) string {
+	a := p.a
+	var mu sync.Mutex
+	byKey := map[siteKey]string{}
+	fallback := p.PCName()
+	return func(rank int32, pc uint64) string {
+		if rank < 0 || int(rank) >= len(a.ranks) || a.ranks[rank] == nil {
+			return fallback(pc)
+		}
+		objs := a.ranks[rank].objs
+		i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
+		if i >= len(objs) || objs[i].Lo > pc || pc >= objs[i].Hi {
+			return ""
+		}
+		k := siteKey{obj: objs[i].Path, addr: pc - objs[i].Base}
+		mu.Lock()
+		defer mu.Unlock()
+		if s, ok := byKey[k]; ok {
+			return s
+		}
+		s := a.opt.Resolve.Resolve(k.obj, k.addr).String()
+		if len(byKey) < 1<<16 {
+			byKey[k] = s
+		}
+		return s
 	}
 }
 

@@ -28,7 +28,8 @@ type CSV struct {
 	origin  int64
 	w       *csv.Writer
 	resolve func(pc uint64) string
-	names   map[uint64]string
+	rankRes func(rank int32, pc uint64) string
+	names   map[rankPC]string
 	rec     []string
 	header  bool
 	rows    int64
@@ -40,10 +41,21 @@ func NewCSV(w io.Writer, resolve func(pc uint64) string) *CSV {
 	return &CSV{
 		w:       csv.NewWriter(w),
 		resolve: resolve,
-		names:   make(map[uint64]string),
+		names:   make(map[rankPC]string),
 		rec:     make([]string, len(csvHeader)),
 	}
 }
+
+// rankPC keys call-site names: the same pc names different sites on ranks
+// that load an object at different bases (ASLR).
+type rankPC struct {
+	rank int32
+	pc   uint64
+}
+
+// SetRankResolve names call sites per rank (merge.Pass.SiteName); it takes
+// precedence over NewCSV's pc-only resolver.
+func (c *CSV) SetRankResolve(fn func(rank int32, pc uint64) string) { c.rankRes = fn }
 
 // SetOrigin sets the run origin added to the events' relative global
 // times (merge.Analysis.OriginNS, merge.Pass.Origin); default 0.
@@ -83,7 +95,7 @@ func (c *CSV) Add(ev *merge.GEvent) error {
 	r[8] = strconv.FormatInt(ev.LocalExit, 10)
 	r[9] = absTime(c.origin, ev.Enter)
 	r[10] = absTime(c.origin, ev.Exit)
-	r[11] = c.callsite(ev.Callsite)
+	r[11] = c.callsite(ev.Rank, ev.Callsite)
 	if err := c.w.Write(r); err != nil {
 		return fmt.Errorf("viz: csv row %d (rank %d %s seq %d): %w", c.rows+1, ev.Rank, ev.Op, ev.Seq, err)
 	}
@@ -91,19 +103,25 @@ func (c *CSV) Add(ev *merge.GEvent) error {
 	return nil
 }
 
-func (c *CSV) callsite(pc uint64) string {
-	if s, ok := c.names[pc]; ok {
+func (c *CSV) callsite(rank int32, pc uint64) string {
+	k := rankPC{pc: pc, rank: -1}
+	if c.rankRes != nil {
+		k.rank = rank
+	}
+	if s, ok := c.names[k]; ok {
 		return s
 	}
 	s := ""
-	if c.resolve != nil {
+	if c.rankRes != nil {
+		s = c.rankRes(rank, pc)
+	} else if c.resolve != nil {
 		s = c.resolve(pc)
 	}
 	if s == "" {
 		s = "0x" + strconv.FormatUint(pc, 16)
 	}
 	if len(c.names) < 1<<16 {
-		c.names[pc] = s
+		c.names[k] = s
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package viz
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"testing"
 
 	"github.com/gclock/gclock/merge"
@@ -58,6 +59,39 @@ func TestGantt_AxisOriginPrintsExactAbsoluteSeconds(t *testing.T) {
 	} {
 		if got := absSeconds(c.origin, c.rel); got != c.want {
 			t.Errorf("absSeconds(%d, %g) = %s, want %s", c.origin, c.rel, got, c.want)
+		}
+	}
+}
+
+// The same pc names different call sites on ranks with different load
+// bases: the CSV and Perfetto exports ask the per-rank resolver and cache
+// per (rank, pc).
+func TestExports_ResolveCallSitesPerRank(t *testing.T) {
+	res := func(rank int32, pc uint64) string { return fmt.Sprintf("site-of-rank-%d-%#x", rank, pc) }
+	evs := []merge.GEvent{{Rank: 0, Op: trace.OpBarrier, Callsite: 0x401040}, {Rank: 1, Op: trace.OpBarrier, Callsite: 0x401040}}
+	var b bytes.Buffer
+	w := NewCSV(&b, func(uint64) string { return "pc-only" })
+	w.SetRankResolve(res)
+	var pb bytes.Buffer
+	p := NewPerfetto(&pb, nil, PerfettoRankResolve(res))
+	for i := range evs {
+		if err := w.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Add(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Flush()
+	p.Close()
+	recs, _ := csv.NewReader(&b).ReadAll()
+	for i, ev := range evs {
+		want := res(ev.Rank, ev.Callsite)
+		if recs[i+1][11] != want {
+			t.Errorf("CSV rank %d: callsite %q, want %q", ev.Rank, recs[i+1][11], want)
+		}
+		if !bytes.Contains(pb.Bytes(), []byte(want)) {
+			t.Errorf("Perfetto lacks %q", want)
 		}
 	}
 }

@@ -20,7 +20,8 @@ type Perfetto struct {
 	w       *bufio.Writer
 	ranks   []RankMeta
 	resolve func(pc uint64) string
-	names   map[uint64]string
+	rankRes func(rank int32, pc uint64) string
+	names   map[rankPC]string
 	origin  float64
 	runOrig int64
 	started bool
@@ -45,6 +46,13 @@ func PerfettoOrigin(originNS float64) PerfettoOption {
 	return func(p *Perfetto) { p.origin = originNS }
 }
 
+// PerfettoRankResolve names call sites per rank (merge.Pass.SiteName), so
+// ranks that load an object at different bases (ASLR) get their own names;
+// it takes precedence over PerfettoResolve.
+func PerfettoRankResolve(fn func(rank int32, pc uint64) string) PerfettoOption {
+	return func(p *Perfetto) { p.rankRes = fn }
+}
+
 // PerfettoRunOrigin records the run origin (merge.Analysis.OriginNS, ns in
 // rank 0's timebase) in otherData.gclock_origin_ns, so that absolute times
 // can be recovered: origin + ts·1000 (+ the PerfettoOrigin offset).
@@ -55,7 +63,7 @@ func PerfettoRunOrigin(originNS int64) PerfettoOption {
 // NewPerfetto returns a streaming Chrome trace writer. ranks names the
 // processes (may be nil). Call Close at the end to finish the document.
 func NewPerfetto(w io.Writer, ranks []RankMeta, opts ...PerfettoOption) *Perfetto {
-	p := &Perfetto{w: bufio.NewWriterSize(w, 64<<10), ranks: ranks, names: make(map[uint64]string)}
+	p := &Perfetto{w: bufio.NewWriterSize(w, 64<<10), ranks: ranks, names: make(map[rankPC]string)}
 	for _, o := range opts {
 		o(p)
 	}
@@ -133,7 +141,7 @@ func (p *Perfetto) Add(ev *merge.GEvent) error {
 	b = append(b, `,"bytes_recv":`...)
 	b = strconv.AppendUint(b, ev.Recv, 10)
 	b = append(b, `,"callsite":`...)
-	b = appendJSONString(b, p.callsite(ev.Callsite))
+	b = appendJSONString(b, p.callsite(ev.Rank, ev.Callsite))
 	b = append(b, `}}`...)
 	p.buf = b
 	if _, err := p.w.Write(b); err != nil {
@@ -144,19 +152,25 @@ func (p *Perfetto) Add(ev *merge.GEvent) error {
 	return nil
 }
 
-func (p *Perfetto) callsite(pc uint64) string {
-	if s, ok := p.names[pc]; ok {
+func (p *Perfetto) callsite(rank int32, pc uint64) string {
+	k := rankPC{pc: pc, rank: -1}
+	if p.rankRes != nil {
+		k.rank = rank
+	}
+	if s, ok := p.names[k]; ok {
 		return s
 	}
 	s := ""
-	if p.resolve != nil {
+	if p.rankRes != nil {
+		s = p.rankRes(rank, pc)
+	} else if p.resolve != nil {
 		s = p.resolve(pc)
 	}
 	if s == "" {
 		s = "0x" + strconv.FormatUint(pc, 16)
 	}
 	if len(p.names) < 1<<16 {
-		p.names[pc] = s
+		p.names[k] = s
 	}
 	return s
 }

@@ -206,7 +206,8 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		hosts[ri.Rank] = ri.Meta.Header.Host
 		rmeta = append(rmeta, viz.RankMeta{Rank: int32(ri.Rank), Host: ri.Meta.Header.Host, PID: ri.Meta.Header.PID})
 	}
-	pcName := pass.PCName()
+	pcName := pass.PCName()     // pc only: the HTML's unresolved call-site names
+	siteName := pass.SiteName() // per rank (ASLR): the CSV and Perfetto exports
 	// Each output runs in its own goroutine, overlapping with the merge.
 	var asyncs []*merge.AsyncSink
 	addSink := func(s merge.Sink) {
@@ -244,6 +245,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		}
 		csvSink = viz.NewCSV(w, pcName)
 		csvSink.SetOrigin(pass.Origin()) // absolute ns in rank 0's timebase
+		csvSink.SetRankResolve(siteName)
 		addSink(csvSink)
 	}
 	var perf *viz.Perfetto
@@ -255,7 +257,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		var popts []viz.PerfettoOption
 		// ts in µs relative to the run origin (rank 0's MPI_Init exit),
 		// which is recorded in otherData.gclock_origin_ns.
-		popts = append(popts, viz.PerfettoResolve(pcName), viz.PerfettoRunOrigin(pass.Origin()))
+		popts = append(popts, viz.PerfettoRankResolve(siteName), viz.PerfettoRunOrigin(pass.Origin()))
 		perf = viz.NewPerfetto(w, rmeta, popts...)
 		addSink(perf)
 	}
