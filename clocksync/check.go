@@ -2,6 +2,7 @@ package clocksync
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -38,19 +39,20 @@ func CheckRanks(p, n int) []int {
 	return out
 }
 
-// CheckRepeats is how often CheckClockAccuracy measures each rank's offset;
-// it keeps the measurement with the smallest Uncertainty (the one whose
-// fastest exchanges bound the offset most tightly), or the median offset
-// when the offset algorithm gives no uncertainty. One SKaMPI measurement
-// alone is at the mercy of the scheduler when ranks outnumber cores: a
-// single descheduled exchange window leaves a wide, biased interval.
-const CheckRepeats = 5
+// CheckRepeats is how often CheckClockAccuracy measures each rank's offset.
+// The residual is the mean of the measurements weighted by 1/Uncertainty²
+// (the same weighting as the model fit, see LearnClockModel), or their
+// median when the offset algorithm gives no uncertainty. One SKaMPI
+// measurement alone is at the mercy of the scheduler when ranks outnumber
+// cores: its fastest forward and backward exchanges need not be equally
+// fast, and a descheduled window leaves a wide, biased interval.
+const CheckRepeats = 10
 
 // CheckClockAccuracy is Check-Global-Clock (Algorithm 6 of the H2HCA paper)
 // without the sync and the wait: the reference (rank 0) measures the offset
 // of the global clock g of every sampled rank (CheckRanks(p,
 // cfg.CheckRanks)) with the configured offset algorithm, CheckRepeats times
-// with min-uncertainty selection (see CheckRepeats). The client sends its
+// combined as described at CheckRepeats. The client sends its
 // measured offset back, so only rank 0 gets the residuals (others get
 // nil). Collective over t.
 func CheckClockAccuracy(t Transport, g Clock, cfg Config) ([]Residual, error) {
@@ -94,17 +96,22 @@ func CheckClockAccuracy(t Transport, g Clock, cfg Config) ([]Residual, error) {
 	return out, nil
 }
 
-// bestOffset picks the measurement with the smallest positive Uncertainty;
-// without uncertainties it returns the median offset.
+// bestOffset combines repeated measurements of one offset: the mean
+// weighted by 1/Uncertainty² when every uncertainty is known (> 0),
+// otherwise the median.
 func bestOffset(obs []ClockOffset) float64 {
-	best := -1
-	for i, ob := range obs {
-		if ob.Uncertainty > 0 && (best < 0 || ob.Uncertainty < obs[best].Uncertainty) {
-			best = i
+	var sw, swx float64
+	for _, ob := range obs {
+		if !(ob.Uncertainty > 0) {
+			sw = 0
+			break
 		}
+		w := 1 / (ob.Uncertainty * ob.Uncertainty)
+		sw += w
+		swx += w * ob.Offset
 	}
-	if best >= 0 {
-		return obs[best].Offset
+	if sw > 0 && !math.IsInf(sw, 0) {
+		return swx / sw
 	}
 	v := make([]float64, len(obs))
 	for i, ob := range obs {

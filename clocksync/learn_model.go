@@ -2,6 +2,7 @@ package clocksync
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -13,6 +14,13 @@ import (
 // client fits offset(x) = slope*x + intercept by least squares
 // (gonum/stat.LinearRegression) and, if recomputeIntercept is set, replaces
 // the intercept by a fresh offset measurement (COMPUTE_AND_SET_INTERCEPT).
+//
+// Deviation: when the offset algorithm reports an Uncertainty for every fit
+// point (SKaMPI-Offset does: half the width of its [td_min, td_max]
+// interval, which bounds that point's error), the fit is weighted by
+// 1/Uncertainty² (FitWeightedLinearModel). A fit point whose ping-pongs
+// were all delayed (a descheduled process when ranks outnumber cores) then
+// cannot drag the line; with equal uncertainties it is the paper's fit.
 //
 // Both processes call it with their own clk; the returned model is the
 // client's model relative to the reference's clock (the reference gets the
@@ -44,6 +52,7 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 	case otherRank: // client process
 		xfit := make([]float64, fitpoints)
 		yfit := make([]float64, fitpoints)
+		ufit := make([]float64, fitpoints)
 		for idx := 0; idx < fitpoints; idx++ {
 			if fitSpan > 0 && idx > 0 {
 				WaitUntil(t, clk, xfit[0]+fitSpan*float64(idx)/float64(fitpoints-1))
@@ -54,8 +63,9 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 			}
 			xfit[idx] = ob.Timestamp
 			yfit[idx] = ob.Offset
+			ufit[idx] = ob.Uncertainty
 		}
-		lm := FitLinearModel(xfit, yfit)
+		lm := FitWeightedLinearModel(xfit, yfit, ufit)
 		if recomputeIntercept {
 			var err error
 			if lm, err = ComputeAndSetIntercept(t, lm, clk, o, pRef, otherRank); err != nil {
@@ -78,6 +88,27 @@ func FitLinearModel(xfit, yfit []float64) LinearModel {
 		return LinearModel{Intercept: stat.Mean(yfit, nil)}
 	}
 	alpha, beta := stat.LinearRegression(xfit, yfit, nil, false)
+	return LinearModel{Slope: beta, Intercept: alpha}
+}
+
+// FitWeightedLinearModel is FitLinearModel weighted by 1/ufit[i]² when
+// every ufit[i] > 0 (each point's error bound); otherwise (some bound
+// unknown) it is FitLinearModel.
+func FitWeightedLinearModel(xfit, yfit, ufit []float64) LinearModel {
+	if len(ufit) != len(xfit) || len(xfit) < 2 {
+		return FitLinearModel(xfit, yfit)
+	}
+	w := make([]float64, len(ufit))
+	for i, u := range ufit {
+		if !(u > 0) || math.IsInf(u, 0) {
+			return FitLinearModel(xfit, yfit)
+		}
+		w[i] = 1 / (u * u)
+	}
+	if stat.Variance(xfit, w) == 0 {
+		return LinearModel{Intercept: stat.Mean(yfit, w)}
+	}
+	alpha, beta := stat.LinearRegression(xfit, yfit, w, false)
 	return LinearModel{Slope: beta, Intercept: alpha}
 }
 

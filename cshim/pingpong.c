@@ -22,6 +22,7 @@
 
 #pragma weak PMPI_Irecv
 #pragma weak PMPI_Ibcast
+#pragma weak PMPI_Ibarrier
 #pragma weak PMPI_Test
 
 /* ---- waiting without a busy core ------------------------------------------
@@ -50,6 +51,16 @@ int gclock_t_recv_idle(int tc, double *v, int n, int src)
 {
 	MPI_Request req;
 	int rc = PMPI_Irecv(v, n, h_double, src, GCLOCK_TAG, tc_get(tc), &req);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	return wait_idle(&req);
+}
+
+/* gclock_t_barrier_idle is a barrier whose waiting ranks sleep. */
+int gclock_t_barrier_idle(int tc)
+{
+	MPI_Request req;
+	int rc = PMPI_Ibarrier(tc_get(tc), &req);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	return wait_idle(&req);

@@ -13,5 +13,6 @@ int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double
 /* Untimed waits that sleep between polls instead of busy-polling. */
 int gclock_t_recv_idle(int tc, double *v, int n, int src);
 int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root);
+int gclock_t_barrier_idle(int tc);
 
 #endif

@@ -138,8 +138,13 @@ func (r *recorder) start() bool {
 		r.warnf("%v; recording off", err)
 		return false
 	}
+	retryS, err := syncRetryThreshold(os.Getenv)
+	if err != nil {
+		r.warnf("%v; recording off", err)
+		return false
+	}
 	r.scfg = scfg
-	r.sync = clocksyncRun(scfg, intraAuto)
+	r.sync = clocksyncRun(scfg, intraAuto, retryS)
 	if builtin {
 		r.sync = fallbackSync
 	}
@@ -246,6 +251,16 @@ func cutSpace(s string) (string, string, bool) {
 func (r *recorder) epoch(index int) (trace.Epoch, error) {
 	t0 := int64(C.gclock_now())
 	out, err := r.sync(r.tr, r.clock)
+	if err == nil {
+		// Leave together: a rank done with its part of the sync and the
+		// self-check would otherwise return to the application, whose MPI
+		// calls busy-poll, and take a core from the pairs still timing
+		// ping-pongs (with more ranks than cores that biased the check by
+		// µs). The waiting ranks sleep (pmpiTransport.Barrier).
+		if berr := r.tr.Barrier(); berr != nil {
+			err = fmt.Errorf("barrier after the sync: %w", berr)
+		}
+	}
 	t1 := int64(C.gclock_now())
 	if err != nil {
 		return trace.Epoch{}, err

@@ -101,9 +101,10 @@ func (t *pmpiTransport) Split(color, key int) (clocksync.Transport, error) {
 	return nt2, nil
 }
 
-// Barrier synchronises all members.
+// Barrier synchronises all members; the waiting ranks sleep between polls
+// (gclock_t_barrier_idle), as in Bcast.
 func (t *pmpiTransport) Barrier() error {
-	return mpiErr("MPI_Barrier", -1, C.gclock_t_barrier(t.tc))
+	return mpiErr("MPI_Barrier", -1, C.gclock_t_barrier_idle(t.tc))
 }
 
 // bcastInt64s broadcasts a few int64 values from root (helper over Bcast).

@@ -408,3 +408,35 @@ func BenchmarkFlushPause(b *testing.B) {
 		}
 	}
 }
+
+// TestAccuracy_SyncRetriesAgreeAcrossRanks: a retry threshold no sync can
+// meet (GCLOCK_SYNC_RETRY_US=1e-6) makes every epoch run 3 attempts; all
+// ranks must keep the same attempt (rank 0 decides), and the kept models
+// must still correct to the truth.
+func TestAccuracy_SyncRetriesAgreeAcrossRanks(t *testing.T) {
+	needSetup(t)
+	traces, _ := runClockprog(t, accRun{NP: 4, NodeSize: 2, Fake: fakeSpec, Iters: 20, SleepUS: 1000, Env: []string{"GCLOCK_SYNC_RETRY_US=0.000001"}})
+	for _, idx := range []int{0, 1} {
+		var kept string
+		for rank, rt := range traces {
+			e, _ := rt.Meta.Epoch(idx)
+			if e.Params["attempts"] != "3" {
+				t.Errorf("rank %d epoch %d: attempts %q, want 3", rank, idx, e.Params["attempts"])
+			}
+			if rank == 0 {
+				kept = e.Params["kept_attempt"]
+				if n := len(strings.Split(e.Params["attempt_max_residual_us"], ",")); n != 3 {
+					t.Errorf("epoch %d: rank 0 lists %d attempt residuals, want 3: %v", idx, n, e.Params)
+				}
+			} else if e.Params["kept_attempt"] != kept {
+				t.Errorf("rank %d epoch %d keeps attempt %q, rank 0 keeps %q", rank, idx, e.Params["kept_attempt"], kept)
+			}
+		}
+	}
+	a := measureAccuracy(t, traces, nil)
+	t.Log(a)
+	const boundNS = 10e3
+	if a.MaxInterp > boundNS {
+		t.Errorf("with retries: corrected times off by up to %.3f us (bound %.0f us)", a.MaxInterp/1e3, boundNS/1e3)
+	}
+}
