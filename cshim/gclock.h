@@ -128,6 +128,20 @@ enum {
  * thread with its buffer. */
 #define GCLOCK_SCRATCH 1024
 
+/* A request whose handle is shared with other live requests (Open MPI's
+ * ompi_request_empty for inline sends): kept in its thread's FIFO
+ * (requests.h) instead of the request table. */
+typedef struct gclock_shared_req {
+	uintptr_t key;        /* handle; 0 = consumed */
+	uint64_t bytes;
+	const int32_t *peers;
+	int32_t npeers;
+	uint32_t id, comm;
+	int32_t peer, tag;
+	uint16_t kind;
+} gclock_shared_req;
+#define GCLOCK_SHARED_CAP 1024
+
 typedef struct gclock_tbuf {
 	gclock_event *ev;
 	uint32_t n, cap;
@@ -141,6 +155,8 @@ typedef struct gclock_tbuf {
 	uint32_t poll_comm;
 	int64_t poll_t0, poll_dur;
 	uint64_t poll_pc;
+	gclock_shared_req *shq;   /* GCLOCK_SHARED_CAP ring (NULL: none) */
+	uint32_t shq_head, shq_tail;
 } gclock_tbuf;
 
 #define GCLOCK_COMM_BITS 12

@@ -11,8 +11,9 @@
  * chains are bounded (GCLOCK_REQ_PROBES): a request that finds no free
  * slot in its chain is recorded at its start but its completion is not
  * linked (counted in gclock_req_lost). A slot is freed (tombstone) when its
- * request completes, or when MPI_Request_free drops it. Several slots may
- * hold the same handle (see gclock_req_find).
+ * request completes, or when MPI_Request_free drops it. A handle that
+ * stands for several live requests goes to a per-thread FIFO (see
+ * "shared handles" below).
  *
  * Request ids (trace.Event.Req) are per rank, from 1, in start order; a
  * persistent request keeps the id of its MPI_*_init for all activations.
@@ -238,13 +239,62 @@ static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
 	b->poll_dur += cx->t1 - cx->t0;
 }
 
-/* gclock_track enters a new request into the table; returns its id. */
+/* ---- shared handles --------------------------------------------------------
+ * A start whose handle already stands for a live request (Open MPI returns
+ * its shared, already complete ompi_request_empty for every inline send)
+ * goes to the starting thread's FIFO instead of the table, so any number
+ * of them can be outstanding; a completion of such a handle takes the
+ * oldest request (table or FIFO) with it. */
+
+/* gclock_shq_oldest returns the oldest FIFO entry of handle k, or NULL;
+ * newest instead when newest is set. */
+static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, int newest)
+{
+	if (b == NULL || b->shq == NULL)
+		return NULL;
+	gclock_shared_req *found = NULL;
+	for (uint32_t i = b->shq_head; i != b->shq_tail; i++) {
+		gclock_shared_req *q = &b->shq[i % GCLOCK_SHARED_CAP];
+		if (q->key == k) {
+			found = q;
+			if (!newest)
+				break;
+		}
+	}
+	return found;
+}
+
+static inline void gclock_shq_consume(gclock_tbuf *b, gclock_shared_req *q)
+{
+	q->key = 0;
+	while (b->shq_head != b->shq_tail && b->shq[b->shq_head % GCLOCK_SHARED_CAP].key == 0)
+		b->shq_head++;
+}
+
+/* gclock_track enters a new request into the table (or the thread's FIFO
+ * of shared handles); returns its id. */
 static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
 				    uint16_t persistent, int32_t peer, int32_t tag,
 				    uint64_t bytes)
 {
 	uint32_t id = __atomic_add_fetch(&gclock_req_ids, 1, __ATOMIC_RELAXED);
 	uintptr_t k = gclock_req_key(r);
+	gclock_tbuf *b = gclock_buf();
+	if (!persistent && b != NULL && b->shq != NULL &&
+	    b->shq_tail - b->shq_head < GCLOCK_SHARED_CAP &&
+	    (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
+		gclock_shared_req *q = &b->shq[b->shq_tail++ % GCLOCK_SHARED_CAP];
+		q->key = k;
+		q->bytes = bytes;
+		q->peers = cx->cs->peers;
+		q->npeers = cx->cs->npeers;
+		q->id = id;
+		q->comm = cx->cs->local;
+		q->peer = peer;
+		q->tag = tag;
+		q->kind = kind;
+		return id;
+	}
 	gclock_req_slot *s = gclock_req_claim(k);
 	if (s != NULL) {
 		s->bytes = bytes;
@@ -266,21 +316,35 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
  * within the call. Returns 1 if the request was a tracked one. */
 static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
 {
-	gclock_req_slot *s = gclock_req_find(gclock_req_key(k));
-	if (s == NULL)
+	uintptr_t key = gclock_req_key(k);
+	gclock_req_slot *s = gclock_req_find(key);
+	gclock_tbuf *b = gclock_tl_buf;
+	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 0) : NULL;
+	if (s == NULL && q == NULL)
 		return 0;
-	int32_t peer = s->peer, tag = s->tag;
+	if (s != NULL && q != NULL && (int32_t)(q->id - s->id) > 0)
+		q = NULL; /* the table's entry is older */
+	const int32_t *peers = q ? q->peers : s->peers;
+	int32_t npeers = q ? q->npeers : s->npeers;
+	int32_t peer = q ? q->peer : s->peer, tag = q ? q->tag : s->tag;
+	uint64_t bytes = q ? q->bytes : s->bytes;
+	uint32_t comm = q ? q->comm : s->comm, id = q ? q->id : s->id;
+	uint16_t kind = q ? q->kind : s->kind;
+	if (q != NULL)
+		gclock_shq_consume(b, q);
+	else if (!s->persistent)
+		gclock_req_drop(s);
 	uint64_t sent = 0, recv = 0;
-	switch (s->kind) {
+	switch (kind) {
 	case GCLOCK_REQ_SEND:
-		sent = s->bytes;
+		sent = bytes;
 		break;
 	case GCLOCK_REQ_RECV:
-		recv = s->bytes;
+		recv = bytes;
 		if (st != NULL) {
-			peer = gclock_peer_of(s->peers, s->npeers, st->MPI_SOURCE);
+			peer = gclock_peer_of(peers, npeers, st->MPI_SOURCE);
 			tag = st->MPI_TAG;
-			recv = peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, s->bytes);
+			recv = peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, bytes);
 		}
 		break;
 	default: /* nonblocking collective: bytes were recorded at the start */
@@ -288,10 +352,25 @@ static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st,
 		tag = 0;
 		break;
 	}
-	gclock_put(cx, s->comm, seq, -1, peer, tag, s->id, sent, recv);
-	if (!s->persistent)
-		gclock_req_drop(s);
+	gclock_put(cx, comm, seq, -1, peer, tag, id, sent, recv);
 	return 1;
+}
+
+/* gclock_forget drops the newest request of handle k unrecorded (the
+ * positions of a Waitall beyond the scratch area, which are the newest
+ * when request arrays are in start order). */
+static inline void gclock_forget(MPI_Request k)
+{
+	uintptr_t key = gclock_req_key(k);
+	gclock_tbuf *b = gclock_tl_buf;
+	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 1) : NULL;
+	if (q != NULL) {
+		gclock_shq_consume(b, q);
+		return;
+	}
+	gclock_req_slot *s = gclock_req_find(key);
+	if (s != NULL && !s->persistent)
+		gclock_req_drop(s);
 }
 
 /* gclock_copy_reqs saves the handles of a multi-request call (they are
@@ -686,6 +765,11 @@ static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request
 					  MPI_Status statuses[])
 {
 	gclock_copy_reqs(cx, count, reqs, statuses);
+	/* Beyond the scratch area the handles cannot be remembered; every
+	 * request of a Waitall completes, so their slots are freed now (their
+	 * completions are not recorded, see docs/p2p.md). */
+	for (int i = cx->ncopy; i < count; i++)
+		gclock_forget(reqs[i]);
 }
 
 static inline void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],

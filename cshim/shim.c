@@ -199,6 +199,7 @@ gclock_tbuf *gclock_tbuf_new(void)
 		b->sc_req = NULL;
 		b->sc_st = NULL;
 	}
+	b->shq = calloc(GCLOCK_SHARED_CAP, sizeof *b->shq); /* NULL: table only */
 	pthread_mutex_lock(&buf_mu);
 	b->next = all_bufs;
 	all_bufs = b;

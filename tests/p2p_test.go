@@ -136,6 +136,8 @@ func checkP2PRank(t *testing.T, rank int, tr rankTrace, want []p2pLine, misses m
 			return "rev"
 		case "dup":
 			return "dup"
+		case "self":
+			return "self"
 		}
 		return c.Kind
 	}

@@ -377,6 +377,38 @@ static void polling(void)
 	}
 }
 
+/* a Waitall over more requests than the recorder's scratch area (1024)
+ * with MPI_STATUSES_IGNORE: the first 1024 are recorded with their posted
+ * values (no statuses: the any-source receives stay unresolved), the rest
+ * complete unrecorded (docs/p2p.md) */
+static void bigwaitall(void)
+{
+	enum { N = 600 };
+	static int in[N][2], out[N];
+	static MPI_Request rq[2 * N];
+	static unsigned id[2 * N];
+	for (int i = 0; i < N; i++) {
+		MPI_Irecv(in[i], 2, MPI_INT, MPI_ANY_SOURCE, 90, MPI_COMM_SELF, &rq[i]);
+		id[i] = newreq();
+		E("MPI_Irecv", "self", 0, -1, -1, 90, 0, 8, id[i]);
+	}
+	for (int i = 0; i < N; i++) {
+		out[i] = wrank + i;
+		MPI_Isend(&out[i], 1, MPI_INT, 0, 90, MPI_COMM_SELF, &rq[N + i]);
+		id[N + i] = newreq();
+		E("MPI_Isend", "self", 0, -1, wrank, 90, 4, 0, id[N + i]);
+	}
+	MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE);
+	for (int i = 0; i < 1024; i++) {
+		if (i < N)
+			E("MPI_Waitall", "self", (unsigned)i, -1, -1, 90, 0, 8, id[i]);
+		else
+			E("MPI_Waitall", "self", (unsigned)i, -1, wrank, 90, 4, 0, id[i]);
+	}
+	for (int i = 0; i < N; i++)
+		checksum += in[i][0];
+}
+
 /* nonblocking collectives share world's collective numbering with the
  * blocking ones */
 static void nbc(void)
@@ -478,6 +510,7 @@ int main(int argc, char **argv)
 		MPI_Comm_free(&dup);
 		persistent();
 		polling();
+		bigwaitall();
 		nbc();
 		MPI_Comm_free(&rev);
 	}
