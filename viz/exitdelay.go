@@ -83,7 +83,7 @@ func ExitDelaySVG(e merge.ExitDelay, title string) string {
 		}
 	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`, left, top+plotH, left+plotW, top+plotH)
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#333">world rank (comm-rank order) · latest on average: rank %d, %s after the first exit</text>`,
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle" fill="#333">world rank · mean exit delay behind the first exit ± 95%% CI · latest: rank %d, %s</text>`,
 		left+plotW/2, top+plotH+32, e.Ranks[worst], esc(fmtDur(worstV)))
 	b.WriteString(`</svg>`)
 	return b.String()

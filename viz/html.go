@@ -165,7 +165,7 @@ func WriteHTML(w io.Writer, r Report) error {
 			d.MoreExits = len(a.ExitDelays) - i
 			break
 		}
-		title := fmt.Sprintf("%s on comm %s (%d members): mean exit delay ± 95%% CI, %d instances", e.Op, CommName(e.Comm), len(e.Ranks), e.Instances)
+		title := fmt.Sprintf("%s, comm %s (%d members), %d instances", e.Op, CommName(e.Comm), len(e.Ranks), e.Instances)
 		d.ExitDelays = append(d.ExitDelays, htmlSVG{Name: title, SVG: template.HTML(ExitDelaySVG(e, title))})
 	}
 	for _, s := range r.Instances {

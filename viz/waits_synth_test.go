@@ -1,0 +1,72 @@
+package viz
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// The Gantt computes waits itself while streaming; on a synthetic run
+// (Allreduce, Bcast, Allgather, Barrier, Alltoall on the world and on split
+// communicators) every lane's hatched time must equal merge's per-rank
+// wait total, which uses the same per-class semantics.
+func TestGantt_WaitsMatchMergeOnSynthRun(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 8, Steps: 2000, Seed: 17, SplitGroups: 2}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := merge.Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	p, err := merge.Prepare(run, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start, end, ok := p.Window()
+	if !ok || math.IsInf(end, 0) {
+		t.Fatalf("window unknown: %v %v %v", start, end, ok)
+	}
+	g := NewGantt(GanttOptions{WorldSize: 8, Start: start - 1e6, End: end + 1e6, Width: 1600})
+	p.AddSink(g)
+	res, err := p.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.resolve(math.Inf(1))
+	for _, rs := range res.Analysis.Ranks {
+		_, wait := g.laneShare(&g.lanes[rs.Rank], g.lo, g.hi)
+		if d := math.Abs(wait - rs.TotalWait); d > 1e-4*rs.TotalWait+1 {
+			t.Errorf("rank %d: Gantt wait %.0f ns, merge %.0f ns", rs.Rank, wait, rs.TotalWait)
+		}
+	}
+}
+
+func TestExitDelaySVG_WellFormedAndNamesLatestRank(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		e    merge.ExitDelay
+		want string
+	}{
+		{"barrier, rank 15 late", merge.ExitDelay{Op: "MPI_Barrier", Comm: 1, Instances: 50,
+			Ranks: []int32{0, 1, 2, 15}, MeanNS: []float64{0, 1e3, 2e3, 40e3}, CI95NS: []float64{0, 100, 200, 900}}, "latest: rank 15"},
+		{"thousands of members", merge.ExitDelay{Op: "MPI_Allreduce", Comm: 1, Instances: 3,
+			Ranks: make([]int32, 4096), MeanNS: make([]float64, 4096), CI95NS: make([]float64, 4096)}, "latest: rank 0"},
+		{"no instances", merge.ExitDelay{Op: "MPI_Barrier", Comm: 1}, "no complete instances"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			svg := ExitDelaySVG(c.e, c.name+" <&>")
+			root, text := wellFormed(t, []byte(svg))
+			if root != "svg" {
+				t.Fatalf("root %q", root)
+			}
+			if !strings.Contains(text, c.want) {
+				t.Errorf("text lacks %q: %s", c.want, text)
+			}
+		})
+	}
+}
