@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -14,23 +15,13 @@ const fakeSpec = "5000000:100,-5000000:-100"
 // fakePairs mirrors fakeSpec: emulated node i gets pair i%2.
 var fakePairs = [][2]float64{{5e6, 100}, {-5e6, -100}}
 
-// correctEpochs maps local time t to global time with the file's epoch
-// models: epoch 0's model before its end, epoch 1's after its start, and
-// the offsets interpolated linearly in between (DESIGN.md: correction
-// between init and finalize epochs).
+// correctEpochs maps local time t to global time the way tracemerge's
+// default --clock=interp does (merge.NewCorrector: epoch 0's model before
+// its end, the secant between the epochs' end knots, epoch 1's model
+// after), falling back like merge when an epoch is missing.
 func correctEpochs(m *trace.Meta, t int64) float64 {
-	e0, ok0 := m.Epoch(0)
-	e1, ok1 := m.Epoch(1)
-	switch {
-	case !ok0:
-		return float64(t)
-	case !ok1:
-		return e0.Model.Global(t)
-	}
-	w := float64(t-e0.EndNS) / float64(e1.StartNS-e0.EndNS)
-	w = math.Max(0, math.Min(1, w))
-	off := (1-w)*e0.Model.Offset(t) + w*e1.Model.Offset(t)
-	return float64(t) - off
+	c, _ := merge.NewCorrector(merge.ClockInterp, m.Epochs, 0)
+	return c.Global(t)
 }
 
 // TestInjectedClock_CorrectedTimesMatchTruth runs with emulated nodes and
