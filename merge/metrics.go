@@ -173,8 +173,8 @@ func (a *analyzer) finalize(in *openInst) {
 	}
 	oa.span.add(lx - fe)
 	oa.histExit.add(exitSkew)
-	if op.Synchronizing() && in.got >= 2 && fx < le {
-		v := le - fx
+	pos, wait, cause, v := a.instWaits(in, false)
+	if in.got >= 2 && v > 0 {
 		oa.viol++
 		a.clockViol++
 		if v > oa.maxViol {
@@ -187,7 +187,6 @@ func (a *analyzer) finalize(in *openInst) {
 	if a.pair == nil && a.rn.WorldSize <= MaxPairRanks {
 		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
 	}
-	pos, wait, cause := a.instWaits(in, false)
 	if in.got >= 2 {
 		a.ranks[cs.members[lastPos]].wait.last++
 	}
@@ -235,9 +234,10 @@ func (a *analyzer) finalize(in *openInst) {
 
 // instWaits computes the waits of the arrived members of in (WaitClass
 // semantics) with corrected or raw times: pos lists their positions in the
-// communicator, wait and cause are parallel to pos (cause indexes pos).
+// communicator, wait and cause are parallel to pos (cause indexes pos);
+// viol is the instance's clock-condition violation (ClockViolation).
 // The slices are scratch of the calling goroutine.
-func (a *analyzer) instWaits(in *openInst, raw bool) (pos []int, wait []float64, cause []int) {
+func (a *analyzer) instWaits(in *openInst, raw bool) (pos []int, wait []float64, cause []int, viol float64) {
 	s := &a.wscr
 	s.pos, s.enter, s.exit = s.pos[:0], s.enter[:0], s.exit[:0]
 	root := -1
@@ -262,8 +262,10 @@ func (a *analyzer) instWaits(in *openInst, raw bool) (pos []int, wait []float64,
 		s.wait, s.cause = make([]float64, n), make([]int, n)
 	}
 	s.wait, s.cause = s.wait[:n], s.cause[:n]
-	CollectiveWaits(WaitClassOf(in.op), root, s.enter, s.exit, s.wait, s.cause)
-	return s.pos, s.wait, s.cause
+	cls := WaitClassOf(in.op)
+	viol = ClockViolation(cls, root, s.enter, s.exit, s.wait, s.cause)
+	CollectiveWaits(cls, root, s.enter, s.exit, s.wait, s.cause)
+	return s.pos, s.wait, s.cause, viol
 }
 
 // waitScratch is the metrics goroutine's scratch space for instWaits.
@@ -371,8 +373,8 @@ func computeInstanceMetrics(inst *Instance) {
 		}
 	}
 	inst.Violation = 0
-	if inst.Op.Synchronizing() && len(inst.Enter) >= 2 && fx < le {
-		inst.Violation = le - fx
+	if n >= 2 {
+		inst.Violation = ClockViolation(cls, root, inst.Enter, inst.Exit, make([]float64, n), cause)
 	}
 }
 
@@ -444,7 +446,7 @@ func (a *analyzer) clockQuality() ClockQuality {
 	}
 	if a.clockViol > 0 {
 		q.Warnings = append(q.Warnings, fmt.Sprintf(
-			"%d clock-condition violations (max %s): a rank left a synchronizing collective before the last rank entered it, so the timestamps in use (mode %s) are off by at least that much",
+			"%d clock-condition violations (max %s): a rank left a collective before a rank whose data it needs entered it (the last entrant of an N×N op, a broadcast's root, a reduce's last contributor), so the timestamps in use (mode %s) are off by at least that much",
 			a.clockViol, FormatNS(a.maxViol), a.opt.Clock))
 	}
 	return q

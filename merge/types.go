@@ -89,8 +89,10 @@ type Instance struct {
 	Latency  float64 `json:"latency_ns"`
 	Span     float64 `json:"span_ns"`   // last exit - first enter
 	LastRank int32   `json:"last_rank"` // world rank that entered last
-	// Violation > 0 is how far the first exit lies before the last enter for
-	// a synchronizing op (clock-condition violation), ns.
+	// Violation > 0 is the clock-condition violation, ns: how far some
+	// member left before a member it depends on entered (ClockViolation:
+	// the last entrant for N×N ops, the root for a broadcast's non-roots,
+	// the last contributor for a reduce's root, lower ranks for a scan).
 	Violation float64 `json:"violation_ns"`
 
 	// Added by merge: call sites of the latest-arriving rank (where the

@@ -1,6 +1,10 @@
 package merge
 
-import "github.com/gclock/gclock/trace"
+import (
+	"math"
+
+	"github.com/gclock/gclock/trace"
+)
 
 // Wait semantics per collective class (the wait-state patterns of
 // Scalasca / Score-P; Geimer et al., "The Scalasca performance toolset
@@ -88,26 +92,22 @@ func (c WaitClass) WaitingFor() string {
 // reported.
 func (c WaitClass) HasLatency() bool { return c == WaitNxN }
 
-// CollectiveWaits computes the wait of every member of one instance and the
-// member that caused it. The slices are parallel and hold the members
-// present, in comm-rank order; root is the index of the root among them, or
-// -1 when the op has none or the root's event is missing (then rooted
-// classes report no wait: it cannot be attributed). wait[i] is clamped to
-// [0, exit[i]−enter[i]]; cause[i] is the index of the member that made i
-// wait, -1 when wait[i] is 0.
-func CollectiveWaits(cls WaitClass, root int, enter, exit, wait []float64, cause []int) {
+// CollectiveNeeds computes, for every member of one instance, the enter
+// time of the member it depends on (need[i]) and that member's index
+// (cause[i]); need[i] is -Inf and cause[i] -1 when member i depends on
+// nobody who could enter after it (the root of a broadcast, the non-roots
+// of a reduce, comm rank 0 of a scan) or the dependency is unknown (root
+// missing). The slices are parallel and hold the members present, in
+// comm-rank order; root is the index of the root among them or -1.
+//
+// need[i] is what both wait and the clock condition derive from: member i
+// waits from its enter until need[i] (clamped to its call), and it cannot
+// leave before need[i] — an exit earlier than need[i] is a clock-condition
+// violation.
+func CollectiveNeeds(cls WaitClass, root int, enter, need []float64, cause []int) {
 	n := len(enter)
 	for i := 0; i < n; i++ {
-		wait[i], cause[i] = 0, -1
-	}
-	set := func(i, c int, until float64) {
-		w := until - enter[i]
-		if d := exit[i] - enter[i]; w > d {
-			w = d
-		}
-		if w > 0 && c >= 0 && c != i {
-			wait[i], cause[i] = w, c
-		}
+		need[i], cause[i] = math.Inf(-1), -1
 	}
 	switch cls {
 	case WaitNxN:
@@ -118,7 +118,9 @@ func CollectiveWaits(cls WaitClass, root int, enter, exit, wait []float64, cause
 			}
 		}
 		for i := 0; i < n; i++ {
-			set(i, last, enter[last])
+			if i != last {
+				need[i], cause[i] = enter[last], last
+			}
 		}
 	case WaitLateBroadcast:
 		if root < 0 || root >= n {
@@ -126,7 +128,7 @@ func CollectiveWaits(cls WaitClass, root int, enter, exit, wait []float64, cause
 		}
 		for i := 0; i < n; i++ {
 			if i != root {
-				set(i, root, enter[root])
+				need[i], cause[i] = enter[root], root
 			}
 		}
 	case WaitEarlyReduce:
@@ -140,17 +142,54 @@ func CollectiveWaits(cls WaitClass, root int, enter, exit, wait []float64, cause
 			}
 		}
 		if last >= 0 {
-			set(root, last, enter[last])
+			need[root], cause[root] = enter[last], last
 		}
 	case WaitPrefix:
 		best := -1
 		for i := 0; i < n; i++ {
 			if best >= 0 {
-				set(i, best, enter[best])
+				need[i], cause[i] = enter[best], best
 			}
 			if best < 0 || enter[i] > enter[best] {
 				best = i
 			}
 		}
 	}
+}
+
+// CollectiveWaits computes the wait of every member of one instance and the
+// member that caused it (CollectiveNeeds' arguments). wait[i] is
+// need[i] − enter[i] clamped to [0, exit[i]−enter[i]]; cause[i] is the
+// index of the member that made i wait, -1 when wait[i] is 0.
+func CollectiveWaits(cls WaitClass, root int, enter, exit, wait []float64, cause []int) {
+	CollectiveNeeds(cls, root, enter, wait, cause) // wait holds need for now
+	for i := range enter {
+		w := wait[i] - enter[i]
+		if d := exit[i] - enter[i]; w > d {
+			w = d
+		}
+		if w > 0 && cause[i] >= 0 {
+			wait[i] = w
+		} else {
+			wait[i], cause[i] = 0, -1
+		}
+	}
+}
+
+// ClockViolation returns by how much the worst member of one instance left
+// before the member it depends on entered (max over i of need[i] −
+// exit[i]), or 0 when every exit respects the data flow. For N×N ops this
+// is DESIGN.md's "last enter − first exit"; for a broadcast a non-root
+// cannot leave before the root entered, for a reduce the root not before
+// the last contributor entered, for a scan rank i not before every lower
+// rank entered. need is scratch of len(enter).
+func ClockViolation(cls WaitClass, root int, enter, exit, need []float64, cause []int) float64 {
+	CollectiveNeeds(cls, root, enter, need, cause)
+	v := 0.0
+	for i := range enter {
+		if d := need[i] - exit[i]; d > v {
+			v = d
+		}
+	}
+	return v
 }

@@ -136,3 +136,56 @@ func TestAnalyze_WaitNeverExceedsTimeInOp(t *testing.T) {
 		}
 	}
 }
+
+// The clock condition follows the same data flow as the waits: nobody can
+// leave before the member whose data it needs entered.
+func TestClockViolation_FollowsDataFlowPerOpClass(t *testing.T) {
+	cases := []struct {
+		name        string
+		op          trace.Op
+		root        int
+		enter, exit []float64
+		want        float64
+	}{
+		{"allreduce: first exit before last enter", trace.OpAllreduce, -1, []float64{0, 50}, []float64{30, 60}, 20},
+		{"allreduce: consistent", trace.OpAllreduce, -1, []float64{0, 50}, []float64{55, 60}, 0},
+		{"bcast: non-root leaves before the root enters", trace.OpBcast, 0, []float64{100, 0}, []float64{110, 40}, 60},
+		{"bcast: root leaves before non-roots enter is legal", trace.OpBcast, 0, []float64{0, 100}, []float64{10, 110}, 0},
+		{"reduce: root leaves before the last contributor enters", trace.OpReduce, 0, []float64{0, 100, 20}, []float64{50, 110, 30}, 50},
+		{"gather: non-root leaves before the root enters is legal", trace.OpGather, 0, []float64{100, 0}, []float64{110, 5}, 0},
+		{"scan: rank 1 leaves before rank 0 enters", trace.OpScan, -1, []float64{100, 0}, []float64{110, 30}, 70},
+		{"exscan: rank 0 may leave before rank 1 enters", trace.OpExscan, -1, []float64{0, 100}, []float64{5, 110}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			n := len(c.enter)
+			got := ClockViolation(WaitClassOf(c.op), c.root, c.enter, c.exit, make([]float64, n), make([]int, n))
+			if got != c.want {
+				t.Errorf("violation %g, want %g", got, c.want)
+			}
+		})
+	}
+}
+
+// Raw clocks with millisecond offsets violate the condition in rooted
+// ops too (synth's Bcast), and the exact correction removes every one.
+func TestAnalyze_RootedOpsCheckClockCondition(t *testing.T) {
+	dir, _ := genRun(t, synth.Config{Ranks: 8, NodeSize: 2, Steps: 3000, Seed: 31,
+		Nodes: []synth.NodeClock{{}, {OffsetNS: 4e6}, {OffsetNS: -3e6}, {OffsetNS: 2e6}}})
+	raw, _ := analyzeDir(t, dir, Options{Clock: ClockRaw})
+	corr, _ := analyzeDir(t, dir, Options{})
+	find := func(a *Analysis, op string) OpSummary {
+		for _, o := range a.Ops {
+			if o.Op == op {
+				return o
+			}
+		}
+		return OpSummary{}
+	}
+	if v := find(raw.Analysis, "MPI_Bcast").Violations; v == 0 {
+		t.Errorf("raw clocks 2-4 ms apart: no MPI_Bcast clock-condition violation found")
+	}
+	if v := corr.Analysis.Clock.Violations; v != 0 {
+		t.Errorf("exact correction: %d violations", v)
+	}
+}

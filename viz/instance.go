@@ -20,6 +20,7 @@ type instStats struct {
 	violations                                 int
 	maxViolation                               float64
 	valid                                      int
+	need                                       []float64 // per member: the enter it depends on (-Inf none)
 }
 
 func computeInstStats(in *merge.Instance) instStats {
@@ -41,13 +42,28 @@ func computeInstStats(in *merge.Instance) instStats {
 		s.firstExit = math.Min(s.firstExit, x)
 		s.lastExit = math.Max(s.lastExit, x)
 	}
-	if in.Op.Synchronizing() {
-		for i := 0; i < n; i++ {
-			x := in.Exit[i]
-			if finite(x) && finite(in.Enter[i]) && x < s.lastEnter {
-				s.violations++
-				s.maxViolation = math.Max(s.maxViolation, s.lastEnter-x)
+	// Clock condition: nobody leaves before the member whose data it needs
+	// entered (merge.CollectiveNeeds: the last entrant for N×N ops, the
+	// root for a broadcast, the last contributor for a reduce's root).
+	s.need = make([]float64, n)
+	for i := range s.need {
+		s.need[i] = math.Inf(-1)
+	}
+	if s.valid == n && n >= 2 {
+		root := -1
+		for i := 0; i < n && i < len(in.Ranks); i++ {
+			if in.RootRank >= 0 && in.Ranks[i] == in.RootRank {
+				root = i
 			}
+		}
+		cause := make([]int, n)
+		merge.CollectiveNeeds(merge.WaitClassOf(in.Op), root, in.Enter[:n], s.need, cause)
+	}
+	for i := 0; i < n; i++ {
+		x := in.Exit[i]
+		if finite(x) && finite(in.Enter[i]) && x < s.need[i] {
+			s.violations++
+			s.maxViolation = math.Max(s.maxViolation, s.need[i]-x)
 		}
 	}
 	return s
@@ -229,7 +245,7 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	}
 	if anyViolation {
 		item(`<rect x="%d" y="%d" width="20" height="11" fill="`+violationColor+`" fill-opacity=".35" stroke="`+violationColor+`"/>`,
-			"clock-condition violation: left before the last member entered", violationColor)
+			"clock-condition violation: left before the member it needs entered", violationColor)
 	}
 	w.WriteString("\n</svg>\n")
 	return nil
@@ -324,11 +340,11 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 		} else if xe <= xa+0.5 {
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="1" height="%d" fill="%s"/>`, f1(xa), y, rowH, opColor(in.Op))
 		}
-		viol := in.Op.Synchronizing() && x < st.lastEnter
+		viol := i < len(st.need) && x < st.need[i]
 		if viol {
-			// The impossible interval: left at x, but the last member only entered later.
+			// The impossible interval: left at x, but the member it needs only entered later.
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="%s" fill-opacity=".3" stroke="%s"/>`,
-				f1(xe), y, f1(math.Max(1, clampX(lastX)-xe)), rowH, violationColor, violationColor)
+				f1(xe), y, f1(math.Max(1, clampX(X(st.need[i]))-xe)), rowH, violationColor, violationColor)
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="%s" stroke-width="1.5"/>`,
 				f1(xa), y, f1(math.Max(1, xe-xa)), rowH, violationColor)
 		}

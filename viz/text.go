@@ -99,7 +99,7 @@ func clockBanners(a *merge.Analysis) []string {
 		b = append(b, "RAW CLOCKS: times were NOT corrected to a global clock; cross-rank skews and waits include clock offsets.")
 	}
 	if c.Violations > 0 {
-		b = append(b, fmt.Sprintf("%d clock-condition violations (a rank left a synchronizing collective before the last member entered, by up to %s): cross-rank times are off by at least that much.",
+		b = append(b, fmt.Sprintf("%d clock-condition violations (a rank left a collective before a rank whose data it needs entered, by up to %s): cross-rank times are off by at least that much.",
 			c.Violations, fmtDur(c.MaxViolationNS)))
 	}
 	return b
