@@ -246,7 +246,7 @@ static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
  * of them can be outstanding; a completion of such a handle takes the
  * oldest request (table or FIFO) with it. */
 
-/* gclock_shq_oldest returns the oldest FIFO entry of handle k, or NULL;
+/* gclock_shq_find returns the oldest FIFO entry of handle k, or NULL;
  * newest instead when newest is set. */
 static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, int newest)
 {
@@ -311,12 +311,12 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
 	return id;
 }
 
-/* gclock_complete records the completion of the request whose handle was
- * k (st: its status, NULL when none was obtained); seq numbers the event
- * within the call. Returns 1 if the request was a tracked one. */
-static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+/* gclock_take finds the oldest request of handle key (table or the
+ * thread's FIFO of shared handles), copies it to *out and ends its
+ * bookkeeping (a persistent request stays in the table unless
+ * free_persistent). Returns 0 if the handle is not tracked. */
+static inline int gclock_take(uintptr_t key, int free_persistent, gclock_shared_req *out)
 {
-	uintptr_t key = gclock_req_key(k);
 	gclock_req_slot *s = gclock_req_find(key);
 	gclock_tbuf *b = gclock_tl_buf;
 	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 0) : NULL;
@@ -324,27 +324,45 @@ static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st,
 		return 0;
 	if (s != NULL && q != NULL && (int32_t)(q->id - s->id) > 0)
 		q = NULL; /* the table's entry is older */
-	const int32_t *peers = q ? q->peers : s->peers;
-	int32_t npeers = q ? q->npeers : s->npeers;
-	int32_t peer = q ? q->peer : s->peer, tag = q ? q->tag : s->tag;
-	uint64_t bytes = q ? q->bytes : s->bytes;
-	uint32_t comm = q ? q->comm : s->comm, id = q ? q->id : s->id;
-	uint16_t kind = q ? q->kind : s->kind;
-	if (q != NULL)
+	if (q != NULL) {
+		*out = *q;
 		gclock_shq_consume(b, q);
-	else if (!s->persistent)
+		return 1;
+	}
+	out->key = key;
+	out->bytes = s->bytes;
+	out->peers = s->peers;
+	out->npeers = s->npeers;
+	out->id = s->id;
+	out->comm = s->comm;
+	out->peer = s->peer;
+	out->tag = s->tag;
+	out->kind = s->kind;
+	if (!s->persistent || free_persistent)
 		gclock_req_drop(s);
+	return 1;
+}
+
+/* gclock_complete records the completion of the request whose handle was
+ * k (st: its status, NULL when none was obtained); seq numbers the event
+ * within the call. Returns 1 if the request was a tracked one. */
+static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+{
+	gclock_shared_req r;
+	if (!gclock_take(gclock_req_key(k), 0, &r))
+		return 0;
+	int32_t peer = r.peer, tag = r.tag;
 	uint64_t sent = 0, recv = 0;
-	switch (kind) {
+	switch (r.kind) {
 	case GCLOCK_REQ_SEND:
-		sent = bytes;
+		sent = r.bytes;
 		break;
 	case GCLOCK_REQ_RECV:
-		recv = bytes;
+		recv = r.bytes;
 		if (st != NULL) {
-			peer = gclock_peer_of(peers, npeers, st->MPI_SOURCE);
+			peer = gclock_peer_of(r.peers, r.npeers, st->MPI_SOURCE);
 			tag = st->MPI_TAG;
-			recv = peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, bytes);
+			recv = peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);
 		}
 		break;
 	default: /* nonblocking collective: bytes were recorded at the start */
@@ -352,7 +370,7 @@ static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st,
 		tag = 0;
 		break;
 	}
-	gclock_put(cx, comm, seq, -1, peer, tag, id, sent, recv);
+	gclock_put(cx, r.comm, seq, -1, peer, tag, r.id, sent, recv);
 	return 1;
 }
 
@@ -700,11 +718,9 @@ static inline void gclock_p2p_request_free_post(gclock_p2p *cx, int rc, MPI_Requ
 	(void)request;
 	if (rc != MPI_SUCCESS)
 		return;
-	gclock_req_slot *s = gclock_req_find(gclock_req_key(cx->saved));
-	if (s == NULL)
-		return;
-	gclock_put(cx, s->comm, 0, -1, s->peer, s->tag, s->id, 0, 0);
-	gclock_req_drop(s);
+	gclock_shared_req r;
+	if (gclock_take(gclock_req_key(cx->saved), 1, &r))
+		gclock_put(cx, r.comm, 0, -1, r.peer, r.tag, r.id, 0, 0);
 }
 
 /* wait(request, status) */
