@@ -21,8 +21,8 @@ var csvHeader = []string{
 // global_enter_ns,global_exit_ns,callsite. Global times are absolute ns in
 // rank 0's timebase: the run origin (SetOrigin, an int64) plus the event's
 // relative float64 time, written exactly as the integer sum followed by the
-// relative time's fraction when it has one (1800000000000123456.25), so a
-// CLOCK_REALTIME timebase loses nothing; the call site is the resolver's
+// relative time's fraction to the ps when it has one
+// (1800000000000123456.25), so a CLOCK_REALTIME timebase loses nothing; the call site is the resolver's
 // name, or the address as 0x... when resolve is nil or returns "".
 type CSV struct {
 	origin  int64
@@ -61,18 +61,31 @@ func (c *CSV) SetRankResolve(fn func(rank int32, pc uint64) string) { c.rankRes 
 // times (merge.Analysis.OriginNS, merge.Pass.Origin); default 0.
 func (c *CSV) SetOrigin(originNS int64) { c.origin = originNS }
 
-// absTime formats origin + rel exactly: the integer part of the sum, then
-// rel's fractional digits.
+// absTime formats origin + rel exactly to the picosecond: the integer ns
+// of the sum, then rel's fraction rounded to 3 decimals with trailing
+// zeros dropped ("1800000000000123456.25"). Runs longer than about 11
+// days of relative time print whole ns.
 func absTime(origin int64, rel float64) string {
 	if math.IsNaN(rel) || math.IsInf(rel, 0) || math.Abs(rel) > 1<<62 {
 		return strconv.FormatFloat(float64(origin)+rel, 'f', -1, 64)
 	}
-	i := math.Floor(rel)
-	s := strconv.FormatInt(origin+int64(i), 10)
-	if f := rel - i; f > 0 {
-		s += strconv.FormatFloat(f, 'f', -1, 64)[1:] // ".25"
+	if math.Abs(rel) >= 1e15 { // ps would overflow the float64 mantissa
+		return strconv.FormatInt(origin+int64(math.Round(rel)), 10)
 	}
-	return s
+	ps := int64(math.Round(rel * 1000))
+	ns, frac := ps/1000, ps%1000
+	if frac < 0 {
+		ns, frac = ns-1, frac+1000
+	}
+	s := strconv.FormatInt(origin+ns, 10)
+	if frac == 0 {
+		return s
+	}
+	f := strconv.FormatInt(1000+frac, 10)[1:] // "250"
+	for f[len(f)-1] == '0' {
+		f = f[:len(f)-1]
+	}
+	return s + "." + f
 }
 
 // Add writes one event.

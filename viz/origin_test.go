@@ -24,6 +24,8 @@ func TestCSV_AbsoluteTimesExactWithRealtimeOrigin(t *testing.T) {
 		{"quarter ns", 123.25, "1800000000123456912.25"},
 		{"before the origin", -0.5, "1800000000123456788.5"},
 		{"zero", 0, "1800000000123456789"},
+		{"fraction rounded to ps", 2.0000001, "1800000000123456791"},
+		{"fraction below the origin", -1234.5678, "1800000000123455554.432"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
