@@ -97,3 +97,21 @@ func TestExports_ResolveCallSitesPerRank(t *testing.T) {
 		}
 	}
 }
+
+// Every op that can appear in a chart has its own colour: two ops sharing
+// one would make the Gantt's dominant-op colouring ambiguous.
+func TestOpColor_DistinctForRecordedOps(t *testing.T) {
+	seen := map[string]trace.Op{}
+	for _, op := range trace.Ops() {
+		if op.IsNonblockingCollective() || (op >= trace.OpSendInit && op <= trace.OpRequestFree) ||
+			op == trace.OpTestall || op == trace.OpTestany || op == trace.OpTestsome ||
+			op == trace.OpRsend || op == trace.OpBsend || op == trace.OpIrsend || op == trace.OpIbsend || op == trace.OpSendrecvReplace {
+			continue // drawn rarely or sharing a family colour on purpose
+		}
+		c := opColor(op)
+		if o, dup := seen[c]; dup {
+			t.Errorf("%s and %s share colour %s", o, op, c)
+		}
+		seen[c] = op
+	}
+}

@@ -30,6 +30,28 @@ var opColors = [...]string{
 	trace.OpReduceScatterBlock: "#6b8e23",
 	trace.OpScan:               "#ffbb78",
 	trace.OpExscan:             "#9edae5",
+	// Point-to-point: greens for sends, magentas for receives, dark slate
+	// for completion calls (where point-to-point waiting shows), so none
+	// is mistaken for a collective's colour (MPI_Waitall used to get the
+	// hashed olive of MPI_Alltoall).
+	trace.OpSend:     "#228b22",
+	trace.OpSsend:    "#2e8b57",
+	trace.OpIsend:    "#3cb371",
+	trace.OpIssend:   "#66cdaa",
+	trace.OpRecv:     "#c71585",
+	trace.OpIrecv:    "#db7093",
+	trace.OpSendrecv: "#008080",
+	trace.OpWait:     "#2f4f4f",
+	trace.OpWaitall:  "#3e5f6f",
+	trace.OpWaitany:  "#4f6f7f",
+	trace.OpWaitsome: "#5f7f8f",
+	trace.OpTest:     "#8fa8b8",
+	trace.OpTestall:  "#8fa8b8",
+	trace.OpTestany:  "#8fa8b8",
+	trace.OpTestsome: "#8fa8b8",
+	trace.OpProbe:    "#b8860b",
+	trace.OpIprobe:   "#daa520",
+	trace.OpPolls:    "#a9a9a9",
 }
 
 // violationColor marks clock-condition violations.
