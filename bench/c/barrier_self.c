@@ -7,7 +7,8 @@
  * alone while the whole loop is the cost amortised over flushes.
  *
  * usage: barrier_self [calls=1000000]   (1 rank)
- * prints: loop_ns_per_call (whole loop / calls), batch_median_ns_per_call,
+ * prints: loop_ns, loop_calls, loop_ns_per_call (whole loop / calls),
+ * batch_median_ns_per_call,
  * batch_min_ns_per_call, finalize_ns (time spent in MPI_Finalize, where a
  * tracer flushes what is still buffered), calls (events the program made). */
 #define _GNU_SOURCE
@@ -38,6 +39,8 @@ int main(int argc, char **argv)
         per[b] = (double)(bench_now_ns() - b0) / BATCH;
     }
     int64_t t1 = bench_now_ns();
+    printf("loop_ns %lld\n", (long long)(t1 - t0));
+    printf("loop_calls %ld\n", calls);
     printf("loop_ns_per_call %.3f\n", (double)(t1 - t0) / (double)calls);
     double med = bench_median_dbl(per, (size_t)batches); /* sorts per */
     printf("batch_median_ns_per_call %.3f\n", med);
