@@ -155,11 +155,12 @@ What the rows mean:
 
 1. Per-event overhead: MPI_Barrier(MPI_COMM_SELF) (≈ 4 ns in Open MPI) 10^6 times on one
    rank, without and with the preload, per GCLOCK_TIMER; the added ns per call against the
-   cost of the two timer reads every wrapper must make (goal ≤ 1.1×). Two views of the
-   same runs: the hot path (median of 1000-call batches; a buffer flush falls into one
-   batch in 32) and the whole loop (amortised over the flushes that encode, compress and
-   write each full buffer on the calling thread). Timer read costs are measured by
-   bench/c/timercost.c in the same run.
+   cost of the two timer reads every wrapper must make (goal ≤ 1.1×). Two views: the hot
+   path (median of 1000-call batches, with GCLOCK_FLUSH_SYNC=1 so a buffer flush falls
+   into one batch in 32 and no background encoder shares the core), and the amortised
+   cost with default settings (loop + MPI_Finalize per call: everything the library
+   spends encoding, compressing and writing the trace, wherever it does it). Timer read
+   costs are measured by bench/c/timercost.c in the same run.
 2. Application view: 8-byte MPI_Allreduce on 2 ranks, median per-call latency and the
    mean (loop time / calls, which also counts the rare slow calls).
 3. Trace size on disk per event (whole files, and event chunks alone), and buffer memory
