@@ -154,6 +154,8 @@ func newGantt(opt GanttOptions) *Gantt {
 		inst:    make(map[instKey]instState),
 		dataLo:  math.Inf(1),
 		dataHi:  math.Inf(-1),
+		// global times are relative to the run origin and may be negative
+		lastEnter: math.Inf(-1),
 	}
 	if opt.Start != 0 || opt.End != 0 {
 		g.fixed, g.have = true, true
