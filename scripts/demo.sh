@@ -88,6 +88,7 @@ type analysis struct {
 		TotalWait     float64 `json:"total_wait_ns"`
 		TotalLateness float64 `json:"total_lateness_ns"`
 		LastCount     int     `json:"last_count"`
+		CausedCount   int     `json:"caused_count"`
 	} `json:"ranks"`
 	Worst []struct {
 		Comm      uint64  `json:"comm"`
@@ -157,8 +158,8 @@ func main() {
 	sort.Slice(a.Ranks, func(i, j int) bool { return a.Ranks[i].TotalLateness > a.Ranks[j].TotalLateness })
 	if len(a.Ranks) > 0 {
 		r := a.Ranks[0]
-		fmt.Printf("2. late rank: rank %d arrived last at %d collective instances and made the others wait %s in total",
-			r.Rank, r.LastCount, us(r.TotalLateness))
+		fmt.Printf("2. late rank: rank %d made the others wait %s in total, in %d collective instances (it entered last at %d)",
+			r.Rank, us(r.TotalLateness), r.CausedCount, r.LastCount)
 		if len(a.Ranks) > 1 {
 			fmt.Printf(" (next: rank %d, %s)", a.Ranks[1].Rank, us(a.Ranks[1].TotalLateness))
 		}
