@@ -146,9 +146,9 @@ func demoAnalysis(injected bool) *merge.Analysis {
 			CheckMaxNS: []float64{180, 420}, Algorithms: []string{"H2HCA(HCA3+clone)"}, Violations: 3, MaxViolationNS: 810,
 			Warnings: []string{"epoch 1 residual above 1 µs on rank 5 " + hostile}},
 		Ops: []merge.OpSummary{
-			{Op: "MPI_Allreduce", Count: 500, Calls: 4000, TotalTime: 9e7, EntrySkew: st(20000), ExitSkew: st(1400), Wait: st(11000), Latency: st(30000), Span: st(50000), Violations: 3, MaxViolation: 810},
-			{Op: "MPI_Bcast", Count: 250, Calls: 2000, TotalTime: 2e7, EntrySkew: st(15000), ExitSkew: st(9000), Wait: st(5000), Latency: st(4000), Span: st(20000)},
-			{Op: "MPI_Barrier", Count: 250, Calls: 2000, TotalTime: 3e7, EntrySkew: st(18000), ExitSkew: st(800), Wait: st(9000), Latency: st(3000), Span: st(21000)},
+			{Op: "MPI_Allreduce", Count: 500, Calls: 4000, TotalTime: 9e7, EntrySkew: st(20000), ExitSkew: st(1400), Wait: st(11000), Latency: st(30000), Span: st(50000), Violations: 3, MaxViolation: 810, WaitClass: merge.WaitNxN.String()},
+			{Op: "MPI_Bcast", Count: 250, Calls: 2000, TotalTime: 2e7, EntrySkew: st(15000), ExitSkew: st(9000), Wait: st(5000), Span: st(20000), WaitClass: merge.WaitLateBroadcast.String()},
+			{Op: "MPI_Barrier", Count: 250, Calls: 2000, TotalTime: 3e7, EntrySkew: st(18000), ExitSkew: st(800), Wait: st(9000), Latency: st(3000), Span: st(21000), WaitClass: merge.WaitNxN.String()},
 		},
 		Problems: []string{"rank-0003.gct: chunk 12 at byte 81920: checksum mismatch " + hostile},
 	}
@@ -161,7 +161,10 @@ func demoAnalysis(injected bool) *merge.Analysis {
 		rs := merge.RankSummary{Rank: int32(r), Host: "node" + strconv.Itoa(r/2) + hostile, Events: 15432,
 			TimeInMPI: 1.4e7, TotalWait: 1e7 * float64(8-r) / 8}
 		if r == 5 {
-			rs.TotalWait, rs.TotalLateness, rs.LastCount = 2e5, 6e7, 700
+			rs.TotalWait, rs.TotalLateness, rs.LastCount, rs.CausedCount = 2e5, 6e7, 700, 650
+			rs.MadeWait = []merge.RankAmount{{Rank: 2, NS: 2e7}, {Rank: 0, NS: 1.5e7}, {Rank: 7, NS: 1e7}}
+		} else {
+			rs.WaitedFor = []merge.RankAmount{{Rank: 5, NS: 5e6}}
 		}
 		a.Ranks = append(a.Ranks, rs)
 	}
@@ -174,8 +177,11 @@ func demoAnalysis(injected bool) *merge.Analysis {
 		if i == 2 {
 			in.Violation = 810
 		}
+		in.LastSite, in.MaxWaitRank, in.MaxWaitSite, in.CauseRank = "hypre_solve (par_csr.c:120)"+hostile, 0, "main (amg.c:88)", 7
 		a.Worst = append(a.Worst, in)
 	}
+	a.ExitDelays = []merge.ExitDelay{{Op: "MPI_Barrier", Comm: 1, Instances: 250, Ranks: []int32{0, 1, 2, 3, 4, 5, 6, 7},
+		MeanNS: []float64{0, 300, 500, 700, 900, 1100, 1300, 40000}, CI95NS: []float64{0, 30, 40, 50, 60, 70, 80, 900}}}
 	a.Hists = []merge.OpHistograms{
 		{Op: "MPI_Allreduce", ExitSkew: logHist(1400, 400), Wait: logHist(11000, 3000)},
 		{Op: "MPI_Bcast", ExitSkew: logHist(9000, 200), Wait: logHist(5000, 1500)},

@@ -193,7 +193,7 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 		func(r merge.RankSummary) float64 { return r.TotalLateness })
 
 	// Worst instances.
-	fmt.Fprintf(w, "\nWorst instances (by entry skew)\n")
+	fmt.Fprintf(w, "\nWorst instances (by entry skew; in a rooted op a large skew need not mean waiting: see the longest wait)\n")
 	t = newTable("lrrrrrrrrll", "op", "comm", "instance", "members", "entry skew", "exit skew", "latency", "last rank", "clock violation",
 		"longest wait (rank, site, caused by)", "last rank's site")
 	for _, in := range a.Worst[:min(TextTopN, len(a.Worst))] {

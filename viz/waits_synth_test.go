@@ -1,6 +1,8 @@
 package viz
 
 import (
+	"bytes"
+	"html"
 	"math"
 	"strings"
 	"testing"
@@ -69,4 +71,59 @@ func TestExitDelaySVG_WellFormedAndNamesLatestRank(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The reports state the wait pattern of each op, print no latency for
+// rooted ops, and show the merge fields the viewer needs: who made whom
+// wait, the call sites of the worst instances, the exit-delay profiles.
+func TestReports_ShowWaitPatternsAndMergeFields(t *testing.T) {
+	var html, text bytes.Buffer
+	if err := WriteHTML(&html, demoReport(t, false)); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteImbalanceText(&text, demoAnalysis(false)); err != nil {
+		t.Fatal(err)
+	}
+	_, htmlText := wellFormedHTMLText(html.String())
+	for _, c := range []struct{ where, doc, want string }{
+		{"html", htmlText, "late broadcast"},
+		{"html", htmlText, "Latency (first exit − last enter) is given for N×N ops only"},
+		{"html", htmlText, "2: 20.0 ms, 0: 15.0 ms, 7: 10.0 ms"},
+		{"html", htmlText, "rank 0 "},
+		{"html", htmlText, "hypre_solve (par_csr.c:120)"},
+		{"html", htmlText, "Exit imbalance of synchronizing operations"},
+		{"html", htmlText, "latest: rank 7"},
+		{"text", text.String(), "late broadcast"},
+		{"text", text.String(), "made wait most"},
+		{"text", text.String(), "for N×N ops only"},
+	} {
+		if !strings.Contains(c.doc, c.want) {
+			t.Errorf("%s report lacks %q", c.where, c.want)
+		}
+	}
+	// MPI_Bcast's row: latency printed as "-".
+	for _, line := range strings.Split(text.String(), "\n") {
+		if strings.HasPrefix(line, "MPI_Bcast") && !strings.Contains(line, " - ") {
+			t.Errorf("Bcast row shows a latency: %q", line)
+		}
+	}
+}
+
+// wellFormedHTMLText returns the report's text with tags removed and
+// entities unescaped (good enough for substring checks).
+func wellFormedHTMLText(doc string) (string, string) {
+	var b strings.Builder
+	in := false
+	for _, r := range doc {
+		switch {
+		case r == '<':
+			in = true
+		case r == '>':
+			in = false
+			b.WriteByte(' ')
+		case !in:
+			b.WriteRune(r)
+		}
+	}
+	return doc, html.UnescapeString(b.String())
 }
