@@ -20,6 +20,12 @@
  */
 #include "pingpong.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #pragma weak PMPI_Irecv
 #pragma weak PMPI_Ibcast
 #pragma weak PMPI_Ibarrier
@@ -79,6 +85,46 @@ int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root)
 	return wait_idle(&req);
 }
 
+/* ---- one timing loop at a time on an oversubscribed machine ---------------
+ * With more ranks on a machine than CPUs (8 ranks on 2 vCPUs, or 8 emulated
+ * nodes on one host), HCA3's later rounds run several ping-pong pairs at
+ * once and no pair is reliably co-scheduled: every one-way delay then holds
+ * a context switch, and the SKaMPI midpoint is biased by µs. With the token
+ * on, a client holds an exclusive flock on a machine-wide lock file for its
+ * timed loop, and the reference waits for the first ping while sleeping, so
+ * only the pair holding the token is busy. Off (fd < 0) unless pmpi turns
+ * it on. */
+static int pp_token_fd = -1;
+
+int gclock_pp_token(int on)
+{
+	if (!on) {
+		if (pp_token_fd >= 0)
+			close(pp_token_fd);
+		pp_token_fd = -1;
+		return 0;
+	}
+	if (pp_token_fd >= 0)
+		return 0;
+	char path[64];
+	snprintf(path, sizeof path, "/dev/shm/gclock-pingpong-%ld.lock", (long)getuid());
+	pp_token_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return pp_token_fd >= 0 ? 0 : -1;
+}
+
+static void token_take(void)
+{
+	if (pp_token_fd >= 0)
+		while (flock(pp_token_fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+}
+
+static void token_give(void)
+{
+	if (pp_token_fd >= 0)
+		flock(pp_token_fd, LOCK_UN);
+}
+
 static inline double pp_global(int64_t base0, double slope, double intercept)
 {
 	double x = (double)(gclock_now() - base0) * 1e-9;
@@ -97,7 +143,10 @@ int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, doub
 	if (rc != MPI_SUCCESS)
 		return rc;
 	for (int i = 0; i < n; i++) {
-		rc = PMPI_Recv(&buf, 1, h_double, client, GCLOCK_TAG, c, MPI_STATUS_IGNORE);
+		if (i == 0 && pp_token_fd >= 0) /* the client may wait for the token */
+			rc = gclock_t_recv_idle(tc, &buf, 1, client);
+		else
+			rc = PMPI_Recv(&buf, 1, h_double, client, GCLOCK_TAG, c, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		if (buf != buf)
@@ -120,16 +169,18 @@ int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double
 	int rc = gclock_t_recv_idle(tc, &buf, 1, ref); /* the reference's "ready" */
 	if (rc != MPI_SUCCESS)
 		return rc;
+	token_take();
 	for (int i = 0; i < n; i++) {
 		s_last[i] = buf = pp_global(base0, slope, intercept);
 		rc = PMPI_Send(&buf, 1, h_double, ref, GCLOCK_TAG, c);
 		if (rc != MPI_SUCCESS)
-			return rc;
+			break;
 		rc = PMPI_Recv(&buf, 1, h_double, ref, GCLOCK_TAG, c, MPI_STATUS_IGNORE);
 		s_now[i] = pp_global(base0, slope, intercept);
 		if (rc != MPI_SUCCESS)
-			return rc;
+			break;
 		t_last[i] = buf;
 	}
-	return MPI_SUCCESS;
+	token_give();
+	return rc;
 }

@@ -15,4 +15,8 @@ int gclock_t_recv_idle(int tc, double *v, int n, int src);
 int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root);
 int gclock_t_barrier_idle(int tc);
 
+/* gclock_pp_token(1) serialises timed loops machine-wide (pingpong.c);
+ * 0 turns it off. Returns 0, or -1 if the lock file cannot be opened. */
+int gclock_pp_token(int on);
+
 #endif

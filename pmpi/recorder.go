@@ -2,7 +2,9 @@ package main
 
 /*
 #include <stdlib.h>
+#include <unistd.h>
 #include "gclock.h"
+#include "pingpong.h"
 */
 import "C"
 
@@ -42,6 +44,7 @@ type recorder struct {
 	sync    func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error)
 	scfg    clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
 	global  clocksync.Clock  // the latest epoch's global clock
+	token   bool             // timed ping-pong loops serialised machine-wide
 }
 
 var rec = &recorder{
@@ -114,17 +117,17 @@ func (r *recorder) start() bool {
 	r.tr = newTransport(0)
 
 	// Node id: emulated (GCLOCK_NODE_SIZE) or the shared-memory leaders' order.
-	nodeID, nodeSize := 0, 1
+	var id, sz C.int
+	if rc := C.gclock_node_shared(&id, &sz); rc != 0 {
+		r.warnf("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed (MPI error %d); assuming one node", int(rc))
+	}
+	nodeID, nodeSize := int(id), int(sz)
+	machineRanks := nodeSize
 	if cfg.NodeSize > 0 {
 		nodeID = r.rank / cfg.NodeSize
 		nodeSize = min(cfg.NodeSize, r.size-nodeID*cfg.NodeSize)
-	} else {
-		var id, sz C.int
-		if rc := C.gclock_node_shared(&id, &sz); rc != 0 {
-			r.warnf("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed (MPI error %d); assuming one node", int(rc))
-		}
-		nodeID, nodeSize = int(id), int(sz)
 	}
+	r.pingPongToken(machineRanks)
 
 	// Timer, then the injected error on top of it.
 	var hz C.double
@@ -237,6 +240,25 @@ func (r *recorder) start() bool {
 	return true
 }
 
+// pingPongToken turns on the machine-wide token that lets one timed
+// ping-pong loop run at a time (cshim/pingpong.c) when this machine runs
+// more ranks than it has CPUs online; GCLOCK_PINGPONG_TOKEN=1/0 forces it.
+func (r *recorder) pingPongToken(machineRanks int) {
+	ncpu := int(C.sysconf(C._SC_NPROCESSORS_ONLN))
+	on := ncpu > 0 && machineRanks > ncpu
+	switch strings.TrimSpace(os.Getenv("GCLOCK_PINGPONG_TOKEN")) {
+	case "1":
+		on = true
+	case "0":
+		on = false
+	}
+	if on && C.gclock_pp_token(1) != 0 {
+		r.warnf("cannot open the ping-pong lock file in /dev/shm; timing loops are not serialised")
+		on = false
+	}
+	r.token = on
+}
+
 func cutSpace(s string) (string, string, bool) {
 	for i := 0; i < len(s); i++ {
 		if s[i] == ' ' {
@@ -266,6 +288,13 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 		return trace.Epoch{}, err
 	}
 	r.global = out.Global
+	if out.Params != nil {
+		out.Params["pingpong_loop"] = "c"
+		if r.tr.goLoop {
+			out.Params["pingpong_loop"] = "go"
+		}
+		out.Params["pingpong_token"] = strconv.FormatBool(r.token)
+	}
 	ep := trace.Epoch{
 		Index:     index,
 		Algorithm: out.Algorithm,

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,11 +172,21 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 		{2, 1, 1e3},
 		{4, 2, 10e3},
 		{8, 4, 10e3},
+		{8, 1, 10e3}, // flat HCA3 over 8 emulated nodes
 	} {
 		t.Run(fmt.Sprintf("np%d_node%d", tc.np, tc.nodeSize), func(t *testing.T) {
 			traces, _ := runClockprog(t, accRun{NP: tc.np, NodeSize: tc.nodeSize, Fake: fakeSpec, Iters: 100, SleepUS: 10000})
 			a := measureAccuracy(t, traces, nil)
 			t.Log(a)
+			// More ranks than CPUs: the timed loops take turns (pingpong.c).
+			wantToken := strconv.FormatBool(tc.np > runtime.NumCPU())
+			for rank, rt := range traces {
+				for _, e := range rt.Meta.Epochs {
+					if e.Params["pingpong_token"] != wantToken || e.Params["pingpong_loop"] != "c" {
+						t.Errorf("rank %d epoch %d: pingpong_loop %q token %q, want c and %s (%d CPUs)", rank, e.Index, e.Params["pingpong_loop"], e.Params["pingpong_token"], wantToken, runtime.NumCPU())
+					}
+				}
+			}
 			if a.MaxRaw < 1e6 {
 				t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
 			}
