@@ -820,7 +820,9 @@ func benchTracemerge(c *Config, rep *Report) []Row {
 		}
 		return map[string]float64{"evs": float64(n) / r.Wall.Seconds(), "rss_kb": float64(r.MaxRSSKB), "wall": r.Wall.Seconds()}, nil
 	}
-	s, errs := interleave(c.Reps, []variant{{"analysis", analysis}, {"report", report}}, c.logf)
+	// Three repetitions: each full-size run takes seconds, and the whole
+	// bench must stay under 10 minutes on a loaded 2-core machine.
+	s, errs := interleave(min(c.Reps, 3), []variant{{"analysis", analysis}, {"report", report}}, c.logf)
 	var rows []Row
 	if e := errs["analysis"]; e != nil {
 		rows = append(rows, unavailable(sec, name+": analysis", e))
