@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"reflect"
 	"testing"
 )
@@ -31,6 +32,9 @@ func TestLoadConfig_RejectsBadValues(t *testing.T) {
 		{"GCLOCK_FAKE_CLOCK": "5000"},
 		{"GCLOCK_FAKE_CLOCK": "1:x"},
 		{"GCLOCK_FAKE_CLOCK": "0:-1000000"},
+		{"GCLOCK_CHECK_AFTER": "-1"},
+		{"GCLOCK_CHECK_AFTER": "soon"},
+		{"GCLOCK_CHECK_AFTER": "NaN"},
 	} {
 		if _, err := loadConfig(env(m), nil); err == nil {
 			t.Errorf("%v accepted", m)
@@ -62,5 +66,48 @@ func TestJobIDFromEnv_PrefersLauncherIDsAndSanitizes(t *testing.T) {
 		if got := jobIDFromEnv(env(tc.env)); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
 		}
+	}
+}
+
+func TestLoadConfig_CheckAfterSeconds(t *testing.T) {
+	c, err := loadConfig(env(map[string]string{"GCLOCK_CHECK_AFTER": " 2.5 "}), nil)
+	if err != nil || c.CheckAfter != 2.5 {
+		t.Errorf("GCLOCK_CHECK_AFTER=2.5: %v, err %v", c.CheckAfter, err)
+	}
+}
+
+func TestSyncRetryThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want float64
+		ok   bool
+	}{
+		{"", defaultSyncRetryUS * 1e-6, true},
+		{"0", 0, true},
+		{"2.5", 2.5e-6, true},
+		{"-1", 0, false},
+		{"x", 0, false},
+	} {
+		got, err := syncRetryThreshold(env(map[string]string{syncRetryEnvVariable: tc.v}))
+		if (err == nil) != tc.ok || (tc.ok && math.Abs(got-tc.want) > 1e-18) {
+			t.Errorf("%s=%q: %g, err %v; want %g ok=%v", syncRetryEnvVariable, tc.v, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestSyncConfig_MPIWtimeMeasuresWithinNodes(t *testing.T) {
+	t.Setenv("GCLOCK_SYNC_INTRA", "")
+	cfg, _, auto, err := syncConfig(3, "mpi_wtime")
+	if err != nil || !auto || cfg.Intra != "hca3" || cfg.NodeID != 3 {
+		t.Errorf("mpi_wtime: intra %q auto %v node %d err %v; want hca3, true, 3", cfg.Intra, auto, cfg.NodeID, err)
+	}
+	cfg, _, auto, _ = syncConfig(0, "monotonic")
+	if auto || cfg.Intra != "clockprop" {
+		t.Errorf("monotonic: intra %q auto %v; want clockprop, false", cfg.Intra, auto)
+	}
+	t.Setenv("GCLOCK_SYNC_INTRA", "clockprop")
+	cfg, _, auto, _ = syncConfig(0, "mpi_wtime")
+	if auto || cfg.Intra != "clockprop" {
+		t.Errorf("mpi_wtime with GCLOCK_SYNC_INTRA=clockprop: intra %q auto %v; the user's choice must win", cfg.Intra, auto)
 	}
 }
