@@ -83,6 +83,9 @@ func syncRetryThreshold(getenv func(string) string) (float64, error) {
 // retrying as described above when retryS > 0 (seconds). intraAuto records
 // syncConfig's automatic intra-node choice in the params.
 func clocksyncRun(cfg clocksync.Config, intraAuto bool, retryS float64) func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error) {
+	if strings.EqualFold(cfg.Algorithm, "none") {
+		retryS = 0 // nothing to improve by running it again
+	}
 	return func(t clocksync.Transport, clk clocksync.Clock) (*syncOutcome, error) {
 		var outs []*syncOutcome
 		var worsts []string
