@@ -369,7 +369,11 @@ func parseP2PRank(ri *RankInput, src Source, corr *Corrector, nbc map[InstanceKe
 			}
 			return nil, err
 		}
-		all = append(all, evs...)
+		for i := range evs { // keep only what this pass looks at
+			if op := evs[i].Op; op.IsPointToPoint() || op.IsNonblockingCollective() {
+				all = append(all, evs[i])
+			}
+		}
 	}
 	// Threads' chunks may interleave: order by entry, keeping the order of
 	// a call's records (same entry time).

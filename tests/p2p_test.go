@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -277,5 +278,28 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 	}
 	if an.LateSender.MaxNS < 0.8*lateMS*1e6 || an.LateSender.MaxNS > 3*lateMS*1e6 {
 		t.Errorf("largest late-sender wait %.1f ms, want about %.0f ms", an.LateSender.MaxNS/1e6, lateMS)
+	}
+
+	// tracemerge reports it: text section, p2p.json, Perfetto flows and
+	// Gantt message lines (few messages: drawn for the whole run)
+	tm := filepath.Join(binDir, "tracemerge")
+	if out, err := exec.Command("go", "build", "-o", tm, filepath.Join(repoRoot, "cmd", "tracemerge")).CombinedOutput(); err != nil {
+		t.Fatalf("building tracemerge: %v\n%s", err, out)
+	}
+	outDir := filepath.Join(dir, "report")
+	rep := runCmd(t, dir, nil, tm, traceDir, "-o", outDir)
+	if rep.Code != 0 {
+		t.Fatalf("tracemerge exited %d:\n%s", rep.Code, rep.Stderr)
+	}
+	for _, want := range []string{fmt.Sprintf("Point-to-point: %d messages matched", 5*2*np+1), "Late Sender (receiver waits", "Worst late senders"} {
+		if !strings.Contains(rep.Stdout, want) {
+			t.Errorf("tracemerge report lacks %q:\n%s", want, rep.Stdout)
+		}
+	}
+	for file, want := range map[string]string{"p2p.json": `"late_sender"`, "trace.json": `"ph":"f","bp":"e"`, "gantt.svg": "MPI_Isend rank"} {
+		b, err := os.ReadFile(filepath.Join(outDir, file))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v, or it lacks %q", file, err, want)
+		}
 	}
 }

@@ -282,12 +282,31 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	elapsed := time.Since(t0)
 	an := result.Analysis
+	// Point-to-point pass (docs/p2p.md): a second read of the rank files.
+	var msgFrom, msgTo float64
+	if known {
+		msgFrom = start
+		if !math.IsInf(end, 0) {
+			msgTo = end
+		}
+	}
+	p2p, perr := analyzeP2P(run, mode, res, f.top, msgFrom, msgTo)
+	if perr != nil {
+		fmt.Fprintf(stderr, "tracemerge: warning: point-to-point analysis: %v\n", perr)
+	} else if w := p2pClockWarning(p2p); w != "" {
+		an.Clock.Warnings = append(an.Clock.Warnings, w)
+	}
 	if csvSink != nil {
 		if err := csvSink.Flush(); err != nil {
 			return out.fail(stderr, fmt.Errorf("events.csv: %w", err))
 		}
 	}
 	if perf != nil {
+		if p2p != nil {
+			if err := perf.AddMessages(p2p.List); err != nil {
+				return out.fail(stderr, fmt.Errorf("trace.json: %w", err))
+			}
+		}
 		if err := perf.Close(); err != nil {
 			return out.fail(stderr, fmt.Errorf("trace.json: %w", err))
 		}
@@ -296,6 +315,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	// Gantt.
 	var ganttSVG []byte
 	if gantt != nil {
+		if p2p != nil {
+			gantt.SetMessages(p2p.List, 0)
+		}
 		var buf bytes.Buffer
 		if err := gantt.WriteSVG(&buf); err != nil {
 			fmt.Fprintf(stderr, "tracemerge: warning: Gantt chart: %v\n", err)
@@ -357,6 +379,15 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		if err := out.writeFile("imbalance.json", append(b, '\n')); err != nil {
 			return out.fail(stderr, err)
 		}
+		if p2p != nil {
+			b, err := json.MarshalIndent(p2p, "", "  ")
+			if err != nil {
+				return out.fail(stderr, fmt.Errorf("p2p.json: %w", err))
+			}
+			if err := out.writeFile("p2p.json", append(b, '\n')); err != nil {
+				return out.fail(stderr, err)
+			}
+		}
 	}
 	// Text.
 	var text bytes.Buffer
@@ -364,6 +395,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		text.Reset()
 		writeText(&text, an, f.top)
 	}
+	writeP2PText(&text, p2p, f.top)
 	if formats["txt"] {
 		if err := out.writeFile("imbalance.txt", text.Bytes()); err != nil {
 			return out.fail(stderr, err)
