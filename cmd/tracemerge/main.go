@@ -62,7 +62,8 @@ Outputs in OUT (select with --formats):
             with --instance also instance-<comm>-<seq>.svg
   html      index.html: self-contained report (tables, histograms, Gantt)
   txt       imbalance.txt: imbalance report
-  json      imbalance.json: the full analysis (merge.Analysis)
+  json      imbalance.json: the full analysis (merge.Analysis), and
+            p2p.json: point-to-point messages and waits (docs/p2p.md)
   csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
             bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
             global_exit_ns,callsite (global times in rank 0's timer, ns)
