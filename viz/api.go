@@ -113,6 +113,9 @@ type Report struct {
 	Resolve   func(pc uint64) string
 	Generated time.Time
 	Version   string
+	// P2P optionally is the point-to-point analysis (merge.AnalyzeP2P),
+	// shown as its own section.
+	P2P *merge.P2PResult
 }
 
 // NamedSVG is one inline SVG with its caption.

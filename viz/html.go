@@ -97,6 +97,13 @@ type htmlData struct {
 	Version    string
 	Checks     []string
 	CallsTotal int
+	P2P        *merge.P2PResult
+	P2PRanks   []htmlP2PRank
+}
+
+type htmlP2PRank struct {
+	merge.P2PRank
+	WaitedForMost string
 }
 
 // ReportTopN bounds the call-site and worst-instance tables of the HTML
@@ -152,6 +159,12 @@ func WriteHTML(w io.Writer, r Report) error {
 	for _, rk := range d.Ranks {
 		d.MaxWait = max(d.MaxWait, rk.TotalWait)
 		d.MaxLate = max(d.MaxLate, rk.TotalLateness)
+	}
+	if p := r.P2P; p != nil && (p.Messages > 0 || p.Requests > 0 || p.UnmatchedSends > 0 || p.UnmatchedRecvs > 0) {
+		d.P2P = p
+		for _, rk := range p.Ranks {
+			d.P2PRanks = append(d.P2PRanks, htmlP2PRank{P2PRank: rk, WaitedForMost: rankAmounts(rk.WaitedFor)})
+		}
 	}
 	for _, in := range a.Worst[:min(ReportTopN, len(a.Worst))] {
 		h := htmlInst{Instance: in, Comm: CommName(in.CommID), Lat: "-", Longest: longestWait(in)}

@@ -94,3 +94,36 @@ func TestGantt_MessageLinesOnlyWhenZoomedIn(t *testing.T) {
 		}
 	}
 }
+
+// TestHTML_PointToPointSection: with a point-to-point analysis the report
+// has its section (late-sender pairs, per-rank waiting, call sites); without
+// one, none.
+func TestHTML_PointToPointSection(t *testing.T) {
+	an := &merge.Analysis{JobID: "j", WorldSize: 2}
+	p := &merge.P2PResult{Messages: 7, Bytes: 56,
+		LateSender: merge.PairWaits{Count: 1, TotalNS: 2e6, MaxNS: 2e6, Pairs: []merge.PairWait{{Culprit: 1, Victim: 0, Count: 1, NS: 2e6}}},
+		Ranks:      []merge.P2PRank{{Rank: 0, Recvs: 7, WaitCalls: 3, WaitTimeNS: 2.5e6, WaitedFor: []merge.RankAmount{{Rank: 1, NS: 2e6}}}},
+		Sites:      []merge.P2PSite{{Site: "halo (amg.c:244)", Op: "MPI_Waitall", Calls: 3, TimeNS: 2.5e6, Ranks: 1}}}
+	for _, with := range []bool{true, false} {
+		r := Report{Analysis: an}
+		if with {
+			r.P2P = p
+		}
+		var b bytes.Buffer
+		if err := WriteHTML(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		html := b.String()
+		has := strings.Contains(html, `id="p2p"`)
+		if has != with {
+			t.Fatalf("with analysis %v: section present %v", with, has)
+		}
+		if with {
+			for _, want := range []string{"7 messages matched", "halo (amg.c:244)", "<td>1</td><td>0</td><td>1</td>"} {
+				if !strings.Contains(html, want) {
+					t.Errorf("section lacks %q", want)
+				}
+			}
+		}
+	}
+}

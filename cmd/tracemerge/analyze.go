@@ -407,7 +407,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	// HTML.
 	if formats["html"] {
 		var buf bytes.Buffer
-		rep := viz.Report{Analysis: an, GanttSVG: ganttSVG, Instances: named, Resolve: pcName, Generated: time.Now().UTC(), Version: "tracemerge"}
+		rep := viz.Report{Analysis: an, GanttSVG: ganttSVG, Instances: named, Resolve: pcName, Generated: time.Now().UTC(), Version: "tracemerge", P2P: p2p}
 		if err := viz.WriteHTML(&buf, rep); err != nil {
 			buf.Reset()
 			writeFallbackHTML(&buf, an, ganttSVG, named, text.Bytes())
