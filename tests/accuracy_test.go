@@ -305,9 +305,14 @@ func TestAccuracy_CheckAfterRepeatsSelfCheck(t *testing.T) {
 		worst = math.Max(worst, math.Abs(v))
 	}
 	t.Logf("self-check at sync end %v ns, 2 s later %v ns", now, later)
-	// 2 s of a slope error of 1e-6 would already be 2 us: the bound
-	// proves the drift of ±100 ppm was learned.
-	const boundNS = 20e3
+	// Without a learned slope the other node's clock would be off by
+	// 200 ppm × 2 s = 400 us here. A slope fitted over the ~0.1 s of a sync
+	// on a loaded 2-core machine carries up to ~1e-5 of error (20–30 us after
+	// 2 s, measured under load 10), so 100 us proves the drift was learned
+	// (it fails 4× over if it was not) without failing on a busy machine.
+	// The trace itself is corrected by interpolating between the init and
+	// finalize epochs, whose accuracy the other tests bound far tighter.
+	const boundNS = 100e3
 	if worst > boundNS {
 		t.Errorf("self-check 2 s after sync: residual %.3f us (bound %.0f us)", worst/1e3, boundNS/1e3)
 	}
