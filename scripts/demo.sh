@@ -99,6 +99,27 @@ type analysis struct {
 	Problems []string `json:"problems"`
 }
 
+type p2p struct {
+	Messages   int `json:"messages"`
+	LateSender struct {
+		Count int     `json:"count"`
+		Total float64 `json:"total_ns"`
+		Pairs []struct {
+			Culprit int     `json:"culprit"`
+			Victim  int     `json:"victim"`
+			Count   int     `json:"count"`
+			NS      float64 `json:"ns"`
+		} `json:"pairs"`
+	} `json:"late_sender"`
+	Sites []struct {
+		Site   string  `json:"site"`
+		Op     string  `json:"op"`
+		Calls  int     `json:"calls"`
+		TimeNS float64 `json:"time_ns"`
+	} `json:"sites"`
+	Violations int `json:"clock_violations"`
+}
+
 func load(path string) (*analysis, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -164,6 +185,24 @@ func main() {
 			fmt.Printf(" (next: rank %d, %s)", a.Ranks[1].Rank, us(a.Ranks[1].TotalLateness))
 		}
 		fmt.Println()
+	}
+
+	// Point-to-point (p2p.json, when tracemerge wrote one).
+	if b, err := os.ReadFile(filepath.Join(os.Args[1], "p2p.json")); err == nil {
+		var p p2p
+		if json.Unmarshal(b, &p) == nil && p.Messages > 0 {
+			fmt.Printf("   point-to-point: %d messages; Late Sender %s in %d receives",
+				p.Messages, us(p.LateSender.Total), p.LateSender.Count)
+			ps := p.LateSender.Pairs
+			sort.Slice(ps, func(i, j int) bool { return ps[i].NS > ps[j].NS })
+			for i := 0; i < len(ps) && i < 2; i++ {
+				fmt.Printf("; rank %d made rank %d wait %s", ps[i].Culprit, ps[i].Victim, us(ps[i].NS))
+			}
+			if len(p.Sites) > 0 {
+				fmt.Printf("; most time at %s in %s (%s)", p.Sites[0].Op, p.Sites[0].Site, us(p.Sites[0].TimeNS))
+			}
+			fmt.Println()
+		}
 	}
 
 	// 3. Clock quality.
@@ -278,7 +317,7 @@ step "6/6 findings (from $OUT/imbalance.json; clock error EMULATED)"
 printf '%s\n' "$found" | grep -v '^INSTANCE '
 echo
 echo "Outputs (clock error above was EMULATED on one machine, see GCLOCK_FAKE_CLOCK):"
-for f in index.html gantt.svg imbalance.txt imbalance.json events.csv trace.json raw/gantt.svg raw/imbalance.txt; do
+for f in index.html gantt.svg imbalance.txt imbalance.json p2p.json events.csv trace.json raw/gantt.svg raw/imbalance.txt; do
   [ -e "$OUT/$f" ] && printf '   %-28s %s\n' "$OUT/$f" "$(du -h "$OUT/$f" | cut -f1)"
 done
 for f in "$OUT"/instance/instance-*.svg; do
