@@ -49,7 +49,9 @@ func TestAMGLike_OutputIdenticalAndCallCountsExact(t *testing.T) {
 	t.Logf("amglike trace: %s", rep)
 	checkClockQuality(t, ranks, rep)
 	crossCheckMerge(t, ranks, rep)
-	t.Logf("point-to-point: %s", checkP2P(t, ranks))
+	p2p := checkP2P(t, ranks)
+	t.Logf("point-to-point: %s", p2p)
+	crossCheckP2P(t, ranks, p2p, rep)
 
 	// Known call counts on 4 ranks (2 x 2 grid, so 2 row communicators):
 	// world Allreduce 3 per PCG iteration + 2 per solve start + 1 checksum,

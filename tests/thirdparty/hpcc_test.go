@@ -188,7 +188,9 @@ func TestHPCC_ValidationUnchangedAndTraceConsistent(t *testing.T) {
 	}
 	checkClockQuality(t, ranks, rep)
 	crossCheckMerge(t, ranks, rep)
-	t.Logf("point-to-point: %s", checkP2P(t, ranks))
+	p2p := checkP2P(t, ranks)
+	t.Logf("point-to-point: %s", p2p)
+	crossCheckP2P(t, ranks, p2p, rep)
 }
 
 // checkClockQuality states how good the corrected clock must be on this

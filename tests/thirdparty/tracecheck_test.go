@@ -561,3 +561,31 @@ func checkP2P(t *testing.T, ranks []*rankTrace) p2pReport {
 	}
 	return rep
 }
+
+// crossCheckP2P runs tracemerge's point-to-point pass (merge.AnalyzeP2P)
+// and requires it to agree with checkP2P: every message matched, the same
+// message and byte counts, and no point-to-point clock-condition violation
+// beyond the clock error measured against the truth.
+func crossCheckP2P(t *testing.T, ranks []*rankTrace, p p2pReport, rep traceReport) {
+	t.Helper()
+	dir := filepath.Dir(ranks[0].Path)
+	run, err := merge.Load(dir, nil)
+	if err != nil {
+		t.Fatalf("merge.Load(%s): %v", dir, err)
+	}
+	defer run.Close()
+	res, err := merge.AnalyzeP2P(run, merge.P2POptions{})
+	if err != nil {
+		t.Fatalf("merge.AnalyzeP2P(%s): %v", dir, err)
+	}
+	t.Logf("tracemerge point-to-point: %d messages (%d bytes), %d unmatched sends, %d unmatched receives, %d unresolved, %d clock-condition violations (max %.2f µs)",
+		res.Messages, res.Bytes, res.UnmatchedSends, res.UnmatchedRecvs, res.Unresolved, res.Violations, res.MaxViolationNS/1e3)
+	if res.Messages != p.Received || res.Bytes != p.RecvBytes || res.UnmatchedSends != 0 || res.UnmatchedRecvs != 0 {
+		t.Errorf("tracemerge matches %d messages (%d bytes) with %d unmatched sends and %d unmatched receives; this test counts %d sent and %d received messages (%d bytes), all balanced per channel",
+			res.Messages, res.Bytes, res.UnmatchedSends, res.UnmatchedRecvs, p.Sent, p.Received, p.RecvBytes)
+	}
+	if allowed := 2*rep.MaxClockErr + 100; res.MaxViolationNS > allowed {
+		t.Errorf("tracemerge reports point-to-point clock-condition violations up to %.2f µs, more than the measured clock error allows (%.2f µs)",
+			res.MaxViolationNS/1e3, allowed/1e3)
+	}
+}
