@@ -46,6 +46,7 @@ typedef struct gclock_req_slot {
 	int32_t tag;
 	uint16_t kind;        /* GCLOCK_REQ_* */
 	uint16_t persistent;  /* MPI_*_init: kept across completions */
+	const void *owner;    /* thread buffer of the starting thread */
 } gclock_req_slot;
 
 static gclock_req_slot gclock_reqs[GCLOCK_REQ_SLOTS];
@@ -306,6 +307,7 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
 		s->tag = tag;
 		s->kind = kind;
 		s->persistent = persistent;
+		s->owner = b;
 		gclock_req_publish(s, k);
 	}
 	return id;
@@ -322,8 +324,10 @@ static inline int gclock_take(uintptr_t key, int free_persistent, gclock_shared_
 	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 0) : NULL;
 	if (s == NULL && q == NULL)
 		return 0;
-	if (s != NULL && q != NULL && (int32_t)(q->id - s->id) > 0)
-		q = NULL; /* the table's entry is older */
+	/* The older of the two, if the table's entry was started by this
+	 * thread; another thread's shared handle is never this thread's. */
+	if (s != NULL && q != NULL && s->owner == (const void *)b && (int32_t)(q->id - s->id) > 0)
+		q = NULL;
 	if (q != NULL) {
 		*out = *q;
 		gclock_shq_consume(b, q);

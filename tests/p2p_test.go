@@ -303,3 +303,71 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 		}
 	}
 }
+
+// TestP2P_ThreadsEveryRequestLinkedOnce: with MPI_THREAD_MULTIPLE two
+// threads per rank run ring exchanges at the same time (Open MPI hands
+// both threads the same shared handle for inline sends): every request is
+// started once and completed once with its own peer and tag, and the
+// analysis matches every message.
+func TestP2P_ThreadsEveryRequestLinkedOnce(t *testing.T) {
+	needP2P(t)
+	const np, perThread = 3, 200
+	dir := t.TempDir()
+	traceDir := filepath.Join(dir, "tr")
+	res := mpirun(t, run{NP: np, Preload: true, Prog: "p2p", Args: []string{dir, "threads"},
+		Env: []string{"GCLOCK_DIR=" + traceDir, "GCLOCK_BUFFER=256"}})
+	if res.Code != 0 {
+		t.Fatalf("p2p threads exited %d:\n%s", res.Code, res.Stderr)
+	}
+	if !strings.Contains(res.Stdout, "provided multiple") {
+		t.Fatalf("MPI_THREAD_MULTIPLE not provided: %s", res.Stdout)
+	}
+	for rank, tr := range readTraces(t, traceDir, np) {
+		type start struct {
+			ev   trace.Event
+			done int
+		}
+		starts := map[uint32]*start{}
+		for _, e := range tr.Events {
+			switch {
+			case e.Op == trace.OpIsend || e.Op == trace.OpIrecv:
+				if e.Req == 0 || starts[e.Req] != nil {
+					t.Fatalf("rank %d: request id %d started twice or 0", rank, e.Req)
+				}
+				starts[e.Req] = &start{ev: e}
+			case e.Op == trace.OpWaitall:
+				s := starts[e.Req]
+				if s == nil {
+					t.Errorf("rank %d: Waitall completes unknown request %d", rank, e.Req)
+					continue
+				}
+				s.done++
+				if s.ev.Peer != e.Peer || s.ev.Tag != e.Tag {
+					t.Errorf("rank %d: request %d started as %s peer %d tag %d, completed as peer %d tag %d",
+						rank, e.Req, s.ev.Op, s.ev.Peer, s.ev.Tag, e.Peer, e.Tag)
+				}
+			}
+		}
+		if len(starts) != 2*2*perThread {
+			t.Errorf("rank %d: %d requests started, want %d", rank, len(starts), 2*2*perThread)
+		}
+		for id, s := range starts {
+			if s.done != 1 {
+				t.Errorf("rank %d: request %d (%s) completed %d times", rank, id, s.ev.Op, s.done)
+			}
+		}
+	}
+	runDir, err := merge.Load(traceDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer runDir.Close()
+	an, err := merge.AnalyzeP2P(runDir, merge.P2POptions{Clock: merge.ClockInterp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if an.Messages != np*2*perThread || an.UnmatchedSends+an.UnmatchedRecvs+an.Unresolved+an.Uncompleted != 0 {
+		t.Errorf("messages %d (want %d), unmatched %d/%d, unresolved %d, uncompleted %d", an.Messages, np*2*perThread,
+			an.UnmatchedSends, an.UnmatchedRecvs, an.Unresolved, an.Uncompleted)
+	}
+}

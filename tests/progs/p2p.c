@@ -19,9 +19,12 @@
  *                                    Send from rank 1 <ms> late to rank 0
  *        p2p <expect-dir> bench <n>  ns per Irecv+Isend+Waitall triple on
  *                                    MPI_COMM_SELF (best of 30 batches of n)
+ *        p2p <dir> threads           MPI_THREAD_MULTIPLE: two threads per
+ *                                    rank run ring exchanges concurrently
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -478,8 +481,45 @@ static void bench(int n)
 		printf("p2p bench: %.1f ns per Irecv+Isend+Waitall triple (best of 30 x %d)\n", best * 1e9, n);
 }
 
+/* threads: MPI_THREAD_MULTIPLE, two threads per rank each running ring
+ * exchanges (Irecv, Isend, Waitall) with its own tag at the same time */
+static void *ring_thread(void *arg)
+{
+	int tag = 100 + (int)(long)arg;
+	int right = (wrank + 1) % wsize, left = (wrank + wsize - 1) % wsize;
+	for (int i = 0; i < 200; i++) {
+		int out[4] = {wrank, i, tag, 0}, in[4];
+		MPI_Request rq[2];
+		MPI_Irecv(in, 4, MPI_INT, left, tag, MPI_COMM_WORLD, &rq[0]);
+		MPI_Isend(out, 4 - (i % 2), MPI_INT, right, tag, MPI_COMM_WORLD, &rq[1]);
+		MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
+	}
+	return NULL;
+}
+
+static void threads(void)
+{
+	pthread_t th[2];
+	for (long t = 0; t < 2; t++)
+		pthread_create(&th[t], NULL, ring_thread, (void *)t);
+	for (int t = 0; t < 2; t++)
+		pthread_join(th[t], NULL);
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && strcmp(argv[2], "threads") == 0) {
+		int provided = 0;
+		MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+		MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+		MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+		if (provided == MPI_THREAD_MULTIPLE)
+			threads();
+		if (wrank == 0)
+			printf("p2p threads: provided %s\n", provided == MPI_THREAD_MULTIPLE ? "multiple" : "less");
+		MPI_Finalize();
+		return 0;
+	}
 	if (argc < 2) {
 		fprintf(stderr, "usage: p2p <expect-dir> [late <ms>]\n");
 		return 2;
