@@ -127,3 +127,26 @@ func TestHTML_PointToPointSection(t *testing.T) {
 		}
 	}
 }
+
+// TestPerfetto_OneSlicePerPointToPointCall: the records of one MPI_Waitall
+// (Seq 0, 1, ...) become one slice, not a stack of identical ones.
+func TestPerfetto_OneSlicePerPointToPointCall(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewPerfetto(&buf, nil)
+	for seq := uint32(0); seq < 3; seq++ {
+		ev := merge.GEvent{Rank: 0, Op: trace.OpWaitall, Seq: seq, Enter: 100, Exit: 200}
+		if err := p.Add(&ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := merge.GEvent{Rank: 0, Op: trace.OpAllreduce, Seq: 7, Enter: 300, Exit: 400}
+	if err := p.Add(&ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), `"ph":"X"`); n != 2 {
+		t.Errorf("%d slices, want 2 (one Waitall, one Allreduce):\n%s", n, buf.String())
+	}
+}

@@ -111,6 +111,11 @@ func (p *Perfetto) Add(ev *merge.GEvent) error {
 	if p.closed {
 		return fmt.Errorf("viz: perfetto: Add after Close")
 	}
+	if ev.Continuation() {
+		// A later record of one point-to-point call (MPI_Waitall completing
+		// several requests): the call is already one slice.
+		return nil
+	}
 	p.start()
 	b := p.buf[:0]
 	if p.n > 0 {
