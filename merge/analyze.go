@@ -556,7 +556,7 @@ func (a *analyzer) result() *Result {
 			Op: name, Count: oa.count, Calls: oa.calls, TotalTime: oa.total,
 			EntrySkew: oa.entrySkew.stats(), ExitSkew: oa.exitSkew.stats(),
 			Wait: oa.wait.stats(), Latency: oa.latency.stats(), Span: oa.span.stats(),
-			Violations: oa.viol, MaxViolation: oa.maxViol, WaitClass: WaitClassOf(trace.Op(op)).String(),
+			Violations: oa.viol, MaxViolation: oa.maxViol, WaitClass: WaitClassOf(trace.Op(op)).String(), ZeroByte: oa.zeroByte,
 		})
 		an.Hists = append(an.Hists, OpHistograms{Op: name, ExitSkew: oa.histExit.export(), Wait: oa.histWait.export()})
 	}

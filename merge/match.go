@@ -58,6 +58,7 @@ type openInst struct {
 	rawExit    []float64
 	site       []int32
 	pc         []uint64
+	sent, recv []uint64 // bytes per member (GEvent.Sent/Recv): the data rule of the waits
 }
 
 type matcher struct {
@@ -107,7 +108,8 @@ func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
 	if in == nil {
 		k := len(cs.members)
 		in = &openInst{comm: cs, state: make([]uint8, k), enter: make([]float64, k), exit: make([]float64, k),
-			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k), pc: make([]uint64, k)}
+			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k), pc: make([]uint64, k),
+			sent: make([]uint64, k), recv: make([]uint64, k)}
 	}
 	in.seq, in.op, in.opMismatch, in.got, in.gone, in.root = seq, op, false, 0, 0, -1
 	for p := range in.state {
@@ -218,6 +220,7 @@ func (m *matcher) add(ev *GEvent) {
 	in.rawEnter[pos], in.rawExit[pos] = ev.RawEnter, ev.RawExit
 	in.site[pos] = ev.site
 	in.pc[pos] = ev.Callsite
+	in.sent[pos], in.recv[pos] = ev.Sent, ev.Recv
 	m.try(in)
 }
 

@@ -24,6 +24,7 @@ type opAccum struct {
 	entrySkew, exitSkew, wait, latency, span accum
 	viol                                     int
 	maxViol                                  float64
+	zeroByte                                 int // instances moving no data (not Barrier)
 	histExit, histWait                       hist
 }
 
@@ -168,12 +169,16 @@ func (a *analyzer) finalize(in *openInst) {
 	entrySkew, exitSkew := le-fe, lx-fx
 	oa.entrySkew.add(entrySkew)
 	oa.exitSkew.add(exitSkew)
-	if cls.HasLatency() {
+	r := a.instWaits(in, false)
+	pos, wait, cause, v := r.pos, r.wait, r.cause, r.viol
+	if cls.HasLatency() && r.synced {
 		oa.latency.add(fx - le)
+	}
+	if r.zero {
+		oa.zeroByte++
 	}
 	oa.span.add(lx - fe)
 	oa.histExit.add(exitSkew)
-	pos, wait, cause, v := a.instWaits(in, false)
 	if in.got >= 2 && v > 0 {
 		oa.viol++
 		a.clockViol++
@@ -232,15 +237,27 @@ func (a *analyzer) finalize(in *openInst) {
 	}
 }
 
+// instResult is what instWaits finds for one instance.
+type instResult struct {
+	pos   []int     // positions in the communicator of the arrived members
+	wait  []float64 // parallel to pos
+	cause []int     // parallel to pos, indexes pos (-1 none)
+	viol  float64   // clock-condition violation (ClockViolationFlow)
+	// synced: every member but the last entrant depends on it under the
+	// data rule (SynchronizedBy), so first exit − last enter is a latency.
+	synced bool
+	// zero: no member sends or receives a byte (not MPI_Barrier).
+	zero bool
+}
+
 // instWaits computes the waits of the arrived members of in (WaitClass
-// semantics) with corrected or raw times: pos lists their positions in the
-// communicator, wait and cause are parallel to pos (cause indexes pos);
-// viol is the instance's clock-condition violation (ClockViolation).
-// The slices are scratch of the calling goroutine.
-func (a *analyzer) instWaits(in *openInst, raw bool) (pos []int, wait []float64, cause []int, viol float64) {
+// semantics and data rule) with corrected or raw times. The slices are
+// scratch of the calling goroutine.
+func (a *analyzer) instWaits(in *openInst, raw bool) instResult {
 	s := &a.wscr
 	s.pos, s.enter, s.exit = s.pos[:0], s.enter[:0], s.exit[:0]
-	root := -1
+	s.sent, s.recv = s.sent[:0], s.recv[:0]
+	root, last := -1, -1
 	for p := range in.state {
 		if in.state[p] != stArrived {
 			continue
@@ -256,6 +273,11 @@ func (a *analyzer) instWaits(in *openInst, raw bool) (pos []int, wait []float64,
 			s.enter = append(s.enter, in.enter[p])
 			s.exit = append(s.exit, in.exit[p])
 		}
+		if i := len(s.enter) - 1; last < 0 || s.enter[i] > s.enter[last] {
+			last = i
+		}
+		s.sent = append(s.sent, in.sent[p])
+		s.recv = append(s.recv, in.recv[p])
 	}
 	n := len(s.pos)
 	if cap(s.wait) < n {
@@ -263,15 +285,20 @@ func (a *analyzer) instWaits(in *openInst, raw bool) (pos []int, wait []float64,
 	}
 	s.wait, s.cause = s.wait[:n], s.cause[:n]
 	cls := WaitClassOf(in.op)
-	viol = ClockViolation(cls, root, s.enter, s.exit, s.wait, s.cause)
-	CollectiveWaits(cls, root, s.enter, s.exit, s.wait, s.cause)
-	return s.pos, s.wait, s.cause, viol
+	flow := FlowOf(in.op, s.sent, s.recv)
+	CollectiveNeedsFlow(cls, root, s.enter, flow, s.wait, s.cause) // s.wait holds the needs
+	r := instResult{pos: s.pos, wait: s.wait, cause: s.cause, zero: flow.Zero(n)}
+	r.viol = violationFromNeeds(s.exit, s.wait)
+	r.synced = SynchronizedBy(last, s.enter, s.wait)
+	waitsFromNeeds(s.enter, s.exit, s.wait, s.cause)
+	return r
 }
 
 // waitScratch is the metrics goroutine's scratch space for instWaits.
 type waitScratch struct {
 	pos         []int
 	enter, exit []float64
+	sent, recv  []uint64
 	wait        []float64
 	cause       []int
 }
@@ -297,6 +324,8 @@ func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 		inst.Ranks = append(inst.Ranks, w)
 		inst.Enter = append(inst.Enter, e)
 		inst.Exit = append(inst.Exit, x)
+		inst.Sent = append(inst.Sent, in.sent[p])
+		inst.Recv = append(inst.Recv, in.recv[p])
 		sites = append(sites, in.site[p])
 		pcs = append(pcs, in.pc[p])
 	}
@@ -317,7 +346,8 @@ func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 }
 
 // computeInstanceMetrics fills the metric fields of inst from its Enter and
-// Exit slices, its Op and its RootRank (waits per WaitClass).
+// Exit slices, its Op, its RootRank and its Sent/Recv (waits per WaitClass
+// under the data rule; nil Sent/Recv: every member sends and receives).
 func computeInstanceMetrics(inst *Instance) {
 	if len(inst.Enter) == 0 {
 		return
@@ -343,10 +373,6 @@ func computeInstanceMetrics(inst *Instance) {
 	inst.WaitClass = cls.String()
 	inst.EntrySkew = le - fe
 	inst.ExitSkew = lx - fx
-	inst.Latency = 0
-	if cls.HasLatency() {
-		inst.Latency = fx - le
-	}
 	inst.Span = lx - fe
 	inst.LastRank = inst.Ranks[last]
 	root := -1
@@ -356,9 +382,20 @@ func computeInstanceMetrics(inst *Instance) {
 		}
 	}
 	n := len(inst.Enter)
-	inst.Wait = make([]float64, n)
+	flow := FlowOf(inst.Op, inst.Sent, inst.Recv)
+	need := make([]float64, n)
 	cause := make([]int, n)
-	CollectiveWaits(cls, root, inst.Enter, inst.Exit, inst.Wait, cause)
+	CollectiveNeedsFlow(cls, root, inst.Enter, flow, need, cause)
+	inst.Latency = 0
+	if cls.HasLatency() && SynchronizedBy(last, inst.Enter, need) {
+		inst.Latency = fx - le
+	}
+	inst.Violation = 0
+	if n >= 2 {
+		inst.Violation = violationFromNeeds(inst.Exit, need)
+	}
+	inst.Wait = need
+	waitsFromNeeds(inst.Enter, inst.Exit, inst.Wait, cause)
 	inst.WaitCause = make([]int32, n)
 	inst.MaxWaitRank, inst.CauseRank = -1, -1
 	best := 0.0
@@ -372,15 +409,11 @@ func computeInstanceMetrics(inst *Instance) {
 			inst.MaxWaitRank, inst.CauseRank = inst.Ranks[i], inst.WaitCause[i]
 		}
 	}
-	inst.Violation = 0
-	if n >= 2 {
-		inst.Violation = ClockViolation(cls, root, inst.Enter, inst.Exit, make([]float64, n), cause)
-	}
 }
 
 // ComputeInstanceMetrics recomputes an instance's metrics (skews, latency,
-// violation, waits and their causes) from Enter, Exit, Op and RootRank,
-// e.g. for an instance built from raw times.
+// violation, waits and their causes) from Enter, Exit, Op, RootRank and
+// Sent/Recv, e.g. for an instance built from raw times.
 func ComputeInstanceMetrics(inst *Instance) { computeInstanceMetrics(inst) }
 
 // resolveInstance names the call sites of an instance's last and
@@ -446,7 +479,7 @@ func (a *analyzer) clockQuality() ClockQuality {
 	}
 	if a.clockViol > 0 {
 		q.Warnings = append(q.Warnings, fmt.Sprintf(
-			"%d clock-condition violations (max %s): a rank left a collective before a rank whose data it needs entered it (the last entrant of an N×N op, a broadcast's root, a reduce's last contributor), so the timestamps in use (mode %s) are off by at least that much",
+			"%d clock-condition violations (max %s): a rank left a collective before a rank whose data it needs entered it (the last data-sending entrant of an N×N op, a broadcast's root, a reduce's last contributor; calls moving no data are exempt), so the timestamps in use (mode %s) are off by at least that much",
 			a.clockViol, FormatNS(a.maxViol), a.opt.Clock))
 	}
 	return q

@@ -86,6 +86,8 @@ type Instance struct {
 	// Latency is first exit − last enter for N×N (synchronizing) ops and
 	// 0 for all others: a rooted op or a scan may legitimately let a member
 	// leave before another enters, so the difference is no latency there.
+	// It is 0 too for an N×N instance in which some member does not depend
+	// on the last entrant under the data rule (a count-0 Allreduce).
 	Latency  float64 `json:"latency_ns"`
 	Span     float64 `json:"span_ns"`   // last exit - first enter
 	LastRank int32   `json:"last_rank"` // world rank that entered last
@@ -117,6 +119,15 @@ type Instance struct {
 	CauseRank int32     `json:"cause_rank"`
 	CauseSite string    `json:"cause_site"`
 
+	// Added by merge: Sent[i] and Recv[i] are member i's bytes
+	// (GEvent.Sent/Recv), parallel to Ranks. The waits and the clock
+	// condition follow the data rule (see WaitClass): i can depend on j
+	// only if j sends and i receives data; MPI_Barrier is exempt. nil (an
+	// Instance built by hand or from an older analysis) means unknown:
+	// every member is taken to send and receive.
+	Sent []uint64 `json:"sent,omitempty"`
+	Recv []uint64 `json:"recv,omitempty"`
+
 	lastSite, waitSite, causeSite int32 // dense site indices until resolved
 }
 
@@ -136,6 +147,10 @@ type OpSummary struct {
 	MaxViolation float64 `json:"max_violation_ns"`
 	// WaitClass names the wait pattern of the op (WaitClass.String).
 	WaitClass string `json:"wait_class"`
+	// ZeroByte counts the instances (of Count) in which no member sends or
+	// receives a byte (count 0): they have no waits and no clock-condition
+	// violation (the data rule, see WaitClass). Always 0 for MPI_Barrier.
+	ZeroByte int `json:"zero_byte_instances"`
 }
 
 // CallsiteSummary aggregates waits per application call site.

@@ -100,16 +100,24 @@ type instKey struct {
 }
 
 // instState is what the members of one instance seen so far tell about
-// the waits of the pending ones (view timebase), per merge.WaitClass.
+// the waits of the pending ones (view timebase), per merge.WaitClass and
+// its data rule: only members that send data are recorded as someone to
+// wait for (every member of a Barrier).
 type instState struct {
-	maxEnter   float64 // latest member enter seen (N×N)
-	rootEnter  float64 // the root's enter (late broadcast)
-	maxNonRoot float64 // latest non-root enter (early reduce)
+	maxEnter   float64 // latest sending member's enter seen (N×N)
+	rootEnter  float64 // the root's enter, if it sends (late broadcast)
+	maxNonRoot float64 // latest sending non-root enter (early reduce)
+	haveMax    bool
 	haveRoot   bool
 	haveOther  bool
 	refs       int             // members still pending
-	prefix     []commRankEnter // scans: every member seen
+	prefix     []commRankEnter // scans: every sending member seen
 }
+
+// sends and receives apply merge's data rule (merge.FlowOf) to one
+// member's bytes: MPI_Barrier synchronises without data.
+func (b *bar) sends() bool    { return b.op == trace.OpBarrier || b.sent > 0 }
+func (b *bar) receives() bool { return b.op == trace.OpBarrier || b.recv > 0 }
 
 type commRankEnter struct {
 	pos   int32
@@ -201,19 +209,21 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 		return nil
 	}
 	k := instKey{ev.CommID, ev.Seq}
-	st, ok := g.inst[k]
-	if !ok || b.enter > st.maxEnter {
-		st.maxEnter = b.enter
-	}
-	switch merge.WaitClassOf(ev.Op) {
-	case merge.WaitLateBroadcast, merge.WaitEarlyReduce:
-		if ev.Root >= 0 && ev.CommRank == ev.Root {
-			st.rootEnter, st.haveRoot = b.enter, true
-		} else if !st.haveOther || b.enter > st.maxNonRoot {
-			st.maxNonRoot, st.haveOther = b.enter, true
+	st := g.inst[k]
+	if b.sends() {
+		if !st.haveMax || b.enter > st.maxEnter {
+			st.maxEnter, st.haveMax = b.enter, true
 		}
-	case merge.WaitPrefix:
-		st.prefix = append(st.prefix, commRankEnter{ev.CommRank, b.enter})
+		switch merge.WaitClassOf(ev.Op) {
+		case merge.WaitLateBroadcast, merge.WaitEarlyReduce:
+			if ev.Root >= 0 && ev.CommRank == ev.Root {
+				st.rootEnter, st.haveRoot = b.enter, true
+			} else if !st.haveOther || b.enter > st.maxNonRoot {
+				st.maxNonRoot, st.haveOther = b.enter, true
+			}
+		case merge.WaitPrefix:
+			st.prefix = append(st.prefix, commRankEnter{ev.CommRank, b.enter})
+		}
 	}
 	st.refs++
 	g.inst[k] = st
@@ -222,15 +232,20 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 }
 
 // waitOf is the wait of pending member p given the members seen up to its
-// global exit (merge.CollectiveWaits' semantics; draw clamps it to the
-// call). A root not seen by then entered before every member still held
-// (its state was dropped once it was drawn), so it made nobody wait.
+// global exit (merge.CollectiveWaitsFlow's semantics and data rule; draw
+// clamps it to the call). A root not seen by then entered before every
+// member still held (its state was dropped once it was drawn), so it made
+// nobody wait. A member that receives no data waits for nobody, except in
+// a Barrier.
 func waitOf(p *pending, st *instState) float64 {
 	switch merge.WaitClassOf(p.b.op) {
 	case merge.WaitNxN:
+		if !p.b.receives() || !st.haveMax {
+			return 0
+		}
 		return st.maxEnter - p.b.enter
 	case merge.WaitLateBroadcast:
-		if p.root < 0 || p.pos == p.root || !st.haveRoot {
+		if p.root < 0 || p.pos == p.root || !st.haveRoot || !p.b.receives() {
 			return 0
 		}
 		return st.rootEnter - p.b.enter
@@ -240,6 +255,9 @@ func waitOf(p *pending, st *instState) float64 {
 		}
 		return st.maxNonRoot - p.b.enter
 	case merge.WaitPrefix:
+		if !p.b.receives() {
+			return 0
+		}
 		w := 0.0
 		for _, m := range st.prefix {
 			if m.pos >= 0 && m.pos < p.pos {

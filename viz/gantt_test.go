@@ -82,7 +82,9 @@ func TestGantt_EscapesTraceStrings(t *testing.T) {
 // latest lower comm rank.
 func TestGantt_WaitFollowsOpClass(t *testing.T) {
 	e := func(rank int32, op trace.Op, seq uint32, root int32, enter, exit float64) merge.GEvent {
-		return merge.GEvent{Rank: rank, CommRank: rank, Root: root, Op: op, CommID: 1, Seq: seq, Enter: enter, Exit: exit}
+		ev := merge.GEvent{Rank: rank, CommRank: rank, Root: root, Op: op, CommID: 1, Seq: seq, Enter: enter, Exit: exit}
+		ev.Sent, ev.Recv = eventBytes(op, rank, root, 8)
+		return ev
 	}
 	evs := []merge.GEvent{
 		e(0, trace.OpAllreduce, 0, -1, 0, 40e3),

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/gclock/gclock/trace"
 )
 
 // wellFormed decodes the whole document with encoding/xml and returns the
@@ -79,4 +81,47 @@ func svgTexts(t testing.TB, doc []byte) []string {
 		}
 	}
 	return out
+}
+
+// eventBytes returns the Sent/Recv the recorder writes (cshim/bytes.h) for
+// comm rank r of a call of op moving blocks of b bytes on a communicator
+// of 3 members (root: comm rank of the root).
+func eventBytes(op trace.Op, r, root int32, b uint64) (sent, recv uint64) {
+	const n = 3
+	switch op {
+	case trace.OpBarrier:
+		return 0, 0
+	case trace.OpBcast:
+		if r == root {
+			return b, 0
+		}
+		return 0, b
+	case trace.OpReduce:
+		if r == root {
+			return b, b
+		}
+		return b, 0
+	case trace.OpGather, trace.OpGatherv:
+		if r == root {
+			return b, n * b
+		}
+		return b, 0
+	case trace.OpScatter, trace.OpScatterv:
+		if r == root {
+			return n * b, b
+		}
+		return 0, b
+	case trace.OpExscan:
+		if r == 0 {
+			return b, 0
+		}
+		return b, b
+	case trace.OpAllgather, trace.OpAllgatherv:
+		return b, n * b
+	case trace.OpAlltoall, trace.OpAlltoallv, trace.OpAlltoallw:
+		return n * b, n * b
+	case trace.OpReduceScatterBlock:
+		return n * b, b
+	}
+	return b, b // Allreduce, Scan, Reduce_scatter
 }

@@ -43,8 +43,9 @@ func computeInstStats(in *merge.Instance) instStats {
 		s.lastExit = math.Max(s.lastExit, x)
 	}
 	// Clock condition: nobody leaves before the member whose data it needs
-	// entered (merge.CollectiveNeeds: the last entrant for N×N ops, the
-	// root for a broadcast, the last contributor for a reduce's root).
+	// entered (merge.CollectiveNeedsFlow: the last entrant for N×N ops, the
+	// root for a broadcast, the last contributor for a reduce's root, each
+	// only where data flows: count-0 members depend on nobody).
 	s.need = make([]float64, n)
 	for i := range s.need {
 		s.need[i] = math.Inf(-1)
@@ -57,7 +58,7 @@ func computeInstStats(in *merge.Instance) instStats {
 			}
 		}
 		cause := make([]int, n)
-		merge.CollectiveNeeds(merge.WaitClassOf(in.Op), root, in.Enter[:n], s.need, cause)
+		merge.CollectiveNeedsFlow(merge.WaitClassOf(in.Op), root, in.Enter[:n], instFlow(in, n), s.need, cause)
 	}
 	for i := 0; i < n; i++ {
 		x := in.Exit[i]
@@ -69,6 +70,15 @@ func computeInstStats(in *merge.Instance) instStats {
 	return s
 }
 
+// instFlow is the data flow of the first n members of in (unknown when its
+// byte counts are missing: every member sends and receives).
+func instFlow(in *merge.Instance, n int) merge.Flow {
+	if len(in.Sent) < n || len(in.Recv) < n {
+		return merge.Flow{}
+	}
+	return merge.FlowOf(in.Op, in.Sent[:n], in.Recv[:n])
+}
+
 // withWaits fills in.Wait (merge's per-class wait semantics) when the
 // caller did not: an Instance built by hand or from raw times.
 func withWaits(in *merge.Instance) {
@@ -78,6 +88,11 @@ func withWaits(in *merge.Instance) {
 	}
 	c := *in
 	c.Enter, c.Exit = in.Enter[:n], in.Exit[:n]
+	if len(c.Sent) < n || len(c.Recv) < n {
+		c.Sent, c.Recv = nil, nil
+	} else {
+		c.Sent, c.Recv = c.Sent[:n], c.Recv[:n]
+	}
 	if len(c.Ranks) < n {
 		c.Ranks = make([]int32, n)
 		for i := range c.Ranks {

@@ -157,6 +157,15 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	}
 	t.write(w)
 	fmt.Fprint(w, WaitLegend)
+	var zero []string
+	for _, o := range ops {
+		if o.ZeroByte > 0 {
+			zero = append(zero, fmt.Sprintf("%s %d of %d", term(o.Op), o.ZeroByte, o.Count))
+		}
+	}
+	if len(zero) > 0 {
+		fmt.Fprintf(w, "instances moving no data (count 0): %s\n", strings.Join(zero, ", "))
+	}
 
 	// Call sites, by total wait.
 	cs := append([]merge.CallsiteSummary(nil), a.Callsites...)
@@ -216,8 +225,9 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 const WaitLegend = `wait: N×N ops (Barrier, Allreduce, Allgather(v), Alltoall(v,w), Reduce_scatter) wait for the last member to enter;
       late broadcast (Bcast, Scatter(v)): non-roots wait for the root; early reduce (Reduce, Gather(v)): the root waits
       for the last non-root; Scan/Exscan: a rank waits for the latest lower rank. Every wait is capped at the rank's own
-      time in the call. latency = first exit - last enter, for N×N ops only ("-" otherwise: a rooted op may release a
-      member before another enters).
+      time in the call. Only where data flows: a rank receiving no bytes waits for nobody and one sending none makes
+      nobody wait (Barrier excepted), so count-0 calls have no wait and no clock-condition violation. latency = first
+      exit - last enter, for N×N ops only ("-" otherwise: a rooted op may release a member before another enters).
 `
 
 // latencyOrDash prints the latency median, or "-" when the op has none.
