@@ -4,16 +4,34 @@ import (
 	"fmt"
 	"testing"
 	"unsafe"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Benchmarks report: MB/s of in-memory Event structs (b.SetBytes), events/s,
 // on-disk bytes per event, and MB/s of compressed (on-disk) bytes.
 
+// BenchmarkEncodeChunk measures the level the writer actually uses
+// (zstd level DefaultCompressionLevel mapped by EncoderLevelFromZstd, as
+// Create does) and, for comparison, zstd level 1.
 func BenchmarkEncodeChunk(b *testing.B) {
-	for _, n := range []int{4096, 65536} {
-		b.Run(fmt.Sprintf("amg-%d", n), func(b *testing.B) {
+	for _, lc := range []struct {
+		name  string
+		level int
+	}{{"", DefaultCompressionLevel}, {"-zstd1", 1}} {
+		for _, n := range []int{4096, 65536} {
+			b.Run(fmt.Sprintf("amg-%d%s", n, lc.name), func(b *testing.B) {
+				benchEncode(b, n, zstd.EncoderLevelFromZstd(lc.level))
+			})
+		}
+	}
+}
+
+func benchEncode(b *testing.B, n int, level zstd.EncoderLevel) {
+	{
+		{
 			evs := amgEvents(n, 1)
-			enc, err := sharedEncoder(DefaultCompressionLevel)
+			enc, err := sharedEncoder(level)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -28,7 +46,7 @@ func BenchmarkEncodeChunk(b *testing.B) {
 				}
 			}
 			report(b, n, len(out))
-		})
+		}
 	}
 }
 
@@ -36,7 +54,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 	for _, n := range []int{4096, 65536} {
 		b.Run(fmt.Sprintf("amg-%d", n), func(b *testing.B) {
 			evs := amgEvents(n, 1)
-			enc, err := sharedEncoder(DefaultCompressionLevel)
+			enc, err := sharedEncoder(zstd.EncoderLevelFromZstd(DefaultCompressionLevel))
 			if err != nil {
 				b.Fatal(err)
 			}
