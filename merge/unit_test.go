@@ -147,7 +147,7 @@ func buildTarget(t *testing.T) string {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("cannot build target program: %v\n%s", err, out)
+		t.Fatalf("cannot build target program with go build: %v\n%s", err, out)
 	}
 	return filepath.Join(dir, "target")
 }
@@ -301,7 +301,7 @@ func TestAsyncSink_PreservesOrderAndReportsErrors(t *testing.T) {
 func TestResolver_CMainInTextStartup(t *testing.T) {
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("gcc not installed")
+		t.Fatal("gcc not found on PATH: the build needs it for cgo (apt-get install gcc)")
 	}
 	dir := t.TempDir()
 	src := "#include <stdio.h>\n" +
@@ -313,7 +313,7 @@ func TestResolver_CMainInTextStartup(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "m.c"), []byte(src), 0o644)
 	exe := filepath.Join(dir, "m")
 	if out, err := exec.Command(cc, "-O2", "-g", "-o", exe, filepath.Join(dir, "m.c")).CombinedOutput(); err != nil {
-		t.Skipf("gcc failed: %v %s", err, out)
+		t.Fatalf("gcc -O2 -g failed: %v %s", err, out)
 	}
 	// find the call to helper inside main: the return address is the
 	// instruction after "call helper"

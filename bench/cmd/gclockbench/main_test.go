@@ -14,9 +14,6 @@ import (
 // on a second write. It asserts nothing about timings: the machine is
 // shared and noisy, and speed goals live in the table itself.
 func TestQuickRun_ProducesWellFormedTable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs MPI programs for about a minute")
-	}
 	wd, _ := os.Getwd()
 	root, err := findRoot(wd)
 	if err != nil {
