@@ -6,12 +6,15 @@ import (
 	"time"
 )
 
-// TestGenerate_TenMillion measures the 10^7-event benchmark run; it runs
-// only with GCLOCK_SYNTH_BIG=1 (it writes about 40 MB).
-func TestGenerate_TenMillion(t *testing.T) {
-	if os.Getenv("GCLOCK_SYNTH_BIG") == "" {
-		t.Skip("set GCLOCK_SYNTH_BIG=1")
+// BenchmarkGenerate_TenMillion measures the 10^7-event run the merger's
+// benchmarks use (it writes about 40 MB): go test -bench TenMillion ./trace/synth
+func BenchmarkGenerate_TenMillion(b *testing.B) {
+	for b.Loop() {
+		generateTenMillion(b)
 	}
+}
+
+func generateTenMillion(t testing.TB) {
 	cfg := Config{Ranks: 128, Steps: 78125, Seed: 5}
 	t0 := time.Now()
 	tr, err := Generate(t.TempDir(), cfg)

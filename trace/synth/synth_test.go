@@ -272,9 +272,6 @@ func TestGenerate_RejectsBadConfig(t *testing.T) {
 }
 
 func TestGenerate_MillionEventsStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("short")
-	}
 	cfg := Config{Ranks: 16, Steps: 1 << 16, Seed: 3}
 	t0 := time.Now()
 	tr, err := Generate(t.TempDir(), cfg)
