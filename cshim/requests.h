@@ -104,6 +104,29 @@ static inline gclock_req_slot *gclock_req_find(uintptr_t k)
 	return best;
 }
 
+/* gclock_req_find_owned is gclock_req_find preferring the oldest entry
+ * started by the thread whose buffer is owner: two threads can enter the
+ * same shared handle into the table at the same moment, and each must get
+ * its own back. */
+static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *owner)
+{
+	uint32_t h = gclock_req_hash(k);
+	gclock_req_slot *best = NULL, *mine = NULL;
+	for (uint32_t p = 0; p < GCLOCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCLOCK_REQ_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (sk == k) {
+			if (best == NULL || (int32_t)(s->id - best->id) < 0)
+				best = s;
+			if (s->owner == owner && (mine == NULL || (int32_t)(s->id - mine->id) < 0))
+				mine = s;
+		} else if (sk == GCLOCK_KEY_EMPTY) {
+			break;
+		}
+	}
+	return mine != NULL ? mine : best;
+}
+
 static inline void gclock_req_drop(gclock_req_slot *s)
 {
 	__atomic_store_n(&s->key, GCLOCK_KEY_TOMB, __ATOMIC_RELEASE);
@@ -319,8 +342,8 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
  * free_persistent). Returns 0 if the handle is not tracked. */
 static inline int gclock_take(uintptr_t key, int free_persistent, gclock_shared_req *out)
 {
-	gclock_req_slot *s = gclock_req_find(key);
 	gclock_tbuf *b = gclock_tl_buf;
+	gclock_req_slot *s = gclock_req_find_owned(key, b);
 	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 0) : NULL;
 	if (s == NULL && q == NULL)
 		return 0;
