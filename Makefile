@@ -44,7 +44,7 @@ LIB_SRC := $(shell find pmpi trace clocksync -name '*.go' -not -name '*_test.go'
 
 $(BUILD)/libgclock.so: $(LIB_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h
 	@mkdir -p $(BUILD)
-	CGO_CFLAGS="$(MPI_CFLAGS) -O2 -DGCLOCK_CSHIM=$(CSHIM_HASH)" $(GO) build -buildmode=c-shared -o $@.tmp$$$$ ./pmpi && mv -f $@.tmp$$$$ $@
+	CGO_CFLAGS="$(MPI_CFLAGS) -O2 -DGCK_CSHIM=$(CSHIM_HASH)" $(GO) build -buildmode=c-shared -o $@.tmp$$$$ ./pmpi && mv -f $@.tmp$$$$ $@
 	@rm -f $(BUILD)/libgclock*.h
 
 $(BUILD)/tracemerge: $(GO_SRC)

@@ -12,8 +12,8 @@
  *
  * Every rule has the signature (cs, &sent, &recv, <table arguments>).
  */
-#ifndef GCLOCK_BYTES_H
-#define GCLOCK_BYTES_H
+#ifndef GCK_BYTES_H
+#define GCK_BYTES_H
 
 /* gclock_tsize returns count*size(type), 0 for count <= 0. */
 static inline uint64_t gclock_tsize(int count, MPI_Datatype type)
@@ -48,7 +48,7 @@ static inline uint64_t gclock_cnt(int count)
 	return count > 0 ? (uint64_t)count : 0;
 }
 
-#define GCLOCK_RULE(name, ...)                                                  \
+#define GCK_RULE(name, ...)                                                  \
 	static inline void gclock_bytes_##name(const gclock_comm_slot *cs,      \
 					       uint64_t *sent, uint64_t *recv, \
 					       __VA_ARGS__)
@@ -61,7 +61,7 @@ static inline void gclock_bytes_none(const gclock_comm_slot *cs, uint64_t *sent,
 	*recv = 0;
 }
 
-GCLOCK_RULE(bcast, int count, MPI_Datatype type, int root)
+GCK_RULE(bcast, int count, MPI_Datatype type, int root)
 {
 	uint64_t b = cs->inter ? 0 : gclock_tsize(count, type);
 	if (cs->rank == root)
@@ -70,7 +70,7 @@ GCLOCK_RULE(bcast, int count, MPI_Datatype type, int root)
 		*recv = b;
 }
 
-GCLOCK_RULE(reduce, int count, MPI_Datatype type, int root)
+GCK_RULE(reduce, int count, MPI_Datatype type, int root)
 {
 	if (cs->inter)
 		return;
@@ -80,21 +80,21 @@ GCLOCK_RULE(reduce, int count, MPI_Datatype type, int root)
 		*recv = b;
 }
 
-GCLOCK_RULE(allreduce, int count, MPI_Datatype type)
+GCK_RULE(allreduce, int count, MPI_Datatype type)
 {
 	if (cs->inter)
 		return;
 	*sent = *recv = gclock_tsize(count, type);
 }
 
-GCLOCK_RULE(exscan, int count, MPI_Datatype type)
+GCK_RULE(exscan, int count, MPI_Datatype type)
 {
 	uint64_t b = gclock_tsize(count, type);
 	*sent = b;
 	*recv = cs->rank == 0 ? 0 : b;
 }
 
-GCLOCK_RULE(reduce_scatter, const int rcounts[], MPI_Datatype type)
+GCK_RULE(reduce_scatter, const int rcounts[], MPI_Datatype type)
 {
 	if (cs->inter)
 		return;
@@ -103,7 +103,7 @@ GCLOCK_RULE(reduce_scatter, const int rcounts[], MPI_Datatype type)
 	*recv = gclock_cnt(rcounts[cs->rank]) * t;
 }
 
-GCLOCK_RULE(reduce_scatter_block, int rcount, MPI_Datatype type)
+GCK_RULE(reduce_scatter_block, int rcount, MPI_Datatype type)
 {
 	if (cs->inter)
 		return;
@@ -112,7 +112,7 @@ GCLOCK_RULE(reduce_scatter_block, int rcount, MPI_Datatype type)
 	*recv = b;
 }
 
-GCLOCK_RULE(gather, const void *sendbuf, int scount, MPI_Datatype stype,
+GCK_RULE(gather, const void *sendbuf, int scount, MPI_Datatype stype,
 	    int rcount, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
@@ -130,7 +130,7 @@ GCLOCK_RULE(gather, const void *sendbuf, int scount, MPI_Datatype stype,
 	}
 }
 
-GCLOCK_RULE(gatherv, const void *sendbuf, int scount, MPI_Datatype stype,
+GCK_RULE(gatherv, const void *sendbuf, int scount, MPI_Datatype stype,
 	    const int rcounts[], MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
@@ -147,7 +147,7 @@ GCLOCK_RULE(gatherv, const void *sendbuf, int scount, MPI_Datatype stype,
 	*recv = c ? c * gclock_tsize(1, rtype) : 0;
 }
 
-GCLOCK_RULE(scatter, int scount, MPI_Datatype stype, const void *recvbuf,
+GCK_RULE(scatter, int scount, MPI_Datatype stype, const void *recvbuf,
 	    int rcount, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
@@ -165,7 +165,7 @@ GCLOCK_RULE(scatter, int scount, MPI_Datatype stype, const void *recvbuf,
 	}
 }
 
-GCLOCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
+GCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
 	    const void *recvbuf, int rcount, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
@@ -182,7 +182,7 @@ GCLOCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
 	*sent = c ? c * gclock_tsize(1, stype) : 0;
 }
 
-GCLOCK_RULE(allgather, const void *sendbuf, int scount, MPI_Datatype stype,
+GCK_RULE(allgather, const void *sendbuf, int scount, MPI_Datatype stype,
 	    int rcount, MPI_Datatype rtype)
 {
 	if (cs->inter)
@@ -197,7 +197,7 @@ GCLOCK_RULE(allgather, const void *sendbuf, int scount, MPI_Datatype stype,
 	}
 }
 
-GCLOCK_RULE(allgatherv, const void *sendbuf, int scount, MPI_Datatype stype,
+GCK_RULE(allgatherv, const void *sendbuf, int scount, MPI_Datatype stype,
 	    const int rcounts[], MPI_Datatype rtype)
 {
 	if (cs->inter)
@@ -214,7 +214,7 @@ GCLOCK_RULE(allgatherv, const void *sendbuf, int scount, MPI_Datatype stype,
 	}
 }
 
-GCLOCK_RULE(alltoall, const void *sendbuf, int scount, MPI_Datatype stype,
+GCK_RULE(alltoall, const void *sendbuf, int scount, MPI_Datatype stype,
 	    int rcount, MPI_Datatype rtype)
 {
 	if (cs->inter)
@@ -228,7 +228,7 @@ GCLOCK_RULE(alltoall, const void *sendbuf, int scount, MPI_Datatype stype,
 	}
 }
 
-GCLOCK_RULE(alltoallv, const void *sendbuf, const int scounts[],
+GCK_RULE(alltoallv, const void *sendbuf, const int scounts[],
 	    MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype)
 {
 	if (cs->inter)
@@ -264,7 +264,7 @@ static inline uint64_t gclock_wsize(const int counts[], const MPI_Datatype types
 	return total;
 }
 
-GCLOCK_RULE(alltoallw, const void *sendbuf, const int scounts[],
+GCK_RULE(alltoallw, const void *sendbuf, const int scounts[],
 	    const MPI_Datatype stypes[], const int rcounts[],
 	    const MPI_Datatype rtypes[])
 {

@@ -17,7 +17,7 @@
 #include <string.h>
 #include "gclock.h"
 
-static GCLOCK_TLS uint32_t flush_count;
+static GCK_TLS uint32_t flush_count;
 
 void gclock_flush_mark(gclock_tbuf *b, uint32_t handed, int64_t t0, int64_t t1)
 {
@@ -31,5 +31,5 @@ void gclock_flush_mark(gclock_tbuf *b, uint32_t handed, int64_t t0, int64_t t1)
 	e->comm = 0xffffffffu;
 	e->seq = flush_count++;
 	e->root = -1;
-	e->op = GCLOCK_OP_GCLOCK_FLUSH;
+	e->op = GCK_OP_GCLOCK_FLUSH;
 }

@@ -13,8 +13,8 @@
  * MPI program, so the library loads (and stays inert) in processes without
  * MPI such as mpirun, ssh or /bin/true.
  */
-#ifndef GCLOCK_H
-#define GCLOCK_H
+#ifndef GCK_H
+#define GCK_H
 
 #include <stdint.h>
 #include <stddef.h>
@@ -91,7 +91,7 @@ typedef struct gclock_event {
 
 /* Per-communicator state, found by MPI_Comm handle on the hot path. */
 typedef struct gclock_comm_slot {
-	uintptr_t key;      /* handle; GCLOCK_KEY_EMPTY / GCLOCK_KEY_TOMB */
+	uintptr_t key;      /* handle; GCK_KEY_EMPTY / GCK_KEY_TOMB */
 	uint64_t id;        /* agreed id (trace.CommID) */
 	uint32_t local;     /* local index, never reused */
 	uint32_t seq;       /* next collective sequence number */
@@ -108,25 +108,25 @@ typedef struct gclock_comm_slot {
 
 /* Timer kinds (GCLOCK_TIMER). Names are in gclock_timer_name. */
 enum {
-	GCLOCK_TIMER_MONOTONIC = 0,
-	GCLOCK_TIMER_MONOTONIC_RAW = 1,
-	GCLOCK_TIMER_REALTIME = 2,
-	GCLOCK_TIMER_TSC = 3,
-	GCLOCK_TIMER_MPI_WTIME = 4,
+	GCK_TIMER_MONOTONIC = 0,
+	GCK_TIMER_MONOTONIC_RAW = 1,
+	GCK_TIMER_REALTIME = 2,
+	GCK_TIMER_TSC = 3,
+	GCK_TIMER_MPI_WTIME = 4,
 };
 
 /* ---- hot path, used by the generated wrappers ---------------------------- */
 
-#define GCLOCK_TLS _Thread_local __attribute__((tls_model("initial-exec")))
-#define GCLOCK_LIKELY(x) __builtin_expect(!!(x), 1)
-#define GCLOCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GCK_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+#define GCK_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Thread buffer: events appended in place; handed to Go when full. */
 /* Per-thread scratch for the request-completion wrappers (requests.h):
  * copies of the request handles passed in, and statuses to hand to PMPI
  * when the application passes MPI_STATUS(ES)_IGNORE. Allocated once per
  * thread with its buffer. */
-#define GCLOCK_SCRATCH 1024
+#define GCK_SCRATCH 1024
 
 /* A request whose handle is shared with other live requests (Open MPI's
  * ompi_request_empty for inline sends): kept in its thread's FIFO
@@ -140,14 +140,14 @@ typedef struct gclock_shared_req {
 	int32_t peer, tag;
 	uint16_t kind;
 } gclock_shared_req;
-#define GCLOCK_SHARED_CAP 1024
+#define GCK_SHARED_CAP 1024
 
 typedef struct gclock_tbuf {
 	gclock_event *ev;
 	uint32_t n, cap;
 	struct gclock_tbuf *next; /* all buffers, for the final flush */
-	MPI_Request *sc_req;      /* GCLOCK_SCRATCH handles (NULL: none) */
-	MPI_Status *sc_st;        /* GCLOCK_SCRATCH statuses */
+	MPI_Request *sc_req;      /* GCK_SCRATCH handles (NULL: none) */
+	MPI_Status *sc_st;        /* GCK_SCRATCH statuses */
 	/* A run of unsuccessful MPI_Test* / MPI_Iprobe calls, written as one
 	 * gclock_polls event before the thread's next event (requests.h). */
 	uint32_t poll_n;
@@ -155,19 +155,19 @@ typedef struct gclock_tbuf {
 	uint32_t poll_comm;
 	int64_t poll_t0, poll_dur;
 	uint64_t poll_pc;
-	gclock_shared_req *shq;   /* GCLOCK_SHARED_CAP ring (NULL: none) */
+	gclock_shared_req *shq;   /* GCK_SHARED_CAP ring (NULL: none) */
 	uint32_t shq_head, shq_tail;
 } gclock_tbuf;
 
-#define GCLOCK_COMM_BITS 12
-#define GCLOCK_COMM_SLOTS (1u << GCLOCK_COMM_BITS)
-#define GCLOCK_KEY_EMPTY ((uintptr_t)0)
-#define GCLOCK_KEY_TOMB (~(uintptr_t)0)
+#define GCK_COMM_BITS 12
+#define GCK_COMM_SLOTS (1u << GCK_COMM_BITS)
+#define GCK_KEY_EMPTY ((uintptr_t)0)
+#define GCK_KEY_TOMB (~(uintptr_t)0)
 
 extern int gclock_active;                 /* recording on (set after init) */
-extern GCLOCK_TLS int gclock_tl_guard;    /* reentrancy depth */
-extern GCLOCK_TLS gclock_tbuf *gclock_tl_buf;
-extern gclock_comm_slot gclock_comms[GCLOCK_COMM_SLOTS];
+extern GCK_TLS int gclock_tl_guard;    /* reentrancy depth */
+extern GCK_TLS gclock_tbuf *gclock_tl_buf;
+extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 extern int gclock_timer_kind;
 extern int gclock_fake_on;
 extern int64_t gclock_fake_off;           /* ns */
@@ -207,16 +207,16 @@ static inline int64_t gclock_clock(clockid_t id)
 static inline int64_t gclock_timer_raw_inline(void)
 {
 	switch (gclock_timer_kind) {
-	case GCLOCK_TIMER_MONOTONIC_RAW:
+	case GCK_TIMER_MONOTONIC_RAW:
 		return gclock_clock(CLOCK_MONOTONIC_RAW);
-	case GCLOCK_TIMER_REALTIME:
+	case GCK_TIMER_REALTIME:
 		return gclock_clock(CLOCK_REALTIME);
-	case GCLOCK_TIMER_TSC: {
+	case GCK_TIMER_TSC: {
 		uint64_t d = gclock_rdtsc() - gclock_tsc0;
 		return gclock_tsc_ns0 +
 		       (int64_t)(((unsigned __int128)d * gclock_tsc_mult) >> 32);
 	}
-	case GCLOCK_TIMER_MPI_WTIME:
+	case GCK_TIMER_MPI_WTIME:
 		return (int64_t)(PMPI_Wtime() * 1e9);
 	default:
 		return gclock_clock(CLOCK_MONOTONIC);
@@ -228,7 +228,7 @@ static inline int64_t gclock_timer_raw_inline(void)
 static inline int64_t gclock_now(void)
 {
 	int64_t t = gclock_timer_raw_inline();
-	if (GCLOCK_UNLIKELY(gclock_fake_on))
+	if (GCK_UNLIKELY(gclock_fake_on))
 		t += gclock_fake_off + (int64_t)(gclock_fake_k * (double)t);
 	return t;
 }
@@ -239,13 +239,13 @@ static inline int64_t gclock_now(void)
 static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
 {
 	uintptr_t k = (uintptr_t)comm;
-	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCLOCK_COMM_BITS));
-	for (uint32_t probe = 0; probe < GCLOCK_COMM_SLOTS; probe++) {
-		gclock_comm_slot *s = &gclock_comms[(i + probe) & (GCLOCK_COMM_SLOTS - 1)];
+	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
+	for (uint32_t probe = 0; probe < GCK_COMM_SLOTS; probe++) {
+		gclock_comm_slot *s = &gclock_comms[(i + probe) & (GCK_COMM_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (GCLOCK_LIKELY(sk == k))
+		if (GCK_LIKELY(sk == k))
 			return s;
-		if (sk == GCLOCK_KEY_EMPTY)
+		if (sk == GCK_KEY_EMPTY)
 			break;
 	}
 	return gclock_comm_unknown(comm);
@@ -257,12 +257,12 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 {
 	uint32_t seq = cs->seq++; /* counted even if the event is dropped */
 	gclock_tbuf *b = gclock_tl_buf;
-	if (GCLOCK_UNLIKELY(b == NULL)) {
+	if (GCK_UNLIKELY(b == NULL)) {
 		b = gclock_tbuf_new();
 		if (b == NULL)
 			return; /* counted as dropped */
 	}
-	if (GCLOCK_UNLIKELY(b->poll_n != 0))
+	if (GCK_UNLIKELY(b->poll_n != 0))
 		gclock_polls_flush(b);
 	gclock_event *e = &b->ev[b->n];
 	e->enter_ns = t0;
@@ -279,7 +279,7 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 	e->tag = 0;
 	e->req = 0;
 	e->pad = 0;
-	if (GCLOCK_UNLIKELY(++b->n == b->cap))
+	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
 }
 
@@ -288,7 +288,7 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 
 /* ---- called from Go (pmpi) --------------------------------------------- */
 
-/* Timer set-up; kind is GCLOCK_TIMER_*. Returns 0 or -1 (unsupported). */
+/* Timer set-up; kind is GCK_TIMER_*. Returns 0 or -1 (unsupported). */
 int gclock_timer_setup(int kind, double *tsc_hz);
 void gclock_timer_fake(double offset_ns, double drift_ppm);
 int64_t gclock_timer_raw(void);
@@ -337,6 +337,6 @@ extern void gclockGoCommFreed(uint32_t local, int64_t freed_ns);
 extern void gclockGoFinish(int32_t reason);
 
 /* gclockGoFinish reasons. */
-enum { GCLOCK_FINISH_FINALIZE = 0, GCLOCK_FINISH_EXIT = 1, GCLOCK_FINISH_ABORT = 2 };
+enum { GCK_FINISH_FINALIZE = 0, GCK_FINISH_EXIT = 1, GCK_FINISH_ABORT = 2 };
 
 #endif

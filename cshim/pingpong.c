@@ -16,7 +16,7 @@
  *
  * Compiled in the unity build pmpi/cshim.c right after shim.c, whose private
  * communicator table (tc_get), MPI_DOUBLE handle (h_double) and tag
- * (GCLOCK_TAG) it uses, so shim.c needs no change.
+ * (GCK_TAG) it uses, so shim.c needs no change.
  */
 #include "pingpong.h"
 
@@ -36,8 +36,8 @@
  * 2 vCPUs here) the ranks that only wait for their turn take the cores away
  * from the pair that is timing a ping-pong, and a one-way delay then holds a
  * context switch. So every wait that is not itself timed polls with
- * PMPI_Test and sleeps GCLOCK_IDLE_NS between polls. */
-#define GCLOCK_IDLE_NS 20000
+ * PMPI_Test and sleeps GCK_IDLE_NS between polls. */
+#define GCK_IDLE_NS 20000
 
 static int wait_idle(MPI_Request *req)
 {
@@ -46,7 +46,7 @@ static int wait_idle(MPI_Request *req)
 		int rc = PMPI_Test(req, &done, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS || done)
 			return rc;
-		struct timespec ts = {0, GCLOCK_IDLE_NS};
+		struct timespec ts = {0, GCK_IDLE_NS};
 		nanosleep(&ts, NULL);
 	}
 }
@@ -56,7 +56,7 @@ static int wait_idle(MPI_Request *req)
 int gclock_t_recv_idle(int tc, double *v, int n, int src)
 {
 	MPI_Request req;
-	int rc = PMPI_Irecv(v, n, h_double, src, GCLOCK_TAG, tc_get(tc), &req);
+	int rc = PMPI_Irecv(v, n, h_double, src, GCK_TAG, tc_get(tc), &req);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	return wait_idle(&req);
@@ -139,20 +139,20 @@ int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, doub
 	MPI_Comm c = tc_get(tc);
 	double buf = 0;
 	/* untimed "ready": the client sleeps until the reference gets to it */
-	int rc = PMPI_Send(&buf, 1, h_double, client, GCLOCK_TAG, c);
+	int rc = PMPI_Send(&buf, 1, h_double, client, GCK_TAG, c);
 	if (rc != MPI_SUCCESS)
 		return rc;
 	for (int i = 0; i < n; i++) {
 		if (i == 0 && pp_token_fd >= 0) /* the client may wait for the token */
 			rc = gclock_t_recv_idle(tc, &buf, 1, client);
 		else
-			rc = PMPI_Recv(&buf, 1, h_double, client, GCLOCK_TAG, c, MPI_STATUS_IGNORE);
+			rc = PMPI_Recv(&buf, 1, h_double, client, GCK_TAG, c, MPI_STATUS_IGNORE);
 		if (rc != MPI_SUCCESS)
 			return rc;
 		if (buf != buf)
 			break;
 		buf = pp_global(base0, slope, intercept);
-		rc = PMPI_Send(&buf, 1, h_double, client, GCLOCK_TAG, c);
+		rc = PMPI_Send(&buf, 1, h_double, client, GCK_TAG, c);
 		if (rc != MPI_SUCCESS)
 			return rc;
 	}
@@ -172,10 +172,10 @@ int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double
 	token_take();
 	for (int i = 0; i < n; i++) {
 		s_last[i] = buf = pp_global(base0, slope, intercept);
-		rc = PMPI_Send(&buf, 1, h_double, ref, GCLOCK_TAG, c);
+		rc = PMPI_Send(&buf, 1, h_double, ref, GCK_TAG, c);
 		if (rc != MPI_SUCCESS)
 			break;
-		rc = PMPI_Recv(&buf, 1, h_double, ref, GCLOCK_TAG, c, MPI_STATUS_IGNORE);
+		rc = PMPI_Recv(&buf, 1, h_double, ref, GCK_TAG, c, MPI_STATUS_IGNORE);
 		s_now[i] = pp_global(base0, slope, intercept);
 		if (rc != MPI_SUCCESS)
 			break;

@@ -2,8 +2,8 @@
  * (pingpong.c). Times are global times of the flattened model
  * global(x) = x - (slope*x + intercept), x = (timer_ns - base0)*1e-9.
  * Both return an MPI error code. */
-#ifndef GCLOCK_PINGPONG_H
-#define GCLOCK_PINGPONG_H
+#ifndef GCK_PINGPONG_H
+#define GCK_PINGPONG_H
 #include "gclock.h"
 
 int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, double intercept);

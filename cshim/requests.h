@@ -8,7 +8,7 @@
  * Request table: a fixed 16384-slot open-addressing table keyed by the
  * MPI_Request handle, lock-free (a slot is claimed with one CAS of its key
  * and published with a release store; lookups are acquire loads). Probe
- * chains are bounded (GCLOCK_REQ_PROBES): a request that finds no free
+ * chains are bounded (GCK_REQ_PROBES): a request that finds no free
  * slot in its chain is recorded at its start but its completion is not
  * linked (counted in gclock_req_lost). A slot is freed (tombstone) when its
  * request completes, or when MPI_Request_free drops it. A handle that
@@ -18,38 +18,38 @@
  * Request ids (trace.Event.Req) are per rank, from 1, in start order; a
  * persistent request keeps the id of its MPI_*_init for all activations.
  */
-#ifndef GCLOCK_REQUESTS_H
-#define GCLOCK_REQUESTS_H
+#ifndef GCK_REQUESTS_H
+#define GCK_REQUESTS_H
 
 #include "gclock.h"
 
-enum { GCLOCK_REQ_SEND = 1, GCLOCK_REQ_RECV = 2, GCLOCK_REQ_COLL = 3 };
+enum { GCK_REQ_SEND = 1, GCK_REQ_RECV = 2, GCK_REQ_COLL = 3 };
 
 /* trace.PeerAny, trace.PeerNull, trace.TagAny */
-#define GCLOCK_PEER_ANY (-1)
-#define GCLOCK_PEER_NULL (-2)
-#define GCLOCK_TAG_ANY (-1)
+#define GCK_PEER_ANY (-1)
+#define GCK_PEER_NULL (-2)
+#define GCK_TAG_ANY (-1)
 
-#define GCLOCK_REQ_BITS 14
-#define GCLOCK_REQ_SLOTS (1u << GCLOCK_REQ_BITS)
-#define GCLOCK_REQ_PROBES 64
-#define GCLOCK_REQ_BUSY (~(uintptr_t)1) /* being filled in */
+#define GCK_REQ_BITS 14
+#define GCK_REQ_SLOTS (1u << GCK_REQ_BITS)
+#define GCK_REQ_PROBES 64
+#define GCK_REQ_BUSY (~(uintptr_t)1) /* being filled in */
 
 typedef struct gclock_req_slot {
-	uintptr_t key;        /* handle; GCLOCK_KEY_EMPTY / _TOMB / GCLOCK_REQ_BUSY */
+	uintptr_t key;        /* handle; GCK_KEY_EMPTY / _TOMB / GCK_REQ_BUSY */
 	uint64_t bytes;       /* posted bytes (count x type size) */
 	const int32_t *peers; /* comm rank -> world rank, for statuses */
 	int32_t npeers;
 	uint32_t id;          /* trace.Event.Req */
 	uint32_t comm;        /* communicator local index */
-	int32_t peer;         /* world rank, GCLOCK_PEER_ANY / _NULL */
+	int32_t peer;         /* world rank, GCK_PEER_ANY / _NULL */
 	int32_t tag;
-	uint16_t kind;        /* GCLOCK_REQ_* */
+	uint16_t kind;        /* GCK_REQ_* */
 	uint16_t persistent;  /* MPI_*_init: kept across completions */
 	const void *owner;    /* thread buffer of the starting thread */
 } gclock_req_slot;
 
-static gclock_req_slot gclock_reqs[GCLOCK_REQ_SLOTS];
+static gclock_req_slot gclock_reqs[GCK_REQ_SLOTS];
 static uint32_t gclock_req_ids;  /* last id handed out */
 static uint64_t gclock_req_lost; /* requests whose completion cannot be linked */
 
@@ -57,19 +57,19 @@ static inline uintptr_t gclock_req_key(MPI_Request r) { return (uintptr_t)r; }
 
 static inline uint32_t gclock_req_hash(uintptr_t k)
 {
-	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCLOCK_REQ_BITS));
+	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_REQ_BITS));
 }
 
-/* gclock_req_claim returns a slot whose key is GCLOCK_REQ_BUSY, to be
+/* gclock_req_claim returns a slot whose key is GCK_REQ_BUSY, to be
  * filled and published with gclock_req_publish; NULL if the chain is full. */
 static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
 {
 	uint32_t h = gclock_req_hash(k);
-	for (uint32_t p = 0; p < GCLOCK_REQ_PROBES; p++) {
-		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCLOCK_REQ_SLOTS - 1)];
+	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (sk == GCLOCK_KEY_EMPTY || sk == GCLOCK_KEY_TOMB) {
-			if (__atomic_compare_exchange_n(&s->key, &sk, GCLOCK_REQ_BUSY, 0,
+		if (sk == GCK_KEY_EMPTY || sk == GCK_KEY_TOMB) {
+			if (__atomic_compare_exchange_n(&s->key, &sk, GCK_REQ_BUSY, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 				return s;
 		}
@@ -93,12 +93,12 @@ static inline gclock_req_slot *gclock_req_find(uintptr_t k)
 {
 	uint32_t h = gclock_req_hash(k);
 	gclock_req_slot *best = NULL;
-	for (uint32_t p = 0; p < GCLOCK_REQ_PROBES; p++) {
-		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCLOCK_REQ_SLOTS - 1)];
+	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		if (sk == k && (best == NULL || (int32_t)(s->id - best->id) < 0))
 			best = s;
-		else if (sk == GCLOCK_KEY_EMPTY)
+		else if (sk == GCK_KEY_EMPTY)
 			break;
 	}
 	return best;
@@ -112,15 +112,15 @@ static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *ow
 {
 	uint32_t h = gclock_req_hash(k);
 	gclock_req_slot *best = NULL, *mine = NULL;
-	for (uint32_t p = 0; p < GCLOCK_REQ_PROBES; p++) {
-		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCLOCK_REQ_SLOTS - 1)];
+	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		if (sk == k) {
 			if (best == NULL || (int32_t)(s->id - best->id) < 0)
 				best = s;
 			if (s->owner == owner && (mine == NULL || (int32_t)(s->id - mine->id) < 0))
 				mine = s;
-		} else if (sk == GCLOCK_KEY_EMPTY) {
+		} else if (sk == GCK_KEY_EMPTY) {
 			break;
 		}
 	}
@@ -129,7 +129,7 @@ static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *ow
 
 static inline void gclock_req_drop(gclock_req_slot *s)
 {
-	__atomic_store_n(&s->key, GCLOCK_KEY_TOMB, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->key, GCK_KEY_TOMB, __ATOMIC_RELEASE);
 }
 
 /* ---- per-call context ----------------------------------------------------- */
@@ -153,9 +153,9 @@ typedef struct gclock_p2p {
 static inline int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
 {
 	if (r == MPI_PROC_NULL)
-		return GCLOCK_PEER_NULL;
+		return GCK_PEER_NULL;
 	if (r == MPI_ANY_SOURCE)
-		return GCLOCK_PEER_ANY;
+		return GCK_PEER_ANY;
 	if (peers != NULL && r >= 0 && r < n)
 		return peers[r];
 	return r; /* no member list: the comm rank as given */
@@ -179,7 +179,7 @@ static inline uint64_t gclock_status_bytes(MPI_Status *st, uint64_t posted)
 static inline gclock_tbuf *gclock_buf(void)
 {
 	gclock_tbuf *b = gclock_tl_buf;
-	if (GCLOCK_UNLIKELY(b == NULL))
+	if (GCK_UNLIKELY(b == NULL))
 		b = gclock_tbuf_new();
 	return b;
 }
@@ -192,7 +192,7 @@ static inline void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32
 	gclock_tbuf *b = gclock_buf();
 	if (b == NULL)
 		return; /* counted as dropped */
-	if (GCLOCK_UNLIKELY(b->poll_n != 0))
+	if (GCK_UNLIKELY(b->poll_n != 0))
 		gclock_polls_flush(b);
 	gclock_event *e = &b->ev[b->n];
 	e->enter_ns = cx->t0;
@@ -210,7 +210,7 @@ static inline void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32
 	e->req = req;
 	e->pad = 0;
 	cx->nrec++;
-	if (GCLOCK_UNLIKELY(++b->n == b->cap))
+	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
 }
 
@@ -232,9 +232,9 @@ void gclock_polls_flush(gclock_tbuf *b)
 	e->comm = b->poll_comm;
 	e->seq = 0;
 	e->root = -1;
-	e->op = GCLOCK_OP_GCLOCK_POLLS;
+	e->op = GCK_OP_GCLOCK_POLLS;
 	e->flags = 0;
-	e->peer = GCLOCK_PEER_ANY;
+	e->peer = GCK_PEER_ANY;
 	e->tag = (int32_t)b->poll_op;
 	e->req = n;
 	e->pad = 0;
@@ -278,7 +278,7 @@ static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, in
 		return NULL;
 	gclock_shared_req *found = NULL;
 	for (uint32_t i = b->shq_head; i != b->shq_tail; i++) {
-		gclock_shared_req *q = &b->shq[i % GCLOCK_SHARED_CAP];
+		gclock_shared_req *q = &b->shq[i % GCK_SHARED_CAP];
 		if (q->key == k) {
 			found = q;
 			if (!newest)
@@ -291,7 +291,7 @@ static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, in
 static inline void gclock_shq_consume(gclock_tbuf *b, gclock_shared_req *q)
 {
 	q->key = 0;
-	while (b->shq_head != b->shq_tail && b->shq[b->shq_head % GCLOCK_SHARED_CAP].key == 0)
+	while (b->shq_head != b->shq_tail && b->shq[b->shq_head % GCK_SHARED_CAP].key == 0)
 		b->shq_head++;
 }
 
@@ -305,9 +305,9 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
 	uintptr_t k = gclock_req_key(r);
 	gclock_tbuf *b = gclock_buf();
 	if (!persistent && b != NULL && b->shq != NULL &&
-	    b->shq_tail - b->shq_head < GCLOCK_SHARED_CAP &&
+	    b->shq_tail - b->shq_head < GCK_SHARED_CAP &&
 	    (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
-		gclock_shared_req *q = &b->shq[b->shq_tail++ % GCLOCK_SHARED_CAP];
+		gclock_shared_req *q = &b->shq[b->shq_tail++ % GCK_SHARED_CAP];
 		q->key = k;
 		q->bytes = bytes;
 		q->peers = cx->cs->peers;
@@ -381,15 +381,15 @@ static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st,
 	int32_t peer = r.peer, tag = r.tag;
 	uint64_t sent = 0, recv = 0;
 	switch (r.kind) {
-	case GCLOCK_REQ_SEND:
+	case GCK_REQ_SEND:
 		sent = r.bytes;
 		break;
-	case GCLOCK_REQ_RECV:
+	case GCK_REQ_RECV:
 		recv = r.bytes;
 		if (st != NULL) {
 			peer = gclock_peer_of(r.peers, r.npeers, st->MPI_SOURCE);
 			tag = st->MPI_TAG;
-			recv = peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);
+			recv = peer == GCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);
 		}
 		break;
 	default: /* nonblocking collective: bytes were recorded at the start */
@@ -430,11 +430,11 @@ static inline void gclock_copy_reqs(gclock_p2p *cx, int count, const MPI_Request
 	cx->sts = statuses;
 	if (cx->b == NULL || cx->b->sc_req == NULL || count <= 0)
 		return;
-	int n = count < GCLOCK_SCRATCH ? count : GCLOCK_SCRATCH;
+	int n = count < GCK_SCRATCH ? count : GCK_SCRATCH;
 	for (int i = 0; i < n; i++)
 		cx->b->sc_req[i] = reqs[i];
 	cx->ncopy = n;
-	if (statuses == MPI_STATUSES_IGNORE && count <= GCLOCK_SCRATCH)
+	if (statuses == MPI_STATUSES_IGNORE && count <= GCK_SCRATCH)
 		cx->sts = cx->b->sc_st;
 }
 
@@ -506,7 +506,7 @@ static inline void gclock_resolve(gclock_p2p *cx, int rc, MPI_Status *st, int so
 	if (rc == MPI_SUCCESS) {
 		*peer = gclock_peer(cx->cs, st->MPI_SOURCE);
 		*rtag = st->MPI_TAG;
-		*bytes = *peer == GCLOCK_PEER_NULL ? 0 : gclock_status_bytes(st, posted);
+		*bytes = *peer == GCK_PEER_NULL ? 0 : gclock_status_bytes(st, posted);
 	} else {
 		*peer = gclock_peer(cx->cs, source);
 		*rtag = tag;
@@ -625,7 +625,7 @@ static inline void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *req
 	uint32_t id = 0;
 	if (rc == MPI_SUCCESS)
 		id = gclock_track(cx, *request, kind, persistent, cx->peer, tag,
-				  kind == GCLOCK_REQ_SEND ? cx->sent : cx->recv);
+				  kind == GCK_REQ_SEND ? cx->sent : cx->recv);
 	gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
 }
 
@@ -640,7 +640,7 @@ static inline void gclock_p2p_isend_post(gclock_p2p *cx, int rc, int count, MPI_
 					 int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)dest, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_SEND, 0, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 0, tag);
 }
 
 static inline void gclock_p2p_irecv_pre(gclock_p2p *cx, int count, MPI_Datatype type, int source,
@@ -658,7 +658,7 @@ static inline void gclock_p2p_irecv_post(gclock_p2p *cx, int rc, int count, MPI_
 					 int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)source, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_RECV, 0, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 0, tag);
 }
 
 static inline void gclock_p2p_send_init_pre(gclock_p2p *cx, int count, MPI_Datatype type,
@@ -673,7 +673,7 @@ static inline void gclock_p2p_send_init_post(gclock_p2p *cx, int rc, int count,
 					     MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)dest, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_SEND, 1, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 1, tag);
 }
 
 static inline void gclock_p2p_recv_init_pre(gclock_p2p *cx, int count, MPI_Datatype type,
@@ -688,7 +688,7 @@ static inline void gclock_p2p_recv_init_post(gclock_p2p *cx, int rc, int count,
 					     MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)source, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCLOCK_REQ_RECV, 1, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 1, tag);
 }
 
 /* gclock_restart records one activation of a persistent request. */
@@ -698,8 +698,8 @@ static inline void gclock_restart(gclock_p2p *cx, MPI_Request r, uint32_t seq)
 	if (s == NULL)
 		return;
 	gclock_put(cx, s->comm, seq, -1, s->peer, s->tag, s->id,
-		   s->kind == GCLOCK_REQ_SEND ? s->bytes : 0,
-		   s->kind == GCLOCK_REQ_RECV ? s->bytes : 0);
+		   s->kind == GCK_REQ_SEND ? s->bytes : 0,
+		   s->kind == GCK_REQ_RECV ? s->bytes : 0);
 }
 
 /* start(request) */
@@ -929,7 +929,7 @@ static inline void gclock_p2p_icoll_post(gclock_p2p *cx, int rc, int32_t root, M
 	uint32_t seq = cx->cs->seq++; /* counted even if the call failed */
 	uint32_t id = 0;
 	if (rc == MPI_SUCCESS)
-		id = gclock_track(cx, *request, GCLOCK_REQ_COLL, 0, root, 0, 0);
+		id = gclock_track(cx, *request, GCK_REQ_COLL, 0, root, 0, 0);
 	gclock_put(cx, cx->cs->local, seq, root, 0, 0, id, cx->sent, cx->recv);
 }
 

@@ -22,10 +22,10 @@
 /* ---- state ---------------------------------------------------------------- */
 
 int gclock_active;
-GCLOCK_TLS int gclock_tl_guard;
-GCLOCK_TLS gclock_tbuf *gclock_tl_buf;
-gclock_comm_slot gclock_comms[GCLOCK_COMM_SLOTS];
-int gclock_timer_kind = GCLOCK_TIMER_MONOTONIC;
+GCK_TLS int gclock_tl_guard;
+GCK_TLS gclock_tbuf *gclock_tl_buf;
+gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
+int gclock_timer_kind = GCK_TIMER_MONOTONIC;
 int gclock_fake_on;
 int64_t gclock_fake_off;
 double gclock_fake_k;
@@ -44,8 +44,8 @@ static gclock_tbuf *all_bufs;
 static int buffer_events = 32768;
 static uint64_t dropped;
 
-#define GCLOCK_MAX_TCOMM 64
-static MPI_Comm tcomm[GCLOCK_MAX_TCOMM];
+#define GCK_MAX_TCOMM 64
+static MPI_Comm tcomm[GCK_MAX_TCOMM];
 static int ntcomm;
 
 /* ---- predefined handles ----------------------------------------------------
@@ -65,23 +65,23 @@ static void *resolve(void *linked, const char *sym)
 {
 	return linked != NULL ? linked : dlsym(RTLD_DEFAULT, sym);
 }
-#define GCLOCK_RESOLVE(var, type, macro, sym) (var = (type)resolve((void *)(macro), sym)) != NULL
+#define GCK_RESOLVE(var, type, macro, sym) (var = (type)resolve((void *)(macro), sym)) != NULL
 #else
-#define GCLOCK_RESOLVE(var, type, macro, sym) ((var = (macro)), 1)
+#define GCK_RESOLVE(var, type, macro, sym) ((var = (macro)), 1)
 #endif
 
 /* handles_resolve fills the h_* handles; 0 if one cannot be found. */
 static int handles_resolve(void)
 {
 	int ok = 1;
-	ok &= GCLOCK_RESOLVE(h_world, MPI_Comm, MPI_COMM_WORLD, "ompi_mpi_comm_world");
-	ok &= GCLOCK_RESOLVE(h_self, MPI_Comm, MPI_COMM_SELF, "ompi_mpi_comm_self");
-	ok &= GCLOCK_RESOLVE(h_null, MPI_Comm, MPI_COMM_NULL, "ompi_mpi_comm_null");
-	ok &= GCLOCK_RESOLVE(h_double, MPI_Datatype, MPI_DOUBLE, "ompi_mpi_double");
-	ok &= GCLOCK_RESOLVE(h_byte, MPI_Datatype, MPI_BYTE, "ompi_mpi_byte");
-	ok &= GCLOCK_RESOLVE(h_int, MPI_Datatype, MPI_INT, "ompi_mpi_int");
-	ok &= GCLOCK_RESOLVE(h_int64, MPI_Datatype, MPI_INT64_T, "ompi_mpi_int64_t");
-	ok &= GCLOCK_RESOLVE(h_info_null, MPI_Info, MPI_INFO_NULL, "ompi_mpi_info_null");
+	ok &= GCK_RESOLVE(h_world, MPI_Comm, MPI_COMM_WORLD, "ompi_mpi_comm_world");
+	ok &= GCK_RESOLVE(h_self, MPI_Comm, MPI_COMM_SELF, "ompi_mpi_comm_self");
+	ok &= GCK_RESOLVE(h_null, MPI_Comm, MPI_COMM_NULL, "ompi_mpi_comm_null");
+	ok &= GCK_RESOLVE(h_double, MPI_Datatype, MPI_DOUBLE, "ompi_mpi_double");
+	ok &= GCK_RESOLVE(h_byte, MPI_Datatype, MPI_BYTE, "ompi_mpi_byte");
+	ok &= GCK_RESOLVE(h_int, MPI_Datatype, MPI_INT, "ompi_mpi_int");
+	ok &= GCK_RESOLVE(h_int64, MPI_Datatype, MPI_INT64_T, "ompi_mpi_int64_t");
+	ok &= GCK_RESOLVE(h_info_null, MPI_Info, MPI_INFO_NULL, "ompi_mpi_info_null");
 	return ok;
 }
 
@@ -113,7 +113,7 @@ static int tsc_usable(void)
 int gclock_timer_setup(int kind, double *tsc_hz)
 {
 	*tsc_hz = 0;
-	if (kind == GCLOCK_TIMER_TSC) {
+	if (kind == GCK_TIMER_TSC) {
 		if (!tsc_usable())
 			return -1;
 		/* Calibrate against CLOCK_MONOTONIC over 20 ms; anchor the TSC
@@ -132,7 +132,7 @@ int gclock_timer_setup(int kind, double *tsc_hz)
 		gclock_tsc_ns0 = m1;
 		*tsc_hz = hz;
 	}
-	if (kind < GCLOCK_TIMER_MONOTONIC || kind > GCLOCK_TIMER_MPI_WTIME)
+	if (kind < GCK_TIMER_MONOTONIC || kind > GCK_TIMER_MPI_WTIME)
 		return -1;
 	gclock_timer_kind = kind;
 	return 0;
@@ -191,15 +191,15 @@ gclock_tbuf *gclock_tbuf_new(void)
 	b->cap = (uint32_t)buffer_events;
 	/* Scratch for the completion wrappers (requests.h); without it they
 	 * record from the posted values only. */
-	b->sc_req = malloc(GCLOCK_SCRATCH * sizeof(MPI_Request));
-	b->sc_st = malloc(GCLOCK_SCRATCH * sizeof(MPI_Status));
+	b->sc_req = malloc(GCK_SCRATCH * sizeof(MPI_Request));
+	b->sc_st = malloc(GCK_SCRATCH * sizeof(MPI_Status));
 	if (b->sc_req == NULL || b->sc_st == NULL) {
 		free(b->sc_req);
 		free(b->sc_st);
 		b->sc_req = NULL;
 		b->sc_st = NULL;
 	}
-	b->shq = calloc(GCLOCK_SHARED_CAP, sizeof *b->shq); /* NULL: table only */
+	b->shq = calloc(GCK_SHARED_CAP, sizeof *b->shq); /* NULL: table only */
 	pthread_mutex_lock(&buf_mu);
 	b->next = all_bufs;
 	all_bufs = b;
@@ -243,18 +243,18 @@ void gclock_flush_all(void)
 
 static uint32_t comm_hash(uintptr_t k)
 {
-	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCLOCK_COMM_BITS));
+	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
 }
 
 /* comm_find returns the live slot of k or NULL; caller holds comm_mu. */
 static gclock_comm_slot *comm_find(uintptr_t k)
 {
 	uint32_t i = comm_hash(k);
-	for (uint32_t p = 0; p < GCLOCK_COMM_SLOTS; p++) {
-		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCLOCK_COMM_SLOTS - 1)];
+	for (uint32_t p = 0; p < GCK_COMM_SLOTS; p++) {
+		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCK_COMM_SLOTS - 1)];
 		if (s->key == k)
 			return s;
-		if (s->key == GCLOCK_KEY_EMPTY)
+		if (s->key == GCK_KEY_EMPTY)
 			return NULL;
 	}
 	return NULL;
@@ -265,9 +265,9 @@ static gclock_comm_slot *comm_find(uintptr_t k)
 static gclock_comm_slot *comm_insert(uintptr_t k, const gclock_comm_slot *v)
 {
 	uint32_t i = comm_hash(k);
-	for (uint32_t p = 0; p < GCLOCK_COMM_SLOTS; p++) {
-		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCLOCK_COMM_SLOTS - 1)];
-		if (s->key == GCLOCK_KEY_EMPTY || s->key == GCLOCK_KEY_TOMB) {
+	for (uint32_t p = 0; p < GCK_COMM_SLOTS; p++) {
+		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCK_COMM_SLOTS - 1)];
+		if (s->key == GCK_KEY_EMPTY || s->key == GCK_KEY_TOMB) {
 			s->id = v->id;
 			s->local = v->local;
 			s->seq = 0;
@@ -395,7 +395,7 @@ static void comm_created(int rc, gclock_comm_slot *parent, uint32_t counter,
 	comm_register(newcomm, parent, counter, kind, 0);
 }
 
-#define GCLOCK_COMM_WRAP(kind, parentcomm, newcomm, call)                   \
+#define GCK_COMM_WRAP(kind, parentcomm, newcomm, call)                   \
 	do {                                                                  \
 		if (!gclock_active || gclock_tl_guard)                        \
 			return call;                                          \
@@ -411,24 +411,24 @@ static void comm_created(int rc, gclock_comm_slot *parent, uint32_t counter,
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-	GCLOCK_COMM_WRAP("dup", comm, newcomm, PMPI_Comm_dup(comm, newcomm));
+	GCK_COMM_WRAP("dup", comm, newcomm, PMPI_Comm_dup(comm, newcomm));
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	GCLOCK_COMM_WRAP("split", comm, newcomm, PMPI_Comm_split(comm, color, key, newcomm));
+	GCK_COMM_WRAP("split", comm, newcomm, PMPI_Comm_split(comm, color, key, newcomm));
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 			MPI_Comm *newcomm)
 {
-	GCLOCK_COMM_WRAP("split_type", comm, newcomm,
+	GCK_COMM_WRAP("split_type", comm, newcomm,
 			 PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	GCLOCK_COMM_WRAP("create", comm, newcomm, PMPI_Comm_create(comm, group, newcomm));
+	GCK_COMM_WRAP("create", comm, newcomm, PMPI_Comm_create(comm, group, newcomm));
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
@@ -447,7 +447,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 			local = s->local;
 			/* The handle may be reused by a later communicator: the
 			 * tombstone lets it get a fresh slot and local index. */
-			__atomic_store_n(&s->key, GCLOCK_KEY_TOMB, __ATOMIC_RELEASE);
+			__atomic_store_n(&s->key, GCK_KEY_TOMB, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&comm_mu);
 		if (s != NULL)
@@ -473,7 +473,7 @@ static void gclock_atexit(void)
 	gclock_active = 0;
 	gclock_flush_all();
 	gclock_tl_guard++;
-	gclockGoFinish(GCLOCK_FINISH_EXIT);
+	gclockGoFinish(GCK_FINISH_EXIT);
 	gclock_tl_guard--;
 }
 
@@ -645,7 +645,7 @@ int MPI_Finalize(void)
 	finished = 1;
 	gclock_active = 0;
 	gclock_flush_all();
-	gclockGoFinish(GCLOCK_FINISH_FINALIZE);
+	gclockGoFinish(GCK_FINISH_FINALIZE);
 	for (int i = ntcomm - 1; i >= 0; i--)
 		if (tcomm[i] != h_null)
 			PMPI_Comm_free(&tcomm[i]);
@@ -666,7 +666,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 		finished = 1;
 		gclock_active = 0;
 		gclock_flush_all();
-		gclockGoFinish(GCLOCK_FINISH_ABORT);
+		gclockGoFinish(GCK_FINISH_ABORT);
 		gclock_tl_guard--;
 	}
 	return PMPI_Abort(comm, errorcode);
@@ -674,7 +674,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 
 /* ---- PMPI helpers for Go's own traffic ------------------------------------ */
 
-#define GCLOCK_TAG 0x6c6b /* "lk" */
+#define GCK_TAG 0x6c6b /* "lk" */
 
 static MPI_Comm tc_get(int tc)
 {
@@ -703,13 +703,13 @@ int gclock_t_size(int tc)
 int gclock_t_send(int tc, const double *v, int n, int dst, int sync)
 {
 	if (sync)
-		return PMPI_Ssend(v, n, h_double, dst, GCLOCK_TAG, tc_get(tc));
-	return PMPI_Send(v, n, h_double, dst, GCLOCK_TAG, tc_get(tc));
+		return PMPI_Ssend(v, n, h_double, dst, GCK_TAG, tc_get(tc));
+	return PMPI_Send(v, n, h_double, dst, GCK_TAG, tc_get(tc));
 }
 
 int gclock_t_recv(int tc, double *v, int n, int src)
 {
-	return PMPI_Recv(v, n, h_double, src, GCLOCK_TAG, tc_get(tc), MPI_STATUS_IGNORE);
+	return PMPI_Recv(v, n, h_double, src, GCK_TAG, tc_get(tc), MPI_STATUS_IGNORE);
 }
 
 int gclock_t_bcast(int tc, void *buf, int64_t n, int root)
@@ -731,7 +731,7 @@ int gclock_t_split(int tc, int color, int key, int *newtc)
 	int rc = PMPI_Comm_split(tc_get(tc), color < 0 ? MPI_UNDEFINED : color, key, &nc);
 	if (rc != MPI_SUCCESS || nc == h_null)
 		return rc;
-	if (ntcomm >= GCLOCK_MAX_TCOMM) {
+	if (ntcomm >= GCK_MAX_TCOMM) {
 		PMPI_Comm_free(&nc);
 		return MPI_ERR_NO_MEM;
 	}

@@ -72,12 +72,12 @@
 /* MPI_Barrier: collectives.tbl line 12, op 1 */
 int MPI_Barrier(MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Barrier(comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Barrier(comm);
 		gclock_tl_guard--;
 		return rc;
@@ -87,7 +87,7 @@ int MPI_Barrier(MPI_Comm comm)
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Barrier(comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_BARRIER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_BARRIER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -95,12 +95,12 @@ int MPI_Barrier(MPI_Comm comm)
 /* MPI_Bcast: collectives.tbl line 13, op 2 */
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Bcast(buffer, count, datatype, root, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -110,7 +110,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_BCAST, cs, root, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_BCAST, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -118,12 +118,12 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 /* MPI_Reduce: collectives.tbl line 14, op 3 */
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -133,7 +133,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_REDUCE, cs, root, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_REDUCE, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -141,12 +141,12 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 /* MPI_Allreduce: collectives.tbl line 15, op 4 */
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -156,7 +156,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -164,12 +164,12 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 /* MPI_Gather: collectives.tbl line 16, op 5 */
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -179,7 +179,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_GATHER, cs, root, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_GATHER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -187,12 +187,12 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 /* MPI_Gatherv: collectives.tbl line 17, op 6 */
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -202,7 +202,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_GATHERV, cs, root, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_GATHERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -210,12 +210,12 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 /* MPI_Scatter: collectives.tbl line 18, op 7 */
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -225,7 +225,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_SCATTER, cs, root, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_SCATTER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -233,12 +233,12 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 /* MPI_Scatterv: collectives.tbl line 19, op 8 */
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -248,7 +248,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_SCATTERV, cs, root, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_SCATTERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -256,12 +256,12 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 /* MPI_Allgather: collectives.tbl line 20, op 9 */
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -271,7 +271,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -279,12 +279,12 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 /* MPI_Allgatherv: collectives.tbl line 21, op 10 */
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -294,7 +294,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -302,12 +302,12 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 /* MPI_Alltoall: collectives.tbl line 22, op 11 */
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -317,7 +317,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -325,12 +325,12 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 /* MPI_Alltoallv: collectives.tbl line 23, op 12 */
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -340,7 +340,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -348,12 +348,12 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 /* MPI_Alltoallw: collectives.tbl line 24, op 13 */
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -363,7 +363,7 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -371,12 +371,12 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 /* MPI_Reduce_scatter: collectives.tbl line 25, op 14 */
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -386,7 +386,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -394,12 +394,12 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 /* MPI_Reduce_scatter_block: collectives.tbl line 26, op 15 */
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -409,7 +409,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -417,12 +417,12 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 /* MPI_Scan: collectives.tbl line 27, op 16 */
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -432,7 +432,7 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -440,12 +440,12 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 /* MPI_Exscan: collectives.tbl line 28, op 17 */
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	void *ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (GCLOCK_UNLIKELY(cs == NULL)) {
+	if (GCK_UNLIKELY(cs == NULL)) {
 		int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 		gclock_tl_guard--;
 		return rc;
@@ -455,7 +455,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	int64_t t0 = gclock_now();
 	int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_record(GCLOCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
+	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -463,11 +463,11 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 /* MPI_Send: p2p.tbl line 19, op 18 */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Send(buf, count, datatype, dest, tag, comm);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_SEND;
+	cx.op = GCK_OP_MPI_SEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
@@ -482,11 +482,11 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 /* MPI_Ssend: p2p.tbl line 20, op 19 */
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_SSEND;
+	cx.op = GCK_OP_MPI_SSEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
@@ -501,11 +501,11 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 /* MPI_Rsend: p2p.tbl line 21, op 20 */
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Rsend(buf, count, datatype, dest, tag, comm);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_RSEND;
+	cx.op = GCK_OP_MPI_RSEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
@@ -520,11 +520,11 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 /* MPI_Bsend: p2p.tbl line 22, op 21 */
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_BSEND;
+	cx.op = GCK_OP_MPI_BSEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
@@ -539,11 +539,11 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 /* MPI_Recv: p2p.tbl line 23, op 22 */
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_RECV;
+	cx.op = GCK_OP_MPI_RECV;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
@@ -558,11 +558,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 /* MPI_Sendrecv: p2p.tbl line 24, op 23 */
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_SENDRECV;
+	cx.op = GCK_OP_MPI_SENDRECV;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
@@ -577,11 +577,11 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 /* MPI_Sendrecv_replace: p2p.tbl line 25, op 24 */
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_SENDRECV_REPLACE;
+	cx.op = GCK_OP_MPI_SENDRECV_REPLACE;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -596,11 +596,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 /* MPI_Probe: p2p.tbl line 26, op 25 */
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Probe(source, tag, comm, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_PROBE;
+	cx.op = GCK_OP_MPI_PROBE;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_probe_pre(&cx, source, tag, comm, status);
@@ -615,11 +615,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 /* MPI_Iprobe: p2p.tbl line 27, op 39 */
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iprobe(source, tag, comm, flag, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IPROBE;
+	cx.op = GCK_OP_MPI_IPROBE;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_iprobe_pre(&cx, source, tag, comm, flag, status);
@@ -634,11 +634,11 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 /* MPI_Isend: p2p.tbl line 30, op 26 */
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_ISEND;
+	cx.op = GCK_OP_MPI_ISEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -653,11 +653,11 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 /* MPI_Issend: p2p.tbl line 31, op 27 */
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_ISSEND;
+	cx.op = GCK_OP_MPI_ISSEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -672,11 +672,11 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 /* MPI_Irsend: p2p.tbl line 32, op 28 */
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IRSEND;
+	cx.op = GCK_OP_MPI_IRSEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -691,11 +691,11 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 /* MPI_Ibsend: p2p.tbl line 33, op 29 */
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IBSEND;
+	cx.op = GCK_OP_MPI_IBSEND;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -710,11 +710,11 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 /* MPI_Irecv: p2p.tbl line 34, op 30 */
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IRECV;
+	cx.op = GCK_OP_MPI_IRECV;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
@@ -729,11 +729,11 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 /* MPI_Send_init: p2p.tbl line 37, op 40 */
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_SEND_INIT;
+	cx.op = GCK_OP_MPI_SEND_INIT;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -748,11 +748,11 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 /* MPI_Ssend_init: p2p.tbl line 38, op 41 */
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_SSEND_INIT;
+	cx.op = GCK_OP_MPI_SSEND_INIT;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -767,11 +767,11 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 /* MPI_Rsend_init: p2p.tbl line 39, op 42 */
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_RSEND_INIT;
+	cx.op = GCK_OP_MPI_RSEND_INIT;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -786,11 +786,11 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 /* MPI_Bsend_init: p2p.tbl line 40, op 43 */
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_BSEND_INIT;
+	cx.op = GCK_OP_MPI_BSEND_INIT;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
@@ -805,11 +805,11 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 /* MPI_Recv_init: p2p.tbl line 41, op 44 */
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_RECV_INIT;
+	cx.op = GCK_OP_MPI_RECV_INIT;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
@@ -824,11 +824,11 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 /* MPI_Start: p2p.tbl line 42, op 45 */
 int MPI_Start(MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Start(request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_START;
+	cx.op = GCK_OP_MPI_START;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_start_pre(&cx, request);
@@ -843,11 +843,11 @@ int MPI_Start(MPI_Request *request)
 /* MPI_Startall: p2p.tbl line 43, op 46 */
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Startall(count, array_of_requests);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_STARTALL;
+	cx.op = GCK_OP_MPI_STARTALL;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, count, array_of_requests);
@@ -862,11 +862,11 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 /* MPI_Request_free: p2p.tbl line 44, op 47 */
 int MPI_Request_free(MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Request_free(request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_REQUEST_FREE;
+	cx.op = GCK_OP_MPI_REQUEST_FREE;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_request_free_pre(&cx, request);
@@ -881,11 +881,11 @@ int MPI_Request_free(MPI_Request *request)
 /* MPI_Wait: p2p.tbl line 47, op 31 */
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Wait(request, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_WAIT;
+	cx.op = GCK_OP_MPI_WAIT;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_wait_pre(&cx, request, status);
@@ -900,11 +900,11 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 /* MPI_Waitall: p2p.tbl line 48, op 32 */
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Waitall(count, array_of_requests, array_of_statuses);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_WAITALL;
+	cx.op = GCK_OP_MPI_WAITALL;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_waitall_pre(&cx, count, array_of_requests, array_of_statuses);
@@ -919,11 +919,11 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 /* MPI_Waitany: p2p.tbl line 49, op 33 */
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Waitany(count, array_of_requests, index, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_WAITANY;
+	cx.op = GCK_OP_MPI_WAITANY;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_waitany_pre(&cx, count, array_of_requests, index, status);
@@ -938,11 +938,11 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 /* MPI_Waitsome: p2p.tbl line 50, op 34 */
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_WAITSOME;
+	cx.op = GCK_OP_MPI_WAITSOME;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_waitsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -957,11 +957,11 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 /* MPI_Test: p2p.tbl line 51, op 35 */
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Test(request, flag, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_TEST;
+	cx.op = GCK_OP_MPI_TEST;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_test_pre(&cx, request, flag, status);
@@ -976,11 +976,11 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 /* MPI_Testall: p2p.tbl line 52, op 36 */
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Testall(count, array_of_requests, flag, array_of_statuses);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_TESTALL;
+	cx.op = GCK_OP_MPI_TESTALL;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_testall_pre(&cx, count, array_of_requests, flag, array_of_statuses);
@@ -995,11 +995,11 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 /* MPI_Testany: p2p.tbl line 53, op 37 */
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Testany(count, array_of_requests, index, flag, status);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_TESTANY;
+	cx.op = GCK_OP_MPI_TESTANY;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_testany_pre(&cx, count, array_of_requests, index, flag, status);
@@ -1014,11 +1014,11 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 /* MPI_Testsome: p2p.tbl line 54, op 38 */
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_TESTSOME;
+	cx.op = GCK_OP_MPI_TESTSOME;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_testsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -1033,11 +1033,11 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 /* MPI_Ibarrier: p2p.tbl line 57, op 48 */
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ibarrier(comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IBARRIER;
+	cx.op = GCK_OP_MPI_IBARRIER;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1054,11 +1054,11 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 /* MPI_Ibcast: p2p.tbl line 58, op 49 */
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IBCAST;
+	cx.op = GCK_OP_MPI_IBCAST;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1075,11 +1075,11 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 /* MPI_Ireduce: p2p.tbl line 59, op 50 */
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IREDUCE;
+	cx.op = GCK_OP_MPI_IREDUCE;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1096,11 +1096,11 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 /* MPI_Iallreduce: p2p.tbl line 60, op 51 */
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IALLREDUCE;
+	cx.op = GCK_OP_MPI_IALLREDUCE;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1117,11 +1117,11 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 /* MPI_Igather: p2p.tbl line 61, op 52 */
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IGATHER;
+	cx.op = GCK_OP_MPI_IGATHER;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1138,11 +1138,11 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 /* MPI_Igatherv: p2p.tbl line 62, op 53 */
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IGATHERV;
+	cx.op = GCK_OP_MPI_IGATHERV;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1159,11 +1159,11 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 /* MPI_Iscatter: p2p.tbl line 63, op 54 */
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_ISCATTER;
+	cx.op = GCK_OP_MPI_ISCATTER;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1180,11 +1180,11 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 /* MPI_Iscatterv: p2p.tbl line 64, op 55 */
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_ISCATTERV;
+	cx.op = GCK_OP_MPI_ISCATTERV;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1201,11 +1201,11 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 /* MPI_Iallgather: p2p.tbl line 65, op 56 */
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IALLGATHER;
+	cx.op = GCK_OP_MPI_IALLGATHER;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1222,11 +1222,11 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 /* MPI_Iallgatherv: p2p.tbl line 66, op 57 */
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IALLGATHERV;
+	cx.op = GCK_OP_MPI_IALLGATHERV;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1243,11 +1243,11 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 /* MPI_Ialltoall: p2p.tbl line 67, op 58 */
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IALLTOALL;
+	cx.op = GCK_OP_MPI_IALLTOALL;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1264,11 +1264,11 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 /* MPI_Ialltoallv: p2p.tbl line 68, op 59 */
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IALLTOALLV;
+	cx.op = GCK_OP_MPI_IALLTOALLV;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1285,11 +1285,11 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 /* MPI_Ialltoallw: p2p.tbl line 69, op 60 */
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IALLTOALLW;
+	cx.op = GCK_OP_MPI_IALLTOALLW;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1306,11 +1306,11 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 /* MPI_Ireduce_scatter: p2p.tbl line 70, op 61 */
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IREDUCE_SCATTER;
+	cx.op = GCK_OP_MPI_IREDUCE_SCATTER;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1327,11 +1327,11 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 /* MPI_Ireduce_scatter_block: p2p.tbl line 71, op 62 */
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IREDUCE_SCATTER_BLOCK;
+	cx.op = GCK_OP_MPI_IREDUCE_SCATTER_BLOCK;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1348,11 +1348,11 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 /* MPI_Iscan: p2p.tbl line 72, op 63 */
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_ISCAN;
+	cx.op = GCK_OP_MPI_ISCAN;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);
@@ -1369,11 +1369,11 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 /* MPI_Iexscan: p2p.tbl line 73, op 64 */
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-	if (GCLOCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
 		return PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	gclock_p2p cx;
 	gclock_p2p_begin(&cx);
-	cx.op = GCLOCK_OP_MPI_IEXSCAN;
+	cx.op = GCK_OP_MPI_IEXSCAN;
 	cx.ra = __builtin_return_address(0);
 	gclock_tl_guard++;
 	gclock_p2p_icoll_pre(&cx, comm);

@@ -30,7 +30,7 @@ type fakePair struct {
 	DriftPPM float64
 }
 
-// timerKinds maps GCLOCK_TIMER values to the C GCLOCK_TIMER_* constants.
+// timerKinds maps GCLOCK_TIMER values to the C GCK_TIMER_* constants.
 var timerKinds = map[string]int{
 	"monotonic":     0,
 	"monotonic_raw": 1,

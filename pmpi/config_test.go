@@ -11,14 +11,14 @@ func env(m map[string]string) func(string) string {
 }
 
 func TestLoadConfig_Defaults(t *testing.T) {
-	c, err := loadConfig(env(nil), []string{"PATH=/bin", "GCLOCK_X=1"})
+	c, err := loadConfig(env(nil), []string{"PATH=/bin", "GCLOCK_DIR=/x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.Timer != "monotonic" || c.Buffer != defaultBufferEvents || c.NodeSize != 0 || c.Pairs != nil || c.Quiet {
 		t.Errorf("defaults: %+v", c)
 	}
-	if !reflect.DeepEqual(c.Echo, map[string]string{"GCLOCK_X": "1"}) {
+	if !reflect.DeepEqual(c.Echo, map[string]string{"GCLOCK_DIR": "/x"}) {
 		t.Errorf("config echo %v, want only GCLOCK_* variables", c.Echo)
 	}
 }

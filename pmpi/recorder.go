@@ -506,8 +506,8 @@ func gclockGoCommFreed(local C.uint32_t, freed C.int64_t) {
 }
 
 // gclockGoFinish ends the recording: at MPI_Finalize (reason
-// GCLOCK_FINISH_FINALIZE) after sync epoch 1; at process exit without
-// MPI_Finalize (GCLOCK_FINISH_EXIT) and in MPI_Abort (GCLOCK_FINISH_ABORT)
+// GCK_FINISH_FINALIZE) after sync epoch 1; at process exit without
+// MPI_Finalize (GCK_FINISH_EXIT) and in MPI_Abort (GCK_FINISH_ABORT)
 // without it.
 //
 //export gclockGoFinish
@@ -515,9 +515,9 @@ func gclockGoFinish(reason C.int32_t) {
 	defer guard("MPI_Finalize", nil)
 	why := "exit"
 	switch reason {
-	case C.GCLOCK_FINISH_FINALIZE:
+	case C.GCK_FINISH_FINALIZE:
 		why = "finalize"
-	case C.GCLOCK_FINISH_ABORT:
+	case C.GCK_FINISH_ABORT:
 		why = "abort"
 	}
 	rec.finish(why)

@@ -2,8 +2,8 @@
  * time themselves with clock_gettime(CLOCK_MONOTONIC) called directly, so
  * the figures do not depend on which timer GCLOCK_TIMER makes the library
  * use, and print one "key value" line per figure for the Go harness. */
-#ifndef GCLOCK_BENCH_COMMON_H
-#define GCLOCK_BENCH_COMMON_H
+#ifndef GCK_BENCH_COMMON_H
+#define GCK_BENCH_COMMON_H
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -455,7 +455,7 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 			Inject:  rs.inject,
 			Objects: []trace.Object{{Path: "/synth/amg", Base: 0x400000, Lo: 0x401000, Hi: 0x402000}},
 			StartNS: record(rs.inject, start),
-			Config:  map[string]string{"GCLOCK_SYNTH_SEED": fmt.Sprint(c.Seed), "GCLOCK_NODE_SIZE": fmt.Sprint(c.NodeSize)},
+			Config:  map[string]string{"synth_seed": fmt.Sprint(c.Seed), "GCLOCK_NODE_SIZE": fmt.Sprint(c.NodeSize)},
 		}
 		path := filepath.Join(dir, trace.RankFileName(r))
 		w, err := trace.Create(path, h, trace.WithCompressionLevel(c.CompressionLvl))

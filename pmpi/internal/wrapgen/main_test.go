@@ -45,7 +45,7 @@ func TestTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
 	rows := readTable(t)
 	src := string(GenerateWrappers(rows))
 	consts := map[string]int{}
-	for _, m := range regexp.MustCompile(`#define (GCLOCK_OP_\w+) (\d+)`).FindAllStringSubmatch(string(GenerateOps()), -1) {
+	for _, m := range regexp.MustCompile(`#define (GCK_OP_\w+) (\d+)`).FindAllStringSubmatch(string(GenerateOps()), -1) {
 		n := 0
 		for _, c := range m[2] {
 			n = n*10 + int(c-'0')
@@ -79,7 +79,7 @@ func TestTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
 			t.Errorf("row %s (line %d): no wrapper generated", r.Name, r.Line)
 			continue
 		}
-		m := regexp.MustCompile(`gclock_record\((GCLOCK_OP_\w+),`).FindAllStringSubmatch(body, -1)
+		m := regexp.MustCompile(`gclock_record\((GCK_OP_\w+),`).FindAllStringSubmatch(body, -1)
 		if len(m) != 1 {
 			t.Errorf("%s: %d gclock_record calls, want 1", r.Name, len(m))
 			continue
@@ -143,7 +143,7 @@ func TestP2PTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
 	rows := readTable(t)
 	src := string(GenerateWrappers(rows))
 	consts := map[string]int{}
-	for _, m := range regexp.MustCompile(`#define (GCLOCK_OP_\w+) (\d+)`).FindAllStringSubmatch(string(GenerateOps()), -1) {
+	for _, m := range regexp.MustCompile(`#define (GCK_OP_\w+) (\d+)`).FindAllStringSubmatch(string(GenerateOps()), -1) {
 		n := 0
 		for _, c := range m[2] {
 			n = n*10 + int(c-'0')
@@ -163,7 +163,7 @@ func TestP2PTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
 			t.Errorf("row %s (line %d): no wrapper generated", r.Name, r.Line)
 			continue
 		}
-		m := regexp.MustCompile(`cx\.op = (GCLOCK_OP_\w+);`).FindAllStringSubmatch(body, -1)
+		m := regexp.MustCompile(`cx\.op = (GCK_OP_\w+);`).FindAllStringSubmatch(body, -1)
 		if len(m) != 1 {
 			t.Errorf("%s: %d op assignments, want 1", r.Name, len(m))
 			continue
