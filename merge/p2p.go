@@ -32,6 +32,28 @@ type P2POptions struct {
 	// relative to RunOrigin, like every global time; To 0 = no end).
 	KeepMessages int
 	From, To     float64
+	// RendezvousBytes makes standard sends (MPI_Send, MPI_Isend, persistent
+	// MPI_Send_init) of at least this many bytes count as rendezvous
+	// sends for Late Receiver: above the MPI library's eager limit a
+	// standard send cannot complete before the receive is posted, so it
+	// waits for a late receiver exactly like MPI_Ssend. 0 disables it
+	// (only synchronous sends count). The eager limit depends on the
+	// library and transport (Open MPI: 4 KiB shared memory, 64 KiB TCP;
+	// UCX: a few KiB to tens of KiB); tracemerge defaults to
+	// DefaultRendezvousBytes, above all of them.
+	RendezvousBytes uint64
+}
+
+// DefaultRendezvousBytes is tracemerge's default P2POptions.RendezvousBytes:
+// 64 KiB, at or above the eager limits of common MPI transports, so a
+// standard send of that size is a rendezvous send in practice.
+const DefaultRendezvousBytes = 64 << 10
+
+// isStandardSend reports whether op is a standard-mode send (neither
+// synchronous, buffered nor ready), whose protocol the library chooses by
+// size.
+func isStandardSend(op trace.Op) bool {
+	return op == trace.OpSend || op == trace.OpIsend || op == trace.OpSendInit
 }
 
 // Message is one matched message in global time.
@@ -599,7 +621,7 @@ func matchP2P(ranks map[int32]*p2pRankData, out *P2PResult, rankSum map[int32]*P
 					Bytes: r.bytes, SendOp: s.op.String(), RecvOp: r.waitOp.String(), SendStart: s.post,
 					WaitEnter: r.waitEnter, WaitNS: w, SendLocal: s.postLocal, WaitLocal: r.waitLocal})
 			}
-			if s.sync && s.done {
+			if (s.sync || (opt.RendezvousBytes > 0 && isStandardSend(s.op) && s.bytes >= opt.RendezvousBytes)) && s.done {
 				if w := math.Min(r.post, s.waitExit) - s.waitEnter; r.post > s.waitEnter && w > 0 {
 					addPair(&out.LateReceiver, lrPairs, r.dst, s.src, w)
 				}

@@ -126,3 +126,49 @@ func TestAnalyzeP2P_PersistentAndNonblockingCollectives(t *testing.T) {
 		t.Errorf("nbc %+v", an.NBC)
 	}
 }
+
+// TestAnalyzeP2P_LateReceiverIncludesRendezvousSends: a standard MPI_Send
+// at or above P2POptions.RendezvousBytes waits for a late receive like an
+// MPI_Ssend (rendezvous protocol) and counts as Late Receiver; below the
+// threshold, or with the threshold off, it is an eager send and does not.
+func TestAnalyzeP2P_LateReceiverIncludesRendezvousSends(t *testing.T) {
+	ev := func(op trace.Op, t0, t1 int64, peer, tag int32, sent, recv uint64) trace.Event {
+		return trace.Event{Op: op, EnterNS: t0, ExitNS: t1, Peer: peer, Tag: tag, Sent: sent, Recv: recv, Root: -1}
+	}
+	// rank 0 sends 1 MiB at 100 and leaves at 900; rank 1 posts its
+	// receive only at 700: the sender waited 600 ns for the receiver.
+	evs := func(bytes uint64) map[int][]trace.Event {
+		return map[int][]trace.Event{
+			0: {ev(trace.OpSend, 100, 900, 1, 3, bytes, 0)},
+			1: {ev(trace.OpRecv, 700, 950, 0, 3, 0, bytes)},
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		bytes     uint64
+		threshold uint64
+		wantNS    float64
+	}{
+		{"large send, default threshold", 1 << 20, DefaultRendezvousBytes, 600},
+		{"exactly at the threshold", DefaultRendezvousBytes, DefaultRendezvousBytes, 600},
+		{"eager-sized send", 1024, DefaultRendezvousBytes, 0},
+		{"threshold off", 1 << 20, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			run, srcs := p2pRun(evs(c.bytes))
+			an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs, RendezvousBytes: c.threshold})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if an.Messages != 1 {
+				t.Fatalf("messages %d, want 1", an.Messages)
+			}
+			if an.LateReceiver.TotalNS != c.wantNS {
+				t.Errorf("late receiver %+v, want %v ns", an.LateReceiver, c.wantNS)
+			}
+			if c.wantNS > 0 && (len(an.LateReceiver.Pairs) != 1 || an.LateReceiver.Pairs[0].Culprit != 1 || an.LateReceiver.Pairs[0].Victim != 0) {
+				t.Errorf("late receiver pairs %+v, want culprit rank 1, victim rank 0", an.LateReceiver.Pairs)
+			}
+		})
+	}
+}

@@ -25,16 +25,17 @@ import (
 var allFormats = []string{"svg", "html", "csv", "json", "perfetto", "txt"}
 
 type analyzeFlags struct {
-	out       string
-	clock     string
-	from, to  string
-	instances multiFlag
-	formats   string
-	top       int
-	width     int
-	debugDirs multiFlag
-	quiet     bool
-	help      bool
+	out        string
+	clock      string
+	from, to   string
+	instances  multiFlag
+	formats    string
+	top        int
+	width      int
+	rendezvous uint64
+	debugDirs  multiFlag
+	quiet      bool
+	help       bool
 }
 
 // multiFlag collects repeated (and comma-separated) flag values.
@@ -89,6 +90,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.formats, "formats", strings.Join(allFormats, ","), "output formats")
 	fs.IntVar(&f.top, "top", 10, "worst instances to list")
 	fs.IntVar(&f.width, "width", 1200, "Gantt width in pixels")
+	fs.Uint64Var(&f.rendezvous, "rendezvous-bytes", merge.DefaultRendezvousBytes, "standard sends this large count for Late Receiver (0: only synchronous sends)")
 	fs.Var(&f.debugDirs, "debug-dir", "extra directory for call-site resolution")
 	fs.BoolVar(&f.quiet, "q", false, "quiet")
 	fs.BoolVar(&f.quiet, "quiet", false, "quiet")
@@ -290,7 +292,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 			msgTo = end
 		}
 	}
-	p2p, perr := analyzeP2P(run, mode, res, f.top, msgFrom, msgTo)
+	p2p, perr := analyzeP2P(run, mode, res, f.top, msgFrom, msgTo, f.rendezvous)
 	if perr != nil {
 		fmt.Fprintf(stderr, "tracemerge: warning: point-to-point analysis: %v\n", perr)
 	} else if w := p2pClockWarning(p2p); w != "" {

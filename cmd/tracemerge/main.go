@@ -86,6 +86,10 @@ Options:
   --formats LIST       comma-separated subset of svg,html,csv,json,perfetto,txt
                        (default all)
   --top N              worst instances to list (default 10)
+  --rendezvous-bytes N standard sends (MPI_Send/Isend) of at least N bytes wait
+                       for the receive like MPI_Ssend and count as Late Receiver
+                       (default 65536, above common eager limits; 0: only
+                       synchronous sends)
   --width PX           Gantt plot width in pixels (default 1200: with labels
                        the chart fits a 1400-px browser window unscaled)
   --debug-dir DIR      extra directory to find executables/libraries for
