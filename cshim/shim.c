@@ -605,6 +605,11 @@ static void after_init(void)
 	gclock_comm_slot *s = comm_register(h_self, NULL, 0, "self", 2);
 	if (w == NULL || s == NULL)
 		gclock_active = 0;
+	/* The initialising thread's event buffer is made here, not at its
+	 * first recorded call, so no application MPI call on it ever
+	 * allocates; other threads get theirs at their first event (once). */
+	if (gclock_active && gclock_tl_buf == NULL)
+		(void)gclock_tbuf_new();
 }
 
 int MPI_Init(int *argc, char ***argv)
