@@ -203,7 +203,7 @@ func Load(dir string, open Opener) (*Run, error) {
 	}
 	if len(run.Missing) > 0 {
 		run.Problems = append(run.Problems, fmt.Sprintf("%d of %d ranks missing: %s %s (no usable %s%s); instances on their communicators lack them",
-			len(run.Missing), run.WorldSize, plural(len(run.Missing), "rank", "ranks"), rankList(run.Missing),
+			len(run.Missing), run.WorldSize, plural(len(run.Missing), "rank", "ranks"), RankRanges(run.Missing, ", "),
 			trace.RankFileName(run.Missing[0]), plural(len(run.Missing), "", ", ...")))
 	}
 	for _, ri := range run.Ranks {
@@ -299,8 +299,10 @@ func firstN(s []string, n int) []string {
 	return append(out, fmt.Sprintf("... (%d more)", len(s)-n))
 }
 
-// rankList formats ranks compactly: "3, 5-9, 12".
-func rankList(r []int) string {
+// RankRanges formats ranks compactly, runs of consecutive ranks as
+// ranges joined by sep: RankRanges([]int{3, 5, 6, 7, 12}, ", ") is
+// "3, 5-7, 12".
+func RankRanges[T ~int | ~int32](r []T, sep string) string {
 	var b strings.Builder
 	for i := 0; i < len(r); {
 		j := i
@@ -308,7 +310,7 @@ func rankList(r []int) string {
 			j++
 		}
 		if b.Len() > 0 {
-			b.WriteString(", ")
+			b.WriteString(sep)
 		}
 		if j > i {
 			fmt.Fprintf(&b, "%d-%d", r[i], r[j])

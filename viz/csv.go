@@ -25,32 +25,22 @@ var csvHeader = []string{
 // (1800000000000123456.25), so a CLOCK_REALTIME timebase loses nothing; the call site is the resolver's
 // name, or the address as 0x... when resolve is nil or returns "".
 type CSV struct {
-	origin  int64
-	w       *csv.Writer
-	resolve func(pc uint64) string
-	rankRes func(rank int32, pc uint64) string
-	names   map[rankPC]string
-	rec     []string
-	header  bool
-	rows    int64
+	origin int64
+	w      *csv.Writer
+	siteNamer
+	rec    []string
+	header bool
+	rows   int64
 }
 
 // NewCSV returns a CSV sink writing to w. resolve may be nil. Call Flush at
 // the end.
 func NewCSV(w io.Writer, resolve func(pc uint64) string) *CSV {
 	return &CSV{
-		w:       csv.NewWriter(w),
-		resolve: resolve,
-		names:   make(map[rankPC]string),
-		rec:     make([]string, len(csvHeader)),
+		w:         csv.NewWriter(w),
+		siteNamer: siteNamer{resolve: resolve},
+		rec:       make([]string, len(csvHeader)),
 	}
-}
-
-// rankPC keys call-site names: the same pc names different sites on ranks
-// that load an object at different bases (ASLR).
-type rankPC struct {
-	rank int32
-	pc   uint64
 }
 
 // SetRankResolve names call sites per rank (merge.Pass.SiteName); it takes
@@ -114,29 +104,6 @@ func (c *CSV) Add(ev *merge.GEvent) error {
 	}
 	c.rows++
 	return nil
-}
-
-func (c *CSV) callsite(rank int32, pc uint64) string {
-	k := rankPC{pc: pc, rank: -1}
-	if c.rankRes != nil {
-		k.rank = rank
-	}
-	if s, ok := c.names[k]; ok {
-		return s
-	}
-	s := ""
-	if c.rankRes != nil {
-		s = c.rankRes(rank, pc)
-	} else if c.resolve != nil {
-		s = c.resolve(pc)
-	}
-	if s == "" {
-		s = "0x" + strconv.FormatUint(pc, 16)
-	}
-	if len(c.names) < 1<<16 {
-		c.names[k] = s
-	}
-	return s
 }
 
 // Flush writes any buffered rows (and the header if no event was added).

@@ -294,13 +294,7 @@ func TestNiceStep_Is125(t *testing.T) {
 // 10^7 events give a readable, well-formed SVG of at most 5 MB, and the
 // builder's memory is bounded by lanes × width, not by events.
 func TestGantt_TenMillionEventsStayUnder5MB(t *testing.T) {
-	if testing.Short() {
-		t.Log("-short: using 10^6 events")
-	}
 	total := 10_000_000
-	if testing.Short() {
-		total = 1_000_000
-	}
 	for _, c := range []struct {
 		name string
 		run  synthRun

@@ -17,11 +17,9 @@ import (
 // seq, root, bytes_sent, bytes_recv and callsite. Events are written as they
 // arrive; nothing but a call-site name cache is held.
 type Perfetto struct {
-	w       *bufio.Writer
-	ranks   []RankMeta
-	resolve func(pc uint64) string
-	rankRes func(rank int32, pc uint64) string
-	names   map[rankPC]string
+	w     *bufio.Writer
+	ranks []RankMeta
+	siteNamer
 	origin  float64
 	runOrig int64
 	started bool
@@ -63,7 +61,7 @@ func PerfettoRunOrigin(originNS int64) PerfettoOption {
 // NewPerfetto returns a streaming Chrome trace writer. ranks names the
 // processes (may be nil). Call Close at the end to finish the document.
 func NewPerfetto(w io.Writer, ranks []RankMeta, opts ...PerfettoOption) *Perfetto {
-	p := &Perfetto{w: bufio.NewWriterSize(w, 64<<10), ranks: ranks, names: make(map[rankPC]string)}
+	p := &Perfetto{w: bufio.NewWriterSize(w, 64<<10), ranks: ranks}
 	for _, o := range opts {
 		o(p)
 	}
@@ -155,29 +153,6 @@ func (p *Perfetto) Add(ev *merge.GEvent) error {
 	}
 	p.n++
 	return nil
-}
-
-func (p *Perfetto) callsite(rank int32, pc uint64) string {
-	k := rankPC{pc: pc, rank: -1}
-	if p.rankRes != nil {
-		k.rank = rank
-	}
-	if s, ok := p.names[k]; ok {
-		return s
-	}
-	s := ""
-	if p.rankRes != nil {
-		s = p.rankRes(rank, pc)
-	} else if p.resolve != nil {
-		s = p.resolve(pc)
-	}
-	if s == "" {
-		s = "0x" + strconv.FormatUint(pc, 16)
-	}
-	if len(p.names) < 1<<16 {
-		p.names[k] = s
-	}
-	return s
 }
 
 // Close finishes the JSON document and flushes it. It does not close the

@@ -76,7 +76,7 @@ func writeInfo(w io.Writer, in *merge.RunInfo) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "hosts:     %d\n", len(in.Hosts))
 	for _, h := range in.Hosts {
-		fmt.Fprintf(w, "           %s: ranks %s\n", oneLine(h.Host), int32List(h.Ranks))
+		fmt.Fprintf(w, "           %s: ranks %s\n", oneLine(h.Host), merge.RankRanges(h.Ranks, ","))
 	}
 	fmt.Fprintf(w, "program:   %s %s\n", oneLine(in.Exe), oneLine(strings.Join(in.Args, " ")))
 	fmt.Fprintf(w, "mpi:       %s\n", oneLine(in.MPILib))
@@ -120,24 +120,4 @@ func writeInfo(w io.Writer, in *merge.RunInfo) {
 	} else {
 		fmt.Fprintf(w, "problems:  none\n")
 	}
-}
-
-func int32List(r []int32) string {
-	var b strings.Builder
-	for i := 0; i < len(r); {
-		j := i
-		for j+1 < len(r) && r[j+1] == r[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteString(",")
-		}
-		if j > i {
-			fmt.Fprintf(&b, "%d-%d", r[i], r[j])
-		} else {
-			fmt.Fprintf(&b, "%d", r[i])
-		}
-		i = j + 1
-	}
-	return b.String()
 }
