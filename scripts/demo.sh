@@ -317,13 +317,13 @@ step "6/6 findings (from $OUT/imbalance.json; clock error EMULATED)"
 printf '%s\n' "$found" | grep -v '^INSTANCE '
 echo
 echo "Outputs (clock error above was EMULATED on one machine, see GCLOCK_FAKE_CLOCK):"
-for f in index.html gantt.svg imbalance.txt imbalance.json p2p.json events.csv trace.json raw/gantt.svg raw/imbalance.txt; do
+for f in index.html gantt.svg imbalance.txt imbalance.json p2p.json events.csv trace.pftrace raw/gantt.svg raw/imbalance.txt; do
   [ -e "$OUT/$f" ] && printf '   %-28s %s\n' "$OUT/$f" "$(du -h "$OUT/$f" | cut -f1)"
 done
 for f in "$OUT"/instance/instance-*.svg; do
   [ -e "$f" ] && printf '   %-28s raw vs corrected clocks, one MPI_Allreduce instance\n' "$f"
 done
-echo "   open $OUT/index.html in a browser; trace.json loads in ui.perfetto.dev"
+echo "   open $OUT/index.html in a browser; trace.pftrace (Perfetto native protobuf) loads in ui.perfetto.dev"
 
 t_end=$(date +%s.%N)
 awk -v a="$t_start" -v b="$t_end" -v c="$t_run" -v d="$t_run_end" 'BEGIN { printf "\ndemo: wall time %.1f s (traced amglike run %.1f s)\n", b - a, d - c }'

@@ -287,7 +287,7 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 		t.Fatalf("building tracemerge: %v\n%s", err, out)
 	}
 	outDir := filepath.Join(dir, "report")
-	rep := runCmd(t, dir, nil, tm, traceDir, "-o", outDir)
+	rep := runCmd(t, dir, nil, tm, traceDir, "-o", outDir, "--formats", "txt,json,svg,perfetto,perfetto-json")
 	if rep.Code != 0 {
 		t.Fatalf("tracemerge exited %d:\n%s", rep.Code, rep.Stderr)
 	}

@@ -22,7 +22,11 @@ import (
 )
 
 // allFormats are the output formats in the order they are listed.
-var allFormats = []string{"svg", "html", "csv", "json", "perfetto", "txt"}
+var allFormats = []string{"svg", "html", "csv", "csvgz", "json", "perfetto", "perfetto-json", "txt"}
+
+// defaultFormats are written without --formats; the per-event ones among
+// them (csv, perfetto) only up to --per-event-limit events.
+var defaultFormats = []string{"svg", "html", "csv", "json", "perfetto", "txt"}
 
 type analyzeFlags struct {
 	out        string
@@ -30,6 +34,7 @@ type analyzeFlags struct {
 	from, to   string
 	instances  multiFlag
 	formats    string
+	perEvent   int64
 	top        int
 	width      int
 	rendezvous uint64
@@ -87,7 +92,8 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.from, "from", "", "window start after run start")
 	fs.StringVar(&f.to, "to", "", "window end after run start")
 	fs.Var(&f.instances, "instance", "COMM:SEQ to zoom into")
-	fs.StringVar(&f.formats, "formats", strings.Join(allFormats, ","), "output formats")
+	fs.StringVar(&f.formats, "formats", strings.Join(defaultFormats, ","), "output formats")
+	fs.Int64Var(&f.perEvent, "per-event-limit", -1, "write per-event exports only up to this many MPI calls (0: no limit)")
 	fs.IntVar(&f.top, "top", 10, "worst instances to list")
 	fs.IntVar(&f.width, "width", 1200, "Gantt width in pixels")
 	fs.Uint64Var(&f.rendezvous, "rendezvous-bytes", merge.DefaultRendezvousBytes, "standard sends this large count for Late Receiver (0: only synchronous sends)")
@@ -156,6 +162,20 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(formats) == 0 {
 		return usageErr(stderr, "--formats: no format selected")
+	}
+	// Per-event exports named in --formats are written whatever the run's
+	// size unless --per-event-limit says otherwise; the defaults are bounded.
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	limit := f.perEvent
+	if limit < 0 {
+		if set["per-event-limit"] {
+			return usageErr(stderr, "--per-event-limit must be >= 0 (0: no limit), got %d", f.perEvent)
+		}
+		limit = defaultPerEventLimit
+		if set["formats"] {
+			limit = 0
+		}
 	}
 	type zoomReq struct {
 		key  merge.InstanceKey
@@ -239,29 +259,12 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		gantt = viz.NewGantt(gopt)
 		addSink(gantt)
 	}
-	var csvSink *viz.CSV
-	if formats["csv"] {
-		w, err := out.create("events.csv")
-		if err != nil {
-			return out.fail(stderr, err)
-		}
-		csvSink = viz.NewCSV(w, pcName)
-		csvSink.SetOrigin(pass.Origin()) // absolute ns in rank 0's timebase
-		csvSink.SetRankResolve(siteName)
-		addSink(csvSink)
+	exp, err := openExports(out, formats, limit, rmeta, pass.Origin(), pcName, siteName)
+	if err != nil {
+		return out.fail(stderr, err)
 	}
-	var perf *viz.Perfetto
-	if formats["perfetto"] {
-		w, err := out.create("trace.json")
-		if err != nil {
-			return out.fail(stderr, err)
-		}
-		var popts []viz.PerfettoOption
-		// ts in µs relative to the run origin (rank 0's MPI_Init exit),
-		// which is recorded in otherData.gclock_origin_ns.
-		popts = append(popts, viz.PerfettoRankResolve(siteName), viz.PerfettoRunOrigin(pass.Origin()))
-		perf = viz.NewPerfetto(w, rmeta, popts...)
-		addSink(perf)
+	for _, s := range exp.Sinks() {
+		addSink(s)
 	}
 	var bar *progressBar
 	if !f.quiet && isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
@@ -298,20 +301,13 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	} else if w := p2pClockWarning(p2p); w != "" {
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
 	}
-	if csvSink != nil {
-		if err := csvSink.Flush(); err != nil {
-			return out.fail(stderr, fmt.Errorf("events.csv: %w", err))
-		}
+	var msgs []merge.Message
+	if p2p != nil {
+		msgs = p2p.List
 	}
-	if perf != nil {
-		if p2p != nil {
-			if err := perf.AddMessages(p2p.List); err != nil {
-				return out.fail(stderr, fmt.Errorf("trace.json: %w", err))
-			}
-		}
-		if err := perf.Close(); err != nil {
-			return out.fail(stderr, fmt.Errorf("trace.json: %w", err))
-		}
+	dropped, err := exp.finish(out, msgs)
+	if err != nil {
+		return out.fail(stderr, err)
 	}
 
 	// Gantt.
@@ -430,6 +426,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	for _, p := range newProblems {
 		fmt.Fprintf(stderr, "tracemerge: warning: %s\n", p)
 	}
+	droppedNote(stderr, dropped, limit)
 	if !f.quiet {
 		rate := float64(an.Events) / math.Max(elapsed.Seconds(), 1e-9)
 		fmt.Fprintf(stderr, "tracemerge: %d events, %d instances in %.2fs (%.1f M events/s); outputs in %s\n",
@@ -542,6 +539,21 @@ func (o *outputs) create(name string) (io.Writer, error) {
 	o.files = append(o.files, f)
 	o.bufs = append(o.bufs, bw)
 	return bw, nil
+}
+
+// remove closes and deletes a file opened with create.
+func (o *outputs) remove(name string) error {
+	path := filepath.Join(o.dir, name)
+	for i, f := range o.files {
+		if f.Name() != path {
+			continue
+		}
+		f.Close()
+		o.files = append(o.files[:i], o.files[i+1:]...)
+		o.bufs = append(o.bufs[:i], o.bufs[i+1:]...)
+		return os.Remove(path)
+	}
+	return os.Remove(path)
 }
 
 func (o *outputs) writeFile(name string, b []byte) error {

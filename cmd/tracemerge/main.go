@@ -67,7 +67,14 @@ Outputs in OUT (select with --formats):
   csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
             bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
             global_exit_ns,callsite (global times in rank 0's timer, ns)
-  perfetto  trace.json: Chrome trace format (ui.perfetto.dev), µs timestamps
+  csvgz     events.csv.gz: the same, gzip-compressed (pandas/polars read it)
+  perfetto  trace.pftrace: Perfetto's native protobuf trace (ui.perfetto.dev,
+            trace_processor), ns timestamps, one track per rank, message flows
+  perfetto-json  trace.json: the legacy Chrome JSON trace, µs timestamps
+            (for small runs: the Perfetto UI runs out of memory near 1 GB)
+Default: svg,html,json,txt always, and the per-event exports csv,perfetto
+while the run has at most --per-event-limit MPI calls (a note on stderr
+says when they were left out and how to get them).
 The imbalance report is also printed to stdout (unless -q), whatever the
 formats; warnings and problems go to stderr.
 
@@ -83,8 +90,13 @@ Options:
                        comma-separated): COMM is "world", a comm id (decimal
                        or 0x hex, as printed in the report); writes
                        instance-<comm>-<seq>.svg, raw vs corrected side by side
-  --formats LIST       comma-separated subset of svg,html,csv,json,perfetto,txt
-                       (default all)
+  --formats LIST       comma-separated subset of svg,html,csv,csvgz,json,
+                       perfetto,perfetto-json,txt, or all
+                       (default svg,html,csv,json,perfetto,txt)
+  --per-event-limit N  write the per-event exports (csv, csvgz, perfetto,
+                       perfetto-json) only for runs/windows of at most N MPI
+                       calls (default 500000 when --formats is not given,
+                       no limit when it is; 0: no limit)
   --top N              worst instances to list (default 10)
   --rendezvous-bytes N standard sends (MPI_Send/Isend) of at least N bytes wait
                        for the receive like MPI_Ssend and count as Late Receiver

@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -86,7 +88,7 @@ func TestCLI_EndToEndWritesEveryOutputWellFormed(t *testing.T) {
 		t.Errorf("stderr lacks the injection warning:\n%s", stderr)
 	}
 	out := filepath.Join(tmp, "out")
-	for _, f := range []string{"gantt.svg", "index.html", "imbalance.txt", "imbalance.json", "events.csv", "trace.json", "instance-world-3.svg"} {
+	for _, f := range []string{"gantt.svg", "index.html", "imbalance.txt", "imbalance.json", "events.csv", "trace.pftrace", "instance-world-3.svg"} {
 		st, err := os.Stat(filepath.Join(out, f))
 		if err != nil || st.Size() == 0 {
 			t.Errorf("%s missing or empty: %v", f, err)
@@ -122,6 +124,26 @@ func TestCLI_EndToEndWritesEveryOutputWellFormed(t *testing.T) {
 	if len(rows)-1 != tr.TotalEvents() {
 		t.Errorf("events.csv rows = %d, events %d", len(rows)-1, tr.TotalEvents())
 	}
+	if _, err := os.Stat(filepath.Join(out, "trace.json")); err == nil {
+		t.Errorf("trace.json (legacy JSON) written without being asked for")
+	}
+	// The legacy JSON and the compressed CSV on request.
+	if _, stderr, code := runBin(t, tmp, "run", "-o", "out", "-q", "--formats", "perfetto-json,csvgz"); code != exitOK {
+		t.Fatalf("--formats perfetto-json,csvgz: exit %d, stderr:\n%s", code, stderr)
+	}
+	gzf, err := os.Open(filepath.Join(out, "events.csv.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gzf.Close()
+	zr, err := gzip.NewReader(gzf)
+	if err != nil {
+		t.Fatalf("events.csv.gz: %v", err)
+	}
+	gzRows, err := csv.NewReader(zr).ReadAll()
+	if err != nil || len(gzRows) != len(rows) {
+		t.Errorf("events.csv.gz: %d rows (%v), events.csv has %d", len(gzRows), err, len(rows))
+	}
 	// Chrome trace JSON parses and holds one X event per MPI call.
 	var ct struct {
 		TraceEvents []struct {
@@ -151,6 +173,53 @@ func TestCLI_EndToEndWritesEveryOutputWellFormed(t *testing.T) {
 	b, _ = os.ReadFile(filepath.Join(out, "index.html"))
 	if !bytes.Contains(b, []byte("<html")) || bytes.Contains(b, []byte("<script src=")) || bytes.Contains(b, []byte("<link ")) {
 		t.Errorf("index.html is not a self-contained HTML document")
+	}
+}
+
+// TestCLI_PerEventExportsBoundedByDefault: beyond --per-event-limit the
+// per-event exports are left out with a note naming how to get them, the
+// summary outputs still cover every event, and exports named explicitly in
+// --formats are written whatever the size.
+func TestCLI_PerEventExportsBoundedByDefault(t *testing.T) {
+	tmp := t.TempDir()
+	tr := gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, Steps: 300, Seed: 8})
+	limit := tr.TotalEvents() / 2
+	_, stderr, code := runBin(t, tmp, "run", "-o", "out", "-q", "--per-event-limit", strconv.Itoa(limit))
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	for _, f := range []string{"events.csv", "trace.pftrace"} {
+		if _, err := os.Stat(filepath.Join(tmp, "out", f)); err == nil {
+			t.Errorf("%s written although the run has %d events > limit %d", f, tr.TotalEvents(), limit)
+		}
+		if !strings.Contains(stderr, f) {
+			t.Errorf("stderr does not name the left-out %s:\n%s", f, stderr)
+		}
+	}
+	if !strings.Contains(stderr, "--formats csv,perfetto --per-event-limit 0") {
+		t.Errorf("stderr does not say how to get them:\n%s", stderr)
+	}
+	var an merge.Analysis
+	b, _ := os.ReadFile(filepath.Join(tmp, "out", "imbalance.json"))
+	if err := json.Unmarshal(b, &an); err != nil || an.Events != tr.TotalEvents() {
+		t.Errorf("imbalance.json: %v, %d events of %d", err, an.Events, tr.TotalEvents())
+	}
+	// Named explicitly: written in full.
+	_, stderr, code = runBin(t, tmp, "run", "-o", "out2", "-q", "--formats", "csv,txt")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	f, err := os.Open(filepath.Join(tmp, "out2", "events.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows)-1 != tr.TotalEvents() {
+		t.Errorf("explicit events.csv: %d rows (%v), want %d", len(rows)-1, err, tr.TotalEvents())
+	}
+	if _, _, code := runBin(t, tmp, "run", "-o", "out3", "--per-event-limit", "-5"); code != exitUsage {
+		t.Errorf("--per-event-limit -5: exit %d, want %d", code, exitUsage)
 	}
 }
 

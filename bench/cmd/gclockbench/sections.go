@@ -820,9 +820,31 @@ func benchTracemerge(c *Config, rep *Report) []Row {
 		}
 		return map[string]float64{"evs": float64(n) / r.Wall.Seconds(), "rss_kb": float64(r.MaxRSSKB), "wall": r.Wall.Seconds()}, nil
 	}
+	// Default outputs (issue 13): every file bounded whatever the run's
+	// length; the largest one is reported.
+	var largest string
+	defaults := func() (map[string]float64, error) {
+		out := filepath.Join(c.Work, "merge-default")
+		defer os.RemoveAll(out)
+		r, _, err := runRSS(10*time.Minute, c.Work, nil, c.Tracemerge, dir, "-o", out, "-q")
+		if err != nil {
+			return nil, err
+		}
+		ents, err := os.ReadDir(out)
+		if err != nil {
+			return nil, err
+		}
+		var big int64
+		for _, e := range ents {
+			if fi, err := e.Info(); err == nil && !fi.IsDir() && fi.Size() > big {
+				big, largest = fi.Size(), e.Name()
+			}
+		}
+		return map[string]float64{"evs": float64(n) / r.Wall.Seconds(), "big": float64(big), "wall": r.Wall.Seconds()}, nil
+	}
 	// Three repetitions: each full-size run takes seconds, and the whole
 	// bench must stay under 10 minutes on a loaded 2-core machine.
-	s, errs := interleave(min(c.Reps, 3), []variant{{"analysis", analysis}, {"report", report}}, c.logf)
+	s, errs := interleave(min(c.Reps, 3), []variant{{"analysis", analysis}, {"report", report}, {"default", defaults}}, c.logf)
 	var rows []Row
 	if e := errs["analysis"]; e != nil {
 		rows = append(rows, unavailable(sec, name+": analysis", e))
@@ -846,6 +868,16 @@ func benchTracemerge(c *Config, rep *Report) []Row {
 			r.Ratio = ratio(median(evs), median(s.get("analysis", "evs")))
 		}
 		rows = append(rows, r)
+	}
+	if e := errs["default"]; e != nil {
+		rows = append(rows, unavailable(sec, name+": default outputs", e))
+	} else {
+		evs, big, wall := s.get("default", "evs"), s.get("default", "big"), s.get("default", "wall")
+		rows = append(rows, Row{Section: sec, Name: name + ": default `tracemerge DIR -o OUT`",
+			Value:    fmt.Sprintf("%s M events/s, largest output %s MB (%s)", num(median(evs)/1e6), num(median(big)/1e6), largest),
+			Baseline: "goal ≥ 3 M events/s, no default output over 100 MB",
+			Notes: fmt.Sprintf("all default outputs (per-event exports left out above --per-event-limit); %s s wall per run (%d runs, %s s), process start included",
+				num(median(wall)), len(wall), spread(wall, "", 1))})
 	}
 	return rows
 }

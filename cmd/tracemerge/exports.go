@@ -1,0 +1,200 @@
+package main
+
+// Per-event exports (events.csv, events.csv.gz, trace.pftrace, trace.json)
+// grow with the run, unlike the summary outputs. By default they are
+// written only while the run (or the --from/--to window) holds at most
+// --per-event-limit events, so that no default output outgrows what a
+// person can open (docs/tracemerge.md, "Output sizes").
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/klauspost/compress/gzip"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/viz"
+)
+
+// defaultPerEventLimit bounds the per-event exports of a default run:
+// about 65 MB of events.csv and 40 MB of trace.pftrace.
+const defaultPerEventLimit = 500_000
+
+// perEventFiles names the file each per-event format writes.
+var perEventFiles = map[string]string{
+	"csv":           "events.csv",
+	"csvgz":         "events.csv.gz",
+	"perfetto":      "trace.pftrace",
+	"perfetto-json": "trace.json",
+}
+
+// limitSink forwards events to a per-event export until more than limit
+// calls (continuation records do not count) have arrived; then it stops
+// forwarding and the export is dropped (limit 0: no limit).
+type limitSink struct {
+	s     merge.Sink
+	n     int64
+	limit int64
+	over  bool
+}
+
+func (l *limitSink) Add(ev *merge.GEvent) error {
+	if l.over {
+		return nil
+	}
+	if !ev.Continuation() {
+		l.n++
+		if l.limit > 0 && l.n > l.limit {
+			l.over = true
+			return nil
+		}
+	}
+	return l.s.Add(ev)
+}
+
+// exports holds the open per-event exports of one analysis.
+type exports struct {
+	limit  int64
+	sinks  map[string]*limitSink // by format
+	csv    *viz.CSV
+	csvgz  *viz.CSV
+	gz     *gzip.Writer
+	pb     *viz.PerfettoProto
+	js     *viz.Perfetto
+	closed bool
+}
+
+// openExports creates the per-event exports selected in formats. limit 0
+// means no limit. The returned sinks are to be fed the merged stream.
+func openExports(out *outputs, formats map[string]bool, limit int64, rmeta []viz.RankMeta, origin int64,
+	pcName func(uint64) string, siteName func(int32, uint64) string) (*exports, error) {
+	e := &exports{limit: limit, sinks: map[string]*limitSink{}}
+	if formats["csv"] {
+		w, err := out.create(perEventFiles["csv"])
+		if err != nil {
+			return nil, err
+		}
+		e.csv = viz.NewCSV(w, pcName)
+		e.csv.SetOrigin(origin) // absolute ns in rank 0's timebase
+		e.csv.SetRankResolve(siteName)
+		e.sinks["csv"] = &limitSink{s: e.csv, limit: limit}
+	}
+	if formats["csvgz"] {
+		w, err := out.create(perEventFiles["csvgz"])
+		if err != nil {
+			return nil, err
+		}
+		gz, err := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		if err != nil {
+			return nil, fmt.Errorf("events.csv.gz: %w", err)
+		}
+		e.gz = gz
+		e.csvgz = viz.NewCSV(gz, pcName)
+		e.csvgz.SetOrigin(origin)
+		e.csvgz.SetRankResolve(siteName)
+		e.sinks["csvgz"] = &limitSink{s: e.csvgz, limit: limit}
+	}
+	if formats["perfetto"] {
+		w, err := out.create(perEventFiles["perfetto"])
+		if err != nil {
+			return nil, err
+		}
+		e.pb = viz.NewPerfettoProto(w, rmeta)
+		e.pb.SetRunOrigin(origin)
+		e.pb.SetRankResolve(siteName)
+		e.sinks["perfetto"] = &limitSink{s: e.pb, limit: limit}
+	}
+	if formats["perfetto-json"] {
+		w, err := out.create(perEventFiles["perfetto-json"])
+		if err != nil {
+			return nil, err
+		}
+		// ts in µs relative to the run origin (rank 0's MPI_Init exit),
+		// which is recorded in otherData.gclock_origin_ns.
+		e.js = viz.NewPerfetto(w, rmeta, viz.PerfettoRankResolve(siteName), viz.PerfettoRunOrigin(origin))
+		e.sinks["perfetto-json"] = &limitSink{s: e.js, limit: limit}
+	}
+	return e, nil
+}
+
+// Sinks returns the sinks to add to the pass, in a fixed order.
+func (e *exports) Sinks() []merge.Sink {
+	var out []merge.Sink
+	for _, f := range []string{"csv", "csvgz", "perfetto", "perfetto-json"} {
+		if s := e.sinks[f]; s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// finish writes the messages into the Perfetto exports, flushes and closes
+// every export, and removes those that went over the limit. It returns the
+// formats whose files were removed.
+func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, err error) {
+	if e.closed {
+		return nil, nil
+	}
+	e.closed = true
+	fail := func(name string, err error) error { return fmt.Errorf("%s: %w", name, err) }
+	if s := e.sinks["csv"]; s != nil && !s.over {
+		if err := e.csv.Flush(); err != nil {
+			return nil, fail(perEventFiles["csv"], err)
+		}
+	}
+	if s := e.sinks["csvgz"]; s != nil {
+		if !s.over {
+			if err := e.csvgz.Flush(); err != nil {
+				return nil, fail(perEventFiles["csvgz"], err)
+			}
+		}
+		if err := e.gz.Close(); err != nil {
+			return nil, fail(perEventFiles["csvgz"], err)
+		}
+	}
+	if s := e.sinks["perfetto"]; s != nil && !s.over {
+		if err := e.pb.AddMessages(msgs); err != nil {
+			return nil, fail(perEventFiles["perfetto"], err)
+		}
+		if err := e.pb.Close(); err != nil {
+			return nil, fail(perEventFiles["perfetto"], err)
+		}
+	}
+	if s := e.sinks["perfetto-json"]; s != nil && !s.over {
+		if err := e.js.AddMessages(msgs); err != nil {
+			return nil, fail(perEventFiles["perfetto-json"], err)
+		}
+		if err := e.js.Close(); err != nil {
+			return nil, fail(perEventFiles["perfetto-json"], err)
+		}
+	}
+	for f, s := range e.sinks {
+		if s.over {
+			name := perEventFiles[f]
+			if err := out.remove(name); err != nil {
+				return nil, fail(name, err)
+			}
+			dropped = append(dropped, f)
+		}
+	}
+	sort.Strings(dropped)
+	return dropped, nil
+}
+
+// droppedNote prints the line that says which per-event exports were left
+// out and how to get them.
+func droppedNote(w io.Writer, dropped []string, limit int64) {
+	if len(dropped) == 0 {
+		return
+	}
+	var files []string
+	for _, f := range dropped {
+		files = append(files, perEventFiles[f])
+	}
+	fmt.Fprintf(w, "tracemerge: note: %s not written: the run has more than %d MPI calls (--per-event-limit); "+
+		"the summary outputs cover all of them. Write them anyway with --formats %s --per-event-limit 0, "+
+		"or for a time window with --from/--to\n",
+		strings.Join(files, ", "), limit, strings.Join(dropped, ","))
+}
