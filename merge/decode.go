@@ -100,6 +100,7 @@ func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 		g.LocalEnter = e.EnterNS
 		g.LocalExit = e.ExitNS
 		g.Callsite = e.Callsite
+		g.Peer, g.Tag, g.Req = e.Peer, e.Tag, e.Req
 		// direct-mapped pc cache in front of the per-rank map
 		slot := &cache[(e.Callsite>>2)&uint64(len(cache)-1)]
 		if slot.pc != e.Callsite || !slot.ok {

@@ -33,6 +33,12 @@ type GEvent struct {
 	// -1 when the communicator is unknown. With Root it tells a rooted
 	// op's root apart and orders a scan's prefix.
 	CommRank int32
+	// Peer, Tag and Req are the point-to-point fields of trace.Event
+	// (docs/p2p.md): the other side as a world rank (trace.PeerAny,
+	// trace.PeerNull), the tag, and the per-rank request id (0: none).
+	Peer int32
+	Tag  int32
+	Req  uint32
 
 	// Filled by merge for matching; not part of the output contract.
 	commIdx  int32 // dense communicator index, -1 when unknown
