@@ -12,6 +12,11 @@ BUILD    ?= build/$(MPI)
 MPI_PC   := mpich
 endif
 MPI_CFLAGS = $(shell pkg-config --cflags $(MPI_PC) 2>/dev/null)
+# tracemerge writes OTF2 (--formats otf2) when libotf2 is installed
+# (Debian: libotf2-trace-dev); evaluated when used, i.e. after setup.
+GO_TAGS   = $(shell pkg-config --exists otf2 2>/dev/null && echo otf2)
+# What `make test` needs beyond MPI (scripts/setup.sh installs it as root).
+TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools
 GO_SRC   := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) go.mod go.sum
 C_SRC    := $(wildcard cshim/*.c cshim/*.h cshim/*.tbl cshim/*.def)
 
@@ -19,7 +24,7 @@ export OMPI_ALLOW_RUN_AS_ROOT ?= 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ?= 1
 export OMPI_MCA_rmaps_base_oversubscribe ?= 1
 
-.PHONY: all setup lib tracemerge test test-unit test-mpi demo bench clean fmt vet
+.PHONY: all setup test-setup lib tracemerge test test-unit test-mpi demo bench clean fmt vet
 
 all: setup lib tracemerge
 
@@ -49,15 +54,19 @@ $(BUILD)/libgclock.so: $(LIB_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h
 
 $(BUILD)/tracemerge: $(GO_SRC)
 	@mkdir -p $(BUILD)
-	$(GO) build -o $@ ./cmd/tracemerge
+	$(GO) build -tags "$(GO_TAGS)" -o $@ ./cmd/tracemerge
 
 # Every test: unit, simulated network, real mpirun integration.
-# The test suite also needs Chromium (report screenshot) and hpcc (a
-# third-party MPI program); setup installs them when running as root.
-test: all
-	@MPI=$(MPI) SETUP_EXTRA="chromium hpcc" bash scripts/setup.sh
-	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 14m ./...
+# The test suite also needs Chromium (report screenshot), hpcc (a
+# third-party MPI program) and libotf2 with otf2-print (the OTF2 export is
+# built and read back); test-setup installs them when running as root,
+# before `all` builds tracemerge, so it is built with OTF2.
+test: test-setup all
+	$(GO) vet -tags otf2 ./...
+	$(GO) test -tags otf2 -count=1 -timeout 14m ./...
+
+test-setup:
+	@MPI=$(MPI) SETUP_EXTRA="$(TEST_PKGS)" bash scripts/setup.sh
 
 demo: all
 	bash scripts/demo.sh

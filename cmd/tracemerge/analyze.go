@@ -19,10 +19,11 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
+	"github.com/gclock/gclock/viz/otf2"
 )
 
 // allFormats are the output formats in the order they are listed.
-var allFormats = []string{"svg", "html", "csv", "csvgz", "json", "perfetto", "perfetto-json", "txt"}
+var allFormats = []string{"svg", "html", "csv", "csvgz", "json", "perfetto", "perfetto-json", "otf2", "txt"}
 
 // defaultFormats are written without --formats; the per-event ones among
 // them (csv, perfetto) only up to --per-event-limit events.
@@ -266,6 +267,13 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	for _, s := range exp.Sinks() {
 		addSink(s)
 	}
+	var otf *otf2.Writer
+	if formats["otf2"] {
+		if otf, err = openOTF2(f.out, run, pass.Origin()); err != nil {
+			return out.fail(stderr, err)
+		}
+		addSink(otf)
+	}
 	var bar *progressBar
 	if !f.quiet && isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		bar = newProgressBar(os.Stderr)
@@ -308,6 +316,14 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	dropped, err := exp.finish(out, msgs)
 	if err != nil {
 		return out.fail(stderr, err)
+	}
+	if otf != nil {
+		if err := otf.Close(); err != nil {
+			return out.fail(stderr, fmt.Errorf("otf2/traces.otf2: %w", err))
+		}
+		if n := otf.Skipped(); n > 0 {
+			fmt.Fprintf(stderr, "tracemerge: note: otf2: %d message records left out (communicator or peer unknown); their calls are still there as regions\n", n)
+		}
 	}
 
 	// Gantt.

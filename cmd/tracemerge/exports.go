@@ -9,13 +9,17 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
+	"github.com/gclock/gclock/viz/otf2"
 )
 
 // defaultPerEventLimit bounds the per-event exports of a default run:
@@ -197,4 +201,43 @@ func droppedNote(w io.Writer, dropped []string, limit int64) {
 		"the summary outputs cover all of them. Write them anyway with --formats %s --per-event-limit 0, "+
 		"or for a time window with --from/--to\n",
 		strings.Join(files, ", "), limit, strings.Join(dropped, ","))
+}
+
+// openOTF2 starts the OTF2 archive OUT/otf2/traces.otf2 (a directory
+// written by libotf2; an old one is replaced) with the run's ranks, hosts
+// and communicators.
+func openOTF2(outDir string, run *merge.Run, origin int64) (*otf2.Writer, error) {
+	info := otf2.RunInfo{Origin: origin}
+	seen := map[uint64]bool{}
+	for _, ri := range run.Ranks {
+		info.Ranks = append(info.Ranks, otf2.Rank{Rank: int32(ri.Rank), Host: ri.Meta.Header.Host})
+		for _, c := range ri.Meta.Comms {
+			if seen[c.ID] {
+				continue
+			}
+			seen[c.ID] = true
+			info.Comms = append(info.Comms, otf2.Comm{ID: c.ID, Name: otf2CommName(c), Members: c.Members, Parent: c.Parent})
+		}
+	}
+	sort.Slice(info.Comms, func(i, j int) bool { return info.Comms[i].ID < info.Comms[j].ID })
+	dir := filepath.Join(outDir, "otf2")
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("otf2: removing the old archive: %w", err)
+	}
+	w, err := otf2.Create(dir, "traces", info)
+	if err != nil {
+		return nil, fmt.Errorf("otf2: %w", err)
+	}
+	return w, nil
+}
+
+// otf2CommName names a communicator as the reports do.
+func otf2CommName(c trace.Comm) string {
+	switch c.ID {
+	case trace.CommWorldID:
+		return "MPI_COMM_WORLD"
+	case trace.CommSelfID:
+		return "MPI_COMM_SELF"
+	}
+	return fmt.Sprintf("%s %#x", c.Kind, c.ID)
 }

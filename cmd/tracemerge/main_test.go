@@ -17,6 +17,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace/synth"
+	"github.com/gclock/gclock/viz/otf2"
 )
 
 var (
@@ -35,7 +36,11 @@ func tracemergeBin(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "tracemerge")
-		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		args := []string{"build", "-o", binPath}
+		if otf2.Available() { // built as this test binary was (make test: -tags otf2)
+			args = append(args, "-tags", "otf2")
+		}
+		out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 		if err != nil {
 			buildErr = errors.New(string(out))
 		}
@@ -220,6 +225,54 @@ func TestCLI_PerEventExportsBoundedByDefault(t *testing.T) {
 	}
 	if _, _, code := runBin(t, tmp, "run", "-o", "out3", "--per-event-limit", "-5"); code != exitUsage {
 		t.Errorf("--per-event-limit -5: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// TestCLI_OTF2ReadBackByOtf2Print: --formats otf2 writes an archive that
+// the reference reader reads back whole: one Enter, Leave and collective
+// begin/end per recorded call, with the corrected timestamps.
+func TestCLI_OTF2ReadBackByOtf2Print(t *testing.T) {
+	if !otf2.Available() {
+		t.Fatalf("%v", otf2.ErrNotBuilt)
+	}
+	printer, err := exec.LookPath("otf2-print")
+	if err != nil {
+		t.Fatalf("otf2-print not found (Debian package otf2-tools; scripts/setup.sh installs it for make test): %v", err)
+	}
+	tmp := t.TempDir()
+	tr := gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, Steps: 200, Seed: 9})
+	if _, stderr, code := runBin(t, tmp, "run", "-o", "out", "-q", "--formats", "otf2,json"); code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	out, err := exec.Command(printer, filepath.Join(tmp, "out", "otf2", "traces.otf2")).Output()
+	if err != nil {
+		t.Fatalf("otf2-print: %v", err)
+	}
+	counts := map[string]int{}
+	var lastTS = map[string]uint64{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 {
+			continue
+		}
+		ts, err := strconv.ParseUint(f[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		counts[f[0]]++
+		if ts < lastTS[f[1]] {
+			t.Fatalf("location %s: timestamp %d after %d", f[1], ts, lastTS[f[1]])
+		}
+		lastTS[f[1]] = ts
+	}
+	n := tr.TotalEvents()
+	for _, kind := range []string{"ENTER", "LEAVE", "MPI_COLLECTIVE_BEGIN", "MPI_COLLECTIVE_END"} {
+		if counts[kind] != n {
+			t.Errorf("%s: %d records, want one per recorded call (%d)", kind, counts[kind], n)
+		}
+	}
+	if len(lastTS) != 4 {
+		t.Errorf("%d locations, want 4", len(lastTS))
 	}
 }
 
