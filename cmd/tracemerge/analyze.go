@@ -23,7 +23,7 @@ import (
 )
 
 // allFormats are the output formats in the order they are listed.
-var allFormats = []string{"svg", "html", "csv", "csvgz", "json", "perfetto", "perfetto-json", "otf2", "txt"}
+var allFormats = []string{"svg", "html", "csv", "csvgz", "json", "perfetto", "perfetto-json", "otf2", "paraver", "txt"}
 
 // defaultFormats are written without --formats; the per-event ones among
 // them (csv, perfetto) only up to --per-event-limit events.
@@ -274,6 +274,13 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		}
 		addSink(otf)
 	}
+	var prv *viz.Paraver
+	if formats["paraver"] {
+		if prv, err = viz.NewParaver(f.out, "trace", rmeta); err != nil {
+			return out.fail(stderr, err)
+		}
+		addSink(prv)
+	}
 	var bar *progressBar
 	if !f.quiet && isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		bar = newProgressBar(os.Stderr)
@@ -323,6 +330,13 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		}
 		if n := otf.Skipped(); n > 0 {
 			fmt.Fprintf(stderr, "tracemerge: note: otf2: %d message records left out (communicator or peer unknown); their calls are still there as regions\n", n)
+		}
+	}
+
+	if prv != nil {
+		prv.AddMessages(msgs)
+		if err := prv.Close(); err != nil {
+			return out.fail(stderr, fmt.Errorf("trace.prv: %w", err))
 		}
 	}
 

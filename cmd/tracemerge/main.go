@@ -74,6 +74,7 @@ Outputs in OUT (select with --formats):
             (for small runs: the Perfetto UI runs out of memory near 1 GB)
   otf2      otf2/traces.otf2: OTF2 archive for Vampir, Scalasca/Cube and other
             OTF2 readers (needs a build with libotf2: make finds it)
+  paraver   trace.prv, trace.pcf, trace.row: Paraver trace (BSC tools)
 Default: svg,html,json,txt always, and the per-event exports csv,perfetto
 while the run has at most --per-event-limit MPI calls (a note on stderr
 says when they were left out and how to get them).
@@ -93,7 +94,7 @@ Options:
                        or 0x hex, as printed in the report); writes
                        instance-<comm>-<seq>.svg, raw vs corrected side by side
   --formats LIST       comma-separated subset of svg,html,csv,csvgz,json,
-                       perfetto,perfetto-json,otf2,txt, or all
+                       perfetto,perfetto-json,otf2,paraver,txt, or all
                        (default svg,html,csv,json,perfetto,txt)
   --per-event-limit N  write the per-event exports (csv, csvgz, perfetto,
                        perfetto-json) only for runs/windows of at most N MPI

@@ -276,6 +276,42 @@ func TestCLI_OTF2ReadBackByOtf2Print(t *testing.T) {
 	}
 }
 
+// TestCLI_ParaverOneStateAndTwoEventsPerCall: --formats paraver writes
+// the three files, one MPI state and an entry and exit event per call.
+func TestCLI_ParaverOneStateAndTwoEventsPerCall(t *testing.T) {
+	tmp := t.TempDir()
+	tr := gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, Steps: 150, Seed: 10})
+	if _, stderr, code := runBin(t, tmp, "run", "-o", "out", "-q", "--formats", "paraver"); code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(tmp, "out", "trace.prv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if !strings.HasPrefix(lines[0], "#Paraver (") || !strings.Contains(lines[0], ":1:4(") {
+		t.Errorf("header %q", lines[0])
+	}
+	events, mpiStates := 0, 0
+	for _, l := range lines[1:] {
+		f := strings.Split(l, ":")
+		switch {
+		case f[0] == "2":
+			events++
+		case f[0] == "1" && f[7] != "1":
+			mpiStates++
+		}
+	}
+	if n := tr.TotalEvents(); events != 2*n || mpiStates > n || mpiStates < n*9/10 {
+		t.Errorf("%d events and %d MPI states for %d calls (want 2 events per call, a state per call of non-zero length)", events, mpiStates, n)
+	}
+	for _, f := range []string{"trace.pcf", "trace.row"} {
+		if st, err := os.Stat(filepath.Join(tmp, "out", f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
 func TestCLI_InfoSummarisesRun(t *testing.T) {
 	tmp := t.TempDir()
 	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, Steps: 500, Seed: 6})
