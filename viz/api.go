@@ -60,6 +60,17 @@ type GanttOptions struct {
 	// LaneHeight is the height of one lane in pixels (default: 18, smaller
 	// for many ranks, at least 3).
 	LaneHeight int
+	// RanksPerLane groups consecutive ranks into one lane (0: automatic,
+	// one rank per lane up to MaxRankLanes ranks, beyond that as many per
+	// lane as keep AggregateLanes lanes; 1: always one rank per lane). A
+	// grouped lane shows the ranks' average: per pixel column the share of
+	// rank-time in MPI and waiting and the dominant op; its label names the
+	// rank range, which --ranks (tracemerge) draws one per lane.
+	RanksPerLane int
+	// Ranks, if set, draws only these world ranks, one per lane in the
+	// given order (the "expand" of a grouped lane); waits still take every
+	// rank into account. Needs WorldSize.
+	Ranks []int32
 	// MaxBars caps the number of individually drawn bars (each with a
 	// tooltip); the narrowest beyond it are folded into the per-column
 	// aggregate. Default 6000 (about 1.4 MB of bars); the aggregate layer is

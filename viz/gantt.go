@@ -24,6 +24,9 @@ import (
 // O(lanes × Width) whatever the number of events.
 type Gantt struct {
 	opt     GanttOptions
+	k       int     // ranks per lane (RanksPerLane resolved)
+	sel     []int32 // GanttOptions.Ranks: lane -> rank
+	laneIdx []int32 // with sel: rank -> lane, -1 not drawn
 	msgs    []merge.Message // point-to-point lines (p2p.go)
 	maxMsgs int
 	width   int // plot width, px
@@ -137,11 +140,30 @@ type pendRef struct {
 	slot  int32
 }
 
-// cellsPerLane is 2 × Width, or Width when the world is so large that the
-// cells would exceed about 128 MB (beyond ~2600 ranks at the default width).
-func cellsPerLane(opt GanttOptions) int {
+// Lane grouping defaults (GanttOptions.RanksPerLane 0): one lane per rank
+// up to MaxRankLanes ranks; a larger world is drawn in about
+// AggregateLanes lanes of consecutive ranks.
+const (
+	MaxRankLanes   = 512
+	AggregateLanes = 256
+)
+
+// ranksPerLane resolves GanttOptions.RanksPerLane.
+func ranksPerLane(opt GanttOptions) int {
+	if opt.RanksPerLane > 0 {
+		return opt.RanksPerLane
+	}
+	if opt.WorldSize > MaxRankLanes {
+		return (opt.WorldSize + AggregateLanes - 1) / AggregateLanes
+	}
+	return 1
+}
+
+// cellsPerLane is 2 × Width, or Width when the lanes are so many that the
+// cells would exceed about 128 MB (beyond ~2600 lanes at the default width).
+func cellsPerLane(opt GanttOptions, lanes int) int {
 	nb := 2 * opt.Width
-	if opt.WorldSize > 0 && int64(opt.WorldSize)*int64(nb)*16 > 128<<20 {
+	if int64(lanes)*int64(nb)*16 > 128<<20 {
 		nb = opt.Width
 	}
 	return nb
@@ -154,10 +176,29 @@ func newGantt(opt GanttOptions) *Gantt {
 	if opt.MaxBars <= 0 {
 		opt.MaxBars = 6000
 	}
+	k := ranksPerLane(opt)
+	nlanes := (opt.WorldSize + k - 1) / k
+	var sel, laneIdx []int32
+	if len(opt.Ranks) > 0 && opt.WorldSize > 0 {
+		k, laneIdx = 1, make([]int32, opt.WorldSize)
+		for i := range laneIdx {
+			laneIdx[i] = -1
+		}
+		for _, r := range opt.Ranks {
+			if r >= 0 && int(r) < opt.WorldSize && laneIdx[r] < 0 {
+				laneIdx[r] = int32(len(sel))
+				sel = append(sel, r)
+			}
+		}
+		nlanes = len(sel)
+	}
 	g := &Gantt{
 		opt:     opt,
+		k:       k,
+		sel:     sel,
+		laneIdx: laneIdx,
 		width:   opt.Width,
-		nb:      cellsPerLane(opt),
+		nb:      cellsPerLane(opt, nlanes),
 		maxBars: opt.MaxBars,
 		inst:    make(map[instKey]instState),
 		dataLo:  math.Inf(1),
@@ -173,7 +214,7 @@ func newGantt(opt GanttOptions) *Gantt {
 		}
 	}
 	if opt.WorldSize > 0 {
-		g.lanes = make([]lane, opt.WorldSize)
+		g.lanes = make([]lane, nlanes)
 	}
 	return g
 }
@@ -395,7 +436,18 @@ func (g *Gantt) draw(rank int32, b bar) {
 	b.wait = math.Min(math.Max(0, waitEnd-b.enter), b.exit-b.enter)
 	g.dataLo, g.dataHi = math.Min(g.dataLo, b.enter), math.Max(g.dataHi, b.exit)
 	g.markOp(b.op)
-	l := g.lane(rank)
+	li := rank / int32(g.k)
+	if g.sel != nil {
+		if li = g.laneIdx[rank]; li < 0 {
+			return // not selected: its waits were counted, it is not drawn
+		}
+	}
+	l := g.lane(li)
+	if g.k > 1 {
+		// a grouped lane draws the average of its ranks: no single bars
+		g.accumulate(l, b, 1/float64(g.k))
+		return
+	}
 	px := (g.hi - g.lo) / float64(g.width)
 	if b.exit-b.enter >= px {
 		l.bars = append(l.bars, b)
@@ -405,17 +457,18 @@ func (g *Gantt) draw(rank int32, b bar) {
 		}
 		return
 	}
-	g.accumulate(l, b)
+	g.accumulate(l, b, 1)
 }
 
-// accumulate spreads b over the cells it overlaps.
-func (g *Gantt) accumulate(l *lane, b bar) {
+// accumulate spreads b over the cells it overlaps, its time scaled by s
+// (1/ranks per lane for a grouped lane).
+func (g *Gantt) accumulate(l *lane, b bar, s float64) {
 	bw := (g.hi - g.lo) / float64(g.nb)
 	a, e, we := b.enter, b.exit, b.enter+b.wait
 	i0 := g.cellIndex(a, bw)
 	i1 := g.cellIndex(e, bw)
 	if i0 == i1 {
-		l.cells[i0].add(b.op, e-a, we-a)
+		l.cells[i0].add(b.op, (e-a)*s, (we-a)*s)
 		return
 	}
 	for i := i0; i <= i1; i++ {
@@ -432,7 +485,7 @@ func (g *Gantt) accumulate(l *lane, b bar) {
 			continue
 		}
 		wov := math.Max(0, math.Min(we, hi)-math.Max(a, lo))
-		l.cells[i].add(b.op, ov, wov)
+		l.cells[i].add(b.op, ov*s, wov*s)
 	}
 }
 
@@ -500,7 +553,7 @@ func (g *Gantt) grow(left bool) {
 			if b.exit-b.enter >= px {
 				kept = append(kept, b)
 			} else {
-				g.accumulate(l, b)
+				g.accumulate(l, b, 1)
 			}
 		}
 		clear(l.bars[len(kept):])
@@ -519,7 +572,7 @@ func (g *Gantt) foldNarrowest(l *lane, keep int) {
 		return l.bars[i].exit-l.bars[i].enter > l.bars[j].exit-l.bars[j].enter
 	})
 	for _, b := range l.bars[keep:] {
-		g.accumulate(l, b)
+		g.accumulate(l, b, 1)
 	}
 	g.nbars -= len(l.bars) - keep
 	l.bars = l.bars[:keep:keep]
@@ -548,7 +601,7 @@ func (g *Gantt) limitBars(max int) {
 			if b.exit-b.enter > thr {
 				kept = append(kept, b)
 			} else {
-				g.accumulate(l, b)
+				g.accumulate(l, b, 1)
 			}
 		}
 		l.bars = kept
@@ -583,11 +636,36 @@ type pathKey struct {
 }
 
 func (g *Gantt) laneLabel(r int) string {
+	if g.sel != nil && r < len(g.sel) {
+		r = int(g.sel[r])
+	}
+	if g.k > 1 {
+		lo, hi := r*g.k, r*g.k+g.k-1
+		if g.opt.WorldSize > 0 {
+			hi = min(hi, g.opt.WorldSize-1)
+		}
+		s := "ranks " + strconv.Itoa(lo) + "–" + strconv.Itoa(hi)
+		if hi < len(g.opt.Hosts) && g.opt.Hosts[lo] != "" && g.opt.Hosts[lo] == g.opt.Hosts[hi] {
+			s += " (" + truncate(g.opt.Hosts[lo], 20) + ")"
+		}
+		return s
+	}
 	s := "rank " + strconv.Itoa(r)
 	if r < len(g.opt.Hosts) && g.opt.Hosts[r] != "" {
 		s += " (" + truncate(g.opt.Hosts[r], 28) + ")"
 	}
 	return s
+}
+
+// lanesNote describes the lane grouping for the chart's subtitle.
+func (g *Gantt) lanesNote() string {
+	if g.sel != nil {
+		return fmt.Sprintf("%d of %d ranks (--ranks)", len(g.sel), g.opt.WorldSize)
+	}
+	if g.k == 1 {
+		return fmt.Sprintf("%d ranks", len(g.lanes))
+	}
+	return fmt.Sprintf("%d ranks in %d lanes of %d (average per lane)", g.opt.WorldSize, len(g.lanes), g.k)
 }
 
 func (g *Gantt) render(w *bufio.Writer) {
@@ -700,8 +778,8 @@ func (g *Gantt) render(w *bufio.Writer) {
 		clock = "RAW local clocks (uncorrected)"
 	}
 	fmt.Fprintf(w, `<text x="%d" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", labelW, esc(title))
-	fmt.Fprintf(w, `<text x="%d" y="36" fill="#555">%s · %d events · %d ranks · window %s</text>`+"\n",
-		labelW, clock, g.events, len(g.lanes), esc(fmtDur(vhi-vlo)))
+	fmt.Fprintf(w, `<text x="%d" y="36" fill="#555">%s · %d events · %s · window %s</text>`+"\n",
+		labelW, clock, g.events, esc(g.lanesNote()), esc(fmtDur(vhi-vlo)))
 
 	// Lane backgrounds and labels.
 	w.WriteString(`<g>`)

@@ -385,24 +385,91 @@ func TestGantt_BarBudgetBoundsSize(t *testing.T) {
 	wellFormed(t, svg)
 }
 
-// TestGantt_HugeWorldStaysBounded: thousands of ranks use Width cells per
-// lane and the SVG keeps its size bound.
+// TestGantt_HugeWorldStaysBounded: thousands of ranks, one lane each
+// (RanksPerLane 1), use Width cells per lane and the SVG keeps its size
+// bound; by default they are grouped into AggregateLanes lanes.
 func TestGantt_HugeWorldStaysBounded(t *testing.T) {
 	run := synthRun{Ranks: 4096, Iters: 250, Seed: 4, Compute: 20000, Latency: 4000,
 		Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast, trace.OpBarrier, trace.OpAlltoall}}
-	g := NewGantt(GanttOptions{WorldSize: run.Ranks})
+	for _, c := range []struct {
+		name         string
+		perLane      int
+		lanes, cells int
+		firstLabel   string
+	}{
+		{"one rank per lane", 1, 4096, 1600, "rank 0"},
+		{"grouped by default", 0, 256, 3200, "ranks 0–15"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := NewGantt(GanttOptions{WorldSize: run.Ranks, RanksPerLane: c.perLane})
+			if err := run.run(g.Add); err != nil {
+				t.Fatal(err)
+			}
+			if len(g.lanes) != c.lanes || len(g.lanes[0].cells) != c.cells {
+				t.Errorf("%d lanes of %d cells, want %d of %d", len(g.lanes), len(g.lanes[0].cells), c.lanes, c.cells)
+			}
+			svg := ganttSVG(t, g)
+			t.Logf("%d ranks, %d events: SVG %d bytes", run.Ranks, run.Ranks*run.Iters, len(svg))
+			if len(svg) > 5_000_000 {
+				t.Errorf("SVG %d bytes > 5 MB", len(svg))
+			}
+			if !strings.Contains(string(svg), ">"+c.firstLabel+"<") {
+				t.Errorf("no lane labelled %q", c.firstLabel)
+			}
+			wellFormed(t, svg)
+		})
+	}
+}
+
+// TestGantt_GroupedLaneIsTheAverageOfItsRanks: a lane that groups k ranks
+// holds, summed over its cells, the mean busy time of those ranks; and a
+// 16,384-rank world stays a few hundred lanes and a small SVG.
+func TestGantt_GroupedLaneIsTheAverageOfItsRanks(t *testing.T) {
+	run := synthRun{Ranks: 64, Iters: 400, Seed: 12, Compute: 3000, Latency: 800, Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast}}
+	busy := make([]float64, run.Ranks)
+	run.run(func(ev *merge.GEvent) error {
+		busy[ev.Rank] += ev.Exit - ev.Enter
+		return nil
+	})
+	const k = 8
+	g := NewGantt(GanttOptions{WorldSize: run.Ranks, RanksPerLane: k, Width: 400})
 	if err := run.run(g.Add); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(g.lanes[0].cells); n != g.width {
-		t.Errorf("%d cells per lane, want %d for a huge world", n, g.width)
+	g.resolve(math.Inf(1))
+	if len(g.lanes) != run.Ranks/k {
+		t.Fatalf("%d lanes, want %d", len(g.lanes), run.Ranks/k)
+	}
+	for li, l := range g.lanes {
+		want := 0.0
+		for r := li * k; r < (li+1)*k; r++ {
+			want += busy[r] / k
+		}
+		got := 0.0
+		for _, c := range l.cells {
+			got += float64(c.busy)
+		}
+		if len(l.bars) != 0 {
+			t.Errorf("lane %d: %d single bars on a grouped lane", li, len(l.bars))
+		}
+		if rel := math.Abs(got-want) / want; rel > 1e-3 {
+			t.Errorf("lane %d: busy %v, want the ranks' mean %v", li, got, want)
+		}
+	}
+
+	huge := synthRun{Ranks: 16384, Iters: 20, Seed: 13, Compute: 20000, Latency: 4000, Ops: []trace.Op{trace.OpAllreduce, trace.OpAlltoall}}
+	g = NewGantt(GanttOptions{WorldSize: huge.Ranks})
+	if err := huge.run(g.Add); err != nil {
+		t.Fatal(err)
 	}
 	svg := ganttSVG(t, g)
-	t.Logf("%d ranks, %d events: SVG %d bytes", run.Ranks, run.Ranks*run.Iters, len(svg))
-	if len(svg) > 5_000_000 {
-		t.Errorf("SVG %d bytes > 5 MB", len(svg))
+	t.Logf("16384 ranks: %d lanes, SVG %d bytes", len(g.lanes), len(svg))
+	if len(g.lanes) != AggregateLanes || len(svg) > 2_000_000 {
+		t.Errorf("16384 ranks: %d lanes (want %d), SVG %d bytes (want < 2 MB)", len(g.lanes), AggregateLanes, len(svg))
 	}
-	wellFormed(t, svg)
+	if !strings.Contains(string(svg), "16384 ranks in 256 lanes of 64") {
+		t.Errorf("subtitle does not say how ranks are grouped")
+	}
 }
 
 func TestFmtDur_Units(t *testing.T) {

@@ -86,6 +86,7 @@ type htmlData struct {
 	MaxLate    float64
 	Callsites  []htmlCallsite
 	Ranks      []htmlRank
+	RanksNote  string // set when only some ranks are listed
 	Worst      []htmlInst
 	Gantt      template.HTML
 	RawGantt   template.HTML
@@ -99,6 +100,41 @@ type htmlData struct {
 	CallsTotal int
 	P2P        *merge.P2PResult
 	P2PRanks   []htmlP2PRank
+	P2PNote    string
+}
+
+// MaxRankRows is how many ranks the HTML report's per-rank tables list in
+// full; a larger run lists the RankRowsTop ranks that wait most and those
+// that make others wait most (imbalance.json and p2p.json keep them all).
+const (
+	MaxRankRows = 256
+	RankRowsTop = 100
+)
+
+// topRanks keeps, when there are more than MaxRankRows entries, the
+// RankRowsTop largest by each key (the union, in the original order).
+func topRanks[T any](all []T, keys ...func(T) float64) ([]T, bool) {
+	if len(all) <= MaxRankRows {
+		return all, false
+	}
+	keep := make([]bool, len(all))
+	for _, key := range keys {
+		idx := make([]int, len(all))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return key(all[idx[a]]) > key(all[idx[b]]) })
+		for _, i := range idx[:RankRowsTop] {
+			keep[i] = true
+		}
+	}
+	var out []T
+	for i, k := range keep {
+		if k {
+			out = append(out, all[i])
+		}
+	}
+	return out, true
 }
 
 type htmlP2PRank struct {
@@ -160,10 +196,20 @@ func WriteHTML(w io.Writer, r Report) error {
 		d.MaxWait = max(d.MaxWait, rk.TotalWait)
 		d.MaxLate = max(d.MaxLate, rk.TotalLateness)
 	}
+	if top, cut := topRanks(d.Ranks, func(r htmlRank) float64 { return r.TotalWait }, func(r htmlRank) float64 { return r.TotalLateness }); cut {
+		d.RanksNote = fmt.Sprintf("%d of %d ranks listed: the %d that wait most and the %d that make others wait most; imbalance.json lists every rank.",
+			len(top), len(d.Ranks), RankRowsTop, RankRowsTop)
+		d.Ranks = top
+	}
 	if p := r.P2P; p != nil && (p.Messages > 0 || p.Requests > 0 || p.UnmatchedSends > 0 || p.UnmatchedRecvs > 0) {
 		d.P2P = p
 		for _, rk := range p.Ranks {
 			d.P2PRanks = append(d.P2PRanks, htmlP2PRank{P2PRank: rk, WaitedForMost: rankAmounts(rk.WaitedFor)})
+		}
+		if top, cut := topRanks(d.P2PRanks, func(r htmlP2PRank) float64 { return r.WaitTimeNS }, func(r htmlP2PRank) float64 { return r.LateSenderNS }); cut {
+			d.P2PNote = fmt.Sprintf("%d of %d ranks listed: the %d that wait longest for messages and the %d with the most late-sender wait; p2p.json lists every rank.",
+				len(top), len(d.P2PRanks), RankRowsTop, RankRowsTop)
+			d.P2PRanks = top
 		}
 	}
 	for _, in := range a.Worst[:min(ReportTopN, len(a.Worst))] {

@@ -105,6 +105,85 @@ func withWaits(in *merge.Instance) {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
+// MaxInstanceRows is how many members an instance view draws one per row;
+// a larger instance is drawn by representatives (reduceMembers).
+const MaxInstanceRows = 512
+
+// reduceMembers keeps an instance of more than MaxInstanceRows members
+// readable and small: per group of consecutive comm ranks (about
+// MaxInstanceRows/2 groups) the member that entered last (whom the others
+// wait for), plus the root and up to 64 members that violate the clock
+// condition, in comm-rank order. Waits were computed on the whole
+// instance before; raw (if any) keeps the same members so rows align. The
+// note says what is shown.
+func reduceMembers(inst, raw *merge.Instance) (*merge.Instance, *merge.Instance, string) {
+	n := min(len(inst.Enter), len(inst.Exit))
+	if n <= MaxInstanceRows {
+		return inst, raw, ""
+	}
+	full := computeInstStats(inst)
+	k := (n + MaxInstanceRows/2 - 1) / (MaxInstanceRows / 2)
+	keep := make([]bool, n)
+	for g := 0; g < n; g += k {
+		best := g
+		for i := g; i < min(g+k, n); i++ {
+			if in := inst.Enter[i]; finite(in) && (!finite(inst.Enter[best]) || in > inst.Enter[best]) {
+				best = i
+			}
+		}
+		keep[best] = true
+	}
+	extra := 0
+	for i := 0; i < n; i++ {
+		if i < len(inst.Ranks) && inst.RootRank >= 0 && inst.Ranks[i] == inst.RootRank {
+			keep[i] = true
+		}
+		if extra < 64 && !keep[i] && finite(inst.Exit[i]) && inst.Exit[i] < full.need[i] {
+			keep[i] = true
+			extra++
+		}
+	}
+	var idx []int
+	for i, k := range keep {
+		if k {
+			idx = append(idx, i)
+		}
+	}
+	note := fmt.Sprintf(" · %d of %d members shown: per %d consecutive comm ranks the last to enter, the root and violators;"+
+		" whole instance: entry skew %s, exit skew %s, %d clock-condition violations",
+		len(idx), n, k, fmtDur(full.lastEnter-full.firstEnter), fmtDur(inst.ExitSkew), full.violations)
+	r := subsetMembers(inst, idx)
+	var rr *merge.Instance
+	if raw != nil {
+		rr = subsetMembers(raw, idx)
+	}
+	return r, rr, note
+}
+
+// subsetMembers copies in with only the members idx (its per-member
+// arrays are parallel, in comm-rank order).
+func subsetMembers(in *merge.Instance, idx []int) *merge.Instance {
+	c := *in
+	c.Ranks, c.Enter, c.Exit = pick(in.Ranks, idx), pick(in.Enter, idx), pick(in.Exit, idx)
+	c.Wait, c.WaitCause = pick(in.Wait, idx), pick(in.WaitCause, idx)
+	c.Sent, c.Recv = pick(in.Sent, idx), pick(in.Recv, idx)
+	return &c
+}
+
+// pick returns a[i] for i in idx (nil or empty a stays as it is).
+func pick[T any](a []T, idx []int) []T {
+	if len(a) == 0 {
+		return a
+	}
+	out := make([]T, 0, len(idx))
+	for _, i := range idx {
+		if i < len(a) {
+			out = append(out, a[i])
+		}
+	}
+	return out
+}
+
 // panelSpec is one time panel of the instance view.
 type panelSpec struct {
 	in     *merge.Instance
@@ -154,6 +233,7 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	if raw != nil {
 		withWaits(raw)
 	}
+	inst, raw, shownNote := reduceMembers(inst, raw)
 	n := min(len(inst.Enter), len(inst.Exit))
 	if n == 0 {
 		return fmt.Errorf("viz: instance %s comm %d seq %d: no members", inst.OpName, inst.CommID, inst.Seq)
@@ -231,6 +311,7 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	if raw != nil {
 		sub += " · both panels share one time scale"
 	}
+	sub += shownNote
 	fmt.Fprintf(w, `<text x="%d" y="38" fill="#444">%s</text>`+"\n", labelW, esc(sub))
 
 	for _, p := range panels {

@@ -61,6 +61,23 @@ func (p *Perfetto) AddMessages(msgs []merge.Message) error {
 	return nil
 }
 
+// laneOfRank is the lane a rank is drawn in (one rank per lane), -1 none.
+func (g *Gantt) laneOfRank(r int32) int {
+	if r < 0 {
+		return -1
+	}
+	if g.sel != nil {
+		if int(r) >= len(g.laneIdx) {
+			return -1
+		}
+		return int(g.laneIdx[r])
+	}
+	if int(r) >= len(g.lanes) {
+		return -1
+	}
+	return int(r)
+}
+
 // DefaultMaxMessageLines is how many message lines a Gantt chart draws at
 // most; with more messages in the window none are drawn (zoom in).
 const DefaultMaxMessageLines = 2000
@@ -93,19 +110,23 @@ func (g *Gantt) renderMessages(w *bufio.Writer, vlo, vhi, pw float64, x0, top, l
 	if in == 0 {
 		return ""
 	}
+	if g.k > 1 {
+		return fmt.Sprintf(" %d messages in the window: not drawn on lanes that group %d ranks (draw ranks one per lane with --ranks).", in, g.k)
+	}
 	if in > g.maxMsgs {
 		return fmt.Sprintf(" %d messages in the window: too many to draw as lines (at most %d; zoom in with --from/--to).", in, g.maxMsgs)
 	}
 	w.WriteString(`<g stroke="#222" stroke-opacity=".55" stroke-width=".8" fill="none">` + "\n")
 	for i := range g.msgs {
 		m := &g.msgs[i]
-		if m.RecvExit < vlo || m.SendStart > vhi || int(m.Src) >= len(g.lanes) || int(m.Dst) >= len(g.lanes) || m.Src < 0 || m.Dst < 0 {
+		ls, ld := g.laneOfRank(m.Src), g.laneOfRank(m.Dst)
+		if m.RecvExit < vlo || m.SendStart > vhi || ls < 0 || ld < 0 {
 			continue
 		}
 		x1 := float64(x0) + (m.SendStart-vlo)/pw
 		x2 := float64(x0) + (m.RecvExit-vlo)/pw
-		y1 := float64(top+int(m.Src)*pitch) + float64(laneH)/2
-		y2 := float64(top+int(m.Dst)*pitch) + float64(laneH)/2
+		y1 := float64(top+ls*pitch) + float64(laneH)/2
+		y2 := float64(top+ld*pitch) + float64(laneH)/2
 		fmt.Fprintf(w, `<line x1="%s" y1="%s" x2="%s" y2="%s"><title>%s rank %d → %s rank %d · tag %d · %d B · %s</title></line>`+"\n",
 			f1(x1), f1(y1), f1(x2), f1(y2), m.SendOp, m.Src, m.RecvOp, m.Dst, m.Tag, m.Bytes, esc(fmtDur(m.RecvExit-m.SendStart)))
 	}

@@ -36,6 +36,8 @@ type analyzeFlags struct {
 	instances  multiFlag
 	formats    string
 	perEvent   int64
+	ranks      string
+	perLane    int
 	top        int
 	width      int
 	rendezvous uint64
@@ -95,6 +97,8 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&f.instances, "instance", "COMM:SEQ to zoom into")
 	fs.StringVar(&f.formats, "formats", strings.Join(defaultFormats, ","), "output formats")
 	fs.Int64Var(&f.perEvent, "per-event-limit", -1, "write per-event exports only up to this many MPI calls (0: no limit)")
+	fs.StringVar(&f.ranks, "ranks", "", "Gantt: draw only these ranks, one per lane (e.g. 0-63,100)")
+	fs.IntVar(&f.perLane, "ranks-per-lane", 0, "Gantt: ranks grouped per lane (0: automatic)")
 	fs.IntVar(&f.top, "top", 10, "worst instances to list")
 	fs.IntVar(&f.width, "width", 1200, "Gantt width in pixels")
 	fs.Uint64Var(&f.rendezvous, "rendezvous-bytes", merge.DefaultRendezvousBytes, "standard sends this large count for Late Receiver (0: only synchronous sends)")
@@ -178,6 +182,15 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 			limit = 0
 		}
 	}
+	if f.perLane < 0 {
+		return usageErr(stderr, "--ranks-per-lane must be >= 0 (0: automatic), got %d", f.perLane)
+	}
+	var ganttRanks []int32
+	if f.ranks != "" {
+		if ganttRanks, err = parseRankList(f.ranks); err != nil {
+			return usageErr(stderr, "--ranks: %v", err)
+		}
+	}
 	type zoomReq struct {
 		key  merge.InstanceKey
 		name string
@@ -250,6 +263,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	var gantt *viz.Gantt
 	if formats["svg"] || formats["html"] {
 		gopt := viz.GanttOptions{Width: f.width, WorldSize: run.WorldSize, Hosts: hosts, Origin: pass.Origin(),
+			Ranks: ganttRanks, RanksPerLane: f.perLane,
 			Title: fmt.Sprintf("gclock run %s: %d ranks, clock %s", run.JobID, run.WorldSize, mode)}
 		if known && !math.IsInf(end, 0) && end > start {
 			gopt.Start, gopt.End = start, end

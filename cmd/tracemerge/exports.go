@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -240,4 +241,37 @@ func otf2CommName(c trace.Comm) string {
 		return "MPI_COMM_SELF"
 	}
 	return fmt.Sprintf("%s %#x", c.Kind, c.ID)
+}
+
+// parseRankList parses "0-63,100,200-203" into ranks (at most 4096, so a
+// chart stays readable).
+func parseRankList(s string) ([]int32, error) {
+	var out []int32
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.ParseInt(strings.TrimSpace(lo), 10, 32)
+		if err != nil || a < 0 {
+			return nil, fmt.Errorf("%q is not a rank or a range like 0-63", part)
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.ParseInt(strings.TrimSpace(hi), 10, 32); err != nil || b < a {
+				return nil, fmt.Errorf("%q is not a range like 0-63", part)
+			}
+		}
+		if int64(len(out))+b-a+1 > 4096 {
+			return nil, fmt.Errorf("more than 4096 ranks selected; pick a smaller range")
+		}
+		for r := a; r <= b; r++ {
+			out = append(out, int32(r))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no rank given")
+	}
+	return out, nil
 }

@@ -100,6 +100,11 @@ Options:
                        perfetto-json) only for runs/windows of at most N MPI
                        calls (default 500000 when --formats is not given,
                        no limit when it is; 0: no limit)
+  --ranks LIST         Gantt: draw only these ranks, one per lane (e.g. 0-63,100);
+                       expands the grouped lanes of a big run
+  --ranks-per-lane N   Gantt: ranks grouped per lane (default: one per lane up
+                       to 512 ranks, beyond that about 256 lanes; a grouped
+                       lane shows its ranks' average)
   --top N              worst instances to list (default 10)
   --rendezvous-bytes N standard sends (MPI_Send/Isend) of at least N bytes wait
                        for the receive like MPI_Ssend and count as Late Receiver

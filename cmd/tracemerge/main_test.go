@@ -312,6 +312,41 @@ func TestCLI_ParaverOneStateAndTwoEventsPerCall(t *testing.T) {
 	}
 }
 
+// TestCLI_GanttLaneSelection: --ranks draws the named ranks one per lane,
+// --ranks-per-lane groups ranks, bad values are usage errors.
+func TestCLI_GanttLaneSelection(t *testing.T) {
+	tmp := t.TempDir()
+	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 8, Steps: 100, Seed: 11})
+	for _, c := range []struct {
+		args      []string
+		want, not []string
+	}{
+		{[]string{"--ranks", "1,5-6"}, []string{">rank 1 (", ">rank 5 (", ">rank 6 (", "3 of 8 ranks (--ranks)"}, []string{">rank 0 (", ">rank 2 ("}},
+		{[]string{"--ranks-per-lane", "4"}, []string{">ranks 0–3", ">ranks 4–7", "8 ranks in 2 lanes of 4"}, []string{">rank 0 ("}},
+	} {
+		out := filepath.Join(tmp, "out-"+strings.Join(c.args, ""))
+		if _, stderr, code := runBin(t, tmp, append([]string{"run", "-o", out, "-q", "--formats", "svg"}, c.args...)...); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s", c.args, code, stderr)
+		}
+		b, _ := os.ReadFile(filepath.Join(out, "gantt.svg"))
+		for _, w := range c.want {
+			if !strings.Contains(string(b), w) {
+				t.Errorf("%v: gantt.svg lacks %q", c.args, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(string(b), w) {
+				t.Errorf("%v: gantt.svg has %q", c.args, w)
+			}
+		}
+	}
+	for _, bad := range [][]string{{"--ranks", "5-2"}, {"--ranks", "x"}, {"--ranks-per-lane", "-1"}} {
+		if _, _, code := runBin(t, tmp, append([]string{"run", "-o", filepath.Join(tmp, "bad"), "-q"}, bad...)...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", bad, code, exitUsage)
+		}
+	}
+}
+
 func TestCLI_InfoSummarisesRun(t *testing.T) {
 	tmp := t.TempDir()
 	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 4, Steps: 500, Seed: 6})
