@@ -24,9 +24,9 @@ import (
 // O(lanes × Width) whatever the number of events.
 type Gantt struct {
 	opt     GanttOptions
-	k       int     // ranks per lane (RanksPerLane resolved)
-	sel     []int32 // GanttOptions.Ranks: lane -> rank
-	laneIdx []int32 // with sel: rank -> lane, -1 not drawn
+	k       int             // ranks per lane (RanksPerLane resolved)
+	sel     []int32         // GanttOptions.Ranks: lane -> rank
+	laneIdx []int32         // with sel: rank -> lane, -1 not drawn
 	msgs    []merge.Message // point-to-point lines (p2p.go)
 	maxMsgs int
 	width   int // plot width, px
