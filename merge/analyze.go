@@ -38,6 +38,9 @@ type Options struct {
 	// Sinks receive every event in the window in global Enter order. The
 	// *GEvent is only valid during Add.
 	Sinks []Sink
+	// StreamSinks receive every event of the run, inside the window or not,
+	// in global Enter order (the point-to-point analysis, P2PStream).
+	StreamSinks []Sink
 	// Progress, when set, is called now and then with events processed and
 	// the expected total (0 when unknown).
 	Progress func(done, total int64)
@@ -158,6 +161,10 @@ func (p *Pass) SetProgress(fn func(done, total int64)) { p.a.opt.Progress = fn }
 
 // AddSink adds a sink to a prepared pass.
 func (p *Pass) AddSink(s Sink) { p.a.opt.Sinks = append(p.a.opt.Sinks, s) }
+
+// AddStreamSink adds a sink that receives every event of the run, whatever
+// the window (Options.StreamSinks).
+func (p *Pass) AddStreamSink(s Sink) { p.a.opt.StreamSinks = append(p.a.opt.StreamSinks, s) }
 
 // Run reads all events once and returns the analysis.
 func (p *Pass) Run() (*Result, error) {
@@ -505,6 +512,11 @@ func (a *analyzer) run() error {
 				if err := s.Add(ev); err != nil {
 					return fmt.Errorf("writing output: %w", err)
 				}
+			}
+		}
+		for _, s := range a.opt.StreamSinks {
+			if err := s.Add(ev); err != nil {
+				return fmt.Errorf("point-to-point pass: %w", err)
 			}
 		}
 		if ev.commIdx >= 0 && ev.Op.IsCollective() {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/trace/synth"
 )
 
 func p2pRun(evs map[int][]trace.Event) (*Run, func(int) (Source, error)) {
@@ -170,5 +171,50 @@ func TestAnalyzeP2P_LateReceiverIncludesRendezvousSends(t *testing.T) {
 				t.Errorf("late receiver pairs %+v, want culprit rank 1, victim rank 0", an.LateReceiver.Pairs)
 			}
 		})
+	}
+}
+
+// TestP2PStream_HaloRunMatchesEveryMessageWithBoundedMemory: a synthetic
+// ring halo exchange (exact truth: every message matched, none late by
+// clock error) analysed as a stream; the messages held at once stay a
+// small multiple of the ranks however many steps the run has.
+func TestP2PStream_HaloRunMatchesEveryMessageWithBoundedMemory(t *testing.T) {
+	peaks := map[int]int{}
+	for _, steps := range []int{200, 2000} {
+		dir := t.TempDir()
+		const P = 8
+		if _, err := synth.Generate(dir, synth.Config{Ranks: P, Steps: steps, Seed: 21, Halo: true}); err != nil {
+			t.Fatal(err)
+		}
+		run, err := Load(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass, err := Prepare(run, Options{Clock: ClockInterp})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := NewP2PStream(run, P2POptions{Clock: ClockInterp}, pass.SiteName())
+		pass.AddStreamSink(st)
+		if _, err := pass.Run(); err != nil {
+			t.Fatal(err)
+		}
+		run.Close()
+		res := st.Result()
+		want := 2 * P * steps
+		if res.Messages != want || res.UnmatchedSends != 0 || res.UnmatchedRecvs != 0 || res.Uncompleted != 0 || res.Violations != 0 {
+			t.Errorf("%d steps: %d messages (want %d), unmatched %d/%d, uncompleted %d, violations %d",
+				steps, res.Messages, want, res.UnmatchedSends, res.UnmatchedRecvs, res.Uncompleted, res.Violations)
+		}
+		for _, r := range res.Ranks {
+			if r.Sends != 2*steps || r.Recvs != 2*steps || r.WaitCalls != steps {
+				t.Errorf("rank %d: %d sends, %d receives, %d completion calls; want %d, %d, %d", r.Rank, r.Sends, r.Recvs, r.WaitCalls, 2*steps, 2*steps, steps)
+			}
+		}
+		peaks[steps] = st.PeakMessages()
+	}
+	t.Logf("messages held at once: %v", peaks)
+	if peaks[2000] > peaks[200]+8 || peaks[2000] > 16*8 {
+		t.Errorf("peak messages held grow with the run: %v", peaks)
 	}
 }

@@ -295,6 +295,20 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		}
 		addSink(prv)
 	}
+	// Point-to-point analysis (docs/p2p.md): a stream over every event of
+	// the main pass, in its own goroutine; the messages kept for drawing
+	// are those whose send starts in the window.
+	var msgFrom, msgTo float64
+	if known {
+		msgFrom = start
+		if !math.IsInf(end, 0) {
+			msgTo = end
+		}
+	}
+	p2pStream := merge.NewP2PStream(run, p2pOptions(mode, res, f.top, msgFrom, msgTo, f.rendezvous), siteName)
+	p2pAsync := merge.NewAsyncSink(p2pStream)
+	asyncs = append(asyncs, p2pAsync)
+	pass.AddStreamSink(p2pAsync)
 	var bar *progressBar
 	if !f.quiet && isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		bar = newProgressBar(os.Stderr)
@@ -316,18 +330,8 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	}
 	elapsed := time.Since(t0)
 	an := result.Analysis
-	// Point-to-point pass (docs/p2p.md): a second read of the rank files.
-	var msgFrom, msgTo float64
-	if known {
-		msgFrom = start
-		if !math.IsInf(end, 0) {
-			msgTo = end
-		}
-	}
-	p2p, perr := analyzeP2P(run, mode, res, f.top, msgFrom, msgTo, f.rendezvous)
-	if perr != nil {
-		fmt.Fprintf(stderr, "tracemerge: warning: point-to-point analysis: %v\n", perr)
-	} else if w := p2pClockWarning(p2p); w != "" {
+	p2p := p2pStream.Result()
+	if w := p2pClockWarning(p2p); w != "" {
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
 	}
 	var msgs []merge.Message

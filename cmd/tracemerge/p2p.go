@@ -15,11 +15,11 @@ import (
 // flows.
 const maxMessageList = 200_000
 
-// analyzeP2P runs the point-to-point pass over the run's files; from/to
-// bound (absolute global ns, to 0 = none) the messages kept for drawing.
-func analyzeP2P(run *merge.Run, mode merge.ClockMode, res *merge.Resolver, top int, from, to float64, rendezvous uint64) (*merge.P2PResult, error) {
-	return merge.AnalyzeP2P(run, merge.P2POptions{Clock: mode, TopN: top, Resolve: res,
-		KeepMessages: maxMessageList, From: from, To: to, RendezvousBytes: rendezvous})
+// p2pOptions configures the point-to-point analysis; from/to bound
+// (absolute global ns, to 0 = none) the messages kept for drawing.
+func p2pOptions(mode merge.ClockMode, res *merge.Resolver, top int, from, to float64, rendezvous uint64) merge.P2POptions {
+	return merge.P2POptions{Clock: mode, TopN: top, Resolve: res,
+		KeepMessages: maxMessageList, From: from, To: to, RendezvousBytes: rendezvous}
 }
 
 // p2pClockWarning is the clock-quality line for point-to-point

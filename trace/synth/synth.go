@@ -58,6 +58,12 @@ type Config struct {
 	// of ranks (MPI_Comm_split with color = rank*SplitGroups/Ranks);
 	// default 2, 1 disables the split comm.
 	SplitGroups int
+	// Halo adds before every collective a ring halo exchange on
+	// MPI_COMM_WORLD: MPI_Irecv from both neighbours, MPI_Isend of HaloBytes
+	// to both, and an MPI_Waitall completing the four requests (eight
+	// point-to-point records per step, so most events are point-to-point).
+	Halo      bool
+	HaloBytes uint64 // default 4096
 	// PatternLen is the length of the repeating op sequence (default 24).
 	PatternLen int
 	// ComputeNS is the mean compute time between calls (default 20000).
@@ -172,6 +178,9 @@ func (c *Config) defaults() error {
 	def(&c.SplitGroups, 2)
 	def(&c.PatternLen, 24)
 	def(&c.CompressionLvl, trace.DefaultCompressionLevel)
+	if c.HaloBytes == 0 {
+		c.HaloBytes = 4096
+	}
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
@@ -320,6 +329,16 @@ type rankState struct {
 	slow   float64
 	seq    [3]uint32 // per local comm
 	inject *trace.Injection
+	req    uint32       // last request id
+	halo   [4]haloReq   // this step's requests: recv left, recv right, send left, send right
+}
+
+// haloReq is one request of a halo step.
+type haloReq struct {
+	id         uint32
+	peer       int32
+	tag        int32
+	post, done float64 // raw start and raw completion
 }
 
 func record(in *trace.Injection, raw float64) int64 {
@@ -474,6 +493,76 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 		}
 	}
 
+	emit := func(r int, rs *rankState, ev trace.Event) error {
+		tr.Events[r]++
+		tr.Ops[ev.Op]++
+		if c.KeepTimes {
+			tr.Enter[r] = append(tr.Enter[r], tr.Global(r, ev.EnterNS))
+			tr.Exit[r] = append(tr.Exit[r], tr.Global(r, ev.ExitNS))
+		}
+		if rs.w == nil {
+			return nil
+		}
+		rs.buf = append(rs.buf, ev)
+		if len(rs.buf) == c.ChunkEvents {
+			if err := rs.w.WriteEvents(rs.buf); err != nil {
+				return fmt.Errorf("synth: rank %d: %w", r, err)
+			}
+			rs.buf = rs.buf[:0]
+		}
+		return nil
+	}
+	// halo runs one ring exchange: every rank posts its two receives and
+	// two sends 200 ns apart after half its compute time, then waits in
+	// MPI_Waitall until both neighbours' sends arrived (latency 1500 ns).
+	halo := func() error {
+		const site = 0x401800
+		for r, rs := range ranks {
+			h0 := rs.ready + c.ComputeNS*rs.slow/2
+			left, right := int32((r+P-1)%P), int32((r+1)%P)
+			peers := [4]int32{left, right, left, right}
+			tags := [4]int32{1, 2, 2, 1} // receive from left with tag 1 = left's send to its right
+			for i := range rs.halo {
+				rs.req++
+				rs.halo[i] = haloReq{id: rs.req, peer: peers[i], tag: tags[i], post: h0 + float64(i)*200}
+			}
+		}
+		for r, rs := range ranks {
+			wEnter := rs.halo[3].post + 200
+			done := wEnter
+			for i := 0; i < 2; i++ { // receives: the neighbour's matching send + latency
+				nb := ranks[rs.halo[i].peer]
+				done = math.Max(done, nb.halo[3-i].post+1500) // its send towards me
+			}
+			wExit := done + 100 + rs.rng.Float64()*100
+			for i, hr := range rs.halo {
+				ev := trace.Event{Comm: 0, Root: -1, Peer: hr.peer, Tag: hr.tag, Req: hr.id, Callsite: site + uint64(i)*8,
+					EnterNS: record(rs.inject, hr.post), ExitNS: record(rs.inject, hr.post+150)}
+				if i < 2 {
+					ev.Op, ev.Recv = trace.OpIrecv, c.HaloBytes
+				} else {
+					ev.Op, ev.Sent = trace.OpIsend, c.HaloBytes
+				}
+				if err := emit(r, rs, ev); err != nil {
+					return err
+				}
+			}
+			for i, hr := range rs.halo {
+				ev := trace.Event{Op: trace.OpWaitall, Comm: 0, Seq: uint32(i), Root: -1, Peer: hr.peer, Tag: hr.tag, Req: hr.id,
+					Callsite: site + 0x40, EnterNS: record(rs.inject, wEnter), ExitNS: record(rs.inject, wExit)}
+				if i < 2 {
+					ev.Recv = c.HaloBytes
+				} else {
+					ev.Sent = c.HaloBytes
+				}
+				if err := emit(r, rs, ev); err != nil {
+					return err
+				}
+			}
+			rs.ready = wExit
+		}
+		return nil
+	}
 	members := func(split bool, r int) []int32 {
 		if split {
 			return groups[color(r)]
@@ -482,6 +571,11 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 	}
 	for s := 0; s < c.Steps; s++ {
 		st := pattern[s%len(pattern)]
+		if c.Halo {
+			if err := halo(); err != nil {
+				return nil, err
+			}
+		}
 		// Every rank computes, then enters.
 		for _, rs := range ranks {
 			j := (2*rs.rng.Float64() - 1) * c.JitterNS
@@ -542,21 +636,8 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 			}
 			rs.seq[local]++
 			rs.ready = rs.exit
-			tr.Events[r]++
-			tr.Ops[st.op]++
-			if c.KeepTimes {
-				tr.Enter[r] = append(tr.Enter[r], tr.Global(r, ev.EnterNS))
-				tr.Exit[r] = append(tr.Exit[r], tr.Global(r, ev.ExitNS))
-			}
-			if rs.w == nil {
-				continue
-			}
-			rs.buf = append(rs.buf, ev)
-			if len(rs.buf) == c.ChunkEvents {
-				if err := rs.w.WriteEvents(rs.buf); err != nil {
-					return nil, fmt.Errorf("synth: rank %d: %w", r, err)
-				}
-				rs.buf = rs.buf[:0]
+			if err := emit(r, rs, ev); err != nil {
+				return nil, err
 			}
 		}
 	}

@@ -146,6 +146,7 @@ func run(c *Config) (*Report, error) {
 		{"4", benchSync},
 		{"5", benchClocksim},
 		{"6", benchTracemerge},
+		{"6", benchTracemergeHalo},
 		{"7", benchExec},
 		{"8", benchGoTest},
 	}

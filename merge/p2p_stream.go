@@ -1,0 +1,737 @@
+package merge
+
+// The point-to-point pass as a stream (issue 13): P2PStream is a Sink fed
+// the merged events of every rank in global time order (tracemerge adds it
+// to the main pass, so the files are read once). It matches the n-th send
+// of (communicator, source, destination, tag) with the n-th receive of the
+// same key in posting order (MPI's non-overtaking rule) as soon as both are
+// known, computes the waits of a pair as soon as both sides completed, and
+// forgets the pair. Memory is what is in flight: messages posted and not
+// yet matched or completed, calls whose receives are not all matched, open
+// requests, and nonblocking-collective instances not completed by every
+// member; it does not grow with the run's length.
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// p2pMsg is one posted message (a send or a receive).
+type p2pMsg struct {
+	comm      uint64
+	src, dst  int32
+	tag       int32
+	bytes     uint64
+	op        trace.Op // the starting call (Send, Isend, Irecv, ...)
+	sync      bool
+	order     int     // posting order on its rank
+	post      float64 // send: start; receive: posted
+	postLocal int64
+	postExit  float64
+	// The call that waited for it: blocking call or the completion.
+	waitOp              trace.Op
+	waitEnter, waitExit float64
+	waitLocal           int64
+	recv                bool // a receive (else a send)
+	done                bool
+	keyed               bool // entered in its key's queue
+	dropped             bool // no peer (MPI_PROC_NULL, unresolved source): never matched
+	call                *p2pCall
+	peer                *p2pMsg // the matched other side
+	lateSender          float64 // wait for this (receive's) late sender
+	settled             bool    // pair metrics computed
+}
+
+// p2pCall is one call that waits for receives (a blocking receive or a
+// completion call).
+type p2pCall struct {
+	rank        int32
+	op          trace.Op
+	enter, exit float64
+	recvs       []*p2pMsg
+	open        int  // receives not yet settled
+	closed      bool // no more records of this call will come
+}
+
+type p2pPending struct {
+	msg  *p2pMsg
+	recv bool
+	coll bool
+	// persistent template
+	persistent bool
+	tmpl       p2pMsg
+	nbcKey     InstanceKey
+	nbcOp      trace.Op
+}
+
+type nbcInst struct {
+	op     trace.Op
+	size   int
+	starts map[int32]float64
+	enter  map[int32]float64 // completion call enter
+	exit   map[int32]float64
+}
+
+type siteAcc struct {
+	calls int
+	polls uint64
+	time  float64
+	ranks map[int32]bool
+}
+
+type p2pSiteKey struct {
+	site string
+	op   trace.Op
+}
+
+type p2pKey struct {
+	comm     uint64
+	src, dst int32
+	tag      int32
+}
+
+// p2pRankState is the parsing state of one rank.
+type p2pRankState struct {
+	rank    int32
+	order   int
+	pending map[uint32]*p2pPending
+	cur     *p2pCall
+	curKey  [3]int64
+	// unresolved: posted receives whose source or tag is a wildcard until
+	// they complete, by posting order; a receive of this rank can only be
+	// matched once no unresolved receive was posted before it.
+	unresolved map[int]bool
+	minUnres   int // smallest order in unresolved (valid when len > 0)
+	sum        *P2PRank
+}
+
+// msgQueue is a key's messages in posting order, not yet matched.
+type msgQueue []*p2pMsg
+
+// P2PStream is the streaming point-to-point analysis (see the file
+// comment). Create it with NewP2PStream, feed it with Add, then call
+// Result once.
+type P2PStream struct {
+	opt       P2POptions
+	out       *P2PResult
+	siteName  func(rank int32, pc uint64) string
+	commSize  map[uint64]int
+	ranks     map[int32]*p2pRankState
+	calls     map[*p2pCall]struct{} // calls not yet finished
+	sends     map[p2pKey]msgQueue
+	recvs     map[p2pKey]msgQueue
+	nbc       map[InstanceKey]*nbcInst
+	nbcAcc    map[trace.Op]*nbcAccum
+	sites     map[p2pSiteKey]*siteAcc
+	lsPairs   map[[2]int32]*PairWait
+	lrPairs   map[[2]int32]*PairWait
+	waitedFor map[[2]int32]float64
+	list      msgHeap  // earliest sends kept for drawing (max-heap by start)
+	worst     lateHeap // largest late-sender waits (min-heap by wait)
+	inFlight  int      // messages held (for the peak)
+	peak      int
+}
+
+type nbcAccum struct {
+	s          NBCSummary
+	skew, wait accum
+}
+
+// NewP2PStream prepares a point-to-point analysis of run. siteName names
+// an event's call site per rank (Pass.SiteName); "" or nil names it by
+// address.
+func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64) string) *P2PStream {
+	if opt.TopN <= 0 {
+		opt.TopN = 10
+	}
+	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
+		ranks: map[int32]*p2pRankState{}, calls: map[*p2pCall]struct{}{}, sends: map[p2pKey]msgQueue{}, recvs: map[p2pKey]msgQueue{},
+		nbc: map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
+		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}, waitedFor: map[[2]int32]float64{}}
+	for _, ri := range run.Ranks {
+		for _, c := range ri.Meta.Comms {
+			s.commSize[c.ID] = len(c.Members)
+		}
+		s.rank(int32(ri.Rank))
+	}
+	return s
+}
+
+func (s *P2PStream) rank(r int32) *p2pRankState {
+	rs := s.ranks[r]
+	if rs == nil {
+		rs = &p2pRankState{rank: r, pending: map[uint32]*p2pPending{}, unresolved: map[int]bool{}, sum: &P2PRank{Rank: r}}
+		s.ranks[r] = rs
+	}
+	return rs
+}
+
+func (s *P2PStream) site(rank int32, pc uint64) string {
+	if s.siteName != nil {
+		if n := s.siteName(rank, pc); n != "" {
+			return n
+		}
+	}
+	return fmt.Sprintf("0x%x", pc)
+}
+
+func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls uint64, d float64) {
+	k := p2pSiteKey{s.site(rank, pc), op}
+	a := s.sites[k]
+	if a == nil {
+		a = &siteAcc{ranks: map[int32]bool{}}
+		s.sites[k] = a
+	}
+	a.calls += calls
+	a.polls += polls
+	a.time += d
+	a.ranks[rank] = true
+}
+
+// Add consumes one event (a Sink; events of other kinds are ignored).
+func (s *P2PStream) Add(e *GEvent) error {
+	op := e.Op
+	if !op.IsPointToPoint() && !op.IsNonblockingCollective() {
+		return nil
+	}
+	rs := s.rank(e.Rank)
+	rank := e.Rank
+	enter, exit := e.Enter, e.Exit
+	cid := e.CommID
+	newMsg := func(recv bool) *p2pMsg {
+		rs.order++
+		m := &p2pMsg{comm: cid, tag: e.Tag, op: op, order: rs.order, post: enter, postLocal: e.LocalEnter, postExit: exit, recv: recv}
+		if recv {
+			m.src, m.dst, m.bytes = e.Peer, rank, e.Recv
+		} else {
+			m.src, m.dst, m.bytes = rank, e.Peer, e.Sent
+		}
+		m.sync = op.IsSyncSend()
+		s.inFlight++
+		s.peak = max(s.peak, s.inFlight)
+		return m
+	}
+	// A new call of this rank closes the previous completion call.
+	if op.IsCompletion() {
+		key := [3]int64{int64(op), e.LocalEnter, e.LocalExit}
+		if e.Seq == 0 || rs.cur == nil || key != rs.curKey {
+			s.closeCall(rs)
+			rs.cur = s.newCall(rank, op, enter, exit)
+			rs.curKey = key
+			rs.sum.WaitCalls++
+			rs.sum.WaitTimeNS += exit - enter
+			s.addSite(rank, e.Callsite, op, 1, 0, exit-enter)
+		}
+	} else {
+		s.closeCall(rs)
+	}
+	switch {
+	case op == trace.OpPolls:
+		s.out.Polls += uint64(e.Req)
+		rs.sum.WaitTimeNS += exit - enter
+		s.addSite(rank, e.Callsite, trace.Op(e.Tag), 0, uint64(e.Req), exit-enter)
+	case op.IsSend() && op < trace.OpIsend: // blocking send
+		if e.Peer >= 0 {
+			m := newMsg(false)
+			s.complete(rs, m, e, nil)
+			s.post(rs, m)
+		}
+	case op == trace.OpRecv, (op == trace.OpSendrecv || op == trace.OpSendrecvReplace) && e.Seq != 0:
+		if e.Peer == trace.PeerNull {
+			return nil
+		}
+		rs.sum.WaitTimeNS += exit - enter
+		m := newMsg(true)
+		c := s.newCall(rank, op, enter, exit)
+		c.closed = true
+		s.complete(rs, m, e, c)
+		s.post(rs, m)
+		s.finishCall(c)
+	case op == trace.OpSendrecv || op == trace.OpSendrecvReplace:
+		if e.Peer == trace.PeerNull {
+			return nil
+		}
+		m := newMsg(false)
+		s.complete(rs, m, e, nil)
+		s.post(rs, m)
+	case op >= trace.OpIsend && op <= trace.OpIrecv:
+		s.out.Requests++
+		recv := op == trace.OpIrecv
+		m := newMsg(recv)
+		rs.pending[e.Req] = &p2pPending{msg: m, recv: recv}
+		s.post(rs, m)
+	case op.IsPersistentInit():
+		recv := op == trace.OpRecvInit
+		p := &p2pPending{recv: recv, persistent: true}
+		p.tmpl = *newMsg(recv)
+		rs.order-- // an init posts nothing
+		s.inFlight--
+		rs.pending[e.Req] = p
+	case op == trace.OpStart || op == trace.OpStartall:
+		p := rs.pending[e.Req]
+		if p == nil || !p.persistent {
+			return nil
+		}
+		s.out.Requests++
+		m := p.tmpl
+		rs.order++
+		m.order, m.post, m.postLocal, m.postExit = rs.order, enter, e.LocalEnter, exit
+		s.inFlight++
+		s.peak = max(s.peak, s.inFlight)
+		p.msg = &m
+		s.post(rs, &m)
+	case op == trace.OpRequestFree:
+		if p := rs.pending[e.Req]; p != nil {
+			if p.msg != nil {
+				s.out.Uncompleted++ // freed while active: no completion seen
+				s.abandon(rs, p.msg)
+			}
+			delete(rs.pending, e.Req)
+		}
+	case op.IsNonblockingCollective():
+		s.out.Requests++
+		k := InstanceKey{Comm: cid, Seq: e.Seq}
+		in := s.nbc[k]
+		if in == nil {
+			in = &nbcInst{op: op, size: s.commSize[cid], starts: map[int32]float64{}, enter: map[int32]float64{}, exit: map[int32]float64{}}
+			s.nbc[k] = in
+		}
+		in.starts[rank] = enter
+		rs.pending[e.Req] = &p2pPending{coll: true, nbcKey: k, nbcOp: op}
+	case op.IsCompletion():
+		p := rs.pending[e.Req]
+		if e.Req == 0 || p == nil {
+			return nil
+		}
+		switch {
+		case p.coll:
+			if in := s.nbc[p.nbcKey]; in != nil {
+				in.enter[rank], in.exit[rank] = enter, exit
+				if in.size > 0 && len(in.exit) == in.size && len(in.starts) == in.size {
+					s.foldNBC(in)
+					delete(s.nbc, p.nbcKey)
+				}
+			}
+			delete(rs.pending, e.Req)
+		case p.msg != nil:
+			m := p.msg
+			p.msg = nil
+			if p.recv {
+				m.src, m.tag, m.bytes = e.Peer, e.Tag, e.Recv
+			}
+			s.complete(rs, m, e, rs.cur)
+			if !m.keyed && !m.dropped { // a wildcard receive: its key is known now
+				delete(rs.unresolved, m.order)
+				s.updateMinUnres(rs)
+				s.enqueue(rs, m)
+				s.releaseRank(rs)
+			}
+			s.settle(m)
+			if !p.persistent {
+				delete(rs.pending, e.Req)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCall {
+	c := &p2pCall{rank: rank, op: op, enter: enter, exit: exit}
+	s.calls[c] = struct{}{}
+	return c
+}
+
+// complete records the call that completed m (its waiting call) and
+// counts it; a receive joins call c, whose late-sender time and slowest
+// neighbour it then takes part in.
+func (s *P2PStream) complete(rs *p2pRankState, m *p2pMsg, e *GEvent, c *p2pCall) {
+	m.waitOp, m.waitEnter, m.waitExit, m.waitLocal, m.done = e.Op, e.Enter, e.Exit, e.LocalEnter, true
+	if !m.recv {
+		if m.dst >= 0 {
+			rs.sum.Sends++
+			rs.sum.SentBytes += m.bytes
+		}
+		return
+	}
+	if m.src < 0 {
+		if m.src != trace.PeerNull { // MPI_PROC_NULL: no message
+			s.out.Unresolved++
+		}
+		return
+	}
+	rs.sum.Recvs++
+	rs.sum.RecvBytes += m.bytes
+	if c != nil && !m.dropped {
+		m.call = c
+		c.recvs = append(c.recvs, m)
+		c.open++
+	}
+}
+
+// post enters a newly posted message: sends and receives with a known
+// source and tag go into their key's queue at once; a receive with a
+// wildcard waits for its completion.
+func (s *P2PStream) post(rs *p2pRankState, m *p2pMsg) {
+	if m.recv && !m.done && (m.src == trace.PeerAny || m.tag == trace.TagAny) {
+		rs.unresolved[m.order] = true
+		if len(rs.unresolved) == 1 || m.order < rs.minUnres {
+			rs.minUnres = m.order
+		}
+		return
+	}
+	s.enqueue(rs, m)
+}
+
+// enqueue puts m into its key's queue in posting order, or drops a message
+// without a peer (MPI_PROC_NULL, an unresolved source).
+func (s *P2PStream) enqueue(rs *p2pRankState, m *p2pMsg) {
+	if (m.recv && m.src < 0) || (!m.recv && m.dst < 0) {
+		s.drop(m)
+		return
+	}
+	k := p2pKey{m.comm, m.src, m.dst, m.tag}
+	m.keyed = true
+	if !m.recv {
+		s.sends[k] = append(s.sends[k], m)
+		s.tryMatch(k)
+		return
+	}
+	q := s.recvs[k]
+	i := len(q)
+	for i > 0 && q[i-1].order > m.order { // a resolved wildcard may belong earlier
+		i--
+	}
+	q = append(q, nil)
+	copy(q[i+1:], q[i:])
+	q[i] = m
+	s.recvs[k] = q
+	s.tryMatch(k)
+}
+
+// drop forgets a message that will never be matched; a receive stops
+// holding its call open.
+func (s *P2PStream) drop(m *p2pMsg) {
+	if m.dropped {
+		return
+	}
+	m.dropped, m.settled = true, true
+	s.inFlight--
+	if c := m.call; c != nil {
+		c.open--
+		s.finishCall(c)
+	}
+}
+
+// abandon removes a posted message that will never complete (freed).
+func (s *P2PStream) abandon(rs *p2pRankState, m *p2pMsg) {
+	if !m.keyed {
+		delete(rs.unresolved, m.order)
+		s.updateMinUnres(rs)
+	}
+}
+
+func (s *P2PStream) updateMinUnres(rs *p2pRankState) {
+	rs.minUnres = math.MaxInt
+	for o := range rs.unresolved {
+		rs.minUnres = min(rs.minUnres, o)
+	}
+}
+
+// releaseRank retries the keys whose head receive on rs was held back by
+// an unresolved wildcard receive posted before it.
+func (s *P2PStream) releaseRank(rs *p2pRankState) {
+	for k := range s.recvs {
+		if k.dst == rs.rank {
+			s.tryMatch(k)
+		}
+	}
+}
+
+// tryMatch pairs the heads of key k's send and receive queues while both
+// exist and no unresolved wildcard receive of the destination was posted
+// before the head receive (it might still turn out to be the n-th).
+func (s *P2PStream) tryMatch(k p2pKey) {
+	for {
+		sq, rq := s.sends[k], s.recvs[k]
+		if len(sq) == 0 || len(rq) == 0 {
+			return
+		}
+		r, snd := rq[0], sq[0]
+		if rs := s.ranks[k.dst]; rs != nil && len(rs.unresolved) > 0 && rs.minUnres < r.order {
+			return
+		}
+		s.sends[k], s.recvs[k] = sq[1:], rq[1:]
+		if len(s.sends[k]) == 0 {
+			delete(s.sends, k)
+		}
+		if len(s.recvs[k]) == 0 {
+			delete(s.recvs, k)
+		}
+		r.peer, snd.peer = snd, r
+		s.settle(r)
+	}
+}
+
+// settle computes a matched pair's metrics once both sides completed, and
+// closes out the receive's call when it was its last open receive.
+func (s *P2PStream) settle(m *p2pMsg) {
+	p := m.peer
+	if p == nil || !m.done || !p.done || m.settled {
+		return
+	}
+	r, snd := m, p
+	if !m.recv {
+		r, snd = p, m
+	}
+	r.settled, snd.settled = true, true
+	s.inFlight -= 2
+	out := s.out
+	out.Messages++
+	out.Bytes += r.bytes
+	if s.opt.KeepMessages > 0 && snd.post >= s.opt.From && (s.opt.To == 0 || snd.post <= s.opt.To) {
+		s.keep(Message{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag, Bytes: r.bytes,
+			SendOp: snd.op, RecvOp: r.waitOp, SendStart: snd.post, SendExit: snd.postExit, RecvEnter: r.waitEnter, RecvExit: r.waitExit})
+	}
+	if r.waitExit < snd.post {
+		out.Violations++
+		out.MaxViolationNS = math.Max(out.MaxViolationNS, snd.post-r.waitExit)
+	}
+	if w := math.Min(snd.post, r.waitExit) - r.waitEnter; snd.post > r.waitEnter && w > 0 {
+		s.addPair(&out.LateSender, s.lsPairs, snd.src, r.dst, w)
+		r.lateSender = w
+		s.addWorst(LateMessage{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag,
+			Bytes: r.bytes, SendOp: snd.op.String(), RecvOp: r.waitOp.String(), SendStart: snd.post,
+			WaitEnter: r.waitEnter, WaitNS: w, SendLocal: snd.postLocal, WaitLocal: r.waitLocal})
+	}
+	if snd.sync || (s.opt.RendezvousBytes > 0 && isStandardSend(snd.op) && snd.bytes >= s.opt.RendezvousBytes) {
+		if w := math.Min(r.post, snd.waitExit) - snd.waitEnter; r.post > snd.waitEnter && w > 0 {
+			s.addPair(&out.LateReceiver, s.lrPairs, r.dst, snd.src, w)
+		}
+	}
+	if c := r.call; c != nil {
+		c.open--
+		s.finishCall(c)
+	}
+}
+
+func (s *P2PStream) addPair(pw *PairWaits, pairs map[[2]int32]*PairWait, culprit, victim int32, w float64) {
+	pw.Count++
+	pw.TotalNS += w
+	pw.MaxNS = math.Max(pw.MaxNS, w)
+	p := pairs[[2]int32{culprit, victim}]
+	if p == nil {
+		p = &PairWait{Culprit: culprit, Victim: victim}
+		pairs[[2]int32{culprit, victim}] = p
+	}
+	p.Count++
+	p.NS += w
+}
+
+// closeCall marks the rank's current completion call as complete (a later
+// record of the rank starts another call).
+func (s *P2PStream) closeCall(rs *p2pRankState) {
+	if rs.cur != nil {
+		rs.cur.closed = true
+		s.finishCall(rs.cur)
+		rs.cur = nil
+	}
+}
+
+// finishCall adds a closed call whose receives are all settled (or can
+// never be) to its rank's late-sender time and "who makes me wait": the
+// receives one call completes wait at the same time, so the call counts
+// its longest late-sender wait once, and its wait until the last sender
+// started goes to that slowest neighbour.
+func (s *P2PStream) finishCall(c *p2pCall) {
+	if !c.closed || c.open > 0 {
+		return
+	}
+	if _, ok := s.calls[c]; !ok {
+		return // finished already
+	}
+	delete(s.calls, c)
+	var last *p2pMsg
+	ls := 0.0
+	for _, m := range c.recvs {
+		ls = math.Max(ls, m.lateSender)
+		if snd := m.peer; snd != nil && m.settled && (last == nil || snd.post > last.post) {
+			last = snd
+		}
+	}
+	s.ranks[c.rank].sum.LateSenderNS += ls
+	if last != nil {
+		if w := math.Min(last.post, c.exit) - c.enter; w > 0 {
+			s.waitedFor[[2]int32{c.rank, last.src}] += w
+		}
+	}
+	c.recvs = nil // done: nothing references the messages any more
+}
+
+func (s *P2PStream) foldNBC(in *nbcInst) {
+	a := s.nbcAcc[in.op]
+	if a == nil {
+		a = &nbcAccum{s: NBCSummary{Op: in.op.String()}}
+		s.nbcAcc[in.op] = a
+	}
+	a.s.Instances++
+	first, last := math.Inf(1), math.Inf(-1)
+	for _, t := range in.starts {
+		first, last = math.Min(first, t), math.Max(last, t)
+	}
+	if len(in.starts) == in.size && len(in.exit) == in.size {
+		a.s.Complete++
+	}
+	a.skew.add(last - first)
+	ranks := make([]int32, 0, len(in.enter))
+	for r := range in.enter {
+		ranks = append(ranks, r)
+	}
+	sort.Slice(ranks, func(i, j int) bool { return ranks[i] < ranks[j] }) // reproducible reservoir
+	for _, r := range ranks {
+		a.wait.add(math.Max(0, math.Min(last, in.exit[r])-in.enter[r]))
+	}
+}
+
+// keep holds the KeepMessages earliest sends.
+func (s *P2PStream) keep(m Message) {
+	if len(s.list) < s.opt.KeepMessages {
+		heap.Push(&s.list, m)
+		return
+	}
+	s.out.ListDropped++
+	if m.SendStart < s.list[0].SendStart {
+		s.list[0] = m
+		heap.Fix(&s.list, 0)
+	}
+}
+
+// addWorst keeps the TopN largest late-sender waits.
+func (s *P2PStream) addWorst(m LateMessage) {
+	if len(s.worst) < s.opt.TopN {
+		heap.Push(&s.worst, m)
+		return
+	}
+	if m.WaitNS > s.worst[0].WaitNS {
+		s.worst[0] = m
+		heap.Fix(&s.worst, 0)
+	}
+}
+
+// PeakMessages reports the most messages held at once (the stream's
+// memory high-water mark).
+func (s *P2PStream) PeakMessages() int { return s.peak }
+
+// Result finishes the analysis: what is still queued is unmatched, what is
+// still pending uncompleted. Call it once, after the last Add.
+func (s *P2PStream) Result() *P2PResult {
+	out := s.out
+	for _, rs := range s.ranks {
+		s.closeCall(rs)
+	}
+	for _, q := range s.recvs {
+		for _, m := range q {
+			if m.done {
+				out.UnmatchedRecvs++
+			}
+		}
+	}
+	for _, q := range s.sends {
+		for _, m := range q {
+			if m.done {
+				out.UnmatchedSends++
+			}
+		}
+	}
+	for _, rs := range s.ranks {
+		for _, p := range rs.pending {
+			if p.msg != nil || p.coll {
+				out.Uncompleted++
+			}
+		}
+	}
+	// Calls still waiting for a receive that was never matched, or whose
+	// send never completed: what is known counts.
+	for c := range s.calls {
+		c.closed, c.open = true, 0
+		s.finishCall(c)
+	}
+	for _, in := range s.nbc {
+		s.foldNBC(in)
+	}
+	for k, w := range s.waitedFor {
+		rs := s.ranks[k[0]].sum
+		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
+	}
+	for _, rs := range s.ranks {
+		wf := rs.sum.WaitedFor
+		sort.Slice(wf, func(i, j int) bool {
+			if wf[i].NS != wf[j].NS {
+				return wf[i].NS > wf[j].NS
+			}
+			return wf[i].Rank < wf[j].Rank
+		})
+		if len(wf) > 3 {
+			rs.sum.WaitedFor = wf[:3]
+		}
+		out.Ranks = append(out.Ranks, *rs.sum)
+	}
+	sort.Slice(out.Ranks, func(i, j int) bool { return out.Ranks[i].Rank < out.Ranks[j].Rank })
+	for key, acc := range s.sites {
+		out.Sites = append(out.Sites, P2PSite{Site: key.site, Op: key.op.String(), Calls: acc.calls,
+			Polls: acc.polls, TimeNS: acc.time, Ranks: len(acc.ranks)})
+	}
+	sort.Slice(out.Sites, func(i, j int) bool {
+		if out.Sites[i].TimeNS != out.Sites[j].TimeNS {
+			return out.Sites[i].TimeNS > out.Sites[j].TimeNS
+		}
+		return out.Sites[i].Site+out.Sites[i].Op < out.Sites[j].Site+out.Sites[j].Op
+	})
+	if len(out.Sites) > s.opt.TopN {
+		out.Sites = out.Sites[:s.opt.TopN]
+	}
+	out.LateSender.Pairs = topPairs(s.lsPairs, s.opt.TopN)
+	out.LateReceiver.Pairs = topPairs(s.lrPairs, s.opt.TopN)
+	out.List = append([]Message(nil), s.list...)
+	sort.Slice(out.List, func(i, j int) bool { return out.List[i].SendStart < out.List[j].SendStart })
+	out.Worst = append([]LateMessage(nil), s.worst...)
+	sort.Slice(out.Worst, func(i, j int) bool { return out.Worst[i].WaitNS > out.Worst[j].WaitNS })
+	for _, a := range s.nbcAcc {
+		a.s.StartSkew = a.skew.stats()
+		a.s.Wait = a.wait.stats()
+		out.NBC = append(out.NBC, a.s)
+	}
+	sort.Slice(out.NBC, func(i, j int) bool { return out.NBC[i].Op < out.NBC[j].Op })
+	return out
+}
+
+// msgHeap is a max-heap of messages by send start.
+type msgHeap []Message
+
+func (h msgHeap) Len() int           { return len(h) }
+func (h msgHeap) Less(i, j int) bool { return h[i].SendStart > h[j].SendStart }
+func (h msgHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *msgHeap) Push(x any)        { *h = append(*h, x.(Message)) }
+func (h *msgHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// lateHeap is a min-heap of late messages by wait.
+type lateHeap []LateMessage
+
+func (h lateHeap) Len() int           { return len(h) }
+func (h lateHeap) Less(i, j int) bool { return h[i].WaitNS < h[j].WaitNS }
+func (h lateHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lateHeap) Push(x any)        { *h = append(*h, x.(LateMessage)) }
+func (h *lateHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
