@@ -329,8 +329,8 @@ type rankState struct {
 	slow   float64
 	seq    [3]uint32 // per local comm
 	inject *trace.Injection
-	req    uint32       // last request id
-	halo   [4]haloReq   // this step's requests: recv left, recv right, send left, send right
+	req    uint32     // last request id
+	halo   [4]haloReq // this step's requests: recv left, recv right, send left, send right
 }
 
 // haloReq is one request of a halo step.
