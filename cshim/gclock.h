@@ -23,52 +23,15 @@
 
 #include "ops_gen.h"
 
-/* ---- weak references: never link libmpi ----------------------------------
- * Declared here so every translation unit (including cgo's own) refers to
- * them weakly. */
+/* ---- PMPI entry points and predefined objects ----------------------------
+ * libmpi is never linked: every PMPI_* function and Open MPI predefined
+ * object the shim names is a pointer, the weak reference when the program
+ * links libmpi, else looked up where libmpi was dlopen()ed (resolve.c). */
+#include "pmpi_gen.h"
 
-#pragma weak PMPI_Init
-#pragma weak PMPI_Init_thread
-#pragma weak PMPI_Finalize
-#pragma weak PMPI_Abort
-#pragma weak PMPI_Comm_dup
-#pragma weak PMPI_Comm_split
-#pragma weak PMPI_Comm_split_type
-#pragma weak PMPI_Comm_create
-#pragma weak PMPI_Comm_free
-#pragma weak PMPI_Comm_rank
-#pragma weak PMPI_Comm_size
-#pragma weak PMPI_Comm_group
-#pragma weak PMPI_Comm_test_inter
-#pragma weak PMPI_Group_translate_ranks
-#pragma weak PMPI_Group_free
-#pragma weak PMPI_Type_size
-#pragma weak PMPI_Wtime
-#pragma weak PMPI_Send
-#pragma weak PMPI_Ssend
-#pragma weak PMPI_Recv
-#pragma weak PMPI_Bcast
-#pragma weak PMPI_Barrier
-#pragma weak PMPI_Allgather
-#pragma weak PMPI_Get_library_version
-#pragma weak PMPI_Get_count
-#pragma weak PMPI_Comm_remote_group
-#pragma weak PMPI_Comm_remote_size
-
-#ifdef OPEN_MPI
-/* Open MPI's predefined handles are addresses of objects in libmpi. */
-#pragma weak ompi_mpi_comm_world
-#pragma weak ompi_mpi_comm_self
-#pragma weak ompi_mpi_comm_null
-#pragma weak ompi_mpi_group_null
-#pragma weak ompi_mpi_datatype_null
-#pragma weak ompi_mpi_double
-#pragma weak ompi_mpi_byte
-#pragma weak ompi_mpi_int
-#pragma weak ompi_mpi_int64_t
-#pragma weak ompi_mpi_info_null
-#endif
-
+int gclock_pmpi_resolve_all(void);
+void *gclock_sym(const char *name);
+int gclock_mpi_loaded(char *name, int len);
 
 /* One recorded call: fixed size, written in place into a thread buffer.
  * Field order keeps it at 72 bytes without hidden padding. */

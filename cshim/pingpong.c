@@ -26,11 +26,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#pragma weak PMPI_Irecv
-#pragma weak PMPI_Ibcast
-#pragma weak PMPI_Ibarrier
-#pragma weak PMPI_Test
-
 /* ---- waiting without a busy core ------------------------------------------
  * Open MPI's blocking calls busy-poll. With more ranks than cores (8 ranks on
  * 2 vCPUs here) the ranks that only wait for their turn take the cores away

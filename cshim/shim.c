@@ -4,7 +4,9 @@
  * helpers the Go side (pmpi/) calls for its own traffic. The collective
  * wrappers are generated into wrappers_gen.c from collectives.tbl.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <elf.h>
 #include <link.h>
 #include <dlfcn.h>
@@ -50,39 +52,35 @@ static int ntcomm;
 
 /* ---- predefined handles ----------------------------------------------------
  *
- * Open MPI's predefined handles are addresses of objects in libmpi. They are
- * weak references here, resolved when libgclock.so loads; if libmpi is
- * loaded later (dlopen'ed by Python's mpi4py, Julia, R, ...) they stay NULL,
- * so MPI_Init looks them up again with dlsym. PMPI_* calls need nothing of
- * the kind: they bind lazily at their first call. */
+ * Open MPI's predefined handles are addresses of objects in libmpi, reached
+ * like every PMPI_* function through pointers (pmpi_gen.h) that are found
+ * wherever libmpi is loaded (resolve.c), also when it was dlopen()ed after
+ * this library (Python's mpi4py, Julia, R, ...). MPICH's are constants. */
 
 static MPI_Comm h_world, h_self, h_null;
 static MPI_Datatype h_double, h_byte, h_int, h_int64;
 static MPI_Info h_info_null;
 
-#ifdef OPEN_MPI
-static void *resolve(void *linked, const char *sym)
-{
-	return linked != NULL ? linked : dlsym(RTLD_DEFAULT, sym);
-}
-#define GCK_RESOLVE(var, type, macro, sym) (var = (type)resolve((void *)(macro), sym)) != NULL
-#else
-#define GCK_RESOLVE(var, type, macro, sym) ((var = (macro)), 1)
-#endif
-
-/* handles_resolve fills the h_* handles; 0 if one cannot be found. */
+/* handles_resolve looks up every PMPI pointer still unresolved and fills
+ * the h_* handles; 0 if a predefined object cannot be found. */
 static int handles_resolve(void)
 {
-	int ok = 1;
-	ok &= GCK_RESOLVE(h_world, MPI_Comm, MPI_COMM_WORLD, "ompi_mpi_comm_world");
-	ok &= GCK_RESOLVE(h_self, MPI_Comm, MPI_COMM_SELF, "ompi_mpi_comm_self");
-	ok &= GCK_RESOLVE(h_null, MPI_Comm, MPI_COMM_NULL, "ompi_mpi_comm_null");
-	ok &= GCK_RESOLVE(h_double, MPI_Datatype, MPI_DOUBLE, "ompi_mpi_double");
-	ok &= GCK_RESOLVE(h_byte, MPI_Datatype, MPI_BYTE, "ompi_mpi_byte");
-	ok &= GCK_RESOLVE(h_int, MPI_Datatype, MPI_INT, "ompi_mpi_int");
-	ok &= GCK_RESOLVE(h_int64, MPI_Datatype, MPI_INT64_T, "ompi_mpi_int64_t");
-	ok &= GCK_RESOLVE(h_info_null, MPI_Info, MPI_INFO_NULL, "ompi_mpi_info_null");
-	return ok;
+	(void)gclock_pmpi_resolve_all();
+#ifdef OPEN_MPI
+	if (gck_p_ompi_mpi_comm_world == 0 || gck_p_ompi_mpi_comm_self == 0 || gck_p_ompi_mpi_comm_null == 0 ||
+	    gck_p_ompi_mpi_double == 0 || gck_p_ompi_mpi_byte == 0 || gck_p_ompi_mpi_int == 0 ||
+	    gck_p_ompi_mpi_int64_t == 0 || gck_p_ompi_mpi_info_null == 0)
+		return 0;
+#endif
+	h_world = MPI_COMM_WORLD;
+	h_self = MPI_COMM_SELF;
+	h_null = MPI_COMM_NULL;
+	h_double = MPI_DOUBLE;
+	h_byte = MPI_BYTE;
+	h_int = MPI_INT;
+	h_int64 = MPI_INT64_T;
+	h_info_null = MPI_INFO_NULL;
+	return 1;
 }
 
 MPI_Datatype gclock_byte_type(void) { return h_byte; }
@@ -612,8 +610,11 @@ static void after_init(void)
 		(void)gclock_tbuf_new();
 }
 
+extern int gclock_init_seen; /* resolve.c */
+
 int MPI_Init(int *argc, char ***argv)
 {
+	gclock_init_seen = 1;
 	if (gclock_tl_guard)
 		return PMPI_Init(argc, argv);
 	gclock_tl_guard++;
@@ -629,6 +630,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	gclock_init_seen = 1;
 	if (gclock_tl_guard)
 		return PMPI_Init_thread(argc, argv, required, provided);
 	gclock_tl_guard++;

@@ -2,72 +2,7 @@
 #include "gclock.h"
 #include "requests.h"
 
-/* PMPI entry points are weak: resolved inside the MPI program, absent
- * (NULL, never called) elsewhere. */
-#pragma weak PMPI_Barrier
-#pragma weak PMPI_Bcast
-#pragma weak PMPI_Reduce
-#pragma weak PMPI_Allreduce
-#pragma weak PMPI_Gather
-#pragma weak PMPI_Gatherv
-#pragma weak PMPI_Scatter
-#pragma weak PMPI_Scatterv
-#pragma weak PMPI_Allgather
-#pragma weak PMPI_Allgatherv
-#pragma weak PMPI_Alltoall
-#pragma weak PMPI_Alltoallv
-#pragma weak PMPI_Alltoallw
-#pragma weak PMPI_Reduce_scatter
-#pragma weak PMPI_Reduce_scatter_block
-#pragma weak PMPI_Scan
-#pragma weak PMPI_Exscan
-#pragma weak PMPI_Send
-#pragma weak PMPI_Ssend
-#pragma weak PMPI_Rsend
-#pragma weak PMPI_Bsend
-#pragma weak PMPI_Recv
-#pragma weak PMPI_Sendrecv
-#pragma weak PMPI_Sendrecv_replace
-#pragma weak PMPI_Probe
-#pragma weak PMPI_Iprobe
-#pragma weak PMPI_Isend
-#pragma weak PMPI_Issend
-#pragma weak PMPI_Irsend
-#pragma weak PMPI_Ibsend
-#pragma weak PMPI_Irecv
-#pragma weak PMPI_Send_init
-#pragma weak PMPI_Ssend_init
-#pragma weak PMPI_Rsend_init
-#pragma weak PMPI_Bsend_init
-#pragma weak PMPI_Recv_init
-#pragma weak PMPI_Start
-#pragma weak PMPI_Startall
-#pragma weak PMPI_Request_free
-#pragma weak PMPI_Wait
-#pragma weak PMPI_Waitall
-#pragma weak PMPI_Waitany
-#pragma weak PMPI_Waitsome
-#pragma weak PMPI_Test
-#pragma weak PMPI_Testall
-#pragma weak PMPI_Testany
-#pragma weak PMPI_Testsome
-#pragma weak PMPI_Ibarrier
-#pragma weak PMPI_Ibcast
-#pragma weak PMPI_Ireduce
-#pragma weak PMPI_Iallreduce
-#pragma weak PMPI_Igather
-#pragma weak PMPI_Igatherv
-#pragma weak PMPI_Iscatter
-#pragma weak PMPI_Iscatterv
-#pragma weak PMPI_Iallgather
-#pragma weak PMPI_Iallgatherv
-#pragma weak PMPI_Ialltoall
-#pragma weak PMPI_Ialltoallv
-#pragma weak PMPI_Ialltoallw
-#pragma weak PMPI_Ireduce_scatter
-#pragma weak PMPI_Ireduce_scatter_block
-#pragma weak PMPI_Iscan
-#pragma weak PMPI_Iexscan
+/* PMPI_* names are pointers resolved wherever libmpi is loaded (pmpi_gen.h). */
 
 /* MPI_Barrier: collectives.tbl line 12, op 1 */
 int MPI_Barrier(MPI_Comm comm)

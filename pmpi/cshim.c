@@ -1,6 +1,9 @@
 /* The C shim lives in cshim/; cgo compiles only C files in the package
  * directory, so this unity file pulls it in. The Makefile passes a hash of
  * cshim/ in CGO_CFLAGS so Go's build cache notices edits there. */
+#define _GNU_SOURCE /* before any system header (dl_iterate_phdr, RTLD_DEFAULT) */
+#include "../cshim/pmpi_gen.c" /* first: must not see pmpi_gen.h's macros */
+#include "../cshim/resolve.c"
 #include "../cshim/shim.c"
 #include "../cshim/wrappers_gen.c"
 #include "../cshim/pingpong.c"

@@ -27,7 +27,7 @@ var (
 )
 
 // progs are the C test programs, compiled once by TestMain.
-var progs = []string{"collectives", "exitcode", "clockprog", "threads"}
+var progs = []string{"collectives", "exitcode", "clockprog", "threads", "pmpi_only"}
 
 func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)

@@ -483,18 +483,29 @@ func TestTimers_EachChoiceRecordedInHeader(t *testing.T) {
 // start-up (as mpi4py does) is recorded too, although the library's weak
 // references to MPI's predefined handles were resolved before libmpi
 // existed in the process.
+// TestDlopenedMPI_Recorded: a program without MPI dlopen()s libmpi and an
+// MPI extension, with RTLD_GLOBAL and with RTLD_LOCAL (as Python opens
+// mpi4py: libmpi's symbols are then in no global scope, and a wrapper that
+// called its weak PMPI reference would jump to address 0).
 func TestDlopenedMPI_Recorded(t *testing.T) {
 	needSetup(t)
-	args := []string{libmpiPath(t), filepath.Join(binDir, "dlopen_ext.so")}
-	plain := mpirun(t, run{NP: 2, Prog: "dlopen_main", Args: args})
-	dir := filepath.Join(t.TempDir(), "tr")
-	traced := mpirun(t, run{NP: 2, Preload: true, Prog: "dlopen_main", Args: args, Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
-	if plain.Code != 0 || traced.Code != 0 || traced.Stdout != plain.Stdout {
-		t.Fatalf("without preload: code %d %q; with: code %d %q\n%s", plain.Code, plain.Stdout, traced.Code, traced.Stdout, traced.Stderr)
-	}
-	for rank, rt := range readTraces(t, dir, 2) {
-		if len(rt.Events) != 2 || rt.Events[0].Op != trace.OpBarrier || rt.Events[1].Op != trace.OpAllreduce {
-			t.Errorf("rank %d: events %+v, want Barrier, Allreduce", rank, rt.Events)
-		}
+	for _, scope := range []string{"global", "local"} {
+		t.Run(scope, func(t *testing.T) {
+			args := []string{libmpiPath(t), filepath.Join(binDir, "dlopen_ext.so"), scope}
+			plain := mpirun(t, run{NP: 2, Prog: "dlopen_main", Args: args})
+			dir := filepath.Join(t.TempDir(), "tr")
+			traced := mpirun(t, run{NP: 2, Preload: true, Prog: "dlopen_main", Args: args, Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+			if plain.Code != 0 || traced.Code != 0 || traced.Stdout != plain.Stdout {
+				t.Fatalf("without preload: code %d %q; with: code %d %q\n%s", plain.Code, plain.Stdout, traced.Code, traced.Stdout, traced.Stderr)
+			}
+			if l := gclockLines(traced.Stderr); len(l) != 0 {
+				t.Errorf("recorder warnings: %v", l)
+			}
+			for rank, rt := range readTraces(t, dir, 2) {
+				if len(rt.Events) != 2 || rt.Events[0].Op != trace.OpBarrier || rt.Events[1].Op != trace.OpAllreduce {
+					t.Errorf("rank %d: events %+v, want Barrier, Allreduce", rank, rt.Events)
+				}
+			}
+		})
 	}
 }

@@ -23,9 +23,15 @@ func readTable(t *testing.T) []Row {
 // and trace/ops.go produce now (run `go generate ./pmpi` if this fails).
 func TestGenerated_UpToDate(t *testing.T) {
 	rows := readTable(t)
+	names, err := PMPINames(rows, "../../../cshim")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for path, want := range map[string][]byte{
 		"../../../cshim/wrappers_gen.c": GenerateWrappers(rows),
 		"../../../cshim/ops_gen.h":      GenerateOps(),
+		"../../../cshim/pmpi_gen.h":     GenerateResolveH(names),
+		"../../../cshim/pmpi_gen.c":     GenerateResolveC(names),
 	} {
 		got, err := os.ReadFile(path)
 		if err != nil {
