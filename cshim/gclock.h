@@ -135,6 +135,8 @@ extern int gclock_timer_kind;
 extern int gclock_fake_on;
 extern int64_t gclock_fake_off;           /* ns */
 extern double gclock_fake_k;              /* drift_ppm * 1e-6 */
+extern int gclock_fake_nl;                /* number of non-linear terms */
+double gclock_fake_extra(int64_t raw);    /* their sum at raw time raw (ns) */
 extern uint64_t gclock_tsc0;
 extern int64_t gclock_tsc_ns0;
 extern uint64_t gclock_tsc_mult;          /* ns per tick, 32.32 fixed point */
@@ -191,8 +193,12 @@ static inline int64_t gclock_timer_raw_inline(void)
 static inline int64_t gclock_now(void)
 {
 	int64_t t = gclock_timer_raw_inline();
-	if (GCK_UNLIKELY(gclock_fake_on))
-		t += gclock_fake_off + (int64_t)(gclock_fake_k * (double)t);
+	if (GCK_UNLIKELY(gclock_fake_on)) {
+		int64_t raw = t;
+		t += gclock_fake_off + (int64_t)(gclock_fake_k * (double)raw);
+		if (gclock_fake_nl)
+			t += (int64_t)__builtin_llround(gclock_fake_extra(raw));
+	}
 	return t;
 }
 
@@ -254,6 +260,11 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 /* Timer set-up; kind is GCK_TIMER_*. Returns 0 or -1 (unsupported). */
 int gclock_timer_setup(int kind, double *tsc_hz);
 void gclock_timer_fake(double offset_ns, double drift_ppm);
+/* A non-linear term (trace/fakeclock.go): kind 1 step (a = at ns after the
+ * anchor, b = ppm), 2 sine (a = amplitude ns, b = period ns, c = phase),
+ * 3 random walk (a = step ns; off/freq: n knots, copied). */
+void gclock_timer_fake_term(int kind, double a, double b, double c, const double *off, const double *freq, int n);
+void gclock_timer_fake_anchor(int64_t anchor);
 int64_t gclock_timer_raw(void);
 double gclock_timer_cost_ns(void);
 

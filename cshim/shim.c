@@ -9,6 +9,7 @@
 #endif
 #include <elf.h>
 #include <link.h>
+#include <math.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
@@ -134,6 +135,67 @@ int gclock_timer_setup(int kind, double *tsc_hz)
 		return -1;
 	gclock_timer_kind = kind;
 	return 0;
+}
+
+/* Non-linear injected terms (test mode only: the timer calls
+ * gclock_fake_extra only when GCLOCK_FAKE_CLOCK has terms). The same
+ * formulas as trace.FakeTerm.extra, which computes the truth. */
+#define GCK_MAX_FAKE_TERMS 8
+typedef struct {
+	int kind;
+	double a, b, c;
+	double *off, *freq;
+	int n;
+} fake_term;
+static fake_term fake_terms[GCK_MAX_FAKE_TERMS];
+int gclock_fake_nl;
+static int64_t fake_anchor;
+
+void gclock_timer_fake_term(int kind, double a, double b, double c, const double *off, const double *freq, int n)
+{
+	if (gclock_fake_nl >= GCK_MAX_FAKE_TERMS)
+		return;
+	fake_term t = {kind, a, b, c, NULL, NULL, 0};
+	if (kind == 3 && n > 0) {
+		t.off = malloc((size_t)n * sizeof(double));
+		t.freq = malloc((size_t)n * sizeof(double));
+		if (t.off == NULL || t.freq == NULL)
+			return;
+		memcpy(t.off, off, (size_t)n * sizeof(double));
+		memcpy(t.freq, freq, (size_t)n * sizeof(double));
+		t.n = n;
+	}
+	fake_terms[gclock_fake_nl] = t;
+	__atomic_store_n(&gclock_fake_nl, gclock_fake_nl + 1, __ATOMIC_RELEASE);
+	gclock_fake_on = 1;
+}
+
+void gclock_timer_fake_anchor(int64_t anchor) { fake_anchor = anchor; }
+
+double gclock_fake_extra(int64_t raw)
+{
+	double d = (double)(raw - fake_anchor), v = 0;
+	for (int i = 0; i < gclock_fake_nl; i++) {
+		const fake_term *t = &fake_terms[i];
+		switch (t->kind) {
+		case 1:
+			if (d > t->a)
+				v += t->b * 1e-6 * (d - t->a);
+			break;
+		case 2:
+			v += t->a * sin(2 * M_PI / t->b * d + t->c);
+			break;
+		case 3:
+			if (d > 0 && t->n > 0) {
+				int k = (int)(d / t->a);
+				if (k > t->n - 1)
+					k = t->n - 1;
+				v += t->off[k] + t->freq[k] * 1e-6 * (d - (double)k * t->a);
+			}
+			break;
+		}
+	}
+	return v;
 }
 
 void gclock_timer_fake(double offset_ns, double drift_ppm)

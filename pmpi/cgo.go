@@ -7,6 +7,7 @@ package main
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../cshim -I/usr/include/x86_64-linux-gnu/mpi -std=gnu11 -O2
+#cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include "gclock.h"
 */

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gclock/gclock/trace"
 )
 
 // config is the recorder's configuration, read from GCLOCK_* variables
@@ -16,7 +18,7 @@ type config struct {
 	Buffer   int    // GCLOCK_BUFFER, events per thread buffer
 	NodeSize int    // GCLOCK_NODE_SIZE, 0 = real nodes
 	Fake     string // GCLOCK_FAKE_CLOCK as given
-	Pairs    []fakePair
+	Pairs    []trace.Injection // per emulated node (trace.ParseFakeClock)
 	Quiet    bool // GCLOCK_QUIET: no rank-0 summary line
 	// CheckAfter (GCLOCK_CHECK_AFTER, seconds; 0 = off) repeats the
 	// self-check that long after sync epoch 0, inside MPI_Init.
@@ -24,11 +26,6 @@ type config struct {
 	Echo       map[string]string // every GCLOCK_* variable
 }
 
-// fakePair is one emulated node's injected clock error.
-type fakePair struct {
-	OffsetNS float64
-	DriftPPM float64
-}
 
 // timerKinds maps GCLOCK_TIMER values to the C GCK_TIMER_* constants.
 var timerKinds = map[string]int{
@@ -76,7 +73,7 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 		c.NodeSize = n
 	}
 	if c.Fake != "" {
-		pairs, err := parseFake(c.Fake)
+		pairs, err := trace.ParseFakeClock(c.Fake)
 		if err != nil {
 			return c, fmt.Errorf("GCLOCK_FAKE_CLOCK=%q: %w", c.Fake, err)
 		}
@@ -101,30 +98,6 @@ func timerNames() []string {
 	}
 	sort.Strings(n)
 	return n
-}
-
-// parseFake parses "<offset_ns>:<drift_ppm>[,...]".
-func parseFake(s string) ([]fakePair, error) {
-	var out []fakePair
-	for _, part := range strings.Split(s, ",") {
-		o, d, ok := strings.Cut(strings.TrimSpace(part), ":")
-		if !ok {
-			return nil, fmt.Errorf("%q is not <offset_ns>:<drift_ppm>", part)
-		}
-		off, err := strconv.ParseFloat(strings.TrimSpace(o), 64)
-		if err != nil {
-			return nil, fmt.Errorf("offset in %q: %w", part, err)
-		}
-		ppm, err := strconv.ParseFloat(strings.TrimSpace(d), 64)
-		if err != nil {
-			return nil, fmt.Errorf("drift in %q: %w", part, err)
-		}
-		if ppm <= -1e6 {
-			return nil, fmt.Errorf("drift %v ppm would stop the clock", ppm)
-		}
-		out = append(out, fakePair{OffsetNS: off, DriftPPM: ppm})
-	}
-	return out, nil
 }
 
 // jobIDFromEnv returns the launcher's job id, if any, made file-name safe.

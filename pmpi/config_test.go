@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/gclock/gclock/trace"
 	"math"
 	"reflect"
 	"testing"
@@ -43,13 +44,17 @@ func TestLoadConfig_RejectsBadValues(t *testing.T) {
 }
 
 func TestParseFake_PairsInOrder(t *testing.T) {
-	p, err := parseFake("5000000:100, -5000000:-100,0:0.5")
+	p, err := trace.ParseFakeClock("5000000:100, -5000000:-100,0:0.5+step(10s,1ppm)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []fakePair{{5e6, 100}, {-5e6, -100}, {0, 0.5}}
-	if !reflect.DeepEqual(p, want) {
-		t.Errorf("got %v, want %v", p, want)
+	got := [][2]float64{}
+	for _, in := range p {
+		got = append(got, [2]float64{in.OffsetNS, in.DriftPPM})
+	}
+	want := [][2]float64{{5e6, 100}, {-5e6, -100}, {0, 0.5}}
+	if !reflect.DeepEqual(got, want) || len(p[2].Terms) != 1 || p[2].Terms[0].Kind != "step" {
+		t.Errorf("got %v (terms %+v), want %v and a step on node 2", got, p[2].Terms, want)
 	}
 }
 

@@ -152,14 +152,9 @@ func (r *recorder) start() bool {
 		r.sync = fallbackSync
 	}
 
-	var inject *trace.Injection
-	if len(cfg.Pairs) > 0 {
-		p := cfg.Pairs[nodeID%len(cfg.Pairs)]
-		C.gclock_timer_fake(C.double(p.OffsetNS), C.double(p.DriftPPM))
-		inject = &trace.Injection{Spec: cfg.Fake, NodeSize: cfg.NodeSize, OffsetNS: float64(int64(p.OffsetNS)), DriftPPM: p.DriftPPM}
-	}
-
-	// base0 and the job id come from rank 0, in one broadcast.
+	// base0 and the job id come from rank 0, in one broadcast; base0 is
+	// rank 0's timer before any injected error, the anchor of the
+	// injection's non-linear terms on every rank.
 	var jobBytes []byte
 	var base0 int64
 	if r.rank == 0 {
@@ -178,6 +173,10 @@ func (r *recorder) start() bool {
 	}
 	b0, job, _ := cutSpace(string(jobBytes))
 	base0, _ = strconv.ParseInt(b0, 10, 64)
+	var inject *trace.Injection
+	if len(cfg.Pairs) > 0 {
+		inject = injectClock(cfg, nodeID, base0)
+	}
 	r.clock = localClock{base0: base0}
 	r.tr.clk = r.clock
 	r.tr.goLoop = strings.EqualFold(strings.TrimSpace(os.Getenv("GCLOCK_PINGPONG")), "go")
@@ -558,4 +557,29 @@ func (r *recorder) finish(why string) {
 		r.warnf("closing %s: %v", r.path, err)
 	}
 	r.w = nil
+}
+
+// injectClock applies this rank's node's GCLOCK_FAKE_CLOCK spec inside the
+// timer (cshim/shim.c) and returns what the header records of it.
+func injectClock(cfg config, nodeID int, anchor int64) *trace.Injection {
+	p := cfg.Pairs[nodeID%len(cfg.Pairs)]
+	in := &trace.Injection{Spec: cfg.Fake, NodeSize: cfg.NodeSize, OffsetNS: float64(int64(p.OffsetNS)), DriftPPM: p.DriftPPM,
+		Terms: p.Terms, AnchorNS: anchor}
+	C.gclock_timer_fake(C.double(p.OffsetNS), C.double(p.DriftPPM))
+	for i := range p.Terms {
+		t := &p.Terms[i]
+		switch t.Kind {
+		case "step":
+			C.gclock_timer_fake_term(1, C.double(t.AtNS), C.double(t.PPM), 0, nil, nil, 0)
+		case "sin":
+			C.gclock_timer_fake_term(2, C.double(t.AmpNS), C.double(t.PeriodNS), C.double(t.Phase), nil, nil, 0)
+		case "rw":
+			w := t.Walk()
+			C.gclock_timer_fake_term(3, C.double(w.StepNS), 0, 0, (*C.double)(&w.OffsetNS[0]), (*C.double)(&w.FreqPPM[0]), C.int(len(w.FreqPPM)))
+		}
+	}
+	if len(p.Terms) > 0 {
+		C.gclock_timer_fake_anchor(C.int64_t(anchor))
+	}
+	return in
 }

@@ -74,10 +74,7 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 	// rank 0's recorded timebase at a physical time
 	want := func(p float64) float64 {
 		raw0 := p - sh(0)
-		if in0 == nil {
-			return raw0
-		}
-		return raw0 + in0.OffsetNS + in0.DriftPPM*1e-6*raw0
+		return in0.Recorded(raw0) // raw0 itself when nothing was injected
 	}
 	var a accuracy
 	a.Algorithm = traces[0].Meta.Epochs[0].Algorithm

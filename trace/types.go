@@ -55,17 +55,27 @@ type Timer struct {
 // (GCLOCK_FAKE_CLOCK). With it, recorded(t) = t + OffsetNS + DriftPPM*1e-6*t
 // where t is the raw timer value in ns, so the true (raw) time of any recorded
 // timestamp r is t = (r - OffsetNS) / (1 + DriftPPM*1e-6).
+//
+// Non-linear terms (fakeclock.go: frequency step, sinusoidal wander,
+// random-walk frequency) add Extra(t), defined relative to AnchorNS.
 type Injection struct {
 	Spec     string  `msgpack:"spec"`   // the GCLOCK_FAKE_CLOCK string as given
 	NodeSize int     `msgpack:"nodesz"` // GCLOCK_NODE_SIZE (0 = not emulated)
 	OffsetNS float64 `msgpack:"off"`    // applied to this rank
 	DriftPPM float64 `msgpack:"ppm"`    // applied to this rank
+	// Terms are this rank's node's non-linear terms; AnchorNS is the raw
+	// timer value their times count from (rank 0's, shared by all ranks).
+	Terms    []FakeTerm `msgpack:"terms,omitempty"`
+	AnchorNS int64      `msgpack:"anchor,omitempty"`
 }
 
 // TrueTime returns the raw timer time of a recorded (injected) timestamp.
 func (in *Injection) TrueTime(recorded int64) float64 {
 	if in == nil {
 		return float64(recorded)
+	}
+	if len(in.Terms) > 0 {
+		return in.trueTimeNonLinear(float64(recorded))
 	}
 	return (float64(recorded) - in.OffsetNS) / (1 + in.DriftPPM*1e-6)
 }
