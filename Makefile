@@ -15,8 +15,10 @@ MPI_CFLAGS = $(shell pkg-config --cflags $(MPI_PC) 2>/dev/null)
 # tracemerge writes OTF2 (--formats otf2) when libotf2 is installed
 # (Debian: libotf2-trace-dev); evaluated when used, i.e. after setup.
 GO_TAGS   = $(shell pkg-config --exists otf2 2>/dev/null && echo otf2)
-# What `make test` needs beyond MPI (scripts/setup.sh installs it as root).
-TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py
+# What `make test` needs beyond MPI (scripts/setup.sh installs it as root);
+# iproute2 and util-linux give ip, unshare and nsenter to the namespace
+# hosts (scripts/netns-hosts.sh).
+TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py iproute2 util-linux
 GO_SRC   := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) go.mod go.sum
 C_SRC    := $(wildcard cshim/*.c cshim/*.h cshim/*.tbl cshim/*.def)
 

@@ -282,7 +282,8 @@ int gclock_t_allgather_int(int tc, int v, int *all);
 
 int gclock_world_rank(void);
 int gclock_world_size(void);
-int gclock_node_shared(int *node_id, int *node_size);
+int gclock_node_shared(int *node_id, int *node_size, uint64_t machine_key,
+		       int *machine_ranks);
 void gclock_mpi_library_version(char *buf, int len);
 
 /* Loaded objects via dl_iterate_phdr. */

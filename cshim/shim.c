@@ -817,12 +817,17 @@ int gclock_t_allgather_int(int tc, int v, int *all)
 }
 
 /* gclock_node_shared: node index = order of the shared-memory leaders (the
- * lowest world rank of each MPI_COMM_TYPE_SHARED group). */
-int gclock_node_shared(int *node_id, int *node_size)
+ * lowest world rank of each MPI_COMM_TYPE_SHARED group). machine_key names
+ * the physical machine (a hash of the kernel's boot id, which network and UTS
+ * namespaces share; 0 = unknown); *machine_ranks counts the world ranks with
+ * this rank's key, or is the node size when the key is unknown. */
+int gclock_node_shared(int *node_id, int *node_size, uint64_t machine_key,
+		       int *machine_ranks)
 {
 	MPI_Comm local;
 	*node_id = 0;
 	*node_size = 1;
+	*machine_ranks = 1;
 	int rc = PMPI_Comm_split_type(tcomm[0], MPI_COMM_TYPE_SHARED, world_rank,
 				      h_info_null, &local);
 	if (rc != MPI_SUCCESS)
@@ -832,17 +837,22 @@ int gclock_node_shared(int *node_id, int *node_size)
 	PMPI_Comm_size(local, &lsize);
 	PMPI_Bcast(&leader, 1, h_int, 0, local);
 	PMPI_Comm_free(&local);
-	int *all = malloc(sizeof(int) * (size_t)world_size);
+	int *all = malloc(sizeof(int) * 3 * (size_t)world_size);
 	if (all == NULL)
 		return MPI_ERR_NO_MEM;
-	rc = PMPI_Allgather(&lrank, 1, h_int, all, 1, h_int, tcomm[0]);
+	int mine[3] = {lrank, (int)(uint32_t)(machine_key >> 32), (int)(uint32_t)machine_key};
+	rc = PMPI_Allgather(mine, 3, h_int, all, 3, h_int, tcomm[0]);
 	if (rc == MPI_SUCCESS) {
-		int id = 0;
+		int id = 0, same = 0;
 		for (int r = 0; r < leader && r < world_size; r++)
-			if (all[r] == 0)
+			if (all[3 * r] == 0)
 				id++;
+		for (int r = 0; r < world_size; r++)
+			if (all[3 * r + 1] == mine[1] && all[3 * r + 2] == mine[2])
+				same++;
 		*node_id = id;
 		*node_size = lsize;
+		*machine_ranks = machine_key != 0 ? same : lsize;
 	}
 	free(all);
 	return rc;

@@ -11,6 +11,7 @@ import "C"
 import (
 	"encoding/hex"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"os"
 	"path/filepath"
@@ -117,12 +118,15 @@ func (r *recorder) start() bool {
 	r.tr = newTransport(0)
 
 	// Node id: emulated (GCLOCK_NODE_SIZE) or the shared-memory leaders' order.
-	var id, sz C.int
-	if rc := C.gclock_node_shared(&id, &sz); rc != 0 {
+	// machineRanks counts the ranks on this physical machine (same boot
+	// id), which can exceed the node: containers or network namespaces on
+	// one machine are separate nodes to MPI but share its CPUs.
+	var id, sz, mr C.int
+	if rc := C.gclock_node_shared(&id, &sz, C.uint64_t(machineKey()), &mr); rc != 0 {
 		r.warnf("MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed (MPI error %d); assuming one node", int(rc))
 	}
 	nodeID, nodeSize := int(id), int(sz)
-	machineRanks := nodeSize
+	machineRanks := int(mr)
 	if cfg.NodeSize > 0 {
 		nodeID = r.rank / cfg.NodeSize
 		nodeSize = min(cfg.NodeSize, r.size-nodeID*cfg.NodeSize)
@@ -239,9 +243,30 @@ func (r *recorder) start() bool {
 	return true
 }
 
+// machineKey names the physical machine this rank runs on: a hash of the
+// kernel's boot id, which every container and network or UTS namespace of
+// one running kernel shares (so do its CPUs and the token's /dev/shm file,
+// unless a mount namespace hides it). 0 when unreadable: the caller then
+// counts the ranks of its MPI node instead.
+func machineKey() uint64 {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	id := strings.TrimSpace(string(b))
+	if err != nil || id == "" {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write([]byte(id))
+	if k := h.Sum64(); k != 0 {
+		return k
+	}
+	return 1
+}
+
 // pingPongToken turns on the machine-wide token that lets one timed
 // ping-pong loop run at a time (cshim/pingpong.c) when this machine runs
-// more ranks than it has CPUs online; GCLOCK_PINGPONG_TOKEN=1/0 forces it.
+// more ranks than it has CPUs online (machineRanks: all ranks with this
+// rank's boot id, whatever MPI node they are on); GCLOCK_PINGPONG_TOKEN=1/0
+// forces it.
 func (r *recorder) pingPongToken(machineRanks int) {
 	ncpu := int(C.sysconf(C._SC_NPROCESSORS_ONLN))
 	on := ncpu > 0 && machineRanks > ncpu

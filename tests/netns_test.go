@@ -1,0 +1,223 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/gclock/gclock/merge"
+)
+
+// Namespace hosts (docs/testbed.md): scripts/netns-hosts.sh runs the ranks
+// on separate "hosts" of this one machine, each a network and UTS namespace
+// with its own hostname, joined by veth links to a bridge; Open MPI talks
+// TCP between hosts and shared memory within one. MPI_COMM_TYPE_SHARED then
+// splits per host, so H2HCA's hierarchy is the real one (no
+// GCLOCK_NODE_SIZE), and the sync's messages between node leaders cross a
+// real network stack with its µs of jitter. All hosts still read the
+// machine's one CLOCK_MONOTONIC, so the truth is exact: without injection
+// the raw local time itself, with GCLOCK_FAKE_CLOCK the injection's
+// inverse (measureAccuracy).
+
+// needNetns fails the test when the test bed cannot run here.
+func needNetns(t *testing.T) {
+	t.Helper()
+	needSetup(t)
+	if os.Geteuid() != 0 {
+		t.Fatal("namespace hosts need root (network and UTS namespaces): run the tests as root, as CI does (`make test`)")
+	}
+	for _, tool := range []string{"ip", "unshare", "nsenter"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s not found on PATH: namespace hosts need iproute2 and util-linux (`make setup` as root installs them)", tool)
+		}
+	}
+}
+
+// nsRun is one clockprog run on namespace hosts.
+type nsRun struct {
+	Hosts, Slots   int
+	Fake           string
+	Iters, SleepUS int
+	Env            []string
+}
+
+// runNetns runs clockprog on Hosts × Slots ranks of a fresh test bed
+// (`netns-hosts.sh with`, which tears the bed down on exit) and returns
+// the traces and their directory.
+func runNetns(t *testing.T, nr nsRun) ([]rankTrace, string) {
+	t.Helper()
+	np := nr.Hosts * nr.Slots
+	dir := filepath.Join(t.TempDir(), "tr")
+	env := append([]string{"GCLOCK_DIR=" + dir, "LD_PRELOAD=" + libPath}, nr.Env...)
+	if nr.Fake != "" {
+		env = append(env, "GCLOCK_FAKE_CLOCK="+nr.Fake)
+	}
+	argv := []string{"bash", filepath.Join(repoRoot, "scripts", "netns-hosts.sh"), "with", strconv.Itoa(nr.Hosts), strconv.Itoa(nr.Slots), "-np", strconv.Itoa(np)}
+	for _, kv := range env {
+		argv = append(argv, "-x", kv)
+	}
+	argv = append(argv, filepath.Join(binDir, "clockprog"), strconv.Itoa(nr.Iters), strconv.Itoa(nr.SleepUS))
+	r := runBed(t, argv)
+	if r.Code != 0 {
+		t.Fatalf("clockprog on %d namespace hosts × %d exited %d:\n%s", nr.Hosts, nr.Slots, r.Code, r.Stderr)
+	}
+	traces := readTraces(t, dir, np)
+	for rank, rt := range traces {
+		if len(rt.Events) != 2*nr.Iters {
+			t.Errorf("rank %d: %d events, want %d", rank, len(rt.Events), 2*nr.Iters)
+		}
+		if _, ok := rt.Meta.Epoch(1); !ok {
+			t.Fatalf("rank %d: no sync epoch 1", rank)
+		}
+	}
+	return traces, dir
+}
+
+// runBed runs the test bed's `with` command. On a timeout the script gets
+// SIGTERM, so its exit trap removes the namespaces and what runs in them
+// (after a SIGKILL the next `up` removes the stale bed).
+func runBed(t *testing.T, argv []string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	cmd.Dir = t.TempDir()
+	cmd.Env = mpiBaseEnv()
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	err := cmd.Run()
+	res := result{Stdout: so.String(), Stderr: se.String()}
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		t.Fatalf("%s: timed out after 90 s\nstderr:\n%s", strings.Join(argv, " "), res.Stderr)
+	case errors.As(err, &ee):
+		res.Code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%s: %v", strings.Join(argv, " "), err)
+	}
+	return res
+}
+
+// checkHosts asserts that MPI saw one host per namespace: Slots
+// consecutive ranks (Open MPI's default by-slot mapping) share a hostname
+// and the node id MPI_COMM_TYPE_SHARED gave them, and hosts differ.
+func checkHosts(t *testing.T, traces []rankTrace, hosts, slots int) {
+	t.Helper()
+	names := map[string]int{} // hostname -> node id
+	for rank, rt := range traces {
+		h := rt.Meta.Header
+		wantNode := rank / slots
+		if h.NodeID != wantNode || h.NodeSize != slots {
+			t.Errorf("rank %d on %q: node %d of size %d, want node %d of size %d (MPI_COMM_TYPE_SHARED per namespace host)", rank, h.Host, h.NodeID, h.NodeSize, wantNode, slots)
+		}
+		if id, ok := names[h.Host]; ok && id != h.NodeID {
+			t.Errorf("rank %d: host %q is node %d here and node %d on another rank", rank, h.Host, h.NodeID, id)
+		}
+		names[h.Host] = h.NodeID
+		if h.Inject != nil && h.Inject.NodeSize != 0 {
+			t.Errorf("rank %d: injection keyed by GCLOCK_NODE_SIZE=%d, want the real node id", rank, h.Inject.NodeSize)
+		}
+		for _, e := range rt.Meta.Epochs {
+			// More ranks on the machine than CPUs, though each namespace
+			// host sees all the CPUs: the timed loops must take turns.
+			if want := strconv.FormatBool(len(traces) > numCPU(t)); e.Params["pingpong_token"] != want {
+				t.Errorf("rank %d epoch %d: pingpong_token %q, want %s (%d ranks on the machine, %d CPUs)", rank, e.Index, e.Params["pingpong_token"], want, len(traces), numCPU(t))
+			}
+		}
+	}
+	if len(names) != hosts {
+		t.Errorf("ranks ran on %d distinct hosts %v, want %d", len(names), names, hosts)
+	}
+	if slots > 1 && !strings.Contains(traces[0].Meta.Epochs[0].Algorithm, "clockprop") {
+		t.Errorf("epoch 0 algorithm %q: want H2HCA with ClockPropSync within the real nodes", traces[0].Meta.Epochs[0].Algorithm)
+	}
+}
+
+// numCPU is the machine's CPUs online, as the recorder counts them.
+func numCPU(t *testing.T) int {
+	t.Helper()
+	out, err := exec.Command("getconf", "_NPROCESSORS_ONLN").Output()
+	if err != nil {
+		t.Fatalf("getconf _NPROCESSORS_ONLN: %v", err)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("getconf _NPROCESSORS_ONLN: %q: %v", out, err)
+	}
+	return n
+}
+
+// clockViolations runs tracemerge's analysis with the default clock mode
+// and returns the clock-condition violations it found.
+func clockViolations(t *testing.T, dir string) (int, float64) {
+	t.Helper()
+	run, err := merge.Load(dir, merge.OpenTrace)
+	if err != nil {
+		t.Fatalf("merge.Load(%s): %v", dir, err)
+	}
+	a, err := merge.Analyze(run, merge.Options{})
+	if err != nil {
+		t.Fatalf("merge.Analyze: %v", err)
+	}
+	return a.Analysis.Clock.Violations, a.Analysis.Clock.MaxViolationNS
+}
+
+// TestNetns_AccuracyOverTCP: 2 hosts × 2 ranks and 4 hosts × 1 rank, with
+// and without injected clocks per host; every corrected event time must be
+// within the bound of the exact truth, and the analysis must find no
+// clock-condition violation.
+func TestNetns_AccuracyOverTCP(t *testing.T) {
+	needNetns(t)
+	for _, tc := range []struct {
+		hosts, slots int
+		fake         string
+		boundNS      float64
+	}{
+		{2, 2, "", 1e3},
+		{4, 1, "", 1e3},
+		{2, 2, fakeSpec, 1e3},
+		{4, 1, fakeSpec, 1e3},
+	} {
+		name := fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots)
+		if tc.fake != "" {
+			name += "_linear"
+		}
+		t.Run(name, func(t *testing.T) {
+			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: tc.fake, Iters: 100, SleepUS: 10000})
+			checkHosts(t, traces, tc.hosts, tc.slots)
+			if tc.fake != "" {
+				// The injection is keyed by the real node id: host i gets pair i mod 2.
+				for rank, rt := range traces {
+					h := rt.Meta.Header
+					want := fakePairs[h.NodeID%len(fakePairs)]
+					if h.Inject == nil || h.Inject.OffsetNS != want[0] || h.Inject.DriftPPM != want[1] {
+						t.Errorf("rank %d (node %d): injection %+v, want offset %g ns drift %g ppm", rank, h.NodeID, h.Inject, want[0], want[1])
+					}
+				}
+			}
+			a := measureAccuracy(t, traces, nil)
+			t.Log(a)
+			if tc.fake != "" && a.MaxRaw < 1e6 {
+				t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
+			}
+			if a.MaxInterp > tc.boundNS {
+				t.Errorf("corrected times off by up to %.3f us (bound %.1f us)", a.MaxInterp/1e3, tc.boundNS/1e3)
+			}
+			if n, max := clockViolations(t, dir); n != 0 {
+				t.Errorf("tracemerge finds %d clock-condition violations (max %.0f ns) on the corrected timeline", n, max)
+			}
+		})
+	}
+}
