@@ -71,6 +71,7 @@ func runNetns(t *testing.T, nr nsRun) ([]rankTrace, string) {
 	if r.Code != 0 {
 		t.Fatalf("clockprog on %d namespace hosts × %d exited %d:\n%s", nr.Hosts, nr.Slots, r.Code, r.Stderr)
 	}
+	checkTornDown(t, bedID(t, r.Stderr))
 	traces := readTraces(t, dir, np)
 	for rank, rt := range traces {
 		if len(rt.Events) != 2*nr.Iters {
@@ -109,6 +110,35 @@ func runBed(t *testing.T, argv []string) result {
 		t.Fatalf("%s: %v", strings.Join(argv, " "), err)
 	}
 	return res
+}
+
+// bedID returns the test bed id `with` reported on stderr.
+func bedID(t *testing.T, stderr string) string {
+	t.Helper()
+	for _, l := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(l, "netns-hosts: test bed "); ok {
+			id, _, _ := strings.Cut(rest, ":")
+			return id
+		}
+	}
+	t.Fatalf("netns-hosts.sh did not name its test bed on stderr:\n%s", stderr)
+	return ""
+}
+
+// checkTornDown asserts that nothing of bed id is left: no namespace, no
+// state directory, no process in its namespaces.
+func checkTornDown(t *testing.T, id string) {
+	t.Helper()
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		t.Fatalf("ip netns list: %v", err)
+	}
+	if strings.Contains(string(out), "gclock-"+id+"-") {
+		t.Errorf("test bed %s left namespaces behind:\n%s", id, out)
+	}
+	if _, err := os.Stat(filepath.Join("/run/gclock-netns", id)); err == nil {
+		t.Errorf("test bed %s left its state directory /run/gclock-netns/%s", id, id)
+	}
 }
 
 // checkHosts asserts that MPI saw one host per namespace: Slots
@@ -276,5 +306,92 @@ func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 			n, max := clockViolations(t, dir)
 			t.Logf("tracemerge: %d clock-condition violations (max %.0f ns)", n, max)
 		})
+	}
+}
+
+// TestNetns_StaleBedRemoved: a test bed whose script was killed with
+// SIGKILL (no trap runs) leaves namespaces and running ranks; the next
+// `stale` (also run by every `up`) must remove all of it, and a bed of a
+// live owner must survive that.
+func TestNetns_StaleBedRemoved(t *testing.T) {
+	needNetns(t)
+	script := filepath.Join(repoRoot, "scripts", "netns-hosts.sh")
+	// A live bed made by hand (owner 0: kept until down) must survive.
+	up, err := exec.Command("bash", script, "up", "1").Output()
+	if err != nil {
+		t.Fatalf("netns-hosts.sh up 1: %v", err)
+	}
+	keep, ok := strings.CutPrefix(strings.TrimSpace(string(up)), "GCLOCK_NETNS_ID=")
+	if !ok {
+		t.Fatalf("netns-hosts.sh up printed %q, want GCLOCK_NETNS_ID=<id>", up)
+	}
+	defer func() {
+		if out, err := exec.Command("bash", script, "down", keep).CombinedOutput(); err != nil {
+			t.Errorf("netns-hosts.sh down %s: %v\n%s", keep, err, out)
+		}
+		checkTornDown(t, keep)
+	}()
+
+	cmd := exec.Command("bash", script, "with", "2", "1", "-np", "2", "sleep", "60")
+	cmd.Env = mpiBaseEnv()
+	// stderr goes to a file: a pipe would stay open in the orphaned ranks
+	// after the SIGKILL, and cmd.Wait would wait for them.
+	sePath := filepath.Join(t.TempDir(), "stderr")
+	seFile, err := os.Create(sePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer seFile.Close()
+	cmd.Stderr = seFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stderr := func() string { b, _ := os.ReadFile(sePath); return string(b) }
+	// Wait until both ranks run in the bed's namespaces.
+	var id string
+	var ranks []string // pids of the two sleeping ranks
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if id == "" && strings.Contains(stderr(), "test bed ") {
+			id = bedID(t, stderr())
+		}
+		if id != "" {
+			ranks = ranks[:0]
+			for h := 0; h < 2; h++ {
+				out, _ := exec.Command("ip", "netns", "pids", fmt.Sprintf("gclock-%s-h%d", id, h)).Output()
+				for _, pid := range strings.Fields(string(out)) {
+					if c, _ := os.ReadFile("/proc/" + pid + "/comm"); strings.TrimSpace(string(c)) == "sleep" {
+						ranks = append(ranks, pid)
+					}
+				}
+			}
+			if len(ranks) == 2 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the ranks did not start within 30 s in bed %q:\n%s", id, stderr())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Kill() // SIGKILL: no trap
+	cmd.Wait()
+	if out, _ := exec.Command("ip", "netns", "list").Output(); !strings.Contains(string(out), "gclock-"+id+"-h1") {
+		t.Fatalf("after SIGKILL bed %s is already gone: nothing tested", id)
+	}
+	if out, err := exec.Command("bash", script, "stale").CombinedOutput(); err != nil {
+		t.Fatalf("netns-hosts.sh stale: %v\n%s", err, out)
+	}
+	checkTornDown(t, id)
+	for _, pid := range ranks {
+		// gone, or a zombie waiting for whoever reaps orphans here
+		if st, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+			t.Errorf("rank process %s of the stale bed still runs: %s", pid, st)
+		}
+	}
+	if out, _ := exec.Command("ip", "netns", "list").Output(); !strings.Contains(string(out), "gclock-"+keep+"-h0") {
+		t.Errorf("stale removed the live bed %s made by up", keep)
 	}
 }
