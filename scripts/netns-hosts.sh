@@ -94,15 +94,16 @@ teardown() {
 # stale: beds of this script whose owner process is gone (or whose state
 # directory is gone while namespaces remain).
 stale() {
-	local st id owner ns
+	local st id owner start ns
 	for st in "$RUNDIR"/*/; do
 		[ -d "$st" ] || continue
 		id=$(basename "$st")
-		owner=$(cat "$st/owner" 2>/dev/null || echo 0)
-		# owner 0: made by hand with `up`, kept until `down`
+		read -r owner start 2>/dev/null <"$st/owner" || owner=""
+		# 0: made by `up`, kept until `down`; no owner: a bed in the making,
+		# unless that began over a minute ago
 		[ "$owner" = 0 ] && continue
-		if [ "$owner" -gt 0 ] 2>/dev/null && kill -0 "$owner" 2>/dev/null &&
-			[ "$(cat "$st/owner-start" 2>/dev/null)" = "$(proc_start "$owner")" ]; then
+		[ -z "$owner" ] && [ -z "$(find "$st" -maxdepth 0 -mmin +1)" ] && continue
+		if kill -0 "$owner" 2>/dev/null && [ "${start:-}" = "$(proc_start "$owner")" ]; then
 			continue
 		fi
 		echo "netns-hosts: removing stale test bed $id (owner $owner gone)" >&2
@@ -134,8 +135,10 @@ up() {
 	id=$(printf '%x%04x' $$ $((RANDOM)))
 	st="$RUNDIR/$id"
 	mkdir -p "$st"
-	echo "$owner" >"$st/owner"
-	proc_start "$owner" >"$st/owner-start"
+	# owner: "<pid> <start time>", written whole (a concurrent `stale` reads
+	# either nothing, i.e. a bed in the making, or both)
+	echo "$owner $(proc_start "$owner")" >"$st/owner.tmp"
+	mv "$st/owner.tmp" "$st/owner"
 	echo "$n $slots" >"$st/size"
 	# From here on a failure removes what was made.
 	trap 'teardown '"$id"'' ERR
@@ -256,7 +259,7 @@ stale)
 list)
 	for st in "$RUNDIR"/*/; do
 		[ -d "$st" ] || continue
-		echo "$(basename "$st") owner $(cat "$st/owner" 2>/dev/null) hosts/slots $(cat "$st/size" 2>/dev/null)"
+		echo "$(basename "$st") owner $(cut -d' ' -f1 "$st/owner" 2>/dev/null) hosts/slots $(cat "$st/size" 2>/dev/null)"
 	done
 	;;
 *)

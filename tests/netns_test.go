@@ -38,8 +38,11 @@ func needNetns(t *testing.T) {
 	}
 	for _, tool := range []string{"ip", "unshare", "nsenter"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s not found on PATH: namespace hosts need iproute2 and util-linux (`make setup` as root installs them)", tool)
+			t.Fatalf("%s not found on PATH: namespace hosts need iproute2 and util-linux (`make test` as root installs them)", tool)
 		}
+	}
+	if out, err := exec.Command("unshare", "--net", "--uts", "true").CombinedOutput(); err != nil {
+		t.Fatalf("cannot create network and UTS namespaces here (a container without CAP_SYS_ADMIN?): unshare --net --uts: %v\n%s", err, out)
 	}
 }
 
