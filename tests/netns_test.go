@@ -46,15 +46,18 @@ func needNetns(t *testing.T) {
 	}
 }
 
-// nsRun is one clockprog run on namespace hosts.
+// nsRun is one run on namespace hosts: clockprog with Iters rounds, or
+// Prog (in binDir) with Args.
 type nsRun struct {
 	Hosts, Slots   int
 	Fake           string
 	Iters, SleepUS int
 	Env            []string
+	Prog           string
+	Args           []string
 }
 
-// runNetns runs clockprog on Hosts × Slots ranks of a fresh test bed
+// runNetns runs the program on Hosts × Slots ranks of a fresh test bed
 // (`netns-hosts.sh with`, which tears the bed down on exit) and returns
 // the traces and their directory.
 func runNetns(t *testing.T, nr nsRun) ([]rankTrace, string) {
@@ -69,15 +72,19 @@ func runNetns(t *testing.T, nr nsRun) ([]rankTrace, string) {
 	for _, kv := range env {
 		argv = append(argv, "-x", kv)
 	}
-	argv = append(argv, filepath.Join(binDir, "clockprog"), strconv.Itoa(nr.Iters), strconv.Itoa(nr.SleepUS))
+	if nr.Prog == "" {
+		argv = append(argv, filepath.Join(binDir, "clockprog"), strconv.Itoa(nr.Iters), strconv.Itoa(nr.SleepUS))
+	} else {
+		argv = append(append(argv, filepath.Join(binDir, nr.Prog)), nr.Args...)
+	}
 	r := runBed(t, argv)
 	if r.Code != 0 {
-		t.Fatalf("clockprog on %d namespace hosts × %d exited %d:\n%s", nr.Hosts, nr.Slots, r.Code, r.Stderr)
+		t.Fatalf("%s on %d namespace hosts × %d exited %d:\n%s", argv[len(argv)-1], nr.Hosts, nr.Slots, r.Code, r.Stderr)
 	}
 	checkTornDown(t, bedID(t, r.Stderr))
 	traces := readTraces(t, dir, np)
 	for rank, rt := range traces {
-		if len(rt.Events) != 2*nr.Iters {
+		if nr.Prog == "" && len(rt.Events) != 2*nr.Iters {
 			t.Errorf("rank %d: %d events, want %d", rank, len(rt.Events), 2*nr.Iters)
 		}
 		if _, ok := rt.Meta.Epoch(1); !ok {
@@ -396,5 +403,52 @@ func TestNetns_StaleBedRemoved(t *testing.T) {
 	}
 	if out, _ := exec.Command("ip", "netns", "list").Output(); !strings.Contains(string(out), "gclock-"+keep+"-h0") {
 		t.Errorf("stale removed the live bed %s made by up", keep)
+	}
+}
+
+// TestNetns_P2PClockConditionOverTCP: tests/progs/p2p.c's halo rounds
+// (Isend/Irecv/Waitall to both ring neighbours, one rank 5 ms late in one
+// round) and a late blocking send, on namespace hosts with injected clocks
+// per host: every message must be matched and the corrected timeline must keep the clock
+// condition for messages (a receive ends after its send began) and for
+// collectives, with messages crossing TCP between hosts and shared memory
+// within one.
+func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
+	needNetns(t)
+	needP2P(t)
+	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}} {
+		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
+			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fakeSpec, Prog: "p2p", Args: []string{t.TempDir(), "late", "5"}})
+			checkHosts(t, traces, tc.hosts, tc.slots)
+			run, err := merge.Load(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer run.Close()
+			an, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d messages, %d p2p clock-condition violations (max %.0f ns)", an.Messages, an.Violations, an.MaxViolationNS)
+			np := tc.hosts * tc.slots
+			if an.Messages != 5*2*np+1 || an.UnmatchedSends != 0 || an.UnmatchedRecvs != 0 || an.Unresolved != 0 || an.Uncompleted != 0 {
+				t.Errorf("messages %d (want %d), unmatched sends %d, receives %d, unresolved %d, uncompleted %d",
+					an.Messages, 5*2*np+1, an.UnmatchedSends, an.UnmatchedRecvs, an.Unresolved, an.Uncompleted)
+			}
+			if an.Violations != 0 {
+				t.Errorf("%d point-to-point clock-condition violations (max %.0f ns) on the corrected timeline", an.Violations, an.MaxViolationNS)
+			}
+			if n, max := clockViolations(t, dir); n != 0 {
+				t.Errorf("%d collective clock-condition violations (max %.0f ns) on the corrected timeline", n, max)
+			}
+			// The check has teeth: the raw timestamps (±5 ms apart) break it.
+			raw, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockRaw})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if raw.Violations == 0 {
+				t.Errorf("raw timestamps keep the clock condition: the injection did not take effect")
+			}
+		})
 	}
 }
