@@ -17,8 +17,8 @@ MPI_CFLAGS = $(shell pkg-config --cflags $(MPI_PC) 2>/dev/null)
 GO_TAGS   = $(shell pkg-config --exists otf2 2>/dev/null && echo otf2)
 # What `make test` needs beyond MPI (scripts/setup.sh installs it as root);
 # iproute2 and util-linux give ip, unshare and nsenter to the namespace
-# hosts (scripts/netns-hosts.sh).
-TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py iproute2 util-linux
+# hosts (scripts/netns-hosts.sh); gfortran compiles the Fortran tests.
+TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py iproute2 util-linux gfortran
 GO_SRC   := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) go.mod go.sum
 C_SRC    := $(wildcard cshim/*.c cshim/*.h cshim/*.tbl cshim/*.def)
 
@@ -40,7 +40,7 @@ tracemerge: $(BUILD)/tracemerge
 # not see those files, so a hash of cshim/ goes into CGO_CFLAGS.
 CSHIM_HASH = $(shell cat $(C_SRC) 2>/dev/null | sha1sum | cut -c1-16)
 
-cshim/wrappers_gen.c cshim/ops_gen.h: cshim/collectives.tbl cshim/p2p.tbl trace/ops.go pmpi/internal/wrapgen/main.go
+cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c: cshim/collectives.tbl cshim/p2p.tbl trace/ops.go pmpi/internal/wrapgen/main.go pmpi/internal/wrapgen/fortran.go
 	cd pmpi && $(GO) generate ./...
 
 # Only the packages linked into the library are prerequisites. The library
@@ -49,7 +49,7 @@ cshim/wrappers_gen.c cshim/ops_gen.h: cshim/collectives.tbl cshim/p2p.tbl trace/
 # file.
 LIB_SRC := $(shell find pmpi trace clocksync -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-$(BUILD)/libgclock.so: $(LIB_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h
+$(BUILD)/libgclock.so: $(LIB_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c
 	@mkdir -p $(BUILD)
 	CGO_CFLAGS="$(MPI_CFLAGS) -O2 -DGCK_CSHIM=$(CSHIM_HASH)" $(GO) build -buildmode=c-shared -o $@.tmp$$$$ ./pmpi && mv -f $@.tmp$$$$ $@
 	@rm -f $(BUILD)/libgclock*.h

@@ -255,6 +255,20 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 /* Byte-count rules (one per table rule), defined in bytes.c. */
 #include "bytes.h"
 
+/* ---- shared by the C and Fortran wrappers (shim.c) ------------------------ */
+
+int gclock_init_begin(void);
+void gclock_init_end(int swapped, int rc);
+int gclock_finalize_begin(void);
+void gclock_finalize_end(void);
+void gclock_abort_begin(void);
+gclock_comm_slot *gclock_comm_new_begin(MPI_Comm parentcomm, uint32_t *counter);
+void gclock_comm_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Comm newcomm,
+			 const char *kind);
+void gclock_comm_free_done(int rc, uintptr_t k);
+void gclock_fortran_setup(void); /* fortran.c: Fortran sentinels, after init */
+extern int gclock_init_seen;     /* resolve.c */
+
 /* ---- called from Go (pmpi) --------------------------------------------- */
 
 /* Timer set-up; kind is GCK_TIMER_*. Returns 0 or -1 (unsupported). */

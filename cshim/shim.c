@@ -455,6 +455,22 @@ static void comm_created(int rc, gclock_comm_slot *parent, uint32_t counter,
 	comm_register(newcomm, parent, counter, kind, 0);
 }
 
+/* gclock_comm_new_begin / _end: the communicator-creating wrappers of the
+ * Fortran bindings (fortran.c) share the C ones' bookkeeping. begin returns
+ * the parent's slot (NULL: not recorded) and its creation counter. */
+gclock_comm_slot *gclock_comm_new_begin(MPI_Comm parentcomm, uint32_t *counter)
+{
+	gclock_comm_slot *parent = gclock_comm_get(parentcomm);
+	*counter = parent ? comm_child(parent) : 0;
+	return parent;
+}
+
+void gclock_comm_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Comm newcomm,
+			 const char *kind)
+{
+	comm_created(rc, parent, counter, newcomm, kind);
+}
+
 #define GCK_COMM_WRAP(kind, parentcomm, newcomm, call)                   \
 	do {                                                                  \
 		if (!gclock_active || gclock_tl_guard)                        \
@@ -491,6 +507,27 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 	GCK_COMM_WRAP("create", comm, newcomm, PMPI_Comm_create(comm, group, newcomm));
 }
 
+/* gclock_comm_free_done: common tail of the MPI_Comm_free wrappers (C and
+ * Fortran); k is the freed handle. */
+void gclock_comm_free_done(int rc, uintptr_t k)
+{
+	if (rc != MPI_SUCCESS)
+		return;
+	int64_t now = gclock_now();
+	pthread_mutex_lock(&comm_mu);
+	gclock_comm_slot *s = comm_find(k);
+	uint32_t local = 0;
+	if (s != NULL) {
+		local = s->local;
+		/* The handle may be reused by a later communicator: the
+		 * tombstone lets it get a fresh slot and local index. */
+		__atomic_store_n(&s->key, GCK_KEY_TOMB, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&comm_mu);
+	if (s != NULL)
+		gclockGoCommFreed(local, now);
+}
+
 int MPI_Comm_free(MPI_Comm *comm)
 {
 	if (!gclock_active || gclock_tl_guard || comm == NULL)
@@ -498,21 +535,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 	gclock_tl_guard++;
 	uintptr_t k = (uintptr_t)*comm;
 	int rc = PMPI_Comm_free(comm);
-	if (rc == MPI_SUCCESS) {
-		int64_t now = gclock_now();
-		pthread_mutex_lock(&comm_mu);
-		gclock_comm_slot *s = comm_find(k);
-		uint32_t local = 0;
-		if (s != NULL) {
-			local = s->local;
-			/* The handle may be reused by a later communicator: the
-			 * tombstone lets it get a fresh slot and local index. */
-			__atomic_store_n(&s->key, GCK_KEY_TOMB, __ATOMIC_RELEASE);
-		}
-		pthread_mutex_unlock(&comm_mu);
-		if (s != NULL)
-			gclockGoCommFreed(local, now);
-	}
+	gclock_comm_free_done(rc, k);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -674,42 +697,56 @@ static void after_init(void)
 
 extern int gclock_init_seen; /* resolve.c */
 
-int MPI_Init(int *argc, char ***argv)
+/* gclock_init_begin and gclock_init_end bracket the real MPI_Init(_thread)
+ * of every binding (C here, Fortran in fortran.c): the guard keeps an inner
+ * MPI_Init (MPICH's Fortran layer calls the C one) from starting twice. */
+int gclock_init_begin(void)
 {
 	gclock_init_seen = 1;
-	if (gclock_tl_guard)
-		return PMPI_Init(argc, argv);
 	gclock_tl_guard++;
-	int swapped = crash_reset();
-	int rc = PMPI_Init(argc, argv);
+	return crash_reset();
+}
+
+void gclock_init_end(int swapped, int rc)
+{
 	if (swapped)
 		crash_install();
 	if (rc == MPI_SUCCESS)
 		after_init();
 	gclock_tl_guard--;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	if (gclock_tl_guard) {
+		gclock_init_seen = 1;
+		return PMPI_Init(argc, argv);
+	}
+	int swapped = gclock_init_begin();
+	int rc = PMPI_Init(argc, argv);
+	gclock_init_end(swapped, rc);
 	return rc;
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	gclock_init_seen = 1;
-	if (gclock_tl_guard)
+	if (gclock_tl_guard) {
+		gclock_init_seen = 1;
 		return PMPI_Init_thread(argc, argv, required, provided);
-	gclock_tl_guard++;
-	int swapped = crash_reset();
+	}
+	int swapped = gclock_init_begin();
 	int rc = PMPI_Init_thread(argc, argv, required, provided);
-	if (swapped)
-		crash_install();
-	if (rc == MPI_SUCCESS)
-		after_init();
-	gclock_tl_guard--;
+	gclock_init_end(swapped, rc);
 	return rc;
 }
 
-int MPI_Finalize(void)
+/* gclock_finalize_begin runs before the real MPI_Finalize of every
+ * binding: final sync epoch and flush. Returns 1 if gclock_finalize_end
+ * must follow the real call. */
+int gclock_finalize_begin(void)
 {
 	if (gclock_tl_guard || !started || finished)
-		return PMPI_Finalize();
+		return 0;
 	gclock_tl_guard++;
 	finished = 1;
 	gclock_active = 0;
@@ -720,15 +757,23 @@ int MPI_Finalize(void)
 			PMPI_Comm_free(&tcomm[i]);
 	ntcomm = 0;
 	PMPI_Group_free(&world_group);
+	return 1;
+}
+
+void gclock_finalize_end(void) { gclock_tl_guard--; }
+
+int MPI_Finalize(void)
+{
+	int own = gclock_finalize_begin();
 	int rc = PMPI_Finalize();
-	gclock_tl_guard--;
+	if (own)
+		gclock_finalize_end();
 	return rc;
 }
 
-/* MPI_Abort: the calling rank's buffered events are written (footer reason
- * "abort", no sync epoch) before the MPI library kills the job; the other
- * ranks keep what they flushed before. */
-int MPI_Abort(MPI_Comm comm, int errorcode)
+/* gclock_abort_begin writes the calling rank's buffered events (footer
+ * reason "abort", no sync epoch) before the real MPI_Abort of any binding. */
+void gclock_abort_begin(void)
 {
 	if (started && !finished && !gclock_tl_guard) {
 		gclock_tl_guard++;
@@ -738,6 +783,14 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 		gclockGoFinish(GCK_FINISH_ABORT);
 		gclock_tl_guard--;
 	}
+}
+
+/* MPI_Abort: the calling rank's buffered events are written (footer reason
+ * "abort", no sync epoch) before the MPI library kills the job; the other
+ * ranks keep what they flushed before. */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	gclock_abort_begin();
 	return PMPI_Abort(comm, errorcode);
 }
 

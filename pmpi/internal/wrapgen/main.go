@@ -262,17 +262,25 @@ func main() {
 	outH := flag.String("h", "../cshim/ops_gen.h", "generated op constants")
 	resolveH := flag.String("resolve-h", "../cshim/pmpi_gen.h", "generated PMPI pointer macros")
 	resolveC := flag.String("resolve-c", "../cshim/pmpi_gen.c", "generated PMPI pointers")
+	outF := flag.String("fortran", "../cshim/fortran_gen.c", "generated Fortran wrappers")
 	flag.Parse()
-	if err := run(*table, *p2p, *outC, *outH, *resolveH, *resolveC); err != nil {
+	if err := run(*table, *p2p, *outC, *outH, *resolveH, *resolveC, *outF); err != nil {
 		fmt.Fprintln(os.Stderr, "wrapgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(table, p2p, outC, outH, resolveH, resolveC string) error {
+func run(table, p2p, outC, outH, resolveH, resolveC, outF string) error {
 	rows, err := ReadTables(table, p2p)
 	if err != nil {
 		return err
+	}
+	fortran, err := GenerateFortran(rows)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(outF, fortran, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", outF, err)
 	}
 	names, err := PMPINames(rows, filepath.Dir(outC))
 	if err != nil {

@@ -1,0 +1,257 @@
+/*
+ * Fortran bindings, hand-written part (issue 11; docs/recorder.md
+ * "Fortran"): finding the real Fortran entry points and the Fortran
+ * sentinels, and the wrappers that are hand-written on the C side too
+ * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort, the communicator
+ * constructors and MPI_Comm_free). They share their bookkeeping with the C
+ * wrappers (shim.c). The table rows' Fortran wrappers are generated into
+ * fortran_gen.c.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+
+#include "fortran.h"
+
+#ifdef OPEN_MPI
+MPI_Comm (*gclock_fp_comm_f2c)(MPI_Fint);
+MPI_Datatype (*gclock_fp_type_f2c)(MPI_Fint);
+MPI_Request (*gclock_fp_request_f2c)(MPI_Fint);
+MPI_Group (*gclock_fp_group_f2c)(MPI_Fint);
+
+/* Zero handles for a conversion function no library provides: recording
+ * then sees MPI_COMM_NULL-like handles and skips (never a jump to 0). */
+static intptr_t f2c_missing(MPI_Fint f)
+{
+	(void)f;
+	return 0;
+}
+
+void *gclock_fortran_fn(void **slot, const char *name)
+{
+	void *p = gclock_sym(name);
+	if (p == NULL)
+		p = (void *)f2c_missing;
+	__atomic_store_n(slot, p, __ATOMIC_RELEASE);
+	return p;
+}
+#endif
+
+int (*gclock_fp_status_f2c)(const MPI_Fint *, MPI_Status *);
+const void *gclock_f_in_place;
+const MPI_Fint *gclock_f_status_ignore;
+const MPI_Fint *gclock_f_statuses_ignore;
+
+static int f_warned;
+
+gclock_fsub gclock_fortran_real(gclock_fsub *slot, const char *name, int next)
+{
+	/* The pmpi_ names are not ours, so the global scope finds the MPI
+	 * library's; an f08 name without a pmpi_ twin is ours, so then the
+	 * definition after ours (RTLD_NEXT). */
+	void *p = gclock_sym(name);
+	if (p == NULL && next && name[0] == 'p')
+		p = dlsym(RTLD_NEXT, name + 1);
+	if (p == NULL) {
+		if (!__atomic_exchange_n(&f_warned, 1, __ATOMIC_ACQ_REL))
+			fprintf(stderr, "gclock: Fortran entry point %s not found in any loaded MPI "
+					"library; that call fails with MPI_ERR_OTHER\n", name);
+		return NULL;
+	}
+	__atomic_store_n(slot, (gclock_fsub)p, __ATOMIC_RELEASE);
+	return (gclock_fsub)p;
+}
+
+void gclock_fortran_missing(MPI_Fint *ierr)
+{
+	if (ierr != NULL)
+		*ierr = MPI_ERR_OTHER;
+}
+
+void gclock_fortran_setup(void)
+{
+	gclock_fp_status_f2c = (int (*)(const MPI_Fint *, MPI_Status *))gclock_sym("PMPI_Status_f2c");
+	MPI_Fint **si = (MPI_Fint **)gclock_sym("MPI_F_STATUS_IGNORE");
+	MPI_Fint **ssi = (MPI_Fint **)gclock_sym("MPI_F_STATUSES_IGNORE");
+	gclock_f_status_ignore = si != NULL ? *si : NULL;
+	gclock_f_statuses_ignore = ssi != NULL ? *ssi : NULL;
+#ifdef OPEN_MPI
+	/* The common block /mpi_fortran_in_place/ as gfortran names it; mpif.h,
+	 * `use mpi` and `use mpi_f08` share it. */
+	gclock_f_in_place = gclock_sym("mpi_fortran_in_place_");
+#else
+	/* MPICH records the address of its common block at Fortran init. */
+	void **ip = (void **)gclock_sym("MPIR_F_MPI_IN_PLACE");
+	gclock_f_in_place = ip != NULL ? *ip : NULL;
+#endif
+}
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+GCK_F_INLINE void body_mpi_init(gclock_fsub real, void *ra, MPI_Fint *ierr)
+{
+	(void)ra;
+	MPI_Fint own = 0;
+	if (ierr == NULL)
+		ierr = &own;
+	if (real == NULL) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (gclock_tl_guard) {
+		gclock_init_seen = 1;
+		real(ierr);
+		return;
+	}
+	int swapped = gclock_init_begin();
+	real(ierr);
+	if (*ierr == MPI_SUCCESS)
+		gclock_fortran_setup();
+	gclock_init_end(swapped, *ierr);
+}
+GCK_F_WRAP(mpi_init, MPI_INIT, (MPI_Fint *ierr), ierr)
+
+GCK_F_INLINE void body_mpi_init_thread(gclock_fsub real, void *ra, MPI_Fint *required,
+				       MPI_Fint *provided, MPI_Fint *ierr)
+{
+	(void)ra;
+	MPI_Fint own = 0;
+	if (ierr == NULL)
+		ierr = &own;
+	if (real == NULL) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (gclock_tl_guard) {
+		gclock_init_seen = 1;
+		real(required, provided, ierr);
+		return;
+	}
+	int swapped = gclock_init_begin();
+	real(required, provided, ierr);
+	if (*ierr == MPI_SUCCESS)
+		gclock_fortran_setup();
+	gclock_init_end(swapped, *ierr);
+}
+GCK_F_WRAP(mpi_init_thread, MPI_INIT_THREAD,
+	   (MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr), required, provided, ierr)
+
+GCK_F_INLINE void body_mpi_finalize(gclock_fsub real, void *ra, MPI_Fint *ierr)
+{
+	(void)ra;
+	MPI_Fint own = 0;
+	if (ierr == NULL)
+		ierr = &own;
+	if (real == NULL) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	int mine = gclock_finalize_begin();
+	real(ierr);
+	if (mine)
+		gclock_finalize_end();
+}
+GCK_F_WRAP(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), ierr)
+
+GCK_F_INLINE void body_mpi_abort(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *errorcode,
+				 MPI_Fint *ierr)
+{
+	(void)ra;
+	MPI_Fint own = 0;
+	if (ierr == NULL)
+		ierr = &own;
+	if (real == NULL) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	gclock_abort_begin();
+	real(comm, errorcode, ierr);
+}
+GCK_F_WRAP(mpi_abort, MPI_ABORT, (MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr), comm,
+	   errorcode, ierr)
+
+/* ---- communicators --------------------------------------------------------- */
+
+/* GCK_F_COMM: body of a communicator-creating wrapper; call is the real
+ * call, newcomm the Fortran handle it writes. */
+#define GCK_F_COMM(kind, call)                                                  \
+	MPI_Fint own = 0;                                                       \
+	if (ierr == NULL)                                                       \
+		ierr = &own;                                                    \
+	if (real == NULL) {                                                     \
+		gclock_fortran_missing(ierr);                                   \
+		return;                                                         \
+	}                                                                       \
+	if (!gclock_active || gclock_tl_guard) {                                \
+		call;                                                           \
+		return;                                                         \
+	}                                                                       \
+	gclock_tl_guard++;                                                      \
+	uint32_t counter;                                                       \
+	gclock_comm_slot *parent = gclock_comm_new_begin(gclock_comm_f2c(*comm), &counter); \
+	call;                                                                   \
+	if (*ierr == MPI_SUCCESS)                                               \
+		gclock_comm_new_end(*ierr, parent, counter, gclock_comm_f2c(*newcomm), kind); \
+	gclock_tl_guard--
+
+GCK_F_INLINE void body_mpi_comm_dup(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *newcomm,
+				    MPI_Fint *ierr)
+{
+	(void)ra;
+	GCK_F_COMM("dup", real(comm, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_comm_dup, MPI_COMM_DUP, (MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr), comm,
+	   newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_comm_split(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *color,
+				      MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra;
+	GCK_F_COMM("split", real(comm, color, key, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_comm_split, MPI_COMM_SPLIT,
+	   (MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, color, key, newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_comm_split_type(gclock_fsub real, void *ra, MPI_Fint *comm,
+					   MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
+					   MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra;
+	GCK_F_COMM("split_type", real(comm, split_type, key, info, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE,
+	   (MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
+	    MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, split_type, key, info, newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_comm_create(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *group,
+				       MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra;
+	GCK_F_COMM("create", real(comm, group, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_comm_create, MPI_COMM_CREATE,
+	   (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr), comm, group,
+	   newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_comm_free(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	(void)ra;
+	MPI_Fint own = 0;
+	if (ierr == NULL)
+		ierr = &own;
+	if (real == NULL) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (!gclock_active || gclock_tl_guard || comm == NULL) {
+		real(comm, ierr);
+		return;
+	}
+	gclock_tl_guard++;
+	uintptr_t k = (uintptr_t)gclock_comm_f2c(*comm);
+	real(comm, ierr);
+	gclock_comm_free_done(*ierr, k);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP(mpi_comm_free, MPI_COMM_FREE, (MPI_Fint *comm, MPI_Fint *ierr), comm, ierr)

@@ -1,0 +1,219 @@
+/*
+ * Fortran bindings (issue 11, docs/recorder.md "Fortran"): helpers of the
+ * wrappers generated into fortran_gen.c from the same table rows as the C
+ * wrappers, and of the hand-written lifecycle and communicator wrappers in
+ * fortran.c.
+ *
+ * Open MPI's Fortran layers (mpif.h and `use mpi`: libmpi_mpifh; `use
+ * mpi_f08`: libmpi_usempif08) call PMPI_* directly, so the C wrappers never
+ * see a Fortran program. A Fortran wrapper converts only the handles it needs
+ * for recording (communicator, datatypes, requests, statuses) to C, records
+ * with the C wrappers' byte and request rules (bytes.h, requests.h), and
+ * calls the real Fortran entry point with the application's arguments
+ * untouched, so MPI_IN_PLACE, MPI_BOTTOM and the Fortran sentinels need no
+ * translation. The only substitutions are the statuses: where the
+ * application passes MPI_STATUS(ES)_IGNORE, the real call gets the wrapper's
+ * own Fortran status(es), so a receive's source, tag and size are known.
+ * MPICH's Fortran layer calls the C MPI_* functions; the reentrancy guard
+ * keeps those calls from being recorded twice.
+ */
+#ifndef GCK_FORTRAN_H
+#define GCK_FORTRAN_H
+
+#include "gclock.h"
+#include "requests.h"
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint must be a C int");
+/* A Fortran status (MPI_STATUS_SIZE integers) fits in a C MPI_Status in
+ * both Open MPI (6 and 24 bytes) and MPICH (5 and 20 bytes). */
+#define GCK_F_STATUS_INTS (sizeof(MPI_Status) / sizeof(MPI_Fint))
+
+/* Fortran's subroutine pointer: arguments by reference, no result. */
+typedef void (*gclock_fsub)();
+
+/* gclock_fortran_real returns the real Fortran entry point name (looked up
+ * once, then cached in *slot); next asks for the definition after ours
+ * (the f08 names, which we define ourselves). If there is none, NULL and
+ * one warning (fortran.c). */
+gclock_fsub gclock_fortran_real(gclock_fsub *slot, const char *name, int next);
+
+#define GCK_FREAL(slot, name, next)                                           \
+	(__builtin_expect((slot) != NULL, 1) ? (slot) : gclock_fortran_real(&(slot), name, next))
+
+/* gclock_fortran_missing fills *ierr when no real entry point exists. */
+void gclock_fortran_missing(MPI_Fint *ierr);
+
+/* Handle conversion. Open MPI's handles are pointers found through a table
+ * (MPI_Comm_f2c & co. are functions, reached through pointers resolved like
+ * the PMPI ones); MPICH's are the Fortran integers themselves (macros). */
+#ifdef OPEN_MPI
+extern MPI_Comm (*gclock_fp_comm_f2c)(MPI_Fint);
+extern MPI_Datatype (*gclock_fp_type_f2c)(MPI_Fint);
+extern MPI_Request (*gclock_fp_request_f2c)(MPI_Fint);
+extern MPI_Group (*gclock_fp_group_f2c)(MPI_Fint);
+void *gclock_fortran_fn(void **slot, const char *name);
+#define GCK_FFN(slot, name) \
+	(*(__builtin_expect((slot) != NULL, 1) ? (slot) : (__typeof__(slot))gclock_fortran_fn((void **)&(slot), name)))
+#define gclock_comm_f2c(f) GCK_FFN(gclock_fp_comm_f2c, "PMPI_Comm_f2c")(f)
+#define gclock_type_f2c(f) GCK_FFN(gclock_fp_type_f2c, "PMPI_Type_f2c")(f)
+#define gclock_request_f2c(f) GCK_FFN(gclock_fp_request_f2c, "PMPI_Request_f2c")(f)
+#define gclock_group_f2c(f) GCK_FFN(gclock_fp_group_f2c, "PMPI_Group_f2c")(f)
+#else
+#define gclock_comm_f2c(f) MPI_Comm_f2c(f)
+#define gclock_type_f2c(f) MPI_Type_f2c(f)
+#define gclock_request_f2c(f) MPI_Request_f2c(f)
+#define gclock_group_f2c(f) MPI_Group_f2c(f)
+#endif
+extern int (*gclock_fp_status_f2c)(const MPI_Fint *, MPI_Status *);
+
+/* The Fortran sentinels, read from the MPI library after MPI_Init
+ * (fortran.c: gclock_fortran_setup). NULL when unknown. */
+extern const void *gclock_f_in_place;
+extern const MPI_Fint *gclock_f_status_ignore;
+extern const MPI_Fint *gclock_f_statuses_ignore;
+
+/* gclock_f_buf maps Fortran's MPI_IN_PLACE to C's, for the byte rules only. */
+static inline const void *gclock_f_buf(const void *p)
+{
+	return (p != NULL && p == gclock_f_in_place) ? MPI_IN_PLACE : p;
+}
+
+/* gclock_f_status converts a Fortran status the real call filled. */
+static inline void gclock_f_status(const MPI_Fint *f, MPI_Status *c)
+{
+	if (gclock_fp_status_f2c == NULL || gclock_fp_status_f2c(f, c) != MPI_SUCCESS) {
+		c->MPI_SOURCE = MPI_ANY_SOURCE;
+		c->MPI_TAG = MPI_ANY_TAG;
+	}
+}
+
+/* gclock_f_status_arg is the status to hand to the real call: the
+ * application's, or own when it passed MPI_STATUS_IGNORE. */
+static inline MPI_Fint *gclock_f_status_arg(MPI_Fint *status, MPI_Fint *own)
+{
+	return (status == gclock_f_status_ignore || status == NULL) ? own : status;
+}
+
+/* gclock_f_reqs converts the request handles of a multi-request call
+ * (before the call, while they are still valid) into the thread's scratch
+ * array; returns how many, -1 when there are more than GCK_SCRATCH or
+ * the thread has no scratch (the call is then not recorded). */
+static inline int gclock_f_reqs(const MPI_Fint *freqs, int count)
+{
+	gclock_tbuf *b = gclock_buf();
+	if (b == NULL || b->sc_req == NULL || count > GCK_SCRATCH)
+		return -1;
+	int n = count < 0 ? 0 : count;
+	for (int i = 0; i < n; i++)
+		b->sc_req[i] = gclock_request_f2c(freqs[i]);
+	return n;
+}
+
+/* gclock_f_statuses_arg: the statuses array to hand to the real call for n
+ * converted requests: the application's, or the thread's scratch (used as
+ * Fortran statuses) when it passed MPI_STATUSES_IGNORE and n fits. *cst
+ * gets the C statuses the rule reads (scratch), or MPI_STATUSES_IGNORE. */
+static inline MPI_Fint *gclock_f_statuses_arg(MPI_Fint *statuses, int count, int n,
+					      MPI_Status **cst)
+{
+	gclock_tbuf *b = gclock_tl_buf;
+	*cst = MPI_STATUSES_IGNORE;
+	if (b == NULL || b->sc_st == NULL || n != count)
+		return statuses;
+	*cst = b->sc_st;
+	if (statuses == gclock_f_statuses_ignore || statuses == NULL)
+		return (MPI_Fint *)(void *)b->sc_st;
+	return statuses;
+}
+
+/* gclock_f_statuses converts the first n Fortran statuses at f into the C
+ * statuses at c; f may be c itself (the scratch): converting from the last
+ * to the first never overwrites a Fortran status not yet read, because a
+ * C status is at least as large as a Fortran one. */
+static inline void gclock_f_statuses(const MPI_Fint *f, MPI_Status *c, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		MPI_Status t;
+		gclock_f_status(f + (size_t)i * GCK_F_STATUS_INTS, &t);
+		c[i] = t;
+	}
+}
+
+/* gclock_f_types converts n Fortran datatype handles (Alltoallw) into out
+ * (cap entries); 0 if they do not fit (bytes then recorded as 0). */
+#define GCK_F_TYPES 256
+static inline int gclock_f_types(const MPI_Fint *f, MPI_Comm comm, MPI_Datatype *out)
+{
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (cs == NULL || cs->inter || cs->size > GCK_F_TYPES)
+		return 0;
+	for (int i = 0; i < cs->size; i++)
+		out[i] = gclock_type_f2c(f[i]);
+	return 1;
+}
+
+/* gclock_f_index: a Fortran index (1-based) as the C rules read it. */
+static inline int gclock_f_index(MPI_Fint i)
+{
+	return (i == MPI_UNDEFINED || i < 1) ? i : i - 1;
+}
+
+/* gclock_f_indices shifts n Fortran indices by d (-1 before the rule reads
+ * them, +1 after, so the application's array is as the MPI library left
+ * it). */
+static inline void gclock_f_indices(MPI_Fint *idx, const MPI_Fint *outcount, int n, int d)
+{
+	if (*outcount == MPI_UNDEFINED || *outcount < 0 || *outcount > n)
+		return;
+	for (int i = 0; i < *outcount; i++)
+		idx[i] += d;
+}
+
+/* Exported names of one Fortran wrapper: the four manglings of mpif.h and
+ * `use mpi` (gfortran and most compilers: lower_; g77/-fsecond-underscore:
+ * lower__; IBM XL / -fno-underscoring: lower; Cray / Intel on Windows
+ * habits: UPPER). */
+#define GCK_F_ALIASES(fn, lower, UPPER)                                    \
+	extern __typeof__(fn) lower __attribute__((alias(#fn)));           \
+	extern __typeof__(fn) lower##_ __attribute__((alias(#fn)));        \
+	extern __typeof__(fn) lower##__ __attribute__((alias(#fn)));       \
+	extern __typeof__(fn) UPPER __attribute__((alias(#fn)))
+
+/* GCK_F_WRAP defines the mpif.h / `use mpi` wrapper (exported under the
+ * four manglings of lower/UPPER, calling pmpi_<lower>_) and, for Open MPI,
+ * the `use mpi_f08` wrapper <lower>_f08_ (calling pmpi_<lower>_f08_), both
+ * running body_<lower>(real, return address, arguments...). */
+#ifdef OPEN_MPI
+#define GCK_F08(lower, params, ...)                                             \
+	static gclock_fsub r08_##lower;                                         \
+	void lower##_f08_ params;                                               \
+	void lower##_f08_ params                                                \
+	{                                                                       \
+		body_##lower(GCK_FREAL(r08_##lower, "p" #lower "_f08_", 1),     \
+			     __builtin_return_address(0), __VA_ARGS__);         \
+	}
+#else
+#define GCK_F08(lower, params, ...)
+#endif
+
+#define GCK_F_WRAP(lower, UPPER, params, ...)                                   \
+	static gclock_fsub r_##lower;                                           \
+	static void f_##lower params                                            \
+	{                                                                       \
+		body_##lower(GCK_FREAL(r_##lower, "p" #lower "_", 0),           \
+			     __builtin_return_address(0), __VA_ARGS__);         \
+	}                                                                       \
+	GCK_F_ALIASES(f_##lower, lower, UPPER);                                 \
+	GCK_F08(lower, params, __VA_ARGS__)
+
+#define GCK_F_INLINE static inline __attribute__((always_inline))
+
+/* gclock_f_forget drops the requests of a Fortran MPI_Waitall too large to
+ * record (more than GCK_SCRATCH): every one completes. */
+static inline void gclock_f_forget(const MPI_Fint *freqs, int count)
+{
+	for (int i = 0; i < count; i++)
+		gclock_forget(gclock_request_f2c(freqs[i]));
+}
+
+#endif

@@ -1,0 +1,58 @@
+! Fortran test program for the recorder (issue 11), `use mpi_f08`: the
+! same calls as fortran_legacy.F90 with the MPI-3 Fortran 2008 bindings
+! (handles are derived types, ierror optional and mostly omitted).
+program fortran_f08
+  use mpi_f08
+  implicit none
+  integer, parameter :: n = 5
+  integer :: rank, np, i, right, left
+  integer :: sval, rval, sbuf, rbuf, check
+  integer :: buf(4)
+  type(MPI_Comm) :: sub
+  type(MPI_Request) :: reqs(2)
+  type(MPI_Status) :: sts(2), st
+
+  call MPI_Init()
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+  call MPI_Comm_size(MPI_COMM_WORLD, np)
+  right = mod(rank + 1, np)
+  left = mod(rank - 1 + np, np)
+  check = 0
+  do i = 1, n
+    sval = rank + i
+    call MPI_Allreduce(sval, rval, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+    check = check + rval
+    buf = 0
+    if (rank == 0) buf = (/ i, 2*i, 3*i, 4*i /)
+    call MPI_Bcast(buf, 4, MPI_INTEGER, 0, MPI_COMM_WORLD)
+    check = check + sum(buf)
+    call MPI_Barrier(MPI_COMM_WORLD)
+    sbuf = rank * 100 + i
+    if (mod(rank, 2) == 0) then
+      call MPI_Send(sbuf, 1, MPI_INTEGER, right, i, MPI_COMM_WORLD)
+      call MPI_Recv(rbuf, 1, MPI_INTEGER, left, i, MPI_COMM_WORLD, st)
+    else
+      call MPI_Recv(rbuf, 1, MPI_INTEGER, MPI_ANY_SOURCE, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE)
+      call MPI_Send(sbuf, 1, MPI_INTEGER, right, i, MPI_COMM_WORLD)
+    end if
+    check = check + rbuf
+    call MPI_Irecv(rval, 1, MPI_INTEGER, left, 1000 + i, MPI_COMM_WORLD, reqs(1))
+    call MPI_Isend(sbuf, 1, MPI_INTEGER, right, 1000 + i, MPI_COMM_WORLD, reqs(2))
+    if (mod(i, 2) == 0) then
+      call MPI_Waitall(2, reqs, sts)
+      if (sts(1)%MPI_SOURCE /= left) check = check - 1000000
+    else
+      call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
+    end if
+    check = check + rval
+  end do
+  sval = rank
+  call MPI_Allreduce(MPI_IN_PLACE, sval, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  check = check + sval
+  call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub)
+  call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub)
+  check = check + rval
+  call MPI_Comm_free(sub)
+  print '(A,I0,A,I0)', 'rank ', rank, ' check ', check
+  call MPI_Finalize()
+end program fortran_f08

@@ -1,0 +1,64 @@
+! Fortran test program for the recorder (issue 11), mpif.h or `use mpi`:
+! compiled with -DMPIF for mpif.h. Every rank does, N times: Allreduce,
+! Bcast, Barrier, a Send/Recv ring step (odd ranks receive with
+! MPI_ANY_SOURCE and MPI_STATUS_IGNORE), an Irecv/Isend ring step completed
+! by Waitall (statuses array or MPI_STATUSES_IGNORE); then one in-place
+! Allreduce, Comm_split, an Allreduce on the split communicator and
+! Comm_free. tests/fortran_test.go knows these counts.
+program fortran_legacy
+#ifdef MPIF
+  implicit none
+  include 'mpif.h'
+#else
+  use mpi
+  implicit none
+#endif
+  integer, parameter :: n = 5
+  integer :: ierr, rank, np, i, sub, right, left
+  integer :: sval, rval, sbuf, rbuf, check
+  integer :: buf(4), reqs(2), sts(MPI_STATUS_SIZE, 2), st(MPI_STATUS_SIZE)
+
+  call MPI_Init(ierr)
+  call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
+  call MPI_Comm_size(MPI_COMM_WORLD, np, ierr)
+  right = mod(rank + 1, np)
+  left = mod(rank - 1 + np, np)
+  check = 0
+  do i = 1, n
+    sval = rank + i
+    call MPI_Allreduce(sval, rval, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+    check = check + rval
+    buf = 0
+    if (rank == 0) buf = (/ i, 2*i, 3*i, 4*i /)
+    call MPI_Bcast(buf, 4, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+    check = check + sum(buf)
+    call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    sbuf = rank * 100 + i
+    if (mod(rank, 2) == 0) then
+      call MPI_Send(sbuf, 1, MPI_INTEGER, right, i, MPI_COMM_WORLD, ierr)
+      call MPI_Recv(rbuf, 1, MPI_INTEGER, left, i, MPI_COMM_WORLD, st, ierr)
+    else
+      call MPI_Recv(rbuf, 1, MPI_INTEGER, MPI_ANY_SOURCE, i, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+      call MPI_Send(sbuf, 1, MPI_INTEGER, right, i, MPI_COMM_WORLD, ierr)
+    end if
+    check = check + rbuf
+    call MPI_Irecv(rval, 1, MPI_INTEGER, left, 1000 + i, MPI_COMM_WORLD, reqs(1), ierr)
+    call MPI_Isend(sbuf, 1, MPI_INTEGER, right, 1000 + i, MPI_COMM_WORLD, reqs(2), ierr)
+    if (mod(i, 2) == 0) then
+      call MPI_Waitall(2, reqs, sts, ierr)
+      if (sts(MPI_SOURCE, 1) /= left) check = check - 1000000
+    else
+      call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+    end if
+    check = check + rval
+  end do
+  sval = rank
+  call MPI_Allreduce(MPI_IN_PLACE, sval, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  check = check + sval
+  call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub, ierr)
+  call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub, ierr)
+  check = check + rval
+  call MPI_Comm_free(sub, ierr)
+  print '(A,I0,A,I0)', 'rank ', rank, ' check ', check
+  call MPI_Finalize(ierr)
+end program fortran_legacy
