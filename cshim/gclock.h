@@ -67,6 +67,9 @@ typedef struct gclock_comm_slot {
 	 * outlive MPI_Comm_free). */
 	const int32_t *peers;
 	int32_t npeers;
+	/* Resync (docs/clocksync.md): the first resync-eligible collective
+	 * with seq >= resync_at runs a sync epoch; UINT32_MAX = not armed. */
+	uint32_t resync_at;
 } gclock_comm_slot;
 
 /* Timer kinds (GCLOCK_TIMER). Names are in gclock_timer_name. */
@@ -220,6 +223,8 @@ static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
 	return gclock_comm_unknown(comm);
 }
 
+void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint64_t recv);
+
 static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root,
 				 uint64_t sent, uint64_t recv, int64_t t0,
 				 int64_t t1, void *callsite)
@@ -229,7 +234,7 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 	if (GCK_UNLIKELY(b == NULL)) {
 		b = gclock_tbuf_new();
 		if (b == NULL)
-			return; /* counted as dropped */
+			goto resync; /* counted as dropped */
 	}
 	if (GCK_UNLIKELY(b->poll_n != 0))
 		gclock_polls_flush(b);
@@ -250,6 +255,11 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 	e->pad = 0;
 	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
+resync:
+	/* One predictable compare: armed only on the communicator and instance
+	 * every rank agreed on (pmpi/resync.go). */
+	if (GCK_UNLIKELY(seq >= cs->resync_at))
+		gclock_resync_point(cs, op, sent, recv);
 }
 
 /* Byte-count rules (one per table rule), defined in bytes.c. */
@@ -324,6 +334,13 @@ extern uint64_t gclockGoComm(uint64_t fixed_id, uint64_t parent, uint32_t counte
 			     int32_t n, int64_t created_ns);
 extern void gclockGoCommFreed(uint32_t local, int64_t freed_ns);
 extern void gclockGoFinish(int32_t reason);
+/* Returns the next meeting's instance (low 32 bits; UINT32_MAX none) and
+ * in bit 32 whether a sync epoch ran. */
+extern uint64_t gclockGoResync(uint64_t comm_id, uint32_t seq);
+
+/* Resync arming (shim.c), called from Go. */
+void gclock_resync_arm(uint64_t comm_id, uint32_t seq);
+void gclock_resync_arm_world(int on);
 
 /* gclockGoFinish reasons. */
 enum { GCK_FINISH_FINALIZE = 0, GCK_FINISH_EXIT = 1, GCK_FINISH_ABORT = 2 };

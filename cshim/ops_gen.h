@@ -69,5 +69,6 @@
 #define GCK_OP_MPI_IEXSCAN 64
 #define GCK_OP_GCLOCK_POLLS 65
 #define GCK_OP_GCLOCK_FLUSH 66
+#define GCK_OP_GCLOCK_RESYNC 67
 
 #endif

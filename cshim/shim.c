@@ -337,11 +337,74 @@ static gclock_comm_slot *comm_insert(uintptr_t k, const gclock_comm_slot *v)
 			s->inter = v->inter;
 			s->peers = v->peers;
 			s->npeers = v->npeers;
+			s->resync_at = v->resync_at;
 			__atomic_store_n(&s->key, k, __ATOMIC_RELEASE);
 			return s;
 		}
 	}
 	return NULL;
+}
+
+/* ---- resync points (issue 10, pmpi/resync.go) ------------------------------
+ *
+ * A sync epoch between MPI_Init and MPI_Finalize needs every rank at once.
+ * Blocking collectives on a communicator of all ranks are such moments: all
+ * members call them in the same order. Go arms one (communicator,
+ * instance); the first resync-eligible collective at or after it calls
+ * into Go on every rank. Eligible: MPI_Barrier, and MPI_Allreduce,
+ * MPI_Allgather, MPI_Alltoall, MPI_Reduce_scatter_block with data (the
+ * same decision on every rank: their counts agree); these cannot return on
+ * one rank before every rank entered, so the epoch's own traffic never
+ * waits for a rank that waits for the application (no deadlock).
+ * Rooted, vector and scan collectives may return early on some ranks and
+ * are never used. */
+static int resync_probe; /* arm world-sized communicators at instance 0 */
+static uint32_t resync_events;
+
+void gclock_resync_arm_world(int on) { resync_probe = on; }
+
+static void resync_disarm_all(void)
+{
+	for (uint32_t i = 0; i < GCK_COMM_SLOTS; i++)
+		gclock_comms[i].resync_at = UINT32_MAX;
+}
+
+void gclock_resync_arm(uint64_t comm_id, uint32_t seq)
+{
+	for (uint32_t i = 0; i < GCK_COMM_SLOTS; i++) {
+		gclock_comm_slot *s = &gclock_comms[i];
+		uintptr_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (k != GCK_KEY_EMPTY && k != GCK_KEY_TOMB && s->id == comm_id)
+			s->resync_at = seq;
+	}
+}
+
+void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint64_t recv)
+{
+	int eligible = op == GCK_OP_MPI_BARRIER ||
+		       ((op == GCK_OP_MPI_ALLREDUCE || op == GCK_OP_MPI_ALLGATHER || op == GCK_OP_MPI_ALLTOALL ||
+			 op == GCK_OP_MPI_REDUCE_SCATTER_BLOCK) && sent > 0 && recv > 0);
+	if (!eligible || cs->inter || !gclock_active)
+		return;
+	resync_probe = 0;
+	resync_disarm_all(); /* Go arms the next point */
+	int64_t t0 = gclock_now();
+	uint64_t r = gclockGoResync(cs->id, cs->seq - 1);
+	int64_t t1 = gclock_now();
+	cs->resync_at = (uint32_t)r;
+	/* An epoch's time, like a flush pause (trace.OpResync); a meeting
+	 * that only planned the next one (a broadcast) is not recorded. */
+	gclock_tbuf *b = gclock_tl_buf;
+	if ((r >> 32) != 0 && b != NULL && b->n + 1 < b->cap) {
+		gclock_event *e = &b->ev[b->n++];
+		memset(e, 0, sizeof *e);
+		e->enter_ns = t0;
+		e->exit_ns = t1;
+		e->comm = 0xffffffffu;
+		e->seq = resync_events++;
+		e->root = -1;
+		e->op = GCK_OP_GCLOCK_RESYNC;
+	}
 }
 
 /* comm_register describes comm to Go (which derives the agreed id and
@@ -379,6 +442,11 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	pthread_mutex_lock(&comm_mu);
 	v.local = next_local++;
 	pthread_mutex_unlock(&comm_mu);
+	/* A communicator of all world ranks made by a wrapped (collective)
+	 * constructor joins the resync probe: every rank arms it alike. */
+	v.resync_at = UINT32_MAX;
+	if (resync_probe && !inter && v.size == world_size && strcmp(kind, "unknown") != 0)
+		v.resync_at = 0;
 	char kbuf[32];
 	snprintf(kbuf, sizeof kbuf, "%s", kind);
 	v.id = gclockGoComm(fixed_id, parent ? parent->id : 0, counter, v.local, kbuf,

@@ -439,7 +439,17 @@ func (a *analyzer) clockQuality() ClockQuality {
 	if ref != nil {
 		eps := append([]trace.Epoch(nil), ref.Meta.Epochs...)
 		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })
+		seenAlg := map[string]bool{}
+		q.Knots = len(eps)
 		for _, e := range eps {
+			if e.Params["resync"] != "" { // offset-only knots: no self-check
+				q.ResyncEpochs++
+				if !seenAlg[e.Algorithm] {
+					seenAlg[e.Algorithm] = true
+					q.Algorithms = append(q.Algorithms, e.Algorithm+" (resync)")
+				}
+				continue
+			}
 			q.Algorithms = append(q.Algorithms, e.Algorithm)
 			m := 0.0
 			for _, c := range e.Check {
@@ -448,6 +458,13 @@ func (a *analyzer) clockQuality() ClockQuality {
 				}
 			}
 			q.CheckMaxNS = append(q.CheckMaxNS, m)
+		}
+	}
+	for _, ri := range a.rn.Ranks {
+		eps := append([]trace.Epoch(nil), ri.Meta.Epochs...)
+		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })
+		for i := 1; i < len(eps); i++ {
+			q.MaxKnotGapNS = math.Max(q.MaxKnotGapNS, float64(eps[i].EndNS-eps[i-1].EndNS))
 		}
 	}
 	var specs []string

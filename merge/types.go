@@ -212,6 +212,14 @@ type ClockQuality struct {
 	Violations     int       `json:"violations"`
 	MaxViolationNS float64   `json:"max_violation_ns"`
 	Warnings       []string  `json:"warnings"`
+	// Knots is the number of sync epochs of rank 0 (MPI_Init, the resync
+	// epochs, MPI_Finalize), ResyncEpochs those between init and finalize,
+	// MaxKnotGapNS the longest local time between two consecutive knots of
+	// any rank: the correction is a straight line over that gap, so a
+	// clock whose frequency changes by Δf in it is off by up to Δf·gap/4.
+	Knots        int     `json:"knots"`
+	ResyncEpochs int     `json:"resync_epochs"`
+	MaxKnotGapNS float64 `json:"max_knot_gap_ns"`
 }
 
 // Analysis is the result of one tracemerge pass.

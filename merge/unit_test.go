@@ -357,3 +357,29 @@ func TestResolver_CMainInTextStartup(t *testing.T) {
 		t.Errorf("got %+v, want main at m.c:4", loc)
 	}
 }
+
+// TestCorrector_InterpolatesThroughEveryKnot: with resync epochs the
+// offset curve is piecewise linear through each epoch's knot (the offset
+// its model gives at its end), not the chord between the first and last.
+func TestCorrector_InterpolatesThroughEveryKnot(t *testing.T) {
+	// offsets 0 at t=1e9, 1000 at t=3e9, -500 at t=5e9 (ns), slopes 0
+	eps := []trace.Epoch{
+		{Index: 0, EndNS: 1e9, Model: trace.Model{T0: 0, Intercept: 0}},
+		{Index: 1, EndNS: 3e9, Model: trace.Model{T0: 0, Intercept: 1000}, Params: map[string]string{"resync": "1"}},
+		{Index: 2, EndNS: 5e9, Model: trace.Model{T0: 0, Intercept: -500}},
+	}
+	c, note := NewCorrector(ClockInterp, eps, 0)
+	if c.Mode() != ClockInterp {
+		t.Fatalf("mode %v: %s", c.Mode(), note)
+	}
+	for _, tc := range []struct {
+		t    int64
+		want float64 // offset
+	}{
+		{1e9, 0}, {2e9, 500}, {3e9, 1000}, {4e9, 250}, {5e9, -500},
+	} {
+		if got := float64(tc.t) - c.Global(tc.t); math.Abs(got-tc.want) > 1e-6 {
+			t.Errorf("offset at %d: %v, want %v", tc.t, got, tc.want)
+		}
+	}
+}

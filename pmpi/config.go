@@ -13,19 +13,18 @@ import (
 // config is the recorder's configuration, read from GCLOCK_* variables
 // (documented in docs/recorder.md).
 type config struct {
-	Dir      string // GCLOCK_DIR; empty = ./gclock-trace/<job id>
-	Timer    string // GCLOCK_TIMER
-	Buffer   int    // GCLOCK_BUFFER, events per thread buffer
-	NodeSize int    // GCLOCK_NODE_SIZE, 0 = real nodes
-	Fake     string // GCLOCK_FAKE_CLOCK as given
+	Dir      string            // GCLOCK_DIR; empty = ./gclock-trace/<job id>
+	Timer    string            // GCLOCK_TIMER
+	Buffer   int               // GCLOCK_BUFFER, events per thread buffer
+	NodeSize int               // GCLOCK_NODE_SIZE, 0 = real nodes
+	Fake     string            // GCLOCK_FAKE_CLOCK as given
 	Pairs    []trace.Injection // per emulated node (trace.ParseFakeClock)
-	Quiet    bool // GCLOCK_QUIET: no rank-0 summary line
+	Quiet    bool              // GCLOCK_QUIET: no rank-0 summary line
 	// CheckAfter (GCLOCK_CHECK_AFTER, seconds; 0 = off) repeats the
 	// self-check that long after sync epoch 0, inside MPI_Init.
 	CheckAfter float64
 	Echo       map[string]string // every GCLOCK_* variable
 }
-
 
 // timerKinds maps GCLOCK_TIMER values to the C GCK_TIMER_* constants.
 var timerKinds = map[string]int{

@@ -46,6 +46,12 @@ type recorder struct {
 	scfg    clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
 	global  clocksync.Clock  // the latest epoch's global clock
 	token   bool             // timed ping-pong loops serialised machine-wide
+	// Resync epochs (resync.go): planning state, the next epoch index,
+	// epoch 0 (for arming), and whether meetings are armed.
+	rs          resyncState
+	nextEpoch   int
+	ep0         trace.Epoch
+	resyncArmed bool
 }
 
 var rec = &recorder{
@@ -61,7 +67,11 @@ func (r *recorder) warnf(format string, args ...any) {
 // stopRecording turns recording off after a failure (C stops recording,
 // the application continues untouched).
 func (r *recorder) stopRecording(err error) {
-	C.gclock_active = 0
+	if !r.resyncArmed {
+		// With resync meetings armed the C side keeps running (and this
+		// rank keeps meeting the others), only nothing is written.
+		C.gclock_active = 0
+	}
 	if !r.failed {
 		r.failed = true
 		r.warnf("%v; recording stopped for this rank (the application continues)", err)
@@ -89,7 +99,11 @@ func guard(what string, fail func()) {
 //export gclockGoStart
 func gclockGoStart() (ok C.int) {
 	defer guard("MPI_Init", func() { ok = 0 })
-	if rec.start() {
+	recording := rec.start()
+	if rec.synced { // every rank that ran epoch 0 agrees on resync meetings
+		rec.armResync(recording, rec.ep0)
+	}
+	if recording {
 		return 1
 	}
 	return 0
@@ -204,6 +218,11 @@ func (r *recorder) start() bool {
 		return false
 	}
 	r.synced = true
+	r.ep0, r.nextEpoch = ep, 1
+	if r.rs.interval, err = resyncInterval(os.Getenv); err != nil {
+		r.warnf("%v; no resync epochs", err)
+		r.rs.interval = 0
+	}
 	if cfg.CheckAfter > 0 {
 		r.checkAfter(&ep, cfg.CheckAfter)
 	}
@@ -553,7 +572,7 @@ func (r *recorder) finish(why string) {
 	r.drainFlushQueue()
 	if why == "finalize" {
 		if r.synced {
-			ep, err := r.epoch(1)
+			ep, err := r.epoch(r.nextEpoch)
 			switch {
 			case err != nil:
 				r.warnf("clock sync at MPI_Finalize failed: %v", err)

@@ -82,6 +82,12 @@ const (
 	// the thread's flush count; the application waited from EnterNS to
 	// ExitNS inside the MPI call that filled the buffer.
 	OpFlush
+	// OpResync is the recorder's sync epoch between MPI_Init and
+	// MPI_Finalize (docs/clocksync.md, "Resync epochs"), taken inside a
+	// resync-eligible collective right after it returned: Comm FlushComm,
+	// Root -1, Seq the rank's resync count; the application waited from
+	// EnterNS to ExitNS.
+	OpResync
 	opCount
 )
 
@@ -156,6 +162,7 @@ var opNames = [...]string{
 	OpIexscan:             "MPI_Iexscan",
 	OpPolls:               "gclock_polls",
 	OpFlush:               "gclock_flush",
+	OpResync:              "gclock_resync",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".
@@ -184,6 +191,10 @@ func Ops() []Op {
 	}
 	return out
 }
+
+// IsRecorder reports whether o is the recorder's own pause (a buffer
+// flush or a resync epoch), not an MPI call.
+func (o Op) IsRecorder() bool { return o == OpFlush || o == OpResync }
 
 // IsCollective reports whether o is a collective (matched across members).
 func (o Op) IsCollective() bool { return o >= OpBarrier && o <= OpExscan }

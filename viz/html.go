@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gclock/gclock/merge"
@@ -97,6 +98,7 @@ type htmlData struct {
 	Generated  time.Time
 	Version    string
 	Checks     []string
+	Knots      string // KnotsLine
 	CallsTotal int
 	P2P        *merge.P2PResult
 	P2PRanks   []htmlP2PRank
@@ -240,8 +242,9 @@ func WriteHTML(w io.Writer, r Report) error {
 		})
 	}
 	for i, v := range a.Clock.CheckMaxNS {
-		d.Checks = append(d.Checks, "epoch "+strconv.Itoa(i)+": "+fmtDur(v))
+		d.Checks = append(d.Checks, "full sync "+strconv.Itoa(i)+": "+fmtDur(v))
 	}
+	d.Knots = strings.TrimPrefix(KnotsLine(a.Clock), "knots: ")
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := reportTmpl.Execute(bw, d); err != nil {
 		return fmt.Errorf("viz: html report: %w", err)

@@ -145,7 +145,7 @@ func stateOf(op trace.Op) int {
 		return prvSync
 	case op.IsCollective():
 		return prvGroupComm
-	case op == trace.OpFlush:
+	case op.IsRecorder():
 		return prvOverhead
 	case op == trace.OpIprobe || op == trace.OpPolls || op >= trace.OpTest && op <= trace.OpTestsome:
 		return prvTestProbe

@@ -133,6 +133,9 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 		fmt.Fprintf(w, ", self-check max |offset| per epoch %s", strings.Join(s, " / "))
 	}
 	fmt.Fprintf(w, ", clock-condition violations %d\n", c.Violations)
+	if line := KnotsLine(c); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	for _, s := range c.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", term(s))
 	}
@@ -328,6 +331,22 @@ func (t *table) write(w io.Writer) {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	return s
+}
+
+// KnotsLine says how many sync epochs (knots of the offset curve) the run
+// has and what their largest gap means for accuracy ("" without epochs).
+func KnotsLine(c merge.ClockQuality) string {
+	if c.Knots == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("knots: %d sync epochs (%d resync epochs between MPI_Init and MPI_Finalize)", c.Knots, c.ResyncEpochs)
+	if c.MaxKnotGapNS > 0 {
+		// A frequency change of 1 ppm inside a gap G bends the clock off
+		// the straight line between the knots by up to 1e-6·G/4.
+		s += fmt.Sprintf(", largest gap %s: a clock whose frequency changes by 1 ppm between two knots is off by up to %s there",
+			fmtDur(c.MaxKnotGapNS), fmtDur(c.MaxKnotGapNS*1e-6/4))
 	}
 	return s
 }

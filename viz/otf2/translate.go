@@ -428,7 +428,7 @@ func regionRole(op trace.Op) uint8 {
 		return roleAll2All
 	case op.IsPointToPoint():
 		return rolePoint2Pt
-	case op == trace.OpFlush:
+	case op.IsRecorder():
 		return roleArtificial
 	}
 	return roleFunction

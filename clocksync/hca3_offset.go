@@ -1,0 +1,103 @@
+package clocksync
+
+import "fmt"
+
+// HCA3Offset is the offset-only resynchronisation used between MPI_Init and
+// MPI_Finalize (issue 10): the inverted binomial tree of HCA3 (Algorithm 1
+// of the H2HCA paper), in which each client measures ONE offset with Offset
+// (SKaMPI-Offset, Algorithm 7) against its partner's already corrected
+// clock instead of learning a model with LEARN_CLOCK_MODEL (Algorithm 2).
+// That is floor(log2 p) + 1 rounds of Offset's ping-pongs, O(log p), in
+// place of FitPoints times as many.
+//
+// A resync only has to add a knot to the offset curve: the offset now.
+// The slope of each rank's clock model is kept from Prior (its previous
+// epoch's model, relative to the reference), so the partner's clock the
+// client measures against keeps drifting correctly during the few
+// milliseconds the tree takes; tracemerge interpolates the slope between
+// neighbouring knots (merge.Corrector).
+type HCA3Offset struct {
+	Offset OffsetAlg
+	// Prior is this rank's latest model (offset to the reference as a
+	// function of local seconds); its slope is kept.
+	Prior LinearModel
+}
+
+// Name returns "hca3-offset/<offset>".
+func (a *HCA3Offset) Name() string { return "hca3-offset/" + a.Offset.Name() }
+
+// SyncClocks runs the HCA3 tree with one offset measurement per pair.
+func (a *HCA3Offset) SyncClocks(t Transport, clk Clock) (Clock, error) {
+	nprocs, r := t.Size(), t.Rank()
+	nrounds := floorLog2(nprocs)
+	maxPower := 1 << nrounds
+	// The reference (rank 0) keeps the identity; every other rank's clock
+	// is replaced when it has measured.
+	var myClk Clock = NewGlobalClockLM(clk, LinearModel{})
+	measure := func(ref, client int) error {
+		if r == ref {
+			_, err := a.Offset.MeasureOffset(t, myClk, ref, client)
+			return err
+		}
+		ob, err := a.Offset.MeasureOffset(t, clk, ref, client)
+		if err != nil {
+			return err
+		}
+		// offset(x) = slope·x + intercept passes through the measurement.
+		lm := LinearModel{Slope: a.Prior.Slope, Intercept: ob.Offset - a.Prior.Slope*ob.Timestamp}
+		myClk = NewGlobalClockLM(clk, lm)
+		return nil
+	}
+	for i := nrounds; i >= 1; i-- {
+		runningPower, nextPower := 1<<i, 1<<(i-1)
+		if r >= maxPower {
+			break
+		}
+		var err error
+		switch {
+		case r%runningPower == 0:
+			err = measure(r, r+nextPower)
+		case r%runningPower == nextPower:
+			err = measure(r-nextPower, r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hca3-offset round %d: %w", nrounds-i+1, err)
+		}
+	}
+	var err error
+	switch {
+	case r >= maxPower:
+		err = measure(r-maxPower, r)
+	case r < nprocs-maxPower:
+		err = measure(r, r+maxPower)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hca3-offset remaining ranks: %w", err)
+	}
+	return myClk, nil
+}
+
+// NewResyncAlg returns the offset-only resynchronisation matching cfg's
+// algorithm for a rank whose previous model is prior: H2HCA and H3HCA keep
+// their hierarchy (HCA3Offset between node leaders, the configured
+// intra-node algorithm, normally ClockPropSync, inside nodes: node members
+// share the leader's clock); every flat algorithm becomes HCA3Offset.
+func NewResyncAlg(cfg Config, prior LinearModel) (SyncAlg, error) {
+	cfg = cfg.withDefaults()
+	off, err := cfg.newOffsetAlg()
+	if err != nil {
+		return nil, err
+	}
+	inter := &HCA3Offset{Offset: off, Prior: prior}
+	if cfg.Algorithm != "h2hca" && cfg.Algorithm != "h3hca" {
+		return inter, nil
+	}
+	var intra SyncAlg
+	switch cfg.Intra {
+	case "clockprop":
+		intra = &ClockPropSync{}
+	default:
+		intra = &HCA3Offset{Offset: off, Prior: prior}
+	}
+	return &H2HCA{Inter: inter, Intra: intra, NodeID: cfg.NodeID}, nil
+}

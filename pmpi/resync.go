@@ -1,0 +1,218 @@
+package main
+
+// Resync epochs (issue 10, docs/clocksync.md "Resync epochs"): sync epochs
+// between MPI_Init and MPI_Finalize, so the offset curve tracemerge
+// interpolates has knots every GCLOCK_RESYNC seconds instead of only at
+// both ends, and clocks whose drift is not a straight line (NTP slews,
+// temperature) stay corrected.
+//
+// The rule. A sync needs every rank at once; the recorder cannot talk
+// whenever it likes. All ranks do meet in the blocking collectives on a
+// communicator of all ranks, in the same order. So every epoch (the one of
+// MPI_Init too) ends with rank 0 naming, in the epoch's own broadcast, the
+// instance of the current such communicator at which the ranks meet next:
+// the instance count it expects after the remaining interval at the rate
+// it saw. The C shim arms that (communicator, instance); the first
+// resync-eligible collective at or after it calls gclockGoResync on every
+// rank (cshim/shim.c: eligible are MPI_Barrier and data-carrying
+// MPI_Allreduce, Allgather, Alltoall and Reduce_scatter_block, which no
+// rank can leave before all entered). There rank 0 decides whether the
+// interval has passed: then all run the offset-only resync
+// (clocksync.NewResyncAlg: O(log p) ping-pong rounds, slopes kept from the
+// previous model) and write an epoch; otherwise it only re-plans the next
+// meeting (one broadcast). Before any rate is known (after MPI_Init), every
+// communicator of all ranks is armed at instance 0: the first eligible
+// collective is the first meeting.
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/gclock/gclock/clocksync"
+	"github.com/gclock/gclock/trace"
+)
+
+/*
+#include "gclock.h"
+*/
+import "C"
+
+// defaultResyncS is GCLOCK_RESYNC's default (seconds between knots): a 1
+// ppm frequency change over 2 s bends a clock by at most 0.5 µs against
+// the chord, a 20 µs, 20 s sine by about 1 µs.
+const defaultResyncS = 2.0
+
+// resyncInterval reads GCLOCK_RESYNC (seconds; 0 = off).
+func resyncInterval(getenv func(string) string) (float64, error) {
+	v := strings.TrimSpace(getenv("GCLOCK_RESYNC"))
+	if v == "" {
+		return defaultResyncS, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f != f || f > 86400 {
+		return 0, fmt.Errorf("GCLOCK_RESYNC=%q: want seconds between resync epochs (0: none, default %g)", v, defaultResyncS)
+	}
+	return f, nil
+}
+
+// resyncState is rank 0's planning state (other ranks only follow).
+type resyncState struct {
+	interval  float64 // seconds; 0 = off
+	lastEpoch int64   // local ns at the end of the latest epoch
+	lastSeq   uint32  // instance of the latest meeting
+	lastComm  uint64
+	lastNS    int64 // local ns of the latest meeting
+	epochs    int   // resync epochs written
+	meetings  int   // meetings (epochs and re-plans)
+	step      int64 // instances from the latest meeting to the next
+	// The rate window: the first meeting on lastComm since the latest
+	// epoch (instance and local ns).
+	winSeq uint32
+	winNS  int64
+	prior  clocksync.LinearModel
+}
+
+// armResync runs after start() on every rank that took part in sync epoch
+// 0 (collective): all ranks agree that every one records (a rank that does
+// not would never meet the others), then the probe arming starts.
+func (r *recorder) armResync(recording bool, ep trace.Epoch) {
+	r.rs.lastEpoch = ep.EndNS
+	r.rs.prior = clocksync.LinearModel{Slope: ep.Model.Slope, Intercept: ep.Model.Intercept * 1e-9}
+	mine := C.int(0)
+	if recording && r.rs.interval > 0 {
+		mine = 1
+	}
+	all := make([]C.int, r.size)
+	if rc := C.gclock_t_allgather_int(0, mine, &all[0]); rc != 0 {
+		r.warnf("resync: agreement failed (MPI error %d); no resync epochs", int(rc))
+		return
+	}
+	for _, v := range all {
+		if v == 0 {
+			return // some rank does not record (or GCLOCK_RESYNC=0): no meetings
+		}
+	}
+	if r.size > 1 {
+		r.resyncArmed = true
+		C.gclock_resync_arm_world(1)
+	}
+}
+
+// gclockGoResync runs one meeting (see the file comment). It returns the
+// instance of the same communicator at which the ranks meet next (low 32
+// bits, math.MaxUint32: none) and in bit 32 whether a sync epoch ran.
+//
+//export gclockGoResync
+func gclockGoResync(commID C.uint64_t, seq C.uint32_t) (next C.uint64_t) {
+	next = C.uint64_t(math.MaxUint32)
+	defer guard("resync", nil)
+	n, epoch := rec.resync(uint64(commID), uint32(seq))
+	next = C.uint64_t(n)
+	if epoch {
+		next |= 1 << 32
+	}
+	return next
+}
+
+func (r *recorder) resync(commID uint64, seq uint32) (next uint32, epoch bool) {
+	now := int64(C.gclock_now())
+	rs := &r.rs
+	// Rank 0 decides: [resync now (0/1), instances until the next meeting].
+	dec := []int64{0, 0}
+	if r.rank == 0 {
+		since := float64(now-rs.lastEpoch) * 1e-9
+		resyncNow := since >= 0.9*rs.interval
+		due := rs.interval
+		if !resyncNow {
+			due = rs.interval - since
+		}
+		// The rate over the window since the first meeting after the
+		// latest epoch; the step at most doubles per meeting, so a burst
+		// of back-to-back collectives cannot push the next meeting past
+		// the end of the run.
+		if rs.meetings == 0 || rs.lastComm != commID || seq < rs.winSeq {
+			rs.winSeq, rs.winNS = seq, now
+		}
+		rate := 0.0 // instances per second on this communicator
+		if now > rs.winNS && seq > rs.winSeq {
+			rate = float64(seq-rs.winSeq) / (float64(now-rs.winNS) * 1e-9)
+		}
+		step := int64(1)
+		if rate > 0 {
+			step = max(1, min(int64(rate*due), 2*rs.step+1))
+		}
+		rs.step = step
+		if resyncNow {
+			rs.winSeq, rs.winNS = seq, now // a new window after the epoch
+		}
+		if resyncNow {
+			dec[0] = 1
+		}
+		dec[1] = min(step, 1<<30)
+	}
+	v, err := bcastInt64s(r.tr, 0, dec)
+	if err != nil || len(v) != 2 {
+		r.warnf("resync: broadcast of the decision failed: %v; no more resync epochs", err)
+		return math.MaxUint32, false
+	}
+	rs.meetings++
+	rs.lastComm, rs.lastSeq, rs.lastNS = commID, seq, now
+	if v[0] == 1 {
+		if err := r.resyncEpoch(commID, seq); err != nil {
+			r.warnf("resync epoch failed: %v; no more resync epochs (MPI_Finalize still syncs)", err)
+			return math.MaxUint32, false
+		}
+		epoch = true
+	}
+	return seq + uint32(v[1]), epoch
+}
+
+// resyncEpoch runs the offset-only resync and writes its epoch.
+func (r *recorder) resyncEpoch(commID uint64, seq uint32) error {
+	alg, err := clocksync.NewResyncAlg(r.scfg, r.rs.prior)
+	if err != nil {
+		return err
+	}
+	t0 := int64(C.gclock_now())
+	g, err := alg.SyncClocks(r.tr, r.clock)
+	if err == nil {
+		// Leave together, as after the full sync (recorder.epoch).
+		err = r.tr.Barrier()
+	}
+	t1 := int64(C.gclock_now())
+	if err != nil {
+		return err
+	}
+	m, _ := clocksync.FlattenTo(g, r.clock)
+	r.global = g
+	r.rs.prior = m
+	r.rs.lastEpoch = t1
+	r.rs.epochs++
+	r.nextEpoch++
+	ep := trace.Epoch{
+		Index:     r.nextEpoch - 1,
+		Algorithm: alg.Name(),
+		StartNS:   t0,
+		EndNS:     t1,
+		Model:     trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9},
+		PingPongs: r.scfg.PingPongs,
+		Params: map[string]string{
+			"resync":         strconv.Itoa(r.rs.epochs),
+			"interval_s":     strconv.FormatFloat(r.rs.interval, 'g', -1, 64),
+			"trigger_comm":   strconv.FormatUint(commID, 10),
+			"trigger_seq":    strconv.FormatUint(uint64(seq), 10),
+			"pingpong_token": strconv.FormatBool(r.token),
+			"ranks":          strconv.Itoa(r.size),
+		},
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w != nil {
+		if err := r.w.WriteEpoch(ep); err != nil {
+			r.stopRecording(fmt.Errorf("writing resync epoch %d to %s: %w", ep.Index, r.path, err))
+		}
+	}
+	return nil
+}
