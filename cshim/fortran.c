@@ -9,6 +9,7 @@
  */
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fortran.h"
 
@@ -37,24 +38,41 @@ void *gclock_fortran_fn(void **slot, const char *name)
 #endif
 
 int (*gclock_fp_status_f2c)(const MPI_Fint *, MPI_Status *);
-const void *gclock_f_in_place;
-const MPI_Fint *gclock_f_status_ignore;
-const MPI_Fint *gclock_f_statuses_ignore;
+const void *gclock_f_in_place[GCK_F_SENTINELS];
+const void *gclock_f_status_ignore[GCK_F_SENTINELS];
+const void *gclock_f_statuses_ignore[GCK_F_SENTINELS];
 
 static int f_warned;
 
-gclock_fsub gclock_fortran_real(gclock_fsub *slot, const char *name, int next)
+gclock_fsub gclock_fortran_real(gclock_fsub *slot, const char *lower, int kind)
 {
-	/* The pmpi_ names are not ours, so the global scope finds the MPI
-	 * library's; an f08 name without a pmpi_ twin is ours, so then the
-	 * definition after ours (RTLD_NEXT). */
+	/* The real entry points have names that are not ours, so the global
+	 * scope finds the MPI library's: Open MPI pmpi_x_ and pmpi_x_f08_,
+	 * MPICH pmpi_x_, pmpir_x_f08_ and pmpir_x_f08ts_. Failing that, the
+	 * definition after ours of the wrapper's own name (RTLD_NEXT). */
+	static const char *const fmt[][2] = {
+		{"p%s_", "%s_"},
+#ifdef OPEN_MPI
+		{"p%s_f08_", "%s_f08_"},
+#else
+		{"pmpir%s_f08_", "%s_f08_"},
+#endif
+		{"pmpir%s_f08ts_", "%s_f08ts_"},
+	};
+	char name[128];
+	const char *base = lower;
+	if (kind != GCK_F_LEGACY && strncmp(fmt[kind][0], "pmpir", 5) == 0)
+		base = lower + 3; /* mpi_barrier -> _barrier */
+	snprintf(name, sizeof name, fmt[kind][0], base);
 	void *p = gclock_sym(name);
-	if (p == NULL && next && name[0] == 'p')
-		p = dlsym(RTLD_NEXT, name + 1);
+	if (p == NULL) {
+		snprintf(name, sizeof name, fmt[kind][1], lower);
+		p = dlsym(RTLD_NEXT, name);
+	}
 	if (p == NULL) {
 		if (!__atomic_exchange_n(&f_warned, 1, __ATOMIC_ACQ_REL))
-			fprintf(stderr, "gclock: Fortran entry point %s not found in any loaded MPI "
-					"library; that call fails with MPI_ERR_OTHER\n", name);
+			fprintf(stderr, "gclock: the real Fortran entry point of %s (kind %d) is not in any "
+					"loaded MPI library; that call fails with MPI_ERR_OTHER\n", lower, kind);
 		return NULL;
 	}
 	__atomic_store_n(slot, (gclock_fsub)p, __ATOMIC_RELEASE);
@@ -67,29 +85,50 @@ void gclock_fortran_missing(MPI_Fint *ierr)
 		*ierr = MPI_ERR_OTHER;
 }
 
+static const void *deref(const char *sym)
+{
+	const void *const *p = (const void *const *)gclock_sym(sym);
+	return p != NULL ? *p : NULL;
+}
+
 void gclock_fortran_setup(void)
 {
 	gclock_fp_status_f2c = (int (*)(const MPI_Fint *, MPI_Status *))gclock_sym("PMPI_Status_f2c");
-	MPI_Fint **si = (MPI_Fint **)gclock_sym("MPI_F_STATUS_IGNORE");
-	MPI_Fint **ssi = (MPI_Fint **)gclock_sym("MPI_F_STATUSES_IGNORE");
-	gclock_f_status_ignore = si != NULL ? *si : NULL;
-	gclock_f_statuses_ignore = ssi != NULL ? *ssi : NULL;
+	gclock_f_status_ignore[0] = deref("MPI_F_STATUS_IGNORE");
+	gclock_f_statuses_ignore[0] = deref("MPI_F_STATUSES_IGNORE");
 #ifdef OPEN_MPI
-	/* The common block /mpi_fortran_in_place/ as gfortran names it; mpif.h,
-	 * `use mpi` and `use mpi_f08` share it. */
-	gclock_f_in_place = gclock_sym("mpi_fortran_in_place_");
+	/* Common blocks shared by mpif.h, `use mpi` and `use mpi_f08`, under
+	 * each compiler mangling (Open MPI's own checks accept all four). */
+	static const char *const mangle[GCK_F_SENTINELS] = {"%s_", "%s", "%s__", "%s"};
+	static const char *const base[3] = {"mpi_fortran_in_place", "mpi_fortran_status_ignore",
+					    "mpi_fortran_statuses_ignore"};
+	const void **set[3] = {gclock_f_in_place, gclock_f_status_ignore, gclock_f_statuses_ignore};
+	for (int b = 0; b < 3; b++) {
+		for (int m = 0; m < GCK_F_SENTINELS; m++) {
+			char name[64];
+			snprintf(name, sizeof name, mangle[m], base[b]);
+			if (m == 3)
+				for (char *c = name; *c; c++)
+					*c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+			if (b == 0 || m > 0) /* [0] of the status sets is MPI_F_* */
+				set[b][m] = gclock_sym(name);
+		}
+	}
 #else
-	/* MPICH records the address of its common block at Fortran init. */
-	void **ip = (void **)gclock_sym("MPIR_F_MPI_IN_PLACE");
-	gclock_f_in_place = ip != NULL ? *ip : NULL;
+	/* MPICH: mpif.h's common block, recorded at Fortran init, and the
+	 * mpi_f08 objects. */
+	gclock_f_in_place[0] = deref("MPIR_F_MPI_IN_PLACE");
+	gclock_f_in_place[1] = gclock_sym("MPIR_F08_MPI_IN_PLACE");
+	gclock_f_status_ignore[1] = deref("MPI_F08_STATUS_IGNORE");
+	gclock_f_statuses_ignore[1] = deref("MPI_F08_STATUSES_IGNORE");
 #endif
 }
 
 /* ---- lifecycle ------------------------------------------------------------ */
 
-GCK_F_INLINE void body_mpi_init(gclock_fsub real, void *ra, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_init(gclock_fsub real, void *ra, int desc, MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	MPI_Fint own = 0;
 	if (ierr == NULL)
 		ierr = &own;
@@ -110,10 +149,10 @@ GCK_F_INLINE void body_mpi_init(gclock_fsub real, void *ra, MPI_Fint *ierr)
 }
 GCK_F_WRAP(mpi_init, MPI_INIT, (MPI_Fint *ierr), ierr)
 
-GCK_F_INLINE void body_mpi_init_thread(gclock_fsub real, void *ra, MPI_Fint *required,
+GCK_F_INLINE void body_mpi_init_thread(gclock_fsub real, void *ra, int desc, MPI_Fint *required,
 				       MPI_Fint *provided, MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	MPI_Fint own = 0;
 	if (ierr == NULL)
 		ierr = &own;
@@ -135,9 +174,9 @@ GCK_F_INLINE void body_mpi_init_thread(gclock_fsub real, void *ra, MPI_Fint *req
 GCK_F_WRAP(mpi_init_thread, MPI_INIT_THREAD,
 	   (MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr), required, provided, ierr)
 
-GCK_F_INLINE void body_mpi_finalize(gclock_fsub real, void *ra, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_finalize(gclock_fsub real, void *ra, int desc, MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	MPI_Fint own = 0;
 	if (ierr == NULL)
 		ierr = &own;
@@ -152,10 +191,10 @@ GCK_F_INLINE void body_mpi_finalize(gclock_fsub real, void *ra, MPI_Fint *ierr)
 }
 GCK_F_WRAP(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), ierr)
 
-GCK_F_INLINE void body_mpi_abort(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *errorcode,
+GCK_F_INLINE void body_mpi_abort(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *errorcode,
 				 MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	MPI_Fint own = 0;
 	if (ierr == NULL)
 		ierr = &own;
@@ -193,30 +232,30 @@ GCK_F_WRAP(mpi_abort, MPI_ABORT, (MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint 
 		gclock_comm_new_end(*ierr, parent, counter, gclock_comm_f2c(*newcomm), kind); \
 	gclock_tl_guard--
 
-GCK_F_INLINE void body_mpi_comm_dup(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *newcomm,
+GCK_F_INLINE void body_mpi_comm_dup(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *newcomm,
 				    MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	GCK_F_COMM("dup", real(comm, newcomm, ierr));
 }
 GCK_F_WRAP(mpi_comm_dup, MPI_COMM_DUP, (MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr), comm,
 	   newcomm, ierr)
 
-GCK_F_INLINE void body_mpi_comm_split(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *color,
+GCK_F_INLINE void body_mpi_comm_split(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *color,
 				      MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	GCK_F_COMM("split", real(comm, color, key, newcomm, ierr));
 }
 GCK_F_WRAP(mpi_comm_split, MPI_COMM_SPLIT,
 	   (MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr),
 	   comm, color, key, newcomm, ierr)
 
-GCK_F_INLINE void body_mpi_comm_split_type(gclock_fsub real, void *ra, MPI_Fint *comm,
+GCK_F_INLINE void body_mpi_comm_split_type(gclock_fsub real, void *ra, int desc, MPI_Fint *comm,
 					   MPI_Fint *split_type, MPI_Fint *key, MPI_Fint *info,
 					   MPI_Fint *newcomm, MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	GCK_F_COMM("split_type", real(comm, split_type, key, info, newcomm, ierr));
 }
 GCK_F_WRAP(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE,
@@ -224,19 +263,19 @@ GCK_F_WRAP(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE,
 	    MPI_Fint *newcomm, MPI_Fint *ierr),
 	   comm, split_type, key, info, newcomm, ierr)
 
-GCK_F_INLINE void body_mpi_comm_create(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *group,
+GCK_F_INLINE void body_mpi_comm_create(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *group,
 				       MPI_Fint *newcomm, MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	GCK_F_COMM("create", real(comm, group, newcomm, ierr));
 }
 GCK_F_WRAP(mpi_comm_create, MPI_COMM_CREATE,
 	   (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr), comm, group,
 	   newcomm, ierr)
 
-GCK_F_INLINE void body_mpi_comm_free(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_comm_free(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *ierr)
 {
-	(void)ra;
+	(void)ra, (void)desc;
 	MPI_Fint own = 0;
 	if (ierr == NULL)
 		ierr = &own;

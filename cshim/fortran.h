@@ -31,14 +31,21 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint must be a C int");
 /* Fortran's subroutine pointer: arguments by reference, no result. */
 typedef void (*gclock_fsub)();
 
-/* gclock_fortran_real returns the real Fortran entry point name (looked up
- * once, then cached in *slot); next asks for the definition after ours
- * (the f08 names, which we define ourselves). If there is none, NULL and
- * one warning (fortran.c). */
-gclock_fsub gclock_fortran_real(gclock_fsub *slot, const char *name, int next);
+/* Binding kinds of a wrapper (the real entry point's name and how choice
+ * buffers are passed). */
+enum {
+	GCK_F_LEGACY = 0, /* mpif.h / use mpi: mpi_x_ -> pmpi_x_ */
+	GCK_F_F08 = 1,    /* use mpi_f08: mpi_x_f08_ -> pmpi_x_f08_ (Open MPI), pmpir_x_f08_ (MPICH) */
+	GCK_F_F08TS = 2,  /* MPICH use mpi_f08 with choice buffers: mpi_x_f08ts_ -> pmpir_x_f08ts_ */
+};
 
-#define GCK_FREAL(slot, name, next)                                           \
-	(__builtin_expect((slot) != NULL, 1) ? (slot) : gclock_fortran_real(&(slot), name, next))
+/* gclock_fortran_real returns the real Fortran entry point of the wrapper
+ * of lower (mpi_allreduce) of kind GCK_F_* (looked up once, then cached in
+ * *slot). If there is none, NULL and one warning (fortran.c). */
+gclock_fsub gclock_fortran_real(gclock_fsub *slot, const char *lower, int kind);
+
+#define GCK_FREAL(slot, lower, kind)                                          \
+	(__builtin_expect((slot) != NULL, 1) ? (slot) : gclock_fortran_real(&(slot), lower, kind))
 
 /* gclock_fortran_missing fills *ierr when no real entry point exists. */
 void gclock_fortran_missing(MPI_Fint *ierr);
@@ -66,16 +73,33 @@ void *gclock_fortran_fn(void **slot, const char *name);
 #endif
 extern int (*gclock_fp_status_f2c)(const MPI_Fint *, MPI_Status *);
 
-/* The Fortran sentinels, read from the MPI library after MPI_Init
- * (fortran.c: gclock_fortran_setup). NULL when unknown. */
-extern const void *gclock_f_in_place;
-extern const MPI_Fint *gclock_f_status_ignore;
-extern const MPI_Fint *gclock_f_statuses_ignore;
+/* The Fortran sentinels (MPI_IN_PLACE, MPI_STATUS_IGNORE,
+ * MPI_STATUSES_IGNORE) of every binding and mangling, read from the MPI
+ * library after MPI_Init (fortran.c: gclock_fortran_setup); NULL entries are
+ * unknown. */
+#define GCK_F_SENTINELS 4
+extern const void *gclock_f_in_place[GCK_F_SENTINELS];
+extern const void *gclock_f_status_ignore[GCK_F_SENTINELS];
+extern const void *gclock_f_statuses_ignore[GCK_F_SENTINELS];
 
-/* gclock_f_buf maps Fortran's MPI_IN_PLACE to C's, for the byte rules only. */
-static inline const void *gclock_f_buf(const void *p)
+static inline int gclock_f_is(const void *p, const void *const set[GCK_F_SENTINELS])
 {
-	return (p != NULL && p == gclock_f_in_place) ? MPI_IN_PLACE : p;
+	if (p == NULL)
+		return 1;
+	for (int i = 0; i < GCK_F_SENTINELS; i++)
+		if (set[i] != NULL && p == set[i])
+			return 1;
+	return 0;
+}
+
+/* gclock_f_buf maps Fortran's MPI_IN_PLACE to C's, for the byte rules only;
+ * desc: p is an array descriptor (MPICH's f08ts bindings), whose first
+ * member is the data address. */
+static inline const void *gclock_f_buf(const void *p, int desc)
+{
+	if (desc && p != NULL)
+		p = *(const void *const *)p;
+	return (p != NULL && gclock_f_is(p, gclock_f_in_place)) ? MPI_IN_PLACE : p;
 }
 
 /* gclock_f_status converts a Fortran status the real call filled. */
@@ -91,7 +115,7 @@ static inline void gclock_f_status(const MPI_Fint *f, MPI_Status *c)
  * application's, or own when it passed MPI_STATUS_IGNORE. */
 static inline MPI_Fint *gclock_f_status_arg(MPI_Fint *status, MPI_Fint *own)
 {
-	return (status == gclock_f_status_ignore || status == NULL) ? own : status;
+	return gclock_f_is(status, gclock_f_status_ignore) ? own : status;
 }
 
 /* gclock_f_reqs converts the request handles of a multi-request call
@@ -121,7 +145,7 @@ static inline MPI_Fint *gclock_f_statuses_arg(MPI_Fint *statuses, int count, int
 	if (b == NULL || b->sc_st == NULL || n != count)
 		return statuses;
 	*cst = b->sc_st;
-	if (statuses == gclock_f_statuses_ignore || statuses == NULL)
+	if (gclock_f_is(statuses, gclock_f_statuses_ignore))
 		return (MPI_Fint *)(void *)b->sc_st;
 	return statuses;
 }
@@ -180,31 +204,41 @@ static inline void gclock_f_indices(MPI_Fint *idx, const MPI_Fint *outcount, int
 	extern __typeof__(fn) UPPER __attribute__((alias(#fn)))
 
 /* GCK_F_WRAP defines the mpif.h / `use mpi` wrapper (exported under the
- * four manglings of lower/UPPER, calling pmpi_<lower>_) and, for Open MPI,
- * the `use mpi_f08` wrapper <lower>_f08_ (calling pmpi_<lower>_f08_), both
- * running body_<lower>(real, return address, arguments...). */
-#ifdef OPEN_MPI
-#define GCK_F08(lower, params, ...)                                             \
-	static gclock_fsub r08_##lower;                                         \
-	void lower##_f08_ params;                                               \
-	void lower##_f08_ params                                                \
+ * four manglings of lower/UPPER) and the `use mpi_f08` wrapper
+ * <lower>_f08_, both running body_<lower>(real, return address, desc,
+ * arguments...); GCK_F_WRAP_BUF is for functions with choice buffers, whose
+ * MPICH f08 wrapper is <lower>_f08ts_ (buffers as descriptors). */
+#define GCK_F_ONE(lower, kind, desc, name, params, ...)                         \
+	static gclock_fsub r##kind##_##lower;                                   \
+	void name params;                                                       \
+	void name params                                                        \
 	{                                                                       \
-		body_##lower(GCK_FREAL(r08_##lower, "p" #lower "_f08_", 1),     \
-			     __builtin_return_address(0), __VA_ARGS__);         \
+		body_##lower(GCK_FREAL(r##kind##_##lower, #lower, kind),        \
+			     __builtin_return_address(0), desc, __VA_ARGS__);   \
 	}
-#else
-#define GCK_F08(lower, params, ...)
-#endif
 
-#define GCK_F_WRAP(lower, UPPER, params, ...)                                   \
+#define GCK_F_LEGACY_WRAP(lower, UPPER, params, ...)                            \
 	static gclock_fsub r_##lower;                                           \
 	static void f_##lower params                                            \
 	{                                                                       \
-		body_##lower(GCK_FREAL(r_##lower, "p" #lower "_", 0),           \
-			     __builtin_return_address(0), __VA_ARGS__);         \
+		body_##lower(GCK_FREAL(r_##lower, #lower, GCK_F_LEGACY),        \
+			     __builtin_return_address(0), 0, __VA_ARGS__);      \
 	}                                                                       \
-	GCK_F_ALIASES(f_##lower, lower, UPPER);                                 \
-	GCK_F08(lower, params, __VA_ARGS__)
+	GCK_F_ALIASES(f_##lower, lower, UPPER);
+
+#define GCK_F_WRAP(lower, UPPER, params, ...)                                   \
+	GCK_F_LEGACY_WRAP(lower, UPPER, params, __VA_ARGS__)                    \
+	GCK_F_ONE(lower, 1, 0, lower##_f08_, params, __VA_ARGS__)
+
+#ifdef OPEN_MPI
+#define GCK_F_WRAP_BUF(lower, UPPER, params, ...)                               \
+	GCK_F_LEGACY_WRAP(lower, UPPER, params, __VA_ARGS__)                    \
+	GCK_F_ONE(lower, 1, 0, lower##_f08_, params, __VA_ARGS__)
+#else
+#define GCK_F_WRAP_BUF(lower, UPPER, params, ...)                               \
+	GCK_F_LEGACY_WRAP(lower, UPPER, params, __VA_ARGS__)                    \
+	GCK_F_ONE(lower, 2, 1, lower##_f08ts_, params, __VA_ARGS__)
+#endif
 
 #define GCK_F_INLINE static inline __attribute__((always_inline))
 

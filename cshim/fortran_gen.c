@@ -2,8 +2,9 @@
 #include "fortran.h"
 
 /* MPI_Barrier: collectives.tbl line 12, op 1 */
-GCK_F_INLINE void body_mpi_barrier(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_barrier(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -34,8 +35,9 @@ GCK_F_INLINE void body_mpi_barrier(gclock_fsub real, void *ra, MPI_Fint *comm, M
 GCK_F_WRAP(mpi_barrier, MPI_BARRIER, (MPI_Fint *comm, MPI_Fint *ierr), comm, ierr)
 
 /* MPI_Bcast: collectives.tbl line 13, op 2 */
-GCK_F_INLINE void body_mpi_bcast(gclock_fsub real, void *ra, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_bcast(gclock_fsub real, void *ra, int desc, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -64,11 +66,12 @@ GCK_F_INLINE void body_mpi_bcast(gclock_fsub real, void *ra, void *buffer, MPI_F
 	gclock_record(GCK_OP_MPI_BCAST, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_bcast, MPI_BCAST, (void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), buffer, count, datatype, root, comm, ierr)
+GCK_F_WRAP_BUF(mpi_bcast, MPI_BCAST, (void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), buffer, count, datatype, root, comm, ierr)
 
 /* MPI_Reduce: collectives.tbl line 14, op 3 */
-GCK_F_INLINE void body_mpi_reduce(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_reduce(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -97,11 +100,12 @@ GCK_F_INLINE void body_mpi_reduce(gclock_fsub real, void *ra, void *sendbuf, voi
 	gclock_record(GCK_OP_MPI_REDUCE, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_reduce, MPI_REDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, root, comm, ierr)
+GCK_F_WRAP_BUF(mpi_reduce, MPI_REDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, root, comm, ierr)
 
 /* MPI_Allreduce: collectives.tbl line 15, op 4 */
-GCK_F_INLINE void body_mpi_allreduce(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_allreduce(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -130,11 +134,12 @@ GCK_F_INLINE void body_mpi_allreduce(gclock_fsub real, void *ra, void *sendbuf, 
 	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_allreduce, MPI_ALLREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
+GCK_F_WRAP_BUF(mpi_allreduce, MPI_ALLREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
 
 /* MPI_Gather: collectives.tbl line 16, op 5 */
-GCK_F_INLINE void body_mpi_gather(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_gather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -157,18 +162,19 @@ GCK_F_INLINE void body_mpi_gather(gclock_fsub real, void *ra, void *sendbuf, MPI
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_gather(cs, &sent, &recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
+	gclock_bytes_gather(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_GATHER, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_gather, MPI_GATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr)
+GCK_F_WRAP_BUF(mpi_gather, MPI_GATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr)
 
 /* MPI_Gatherv: collectives.tbl line 17, op 6 */
-GCK_F_INLINE void body_mpi_gatherv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_gatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -191,18 +197,19 @@ GCK_F_INLINE void body_mpi_gatherv(gclock_fsub real, void *ra, void *sendbuf, MP
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_gatherv(cs, &sent, &recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
+	gclock_bytes_gatherv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_GATHERV, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_gatherv, MPI_GATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr)
+GCK_F_WRAP_BUF(mpi_gatherv, MPI_GATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr)
 
 /* MPI_Scatter: collectives.tbl line 18, op 7 */
-GCK_F_INLINE void body_mpi_scatter(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_scatter(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -225,18 +232,19 @@ GCK_F_INLINE void body_mpi_scatter(gclock_fsub real, void *ra, void *sendbuf, MP
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_scatter(cs, &sent, &recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf), *recvcount, recvtype_c, *root);
+	gclock_bytes_scatter(cs, &sent, &recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_SCATTER, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_scatter, MPI_SCATTER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr)
+GCK_F_WRAP_BUF(mpi_scatter, MPI_SCATTER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr)
 
 /* MPI_Scatterv: collectives.tbl line 19, op 8 */
-GCK_F_INLINE void body_mpi_scatterv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_scatterv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -259,18 +267,19 @@ GCK_F_INLINE void body_mpi_scatterv(gclock_fsub real, void *ra, void *sendbuf, M
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_scatterv(cs, &sent, &recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf), *recvcount, recvtype_c, *root);
+	gclock_bytes_scatterv(cs, &sent, &recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_SCATTERV, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_scatterv, MPI_SCATTERV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr)
+GCK_F_WRAP_BUF(mpi_scatterv, MPI_SCATTERV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr)
 
 /* MPI_Allgather: collectives.tbl line 20, op 9 */
-GCK_F_INLINE void body_mpi_allgather(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_allgather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -293,18 +302,19 @@ GCK_F_INLINE void body_mpi_allgather(gclock_fsub real, void *ra, void *sendbuf, 
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_allgather(cs, &sent, &recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, *recvcount, recvtype_c);
+	gclock_bytes_allgather(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_allgather, MPI_ALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
+GCK_F_WRAP_BUF(mpi_allgather, MPI_ALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
 
 /* MPI_Allgatherv: collectives.tbl line 21, op 10 */
-GCK_F_INLINE void body_mpi_allgatherv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_allgatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -327,18 +337,19 @@ GCK_F_INLINE void body_mpi_allgatherv(gclock_fsub real, void *ra, void *sendbuf,
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_allgatherv(cs, &sent, &recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
+	gclock_bytes_allgatherv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_allgatherv, MPI_ALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr)
+GCK_F_WRAP_BUF(mpi_allgatherv, MPI_ALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr)
 
 /* MPI_Alltoall: collectives.tbl line 22, op 11 */
-GCK_F_INLINE void body_mpi_alltoall(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_alltoall(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -361,18 +372,19 @@ GCK_F_INLINE void body_mpi_alltoall(gclock_fsub real, void *ra, void *sendbuf, M
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_alltoall(cs, &sent, &recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, *recvcount, recvtype_c);
+	gclock_bytes_alltoall(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_alltoall, MPI_ALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
+GCK_F_WRAP_BUF(mpi_alltoall, MPI_ALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
 
 /* MPI_Alltoallv: collectives.tbl line 23, op 12 */
-GCK_F_INLINE void body_mpi_alltoallv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_alltoallv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -395,18 +407,19 @@ GCK_F_INLINE void body_mpi_alltoallv(gclock_fsub real, void *ra, void *sendbuf, 
 		return;
 	}
 	uint64_t sent = 0, recv = 0;
-	gclock_bytes_alltoallv(cs, &sent, &recv, gclock_f_buf(sendbuf), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
+	gclock_bytes_alltoallv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_alltoallv, MPI_ALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
+GCK_F_WRAP_BUF(mpi_alltoallv, MPI_ALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
 
 /* MPI_Alltoallw: collectives.tbl line 24, op 13 */
-GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -421,7 +434,7 @@ GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, void *sendbuf, 
 	gclock_tl_guard++;
 	MPI_Comm comm_c = gclock_comm_f2c(*comm);
 	MPI_Datatype sendtypes_c[GCK_F_TYPES];
-	int sendtypes_ok = gclock_f_buf(sendbuf) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c);
+	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c);
 	MPI_Datatype recvtypes_c[GCK_F_TYPES];
 	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c);
 	gclock_comm_slot *cs = gclock_comm_get(comm_c);
@@ -432,18 +445,19 @@ GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, void *sendbuf, 
 	}
 	uint64_t sent = 0, recv = 0;
 	if (sendtypes_ok && recvtypes_ok)
-		gclock_bytes_alltoallw(cs, &sent, &recv, gclock_f_buf(sendbuf), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
+		gclock_bytes_alltoallw(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	int64_t t0 = gclock_now();
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_alltoallw, MPI_ALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr)
+GCK_F_WRAP_BUF(mpi_alltoallw, MPI_ALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr)
 
 /* MPI_Reduce_scatter: collectives.tbl line 25, op 14 */
-GCK_F_INLINE void body_mpi_reduce_scatter(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_reduce_scatter(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -472,11 +486,12 @@ GCK_F_INLINE void body_mpi_reduce_scatter(gclock_fsub real, void *ra, void *send
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_reduce_scatter, MPI_REDUCE_SCATTER, (void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr)
+GCK_F_WRAP_BUF(mpi_reduce_scatter, MPI_REDUCE_SCATTER, (void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr)
 
 /* MPI_Reduce_scatter_block: collectives.tbl line 26, op 15 */
-GCK_F_INLINE void body_mpi_reduce_scatter_block(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_reduce_scatter_block(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -505,11 +520,12 @@ GCK_F_INLINE void body_mpi_reduce_scatter_block(gclock_fsub real, void *ra, void
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, (void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, recvcount, datatype, op, comm, ierr)
+GCK_F_WRAP_BUF(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, (void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, recvcount, datatype, op, comm, ierr)
 
 /* MPI_Scan: collectives.tbl line 27, op 16 */
-GCK_F_INLINE void body_mpi_scan(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_scan(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -538,11 +554,12 @@ GCK_F_INLINE void body_mpi_scan(gclock_fsub real, void *ra, void *sendbuf, void 
 	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_scan, MPI_SCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
+GCK_F_WRAP_BUF(mpi_scan, MPI_SCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
 
 /* MPI_Exscan: collectives.tbl line 28, op 17 */
-GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -571,11 +588,12 @@ GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, void *sendbuf, voi
 	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_exscan, MPI_EXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
+GCK_F_WRAP_BUF(mpi_exscan, MPI_EXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
 
 /* MPI_Send: p2p.tbl line 19, op 18 */
-GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -602,11 +620,12 @@ GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, void *buf, MPI_Fint 
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_send, MPI_SEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
+GCK_F_WRAP_BUF(mpi_send, MPI_SEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
 
 /* MPI_Ssend: p2p.tbl line 20, op 19 */
-GCK_F_INLINE void body_mpi_ssend(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ssend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -633,11 +652,12 @@ GCK_F_INLINE void body_mpi_ssend(gclock_fsub real, void *ra, void *buf, MPI_Fint
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ssend, MPI_SSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
+GCK_F_WRAP_BUF(mpi_ssend, MPI_SSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
 
 /* MPI_Rsend: p2p.tbl line 21, op 20 */
-GCK_F_INLINE void body_mpi_rsend(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_rsend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -664,11 +684,12 @@ GCK_F_INLINE void body_mpi_rsend(gclock_fsub real, void *ra, void *buf, MPI_Fint
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_rsend, MPI_RSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
+GCK_F_WRAP_BUF(mpi_rsend, MPI_RSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
 
 /* MPI_Bsend: p2p.tbl line 22, op 21 */
-GCK_F_INLINE void body_mpi_bsend(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_bsend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -695,11 +716,12 @@ GCK_F_INLINE void body_mpi_bsend(gclock_fsub real, void *ra, void *buf, MPI_Fint
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_bsend, MPI_BSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
+GCK_F_WRAP_BUF(mpi_bsend, MPI_BSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
 
 /* MPI_Recv: p2p.tbl line 23, op 22 */
-GCK_F_INLINE void body_mpi_recv(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_recv(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -730,11 +752,12 @@ GCK_F_INLINE void body_mpi_recv(gclock_fsub real, void *ra, void *buf, MPI_Fint 
 	gclock_p2p_recv_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &status_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_recv, MPI_RECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, status, ierr)
+GCK_F_WRAP_BUF(mpi_recv, MPI_RECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, status, ierr)
 
 /* MPI_Sendrecv: p2p.tbl line 24, op 23 */
-GCK_F_INLINE void body_mpi_sendrecv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_sendrecv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -766,11 +789,12 @@ GCK_F_INLINE void body_mpi_sendrecv(gclock_fsub real, void *ra, void *sendbuf, M
 	gclock_p2p_sendrecv_post(&cx, rc, *sendcount, sendtype_c, *dest, *sendtag, *recvcount, recvtype_c, *source, *recvtag, comm_c, &status_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_sendrecv, MPI_SENDRECV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr)
+GCK_F_WRAP_BUF(mpi_sendrecv, MPI_SENDRECV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr)
 
 /* MPI_Sendrecv_replace: p2p.tbl line 25, op 24 */
-GCK_F_INLINE void body_mpi_sendrecv_replace(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_sendrecv_replace(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -801,11 +825,12 @@ GCK_F_INLINE void body_mpi_sendrecv_replace(gclock_fsub real, void *ra, void *bu
 	gclock_p2p_sendrecv_replace_post(&cx, rc, *count, datatype_c, *dest, *sendtag, *source, *recvtag, comm_c, &status_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr)
+GCK_F_WRAP_BUF(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr)
 
 /* MPI_Probe: p2p.tbl line 26, op 25 */
-GCK_F_INLINE void body_mpi_probe(gclock_fsub real, void *ra, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_probe(gclock_fsub real, void *ra, int desc, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -838,8 +863,9 @@ GCK_F_INLINE void body_mpi_probe(gclock_fsub real, void *ra, MPI_Fint *source, M
 GCK_F_WRAP(mpi_probe, MPI_PROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, status, ierr)
 
 /* MPI_Iprobe: p2p.tbl line 27, op 39 */
-GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, int desc, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -872,8 +898,9 @@ GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, MPI_Fint *source, 
 GCK_F_WRAP(mpi_iprobe, MPI_IPROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, flag, status, ierr)
 
 /* MPI_Isend: p2p.tbl line 30, op 26 */
-GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -903,11 +930,12 @@ GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, void *buf, MPI_Fint
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_isend, MPI_ISEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_isend, MPI_ISEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Issend: p2p.tbl line 31, op 27 */
-GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -937,11 +965,12 @@ GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, void *buf, MPI_Fin
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_issend, MPI_ISSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_issend, MPI_ISSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Irsend: p2p.tbl line 32, op 28 */
-GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -971,11 +1000,12 @@ GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, void *buf, MPI_Fin
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_irsend, MPI_IRSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_irsend, MPI_IRSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Ibsend: p2p.tbl line 33, op 29 */
-GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1005,11 +1035,12 @@ GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, void *buf, MPI_Fin
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ibsend, MPI_IBSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ibsend, MPI_IBSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Irecv: p2p.tbl line 34, op 30 */
-GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1039,11 +1070,12 @@ GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, void *buf, MPI_Fint
 	gclock_p2p_irecv_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_irecv, MPI_IRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_irecv, MPI_IRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
 
 /* MPI_Send_init: p2p.tbl line 37, op 40 */
-GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1073,11 +1105,12 @@ GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, void *buf, MPI_
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_send_init, MPI_SEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_send_init, MPI_SEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Ssend_init: p2p.tbl line 38, op 41 */
-GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1107,11 +1140,12 @@ GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, void *buf, MPI
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ssend_init, MPI_SSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ssend_init, MPI_SSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Rsend_init: p2p.tbl line 39, op 42 */
-GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1141,11 +1175,12 @@ GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, void *buf, MPI
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_rsend_init, MPI_RSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_rsend_init, MPI_RSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Bsend_init: p2p.tbl line 40, op 43 */
-GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1175,11 +1210,12 @@ GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, void *buf, MPI
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_bsend_init, MPI_BSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_bsend_init, MPI_BSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
 /* MPI_Recv_init: p2p.tbl line 41, op 44 */
-GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1209,11 +1245,12 @@ GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, void *buf, MPI_
 	gclock_p2p_recv_init_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_recv_init, MPI_RECV_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_recv_init, MPI_RECV_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
 
 /* MPI_Start: p2p.tbl line 42, op 45 */
-GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1242,8 +1279,9 @@ GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, MPI_Fint *request, 
 GCK_F_WRAP(mpi_start, MPI_START, (MPI_Fint *request, MPI_Fint *ierr), request, ierr)
 
 /* MPI_Startall: p2p.tbl line 43, op 46 */
-GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1277,8 +1315,9 @@ GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, MPI_Fint *count,
 GCK_F_WRAP(mpi_startall, MPI_STARTALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr), count, array_of_requests, ierr)
 
 /* MPI_Request_free: p2p.tbl line 44, op 47 */
-GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1307,8 +1346,9 @@ GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, MPI_Fint *re
 GCK_F_WRAP(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint *request, MPI_Fint *ierr), request, ierr)
 
 /* MPI_Wait: p2p.tbl line 47, op 31 */
-GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1341,8 +1381,9 @@ GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, MPI_Fint *request, M
 GCK_F_WRAP(mpi_wait, MPI_WAIT, (MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr), request, status, ierr)
 
 /* MPI_Waitall: p2p.tbl line 48, op 32 */
-GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1383,8 +1424,9 @@ GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, MPI_Fint *count, 
 GCK_F_WRAP(mpi_waitall, MPI_WAITALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr), count, array_of_requests, array_of_statuses, ierr)
 
 /* MPI_Waitany: p2p.tbl line 49, op 33 */
-GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1424,8 +1466,9 @@ GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, MPI_Fint *count, 
 GCK_F_WRAP(mpi_waitany, MPI_WAITANY, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr), count, array_of_requests, index, status, ierr)
 
 /* MPI_Waitsome: p2p.tbl line 50, op 34 */
-GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, int desc, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1467,8 +1510,9 @@ GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, MPI_Fint *incoun
 GCK_F_WRAP(mpi_waitsome, MPI_WAITSOME, (MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr), incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr)
 
 /* MPI_Test: p2p.tbl line 51, op 35 */
-GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1501,8 +1545,9 @@ GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, MPI_Fint *request, M
 GCK_F_WRAP(mpi_test, MPI_TEST, (MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), request, flag, status, ierr)
 
 /* MPI_Testall: p2p.tbl line 52, op 36 */
-GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1540,8 +1585,9 @@ GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, MPI_Fint *count, 
 GCK_F_WRAP(mpi_testall, MPI_TESTALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr), count, array_of_requests, flag, array_of_statuses, ierr)
 
 /* MPI_Testany: p2p.tbl line 53, op 37 */
-GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1581,8 +1627,9 @@ GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, MPI_Fint *count, 
 GCK_F_WRAP(mpi_testany, MPI_TESTANY, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), count, array_of_requests, index, flag, status, ierr)
 
 /* MPI_Testsome: p2p.tbl line 54, op 38 */
-GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, int desc, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1624,8 +1671,9 @@ GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, MPI_Fint *incoun
 GCK_F_WRAP(mpi_testsome, MPI_TESTSOME, (MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr), incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr)
 
 /* MPI_Ibarrier: p2p.tbl line 57, op 48 */
-GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1659,8 +1707,9 @@ GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, MPI_Fint *comm, 
 GCK_F_WRAP(mpi_ibarrier, MPI_IBARRIER, (MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), comm, request, ierr)
 
 /* MPI_Ibcast: p2p.tbl line 58, op 49 */
-GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, int desc, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1692,11 +1741,12 @@ GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, void *buffer, MPI_
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ibcast, MPI_IBCAST, (void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buffer, count, datatype, root, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ibcast, MPI_IBCAST, (void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buffer, count, datatype, root, comm, request, ierr)
 
 /* MPI_Ireduce: p2p.tbl line 59, op 50 */
-GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1728,11 +1778,12 @@ GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, void *sendbuf, vo
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ireduce, MPI_IREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ireduce, MPI_IREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr)
 
 /* MPI_Iallreduce: p2p.tbl line 60, op 51 */
-GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1764,11 +1815,12 @@ GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, void *sendbuf,
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_iallreduce, MPI_IALLREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_iallreduce, MPI_IALLREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
 
 /* MPI_Igather: p2p.tbl line 61, op 52 */
-GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1791,7 +1843,7 @@ GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, void *sendbuf, MP
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
+		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -1801,11 +1853,12 @@ GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, void *sendbuf, MP
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_igather, MPI_IGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_igather, MPI_IGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
 
 /* MPI_Igatherv: p2p.tbl line 62, op 53 */
-GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1828,7 +1881,7 @@ GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, void *sendbuf, M
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
+		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -1838,11 +1891,12 @@ GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, void *sendbuf, M
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_igatherv, MPI_IGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_igatherv, MPI_IGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr)
 
 /* MPI_Iscatter: p2p.tbl line 63, op 54 */
-GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1865,7 +1919,7 @@ GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, void *sendbuf, M
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf), *recvcount, recvtype_c, *root);
+		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -1875,11 +1929,12 @@ GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, void *sendbuf, M
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_iscatter, MPI_ISCATTER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_iscatter, MPI_ISCATTER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
 
 /* MPI_Iscatterv: p2p.tbl line 64, op 55 */
-GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1902,7 +1957,7 @@ GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, void *sendbuf, 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf), *recvcount, recvtype_c, *root);
+		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -1912,11 +1967,12 @@ GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, void *sendbuf, 
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_iscatterv, MPI_ISCATTERV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_iscatterv, MPI_ISCATTERV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
 
 /* MPI_Iallgather: p2p.tbl line 65, op 56 */
-GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1939,7 +1995,7 @@ GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, void *sendbuf,
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, *recvcount, recvtype_c);
+		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -1949,11 +2005,12 @@ GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, void *sendbuf,
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_iallgather, MPI_IALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_iallgather, MPI_IALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
 
 /* MPI_Iallgatherv: p2p.tbl line 66, op 57 */
-GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -1976,7 +2033,7 @@ GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, void *sendbuf
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
+		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -1986,11 +2043,12 @@ GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, void *sendbuf
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_iallgatherv, MPI_IALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_iallgatherv, MPI_IALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr)
 
 /* MPI_Ialltoall: p2p.tbl line 67, op 58 */
-GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -2013,7 +2071,7 @@ GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, void *sendbuf, 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf), *sendcount, sendtype_c, *recvcount, recvtype_c);
+		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -2023,11 +2081,12 @@ GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, void *sendbuf, 
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ialltoall, MPI_IALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ialltoall, MPI_IALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
 
 /* MPI_Ialltoallv: p2p.tbl line 68, op 59 */
-GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -2050,7 +2109,7 @@ GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, void *sendbuf,
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL)
-		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
+		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -2060,11 +2119,12 @@ GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, void *sendbuf,
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ialltoallv, MPI_IALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ialltoallv, MPI_IALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr)
 
 /* MPI_Ialltoallw: p2p.tbl line 69, op 60 */
-GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -2083,13 +2143,13 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, void *sendbuf,
 	gclock_tl_guard++;
 	MPI_Comm comm_c = gclock_comm_f2c(*comm);
 	MPI_Datatype sendtypes_c[GCK_F_TYPES];
-	int sendtypes_ok = gclock_f_buf(sendbuf) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c);
+	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c);
 	MPI_Datatype recvtypes_c[GCK_F_TYPES];
 	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c);
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
-		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
+		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
@@ -2099,11 +2159,12 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, void *sendbuf,
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ialltoallw, MPI_IALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ialltoallw, MPI_IALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr)
 
 /* MPI_Ireduce_scatter: p2p.tbl line 70, op 61 */
-GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -2135,11 +2196,12 @@ GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, void *sen
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, (void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, (void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr)
 
 /* MPI_Ireduce_scatter_block: p2p.tbl line 71, op 62 */
-GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -2171,11 +2233,12 @@ GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, voi
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, (void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, (void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr)
 
 /* MPI_Iscan: p2p.tbl line 72, op 63 */
-GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -2207,11 +2270,12 @@ GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, void *sendbuf, void
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_iscan, MPI_ISCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_iscan, MPI_ISCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
 
 /* MPI_Iexscan: p2p.tbl line 73, op 64 */
-GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
+	(void)desc; /* only buffers read it */
 	MPI_Fint own_ierr = 0;
 	if (ierr == NULL)
 		ierr = &own_ierr;
@@ -2243,5 +2307,5 @@ GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, void *sendbuf, vo
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_iexscan, MPI_IEXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
+GCK_F_WRAP_BUF(mpi_iexscan, MPI_IEXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
 

@@ -48,6 +48,8 @@ func openMPIFortran() fortranMPI {
 // mpichFortran: MPICH's mpif.h and `use mpi` bindings (libmpichfort) call
 // the C MPI_* functions; the Fortran wrappers record them (call site in the
 // program) and the guard keeps the inner C calls from being recorded again.
+// Its `use mpi_f08` binding calls PMPI_* (mpi_x_f08_, and mpi_x_f08ts_ with
+// array descriptors for choice buffers).
 func mpichFortran(t *testing.T) fortranMPI {
 	t.Helper()
 	for _, tool := range []string{"mpiexec.mpich", "mpifort.mpich"} {
@@ -69,7 +71,7 @@ func mpichFortran(t *testing.T) fortranMPI {
 			}
 			return o
 		},
-		Progs: fortranProgs[:2],
+		Progs: fortranProgs,
 	}
 }
 
@@ -78,12 +80,22 @@ type fortranProg struct {
 	Name  string // binary name
 	Src   string // tests/progs source
 	Flags []string
+	// InPlace: the MPI library recognises the program's MPI_IN_PLACE. Both
+	// libraries here are built for gfortran's default mangling: with
+	// -fno-underscoring or -fsecond-underscore the program's sentinel
+	// common blocks have other names, which neither library (nor the
+	// recorder) takes for MPI_IN_PLACE (the program's results differ too).
+	InPlace bool
 }
 
 var fortranProgs = []fortranProg{
-	{"fortran_mpif", "fortran_legacy.F90", []string{"-DMPIF"}},
-	{"fortran_usempi", "fortran_legacy.F90", nil},
-	{"fortran_f08", "fortran_f08.f90", nil},
+	{"fortran_mpif", "fortran_legacy.F90", []string{"-DMPIF"}, true},
+	// The other manglings: mpi_allreduce (IBM XL, -fno-underscoring) and
+	// mpi_allreduce__ (g77, -fsecond-underscore).
+	{"fortran_mpif_nounderscore", "fortran_legacy.F90", []string{"-DMPIF", "-fno-underscoring"}, false},
+	{"fortran_mpif_second_underscore", "fortran_legacy.F90", []string{"-DMPIF", "-fsecond-underscore"}, false},
+	{"fortran_usempi", "fortran_legacy.F90", nil, true},
+	{"fortran_f08", "fortran_f08.f90", nil, true},
 }
 
 // The calls per rank of tests/progs/fortran_{legacy,f08} (n = 5 loop trips):
@@ -94,7 +106,7 @@ const fortranN = 5
 var fortranWant = map[trace.Op]int{
 	trace.OpAllreduce: fortranN + 2, trace.OpBcast: fortranN, trace.OpBarrier: fortranN,
 	trace.OpSend: fortranN, trace.OpRecv: fortranN, trace.OpIsend: fortranN,
-	trace.OpIrecv: fortranN, trace.OpWaitall: 2 * fortranN,
+	trace.OpIrecv: fortranN, trace.OpWaitall: 2 * fortranN, trace.OpAllgather: 1,
 }
 
 func TestFortran_OpenMPIBindingsRecordedLikeC(t *testing.T) {
@@ -121,12 +133,13 @@ func testFortran(t *testing.T, m fortranMPI) {
 			if err := compile(m.Mpifort, append(args, filepath.Join(repoRoot, "tests", "progs", p.Src))...); err != nil {
 				t.Fatal(err)
 			}
-			checkFortranRun(t, m, bin, p.Src)
+			checkFortranRun(t, m, bin, p)
 		})
 	}
 }
 
-func checkFortranRun(t *testing.T, m fortranMPI, bin, src string) {
+func checkFortranRun(t *testing.T, m fortranMPI, bin string, p fortranProg) {
+	src := p.Src
 	const np = 3
 	argv := append(append([]string(nil), m.Mpirun...), "-np", fmt.Sprint(np))
 	plain := runCmd(t, t.TempDir(), nil, append(append([]string(nil), argv...), bin)...)
@@ -152,6 +165,12 @@ func checkFortranRun(t *testing.T, m fortranMPI, bin, src string) {
 			}
 			// Odd ranks receive with MPI_ANY_SOURCE and MPI_STATUS_IGNORE:
 			// the wrapper's own status still names the sender and size.
+			// The in-place Allgather (Fortran's MPI_IN_PLACE, an array
+			// descriptor in MPICH's f08) sends its own block, receives
+			// the others'.
+			if p.InPlace && e.Op == trace.OpAllgather && (e.Sent != 4 || e.Recv != 4*(np-1)) {
+				t.Errorf("rank %d: in-place MPI_Allgather sent/received %d/%d bytes, want 4/%d", rank, e.Sent, e.Recv, 4*(np-1))
+			}
 			if e.Op == trace.OpRecv && (e.Peer != int32((rank+np-1)%np) || e.Recv != 4) {
 				t.Errorf("rank %d: MPI_Recv from peer %d with %d bytes, want %d and 4", rank, e.Peer, e.Recv, (rank+np-1)%np)
 			}

@@ -7,7 +7,7 @@ program fortran_f08
   integer, parameter :: n = 5
   integer :: rank, np, i, right, left
   integer :: sval, rval, sbuf, rbuf, check
-  integer :: buf(4)
+  integer :: buf(4), gbuf(64)
   type(MPI_Comm) :: sub
   type(MPI_Request) :: reqs(2)
   type(MPI_Status) :: sts(2), st
@@ -49,6 +49,10 @@ program fortran_f08
   sval = rank
   call MPI_Allreduce(MPI_IN_PLACE, sval, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
   check = check + sval
+  gbuf = 0
+  gbuf(rank + 1) = rank + 7
+  call MPI_Allgather(MPI_IN_PLACE, 0, MPI_INTEGER, gbuf, 1, MPI_INTEGER, MPI_COMM_WORLD)
+  check = check + sum(gbuf(1:np))
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub)
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub)
   check = check + rval

@@ -3,8 +3,8 @@
 ! Bcast, Barrier, a Send/Recv ring step (odd ranks receive with
 ! MPI_ANY_SOURCE and MPI_STATUS_IGNORE), an Irecv/Isend ring step completed
 ! by Waitall (statuses array or MPI_STATUSES_IGNORE); then one in-place
-! Allreduce, Comm_split, an Allreduce on the split communicator and
-! Comm_free. tests/fortran_test.go knows these counts.
+! Allreduce, an in-place Allgather, Comm_split, an Allreduce on the split
+! communicator and Comm_free. tests/fortran_test.go knows these counts.
 program fortran_legacy
 #ifdef MPIF
   implicit none
@@ -16,7 +16,7 @@ program fortran_legacy
   integer, parameter :: n = 5
   integer :: ierr, rank, np, i, sub, right, left
   integer :: sval, rval, sbuf, rbuf, check
-  integer :: buf(4), reqs(2), sts(MPI_STATUS_SIZE, 2), st(MPI_STATUS_SIZE)
+  integer :: buf(4), gbuf(64), reqs(2), sts(MPI_STATUS_SIZE, 2), st(MPI_STATUS_SIZE)
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -55,6 +55,10 @@ program fortran_legacy
   sval = rank
   call MPI_Allreduce(MPI_IN_PLACE, sval, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   check = check + sval
+  gbuf = 0
+  gbuf(rank + 1) = rank + 7
+  call MPI_Allgather(MPI_IN_PLACE, 0, MPI_INTEGER, gbuf, 1, MPI_INTEGER, MPI_COMM_WORLD, ierr)
+  check = check + sum(gbuf(1:np))
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub, ierr)
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub, ierr)
   check = check + rval

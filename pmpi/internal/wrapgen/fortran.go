@@ -127,6 +127,15 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 	passCall := fmt.Sprintf("real(%s)", strings.Join(fargs, ", "))
 	realCall := fmt.Sprintf("real(%s)", strings.Join(realArgs, ", "))
 	lower := FortranName(r.Name)
+	hasBuf := false
+	for _, k := range kinds {
+		hasBuf = hasBuf || k == fkBuf
+	}
+	// Functions with choice buffers are _f08ts_ (descriptors) in MPICH.
+	wrapMacro := "GCK_F_WRAP"
+	if hasBuf {
+		wrapMacro = "GCK_F_WRAP_BUF"
+	}
 
 	// expr is the C value a rule receives for parameter n.
 	expr := func(n string) string {
@@ -143,7 +152,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 		case fkIndex:
 			return "&index_c"
 		case fkBuf:
-			return "gclock_f_buf(" + n + ")"
+			return "gclock_f_buf(" + n + ", desc)"
 		case fkComm:
 			return "comm_c"
 		case fkType, fkTypeArr:
@@ -173,7 +182,8 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 	}
 
 	fmt.Fprintf(b, "/* %s: %s line %d, op %d */\n", r.Name, src, r.Line, int(r.Op))
-	fmt.Fprintf(b, "GCK_F_INLINE void body_%s(gclock_fsub real, void *ra, %s)\n{\n", lower, strings.Join(fparams, ", "))
+	fmt.Fprintf(b, "GCK_F_INLINE void body_%s(gclock_fsub real, void *ra, int desc, %s)\n{\n", lower, strings.Join(fparams, ", "))
+	b.WriteString("\t(void)desc; /* only buffers read it */\n")
 	b.WriteString("\tMPI_Fint own_ierr = 0;\n\tif (ierr == NULL)\n\t\tierr = &own_ierr;\n")
 	b.WriteString("\tif (GCK_UNLIKELY(real == NULL)) {\n\t\tgclock_fortran_missing(ierr);\n\t\treturn;\n\t}\n")
 	fmt.Fprintf(b, "\tif (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {\n\t\t%s;\n\t\treturn;\n\t}\n", passCall)
@@ -195,7 +205,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 				fmt.Fprintf(b, "\tMPI_Datatype %s_c[GCK_F_TYPES];\n", p.Name)
 				skip := "0"
 				if p.Name == "sendtypes" && kinds["sendbuf"] == fkBuf {
-					skip = "gclock_f_buf(sendbuf) == MPI_IN_PLACE"
+					skip = "gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE"
 				}
 				fmt.Fprintf(b, "\tint %s_ok = %s || gclock_f_types(%s, comm_c, %s_c);\n", p.Name, skip, p.Name, p.Name)
 			}
@@ -228,7 +238,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 		b.WriteString("\tint64_t t1 = gclock_now();\n")
 		fmt.Fprintf(b, "\tgclock_record(%s, cs, %s, sent, recv, t0, t1, ra);\n", OpConst(r.Op), root)
 		b.WriteString("\tgclock_tl_guard--;\n}\n")
-		fmt.Fprintf(b, "GCK_F_WRAP(%s, %s, (%s), %s)\n\n", lower, strings.ToUpper(lower), strings.Join(fparams, ", "), strings.Join(fargs, ", "))
+		fmt.Fprintf(b, "%s(%s, %s, (%s), %s)\n\n", wrapMacro, lower, strings.ToUpper(lower), strings.Join(fparams, ", "), strings.Join(fargs, ", "))
 		return nil
 	}
 
@@ -318,7 +328,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 		b.WriteString("\tif (rc == MPI_SUCCESS)\n\t\tgclock_f_indices(array_of_indices, outcount, n_c, 1);\n")
 	}
 	b.WriteString("\tgclock_tl_guard--;\n}\n")
-	fmt.Fprintf(b, "GCK_F_WRAP(%s, %s, (%s), %s)\n\n", lower, strings.ToUpper(lower), strings.Join(fparams, ", "), strings.Join(fargs, ", "))
+	fmt.Fprintf(b, "%s(%s, %s, (%s), %s)\n\n", wrapMacro, lower, strings.ToUpper(lower), strings.Join(fparams, ", "), strings.Join(fargs, ", "))
 	return nil
 }
 
