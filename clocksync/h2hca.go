@@ -13,6 +13,16 @@ import (
 type H2HCA struct {
 	Inter, Intra SyncAlg
 	NodeID       int
+
+	// The communicators of the last SyncClocks and the transport they were
+	// split from: a second SyncClocks on the same transport (the resync
+	// epochs reuse one H2HCA) takes them again instead of splitting anew.
+	// Every member reuses or splits together, as all run the same epochs.
+	// Splitting per epoch leaked two communicators per resync, ran out of
+	// the recorder's private communicator table after about 30 epochs on
+	// the leaders only and left the other ranks waiting in the next split.
+	parent       Transport
+	intra, inter Transport
 }
 
 // Name returns "h2hca(<inter>,<intra>)".
@@ -27,20 +37,9 @@ func (a *H2HCA) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	if a.NodeID < 0 {
 		return nil, fmt.Errorf("h2hca: node id %d < 0", a.NodeID)
 	}
-	intra, err := t.Split(a.NodeID, t.Rank())
+	intra, inter, err := a.split(t)
 	if err != nil {
-		return nil, fmt.Errorf("h2hca: create intra-node communicator: %w", err)
-	}
-	color := -1
-	if intra.Rank() == 0 {
-		color = 0
-	}
-	inter, err := t.Split(color, t.Rank())
-	if err != nil {
-		return nil, fmt.Errorf("h2hca: create inter-node communicator: %w", err)
-	}
-	if isNilTransport(inter) {
-		inter = nil
+		return nil, err
 	}
 	// Step 1: synchronisation between nodes.
 	var global1 Clock = NewGlobalClockLM(clk, LinearModel{}) // dummy clock
@@ -57,6 +56,31 @@ func (a *H2HCA) SyncClocks(t Transport, clk Clock) (Clock, error) {
 		}
 	}
 	return global2, nil
+}
+
+// split returns comm_intranode and comm_internode (nil on ranks that lead
+// no node), made at the first call for t and reused after.
+func (a *H2HCA) split(t Transport) (intra, inter Transport, err error) {
+	if a.parent == t && a.intra != nil {
+		return a.intra, a.inter, nil
+	}
+	intra, err = t.Split(a.NodeID, t.Rank())
+	if err != nil {
+		return nil, nil, fmt.Errorf("h2hca: create intra-node communicator: %w", err)
+	}
+	color := -1
+	if intra.Rank() == 0 {
+		color = 0
+	}
+	inter, err = t.Split(color, t.Rank())
+	if err != nil {
+		return nil, nil, fmt.Errorf("h2hca: create inter-node communicator: %w", err)
+	}
+	if isNilTransport(inter) {
+		inter = nil
+	}
+	a.parent, a.intra, a.inter = t, intra, inter
+	return intra, inter, nil
 }
 
 // isNilTransport reports whether t is nil or a typed nil pointer (a Split

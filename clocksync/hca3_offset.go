@@ -77,12 +77,28 @@ func (a *HCA3Offset) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	return myClk, nil
 }
 
+// ResyncAlg is the offset-only resynchronisation of the resync epochs
+// (NewResyncAlg). One value serves every resync of a run: H2HCA keeps its
+// node and leader communicators between epochs, and SetPrior hands each
+// epoch the rank's latest model.
+type ResyncAlg struct {
+	SyncAlg
+	offsets []*HCA3Offset
+}
+
+// SetPrior sets the model whose slope the next resync keeps.
+func (a *ResyncAlg) SetPrior(prior LinearModel) {
+	for _, o := range a.offsets {
+		o.Prior = prior
+	}
+}
+
 // NewResyncAlg returns the offset-only resynchronisation matching cfg's
 // algorithm for a rank whose previous model is prior: H2HCA and H3HCA keep
 // their hierarchy (HCA3Offset between node leaders, the configured
 // intra-node algorithm, normally ClockPropSync, inside nodes: node members
 // share the leader's clock); every flat algorithm becomes HCA3Offset.
-func NewResyncAlg(cfg Config, prior LinearModel) (SyncAlg, error) {
+func NewResyncAlg(cfg Config, prior LinearModel) (*ResyncAlg, error) {
 	cfg = cfg.withDefaults()
 	off, err := cfg.newOffsetAlg()
 	if err != nil {
@@ -90,14 +106,18 @@ func NewResyncAlg(cfg Config, prior LinearModel) (SyncAlg, error) {
 	}
 	inter := &HCA3Offset{Offset: off, Prior: prior}
 	if cfg.Algorithm != "h2hca" && cfg.Algorithm != "h3hca" {
-		return inter, nil
+		return &ResyncAlg{SyncAlg: inter, offsets: []*HCA3Offset{inter}}, nil
 	}
+	ra := &ResyncAlg{offsets: []*HCA3Offset{inter}}
 	var intra SyncAlg
 	switch cfg.Intra {
 	case "clockprop":
 		intra = &ClockPropSync{}
 	default:
-		intra = &HCA3Offset{Offset: off, Prior: prior}
+		o := &HCA3Offset{Offset: off, Prior: prior}
+		ra.offsets = append(ra.offsets, o)
+		intra = o
 	}
-	return &H2HCA{Inter: inter, Intra: intra, NodeID: cfg.NodeID}, nil
+	ra.SyncAlg = &H2HCA{Inter: inter, Intra: intra, NodeID: cfg.NodeID}
+	return ra, nil
 }

@@ -72,6 +72,9 @@ type resyncState struct {
 	winSeq uint32
 	winNS  int64
 	prior  clocksync.LinearModel
+	// alg is the resync algorithm, made at the first resync epoch and
+	// reused (it keeps its communicators).
+	alg *clocksync.ResyncAlg
 }
 
 // armResync runs after start() on every rank that took part in sync epoch
@@ -169,17 +172,45 @@ func (r *recorder) resync(commID uint64, seq uint32) (next uint32, epoch bool) {
 	return seq + uint32(v[1]), epoch
 }
 
+// agree is an allgather of ok over all ranks (it also leaves them
+// together, as a barrier would): nil when every rank says ok.
+func (r *recorder) agree(ok bool) error {
+	mine := C.int(0)
+	if ok {
+		mine = 1
+	}
+	all := make([]C.int, r.size)
+	if rc := C.gclock_t_allgather_int(0, mine, &all[0]); rc != 0 {
+		return fmt.Errorf("agreement after the resync: MPI error %d", int(rc))
+	}
+	for rank, v := range all {
+		if v == 0 {
+			return fmt.Errorf("the resync failed on rank %d", rank)
+		}
+	}
+	return nil
+}
+
 // resyncEpoch runs the offset-only resync and writes its epoch.
 func (r *recorder) resyncEpoch(commID uint64, seq uint32) error {
-	alg, err := clocksync.NewResyncAlg(r.scfg, r.rs.prior)
-	if err != nil {
-		return err
+	if r.rs.alg == nil {
+		alg, err := clocksync.NewResyncAlg(r.scfg, r.rs.prior)
+		if err != nil {
+			return err
+		}
+		r.rs.alg = alg
 	}
+	alg := r.rs.alg
+	alg.SetPrior(r.rs.prior)
 	t0 := int64(C.gclock_now())
 	g, err := alg.SyncClocks(r.tr, r.clock)
-	if err == nil {
-		// Leave together, as after the full sync (recorder.epoch).
-		err = r.tr.Barrier()
+	// Leave together, as after the full sync (recorder.epoch), and agree:
+	// a rank whose resync failed (before talking to anyone) must not stop
+	// meeting while the others go on, or they would wait for it inside the
+	// next meeting's collective for ever. So every rank says whether it
+	// succeeded, and all stop together when one did not.
+	if aerr := r.agree(err == nil); aerr != nil && err == nil {
+		err = aerr
 	}
 	t1 := int64(C.gclock_now())
 	if err != nil {

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/gclock/gclock/merge"
@@ -94,5 +95,44 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 				t.Errorf("corrected times off by up to %.3f µs (bound %.3f µs)", a.MaxInterp/1e3, tc.bound/1e3)
 			}
 		})
+	}
+}
+
+// TestResync_HundredsOfEpochsKeepComing: a long run makes hundreds of
+// resync epochs (here GCLOCK_RESYNC=0.01 over about 2 s on 2 emulated nodes,
+// so H2HCA's node and leader communicators are in play at each one). Every
+// epoch must reuse the sync's communicators: creating new ones each time
+// exhausted the shim's table of private communicators after about 30
+// epochs (a minute at the default interval) and would exhaust MPICH's
+// context ids later, silently ending the resyncs.
+func TestResync_HundredsOfEpochsKeepComing(t *testing.T) {
+	needSetup(t)
+	const iters = 200
+	traces, r := runClockprog(t, accRun{NP: 4, NodeSize: 2, Fake: "0:0,1e6:10+sin(20us,2s)",
+		Iters: iters, SleepUS: 10000, Env: []string{"GCLOCK_RESYNC=0.01"}})
+	if strings.Contains(r.Stderr, "resync") {
+		t.Errorf("the recorder warned about resync epochs:\n%s", r.Stderr)
+	}
+	for rank, rt := range traces {
+		resyncs := 0
+		for _, e := range rt.Meta.Epochs {
+			if e.Params["resync"] != "" {
+				resyncs++
+			}
+		}
+		// One meeting per iteration at most (one barrier each), epochs
+		// every 10 ms of a run of at least iters*10 ms: far more than
+		// the 32 the old code managed; allow for a loaded machine.
+		if resyncs < 64 {
+			t.Errorf("rank %d: %d resync epochs in a %d-iteration run with GCLOCK_RESYNC=0.01, want >= 64", rank, resyncs, iters)
+		}
+		if rank == 0 {
+			t.Logf("%d resync epochs", resyncs)
+		}
+	}
+	a := measureAccuracy(t, traces, nil)
+	t.Logf("max |corrected - truth| %.3f µs with knots every 10 ms", a.MaxInterp/1e3)
+	if a.MaxInterp > 2e3 {
+		t.Errorf("corrected times off by up to %.3f µs (bound 2 µs)", a.MaxInterp/1e3)
 	}
 }

@@ -97,3 +97,68 @@ func TestResync_OffsetOnlyTreeRestoresAccuracyInLogP(t *testing.T) {
 		})
 	}
 }
+
+// splitCounter counts the Split calls made on one rank's world transport.
+type splitCounter struct {
+	clocksync.Transport
+	n *int
+}
+
+func (s splitCounter) Split(color, key int) (clocksync.Transport, error) {
+	*s.n++
+	return s.Transport.Split(color, key)
+}
+
+// TestResync_OneAlgorithmReusesItsCommunicators: a run resyncs many times
+// with one clocksync.ResyncAlg; H2HCA splits its node and leader
+// communicators at the first resync only (a real run has a small table of
+// private communicators and MPI a limited number of context ids), and
+// every later resync, on the reused communicators, is as accurate.
+func TestResync_OneAlgorithmReusesItsCommunicators(t *testing.T) {
+	const ranks, nodes, resyncs = 16, 4, 5
+	p := DefaultParams(ranks, nodes, 5)
+	p.DriftMax = 1e-8
+	w := New(p)
+	splits := make([]int, ranks)
+	var mu sync.Mutex
+	worst := 0.0
+	err := w.Run(func(r int, tr clocksync.Transport, clk *Clock) error {
+		c := clocksync.DefaultConfig()
+		c.NodeID, c.SocketID = w.NodeOf(r), w.NodeOf(r)
+		res, err := clocksync.Sync(c, tr, clk)
+		if err != nil {
+			return err
+		}
+		alg, err := clocksync.NewResyncAlg(c, res.Model)
+		if err != nil {
+			return err
+		}
+		counted := splitCounter{Transport: tr, n: &splits[r]}
+		for i := 0; i < resyncs; i++ {
+			w.Advance(r, float64(10*(i+1))-w.Now(r))
+			g, err := alg.SyncClocks(counted, clk)
+			if err != nil {
+				return fmt.Errorf("resync %d: %w", i, err)
+			}
+			m, _ := clocksync.FlattenTo(g, clk)
+			alg.SetPrior(m)
+			e := math.Abs(w.Error(r, g, w.Now(r)))
+			mu.Lock()
+			worst = math.Max(worst, e)
+			mu.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, n := range splits {
+		if n != 2 {
+			t.Errorf("rank %d: %d splits over %d resyncs, want 2 (node and leader communicators, once)", r, n, resyncs)
+		}
+	}
+	t.Logf("worst error right after any of %d resyncs: %.3f µs", resyncs, worst*1e6)
+	if worst > 0.5e-6 {
+		t.Errorf("resynced clocks off by %.3f µs (want ≤ 0.5 µs)", worst*1e6)
+	}
+}

@@ -144,6 +144,7 @@ func run(c *Config) (*Report, error) {
 		{"2", benchAllreduce},
 		{"3", benchTraceSize},
 		{"4", benchSync},
+		{"4", benchResync},
 		{"5", benchClocksim},
 		{"6", benchTracemerge},
 		{"6", benchTracemergeHalo},
