@@ -191,6 +191,27 @@ GCK_F_INLINE void body_mpi_finalize(gclock_fsub real, void *ra, int desc, MPI_Fi
 }
 GCK_F_WRAP(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), ierr)
 
+/* MPI_PCONTROL(LEVEL) has no IERROR argument. Open MPI's binding calls
+ * PMPI_Pcontrol, MPICH's the C MPI_Pcontrol (the guard keeps that from
+ * counting twice). */
+GCK_F_INLINE void body_mpi_pcontrol(gclock_fsub real, void *ra, int desc, MPI_Fint *level)
+{
+	(void)desc;
+	if (real == NULL)
+		return;
+	if (!gclock_active || gclock_tl_guard) {
+		real(level);
+		return;
+	}
+	gclock_tl_guard++;
+	int64_t t0 = gclock_now();
+	real(level);
+	int64_t t1 = gclock_now();
+	gclock_pcontrol(level != NULL ? (int)*level : 1, t0, t1, ra);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP(mpi_pcontrol, MPI_PCONTROL, (MPI_Fint *level), level)
+
 GCK_F_INLINE void body_mpi_abort(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *errorcode,
 				 MPI_Fint *ierr)
 {

@@ -131,6 +131,15 @@ typedef struct gclock_tbuf {
 #define GCK_KEY_TOMB (~(uintptr_t)0)
 
 extern int gclock_active;                 /* recording on (set after init) */
+/* Selective tracing (docs/configuration.md): gclock_op_off[op] is 1 for an
+ * op GCLOCK_OPS excludes, gclock_paused 1 between MPI_Pcontrol(0) and the
+ * next MPI_Pcontrol(level != 0). A skipped call keeps all bookkeeping
+ * (instance counts, requests, resync meetings) and writes no event. */
+extern uint8_t gclock_op_off[GCK_OP_COUNT];
+extern int gclock_paused;
+#define gclock_skip(op) (gclock_paused | gclock_op_off[(op)])
+void gclock_set_op_off(int op, int off);
+void gclock_pcontrol(int level, int64_t t0, int64_t t1, void *ra);
 extern GCK_TLS int gclock_tl_guard;    /* reentrancy depth */
 extern GCK_TLS gclock_tbuf *gclock_tl_buf;
 extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
@@ -230,6 +239,8 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 				 int64_t t1, void *callsite)
 {
 	uint32_t seq = cs->seq++; /* counted even if the event is dropped */
+	if (GCK_UNLIKELY(gclock_skip(op)))
+		goto resync; /* selective tracing: counted, not written */
 	gclock_tbuf *b = gclock_tl_buf;
 	if (GCK_UNLIKELY(b == NULL)) {
 		b = gclock_tbuf_new();

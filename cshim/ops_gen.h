@@ -70,5 +70,7 @@
 #define GCK_OP_GCLOCK_POLLS 65
 #define GCK_OP_GCLOCK_FLUSH 66
 #define GCK_OP_GCLOCK_RESYNC 67
+#define GCK_OP_MPI_PCONTROL 68
+#define GCK_OP_COUNT 69 /* one more than the largest code */
 
 #endif

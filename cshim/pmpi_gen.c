@@ -58,6 +58,7 @@
 #pragma weak PMPI_Iscatterv
 #pragma weak PMPI_Isend
 #pragma weak PMPI_Issend
+#pragma weak PMPI_Pcontrol
 #pragma weak PMPI_Probe
 #pragma weak PMPI_Recv
 #pragma weak PMPI_Recv_init
@@ -154,6 +155,7 @@ __typeof__(PMPI_Iscatter) *gck_p_PMPI_Iscatter = PMPI_Iscatter;
 __typeof__(PMPI_Iscatterv) *gck_p_PMPI_Iscatterv = PMPI_Iscatterv;
 __typeof__(PMPI_Isend) *gck_p_PMPI_Isend = PMPI_Isend;
 __typeof__(PMPI_Issend) *gck_p_PMPI_Issend = PMPI_Issend;
+__typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol = PMPI_Pcontrol;
 __typeof__(PMPI_Probe) *gck_p_PMPI_Probe = PMPI_Probe;
 __typeof__(PMPI_Recv) *gck_p_PMPI_Recv = PMPI_Recv;
 __typeof__(PMPI_Recv_init) *gck_p_PMPI_Recv_init = PMPI_Recv_init;
@@ -311,6 +313,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Isend == 0 && (gck_p_PMPI_Isend = (__typeof__(gck_p_PMPI_Isend))gclock_sym("PMPI_Isend")) == 0)
 		missing++;
 	if (gck_p_PMPI_Issend == 0 && (gck_p_PMPI_Issend = (__typeof__(gck_p_PMPI_Issend))gclock_sym("PMPI_Issend")) == 0)
+		missing++;
+	if (gck_p_PMPI_Pcontrol == 0 && (gck_p_PMPI_Pcontrol = (__typeof__(gck_p_PMPI_Pcontrol))gclock_sym("PMPI_Pcontrol")) == 0)
 		missing++;
 	if (gck_p_PMPI_Probe == 0 && (gck_p_PMPI_Probe = (__typeof__(gck_p_PMPI_Probe))gclock_sym("PMPI_Probe")) == 0)
 		missing++;

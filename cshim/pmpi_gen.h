@@ -63,6 +63,7 @@ extern __typeof__(PMPI_Iscatter) *gck_p_PMPI_Iscatter;
 extern __typeof__(PMPI_Iscatterv) *gck_p_PMPI_Iscatterv;
 extern __typeof__(PMPI_Isend) *gck_p_PMPI_Isend;
 extern __typeof__(PMPI_Issend) *gck_p_PMPI_Issend;
+extern __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol;
 extern __typeof__(PMPI_Probe) *gck_p_PMPI_Probe;
 extern __typeof__(PMPI_Recv) *gck_p_PMPI_Recv;
 extern __typeof__(PMPI_Recv_init) *gck_p_PMPI_Recv_init;
@@ -161,6 +162,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Iscatterv GCK_PMPI(PMPI_Iscatterv, 0)
 #define PMPI_Isend GCK_PMPI(PMPI_Isend, 0)
 #define PMPI_Issend GCK_PMPI(PMPI_Issend, 0)
+#define PMPI_Pcontrol GCK_PMPI(PMPI_Pcontrol, 0)
 #define PMPI_Probe GCK_PMPI(PMPI_Probe, 0)
 #define PMPI_Recv GCK_PMPI(PMPI_Recv, 0)
 #define PMPI_Recv_init GCK_PMPI(PMPI_Recv_init, 0)

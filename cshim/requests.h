@@ -189,6 +189,9 @@ static inline void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32
 			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
 			      uint64_t recv)
 {
+	cx->nrec++; /* the call's logic counts it even when not written */
+	if (GCK_UNLIKELY(gclock_skip(cx->op)))
+		return; /* selective tracing */
 	gclock_tbuf *b = gclock_buf();
 	if (b == NULL)
 		return; /* counted as dropped */
@@ -209,7 +212,6 @@ static inline void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32
 	e->tag = tag;
 	e->req = req;
 	e->pad = 0;
-	cx->nrec++;
 	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
 }
@@ -246,6 +248,8 @@ void gclock_polls_flush(gclock_tbuf *b)
  * misses of one op (and call site) on a thread becomes one event. */
 static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
 {
+	if (GCK_UNLIKELY(gclock_skip(cx->op)))
+		return;
 	gclock_tbuf *b = gclock_buf();
 	if (b == NULL)
 		return;

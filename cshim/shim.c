@@ -862,6 +862,69 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 	return PMPI_Abort(comm, errorcode);
 }
 
+/* ---- selective tracing ------------------------------------------------------ */
+
+uint8_t gclock_op_off[GCK_OP_COUNT];
+int gclock_paused;
+static uint32_t pcontrol_count;
+
+/* gclock_set_op_off is GCLOCK_OPS's effect (pmpi/selective.go), set in
+ * MPI_Init before recording starts. */
+void gclock_set_op_off(int op, int off)
+{
+	if (op >= 0 && op < GCK_OP_COUNT)
+		gclock_op_off[op] = off != 0;
+}
+
+/* gclock_pcontrol records MPI_Pcontrol(level) and applies it: level 0
+ * pauses recording on this process after its event, any other level
+ * resumes it before its event, so a paused interval lies between two
+ * MPI_Pcontrol events (Root = level). Instance counts, requests and resync
+ * meetings go on while paused (gclock_skip). */
+void gclock_pcontrol(int level, int64_t t0, int64_t t1, void *ra)
+{
+	if (!gclock_active)
+		return;
+	if (level != 0)
+		gclock_paused = 0;
+	gclock_tbuf *b = gclock_tl_buf;
+	if (b == NULL)
+		b = gclock_tbuf_new();
+	if (!gclock_skip(GCK_OP_MPI_PCONTROL) && b != NULL) {
+		if (b->poll_n != 0)
+			gclock_polls_flush(b);
+		gclock_event *e = &b->ev[b->n];
+		memset(e, 0, sizeof *e);
+		e->enter_ns = t0;
+		e->exit_ns = t1;
+		e->callsite = (uint64_t)(uintptr_t)ra;
+		e->comm = 0xffffffffu;
+		e->seq = pcontrol_count;
+		e->root = level;
+		e->op = GCK_OP_MPI_PCONTROL;
+		if (++b->n == b->cap)
+			gclock_tbuf_full(b);
+	}
+	pcontrol_count++;
+	if (level == 0)
+		gclock_paused = 1;
+}
+
+/* MPI_Pcontrol: the MPI library's own does nothing; it gets the level only
+ * (extra arguments are for the profiling library, i.e. us, and unused). */
+int MPI_Pcontrol(const int level, ...)
+{
+	if (!gclock_active || gclock_tl_guard)
+		return PMPI_Pcontrol(level);
+	gclock_tl_guard++;
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Pcontrol(level);
+	int64_t t1 = gclock_now();
+	gclock_pcontrol(level, t0, t1, __builtin_return_address(0));
+	gclock_tl_guard--;
+	return rc;
+}
+
 /* ---- PMPI helpers for Go's own traffic ------------------------------------ */
 
 #define GCK_TAG 0x6c6b /* "lk" */

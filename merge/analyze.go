@@ -85,6 +85,7 @@ type rankState struct {
 	badTimes int // exit before enter
 	pcCache  [256]pcSlot
 	sum      RankSummary // Events, TimeInMPI: written by the merge goroutine
+	pause    pauseState  // MPI_Pcontrol pauses: merge goroutine
 	wait     rankWait    // written by the metrics goroutine
 }
 
@@ -500,6 +501,7 @@ func (a *analyzer) run() error {
 			a.events++
 			ra := &c.rs.sum
 			ra.Events++
+			c.rs.pause.observe(ev)
 			if !ev.Continuation() {
 				ra.TimeInMPI += ev.Exit - ev.Enter
 			}
@@ -599,6 +601,17 @@ func (a *analyzer) result() *Result {
 			an.Ranks = append(an.Ranks, ra)
 		}
 	}
+	var pauses []*pauseState
+	var config map[string]string
+	for _, rs := range a.ranks {
+		if rs != nil {
+			pauses = append(pauses, &rs.pause)
+			if config == nil {
+				config = rs.in.Meta.Header.Config
+			}
+		}
+	}
+	an.Selective = selectiveTracing(config, pauses)
 	ws := append([]worstEntry(nil), a.worst...)
 	sort.SliceStable(ws, func(i, j int) bool { return ws[i].inst.EntrySkew > ws[j].inst.EntrySkew })
 	an.Worst = []Instance{}

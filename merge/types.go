@@ -253,6 +253,8 @@ type Analysis struct {
 	// ExitDelays profiles, per synchronizing op and communicator, when each
 	// member leaves relative to the first one (complete instances only).
 	ExitDelays []ExitDelay `json:"exit_delays"`
+	// Selective is what GCLOCK_OPS and MPI_Pcontrol left out (nil: nothing).
+	Selective *SelectiveTracing `json:"selective,omitempty"`
 }
 
 // ExitDelay is the mean exit time of each member of a communicator

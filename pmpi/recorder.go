@@ -64,6 +64,22 @@ func (r *recorder) warnf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "gclock: rank %d: %s\n", r.rank, fmt.Sprintf(format, args...))
 }
 
+// applyOpsFilter applies GCLOCK_OPS (trace.ParseOpsFilter) before
+// recording starts. A value it cannot read changes nothing: every
+// operation is recorded and rank 0 says why, once.
+func (r *recorder) applyOpsFilter() {
+	off, err := trace.ParseOpsFilter(os.Getenv("GCLOCK_OPS"))
+	if err != nil {
+		if r.rank == 0 {
+			r.warnf("%v; recording every operation", err)
+		}
+		return
+	}
+	for _, o := range off {
+		C.gclock_set_op_off(C.int(o), 1)
+	}
+}
+
 // stopRecording turns recording off after a failure (C stops recording,
 // the application continues untouched).
 func (r *recorder) stopRecording(err error) {
@@ -223,6 +239,7 @@ func (r *recorder) start() bool {
 		r.warnf("%v; no resync epochs", err)
 		r.rs.interval = 0
 	}
+	r.applyOpsFilter()
 	if cfg.CheckAfter > 0 {
 		r.checkAfter(&ep, cfg.CheckAfter)
 	}

@@ -100,11 +100,12 @@ var fortranProgs = []fortranProg{
 
 // The calls per rank of tests/progs/fortran_{legacy,f08} (n = 5 loop trips):
 // Allreduce n + in-place + one on the split communicator; Waitall
-// completes two requests per call, one event each.
+// completes two requests per call, one event each; the last trip's Barrier
+// runs paused between MPI_Pcontrol(0) and MPI_Pcontrol(1) (two events).
 const fortranN = 5
 
 var fortranWant = map[trace.Op]int{
-	trace.OpAllreduce: fortranN + 2, trace.OpBcast: fortranN, trace.OpBarrier: fortranN,
+	trace.OpAllreduce: fortranN + 2, trace.OpBcast: fortranN, trace.OpBarrier: fortranN - 1, trace.OpPcontrol: 2,
 	trace.OpSend: fortranN, trace.OpRecv: fortranN, trace.OpIsend: fortranN,
 	trace.OpIrecv: fortranN, trace.OpWaitall: 2 * fortranN, trace.OpAllgather: 1,
 }

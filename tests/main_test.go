@@ -27,7 +27,7 @@ var (
 )
 
 // progs are the C test programs, compiled once by TestMain.
-var progs = []string{"collectives", "exitcode", "clockprog", "threads", "pmpi_only"}
+var progs = []string{"collectives", "exitcode", "clockprog", "threads", "pmpi_only", "pcontrol"}
 
 func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)

@@ -88,6 +88,11 @@ const (
 	// Root -1, Seq the rank's resync count; the application waited from
 	// EnterNS to ExitNS.
 	OpResync
+	// OpPcontrol is MPI_Pcontrol(level) (docs/configuration.md, "Selective
+	// tracing"): Root holds the level, Comm FlushComm, Seq the rank's call
+	// count. Level 0 pauses recording after this event, any other level
+	// resumes it before; the paused intervals lie between them.
+	OpPcontrol
 	opCount
 )
 
@@ -163,6 +168,7 @@ var opNames = [...]string{
 	OpPolls:               "gclock_polls",
 	OpFlush:               "gclock_flush",
 	OpResync:              "gclock_resync",
+	OpPcontrol:            "MPI_Pcontrol",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".

@@ -99,6 +99,7 @@ type htmlData struct {
 	Version    string
 	Checks     []string
 	Knots      string // KnotsLine
+	Selective  string // SelectiveLine
 	CallsTotal int
 	P2P        *merge.P2PResult
 	P2PRanks   []htmlP2PRank
@@ -245,6 +246,7 @@ func WriteHTML(w io.Writer, r Report) error {
 		d.Checks = append(d.Checks, "full sync "+strconv.Itoa(i)+": "+fmtDur(v))
 	}
 	d.Knots = strings.TrimPrefix(KnotsLine(a.Clock), "knots: ")
+	d.Selective = strings.TrimPrefix(SelectiveLine(a.Selective), "selective tracing: ")
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := reportTmpl.Execute(bw, d); err != nil {
 		return fmt.Errorf("viz: html report: %w", err)

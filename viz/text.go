@@ -136,6 +136,9 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	if line := KnotsLine(c); line != "" {
 		fmt.Fprintf(w, "%s\n", line)
 	}
+	if line := SelectiveLine(a.Selective); line != "" {
+		fmt.Fprintf(w, "%s\n", term(line))
+	}
 	for _, s := range c.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", term(s))
 	}
@@ -333,6 +336,35 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// SelectiveLine says what GCLOCK_OPS and MPI_Pcontrol left out of the
+// trace ("" when nothing was).
+func SelectiveLine(s *merge.SelectiveTracing) string {
+	if s == nil {
+		return ""
+	}
+	var parts []string
+	switch {
+	case s.OpsError != "":
+		parts = append(parts, "GCLOCK_OPS not understood, every operation recorded ("+s.OpsError+")")
+	case len(s.Excluded) > 0:
+		ex := s.Excluded
+		more := ""
+		if len(ex) > 12 {
+			ex, more = ex[:12], fmt.Sprintf(" and %d more", len(s.Excluded)-12)
+		}
+		parts = append(parts, fmt.Sprintf("GCLOCK_OPS=%s: %d operations not recorded (%s%s)", s.OpsSpec, len(s.Excluded), strings.Join(ex, ", "), more))
+	}
+	if s.Pauses > 0 {
+		p := fmt.Sprintf("recording paused by MPI_Pcontrol(0) on %d rank(s): %d interval(s), %s in all, longest %s",
+			s.PausedRanks, s.Pauses, fmtDur(s.PausedNS), fmtDur(s.LongestNS))
+		if s.OpenAtEnd > 0 {
+			p += fmt.Sprintf(" (%d never resumed)", s.OpenAtEnd)
+		}
+		parts = append(parts, p)
+	}
+	return "selective tracing: " + strings.Join(parts, "; ") + "; waits, imbalance and message matching see only what was recorded"
 }
 
 // KnotsLine says how many sync epochs (knots of the offset curve) the run

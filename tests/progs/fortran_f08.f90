@@ -26,7 +26,10 @@ program fortran_f08
     if (rank == 0) buf = (/ i, 2*i, 3*i, 4*i /)
     call MPI_Bcast(buf, 4, MPI_INTEGER, 0, MPI_COMM_WORLD)
     check = check + sum(buf)
+    ! The last trip's barrier is not recorded (selective tracing).
+    if (i == n) call MPI_Pcontrol(0)
     call MPI_Barrier(MPI_COMM_WORLD)
+    if (i == n) call MPI_Pcontrol(1)
     sbuf = rank * 100 + i
     if (mod(rank, 2) == 0) then
       call MPI_Send(sbuf, 1, MPI_INTEGER, right, i, MPI_COMM_WORLD)

@@ -146,6 +146,8 @@ func GenerateOps() []byte {
 	for _, op := range trace.Ops() {
 		fmt.Fprintf(&b, "#define %s %d\n", OpConst(op), int(op))
 	}
+	ops := trace.Ops()
+	fmt.Fprintf(&b, "#define GCK_OP_COUNT %d /* one more than the largest code */\n", int(ops[len(ops)-1])+1)
 	b.WriteString("\n#endif\n")
 	return b.Bytes()
 }
