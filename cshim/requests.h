@@ -789,11 +789,22 @@ static inline void gclock_p2p_test_post(gclock_p2p *cx, int rc, MPI_Request *req
 }
 
 /* gclock_complete_all: every copied request of a Waitall/Testall. */
+/* gclock_sts_at is status i of the array the real call filled, or NULL when
+ * it filled none: cx->sts is the application's MPI_STATUSES_IGNORE when the
+ * scratch statuses could not stand in (more than GCK_SCRATCH requests).
+ * That sentinel is NULL in Open MPI but (MPI_Status *)1 in MPICH. */
+static inline MPI_Status *gclock_sts_at(gclock_p2p *cx, int i)
+{
+	if (cx->sts == NULL || cx->sts == MPI_STATUSES_IGNORE)
+		return NULL;
+	return &cx->sts[i];
+}
+
 static inline void gclock_complete_all(gclock_p2p *cx)
 {
 	uint32_t seq = 0;
 	for (int i = 0; i < cx->ncopy; i++)
-		seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], cx->sts ? &cx->sts[i] : NULL, seq);
+		seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], gclock_sts_at(cx, i), seq);
 }
 
 /* gclock_complete_some: the completed indices of a Waitsome/Testsome. */
@@ -803,7 +814,7 @@ static inline void gclock_complete_some(gclock_p2p *cx, int outcount, const int 
 	for (int j = 0; j < outcount; j++) {
 		int i = indices[j];
 		if (i >= 0 && i < cx->ncopy)
-			seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], cx->sts ? &cx->sts[j] : NULL, seq);
+			seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], gclock_sts_at(cx, j), seq);
 	}
 }
 

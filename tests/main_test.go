@@ -33,12 +33,14 @@ func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Clean(filepath.Join(filepath.Dir(file), ".."))
 	libPath = filepath.Join(repoRoot, "build", "libgclock.so")
+	openMPI.Lib = libPath
 	dir, err := os.MkdirTemp("", "gclock-tests-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "tests:", err)
 		os.Exit(1)
 	}
 	binDir = dir
+	openMPI.binDir = dir
 	setupErr = setup()
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -60,7 +62,9 @@ func setup() error {
 	cflags := []string{"-std=c11", "-O2", "-g", "-pthread", "-Wall", "-Wextra", "-Werror"}
 	src := func(p string) string { return filepath.Join(repoRoot, "tests", "progs", p+".c") }
 	for _, p := range progs {
-		if err := compile("mpicc", append(cflags, "-o", filepath.Join(binDir, p), src(p))...); err != nil {
+		err := compile("mpicc", append(cflags, "-o", filepath.Join(binDir, p), src(p))...)
+		openMPI.built[p] = err
+		if err != nil {
 			return err
 		}
 	}
@@ -68,7 +72,10 @@ func setup() error {
 	if err := compile("mpicc", append(cflags, "-shared", "-fPIC", "-o", filepath.Join(binDir, "dlopen_ext.so"), src("dlopen_ext"))...); err != nil {
 		return err
 	}
-	return compile("cc", append(cflags, "-o", filepath.Join(binDir, "dlopen_main"), src("dlopen_main"), "-ldl")...)
+	// Without libmpi: registered so that run{Prog: "dlopen_main"} finds it.
+	err := compile("cc", append(cflags, "-o", filepath.Join(binDir, "dlopen_main"), src("dlopen_main"), "-ldl")...)
+	openMPI.built["dlopen_main"] = err
+	return err
 }
 
 func compile(cc string, args ...string) error {
@@ -158,25 +165,24 @@ type run struct {
 	Env     []string // KEY=VALUE passed to the ranks with -x
 	Prog    string
 	Args    []string
-	Dir     string // working directory (default: a fresh temp dir)
+	Dir     string   // working directory (default: a fresh temp dir)
+	MPI     *mpiImpl // nil: Open MPI
 }
 
 func mpirun(t *testing.T, r run) result {
 	t.Helper()
-	argv := []string{"mpirun", "-np", fmt.Sprint(r.NP)}
+	m := r.MPI
+	if m == nil {
+		m = openMPI
+	}
 	env := append([]string(nil), r.Env...)
 	if r.Preload {
-		env = append(env, "LD_PRELOAD="+libPath)
+		env = append(env, "LD_PRELOAD="+m.Lib)
 	}
-	for _, kv := range env {
-		k, _, _ := strings.Cut(kv, "=")
-		argv = append(argv, "-x", k)
-	}
+	argv := m.argv(r.NP, env, m.prog(t, r.Prog), r.Args...)
 	if r.Outer {
-		env = append(env, "LD_PRELOAD="+libPath)
+		env = append(env, "LD_PRELOAD="+m.Lib)
 	}
-	argv = append(argv, filepath.Join(binDir, r.Prog))
-	argv = append(argv, r.Args...)
 	dir := r.Dir
 	if dir == "" {
 		dir = t.TempDir()

@@ -8,30 +8,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
-// The p2p program is compiled on first use (progs in main_test.go lists
-// the programs of the collective recorder's tests).
-var (
-	p2pOnce sync.Once
-	p2pErr  error
-)
-
+// needP2P compiles the p2p program for Open MPI on first use (progs in
+// main_test.go lists the programs of the collective recorder's tests;
+// mpiImpl.prog compiles for other MPIs).
 func needP2P(t *testing.T) {
 	t.Helper()
 	needSetup(t)
-	p2pOnce.Do(func() {
-		p2pErr = compile("mpicc", "-std=c11", "-O2", "-g", "-pthread", "-Wall", "-Wextra", "-Werror",
-			"-o", filepath.Join(binDir, "p2p"), filepath.Join(repoRoot, "tests", "progs", "p2p.c"))
-	})
-	if p2pErr != nil {
-		t.Fatal(p2pErr)
-	}
+	openMPI.prog(t, "p2p")
 }
 
 // p2pLine is one expected event of progs/p2p.c.
@@ -92,34 +81,40 @@ func readP2PExpect(t *testing.T, path string) ([]p2pLine, map[string]uint64) {
 // add up to the misses the program counted. The output must not change.
 func TestP2P_TraceHoldsEveryMessageWithPeerTagBytesAndRequest(t *testing.T) {
 	needP2P(t)
-	for _, tc := range []struct {
-		np     int
-		buffer string
-	}{{2, "16"}, {4, ""}} {
-		t.Run(fmt.Sprintf("np%d", tc.np), func(t *testing.T) {
-			plainDir, tracedDir := t.TempDir(), t.TempDir()
-			plain := mpirun(t, run{NP: tc.np, Prog: "p2p", Args: []string{plainDir}})
-			if plain.Code != 0 {
-				t.Fatalf("p2p without preload exited %d:\n%s", plain.Code, plain.Stderr)
-			}
-			traceDir := filepath.Join(tracedDir, "tr")
-			env := []string{"GCLOCK_DIR=" + traceDir}
-			if tc.buffer != "" {
-				env = append(env, "GCLOCK_BUFFER="+tc.buffer)
-			}
-			traced := mpirun(t, run{NP: tc.np, Preload: true, Env: env, Prog: "p2p", Args: []string{tracedDir}})
-			if traced.Code != 0 {
-				t.Fatalf("p2p under the preload exited %d:\n%s", traced.Code, traced.Stderr)
-			}
-			if traced.Stdout != plain.Stdout || plain.Stdout == "" {
-				t.Errorf("stdout differs with the preload:\nwithout:\n%s\nwith:\n%s", plain.Stdout, traced.Stdout)
-			}
-			traces := readTraces(t, traceDir, tc.np)
-			for rank, tr := range traces {
-				want, misses := readP2PExpect(t, filepath.Join(tracedDir, fmt.Sprintf("expect-%d.txt", rank)))
-				checkP2PRank(t, rank, tr, want, misses)
-			}
-		})
+	for _, m := range mpis(t) {
+		for _, tc := range []struct {
+			np     int
+			buffer string
+		}{{2, "16"}, {4, ""}} {
+			t.Run(fmt.Sprintf("%s/np%d", m.Name, tc.np), func(t *testing.T) {
+				testP2P(t, m, tc.np, tc.buffer)
+			})
+		}
+	}
+}
+
+func testP2P(t *testing.T, m *mpiImpl, np int, buffer string) {
+	plainDir, tracedDir := t.TempDir(), t.TempDir()
+	plain := mpirun(t, run{MPI: m, NP: np, Prog: "p2p", Args: []string{plainDir}})
+	if plain.Code != 0 {
+		t.Fatalf("p2p without preload exited %d:\n%s", plain.Code, plain.Stderr)
+	}
+	traceDir := filepath.Join(tracedDir, "tr")
+	env := []string{"GCLOCK_DIR=" + traceDir}
+	if buffer != "" {
+		env = append(env, "GCLOCK_BUFFER="+buffer)
+	}
+	traced := mpirun(t, run{MPI: m, NP: np, Preload: true, Env: env, Prog: "p2p", Args: []string{tracedDir}})
+	if traced.Code != 0 {
+		t.Fatalf("p2p under the preload exited %d:\n%s", traced.Code, traced.Stderr)
+	}
+	if traced.Stdout != plain.Stdout || plain.Stdout == "" {
+		t.Errorf("stdout differs with the preload:\nwithout:\n%s\nwith:\n%s", plain.Stdout, traced.Stdout)
+	}
+	traces := readTraces(t, traceDir, np)
+	for rank, tr := range traces {
+		want, misses := readP2PExpect(t, filepath.Join(tracedDir, fmt.Sprintf("expect-%d.txt", rank)))
+		checkP2PRank(t, rank, tr, want, misses)
 	}
 }
 
