@@ -17,8 +17,11 @@ MPI_CFLAGS = $(shell pkg-config --cflags $(MPI_PC) 2>/dev/null)
 GO_TAGS   = $(shell pkg-config --exists otf2 2>/dev/null && echo otf2)
 # What `make test` needs beyond MPI (scripts/setup.sh installs it as root);
 # iproute2 and util-linux give ip, unshare and nsenter to the namespace
-# hosts (scripts/netns-hosts.sh); gfortran compiles the Fortran tests.
-TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py iproute2 util-linux gfortran
+# hosts (scripts/netns-hosts.sh); gfortran compiles the Fortran tests;
+# mpich and libmpich-dev: the core integration tests run on MPICH too
+# (Open MPI keeps the higher alternatives priority: mpirun stays Open MPI's).
+# scalapack-mpi-test: ScaLAPACK's Fortran test drivers, built for both MPIs.
+TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py iproute2 util-linux gfortran mpich libmpich-dev scalapack-mpi-test
 GO_SRC   := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) go.mod go.sum
 C_SRC    := $(wildcard cshim/*.c cshim/*.h cshim/*.tbl cshim/*.def)
 
@@ -58,12 +61,14 @@ $(BUILD)/tracemerge: $(GO_SRC)
 	@mkdir -p $(BUILD)
 	$(GO) build -tags "$(GO_TAGS)" -o $@ ./cmd/tracemerge
 
-# Every test: unit, simulated network, real mpirun integration.
+# Every test: unit, simulated network, real mpirun integration, on Open MPI
+# and (the core integration tests, tests/mpis_test.go) MPICH.
 # The test suite also needs Chromium (report screenshot), hpcc (a
 # third-party MPI program) and libotf2 with otf2-print (the OTF2 export is
 # built and read back); test-setup installs them when running as root,
 # before `all` builds tracemerge, so it is built with OTF2.
 test: test-setup all
+	$(MAKE) MPI=mpich lib
 	$(GO) vet -tags otf2 ./...
 	$(GO) test -tags otf2 -count=1 -timeout 14m ./...
 

@@ -349,10 +349,7 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 	}
 	r.global = out.Global
 	if out.Params != nil {
-		out.Params["pingpong_loop"] = "c"
-		if r.tr.goLoop {
-			out.Params["pingpong_loop"] = "go"
-		}
+		out.Params["pingpong_loop"] = pingpongLoop(r.tr.goLoop)
 		out.Params["pingpong_token"] = strconv.FormatBool(r.token)
 	}
 	ep := trace.Epoch{

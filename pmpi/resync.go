@@ -172,6 +172,15 @@ func (r *recorder) resync(commID uint64, seq uint32) (next uint32, epoch bool) {
 	return seq + uint32(v[1]), epoch
 }
 
+// pingpongLoop names the ping-pong loop in epoch params: "c" or "go"
+// (GCLOCK_PINGPONG=go).
+func pingpongLoop(goLoop bool) string {
+	if goLoop {
+		return "go"
+	}
+	return "c"
+}
+
 // agree is an allgather of ok over all ranks (it also leaves them
 // together, as a barrier would): nil when every rank says ok.
 func (r *recorder) agree(ok bool) error {
@@ -235,6 +244,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32) error {
 			"trigger_comm":   strconv.FormatUint(commID, 10),
 			"trigger_seq":    strconv.FormatUint(uint64(seq), 10),
 			"pingpong_token": strconv.FormatBool(r.token),
+			"pingpong_loop":  pingpongLoop(r.tr.goLoop),
 			"ranks":          strconv.Itoa(r.size),
 		},
 	}

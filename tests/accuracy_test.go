@@ -124,7 +124,8 @@ type accRun struct {
 	Fake           string
 	Iters, SleepUS int
 	Env            []string
-	Wtime          bool // clockprog prints each rank's MPI_Wtime start point
+	Wtime          bool     // clockprog prints each rank's MPI_Wtime start point
+	MPI            *mpiImpl // nil: Open MPI
 }
 
 func runClockprog(t *testing.T, ar accRun) ([]rankTrace, result) {
@@ -141,7 +142,7 @@ func runClockprog(t *testing.T, ar accRun) ([]rankTrace, result) {
 	if ar.Wtime {
 		args = append(args, "wtime")
 	}
-	r := mpirun(t, run{NP: ar.NP, Preload: true, Prog: "clockprog", Args: args, Env: env})
+	r := mpirun(t, run{MPI: ar.MPI, NP: ar.NP, Preload: true, Prog: "clockprog", Args: args, Env: env})
 	if r.Code != 0 {
 		t.Fatalf("clockprog exited %d:\n%s", r.Code, r.Stderr)
 	}
@@ -161,18 +162,21 @@ func runClockprog(t *testing.T, ar accRun) ([]rankTrace, result) {
 // drifts on 2 emulated nodes; every corrected event time must be within
 // the bound of the exact truth.
 func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
-	needSetup(t)
+	mp := mpis(t)
 	for _, tc := range []struct {
+		mpi          *mpiImpl
 		np, nodeSize int
 		boundNS      float64
 	}{
-		{2, 1, 1e3},
-		{4, 2, 10e3},
-		{8, 4, 10e3},
-		{8, 1, 10e3}, // flat HCA3 over 8 emulated nodes
+		{mp[0], 2, 1, 1e3},
+		{mp[0], 4, 2, 10e3},
+		{mp[0], 8, 4, 10e3},
+		{mp[0], 8, 1, 10e3}, // flat HCA3 over 8 emulated nodes
+		{mp[1], 2, 1, 1e3},
+		{mp[1], 4, 2, 10e3},
 	} {
-		t.Run(fmt.Sprintf("np%d_node%d", tc.np, tc.nodeSize), func(t *testing.T) {
-			traces, _ := runClockprog(t, accRun{NP: tc.np, NodeSize: tc.nodeSize, Fake: fakeSpec, Iters: 100, SleepUS: 10000})
+		t.Run(fmt.Sprintf("%s/np%d_node%d", tc.mpi.Name, tc.np, tc.nodeSize), func(t *testing.T) {
+			traces, _ := runClockprog(t, accRun{MPI: tc.mpi, NP: tc.np, NodeSize: tc.nodeSize, Fake: fakeSpec, Iters: 100, SleepUS: 10000})
 			a := measureAccuracy(t, traces, nil)
 			t.Log(a)
 			// More ranks than CPUs: the timed loops take turns (pingpong.c).

@@ -66,19 +66,21 @@ func TestAccuracy_NonLinearInjectionIsExactlyTheChordError(t *testing.T) {
 // case is off by about 25 µs, the step case by 2.5 µs, see above), and a
 // linear injection still within 0.1 µs.
 func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
-	needSetup(t)
+	mp := mpis(t)
 	for _, tc := range []struct {
+		mpi        *mpiImpl
 		name, fake string
 		np, node   int
 		bound      float64
 	}{
-		{"sine_2ranks", "0:0,1e6:10+sin(20us,20s)", 2, 1, 2e3},
-		{"step_4ranks_2nodes", "0:0,1e6:10+step(4s,1ppm)", 4, 2, 2e3},
-		{"randomwalk_2ranks", "0:0,1e6:10+rw(1s,0.05ppm,7)", 2, 1, 2e3},
-		{"linear_2ranks", "5e6:100,-5e6:-100", 2, 1, 100},
+		{mp[0], "sine_2ranks", "0:0,1e6:10+sin(20us,20s)", 2, 1, 2e3},
+		{mp[0], "step_4ranks_2nodes", "0:0,1e6:10+step(4s,1ppm)", 4, 2, 2e3},
+		{mp[0], "randomwalk_2ranks", "0:0,1e6:10+rw(1s,0.05ppm,7)", 2, 1, 2e3},
+		{mp[0], "linear_2ranks", "5e6:100,-5e6:-100", 2, 1, 100},
+		{mp[1], "step_4ranks_2nodes", "0:0,1e6:10+step(4s,1ppm)", 4, 2, 2e3},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			traces, _ := runClockprog(t, accRun{NP: tc.np, NodeSize: tc.node, Fake: tc.fake, Iters: 200, SleepUS: 40000})
+		t.Run(tc.mpi.Name+"/"+tc.name, func(t *testing.T) {
+			traces, _ := runClockprog(t, accRun{MPI: tc.mpi, NP: tc.np, NodeSize: tc.node, Fake: tc.fake, Iters: 200, SleepUS: 40000})
 			resyncs := 0
 			for _, e := range traces[0].Meta.Epochs {
 				if e.Params["resync"] != "" {

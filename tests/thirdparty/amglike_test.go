@@ -47,7 +47,7 @@ func TestAMGLike_OutputIdenticalAndCallCountsExact(t *testing.T) {
 	ranks := loadTraces(t, traceDir, np)
 	rep := checkTrace(t, ranks)
 	t.Logf("amglike trace: %s", rep)
-	checkClockQuality(t, ranks, rep)
+	checkClockQuality(t, ranks, rep, fakeNodeSize)
 	crossCheckMerge(t, ranks, rep)
 	p2p := checkP2P(t, ranks)
 	t.Logf("point-to-point: %s", p2p)

@@ -186,7 +186,7 @@ func TestHPCC_ValidationUnchangedAndTraceConsistent(t *testing.T) {
 	if n := len(rep.OpInstances); n < 4 {
 		t.Errorf("hpcc trace covers only %d collective kinds (%v); hpcc calls at least Allreduce, Bcast, Reduce, Barrier and Alltoall", n, rep.OpInstances)
 	}
-	checkClockQuality(t, ranks, rep)
+	checkClockQuality(t, ranks, rep, fakeNodeSize)
 	crossCheckMerge(t, ranks, rep)
 	p2p := checkP2P(t, ranks)
 	t.Logf("point-to-point: %s", p2p)
@@ -196,7 +196,7 @@ func TestHPCC_ValidationUnchangedAndTraceConsistent(t *testing.T) {
 // checkClockQuality states how good the corrected clock must be on this
 // machine: the injected error is milliseconds, the corrected error must be
 // two orders of magnitude below it.
-func checkClockQuality(t *testing.T, ranks []*rankTrace, rep traceReport) {
+func checkClockQuality(t *testing.T, ranks []*rankTrace, rep traceReport, nodeSize string) {
 	t.Helper()
 	const maxErrNS = 100e3 // 100 µs; the injected offsets are 1.5 and 3 ms
 	for _, rt := range ranks {
@@ -205,8 +205,8 @@ func checkClockQuality(t *testing.T, ranks []*rankTrace, rep traceReport) {
 			t.Errorf("%s: header records no clock injection although GCLOCK_FAKE_CLOCK=%s was set", rt.Path, fakeClock)
 			continue
 		}
-		if fmt.Sprint(in.NodeSize) != fakeNodeSize {
-			t.Errorf("%s: injection node size %d, want %s", rt.Path, in.NodeSize, fakeNodeSize)
+		if fmt.Sprint(in.NodeSize) != nodeSize {
+			t.Errorf("%s: injection node size %d, want %s", rt.Path, in.NodeSize, nodeSize)
 		}
 	}
 	if rep.MaxClockErr > maxErrNS {

@@ -83,25 +83,68 @@ type runResult struct {
 	Elapsed        time.Duration
 }
 
+// launcher is one MPI's job launcher and the recorder built for it.
+type launcher struct {
+	Name     string // "openmpi", "mpich"
+	Cmd      string // mpirun, mpiexec.mpich
+	Fixed    []string
+	Lib      string
+	NodeSize string // GCLOCK_NODE_SIZE of traced runs (emulated nodes)
+	// Var passes KEY=VALUE to the ranks.
+	Var func(kv string) []string
+}
+
+var openMPILauncher = launcher{
+	Name: "openmpi", Cmd: "mpirun", Fixed: []string{"--oversubscribe"}, NodeSize: fakeNodeSize,
+	Var: func(kv string) []string { return []string{"-x", kv} },
+}
+
+// mpichLauncher builds build/mpich/libgclock.so (once per test binary) and
+// returns MPICH's launcher; a machine without MPICH fails the test.
+func mpichLauncher(t *testing.T) launcher {
+	t.Helper()
+	for _, tool := range []string{"mpiexec.mpich", "mpicc.mpich"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s not found on PATH: this test runs on MPICH too; run `make setup` as root (installs mpich libmpich-dev)", tool)
+		}
+	}
+	if out, err := exec.Command("make", "-C", repoRoot, "MPI=mpich", "lib").CombinedOutput(); err != nil {
+		t.Fatalf("`make MPI=mpich lib` failed: %v\n%s", err, out)
+	}
+	return launcher{
+		Name: "mpich", Cmd: "mpiexec.mpich", Lib: filepath.Join(repoRoot, "build", "mpich", "libgclock.so"), NodeSize: "1",
+		Var: func(kv string) []string {
+			k, v, _ := strings.Cut(kv, "=")
+			return []string{"-genv", k, v}
+		},
+	}
+}
+
 // mpirun runs `mpirun --oversubscribe -np np [preload flags] prog args...`
 // in dir. With traceDir != "" the ranks get LD_PRELOAD=libgclock.so,
 // GCLOCK_DIR=traceDir and the emulated-cluster clock error.
 func mpirun(t *testing.T, dir string, timeout time.Duration, np int, traceDir string, prog string, args ...string) runResult {
 	t.Helper()
+	l := openMPILauncher
+	l.Lib = libPath
+	return launch(t, l, dir, timeout, np, traceDir, prog, args...)
+}
+
+// launch is mpirun for any launcher.
+func launch(t *testing.T, l launcher, dir string, timeout time.Duration, np int, traceDir string, prog string, args ...string) runResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	argv := []string{"--oversubscribe", "-np", fmt.Sprint(np)}
+	argv := append(append([]string(nil), l.Fixed...), "-np", fmt.Sprint(np))
 	if traceDir != "" {
-		argv = append(argv,
-			"-x", "LD_PRELOAD="+libPath,
-			"-x", "GCLOCK_DIR="+traceDir,
-			"-x", "GCLOCK_NODE_SIZE="+fakeNodeSize,
-			"-x", "GCLOCK_FAKE_CLOCK="+fakeClock,
-		)
+		for _, kv := range []string{"LD_PRELOAD=" + l.Lib, "GCLOCK_DIR=" + traceDir,
+			"GCLOCK_NODE_SIZE=" + l.NodeSize, "GCLOCK_FAKE_CLOCK=" + fakeClock} {
+			argv = append(argv, l.Var(kv)...)
+		}
 	}
 	argv = append(argv, prog)
 	argv = append(argv, args...)
-	cmd := exec.CommandContext(ctx, "mpirun", argv...)
+	cmd := exec.CommandContext(ctx, l.Cmd, argv...)
 	cmd.Dir = dir
 	cmd.Env = mpiEnv()
 	var so, se bytes.Buffer
@@ -112,17 +155,17 @@ func mpirun(t *testing.T, dir string, timeout time.Duration, np int, traceDir st
 	res := runResult{Stdout: so.String(), Stderr: se.String(), Elapsed: time.Since(start)}
 	what := "without preload"
 	if traceDir != "" {
-		what = "with LD_PRELOAD=" + libPath
+		what = "with LD_PRELOAD=" + l.Lib
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("mpirun %s %s: still running after %v (killed)\nstdout:\n%s\nstderr:\n%s",
-			strings.Join(argv, " "), what, timeout, tail(res.Stdout, 40), tail(res.Stderr, 40))
+		t.Fatalf("%s %s %s: still running after %v (killed)\nstdout:\n%s\nstderr:\n%s",
+			l.Cmd, strings.Join(argv, " "), what, timeout, tail(res.Stdout, 40), tail(res.Stderr, 40))
 	}
 	if err != nil {
-		t.Fatalf("mpirun %s %s: %v\nstdout:\n%s\nstderr:\n%s",
-			strings.Join(argv, " "), what, err, tail(res.Stdout, 40), tail(res.Stderr, 40))
+		t.Fatalf("%s %s %s: %v\nstdout:\n%s\nstderr:\n%s",
+			l.Cmd, strings.Join(argv, " "), what, err, tail(res.Stdout, 40), tail(res.Stderr, 40))
 	}
-	t.Logf("mpirun -np %d %s %s: %.2f s", np, filepath.Base(prog), what, res.Elapsed.Seconds())
+	t.Logf("%s -np %d %s %s: %.2f s", l.Cmd, np, filepath.Base(prog), what, res.Elapsed.Seconds())
 	return res
 }
 
