@@ -94,26 +94,10 @@ func TestP2P_TraceHoldsEveryMessageWithPeerTagBytesAndRequest(t *testing.T) {
 }
 
 func testP2P(t *testing.T, m *mpiImpl, np int, buffer string) {
-	plainDir, tracedDir := t.TempDir(), t.TempDir()
-	plain := mpirun(t, run{MPI: m, NP: np, Prog: "p2p", Args: []string{plainDir}})
-	if plain.Code != 0 {
-		t.Fatalf("p2p without preload exited %d:\n%s", plain.Code, plain.Stderr)
-	}
-	traceDir := filepath.Join(tracedDir, "tr")
-	env := []string{"GCLOCK_DIR=" + traceDir}
-	if buffer != "" {
-		env = append(env, "GCLOCK_BUFFER="+buffer)
-	}
-	traced := mpirun(t, run{MPI: m, NP: np, Preload: true, Env: env, Prog: "p2p", Args: []string{tracedDir}})
-	if traced.Code != 0 {
-		t.Fatalf("p2p under the preload exited %d:\n%s", traced.Code, traced.Stderr)
-	}
-	if traced.Stdout != plain.Stdout || plain.Stdout == "" {
-		t.Errorf("stdout differs with the preload:\nwithout:\n%s\nwith:\n%s", plain.Stdout, traced.Stdout)
-	}
+	expectDir, traceDir := runWithAndWithout(t, m, np, "p2p", buffer)
 	traces := readTraces(t, traceDir, np)
 	for rank, tr := range traces {
-		want, misses := readP2PExpect(t, filepath.Join(tracedDir, fmt.Sprintf("expect-%d.txt", rank)))
+		want, misses := readP2PExpect(t, filepath.Join(expectDir, fmt.Sprintf("expect-%d.txt", rank)))
 		checkP2PRank(t, rank, tr, want, misses)
 	}
 }

@@ -90,25 +90,35 @@ func TestCollectives_TraceHoldsExactlyTheCalls(t *testing.T) {
 }
 
 func testCollectives(t *testing.T, m *mpiImpl, np int, buffer string) {
+	expectDir, traceDir := runWithAndWithout(t, m, np, "collectives", buffer)
+	traces := readTraces(t, traceDir, np)
+	checkCollectives(t, m, traces, expectDir, np)
+}
+
+// runWithAndWithout runs prog (which takes the directory for its own
+// expect-<rank>.txt files) on np ranks of m without and with the preload
+// (GCLOCK_BUFFER=buffer unless empty) and checks that its output is the
+// same. It returns the traced run's expect directory and trace directory.
+func runWithAndWithout(t *testing.T, m *mpiImpl, np int, prog, buffer string) (expectDir, traceDir string) {
+	t.Helper()
 	plainDir, tracedDir := t.TempDir(), t.TempDir()
-	plain := mpirun(t, run{MPI: m, NP: np, Prog: "collectives", Args: []string{plainDir}})
+	plain := mpirun(t, run{MPI: m, NP: np, Prog: prog, Args: []string{plainDir}})
 	if plain.Code != 0 {
-		t.Fatalf("collectives without preload exited %d:\n%s", plain.Code, plain.Stderr)
+		t.Fatalf("%s without preload exited %d:\n%s", prog, plain.Code, plain.Stderr)
 	}
-	traceDir := filepath.Join(tracedDir, "tr")
+	traceDir = filepath.Join(tracedDir, "tr")
 	env := []string{"GCLOCK_DIR=" + traceDir}
 	if buffer != "" {
 		env = append(env, "GCLOCK_BUFFER="+buffer)
 	}
-	traced := mpirun(t, run{MPI: m, NP: np, Preload: true, Env: env, Prog: "collectives", Args: []string{tracedDir}})
+	traced := mpirun(t, run{MPI: m, NP: np, Preload: true, Env: env, Prog: prog, Args: []string{tracedDir}})
 	if traced.Code != 0 {
-		t.Fatalf("collectives under the preload exited %d:\n%s", traced.Code, traced.Stderr)
+		t.Fatalf("%s under the preload exited %d:\n%s", prog, traced.Code, traced.Stderr)
 	}
 	if traced.Stdout != plain.Stdout || plain.Stdout == "" {
 		t.Errorf("stdout differs with the preload:\nwithout:\n%s\nwith:\n%s", plain.Stdout, traced.Stdout)
 	}
-	traces := readTraces(t, traceDir, np)
-	checkCollectives(t, m, traces, tracedDir, np)
+	return tracedDir, traceDir
 }
 
 func checkCollectives(t *testing.T, m *mpiImpl, traces []rankTrace, expectDir string, np int) {
