@@ -46,6 +46,9 @@ type Options struct {
 	Progress func(done, total int64)
 	// Resolve resolves call sites; nil uses a fresh NewResolver().
 	Resolve *Resolver
+	// Refine holds ClockRefined's moves (Result.Refinement of a first
+	// pass with ClockInterp; RefinedAnalyze runs both).
+	Refine *Refinement
 }
 
 // Zoom is one captured instance, corrected and raw.
@@ -65,6 +68,9 @@ type Result struct {
 	// RunStartNS is the global time the window is relative to (ns
 	// relative to Analysis.OriginNS, like every global time).
 	RunStartNS float64
+	// Refinement is what ClockRefined would move (refine.go), computed
+	// from this pass's happened-before facts.
+	Refinement *Refinement
 }
 
 // rankState is the per-rank state of one analysis pass.
@@ -133,21 +139,7 @@ func (p *Pass) Window() (start, end float64, ok bool) {
 	if a.opt.HasTo {
 		end = a.runStart + a.opt.To
 	} else {
-		last := math.Inf(-1)
-		for _, rs := range a.ranks {
-			if rs == nil {
-				continue
-			}
-			f := rs.in.Meta.Footer
-			if f == nil || f.EndNS == 0 {
-				last = math.Inf(1)
-				break
-			}
-			if g := rs.corr.Global(f.EndNS); g > last {
-				last = g
-			}
-		}
-		end = last
+		end = a.footerEnd()
 	}
 	return start, end, true
 }
@@ -256,6 +248,7 @@ type analyzer struct {
 	runStart   float64
 	origin     int64 // RunOrigin: global float64 times are relative to it
 	problems   []string
+	hb         *hbGrid // happened-before facts (refine.go)
 
 	ops       [64]opAccum
 	sites     []siteKey
@@ -325,6 +318,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		var note string
 		rs.corr, note = NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
 		rs.corr.SetOrigin(a.origin)
+		rs.corr.SetRefinement(opt.Refine, int32(ri.Rank))
 		if note != "" {
 			fallback = append(fallback, fmt.Sprintf("rank %d: %s", ri.Rank, note))
 		}
@@ -347,7 +341,27 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 			}
 		}
 	}
+	a.hb = newHBGrid(a.runStart, a.footerEnd(), len(a.ranks))
 	return a
+}
+
+// footerEnd is the latest corrected footer time of any rank, +Inf when a
+// rank has none (the run's end is known only after reading).
+func (a *analyzer) footerEnd() float64 {
+	last := math.Inf(-1)
+	for _, rs := range a.ranks {
+		if rs == nil {
+			continue
+		}
+		f := rs.in.Meta.Footer
+		if f == nil || f.EndNS == 0 {
+			return math.Inf(1)
+		}
+		if g := rs.corr.Global(f.EndNS); g > last {
+			last = g
+		}
+	}
+	return last
 }
 
 // buildComms assigns dense indices to the communicators all ranks define
@@ -679,5 +693,13 @@ func (a *analyzer) result() *Result {
 	}
 	an.ExitDelays = a.exitDelays()
 	an.Clock = a.clockQuality()
-	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart}
+	var ref *Refinement
+	an.Clock.Bounds, ref = a.hb.bounds(a.origin, a.opt.Refine == nil)
+	if a.opt.Refine != nil { // this pass applied a refinement: report it
+		applied(an.Clock.Bounds, a.opt.Refine)
+		ref = a.opt.Refine
+	}
+	summariseBounds(&an.Clock)
+	flagOps(an)
+	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart, Refinement: ref}
 }

@@ -21,6 +21,10 @@ const (
 	// ClockRaw applies no correction (only the coarse alignment of raw
 	// timebases that are seconds apart, see RawShift).
 	ClockRaw
+	// ClockRefined is ClockInterp moved, where the trace's happened-before
+	// facts say it must, to the nearest clock they allow (refine.go;
+	// Options.Refine carries the moves a first pass computed).
+	ClockRefined
 )
 
 func (m ClockMode) String() string {
@@ -31,11 +35,13 @@ func (m ClockMode) String() string {
 		return "init"
 	case ClockRaw:
 		return "raw"
+	case ClockRefined:
+		return "refined"
 	}
 	return fmt.Sprintf("ClockMode(%d)", int(m))
 }
 
-// ParseClockMode parses "interp", "init" or "raw".
+// ParseClockMode parses "interp", "init", "raw" or "refined".
 func ParseClockMode(s string) (ClockMode, error) {
 	switch s {
 	case "interp", "":
@@ -44,8 +50,10 @@ func ParseClockMode(s string) (ClockMode, error) {
 		return ClockInit, nil
 	case "raw":
 		return ClockRaw, nil
+	case "refined":
+		return ClockRefined, nil
 	}
-	return 0, fmt.Errorf("unknown clock mode %q (want interp, init or raw)", s)
+	return 0, fmt.Errorf("unknown clock mode %q (want interp, init, raw or refined)", s)
 }
 
 // knot is one point of the interpolated offset curve: the offset an
@@ -90,6 +98,8 @@ type Corrector struct {
 	// fast path for the segment between the first two knots
 	t0, t1 int64
 	o0, k  float64
+	// adjust: ClockRefined's moves (refine.go), nil otherwise
+	adjust *rankAdjust
 }
 
 // NewCorrector builds the corrector for one rank from its epochs. shift is
@@ -115,7 +125,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		return c, note + "no sync epoch: times left uncorrected"
 	}
 	if mode == ClockInit || len(eps) == 1 {
-		if mode == ClockInterp {
+		if mode == ClockInterp || mode == ClockRefined {
 			note += fmt.Sprintf("only epoch %d present: interpolation impossible, its model is used for the whole run", eps[0].Index)
 		}
 		c.mode = ClockInit
@@ -150,6 +160,15 @@ func (c *Corrector) Mode() ClockMode { return c.mode }
 
 // Offset returns local minus global at local time t (ns).
 func (c *Corrector) Offset(t int64) float64 {
+	if c.adjust != nil {
+		o := c.interpOffset(t)
+		return o + c.adjust.at(float64(t-c.origin)-o)
+	}
+	return c.interpOffset(t)
+}
+
+// interpOffset is Offset without ClockRefined's moves.
+func (c *Corrector) interpOffset(t int64) float64 {
 	switch c.mode {
 	case ClockRaw:
 		return -c.shift

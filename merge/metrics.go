@@ -173,6 +173,9 @@ func (a *analyzer) finalize(in *openInst) {
 	pos, wait, cause, v := r.pos, r.wait, r.cause, r.viol
 	if cls.HasLatency() && r.synced {
 		oa.latency.add(fx - le)
+		if complete {
+			a.hbFacts(in)
+		}
 	}
 	if r.zero {
 		oa.zeroByte++
@@ -234,6 +237,28 @@ func (a *analyzer) finalize(in *openInst) {
 			a.worst[0] = w
 			heap.Fix(&a.worst, 0)
 		}
+	}
+}
+
+// hbFacts records the happened-before facts of a complete N×N instance
+// with data between each member and world rank 0 (refine.go).
+func (a *analyzer) hbFacts(in *openInst) {
+	cs := in.comm
+	p0 := -1
+	for p, wr := range cs.members {
+		if wr == 0 {
+			p0 = p
+			break
+		}
+	}
+	if p0 < 0 || in.state[p0] != stArrived {
+		return
+	}
+	for p, wr := range cs.members {
+		if p == p0 || in.state[p] != stArrived {
+			continue
+		}
+		a.hb.add(wr, in.enter[p], in.enter[p]-in.exit[p0], in.exit[p]-in.enter[p0])
 	}
 }
 

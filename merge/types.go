@@ -157,6 +157,9 @@ type OpSummary struct {
 	// receives a byte (count 0): they have no waits and no clock-condition
 	// violation (the data rule, see WaitClass). Always 0 for MPI_Barrier.
 	ZeroByte int `json:"zero_byte_instances"`
+	// BelowClockBound: the mean wait is within twice the run's typical
+	// clock bound (ClockQuality.TypicalBoundNS): not a finding.
+	BelowClockBound bool `json:"below_clock_bound"`
 }
 
 // CallsiteSummary aggregates waits per application call site.
@@ -220,6 +223,17 @@ type ClockQuality struct {
 	Knots        int     `json:"knots"`
 	ResyncEpochs int     `json:"resync_epochs"`
 	MaxKnotGapNS float64 `json:"max_knot_gap_ns"`
+	// Happened-before bounds (refine.go): per rank, and over all ranks
+	// the largest bound (-1: no facts), the ranks with facts, the cells
+	// whose facts the corrected clock breaks, and what ClockRefined moves.
+	Bounds         []RankBound `json:"bounds,omitempty"`
+	BoundNS        float64     `json:"bound_ns"`
+	TypicalBoundNS float64     `json:"typical_bound_ns"` // largest rank TypicalNS
+	BoundRanks     int         `json:"bound_ranks"`
+	BoundOutside   int         `json:"bound_outside_cells"`
+	Contradictions int         `json:"bound_contradictions"`
+	RefineMoved    int         `json:"refine_moved_ranks"`
+	RefineMaxNS    float64     `json:"refine_max_shift_ns"`
 }
 
 // Analysis is the result of one tracemerge pass.

@@ -126,11 +126,15 @@ type accRun struct {
 	Env            []string
 	Wtime          bool     // clockprog prints each rank's MPI_Wtime start point
 	MPI            *mpiImpl // nil: Open MPI
+	Dir            string   // trace directory (default: a fresh one)
 }
 
 func runClockprog(t *testing.T, ar accRun) ([]rankTrace, result) {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "tr")
+	dir := ar.Dir
+	if dir == "" {
+		dir = filepath.Join(t.TempDir(), "tr")
+	}
 	env := append([]string{"GCLOCK_DIR=" + dir}, ar.Env...)
 	if ar.NodeSize > 0 {
 		env = append(env, "GCLOCK_NODE_SIZE="+strconv.Itoa(ar.NodeSize))

@@ -100,6 +100,7 @@ type htmlData struct {
 	Checks     []string
 	Knots      string // KnotsLine
 	Selective  string // SelectiveLine
+	Bounds     string // BoundsLine
 	CallsTotal int
 	P2P        *merge.P2PResult
 	P2PRanks   []htmlP2PRank
@@ -247,6 +248,7 @@ func WriteHTML(w io.Writer, r Report) error {
 	}
 	d.Knots = strings.TrimPrefix(KnotsLine(a.Clock), "knots: ")
 	d.Selective = strings.TrimPrefix(SelectiveLine(a.Selective), "selective tracing: ")
+	d.Bounds = strings.TrimPrefix(BoundsLine(a.Clock), "clock bounds ")
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := reportTmpl.Execute(bw, d); err != nil {
 		return fmt.Errorf("viz: html report: %w", err)

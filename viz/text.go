@@ -136,6 +136,9 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	if line := KnotsLine(c); line != "" {
 		fmt.Fprintf(w, "%s\n", line)
 	}
+	if line := BoundsLine(c); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	if line := SelectiveLine(a.Selective); line != "" {
 		fmt.Fprintf(w, "%s\n", term(line))
 	}
@@ -157,8 +160,12 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	t := newTable("llrrrrrrrrrrrr", "op", "wait pattern", "instances", "calls", "time in op", "share of MPI", "wait total", "wait %",
 		"wait mean", "wait p95", "entry skew p95", "exit skew p95", "latency median", "violations")
 	for _, o := range ops {
+		mean := fmtDur(o.Wait.Mean)
+		if o.BelowClockBound {
+			mean = "≲" + mean // within the clocks' bound: not a finding
+		}
 		t.row(term(o.Op), term(orDash(o.WaitClass)), itoa(o.Count), itoa(o.Calls), fmtDur(o.TotalTime), pct(o.TotalTime, totalMPI),
-			fmtDur(o.Wait.Total), pct(o.Wait.Total, o.TotalTime), fmtDur(o.Wait.Mean), fmtDur(o.Wait.P95),
+			fmtDur(o.Wait.Total), pct(o.Wait.Total, o.TotalTime), mean, fmtDur(o.Wait.P95),
 			fmtDur(o.EntrySkew.P95), fmtDur(o.ExitSkew.P95), latencyOrDash(o.Latency), itoa(o.Violations))
 	}
 	t.write(w)
@@ -171,6 +178,18 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	}
 	if len(zero) > 0 {
 		fmt.Fprintf(w, "instances moving no data (count 0): %s\n", strings.Join(zero, ", "))
+	}
+	if a.Clock.TypicalBoundNS >= 0 {
+		var below []string
+		for _, o := range ops {
+			if o.BelowClockBound {
+				below = append(below, term(o.Op))
+			}
+		}
+		if len(below) > 0 {
+			fmt.Fprintf(w, "≲: mean wait within twice the clocks' typical bound (±%s): below what the clocks resolve, not a finding (%s)\n",
+				fmtDur(a.Clock.TypicalBoundNS), strings.Join(below, ", "))
+		}
 	}
 
 	// Call sites, by total wait.
@@ -334,6 +353,29 @@ func (t *table) write(w io.Writer) {
 func orDash(s string) string {
 	if s == "" {
 		return "-"
+	}
+	return s
+}
+
+// BoundsLine states the happened-before bounds of the corrected clocks
+// and what --clock refined moved ("" without facts).
+func BoundsLine(c merge.ClockQuality) string {
+	if c.BoundRanks == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("clock bounds (happened-before facts of N×N collectives with rank 0): %d ranks, typical ±%s, loosest ±%s",
+		c.BoundRanks, fmtDur(c.TypicalBoundNS), fmtDur(c.BoundNS))
+	if c.BoundOutside > 0 {
+		s += fmt.Sprintf("; the clock breaks the facts in %d cells", c.BoundOutside)
+		if c.Mode != "refined" {
+			s += " (--clock refined moves it into them)"
+		}
+	}
+	if c.Contradictions > 0 {
+		s += fmt.Sprintf("; %d cells contradictory (violations remain)", c.Contradictions)
+	}
+	if c.RefineMoved > 0 {
+		s += fmt.Sprintf("; refined: %d ranks moved, by up to %s", c.RefineMoved, fmtDur(c.RefineMaxNS))
 	}
 	return s
 }

@@ -91,7 +91,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.out, "o", "tracemerge-out", "output directory")
 	fs.StringVar(&f.out, "out", "tracemerge-out", "output directory")
-	fs.StringVar(&f.clock, "clock", "interp", "interp, init or raw")
+	fs.StringVar(&f.clock, "clock", "interp", "interp, refined, init or raw")
 	fs.StringVar(&f.from, "from", "", "window start after run start")
 	fs.StringVar(&f.to, "to", "", "window end after run start")
 	fs.Var(&f.instances, "instance", "COMM:SEQ to zoom into")
@@ -207,6 +207,25 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	res := merge.NewResolver()
 	res.Search = f.debugDirs
 	opt.Resolve = res
+
+	// --clock refined: a first pass with interpolation finds the
+	// happened-before facts and the moves they call for (merge/refine.go).
+	if mode == merge.ClockRefined {
+		first, err := merge.Load(dir, nil)
+		if err == nil {
+			fo := opt
+			fo.Clock, fo.Capture = merge.ClockInterp, nil
+			var r1 *merge.Result
+			if r1, err = merge.Analyze(first, fo); err == nil {
+				opt = merge.RefinedOptions(opt, r1)
+			}
+			first.Close()
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "tracemerge: refinement pass: %v\n", err)
+			return exitNoData
+		}
+	}
 
 	// Load.
 	run, err := merge.Load(dir, nil)
@@ -441,7 +460,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		text.Reset()
 		writeText(&text, an, f.top)
 	}
-	writeP2PText(&text, p2p, f.top)
+	writeP2PText(&text, p2p, f.top, &an.Clock)
 	if formats["txt"] {
 		if err := out.writeFile("imbalance.txt", text.Bytes()); err != nil {
 			return out.fail(stderr, err)

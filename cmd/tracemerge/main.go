@@ -84,8 +84,10 @@ formats; warnings and problems go to stderr.
 Options:
   -o, --out DIR        output directory (created; default "tracemerge-out")
   --clock MODE         interp (default): interpolate each rank's clock offset
-                       between its MPI_Init and MPI_Finalize sync epochs;
-                       init: MPI_Init epoch only; raw: no correction
+                       through its sync epochs (MPI_Init, resyncs, MPI_Finalize);
+                       refined: interp moved where the trace's happened-before
+                       facts require (one more pass); init: MPI_Init epoch
+                       only; raw: no correction
   --from T, --to T     analyse only [T_from, T_to] after the run start
                        (earliest MPI_Init exit); units ns, us, µs, ms, s, m
                        e.g. --from 1.5s --to 2s

@@ -33,7 +33,8 @@ func p2pClockWarning(p *merge.P2PResult) string {
 }
 
 // writeP2PText appends the point-to-point section to the text report.
-func writeP2PText(w io.Writer, p *merge.P2PResult, top int) {
+// clk flags waits within the clocks' bounds (nil: no flags).
+func writeP2PText(w io.Writer, p *merge.P2PResult, top int, clk *merge.ClockQuality) {
 	if p == nil || (p.Messages == 0 && p.Requests == 0 && p.UnmatchedSends == 0 && p.UnmatchedRecvs == 0) {
 		return
 	}
@@ -85,6 +86,7 @@ func writeP2PText(w io.Writer, p *merge.P2PResult, top int) {
 		tw.Flush()
 	}
 	if len(p.Worst) > 0 {
+		flagged := 0
 		fmt.Fprintln(w, "\nWorst late senders (by the receiver's wait)")
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "sender\treceiver\ttag\tbytes\tsend\twaited in\twait")
@@ -92,9 +94,17 @@ func writeP2PText(w io.Writer, p *merge.P2PResult, top int) {
 			if i >= top {
 				break
 			}
-			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Src, m.Dst, m.Tag, m.Bytes, m.SendOp, m.RecvOp, merge.FormatNS(m.WaitNS))
+			wait := merge.FormatNS(m.WaitNS)
+			if clk != nil && clk.BelowBound(m.WaitNS, m.Src, m.Dst) {
+				wait = "≲" + wait
+				flagged++
+			}
+			fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%s\t%s\t%s\n", m.Src, m.Dst, m.Tag, m.Bytes, m.SendOp, m.RecvOp, wait)
 		}
 		tw.Flush()
+		if flagged > 0 {
+			fmt.Fprintln(w, "≲: wait within the two ranks' clock bounds (happened-before facts): not a finding")
+		}
 	}
 	if len(p.NBC) > 0 {
 		fmt.Fprintln(w, "\nNonblocking collectives (instances matched by communicator and sequence number)")

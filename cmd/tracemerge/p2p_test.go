@@ -13,8 +13,8 @@ import (
 // neighbours, and a run without point-to-point traffic adds nothing.
 func TestP2PText_NamesLateSendersAndSkipsRunsWithoutMessages(t *testing.T) {
 	var empty bytes.Buffer
-	writeP2PText(&empty, &merge.P2PResult{}, 10)
-	writeP2PText(&empty, nil, 10)
+	writeP2PText(&empty, &merge.P2PResult{}, 10, nil)
+	writeP2PText(&empty, nil, 10, nil)
 	if empty.Len() != 0 {
 		t.Errorf("run without messages: %q", empty.String())
 	}
@@ -26,7 +26,7 @@ func TestP2PText_NamesLateSendersAndSkipsRunsWithoutMessages(t *testing.T) {
 		Worst: []merge.LateMessage{{Src: 3, Dst: 2, Tag: 5, Bytes: 8, SendOp: "MPI_Isend", RecvOp: "MPI_Waitall", WaitNS: 2e6}},
 	}
 	var b bytes.Buffer
-	writeP2PText(&b, p, 10)
+	writeP2PText(&b, p, 10, nil)
 	for _, want := range []string{"Point-to-point: 3 messages matched", "1 receives completed before their send started (largest 1.5 µs)",
 		"rank 3 3 ms", "MPI_Isend  MPI_Waitall  2 ms"} {
 		if !strings.Contains(b.String(), want) {
