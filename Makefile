@@ -43,7 +43,7 @@ tracemerge: $(BUILD)/tracemerge
 # not see those files, so a hash of cshim/ goes into CGO_CFLAGS.
 CSHIM_HASH = $(shell cat $(C_SRC) 2>/dev/null | sha1sum | cut -c1-16)
 
-cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c: cshim/collectives.tbl cshim/p2p.tbl trace/ops.go pmpi/internal/wrapgen/main.go pmpi/internal/wrapgen/fortran.go
+cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c: cshim/collectives.tbl cshim/p2p.tbl cshim/rma.tbl trace/ops.go pmpi/internal/wrapgen/main.go pmpi/internal/wrapgen/fortran.go
 	cd pmpi && $(GO) generate ./...
 
 # Only the packages linked into the library are prerequisites. The library

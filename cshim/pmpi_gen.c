@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #pragma weak PMPI_Abort
+#pragma weak PMPI_Accumulate
 #pragma weak PMPI_Allgather
 #pragma weak PMPI_Allgatherv
 #pragma weak PMPI_Allreduce
@@ -25,13 +26,18 @@
 #pragma weak PMPI_Comm_split
 #pragma weak PMPI_Comm_split_type
 #pragma weak PMPI_Comm_test_inter
+#pragma weak PMPI_Compare_and_swap
 #pragma weak PMPI_Exscan
+#pragma weak PMPI_Fetch_and_op
 #pragma weak PMPI_Finalize
 #pragma weak PMPI_Gather
 #pragma weak PMPI_Gatherv
+#pragma weak PMPI_Get
+#pragma weak PMPI_Get_accumulate
 #pragma weak PMPI_Get_count
 #pragma weak PMPI_Get_library_version
 #pragma weak PMPI_Group_free
+#pragma weak PMPI_Group_size
 #pragma weak PMPI_Group_translate_ranks
 #pragma weak PMPI_Iallgather
 #pragma weak PMPI_Iallgatherv
@@ -60,12 +66,17 @@
 #pragma weak PMPI_Issend
 #pragma weak PMPI_Pcontrol
 #pragma weak PMPI_Probe
+#pragma weak PMPI_Put
+#pragma weak PMPI_Raccumulate
 #pragma weak PMPI_Recv
 #pragma weak PMPI_Recv_init
 #pragma weak PMPI_Reduce
 #pragma weak PMPI_Reduce_scatter
 #pragma weak PMPI_Reduce_scatter_block
 #pragma weak PMPI_Request_free
+#pragma weak PMPI_Rget
+#pragma weak PMPI_Rget_accumulate
+#pragma weak PMPI_Rput
 #pragma weak PMPI_Rsend
 #pragma weak PMPI_Rsend_init
 #pragma weak PMPI_Scan
@@ -88,6 +99,26 @@
 #pragma weak PMPI_Waitall
 #pragma weak PMPI_Waitany
 #pragma weak PMPI_Waitsome
+#pragma weak PMPI_Win_allocate
+#pragma weak PMPI_Win_allocate_shared
+#pragma weak PMPI_Win_complete
+#pragma weak PMPI_Win_create
+#pragma weak PMPI_Win_create_dynamic
+#pragma weak PMPI_Win_fence
+#pragma weak PMPI_Win_flush
+#pragma weak PMPI_Win_flush_all
+#pragma weak PMPI_Win_flush_local
+#pragma weak PMPI_Win_flush_local_all
+#pragma weak PMPI_Win_free
+#pragma weak PMPI_Win_lock
+#pragma weak PMPI_Win_lock_all
+#pragma weak PMPI_Win_post
+#pragma weak PMPI_Win_start
+#pragma weak PMPI_Win_sync
+#pragma weak PMPI_Win_test
+#pragma weak PMPI_Win_unlock
+#pragma weak PMPI_Win_unlock_all
+#pragma weak PMPI_Win_wait
 #pragma weak PMPI_Wtime
 #ifdef OPEN_MPI
 #pragma weak ompi_mpi_byte
@@ -101,6 +132,7 @@
 #endif
 
 __typeof__(PMPI_Abort) *gck_p_PMPI_Abort = PMPI_Abort;
+__typeof__(PMPI_Accumulate) *gck_p_PMPI_Accumulate = PMPI_Accumulate;
 __typeof__(PMPI_Allgather) *gck_p_PMPI_Allgather = PMPI_Allgather;
 __typeof__(PMPI_Allgatherv) *gck_p_PMPI_Allgatherv = PMPI_Allgatherv;
 __typeof__(PMPI_Allreduce) *gck_p_PMPI_Allreduce = PMPI_Allreduce;
@@ -122,13 +154,18 @@ __typeof__(PMPI_Comm_size) *gck_p_PMPI_Comm_size = PMPI_Comm_size;
 __typeof__(PMPI_Comm_split) *gck_p_PMPI_Comm_split = PMPI_Comm_split;
 __typeof__(PMPI_Comm_split_type) *gck_p_PMPI_Comm_split_type = PMPI_Comm_split_type;
 __typeof__(PMPI_Comm_test_inter) *gck_p_PMPI_Comm_test_inter = PMPI_Comm_test_inter;
+__typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap = PMPI_Compare_and_swap;
 __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan = PMPI_Exscan;
+__typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op = PMPI_Fetch_and_op;
 __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize = PMPI_Finalize;
 __typeof__(PMPI_Gather) *gck_p_PMPI_Gather = PMPI_Gather;
 __typeof__(PMPI_Gatherv) *gck_p_PMPI_Gatherv = PMPI_Gatherv;
+__typeof__(PMPI_Get) *gck_p_PMPI_Get = PMPI_Get;
+__typeof__(PMPI_Get_accumulate) *gck_p_PMPI_Get_accumulate = PMPI_Get_accumulate;
 __typeof__(PMPI_Get_count) *gck_p_PMPI_Get_count = PMPI_Get_count;
 __typeof__(PMPI_Get_library_version) *gck_p_PMPI_Get_library_version = PMPI_Get_library_version;
 __typeof__(PMPI_Group_free) *gck_p_PMPI_Group_free = PMPI_Group_free;
+__typeof__(PMPI_Group_size) *gck_p_PMPI_Group_size = PMPI_Group_size;
 __typeof__(PMPI_Group_translate_ranks) *gck_p_PMPI_Group_translate_ranks = PMPI_Group_translate_ranks;
 __typeof__(PMPI_Iallgather) *gck_p_PMPI_Iallgather = PMPI_Iallgather;
 __typeof__(PMPI_Iallgatherv) *gck_p_PMPI_Iallgatherv = PMPI_Iallgatherv;
@@ -157,12 +194,17 @@ __typeof__(PMPI_Isend) *gck_p_PMPI_Isend = PMPI_Isend;
 __typeof__(PMPI_Issend) *gck_p_PMPI_Issend = PMPI_Issend;
 __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol = PMPI_Pcontrol;
 __typeof__(PMPI_Probe) *gck_p_PMPI_Probe = PMPI_Probe;
+__typeof__(PMPI_Put) *gck_p_PMPI_Put = PMPI_Put;
+__typeof__(PMPI_Raccumulate) *gck_p_PMPI_Raccumulate = PMPI_Raccumulate;
 __typeof__(PMPI_Recv) *gck_p_PMPI_Recv = PMPI_Recv;
 __typeof__(PMPI_Recv_init) *gck_p_PMPI_Recv_init = PMPI_Recv_init;
 __typeof__(PMPI_Reduce) *gck_p_PMPI_Reduce = PMPI_Reduce;
 __typeof__(PMPI_Reduce_scatter) *gck_p_PMPI_Reduce_scatter = PMPI_Reduce_scatter;
 __typeof__(PMPI_Reduce_scatter_block) *gck_p_PMPI_Reduce_scatter_block = PMPI_Reduce_scatter_block;
 __typeof__(PMPI_Request_free) *gck_p_PMPI_Request_free = PMPI_Request_free;
+__typeof__(PMPI_Rget) *gck_p_PMPI_Rget = PMPI_Rget;
+__typeof__(PMPI_Rget_accumulate) *gck_p_PMPI_Rget_accumulate = PMPI_Rget_accumulate;
+__typeof__(PMPI_Rput) *gck_p_PMPI_Rput = PMPI_Rput;
 __typeof__(PMPI_Rsend) *gck_p_PMPI_Rsend = PMPI_Rsend;
 __typeof__(PMPI_Rsend_init) *gck_p_PMPI_Rsend_init = PMPI_Rsend_init;
 __typeof__(PMPI_Scan) *gck_p_PMPI_Scan = PMPI_Scan;
@@ -185,6 +227,26 @@ __typeof__(PMPI_Wait) *gck_p_PMPI_Wait = PMPI_Wait;
 __typeof__(PMPI_Waitall) *gck_p_PMPI_Waitall = PMPI_Waitall;
 __typeof__(PMPI_Waitany) *gck_p_PMPI_Waitany = PMPI_Waitany;
 __typeof__(PMPI_Waitsome) *gck_p_PMPI_Waitsome = PMPI_Waitsome;
+__typeof__(PMPI_Win_allocate) *gck_p_PMPI_Win_allocate = PMPI_Win_allocate;
+__typeof__(PMPI_Win_allocate_shared) *gck_p_PMPI_Win_allocate_shared = PMPI_Win_allocate_shared;
+__typeof__(PMPI_Win_complete) *gck_p_PMPI_Win_complete = PMPI_Win_complete;
+__typeof__(PMPI_Win_create) *gck_p_PMPI_Win_create = PMPI_Win_create;
+__typeof__(PMPI_Win_create_dynamic) *gck_p_PMPI_Win_create_dynamic = PMPI_Win_create_dynamic;
+__typeof__(PMPI_Win_fence) *gck_p_PMPI_Win_fence = PMPI_Win_fence;
+__typeof__(PMPI_Win_flush) *gck_p_PMPI_Win_flush = PMPI_Win_flush;
+__typeof__(PMPI_Win_flush_all) *gck_p_PMPI_Win_flush_all = PMPI_Win_flush_all;
+__typeof__(PMPI_Win_flush_local) *gck_p_PMPI_Win_flush_local = PMPI_Win_flush_local;
+__typeof__(PMPI_Win_flush_local_all) *gck_p_PMPI_Win_flush_local_all = PMPI_Win_flush_local_all;
+__typeof__(PMPI_Win_free) *gck_p_PMPI_Win_free = PMPI_Win_free;
+__typeof__(PMPI_Win_lock) *gck_p_PMPI_Win_lock = PMPI_Win_lock;
+__typeof__(PMPI_Win_lock_all) *gck_p_PMPI_Win_lock_all = PMPI_Win_lock_all;
+__typeof__(PMPI_Win_post) *gck_p_PMPI_Win_post = PMPI_Win_post;
+__typeof__(PMPI_Win_start) *gck_p_PMPI_Win_start = PMPI_Win_start;
+__typeof__(PMPI_Win_sync) *gck_p_PMPI_Win_sync = PMPI_Win_sync;
+__typeof__(PMPI_Win_test) *gck_p_PMPI_Win_test = PMPI_Win_test;
+__typeof__(PMPI_Win_unlock) *gck_p_PMPI_Win_unlock = PMPI_Win_unlock;
+__typeof__(PMPI_Win_unlock_all) *gck_p_PMPI_Win_unlock_all = PMPI_Win_unlock_all;
+__typeof__(PMPI_Win_wait) *gck_p_PMPI_Win_wait = PMPI_Win_wait;
 __typeof__(PMPI_Wtime) *gck_p_PMPI_Wtime = PMPI_Wtime;
 #ifdef OPEN_MPI
 __typeof__(ompi_mpi_byte) *gck_p_ompi_mpi_byte = &ompi_mpi_byte;
@@ -205,6 +267,8 @@ int gclock_pmpi_resolve_all(void)
 {
 	int missing = 0;
 	if (gck_p_PMPI_Abort == 0 && (gck_p_PMPI_Abort = (__typeof__(gck_p_PMPI_Abort))gclock_sym("PMPI_Abort")) == 0)
+		missing++;
+	if (gck_p_PMPI_Accumulate == 0 && (gck_p_PMPI_Accumulate = (__typeof__(gck_p_PMPI_Accumulate))gclock_sym("PMPI_Accumulate")) == 0)
 		missing++;
 	if (gck_p_PMPI_Allgather == 0 && (gck_p_PMPI_Allgather = (__typeof__(gck_p_PMPI_Allgather))gclock_sym("PMPI_Allgather")) == 0)
 		missing++;
@@ -248,7 +312,11 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Comm_test_inter == 0 && (gck_p_PMPI_Comm_test_inter = (__typeof__(gck_p_PMPI_Comm_test_inter))gclock_sym("PMPI_Comm_test_inter")) == 0)
 		missing++;
+	if (gck_p_PMPI_Compare_and_swap == 0 && (gck_p_PMPI_Compare_and_swap = (__typeof__(gck_p_PMPI_Compare_and_swap))gclock_sym("PMPI_Compare_and_swap")) == 0)
+		missing++;
 	if (gck_p_PMPI_Exscan == 0 && (gck_p_PMPI_Exscan = (__typeof__(gck_p_PMPI_Exscan))gclock_sym("PMPI_Exscan")) == 0)
+		missing++;
+	if (gck_p_PMPI_Fetch_and_op == 0 && (gck_p_PMPI_Fetch_and_op = (__typeof__(gck_p_PMPI_Fetch_and_op))gclock_sym("PMPI_Fetch_and_op")) == 0)
 		missing++;
 	if (gck_p_PMPI_Finalize == 0 && (gck_p_PMPI_Finalize = (__typeof__(gck_p_PMPI_Finalize))gclock_sym("PMPI_Finalize")) == 0)
 		missing++;
@@ -256,11 +324,17 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Gatherv == 0 && (gck_p_PMPI_Gatherv = (__typeof__(gck_p_PMPI_Gatherv))gclock_sym("PMPI_Gatherv")) == 0)
 		missing++;
+	if (gck_p_PMPI_Get == 0 && (gck_p_PMPI_Get = (__typeof__(gck_p_PMPI_Get))gclock_sym("PMPI_Get")) == 0)
+		missing++;
+	if (gck_p_PMPI_Get_accumulate == 0 && (gck_p_PMPI_Get_accumulate = (__typeof__(gck_p_PMPI_Get_accumulate))gclock_sym("PMPI_Get_accumulate")) == 0)
+		missing++;
 	if (gck_p_PMPI_Get_count == 0 && (gck_p_PMPI_Get_count = (__typeof__(gck_p_PMPI_Get_count))gclock_sym("PMPI_Get_count")) == 0)
 		missing++;
 	if (gck_p_PMPI_Get_library_version == 0 && (gck_p_PMPI_Get_library_version = (__typeof__(gck_p_PMPI_Get_library_version))gclock_sym("PMPI_Get_library_version")) == 0)
 		missing++;
 	if (gck_p_PMPI_Group_free == 0 && (gck_p_PMPI_Group_free = (__typeof__(gck_p_PMPI_Group_free))gclock_sym("PMPI_Group_free")) == 0)
+		missing++;
+	if (gck_p_PMPI_Group_size == 0 && (gck_p_PMPI_Group_size = (__typeof__(gck_p_PMPI_Group_size))gclock_sym("PMPI_Group_size")) == 0)
 		missing++;
 	if (gck_p_PMPI_Group_translate_ranks == 0 && (gck_p_PMPI_Group_translate_ranks = (__typeof__(gck_p_PMPI_Group_translate_ranks))gclock_sym("PMPI_Group_translate_ranks")) == 0)
 		missing++;
@@ -318,6 +392,10 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Probe == 0 && (gck_p_PMPI_Probe = (__typeof__(gck_p_PMPI_Probe))gclock_sym("PMPI_Probe")) == 0)
 		missing++;
+	if (gck_p_PMPI_Put == 0 && (gck_p_PMPI_Put = (__typeof__(gck_p_PMPI_Put))gclock_sym("PMPI_Put")) == 0)
+		missing++;
+	if (gck_p_PMPI_Raccumulate == 0 && (gck_p_PMPI_Raccumulate = (__typeof__(gck_p_PMPI_Raccumulate))gclock_sym("PMPI_Raccumulate")) == 0)
+		missing++;
 	if (gck_p_PMPI_Recv == 0 && (gck_p_PMPI_Recv = (__typeof__(gck_p_PMPI_Recv))gclock_sym("PMPI_Recv")) == 0)
 		missing++;
 	if (gck_p_PMPI_Recv_init == 0 && (gck_p_PMPI_Recv_init = (__typeof__(gck_p_PMPI_Recv_init))gclock_sym("PMPI_Recv_init")) == 0)
@@ -329,6 +407,12 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Reduce_scatter_block == 0 && (gck_p_PMPI_Reduce_scatter_block = (__typeof__(gck_p_PMPI_Reduce_scatter_block))gclock_sym("PMPI_Reduce_scatter_block")) == 0)
 		missing++;
 	if (gck_p_PMPI_Request_free == 0 && (gck_p_PMPI_Request_free = (__typeof__(gck_p_PMPI_Request_free))gclock_sym("PMPI_Request_free")) == 0)
+		missing++;
+	if (gck_p_PMPI_Rget == 0 && (gck_p_PMPI_Rget = (__typeof__(gck_p_PMPI_Rget))gclock_sym("PMPI_Rget")) == 0)
+		missing++;
+	if (gck_p_PMPI_Rget_accumulate == 0 && (gck_p_PMPI_Rget_accumulate = (__typeof__(gck_p_PMPI_Rget_accumulate))gclock_sym("PMPI_Rget_accumulate")) == 0)
+		missing++;
+	if (gck_p_PMPI_Rput == 0 && (gck_p_PMPI_Rput = (__typeof__(gck_p_PMPI_Rput))gclock_sym("PMPI_Rput")) == 0)
 		missing++;
 	if (gck_p_PMPI_Rsend == 0 && (gck_p_PMPI_Rsend = (__typeof__(gck_p_PMPI_Rsend))gclock_sym("PMPI_Rsend")) == 0)
 		missing++;
@@ -373,6 +457,46 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Waitany == 0 && (gck_p_PMPI_Waitany = (__typeof__(gck_p_PMPI_Waitany))gclock_sym("PMPI_Waitany")) == 0)
 		missing++;
 	if (gck_p_PMPI_Waitsome == 0 && (gck_p_PMPI_Waitsome = (__typeof__(gck_p_PMPI_Waitsome))gclock_sym("PMPI_Waitsome")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_allocate == 0 && (gck_p_PMPI_Win_allocate = (__typeof__(gck_p_PMPI_Win_allocate))gclock_sym("PMPI_Win_allocate")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_allocate_shared == 0 && (gck_p_PMPI_Win_allocate_shared = (__typeof__(gck_p_PMPI_Win_allocate_shared))gclock_sym("PMPI_Win_allocate_shared")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_complete == 0 && (gck_p_PMPI_Win_complete = (__typeof__(gck_p_PMPI_Win_complete))gclock_sym("PMPI_Win_complete")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_create == 0 && (gck_p_PMPI_Win_create = (__typeof__(gck_p_PMPI_Win_create))gclock_sym("PMPI_Win_create")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_create_dynamic == 0 && (gck_p_PMPI_Win_create_dynamic = (__typeof__(gck_p_PMPI_Win_create_dynamic))gclock_sym("PMPI_Win_create_dynamic")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_fence == 0 && (gck_p_PMPI_Win_fence = (__typeof__(gck_p_PMPI_Win_fence))gclock_sym("PMPI_Win_fence")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_flush == 0 && (gck_p_PMPI_Win_flush = (__typeof__(gck_p_PMPI_Win_flush))gclock_sym("PMPI_Win_flush")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_flush_all == 0 && (gck_p_PMPI_Win_flush_all = (__typeof__(gck_p_PMPI_Win_flush_all))gclock_sym("PMPI_Win_flush_all")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_flush_local == 0 && (gck_p_PMPI_Win_flush_local = (__typeof__(gck_p_PMPI_Win_flush_local))gclock_sym("PMPI_Win_flush_local")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_flush_local_all == 0 && (gck_p_PMPI_Win_flush_local_all = (__typeof__(gck_p_PMPI_Win_flush_local_all))gclock_sym("PMPI_Win_flush_local_all")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_free == 0 && (gck_p_PMPI_Win_free = (__typeof__(gck_p_PMPI_Win_free))gclock_sym("PMPI_Win_free")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_lock == 0 && (gck_p_PMPI_Win_lock = (__typeof__(gck_p_PMPI_Win_lock))gclock_sym("PMPI_Win_lock")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_lock_all == 0 && (gck_p_PMPI_Win_lock_all = (__typeof__(gck_p_PMPI_Win_lock_all))gclock_sym("PMPI_Win_lock_all")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_post == 0 && (gck_p_PMPI_Win_post = (__typeof__(gck_p_PMPI_Win_post))gclock_sym("PMPI_Win_post")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_start == 0 && (gck_p_PMPI_Win_start = (__typeof__(gck_p_PMPI_Win_start))gclock_sym("PMPI_Win_start")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_sync == 0 && (gck_p_PMPI_Win_sync = (__typeof__(gck_p_PMPI_Win_sync))gclock_sym("PMPI_Win_sync")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_test == 0 && (gck_p_PMPI_Win_test = (__typeof__(gck_p_PMPI_Win_test))gclock_sym("PMPI_Win_test")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_unlock == 0 && (gck_p_PMPI_Win_unlock = (__typeof__(gck_p_PMPI_Win_unlock))gclock_sym("PMPI_Win_unlock")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_unlock_all == 0 && (gck_p_PMPI_Win_unlock_all = (__typeof__(gck_p_PMPI_Win_unlock_all))gclock_sym("PMPI_Win_unlock_all")) == 0)
+		missing++;
+	if (gck_p_PMPI_Win_wait == 0 && (gck_p_PMPI_Win_wait = (__typeof__(gck_p_PMPI_Win_wait))gclock_sym("PMPI_Win_wait")) == 0)
 		missing++;
 	if (gck_p_PMPI_Wtime == 0 && (gck_p_PMPI_Wtime = (__typeof__(gck_p_PMPI_Wtime))gclock_sym("PMPI_Wtime")) == 0)
 		missing++;

@@ -9,6 +9,7 @@
 void *gclock_pmpi_resolve(void **slot, const char *name, int data);
 
 extern __typeof__(PMPI_Abort) *gck_p_PMPI_Abort;
+extern __typeof__(PMPI_Accumulate) *gck_p_PMPI_Accumulate;
 extern __typeof__(PMPI_Allgather) *gck_p_PMPI_Allgather;
 extern __typeof__(PMPI_Allgatherv) *gck_p_PMPI_Allgatherv;
 extern __typeof__(PMPI_Allreduce) *gck_p_PMPI_Allreduce;
@@ -30,13 +31,18 @@ extern __typeof__(PMPI_Comm_size) *gck_p_PMPI_Comm_size;
 extern __typeof__(PMPI_Comm_split) *gck_p_PMPI_Comm_split;
 extern __typeof__(PMPI_Comm_split_type) *gck_p_PMPI_Comm_split_type;
 extern __typeof__(PMPI_Comm_test_inter) *gck_p_PMPI_Comm_test_inter;
+extern __typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap;
 extern __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan;
+extern __typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op;
 extern __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize;
 extern __typeof__(PMPI_Gather) *gck_p_PMPI_Gather;
 extern __typeof__(PMPI_Gatherv) *gck_p_PMPI_Gatherv;
+extern __typeof__(PMPI_Get) *gck_p_PMPI_Get;
+extern __typeof__(PMPI_Get_accumulate) *gck_p_PMPI_Get_accumulate;
 extern __typeof__(PMPI_Get_count) *gck_p_PMPI_Get_count;
 extern __typeof__(PMPI_Get_library_version) *gck_p_PMPI_Get_library_version;
 extern __typeof__(PMPI_Group_free) *gck_p_PMPI_Group_free;
+extern __typeof__(PMPI_Group_size) *gck_p_PMPI_Group_size;
 extern __typeof__(PMPI_Group_translate_ranks) *gck_p_PMPI_Group_translate_ranks;
 extern __typeof__(PMPI_Iallgather) *gck_p_PMPI_Iallgather;
 extern __typeof__(PMPI_Iallgatherv) *gck_p_PMPI_Iallgatherv;
@@ -65,12 +71,17 @@ extern __typeof__(PMPI_Isend) *gck_p_PMPI_Isend;
 extern __typeof__(PMPI_Issend) *gck_p_PMPI_Issend;
 extern __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol;
 extern __typeof__(PMPI_Probe) *gck_p_PMPI_Probe;
+extern __typeof__(PMPI_Put) *gck_p_PMPI_Put;
+extern __typeof__(PMPI_Raccumulate) *gck_p_PMPI_Raccumulate;
 extern __typeof__(PMPI_Recv) *gck_p_PMPI_Recv;
 extern __typeof__(PMPI_Recv_init) *gck_p_PMPI_Recv_init;
 extern __typeof__(PMPI_Reduce) *gck_p_PMPI_Reduce;
 extern __typeof__(PMPI_Reduce_scatter) *gck_p_PMPI_Reduce_scatter;
 extern __typeof__(PMPI_Reduce_scatter_block) *gck_p_PMPI_Reduce_scatter_block;
 extern __typeof__(PMPI_Request_free) *gck_p_PMPI_Request_free;
+extern __typeof__(PMPI_Rget) *gck_p_PMPI_Rget;
+extern __typeof__(PMPI_Rget_accumulate) *gck_p_PMPI_Rget_accumulate;
+extern __typeof__(PMPI_Rput) *gck_p_PMPI_Rput;
 extern __typeof__(PMPI_Rsend) *gck_p_PMPI_Rsend;
 extern __typeof__(PMPI_Rsend_init) *gck_p_PMPI_Rsend_init;
 extern __typeof__(PMPI_Scan) *gck_p_PMPI_Scan;
@@ -93,6 +104,26 @@ extern __typeof__(PMPI_Wait) *gck_p_PMPI_Wait;
 extern __typeof__(PMPI_Waitall) *gck_p_PMPI_Waitall;
 extern __typeof__(PMPI_Waitany) *gck_p_PMPI_Waitany;
 extern __typeof__(PMPI_Waitsome) *gck_p_PMPI_Waitsome;
+extern __typeof__(PMPI_Win_allocate) *gck_p_PMPI_Win_allocate;
+extern __typeof__(PMPI_Win_allocate_shared) *gck_p_PMPI_Win_allocate_shared;
+extern __typeof__(PMPI_Win_complete) *gck_p_PMPI_Win_complete;
+extern __typeof__(PMPI_Win_create) *gck_p_PMPI_Win_create;
+extern __typeof__(PMPI_Win_create_dynamic) *gck_p_PMPI_Win_create_dynamic;
+extern __typeof__(PMPI_Win_fence) *gck_p_PMPI_Win_fence;
+extern __typeof__(PMPI_Win_flush) *gck_p_PMPI_Win_flush;
+extern __typeof__(PMPI_Win_flush_all) *gck_p_PMPI_Win_flush_all;
+extern __typeof__(PMPI_Win_flush_local) *gck_p_PMPI_Win_flush_local;
+extern __typeof__(PMPI_Win_flush_local_all) *gck_p_PMPI_Win_flush_local_all;
+extern __typeof__(PMPI_Win_free) *gck_p_PMPI_Win_free;
+extern __typeof__(PMPI_Win_lock) *gck_p_PMPI_Win_lock;
+extern __typeof__(PMPI_Win_lock_all) *gck_p_PMPI_Win_lock_all;
+extern __typeof__(PMPI_Win_post) *gck_p_PMPI_Win_post;
+extern __typeof__(PMPI_Win_start) *gck_p_PMPI_Win_start;
+extern __typeof__(PMPI_Win_sync) *gck_p_PMPI_Win_sync;
+extern __typeof__(PMPI_Win_test) *gck_p_PMPI_Win_test;
+extern __typeof__(PMPI_Win_unlock) *gck_p_PMPI_Win_unlock;
+extern __typeof__(PMPI_Win_unlock_all) *gck_p_PMPI_Win_unlock_all;
+extern __typeof__(PMPI_Win_wait) *gck_p_PMPI_Win_wait;
 extern __typeof__(PMPI_Wtime) *gck_p_PMPI_Wtime;
 #ifdef OPEN_MPI
 extern __typeof__(ompi_mpi_byte) *gck_p_ompi_mpi_byte;
@@ -108,6 +139,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define GCK_PMPI(n, data) (*(__builtin_expect(gck_p_##n != 0, 1) ? gck_p_##n : \
 	(__typeof__(gck_p_##n))gclock_pmpi_resolve((void **)&gck_p_##n, #n, data)))
 #define PMPI_Abort GCK_PMPI(PMPI_Abort, 0)
+#define PMPI_Accumulate GCK_PMPI(PMPI_Accumulate, 0)
 #define PMPI_Allgather GCK_PMPI(PMPI_Allgather, 0)
 #define PMPI_Allgatherv GCK_PMPI(PMPI_Allgatherv, 0)
 #define PMPI_Allreduce GCK_PMPI(PMPI_Allreduce, 0)
@@ -129,13 +161,18 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Comm_split GCK_PMPI(PMPI_Comm_split, 0)
 #define PMPI_Comm_split_type GCK_PMPI(PMPI_Comm_split_type, 0)
 #define PMPI_Comm_test_inter GCK_PMPI(PMPI_Comm_test_inter, 0)
+#define PMPI_Compare_and_swap GCK_PMPI(PMPI_Compare_and_swap, 0)
 #define PMPI_Exscan GCK_PMPI(PMPI_Exscan, 0)
+#define PMPI_Fetch_and_op GCK_PMPI(PMPI_Fetch_and_op, 0)
 #define PMPI_Finalize GCK_PMPI(PMPI_Finalize, 0)
 #define PMPI_Gather GCK_PMPI(PMPI_Gather, 0)
 #define PMPI_Gatherv GCK_PMPI(PMPI_Gatherv, 0)
+#define PMPI_Get GCK_PMPI(PMPI_Get, 0)
+#define PMPI_Get_accumulate GCK_PMPI(PMPI_Get_accumulate, 0)
 #define PMPI_Get_count GCK_PMPI(PMPI_Get_count, 0)
 #define PMPI_Get_library_version GCK_PMPI(PMPI_Get_library_version, 0)
 #define PMPI_Group_free GCK_PMPI(PMPI_Group_free, 0)
+#define PMPI_Group_size GCK_PMPI(PMPI_Group_size, 0)
 #define PMPI_Group_translate_ranks GCK_PMPI(PMPI_Group_translate_ranks, 0)
 #define PMPI_Iallgather GCK_PMPI(PMPI_Iallgather, 0)
 #define PMPI_Iallgatherv GCK_PMPI(PMPI_Iallgatherv, 0)
@@ -164,12 +201,17 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Issend GCK_PMPI(PMPI_Issend, 0)
 #define PMPI_Pcontrol GCK_PMPI(PMPI_Pcontrol, 0)
 #define PMPI_Probe GCK_PMPI(PMPI_Probe, 0)
+#define PMPI_Put GCK_PMPI(PMPI_Put, 0)
+#define PMPI_Raccumulate GCK_PMPI(PMPI_Raccumulate, 0)
 #define PMPI_Recv GCK_PMPI(PMPI_Recv, 0)
 #define PMPI_Recv_init GCK_PMPI(PMPI_Recv_init, 0)
 #define PMPI_Reduce GCK_PMPI(PMPI_Reduce, 0)
 #define PMPI_Reduce_scatter GCK_PMPI(PMPI_Reduce_scatter, 0)
 #define PMPI_Reduce_scatter_block GCK_PMPI(PMPI_Reduce_scatter_block, 0)
 #define PMPI_Request_free GCK_PMPI(PMPI_Request_free, 0)
+#define PMPI_Rget GCK_PMPI(PMPI_Rget, 0)
+#define PMPI_Rget_accumulate GCK_PMPI(PMPI_Rget_accumulate, 0)
+#define PMPI_Rput GCK_PMPI(PMPI_Rput, 0)
 #define PMPI_Rsend GCK_PMPI(PMPI_Rsend, 0)
 #define PMPI_Rsend_init GCK_PMPI(PMPI_Rsend_init, 0)
 #define PMPI_Scan GCK_PMPI(PMPI_Scan, 0)
@@ -192,6 +234,26 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Waitall GCK_PMPI(PMPI_Waitall, 0)
 #define PMPI_Waitany GCK_PMPI(PMPI_Waitany, 0)
 #define PMPI_Waitsome GCK_PMPI(PMPI_Waitsome, 0)
+#define PMPI_Win_allocate GCK_PMPI(PMPI_Win_allocate, 0)
+#define PMPI_Win_allocate_shared GCK_PMPI(PMPI_Win_allocate_shared, 0)
+#define PMPI_Win_complete GCK_PMPI(PMPI_Win_complete, 0)
+#define PMPI_Win_create GCK_PMPI(PMPI_Win_create, 0)
+#define PMPI_Win_create_dynamic GCK_PMPI(PMPI_Win_create_dynamic, 0)
+#define PMPI_Win_fence GCK_PMPI(PMPI_Win_fence, 0)
+#define PMPI_Win_flush GCK_PMPI(PMPI_Win_flush, 0)
+#define PMPI_Win_flush_all GCK_PMPI(PMPI_Win_flush_all, 0)
+#define PMPI_Win_flush_local GCK_PMPI(PMPI_Win_flush_local, 0)
+#define PMPI_Win_flush_local_all GCK_PMPI(PMPI_Win_flush_local_all, 0)
+#define PMPI_Win_free GCK_PMPI(PMPI_Win_free, 0)
+#define PMPI_Win_lock GCK_PMPI(PMPI_Win_lock, 0)
+#define PMPI_Win_lock_all GCK_PMPI(PMPI_Win_lock_all, 0)
+#define PMPI_Win_post GCK_PMPI(PMPI_Win_post, 0)
+#define PMPI_Win_start GCK_PMPI(PMPI_Win_start, 0)
+#define PMPI_Win_sync GCK_PMPI(PMPI_Win_sync, 0)
+#define PMPI_Win_test GCK_PMPI(PMPI_Win_test, 0)
+#define PMPI_Win_unlock GCK_PMPI(PMPI_Win_unlock, 0)
+#define PMPI_Win_unlock_all GCK_PMPI(PMPI_Win_unlock_all, 0)
+#define PMPI_Win_wait GCK_PMPI(PMPI_Win_wait, 0)
 #define PMPI_Wtime GCK_PMPI(PMPI_Wtime, 0)
 #ifdef OPEN_MPI
 #define ompi_mpi_byte GCK_PMPI(ompi_mpi_byte, 1)

@@ -23,7 +23,9 @@
 
 #include "gclock.h"
 
-enum { GCK_REQ_SEND = 1, GCK_REQ_RECV = 2, GCK_REQ_COLL = 3 };
+/* GCK_REQ_RMA_PUT / _GET: MPI_Rput, MPI_Raccumulate / MPI_Rget,
+ * MPI_Rget_accumulate (rma.h): bytes to Sent / Recv at completion. */
+enum { GCK_REQ_SEND = 1, GCK_REQ_RECV = 2, GCK_REQ_COLL = 3, GCK_REQ_RMA_PUT = 4, GCK_REQ_RMA_GET = 5 };
 
 /* trace.PeerAny, trace.PeerNull, trace.TagAny */
 #define GCK_PEER_ANY (-1)
@@ -148,6 +150,7 @@ typedef struct gclock_p2p {
 	uint64_t sent, recv;
 	int32_t peer, tag;
 	MPI_Request saved;  /* single-request calls: the handle before the call */
+	uintptr_t wkey;     /* MPI_Win_free: the window handle before the call */
 } gclock_p2p;
 
 static inline int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
@@ -395,6 +398,12 @@ static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st,
 			tag = st->MPI_TAG;
 			recv = peer == GCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);
 		}
+		break;
+	case GCK_REQ_RMA_PUT: /* MPI_Rput, MPI_Raccumulate (rma.h) */
+		sent = r.bytes;
+		break;
+	case GCK_REQ_RMA_GET: /* MPI_Rget, MPI_Rget_accumulate */
+		recv = r.bytes;
 		break;
 	default: /* nonblocking collective: bytes were recorded at the start */
 		peer = 0;

@@ -575,6 +575,40 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 	GCK_COMM_WRAP("create", comm, newcomm, PMPI_Comm_create(comm, group, newcomm));
 }
 
+/* gclock_win_new_end registers a new window (rma.h) as an entry of the
+ * communicator table keyed by its handle: members, rank and size are its
+ * parent communicator's (a window's group is its communicator's), the id
+ * is agreed from the parent's id and creation counter like a
+ * communicator's. */
+void gclock_win_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Win win,
+			const char *kind)
+{
+	if (rc != MPI_SUCCESS || parent == NULL || parent->inter)
+		return;
+	int64_t now = gclock_now();
+	gclock_comm_slot v;
+	memset(&v, 0, sizeof v);
+	v.rank = parent->rank;
+	v.size = parent->size;
+	v.peers = parent->peers;
+	v.npeers = parent->npeers;
+	v.resync_at = UINT32_MAX;
+	pthread_mutex_lock(&comm_mu);
+	v.local = next_local++;
+	pthread_mutex_unlock(&comm_mu);
+	char kbuf[32];
+	snprintf(kbuf, sizeof kbuf, "%s", kind);
+	v.id = gclockGoComm(0, parent->id, counter, v.local, kbuf, (int32_t *)v.peers,
+			    v.peers != NULL ? v.npeers : 0, now);
+	pthread_mutex_lock(&comm_mu);
+	comm_insert((uintptr_t)win, &v);
+	pthread_mutex_unlock(&comm_mu);
+}
+
+/* gclock_world_group is MPI_COMM_WORLD's group (rma.h: post/start groups
+ * to world ranks). */
+MPI_Group gclock_world_group(void) { return world_group; }
+
 /* gclock_comm_free_done: common tail of the MPI_Comm_free wrappers (C and
  * Fortran); k is the freed handle. */
 void gclock_comm_free_done(int rc, uintptr_t k)

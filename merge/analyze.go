@@ -250,7 +250,7 @@ type analyzer struct {
 	problems   []string
 	hb         *hbGrid // happened-before facts (refine.go)
 
-	ops       [64]opAccum
+	ops       [256]opAccum
 	sites     []siteKey
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex

@@ -98,7 +98,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 	sort.Slice(info.Hosts, func(i, j int) bool { return info.Hosts[i].Ranks[0] < info.Hosts[j].Ranks[0] })
 
 	type res struct {
-		ops      [64]int64
+		ops      [256]int64
 		n        int64
 		lo, hi   float64
 		err      error
@@ -149,7 +149,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 		}(i, ri)
 	}
 	wg.Wait()
-	var ops [64]int64
+	var ops [256]int64
 	info.StartNS, info.EndNS = math.Inf(1), math.Inf(-1)
 	for i, ri := range run.Ranks {
 		r := &out[i]

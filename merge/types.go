@@ -52,7 +52,8 @@ type GEvent struct {
 // MPI_Sendrecv; see trace/ops.go). Its time is already counted with record
 // 0, so time-in-MPI sums must skip it.
 func (e *GEvent) Continuation() bool {
-	return e.Seq > 0 && e.Op >= trace.OpSend && e.Op <= trace.OpRequestFree
+	return e.Seq > 0 && (e.Op >= trace.OpSend && e.Op <= trace.OpRequestFree ||
+		e.Op == trace.OpWinPost || e.Op == trace.OpWinStart)
 }
 
 // Sink consumes the merged, globally ordered event stream (by Enter).

@@ -93,6 +93,43 @@ const (
 	// count. Level 0 pauses recording after this event, any other level
 	// resumes it before; the paused intervals lie between them.
 	OpPcontrol
+	// One-sided communication (issue 11 §4, docs/rma.md). Comm is the
+	// window's local index (windows are entries of the communicator table
+	// with agreed ids, kind "win_create", "win_allocate", ...). Window
+	// creation, MPI_Win_free and MPI_Win_fence take the window's instance
+	// number in Seq (matched across its members like a collective);
+	// communication calls carry the target as world rank in Peer and the
+	// origin's bytes in Sent (put, accumulate) and Recv (get, result).
+	OpWinCreate
+	OpWinAllocate
+	OpWinAllocateShared
+	OpWinCreateDynamic
+	OpWinFree
+	OpPut
+	OpGet
+	OpAccumulate
+	OpGetAccumulate
+	OpFetchAndOp
+	OpCompareAndSwap
+	OpRput
+	OpRget
+	OpRaccumulate
+	OpRgetAccumulate
+	OpWinFence
+	OpWinLock
+	OpWinUnlock
+	OpWinLockAll
+	OpWinUnlockAll
+	OpWinFlush
+	OpWinFlushAll
+	OpWinFlushLocal
+	OpWinFlushLocalAll
+	OpWinPost
+	OpWinStart
+	OpWinComplete
+	OpWinWait
+	OpWinTest
+	OpWinSync
 	opCount
 )
 
@@ -169,6 +206,36 @@ var opNames = [...]string{
 	OpFlush:               "gclock_flush",
 	OpResync:              "gclock_resync",
 	OpPcontrol:            "MPI_Pcontrol",
+	OpWinCreate:           "MPI_Win_create",
+	OpWinAllocate:         "MPI_Win_allocate",
+	OpWinAllocateShared:   "MPI_Win_allocate_shared",
+	OpWinCreateDynamic:    "MPI_Win_create_dynamic",
+	OpWinFree:             "MPI_Win_free",
+	OpPut:                 "MPI_Put",
+	OpGet:                 "MPI_Get",
+	OpAccumulate:          "MPI_Accumulate",
+	OpGetAccumulate:       "MPI_Get_accumulate",
+	OpFetchAndOp:          "MPI_Fetch_and_op",
+	OpCompareAndSwap:      "MPI_Compare_and_swap",
+	OpRput:                "MPI_Rput",
+	OpRget:                "MPI_Rget",
+	OpRaccumulate:         "MPI_Raccumulate",
+	OpRgetAccumulate:      "MPI_Rget_accumulate",
+	OpWinFence:            "MPI_Win_fence",
+	OpWinLock:             "MPI_Win_lock",
+	OpWinUnlock:           "MPI_Win_unlock",
+	OpWinLockAll:          "MPI_Win_lock_all",
+	OpWinUnlockAll:        "MPI_Win_unlock_all",
+	OpWinFlush:            "MPI_Win_flush",
+	OpWinFlushAll:         "MPI_Win_flush_all",
+	OpWinFlushLocal:       "MPI_Win_flush_local",
+	OpWinFlushLocalAll:    "MPI_Win_flush_local_all",
+	OpWinPost:             "MPI_Win_post",
+	OpWinStart:            "MPI_Win_start",
+	OpWinComplete:         "MPI_Win_complete",
+	OpWinWait:             "MPI_Win_wait",
+	OpWinTest:             "MPI_Win_test",
+	OpWinSync:             "MPI_Win_sync",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".
@@ -303,3 +370,27 @@ func (o Op) BlockingEquivalent() Op {
 	}
 	return OpBarrier + (o - OpIbarrier)
 }
+
+// IsRMA reports whether o is a one-sided (RMA) operation: window
+// creation and free, communication and synchronisation (docs/rma.md).
+func (o Op) IsRMA() bool { return o >= OpWinCreate && o <= OpWinSync }
+
+// IsWinCreate reports whether o creates a window.
+func (o Op) IsWinCreate() bool { return o >= OpWinCreate && o <= OpWinCreateDynamic }
+
+// IsRMATransfer reports whether o moves data to or from a target (MPI_Put
+// ... MPI_Rget_accumulate); Peer is the target's world rank.
+func (o Op) IsRMATransfer() bool { return o >= OpPut && o <= OpRgetAccumulate }
+
+// IsRMARequest reports whether o is a request-based RMA call (MPI_Rput,
+// MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate): Req names its request,
+// completed by MPI_Wait* / MPI_Test* like any other.
+func (o Op) IsRMARequest() bool { return o >= OpRput && o <= OpRgetAccumulate }
+
+// IsRMASync reports whether o synchronises a window (fence, lock, flush,
+// post/start/complete/wait, test, sync).
+func (o Op) IsRMASync() bool { return o >= OpWinFence && o <= OpWinSync }
+
+// IsWinInstance reports whether o is matched across the window's members
+// by Seq (window creation, MPI_Win_free, MPI_Win_fence).
+func (o Op) IsWinInstance() bool { return o.IsWinCreate() || o == OpWinFree || o == OpWinFence }

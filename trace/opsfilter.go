@@ -19,6 +19,7 @@ var OpsClasses = []struct{ Name, Means string }{
 	{"nbc", "nonblocking collectives (MPI_Ibarrier ... MPI_Iexscan)"},
 	{"p2p", "point-to-point: sends, receives, probes, persistent requests and their starts"},
 	{"wait", "completions: MPI_Wait*, MPI_Test* (and their unsuccessful polls)"},
+	{"rma", "one-sided: window creation and free, MPI_Put ... MPI_Rget_accumulate, fences, locks, flushes, post/start/complete/wait"},
 }
 
 func opsOfClass(class string) ([]Op, bool) {
@@ -39,6 +40,8 @@ func opsOfClass(class string) ([]Op, bool) {
 			in = o.IsPointToPoint() && !o.IsCompletion()
 		case "wait":
 			in = o.IsCompletion()
+		case "rma":
+			in = o.IsRMA()
 		default:
 			return nil, false
 		}
@@ -52,7 +55,7 @@ func opsOfClass(class string) ([]Op, bool) {
 // ParseOpsFilter reads a GCLOCK_OPS value and returns the operations it
 // excludes (sorted). The value is a comma-separated list of items, each a
 // function name (MPI_Allreduce, Allreduce or allreduce) or a class (all,
-// coll, nbc, p2p, wait), optionally signed: if the first item starts with
+// coll, nbc, p2p, wait, rma), optionally signed: if the first item starts with
 // '-' everything is recorded except what '-' items remove ("-p2p,-wait");
 // otherwise only the listed items are ("coll,MPI_Send" or
 // "all,-MPI_Bcast"). Later items override earlier ones. The recorder's

@@ -127,6 +127,9 @@ type Report struct {
 	// P2P optionally is the point-to-point analysis (merge.AnalyzeP2P),
 	// shown as its own section.
 	P2P *merge.P2PResult
+	// RMA optionally is the one-sided analysis (merge.RMAStream), shown as
+	// its own section when the run made one-sided calls.
+	RMA *merge.RMAResult
 }
 
 // NamedSVG is one inline SVG with its caption.

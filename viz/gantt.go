@@ -39,7 +39,7 @@ type Gantt struct {
 	dataHi  float64
 	lanes   []lane
 	nbars   int
-	opsSeen [64]bool
+	opsSeen [256]bool
 	opsMore map[trace.Op]bool
 
 	pend      []pendRef // min-heap by global exit

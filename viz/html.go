@@ -105,6 +105,7 @@ type htmlData struct {
 	P2P        *merge.P2PResult
 	P2PRanks   []htmlP2PRank
 	P2PNote    string
+	RMA        *merge.RMAResult
 }
 
 // MaxRankRows is how many ranks the HTML report's per-rank tables list in
@@ -215,6 +216,9 @@ func WriteHTML(w io.Writer, r Report) error {
 				len(top), len(d.P2PRanks), RankRowsTop, RankRowsTop)
 			d.P2PRanks = top
 		}
+	}
+	if r.RMA != nil && r.RMA.Calls > 0 {
+		d.RMA = r.RMA
 	}
 	for _, in := range a.Worst[:min(ReportTopN, len(a.Worst))] {
 		h := htmlInst{Instance: in, Comm: CommName(in.CommID), Lat: "-", Longest: longestWait(in)}

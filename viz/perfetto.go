@@ -139,6 +139,10 @@ func (p *Perfetto) Add(ev *merge.GEvent) error {
 		b = append(b, `,"root":`...)
 		b = strconv.AppendInt(b, int64(ev.Root), 10)
 	}
+	if ev.Op.IsRMA() && ev.Peer >= 0 { // one-sided: the target's world rank
+		b = append(b, `,"target":`...)
+		b = strconv.AppendInt(b, int64(ev.Peer), 10)
+	}
 	b = append(b, `,"bytes_sent":`...)
 	b = strconv.AppendUint(b, ev.Sent, 10)
 	b = append(b, `,"bytes_recv":`...)

@@ -85,9 +85,10 @@ const (
 	pfAnnSite
 	pfAnnTag
 	pfAnnBytes
+	pfAnnTarget
 )
 
-var pfAnnNames = []string{"", "comm", "seq", "root", "bytes_sent", "bytes_recv", "callsite", "tag", "bytes"}
+var pfAnnNames = []string{"", "comm", "seq", "root", "bytes_sent", "bytes_recv", "callsite", "tag", "bytes", "target"}
 
 // Interned categories.
 const (
@@ -394,6 +395,9 @@ func (p *PerfettoProto) Add(ev *merge.GEvent) error {
 	te = appendAnnUint(te, pfAnnSeq, uint64(ev.Seq))
 	if ev.Root >= 0 {
 		te = appendAnnInt(te, pfAnnRoot, int64(ev.Root))
+	}
+	if ev.Op.IsRMA() && ev.Peer >= 0 { // one-sided: the target's world rank
+		te = appendAnnInt(te, pfAnnTarget, int64(ev.Peer))
 	}
 	if ev.Sent != 0 {
 		te = appendAnnUint(te, pfAnnSent, ev.Sent)

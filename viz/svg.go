@@ -52,6 +52,31 @@ var opColors = [...]string{
 	trace.OpProbe:    "#b8860b",
 	trace.OpIprobe:   "#daa520",
 	trace.OpPolls:    "#a9a9a9",
+	// One-sided: oranges/browns for transfers, purples for window
+	// synchronisation (fence, locks, post/start/complete/wait).
+	trace.OpPut:              "#e6550d",
+	trace.OpRput:             "#fd8d3c",
+	trace.OpAccumulate:       "#a63603",
+	trace.OpRaccumulate:      "#d94801",
+	trace.OpGet:              "#8c6d31",
+	trace.OpRget:             "#bd9e39",
+	trace.OpGetAccumulate:    "#e7ba52",
+	trace.OpRgetAccumulate:   "#e7cb94",
+	trace.OpFetchAndOp:       "#ad494a",
+	trace.OpCompareAndSwap:   "#d6616b",
+	trace.OpWinFence:         "#54278f",
+	trace.OpWinLock:          "#756bb1",
+	trace.OpWinUnlock:        "#9e9ac8",
+	trace.OpWinLockAll:       "#6a51a3",
+	trace.OpWinUnlockAll:     "#807dba",
+	trace.OpWinFlush:         "#bcbddc",
+	trace.OpWinFlushAll:      "#a8a6cf",
+	trace.OpWinFlushLocal:    "#dadaeb",
+	trace.OpWinFlushLocalAll: "#c7c3e0",
+	trace.OpWinPost:          "#3f007d",
+	trace.OpWinStart:         "#4a1486",
+	trace.OpWinComplete:      "#5e3c99",
+	trace.OpWinWait:          "#2d004b",
 }
 
 // violationColor marks clock-condition violations.

@@ -328,6 +328,11 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	p2pAsync := merge.NewAsyncSink(p2pStream)
 	asyncs = append(asyncs, p2pAsync)
 	pass.AddStreamSink(p2pAsync)
+	// One-sided analysis (docs/rma.md), likewise a stream.
+	rmaStream := merge.NewRMAStream(run, rmaOptions(msgFrom, msgTo))
+	rmaAsync := merge.NewAsyncSink(rmaStream)
+	asyncs = append(asyncs, rmaAsync)
+	pass.AddStreamSink(rmaAsync)
 	var bar *progressBar
 	if !f.quiet && isTerminal(os.Stderr) && stderr == io.Writer(os.Stderr) {
 		bar = newProgressBar(os.Stderr)
@@ -353,9 +358,15 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	if w := p2pClockWarning(p2p); w != "" {
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
 	}
+	rma := rmaStream.Result()
 	var msgs []merge.Message
 	if p2p != nil {
 		msgs = p2p.List
+	}
+	// One-sided transfers are drawn like messages (Perfetto arrows, Gantt
+	// lines) from the rank whose data moves to the one that receives it.
+	if rma != nil && len(rma.List) > 0 {
+		msgs = append(append([]merge.Message(nil), msgs...), rma.List...)
 	}
 	dropped, err := exp.finish(out, msgs)
 	if err != nil {
@@ -380,8 +391,8 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	// Gantt.
 	var ganttSVG []byte
 	if gantt != nil {
-		if p2p != nil {
-			gantt.SetMessages(p2p.List, 0)
+		if len(msgs) > 0 {
+			gantt.SetMessages(msgs, 0)
 		}
 		var buf bytes.Buffer
 		if err := gantt.WriteSVG(&buf); err != nil {
@@ -453,6 +464,15 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 				return out.fail(stderr, err)
 			}
 		}
+		if rma != nil && rma.Calls > 0 {
+			b, err := json.MarshalIndent(rma, "", "  ")
+			if err != nil {
+				return out.fail(stderr, fmt.Errorf("rma.json: %w", err))
+			}
+			if err := out.writeFile("rma.json", append(b, '\n')); err != nil {
+				return out.fail(stderr, err)
+			}
+		}
 	}
 	// Text.
 	var text bytes.Buffer
@@ -461,6 +481,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		writeText(&text, an, f.top)
 	}
 	writeP2PText(&text, p2p, f.top, &an.Clock)
+	writeRMAText(&text, rma, f.top)
 	if formats["txt"] {
 		if err := out.writeFile("imbalance.txt", text.Bytes()); err != nil {
 			return out.fail(stderr, err)
@@ -472,7 +493,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	// HTML.
 	if formats["html"] {
 		var buf bytes.Buffer
-		rep := viz.Report{Analysis: an, GanttSVG: ganttSVG, Instances: named, Resolve: pcName, Generated: time.Now().UTC(), Version: "tracemerge", P2P: p2p}
+		rep := viz.Report{Analysis: an, GanttSVG: ganttSVG, Instances: named, Resolve: pcName, Generated: time.Now().UTC(), Version: "tracemerge", P2P: p2p, RMA: rma}
 		if err := viz.WriteHTML(&buf, rep); err != nil {
 			buf.Reset()
 			writeFallbackHTML(&buf, an, ganttSVG, named, text.Bytes())

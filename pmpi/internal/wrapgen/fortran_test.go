@@ -106,7 +106,12 @@ func TestFortranKind_EveryParameterMapped(t *testing.T) {
 		{"int *index", fkIndex, true},
 		{"int *flag", fkIntOut, true},
 		{"int count", fkInt, true},
-		{"MPI_Win win", 0, false},
+		{"MPI_Win win", fkWin, true},
+		{"MPI_Win *win", fkWinPtr, true},
+		{"MPI_Aint target_disp", fkAint, true},
+		{"MPI_Group group", fkGroup, true},
+		{"MPI_Info info", fkHandle, true},
+		{"MPI_File fh", 0, false},
 	} {
 		m := identRe.FindStringSubmatch(c.decl)
 		k, err := fortranKind(Param{Decl: c.decl, Name: m[1]})

@@ -12,7 +12,7 @@ import (
 
 func readTable(t *testing.T) []Row {
 	t.Helper()
-	rows, err := ReadTables("../../../cshim/collectives.tbl", "../../../cshim/p2p.tbl")
+	rows, err := ReadTables("../../../cshim/collectives.tbl", "../../../cshim/p2p.tbl", "../../../cshim/rma.tbl")
 	if err != nil {
 		t.Fatal(err)
 	}

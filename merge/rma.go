@@ -1,0 +1,430 @@
+package merge
+
+// One-sided communication (issue 11 §4, docs/rma.md): RMAStream is a Sink
+// fed by the merge pass with every event; it counts transfers and bytes
+// per window, op and rank, and measures the time ranks wait in window
+// synchronisation with Scalasca's patterns:
+//
+//   - Wait at Fence: in an MPI_Win_fence instance (matched across the
+//     window's members by Seq, like a collective), last enter - my enter,
+//     capped at my time in the call.
+//   - Late Post: an origin's MPI_Win_start or MPI_Win_complete entered
+//     before the matching MPI_Win_post of its latest target; the time from
+//     its entry to that post (capped at the call).
+//   - Early Wait: a target's MPI_Win_wait entered before the last matching
+//     MPI_Win_complete of its origins; the time from its entry to that
+//     complete (capped at the call).
+//
+// Access and exposure epochs are matched per (window, origin, target) in
+// order: the n-th MPI_Win_start of origin o whose group holds t goes with
+// the n-th MPI_Win_post of t whose group holds o. Fence instances are
+// folded as soon as every member was seen; post/start/complete/wait
+// epochs are kept (their number, not the run's length) and matched at
+// Result. Lock, unlock and flush calls are timed per rank ("lock time").
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// RMAOptions configures an RMAStream.
+type RMAOptions struct {
+	// KeepTransfers bounds the transfers kept for drawing (Gantt lines,
+	// Perfetto arrows); 0 keeps none. From/To (global ns relative to the
+	// run origin, To 0 = none) select those whose call starts in a window.
+	KeepTransfers int
+	From, To      float64
+}
+
+// RMAWait sums one wait pattern.
+type RMAWait struct {
+	Pattern string  `json:"pattern"` // Scalasca's name
+	Count   int     `json:"count"`   // calls with a wait > 0
+	TotalNS float64 `json:"total_ns"`
+	MaxNS   float64 `json:"max_ns"`
+}
+
+func (w *RMAWait) add(d float64) {
+	if d <= 0 {
+		return
+	}
+	w.Count++
+	w.TotalNS += d
+	w.MaxNS = max(w.MaxNS, d)
+}
+
+// RMAOpSummary is one op's calls, bytes and time over all ranks.
+type RMAOpSummary struct {
+	Op     string  `json:"op"`
+	Calls  int     `json:"calls"`
+	Sent   uint64  `json:"sent"`
+	Recv   uint64  `json:"recv"`
+	TimeNS float64 `json:"time_ns"`
+}
+
+// RMAWindow is one window (agreed id, as in the communicator table).
+type RMAWindow struct {
+	ID          uint64  `json:"id"`
+	Kind        string  `json:"kind"` // win_create, win_allocate, win_allocate_shared, win_create_dynamic
+	Members     int     `json:"members"`
+	Fences      int     `json:"fences"` // complete fence instances
+	Transfers   int     `json:"transfers"`
+	Put         uint64  `json:"bytes_put"` // origin bytes sent (put, accumulate)
+	Got         uint64  `json:"bytes_got"` // origin bytes received (get, results)
+	FenceWaitNS float64 `json:"wait_at_fence_ns"`
+	LatePostNS  float64 `json:"late_post_ns"`
+	EarlyWaitNS float64 `json:"early_wait_ns"`
+}
+
+// RMARank is one rank's one-sided activity.
+type RMARank struct {
+	Rank        int32   `json:"rank"`
+	Transfers   int     `json:"transfers"`
+	Put         uint64  `json:"bytes_put"`
+	Got         uint64  `json:"bytes_got"`
+	TimeNS      float64 `json:"time_ns"` // in every RMA call
+	SyncNS      float64 `json:"sync_ns"` // in fences, PSCW, lock/unlock/flush
+	LockNS      float64 `json:"lock_ns"` // in lock, unlock and flush calls
+	FenceWaitNS float64 `json:"wait_at_fence_ns"`
+	LatePostNS  float64 `json:"late_post_ns"`
+	EarlyWaitNS float64 `json:"early_wait_ns"`
+}
+
+// RMAResult is the one-sided part of a tracemerge analysis (rma.json).
+type RMAResult struct {
+	Calls           int            `json:"calls"`
+	Transfers       int            `json:"transfers"`
+	Put             uint64         `json:"bytes_put"`
+	Got             uint64         `json:"bytes_got"`
+	FenceInstances  int            `json:"fence_instances"`
+	FenceIncomplete int            `json:"fence_incomplete"` // instances some member never reached
+	AccessEpochs    int            `json:"access_epochs"`    // MPI_Win_start ... MPI_Win_complete
+	ExposureEpochs  int            `json:"exposure_epochs"`  // MPI_Win_post ... MPI_Win_wait
+	Unmatched       int            `json:"unmatched_epochs"` // origin/target pairs without a partner epoch
+	WaitAtFence     RMAWait        `json:"wait_at_fence"`
+	LatePost        RMAWait        `json:"late_post"`
+	EarlyWait       RMAWait        `json:"early_wait"`
+	Ops             []RMAOpSummary `json:"ops"`
+	Windows         []RMAWindow    `json:"windows"`
+	Ranks           []RMARank      `json:"ranks"`
+	// List holds transfers for drawing (not in rma.json): Src sends the
+	// data (the origin of a put, the target of a get), Dst receives it.
+	List []Message `json:"-"`
+}
+
+type fenceInst struct {
+	enter, exit map[int32]float64
+}
+
+type rmaEpoch struct {
+	rank          int32
+	win           uint64
+	peers         []int32
+	open, openX   float64 // MPI_Win_post / MPI_Win_start: enter, exit
+	close, close2 float64 // MPI_Win_wait / MPI_Win_complete: enter, exit
+	closed        bool
+}
+
+type rmaWinKey struct {
+	win  uint64
+	rank int32
+}
+
+// RMAStream is the streaming one-sided analysis (see the file comment).
+// Create it with NewRMAStream, feed it with Add, then call Result.
+type RMAStream struct {
+	opt     RMAOptions
+	out     RMAResult
+	size    map[uint64]int
+	kind    map[uint64]string
+	wins    map[uint64]*RMAWindow
+	ranks   map[int32]*RMARank
+	ops     map[trace.Op]*RMAOpSummary
+	fences  map[InstanceKey]*fenceInst
+	openExp map[rmaWinKey]*rmaEpoch
+	openAcc map[rmaWinKey]*rmaEpoch
+	exp     []*rmaEpoch
+	acc     []*rmaEpoch
+	done    bool
+}
+
+// NewRMAStream prepares a one-sided analysis of run.
+func NewRMAStream(run *Run, opt RMAOptions) *RMAStream {
+	s := &RMAStream{opt: opt, size: map[uint64]int{}, kind: map[uint64]string{}, wins: map[uint64]*RMAWindow{},
+		ranks: map[int32]*RMARank{}, ops: map[trace.Op]*RMAOpSummary{}, fences: map[InstanceKey]*fenceInst{},
+		openExp: map[rmaWinKey]*rmaEpoch{}, openAcc: map[rmaWinKey]*rmaEpoch{}}
+	s.out.WaitAtFence.Pattern = "Wait at Fence"
+	s.out.LatePost.Pattern = "Late Post"
+	s.out.EarlyWait.Pattern = "Early Wait"
+	if run != nil {
+		for _, ri := range run.Ranks {
+			for _, c := range ri.Meta.Comms {
+				s.size[c.ID] = len(c.Members)
+				if strings.HasPrefix(c.Kind, "win_") {
+					s.kind[c.ID] = c.Kind
+				}
+			}
+		}
+	}
+	return s
+}
+
+func (s *RMAStream) rank(r int32) *RMARank {
+	a := s.ranks[r]
+	if a == nil {
+		a = &RMARank{Rank: r}
+		s.ranks[r] = a
+	}
+	return a
+}
+
+func (s *RMAStream) win(id uint64) *RMAWindow {
+	w := s.wins[id]
+	if w == nil {
+		w = &RMAWindow{ID: id, Kind: s.kind[id], Members: s.size[id]}
+		s.wins[id] = w
+	}
+	return w
+}
+
+// Add consumes one event (a Sink; events of other kinds are ignored).
+// MPI_Wait*/MPI_Test* completions of MPI_Rput/MPI_Rget requests are left
+// to the point-to-point analysis, which times completion calls.
+func (s *RMAStream) Add(e *GEvent) error {
+	op := e.Op
+	if !op.IsRMA() {
+		return nil
+	}
+	rank := e.Rank
+	ra := s.rank(rank)
+	d := max(0, e.Exit-e.Enter)
+	cont := e.Continuation()
+	if !cont {
+		s.out.Calls++
+		o := s.ops[op]
+		if o == nil {
+			o = &RMAOpSummary{Op: op.String()}
+			s.ops[op] = o
+		}
+		o.Calls++
+		o.TimeNS += d
+		o.Sent += e.Sent
+		o.Recv += e.Recv
+		ra.TimeNS += d
+		if op.IsRMASync() {
+			ra.SyncNS += d
+		}
+	}
+	w := s.win(e.CommID)
+	switch {
+	case op.IsRMATransfer():
+		if e.Peer < 0 {
+			return nil // MPI_PROC_NULL
+		}
+		s.out.Transfers++
+		s.out.Put += e.Sent
+		s.out.Got += e.Recv
+		w.Transfers++
+		w.Put += e.Sent
+		w.Got += e.Recv
+		ra.Transfers++
+		ra.Put += e.Sent
+		ra.Got += e.Recv
+		s.keep(e)
+	case op == trace.OpWinFence:
+		s.fence(e, w)
+	case op == trace.OpWinLock, op == trace.OpWinUnlock, op == trace.OpWinLockAll, op == trace.OpWinUnlockAll,
+		op >= trace.OpWinFlush && op <= trace.OpWinFlushLocalAll:
+		ra.LockNS += d
+	case op == trace.OpWinPost, op == trace.OpWinStart:
+		m := s.openExp
+		if op == trace.OpWinStart {
+			m = s.openAcc
+		}
+		k := rmaWinKey{e.CommID, rank}
+		ep := m[k]
+		if !cont || ep == nil {
+			ep = &rmaEpoch{rank: rank, win: e.CommID, open: e.Enter, openX: e.Exit}
+			m[k] = ep
+			if op == trace.OpWinPost {
+				s.exp = append(s.exp, ep)
+				s.out.ExposureEpochs++
+			} else {
+				s.acc = append(s.acc, ep)
+				s.out.AccessEpochs++
+			}
+		}
+		if e.Peer >= 0 {
+			ep.peers = append(ep.peers, e.Peer)
+		}
+	case op == trace.OpWinWait, op == trace.OpWinTest && e.Tag == 1, op == trace.OpWinComplete:
+		m := s.openExp
+		if op == trace.OpWinComplete {
+			m = s.openAcc
+		}
+		k := rmaWinKey{e.CommID, rank}
+		if ep := m[k]; ep != nil {
+			ep.close, ep.close2, ep.closed = e.Enter, e.Exit, true
+			if op == trace.OpWinTest {
+				ep.close = e.Exit // a successful test waited for nobody
+			}
+			delete(m, k)
+		}
+	}
+	return nil
+}
+
+func (s *RMAStream) keep(e *GEvent) {
+	if len(s.out.List) >= s.opt.KeepTransfers || e.Enter < s.opt.From || (s.opt.To != 0 && e.Enter > s.opt.To) {
+		return
+	}
+	m := Message{CommID: e.CommID, SendOp: e.Op, RecvOp: e.Op, SendStart: e.Enter, SendExit: e.Exit,
+		RecvEnter: e.Exit, RecvExit: e.Exit}
+	if e.Recv > 0 && e.Sent == 0 { // a get: the data flows from the target
+		m.Src, m.Dst, m.Bytes = e.Peer, e.Rank, e.Recv
+	} else {
+		m.Src, m.Dst, m.Bytes = e.Rank, e.Peer, e.Sent
+	}
+	s.out.List = append(s.out.List, m)
+}
+
+func (s *RMAStream) fence(e *GEvent, w *RMAWindow) {
+	k := InstanceKey{Comm: e.CommID, Seq: e.Seq}
+	in := s.fences[k]
+	if in == nil {
+		in = &fenceInst{enter: map[int32]float64{}, exit: map[int32]float64{}}
+		s.fences[k] = in
+	}
+	in.enter[e.Rank], in.exit[e.Rank] = e.Enter, e.Exit
+	if n := s.size[e.CommID]; n > 0 && len(in.enter) >= n {
+		s.foldFence(in, w)
+		delete(s.fences, k)
+	}
+}
+
+func (s *RMAStream) foldFence(in *fenceInst, w *RMAWindow) {
+	s.out.FenceInstances++
+	w.Fences++
+	last := 0.0
+	first := true
+	for _, t := range in.enter {
+		if first || t > last {
+			last, first = t, false
+		}
+	}
+	for r, t := range in.enter {
+		wt := clampWait(last, t, in.exit[r])
+		s.out.WaitAtFence.add(wt)
+		s.rank(r).FenceWaitNS += wt
+		w.FenceWaitNS += wt
+	}
+}
+
+// clampWait is min(until, exit) - enter, at least 0.
+func clampWait(until, enter, exit float64) float64 {
+	return max(0, min(until, exit)-enter)
+}
+
+// Result finishes the analysis (matches the epochs, folds incomplete
+// fences) and returns it. Call it once, after the last Add.
+func (s *RMAStream) Result() *RMAResult {
+	if s.done {
+		return &s.out
+	}
+	s.done = true
+	s.out.FenceIncomplete = len(s.fences)
+	s.matchEpochs()
+	for _, o := range s.ops {
+		s.out.Ops = append(s.out.Ops, *o)
+	}
+	sort.Slice(s.out.Ops, func(i, j int) bool { return s.out.Ops[i].TimeNS > s.out.Ops[j].TimeNS })
+	for _, w := range s.wins {
+		s.out.Windows = append(s.out.Windows, *w)
+	}
+	sort.Slice(s.out.Windows, func(i, j int) bool { return s.out.Windows[i].ID < s.out.Windows[j].ID })
+	for _, r := range s.ranks {
+		if r.TimeNS > 0 || r.Transfers > 0 {
+			s.out.Ranks = append(s.out.Ranks, *r)
+		}
+	}
+	sort.Slice(s.out.Ranks, func(i, j int) bool { return s.out.Ranks[i].Rank < s.out.Ranks[j].Rank })
+	return &s.out
+}
+
+// matchEpochs pairs access and exposure epochs per (window, origin,
+// target) in order and computes Late Post and Early Wait.
+func (s *RMAStream) matchEpochs() {
+	type pair struct {
+		win            uint64
+		origin, target int32
+	}
+	expOf := map[pair][]*rmaEpoch{} // exposures of target listing origin
+	accOf := map[pair][]*rmaEpoch{} // accesses of origin listing target
+	for _, ep := range s.exp {
+		for _, o := range ep.peers {
+			k := pair{ep.win, o, ep.rank}
+			expOf[k] = append(expOf[k], ep)
+		}
+	}
+	for _, ep := range s.acc {
+		for _, t := range ep.peers {
+			k := pair{ep.win, ep.rank, t}
+			accOf[k] = append(accOf[k], ep)
+		}
+	}
+	latestPost := map[*rmaEpoch]float64{}   // access epoch -> latest matched post enter
+	lastComplete := map[*rmaEpoch]float64{} // exposure epoch -> latest matched complete enter
+	for k, as := range accOf {
+		es := expOf[k]
+		if len(es) != len(as) {
+			s.out.Unmatched += abs(len(es) - len(as))
+		}
+		for i := 0; i < len(as) && i < len(es); i++ {
+			if p, ok := latestPost[as[i]]; !ok || es[i].open > p {
+				latestPost[as[i]] = es[i].open
+			}
+			if as[i].closed {
+				if c, ok := lastComplete[es[i]]; !ok || as[i].close > c {
+					lastComplete[es[i]] = as[i].close
+				}
+			}
+		}
+	}
+	for k, es := range expOf {
+		if _, ok := accOf[k]; !ok {
+			s.out.Unmatched += len(es)
+		}
+	}
+	for _, a := range s.acc {
+		p, ok := latestPost[a]
+		if !ok {
+			continue
+		}
+		wt := clampWait(p, a.open, a.openX)
+		if a.closed {
+			wt += clampWait(p, a.close, a.close2)
+		}
+		s.out.LatePost.add(wt)
+		s.rank(a.rank).LatePostNS += wt
+		s.win(a.win).LatePostNS += wt
+	}
+	for _, e := range s.exp {
+		c, ok := lastComplete[e]
+		if !ok || !e.closed {
+			continue
+		}
+		wt := clampWait(c, e.close, e.close2)
+		s.out.EarlyWait.add(wt)
+		s.rank(e.rank).EarlyWaitNS += wt
+		s.win(e.win).EarlyWaitNS += wt
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
