@@ -215,7 +215,7 @@ func TestAccuracy_ThirtySeconds8Ranks(t *testing.T) {
 	}
 	const boundNS = 10e3
 	if a.MaxInterp > boundNS {
-		t.Errorf("corrected times off by up to %.3f us (bound %.0f us)", a.MaxInterp/1e3, boundNS/1e3)
+		t.Errorf("corrected times off by up to %.3f us (bound %.0f us); knots' true errors:\n%s", a.MaxInterp/1e3, boundNS/1e3, knotErrors(traces))
 	}
 }
 
