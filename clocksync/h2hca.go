@@ -42,7 +42,11 @@ func (a *H2HCA) SyncClocks(t Transport, clk Clock) (Clock, error) {
 		return nil, err
 	}
 	// Step 1: synchronisation between nodes.
-	var global1 Clock = NewGlobalClockLM(clk, LinearModel{}) // dummy clock
+	dummy := NewGlobalClockLM(clk, LinearModel{}) // dummy clock
+	if t.Rank() == 0 {
+		withBound(dummy, 0) // the reference
+	}
+	var global1 Clock = dummy
 	if inter != nil && inter.Size() > 1 {
 		if global1, err = a.Inter.SyncClocks(inter, clk); err != nil {
 			return nil, fmt.Errorf("h2hca: inter-node %s: %w", a.Inter.Name(), err)

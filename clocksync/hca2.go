@@ -51,7 +51,7 @@ func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalI
 			half := 1 << (round - 1)
 			if r%(1<<round) == 0 { // process with reference clock
 				client := r + half
-				if _, err := learnClockModel(t, r, client, clk, o, fitpoints, hierarchicalIntercepts, fitSpan); err != nil {
+				if _, _, err := learnClockModel(t, r, client, clk, o, fitpoints, hierarchicalIntercepts, fitSpan); err != nil {
 					return LinearModel{}, fmt.Errorf("pow2 round %d: %w", round, err)
 				}
 				// receive the linear models collected by the client
@@ -66,7 +66,7 @@ func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalI
 				}
 			} else if r%(1<<round) == half { // client
 				pRef := r - half
-				lm, err := learnClockModel(t, pRef, r, clk, o, fitpoints, hierarchicalIntercepts, fitSpan)
+				lm, _, err := learnClockModel(t, pRef, r, clk, o, fitpoints, hierarchicalIntercepts, fitSpan)
 				if err != nil {
 					return LinearModel{}, fmt.Errorf("pow2 round %d: %w", round, err)
 				}
@@ -82,11 +82,11 @@ func hcaModels(t Transport, clk Clock, fitpoints int, o OffsetAlg, hierarchicalI
 	// Sync_Clocks_Remaining
 	if maxPower != p {
 		if r < p-maxPower { // process with reference clock
-			if _, err := learnClockModel(t, r, r+maxPower, clk, o, fitpoints, hierarchicalIntercepts, fitSpan); err != nil {
+			if _, _, err := learnClockModel(t, r, r+maxPower, clk, o, fitpoints, hierarchicalIntercepts, fitSpan); err != nil {
 				return LinearModel{}, fmt.Errorf("remaining ranks: %w", err)
 			}
 		} else if r >= maxPower { // client
-			lm, err := learnClockModel(t, r-maxPower, r, clk, o, fitpoints, hierarchicalIntercepts, fitSpan)
+			lm, _, err := learnClockModel(t, r-maxPower, r, clk, o, fitpoints, hierarchicalIntercepts, fitSpan)
 			if err != nil {
 				return LinearModel{}, fmt.Errorf("remaining ranks: %w", err)
 			}

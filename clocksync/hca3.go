@@ -33,12 +33,42 @@ func (a *HCA3) Name() string { return "hca3/" + a.Offset.Name() }
 // floorLog2 returns floor(log2 n) for n >= 1.
 func floorLog2(n int) int { return bits.Len(uint(n)) - 1 }
 
-// SyncClocks implements SYNC_CLOCKS of Algorithm 1.
+// SyncClocks implements SYNC_CLOCKS of Algorithm 1. Each client's clock
+// also carries its error bound (GlobalClockLM.Bound): its partner's bound,
+// which the partner sends after the fit points, plus the client's own
+// (ModelBound).
 func (a *HCA3) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	nprocs, r := t.Size(), t.Rank()
 	nrounds := floorLog2(nprocs)
 	maxPower := 1 << nrounds
-	var myClk Clock = NewGlobalClockLM(clk, LinearModel{}) // default dummy clock
+	// default dummy clock; on rank 0 it is the reference: bound 0
+	dummy := NewGlobalClockLM(clk, LinearModel{})
+	if r == 0 {
+		withBound(dummy, 0)
+	}
+	var myClk Clock = dummy
+	learn := func(ref, client int) error {
+		if r == ref {
+			if _, _, err := learnClockModel(t, ref, client, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan); err != nil {
+				return err
+			}
+			return sendBound(t, client, ref, myClk)
+		}
+		lm, own, err := learnClockModel(t, ref, client, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan)
+		if err != nil {
+			return err
+		}
+		refBound, err := recvBound(t, ref)
+		if err != nil {
+			return err
+		}
+		g := NewGlobalClockLM(clk, lm)
+		if own > 0 && refBound >= 0 {
+			withBound(g, refBound+own)
+		}
+		myClk = g
+		return nil
+	}
 	// Step 1: processes with indices between 0 and max_power-1.
 	for i := nrounds; i >= 1; i-- {
 		runningPower := 1 << i
@@ -46,33 +76,47 @@ func (a *HCA3) SyncClocks(t Transport, clk Clock) (Clock, error) {
 		if r >= maxPower {
 			break
 		}
+		var err error
 		if r%runningPower == 0 { // process with reference clock
-			other := r + nextPower
-			if _, err := learnClockModel(t, r, other, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan); err != nil {
-				return nil, fmt.Errorf("hca3 round %d: %w", nrounds-i+1, err)
-			}
+			err = learn(r, r+nextPower)
 		} else if r%runningPower == nextPower { // client process
-			other := r - nextPower
-			lm, err := learnClockModel(t, other, r, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan)
-			if err != nil {
-				return nil, fmt.Errorf("hca3 round %d: %w", nrounds-i+1, err)
-			}
-			myClk = NewGlobalClockLM(clk, lm)
+			err = learn(r-nextPower, r)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("hca3 round %d: %w", nrounds-i+1, err)
 		}
 	}
 	// Step 2: processes with indices between max_power and nprocs-1.
+	var err error
 	if r >= maxPower { // client process
-		other := r - maxPower
-		lm, err := learnClockModel(t, other, r, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan)
-		if err != nil {
-			return nil, fmt.Errorf("hca3 remaining ranks: %w", err)
-		}
-		myClk = NewGlobalClockLM(clk, lm)
+		err = learn(r-maxPower, r)
 	} else if r < nprocs-maxPower { // process with reference clock
-		other := r + maxPower
-		if _, err := learnClockModel(t, r, other, myClk, a.Offset, a.FitPoints, a.RecomputeIntercept, a.FitSpan); err != nil {
-			return nil, fmt.Errorf("hca3 remaining ranks: %w", err)
-		}
+		err = learn(r, r+maxPower)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("hca3 remaining ranks: %w", err)
 	}
 	return myClk, nil
+}
+
+// sendBound sends the reference side's error bound to client after a
+// measurement: ClockBound(clk), -1 when that is not known.
+func sendBound(t Transport, client, ref int, clk Clock) error {
+	b, ok := ClockBound(clk)
+	if !ok {
+		b = -1
+	}
+	if err := t.Send(client, []float64{b}); err != nil {
+		return fmt.Errorf("bound %d->%d: %w", ref, client, err)
+	}
+	return nil
+}
+
+// recvBound receives the partner's bound (sendBound; < 0: not known).
+func recvBound(t Transport, ref int) (float64, error) {
+	buf := []float64{0}
+	if err := t.Recv(ref, buf); err != nil {
+		return 0, fmt.Errorf("bound from %d: %w", ref, err)
+	}
+	return buf[0], nil
 }

@@ -44,17 +44,32 @@ func (a *HCA3Offset) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	maxPower := 1 << nrounds
 	// The reference (rank 0) keeps the identity; every other rank's clock
 	// is replaced when it has measured.
-	var myClk Clock = NewGlobalClockLM(clk, LinearModel{})
+	dummy := NewGlobalClockLM(clk, LinearModel{})
+	if r == 0 {
+		withBound(dummy, 0)
+	}
+	var myClk Clock = dummy
 	measure := func(ref, client int) error {
 		if r == ref {
-			return a.serve(t, myClk, ref, client)
+			if err := a.serve(t, myClk, ref, client); err != nil {
+				return err
+			}
+			return sendBound(t, client, ref, myClk)
 		}
-		icept, err := a.knot(t, clk, ref, client)
+		icept, own, err := a.knot(t, clk, ref, client)
+		if err != nil {
+			return err
+		}
+		refBound, err := recvBound(t, ref)
 		if err != nil {
 			return err
 		}
 		// offset(x) = slope·x + intercept passes through the knot.
-		myClk = NewGlobalClockLM(clk, LinearModel{Slope: a.Prior.Slope, Intercept: icept})
+		g := NewGlobalClockLM(clk, LinearModel{Slope: a.Prior.Slope, Intercept: icept})
+		if own > 0 && refBound >= 0 {
+			withBound(g, refBound+own)
+		}
+		myClk = g
 		return nil
 	}
 	for i := nrounds; i >= 1; i-- {
@@ -107,15 +122,17 @@ func (a *HCA3Offset) serve(t Transport, clk Clock, ref, client int) error {
 }
 
 // knot is the client's side: the intercept of the line of Prior's slope
-// through the median measured offset.
-func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, error) {
-	var icepts []float64
+// through the median measured offset, and its error bound (ModelBound
+// over the measurements; 0: not known).
+func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, float64, error) {
+	var icepts, xs, ys, us []float64
 	for {
 		ob, err := a.Offset.MeasureOffset(t, clk, ref, client)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		icepts = append(icepts, ob.Offset-a.Prior.Slope*ob.Timestamp)
+		xs, ys, us = append(xs, ob.Timestamp), append(ys, ob.Offset), append(us, ob.Uncertainty)
 		if a.Repeats <= 1 {
 			break
 		}
@@ -125,15 +142,17 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, err
 			flag[0] = 1
 		}
 		if err := t.Send(ref, flag); err != nil {
-			return 0, fmt.Errorf("hca3-offset: client %d: send to %d: %w", client, ref, err)
+			return 0, 0, fmt.Errorf("hca3-offset: client %d: send to %d: %w", client, ref, err)
 		}
 		if !more {
 			break
 		}
 	}
-	sort.Float64s(icepts)
-	n := len(icepts)
-	return (icepts[(n-1)/2] + icepts[n/2]) / 2, nil
+	sorted := append([]float64(nil), icepts...)
+	sort.Float64s(sorted)
+	n := len(sorted)
+	icept := (sorted[(n-1)/2] + sorted[n/2]) / 2
+	return icept, ModelBound(LinearModel{Slope: a.Prior.Slope, Intercept: icept}, xs, ys, us), nil
 }
 
 // ResyncRepeats and ResyncLoose are the resync's HCA3Offset settings: up

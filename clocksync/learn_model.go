@@ -26,12 +26,15 @@ import (
 // client's model relative to the reference's clock (the reference gets the
 // zero model). With one fit point the slope is 0.
 func LearnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool) (LinearModel, error) {
-	return learnClockModel(t, pRef, otherRank, clk, o, fitpoints, recomputeIntercept, 0)
+	lm, _, err := learnClockModel(t, pRef, otherRank, clk, o, fitpoints, recomputeIntercept, 0)
+	return lm, err
 }
 
 // learnClockModel is LearnClockModel with the fit points spread over at
-// least fitSpan seconds of the client's clock (see Config.FitSpan).
-func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool, fitSpan float64) (LinearModel, error) {
+// least fitSpan seconds of the client's clock (see Config.FitSpan). The
+// client also gets the model's own error bound against clk's reference
+// (modelBound; 0 when the offset algorithm reports no uncertainty).
+func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool, fitSpan float64) (LinearModel, float64, error) {
 	if fitpoints < 1 {
 		fitpoints = 1
 	}
@@ -40,15 +43,15 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 	case pRef: // process with reference clock
 		for idx := 0; idx < fitpoints; idx++ {
 			if _, err := o.MeasureOffset(t, clk, pRef, otherRank); err != nil {
-				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
+				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
 			}
 		}
 		if recomputeIntercept {
 			if _, err := ComputeAndSetIntercept(t, LinearModel{}, clk, o, pRef, otherRank); err != nil {
-				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: %w", pRef, otherRank, err)
+				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: %w", pRef, otherRank, err)
 			}
 		}
-		return LinearModel{}, nil
+		return LinearModel{}, 0, nil
 	case otherRank: // client process
 		xfit := make([]float64, fitpoints)
 		yfit := make([]float64, fitpoints)
@@ -59,7 +62,7 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 			}
 			ob, err := o.MeasureOffset(t, clk, pRef, otherRank)
 			if err != nil {
-				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
+				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
 			}
 			xfit[idx] = ob.Timestamp
 			yfit[idx] = ob.Offset
@@ -67,14 +70,37 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 		}
 		lm := FitWeightedLinearModel(xfit, yfit, ufit)
 		if recomputeIntercept {
-			var err error
-			if lm, err = ComputeAndSetIntercept(t, lm, clk, o, pRef, otherRank); err != nil {
-				return LinearModel{}, fmt.Errorf("learn clock model %d<-%d: %w", pRef, otherRank, err)
+			ob, err := o.MeasureOffset(t, clk, pRef, otherRank)
+			if err != nil {
+				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: compute intercept: %w", pRef, otherRank, err)
 			}
+			lm.Intercept = lm.Slope*(-ob.Timestamp) + ob.Offset
+			xfit, yfit, ufit = []float64{ob.Timestamp}, []float64{ob.Offset}, []float64{ob.Uncertainty}
 		}
-		return lm, nil
+		return lm, ModelBound(lm, xfit, yfit, ufit), nil
 	}
-	return LinearModel{}, nil
+	return LinearModel{}, 0, nil
+}
+
+// ModelBound bounds |lm(x) - true offset| at the measurements: each one's
+// truth lies within ufit[i] of its midpoint yfit[i] (SKaMPI's interval),
+// so at xfit[i] the model misses by at most |lm(xfit[i]) - yfit[i]| +
+// ufit[i]; the smallest over the points is returned (the model's slope
+// error between that point and the end of the sync, ns over the
+// milliseconds a sync takes, is left out). 0 when some uncertainty is not
+// known.
+func ModelBound(lm LinearModel, xfit, yfit, ufit []float64) float64 {
+	best := math.Inf(1)
+	for i := range xfit {
+		if i >= len(ufit) || !(ufit[i] > 0) || math.IsInf(ufit[i], 0) {
+			return 0
+		}
+		best = math.Min(best, math.Abs(lm.Slope*xfit[i]+lm.Intercept-yfit[i])+ufit[i])
+	}
+	if math.IsInf(best, 0) {
+		return 0
+	}
+	return best
 }
 
 // FitLinearModel is FIT_LINEAR_MODEL of Algorithm 2: the least-squares line

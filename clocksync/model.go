@@ -82,6 +82,14 @@ type ClockOffset struct {
 type GlobalClockLM struct {
 	Base Clock
 	LM   LinearModel
+	// Bound, if > 0, bounds |GetTime() - reference time| (seconds) at the
+	// moment the model was made: the half-widths of the SKaMPI intervals
+	// along this rank's sync path to the reference, plus how far the model
+	// lies from the path's measured midpoints (ModelBound). Known only
+	// when BoundKnown: HCA3, HCA3Offset and what ClockPropSync copies from
+	// them set it (the reference's own identity clock: 0, known).
+	Bound      float64
+	BoundKnown bool
 }
 
 // NewGlobalClockLM returns GLOBALCLOCKLM(clk, lm).
@@ -91,6 +99,21 @@ func NewGlobalClockLM(clk Clock, lm LinearModel) *GlobalClockLM {
 
 // GetTime returns Base's time mapped to the reference time.
 func (c *GlobalClockLM) GetTime() float64 { return c.LM.Global(c.Base.GetTime()) }
+
+// ClockBound returns the Bound of c's outermost GlobalClockLM level and
+// whether it is known.
+func ClockBound(c Clock) (float64, bool) {
+	if g, ok := c.(*GlobalClockLM); ok && g.BoundKnown {
+		return g.Bound, true
+	}
+	return 0, false
+}
+
+// withBound returns g with a known bound b.
+func withBound(g *GlobalClockLM, b float64) *GlobalClockLM {
+	g.Bound, g.BoundKnown = b, true
+	return g
+}
 
 // GlobalClockOffset is an offset-only clock decorator, as produced by the
 // SKaMPI and Netgauge style synchronisations: global = Base - Offset.
@@ -167,14 +190,18 @@ const (
 	flattenMagic = "GCK1"
 	kindLinear   = byte('L')
 	kindOffset   = byte('O')
+	kindBound    = byte('B')
 )
 
 // FlattenClock (FLATTEN_CLOCK of Algorithm 3) serialises the decorator chain
 // of c, innermost level first, so that UnflattenClock can rebuild the same
 // nested clock on top of another process's local clock. Format: "GCK1",
 // uint32 level count, then per level a kind byte ('L' slope+intercept, 'O'
-// offset) and its float64 values, little endian.
+// offset) and its float64 values, little endian; then, when c's ClockBound
+// is known, the byte 'B' and the bound as float64 (UnflattenClock puts it
+// on the outermost level).
 func FlattenClock(c Clock) []byte {
+	c0 := c
 	var levels []struct {
 		lm   LinearModel
 		kind byte
@@ -200,6 +227,10 @@ func FlattenClock(c Clock) []byte {
 			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(l.lm.Slope))
 		}
 		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(l.lm.Intercept))
+	}
+	if b, ok := ClockBound(c0); ok {
+		buf = append(buf, kindBound)
+		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(b))
 	}
 	return buf
 }
@@ -240,6 +271,13 @@ func UnflattenClock(b []byte, base Clock) (Clock, error) {
 			c = &GlobalClockOffset{Base: c, Offset: math.Float64frombits(binary.LittleEndian.Uint64(b[p:]))}
 		}
 		p += need
+	}
+	if p+9 == len(b) && b[p] == kindBound {
+		bound := math.Float64frombits(binary.LittleEndian.Uint64(b[p+1:]))
+		if g, ok := c.(*GlobalClockLM); ok && bound >= 0 && !math.IsInf(bound, 0) {
+			withBound(g, bound)
+		}
+		p += 9
 	}
 	if p != len(b) {
 		return nil, fmt.Errorf("%w: %d trailing bytes after %d levels", ErrBadClockBuffer, len(b)-p, n)

@@ -290,3 +290,42 @@ func FuzzUnflattenClock(f *testing.F) {
 		}
 	})
 }
+
+// TestFlattenClock_CarriesTheBound: ClockPropSync's buffer carries the
+// outermost level's bound when it is known (0 included) and nothing when
+// it is not; ModelBound is the smallest |model - midpoint| + half-width.
+func TestFlattenClock_CarriesTheBound(t *testing.T) {
+	base := &fixedClock{}
+	for _, tc := range []struct {
+		name  string
+		bound float64
+		known bool
+	}{
+		{"known", 1.5e-6, true},
+		{"zero on the reference", 0, true},
+		{"unknown", 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewGlobalClockLM(NewGlobalClockLM(base, LinearModel{Slope: 1e-6, Intercept: 2}), LinearModel{Intercept: 3})
+			if tc.known {
+				withBound(g, tc.bound)
+			}
+			c, err := UnflattenClock(FlattenClock(g), base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, ok := ClockBound(c)
+			if ok != tc.known || b != tc.bound {
+				t.Errorf("bound after the round trip %g (known %v), want %g (%v)", b, ok, tc.bound, tc.known)
+			}
+		})
+	}
+	lm := LinearModel{Slope: 0, Intercept: 1e-6}
+	got := ModelBound(lm, []float64{0, 1}, []float64{1.5e-6, 1e-6}, []float64{3e-6, 0.2e-6})
+	if want := 0.2e-6; math.Abs(got-want) > 1e-15 {
+		t.Errorf("ModelBound %g, want %g (the second point: on its midpoint, half-width 0.2 µs)", got, want)
+	}
+	if got := ModelBound(lm, []float64{0}, []float64{0}, []float64{0}); got != 0 {
+		t.Errorf("ModelBound with an unknown uncertainty %g, want 0", got)
+	}
+}

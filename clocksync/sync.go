@@ -275,6 +275,32 @@ type Result struct {
 	FitPoints, PingPongs int
 	// Duration is the sync's duration in seconds on the local clock.
 	Duration float64
+	// Bound bounds |Global - reference| (seconds) when the model was made
+	// (SyncBound); -1: not known. Also in Params["bound_ns"].
+	Bound float64
+}
+
+// SyncBound is the error bound of rank t.Rank()'s global clock g after a
+// sync over t: 0 on rank 0 (the reference), g's ClockBound where the
+// algorithm computed one (HCA3, HCA3Offset, and ClockPropSync copying
+// them), -1 otherwise.
+func SyncBound(t Transport, g Clock) float64 {
+	if t.Rank() == 0 {
+		return 0
+	}
+	if b, ok := ClockBound(g); ok {
+		return b
+	}
+	return -1
+}
+
+// BoundParam formats a SyncBound for an epoch's Params["bound_ns"] ("" when
+// not known).
+func BoundParam(b float64) string {
+	if b < 0 {
+		return ""
+	}
+	return strconv.FormatFloat(b*1e9, 'f', 1, 64)
 }
 
 // Sync runs the synchronisation selected by cfg over t (collective: every
@@ -325,5 +351,9 @@ func Sync(cfg Config, t Transport, local Clock) (*Result, error) {
 	res.Duration = local.GetTime() - start
 	res.Global = g
 	res.Model, res.Chain = FlattenTo(g, local)
+	res.Bound = SyncBound(t, g)
+	if v := BoundParam(res.Bound); v != "" {
+		res.Params["bound_ns"] = v
+	}
 	return res, nil
 }

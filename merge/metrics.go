@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/gclock/gclock/trace"
@@ -454,6 +455,23 @@ func (a *analyzer) resolveInstance(in *Instance) {
 	in.LastSite, in.MaxWaitSite, in.CauseSite = name(in.lastSite), name(in.waitSite), name(in.causeSite)
 }
 
+// epochsBound is the largest sync-path bound (ns) of a rank's epochs, -1
+// when one of them recorded none (or an unreadable one).
+func epochsBound(eps []trace.Epoch) float64 {
+	if len(eps) == 0 {
+		return -1
+	}
+	b := 0.0
+	for _, e := range eps {
+		v, err := strconv.ParseFloat(e.Params["bound_ns"], 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || v != v {
+			return -1
+		}
+		b = math.Max(b, v)
+	}
+	return b
+}
+
 // clockQuality states how far the timeline can be trusted.
 func (a *analyzer) clockQuality() ClockQuality {
 	q := ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}, CheckMaxNS: []float64{}, Algorithms: []string{}}
@@ -485,11 +503,19 @@ func (a *analyzer) clockQuality() ClockQuality {
 			q.CheckMaxNS = append(q.CheckMaxNS, m)
 		}
 	}
+	q.SyncBoundNS = -1
 	for _, ri := range a.rn.Ranks {
 		eps := append([]trace.Epoch(nil), ri.Meta.Epochs...)
 		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })
 		for i := 1; i < len(eps); i++ {
 			q.MaxKnotGapNS = math.Max(q.MaxKnotGapNS, float64(eps[i].EndNS-eps[i-1].EndNS))
+		}
+		if r := int(ri.Meta.Header.Rank); r >= 0 && r < 1<<24 {
+			for len(q.SyncBounds) <= r {
+				q.SyncBounds = append(q.SyncBounds, -1)
+			}
+			q.SyncBounds[r] = epochsBound(eps)
+			q.SyncBoundNS = math.Max(q.SyncBoundNS, q.SyncBounds[r])
 		}
 	}
 	var specs []string

@@ -295,8 +295,9 @@ func RefinedOptions(opt Options, first *Result) Options {
 	return opt
 }
 
-// RankBoundNS is rank's typical bound (0 for rank 0, the reference; -1
-// when the trace has no fact about it).
+// RankBoundNS is rank's typical bound (0 for rank 0, the reference): from
+// the happened-before facts where the trace has some about it, else its
+// sync-path bound at the knots; -1 when neither is known.
 func (q *ClockQuality) RankBoundNS(rank int32) float64 {
 	if rank == 0 {
 		return 0
@@ -305,6 +306,9 @@ func (q *ClockQuality) RankBoundNS(rank int32) float64 {
 		if b.Rank == rank && b.Facts > 0 {
 			return b.TypicalNS
 		}
+	}
+	if rank > 0 && int(rank) < len(q.SyncBounds) {
+		return q.SyncBounds[rank]
 	}
 	return -1
 }
@@ -320,15 +324,26 @@ func (q *ClockQuality) BelowBound(ns float64, a, b int32) bool {
 	return ns < ba+bb
 }
 
+// FlagBoundNS is the bound ops are flagged against: the typical bound of
+// the happened-before facts, or without facts the largest sync-path bound
+// (-1: neither known).
+func (q *ClockQuality) FlagBoundNS() float64 {
+	if q.TypicalBoundNS >= 0 {
+		return q.TypicalBoundNS
+	}
+	return q.SyncBoundNS
+}
+
 // flagOps marks the ops whose mean wait is within twice the run's typical
 // bound: below what the clocks can resolve.
 func flagOps(an *Analysis) {
 	q := &an.Clock
-	if q.TypicalBoundNS < 0 {
+	bound := q.FlagBoundNS()
+	if bound < 0 {
 		return
 	}
 	for i := range an.Ops {
 		o := &an.Ops[i]
-		o.BelowClockBound = o.Wait.Count > 0 && o.Wait.Mean < 2*q.TypicalBoundNS
+		o.BelowClockBound = o.Wait.Count > 0 && o.Wait.Mean < 2*bound
 	}
 }

@@ -235,6 +235,15 @@ type ClockQuality struct {
 	Contradictions int         `json:"bound_contradictions"`
 	RefineMoved    int         `json:"refine_moved_ranks"`
 	RefineMaxNS    float64     `json:"refine_max_shift_ns"`
+	// Sync-path bounds (clocksync.SyncBound, each epoch's
+	// Params["bound_ns"]): the half-widths of the SKaMPI intervals along
+	// a rank's path to the reference, plus the model's distance from
+	// their midpoints, at each knot. SyncBounds per world rank is the
+	// largest over its knots (-1: some epoch recorded none), SyncBoundNS
+	// the largest over the ranks (-1: none known). They hold at the knots;
+	// between knots the chord's error comes on top (MaxKnotGapNS).
+	SyncBounds  []float64 `json:"sync_bounds_ns,omitempty"`
+	SyncBoundNS float64   `json:"sync_bound_ns"`
 }
 
 // Analysis is the result of one tracemerge pass.

@@ -248,6 +248,9 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32) error {
 			"ranks":          strconv.Itoa(r.size),
 		},
 	}
+	if v := clocksync.BoundParam(clocksync.SyncBound(r.tr, g)); v != "" {
+		ep.Params["bound_ns"] = v
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.w != nil {

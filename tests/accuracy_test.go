@@ -195,6 +195,7 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 			if a.MaxRaw < 1e6 {
 				t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
 			}
+			checkSyncBounds(t, traces, 50)
 			if a.MaxInterp > tc.boundNS {
 				t.Errorf("corrected times off by up to %.3f us (bound %.1f us)", a.MaxInterp/1e3, tc.boundNS/1e3)
 			}
@@ -213,6 +214,7 @@ func TestAccuracy_ThirtySeconds8Ranks(t *testing.T) {
 	if a.Span < 25e9 {
 		t.Errorf("run spans only %.1f s, want about 30 s", a.Span/1e9)
 	}
+	checkSyncBounds(t, traces, 50)
 	const boundNS = 10e3
 	if a.MaxInterp > boundNS {
 		t.Errorf("corrected times off by up to %.3f us (bound %.0f us); knots' true errors:\n%s", a.MaxInterp/1e3, boundNS/1e3, knotErrors(traces))

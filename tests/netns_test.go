@@ -351,6 +351,7 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 			if resyncs < 4 {
 				t.Errorf("%d resync epochs in a %.1f s run with GCLOCK_RESYNC=0.25", resyncs, a.Span/1e9)
 			}
+			checkSyncBounds(t, traces, 100)
 			if chord < 2e3 {
 				t.Errorf("init + finalize alone miss by only %.2f µs: the injected shapes did not bend the clocks", chord/1e3)
 			}
@@ -540,4 +541,30 @@ func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkSyncBounds: every rank's every epoch must carry its sync-path bound
+// (Params["bound_ns"], clocksync.SyncBound) and the knot's exact error
+// (as knotErrors computes it) must lie within it. slackNS covers the
+// model's drift between the measurement and the epoch's end.
+func checkSyncBounds(t *testing.T, traces []rankTrace, slackNS float64) {
+	t.Helper()
+	in0 := traces[0].Meta.Header.Inject
+	worst, loosest := 0.0, 0.0
+	for rank, rt := range traces {
+		in := rt.Meta.Header.Inject
+		for _, e := range rt.Meta.Epochs {
+			b, err := strconv.ParseFloat(e.Params["bound_ns"], 64)
+			if err != nil || b < 0 {
+				t.Errorf("rank %d epoch %d: no sync-path bound recorded (bound_ns %q)", rank, e.Index, e.Params["bound_ns"])
+				continue
+			}
+			kerr := math.Abs(e.Model.Global(e.EndNS) - in0.Recorded(in.TrueTime(e.EndNS)))
+			if kerr > b+slackNS {
+				t.Errorf("rank %d epoch %d: knot off by %.3f µs, outside its recorded bound %.3f µs", rank, e.Index, kerr/1e3, b/1e3)
+			}
+			worst, loosest = math.Max(worst, kerr), math.Max(loosest, b)
+		}
+	}
+	t.Logf("sync-path bounds: largest %.3f µs; largest knot error %.3f µs", loosest/1e3, worst/1e3)
 }

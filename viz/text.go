@@ -179,7 +179,7 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	if len(zero) > 0 {
 		fmt.Fprintf(w, "instances moving no data (count 0): %s\n", strings.Join(zero, ", "))
 	}
-	if a.Clock.TypicalBoundNS >= 0 {
+	if b := a.Clock.FlagBoundNS(); b >= 0 {
 		var below []string
 		for _, o := range ops {
 			if o.BelowClockBound {
@@ -188,7 +188,7 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 		}
 		if len(below) > 0 {
 			fmt.Fprintf(w, "≲: mean wait within twice the clocks' typical bound (±%s): below what the clocks resolve, not a finding (%s)\n",
-				fmtDur(a.Clock.TypicalBoundNS), strings.Join(below, ", "))
+				fmtDur(b), strings.Join(below, ", "))
 		}
 	}
 
@@ -360,8 +360,15 @@ func orDash(s string) string {
 // BoundsLine states the happened-before bounds of the corrected clocks
 // and what --clock refined moved ("" without facts).
 func BoundsLine(c merge.ClockQuality) string {
+	sync := ""
+	if c.SyncBoundNS >= 0 {
+		sync = fmt.Sprintf("sync paths (SKaMPI intervals to rank 0, at the knots) ±%s at most", fmtDur(c.SyncBoundNS))
+	}
 	if c.BoundRanks == 0 {
-		return ""
+		if sync == "" {
+			return ""
+		}
+		return "clock bounds (" + sync + "): no happened-before facts"
 	}
 	s := fmt.Sprintf("clock bounds (happened-before facts of N×N collectives with rank 0): %d ranks, typical ±%s, loosest ±%s",
 		c.BoundRanks, fmtDur(c.TypicalBoundNS), fmtDur(c.BoundNS))
@@ -376,6 +383,9 @@ func BoundsLine(c merge.ClockQuality) string {
 	}
 	if c.RefineMoved > 0 {
 		s += fmt.Sprintf("; refined: %d ranks moved, by up to %s", c.RefineMoved, fmtDur(c.RefineMaxNS))
+	}
+	if sync != "" {
+		s += "; " + sync
 	}
 	return s
 }
