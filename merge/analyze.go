@@ -248,6 +248,7 @@ type analyzer struct {
 	runStart   float64
 	origin     int64 // RunOrigin: global float64 times are relative to it
 	problems   []string
+	looseKnots []string // Corrector.LooseKnots per rank
 	hb         *hbGrid // happened-before facts (refine.go)
 
 	ops       [256]opAccum
@@ -321,6 +322,9 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		rs.corr.SetRefinement(opt.Refine, int32(ri.Rank))
 		if note != "" {
 			fallback = append(fallback, fmt.Sprintf("rank %d: %s", ri.Rank, note))
+		}
+		if l := rs.corr.LooseKnots(); l != "" {
+			a.looseKnots = append(a.looseKnots, fmt.Sprintf("rank %d: %s", ri.Rank, l))
 		}
 		rs.objs = append([]trace.Object(nil), h.Objects...)
 		sort.Slice(rs.objs, func(i, j int) bool { return rs.objs[i].Lo < rs.objs[j].Lo })

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -59,8 +61,10 @@ func ParseClockMode(s string) (ClockMode, error) {
 // knot is one point of the interpolated offset curve: the offset an
 // epoch's model gives at the local time the epoch ended.
 type knot struct {
-	t   int64
-	off float64
+	t     int64
+	off   float64
+	bound float64 // the epoch's sync-path bound (ns), -1: not recorded
+	epoch int     // the epoch's index
 }
 
 // Corrector maps one rank's local timestamps to global time.
@@ -100,7 +104,13 @@ type Corrector struct {
 	o0, k  float64
 	// adjust: ClockRefined's moves (refine.go), nil otherwise
 	adjust *rankAdjust
+	// loose: what steadyLooseKnots moved ("" nothing)
+	loose string
 }
+
+// LooseKnots describes the loose sync knots the corrector moved toward
+// their steady neighbours ("" when none): not a fallback, but reported.
+func (c *Corrector) LooseKnots() string { return c.loose }
 
 // NewCorrector builds the corrector for one rank from its epochs. shift is
 // used in raw mode only. When the epochs do not support mode (no epoch at
@@ -137,7 +147,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 			note += fmt.Sprintf("epoch %d ends before the previous one: ignored", e.Index)
 			continue
 		}
-		c.knots = append(c.knots, knot{t: e.EndNS, off: e.Model.Offset(e.EndNS)})
+		c.knots = append(c.knots, knot{t: e.EndNS, off: e.Model.Offset(e.EndNS), bound: epochBound(e), epoch: e.Index})
 		if len(c.knots) == 1 {
 			c.first = e.Model
 		}
@@ -147,11 +157,101 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		c.mode = ClockInit
 		return c, note
 	}
+	if n := steadyLooseKnots(c.knots); n != "" {
+		c.loose = n
+		// the models beyond the end knots follow their knots
+		c.first.Intercept += c.knots[0].off - c.first.Offset(c.knots[0].t)
+		last := c.knots[len(c.knots)-1]
+		c.last.Intercept += last.off - c.last.Offset(last.t)
+	}
 	c.t0, c.t1 = c.knots[0].t, c.knots[1].t
 	c.o0 = c.knots[0].off
 	c.k = (c.knots[1].off - c.knots[0].off) / float64(c.t1-c.t0)
 	return c, note
 }
+
+// Loose knots. A sync epoch disturbed by other load (a descheduled rank
+// in the middle of its ping-pongs) can miss by far more than its
+// neighbours while its sync-path bound (epochBound) says so: its SKaMPI
+// intervals were wide. Such a knot is moved toward the line of its nearest
+// steady neighbours, but never outside its own bound, so the curve stays
+// within what every measurement proved. A knot is loose when its bound is
+// both over LooseKnotFactor times the median bound of the rank's knots and
+// over LooseKnotMinNS; on a network whose every knot is loose alike
+// (TCP: 10-30 µs bounds) none is.
+const (
+	LooseKnotFactor = 4.0
+	LooseKnotMinNS  = 1000.0
+)
+
+// epochBound reads an epoch's sync-path bound (ns; -1: none recorded).
+func epochBound(e trace.Epoch) float64 {
+	v, err := strconv.ParseFloat(e.Params["bound_ns"], 64)
+	if err != nil || v < 0 || !isFinite(v) {
+		return -1
+	}
+	return v
+}
+
+// steadyLooseKnots moves ks' loose knots (see LooseKnotFactor) in place
+// and describes what it moved ("" when nothing).
+func steadyLooseKnots(ks []knot) string {
+	bs := make([]float64, 0, len(ks))
+	for _, k := range ks {
+		if k.bound < 0 {
+			return "" // a file without bounds: nothing to judge by
+		}
+		bs = append(bs, k.bound)
+	}
+	sort.Float64s(bs)
+	med := bs[len(bs)/2]
+	limit := math.Max(LooseKnotFactor*med, LooseKnotMinNS)
+	steady := func(k knot) bool { return k.bound <= limit }
+	var moved []string
+	orig := append([]knot(nil), ks...)
+	for i, k := range orig {
+		if steady(k) {
+			continue
+		}
+		// the nearest steady knots on each side (of the original values)
+		var left, right []knot
+		for j := i - 1; j >= 0 && len(left) < 2; j-- {
+			if steady(orig[j]) {
+				left = append(left, orig[j])
+			}
+		}
+		for j := i + 1; j < len(orig) && len(right) < 2; j++ {
+			if steady(orig[j]) {
+				right = append(right, orig[j])
+			}
+		}
+		var a, b knot
+		switch {
+		case len(left) > 0 && len(right) > 0:
+			a, b = left[0], right[0]
+		case len(right) == 2:
+			a, b = right[0], right[1]
+		case len(left) == 2:
+			a, b = left[1], left[0]
+		default:
+			continue // no line to lean on
+		}
+		pred := a.off + (b.off-a.off)*float64(k.t-a.t)/float64(b.t-a.t)
+		v := math.Max(k.off-k.bound, math.Min(k.off+k.bound, pred))
+		if v != k.off {
+			ks[i].off = v
+			moved = append(moved, fmt.Sprintf("epoch %d (bound %s) by %s", k.epoch, fmtNS(k.bound), fmtNS(v-k.off)))
+		}
+	}
+	if len(moved) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d loose sync knot(s) (bound over %s; median %s) moved toward their steady neighbours, within their bounds: %s",
+		len(moved), fmtNS(limit), fmtNS(med), strings.Join(moved, ", "))
+}
+
+// fmtNS formats ns as µs with 3 decimals.
+func fmtNS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 3, 64) + " µs" }
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 

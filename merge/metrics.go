@@ -504,6 +504,7 @@ func (a *analyzer) clockQuality() ClockQuality {
 		}
 	}
 	q.SyncBoundNS = -1
+	q.LooseKnots = a.looseKnots
 	for _, ri := range a.rn.Ranks {
 		eps := append([]trace.Epoch(nil), ri.Meta.Epochs...)
 		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })

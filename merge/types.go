@@ -244,6 +244,10 @@ type ClockQuality struct {
 	// between knots the chord's error comes on top (MaxKnotGapNS).
 	SyncBounds  []float64 `json:"sync_bounds_ns,omitempty"`
 	SyncBoundNS float64   `json:"sync_bound_ns"`
+	// LooseKnots: per rank, the sync knots whose bound was far wider than
+	// their neighbours' and which the correction moved toward them
+	// (merge.LooseKnotFactor).
+	LooseKnots []string `json:"loose_knots,omitempty"`
 }
 
 // Analysis is the result of one tracemerge pass.

@@ -253,6 +253,9 @@ func WriteHTML(w io.Writer, r Report) error {
 	d.Knots = strings.TrimPrefix(KnotsLine(a.Clock), "knots: ")
 	d.Selective = strings.TrimPrefix(SelectiveLine(a.Selective), "selective tracing: ")
 	d.Bounds = strings.TrimPrefix(BoundsLine(a.Clock), "clock bounds ")
+	if len(a.Clock.LooseKnots) > 0 {
+		d.Bounds += "; " + strings.Join(a.Clock.LooseKnots, "; ")
+	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := reportTmpl.Execute(bw, d); err != nil {
 		return fmt.Errorf("viz: html report: %w", err)

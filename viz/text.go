@@ -139,6 +139,9 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	if line := BoundsLine(c); line != "" {
 		fmt.Fprintf(w, "%s\n", line)
 	}
+	for _, l := range c.LooseKnots {
+		fmt.Fprintf(w, "clock knots: %s\n", term(l))
+	}
 	if line := SelectiveLine(a.Selective); line != "" {
 		fmt.Fprintf(w, "%s\n", term(line))
 	}

@@ -1,0 +1,74 @@
+package merge
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// TestNewCorrector_LooseKnotsLeanOnSteadyNeighbours: a knot whose
+// sync-path bound is far wider than its neighbours' is moved toward their
+// line, never beyond its own bound; files without bounds and runs whose
+// knots are all loose alike are left as they were.
+func TestNewCorrector_LooseKnotsLeanOnSteadyNeighbours(t *testing.T) {
+	const sec = int64(1e9)
+	truth := func(t int64) float64 { return 50e-6*float64(t) + 1000 } // offset, ns
+	type k struct {
+		errNS, boundNS float64 // knot's error against the truth, its bound (<0: none)
+	}
+	for _, tc := range []struct {
+		name    string
+		knots   []k // at 0, 2, 4, ... s
+		probe   int64
+		wantErr float64 // |corrected offset - truth| at probe
+		moved   bool
+	}{
+		{"loose first knot", []k{{10e3, 20e3}, {0, 300}, {0, 300}, {0, 300}}, sec / 2, 0, true},
+		{"loose first knot, bound too small to reach", []k{{10e3, 5e3}, {0, 300}, {0, 300}, {0, 300}}, 0, 5e3, true},
+		{"loose middle knot", []k{{0, 300}, {0, 250}, {-8e3, 15e3}, {0, 300}, {0, 280}}, 4 * sec, 0, true},
+		{"loose last knot", []k{{0, 300}, {0, 300}, {0, 300}, {6e3, 9e3}}, 6 * sec, 0, true},
+		{"no bounds recorded", []k{{10e3, -1}, {0, -1}, {0, -1}, {0, -1}}, 0, 10e3, false},
+		{"all loose alike (TCP)", []k{{3e3, 20e3}, {0, 25e3}, {0, 18e3}, {0, 22e3}}, 0, 3e3, false},
+		{"wide but under 1 µs", []k{{500, 900}, {0, 100}, {0, 100}, {0, 100}}, 0, 500, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var eps []trace.Epoch
+			for i, x := range tc.knots {
+				at := int64(i) * 2 * sec
+				e := trace.Epoch{Index: i, StartNS: at - 1e6, EndNS: at, Params: map[string]string{},
+					Model: trace.Model{T0: at, Slope: 50e-6, Intercept: truth(at) + x.errNS}}
+				if x.boundNS >= 0 {
+					e.Params["bound_ns"] = strconv.FormatFloat(x.boundNS, 'f', 1, 64)
+				}
+				eps = append(eps, e)
+			}
+			c, note := NewCorrector(ClockInterp, eps, 0)
+			if c.Mode() != ClockInterp {
+				t.Fatalf("mode %v: %s", c.Mode(), note)
+			}
+			got := math.Abs(c.Offset(tc.probe) - truth(tc.probe))
+			if math.Abs(got-tc.wantErr) > 1 {
+				t.Errorf("corrected offset off the truth by %.1f ns at %d s, want %.1f ns (note %q)", got, tc.probe/sec, tc.wantErr, note)
+			}
+			if note != "" {
+				t.Errorf("fallback note %q, want none", note)
+			}
+			if strings.Contains(c.LooseKnots(), "loose sync knot") != tc.moved {
+				t.Errorf("loose knots %q: want a description %v", c.LooseKnots(), tc.moved)
+			}
+			// never outside any knot's own bound
+			for i, x := range tc.knots {
+				if x.boundNS < 0 {
+					continue
+				}
+				at := int64(i) * 2 * sec
+				if d := math.Abs(c.Offset(at) - (truth(at) + x.errNS)); d > x.boundNS+1e-6 {
+					t.Errorf("knot %d moved by %.1f ns, beyond its bound %.1f ns", i, d, x.boundNS)
+				}
+			}
+		})
+	}
+}
