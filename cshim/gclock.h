@@ -214,12 +214,11 @@ static inline int64_t gclock_now(void)
 	return t;
 }
 
-/* gclock_comm_get finds the slot of comm; NULL means "do not record"
- * (MPI_COMM_NULL or table full). Readers take no lock: slots are written
- * only by the comm create/free wrappers, key last. */
-static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
+/* gclock_slot_find finds the table slot keyed k (a communicator's or a
+ * window's handle), NULL when absent. Readers take no lock: slots are
+ * written only by the create/free wrappers, key last. */
+static inline gclock_comm_slot *gclock_slot_find(uintptr_t k)
 {
-	uintptr_t k = (uintptr_t)comm;
 	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
 	for (uint32_t probe = 0; probe < GCK_COMM_SLOTS; probe++) {
 		gclock_comm_slot *s = &gclock_comms[(i + probe) & (GCK_COMM_SLOTS - 1)];
@@ -229,6 +228,16 @@ static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
 		if (sk == GCK_KEY_EMPTY)
 			break;
 	}
+	return NULL;
+}
+
+/* gclock_comm_get finds the slot of comm; NULL means "do not record"
+ * (MPI_COMM_NULL or table full). */
+static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
+{
+	gclock_comm_slot *s = gclock_slot_find((uintptr_t)comm);
+	if (GCK_LIKELY(s != NULL))
+		return s;
 	return gclock_comm_unknown(comm);
 }
 

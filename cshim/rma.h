@@ -30,16 +30,7 @@ static inline gclock_comm_slot *gclock_win_get(MPI_Win win)
 	uintptr_t k = (uintptr_t)win;
 	if (!gclock_active || k == GCK_KEY_EMPTY || k == GCK_KEY_TOMB)
 		return NULL;
-	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
-	for (uint32_t probe = 0; probe < GCK_COMM_SLOTS; probe++) {
-		gclock_comm_slot *s = &gclock_comms[(i + probe) & (GCK_COMM_SLOTS - 1)];
-		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (GCK_LIKELY(sk == k))
-			return s;
-		if (sk == GCK_KEY_EMPTY)
-			break;
-	}
-	return NULL;
+	return gclock_slot_find(k);
 }
 
 /* ---- window creation and free (shim.c) ---------------------------------- */
