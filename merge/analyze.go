@@ -49,6 +49,11 @@ type Options struct {
 	// Refine holds ClockRefined's moves (Result.Refinement of a first
 	// pass with ClockInterp; RefinedAnalyze runs both).
 	Refine *Refinement
+	// CLC is the controlled-logical-clock repair to apply (clc.go; nil:
+	// none); CollectRepairs makes the pass list its collectives'
+	// clock-condition violations (Result.Repairs).
+	CLC            *CLC
+	CollectRepairs bool
 }
 
 // Zoom is one captured instance, corrected and raw.
@@ -71,6 +76,12 @@ type Result struct {
 	// Refinement is what ClockRefined would move (refine.go), computed
 	// from this pass's happened-before facts.
 	Refinement *Refinement
+	// Repairs are the collectives' violations (Options.CollectRepairs),
+	// RepairsDropped those beyond MaxRepairs.
+	Repairs        []Repair
+	RepairsDropped int
+	// OriginNS is the origin of the pass's global times.
+	OriginNS int64
 }
 
 // rankState is the per-rank state of one analysis pass.
@@ -249,6 +260,7 @@ type analyzer struct {
 	origin     int64 // RunOrigin: global float64 times are relative to it
 	problems   []string
 	looseKnots []string // Corrector.LooseKnots per rank
+	rep        repairs  // Options.CollectRepairs (metrics goroutine)
 	hb         *hbGrid // happened-before facts (refine.go)
 
 	ops       [256]opAccum
@@ -320,6 +332,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		rs.corr, note = NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
 		rs.corr.SetOrigin(a.origin)
 		rs.corr.SetRefinement(opt.Refine, int32(ri.Rank))
+		rs.corr.SetCLC(opt.CLC, int32(ri.Rank))
 		if note != "" {
 			fallback = append(fallback, fmt.Sprintf("rank %d: %s", ri.Rank, note))
 		}
@@ -705,5 +718,6 @@ func (a *analyzer) result() *Result {
 	}
 	summariseBounds(&an.Clock)
 	flagOps(an)
-	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart, Refinement: ref}
+	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart, Refinement: ref,
+		Repairs: a.rep.list, RepairsDropped: a.rep.dropped, OriginNS: a.origin}
 }

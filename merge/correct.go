@@ -106,6 +106,17 @@ type Corrector struct {
 	adjust *rankAdjust
 	// loose: what steadyLooseKnots moved ("" nothing)
 	loose string
+	// clc: the controlled-logical-clock repair (clc.go) of rank clcRank
+	clc     *CLC
+	clcRank int32
+}
+
+// SetCLC makes the corrector apply c's repair of rank (nil: none).
+func (c *Corrector) SetCLC(clc *CLC, rank int32) {
+	if clc == nil || clc.ranks[rank] == nil || c.mode == ClockRaw {
+		return
+	}
+	c.clc, c.clcRank = clc, rank
 }
 
 // LooseKnots describes the loose sync knots the corrector moved toward
@@ -260,11 +271,14 @@ func (c *Corrector) Mode() ClockMode { return c.mode }
 
 // Offset returns local minus global at local time t (ns).
 func (c *Corrector) Offset(t int64) float64 {
+	o := c.interpOffset(t)
 	if c.adjust != nil {
-		o := c.interpOffset(t)
-		return o + c.adjust.at(float64(t-c.origin)-o)
+		o += c.adjust.at(float64(t-c.origin) - o)
 	}
-	return c.interpOffset(t)
+	if c.clc != nil { // forward moves lower the offset
+		o -= c.clc.at(c.clcRank, float64(t-c.origin)-o)
+	}
+	return o
 }
 
 // interpOffset is Offset without ClockRefined's moves.

@@ -315,6 +315,11 @@ func (a *analyzer) instWaits(in *openInst, raw bool) instResult {
 	CollectiveNeedsFlow(cls, root, s.enter, flow, s.wait, s.cause) // s.wait holds the needs
 	r := instResult{pos: s.pos, wait: s.wait, cause: s.cause, zero: flow.Zero(n)}
 	r.viol = violationFromNeeds(s.exit, s.wait)
+	if r.viol > 0 && !raw && a.opt.CollectRepairs {
+		for i := range s.exit {
+			a.rep.add(in.comm.members[s.pos[i]], s.exit[i], s.wait[i]-s.exit[i])
+		}
+	}
 	r.synced = SynchronizedBy(last, s.enter, s.wait)
 	waitsFromNeeds(s.enter, s.exit, s.wait, s.cause)
 	return r
@@ -505,6 +510,9 @@ func (a *analyzer) clockQuality() ClockQuality {
 	}
 	q.SyncBoundNS = -1
 	q.LooseKnots = a.looseKnots
+	if c := a.opt.CLC; c != nil {
+		q.CLCBefore, q.CLCRepairs, q.CLCRanks, q.CLCMaxNS = c.Before, c.Repairs, c.Ranks(), c.MaxNS
+	}
 	for _, ri := range a.rn.Ranks {
 		eps := append([]trace.Epoch(nil), ri.Meta.Epochs...)
 		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })

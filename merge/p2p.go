@@ -31,6 +31,9 @@ type P2POptions struct {
 	// relative to RunOrigin, like every global time; To 0 = no end).
 	KeepMessages int
 	From, To     float64
+	// CollectRepairs lists the clock-condition violations in
+	// P2PResult.Repairs (clc.go).
+	CollectRepairs bool
 	// RendezvousBytes makes standard sends (MPI_Send, MPI_Isend, persistent
 	// MPI_Send_init) of at least this many bytes count as rendezvous
 	// sends for Late Receiver: above the MPI library's eager limit a
@@ -101,6 +104,10 @@ type P2PResult struct {
 	// Clock condition: a receive cannot complete before its send started.
 	Violations     int     `json:"clock_violations"`
 	MaxViolationNS float64 `json:"max_violation_ns"`
+	// Repairs: the violations as repairs (P2POptions.CollectRepairs):
+	// the receive's completion must move past its send's start.
+	Repairs        []Repair `json:"-"`
+	RepairsDropped int      `json:"-"`
 
 	// Nonblocking collectives matched by (communicator, sequence).
 	NBC []NBCSummary `json:"nbc"`

@@ -118,6 +118,7 @@ type msgQueue []*p2pMsg
 type P2PStream struct {
 	opt       P2POptions
 	out       *P2PResult
+	rep       repairs // P2POptions.CollectRepairs
 	siteName  func(rank int32, pc uint64) string
 	commSize  map[uint64]int
 	ranks     map[int32]*p2pRankState
@@ -499,6 +500,9 @@ func (s *P2PStream) settle(m *p2pMsg) {
 	if r.waitExit < snd.post {
 		out.Violations++
 		out.MaxViolationNS = math.Max(out.MaxViolationNS, snd.post-r.waitExit)
+		if s.opt.CollectRepairs {
+			s.rep.add(r.dst, r.waitExit, snd.post-r.waitExit)
+		}
 	}
 	if w := math.Min(snd.post, r.waitExit) - r.waitEnter; snd.post > r.waitEnter && w > 0 {
 		s.addPair(&out.LateSender, s.lsPairs, snd.src, r.dst, w)
@@ -705,6 +709,7 @@ func (s *P2PStream) Result() *P2PResult {
 		out.NBC = append(out.NBC, a.s)
 	}
 	sort.Slice(out.NBC, func(i, j int) bool { return out.NBC[i].Op < out.NBC[j].Op })
+	out.Repairs, out.RepairsDropped = s.rep.list, s.rep.dropped
 	return out
 }
 

@@ -248,6 +248,14 @@ type ClockQuality struct {
 	// their neighbours' and which the correction moved toward them
 	// (merge.LooseKnotFactor).
 	LooseKnots []string `json:"loose_knots,omitempty"`
+	// Controlled-logical-clock repair (--clock refined, clc.go): the
+	// violations the refined timeline had before it (collectives and
+	// point-to-point), how many it repaired, on how many ranks, and its
+	// largest move. Violations above counts what is left.
+	CLCBefore  int     `json:"clc_violations_before"`
+	CLCRepairs int     `json:"clc_repairs"`
+	CLCRanks   int     `json:"clc_ranks"`
+	CLCMaxNS   float64 `json:"clc_max_shift_ns"`
 }
 
 // Analysis is the result of one tracemerge pass.

@@ -256,6 +256,9 @@ func WriteHTML(w io.Writer, r Report) error {
 	if len(a.Clock.LooseKnots) > 0 {
 		d.Bounds += "; " + strings.Join(a.Clock.LooseKnots, "; ")
 	}
+	if l := CLCLine(a.Clock); l != "" {
+		d.Bounds += "; " + l
+	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := reportTmpl.Execute(bw, d); err != nil {
 		return fmt.Errorf("viz: html report: %w", err)

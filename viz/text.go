@@ -142,6 +142,9 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	for _, l := range c.LooseKnots {
 		fmt.Fprintf(w, "clock knots: %s\n", term(l))
 	}
+	if line := CLCLine(c); line != "" {
+		fmt.Fprintf(w, "%s\n", line)
+	}
 	if line := SelectiveLine(a.Selective); line != "" {
 		fmt.Fprintf(w, "%s\n", term(line))
 	}
@@ -358,6 +361,16 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// CLCLine states what the controlled-logical-clock repair of --clock
+// refined did ("" when it did nothing).
+func CLCLine(c merge.ClockQuality) string {
+	if c.CLCRepairs == 0 {
+		return ""
+	}
+	return fmt.Sprintf("clock repair (controlled logical clock): the refined timeline had %d clock-condition violations; %d repairs on %d ranks moved events forward by up to %s, local intervals kept within %.0f%%; %d collective violations left (point-to-point: see that section)",
+		c.CLCBefore, c.CLCRepairs, c.CLCRanks, fmtDur(c.CLCMaxNS), merge.CLCRate*100, c.Violations)
 }
 
 // BoundsLine states the happened-before bounds of the corrected clocks

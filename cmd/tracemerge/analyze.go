@@ -209,22 +209,17 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	opt.Resolve = res
 
 	// --clock refined: a first pass with interpolation finds the
-	// happened-before facts and the moves they call for (merge/refine.go).
+	// happened-before facts and the moves they call for (merge/refine.go),
+	// then repair passes list the violations left and their controlled-
+	// logical-clock repair (merge/clc.go).
 	if mode == merge.ClockRefined {
-		first, err := merge.Load(dir, nil)
-		if err == nil {
-			fo := opt
-			fo.Clock, fo.Capture = merge.ClockInterp, nil
-			var r1 *merge.Result
-			if r1, err = merge.Analyze(first, fo); err == nil {
-				opt = merge.RefinedOptions(opt, r1)
-			}
-			first.Close()
-		}
+		plan, err := merge.PlanRefined(func() (*merge.Run, error) { return merge.Load(dir, nil) }, opt,
+			p2pOptions(mode, res, f.top, 0, 0, f.rendezvous))
 		if err != nil {
-			fmt.Fprintf(stderr, "tracemerge: refinement pass: %v\n", err)
+			fmt.Fprintf(stderr, "tracemerge: %v\n", err)
 			return exitNoData
 		}
+		opt = plan.Options
 	}
 
 	// Load.

@@ -541,3 +541,43 @@ func TestWriteText_FallbackReportNamesEverything(t *testing.T) {
 		t.Errorf("control characters from the trace reached the report")
 	}
 }
+
+// TestCLI_RefinedRepairsAndReports: epoch models off by tens of µs leave
+// clock-condition violations that --clock refined repairs; the text and
+// JSON say what the repair did, and interp keeps showing the violations.
+func TestCLI_RefinedRepairsAndReports(t *testing.T) {
+	tmp := t.TempDir()
+	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 8, NodeSize: 1, Steps: 2000, Seed: 11, Halo: true, ModelNoiseNS: 40e3, ComputeNS: 5000})
+	read := func(out string) merge.Analysis {
+		var an merge.Analysis
+		b, err := os.ReadFile(filepath.Join(tmp, out, "imbalance.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &an); err != nil {
+			t.Fatalf("%s/imbalance.json: %v", out, err)
+		}
+		return an
+	}
+	if _, stderr, code := runBin(t, tmp, "run", "-o", "interp", "--formats", "json"); code != exitOK {
+		t.Fatalf("interp: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := runBin(t, tmp, "run", "-o", "refined", "--clock", "refined", "--formats", "json,txt")
+	if code != exitOK {
+		t.Fatalf("refined: exit %d: %s", code, stderr)
+	}
+	in, re := read("interp"), read("refined")
+	if in.Clock.Violations == 0 {
+		t.Fatalf("interp shows no violation: the test proves nothing")
+	}
+	c := re.Clock
+	if c.Violations != 0 || c.CLCRepairs == 0 || c.CLCRanks == 0 || c.CLCBefore == 0 || !(c.CLCMaxNS > 0) {
+		t.Errorf("refined: %d violations left, repair %d on %d ranks (max %.0f ns), %d before", c.Violations, c.CLCRepairs, c.CLCRanks, c.CLCMaxNS, c.CLCBefore)
+	}
+	if !strings.Contains(stdout, "clock repair (controlled logical clock)") {
+		t.Errorf("text lacks the clock repair line:\n%s", stdout)
+	}
+	if strings.Contains(stdout, "point-to-point clock-condition violations") {
+		t.Errorf("refined text still reports point-to-point violations:\n%s", stdout)
+	}
+}
