@@ -261,7 +261,7 @@ type analyzer struct {
 	problems   []string
 	looseKnots []string // Corrector.LooseKnots per rank
 	rep        repairs  // Options.CollectRepairs (metrics goroutine)
-	hb         *hbGrid // happened-before facts (refine.go)
+	hb         *hbGrid  // happened-before facts (refine.go)
 
 	ops       [256]opAccum
 	sites     []siteKey
