@@ -43,7 +43,10 @@ tracemerge: $(BUILD)/tracemerge
 # not see those files, so a hash of cshim/ goes into CGO_CFLAGS.
 CSHIM_HASH = $(shell cat $(C_SRC) 2>/dev/null | sha1sum | cut -c1-16)
 
-cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c: cshim/collectives.tbl cshim/p2p.tbl cshim/rma.tbl trace/ops.go pmpi/internal/wrapgen/main.go pmpi/internal/wrapgen/fortran.go
+# The hand-written shim sources are inputs too: every PMPI_* name they
+# call gets a resolution pointer in pmpi_gen.c/h (wrapgen/resolve.go).
+SHIM_HAND = $(filter-out %_gen.c %_gen.h,$(wildcard cshim/*.c cshim/*.h))
+cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c cshim/pmpi_gen.c cshim/pmpi_gen.h &: cshim/collectives.tbl cshim/p2p.tbl cshim/rma.tbl trace/ops.go $(wildcard pmpi/internal/wrapgen/*.go) $(SHIM_HAND)
 	cd pmpi && $(GO) generate ./...
 
 # Only the packages linked into the library are prerequisites. The library
@@ -52,7 +55,7 @@ cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c: cshim/collectives.tbl 
 # file.
 LIB_SRC := $(shell find pmpi trace clocksync -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 
-$(BUILD)/libgclock.so: $(LIB_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c
+$(BUILD)/libgclock.so: $(LIB_SRC) $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c cshim/pmpi_gen.c cshim/pmpi_gen.h
 	@mkdir -p $(BUILD)
 	CGO_CFLAGS="$(MPI_CFLAGS) -O2 -DGCK_CSHIM=$(CSHIM_HASH)" $(GO) build -buildmode=c-shared -o $@.tmp$$$$ ./pmpi && mv -f $@.tmp$$$$ $@
 	@rm -f $(BUILD)/libgclock*.h

@@ -295,6 +295,86 @@ GCK_F_WRAP(mpi_comm_create, MPI_COMM_CREATE,
 	   (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr), comm, group,
 	   newcomm, ierr)
 
+/* Topologies and intercommunicators: the same bookkeeping as their C
+ * wrappers (shim.c); the parent is the first communicator argument. */
+GCK_F_INLINE void body_mpi_cart_create(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *ndims,
+				       MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder,
+				       MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_COMM("cart", real(comm, ndims, dims, periods, reorder, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_cart_create, MPI_CART_CREATE,
+	   (MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder,
+	    MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, ndims, dims, periods, reorder, newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_cart_sub(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *remain,
+				    MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_COMM("cart_sub", real(comm, remain, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_cart_sub, MPI_CART_SUB, (MPI_Fint *comm, MPI_Fint *remain, MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, remain, newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_graph_create(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *nnodes,
+					MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder,
+					MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_COMM("graph", real(comm, nnodes, index, edges, reorder, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_graph_create, MPI_GRAPH_CREATE,
+	   (MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder,
+	    MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, nnodes, index, edges, reorder, newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_dist_graph_create_adjacent(gclock_fsub real, void *ra, int desc, MPI_Fint *comm,
+						      MPI_Fint *indegree, MPI_Fint *sources,
+						      MPI_Fint *sourceweights, MPI_Fint *outdegree,
+						      MPI_Fint *destinations, MPI_Fint *destweights,
+						      MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm,
+						      MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_COMM("dist_graph", real(comm, indegree, sources, sourceweights, outdegree, destinations,
+				      destweights, info, reorder, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT,
+	   (MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sourceweights,
+	    MPI_Fint *outdegree, MPI_Fint *destinations, MPI_Fint *destweights, MPI_Fint *info,
+	    MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder,
+	   newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_dist_graph_create(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *n,
+					     MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations,
+					     MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder,
+					     MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_COMM("dist_graph",
+		   real(comm, n, sources, degrees, destinations, weights, info, reorder, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE,
+	   (MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *destinations,
+	    MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, n, sources, degrees, destinations, weights, info, reorder, newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_intercomm_create(gclock_fsub real, void *ra, int desc, MPI_Fint *comm,
+					    MPI_Fint *local_leader, MPI_Fint *peer_comm,
+					    MPI_Fint *remote_leader, MPI_Fint *tag, MPI_Fint *newcomm,
+					    MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_COMM("intercomm", real(comm, local_leader, peer_comm, remote_leader, tag, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_intercomm_create, MPI_INTERCOMM_CREATE,
+	   (MPI_Fint *comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader,
+	    MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr),
+	   comm, local_leader, peer_comm, remote_leader, tag, newcomm, ierr)
+
 GCK_F_INLINE void body_mpi_comm_free(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *ierr)
 {
 	(void)ra, (void)desc;

@@ -15,10 +15,14 @@
 #pragma weak PMPI_Bcast
 #pragma weak PMPI_Bsend
 #pragma weak PMPI_Bsend_init
+#pragma weak PMPI_Cart_create
+#pragma weak PMPI_Cart_sub
 #pragma weak PMPI_Comm_create
+#pragma weak PMPI_Comm_create_group
 #pragma weak PMPI_Comm_dup
 #pragma weak PMPI_Comm_free
 #pragma weak PMPI_Comm_group
+#pragma weak PMPI_Comm_idup
 #pragma weak PMPI_Comm_rank
 #pragma weak PMPI_Comm_remote_group
 #pragma weak PMPI_Comm_remote_size
@@ -27,6 +31,8 @@
 #pragma weak PMPI_Comm_split_type
 #pragma weak PMPI_Comm_test_inter
 #pragma weak PMPI_Compare_and_swap
+#pragma weak PMPI_Dist_graph_create
+#pragma weak PMPI_Dist_graph_create_adjacent
 #pragma weak PMPI_Exscan
 #pragma weak PMPI_Fetch_and_op
 #pragma weak PMPI_Finalize
@@ -36,6 +42,7 @@
 #pragma weak PMPI_Get_accumulate
 #pragma weak PMPI_Get_count
 #pragma weak PMPI_Get_library_version
+#pragma weak PMPI_Graph_create
 #pragma weak PMPI_Group_free
 #pragma weak PMPI_Group_size
 #pragma weak PMPI_Group_translate_ranks
@@ -53,6 +60,8 @@
 #pragma weak PMPI_Igatherv
 #pragma weak PMPI_Init
 #pragma weak PMPI_Init_thread
+#pragma weak PMPI_Intercomm_create
+#pragma weak PMPI_Intercomm_merge
 #pragma weak PMPI_Iprobe
 #pragma weak PMPI_Irecv
 #pragma weak PMPI_Ireduce
@@ -143,10 +152,14 @@ __typeof__(PMPI_Barrier) *gck_p_PMPI_Barrier = PMPI_Barrier;
 __typeof__(PMPI_Bcast) *gck_p_PMPI_Bcast = PMPI_Bcast;
 __typeof__(PMPI_Bsend) *gck_p_PMPI_Bsend = PMPI_Bsend;
 __typeof__(PMPI_Bsend_init) *gck_p_PMPI_Bsend_init = PMPI_Bsend_init;
+__typeof__(PMPI_Cart_create) *gck_p_PMPI_Cart_create = PMPI_Cart_create;
+__typeof__(PMPI_Cart_sub) *gck_p_PMPI_Cart_sub = PMPI_Cart_sub;
 __typeof__(PMPI_Comm_create) *gck_p_PMPI_Comm_create = PMPI_Comm_create;
+__typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group = PMPI_Comm_create_group;
 __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup = PMPI_Comm_dup;
 __typeof__(PMPI_Comm_free) *gck_p_PMPI_Comm_free = PMPI_Comm_free;
 __typeof__(PMPI_Comm_group) *gck_p_PMPI_Comm_group = PMPI_Comm_group;
+__typeof__(PMPI_Comm_idup) *gck_p_PMPI_Comm_idup = PMPI_Comm_idup;
 __typeof__(PMPI_Comm_rank) *gck_p_PMPI_Comm_rank = PMPI_Comm_rank;
 __typeof__(PMPI_Comm_remote_group) *gck_p_PMPI_Comm_remote_group = PMPI_Comm_remote_group;
 __typeof__(PMPI_Comm_remote_size) *gck_p_PMPI_Comm_remote_size = PMPI_Comm_remote_size;
@@ -155,6 +168,8 @@ __typeof__(PMPI_Comm_split) *gck_p_PMPI_Comm_split = PMPI_Comm_split;
 __typeof__(PMPI_Comm_split_type) *gck_p_PMPI_Comm_split_type = PMPI_Comm_split_type;
 __typeof__(PMPI_Comm_test_inter) *gck_p_PMPI_Comm_test_inter = PMPI_Comm_test_inter;
 __typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap = PMPI_Compare_and_swap;
+__typeof__(PMPI_Dist_graph_create) *gck_p_PMPI_Dist_graph_create = PMPI_Dist_graph_create;
+__typeof__(PMPI_Dist_graph_create_adjacent) *gck_p_PMPI_Dist_graph_create_adjacent = PMPI_Dist_graph_create_adjacent;
 __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan = PMPI_Exscan;
 __typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op = PMPI_Fetch_and_op;
 __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize = PMPI_Finalize;
@@ -164,6 +179,7 @@ __typeof__(PMPI_Get) *gck_p_PMPI_Get = PMPI_Get;
 __typeof__(PMPI_Get_accumulate) *gck_p_PMPI_Get_accumulate = PMPI_Get_accumulate;
 __typeof__(PMPI_Get_count) *gck_p_PMPI_Get_count = PMPI_Get_count;
 __typeof__(PMPI_Get_library_version) *gck_p_PMPI_Get_library_version = PMPI_Get_library_version;
+__typeof__(PMPI_Graph_create) *gck_p_PMPI_Graph_create = PMPI_Graph_create;
 __typeof__(PMPI_Group_free) *gck_p_PMPI_Group_free = PMPI_Group_free;
 __typeof__(PMPI_Group_size) *gck_p_PMPI_Group_size = PMPI_Group_size;
 __typeof__(PMPI_Group_translate_ranks) *gck_p_PMPI_Group_translate_ranks = PMPI_Group_translate_ranks;
@@ -181,6 +197,8 @@ __typeof__(PMPI_Igather) *gck_p_PMPI_Igather = PMPI_Igather;
 __typeof__(PMPI_Igatherv) *gck_p_PMPI_Igatherv = PMPI_Igatherv;
 __typeof__(PMPI_Init) *gck_p_PMPI_Init = PMPI_Init;
 __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread = PMPI_Init_thread;
+__typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create = PMPI_Intercomm_create;
+__typeof__(PMPI_Intercomm_merge) *gck_p_PMPI_Intercomm_merge = PMPI_Intercomm_merge;
 __typeof__(PMPI_Iprobe) *gck_p_PMPI_Iprobe = PMPI_Iprobe;
 __typeof__(PMPI_Irecv) *gck_p_PMPI_Irecv = PMPI_Irecv;
 __typeof__(PMPI_Ireduce) *gck_p_PMPI_Ireduce = PMPI_Ireduce;
@@ -290,13 +308,21 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Bsend_init == 0 && (gck_p_PMPI_Bsend_init = (__typeof__(gck_p_PMPI_Bsend_init))gclock_sym("PMPI_Bsend_init")) == 0)
 		missing++;
+	if (gck_p_PMPI_Cart_create == 0 && (gck_p_PMPI_Cart_create = (__typeof__(gck_p_PMPI_Cart_create))gclock_sym("PMPI_Cart_create")) == 0)
+		missing++;
+	if (gck_p_PMPI_Cart_sub == 0 && (gck_p_PMPI_Cart_sub = (__typeof__(gck_p_PMPI_Cart_sub))gclock_sym("PMPI_Cart_sub")) == 0)
+		missing++;
 	if (gck_p_PMPI_Comm_create == 0 && (gck_p_PMPI_Comm_create = (__typeof__(gck_p_PMPI_Comm_create))gclock_sym("PMPI_Comm_create")) == 0)
+		missing++;
+	if (gck_p_PMPI_Comm_create_group == 0 && (gck_p_PMPI_Comm_create_group = (__typeof__(gck_p_PMPI_Comm_create_group))gclock_sym("PMPI_Comm_create_group")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_dup == 0 && (gck_p_PMPI_Comm_dup = (__typeof__(gck_p_PMPI_Comm_dup))gclock_sym("PMPI_Comm_dup")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_free == 0 && (gck_p_PMPI_Comm_free = (__typeof__(gck_p_PMPI_Comm_free))gclock_sym("PMPI_Comm_free")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_group == 0 && (gck_p_PMPI_Comm_group = (__typeof__(gck_p_PMPI_Comm_group))gclock_sym("PMPI_Comm_group")) == 0)
+		missing++;
+	if (gck_p_PMPI_Comm_idup == 0 && (gck_p_PMPI_Comm_idup = (__typeof__(gck_p_PMPI_Comm_idup))gclock_sym("PMPI_Comm_idup")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_rank == 0 && (gck_p_PMPI_Comm_rank = (__typeof__(gck_p_PMPI_Comm_rank))gclock_sym("PMPI_Comm_rank")) == 0)
 		missing++;
@@ -313,6 +339,10 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Comm_test_inter == 0 && (gck_p_PMPI_Comm_test_inter = (__typeof__(gck_p_PMPI_Comm_test_inter))gclock_sym("PMPI_Comm_test_inter")) == 0)
 		missing++;
 	if (gck_p_PMPI_Compare_and_swap == 0 && (gck_p_PMPI_Compare_and_swap = (__typeof__(gck_p_PMPI_Compare_and_swap))gclock_sym("PMPI_Compare_and_swap")) == 0)
+		missing++;
+	if (gck_p_PMPI_Dist_graph_create == 0 && (gck_p_PMPI_Dist_graph_create = (__typeof__(gck_p_PMPI_Dist_graph_create))gclock_sym("PMPI_Dist_graph_create")) == 0)
+		missing++;
+	if (gck_p_PMPI_Dist_graph_create_adjacent == 0 && (gck_p_PMPI_Dist_graph_create_adjacent = (__typeof__(gck_p_PMPI_Dist_graph_create_adjacent))gclock_sym("PMPI_Dist_graph_create_adjacent")) == 0)
 		missing++;
 	if (gck_p_PMPI_Exscan == 0 && (gck_p_PMPI_Exscan = (__typeof__(gck_p_PMPI_Exscan))gclock_sym("PMPI_Exscan")) == 0)
 		missing++;
@@ -331,6 +361,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Get_count == 0 && (gck_p_PMPI_Get_count = (__typeof__(gck_p_PMPI_Get_count))gclock_sym("PMPI_Get_count")) == 0)
 		missing++;
 	if (gck_p_PMPI_Get_library_version == 0 && (gck_p_PMPI_Get_library_version = (__typeof__(gck_p_PMPI_Get_library_version))gclock_sym("PMPI_Get_library_version")) == 0)
+		missing++;
+	if (gck_p_PMPI_Graph_create == 0 && (gck_p_PMPI_Graph_create = (__typeof__(gck_p_PMPI_Graph_create))gclock_sym("PMPI_Graph_create")) == 0)
 		missing++;
 	if (gck_p_PMPI_Group_free == 0 && (gck_p_PMPI_Group_free = (__typeof__(gck_p_PMPI_Group_free))gclock_sym("PMPI_Group_free")) == 0)
 		missing++;
@@ -365,6 +397,10 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Init == 0 && (gck_p_PMPI_Init = (__typeof__(gck_p_PMPI_Init))gclock_sym("PMPI_Init")) == 0)
 		missing++;
 	if (gck_p_PMPI_Init_thread == 0 && (gck_p_PMPI_Init_thread = (__typeof__(gck_p_PMPI_Init_thread))gclock_sym("PMPI_Init_thread")) == 0)
+		missing++;
+	if (gck_p_PMPI_Intercomm_create == 0 && (gck_p_PMPI_Intercomm_create = (__typeof__(gck_p_PMPI_Intercomm_create))gclock_sym("PMPI_Intercomm_create")) == 0)
+		missing++;
+	if (gck_p_PMPI_Intercomm_merge == 0 && (gck_p_PMPI_Intercomm_merge = (__typeof__(gck_p_PMPI_Intercomm_merge))gclock_sym("PMPI_Intercomm_merge")) == 0)
 		missing++;
 	if (gck_p_PMPI_Iprobe == 0 && (gck_p_PMPI_Iprobe = (__typeof__(gck_p_PMPI_Iprobe))gclock_sym("PMPI_Iprobe")) == 0)
 		missing++;

@@ -20,10 +20,14 @@ extern __typeof__(PMPI_Barrier) *gck_p_PMPI_Barrier;
 extern __typeof__(PMPI_Bcast) *gck_p_PMPI_Bcast;
 extern __typeof__(PMPI_Bsend) *gck_p_PMPI_Bsend;
 extern __typeof__(PMPI_Bsend_init) *gck_p_PMPI_Bsend_init;
+extern __typeof__(PMPI_Cart_create) *gck_p_PMPI_Cart_create;
+extern __typeof__(PMPI_Cart_sub) *gck_p_PMPI_Cart_sub;
 extern __typeof__(PMPI_Comm_create) *gck_p_PMPI_Comm_create;
+extern __typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group;
 extern __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup;
 extern __typeof__(PMPI_Comm_free) *gck_p_PMPI_Comm_free;
 extern __typeof__(PMPI_Comm_group) *gck_p_PMPI_Comm_group;
+extern __typeof__(PMPI_Comm_idup) *gck_p_PMPI_Comm_idup;
 extern __typeof__(PMPI_Comm_rank) *gck_p_PMPI_Comm_rank;
 extern __typeof__(PMPI_Comm_remote_group) *gck_p_PMPI_Comm_remote_group;
 extern __typeof__(PMPI_Comm_remote_size) *gck_p_PMPI_Comm_remote_size;
@@ -32,6 +36,8 @@ extern __typeof__(PMPI_Comm_split) *gck_p_PMPI_Comm_split;
 extern __typeof__(PMPI_Comm_split_type) *gck_p_PMPI_Comm_split_type;
 extern __typeof__(PMPI_Comm_test_inter) *gck_p_PMPI_Comm_test_inter;
 extern __typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap;
+extern __typeof__(PMPI_Dist_graph_create) *gck_p_PMPI_Dist_graph_create;
+extern __typeof__(PMPI_Dist_graph_create_adjacent) *gck_p_PMPI_Dist_graph_create_adjacent;
 extern __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan;
 extern __typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op;
 extern __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize;
@@ -41,6 +47,7 @@ extern __typeof__(PMPI_Get) *gck_p_PMPI_Get;
 extern __typeof__(PMPI_Get_accumulate) *gck_p_PMPI_Get_accumulate;
 extern __typeof__(PMPI_Get_count) *gck_p_PMPI_Get_count;
 extern __typeof__(PMPI_Get_library_version) *gck_p_PMPI_Get_library_version;
+extern __typeof__(PMPI_Graph_create) *gck_p_PMPI_Graph_create;
 extern __typeof__(PMPI_Group_free) *gck_p_PMPI_Group_free;
 extern __typeof__(PMPI_Group_size) *gck_p_PMPI_Group_size;
 extern __typeof__(PMPI_Group_translate_ranks) *gck_p_PMPI_Group_translate_ranks;
@@ -58,6 +65,8 @@ extern __typeof__(PMPI_Igather) *gck_p_PMPI_Igather;
 extern __typeof__(PMPI_Igatherv) *gck_p_PMPI_Igatherv;
 extern __typeof__(PMPI_Init) *gck_p_PMPI_Init;
 extern __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread;
+extern __typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create;
+extern __typeof__(PMPI_Intercomm_merge) *gck_p_PMPI_Intercomm_merge;
 extern __typeof__(PMPI_Iprobe) *gck_p_PMPI_Iprobe;
 extern __typeof__(PMPI_Irecv) *gck_p_PMPI_Irecv;
 extern __typeof__(PMPI_Ireduce) *gck_p_PMPI_Ireduce;
@@ -150,10 +159,14 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Bcast GCK_PMPI(PMPI_Bcast, 0)
 #define PMPI_Bsend GCK_PMPI(PMPI_Bsend, 0)
 #define PMPI_Bsend_init GCK_PMPI(PMPI_Bsend_init, 0)
+#define PMPI_Cart_create GCK_PMPI(PMPI_Cart_create, 0)
+#define PMPI_Cart_sub GCK_PMPI(PMPI_Cart_sub, 0)
 #define PMPI_Comm_create GCK_PMPI(PMPI_Comm_create, 0)
+#define PMPI_Comm_create_group GCK_PMPI(PMPI_Comm_create_group, 0)
 #define PMPI_Comm_dup GCK_PMPI(PMPI_Comm_dup, 0)
 #define PMPI_Comm_free GCK_PMPI(PMPI_Comm_free, 0)
 #define PMPI_Comm_group GCK_PMPI(PMPI_Comm_group, 0)
+#define PMPI_Comm_idup GCK_PMPI(PMPI_Comm_idup, 0)
 #define PMPI_Comm_rank GCK_PMPI(PMPI_Comm_rank, 0)
 #define PMPI_Comm_remote_group GCK_PMPI(PMPI_Comm_remote_group, 0)
 #define PMPI_Comm_remote_size GCK_PMPI(PMPI_Comm_remote_size, 0)
@@ -162,6 +175,8 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Comm_split_type GCK_PMPI(PMPI_Comm_split_type, 0)
 #define PMPI_Comm_test_inter GCK_PMPI(PMPI_Comm_test_inter, 0)
 #define PMPI_Compare_and_swap GCK_PMPI(PMPI_Compare_and_swap, 0)
+#define PMPI_Dist_graph_create GCK_PMPI(PMPI_Dist_graph_create, 0)
+#define PMPI_Dist_graph_create_adjacent GCK_PMPI(PMPI_Dist_graph_create_adjacent, 0)
 #define PMPI_Exscan GCK_PMPI(PMPI_Exscan, 0)
 #define PMPI_Fetch_and_op GCK_PMPI(PMPI_Fetch_and_op, 0)
 #define PMPI_Finalize GCK_PMPI(PMPI_Finalize, 0)
@@ -171,6 +186,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Get_accumulate GCK_PMPI(PMPI_Get_accumulate, 0)
 #define PMPI_Get_count GCK_PMPI(PMPI_Get_count, 0)
 #define PMPI_Get_library_version GCK_PMPI(PMPI_Get_library_version, 0)
+#define PMPI_Graph_create GCK_PMPI(PMPI_Graph_create, 0)
 #define PMPI_Group_free GCK_PMPI(PMPI_Group_free, 0)
 #define PMPI_Group_size GCK_PMPI(PMPI_Group_size, 0)
 #define PMPI_Group_translate_ranks GCK_PMPI(PMPI_Group_translate_ranks, 0)
@@ -188,6 +204,8 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Igatherv GCK_PMPI(PMPI_Igatherv, 0)
 #define PMPI_Init GCK_PMPI(PMPI_Init, 0)
 #define PMPI_Init_thread GCK_PMPI(PMPI_Init_thread, 0)
+#define PMPI_Intercomm_create GCK_PMPI(PMPI_Intercomm_create, 0)
+#define PMPI_Intercomm_merge GCK_PMPI(PMPI_Intercomm_merge, 0)
 #define PMPI_Iprobe GCK_PMPI(PMPI_Iprobe, 0)
 #define PMPI_Irecv GCK_PMPI(PMPI_Irecv, 0)
 #define PMPI_Ireduce GCK_PMPI(PMPI_Ireduce, 0)

@@ -493,15 +493,21 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	return s;
 }
 
+static gclock_comm_slot *idup_take(uintptr_t k, uint32_t *counter);
+
 gclock_comm_slot *gclock_comm_unknown(MPI_Comm comm)
 {
 	if (comm == h_null || !gclock_active)
 		return NULL;
 	pthread_mutex_lock(&comm_mu);
 	gclock_comm_slot *s = comm_find((uintptr_t)comm);
+	uint32_t counter = 0;
+	gclock_comm_slot *parent = s == NULL ? idup_take((uintptr_t)comm, &counter) : NULL;
 	pthread_mutex_unlock(&comm_mu);
 	if (s != NULL)
 		return s;
+	if (parent != NULL) /* MPI_Comm_idup's, now usable */
+		return comm_register(comm, parent, counter, "idup", 0);
 	return comm_register(comm, NULL, 0, "unknown", 0);
 }
 
@@ -573,6 +579,143 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
 	GCK_COMM_WRAP("create", comm, newcomm, PMPI_Comm_create(comm, group, newcomm));
+}
+
+/* Topologies: collective over the old communicator like MPI_Comm_split
+ * (ranks left out get MPI_COMM_NULL, which comm_created skips). */
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+		    MPI_Comm *comm_cart)
+{
+	GCK_COMM_WRAP("cart", comm_old, comm_cart,
+		      PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart));
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
+{
+	GCK_COMM_WRAP("cart_sub", comm, newcomm, PMPI_Cart_sub(comm, remain_dims, newcomm));
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+		     MPI_Comm *comm_graph)
+{
+	GCK_COMM_WRAP("graph", comm_old, comm_graph,
+		      PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph));
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+			  const int destinations[], const int weights[], MPI_Info info, int reorder,
+			  MPI_Comm *comm_dist_graph)
+{
+	GCK_COMM_WRAP("dist_graph", comm_old, comm_dist_graph,
+		      PMPI_Dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info,
+					     reorder, comm_dist_graph));
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+				   const int sourceweights[], int outdegree, const int destinations[],
+				   const int destweights[], MPI_Info info, int reorder,
+				   MPI_Comm *comm_dist_graph)
+{
+	GCK_COMM_WRAP("dist_graph", comm_old, comm_dist_graph,
+		      PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree,
+						      destinations, destweights, info, reorder,
+						      comm_dist_graph));
+}
+
+/* MPI_Intercomm_create is collective over each side's local_comm: the new
+ * intercommunicator is local_comm's child, its id agreed within the local
+ * group (intercommunicator traffic is matched per local group, see
+ * merge/waits.go). */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+			 int tag, MPI_Comm *newintercomm)
+{
+	GCK_COMM_WRAP("intercomm", local_comm, newintercomm,
+		      PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag,
+					    newintercomm));
+}
+
+/* comm_by_members registers a communicator whose creators share no parent
+ * counter (MPI_Comm_create_group: only the group calls it; MPI_Intercomm_
+ * merge: the two groups hold different intercommunicator ids): its id is
+ * agreed from its member set (pmpi: kinds "create_group" and "merge"). */
+static void comm_by_members(int rc, MPI_Comm newcomm, const char *kind)
+{
+	if (rc == MPI_SUCCESS && newcomm != h_null && gclock_active)
+		comm_register(newcomm, NULL, 0, kind, 0);
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+	if (!gclock_active || gclock_tl_guard || newintracomm == NULL)
+		return PMPI_Intercomm_merge(intercomm, high, newintracomm);
+	gclock_tl_guard++;
+	int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
+	comm_by_members(rc, *newintracomm, "merge");
+	gclock_tl_guard--;
+	return rc;
+}
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	if (!gclock_active || gclock_tl_guard || newcomm == NULL)
+		return PMPI_Comm_create_group(comm, group, tag, newcomm);
+	gclock_tl_guard++;
+	int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+	comm_by_members(rc, *newcomm, "create_group");
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Comm_idup: the new handle may not be used before the request
+ * completes, so it is not inspected here. The parent's counter is taken
+ * now (every member calls idup in the same order as the other
+ * constructors) and kept with the handle; the first recorded use of the
+ * communicator, after completion, registers it with that parent and
+ * counter (gclock_comm_unknown). */
+#define GCK_IDUP_PENDING 64
+static struct {
+	uintptr_t key;
+	gclock_comm_slot *parent;
+	uint32_t counter;
+} idup_pending[GCK_IDUP_PENDING];
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	if (!gclock_active || gclock_tl_guard || newcomm == NULL)
+		return PMPI_Comm_idup(comm, newcomm, request);
+	gclock_tl_guard++;
+	gclock_comm_slot *parent = gclock_comm_get(comm);
+	uint32_t counter = parent ? comm_child(parent) : 0;
+	int rc = PMPI_Comm_idup(comm, newcomm, request);
+	if (rc == MPI_SUCCESS && parent != NULL && *newcomm != h_null) {
+		pthread_mutex_lock(&comm_mu);
+		for (int i = 0; i < GCK_IDUP_PENDING; i++) {
+			if (idup_pending[i].key == 0) {
+				idup_pending[i].key = (uintptr_t)*newcomm;
+				idup_pending[i].parent = parent;
+				idup_pending[i].counter = counter;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&comm_mu);
+	}
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* idup_take removes and returns the pending idup entry of k (parent NULL:
+ * none). Caller holds comm_mu. */
+static gclock_comm_slot *idup_take(uintptr_t k, uint32_t *counter)
+{
+	for (int i = 0; i < GCK_IDUP_PENDING; i++) {
+		if (idup_pending[i].key == k) {
+			gclock_comm_slot *p = idup_pending[i].parent;
+			*counter = idup_pending[i].counter;
+			idup_pending[i].key = 0;
+			return p;
+		}
+	}
+	return NULL;
 }
 
 /* gclock_win_new_end registers a new window (rma.h) as an entry of the

@@ -516,10 +516,12 @@ func (r *recorder) comm(fixed, parent uint64, counter, local uint32, kind string
 	id := fixed
 	switch {
 	case id != 0:
-	case kind == "unknown":
-		// Created by a function we do not wrap: the member set plus how
-		// often this rank has seen that set stands in for the parent.
-		key := fmt.Sprint(members)
+	case kind == "unknown" || kind == "create_group" || kind == "merge":
+		// Created by a function we do not wrap, or by one whose callers
+		// share no parent counter (MPI_Comm_create_group, MPI_Intercomm_
+		// merge): the member set plus how often this rank has seen that
+		// set (per kind) stands in for the parent.
+		key := kind + fmt.Sprint(members)
 		c := r.unknown[key]
 		r.unknown[key] = c + 1
 		h := uint64(14695981039346656037)

@@ -99,13 +99,14 @@ var fortranProgs = []fortranProg{
 }
 
 // The calls per rank of tests/progs/fortran_{legacy,f08} (n = 5 loop trips):
-// Allreduce n + in-place + one on the split communicator; Waitall
+// Allreduce n + in-place + one on the split and one on the Cartesian
+// communicator; Waitall
 // completes two requests per call, one event each; the last trip's Barrier
 // runs paused between MPI_Pcontrol(0) and MPI_Pcontrol(1) (two events).
 const fortranN = 5
 
 var fortranWant = map[trace.Op]int{
-	trace.OpAllreduce: fortranN + 2, trace.OpBcast: fortranN, trace.OpBarrier: fortranN - 1, trace.OpPcontrol: 2,
+	trace.OpAllreduce: fortranN + 3, trace.OpBcast: fortranN, trace.OpBarrier: fortranN - 1, trace.OpPcontrol: 2,
 	trace.OpSend: fortranN, trace.OpRecv: fortranN, trace.OpIsend: fortranN,
 	trace.OpIrecv: fortranN, trace.OpWaitall: 2 * fortranN, trace.OpAllgather: 1,
 }
@@ -158,6 +159,7 @@ func checkFortranRun(t *testing.T, m fortranMPI, bin string, p fortranProg) {
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("no trace written: %v\nstderr:\n%s", err, traced.Stderr)
 	}
+	cartIDs := map[uint64]int{} // the Cartesian communicator's id -> ranks
 	for rank, rt := range readTraces(t, dir, np) {
 		got := map[trace.Op]int{}
 		for _, e := range rt.Events {
@@ -179,11 +181,21 @@ func checkFortranRun(t *testing.T, m fortranMPI, bin string, p fortranProg) {
 		if fmt.Sprint(got) != fmt.Sprint(fortranWant) {
 			t.Errorf("rank %d: events per op %v, want %v", rank, got, fortranWant)
 		}
-		var split *trace.Comm
+		var split, cart *trace.Comm
 		for i, c := range rt.Meta.Comms {
-			if c.Kind == "split" {
+			switch c.Kind {
+			case "split":
 				split = &rt.Meta.Comms[i]
+			case "cart":
+				cart = &rt.Meta.Comms[i]
 			}
+		}
+		if cart == nil || len(cart.Members) != np || cart.FreedNS == 0 {
+			t.Errorf("rank %d: MPI_Cart_create's communicator %+v, want %d members and a free time (kinds: %v)", rank, cart, np, commKinds(rt.Meta.Comms))
+		} else if id, ok := cartIDs[cart.ID]; !ok && len(cartIDs) > 0 {
+			t.Errorf("rank %d: Cartesian communicator id %#x, other ranks %v: not agreed", rank, cart.ID, cartIDs)
+		} else {
+			cartIDs[cart.ID] = id + 1
 		}
 		var members []int32
 		for r := rank % 2; r < np; r += 2 {
@@ -232,4 +244,13 @@ func sortedLines(s string) string {
 	l := strings.Split(strings.TrimSpace(s), "\n")
 	sort.Strings(l)
 	return strings.Join(l, "\n")
+}
+
+// commKinds lists the kinds of a rank's communicators (for messages).
+func commKinds(cs []trace.Comm) []string {
+	var k []string
+	for _, c := range cs {
+		k = append(k, c.Kind)
+	}
+	return k
 }

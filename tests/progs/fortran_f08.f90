@@ -8,7 +8,9 @@ program fortran_f08
   integer :: rank, np, i, right, left
   integer :: sval, rval, sbuf, rbuf, check
   integer :: buf(4), gbuf(64)
-  type(MPI_Comm) :: sub
+  type(MPI_Comm) :: sub, cart
+  integer :: dims(1)
+  logical :: periods(1)
   type(MPI_Request) :: reqs(2)
   type(MPI_Status) :: sts(2), st
 
@@ -60,6 +62,12 @@ program fortran_f08
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub)
   check = check + rval
   call MPI_Comm_free(sub)
+  dims(1) = np
+  periods(1) = .true.
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, .false., cart)
+  call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_MAX, cart)
+  check = check + rval
+  call MPI_Comm_free(cart)
   print '(A,I0,A,I0)', 'rank ', rank, ' check ', check
   call MPI_Finalize()
 end program fortran_f08

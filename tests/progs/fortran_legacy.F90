@@ -14,7 +14,9 @@ program fortran_legacy
   implicit none
 #endif
   integer, parameter :: n = 5
-  integer :: ierr, rank, np, i, sub, right, left
+  integer :: ierr, rank, np, i, sub, cart, right, left
+  integer :: dims(1)
+  logical :: periods(1)
   integer :: sval, rval, sbuf, rbuf, check
   integer :: buf(4), gbuf(64), reqs(2), sts(MPI_STATUS_SIZE, 2), st(MPI_STATUS_SIZE)
 
@@ -66,6 +68,12 @@ program fortran_legacy
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub, ierr)
   check = check + rval
   call MPI_Comm_free(sub, ierr)
+  dims(1) = np
+  periods(1) = .true.
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, .false., cart, ierr)
+  call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_MAX, cart, ierr)
+  check = check + rval
+  call MPI_Comm_free(cart, ierr)
   print '(A,I0,A,I0)', 'rank ', rank, ' check ', check
   call MPI_Finalize(ierr)
 end program fortran_legacy

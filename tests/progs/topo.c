@@ -1,0 +1,97 @@
+/*
+ * Communicator constructors (tests/topo_test.go, issue 11 §4) on 4 ranks:
+ * every constructor the recorder wraps makes a communicator on which one
+ * collective runs, so each must have an id all its members agree on:
+ * MPI_Cart_create (2x2, periodic) and MPI_Cart_sub (rows), MPI_Graph_create
+ * and MPI_Dist_graph_create(_adjacent) (rings), MPI_Comm_idup,
+ * MPI_Comm_create_group (even ranks), MPI_Intercomm_create between the
+ * even and odd halves and MPI_Intercomm_merge of it. Rank 0 prints one
+ * deterministic line per result.
+ */
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+	MPI_Init(&argc, &argv);
+	int rank, np;
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &np);
+	if (np != 4) {
+		if (rank == 0)
+			fprintf(stderr, "topo: needs 4 ranks, got %d\n", np);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	int right = (rank + 1) % np, left = (rank + np - 1) % np;
+	int res[8] = {0};
+
+	int dims[2] = {2, 2}, periods[2] = {1, 1};
+	MPI_Comm cart, row;
+	MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+	MPI_Allreduce(&rank, &res[0], 1, MPI_INT, MPI_SUM, cart);
+	int remain[2] = {0, 1};
+	MPI_Cart_sub(cart, remain, &row);
+	MPI_Allreduce(&rank, &res[1], 1, MPI_INT, MPI_SUM, row);
+
+	int index[4] = {2, 4, 6, 8}, edges[8] = {1, 3, 0, 2, 1, 3, 0, 2};
+	MPI_Comm graph;
+	MPI_Graph_create(MPI_COMM_WORLD, 4, index, edges, 0, &graph);
+	MPI_Allreduce(&rank, &res[2], 1, MPI_INT, MPI_MAX, graph);
+
+	MPI_Comm dga, dg;
+	/* weights given (Open MPI's MPI_UNWEIGHTED trips GCC's -Wstringop-overread) */
+	int w = 1, one = 1;
+	MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, &w, 1, &right, &w, MPI_INFO_NULL, 0, &dga);
+	MPI_Barrier(dga);
+	MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &rank, &one, &right, &w, MPI_INFO_NULL, 0, &dg);
+	MPI_Allreduce(&rank, &res[3], 1, MPI_INT, MPI_MIN, dg);
+
+	MPI_Comm dup;
+	MPI_Request req;
+	MPI_Comm_idup(MPI_COMM_WORLD, &dup, &req);
+	MPI_Wait(&req, MPI_STATUS_IGNORE);
+	MPI_Allreduce(&rank, &res[4], 1, MPI_INT, MPI_SUM, dup);
+
+	MPI_Group world_group, even_group;
+	MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+	int evens[2] = {0, 2};
+	MPI_Group_incl(world_group, 2, evens, &even_group);
+	MPI_Comm even = MPI_COMM_NULL;
+	if (rank % 2 == 0) {
+		MPI_Comm_create_group(MPI_COMM_WORLD, even_group, 7, &even);
+		MPI_Allreduce(&rank, &res[5], 1, MPI_INT, MPI_SUM, even);
+	}
+	MPI_Bcast(&res[5], 1, MPI_INT, 0, MPI_COMM_WORLD);
+
+	MPI_Comm half, inter, merged;
+	MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+	MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank % 2 == 0 ? 1 : 0, 9, &inter);
+	MPI_Intercomm_merge(inter, rank % 2, &merged);
+	int mrank;
+	MPI_Comm_rank(merged, &mrank);
+	MPI_Allreduce(&mrank, &res[6], 1, MPI_INT, MPI_SUM, merged);
+
+	int all[4 * 8];
+	MPI_Gather(res, 8, MPI_INT, all, 8, MPI_INT, 0, MPI_COMM_WORLD);
+	if (rank == 0)
+		for (int r = 0; r < np; r++)
+			printf("rank %d: cart %d row %d graph %d dist_graph %d idup %d create_group %d merge %d\n", r,
+			       all[8 * r], all[8 * r + 1], all[8 * r + 2], all[8 * r + 3], all[8 * r + 4],
+			       all[8 * r + 5], all[8 * r + 6]);
+
+	MPI_Comm_free(&merged);
+	MPI_Comm_free(&inter);
+	MPI_Comm_free(&half);
+	if (even != MPI_COMM_NULL)
+		MPI_Comm_free(&even);
+	MPI_Group_free(&even_group);
+	MPI_Group_free(&world_group);
+	MPI_Comm_free(&dup);
+	MPI_Comm_free(&dg);
+	MPI_Comm_free(&dga);
+	MPI_Comm_free(&graph);
+	MPI_Comm_free(&row);
+	MPI_Comm_free(&cart);
+	MPI_Finalize();
+	return 0;
+}
