@@ -19,6 +19,7 @@ MPI_Datatype (*gclock_fp_type_f2c)(MPI_Fint);
 MPI_Request (*gclock_fp_request_f2c)(MPI_Fint);
 MPI_Group (*gclock_fp_group_f2c)(MPI_Fint);
 MPI_Win (*gclock_fp_win_f2c)(MPI_Fint);
+MPI_Message (*gclock_fp_message_f2c)(MPI_Fint);
 
 /* Zero handles for a conversion function no library provides: recording
  * then sees MPI_COMM_NULL-like handles and skips (never a jump to 0). */

@@ -60,6 +60,7 @@ extern MPI_Datatype (*gclock_fp_type_f2c)(MPI_Fint);
 extern MPI_Request (*gclock_fp_request_f2c)(MPI_Fint);
 extern MPI_Group (*gclock_fp_group_f2c)(MPI_Fint);
 extern MPI_Win (*gclock_fp_win_f2c)(MPI_Fint);
+extern MPI_Message (*gclock_fp_message_f2c)(MPI_Fint);
 void *gclock_fortran_fn(void **slot, const char *name);
 #define GCK_FFN(slot, name) \
 	(*(__builtin_expect((slot) != NULL, 1) ? (slot) : (__typeof__(slot))gclock_fortran_fn((void **)&(slot), name)))
@@ -68,12 +69,14 @@ void *gclock_fortran_fn(void **slot, const char *name);
 #define gclock_request_f2c(f) GCK_FFN(gclock_fp_request_f2c, "PMPI_Request_f2c")(f)
 #define gclock_group_f2c(f) GCK_FFN(gclock_fp_group_f2c, "PMPI_Group_f2c")(f)
 #define gclock_win_f2c(f) GCK_FFN(gclock_fp_win_f2c, "PMPI_Win_f2c")(f)
+#define gclock_message_f2c(f) GCK_FFN(gclock_fp_message_f2c, "PMPI_Message_f2c")(f)
 #else
 #define gclock_comm_f2c(f) MPI_Comm_f2c(f)
 #define gclock_type_f2c(f) MPI_Type_f2c(f)
 #define gclock_request_f2c(f) MPI_Request_f2c(f)
 #define gclock_group_f2c(f) MPI_Group_f2c(f)
 #define gclock_win_f2c(f) MPI_Win_f2c(f)
+#define gclock_message_f2c(f) MPI_Message_f2c(f)
 #endif
 extern int (*gclock_fp_status_f2c)(const MPI_Fint *, MPI_Status *);
 

@@ -897,7 +897,154 @@ GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 }
 GCK_F_WRAP(mpi_iprobe, MPI_IPROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, flag, status, ierr)
 
-/* MPI_Isend: p2p.tbl line 30, op 26 */
+/* MPI_Mprobe: p2p.tbl line 28, op 99 */
+GCK_F_INLINE void body_mpi_mprobe(gclock_fsub real, void *ra, int desc, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(source, tag, comm, message, status, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_MPROBE;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Message message_c = (MPI_Message)0; /* set by the call */
+	MPI_Status status_c;
+	MPI_Fint status_own[GCK_F_STATUS_INTS];
+	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
+	gclock_p2p_mprobe_pre(&cx, *source, *tag, comm_c, &message_c, &status_c);
+	cx.t0 = gclock_now();
+	real(source, tag, comm, message, status_f, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	gclock_f_status(status_f, &status_c);
+	if (rc == MPI_SUCCESS)
+		message_c = gclock_message_f2c(*message);
+	gclock_p2p_mprobe_post(&cx, rc, *source, *tag, comm_c, &message_c, &status_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP(mpi_mprobe, MPI_MPROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, message, status, ierr)
+
+/* MPI_Improbe: p2p.tbl line 29, op 100 */
+GCK_F_INLINE void body_mpi_improbe(gclock_fsub real, void *ra, int desc, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(source, tag, comm, flag, message, status, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IMPROBE;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Message message_c = (MPI_Message)0; /* set by the call */
+	MPI_Status status_c;
+	MPI_Fint status_own[GCK_F_STATUS_INTS];
+	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
+	gclock_p2p_improbe_pre(&cx, *source, *tag, comm_c, (int *)flag, &message_c, &status_c);
+	cx.t0 = gclock_now();
+	real(source, tag, comm, flag, message, status_f, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	gclock_f_status(status_f, &status_c);
+	if (rc == MPI_SUCCESS)
+		message_c = gclock_message_f2c(*message);
+	gclock_p2p_improbe_post(&cx, rc, *source, *tag, comm_c, (int *)flag, &message_c, &status_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP(mpi_improbe, MPI_IMPROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, flag, message, status, ierr)
+
+/* MPI_Mrecv: p2p.tbl line 30, op 101 */
+GCK_F_INLINE void body_mpi_mrecv(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(buf, count, datatype, message, status, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_MRECV;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
+	MPI_Message message_c = gclock_message_f2c(*message);
+	MPI_Status status_c;
+	MPI_Fint status_own[GCK_F_STATUS_INTS];
+	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
+	gclock_p2p_mrecv_pre(&cx, *count, datatype_c, &message_c, &status_c);
+	cx.t0 = gclock_now();
+	real(buf, count, datatype, message, status_f, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	gclock_f_status(status_f, &status_c);
+	gclock_p2p_mrecv_post(&cx, rc, *count, datatype_c, &message_c, &status_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_mrecv, MPI_MRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, message, status, ierr)
+
+/* MPI_Imrecv: p2p.tbl line 31, op 102 */
+GCK_F_INLINE void body_mpi_imrecv(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(buf, count, datatype, message, request, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IMRECV;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
+	MPI_Message message_c = gclock_message_f2c(*message);
+	MPI_Request request_c = 0; /* set by the call */
+	gclock_p2p_imrecv_pre(&cx, *count, datatype_c, &message_c, &request_c);
+	cx.t0 = gclock_now();
+	real(buf, count, datatype, message, request, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	if (rc == MPI_SUCCESS)
+		request_c = gclock_request_f2c(*request);
+	gclock_p2p_imrecv_post(&cx, rc, *count, datatype_c, &message_c, &request_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_imrecv, MPI_IMRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, message, request, ierr)
+
+/* MPI_Isend: p2p.tbl line 34, op 26 */
 GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -932,7 +1079,7 @@ GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, int desc, void *buf
 }
 GCK_F_WRAP_BUF(mpi_isend, MPI_ISEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Issend: p2p.tbl line 31, op 27 */
+/* MPI_Issend: p2p.tbl line 35, op 27 */
 GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -967,7 +1114,7 @@ GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, int desc, void *bu
 }
 GCK_F_WRAP_BUF(mpi_issend, MPI_ISSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Irsend: p2p.tbl line 32, op 28 */
+/* MPI_Irsend: p2p.tbl line 36, op 28 */
 GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1002,7 +1149,7 @@ GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, int desc, void *bu
 }
 GCK_F_WRAP_BUF(mpi_irsend, MPI_IRSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Ibsend: p2p.tbl line 33, op 29 */
+/* MPI_Ibsend: p2p.tbl line 37, op 29 */
 GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1037,7 +1184,7 @@ GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, int desc, void *bu
 }
 GCK_F_WRAP_BUF(mpi_ibsend, MPI_IBSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Irecv: p2p.tbl line 34, op 30 */
+/* MPI_Irecv: p2p.tbl line 38, op 30 */
 GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1072,7 +1219,7 @@ GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, int desc, void *buf
 }
 GCK_F_WRAP_BUF(mpi_irecv, MPI_IRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
 
-/* MPI_Send_init: p2p.tbl line 37, op 40 */
+/* MPI_Send_init: p2p.tbl line 41, op 40 */
 GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1107,7 +1254,7 @@ GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, int desc, void 
 }
 GCK_F_WRAP_BUF(mpi_send_init, MPI_SEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Ssend_init: p2p.tbl line 38, op 41 */
+/* MPI_Ssend_init: p2p.tbl line 42, op 41 */
 GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1142,7 +1289,7 @@ GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, int desc, void
 }
 GCK_F_WRAP_BUF(mpi_ssend_init, MPI_SSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Rsend_init: p2p.tbl line 39, op 42 */
+/* MPI_Rsend_init: p2p.tbl line 43, op 42 */
 GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1177,7 +1324,7 @@ GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, int desc, void
 }
 GCK_F_WRAP_BUF(mpi_rsend_init, MPI_RSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Bsend_init: p2p.tbl line 40, op 43 */
+/* MPI_Bsend_init: p2p.tbl line 44, op 43 */
 GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1212,7 +1359,7 @@ GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, int desc, void
 }
 GCK_F_WRAP_BUF(mpi_bsend_init, MPI_BSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
 
-/* MPI_Recv_init: p2p.tbl line 41, op 44 */
+/* MPI_Recv_init: p2p.tbl line 45, op 44 */
 GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1247,7 +1394,7 @@ GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, int desc, void 
 }
 GCK_F_WRAP_BUF(mpi_recv_init, MPI_RECV_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
 
-/* MPI_Start: p2p.tbl line 42, op 45 */
+/* MPI_Start: p2p.tbl line 46, op 45 */
 GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1278,7 +1425,7 @@ GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, int desc, MPI_Fint 
 }
 GCK_F_WRAP(mpi_start, MPI_START, (MPI_Fint *request, MPI_Fint *ierr), request, ierr)
 
-/* MPI_Startall: p2p.tbl line 43, op 46 */
+/* MPI_Startall: p2p.tbl line 47, op 46 */
 GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1314,7 +1461,7 @@ GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, int desc, MPI_Fi
 }
 GCK_F_WRAP(mpi_startall, MPI_STARTALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr), count, array_of_requests, ierr)
 
-/* MPI_Request_free: p2p.tbl line 44, op 47 */
+/* MPI_Request_free: p2p.tbl line 48, op 47 */
 GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1345,7 +1492,7 @@ GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, int desc, MP
 }
 GCK_F_WRAP(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint *request, MPI_Fint *ierr), request, ierr)
 
-/* MPI_Wait: p2p.tbl line 47, op 31 */
+/* MPI_Wait: p2p.tbl line 51, op 31 */
 GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1380,7 +1527,7 @@ GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, int desc, MPI_Fint *
 }
 GCK_F_WRAP(mpi_wait, MPI_WAIT, (MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr), request, status, ierr)
 
-/* MPI_Waitall: p2p.tbl line 48, op 32 */
+/* MPI_Waitall: p2p.tbl line 52, op 32 */
 GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1423,7 +1570,7 @@ GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, int desc, MPI_Fin
 }
 GCK_F_WRAP(mpi_waitall, MPI_WAITALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr), count, array_of_requests, array_of_statuses, ierr)
 
-/* MPI_Waitany: p2p.tbl line 49, op 33 */
+/* MPI_Waitany: p2p.tbl line 53, op 33 */
 GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1465,7 +1612,7 @@ GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, int desc, MPI_Fin
 }
 GCK_F_WRAP(mpi_waitany, MPI_WAITANY, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr), count, array_of_requests, index, status, ierr)
 
-/* MPI_Waitsome: p2p.tbl line 50, op 34 */
+/* MPI_Waitsome: p2p.tbl line 54, op 34 */
 GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, int desc, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1509,7 +1656,7 @@ GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 }
 GCK_F_WRAP(mpi_waitsome, MPI_WAITSOME, (MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr), incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr)
 
-/* MPI_Test: p2p.tbl line 51, op 35 */
+/* MPI_Test: p2p.tbl line 55, op 35 */
 GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, int desc, MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1544,7 +1691,7 @@ GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, int desc, MPI_Fint *
 }
 GCK_F_WRAP(mpi_test, MPI_TEST, (MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), request, flag, status, ierr)
 
-/* MPI_Testall: p2p.tbl line 52, op 36 */
+/* MPI_Testall: p2p.tbl line 56, op 36 */
 GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1584,7 +1731,7 @@ GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, int desc, MPI_Fin
 }
 GCK_F_WRAP(mpi_testall, MPI_TESTALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr), count, array_of_requests, flag, array_of_statuses, ierr)
 
-/* MPI_Testany: p2p.tbl line 53, op 37 */
+/* MPI_Testany: p2p.tbl line 57, op 37 */
 GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, int desc, MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1626,7 +1773,7 @@ GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, int desc, MPI_Fin
 }
 GCK_F_WRAP(mpi_testany, MPI_TESTANY, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), count, array_of_requests, index, flag, status, ierr)
 
-/* MPI_Testsome: p2p.tbl line 54, op 38 */
+/* MPI_Testsome: p2p.tbl line 58, op 38 */
 GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, int desc, MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1670,7 +1817,7 @@ GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 }
 GCK_F_WRAP(mpi_testsome, MPI_TESTSOME, (MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr), incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierr)
 
-/* MPI_Ibarrier: p2p.tbl line 57, op 48 */
+/* MPI_Ibarrier: p2p.tbl line 61, op 48 */
 GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1706,7 +1853,7 @@ GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, int desc, MPI_Fi
 }
 GCK_F_WRAP(mpi_ibarrier, MPI_IBARRIER, (MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), comm, request, ierr)
 
-/* MPI_Ibcast: p2p.tbl line 58, op 49 */
+/* MPI_Ibcast: p2p.tbl line 62, op 49 */
 GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, int desc, void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1743,7 +1890,7 @@ GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, int desc, void *bu
 }
 GCK_F_WRAP_BUF(mpi_ibcast, MPI_IBCAST, (void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buffer, count, datatype, root, comm, request, ierr)
 
-/* MPI_Ireduce: p2p.tbl line 59, op 50 */
+/* MPI_Ireduce: p2p.tbl line 63, op 50 */
 GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1780,7 +1927,7 @@ GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, int desc, void *s
 }
 GCK_F_WRAP_BUF(mpi_ireduce, MPI_IREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr)
 
-/* MPI_Iallreduce: p2p.tbl line 60, op 51 */
+/* MPI_Iallreduce: p2p.tbl line 64, op 51 */
 GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1817,7 +1964,7 @@ GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, int desc, void
 }
 GCK_F_WRAP_BUF(mpi_iallreduce, MPI_IALLREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
 
-/* MPI_Igather: p2p.tbl line 61, op 52 */
+/* MPI_Igather: p2p.tbl line 65, op 52 */
 GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1855,7 +2002,7 @@ GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, int desc, void *s
 }
 GCK_F_WRAP_BUF(mpi_igather, MPI_IGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
 
-/* MPI_Igatherv: p2p.tbl line 62, op 53 */
+/* MPI_Igatherv: p2p.tbl line 66, op 53 */
 GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1893,7 +2040,7 @@ GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, int desc, void *
 }
 GCK_F_WRAP_BUF(mpi_igatherv, MPI_IGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr)
 
-/* MPI_Iscatter: p2p.tbl line 63, op 54 */
+/* MPI_Iscatter: p2p.tbl line 67, op 54 */
 GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1931,7 +2078,7 @@ GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, int desc, void *
 }
 GCK_F_WRAP_BUF(mpi_iscatter, MPI_ISCATTER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
 
-/* MPI_Iscatterv: p2p.tbl line 64, op 55 */
+/* MPI_Iscatterv: p2p.tbl line 68, op 55 */
 GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -1969,7 +2116,7 @@ GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, int desc, void 
 }
 GCK_F_WRAP_BUF(mpi_iscatterv, MPI_ISCATTERV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
 
-/* MPI_Iallgather: p2p.tbl line 65, op 56 */
+/* MPI_Iallgather: p2p.tbl line 69, op 56 */
 GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2007,7 +2154,7 @@ GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, int desc, void
 }
 GCK_F_WRAP_BUF(mpi_iallgather, MPI_IALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
 
-/* MPI_Iallgatherv: p2p.tbl line 66, op 57 */
+/* MPI_Iallgatherv: p2p.tbl line 70, op 57 */
 GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2045,7 +2192,7 @@ GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, int desc, voi
 }
 GCK_F_WRAP_BUF(mpi_iallgatherv, MPI_IALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr)
 
-/* MPI_Ialltoall: p2p.tbl line 67, op 58 */
+/* MPI_Ialltoall: p2p.tbl line 71, op 58 */
 GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2083,7 +2230,7 @@ GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, int desc, void 
 }
 GCK_F_WRAP_BUF(mpi_ialltoall, MPI_IALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
 
-/* MPI_Ialltoallv: p2p.tbl line 68, op 59 */
+/* MPI_Ialltoallv: p2p.tbl line 72, op 59 */
 GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2121,7 +2268,7 @@ GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, int desc, void
 }
 GCK_F_WRAP_BUF(mpi_ialltoallv, MPI_IALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr)
 
-/* MPI_Ialltoallw: p2p.tbl line 69, op 60 */
+/* MPI_Ialltoallw: p2p.tbl line 73, op 60 */
 GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2161,7 +2308,7 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void
 }
 GCK_F_WRAP_BUF(mpi_ialltoallw, MPI_IALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr)
 
-/* MPI_Ireduce_scatter: p2p.tbl line 70, op 61 */
+/* MPI_Ireduce_scatter: p2p.tbl line 74, op 61 */
 GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2198,7 +2345,7 @@ GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, int desc,
 }
 GCK_F_WRAP_BUF(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, (void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr)
 
-/* MPI_Ireduce_scatter_block: p2p.tbl line 71, op 62 */
+/* MPI_Ireduce_scatter_block: p2p.tbl line 75, op 62 */
 GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2235,7 +2382,7 @@ GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, int
 }
 GCK_F_WRAP_BUF(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, (void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr)
 
-/* MPI_Iscan: p2p.tbl line 72, op 63 */
+/* MPI_Iscan: p2p.tbl line 76, op 63 */
 GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -2272,7 +2419,7 @@ GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, int desc, void *sen
 }
 GCK_F_WRAP_BUF(mpi_iscan, MPI_ISCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
 
-/* MPI_Iexscan: p2p.tbl line 73, op 64 */
+/* MPI_Iexscan: p2p.tbl line 77, op 64 */
 GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, int desc, void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */

@@ -214,6 +214,17 @@ static inline int64_t gclock_now(void)
 	return t;
 }
 
+/* Matched probes' messages, per thread (requests.h: MPI_Mprobe keeps
+ * what MPI_Mrecv of the message records). */
+#define GCK_MSG_SLOTS 16
+typedef struct {
+	uintptr_t key;
+	gclock_comm_slot *cs;
+	int32_t peer, tag;
+} gclock_msg_slot;
+extern GCK_TLS gclock_msg_slot gclock_msgs[GCK_MSG_SLOTS];
+extern GCK_TLS uint32_t gclock_msg_next;
+
 /* gclock_slot_find finds the table slot keyed k (a communicator's or a
  * window's handle), NULL when absent. Readers take no lock: slots are
  * written only by the create/free wrappers, key last. */

@@ -101,6 +101,10 @@
 #define GCK_OP_MPI_WIN_WAIT 96
 #define GCK_OP_MPI_WIN_TEST 97
 #define GCK_OP_MPI_WIN_SYNC 98
-#define GCK_OP_COUNT 99 /* one more than the largest code */
+#define GCK_OP_MPI_MPROBE 99
+#define GCK_OP_MPI_IMPROBE 100
+#define GCK_OP_MPI_MRECV 101
+#define GCK_OP_MPI_IMRECV 102
+#define GCK_OP_COUNT 103 /* one more than the largest code */
 
 #endif

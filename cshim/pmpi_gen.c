@@ -58,6 +58,8 @@
 #pragma weak PMPI_Iexscan
 #pragma weak PMPI_Igather
 #pragma weak PMPI_Igatherv
+#pragma weak PMPI_Improbe
+#pragma weak PMPI_Imrecv
 #pragma weak PMPI_Init
 #pragma weak PMPI_Init_thread
 #pragma weak PMPI_Intercomm_create
@@ -73,6 +75,8 @@
 #pragma weak PMPI_Iscatterv
 #pragma weak PMPI_Isend
 #pragma weak PMPI_Issend
+#pragma weak PMPI_Mprobe
+#pragma weak PMPI_Mrecv
 #pragma weak PMPI_Pcontrol
 #pragma weak PMPI_Probe
 #pragma weak PMPI_Put
@@ -195,6 +199,8 @@ __typeof__(PMPI_Ibsend) *gck_p_PMPI_Ibsend = PMPI_Ibsend;
 __typeof__(PMPI_Iexscan) *gck_p_PMPI_Iexscan = PMPI_Iexscan;
 __typeof__(PMPI_Igather) *gck_p_PMPI_Igather = PMPI_Igather;
 __typeof__(PMPI_Igatherv) *gck_p_PMPI_Igatherv = PMPI_Igatherv;
+__typeof__(PMPI_Improbe) *gck_p_PMPI_Improbe = PMPI_Improbe;
+__typeof__(PMPI_Imrecv) *gck_p_PMPI_Imrecv = PMPI_Imrecv;
 __typeof__(PMPI_Init) *gck_p_PMPI_Init = PMPI_Init;
 __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread = PMPI_Init_thread;
 __typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create = PMPI_Intercomm_create;
@@ -210,6 +216,8 @@ __typeof__(PMPI_Iscatter) *gck_p_PMPI_Iscatter = PMPI_Iscatter;
 __typeof__(PMPI_Iscatterv) *gck_p_PMPI_Iscatterv = PMPI_Iscatterv;
 __typeof__(PMPI_Isend) *gck_p_PMPI_Isend = PMPI_Isend;
 __typeof__(PMPI_Issend) *gck_p_PMPI_Issend = PMPI_Issend;
+__typeof__(PMPI_Mprobe) *gck_p_PMPI_Mprobe = PMPI_Mprobe;
+__typeof__(PMPI_Mrecv) *gck_p_PMPI_Mrecv = PMPI_Mrecv;
 __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol = PMPI_Pcontrol;
 __typeof__(PMPI_Probe) *gck_p_PMPI_Probe = PMPI_Probe;
 __typeof__(PMPI_Put) *gck_p_PMPI_Put = PMPI_Put;
@@ -394,6 +402,10 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Igatherv == 0 && (gck_p_PMPI_Igatherv = (__typeof__(gck_p_PMPI_Igatherv))gclock_sym("PMPI_Igatherv")) == 0)
 		missing++;
+	if (gck_p_PMPI_Improbe == 0 && (gck_p_PMPI_Improbe = (__typeof__(gck_p_PMPI_Improbe))gclock_sym("PMPI_Improbe")) == 0)
+		missing++;
+	if (gck_p_PMPI_Imrecv == 0 && (gck_p_PMPI_Imrecv = (__typeof__(gck_p_PMPI_Imrecv))gclock_sym("PMPI_Imrecv")) == 0)
+		missing++;
 	if (gck_p_PMPI_Init == 0 && (gck_p_PMPI_Init = (__typeof__(gck_p_PMPI_Init))gclock_sym("PMPI_Init")) == 0)
 		missing++;
 	if (gck_p_PMPI_Init_thread == 0 && (gck_p_PMPI_Init_thread = (__typeof__(gck_p_PMPI_Init_thread))gclock_sym("PMPI_Init_thread")) == 0)
@@ -423,6 +435,10 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Isend == 0 && (gck_p_PMPI_Isend = (__typeof__(gck_p_PMPI_Isend))gclock_sym("PMPI_Isend")) == 0)
 		missing++;
 	if (gck_p_PMPI_Issend == 0 && (gck_p_PMPI_Issend = (__typeof__(gck_p_PMPI_Issend))gclock_sym("PMPI_Issend")) == 0)
+		missing++;
+	if (gck_p_PMPI_Mprobe == 0 && (gck_p_PMPI_Mprobe = (__typeof__(gck_p_PMPI_Mprobe))gclock_sym("PMPI_Mprobe")) == 0)
+		missing++;
+	if (gck_p_PMPI_Mrecv == 0 && (gck_p_PMPI_Mrecv = (__typeof__(gck_p_PMPI_Mrecv))gclock_sym("PMPI_Mrecv")) == 0)
 		missing++;
 	if (gck_p_PMPI_Pcontrol == 0 && (gck_p_PMPI_Pcontrol = (__typeof__(gck_p_PMPI_Pcontrol))gclock_sym("PMPI_Pcontrol")) == 0)
 		missing++;

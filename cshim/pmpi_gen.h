@@ -63,6 +63,8 @@ extern __typeof__(PMPI_Ibsend) *gck_p_PMPI_Ibsend;
 extern __typeof__(PMPI_Iexscan) *gck_p_PMPI_Iexscan;
 extern __typeof__(PMPI_Igather) *gck_p_PMPI_Igather;
 extern __typeof__(PMPI_Igatherv) *gck_p_PMPI_Igatherv;
+extern __typeof__(PMPI_Improbe) *gck_p_PMPI_Improbe;
+extern __typeof__(PMPI_Imrecv) *gck_p_PMPI_Imrecv;
 extern __typeof__(PMPI_Init) *gck_p_PMPI_Init;
 extern __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread;
 extern __typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create;
@@ -78,6 +80,8 @@ extern __typeof__(PMPI_Iscatter) *gck_p_PMPI_Iscatter;
 extern __typeof__(PMPI_Iscatterv) *gck_p_PMPI_Iscatterv;
 extern __typeof__(PMPI_Isend) *gck_p_PMPI_Isend;
 extern __typeof__(PMPI_Issend) *gck_p_PMPI_Issend;
+extern __typeof__(PMPI_Mprobe) *gck_p_PMPI_Mprobe;
+extern __typeof__(PMPI_Mrecv) *gck_p_PMPI_Mrecv;
 extern __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol;
 extern __typeof__(PMPI_Probe) *gck_p_PMPI_Probe;
 extern __typeof__(PMPI_Put) *gck_p_PMPI_Put;
@@ -202,6 +206,8 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Iexscan GCK_PMPI(PMPI_Iexscan, 0)
 #define PMPI_Igather GCK_PMPI(PMPI_Igather, 0)
 #define PMPI_Igatherv GCK_PMPI(PMPI_Igatherv, 0)
+#define PMPI_Improbe GCK_PMPI(PMPI_Improbe, 0)
+#define PMPI_Imrecv GCK_PMPI(PMPI_Imrecv, 0)
 #define PMPI_Init GCK_PMPI(PMPI_Init, 0)
 #define PMPI_Init_thread GCK_PMPI(PMPI_Init_thread, 0)
 #define PMPI_Intercomm_create GCK_PMPI(PMPI_Intercomm_create, 0)
@@ -217,6 +223,8 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Iscatterv GCK_PMPI(PMPI_Iscatterv, 0)
 #define PMPI_Isend GCK_PMPI(PMPI_Isend, 0)
 #define PMPI_Issend GCK_PMPI(PMPI_Issend, 0)
+#define PMPI_Mprobe GCK_PMPI(PMPI_Mprobe, 0)
+#define PMPI_Mrecv GCK_PMPI(PMPI_Mrecv, 0)
 #define PMPI_Pcontrol GCK_PMPI(PMPI_Pcontrol, 0)
 #define PMPI_Probe GCK_PMPI(PMPI_Probe, 0)
 #define PMPI_Put GCK_PMPI(PMPI_Put, 0)

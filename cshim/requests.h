@@ -628,6 +628,131 @@ static inline void gclock_p2p_iprobe_post(gclock_p2p *cx, int rc, int source, in
 		gclock_poll_miss(cx, cx->cs->local);
 }
 
+/* ---- matched probes (MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv) ----
+ * MPI_Mrecv and MPI_Imrecv name no communicator, source or tag: they
+ * receive the message a probe matched. The probe keeps them, keyed by the
+ * message handle, in a small per-thread table (no lock; a message is
+ * normally received by the thread that probed it); a receive whose
+ * message is not found (probed by another thread, or on a communicator
+ * not recorded) is passed through unrecorded. */
+static inline void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
+					uint16_t kind, uint16_t persistent, int32_t tag);
+
+static inline void gclock_msg_keep(MPI_Message m, gclock_comm_slot *cs, int32_t peer, int32_t tag)
+{
+	gclock_msg_slot *s = &gclock_msgs[gclock_msg_next++ % GCK_MSG_SLOTS];
+	s->key = (uintptr_t)m;
+	s->cs = cs;
+	s->peer = peer;
+	s->tag = tag;
+}
+
+static inline gclock_msg_slot *gclock_msg_find(MPI_Message m)
+{
+	for (int i = 0; i < GCK_MSG_SLOTS; i++)
+		if (gclock_msgs[i].cs != NULL && gclock_msgs[i].key == (uintptr_t)m)
+			return &gclock_msgs[i];
+	return NULL;
+}
+
+/* mprobe(source, tag, comm, message, status): recorded like MPI_Probe;
+ * the message is kept for its receive. */
+static inline void gclock_p2p_mprobe_pre(gclock_p2p *cx, int source, int tag, MPI_Comm comm,
+					 MPI_Message *message, MPI_Status *status)
+{
+	(void)message;
+	gclock_p2p_probe_pre(cx, source, tag, comm, status);
+}
+
+static inline void gclock_p2p_mprobe_post(gclock_p2p *cx, int rc, int source, int tag,
+					  MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+	(void)comm, (void)status;
+	if (cx->cs == NULL)
+		return;
+	int32_t peer, rtag;
+	uint64_t bytes;
+	gclock_resolve(cx, rc, cx->st, source, tag, 0, &peer, &rtag, &bytes);
+	if (rc == MPI_SUCCESS && message != NULL)
+		gclock_msg_keep(*message, cx->cs, peer, rtag);
+	gclock_put(cx, cx->cs->local, 0, -1, peer, rtag, 0, 0, bytes);
+}
+
+/* improbe(source, tag, comm, flag, message, status): like MPI_Iprobe. */
+static inline void gclock_p2p_improbe_pre(gclock_p2p *cx, int source, int tag, MPI_Comm comm,
+					  int *flag, MPI_Message *message, MPI_Status *status)
+{
+	(void)flag, (void)message;
+	gclock_p2p_probe_pre(cx, source, tag, comm, status);
+}
+
+static inline void gclock_p2p_improbe_post(gclock_p2p *cx, int rc, int source, int tag,
+					   MPI_Comm comm, int *flag, MPI_Message *message,
+					   MPI_Status *status)
+{
+	if (cx->cs == NULL)
+		return;
+	if (rc == MPI_SUCCESS && *flag)
+		gclock_p2p_mprobe_post(cx, rc, source, tag, comm, message, status);
+	else
+		gclock_poll_miss(cx, cx->cs->local);
+}
+
+/* mrecv(count, datatype, message, status): recorded like MPI_Recv on the
+ * probed message's communicator. */
+static inline void gclock_p2p_mrecv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+					MPI_Message *message, MPI_Status *status)
+{
+	cx->st = gclock_own_status(cx, status);
+	gclock_msg_slot *m = message != NULL ? gclock_msg_find(*message) : NULL;
+	if (m == NULL)
+		return;
+	cx->cs = m->cs;
+	cx->peer = m->peer;
+	cx->tag = m->tag;
+	m->cs = NULL;
+	cx->recv = m->peer == GCK_PEER_NULL ? 0 : gclock_tsize(count, type);
+}
+
+static inline void gclock_p2p_mrecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+					 MPI_Message *message, MPI_Status *status)
+{
+	(void)count, (void)type, (void)message, (void)status;
+	if (cx->cs == NULL)
+		return;
+	int32_t peer = cx->peer, rtag = cx->tag;
+	uint64_t bytes = cx->recv;
+	if (rc == MPI_SUCCESS && peer != GCK_PEER_NULL) {
+		peer = gclock_peer(cx->cs, cx->st->MPI_SOURCE);
+		rtag = cx->st->MPI_TAG;
+		bytes = gclock_status_bytes(cx->st, cx->recv);
+	}
+	gclock_put(cx, cx->cs->local, 0, -1, peer, rtag, 0, 0, bytes);
+}
+
+/* imrecv(count, datatype, message, request): recorded like MPI_Irecv of
+ * the probed message's source and tag. */
+static inline void gclock_p2p_imrecv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+					 MPI_Message *message, MPI_Request *request)
+{
+	(void)request;
+	gclock_msg_slot *m = message != NULL ? gclock_msg_find(*message) : NULL;
+	if (m == NULL)
+		return;
+	cx->cs = m->cs;
+	cx->peer = m->peer;
+	cx->tag = m->tag;
+	m->cs = NULL;
+	cx->recv = m->peer == GCK_PEER_NULL ? 0 : gclock_tsize(count, type);
+}
+
+static inline void gclock_p2p_imrecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+					  MPI_Message *message, MPI_Request *request)
+{
+	(void)count, (void)type, (void)message;
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 0, cx->tag);
+}
+
 /* isend / irecv / send_init / recv_init (count, datatype, peer, tag, comm,
  * request): the request enters the table; the event carries its id. */
 static inline void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,

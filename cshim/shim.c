@@ -27,6 +27,8 @@
 int gclock_active;
 GCK_TLS int gclock_tl_guard;
 GCK_TLS gclock_tbuf *gclock_tl_buf;
+GCK_TLS gclock_msg_slot gclock_msgs[GCK_MSG_SLOTS]; /* requests.h: matched probes */
+GCK_TLS uint32_t gclock_msg_next;
 gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 int gclock_timer_kind = GCK_TIMER_MONOTONIC;
 int gclock_fake_on;

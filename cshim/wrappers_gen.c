@@ -567,7 +567,83 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	return rc;
 }
 
-/* MPI_Isend: p2p.tbl line 30, op 26 */
+/* MPI_Mprobe: p2p.tbl line 28, op 99 */
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Mprobe(source, tag, comm, message, status);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_MPROBE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_mprobe_pre(&cx, source, tag, comm, message, status);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Mprobe(source, tag, comm, message, cx.st);
+	cx.t1 = gclock_now();
+	gclock_p2p_mprobe_post(&cx, rc, source, tag, comm, message, status);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Improbe: p2p.tbl line 29, op 100 */
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Improbe(source, tag, comm, flag, message, status);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IMPROBE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_improbe_pre(&cx, source, tag, comm, flag, message, status);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Improbe(source, tag, comm, flag, message, cx.st);
+	cx.t1 = gclock_now();
+	gclock_p2p_improbe_post(&cx, rc, source, tag, comm, flag, message, status);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Mrecv: p2p.tbl line 30, op 101 */
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Mrecv(buf, count, datatype, message, status);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_MRECV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Mrecv(buf, count, datatype, message, cx.st);
+	cx.t1 = gclock_now();
+	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Imrecv: p2p.tbl line 31, op 102 */
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Imrecv(buf, count, datatype, message, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IMRECV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Imrecv(buf, count, datatype, message, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Isend: p2p.tbl line 34, op 26 */
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -586,7 +662,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	return rc;
 }
 
-/* MPI_Issend: p2p.tbl line 31, op 27 */
+/* MPI_Issend: p2p.tbl line 35, op 27 */
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -605,7 +681,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	return rc;
 }
 
-/* MPI_Irsend: p2p.tbl line 32, op 28 */
+/* MPI_Irsend: p2p.tbl line 36, op 28 */
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -624,7 +700,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	return rc;
 }
 
-/* MPI_Ibsend: p2p.tbl line 33, op 29 */
+/* MPI_Ibsend: p2p.tbl line 37, op 29 */
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -643,7 +719,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	return rc;
 }
 
-/* MPI_Irecv: p2p.tbl line 34, op 30 */
+/* MPI_Irecv: p2p.tbl line 38, op 30 */
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -662,7 +738,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 	return rc;
 }
 
-/* MPI_Send_init: p2p.tbl line 37, op 40 */
+/* MPI_Send_init: p2p.tbl line 41, op 40 */
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -681,7 +757,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 	return rc;
 }
 
-/* MPI_Ssend_init: p2p.tbl line 38, op 41 */
+/* MPI_Ssend_init: p2p.tbl line 42, op 41 */
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -700,7 +776,7 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	return rc;
 }
 
-/* MPI_Rsend_init: p2p.tbl line 39, op 42 */
+/* MPI_Rsend_init: p2p.tbl line 43, op 42 */
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -719,7 +795,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	return rc;
 }
 
-/* MPI_Bsend_init: p2p.tbl line 40, op 43 */
+/* MPI_Bsend_init: p2p.tbl line 44, op 43 */
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -738,7 +814,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	return rc;
 }
 
-/* MPI_Recv_init: p2p.tbl line 41, op 44 */
+/* MPI_Recv_init: p2p.tbl line 45, op 44 */
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -757,7 +833,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 	return rc;
 }
 
-/* MPI_Start: p2p.tbl line 42, op 45 */
+/* MPI_Start: p2p.tbl line 46, op 45 */
 int MPI_Start(MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -776,7 +852,7 @@ int MPI_Start(MPI_Request *request)
 	return rc;
 }
 
-/* MPI_Startall: p2p.tbl line 43, op 46 */
+/* MPI_Startall: p2p.tbl line 47, op 46 */
 int MPI_Startall(int count, MPI_Request array_of_requests[])
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -795,7 +871,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 	return rc;
 }
 
-/* MPI_Request_free: p2p.tbl line 44, op 47 */
+/* MPI_Request_free: p2p.tbl line 48, op 47 */
 int MPI_Request_free(MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -814,7 +890,7 @@ int MPI_Request_free(MPI_Request *request)
 	return rc;
 }
 
-/* MPI_Wait: p2p.tbl line 47, op 31 */
+/* MPI_Wait: p2p.tbl line 51, op 31 */
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -833,7 +909,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	return rc;
 }
 
-/* MPI_Waitall: p2p.tbl line 48, op 32 */
+/* MPI_Waitall: p2p.tbl line 52, op 32 */
 int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[])
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -852,7 +928,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 	return rc;
 }
 
-/* MPI_Waitany: p2p.tbl line 49, op 33 */
+/* MPI_Waitany: p2p.tbl line 53, op 33 */
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -871,7 +947,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 	return rc;
 }
 
-/* MPI_Waitsome: p2p.tbl line 50, op 34 */
+/* MPI_Waitsome: p2p.tbl line 54, op 34 */
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -890,7 +966,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	return rc;
 }
 
-/* MPI_Test: p2p.tbl line 51, op 35 */
+/* MPI_Test: p2p.tbl line 55, op 35 */
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -909,7 +985,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	return rc;
 }
 
-/* MPI_Testall: p2p.tbl line 52, op 36 */
+/* MPI_Testall: p2p.tbl line 56, op 36 */
 int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[])
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -928,7 +1004,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 	return rc;
 }
 
-/* MPI_Testany: p2p.tbl line 53, op 37 */
+/* MPI_Testany: p2p.tbl line 57, op 37 */
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -947,7 +1023,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 	return rc;
 }
 
-/* MPI_Testsome: p2p.tbl line 54, op 38 */
+/* MPI_Testsome: p2p.tbl line 58, op 38 */
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[])
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -966,7 +1042,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	return rc;
 }
 
-/* MPI_Ibarrier: p2p.tbl line 57, op 48 */
+/* MPI_Ibarrier: p2p.tbl line 61, op 48 */
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -987,7 +1063,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	return rc;
 }
 
-/* MPI_Ibcast: p2p.tbl line 58, op 49 */
+/* MPI_Ibcast: p2p.tbl line 62, op 49 */
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1008,7 +1084,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	return rc;
 }
 
-/* MPI_Ireduce: p2p.tbl line 59, op 50 */
+/* MPI_Ireduce: p2p.tbl line 63, op 50 */
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1029,7 +1105,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	return rc;
 }
 
-/* MPI_Iallreduce: p2p.tbl line 60, op 51 */
+/* MPI_Iallreduce: p2p.tbl line 64, op 51 */
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1050,7 +1126,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	return rc;
 }
 
-/* MPI_Igather: p2p.tbl line 61, op 52 */
+/* MPI_Igather: p2p.tbl line 65, op 52 */
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1071,7 +1147,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	return rc;
 }
 
-/* MPI_Igatherv: p2p.tbl line 62, op 53 */
+/* MPI_Igatherv: p2p.tbl line 66, op 53 */
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1092,7 +1168,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	return rc;
 }
 
-/* MPI_Iscatter: p2p.tbl line 63, op 54 */
+/* MPI_Iscatter: p2p.tbl line 67, op 54 */
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1113,7 +1189,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	return rc;
 }
 
-/* MPI_Iscatterv: p2p.tbl line 64, op 55 */
+/* MPI_Iscatterv: p2p.tbl line 68, op 55 */
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1134,7 +1210,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	return rc;
 }
 
-/* MPI_Iallgather: p2p.tbl line 65, op 56 */
+/* MPI_Iallgather: p2p.tbl line 69, op 56 */
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1155,7 +1231,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	return rc;
 }
 
-/* MPI_Iallgatherv: p2p.tbl line 66, op 57 */
+/* MPI_Iallgatherv: p2p.tbl line 70, op 57 */
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1176,7 +1252,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	return rc;
 }
 
-/* MPI_Ialltoall: p2p.tbl line 67, op 58 */
+/* MPI_Ialltoall: p2p.tbl line 71, op 58 */
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1197,7 +1273,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	return rc;
 }
 
-/* MPI_Ialltoallv: p2p.tbl line 68, op 59 */
+/* MPI_Ialltoallv: p2p.tbl line 72, op 59 */
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1218,7 +1294,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	return rc;
 }
 
-/* MPI_Ialltoallw: p2p.tbl line 69, op 60 */
+/* MPI_Ialltoallw: p2p.tbl line 73, op 60 */
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1239,7 +1315,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 	return rc;
 }
 
-/* MPI_Ireduce_scatter: p2p.tbl line 70, op 61 */
+/* MPI_Ireduce_scatter: p2p.tbl line 74, op 61 */
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1260,7 +1336,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	return rc;
 }
 
-/* MPI_Ireduce_scatter_block: p2p.tbl line 71, op 62 */
+/* MPI_Ireduce_scatter_block: p2p.tbl line 75, op 62 */
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1281,7 +1357,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	return rc;
 }
 
-/* MPI_Iscan: p2p.tbl line 72, op 63 */
+/* MPI_Iscan: p2p.tbl line 76, op 63 */
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -1302,7 +1378,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	return rc;
 }
 
-/* MPI_Iexscan: p2p.tbl line 73, op 64 */
+/* MPI_Iexscan: p2p.tbl line 77, op 64 */
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))

@@ -241,7 +241,7 @@ func (s *P2PStream) Add(e *GEvent) error {
 			s.complete(rs, m, e, nil)
 			s.post(rs, m)
 		}
-	case op == trace.OpRecv, (op == trace.OpSendrecv || op == trace.OpSendrecvReplace) && e.Seq != 0:
+	case op == trace.OpRecv || op == trace.OpMrecv, (op == trace.OpSendrecv || op == trace.OpSendrecvReplace) && e.Seq != 0:
 		if e.Peer == trace.PeerNull {
 			return nil
 		}
@@ -259,9 +259,9 @@ func (s *P2PStream) Add(e *GEvent) error {
 		m := newMsg(false)
 		s.complete(rs, m, e, nil)
 		s.post(rs, m)
-	case op >= trace.OpIsend && op <= trace.OpIrecv:
+	case op >= trace.OpIsend && op <= trace.OpIrecv || op == trace.OpImrecv:
 		s.out.Requests++
-		recv := op == trace.OpIrecv
+		recv := op.IsRecvStart()
 		m := newMsg(recv)
 		rs.pending[e.Req] = &p2pPending{msg: m, recv: recv}
 		s.post(rs, m)

@@ -130,6 +130,14 @@ const (
 	OpWinWait
 	OpWinTest
 	OpWinSync
+	// Matched probes (MPI-3): MPI_Mprobe and MPI_Improbe record like
+	// MPI_Probe and MPI_Iprobe, MPI_Mrecv like MPI_Recv (the message's
+	// communicator, source and tag from its probe), MPI_Imrecv like
+	// MPI_Irecv (a request).
+	OpMprobe
+	OpImprobe
+	OpMrecv
+	OpImrecv
 	opCount
 )
 
@@ -236,6 +244,10 @@ var opNames = [...]string{
 	OpWinWait:             "MPI_Win_wait",
 	OpWinTest:             "MPI_Win_test",
 	OpWinSync:             "MPI_Win_sync",
+	OpMprobe:              "MPI_Mprobe",
+	OpImprobe:             "MPI_Improbe",
+	OpMrecv:               "MPI_Mrecv",
+	OpImrecv:              "MPI_Imrecv",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".
@@ -341,7 +353,7 @@ func (o Op) IsSyncSend() bool { return o == OpSsend || o == OpIssend || o == OpS
 // collectives).
 func (o Op) IsRequestStart() bool {
 	return o >= OpIsend && o <= OpIrecv || o >= OpSendInit && o <= OpRecvInit ||
-		o.IsNonblockingCollective()
+		o == OpImrecv || o.IsNonblockingCollective()
 }
 
 // IsPersistentInit reports whether o is MPI_{Send,Ssend,Rsend,Bsend,Recv}_init.
@@ -359,8 +371,12 @@ func (o Op) IsNonblockingCollective() bool { return o >= OpIbarrier && o <= OpIe
 // IsPointToPoint reports whether o is one of issue 7's point-to-point or
 // request ops (MPI_Send ... MPI_Request_free, and gclock_polls).
 func (o Op) IsPointToPoint() bool {
-	return o >= OpSend && o <= OpRequestFree || o == OpPolls
+	return o >= OpSend && o <= OpRequestFree || o == OpPolls || o >= OpMprobe && o <= OpImrecv
 }
+
+// IsRecvStart reports whether o starts a nonblocking receive (MPI_Irecv,
+// MPI_Imrecv).
+func (o Op) IsRecvStart() bool { return o == OpIrecv || o == OpImrecv }
 
 // BlockingEquivalent returns the blocking collective a nonblocking one
 // starts (MPI_Iallreduce -> MPI_Allreduce), OpUnknown for other ops.

@@ -147,7 +147,7 @@ func stateOf(op trace.Op) int {
 		return prvGroupComm
 	case op.IsRecorder():
 		return prvOverhead
-	case op == trace.OpIprobe || op == trace.OpPolls || op >= trace.OpTest && op <= trace.OpTestsome:
+	case op == trace.OpIprobe || op == trace.OpImprobe || op == trace.OpPolls || op >= trace.OpTest && op <= trace.OpTestsome:
 		return prvTestProbe
 	case op.IsSend() || op.IsRequestStart() || op.IsNonblockingCollective() || op.IsPersistentInit():
 		return prvSend

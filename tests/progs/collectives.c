@@ -269,7 +269,7 @@ int main(int argc, char **argv)
 	fprintf(ef, "# handle-reused %d\n", dup2 == old);
 	suite(dup2, "dup2");
 
-	/* a communicator from a function the recorder does not wrap */
+	/* a topology constructor (wrapped: kind "cart") */
 	MPI_Comm cart;
 	int dims[1] = {wsize}, periods[1] = {0};
 	MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
@@ -277,6 +277,12 @@ int main(int argc, char **argv)
 	expect("MPI_Barrier", "cart", -1, 0, 0);
 	MPI_Allreduce(MPI_IN_PLACE, &checksum, 1, MPI_LONG_LONG, MPI_BXOR, cart);
 	expect("MPI_Allreduce", "cart", -1, 8, 8);
+
+	/* a communicator from a function the recorder does not wrap */
+	MPI_Comm withinfo;
+	MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &withinfo);
+	MPI_Barrier(withinfo);
+	expect("MPI_Barrier", "withinfo", -1, 0, 0);
 
 	MPI_Barrier(MPI_COMM_SELF);
 	expect("MPI_Barrier", "self", -1, 0, 0);
@@ -293,6 +299,7 @@ int main(int argc, char **argv)
 	MPI_Comm_free(&dup2);
 	MPI_Comm_free(&shared);
 	MPI_Comm_free(&cart);
+	MPI_Comm_free(&withinfo);
 	if (created != MPI_COMM_NULL)
 		MPI_Comm_free(&created);
 	MPI_Group_free(&fg);

@@ -1,9 +1,12 @@
 """mpi4py test program (tests/python_test.go): buffer-based (upper-case)
-mpi4py calls, one MPI call each, so the trace's counts are known exactly.
+mpi4py calls, one MPI call each, so the trace's counts are known exactly,
+and pickled (lower-case) send/recv, which mpi4py runs as MPI_Send and
+MPI_Mprobe + MPI_Mrecv.
 
 Per rank: MPI_Allreduce on MPI_COMM_WORLD, MPI_Comm_split by parity,
-ITERS ring exchanges (MPI_Irecv + MPI_Isend + MPI_Waitall of both), an
-MPI_Barrier on each communicator and an MPI_Allreduce on the split one.
+ITERS ring exchanges (MPI_Irecv + MPI_Isend + MPI_Waitall of both), ITERS
+pickled ring steps (comm.send + comm.recv), an MPI_Barrier on each
+communicator and an MPI_Allreduce on the split one.
 Prints one deterministic line per rank."""
 import sys
 from array import array
@@ -26,6 +29,16 @@ for i in range(ITERS):
             comm.Isend([out, MPI.DOUBLE], dest=(rank + 1) % size, tag=i)]
     MPI.Request.Waitall(reqs)
     check += got[0]
+
+for i in range(ITERS):
+    obj = {'i': i, 'from': rank}
+    if rank % 2 == 0:
+        comm.send(obj, dest=(rank + 1) % size, tag=500 + i)
+        got_obj = comm.recv(source=(rank - 1) % size, tag=500 + i)
+    else:
+        got_obj = comm.recv(source=(rank - 1) % size, tag=500 + i)
+        comm.send(obj, dest=(rank + 1) % size, tag=500 + i)
+    check += got_obj['i'] + got_obj['from']
 
 comm.Barrier()
 sub.Barrier()

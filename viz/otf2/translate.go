@@ -270,7 +270,7 @@ func (t *translator) Add(ev *merge.GEvent) error {
 		if t.msg(ev, &r) {
 			t.emit(s, r)
 		}
-	case op == trace.OpRecv, (op == trace.OpSendrecv || op == trace.OpSendrecvReplace) && ev.Seq == 1:
+	case op == trace.OpRecv || op == trace.OpMrecv, (op == trace.OpSendrecv || op == trace.OpSendrecvReplace) && ev.Seq == 1:
 		r := record{kind: recRecv, loc: loc, n1: ev.Recv}
 		if t.msg(ev, &r) {
 			s.pending = append(s.pending, r)
@@ -281,7 +281,7 @@ func (t *translator) Add(ev *merge.GEvent) error {
 			t.emit(s, r)
 			s.reqs[ev.Req] = reqInfo{kind: reqSend}
 		}
-	case op == trace.OpIrecv:
+	case op.IsRecvStart():
 		t.emit(s, record{kind: recIrecvRequest, loc: loc, ts: enter, req: uint64(ev.Req)})
 		s.reqs[ev.Req] = reqInfo{kind: reqRecv}
 	case op.IsPersistentInit():

@@ -19,25 +19,30 @@ import (
 type fkind int
 
 const (
-	fkInt      fkind = iota // int x: MPI_Fint *x, value *x
-	fkIntArr                // const int x[]: read as int[]
-	fkIntOut                // int *x (flag, outcount): written by the call
-	fkIndex                 // int *index: 1-based in Fortran
-	fkIndices               // int array_of_indices[]: 1-based in Fortran
-	fkBuf                   // void *x: a buffer address, never converted
-	fkComm                  // MPI_Comm
-	fkType                  // MPI_Datatype
-	fkTypeArr               // const MPI_Datatype x[]
-	fkHandle                // any other handle (MPI_Op): passed through
-	fkStatus                // MPI_Status *status
-	fkStatuses              // MPI_Status array_of_statuses[]
-	fkRequest               // MPI_Request *request
-	fkRequests              // MPI_Request array_of_requests[]
-	fkAint                  // MPI_Aint x: INTEGER(KIND=MPI_ADDRESS_KIND), value *x
-	fkWin                   // MPI_Win
-	fkWinPtr                // MPI_Win *win: created (set by the call) or freed (read before)
-	fkGroup                 // MPI_Group
+	fkInt        fkind = iota // int x: MPI_Fint *x, value *x
+	fkIntArr                  // const int x[]: read as int[]
+	fkIntOut                  // int *x (flag, outcount): written by the call
+	fkIndex                   // int *index: 1-based in Fortran
+	fkIndices                 // int array_of_indices[]: 1-based in Fortran
+	fkBuf                     // void *x: a buffer address, never converted
+	fkComm                    // MPI_Comm
+	fkType                    // MPI_Datatype
+	fkTypeArr                 // const MPI_Datatype x[]
+	fkHandle                  // any other handle (MPI_Op): passed through
+	fkStatus                  // MPI_Status *status
+	fkStatuses                // MPI_Status array_of_statuses[]
+	fkRequest                 // MPI_Request *request
+	fkRequests                // MPI_Request array_of_requests[]
+	fkAint                    // MPI_Aint x: INTEGER(KIND=MPI_ADDRESS_KIND), value *x
+	fkWin                     // MPI_Win
+	fkWinPtr                  // MPI_Win *win: created (set by the call) or freed (read before)
+	fkGroup                   // MPI_Group
+	fkMessagePtr              // MPI_Message *message: read before (mrecv, imrecv) or set by the call (mprobe, improbe)
 )
+
+// messageInRules read *message before the call (the matched message being
+// received); mprobe and improbe get it from the call.
+var messageInRules = map[string]bool{"mrecv": true, "imrecv": true}
 
 // winInRules read *win before the call (the window being freed); the
 // other rules with an MPI_Win *win get it from the call.
@@ -65,6 +70,8 @@ func fortranKind(p Param) (fkind, error) {
 		return fkWin, nil
 	case strings.HasPrefix(d, "MPI_Group "):
 		return fkGroup, nil
+	case strings.HasPrefix(d, "MPI_Message *"):
+		return fkMessagePtr, nil
 	case strings.HasPrefix(d, "MPI_Status") && arr:
 		return fkStatuses, nil
 	case strings.HasPrefix(d, "MPI_Status *"):
@@ -188,7 +195,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 			return "*" + n
 		case fkWin, fkGroup:
 			return n + "_c"
-		case fkWinPtr:
+		case fkWinPtr, fkMessagePtr:
 			return "&" + n + "_c"
 		}
 		return n
@@ -227,6 +234,12 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 				fmt.Fprintf(b, "\tMPI_Win %s_c = gclock_win_f2c(*%s);\n", p.Name, p.Name)
 			case fkGroup:
 				fmt.Fprintf(b, "\tMPI_Group %s_c = gclock_group_f2c(*%s);\n", p.Name, p.Name)
+			case fkMessagePtr:
+				if messageInRules[r.Rule] {
+					fmt.Fprintf(b, "\tMPI_Message %s_c = gclock_message_f2c(*%s);\n", p.Name, p.Name)
+				} else {
+					fmt.Fprintf(b, "\tMPI_Message %s_c = (MPI_Message)0; /* set by the call */\n", p.Name)
+				}
 			case fkWinPtr:
 				if winInRules[r.Rule] {
 					fmt.Fprintf(b, "\tMPI_Win %s_c = gclock_win_f2c(*%s);\n", p.Name, p.Name)
@@ -352,6 +365,9 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 	for _, p := range r.Params {
 		if kinds[p.Name] == fkWinPtr && !winInRules[r.Rule] {
 			fmt.Fprintf(b, "\tif (rc == MPI_SUCCESS)\n\t\t%s_c = gclock_win_f2c(*%s);\n", p.Name, p.Name)
+		}
+		if kinds[p.Name] == fkMessagePtr && !messageInRules[r.Rule] {
+			fmt.Fprintf(b, "\tif (rc == MPI_SUCCESS)\n\t\t%s_c = gclock_message_f2c(*%s);\n", p.Name, p.Name)
 		}
 	}
 	if hasIndex {
