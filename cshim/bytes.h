@@ -278,4 +278,26 @@ GCK_RULE(alltoallw, const void *sendbuf, const int scounts[],
 	}
 }
 
+/* Neighbourhood collectives: one block per neighbour (cs->indeg sources,
+ * cs->outdeg destinations; a Cartesian topology's MPI_PROC_NULL
+ * neighbours are counted like the others). */
+GCK_RULE(neighbor_allgather, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype)
+{
+	*sent = gclock_tsize(scount, stype) * (uint64_t)(cs->outdeg > 0 ? cs->outdeg : 0);
+	*recv = gclock_tsize(rcount, rtype) * (uint64_t)(cs->indeg > 0 ? cs->indeg : 0);
+}
+
+GCK_RULE(neighbor_allgatherv, int scount, MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype)
+{
+	*sent = gclock_tsize(scount, stype) * (uint64_t)(cs->outdeg > 0 ? cs->outdeg : 0);
+	*recv = cs->indeg > 0 ? gclock_vsize(rcounts, cs->indeg, rtype) : 0;
+}
+
+GCK_RULE(neighbor_alltoallv, const int scounts[], MPI_Datatype stype, const int rcounts[],
+	 MPI_Datatype rtype)
+{
+	*sent = cs->outdeg > 0 ? gclock_vsize(scounts, cs->outdeg, stype) : 0;
+	*recv = cs->indeg > 0 ? gclock_vsize(rcounts, cs->indeg, rtype) : 0;
+}
+
 #endif

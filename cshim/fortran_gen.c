@@ -590,6 +590,146 @@ GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, int desc, void *se
 }
 GCK_F_WRAP_BUF(mpi_exscan, MPI_EXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
 
+/* MPI_Neighbor_allgather: collectives.tbl line 31, op 103 */
+GCK_F_INLINE void body_mpi_neighbor_allgather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	gclock_comm_slot *cs = gclock_comm_get(comm_c);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		gclock_tl_guard--;
+		return;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgather(cs, &sent, &recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
+	int64_t t0 = gclock_now();
+	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
+
+/* MPI_Neighbor_allgatherv: collectives.tbl line 32, op 104 */
+GCK_F_INLINE void body_mpi_neighbor_allgatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+		return;
+	}
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	gclock_comm_slot *cs = gclock_comm_get(comm_c);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+		gclock_tl_guard--;
+		return;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
+	int64_t t0 = gclock_now();
+	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr)
+
+/* MPI_Neighbor_alltoall: collectives.tbl line 33, op 105 */
+GCK_F_INLINE void body_mpi_neighbor_alltoall(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		return;
+	}
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	gclock_comm_slot *cs = gclock_comm_get(comm_c);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+		gclock_tl_guard--;
+		return;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgather(cs, &sent, &recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
+	int64_t t0 = gclock_now();
+	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
+
+/* MPI_Neighbor_alltoallv: collectives.tbl line 34, op 106 */
+GCK_F_INLINE void body_mpi_neighbor_alltoallv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+		return;
+	}
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	gclock_comm_slot *cs = gclock_comm_get(comm_c);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+		gclock_tl_guard--;
+		return;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
+	int64_t t0 = gclock_now();
+	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
+
 /* MPI_Send: p2p.tbl line 19, op 18 */
 GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
 {
@@ -2455,6 +2595,158 @@ GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, int desc, void *s
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iexscan, MPI_IEXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
+
+/* MPI_Ineighbor_allgather: p2p.tbl line 78, op 107 */
+GCK_F_INLINE void body_mpi_ineighbor_allgather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLGATHER;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	MPI_Request request_c = 0; /* set by the call */
+	gclock_p2p_icoll_pre(&cx, comm_c);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
+	cx.t0 = gclock_now();
+	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	if (rc == MPI_SUCCESS)
+		request_c = gclock_request_f2c(*request);
+	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
+
+/* MPI_Ineighbor_allgatherv: p2p.tbl line 79, op 108 */
+GCK_F_INLINE void body_mpi_ineighbor_allgatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLGATHERV;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	MPI_Request request_c = 0; /* set by the call */
+	gclock_p2p_icoll_pre(&cx, comm_c);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
+	cx.t0 = gclock_now();
+	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	if (rc == MPI_SUCCESS)
+		request_c = gclock_request_f2c(*request);
+	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr)
+
+/* MPI_Ineighbor_alltoall: p2p.tbl line 80, op 109 */
+GCK_F_INLINE void body_mpi_ineighbor_alltoall(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALL;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	MPI_Request request_c = 0; /* set by the call */
+	gclock_p2p_icoll_pre(&cx, comm_c);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
+	cx.t0 = gclock_now();
+	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	if (rc == MPI_SUCCESS)
+		request_c = gclock_request_f2c(*request);
+	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
+
+/* MPI_Ineighbor_alltoallv: p2p.tbl line 81, op 110 */
+GCK_F_INLINE void body_mpi_ineighbor_alltoallv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALLV;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtype_c = gclock_type_f2c(*sendtype);
+	MPI_Datatype recvtype_c = gclock_type_f2c(*recvtype);
+	MPI_Request request_c = 0; /* set by the call */
+	gclock_p2p_icoll_pre(&cx, comm_c);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
+	cx.t0 = gclock_now();
+	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	if (rc == MPI_SUCCESS)
+		request_c = gclock_request_f2c(*request);
+	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr)
 
 /* MPI_Win_create: rma.tbl line 12, op 69 */
 GCK_F_INLINE void body_mpi_win_create(gclock_fsub real, void *ra, int desc, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)

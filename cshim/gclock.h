@@ -62,6 +62,10 @@ typedef struct gclock_comm_slot {
 	int32_t rank;       /* my rank in the comm */
 	int32_t size;       /* comm size (local group) */
 	int32_t inter;      /* intercommunicator: bytes not computed */
+	/* Neighbourhood collectives' block counts: sources and destinations
+	 * of a graph or distributed-graph topology, 2*ndims of a Cartesian one
+	 * (MPI_PROC_NULL neighbours included); 0 without a topology. */
+	int32_t indeg, outdeg;
 	/* Point-to-point peers: comm rank -> world rank (the remote group of an
 	 * intercommunicator); NULL when unknown. Never freed (a request may
 	 * outlive MPI_Comm_free). */

@@ -17,6 +17,7 @@
 #pragma weak PMPI_Bsend_init
 #pragma weak PMPI_Cart_create
 #pragma weak PMPI_Cart_sub
+#pragma weak PMPI_Cartdim_get
 #pragma weak PMPI_Comm_create
 #pragma weak PMPI_Comm_create_group
 #pragma weak PMPI_Comm_dup
@@ -33,6 +34,7 @@
 #pragma weak PMPI_Compare_and_swap
 #pragma weak PMPI_Dist_graph_create
 #pragma weak PMPI_Dist_graph_create_adjacent
+#pragma weak PMPI_Dist_graph_neighbors_count
 #pragma weak PMPI_Exscan
 #pragma weak PMPI_Fetch_and_op
 #pragma weak PMPI_Finalize
@@ -43,6 +45,7 @@
 #pragma weak PMPI_Get_count
 #pragma weak PMPI_Get_library_version
 #pragma weak PMPI_Graph_create
+#pragma weak PMPI_Graph_neighbors_count
 #pragma weak PMPI_Group_free
 #pragma weak PMPI_Group_size
 #pragma weak PMPI_Group_translate_ranks
@@ -60,6 +63,10 @@
 #pragma weak PMPI_Igatherv
 #pragma weak PMPI_Improbe
 #pragma weak PMPI_Imrecv
+#pragma weak PMPI_Ineighbor_allgather
+#pragma weak PMPI_Ineighbor_allgatherv
+#pragma weak PMPI_Ineighbor_alltoall
+#pragma weak PMPI_Ineighbor_alltoallv
 #pragma weak PMPI_Init
 #pragma weak PMPI_Init_thread
 #pragma weak PMPI_Intercomm_create
@@ -77,6 +84,10 @@
 #pragma weak PMPI_Issend
 #pragma weak PMPI_Mprobe
 #pragma weak PMPI_Mrecv
+#pragma weak PMPI_Neighbor_allgather
+#pragma weak PMPI_Neighbor_allgatherv
+#pragma weak PMPI_Neighbor_alltoall
+#pragma weak PMPI_Neighbor_alltoallv
 #pragma weak PMPI_Pcontrol
 #pragma weak PMPI_Probe
 #pragma weak PMPI_Put
@@ -107,6 +118,7 @@
 #pragma weak PMPI_Testall
 #pragma weak PMPI_Testany
 #pragma weak PMPI_Testsome
+#pragma weak PMPI_Topo_test
 #pragma weak PMPI_Type_size
 #pragma weak PMPI_Wait
 #pragma weak PMPI_Waitall
@@ -158,6 +170,7 @@ __typeof__(PMPI_Bsend) *gck_p_PMPI_Bsend = PMPI_Bsend;
 __typeof__(PMPI_Bsend_init) *gck_p_PMPI_Bsend_init = PMPI_Bsend_init;
 __typeof__(PMPI_Cart_create) *gck_p_PMPI_Cart_create = PMPI_Cart_create;
 __typeof__(PMPI_Cart_sub) *gck_p_PMPI_Cart_sub = PMPI_Cart_sub;
+__typeof__(PMPI_Cartdim_get) *gck_p_PMPI_Cartdim_get = PMPI_Cartdim_get;
 __typeof__(PMPI_Comm_create) *gck_p_PMPI_Comm_create = PMPI_Comm_create;
 __typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group = PMPI_Comm_create_group;
 __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup = PMPI_Comm_dup;
@@ -174,6 +187,7 @@ __typeof__(PMPI_Comm_test_inter) *gck_p_PMPI_Comm_test_inter = PMPI_Comm_test_in
 __typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap = PMPI_Compare_and_swap;
 __typeof__(PMPI_Dist_graph_create) *gck_p_PMPI_Dist_graph_create = PMPI_Dist_graph_create;
 __typeof__(PMPI_Dist_graph_create_adjacent) *gck_p_PMPI_Dist_graph_create_adjacent = PMPI_Dist_graph_create_adjacent;
+__typeof__(PMPI_Dist_graph_neighbors_count) *gck_p_PMPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count;
 __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan = PMPI_Exscan;
 __typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op = PMPI_Fetch_and_op;
 __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize = PMPI_Finalize;
@@ -184,6 +198,7 @@ __typeof__(PMPI_Get_accumulate) *gck_p_PMPI_Get_accumulate = PMPI_Get_accumulate
 __typeof__(PMPI_Get_count) *gck_p_PMPI_Get_count = PMPI_Get_count;
 __typeof__(PMPI_Get_library_version) *gck_p_PMPI_Get_library_version = PMPI_Get_library_version;
 __typeof__(PMPI_Graph_create) *gck_p_PMPI_Graph_create = PMPI_Graph_create;
+__typeof__(PMPI_Graph_neighbors_count) *gck_p_PMPI_Graph_neighbors_count = PMPI_Graph_neighbors_count;
 __typeof__(PMPI_Group_free) *gck_p_PMPI_Group_free = PMPI_Group_free;
 __typeof__(PMPI_Group_size) *gck_p_PMPI_Group_size = PMPI_Group_size;
 __typeof__(PMPI_Group_translate_ranks) *gck_p_PMPI_Group_translate_ranks = PMPI_Group_translate_ranks;
@@ -201,6 +216,10 @@ __typeof__(PMPI_Igather) *gck_p_PMPI_Igather = PMPI_Igather;
 __typeof__(PMPI_Igatherv) *gck_p_PMPI_Igatherv = PMPI_Igatherv;
 __typeof__(PMPI_Improbe) *gck_p_PMPI_Improbe = PMPI_Improbe;
 __typeof__(PMPI_Imrecv) *gck_p_PMPI_Imrecv = PMPI_Imrecv;
+__typeof__(PMPI_Ineighbor_allgather) *gck_p_PMPI_Ineighbor_allgather = PMPI_Ineighbor_allgather;
+__typeof__(PMPI_Ineighbor_allgatherv) *gck_p_PMPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv;
+__typeof__(PMPI_Ineighbor_alltoall) *gck_p_PMPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall;
+__typeof__(PMPI_Ineighbor_alltoallv) *gck_p_PMPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv;
 __typeof__(PMPI_Init) *gck_p_PMPI_Init = PMPI_Init;
 __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread = PMPI_Init_thread;
 __typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create = PMPI_Intercomm_create;
@@ -218,6 +237,10 @@ __typeof__(PMPI_Isend) *gck_p_PMPI_Isend = PMPI_Isend;
 __typeof__(PMPI_Issend) *gck_p_PMPI_Issend = PMPI_Issend;
 __typeof__(PMPI_Mprobe) *gck_p_PMPI_Mprobe = PMPI_Mprobe;
 __typeof__(PMPI_Mrecv) *gck_p_PMPI_Mrecv = PMPI_Mrecv;
+__typeof__(PMPI_Neighbor_allgather) *gck_p_PMPI_Neighbor_allgather = PMPI_Neighbor_allgather;
+__typeof__(PMPI_Neighbor_allgatherv) *gck_p_PMPI_Neighbor_allgatherv = PMPI_Neighbor_allgatherv;
+__typeof__(PMPI_Neighbor_alltoall) *gck_p_PMPI_Neighbor_alltoall = PMPI_Neighbor_alltoall;
+__typeof__(PMPI_Neighbor_alltoallv) *gck_p_PMPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv;
 __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol = PMPI_Pcontrol;
 __typeof__(PMPI_Probe) *gck_p_PMPI_Probe = PMPI_Probe;
 __typeof__(PMPI_Put) *gck_p_PMPI_Put = PMPI_Put;
@@ -248,6 +271,7 @@ __typeof__(PMPI_Test) *gck_p_PMPI_Test = PMPI_Test;
 __typeof__(PMPI_Testall) *gck_p_PMPI_Testall = PMPI_Testall;
 __typeof__(PMPI_Testany) *gck_p_PMPI_Testany = PMPI_Testany;
 __typeof__(PMPI_Testsome) *gck_p_PMPI_Testsome = PMPI_Testsome;
+__typeof__(PMPI_Topo_test) *gck_p_PMPI_Topo_test = PMPI_Topo_test;
 __typeof__(PMPI_Type_size) *gck_p_PMPI_Type_size = PMPI_Type_size;
 __typeof__(PMPI_Wait) *gck_p_PMPI_Wait = PMPI_Wait;
 __typeof__(PMPI_Waitall) *gck_p_PMPI_Waitall = PMPI_Waitall;
@@ -320,6 +344,8 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Cart_sub == 0 && (gck_p_PMPI_Cart_sub = (__typeof__(gck_p_PMPI_Cart_sub))gclock_sym("PMPI_Cart_sub")) == 0)
 		missing++;
+	if (gck_p_PMPI_Cartdim_get == 0 && (gck_p_PMPI_Cartdim_get = (__typeof__(gck_p_PMPI_Cartdim_get))gclock_sym("PMPI_Cartdim_get")) == 0)
+		missing++;
 	if (gck_p_PMPI_Comm_create == 0 && (gck_p_PMPI_Comm_create = (__typeof__(gck_p_PMPI_Comm_create))gclock_sym("PMPI_Comm_create")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_create_group == 0 && (gck_p_PMPI_Comm_create_group = (__typeof__(gck_p_PMPI_Comm_create_group))gclock_sym("PMPI_Comm_create_group")) == 0)
@@ -352,6 +378,8 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Dist_graph_create_adjacent == 0 && (gck_p_PMPI_Dist_graph_create_adjacent = (__typeof__(gck_p_PMPI_Dist_graph_create_adjacent))gclock_sym("PMPI_Dist_graph_create_adjacent")) == 0)
 		missing++;
+	if (gck_p_PMPI_Dist_graph_neighbors_count == 0 && (gck_p_PMPI_Dist_graph_neighbors_count = (__typeof__(gck_p_PMPI_Dist_graph_neighbors_count))gclock_sym("PMPI_Dist_graph_neighbors_count")) == 0)
+		missing++;
 	if (gck_p_PMPI_Exscan == 0 && (gck_p_PMPI_Exscan = (__typeof__(gck_p_PMPI_Exscan))gclock_sym("PMPI_Exscan")) == 0)
 		missing++;
 	if (gck_p_PMPI_Fetch_and_op == 0 && (gck_p_PMPI_Fetch_and_op = (__typeof__(gck_p_PMPI_Fetch_and_op))gclock_sym("PMPI_Fetch_and_op")) == 0)
@@ -371,6 +399,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Get_library_version == 0 && (gck_p_PMPI_Get_library_version = (__typeof__(gck_p_PMPI_Get_library_version))gclock_sym("PMPI_Get_library_version")) == 0)
 		missing++;
 	if (gck_p_PMPI_Graph_create == 0 && (gck_p_PMPI_Graph_create = (__typeof__(gck_p_PMPI_Graph_create))gclock_sym("PMPI_Graph_create")) == 0)
+		missing++;
+	if (gck_p_PMPI_Graph_neighbors_count == 0 && (gck_p_PMPI_Graph_neighbors_count = (__typeof__(gck_p_PMPI_Graph_neighbors_count))gclock_sym("PMPI_Graph_neighbors_count")) == 0)
 		missing++;
 	if (gck_p_PMPI_Group_free == 0 && (gck_p_PMPI_Group_free = (__typeof__(gck_p_PMPI_Group_free))gclock_sym("PMPI_Group_free")) == 0)
 		missing++;
@@ -406,6 +436,14 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Imrecv == 0 && (gck_p_PMPI_Imrecv = (__typeof__(gck_p_PMPI_Imrecv))gclock_sym("PMPI_Imrecv")) == 0)
 		missing++;
+	if (gck_p_PMPI_Ineighbor_allgather == 0 && (gck_p_PMPI_Ineighbor_allgather = (__typeof__(gck_p_PMPI_Ineighbor_allgather))gclock_sym("PMPI_Ineighbor_allgather")) == 0)
+		missing++;
+	if (gck_p_PMPI_Ineighbor_allgatherv == 0 && (gck_p_PMPI_Ineighbor_allgatherv = (__typeof__(gck_p_PMPI_Ineighbor_allgatherv))gclock_sym("PMPI_Ineighbor_allgatherv")) == 0)
+		missing++;
+	if (gck_p_PMPI_Ineighbor_alltoall == 0 && (gck_p_PMPI_Ineighbor_alltoall = (__typeof__(gck_p_PMPI_Ineighbor_alltoall))gclock_sym("PMPI_Ineighbor_alltoall")) == 0)
+		missing++;
+	if (gck_p_PMPI_Ineighbor_alltoallv == 0 && (gck_p_PMPI_Ineighbor_alltoallv = (__typeof__(gck_p_PMPI_Ineighbor_alltoallv))gclock_sym("PMPI_Ineighbor_alltoallv")) == 0)
+		missing++;
 	if (gck_p_PMPI_Init == 0 && (gck_p_PMPI_Init = (__typeof__(gck_p_PMPI_Init))gclock_sym("PMPI_Init")) == 0)
 		missing++;
 	if (gck_p_PMPI_Init_thread == 0 && (gck_p_PMPI_Init_thread = (__typeof__(gck_p_PMPI_Init_thread))gclock_sym("PMPI_Init_thread")) == 0)
@@ -439,6 +477,14 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Mprobe == 0 && (gck_p_PMPI_Mprobe = (__typeof__(gck_p_PMPI_Mprobe))gclock_sym("PMPI_Mprobe")) == 0)
 		missing++;
 	if (gck_p_PMPI_Mrecv == 0 && (gck_p_PMPI_Mrecv = (__typeof__(gck_p_PMPI_Mrecv))gclock_sym("PMPI_Mrecv")) == 0)
+		missing++;
+	if (gck_p_PMPI_Neighbor_allgather == 0 && (gck_p_PMPI_Neighbor_allgather = (__typeof__(gck_p_PMPI_Neighbor_allgather))gclock_sym("PMPI_Neighbor_allgather")) == 0)
+		missing++;
+	if (gck_p_PMPI_Neighbor_allgatherv == 0 && (gck_p_PMPI_Neighbor_allgatherv = (__typeof__(gck_p_PMPI_Neighbor_allgatherv))gclock_sym("PMPI_Neighbor_allgatherv")) == 0)
+		missing++;
+	if (gck_p_PMPI_Neighbor_alltoall == 0 && (gck_p_PMPI_Neighbor_alltoall = (__typeof__(gck_p_PMPI_Neighbor_alltoall))gclock_sym("PMPI_Neighbor_alltoall")) == 0)
+		missing++;
+	if (gck_p_PMPI_Neighbor_alltoallv == 0 && (gck_p_PMPI_Neighbor_alltoallv = (__typeof__(gck_p_PMPI_Neighbor_alltoallv))gclock_sym("PMPI_Neighbor_alltoallv")) == 0)
 		missing++;
 	if (gck_p_PMPI_Pcontrol == 0 && (gck_p_PMPI_Pcontrol = (__typeof__(gck_p_PMPI_Pcontrol))gclock_sym("PMPI_Pcontrol")) == 0)
 		missing++;
@@ -499,6 +545,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Testany == 0 && (gck_p_PMPI_Testany = (__typeof__(gck_p_PMPI_Testany))gclock_sym("PMPI_Testany")) == 0)
 		missing++;
 	if (gck_p_PMPI_Testsome == 0 && (gck_p_PMPI_Testsome = (__typeof__(gck_p_PMPI_Testsome))gclock_sym("PMPI_Testsome")) == 0)
+		missing++;
+	if (gck_p_PMPI_Topo_test == 0 && (gck_p_PMPI_Topo_test = (__typeof__(gck_p_PMPI_Topo_test))gclock_sym("PMPI_Topo_test")) == 0)
 		missing++;
 	if (gck_p_PMPI_Type_size == 0 && (gck_p_PMPI_Type_size = (__typeof__(gck_p_PMPI_Type_size))gclock_sym("PMPI_Type_size")) == 0)
 		missing++;

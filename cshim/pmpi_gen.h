@@ -22,6 +22,7 @@ extern __typeof__(PMPI_Bsend) *gck_p_PMPI_Bsend;
 extern __typeof__(PMPI_Bsend_init) *gck_p_PMPI_Bsend_init;
 extern __typeof__(PMPI_Cart_create) *gck_p_PMPI_Cart_create;
 extern __typeof__(PMPI_Cart_sub) *gck_p_PMPI_Cart_sub;
+extern __typeof__(PMPI_Cartdim_get) *gck_p_PMPI_Cartdim_get;
 extern __typeof__(PMPI_Comm_create) *gck_p_PMPI_Comm_create;
 extern __typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group;
 extern __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup;
@@ -38,6 +39,7 @@ extern __typeof__(PMPI_Comm_test_inter) *gck_p_PMPI_Comm_test_inter;
 extern __typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap;
 extern __typeof__(PMPI_Dist_graph_create) *gck_p_PMPI_Dist_graph_create;
 extern __typeof__(PMPI_Dist_graph_create_adjacent) *gck_p_PMPI_Dist_graph_create_adjacent;
+extern __typeof__(PMPI_Dist_graph_neighbors_count) *gck_p_PMPI_Dist_graph_neighbors_count;
 extern __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan;
 extern __typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op;
 extern __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize;
@@ -48,6 +50,7 @@ extern __typeof__(PMPI_Get_accumulate) *gck_p_PMPI_Get_accumulate;
 extern __typeof__(PMPI_Get_count) *gck_p_PMPI_Get_count;
 extern __typeof__(PMPI_Get_library_version) *gck_p_PMPI_Get_library_version;
 extern __typeof__(PMPI_Graph_create) *gck_p_PMPI_Graph_create;
+extern __typeof__(PMPI_Graph_neighbors_count) *gck_p_PMPI_Graph_neighbors_count;
 extern __typeof__(PMPI_Group_free) *gck_p_PMPI_Group_free;
 extern __typeof__(PMPI_Group_size) *gck_p_PMPI_Group_size;
 extern __typeof__(PMPI_Group_translate_ranks) *gck_p_PMPI_Group_translate_ranks;
@@ -65,6 +68,10 @@ extern __typeof__(PMPI_Igather) *gck_p_PMPI_Igather;
 extern __typeof__(PMPI_Igatherv) *gck_p_PMPI_Igatherv;
 extern __typeof__(PMPI_Improbe) *gck_p_PMPI_Improbe;
 extern __typeof__(PMPI_Imrecv) *gck_p_PMPI_Imrecv;
+extern __typeof__(PMPI_Ineighbor_allgather) *gck_p_PMPI_Ineighbor_allgather;
+extern __typeof__(PMPI_Ineighbor_allgatherv) *gck_p_PMPI_Ineighbor_allgatherv;
+extern __typeof__(PMPI_Ineighbor_alltoall) *gck_p_PMPI_Ineighbor_alltoall;
+extern __typeof__(PMPI_Ineighbor_alltoallv) *gck_p_PMPI_Ineighbor_alltoallv;
 extern __typeof__(PMPI_Init) *gck_p_PMPI_Init;
 extern __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread;
 extern __typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create;
@@ -82,6 +89,10 @@ extern __typeof__(PMPI_Isend) *gck_p_PMPI_Isend;
 extern __typeof__(PMPI_Issend) *gck_p_PMPI_Issend;
 extern __typeof__(PMPI_Mprobe) *gck_p_PMPI_Mprobe;
 extern __typeof__(PMPI_Mrecv) *gck_p_PMPI_Mrecv;
+extern __typeof__(PMPI_Neighbor_allgather) *gck_p_PMPI_Neighbor_allgather;
+extern __typeof__(PMPI_Neighbor_allgatherv) *gck_p_PMPI_Neighbor_allgatherv;
+extern __typeof__(PMPI_Neighbor_alltoall) *gck_p_PMPI_Neighbor_alltoall;
+extern __typeof__(PMPI_Neighbor_alltoallv) *gck_p_PMPI_Neighbor_alltoallv;
 extern __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol;
 extern __typeof__(PMPI_Probe) *gck_p_PMPI_Probe;
 extern __typeof__(PMPI_Put) *gck_p_PMPI_Put;
@@ -112,6 +123,7 @@ extern __typeof__(PMPI_Test) *gck_p_PMPI_Test;
 extern __typeof__(PMPI_Testall) *gck_p_PMPI_Testall;
 extern __typeof__(PMPI_Testany) *gck_p_PMPI_Testany;
 extern __typeof__(PMPI_Testsome) *gck_p_PMPI_Testsome;
+extern __typeof__(PMPI_Topo_test) *gck_p_PMPI_Topo_test;
 extern __typeof__(PMPI_Type_size) *gck_p_PMPI_Type_size;
 extern __typeof__(PMPI_Wait) *gck_p_PMPI_Wait;
 extern __typeof__(PMPI_Waitall) *gck_p_PMPI_Waitall;
@@ -165,6 +177,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Bsend_init GCK_PMPI(PMPI_Bsend_init, 0)
 #define PMPI_Cart_create GCK_PMPI(PMPI_Cart_create, 0)
 #define PMPI_Cart_sub GCK_PMPI(PMPI_Cart_sub, 0)
+#define PMPI_Cartdim_get GCK_PMPI(PMPI_Cartdim_get, 0)
 #define PMPI_Comm_create GCK_PMPI(PMPI_Comm_create, 0)
 #define PMPI_Comm_create_group GCK_PMPI(PMPI_Comm_create_group, 0)
 #define PMPI_Comm_dup GCK_PMPI(PMPI_Comm_dup, 0)
@@ -181,6 +194,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Compare_and_swap GCK_PMPI(PMPI_Compare_and_swap, 0)
 #define PMPI_Dist_graph_create GCK_PMPI(PMPI_Dist_graph_create, 0)
 #define PMPI_Dist_graph_create_adjacent GCK_PMPI(PMPI_Dist_graph_create_adjacent, 0)
+#define PMPI_Dist_graph_neighbors_count GCK_PMPI(PMPI_Dist_graph_neighbors_count, 0)
 #define PMPI_Exscan GCK_PMPI(PMPI_Exscan, 0)
 #define PMPI_Fetch_and_op GCK_PMPI(PMPI_Fetch_and_op, 0)
 #define PMPI_Finalize GCK_PMPI(PMPI_Finalize, 0)
@@ -191,6 +205,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Get_count GCK_PMPI(PMPI_Get_count, 0)
 #define PMPI_Get_library_version GCK_PMPI(PMPI_Get_library_version, 0)
 #define PMPI_Graph_create GCK_PMPI(PMPI_Graph_create, 0)
+#define PMPI_Graph_neighbors_count GCK_PMPI(PMPI_Graph_neighbors_count, 0)
 #define PMPI_Group_free GCK_PMPI(PMPI_Group_free, 0)
 #define PMPI_Group_size GCK_PMPI(PMPI_Group_size, 0)
 #define PMPI_Group_translate_ranks GCK_PMPI(PMPI_Group_translate_ranks, 0)
@@ -208,6 +223,10 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Igatherv GCK_PMPI(PMPI_Igatherv, 0)
 #define PMPI_Improbe GCK_PMPI(PMPI_Improbe, 0)
 #define PMPI_Imrecv GCK_PMPI(PMPI_Imrecv, 0)
+#define PMPI_Ineighbor_allgather GCK_PMPI(PMPI_Ineighbor_allgather, 0)
+#define PMPI_Ineighbor_allgatherv GCK_PMPI(PMPI_Ineighbor_allgatherv, 0)
+#define PMPI_Ineighbor_alltoall GCK_PMPI(PMPI_Ineighbor_alltoall, 0)
+#define PMPI_Ineighbor_alltoallv GCK_PMPI(PMPI_Ineighbor_alltoallv, 0)
 #define PMPI_Init GCK_PMPI(PMPI_Init, 0)
 #define PMPI_Init_thread GCK_PMPI(PMPI_Init_thread, 0)
 #define PMPI_Intercomm_create GCK_PMPI(PMPI_Intercomm_create, 0)
@@ -225,6 +244,10 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Issend GCK_PMPI(PMPI_Issend, 0)
 #define PMPI_Mprobe GCK_PMPI(PMPI_Mprobe, 0)
 #define PMPI_Mrecv GCK_PMPI(PMPI_Mrecv, 0)
+#define PMPI_Neighbor_allgather GCK_PMPI(PMPI_Neighbor_allgather, 0)
+#define PMPI_Neighbor_allgatherv GCK_PMPI(PMPI_Neighbor_allgatherv, 0)
+#define PMPI_Neighbor_alltoall GCK_PMPI(PMPI_Neighbor_alltoall, 0)
+#define PMPI_Neighbor_alltoallv GCK_PMPI(PMPI_Neighbor_alltoallv, 0)
 #define PMPI_Pcontrol GCK_PMPI(PMPI_Pcontrol, 0)
 #define PMPI_Probe GCK_PMPI(PMPI_Probe, 0)
 #define PMPI_Put GCK_PMPI(PMPI_Put, 0)
@@ -255,6 +278,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Testall GCK_PMPI(PMPI_Testall, 0)
 #define PMPI_Testany GCK_PMPI(PMPI_Testany, 0)
 #define PMPI_Testsome GCK_PMPI(PMPI_Testsome, 0)
+#define PMPI_Topo_test GCK_PMPI(PMPI_Topo_test, 0)
 #define PMPI_Type_size GCK_PMPI(PMPI_Type_size, 0)
 #define PMPI_Wait GCK_PMPI(PMPI_Wait, 0)
 #define PMPI_Waitall GCK_PMPI(PMPI_Waitall, 0)

@@ -337,6 +337,8 @@ static gclock_comm_slot *comm_insert(uintptr_t k, const gclock_comm_slot *v)
 			s->rank = v->rank;
 			s->size = v->size;
 			s->inter = v->inter;
+			s->indeg = v->indeg;
+			s->outdeg = v->outdeg;
 			s->peers = v->peers;
 			s->npeers = v->npeers;
 			s->resync_at = v->resync_at;
@@ -412,6 +414,24 @@ void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint6
 /* comm_register describes comm to Go (which derives the agreed id and
  * writes the Comm frame) and publishes its slot. parent == NULL means an
  * unknown origin (a communicator created by a function we do not wrap). */
+/* comm_degrees finds the neighbourhood collectives' block counts of an
+ * intracommunicator (gclock_comm_slot indeg/outdeg). */
+static void comm_degrees(MPI_Comm comm, int rank, int32_t *in, int32_t *out)
+{
+	int topo = MPI_UNDEFINED, a = 0, b = 0, w = 0;
+	*in = *out = 0;
+	if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+		return;
+	if (topo == MPI_CART && PMPI_Cartdim_get(comm, &a) == MPI_SUCCESS) {
+		*in = *out = 2 * a;
+	} else if (topo == MPI_GRAPH && PMPI_Graph_neighbors_count(comm, rank, &a) == MPI_SUCCESS) {
+		*in = *out = a;
+	} else if (topo == MPI_DIST_GRAPH && PMPI_Dist_graph_neighbors_count(comm, &a, &b, &w) == MPI_SUCCESS) {
+		*in = a;
+		*out = b;
+	}
+}
+
 static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 				       uint32_t counter, const char *kind,
 				       uint64_t fixed_id)
@@ -424,6 +444,8 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	PMPI_Comm_rank(comm, &v.rank);
 	PMPI_Comm_size(comm, &v.size);
 	v.inter = inter;
+	if (!inter)
+		comm_degrees(comm, v.rank, &v.indeg, &v.outdeg);
 	int32_t *members = malloc(sizeof(int32_t) * (size_t)(v.size > 0 ? v.size : 1));
 	int *ranks = malloc(sizeof(int) * (size_t)(v.size > 0 ? v.size : 1));
 	int *out = malloc(sizeof(int) * (size_t)(v.size > 0 ? v.size : 1));

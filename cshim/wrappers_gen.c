@@ -396,6 +396,98 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	return rc;
 }
 
+/* MPI_Neighbor_allgather: collectives.tbl line 31, op 103 */
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Neighbor_allgatherv: collectives.tbl line 32, op 104 */
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, sendcount, sendtype, recvcounts, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Neighbor_alltoall: collectives.tbl line 33, op 105 */
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Neighbor_alltoallv: collectives.tbl line 34, op 106 */
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, sendcounts, sendtype, recvcounts, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
 /* MPI_Send: p2p.tbl line 19, op 18 */
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
@@ -1393,6 +1485,90 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
 	int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Ineighbor_allgather: p2p.tbl line 78, op 107 */
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLGATHER;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Ineighbor_allgatherv: p2p.tbl line 79, op 108 */
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLGATHERV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Ineighbor_alltoall: p2p.tbl line 80, op 109 */
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALL;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Ineighbor_alltoallv: p2p.tbl line 81, op 110 */
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALLV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;

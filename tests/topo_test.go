@@ -4,14 +4,17 @@ package tests
 // communicator with every wrapped constructor and runs a collective on
 // each; every one must be known (no "unknown" communicator) and have an id
 // all its members agree on, so its collectives match as complete
-// instances.
+// instances. The neighbourhood collectives on those communicators are
+// recorded with one block per neighbour.
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
 )
 
 func TestTopo_EveryConstructorGetsAnAgreedID(t *testing.T) {
@@ -42,6 +45,24 @@ func TestTopo_EveryConstructorGetsAnAgreedID(t *testing.T) {
 				}
 				if kinds["unknown"] != 0 {
 					t.Errorf("rank %d: %d unknown communicators (all: %v)", rank, kinds["unknown"], kinds)
+				}
+			}
+			// neighbourhood collectives: events and bytes (4-byte ints; the
+			// torus has 4 neighbours, the graph 2, the distributed graphs 1)
+			nbWant := map[trace.Op][3]uint64{ // events, sent, recv per rank
+				trace.OpNeighborAllgather: {1, 16, 16}, trace.OpIneighborAllgather: {1, 16, 16},
+				trace.OpNeighborAllgatherv: {1, 8, 8}, trace.OpNeighborAlltoall: {1, 4, 4}, trace.OpNeighborAlltoallv: {1, 4, 4},
+			}
+			for rank, rt := range traces {
+				got := map[trace.Op][3]uint64{}
+				for _, e := range rt.Events {
+					if e.Op.IsNeighborhood() {
+						g := got[e.Op]
+						got[e.Op] = [3]uint64{g[0] + 1, g[1] + e.Sent, g[2] + e.Recv}
+					}
+				}
+				if fmt.Sprint(got) != fmt.Sprint(nbWant) {
+					t.Errorf("rank %d: neighbourhood collectives (events, sent, recv)\n got %v\nwant %v", rank, got, nbWant)
 				}
 			}
 			// every member of every communicator holds the same id

@@ -138,6 +138,19 @@ const (
 	OpImprobe
 	OpMrecv
 	OpImrecv
+	// Neighbourhood collectives (MPI-3) on a communicator with a topology,
+	// blocking and nonblocking (same order, so BlockingEquivalent is an
+	// offset). Each member exchanges with its neighbours only, so they are
+	// instances matched by Seq but impose no N×N wait (WaitNone).
+	// MPI_(I)neighbor_alltoallw is not wrapped (cshim/collectives.tbl).
+	OpNeighborAllgather
+	OpNeighborAllgatherv
+	OpNeighborAlltoall
+	OpNeighborAlltoallv
+	OpIneighborAllgather
+	OpIneighborAllgatherv
+	OpIneighborAlltoall
+	OpIneighborAlltoallv
 	opCount
 )
 
@@ -248,6 +261,14 @@ var opNames = [...]string{
 	OpImprobe:             "MPI_Improbe",
 	OpMrecv:               "MPI_Mrecv",
 	OpImrecv:              "MPI_Imrecv",
+	OpNeighborAllgather:   "MPI_Neighbor_allgather",
+	OpNeighborAllgatherv:  "MPI_Neighbor_allgatherv",
+	OpNeighborAlltoall:    "MPI_Neighbor_alltoall",
+	OpNeighborAlltoallv:   "MPI_Neighbor_alltoallv",
+	OpIneighborAllgather:  "MPI_Ineighbor_allgather",
+	OpIneighborAllgatherv: "MPI_Ineighbor_allgatherv",
+	OpIneighborAlltoall:   "MPI_Ineighbor_alltoall",
+	OpIneighborAlltoallv:  "MPI_Ineighbor_alltoallv",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".
@@ -282,7 +303,13 @@ func Ops() []Op {
 func (o Op) IsRecorder() bool { return o == OpFlush || o == OpResync }
 
 // IsCollective reports whether o is a collective (matched across members).
-func (o Op) IsCollective() bool { return o >= OpBarrier && o <= OpExscan }
+func (o Op) IsCollective() bool {
+	return o >= OpBarrier && o <= OpExscan || o >= OpNeighborAllgather && o <= OpNeighborAlltoallv
+}
+
+// IsNeighborhood reports whether o is a neighbourhood collective
+// (MPI_Neighbor_* or MPI_Ineighbor_*).
+func (o Op) IsNeighborhood() bool { return o >= OpNeighborAllgather && o <= OpIneighborAlltoallv }
 
 // Synchronizing reports whether no member can leave the op before the last
 // member entered it (the clock condition of DESIGN.md): Barrier, Allreduce,
@@ -366,7 +393,9 @@ func (o Op) IsCompletion() bool { return o >= OpWait && o <= OpTestsome }
 // IsNonblockingCollective reports whether o is an MPI-3 nonblocking
 // collective start; its Seq is the communicator's collective sequence
 // number shared with the blocking collectives.
-func (o Op) IsNonblockingCollective() bool { return o >= OpIbarrier && o <= OpIexscan }
+func (o Op) IsNonblockingCollective() bool {
+	return o >= OpIbarrier && o <= OpIexscan || o >= OpIneighborAllgather && o <= OpIneighborAlltoallv
+}
 
 // IsPointToPoint reports whether o is one of issue 7's point-to-point or
 // request ops (MPI_Send ... MPI_Request_free, and gclock_polls).
@@ -381,10 +410,13 @@ func (o Op) IsRecvStart() bool { return o == OpIrecv || o == OpImrecv }
 // BlockingEquivalent returns the blocking collective a nonblocking one
 // starts (MPI_Iallreduce -> MPI_Allreduce), OpUnknown for other ops.
 func (o Op) BlockingEquivalent() Op {
-	if !o.IsNonblockingCollective() {
-		return OpUnknown
+	switch {
+	case o >= OpIneighborAllgather && o <= OpIneighborAlltoallv:
+		return OpNeighborAllgather + (o - OpIneighborAllgather)
+	case o.IsNonblockingCollective():
+		return OpBarrier + (o - OpIbarrier)
 	}
-	return OpBarrier + (o - OpIbarrier)
+	return OpUnknown
 }
 
 // IsRMA reports whether o is a one-sided (RMA) operation: window

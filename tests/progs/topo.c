@@ -5,8 +5,12 @@
  * MPI_Cart_create (2x2, periodic) and MPI_Cart_sub (rows), MPI_Graph_create
  * and MPI_Dist_graph_create(_adjacent) (rings), MPI_Comm_idup,
  * MPI_Comm_create_group (even ranks), MPI_Intercomm_create between the
- * even and odd halves and MPI_Intercomm_merge of it. Rank 0 prints one
- * deterministic line per result.
+ * even and odd halves and MPI_Intercomm_merge of it. Then the
+ * neighbourhood collectives: MPI_Neighbor_allgather and an
+ * MPI_Ineighbor_allgather on the 2x2 torus (4 neighbours), MPI_Neighbor_
+ * allgatherv on the graph (2), MPI_Neighbor_alltoall and _alltoallv on the
+ * distributed graphs (1 in, 1 out). Rank 0 prints one deterministic line
+ * per result.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -71,13 +75,27 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(merged, &mrank);
 	MPI_Allreduce(&mrank, &res[6], 1, MPI_INT, MPI_SUM, merged);
 
+	int nb[4] = {0}, one4[4] = {1, 1, 1, 1}, disp[4] = {0, 1, 2, 3}, nx = 0;
+	MPI_Neighbor_allgather(&rank, 1, MPI_INT, nb, 1, MPI_INT, cart);
+	res[7] = nb[0] + nb[1] + nb[2] + nb[3];
+	MPI_Request nreq;
+	MPI_Ineighbor_allgather(&rank, 1, MPI_INT, nb, 1, MPI_INT, cart, &nreq);
+	MPI_Wait(&nreq, MPI_STATUS_IGNORE);
+	res[7] += nb[0];
+	MPI_Neighbor_allgatherv(&rank, 1, MPI_INT, nb, one4, disp, MPI_INT, graph);
+	res[7] += nb[0] + nb[1];
+	MPI_Neighbor_alltoall(&rank, 1, MPI_INT, &nx, 1, MPI_INT, dga);
+	res[7] += nx;
+	MPI_Neighbor_alltoallv(&rank, one4, disp, MPI_INT, &nx, one4, disp, MPI_INT, dg);
+	res[7] += nx;
+
 	int all[4 * 8];
 	MPI_Gather(res, 8, MPI_INT, all, 8, MPI_INT, 0, MPI_COMM_WORLD);
 	if (rank == 0)
 		for (int r = 0; r < np; r++)
-			printf("rank %d: cart %d row %d graph %d dist_graph %d idup %d create_group %d merge %d\n", r,
-			       all[8 * r], all[8 * r + 1], all[8 * r + 2], all[8 * r + 3], all[8 * r + 4],
-			       all[8 * r + 5], all[8 * r + 6]);
+			printf("rank %d: cart %d row %d graph %d dist_graph %d idup %d create_group %d merge %d neighbours %d\n",
+			       r, all[8 * r], all[8 * r + 1], all[8 * r + 2], all[8 * r + 3], all[8 * r + 4],
+			       all[8 * r + 5], all[8 * r + 6], all[8 * r + 7]);
 
 	MPI_Comm_free(&merged);
 	MPI_Comm_free(&inter);

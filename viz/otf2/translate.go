@@ -393,6 +393,15 @@ func collectiveOp(op trace.Op) uint8 {
 		return 15
 	case trace.OpReduceScatterBlock:
 		return 16
+	// OTF2 has no neighbourhood collectives: the matching all-to-all kind
+	case trace.OpNeighborAllgather:
+		return 6
+	case trace.OpNeighborAllgatherv:
+		return 7
+	case trace.OpNeighborAlltoall:
+		return 8
+	case trace.OpNeighborAlltoallv:
+		return 9
 	}
 	return 0
 }
