@@ -115,6 +115,7 @@
 #pragma weak PMPI_Start
 #pragma weak PMPI_Startall
 #pragma weak PMPI_Test
+#pragma weak PMPI_Test_cancelled
 #pragma weak PMPI_Testall
 #pragma weak PMPI_Testany
 #pragma weak PMPI_Testsome
@@ -268,6 +269,7 @@ __typeof__(PMPI_Ssend_init) *gck_p_PMPI_Ssend_init = PMPI_Ssend_init;
 __typeof__(PMPI_Start) *gck_p_PMPI_Start = PMPI_Start;
 __typeof__(PMPI_Startall) *gck_p_PMPI_Startall = PMPI_Startall;
 __typeof__(PMPI_Test) *gck_p_PMPI_Test = PMPI_Test;
+__typeof__(PMPI_Test_cancelled) *gck_p_PMPI_Test_cancelled = PMPI_Test_cancelled;
 __typeof__(PMPI_Testall) *gck_p_PMPI_Testall = PMPI_Testall;
 __typeof__(PMPI_Testany) *gck_p_PMPI_Testany = PMPI_Testany;
 __typeof__(PMPI_Testsome) *gck_p_PMPI_Testsome = PMPI_Testsome;
@@ -539,6 +541,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Startall == 0 && (gck_p_PMPI_Startall = (__typeof__(gck_p_PMPI_Startall))gclock_sym("PMPI_Startall")) == 0)
 		missing++;
 	if (gck_p_PMPI_Test == 0 && (gck_p_PMPI_Test = (__typeof__(gck_p_PMPI_Test))gclock_sym("PMPI_Test")) == 0)
+		missing++;
+	if (gck_p_PMPI_Test_cancelled == 0 && (gck_p_PMPI_Test_cancelled = (__typeof__(gck_p_PMPI_Test_cancelled))gclock_sym("PMPI_Test_cancelled")) == 0)
 		missing++;
 	if (gck_p_PMPI_Testall == 0 && (gck_p_PMPI_Testall = (__typeof__(gck_p_PMPI_Testall))gclock_sym("PMPI_Testall")) == 0)
 		missing++;

@@ -120,6 +120,7 @@ extern __typeof__(PMPI_Ssend_init) *gck_p_PMPI_Ssend_init;
 extern __typeof__(PMPI_Start) *gck_p_PMPI_Start;
 extern __typeof__(PMPI_Startall) *gck_p_PMPI_Startall;
 extern __typeof__(PMPI_Test) *gck_p_PMPI_Test;
+extern __typeof__(PMPI_Test_cancelled) *gck_p_PMPI_Test_cancelled;
 extern __typeof__(PMPI_Testall) *gck_p_PMPI_Testall;
 extern __typeof__(PMPI_Testany) *gck_p_PMPI_Testany;
 extern __typeof__(PMPI_Testsome) *gck_p_PMPI_Testsome;
@@ -275,6 +276,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Start GCK_PMPI(PMPI_Start, 0)
 #define PMPI_Startall GCK_PMPI(PMPI_Startall, 0)
 #define PMPI_Test GCK_PMPI(PMPI_Test, 0)
+#define PMPI_Test_cancelled GCK_PMPI(PMPI_Test_cancelled, 0)
 #define PMPI_Testall GCK_PMPI(PMPI_Testall, 0)
 #define PMPI_Testany GCK_PMPI(PMPI_Testany, 0)
 #define PMPI_Testsome GCK_PMPI(PMPI_Testsome, 0)

@@ -30,6 +30,7 @@ enum { GCK_REQ_SEND = 1, GCK_REQ_RECV = 2, GCK_REQ_COLL = 3, GCK_REQ_RMA_PUT = 4
 /* trace.PeerAny, trace.PeerNull, trace.TagAny */
 #define GCK_PEER_ANY (-1)
 #define GCK_PEER_NULL (-2)
+#define GCK_TAG_CANCELLED (-3) /* trace.TagCancelled */
 #define GCK_TAG_ANY (-1)
 
 #define GCK_REQ_BITS 14
@@ -377,6 +378,23 @@ static inline int gclock_take(uintptr_t key, int free_persistent, gclock_shared_
 	return 1;
 }
 
+/* gclock_status_cancelled reads MPI_Test_cancelled's answer from the
+ * status without a call (Open MPI's _cancelled field, the low bit of
+ * MPICH's count_hi_and_cancelled, which Intel MPI, MVAPICH and Cray MPICH
+ * share). */
+static inline int gclock_status_cancelled(const MPI_Status *st)
+{
+#if defined(OPEN_MPI)
+	return st->_cancelled != 0;
+#elif defined(MPICH)
+	return (st->count_hi_and_cancelled & 1) != 0;
+#else
+	int c = 0;
+	PMPI_Test_cancelled(st, &c);
+	return c;
+#endif
+}
+
 /* gclock_complete records the completion of the request whose handle was
  * k (st: its status, NULL when none was obtained); seq numbers the event
  * within the call. Returns 1 if the request was a tracked one. */
@@ -390,10 +408,17 @@ static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st,
 	switch (r.kind) {
 	case GCK_REQ_SEND:
 		sent = r.bytes;
+		if (st != NULL && gclock_status_cancelled(st)) {
+			tag = GCK_TAG_CANCELLED;
+			sent = 0;
+		}
 		break;
 	case GCK_REQ_RECV:
 		recv = r.bytes;
-		if (st != NULL) {
+		if (st != NULL && gclock_status_cancelled(st)) {
+			tag = GCK_TAG_CANCELLED;
+			recv = 0;
+		} else if (st != NULL) {
 			peer = gclock_peer_of(r.peers, r.npeers, st->MPI_SOURCE);
 			tag = st->MPI_TAG;
 			recv = peer == GCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);

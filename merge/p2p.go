@@ -84,6 +84,7 @@ type P2PResult struct {
 	Unresolved     int    `json:"unresolved"`      // receives whose source stayed unknown
 	Requests       int    `json:"requests"`        // nonblocking and persistent activations
 	Uncompleted    int    `json:"uncompleted"`     // of which no completion was recorded
+	Cancelled      int    `json:"cancelled"`       // of which cancelled (MPI_Cancel): no message
 	Polls          uint64 `json:"polls"`           // unsuccessful Test*/Iprobe calls
 
 	// LateSender: a receive (or the Wait that completes it) waits for a

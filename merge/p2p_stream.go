@@ -318,6 +318,12 @@ func (s *P2PStream) Add(e *GEvent) error {
 				}
 			}
 			delete(rs.pending, e.Req)
+		case p.msg != nil && e.Tag == trace.TagCancelled:
+			s.cancel(p.msg)
+			p.msg = nil
+			if !p.persistent {
+				delete(rs.pending, e.Req)
+			}
 		case p.msg != nil:
 			m := p.msg
 			p.msg = nil
@@ -425,6 +431,57 @@ func (s *P2PStream) drop(m *p2pMsg) {
 		c.open--
 		s.finishCall(c)
 	}
+}
+
+// cancel forgets a posted message whose request was cancelled: it leaves
+// its key's queue if still unmatched.
+func (s *P2PStream) cancel(m *p2pMsg) {
+	s.out.Cancelled++
+	if p := m.peer; p != nil {
+		// matched (in stream order) to a message a later request takes:
+		// the other side goes back to the head of its queue
+		m.peer, p.peer = nil, nil
+		k := p2pKey{p.comm, p.src, p.dst, p.tag}
+		qs := s.sends
+		if p.recv {
+			qs = s.recvs
+		}
+		q := qs[k]
+		i := 0
+		for i < len(q) && q[i].order < p.order {
+			i++
+		}
+		q = append(q, nil)
+		copy(q[i+1:], q[i:])
+		q[i] = p
+		qs[k] = q
+		s.drop(m)
+		s.tryMatch(k)
+		return
+	}
+	if m.keyed {
+		k := p2pKey{m.comm, m.src, m.dst, m.tag}
+		qs := s.recvs
+		if !m.recv {
+			qs = s.sends
+		}
+		q := qs[k]
+		for i, x := range q {
+			if x == m {
+				q = append(q[:i:i], q[i+1:]...)
+				break
+			}
+		}
+		if len(q) == 0 {
+			delete(qs, k)
+		} else {
+			qs[k] = q
+		}
+	} else if !m.keyed {
+		delete(s.ranks[m.dst].unresolved, m.order)
+		s.updateMinUnres(s.ranks[m.dst])
+	}
+	s.drop(m)
 }
 
 // abandon removes a posted message that will never complete (freed).

@@ -218,3 +218,34 @@ func TestP2PStream_HaloRunMatchesEveryMessageWithBoundedMemory(t *testing.T) {
 		t.Errorf("peak messages held grow with the run: %v", peaks)
 	}
 }
+
+// TestAnalyzeP2P_CancelledRequestsAreNoMessages: a cancelled Irecv that
+// the stream had already paired with a send (the send came first in
+// global order) gives the send back to the receive that really took it;
+// a cancelled Isend leaves its queue; neither counts as a message.
+func TestAnalyzeP2P_CancelledRequestsAreNoMessages(t *testing.T) {
+	ev := func(op trace.Op, t0, t1 int64, peer, tag int32, sent, recv uint64, req uint32) trace.Event {
+		return trace.Event{Op: op, EnterNS: t0, ExitNS: t1, Peer: peer, Tag: tag, Sent: sent, Recv: recv, Req: req, Root: -1}
+	}
+	run, srcs := p2pRun(map[int][]trace.Event{
+		0: {
+			ev(trace.OpSend, 20, 30, 1, 5, 4, 0, 0),
+			ev(trace.OpIsend, 40, 41, 1, 6, 4, 0, 2),
+			ev(trace.OpWait, 50, 51, 1, trace.TagCancelled, 0, 0, 2),
+		},
+		1: {
+			ev(trace.OpIrecv, 10, 11, 0, 5, 0, 4, 1),
+			ev(trace.OpWait, 35, 36, 0, trace.TagCancelled, 0, 0, 1),
+			ev(trace.OpRecv, 60, 70, 0, 5, 0, 4, 0),
+			ev(trace.OpRecv, 80, 90, 0, 6, 0, 4, 0), // must not take the cancelled Isend
+		},
+	})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if an.Messages != 1 || an.Cancelled != 2 || an.UnmatchedSends != 0 || an.UnmatchedRecvs != 1 || an.Violations != 0 {
+		t.Errorf("messages %d (want 1), cancelled %d (2), unmatched sends %d (0) receives %d (1: the last Recv), violations %d (0)",
+			an.Messages, an.Cancelled, an.UnmatchedSends, an.UnmatchedRecvs, an.Violations)
+	}
+}

@@ -364,6 +364,9 @@ const (
 	PeerAny  int32 = -1 // MPI_ANY_SOURCE not (yet) resolved from a status
 	PeerNull int32 = -2 // MPI_PROC_NULL
 	TagAny   int32 = -1 // MPI_ANY_TAG not (yet) resolved
+	// TagCancelled marks the completion of a request that MPI_Cancel
+	// cancelled (its status says so): no message was sent or received.
+	TagCancelled int32 = -3
 )
 
 // IsSend reports whether o sends one message per event (blocking sends

@@ -38,8 +38,8 @@ func writeP2PText(w io.Writer, p *merge.P2PResult, top int, clk *merge.ClockQual
 	if p == nil || (p.Messages == 0 && p.Requests == 0 && p.UnmatchedSends == 0 && p.UnmatchedRecvs == 0) {
 		return
 	}
-	fmt.Fprintf(w, "\nPoint-to-point: %d messages matched (%d bytes), %d unmatched sends, %d unmatched receives, %d unresolved wildcard receives; %d requests (%d never completed), %d unsuccessful polls\n",
-		p.Messages, p.Bytes, p.UnmatchedSends, p.UnmatchedRecvs, p.Unresolved, p.Requests, p.Uncompleted, p.Polls)
+	fmt.Fprintf(w, "\nPoint-to-point: %d messages matched (%d bytes), %d unmatched sends, %d unmatched receives, %d unresolved wildcard receives; %d requests (%d never completed, %d cancelled), %d unsuccessful polls\n",
+		p.Messages, p.Bytes, p.UnmatchedSends, p.UnmatchedRecvs, p.Unresolved, p.Requests, p.Uncompleted, p.Cancelled, p.Polls)
 	fmt.Fprintf(w, "clock condition: %d receives completed before their send started", p.Violations)
 	if p.Violations > 0 {
 		fmt.Fprintf(w, " (largest %s)", merge.FormatNS(p.MaxViolationNS))

@@ -324,7 +324,7 @@ func (t *translator) Add(ev *merge.GEvent) error {
 			s.pending = append(s.pending, record{kind: recIsendComplete, loc: loc, req: uint64(ev.Req)})
 		case reqRecv, reqPersistRecv:
 			r := record{kind: recIrecv, loc: loc, n1: ev.Recv, req: uint64(ev.Req)}
-			if t.msg(ev, &r) {
+			if ev.Tag != trace.TagCancelled && t.msg(ev, &r) {
 				s.pending = append(s.pending, r)
 			} else {
 				// still complete the request so readers do not keep it open
