@@ -125,14 +125,14 @@ func (a *HCA3Offset) serve(t Transport, clk Clock, ref, client int) error {
 // through the median measured offset, and its error bound (ModelBound
 // over the measurements; 0: not known).
 func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, float64, error) {
-	var icepts, xs, ys, us []float64
+	var icepts, xs, ys, us, ws []float64
 	for {
 		ob, err := a.Offset.MeasureOffset(t, clk, ref, client)
 		if err != nil {
 			return 0, 0, err
 		}
 		icepts = append(icepts, ob.Offset-a.Prior.Slope*ob.Timestamp)
-		xs, ys, us = append(xs, ob.Timestamp), append(ys, ob.Offset), append(us, ob.Uncertainty)
+		xs, ys, us, ws = append(xs, ob.Timestamp), append(ys, ob.Offset), append(us, ob.Uncertainty), append(ws, ob.Window)
 		if a.Repeats <= 1 {
 			break
 		}
@@ -152,7 +152,7 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, flo
 	sort.Float64s(sorted)
 	n := len(sorted)
 	icept := (sorted[(n-1)/2] + sorted[n/2]) / 2
-	return icept, ModelBound(LinearModel{Slope: a.Prior.Slope, Intercept: icept}, xs, ys, us), nil
+	return icept, ModelBound(LinearModel{Slope: a.Prior.Slope, Intercept: icept}, xs, ys, us, ws), nil
 }
 
 // ResyncRepeats and ResyncLoose are the resync's HCA3Offset settings: up

@@ -56,6 +56,7 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 		xfit := make([]float64, fitpoints)
 		yfit := make([]float64, fitpoints)
 		ufit := make([]float64, fitpoints)
+		wfit := make([]float64, fitpoints)
 		for idx := 0; idx < fitpoints; idx++ {
 			if fitSpan > 0 && idx > 0 {
 				WaitUntil(t, clk, xfit[0]+fitSpan*float64(idx)/float64(fitpoints-1))
@@ -67,40 +68,63 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 			xfit[idx] = ob.Timestamp
 			yfit[idx] = ob.Offset
 			ufit[idx] = ob.Uncertainty
+			wfit[idx] = ob.Window
 		}
-		lm := FitWeightedLinearModel(xfit, yfit, ufit)
+		lm := FitWeightedLinearModel(xfit, yfit, posUncertainties(ufit))
 		if recomputeIntercept {
 			ob, err := o.MeasureOffset(t, clk, pRef, otherRank)
 			if err != nil {
 				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: compute intercept: %w", pRef, otherRank, err)
 			}
 			lm.Intercept = lm.Slope*(-ob.Timestamp) + ob.Offset
-			xfit, yfit, ufit = []float64{ob.Timestamp}, []float64{ob.Offset}, []float64{ob.Uncertainty}
+			xfit, yfit, ufit, wfit = []float64{ob.Timestamp}, []float64{ob.Offset}, []float64{ob.Uncertainty}, []float64{ob.Window}
 		}
-		return lm, ModelBound(lm, xfit, yfit, ufit), nil
+		// The bound at the last measurement, the one nearest the knot
+		// (the end of the sync): a tighter earlier point would need the
+		// fitted slope's error over the time since, which is not known.
+		n := len(xfit) - 1
+		return lm, ModelBound(lm, xfit[n:], yfit[n:], ufit[n:], wfit[n:]), nil
 	}
 	return LinearModel{}, 0, nil
 }
 
 // ModelBound bounds |lm(x) - true offset| at the measurements: each one's
-// truth lies within ufit[i] of its midpoint yfit[i] (SKaMPI's interval),
-// so at xfit[i] the model misses by at most |lm(xfit[i]) - yfit[i]| +
-// ufit[i]; the smallest over the points is returned (the model's slope
-// error between that point and the end of the sync, ns over the
-// milliseconds a sync takes, is left out). 0 when some uncertainty is not
-// known.
-func ModelBound(lm LinearModel, xfit, yfit, ufit []float64) float64 {
+// truth lies within ufit[i] of its midpoint yfit[i] (SKaMPI's interval)
+// while the clocks drift apart by at most |lm.Slope| over the
+// measurement's window wfit[i] (nil: none), so at xfit[i] the model misses
+// by at most |lm(xfit[i]) - yfit[i]| + ufit[i] + |lm.Slope|·wfit[i]; the
+// smallest over the points is returned (the model's slope error between
+// that point and the end of the sync, ns over the milliseconds a sync
+// takes, is left out). A negative ufit[i] (intervals that did not overlap)
+// counts by its size. 0 when some uncertainty is not known (0).
+func ModelBound(lm LinearModel, xfit, yfit, ufit, wfit []float64) float64 {
 	best := math.Inf(1)
 	for i := range xfit {
-		if i >= len(ufit) || !(ufit[i] > 0) || math.IsInf(ufit[i], 0) {
+		if i >= len(ufit) || ufit[i] == 0 || math.IsInf(ufit[i], 0) || math.IsNaN(ufit[i]) {
 			return 0
 		}
-		best = math.Min(best, math.Abs(lm.Slope*xfit[i]+lm.Intercept-yfit[i])+ufit[i])
+		b := math.Abs(lm.Slope*xfit[i]+lm.Intercept-yfit[i]) + math.Abs(ufit[i])
+		if i < len(wfit) && wfit[i] > 0 {
+			b += math.Abs(lm.Slope) * wfit[i]
+		}
+		best = math.Min(best, b)
 	}
 	if math.IsInf(best, 0) {
 		return 0
 	}
 	return best
+}
+
+// posUncertainties returns u with entries that are not positive replaced
+// by 0 (unknown), as FitWeightedLinearModel expects.
+func posUncertainties(u []float64) []float64 {
+	out := make([]float64, len(u))
+	for i, v := range u {
+		if v > 0 {
+			out[i] = v
+		}
+	}
+	return out
 }
 
 // FitLinearModel is FIT_LINEAR_MODEL of Algorithm 2: the least-squares line

@@ -72,8 +72,14 @@ type ClockOffset struct {
 	Offset    float64
 	// Uncertainty, if > 0, bounds |Offset - true offset| (seconds): for
 	// SKaMPI-Offset half the width of [td_min, td_max], which only the
-	// fastest exchanges narrow (the min-RTT idea). 0 means unknown.
+	// fastest exchanges narrow (the min-RTT idea). 0 means unknown; < 0
+	// means the exchanges' intervals did not overlap (the clocks drifted
+	// apart during the measurement).
 	Uncertainty float64
+	// Window is the client-clock time the measurement's exchanges spanned
+	// (seconds; 0 unknown): the offset drifts over it at the clocks'
+	// relative rate, which ModelBound adds.
+	Window float64
 }
 
 // GlobalClockLM is a clock decorator (GLOBALCLOCKLM of Algorithm 1): it reads

@@ -321,11 +321,18 @@ func TestFlattenClock_CarriesTheBound(t *testing.T) {
 		})
 	}
 	lm := LinearModel{Slope: 0, Intercept: 1e-6}
-	got := ModelBound(lm, []float64{0, 1}, []float64{1.5e-6, 1e-6}, []float64{3e-6, 0.2e-6})
+	got := ModelBound(lm, []float64{0, 1}, []float64{1.5e-6, 1e-6}, []float64{3e-6, 0.2e-6}, nil)
 	if want := 0.2e-6; math.Abs(got-want) > 1e-15 {
 		t.Errorf("ModelBound %g, want %g (the second point: on its midpoint, half-width 0.2 µs)", got, want)
 	}
-	if got := ModelBound(lm, []float64{0}, []float64{0}, []float64{0}); got != 0 {
+	if got := ModelBound(lm, []float64{0}, []float64{0}, []float64{0}, nil); got != 0 {
 		t.Errorf("ModelBound with an unknown uncertainty %g, want 0", got)
+	}
+	// drift over the window (slope 100 ppm over 10 ms: 1 µs) and crossed
+	// intervals (-0.3 µs counts as 0.3 µs)
+	drift := LinearModel{Slope: 100e-6, Intercept: 1e-6}
+	got = ModelBound(drift, []float64{0}, []float64{1e-6}, []float64{-0.3e-6}, []float64{10e-3})
+	if want := 1.3e-6; math.Abs(got-want) > 1e-15 {
+		t.Errorf("ModelBound with drift and crossed intervals %g, want %g", got, want)
 	}
 }

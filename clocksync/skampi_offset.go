@@ -86,8 +86,12 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 	case client:
 		tdMin, tdMax := math.Inf(-1), math.Inf(1)
 		stale := 0
+		first, last := math.NaN(), 0.0
 		for i := 0; i < n; i++ {
 			sLast := clk.GetTime()
+			if i == 0 {
+				first = sLast
+			}
 			buf[0] = sLast
 			if err := t.Send(pRef, buf); err != nil {
 				return ClockOffset{}, fmt.Errorf("skampi offset: client %d send to %d: %w", client, pRef, err)
@@ -96,6 +100,7 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 				return ClockOffset{}, fmt.Errorf("skampi offset: client %d recv from %d: %w", client, pRef, err)
 			}
 			sNow := clk.GetTime()
+			last = sNow
 			tLast := buf[0]
 			improved := false
 			if d := tLast - sNow; d > tdMin {
@@ -120,7 +125,7 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 			}
 		}
 		diff := (tdMin + tdMax) / 2
-		return ClockOffset{Timestamp: clk.GetTime(), Offset: -diff, Uncertainty: (tdMax - tdMin) / 2}, nil
+		return ClockOffset{Timestamp: clk.GetTime(), Offset: -diff, Uncertainty: (tdMax - tdMin) / 2, Window: last - first}, nil
 	}
 	return ClockOffset{}, nil
 }
@@ -145,5 +150,5 @@ func (o *SKaMPIOffset) fastPath(pp PingPongTransport, clk Clock, pRef, client, n
 		tdMin = math.Max(tdMin, tLast[i]-sNow[i])
 		tdMax = math.Min(tdMax, tLast[i]-sLast[i])
 	}
-	return ClockOffset{Timestamp: clk.GetTime(), Offset: -(tdMin + tdMax) / 2, Uncertainty: (tdMax - tdMin) / 2}, nil
+	return ClockOffset{Timestamp: clk.GetTime(), Offset: -(tdMin + tdMax) / 2, Uncertainty: (tdMax - tdMin) / 2, Window: sNow[n-1] - sLast[0]}, nil
 }
