@@ -725,10 +725,10 @@ static inline void gclock_p2p_improbe_post(gclock_p2p *cx, int rc, int source, i
 
 /* mrecv(count, datatype, message, status): recorded like MPI_Recv on the
  * probed message's communicator. */
-static inline void gclock_p2p_mrecv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
-					MPI_Message *message, MPI_Status *status)
+/* gclock_msg_take moves a probed message's communicator, source and tag
+ * into cx (cx->cs stays NULL when the message is not known). */
+static inline void gclock_msg_take(gclock_p2p *cx, int count, MPI_Datatype type, const MPI_Message *message)
 {
-	cx->st = gclock_own_status(cx, status);
 	gclock_msg_slot *m = message != NULL ? gclock_msg_find(*message) : NULL;
 	if (m == NULL)
 		return;
@@ -737,6 +737,13 @@ static inline void gclock_p2p_mrecv_pre(gclock_p2p *cx, int count, MPI_Datatype 
 	cx->tag = m->tag;
 	m->cs = NULL;
 	cx->recv = m->peer == GCK_PEER_NULL ? 0 : gclock_tsize(count, type);
+}
+
+static inline void gclock_p2p_mrecv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+					MPI_Message *message, MPI_Status *status)
+{
+	cx->st = gclock_own_status(cx, status);
+	gclock_msg_take(cx, count, type, message);
 }
 
 static inline void gclock_p2p_mrecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
@@ -761,14 +768,7 @@ static inline void gclock_p2p_imrecv_pre(gclock_p2p *cx, int count, MPI_Datatype
 					 MPI_Message *message, MPI_Request *request)
 {
 	(void)request;
-	gclock_msg_slot *m = message != NULL ? gclock_msg_find(*message) : NULL;
-	if (m == NULL)
-		return;
-	cx->cs = m->cs;
-	cx->peer = m->peer;
-	cx->tag = m->tag;
-	m->cs = NULL;
-	cx->recv = m->peer == GCK_PEER_NULL ? 0 : gclock_tsize(count, type);
+	gclock_msg_take(cx, count, type, message);
 }
 
 static inline void gclock_p2p_imrecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
