@@ -34,8 +34,7 @@ type recorder struct {
 	size    int
 	tr      *pmpiTransport
 	clock   localClock
-	live    string // <rank file>.live: the thread buffers (durability); "" none
-	synced  bool   // epoch 0 ran on every rank: epoch 1 is owed at finalize
+	synced  bool // epoch 0 ran on every rank: epoch 1 is owed at finalize
 	dir     string
 	path    string
 	w       *trace.Writer
@@ -273,15 +272,6 @@ func (r *recorder) start() bool {
 		return false
 	}
 	r.w = w
-	// The thread buffers live in <rank file>.live (cshim/shim.c) so that a
-	// killed process leaves its unwritten events for tracemerge.
-	r.live = r.path + trace.LiveSuffix
-	cp := C.CString(r.live)
-	if C.gclock_live_open(cp) != 0 {
-		r.warnf("cannot create %s: events not yet written when the process dies are lost", r.live)
-		r.live = ""
-	}
-	C.free(unsafe.Pointer(cp))
 	if err := w.WriteEpoch(ep); err != nil {
 		r.stopRecording(fmt.Errorf("writing sync epoch 0 to %s: %w", r.path, err))
 		return false
@@ -451,25 +441,15 @@ func objects() []trace.Object {
 	return out
 }
 
-// gclockGoFlush receives one full (or final) C thread buffer half of n
-// events and hands it off (flush.go): queued for the background encoder,
-// or appended to the trace as one chunk right away; *state becomes
-// GCK_LIVE_WRITTEN once the rank file holds it, and only then does the C
-// side refill that half.
+// gclockGoFlush receives one full (or final) C thread buffer of n events
+// and hands it off (flush.go): copied and queued for the background
+// encoder, or appended to the trace as one chunk right away. The C side
+// reuses the buffer after it returns.
 //
 //export gclockGoFlush
-func gclockGoFlush(ev *C.gclock_event, n C.int64_t, state *C.uint32_t) {
+func gclockGoFlush(ev *C.gclock_event, n C.int64_t) {
 	defer guard("flush", nil)
-	rec.handOff(half{evs: unsafe.Slice(ev, int(n)), state: state})
-}
-
-// gclockGoFlushWait returns once the buffer half with the given state word
-// has been written to the rank file (flush.go).
-//
-//export gclockGoFlushWait
-func gclockGoFlushWait(state *C.uint32_t) {
-	defer guard("flush", nil)
-	rec.waitWritten(state)
+	rec.handOff(unsafe.Slice(ev, int(n)))
 }
 
 // flush converts one C buffer to trace events and appends one chunk.
@@ -631,12 +611,10 @@ func (r *recorder) finish(why string) {
 		Dropped:     uint64(C.gclock_dropped()),
 		EndNS:       int64(C.gclock_now()),
 		Reason:      why,
-		BufferBytes: 2 * int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
+		BufferBytes: int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
 	}
 	if err := r.w.Close(f); err != nil {
 		r.warnf("closing %s: %v", r.path, err)
-	} else if r.live != "" {
-		os.Remove(r.live) // every event is in the finished rank file
 	}
 	r.w = nil
 }
