@@ -5,7 +5,7 @@
 #
 #   BENCH_QUICK=1   ~1-minute smoke run; its table goes to $BUILD/bench-quick.md,
 #                   never into docs/benchmarks.md
-#   BENCH_ONLY=1,4  run only these sections (1-8); not recorded in docs/ either
+#   BENCH_ONLY=1,4  run only these sections (1-9); not recorded in docs/ either
 #   BENCH_DOC=path  record into another file
 # The full run takes under 10 minutes on a 2-core VM.
 set -euo pipefail

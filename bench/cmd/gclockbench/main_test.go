@@ -40,7 +40,7 @@ func TestQuickRun_ProducesWellFormedTable(t *testing.T) {
 			t.Errorf("row %q: value %q is neither a figure nor a reason", r.Name, r.Value)
 		}
 	}
-	for _, s := range []string{"1", "2", "3", "4", "5", "6", "7", "8"} {
+	for _, s := range []string{"1", "2", "3", "4", "5", "6", "7", "8", "9"} {
 		if !seen[s] {
 			t.Errorf("section %s produced no row", s)
 		}

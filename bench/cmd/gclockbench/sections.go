@@ -17,7 +17,7 @@ import (
 )
 
 // cPrograms are the C microbenchmarks in bench/c.
-var cPrograms = []string{"timercost", "barrier_self", "allreduce", "empty"}
+var cPrograms = []string{"timercost", "barrier_self", "allreduce", "empty", "halo"}
 
 // compileC builds bench/c/*.c with mpicc into the work directory.
 func (c *Config) compileC() {

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ---------------------------------------------------------------- 9
+//
+// Issue 12's application workloads: the wall time of a whole MPI-heavy
+// program with the preload over without, interleaved runs, medians. Each
+// program reports its own loop time (start-up and MPI_Finalize left out),
+// so the ratio is what the recorder costs the application while it runs.
+
+var wallRe = regexp.MustCompile(`wall ([0-9.]+) s`)
+
+// appWall runs argv (an mpirun command line) in dir and returns the
+// program's own "wall <seconds> s".
+func appWall(dir string, argv []string) (float64, error) {
+	res, err := runCmd(5*time.Minute, dir, nil, argv...)
+	if err != nil {
+		return 0, err
+	}
+	out := res.Stdout + res.Stderr
+	m := wallRe.FindStringSubmatch(out)
+	if m == nil {
+		tail := strings.TrimSpace(out)
+		if len(tail) > 200 {
+			tail = "..." + tail[len(tail)-200:]
+		}
+		return 0, fmt.Errorf("no \"wall <s> s\" line in the output: %q", tail)
+	}
+	return strconv.ParseFloat(m[1], 64)
+}
+
+func benchApps(c *Config, rep *Report) []Row {
+	const sec = "9"
+	halo, herr := c.bin("halo")
+	amg := filepath.Join(c.Work, "bin", "amglike")
+	srcs, _ := filepath.Glob(filepath.Join(c.Root, "examples", "amglike", "*.c"))
+	var aerr error
+	if len(srcs) == 0 {
+		aerr = errors.New("examples/amglike has no C sources")
+	} else if _, err := runCmd(time.Minute, c.Root, nil, append(append([]string{"mpicc", "-std=c11", "-O2", "-o", amg}, srcs...), "-lm")...); err != nil {
+		aerr = err
+	}
+	steps, iters := "20000", "4000"
+	if c.Quick {
+		steps, iters = "2000", "200"
+	}
+	apps := []struct {
+		name string
+		prog string
+		err  error
+		args []string
+		evs  string
+	}{
+		{fmt.Sprintf("halo exchange (bench/c/halo.c: 2×512 B Isend/Irecv + Waitall + 8-byte Allreduce per step), 2 ranks, %s steps, 2 µs compute", steps), halo, herr, []string{steps, "2"}, "9 events per step"},
+		{fmt.Sprintf("AMG-like (examples/amglike --iters %s --compute-us 5 --spin 1), 2 ranks", iters), amg, aerr, []string{"--iters", iters, "--compute-us", "5", "--spin", "1"}, "mostly Isend/Irecv/Waitall"},
+	}
+	var rows []Row
+	for _, a := range apps {
+		name := "application wall time with the preload: " + a.name
+		if a.err != nil {
+			rows = append(rows, unavailable(sec, name, a.err))
+			continue
+		}
+		if err := c.libErr(); err != nil {
+			rows = append(rows, unavailable(sec, name, err))
+			continue
+		}
+		vs := []variant{
+			{"plain", func() (map[string]float64, error) {
+				d := c.runDir("app")
+				defer os.RemoveAll(d)
+				w, err := appWall(d, mpiRun(2, nil, a.prog, a.args...))
+				return map[string]float64{"wall": w}, err
+			}},
+			{"traced", func() (map[string]float64, error) {
+				d := c.runDir("app")
+				defer os.RemoveAll(d)
+				w, err := appWall(d, mpiRun(2, c.preloadEnv(d), a.prog, a.args...))
+				return map[string]float64{"wall": w}, err
+			}},
+		}
+		s, errs := interleave(c.Reps, vs, c.logf)
+		if errs["plain"] != nil || errs["traced"] != nil {
+			rows = append(rows, unavailable(sec, name, errors.Join(errs["plain"], errs["traced"])))
+			continue
+		}
+		p, t := median(s.get("plain", "wall")), median(s.get("traced", "wall"))
+		rows = append(rows, Row{Section: sec, Name: name, Value: fmt.Sprintf("%s s", num(t)), Baseline: fmt.Sprintf("%s s without", num(p)),
+			Ratio: ratio(t, p), Goal: "≤ 1.10×: " + metOrMissed(t <= 1.10*p),
+			Notes: fmt.Sprintf("the program's own loop time, median of %d interleaved runs each; runs %s..%s s traced, %s..%s s without; %s",
+				len(s.get("traced", "wall")), num(minOf(s.get("traced", "wall"))), num(maxOf(s.get("traced", "wall"))),
+				num(minOf(s.get("plain", "wall"))), num(maxOf(s.get("plain", "wall"))), a.evs)})
+	}
+	return rows
+}
+
+func minOf(xs []float64) float64 {
+	m := 0.0
+	for i, x := range xs {
+		if i == 0 || x < m {
+			m = x
+		}
+	}
+	return m
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
