@@ -46,7 +46,7 @@ CSHIM_HASH = $(shell cat $(C_SRC) 2>/dev/null | sha1sum | cut -c1-16)
 # The hand-written shim sources are inputs too: every PMPI_* name they
 # call gets a resolution pointer in pmpi_gen.c/h (wrapgen/resolve.go).
 SHIM_HAND = $(filter-out %_gen.c %_gen.h,$(wildcard cshim/*.c cshim/*.h))
-cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c cshim/pmpi_gen.c cshim/pmpi_gen.h &: cshim/collectives.tbl cshim/p2p.tbl cshim/rma.tbl trace/ops.go $(wildcard pmpi/internal/wrapgen/*.go) $(SHIM_HAND)
+cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c cshim/pmpi_gen.c cshim/pmpi_gen.h &: cshim/collectives.tbl cshim/p2p.tbl cshim/rma.tbl cshim/largecount.tbl trace/ops.go $(wildcard pmpi/internal/wrapgen/*.go) $(SHIM_HAND)
 	cd pmpi && $(GO) generate ./...
 
 # Only the packages linked into the library are prerequisites. The library

@@ -16,7 +16,7 @@
 #define GCK_BYTES_H
 
 /* gclock_tsize returns count*size(type), 0 for count <= 0. */
-static inline uint64_t gclock_tsize(int count, MPI_Datatype type)
+static inline uint64_t gclock_tsize(MPI_Count count, MPI_Datatype type)
 {
 	if (count <= 0)
 		return 0;
@@ -43,7 +43,7 @@ static inline uint64_t gclock_vsize(const int counts[], int n, MPI_Datatype type
 	return c * gclock_tsize(1, type);
 }
 
-static inline uint64_t gclock_cnt(int count)
+static inline uint64_t gclock_cnt(MPI_Count count)
 {
 	return count > 0 ? (uint64_t)count : 0;
 }
@@ -61,7 +61,7 @@ static inline void gclock_bytes_none(const gclock_comm_slot *cs, uint64_t *sent,
 	*recv = 0;
 }
 
-GCK_RULE(bcast, int count, MPI_Datatype type, int root)
+GCK_RULE(bcast, MPI_Count count, MPI_Datatype type, int root)
 {
 	uint64_t b = cs->inter ? 0 : gclock_tsize(count, type);
 	if (cs->rank == root)
@@ -70,7 +70,7 @@ GCK_RULE(bcast, int count, MPI_Datatype type, int root)
 		*recv = b;
 }
 
-GCK_RULE(reduce, int count, MPI_Datatype type, int root)
+GCK_RULE(reduce, MPI_Count count, MPI_Datatype type, int root)
 {
 	if (cs->inter)
 		return;
@@ -80,14 +80,14 @@ GCK_RULE(reduce, int count, MPI_Datatype type, int root)
 		*recv = b;
 }
 
-GCK_RULE(allreduce, int count, MPI_Datatype type)
+GCK_RULE(allreduce, MPI_Count count, MPI_Datatype type)
 {
 	if (cs->inter)
 		return;
 	*sent = *recv = gclock_tsize(count, type);
 }
 
-GCK_RULE(exscan, int count, MPI_Datatype type)
+GCK_RULE(exscan, MPI_Count count, MPI_Datatype type)
 {
 	uint64_t b = gclock_tsize(count, type);
 	*sent = b;
@@ -103,7 +103,7 @@ GCK_RULE(reduce_scatter, const int rcounts[], MPI_Datatype type)
 	*recv = gclock_cnt(rcounts[cs->rank]) * t;
 }
 
-GCK_RULE(reduce_scatter_block, int rcount, MPI_Datatype type)
+GCK_RULE(reduce_scatter_block, MPI_Count rcount, MPI_Datatype type)
 {
 	if (cs->inter)
 		return;
@@ -112,8 +112,8 @@ GCK_RULE(reduce_scatter_block, int rcount, MPI_Datatype type)
 	*recv = b;
 }
 
-GCK_RULE(gather, const void *sendbuf, int scount, MPI_Datatype stype,
-	    int rcount, MPI_Datatype rtype, int root)
+GCK_RULE(gather, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+	    MPI_Count rcount, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
 		return;
@@ -130,7 +130,7 @@ GCK_RULE(gather, const void *sendbuf, int scount, MPI_Datatype stype,
 	}
 }
 
-GCK_RULE(gatherv, const void *sendbuf, int scount, MPI_Datatype stype,
+GCK_RULE(gatherv, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 	    const int rcounts[], MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
@@ -147,8 +147,8 @@ GCK_RULE(gatherv, const void *sendbuf, int scount, MPI_Datatype stype,
 	*recv = c ? c * gclock_tsize(1, rtype) : 0;
 }
 
-GCK_RULE(scatter, int scount, MPI_Datatype stype, const void *recvbuf,
-	    int rcount, MPI_Datatype rtype, int root)
+GCK_RULE(scatter, MPI_Count scount, MPI_Datatype stype, const void *recvbuf,
+	    MPI_Count rcount, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
 		return;
@@ -166,7 +166,7 @@ GCK_RULE(scatter, int scount, MPI_Datatype stype, const void *recvbuf,
 }
 
 GCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
-	    const void *recvbuf, int rcount, MPI_Datatype rtype, int root)
+	    const void *recvbuf, MPI_Count rcount, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
 		return;
@@ -182,8 +182,8 @@ GCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
 	*sent = c ? c * gclock_tsize(1, stype) : 0;
 }
 
-GCK_RULE(allgather, const void *sendbuf, int scount, MPI_Datatype stype,
-	    int rcount, MPI_Datatype rtype)
+GCK_RULE(allgather, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+	    MPI_Count rcount, MPI_Datatype rtype)
 {
 	if (cs->inter)
 		return;
@@ -197,7 +197,7 @@ GCK_RULE(allgather, const void *sendbuf, int scount, MPI_Datatype stype,
 	}
 }
 
-GCK_RULE(allgatherv, const void *sendbuf, int scount, MPI_Datatype stype,
+GCK_RULE(allgatherv, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 	    const int rcounts[], MPI_Datatype rtype)
 {
 	if (cs->inter)
@@ -214,8 +214,8 @@ GCK_RULE(allgatherv, const void *sendbuf, int scount, MPI_Datatype stype,
 	}
 }
 
-GCK_RULE(alltoall, const void *sendbuf, int scount, MPI_Datatype stype,
-	    int rcount, MPI_Datatype rtype)
+GCK_RULE(alltoall, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
+	    MPI_Count rcount, MPI_Datatype rtype)
 {
 	if (cs->inter)
 		return;
@@ -281,13 +281,13 @@ GCK_RULE(alltoallw, const void *sendbuf, const int scounts[],
 /* Neighbourhood collectives: one block per neighbour (cs->indeg sources,
  * cs->outdeg destinations; a Cartesian topology's MPI_PROC_NULL
  * neighbours are counted like the others). */
-GCK_RULE(neighbor_allgather, int scount, MPI_Datatype stype, int rcount, MPI_Datatype rtype)
+GCK_RULE(neighbor_allgather, MPI_Count scount, MPI_Datatype stype, MPI_Count rcount, MPI_Datatype rtype)
 {
 	*sent = gclock_tsize(scount, stype) * (uint64_t)(cs->outdeg > 0 ? cs->outdeg : 0);
 	*recv = gclock_tsize(rcount, rtype) * (uint64_t)(cs->indeg > 0 ? cs->indeg : 0);
 }
 
-GCK_RULE(neighbor_allgatherv, int scount, MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype)
+GCK_RULE(neighbor_allgatherv, MPI_Count scount, MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype)
 {
 	*sent = gclock_tsize(scount, stype) * (uint64_t)(cs->outdeg > 0 ? cs->outdeg : 0);
 	*recv = cs->indeg > 0 ? gclock_vsize(rcounts, cs->indeg, rtype) : 0;

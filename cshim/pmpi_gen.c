@@ -146,6 +146,62 @@
 #pragma weak PMPI_Win_unlock_all
 #pragma weak PMPI_Win_wait
 #pragma weak PMPI_Wtime
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+#pragma weak PMPI_Accumulate_c
+#pragma weak PMPI_Allgather_c
+#pragma weak PMPI_Allreduce_c
+#pragma weak PMPI_Alltoall_c
+#pragma weak PMPI_Bcast_c
+#pragma weak PMPI_Bsend_c
+#pragma weak PMPI_Bsend_init_c
+#pragma weak PMPI_Exscan_c
+#pragma weak PMPI_Gather_c
+#pragma weak PMPI_Get_accumulate_c
+#pragma weak PMPI_Get_c
+#pragma weak PMPI_Iallgather_c
+#pragma weak PMPI_Iallreduce_c
+#pragma weak PMPI_Ialltoall_c
+#pragma weak PMPI_Ibcast_c
+#pragma weak PMPI_Ibsend_c
+#pragma weak PMPI_Iexscan_c
+#pragma weak PMPI_Igather_c
+#pragma weak PMPI_Imrecv_c
+#pragma weak PMPI_Ineighbor_allgather_c
+#pragma weak PMPI_Ineighbor_alltoall_c
+#pragma weak PMPI_Irecv_c
+#pragma weak PMPI_Ireduce_c
+#pragma weak PMPI_Ireduce_scatter_block_c
+#pragma weak PMPI_Irsend_c
+#pragma weak PMPI_Iscan_c
+#pragma weak PMPI_Iscatter_c
+#pragma weak PMPI_Isend_c
+#pragma weak PMPI_Issend_c
+#pragma weak PMPI_Mrecv_c
+#pragma weak PMPI_Neighbor_allgather_c
+#pragma weak PMPI_Neighbor_alltoall_c
+#pragma weak PMPI_Put_c
+#pragma weak PMPI_Raccumulate_c
+#pragma weak PMPI_Recv_c
+#pragma weak PMPI_Recv_init_c
+#pragma weak PMPI_Reduce_c
+#pragma weak PMPI_Reduce_scatter_block_c
+#pragma weak PMPI_Rget_accumulate_c
+#pragma weak PMPI_Rget_c
+#pragma weak PMPI_Rput_c
+#pragma weak PMPI_Rsend_c
+#pragma weak PMPI_Rsend_init_c
+#pragma weak PMPI_Scan_c
+#pragma weak PMPI_Scatter_c
+#pragma weak PMPI_Send_c
+#pragma weak PMPI_Send_init_c
+#pragma weak PMPI_Sendrecv_c
+#pragma weak PMPI_Sendrecv_replace_c
+#pragma weak PMPI_Ssend_c
+#pragma weak PMPI_Ssend_init_c
+#pragma weak PMPI_Win_allocate_c
+#pragma weak PMPI_Win_allocate_shared_c
+#pragma weak PMPI_Win_create_c
+#endif
 #ifdef OPEN_MPI
 #pragma weak ompi_mpi_byte
 #pragma weak ompi_mpi_comm_null
@@ -300,6 +356,62 @@ __typeof__(PMPI_Win_unlock) *gck_p_PMPI_Win_unlock = PMPI_Win_unlock;
 __typeof__(PMPI_Win_unlock_all) *gck_p_PMPI_Win_unlock_all = PMPI_Win_unlock_all;
 __typeof__(PMPI_Win_wait) *gck_p_PMPI_Win_wait = PMPI_Win_wait;
 __typeof__(PMPI_Wtime) *gck_p_PMPI_Wtime = PMPI_Wtime;
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+__typeof__(PMPI_Accumulate_c) *gck_p_PMPI_Accumulate_c = PMPI_Accumulate_c;
+__typeof__(PMPI_Allgather_c) *gck_p_PMPI_Allgather_c = PMPI_Allgather_c;
+__typeof__(PMPI_Allreduce_c) *gck_p_PMPI_Allreduce_c = PMPI_Allreduce_c;
+__typeof__(PMPI_Alltoall_c) *gck_p_PMPI_Alltoall_c = PMPI_Alltoall_c;
+__typeof__(PMPI_Bcast_c) *gck_p_PMPI_Bcast_c = PMPI_Bcast_c;
+__typeof__(PMPI_Bsend_c) *gck_p_PMPI_Bsend_c = PMPI_Bsend_c;
+__typeof__(PMPI_Bsend_init_c) *gck_p_PMPI_Bsend_init_c = PMPI_Bsend_init_c;
+__typeof__(PMPI_Exscan_c) *gck_p_PMPI_Exscan_c = PMPI_Exscan_c;
+__typeof__(PMPI_Gather_c) *gck_p_PMPI_Gather_c = PMPI_Gather_c;
+__typeof__(PMPI_Get_accumulate_c) *gck_p_PMPI_Get_accumulate_c = PMPI_Get_accumulate_c;
+__typeof__(PMPI_Get_c) *gck_p_PMPI_Get_c = PMPI_Get_c;
+__typeof__(PMPI_Iallgather_c) *gck_p_PMPI_Iallgather_c = PMPI_Iallgather_c;
+__typeof__(PMPI_Iallreduce_c) *gck_p_PMPI_Iallreduce_c = PMPI_Iallreduce_c;
+__typeof__(PMPI_Ialltoall_c) *gck_p_PMPI_Ialltoall_c = PMPI_Ialltoall_c;
+__typeof__(PMPI_Ibcast_c) *gck_p_PMPI_Ibcast_c = PMPI_Ibcast_c;
+__typeof__(PMPI_Ibsend_c) *gck_p_PMPI_Ibsend_c = PMPI_Ibsend_c;
+__typeof__(PMPI_Iexscan_c) *gck_p_PMPI_Iexscan_c = PMPI_Iexscan_c;
+__typeof__(PMPI_Igather_c) *gck_p_PMPI_Igather_c = PMPI_Igather_c;
+__typeof__(PMPI_Imrecv_c) *gck_p_PMPI_Imrecv_c = PMPI_Imrecv_c;
+__typeof__(PMPI_Ineighbor_allgather_c) *gck_p_PMPI_Ineighbor_allgather_c = PMPI_Ineighbor_allgather_c;
+__typeof__(PMPI_Ineighbor_alltoall_c) *gck_p_PMPI_Ineighbor_alltoall_c = PMPI_Ineighbor_alltoall_c;
+__typeof__(PMPI_Irecv_c) *gck_p_PMPI_Irecv_c = PMPI_Irecv_c;
+__typeof__(PMPI_Ireduce_c) *gck_p_PMPI_Ireduce_c = PMPI_Ireduce_c;
+__typeof__(PMPI_Ireduce_scatter_block_c) *gck_p_PMPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c;
+__typeof__(PMPI_Irsend_c) *gck_p_PMPI_Irsend_c = PMPI_Irsend_c;
+__typeof__(PMPI_Iscan_c) *gck_p_PMPI_Iscan_c = PMPI_Iscan_c;
+__typeof__(PMPI_Iscatter_c) *gck_p_PMPI_Iscatter_c = PMPI_Iscatter_c;
+__typeof__(PMPI_Isend_c) *gck_p_PMPI_Isend_c = PMPI_Isend_c;
+__typeof__(PMPI_Issend_c) *gck_p_PMPI_Issend_c = PMPI_Issend_c;
+__typeof__(PMPI_Mrecv_c) *gck_p_PMPI_Mrecv_c = PMPI_Mrecv_c;
+__typeof__(PMPI_Neighbor_allgather_c) *gck_p_PMPI_Neighbor_allgather_c = PMPI_Neighbor_allgather_c;
+__typeof__(PMPI_Neighbor_alltoall_c) *gck_p_PMPI_Neighbor_alltoall_c = PMPI_Neighbor_alltoall_c;
+__typeof__(PMPI_Put_c) *gck_p_PMPI_Put_c = PMPI_Put_c;
+__typeof__(PMPI_Raccumulate_c) *gck_p_PMPI_Raccumulate_c = PMPI_Raccumulate_c;
+__typeof__(PMPI_Recv_c) *gck_p_PMPI_Recv_c = PMPI_Recv_c;
+__typeof__(PMPI_Recv_init_c) *gck_p_PMPI_Recv_init_c = PMPI_Recv_init_c;
+__typeof__(PMPI_Reduce_c) *gck_p_PMPI_Reduce_c = PMPI_Reduce_c;
+__typeof__(PMPI_Reduce_scatter_block_c) *gck_p_PMPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c;
+__typeof__(PMPI_Rget_accumulate_c) *gck_p_PMPI_Rget_accumulate_c = PMPI_Rget_accumulate_c;
+__typeof__(PMPI_Rget_c) *gck_p_PMPI_Rget_c = PMPI_Rget_c;
+__typeof__(PMPI_Rput_c) *gck_p_PMPI_Rput_c = PMPI_Rput_c;
+__typeof__(PMPI_Rsend_c) *gck_p_PMPI_Rsend_c = PMPI_Rsend_c;
+__typeof__(PMPI_Rsend_init_c) *gck_p_PMPI_Rsend_init_c = PMPI_Rsend_init_c;
+__typeof__(PMPI_Scan_c) *gck_p_PMPI_Scan_c = PMPI_Scan_c;
+__typeof__(PMPI_Scatter_c) *gck_p_PMPI_Scatter_c = PMPI_Scatter_c;
+__typeof__(PMPI_Send_c) *gck_p_PMPI_Send_c = PMPI_Send_c;
+__typeof__(PMPI_Send_init_c) *gck_p_PMPI_Send_init_c = PMPI_Send_init_c;
+__typeof__(PMPI_Sendrecv_c) *gck_p_PMPI_Sendrecv_c = PMPI_Sendrecv_c;
+__typeof__(PMPI_Sendrecv_replace_c) *gck_p_PMPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c;
+__typeof__(PMPI_Ssend_c) *gck_p_PMPI_Ssend_c = PMPI_Ssend_c;
+__typeof__(PMPI_Ssend_init_c) *gck_p_PMPI_Ssend_init_c = PMPI_Ssend_init_c;
+__typeof__(PMPI_Win_allocate_c) *gck_p_PMPI_Win_allocate_c = PMPI_Win_allocate_c;
+__typeof__(PMPI_Win_allocate_shared_c) *gck_p_PMPI_Win_allocate_shared_c = PMPI_Win_allocate_shared_c;
+__typeof__(PMPI_Win_create_c) *gck_p_PMPI_Win_create_c = PMPI_Win_create_c;
+#endif
 #ifdef OPEN_MPI
 __typeof__(ompi_mpi_byte) *gck_p_ompi_mpi_byte = &ompi_mpi_byte;
 __typeof__(ompi_mpi_comm_null) *gck_p_ompi_mpi_comm_null = &ompi_mpi_comm_null;
@@ -604,6 +716,116 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Wtime == 0 && (gck_p_PMPI_Wtime = (__typeof__(gck_p_PMPI_Wtime))gclock_sym("PMPI_Wtime")) == 0)
 		missing++;
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+	if (gck_p_PMPI_Accumulate_c == 0)
+		gck_p_PMPI_Accumulate_c = (__typeof__(gck_p_PMPI_Accumulate_c))gclock_sym("PMPI_Accumulate_c");
+	if (gck_p_PMPI_Allgather_c == 0)
+		gck_p_PMPI_Allgather_c = (__typeof__(gck_p_PMPI_Allgather_c))gclock_sym("PMPI_Allgather_c");
+	if (gck_p_PMPI_Allreduce_c == 0)
+		gck_p_PMPI_Allreduce_c = (__typeof__(gck_p_PMPI_Allreduce_c))gclock_sym("PMPI_Allreduce_c");
+	if (gck_p_PMPI_Alltoall_c == 0)
+		gck_p_PMPI_Alltoall_c = (__typeof__(gck_p_PMPI_Alltoall_c))gclock_sym("PMPI_Alltoall_c");
+	if (gck_p_PMPI_Bcast_c == 0)
+		gck_p_PMPI_Bcast_c = (__typeof__(gck_p_PMPI_Bcast_c))gclock_sym("PMPI_Bcast_c");
+	if (gck_p_PMPI_Bsend_c == 0)
+		gck_p_PMPI_Bsend_c = (__typeof__(gck_p_PMPI_Bsend_c))gclock_sym("PMPI_Bsend_c");
+	if (gck_p_PMPI_Bsend_init_c == 0)
+		gck_p_PMPI_Bsend_init_c = (__typeof__(gck_p_PMPI_Bsend_init_c))gclock_sym("PMPI_Bsend_init_c");
+	if (gck_p_PMPI_Exscan_c == 0)
+		gck_p_PMPI_Exscan_c = (__typeof__(gck_p_PMPI_Exscan_c))gclock_sym("PMPI_Exscan_c");
+	if (gck_p_PMPI_Gather_c == 0)
+		gck_p_PMPI_Gather_c = (__typeof__(gck_p_PMPI_Gather_c))gclock_sym("PMPI_Gather_c");
+	if (gck_p_PMPI_Get_accumulate_c == 0)
+		gck_p_PMPI_Get_accumulate_c = (__typeof__(gck_p_PMPI_Get_accumulate_c))gclock_sym("PMPI_Get_accumulate_c");
+	if (gck_p_PMPI_Get_c == 0)
+		gck_p_PMPI_Get_c = (__typeof__(gck_p_PMPI_Get_c))gclock_sym("PMPI_Get_c");
+	if (gck_p_PMPI_Iallgather_c == 0)
+		gck_p_PMPI_Iallgather_c = (__typeof__(gck_p_PMPI_Iallgather_c))gclock_sym("PMPI_Iallgather_c");
+	if (gck_p_PMPI_Iallreduce_c == 0)
+		gck_p_PMPI_Iallreduce_c = (__typeof__(gck_p_PMPI_Iallreduce_c))gclock_sym("PMPI_Iallreduce_c");
+	if (gck_p_PMPI_Ialltoall_c == 0)
+		gck_p_PMPI_Ialltoall_c = (__typeof__(gck_p_PMPI_Ialltoall_c))gclock_sym("PMPI_Ialltoall_c");
+	if (gck_p_PMPI_Ibcast_c == 0)
+		gck_p_PMPI_Ibcast_c = (__typeof__(gck_p_PMPI_Ibcast_c))gclock_sym("PMPI_Ibcast_c");
+	if (gck_p_PMPI_Ibsend_c == 0)
+		gck_p_PMPI_Ibsend_c = (__typeof__(gck_p_PMPI_Ibsend_c))gclock_sym("PMPI_Ibsend_c");
+	if (gck_p_PMPI_Iexscan_c == 0)
+		gck_p_PMPI_Iexscan_c = (__typeof__(gck_p_PMPI_Iexscan_c))gclock_sym("PMPI_Iexscan_c");
+	if (gck_p_PMPI_Igather_c == 0)
+		gck_p_PMPI_Igather_c = (__typeof__(gck_p_PMPI_Igather_c))gclock_sym("PMPI_Igather_c");
+	if (gck_p_PMPI_Imrecv_c == 0)
+		gck_p_PMPI_Imrecv_c = (__typeof__(gck_p_PMPI_Imrecv_c))gclock_sym("PMPI_Imrecv_c");
+	if (gck_p_PMPI_Ineighbor_allgather_c == 0)
+		gck_p_PMPI_Ineighbor_allgather_c = (__typeof__(gck_p_PMPI_Ineighbor_allgather_c))gclock_sym("PMPI_Ineighbor_allgather_c");
+	if (gck_p_PMPI_Ineighbor_alltoall_c == 0)
+		gck_p_PMPI_Ineighbor_alltoall_c = (__typeof__(gck_p_PMPI_Ineighbor_alltoall_c))gclock_sym("PMPI_Ineighbor_alltoall_c");
+	if (gck_p_PMPI_Irecv_c == 0)
+		gck_p_PMPI_Irecv_c = (__typeof__(gck_p_PMPI_Irecv_c))gclock_sym("PMPI_Irecv_c");
+	if (gck_p_PMPI_Ireduce_c == 0)
+		gck_p_PMPI_Ireduce_c = (__typeof__(gck_p_PMPI_Ireduce_c))gclock_sym("PMPI_Ireduce_c");
+	if (gck_p_PMPI_Ireduce_scatter_block_c == 0)
+		gck_p_PMPI_Ireduce_scatter_block_c = (__typeof__(gck_p_PMPI_Ireduce_scatter_block_c))gclock_sym("PMPI_Ireduce_scatter_block_c");
+	if (gck_p_PMPI_Irsend_c == 0)
+		gck_p_PMPI_Irsend_c = (__typeof__(gck_p_PMPI_Irsend_c))gclock_sym("PMPI_Irsend_c");
+	if (gck_p_PMPI_Iscan_c == 0)
+		gck_p_PMPI_Iscan_c = (__typeof__(gck_p_PMPI_Iscan_c))gclock_sym("PMPI_Iscan_c");
+	if (gck_p_PMPI_Iscatter_c == 0)
+		gck_p_PMPI_Iscatter_c = (__typeof__(gck_p_PMPI_Iscatter_c))gclock_sym("PMPI_Iscatter_c");
+	if (gck_p_PMPI_Isend_c == 0)
+		gck_p_PMPI_Isend_c = (__typeof__(gck_p_PMPI_Isend_c))gclock_sym("PMPI_Isend_c");
+	if (gck_p_PMPI_Issend_c == 0)
+		gck_p_PMPI_Issend_c = (__typeof__(gck_p_PMPI_Issend_c))gclock_sym("PMPI_Issend_c");
+	if (gck_p_PMPI_Mrecv_c == 0)
+		gck_p_PMPI_Mrecv_c = (__typeof__(gck_p_PMPI_Mrecv_c))gclock_sym("PMPI_Mrecv_c");
+	if (gck_p_PMPI_Neighbor_allgather_c == 0)
+		gck_p_PMPI_Neighbor_allgather_c = (__typeof__(gck_p_PMPI_Neighbor_allgather_c))gclock_sym("PMPI_Neighbor_allgather_c");
+	if (gck_p_PMPI_Neighbor_alltoall_c == 0)
+		gck_p_PMPI_Neighbor_alltoall_c = (__typeof__(gck_p_PMPI_Neighbor_alltoall_c))gclock_sym("PMPI_Neighbor_alltoall_c");
+	if (gck_p_PMPI_Put_c == 0)
+		gck_p_PMPI_Put_c = (__typeof__(gck_p_PMPI_Put_c))gclock_sym("PMPI_Put_c");
+	if (gck_p_PMPI_Raccumulate_c == 0)
+		gck_p_PMPI_Raccumulate_c = (__typeof__(gck_p_PMPI_Raccumulate_c))gclock_sym("PMPI_Raccumulate_c");
+	if (gck_p_PMPI_Recv_c == 0)
+		gck_p_PMPI_Recv_c = (__typeof__(gck_p_PMPI_Recv_c))gclock_sym("PMPI_Recv_c");
+	if (gck_p_PMPI_Recv_init_c == 0)
+		gck_p_PMPI_Recv_init_c = (__typeof__(gck_p_PMPI_Recv_init_c))gclock_sym("PMPI_Recv_init_c");
+	if (gck_p_PMPI_Reduce_c == 0)
+		gck_p_PMPI_Reduce_c = (__typeof__(gck_p_PMPI_Reduce_c))gclock_sym("PMPI_Reduce_c");
+	if (gck_p_PMPI_Reduce_scatter_block_c == 0)
+		gck_p_PMPI_Reduce_scatter_block_c = (__typeof__(gck_p_PMPI_Reduce_scatter_block_c))gclock_sym("PMPI_Reduce_scatter_block_c");
+	if (gck_p_PMPI_Rget_accumulate_c == 0)
+		gck_p_PMPI_Rget_accumulate_c = (__typeof__(gck_p_PMPI_Rget_accumulate_c))gclock_sym("PMPI_Rget_accumulate_c");
+	if (gck_p_PMPI_Rget_c == 0)
+		gck_p_PMPI_Rget_c = (__typeof__(gck_p_PMPI_Rget_c))gclock_sym("PMPI_Rget_c");
+	if (gck_p_PMPI_Rput_c == 0)
+		gck_p_PMPI_Rput_c = (__typeof__(gck_p_PMPI_Rput_c))gclock_sym("PMPI_Rput_c");
+	if (gck_p_PMPI_Rsend_c == 0)
+		gck_p_PMPI_Rsend_c = (__typeof__(gck_p_PMPI_Rsend_c))gclock_sym("PMPI_Rsend_c");
+	if (gck_p_PMPI_Rsend_init_c == 0)
+		gck_p_PMPI_Rsend_init_c = (__typeof__(gck_p_PMPI_Rsend_init_c))gclock_sym("PMPI_Rsend_init_c");
+	if (gck_p_PMPI_Scan_c == 0)
+		gck_p_PMPI_Scan_c = (__typeof__(gck_p_PMPI_Scan_c))gclock_sym("PMPI_Scan_c");
+	if (gck_p_PMPI_Scatter_c == 0)
+		gck_p_PMPI_Scatter_c = (__typeof__(gck_p_PMPI_Scatter_c))gclock_sym("PMPI_Scatter_c");
+	if (gck_p_PMPI_Send_c == 0)
+		gck_p_PMPI_Send_c = (__typeof__(gck_p_PMPI_Send_c))gclock_sym("PMPI_Send_c");
+	if (gck_p_PMPI_Send_init_c == 0)
+		gck_p_PMPI_Send_init_c = (__typeof__(gck_p_PMPI_Send_init_c))gclock_sym("PMPI_Send_init_c");
+	if (gck_p_PMPI_Sendrecv_c == 0)
+		gck_p_PMPI_Sendrecv_c = (__typeof__(gck_p_PMPI_Sendrecv_c))gclock_sym("PMPI_Sendrecv_c");
+	if (gck_p_PMPI_Sendrecv_replace_c == 0)
+		gck_p_PMPI_Sendrecv_replace_c = (__typeof__(gck_p_PMPI_Sendrecv_replace_c))gclock_sym("PMPI_Sendrecv_replace_c");
+	if (gck_p_PMPI_Ssend_c == 0)
+		gck_p_PMPI_Ssend_c = (__typeof__(gck_p_PMPI_Ssend_c))gclock_sym("PMPI_Ssend_c");
+	if (gck_p_PMPI_Ssend_init_c == 0)
+		gck_p_PMPI_Ssend_init_c = (__typeof__(gck_p_PMPI_Ssend_init_c))gclock_sym("PMPI_Ssend_init_c");
+	if (gck_p_PMPI_Win_allocate_c == 0)
+		gck_p_PMPI_Win_allocate_c = (__typeof__(gck_p_PMPI_Win_allocate_c))gclock_sym("PMPI_Win_allocate_c");
+	if (gck_p_PMPI_Win_allocate_shared_c == 0)
+		gck_p_PMPI_Win_allocate_shared_c = (__typeof__(gck_p_PMPI_Win_allocate_shared_c))gclock_sym("PMPI_Win_allocate_shared_c");
+	if (gck_p_PMPI_Win_create_c == 0)
+		gck_p_PMPI_Win_create_c = (__typeof__(gck_p_PMPI_Win_create_c))gclock_sym("PMPI_Win_create_c");
+#endif
 #ifdef OPEN_MPI
 	if (gck_p_ompi_mpi_byte == 0 && (gck_p_ompi_mpi_byte = (__typeof__(gck_p_ompi_mpi_byte))gclock_sym("ompi_mpi_byte")) == 0)
 		missing++;

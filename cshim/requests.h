@@ -506,7 +506,7 @@ static inline void gclock_call_only(gclock_p2p *cx)
 /* ---- rules (one per rule name in cshim/p2p.tbl) ----------------------------- */
 
 /* send(count, datatype, dest, tag, comm): MPI_Send, Ssend, Rsend, Bsend */
-static inline void gclock_p2p_send_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_send_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 				       int dest, int tag, MPI_Comm comm)
 {
 	cx->cs = gclock_comm_get(comm);
@@ -517,7 +517,7 @@ static inline void gclock_p2p_send_pre(gclock_p2p *cx, int count, MPI_Datatype t
 	cx->tag = tag;
 }
 
-static inline void gclock_p2p_send_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_send_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					int dest, int tag, MPI_Comm comm)
 {
 	(void)rc, (void)count, (void)type, (void)dest, (void)comm;
@@ -526,7 +526,7 @@ static inline void gclock_p2p_send_post(gclock_p2p *cx, int rc, int count, MPI_D
 }
 
 /* recv(count, datatype, source, tag, comm, status) */
-static inline void gclock_p2p_recv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_recv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 				       int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	(void)tag;
@@ -552,7 +552,7 @@ static inline void gclock_resolve(gclock_p2p *cx, int rc, MPI_Status *st, int so
 	}
 }
 
-static inline void gclock_p2p_recv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_recv_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	(void)count, (void)type, (void)comm, (void)status;
@@ -566,8 +566,8 @@ static inline void gclock_p2p_recv_post(gclock_p2p *cx, int rc, int count, MPI_D
 
 /* sendrecv(sendcount, sendtype, dest, sendtag, recvcount, recvtype, source,
  * recvtag, comm, status): event 0 the send half, event 1 the receive half. */
-static inline void gclock_p2p_sendrecv_pre(gclock_p2p *cx, int scount, MPI_Datatype stype,
-					   int dest, int stag, int rcount, MPI_Datatype rtype,
+static inline void gclock_p2p_sendrecv_pre(gclock_p2p *cx, MPI_Count scount, MPI_Datatype stype,
+					   int dest, int stag, MPI_Count rcount, MPI_Datatype rtype,
 					   int source, int rtag, MPI_Comm comm,
 					   MPI_Status *status)
 {
@@ -581,9 +581,9 @@ static inline void gclock_p2p_sendrecv_pre(gclock_p2p *cx, int scount, MPI_Datat
 	}
 }
 
-static inline void gclock_p2p_sendrecv_post(gclock_p2p *cx, int rc, int scount,
+static inline void gclock_p2p_sendrecv_post(gclock_p2p *cx, int rc, MPI_Count scount,
 					    MPI_Datatype stype, int dest, int stag,
-					    int rcount, MPI_Datatype rtype, int source,
+					    MPI_Count rcount, MPI_Datatype rtype, int source,
 					    int rtag, MPI_Comm comm, MPI_Status *status)
 {
 	(void)scount, (void)stype, (void)dest, (void)rcount, (void)rtype, (void)comm, (void)status;
@@ -597,14 +597,14 @@ static inline void gclock_p2p_sendrecv_post(gclock_p2p *cx, int rc, int scount,
 }
 
 /* sendrecv_replace(count, datatype, dest, sendtag, source, recvtag, comm, status) */
-static inline void gclock_p2p_sendrecv_replace_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_sendrecv_replace_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 						   int dest, int stag, int source, int rtag,
 						   MPI_Comm comm, MPI_Status *status)
 {
 	gclock_p2p_sendrecv_pre(cx, count, type, dest, stag, count, type, source, rtag, comm, status);
 }
 
-static inline void gclock_p2p_sendrecv_replace_post(gclock_p2p *cx, int rc, int count,
+static inline void gclock_p2p_sendrecv_replace_post(gclock_p2p *cx, int rc, MPI_Count count,
 						    MPI_Datatype type, int dest, int stag,
 						    int source, int rtag, MPI_Comm comm,
 						    MPI_Status *status)
@@ -727,7 +727,7 @@ static inline void gclock_p2p_improbe_post(gclock_p2p *cx, int rc, int source, i
  * probed message's communicator. */
 /* gclock_msg_take moves a probed message's communicator, source and tag
  * into cx (cx->cs stays NULL when the message is not known). */
-static inline void gclock_msg_take(gclock_p2p *cx, int count, MPI_Datatype type, const MPI_Message *message)
+static inline void gclock_msg_take(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, const MPI_Message *message)
 {
 	gclock_msg_slot *m = message != NULL ? gclock_msg_find(*message) : NULL;
 	if (m == NULL)
@@ -739,14 +739,14 @@ static inline void gclock_msg_take(gclock_p2p *cx, int count, MPI_Datatype type,
 	cx->recv = m->peer == GCK_PEER_NULL ? 0 : gclock_tsize(count, type);
 }
 
-static inline void gclock_p2p_mrecv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_mrecv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 					MPI_Message *message, MPI_Status *status)
 {
 	cx->st = gclock_own_status(cx, status);
 	gclock_msg_take(cx, count, type, message);
 }
 
-static inline void gclock_p2p_mrecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_mrecv_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					 MPI_Message *message, MPI_Status *status)
 {
 	(void)count, (void)type, (void)message, (void)status;
@@ -764,14 +764,14 @@ static inline void gclock_p2p_mrecv_post(gclock_p2p *cx, int rc, int count, MPI_
 
 /* imrecv(count, datatype, message, request): recorded like MPI_Irecv of
  * the probed message's source and tag. */
-static inline void gclock_p2p_imrecv_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_imrecv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 					 MPI_Message *message, MPI_Request *request)
 {
 	(void)request;
 	gclock_msg_take(cx, count, type, message);
 }
 
-static inline void gclock_p2p_imrecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_imrecv_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					  MPI_Message *message, MPI_Request *request)
 {
 	(void)count, (void)type, (void)message;
@@ -792,21 +792,21 @@ static inline void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *req
 	gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
 }
 
-static inline void gclock_p2p_isend_pre(gclock_p2p *cx, int count, MPI_Datatype type, int dest,
+static inline void gclock_p2p_isend_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int dest,
 					int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)request;
 	gclock_p2p_send_pre(cx, count, type, dest, tag, comm);
 }
 
-static inline void gclock_p2p_isend_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_isend_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					 int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)dest, (void)comm;
 	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 0, tag);
 }
 
-static inline void gclock_p2p_irecv_pre(gclock_p2p *cx, int count, MPI_Datatype type, int source,
+static inline void gclock_p2p_irecv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int source,
 					int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)request, (void)tag;
@@ -817,21 +817,21 @@ static inline void gclock_p2p_irecv_pre(gclock_p2p *cx, int count, MPI_Datatype 
 	}
 }
 
-static inline void gclock_p2p_irecv_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_irecv_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					 int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)source, (void)comm;
 	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 0, tag);
 }
 
-static inline void gclock_p2p_send_init_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_send_init_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 					    int dest, int tag, MPI_Comm comm,
 					    MPI_Request *request)
 {
 	gclock_p2p_isend_pre(cx, count, type, dest, tag, comm, request);
 }
 
-static inline void gclock_p2p_send_init_post(gclock_p2p *cx, int rc, int count,
+static inline void gclock_p2p_send_init_post(gclock_p2p *cx, int rc, MPI_Count count,
 					     MPI_Datatype type, int dest, int tag,
 					     MPI_Comm comm, MPI_Request *request)
 {
@@ -839,14 +839,14 @@ static inline void gclock_p2p_send_init_post(gclock_p2p *cx, int rc, int count,
 	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 1, tag);
 }
 
-static inline void gclock_p2p_recv_init_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_recv_init_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 					    int source, int tag, MPI_Comm comm,
 					    MPI_Request *request)
 {
 	gclock_p2p_irecv_pre(cx, count, type, source, tag, comm, request);
 }
 
-static inline void gclock_p2p_recv_init_post(gclock_p2p *cx, int rc, int count,
+static inline void gclock_p2p_recv_init_post(gclock_p2p *cx, int rc, MPI_Count count,
 					     MPI_Datatype type, int source, int tag,
 					     MPI_Comm comm, MPI_Request *request)
 {

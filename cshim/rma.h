@@ -115,7 +115,7 @@ static inline void gclock_rma_target(gclock_p2p *cx, int target, MPI_Win win)
 		cx->peer = gclock_peer(cx->cs, target);
 }
 
-static inline uint64_t gclock_rma_bytes(int target, int count, MPI_Datatype type)
+static inline uint64_t gclock_rma_bytes(int target, MPI_Count count, MPI_Datatype type)
 {
 	return target == MPI_PROC_NULL ? 0 : gclock_tsize(count, type);
 }
@@ -128,7 +128,7 @@ static inline void gclock_rma_put_event(gclock_p2p *cx, uint32_t req)
 
 /* rma_put(origin_count, origin_datatype, target_rank, win): MPI_Put,
  * MPI_Accumulate (Sent = origin bytes). */
-static inline void gclock_p2p_rma_put_pre(gclock_p2p *cx, int count, MPI_Datatype type, int target,
+static inline void gclock_p2p_rma_put_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int target,
 					  MPI_Win win)
 {
 	gclock_rma_target(cx, target, win);
@@ -136,7 +136,7 @@ static inline void gclock_p2p_rma_put_pre(gclock_p2p *cx, int count, MPI_Datatyp
 		cx->sent = gclock_rma_bytes(target, count, type);
 }
 
-static inline void gclock_p2p_rma_put_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_rma_put_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					   int target, MPI_Win win)
 {
 	(void)rc, (void)count, (void)type, (void)target, (void)win;
@@ -145,7 +145,7 @@ static inline void gclock_p2p_rma_put_post(gclock_p2p *cx, int rc, int count, MP
 
 /* rma_get(origin_count, origin_datatype, target_rank, win): MPI_Get
  * (Recv = origin bytes). */
-static inline void gclock_p2p_rma_get_pre(gclock_p2p *cx, int count, MPI_Datatype type, int target,
+static inline void gclock_p2p_rma_get_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int target,
 					  MPI_Win win)
 {
 	gclock_rma_target(cx, target, win);
@@ -153,7 +153,7 @@ static inline void gclock_p2p_rma_get_pre(gclock_p2p *cx, int count, MPI_Datatyp
 		cx->recv = gclock_rma_bytes(target, count, type);
 }
 
-static inline void gclock_p2p_rma_get_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_rma_get_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					   int target, MPI_Win win)
 {
 	(void)rc, (void)count, (void)type, (void)target, (void)win;
@@ -162,8 +162,8 @@ static inline void gclock_p2p_rma_get_post(gclock_p2p *cx, int rc, int count, MP
 
 /* rma_getacc(origin_count, origin_datatype, result_count, result_datatype,
  * target_rank, win): MPI_Get_accumulate (Sent origin, Recv result). */
-static inline void gclock_p2p_rma_getacc_pre(gclock_p2p *cx, int ocount, MPI_Datatype otype,
-					     int rcount, MPI_Datatype rtype, int target,
+static inline void gclock_p2p_rma_getacc_pre(gclock_p2p *cx, MPI_Count ocount, MPI_Datatype otype,
+					     MPI_Count rcount, MPI_Datatype rtype, int target,
 					     MPI_Win win)
 {
 	gclock_rma_target(cx, target, win);
@@ -173,8 +173,8 @@ static inline void gclock_p2p_rma_getacc_pre(gclock_p2p *cx, int ocount, MPI_Dat
 	}
 }
 
-static inline void gclock_p2p_rma_getacc_post(gclock_p2p *cx, int rc, int ocount,
-					      MPI_Datatype otype, int rcount,
+static inline void gclock_p2p_rma_getacc_post(gclock_p2p *cx, int rc, MPI_Count ocount,
+					      MPI_Datatype otype, MPI_Count rcount,
 					      MPI_Datatype rtype, int target, MPI_Win win)
 {
 	(void)rc, (void)ocount, (void)otype, (void)rcount, (void)rtype, (void)target, (void)win;
@@ -211,14 +211,14 @@ static inline void gclock_rma_track(gclock_p2p *cx, int rc, MPI_Request *request
 
 /* rma_rput(origin_count, origin_datatype, target_rank, win, request):
  * MPI_Rput, MPI_Raccumulate. */
-static inline void gclock_p2p_rma_rput_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_rma_rput_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 					   int target, MPI_Win win, MPI_Request *request)
 {
 	(void)request;
 	gclock_p2p_rma_put_pre(cx, count, type, target, win);
 }
 
-static inline void gclock_p2p_rma_rput_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_rma_rput_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					    int target, MPI_Win win, MPI_Request *request)
 {
 	(void)count, (void)type, (void)target, (void)win;
@@ -226,14 +226,14 @@ static inline void gclock_p2p_rma_rput_post(gclock_p2p *cx, int rc, int count, M
 }
 
 /* rma_rget(origin_count, origin_datatype, target_rank, win, request): MPI_Rget. */
-static inline void gclock_p2p_rma_rget_pre(gclock_p2p *cx, int count, MPI_Datatype type,
+static inline void gclock_p2p_rma_rget_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 					   int target, MPI_Win win, MPI_Request *request)
 {
 	(void)request;
 	gclock_p2p_rma_get_pre(cx, count, type, target, win);
 }
 
-static inline void gclock_p2p_rma_rget_post(gclock_p2p *cx, int rc, int count, MPI_Datatype type,
+static inline void gclock_p2p_rma_rget_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					    int target, MPI_Win win, MPI_Request *request)
 {
 	(void)count, (void)type, (void)target, (void)win;
@@ -242,16 +242,16 @@ static inline void gclock_p2p_rma_rget_post(gclock_p2p *cx, int rc, int count, M
 
 /* rma_rgetacc(...): MPI_Rget_accumulate; its completion carries the
  * result bytes. */
-static inline void gclock_p2p_rma_rgetacc_pre(gclock_p2p *cx, int ocount, MPI_Datatype otype,
-					      int rcount, MPI_Datatype rtype, int target,
+static inline void gclock_p2p_rma_rgetacc_pre(gclock_p2p *cx, MPI_Count ocount, MPI_Datatype otype,
+					      MPI_Count rcount, MPI_Datatype rtype, int target,
 					      MPI_Win win, MPI_Request *request)
 {
 	(void)request;
 	gclock_p2p_rma_getacc_pre(cx, ocount, otype, rcount, rtype, target, win);
 }
 
-static inline void gclock_p2p_rma_rgetacc_post(gclock_p2p *cx, int rc, int ocount,
-					       MPI_Datatype otype, int rcount,
+static inline void gclock_p2p_rma_rgetacc_post(gclock_p2p *cx, int rc, MPI_Count ocount,
+					       MPI_Datatype otype, MPI_Count rcount,
 					       MPI_Datatype rtype, int target, MPI_Win win,
 					       MPI_Request *request)
 {

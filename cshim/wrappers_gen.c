@@ -2145,3 +2145,1263 @@ int MPI_Win_sync(MPI_Win win)
 	return rc;
 }
 
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Send_c: largecount.tbl line 14, op 18 */
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_SEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ssend_c: largecount.tbl line 15, op 19 */
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_SSEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Rsend_c: largecount.tbl line 16, op 20 */
+int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RSEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Bsend_c: largecount.tbl line 17, op 21 */
+int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_BSEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Recv_c: largecount.tbl line 18, op 22 */
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Recv_c(buf, count, datatype, source, tag, comm, status);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RECV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, cx.st);
+	cx.t1 = gclock_now();
+	gclock_p2p_recv_post(&cx, rc, count, datatype, source, tag, comm, status);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Sendrecv_c: largecount.tbl line 19, op 23 */
+int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_SENDRECV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
+	cx.t1 = gclock_now();
+	gclock_p2p_sendrecv_post(&cx, rc, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Sendrecv_replace_c: largecount.tbl line 20, op 24 */
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_SENDRECV_REPLACE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
+	cx.t1 = gclock_now();
+	gclock_p2p_sendrecv_replace_post(&cx, rc, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Mrecv_c: largecount.tbl line 21, op 101 */
+int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Mrecv_c(buf, count, datatype, message, status);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_MRECV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Mrecv_c(buf, count, datatype, message, cx.st);
+	cx.t1 = gclock_now();
+	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Isend_c: largecount.tbl line 22, op 26 */
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_ISEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Issend_c: largecount.tbl line 23, op 27 */
+int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_ISSEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Irsend_c: largecount.tbl line 24, op 28 */
+int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IRSEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ibsend_c: largecount.tbl line 25, op 29 */
+int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IBSEND;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Irecv_c: largecount.tbl line 26, op 30 */
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IRECV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_irecv_post(&cx, rc, count, datatype, source, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Imrecv_c: largecount.tbl line 27, op 102 */
+int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Imrecv_c(buf, count, datatype, message, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IMRECV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Send_init_c: largecount.tbl line 28, op 40 */
+int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_SEND_INIT;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ssend_init_c: largecount.tbl line 29, op 41 */
+int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_SSEND_INIT;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Rsend_init_c: largecount.tbl line 30, op 42 */
+int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RSEND_INIT;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Bsend_init_c: largecount.tbl line 31, op 43 */
+int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_BSEND_INIT;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Recv_init_c: largecount.tbl line 32, op 44 */
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RECV_INIT;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_recv_init_post(&cx, rc, count, datatype, source, tag, comm, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Bcast_c: largecount.tbl line 35, op 2 */
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Bcast_c(buffer, count, datatype, root, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_bcast(cs, &sent, &recv, count, datatype, root);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_BCAST, cs, root, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Reduce_c: largecount.tbl line 36, op 3 */
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_reduce(cs, &sent, &recv, count, datatype, root);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_REDUCE, cs, root, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Allreduce_c: largecount.tbl line 37, op 4 */
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Gather_c: largecount.tbl line 38, op 5 */
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_gather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_GATHER, cs, root, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Scatter_c: largecount.tbl line 39, op 7 */
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_scatter(cs, &sent, &recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_SCATTER, cs, root, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Allgather_c: largecount.tbl line 40, op 9 */
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_allgather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Alltoall_c: largecount.tbl line 41, op 11 */
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_alltoall(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Reduce_scatter_block_c: largecount.tbl line 42, op 15 */
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_reduce_scatter_block(cs, &sent, &recv, recvcount, datatype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Scan_c: largecount.tbl line 43, op 16 */
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Exscan_c: largecount.tbl line 44, op 17 */
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_exscan(cs, &sent, &recv, count, datatype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Neighbor_allgather_c: largecount.tbl line 45, op 103 */
+int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Neighbor_alltoall_c: largecount.tbl line 46, op 105 */
+int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ibcast_c: largecount.tbl line 49, op 49 */
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IBCAST;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ireduce_c: largecount.tbl line 50, op 50 */
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IREDUCE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Iallreduce_c: largecount.tbl line 51, op 51 */
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IALLREDUCE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Igather_c: largecount.tbl line 52, op 52 */
+int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IGATHER;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Iscatter_c: largecount.tbl line 53, op 54 */
+int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_ISCATTER;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Iallgather_c: largecount.tbl line 54, op 56 */
+int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IALLGATHER;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ialltoall_c: largecount.tbl line 55, op 58 */
+int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IALLTOALL;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ireduce_scatter_block_c: largecount.tbl line 56, op 62 */
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IREDUCE_SCATTER_BLOCK;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Iscan_c: largecount.tbl line 57, op 63 */
+int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_ISCAN;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Iexscan_c: largecount.tbl line 58, op 64 */
+int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IEXSCAN;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ineighbor_allgather_c: largecount.tbl line 59, op 107 */
+int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLGATHER;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ineighbor_alltoall_c: largecount.tbl line 60, op 109 */
+int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALL;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Win_create_c: largecount.tbl line 63, op 69 */
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_WIN_CREATE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_win_create_pre(&cx, size, comm, win);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
+	cx.t1 = gclock_now();
+	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Win_allocate_c: largecount.tbl line 64, op 70 */
+int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_WIN_ALLOCATE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_win_create_pre(&cx, size, comm, win);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
+	cx.t1 = gclock_now();
+	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Win_allocate_shared_c: largecount.tbl line 65, op 71 */
+int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_WIN_ALLOCATE_SHARED;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_win_create_pre(&cx, size, comm, win);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
+	cx.t1 = gclock_now();
+	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Put_c: largecount.tbl line 66, op 74 */
+int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_PUT;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Get_c: largecount.tbl line 67, op 75 */
+int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_GET;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_get_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Accumulate_c: largecount.tbl line 68, op 76 */
+int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_ACCUMULATE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Get_accumulate_c: largecount.tbl line 69, op 77 */
+int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_GET_ACCUMULATE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_getacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Rput_c: largecount.tbl line 70, op 80 */
+int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RPUT;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Rget_c: largecount.tbl line 71, op 81 */
+int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RGET;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_rget_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Raccumulate_c: largecount.tbl line 72, op 82 */
+int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RACCUMULATE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Rget_accumulate_c: largecount.tbl line 73, op 83 */
+int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_RGET_ACCUMULATE;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_rma_rgetacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+

@@ -34,10 +34,16 @@ func TestFortran_EveryRowBecomesAFortranWrapperRecordingItsOp(t *testing.T) {
 		}
 		bodies[name] = src[l[0]:end]
 	}
-	if len(bodies) != len(rows) {
-		t.Errorf("%d Fortran wrappers generated for %d rows", len(bodies), len(rows))
-	}
+	var fortranRows []Row
 	for _, r := range rows {
+		if !r.LargeCount { // MPI-4 `_c` variants: C only
+			fortranRows = append(fortranRows, r)
+		}
+	}
+	if len(bodies) != len(fortranRows) {
+		t.Errorf("%d Fortran wrappers generated for %d rows", len(bodies), len(fortranRows))
+	}
+	for _, r := range fortranRows {
 		lower := FortranName(r.Name)
 		body, ok := bodies[lower]
 		if !ok {

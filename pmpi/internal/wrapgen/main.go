@@ -4,7 +4,8 @@
 // parameter list, byte-count rule), cshim/p2p.tbl (point-to-point, request
 // and nonblocking-collective calls: name, C parameter list, recording rule),
 // cshim/rma.tbl (one-sided calls, the same columns as p2p.tbl, rules in
-// cshim/rma.h) and trace's op list, and writes cshim/wrappers_gen.c (one
+// cshim/rma.h), cshim/largecount.tbl (MPI-4 large-count `_c` variants,
+// recorded as the op of their int-count twin) and trace's op list, and writes cshim/wrappers_gen.c (one
 // wrapper per row of the tables) and cshim/ops_gen.h (the trace.Op codes
 // as C constants). Run it with `go generate ./pmpi`.
 package main
@@ -43,7 +44,19 @@ type Row struct {
 	// Table is the file the row came from ("collectives.tbl", "p2p.tbl",
 	// "rma.tbl"), for the generated comments.
 	Table string
+	// LargeCount marks an MPI-4 large-count variant (MPI_Send_c): Op is
+	// its int-count twin's, the wrapper is compiled only against an MPI-4
+	// mpi.h, and it has no Fortran wrapper.
+	LargeCount bool
 }
+
+// LargeCountSuffix ends the name of an MPI-4 large-count variant.
+const LargeCountSuffix = "_c"
+
+// CollPrefix marks a row of a point-to-point-style table as a blocking
+// collective: bytes by the collectives' byte rule Rule[len("coll_"):],
+// generated like a collectives.tbl row.
+const CollPrefix = "coll_"
 
 // IcollPrefix marks a p2p.tbl rule as a nonblocking collective.
 const IcollPrefix = "icoll_"
@@ -58,6 +71,14 @@ func ParseP2PTable(text string) ([]Row, error) {
 	for i := range rows {
 		r := &rows[i]
 		r.P2P = true
+		if strings.HasPrefix(r.Rule, CollPrefix) {
+			r.P2P = false
+			r.Rule = strings.TrimPrefix(r.Rule, CollPrefix)
+			if !hasParam(r, "comm") {
+				return nil, fmt.Errorf("line %d: %s: a collective needs a parameter comm", r.Line, r.Name)
+			}
+			continue
+		}
 		if strings.HasPrefix(r.Rule, IcollPrefix) {
 			have := map[string]bool{}
 			for _, p := range r.Params {
@@ -69,6 +90,15 @@ func ParseP2PTable(text string) ([]Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+func hasParam(r *Row, name string) bool {
+	for _, p := range r.Params {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 var identRe = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(\[\s*\])?\s*$`)
@@ -92,6 +122,10 @@ func parseRows(text string, needComm bool) ([]Row, error) {
 		}
 		r := Row{Line: ln, Name: strings.TrimSpace(cols[0])}
 		op, ok := trace.OpByName(r.Name)
+		if base, large := strings.CutSuffix(r.Name, LargeCountSuffix); !ok && large {
+			op, ok = trace.OpByName(base)
+			r.LargeCount = ok
+		}
 		if !ok {
 			return nil, fmt.Errorf("line %d: %s is not a trace.Op name (add it to trace/ops.go first)", ln, r.Name)
 		}
@@ -164,42 +198,54 @@ func GenerateWrappers(rows []Row) []byte {
 	b.WriteString("#include \"gclock.h\"\n#include \"requests.h\"\n#include \"rma.h\"\n\n")
 	b.WriteString("/* PMPI_* names are pointers resolved wherever libmpi is loaded (pmpi_gen.h). */\n\n")
 	for _, r := range rows {
+		if r.LargeCount {
+			b.WriteString("#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */\n")
+		}
 		if r.P2P {
 			generateP2P(&b, r)
-			continue
+		} else {
+			generateCollective(&b, r)
 		}
-		decls := make([]string, len(r.Params))
-		args := make([]string, len(r.Params))
-		for i, p := range r.Params {
-			decls[i] = p.Decl
-			args[i] = p.Name
+		if r.LargeCount {
+			b.WriteString("#endif\n\n")
 		}
-		call := fmt.Sprintf("P%s(%s)", r.Name, strings.Join(args, ", "))
-		root := "-1"
-		if r.HasRoot {
-			root = "root"
-		}
-		ruleArgs := ""
-		if len(r.RuleArgs) > 0 {
-			ruleArgs = ", " + strings.Join(r.RuleArgs, ", ")
-		}
-		fmt.Fprintf(&b, "/* %s: collectives.tbl line %d, op %d */\n", r.Name, r.Line, int(r.Op))
-		fmt.Fprintf(&b, "int %s(%s)\n{\n", r.Name, strings.Join(decls, ", "))
-		fmt.Fprintf(&b, "\tif (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))\n\t\treturn %s;\n", call)
-		b.WriteString("\tvoid *ra = __builtin_return_address(0);\n")
-		b.WriteString("\tgclock_tl_guard++;\n")
-		b.WriteString("\tgclock_comm_slot *cs = gclock_comm_get(comm);\n")
-		b.WriteString("\tif (GCK_UNLIKELY(cs == NULL)) {\n")
-		fmt.Fprintf(&b, "\t\tint rc = %s;\n\t\tgclock_tl_guard--;\n\t\treturn rc;\n\t}\n", call)
-		b.WriteString("\tuint64_t sent = 0, recv = 0;\n")
-		fmt.Fprintf(&b, "\tgclock_bytes_%s(cs, &sent, &recv%s);\n", r.Rule, ruleArgs)
-		b.WriteString("\tint64_t t0 = gclock_now();\n")
-		fmt.Fprintf(&b, "\tint rc = %s;\n", call)
-		b.WriteString("\tint64_t t1 = gclock_now();\n")
-		fmt.Fprintf(&b, "\tgclock_record(%s, cs, %s, sent, recv, t0, t1, ra);\n", OpConst(r.Op), root)
-		b.WriteString("\tgclock_tl_guard--;\n\treturn rc;\n}\n\n")
 	}
 	return b.Bytes()
+}
+
+// generateCollective writes the wrapper of one blocking collective: the
+// byte rule, the timed PMPI call, one event.
+func generateCollective(b *bytes.Buffer, r Row) {
+	decls := make([]string, len(r.Params))
+	args := make([]string, len(r.Params))
+	for i, p := range r.Params {
+		decls[i] = p.Decl
+		args[i] = p.Name
+	}
+	call := fmt.Sprintf("P%s(%s)", r.Name, strings.Join(args, ", "))
+	root := "-1"
+	if r.HasRoot {
+		root = "root"
+	}
+	ruleArgs := ""
+	if len(r.RuleArgs) > 0 {
+		ruleArgs = ", " + strings.Join(r.RuleArgs, ", ")
+	}
+	fmt.Fprintf(b, "/* %s: %s line %d, op %d */\n", r.Name, r.tableName(), r.Line, int(r.Op))
+	fmt.Fprintf(b, "int %s(%s)\n{\n", r.Name, strings.Join(decls, ", "))
+	fmt.Fprintf(b, "\tif (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))\n\t\treturn %s;\n", call)
+	b.WriteString("\tvoid *ra = __builtin_return_address(0);\n")
+	b.WriteString("\tgclock_tl_guard++;\n")
+	b.WriteString("\tgclock_comm_slot *cs = gclock_comm_get(comm);\n")
+	b.WriteString("\tif (GCK_UNLIKELY(cs == NULL)) {\n")
+	fmt.Fprintf(b, "\t\tint rc = %s;\n\t\tgclock_tl_guard--;\n\t\treturn rc;\n\t}\n", call)
+	b.WriteString("\tuint64_t sent = 0, recv = 0;\n")
+	fmt.Fprintf(b, "\tgclock_bytes_%s(cs, &sent, &recv%s);\n", r.Rule, ruleArgs)
+	b.WriteString("\tint64_t t0 = gclock_now();\n")
+	fmt.Fprintf(b, "\tint rc = %s;\n", call)
+	b.WriteString("\tint64_t t1 = gclock_now();\n")
+	fmt.Fprintf(b, "\tgclock_record(%s, cs, %s, sent, recv, t0, t1, ra);\n", OpConst(r.Op), root)
+	b.WriteString("\tgclock_tl_guard--;\n\treturn rc;\n}\n\n")
 }
 
 // generateP2P writes the wrapper of one p2p.tbl row: the rule's _pre
@@ -270,15 +316,16 @@ func main() {
 	resolveH := flag.String("resolve-h", "../cshim/pmpi_gen.h", "generated PMPI pointer macros")
 	resolveC := flag.String("resolve-c", "../cshim/pmpi_gen.c", "generated PMPI pointers")
 	outF := flag.String("fortran", "../cshim/fortran_gen.c", "generated Fortran wrappers")
+	large := flag.String("largecount", "../cshim/largecount.tbl", "MPI-4 large-count variants")
 	flag.Parse()
-	if err := run(*table, *p2p, *rma, *outC, *outH, *resolveH, *resolveC, *outF); err != nil {
+	if err := run(*table, []string{*p2p, *rma, *large}, *outC, *outH, *resolveH, *resolveC, *outF); err != nil {
 		fmt.Fprintln(os.Stderr, "wrapgen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(table, p2p, rma, outC, outH, resolveH, resolveC, outF string) error {
-	rows, err := ReadTables(table, p2p, rma)
+func run(table string, p2pTables []string, outC, outH, resolveH, resolveC, outF string) error {
+	rows, err := ReadTables(table, p2pTables...)
 	if err != nil {
 		return err
 	}
@@ -306,6 +353,15 @@ func run(table, p2p, rma, outC, outH, resolveH, resolveC, outF string) error {
 		return fmt.Errorf("write %s: %w", outC, err)
 	}
 	return nil
+}
+
+// TwinName is the MPI function whose op r records: r.Name without the
+// large-count suffix for an MPI-4 `_c` variant, else r.Name.
+func (r Row) TwinName() string {
+	if r.LargeCount {
+		return strings.TrimSuffix(r.Name, LargeCountSuffix)
+	}
+	return r.Name
 }
 
 // tableName is the table file r came from.

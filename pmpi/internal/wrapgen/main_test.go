@@ -12,11 +12,72 @@ import (
 
 func readTable(t *testing.T) []Row {
 	t.Helper()
-	rows, err := ReadTables("../../../cshim/collectives.tbl", "../../../cshim/p2p.tbl", "../../../cshim/rma.tbl")
+	rows, err := ReadTables("../../../cshim/collectives.tbl", "../../../cshim/p2p.tbl", "../../../cshim/rma.tbl",
+		"../../../cshim/largecount.tbl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// TestLargeCountTable_RowsRecordTheirTwinsOpOnMPI4Only: every row of
+// cshim/largecount.tbl is an MPI_*_c function recorded as its int-count
+// twin's op, generated like the twin (a collective's single
+// gclock_record, a p2p rule's helpers), inside `#if MPI_VERSION >= 4`
+// together with its PMPI pointer, and without a Fortran wrapper.
+func TestLargeCountTable_RowsRecordTheirTwinsOpOnMPI4Only(t *testing.T) {
+	rows := readTable(t)
+	src := string(GenerateWrappers(rows))
+	bodies := wrapperBodies(t, src)
+	names, err := PMPINames(rows, "../../../cshim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolveH := string(GenerateResolveH(names))
+	fortran, err := GenerateFortran(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	twins := map[string]Row{}
+	for _, r := range rows {
+		if !r.LargeCount {
+			twins[r.Name] = r
+		}
+	}
+	n := 0
+	for _, r := range rows {
+		if r.Table != "largecount.tbl" {
+			if r.LargeCount {
+				t.Errorf("%s (%s) is a large-count row outside largecount.tbl", r.Name, r.Table)
+			}
+			continue
+		}
+		n++
+		base, ok := strings.CutSuffix(r.Name, LargeCountSuffix)
+		twin, has := twins[base]
+		if !ok || !r.LargeCount || !has || r.Op != twin.Op || r.P2P != twin.P2P || r.Rule != twin.Rule {
+			t.Errorf("%s: op %s, rule %q (p2p %v); its twin %s: op %s, rule %q (p2p %v)", r.Name, r.Op, r.Rule, r.P2P, base, twin.Op, twin.Rule, twin.P2P)
+		}
+		body := bodies[r.Name]
+		at := strings.Index(src, "int "+r.Name+"(")
+		if body == "" || at < 0 || !strings.HasSuffix(strings.TrimSpace(src[:at]), "*/") ||
+			!strings.Contains(src[:at][strings.LastIndex(src[:at], "\n#")+1:], "#if MPI_VERSION >= 4") {
+			t.Errorf("%s: wrapper missing or not inside #if MPI_VERSION >= 4", r.Name)
+		}
+		if !strings.Contains(body, OpConst(r.Op)) || strings.Count(body, "P"+r.Name+"(") < 2 {
+			t.Errorf("%s: does not record %s or call P%s", r.Name, OpConst(r.Op), r.Name)
+		}
+		decl := "*gck_p_P" + r.Name + ";"
+		if i := strings.Index(resolveH, decl); i < 0 || strings.LastIndex(resolveH[:i], "#if MPI_VERSION >= 4") < strings.LastIndex(resolveH[:i], "#endif") {
+			t.Errorf("P%s: pointer not declared inside #if MPI_VERSION >= 4", r.Name)
+		}
+		if strings.Contains(string(fortran), strings.ToLower(r.Name)) {
+			t.Errorf("%s has a Fortran wrapper", r.Name)
+		}
+	}
+	if n < 50 {
+		t.Errorf("largecount.tbl has %d rows, want the 55 scalar-count variants", n)
+	}
 }
 
 // TestGenerated_UpToDate: the checked-in cshim files are what the table
@@ -90,7 +151,7 @@ func TestTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
 			t.Errorf("%s: %d gclock_record calls, want 1", r.Name, len(m))
 			continue
 		}
-		if v, ok := consts[m[0][1]]; !ok || trace.Op(v) != r.Op || trace.Op(v).String() != r.Name {
+		if v, ok := consts[m[0][1]]; !ok || trace.Op(v) != r.Op || trace.Op(v).String() != r.TwinName() {
 			t.Errorf("%s records %s = %d, want op %d (%s)", r.Name, m[0][1], v, r.Op, r.Op)
 		}
 		if strings.Count(body, "P"+r.Name+"(") != 3 {
@@ -174,7 +235,7 @@ func TestP2PTable_EveryRowBecomesAWrapperRecordingItsOp(t *testing.T) {
 			t.Errorf("%s: %d op assignments, want 1", r.Name, len(m))
 			continue
 		}
-		if v, ok := consts[m[0][1]]; !ok || trace.Op(v) != r.Op || trace.Op(v).String() != r.Name {
+		if v, ok := consts[m[0][1]]; !ok || trace.Op(v) != r.Op || trace.Op(v).String() != r.TwinName() {
 			t.Errorf("%s records %s = %d, want op %d (%s)", r.Name, m[0][1], v, r.Op, r.Op)
 		}
 		if strings.Count(body, "P"+r.Name+"(") != 2 {
