@@ -26,16 +26,39 @@ static inline uint64_t gclock_tsize(MPI_Count count, MPI_Datatype type)
 	return (uint64_t)count * (uint64_t)sz;
 }
 
-static inline uint64_t gclock_sum(const int counts[], int n)
+/* A count array of an MPI-3 call (int) or of an MPI-4 large-count one
+ * (MPI_Count): the rules that take arrays are called through macros that
+ * wrap the argument with GCK_COUNTS, so one rule serves both (the int twin
+ * and its `_c` variant, cshim/largecount.tbl). */
+typedef struct gclock_counts {
+	const int *i;       /* int counts, or NULL */
+	const MPI_Count *c; /* MPI_Count counts when i is NULL */
+} gclock_counts;
+
+static inline gclock_counts gclock_counts_int(const int *p) { return (gclock_counts){p, NULL}; }
+static inline gclock_counts gclock_counts_big(const MPI_Count *p) { return (gclock_counts){NULL, p}; }
+#define GCK_COUNTS(p)                                                                  \
+	_Generic((p), int *: gclock_counts_int, const int *: gclock_counts_int,          \
+		 MPI_Count *: gclock_counts_big, const MPI_Count *: gclock_counts_big)(p)
+
+/* gclock_at returns counts[i]. */
+static inline MPI_Count gclock_at(gclock_counts counts, int i)
+{
+	return counts.i != NULL ? (MPI_Count)counts.i[i] : counts.c[i];
+}
+
+static inline uint64_t gclock_sum(gclock_counts counts, int n)
 {
 	uint64_t s = 0;
-	for (int i = 0; i < n; i++)
-		if (counts[i] > 0)
-			s += (uint64_t)counts[i];
+	for (int i = 0; i < n; i++) {
+		MPI_Count v = gclock_at(counts, i);
+		if (v > 0)
+			s += (uint64_t)v;
+	}
 	return s;
 }
 
-static inline uint64_t gclock_vsize(const int counts[], int n, MPI_Datatype type)
+static inline uint64_t gclock_vsize(gclock_counts counts, int n, MPI_Datatype type)
 {
 	uint64_t c = gclock_sum(counts, n);
 	if (c == 0)
@@ -94,13 +117,13 @@ GCK_RULE(exscan, MPI_Count count, MPI_Datatype type)
 	*recv = cs->rank == 0 ? 0 : b;
 }
 
-GCK_RULE(reduce_scatter, const int rcounts[], MPI_Datatype type)
+GCK_RULE(reduce_scatter, gclock_counts rcounts, MPI_Datatype type)
 {
 	if (cs->inter)
 		return;
 	uint64_t t = gclock_tsize(1, type);
 	*sent = gclock_sum(rcounts, cs->size) * t;
-	*recv = gclock_cnt(rcounts[cs->rank]) * t;
+	*recv = gclock_cnt(gclock_at(rcounts, cs->rank)) * t;
 }
 
 GCK_RULE(reduce_scatter_block, MPI_Count rcount, MPI_Datatype type)
@@ -131,7 +154,7 @@ GCK_RULE(gather, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 }
 
 GCK_RULE(gatherv, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
-	    const int rcounts[], MPI_Datatype rtype, int root)
+	    gclock_counts rcounts, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
 		return;
@@ -141,7 +164,7 @@ GCK_RULE(gatherv, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 	}
 	uint64_t c = gclock_sum(rcounts, cs->size);
 	if (sendbuf == MPI_IN_PLACE)
-		c -= gclock_cnt(rcounts[cs->rank]);
+		c -= gclock_cnt(gclock_at(rcounts, cs->rank));
 	else
 		*sent = gclock_tsize(scount, stype);
 	*recv = c ? c * gclock_tsize(1, rtype) : 0;
@@ -165,7 +188,7 @@ GCK_RULE(scatter, MPI_Count scount, MPI_Datatype stype, const void *recvbuf,
 	}
 }
 
-GCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
+GCK_RULE(scatterv, gclock_counts scounts, MPI_Datatype stype,
 	    const void *recvbuf, MPI_Count rcount, MPI_Datatype rtype, int root)
 {
 	if (cs->inter)
@@ -176,7 +199,7 @@ GCK_RULE(scatterv, const int scounts[], MPI_Datatype stype,
 	}
 	uint64_t c = gclock_sum(scounts, cs->size);
 	if (recvbuf == MPI_IN_PLACE)
-		c -= gclock_cnt(scounts[cs->rank]);
+		c -= gclock_cnt(gclock_at(scounts, cs->rank));
 	else
 		*recv = gclock_tsize(rcount, rtype);
 	*sent = c ? c * gclock_tsize(1, stype) : 0;
@@ -198,14 +221,14 @@ GCK_RULE(allgather, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 }
 
 GCK_RULE(allgatherv, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
-	    const int rcounts[], MPI_Datatype rtype)
+	    gclock_counts rcounts, MPI_Datatype rtype)
 {
 	if (cs->inter)
 		return;
 	uint64_t c = gclock_sum(rcounts, cs->size);
 	uint64_t t = c ? gclock_tsize(1, rtype) : 0;
 	if (sendbuf == MPI_IN_PLACE) {
-		uint64_t own = gclock_cnt(rcounts[cs->rank]);
+		uint64_t own = gclock_cnt(gclock_at(rcounts, cs->rank));
 		*sent = own * t;
 		*recv = (c - own) * t;
 	} else {
@@ -228,14 +251,14 @@ GCK_RULE(alltoall, const void *sendbuf, MPI_Count scount, MPI_Datatype stype,
 	}
 }
 
-GCK_RULE(alltoallv, const void *sendbuf, const int scounts[],
-	    MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype)
+GCK_RULE(alltoallv, const void *sendbuf, gclock_counts scounts,
+	    MPI_Datatype stype, gclock_counts rcounts, MPI_Datatype rtype)
 {
 	if (cs->inter)
 		return;
 	uint64_t rc = gclock_sum(rcounts, cs->size);
 	if (sendbuf == MPI_IN_PLACE) {
-		rc -= gclock_cnt(rcounts[cs->rank]);
+		rc -= gclock_cnt(gclock_at(rcounts, cs->rank));
 		*sent = *recv = rc ? rc * gclock_tsize(1, rtype) : 0;
 	} else {
 		*sent = gclock_vsize(scounts, cs->size, stype);
@@ -244,7 +267,7 @@ GCK_RULE(alltoallv, const void *sendbuf, const int scounts[],
 }
 
 /* Alltoallw: per-peer datatypes; consecutive equal types reuse the size. */
-static inline uint64_t gclock_wsize(const int counts[], const MPI_Datatype types[],
+static inline uint64_t gclock_wsize(gclock_counts counts, const MPI_Datatype types[],
 				    int n, int skip)
 {
 	uint64_t total = 0;
@@ -252,20 +275,21 @@ static inline uint64_t gclock_wsize(const int counts[], const MPI_Datatype types
 	uint64_t lastsz = 0;
 	int have = 0;
 	for (int i = 0; i < n; i++) {
-		if (i == skip || counts[i] <= 0)
+		MPI_Count v = gclock_at(counts, i);
+		if (i == skip || v <= 0)
 			continue;
 		if (!have || types[i] != last) {
 			last = types[i];
 			lastsz = gclock_tsize(1, last);
 			have = 1;
 		}
-		total += (uint64_t)counts[i] * lastsz;
+		total += (uint64_t)v * lastsz;
 	}
 	return total;
 }
 
-GCK_RULE(alltoallw, const void *sendbuf, const int scounts[],
-	    const MPI_Datatype stypes[], const int rcounts[],
+GCK_RULE(alltoallw, const void *sendbuf, gclock_counts scounts,
+	    const MPI_Datatype stypes[], gclock_counts rcounts,
 	    const MPI_Datatype rtypes[])
 {
 	if (cs->inter)
@@ -287,17 +311,34 @@ GCK_RULE(neighbor_allgather, MPI_Count scount, MPI_Datatype stype, MPI_Count rco
 	*recv = gclock_tsize(rcount, rtype) * (uint64_t)(cs->indeg > 0 ? cs->indeg : 0);
 }
 
-GCK_RULE(neighbor_allgatherv, MPI_Count scount, MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype)
+GCK_RULE(neighbor_allgatherv, MPI_Count scount, MPI_Datatype stype, gclock_counts rcounts, MPI_Datatype rtype)
 {
 	*sent = gclock_tsize(scount, stype) * (uint64_t)(cs->outdeg > 0 ? cs->outdeg : 0);
 	*recv = cs->indeg > 0 ? gclock_vsize(rcounts, cs->indeg, rtype) : 0;
 }
 
-GCK_RULE(neighbor_alltoallv, const int scounts[], MPI_Datatype stype, const int rcounts[],
+GCK_RULE(neighbor_alltoallv, gclock_counts scounts, MPI_Datatype stype, gclock_counts rcounts,
 	 MPI_Datatype rtype)
 {
 	*sent = cs->outdeg > 0 ? gclock_vsize(scounts, cs->outdeg, stype) : 0;
 	*recv = cs->indeg > 0 ? gclock_vsize(rcounts, cs->indeg, rtype) : 0;
 }
+
+/* The array rules' call macros (GCK_COUNTS: int or MPI_Count arrays). */
+#define gclock_bytes_reduce_scatter(cs, s, r, rc, t) (gclock_bytes_reduce_scatter)(cs, s, r, GCK_COUNTS(rc), t)
+#define gclock_bytes_gatherv(cs, s, r, sb, sc, st, rc, rt, root)                                     \
+	(gclock_bytes_gatherv)(cs, s, r, sb, sc, st, GCK_COUNTS(rc), rt, root)
+#define gclock_bytes_scatterv(cs, s, r, sc, st, rb, rc, rt, root)                                    \
+	(gclock_bytes_scatterv)(cs, s, r, GCK_COUNTS(sc), st, rb, rc, rt, root)
+#define gclock_bytes_allgatherv(cs, s, r, sb, sc, st, rc, rt)                                        \
+	(gclock_bytes_allgatherv)(cs, s, r, sb, sc, st, GCK_COUNTS(rc), rt)
+#define gclock_bytes_alltoallv(cs, s, r, sb, sc, st, rc, rt)                                         \
+	(gclock_bytes_alltoallv)(cs, s, r, sb, GCK_COUNTS(sc), st, GCK_COUNTS(rc), rt)
+#define gclock_bytes_alltoallw(cs, s, r, sb, sc, st, rc, rt)                                         \
+	(gclock_bytes_alltoallw)(cs, s, r, sb, GCK_COUNTS(sc), st, GCK_COUNTS(rc), rt)
+#define gclock_bytes_neighbor_allgatherv(cs, s, r, sc, st, rc, rt)                                   \
+	(gclock_bytes_neighbor_allgatherv)(cs, s, r, sc, st, GCK_COUNTS(rc), rt)
+#define gclock_bytes_neighbor_alltoallv(cs, s, r, sc, st, rc, rt)                                    \
+	(gclock_bytes_neighbor_alltoallv)(cs, s, r, GCK_COUNTS(sc), st, GCK_COUNTS(rc), rt)
 
 #endif

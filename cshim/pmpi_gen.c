@@ -149,42 +149,57 @@
 #if MPI_VERSION >= 4 /* MPI-4 large-count variants */
 #pragma weak PMPI_Accumulate_c
 #pragma weak PMPI_Allgather_c
+#pragma weak PMPI_Allgatherv_c
 #pragma weak PMPI_Allreduce_c
 #pragma weak PMPI_Alltoall_c
+#pragma weak PMPI_Alltoallv_c
+#pragma weak PMPI_Alltoallw_c
 #pragma weak PMPI_Bcast_c
 #pragma weak PMPI_Bsend_c
 #pragma weak PMPI_Bsend_init_c
 #pragma weak PMPI_Exscan_c
 #pragma weak PMPI_Gather_c
+#pragma weak PMPI_Gatherv_c
 #pragma weak PMPI_Get_accumulate_c
 #pragma weak PMPI_Get_c
 #pragma weak PMPI_Iallgather_c
+#pragma weak PMPI_Iallgatherv_c
 #pragma weak PMPI_Iallreduce_c
 #pragma weak PMPI_Ialltoall_c
+#pragma weak PMPI_Ialltoallv_c
+#pragma weak PMPI_Ialltoallw_c
 #pragma weak PMPI_Ibcast_c
 #pragma weak PMPI_Ibsend_c
 #pragma weak PMPI_Iexscan_c
 #pragma weak PMPI_Igather_c
+#pragma weak PMPI_Igatherv_c
 #pragma weak PMPI_Imrecv_c
 #pragma weak PMPI_Ineighbor_allgather_c
+#pragma weak PMPI_Ineighbor_allgatherv_c
 #pragma weak PMPI_Ineighbor_alltoall_c
+#pragma weak PMPI_Ineighbor_alltoallv_c
 #pragma weak PMPI_Irecv_c
 #pragma weak PMPI_Ireduce_c
 #pragma weak PMPI_Ireduce_scatter_block_c
+#pragma weak PMPI_Ireduce_scatter_c
 #pragma weak PMPI_Irsend_c
 #pragma weak PMPI_Iscan_c
 #pragma weak PMPI_Iscatter_c
+#pragma weak PMPI_Iscatterv_c
 #pragma weak PMPI_Isend_c
 #pragma weak PMPI_Issend_c
 #pragma weak PMPI_Mrecv_c
 #pragma weak PMPI_Neighbor_allgather_c
+#pragma weak PMPI_Neighbor_allgatherv_c
 #pragma weak PMPI_Neighbor_alltoall_c
+#pragma weak PMPI_Neighbor_alltoallv_c
 #pragma weak PMPI_Put_c
 #pragma weak PMPI_Raccumulate_c
 #pragma weak PMPI_Recv_c
 #pragma weak PMPI_Recv_init_c
 #pragma weak PMPI_Reduce_c
 #pragma weak PMPI_Reduce_scatter_block_c
+#pragma weak PMPI_Reduce_scatter_c
 #pragma weak PMPI_Rget_accumulate_c
 #pragma weak PMPI_Rget_c
 #pragma weak PMPI_Rput_c
@@ -192,6 +207,7 @@
 #pragma weak PMPI_Rsend_init_c
 #pragma weak PMPI_Scan_c
 #pragma weak PMPI_Scatter_c
+#pragma weak PMPI_Scatterv_c
 #pragma weak PMPI_Send_c
 #pragma weak PMPI_Send_init_c
 #pragma weak PMPI_Sendrecv_c
@@ -359,42 +375,57 @@ __typeof__(PMPI_Wtime) *gck_p_PMPI_Wtime = PMPI_Wtime;
 #if MPI_VERSION >= 4 /* MPI-4 large-count variants */
 __typeof__(PMPI_Accumulate_c) *gck_p_PMPI_Accumulate_c = PMPI_Accumulate_c;
 __typeof__(PMPI_Allgather_c) *gck_p_PMPI_Allgather_c = PMPI_Allgather_c;
+__typeof__(PMPI_Allgatherv_c) *gck_p_PMPI_Allgatherv_c = PMPI_Allgatherv_c;
 __typeof__(PMPI_Allreduce_c) *gck_p_PMPI_Allreduce_c = PMPI_Allreduce_c;
 __typeof__(PMPI_Alltoall_c) *gck_p_PMPI_Alltoall_c = PMPI_Alltoall_c;
+__typeof__(PMPI_Alltoallv_c) *gck_p_PMPI_Alltoallv_c = PMPI_Alltoallv_c;
+__typeof__(PMPI_Alltoallw_c) *gck_p_PMPI_Alltoallw_c = PMPI_Alltoallw_c;
 __typeof__(PMPI_Bcast_c) *gck_p_PMPI_Bcast_c = PMPI_Bcast_c;
 __typeof__(PMPI_Bsend_c) *gck_p_PMPI_Bsend_c = PMPI_Bsend_c;
 __typeof__(PMPI_Bsend_init_c) *gck_p_PMPI_Bsend_init_c = PMPI_Bsend_init_c;
 __typeof__(PMPI_Exscan_c) *gck_p_PMPI_Exscan_c = PMPI_Exscan_c;
 __typeof__(PMPI_Gather_c) *gck_p_PMPI_Gather_c = PMPI_Gather_c;
+__typeof__(PMPI_Gatherv_c) *gck_p_PMPI_Gatherv_c = PMPI_Gatherv_c;
 __typeof__(PMPI_Get_accumulate_c) *gck_p_PMPI_Get_accumulate_c = PMPI_Get_accumulate_c;
 __typeof__(PMPI_Get_c) *gck_p_PMPI_Get_c = PMPI_Get_c;
 __typeof__(PMPI_Iallgather_c) *gck_p_PMPI_Iallgather_c = PMPI_Iallgather_c;
+__typeof__(PMPI_Iallgatherv_c) *gck_p_PMPI_Iallgatherv_c = PMPI_Iallgatherv_c;
 __typeof__(PMPI_Iallreduce_c) *gck_p_PMPI_Iallreduce_c = PMPI_Iallreduce_c;
 __typeof__(PMPI_Ialltoall_c) *gck_p_PMPI_Ialltoall_c = PMPI_Ialltoall_c;
+__typeof__(PMPI_Ialltoallv_c) *gck_p_PMPI_Ialltoallv_c = PMPI_Ialltoallv_c;
+__typeof__(PMPI_Ialltoallw_c) *gck_p_PMPI_Ialltoallw_c = PMPI_Ialltoallw_c;
 __typeof__(PMPI_Ibcast_c) *gck_p_PMPI_Ibcast_c = PMPI_Ibcast_c;
 __typeof__(PMPI_Ibsend_c) *gck_p_PMPI_Ibsend_c = PMPI_Ibsend_c;
 __typeof__(PMPI_Iexscan_c) *gck_p_PMPI_Iexscan_c = PMPI_Iexscan_c;
 __typeof__(PMPI_Igather_c) *gck_p_PMPI_Igather_c = PMPI_Igather_c;
+__typeof__(PMPI_Igatherv_c) *gck_p_PMPI_Igatherv_c = PMPI_Igatherv_c;
 __typeof__(PMPI_Imrecv_c) *gck_p_PMPI_Imrecv_c = PMPI_Imrecv_c;
 __typeof__(PMPI_Ineighbor_allgather_c) *gck_p_PMPI_Ineighbor_allgather_c = PMPI_Ineighbor_allgather_c;
+__typeof__(PMPI_Ineighbor_allgatherv_c) *gck_p_PMPI_Ineighbor_allgatherv_c = PMPI_Ineighbor_allgatherv_c;
 __typeof__(PMPI_Ineighbor_alltoall_c) *gck_p_PMPI_Ineighbor_alltoall_c = PMPI_Ineighbor_alltoall_c;
+__typeof__(PMPI_Ineighbor_alltoallv_c) *gck_p_PMPI_Ineighbor_alltoallv_c = PMPI_Ineighbor_alltoallv_c;
 __typeof__(PMPI_Irecv_c) *gck_p_PMPI_Irecv_c = PMPI_Irecv_c;
 __typeof__(PMPI_Ireduce_c) *gck_p_PMPI_Ireduce_c = PMPI_Ireduce_c;
 __typeof__(PMPI_Ireduce_scatter_block_c) *gck_p_PMPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c;
+__typeof__(PMPI_Ireduce_scatter_c) *gck_p_PMPI_Ireduce_scatter_c = PMPI_Ireduce_scatter_c;
 __typeof__(PMPI_Irsend_c) *gck_p_PMPI_Irsend_c = PMPI_Irsend_c;
 __typeof__(PMPI_Iscan_c) *gck_p_PMPI_Iscan_c = PMPI_Iscan_c;
 __typeof__(PMPI_Iscatter_c) *gck_p_PMPI_Iscatter_c = PMPI_Iscatter_c;
+__typeof__(PMPI_Iscatterv_c) *gck_p_PMPI_Iscatterv_c = PMPI_Iscatterv_c;
 __typeof__(PMPI_Isend_c) *gck_p_PMPI_Isend_c = PMPI_Isend_c;
 __typeof__(PMPI_Issend_c) *gck_p_PMPI_Issend_c = PMPI_Issend_c;
 __typeof__(PMPI_Mrecv_c) *gck_p_PMPI_Mrecv_c = PMPI_Mrecv_c;
 __typeof__(PMPI_Neighbor_allgather_c) *gck_p_PMPI_Neighbor_allgather_c = PMPI_Neighbor_allgather_c;
+__typeof__(PMPI_Neighbor_allgatherv_c) *gck_p_PMPI_Neighbor_allgatherv_c = PMPI_Neighbor_allgatherv_c;
 __typeof__(PMPI_Neighbor_alltoall_c) *gck_p_PMPI_Neighbor_alltoall_c = PMPI_Neighbor_alltoall_c;
+__typeof__(PMPI_Neighbor_alltoallv_c) *gck_p_PMPI_Neighbor_alltoallv_c = PMPI_Neighbor_alltoallv_c;
 __typeof__(PMPI_Put_c) *gck_p_PMPI_Put_c = PMPI_Put_c;
 __typeof__(PMPI_Raccumulate_c) *gck_p_PMPI_Raccumulate_c = PMPI_Raccumulate_c;
 __typeof__(PMPI_Recv_c) *gck_p_PMPI_Recv_c = PMPI_Recv_c;
 __typeof__(PMPI_Recv_init_c) *gck_p_PMPI_Recv_init_c = PMPI_Recv_init_c;
 __typeof__(PMPI_Reduce_c) *gck_p_PMPI_Reduce_c = PMPI_Reduce_c;
 __typeof__(PMPI_Reduce_scatter_block_c) *gck_p_PMPI_Reduce_scatter_block_c = PMPI_Reduce_scatter_block_c;
+__typeof__(PMPI_Reduce_scatter_c) *gck_p_PMPI_Reduce_scatter_c = PMPI_Reduce_scatter_c;
 __typeof__(PMPI_Rget_accumulate_c) *gck_p_PMPI_Rget_accumulate_c = PMPI_Rget_accumulate_c;
 __typeof__(PMPI_Rget_c) *gck_p_PMPI_Rget_c = PMPI_Rget_c;
 __typeof__(PMPI_Rput_c) *gck_p_PMPI_Rput_c = PMPI_Rput_c;
@@ -402,6 +433,7 @@ __typeof__(PMPI_Rsend_c) *gck_p_PMPI_Rsend_c = PMPI_Rsend_c;
 __typeof__(PMPI_Rsend_init_c) *gck_p_PMPI_Rsend_init_c = PMPI_Rsend_init_c;
 __typeof__(PMPI_Scan_c) *gck_p_PMPI_Scan_c = PMPI_Scan_c;
 __typeof__(PMPI_Scatter_c) *gck_p_PMPI_Scatter_c = PMPI_Scatter_c;
+__typeof__(PMPI_Scatterv_c) *gck_p_PMPI_Scatterv_c = PMPI_Scatterv_c;
 __typeof__(PMPI_Send_c) *gck_p_PMPI_Send_c = PMPI_Send_c;
 __typeof__(PMPI_Send_init_c) *gck_p_PMPI_Send_init_c = PMPI_Send_init_c;
 __typeof__(PMPI_Sendrecv_c) *gck_p_PMPI_Sendrecv_c = PMPI_Sendrecv_c;
@@ -721,10 +753,16 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Accumulate_c = (__typeof__(gck_p_PMPI_Accumulate_c))gclock_sym("PMPI_Accumulate_c");
 	if (gck_p_PMPI_Allgather_c == 0)
 		gck_p_PMPI_Allgather_c = (__typeof__(gck_p_PMPI_Allgather_c))gclock_sym("PMPI_Allgather_c");
+	if (gck_p_PMPI_Allgatherv_c == 0)
+		gck_p_PMPI_Allgatherv_c = (__typeof__(gck_p_PMPI_Allgatherv_c))gclock_sym("PMPI_Allgatherv_c");
 	if (gck_p_PMPI_Allreduce_c == 0)
 		gck_p_PMPI_Allreduce_c = (__typeof__(gck_p_PMPI_Allreduce_c))gclock_sym("PMPI_Allreduce_c");
 	if (gck_p_PMPI_Alltoall_c == 0)
 		gck_p_PMPI_Alltoall_c = (__typeof__(gck_p_PMPI_Alltoall_c))gclock_sym("PMPI_Alltoall_c");
+	if (gck_p_PMPI_Alltoallv_c == 0)
+		gck_p_PMPI_Alltoallv_c = (__typeof__(gck_p_PMPI_Alltoallv_c))gclock_sym("PMPI_Alltoallv_c");
+	if (gck_p_PMPI_Alltoallw_c == 0)
+		gck_p_PMPI_Alltoallw_c = (__typeof__(gck_p_PMPI_Alltoallw_c))gclock_sym("PMPI_Alltoallw_c");
 	if (gck_p_PMPI_Bcast_c == 0)
 		gck_p_PMPI_Bcast_c = (__typeof__(gck_p_PMPI_Bcast_c))gclock_sym("PMPI_Bcast_c");
 	if (gck_p_PMPI_Bsend_c == 0)
@@ -735,16 +773,24 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Exscan_c = (__typeof__(gck_p_PMPI_Exscan_c))gclock_sym("PMPI_Exscan_c");
 	if (gck_p_PMPI_Gather_c == 0)
 		gck_p_PMPI_Gather_c = (__typeof__(gck_p_PMPI_Gather_c))gclock_sym("PMPI_Gather_c");
+	if (gck_p_PMPI_Gatherv_c == 0)
+		gck_p_PMPI_Gatherv_c = (__typeof__(gck_p_PMPI_Gatherv_c))gclock_sym("PMPI_Gatherv_c");
 	if (gck_p_PMPI_Get_accumulate_c == 0)
 		gck_p_PMPI_Get_accumulate_c = (__typeof__(gck_p_PMPI_Get_accumulate_c))gclock_sym("PMPI_Get_accumulate_c");
 	if (gck_p_PMPI_Get_c == 0)
 		gck_p_PMPI_Get_c = (__typeof__(gck_p_PMPI_Get_c))gclock_sym("PMPI_Get_c");
 	if (gck_p_PMPI_Iallgather_c == 0)
 		gck_p_PMPI_Iallgather_c = (__typeof__(gck_p_PMPI_Iallgather_c))gclock_sym("PMPI_Iallgather_c");
+	if (gck_p_PMPI_Iallgatherv_c == 0)
+		gck_p_PMPI_Iallgatherv_c = (__typeof__(gck_p_PMPI_Iallgatherv_c))gclock_sym("PMPI_Iallgatherv_c");
 	if (gck_p_PMPI_Iallreduce_c == 0)
 		gck_p_PMPI_Iallreduce_c = (__typeof__(gck_p_PMPI_Iallreduce_c))gclock_sym("PMPI_Iallreduce_c");
 	if (gck_p_PMPI_Ialltoall_c == 0)
 		gck_p_PMPI_Ialltoall_c = (__typeof__(gck_p_PMPI_Ialltoall_c))gclock_sym("PMPI_Ialltoall_c");
+	if (gck_p_PMPI_Ialltoallv_c == 0)
+		gck_p_PMPI_Ialltoallv_c = (__typeof__(gck_p_PMPI_Ialltoallv_c))gclock_sym("PMPI_Ialltoallv_c");
+	if (gck_p_PMPI_Ialltoallw_c == 0)
+		gck_p_PMPI_Ialltoallw_c = (__typeof__(gck_p_PMPI_Ialltoallw_c))gclock_sym("PMPI_Ialltoallw_c");
 	if (gck_p_PMPI_Ibcast_c == 0)
 		gck_p_PMPI_Ibcast_c = (__typeof__(gck_p_PMPI_Ibcast_c))gclock_sym("PMPI_Ibcast_c");
 	if (gck_p_PMPI_Ibsend_c == 0)
@@ -753,24 +799,34 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Iexscan_c = (__typeof__(gck_p_PMPI_Iexscan_c))gclock_sym("PMPI_Iexscan_c");
 	if (gck_p_PMPI_Igather_c == 0)
 		gck_p_PMPI_Igather_c = (__typeof__(gck_p_PMPI_Igather_c))gclock_sym("PMPI_Igather_c");
+	if (gck_p_PMPI_Igatherv_c == 0)
+		gck_p_PMPI_Igatherv_c = (__typeof__(gck_p_PMPI_Igatherv_c))gclock_sym("PMPI_Igatherv_c");
 	if (gck_p_PMPI_Imrecv_c == 0)
 		gck_p_PMPI_Imrecv_c = (__typeof__(gck_p_PMPI_Imrecv_c))gclock_sym("PMPI_Imrecv_c");
 	if (gck_p_PMPI_Ineighbor_allgather_c == 0)
 		gck_p_PMPI_Ineighbor_allgather_c = (__typeof__(gck_p_PMPI_Ineighbor_allgather_c))gclock_sym("PMPI_Ineighbor_allgather_c");
+	if (gck_p_PMPI_Ineighbor_allgatherv_c == 0)
+		gck_p_PMPI_Ineighbor_allgatherv_c = (__typeof__(gck_p_PMPI_Ineighbor_allgatherv_c))gclock_sym("PMPI_Ineighbor_allgatherv_c");
 	if (gck_p_PMPI_Ineighbor_alltoall_c == 0)
 		gck_p_PMPI_Ineighbor_alltoall_c = (__typeof__(gck_p_PMPI_Ineighbor_alltoall_c))gclock_sym("PMPI_Ineighbor_alltoall_c");
+	if (gck_p_PMPI_Ineighbor_alltoallv_c == 0)
+		gck_p_PMPI_Ineighbor_alltoallv_c = (__typeof__(gck_p_PMPI_Ineighbor_alltoallv_c))gclock_sym("PMPI_Ineighbor_alltoallv_c");
 	if (gck_p_PMPI_Irecv_c == 0)
 		gck_p_PMPI_Irecv_c = (__typeof__(gck_p_PMPI_Irecv_c))gclock_sym("PMPI_Irecv_c");
 	if (gck_p_PMPI_Ireduce_c == 0)
 		gck_p_PMPI_Ireduce_c = (__typeof__(gck_p_PMPI_Ireduce_c))gclock_sym("PMPI_Ireduce_c");
 	if (gck_p_PMPI_Ireduce_scatter_block_c == 0)
 		gck_p_PMPI_Ireduce_scatter_block_c = (__typeof__(gck_p_PMPI_Ireduce_scatter_block_c))gclock_sym("PMPI_Ireduce_scatter_block_c");
+	if (gck_p_PMPI_Ireduce_scatter_c == 0)
+		gck_p_PMPI_Ireduce_scatter_c = (__typeof__(gck_p_PMPI_Ireduce_scatter_c))gclock_sym("PMPI_Ireduce_scatter_c");
 	if (gck_p_PMPI_Irsend_c == 0)
 		gck_p_PMPI_Irsend_c = (__typeof__(gck_p_PMPI_Irsend_c))gclock_sym("PMPI_Irsend_c");
 	if (gck_p_PMPI_Iscan_c == 0)
 		gck_p_PMPI_Iscan_c = (__typeof__(gck_p_PMPI_Iscan_c))gclock_sym("PMPI_Iscan_c");
 	if (gck_p_PMPI_Iscatter_c == 0)
 		gck_p_PMPI_Iscatter_c = (__typeof__(gck_p_PMPI_Iscatter_c))gclock_sym("PMPI_Iscatter_c");
+	if (gck_p_PMPI_Iscatterv_c == 0)
+		gck_p_PMPI_Iscatterv_c = (__typeof__(gck_p_PMPI_Iscatterv_c))gclock_sym("PMPI_Iscatterv_c");
 	if (gck_p_PMPI_Isend_c == 0)
 		gck_p_PMPI_Isend_c = (__typeof__(gck_p_PMPI_Isend_c))gclock_sym("PMPI_Isend_c");
 	if (gck_p_PMPI_Issend_c == 0)
@@ -779,8 +835,12 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Mrecv_c = (__typeof__(gck_p_PMPI_Mrecv_c))gclock_sym("PMPI_Mrecv_c");
 	if (gck_p_PMPI_Neighbor_allgather_c == 0)
 		gck_p_PMPI_Neighbor_allgather_c = (__typeof__(gck_p_PMPI_Neighbor_allgather_c))gclock_sym("PMPI_Neighbor_allgather_c");
+	if (gck_p_PMPI_Neighbor_allgatherv_c == 0)
+		gck_p_PMPI_Neighbor_allgatherv_c = (__typeof__(gck_p_PMPI_Neighbor_allgatherv_c))gclock_sym("PMPI_Neighbor_allgatherv_c");
 	if (gck_p_PMPI_Neighbor_alltoall_c == 0)
 		gck_p_PMPI_Neighbor_alltoall_c = (__typeof__(gck_p_PMPI_Neighbor_alltoall_c))gclock_sym("PMPI_Neighbor_alltoall_c");
+	if (gck_p_PMPI_Neighbor_alltoallv_c == 0)
+		gck_p_PMPI_Neighbor_alltoallv_c = (__typeof__(gck_p_PMPI_Neighbor_alltoallv_c))gclock_sym("PMPI_Neighbor_alltoallv_c");
 	if (gck_p_PMPI_Put_c == 0)
 		gck_p_PMPI_Put_c = (__typeof__(gck_p_PMPI_Put_c))gclock_sym("PMPI_Put_c");
 	if (gck_p_PMPI_Raccumulate_c == 0)
@@ -793,6 +853,8 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Reduce_c = (__typeof__(gck_p_PMPI_Reduce_c))gclock_sym("PMPI_Reduce_c");
 	if (gck_p_PMPI_Reduce_scatter_block_c == 0)
 		gck_p_PMPI_Reduce_scatter_block_c = (__typeof__(gck_p_PMPI_Reduce_scatter_block_c))gclock_sym("PMPI_Reduce_scatter_block_c");
+	if (gck_p_PMPI_Reduce_scatter_c == 0)
+		gck_p_PMPI_Reduce_scatter_c = (__typeof__(gck_p_PMPI_Reduce_scatter_c))gclock_sym("PMPI_Reduce_scatter_c");
 	if (gck_p_PMPI_Rget_accumulate_c == 0)
 		gck_p_PMPI_Rget_accumulate_c = (__typeof__(gck_p_PMPI_Rget_accumulate_c))gclock_sym("PMPI_Rget_accumulate_c");
 	if (gck_p_PMPI_Rget_c == 0)
@@ -807,6 +869,8 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Scan_c = (__typeof__(gck_p_PMPI_Scan_c))gclock_sym("PMPI_Scan_c");
 	if (gck_p_PMPI_Scatter_c == 0)
 		gck_p_PMPI_Scatter_c = (__typeof__(gck_p_PMPI_Scatter_c))gclock_sym("PMPI_Scatter_c");
+	if (gck_p_PMPI_Scatterv_c == 0)
+		gck_p_PMPI_Scatterv_c = (__typeof__(gck_p_PMPI_Scatterv_c))gclock_sym("PMPI_Scatterv_c");
 	if (gck_p_PMPI_Send_c == 0)
 		gck_p_PMPI_Send_c = (__typeof__(gck_p_PMPI_Send_c))gclock_sym("PMPI_Send_c");
 	if (gck_p_PMPI_Send_init_c == 0)

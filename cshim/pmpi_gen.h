@@ -154,42 +154,57 @@ extern __typeof__(PMPI_Wtime) *gck_p_PMPI_Wtime;
 #if MPI_VERSION >= 4 /* MPI-4 large-count variants */
 extern __typeof__(PMPI_Accumulate_c) *gck_p_PMPI_Accumulate_c;
 extern __typeof__(PMPI_Allgather_c) *gck_p_PMPI_Allgather_c;
+extern __typeof__(PMPI_Allgatherv_c) *gck_p_PMPI_Allgatherv_c;
 extern __typeof__(PMPI_Allreduce_c) *gck_p_PMPI_Allreduce_c;
 extern __typeof__(PMPI_Alltoall_c) *gck_p_PMPI_Alltoall_c;
+extern __typeof__(PMPI_Alltoallv_c) *gck_p_PMPI_Alltoallv_c;
+extern __typeof__(PMPI_Alltoallw_c) *gck_p_PMPI_Alltoallw_c;
 extern __typeof__(PMPI_Bcast_c) *gck_p_PMPI_Bcast_c;
 extern __typeof__(PMPI_Bsend_c) *gck_p_PMPI_Bsend_c;
 extern __typeof__(PMPI_Bsend_init_c) *gck_p_PMPI_Bsend_init_c;
 extern __typeof__(PMPI_Exscan_c) *gck_p_PMPI_Exscan_c;
 extern __typeof__(PMPI_Gather_c) *gck_p_PMPI_Gather_c;
+extern __typeof__(PMPI_Gatherv_c) *gck_p_PMPI_Gatherv_c;
 extern __typeof__(PMPI_Get_accumulate_c) *gck_p_PMPI_Get_accumulate_c;
 extern __typeof__(PMPI_Get_c) *gck_p_PMPI_Get_c;
 extern __typeof__(PMPI_Iallgather_c) *gck_p_PMPI_Iallgather_c;
+extern __typeof__(PMPI_Iallgatherv_c) *gck_p_PMPI_Iallgatherv_c;
 extern __typeof__(PMPI_Iallreduce_c) *gck_p_PMPI_Iallreduce_c;
 extern __typeof__(PMPI_Ialltoall_c) *gck_p_PMPI_Ialltoall_c;
+extern __typeof__(PMPI_Ialltoallv_c) *gck_p_PMPI_Ialltoallv_c;
+extern __typeof__(PMPI_Ialltoallw_c) *gck_p_PMPI_Ialltoallw_c;
 extern __typeof__(PMPI_Ibcast_c) *gck_p_PMPI_Ibcast_c;
 extern __typeof__(PMPI_Ibsend_c) *gck_p_PMPI_Ibsend_c;
 extern __typeof__(PMPI_Iexscan_c) *gck_p_PMPI_Iexscan_c;
 extern __typeof__(PMPI_Igather_c) *gck_p_PMPI_Igather_c;
+extern __typeof__(PMPI_Igatherv_c) *gck_p_PMPI_Igatherv_c;
 extern __typeof__(PMPI_Imrecv_c) *gck_p_PMPI_Imrecv_c;
 extern __typeof__(PMPI_Ineighbor_allgather_c) *gck_p_PMPI_Ineighbor_allgather_c;
+extern __typeof__(PMPI_Ineighbor_allgatherv_c) *gck_p_PMPI_Ineighbor_allgatherv_c;
 extern __typeof__(PMPI_Ineighbor_alltoall_c) *gck_p_PMPI_Ineighbor_alltoall_c;
+extern __typeof__(PMPI_Ineighbor_alltoallv_c) *gck_p_PMPI_Ineighbor_alltoallv_c;
 extern __typeof__(PMPI_Irecv_c) *gck_p_PMPI_Irecv_c;
 extern __typeof__(PMPI_Ireduce_c) *gck_p_PMPI_Ireduce_c;
 extern __typeof__(PMPI_Ireduce_scatter_block_c) *gck_p_PMPI_Ireduce_scatter_block_c;
+extern __typeof__(PMPI_Ireduce_scatter_c) *gck_p_PMPI_Ireduce_scatter_c;
 extern __typeof__(PMPI_Irsend_c) *gck_p_PMPI_Irsend_c;
 extern __typeof__(PMPI_Iscan_c) *gck_p_PMPI_Iscan_c;
 extern __typeof__(PMPI_Iscatter_c) *gck_p_PMPI_Iscatter_c;
+extern __typeof__(PMPI_Iscatterv_c) *gck_p_PMPI_Iscatterv_c;
 extern __typeof__(PMPI_Isend_c) *gck_p_PMPI_Isend_c;
 extern __typeof__(PMPI_Issend_c) *gck_p_PMPI_Issend_c;
 extern __typeof__(PMPI_Mrecv_c) *gck_p_PMPI_Mrecv_c;
 extern __typeof__(PMPI_Neighbor_allgather_c) *gck_p_PMPI_Neighbor_allgather_c;
+extern __typeof__(PMPI_Neighbor_allgatherv_c) *gck_p_PMPI_Neighbor_allgatherv_c;
 extern __typeof__(PMPI_Neighbor_alltoall_c) *gck_p_PMPI_Neighbor_alltoall_c;
+extern __typeof__(PMPI_Neighbor_alltoallv_c) *gck_p_PMPI_Neighbor_alltoallv_c;
 extern __typeof__(PMPI_Put_c) *gck_p_PMPI_Put_c;
 extern __typeof__(PMPI_Raccumulate_c) *gck_p_PMPI_Raccumulate_c;
 extern __typeof__(PMPI_Recv_c) *gck_p_PMPI_Recv_c;
 extern __typeof__(PMPI_Recv_init_c) *gck_p_PMPI_Recv_init_c;
 extern __typeof__(PMPI_Reduce_c) *gck_p_PMPI_Reduce_c;
 extern __typeof__(PMPI_Reduce_scatter_block_c) *gck_p_PMPI_Reduce_scatter_block_c;
+extern __typeof__(PMPI_Reduce_scatter_c) *gck_p_PMPI_Reduce_scatter_c;
 extern __typeof__(PMPI_Rget_accumulate_c) *gck_p_PMPI_Rget_accumulate_c;
 extern __typeof__(PMPI_Rget_c) *gck_p_PMPI_Rget_c;
 extern __typeof__(PMPI_Rput_c) *gck_p_PMPI_Rput_c;
@@ -197,6 +212,7 @@ extern __typeof__(PMPI_Rsend_c) *gck_p_PMPI_Rsend_c;
 extern __typeof__(PMPI_Rsend_init_c) *gck_p_PMPI_Rsend_init_c;
 extern __typeof__(PMPI_Scan_c) *gck_p_PMPI_Scan_c;
 extern __typeof__(PMPI_Scatter_c) *gck_p_PMPI_Scatter_c;
+extern __typeof__(PMPI_Scatterv_c) *gck_p_PMPI_Scatterv_c;
 extern __typeof__(PMPI_Send_c) *gck_p_PMPI_Send_c;
 extern __typeof__(PMPI_Send_init_c) *gck_p_PMPI_Send_init_c;
 extern __typeof__(PMPI_Sendrecv_c) *gck_p_PMPI_Sendrecv_c;
@@ -366,42 +382,57 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #if MPI_VERSION >= 4 /* MPI-4 large-count variants */
 #define PMPI_Accumulate_c GCK_PMPI(PMPI_Accumulate_c, 0)
 #define PMPI_Allgather_c GCK_PMPI(PMPI_Allgather_c, 0)
+#define PMPI_Allgatherv_c GCK_PMPI(PMPI_Allgatherv_c, 0)
 #define PMPI_Allreduce_c GCK_PMPI(PMPI_Allreduce_c, 0)
 #define PMPI_Alltoall_c GCK_PMPI(PMPI_Alltoall_c, 0)
+#define PMPI_Alltoallv_c GCK_PMPI(PMPI_Alltoallv_c, 0)
+#define PMPI_Alltoallw_c GCK_PMPI(PMPI_Alltoallw_c, 0)
 #define PMPI_Bcast_c GCK_PMPI(PMPI_Bcast_c, 0)
 #define PMPI_Bsend_c GCK_PMPI(PMPI_Bsend_c, 0)
 #define PMPI_Bsend_init_c GCK_PMPI(PMPI_Bsend_init_c, 0)
 #define PMPI_Exscan_c GCK_PMPI(PMPI_Exscan_c, 0)
 #define PMPI_Gather_c GCK_PMPI(PMPI_Gather_c, 0)
+#define PMPI_Gatherv_c GCK_PMPI(PMPI_Gatherv_c, 0)
 #define PMPI_Get_accumulate_c GCK_PMPI(PMPI_Get_accumulate_c, 0)
 #define PMPI_Get_c GCK_PMPI(PMPI_Get_c, 0)
 #define PMPI_Iallgather_c GCK_PMPI(PMPI_Iallgather_c, 0)
+#define PMPI_Iallgatherv_c GCK_PMPI(PMPI_Iallgatherv_c, 0)
 #define PMPI_Iallreduce_c GCK_PMPI(PMPI_Iallreduce_c, 0)
 #define PMPI_Ialltoall_c GCK_PMPI(PMPI_Ialltoall_c, 0)
+#define PMPI_Ialltoallv_c GCK_PMPI(PMPI_Ialltoallv_c, 0)
+#define PMPI_Ialltoallw_c GCK_PMPI(PMPI_Ialltoallw_c, 0)
 #define PMPI_Ibcast_c GCK_PMPI(PMPI_Ibcast_c, 0)
 #define PMPI_Ibsend_c GCK_PMPI(PMPI_Ibsend_c, 0)
 #define PMPI_Iexscan_c GCK_PMPI(PMPI_Iexscan_c, 0)
 #define PMPI_Igather_c GCK_PMPI(PMPI_Igather_c, 0)
+#define PMPI_Igatherv_c GCK_PMPI(PMPI_Igatherv_c, 0)
 #define PMPI_Imrecv_c GCK_PMPI(PMPI_Imrecv_c, 0)
 #define PMPI_Ineighbor_allgather_c GCK_PMPI(PMPI_Ineighbor_allgather_c, 0)
+#define PMPI_Ineighbor_allgatherv_c GCK_PMPI(PMPI_Ineighbor_allgatherv_c, 0)
 #define PMPI_Ineighbor_alltoall_c GCK_PMPI(PMPI_Ineighbor_alltoall_c, 0)
+#define PMPI_Ineighbor_alltoallv_c GCK_PMPI(PMPI_Ineighbor_alltoallv_c, 0)
 #define PMPI_Irecv_c GCK_PMPI(PMPI_Irecv_c, 0)
 #define PMPI_Ireduce_c GCK_PMPI(PMPI_Ireduce_c, 0)
 #define PMPI_Ireduce_scatter_block_c GCK_PMPI(PMPI_Ireduce_scatter_block_c, 0)
+#define PMPI_Ireduce_scatter_c GCK_PMPI(PMPI_Ireduce_scatter_c, 0)
 #define PMPI_Irsend_c GCK_PMPI(PMPI_Irsend_c, 0)
 #define PMPI_Iscan_c GCK_PMPI(PMPI_Iscan_c, 0)
 #define PMPI_Iscatter_c GCK_PMPI(PMPI_Iscatter_c, 0)
+#define PMPI_Iscatterv_c GCK_PMPI(PMPI_Iscatterv_c, 0)
 #define PMPI_Isend_c GCK_PMPI(PMPI_Isend_c, 0)
 #define PMPI_Issend_c GCK_PMPI(PMPI_Issend_c, 0)
 #define PMPI_Mrecv_c GCK_PMPI(PMPI_Mrecv_c, 0)
 #define PMPI_Neighbor_allgather_c GCK_PMPI(PMPI_Neighbor_allgather_c, 0)
+#define PMPI_Neighbor_allgatherv_c GCK_PMPI(PMPI_Neighbor_allgatherv_c, 0)
 #define PMPI_Neighbor_alltoall_c GCK_PMPI(PMPI_Neighbor_alltoall_c, 0)
+#define PMPI_Neighbor_alltoallv_c GCK_PMPI(PMPI_Neighbor_alltoallv_c, 0)
 #define PMPI_Put_c GCK_PMPI(PMPI_Put_c, 0)
 #define PMPI_Raccumulate_c GCK_PMPI(PMPI_Raccumulate_c, 0)
 #define PMPI_Recv_c GCK_PMPI(PMPI_Recv_c, 0)
 #define PMPI_Recv_init_c GCK_PMPI(PMPI_Recv_init_c, 0)
 #define PMPI_Reduce_c GCK_PMPI(PMPI_Reduce_c, 0)
 #define PMPI_Reduce_scatter_block_c GCK_PMPI(PMPI_Reduce_scatter_block_c, 0)
+#define PMPI_Reduce_scatter_c GCK_PMPI(PMPI_Reduce_scatter_c, 0)
 #define PMPI_Rget_accumulate_c GCK_PMPI(PMPI_Rget_accumulate_c, 0)
 #define PMPI_Rget_c GCK_PMPI(PMPI_Rget_c, 0)
 #define PMPI_Rput_c GCK_PMPI(PMPI_Rput_c, 0)
@@ -409,6 +440,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Rsend_init_c GCK_PMPI(PMPI_Rsend_init_c, 0)
 #define PMPI_Scan_c GCK_PMPI(PMPI_Scan_c, 0)
 #define PMPI_Scatter_c GCK_PMPI(PMPI_Scatter_c, 0)
+#define PMPI_Scatterv_c GCK_PMPI(PMPI_Scatterv_c, 0)
 #define PMPI_Send_c GCK_PMPI(PMPI_Send_c, 0)
 #define PMPI_Send_init_c GCK_PMPI(PMPI_Send_init_c, 0)
 #define PMPI_Sendrecv_c GCK_PMPI(PMPI_Sendrecv_c, 0)

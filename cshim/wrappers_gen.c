@@ -2146,7 +2146,7 @@ int MPI_Win_sync(MPI_Win win)
 }
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Send_c: largecount.tbl line 14, op 18 */
+/* MPI_Send_c: largecount.tbl line 16, op 18 */
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2168,7 +2168,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ssend_c: largecount.tbl line 15, op 19 */
+/* MPI_Ssend_c: largecount.tbl line 17, op 19 */
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2190,7 +2190,7 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rsend_c: largecount.tbl line 16, op 20 */
+/* MPI_Rsend_c: largecount.tbl line 18, op 20 */
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2212,7 +2212,7 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Bsend_c: largecount.tbl line 17, op 21 */
+/* MPI_Bsend_c: largecount.tbl line 19, op 21 */
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2234,7 +2234,7 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Recv_c: largecount.tbl line 18, op 22 */
+/* MPI_Recv_c: largecount.tbl line 20, op 22 */
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2256,7 +2256,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Sendrecv_c: largecount.tbl line 19, op 23 */
+/* MPI_Sendrecv_c: largecount.tbl line 21, op 23 */
 int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2278,7 +2278,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Sendrecv_replace_c: largecount.tbl line 20, op 24 */
+/* MPI_Sendrecv_replace_c: largecount.tbl line 22, op 24 */
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2300,7 +2300,7 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Mrecv_c: largecount.tbl line 21, op 101 */
+/* MPI_Mrecv_c: largecount.tbl line 23, op 101 */
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2322,7 +2322,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Isend_c: largecount.tbl line 22, op 26 */
+/* MPI_Isend_c: largecount.tbl line 24, op 26 */
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2344,7 +2344,7 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Issend_c: largecount.tbl line 23, op 27 */
+/* MPI_Issend_c: largecount.tbl line 25, op 27 */
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2366,7 +2366,7 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Irsend_c: largecount.tbl line 24, op 28 */
+/* MPI_Irsend_c: largecount.tbl line 26, op 28 */
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2388,7 +2388,7 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ibsend_c: largecount.tbl line 25, op 29 */
+/* MPI_Ibsend_c: largecount.tbl line 27, op 29 */
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2410,7 +2410,7 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Irecv_c: largecount.tbl line 26, op 30 */
+/* MPI_Irecv_c: largecount.tbl line 28, op 30 */
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2432,7 +2432,7 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Imrecv_c: largecount.tbl line 27, op 102 */
+/* MPI_Imrecv_c: largecount.tbl line 29, op 102 */
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2454,7 +2454,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Send_init_c: largecount.tbl line 28, op 40 */
+/* MPI_Send_init_c: largecount.tbl line 30, op 40 */
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2476,7 +2476,7 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ssend_init_c: largecount.tbl line 29, op 41 */
+/* MPI_Ssend_init_c: largecount.tbl line 31, op 41 */
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2498,7 +2498,7 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rsend_init_c: largecount.tbl line 30, op 42 */
+/* MPI_Rsend_init_c: largecount.tbl line 32, op 42 */
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2520,7 +2520,7 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Bsend_init_c: largecount.tbl line 31, op 43 */
+/* MPI_Bsend_init_c: largecount.tbl line 33, op 43 */
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2542,7 +2542,7 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Recv_init_c: largecount.tbl line 32, op 44 */
+/* MPI_Recv_init_c: largecount.tbl line 34, op 44 */
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2564,7 +2564,7 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Bcast_c: largecount.tbl line 35, op 2 */
+/* MPI_Bcast_c: largecount.tbl line 37, op 2 */
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2590,7 +2590,7 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Reduce_c: largecount.tbl line 36, op 3 */
+/* MPI_Reduce_c: largecount.tbl line 38, op 3 */
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2616,7 +2616,7 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Allreduce_c: largecount.tbl line 37, op 4 */
+/* MPI_Allreduce_c: largecount.tbl line 39, op 4 */
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2642,7 +2642,7 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Gather_c: largecount.tbl line 38, op 5 */
+/* MPI_Gather_c: largecount.tbl line 40, op 5 */
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2668,7 +2668,7 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Scatter_c: largecount.tbl line 39, op 7 */
+/* MPI_Scatter_c: largecount.tbl line 41, op 7 */
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2694,7 +2694,7 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Allgather_c: largecount.tbl line 40, op 9 */
+/* MPI_Allgather_c: largecount.tbl line 42, op 9 */
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2720,7 +2720,7 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Alltoall_c: largecount.tbl line 41, op 11 */
+/* MPI_Alltoall_c: largecount.tbl line 43, op 11 */
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2746,7 +2746,7 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Reduce_scatter_block_c: largecount.tbl line 42, op 15 */
+/* MPI_Reduce_scatter_block_c: largecount.tbl line 44, op 15 */
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2772,7 +2772,7 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Scan_c: largecount.tbl line 43, op 16 */
+/* MPI_Scan_c: largecount.tbl line 45, op 16 */
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2798,7 +2798,7 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Exscan_c: largecount.tbl line 44, op 17 */
+/* MPI_Exscan_c: largecount.tbl line 46, op 17 */
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2824,7 +2824,7 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Neighbor_allgather_c: largecount.tbl line 45, op 103 */
+/* MPI_Neighbor_allgather_c: largecount.tbl line 47, op 103 */
 int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2850,7 +2850,7 @@ int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Neighbor_alltoall_c: largecount.tbl line 46, op 105 */
+/* MPI_Neighbor_alltoall_c: largecount.tbl line 48, op 105 */
 int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2876,7 +2876,215 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ibcast_c: largecount.tbl line 49, op 49 */
+/* MPI_Gatherv_c: largecount.tbl line 49, op 6 */
+int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_gatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_GATHERV, cs, root, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Scatterv_c: largecount.tbl line 50, op 8 */
+int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_scatterv(cs, &sent, &recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_SCATTERV, cs, root, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Allgatherv_c: largecount.tbl line 51, op 10 */
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_allgatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Alltoallv_c: largecount.tbl line 52, op 12 */
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_alltoallv(cs, &sent, &recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Alltoallw_c: largecount.tbl line 53, op 13 */
+int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_alltoallw(cs, &sent, &recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Reduce_scatter_c: largecount.tbl line 54, op 14 */
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_reduce_scatter(cs, &sent, &recv, recvcounts, datatype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Neighbor_allgatherv_c: largecount.tbl line 55, op 104 */
+int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, sendcount, sendtype, recvcounts, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Neighbor_alltoallv_c: largecount.tbl line 56, op 106 */
+int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, sendcounts, sendtype, recvcounts, recvtype);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ibcast_c: largecount.tbl line 59, op 49 */
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2900,7 +3108,7 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ireduce_c: largecount.tbl line 50, op 50 */
+/* MPI_Ireduce_c: largecount.tbl line 60, op 50 */
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2924,7 +3132,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iallreduce_c: largecount.tbl line 51, op 51 */
+/* MPI_Iallreduce_c: largecount.tbl line 61, op 51 */
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2948,7 +3156,7 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Igather_c: largecount.tbl line 52, op 52 */
+/* MPI_Igather_c: largecount.tbl line 62, op 52 */
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2972,7 +3180,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iscatter_c: largecount.tbl line 53, op 54 */
+/* MPI_Iscatter_c: largecount.tbl line 63, op 54 */
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -2996,7 +3204,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iallgather_c: largecount.tbl line 54, op 56 */
+/* MPI_Iallgather_c: largecount.tbl line 64, op 56 */
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3020,7 +3228,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ialltoall_c: largecount.tbl line 55, op 58 */
+/* MPI_Ialltoall_c: largecount.tbl line 65, op 58 */
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3044,7 +3252,7 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ireduce_scatter_block_c: largecount.tbl line 56, op 62 */
+/* MPI_Ireduce_scatter_block_c: largecount.tbl line 66, op 62 */
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3068,7 +3276,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iscan_c: largecount.tbl line 57, op 63 */
+/* MPI_Iscan_c: largecount.tbl line 67, op 63 */
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3092,7 +3300,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iexscan_c: largecount.tbl line 58, op 64 */
+/* MPI_Iexscan_c: largecount.tbl line 68, op 64 */
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3116,7 +3324,7 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ineighbor_allgather_c: largecount.tbl line 59, op 107 */
+/* MPI_Ineighbor_allgather_c: largecount.tbl line 69, op 107 */
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3140,7 +3348,7 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ineighbor_alltoall_c: largecount.tbl line 60, op 109 */
+/* MPI_Ineighbor_alltoall_c: largecount.tbl line 70, op 109 */
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3164,7 +3372,199 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Win_create_c: largecount.tbl line 63, op 69 */
+/* MPI_Igatherv_c: largecount.tbl line 71, op 53 */
+int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IGATHERV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Iscatterv_c: largecount.tbl line 72, op 55 */
+int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_ISCATTERV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Iallgatherv_c: largecount.tbl line 73, op 57 */
+int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IALLGATHERV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ialltoallv_c: largecount.tbl line 74, op 59 */
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IALLTOALLV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ialltoallw_c: largecount.tbl line 75, op 60 */
+int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IALLTOALLW;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ireduce_scatter_c: largecount.tbl line 76, op 61 */
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_IREDUCE_SCATTER;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ineighbor_allgatherv_c: largecount.tbl line 77, op 108 */
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLGATHERV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ineighbor_alltoallv_c: largecount.tbl line 78, op 110 */
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALLV;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Win_create_c: largecount.tbl line 81, op 69 */
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3186,7 +3586,7 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Win_allocate_c: largecount.tbl line 64, op 70 */
+/* MPI_Win_allocate_c: largecount.tbl line 82, op 70 */
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3208,7 +3608,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Win_allocate_shared_c: largecount.tbl line 65, op 71 */
+/* MPI_Win_allocate_shared_c: largecount.tbl line 83, op 71 */
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3230,7 +3630,7 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Put_c: largecount.tbl line 66, op 74 */
+/* MPI_Put_c: largecount.tbl line 84, op 74 */
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3252,7 +3652,7 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Get_c: largecount.tbl line 67, op 75 */
+/* MPI_Get_c: largecount.tbl line 85, op 75 */
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3274,7 +3674,7 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Accumulate_c: largecount.tbl line 68, op 76 */
+/* MPI_Accumulate_c: largecount.tbl line 86, op 76 */
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3296,7 +3696,7 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Get_accumulate_c: largecount.tbl line 69, op 77 */
+/* MPI_Get_accumulate_c: largecount.tbl line 87, op 77 */
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3318,7 +3718,7 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rput_c: largecount.tbl line 70, op 80 */
+/* MPI_Rput_c: largecount.tbl line 88, op 80 */
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3340,7 +3740,7 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rget_c: largecount.tbl line 71, op 81 */
+/* MPI_Rget_c: largecount.tbl line 89, op 81 */
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3362,7 +3762,7 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Raccumulate_c: largecount.tbl line 72, op 82 */
+/* MPI_Raccumulate_c: largecount.tbl line 90, op 82 */
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3384,7 +3784,7 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rget_accumulate_c: largecount.tbl line 73, op 83 */
+/* MPI_Rget_accumulate_c: largecount.tbl line 91, op 83 */
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))

@@ -26,7 +26,9 @@ var largeWant = map[trace.Op]int{
 	trace.OpSend: 1, trace.OpRecv: 1, trace.OpIsend: 1, trace.OpIrecv: 1, trace.OpWaitall: 2, trace.OpSendrecv: 2,
 	trace.OpBcast: 1, trace.OpReduce: 1, trace.OpAllreduce: 1, trace.OpGather: 2, trace.OpScatter: 1,
 	trace.OpAllgather: 1, trace.OpAlltoall: 1, trace.OpReduceScatterBlock: 1, trace.OpScan: 1, trace.OpExscan: 1,
-	trace.OpIallreduce: 1, trace.OpWait: 1, trace.OpWinCreate: 1, trace.OpWinFence: 4, trace.OpPut: 1, trace.OpGet: 1,
+	trace.OpGatherv: 1, trace.OpScatterv: 1, trace.OpAllgatherv: 1, trace.OpAlltoallv: 1, trace.OpAlltoallw: 1,
+	trace.OpReduceScatter: 1, trace.OpIalltoallv: 1,
+	trace.OpIallreduce: 1, trace.OpWait: 2, trace.OpWinCreate: 1, trace.OpWinFence: 4, trace.OpPut: 1, trace.OpGet: 1,
 	trace.OpAccumulate: 1, trace.OpWinFree: 1,
 }
 
@@ -35,7 +37,8 @@ var largeWant = map[trace.Op]int{
 var largeCalls = []string{"MPI_Send_c", "MPI_Recv_c", "MPI_Isend_c", "MPI_Irecv_c", "MPI_Sendrecv_c", "MPI_Bcast_c",
 	"MPI_Reduce_c", "MPI_Allreduce_c", "MPI_Gather_c", "MPI_Scatter_c", "MPI_Allgather_c", "MPI_Alltoall_c",
 	"MPI_Reduce_scatter_block_c", "MPI_Scan_c", "MPI_Exscan_c", "MPI_Iallreduce_c", "MPI_Win_create_c", "MPI_Put_c",
-	"MPI_Get_c", "MPI_Accumulate_c"}
+	"MPI_Get_c", "MPI_Accumulate_c", "MPI_Gatherv_c", "MPI_Scatterv_c", "MPI_Allgatherv_c", "MPI_Alltoallv_c",
+	"MPI_Alltoallw_c", "MPI_Reduce_scatter_c", "MPI_Ialltoallv_c"}
 
 func TestLargeCount_RecordedLikeTheirIntTwins(t *testing.T) {
 	for _, m := range mpis(t) {
@@ -90,6 +93,10 @@ func testLargeCount(t *testing.T, m *mpiImpl) {
 		got := map[trace.Op]int{}
 		for _, e := range evs {
 			got[e.Op]++
+			// The v/w calls move both ranks' blocks of K = 4 ints.
+			if (e.Op == trace.OpAlltoallv || e.Op == trace.OpAlltoallw || e.Op == trace.OpAllgatherv) && e.Recv != 32 {
+				t.Errorf("rank %d: %s received %d bytes, want 32", rank, e.Op, e.Recv)
+			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(largeWant) {
 			t.Errorf("rank %d: events per op\n got %v\nwant %v", rank, got, largeWant)

@@ -12,9 +12,13 @@
 #if MPI_VERSION >= 4 && !defined(GCK_INT_ONLY)
 #define LC(f) f##_c
 #define LARGE 1
+typedef MPI_Count cnt_t; /* count arrays of the v/w calls */
+typedef MPI_Aint dsp_t;  /* their displacements */
 #else
 #define LC(f) f
 #define LARGE 0
+typedef int cnt_t;
+typedef int dsp_t;
 #endif
 
 #define K 4
@@ -76,6 +80,24 @@ int main(int argc, char **argv)
 	if (rank == 1)
 		for (int i = 0; i < K; i++)
 			sum += 11 * b[i];
+
+	/* v/w collectives: count arrays of MPI_Count, displacements of MPI_Aint */
+	cnt_t vc[2] = {K, K};
+	dsp_t vd[2] = {0, K}, wd[2] = {0, K * (dsp_t)sizeof(int)};
+	MPI_Datatype vt[2] = {MPI_INT, MPI_INT};
+	LC(MPI_Gatherv)(a, K, MPI_INT, c, vc, vd, MPI_INT, 0, MPI_COMM_WORLD);
+	LC(MPI_Scatterv)(c, vc, vd, MPI_INT, b, K, MPI_INT, 1, MPI_COMM_WORLD);
+	LC(MPI_Allgatherv)(a, K, MPI_INT, c, vc, vd, MPI_INT, MPI_COMM_WORLD);
+	LC(MPI_Alltoallv)(c, vc, vd, MPI_INT, d, vc, vd, MPI_INT, MPI_COMM_WORLD);
+	LC(MPI_Alltoallw)(d, vc, wd, vt, c, vc, wd, vt, MPI_COMM_WORLD);
+	for (int i = 0; i < 2 * K; i++)
+		sum += 23 * c[i];
+	LC(MPI_Reduce_scatter)(c, b, vc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Request vq;
+	LC(MPI_Ialltoallv)(c, vc, vd, MPI_INT, d, vc, vd, MPI_INT, MPI_COMM_WORLD, &vq);
+	MPI_Wait(&vq, MPI_STATUS_IGNORE);
+	for (int i = 0; i < 2 * K; i++)
+		sum += 29 * d[i];
 
 	/* nonblocking collective */
 	MPI_Request r;
