@@ -32,4 +32,5 @@ void gclock_flush_mark(gclock_tbuf *b, uint32_t handed, int64_t t0, int64_t t1)
 	e->seq = flush_count++;
 	e->root = -1;
 	e->op = GCK_OP_GCLOCK_FLUSH;
+	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE);
 }

@@ -49,8 +49,9 @@ typedef struct gclock_event {
 	int32_t peer;      /* point-to-point: peer world rank (trace.PeerAny/PeerNull) */
 	int32_t tag;       /* point-to-point: tag (trace.TagAny unresolved) */
 	uint32_t req;      /* request id (docs/p2p.md); polls: number of calls */
-	uint32_t pad;      /* 0 */
+	uint32_t pad;      /* its buffer half's generation, stored last (durability) */
 } gclock_event;
+_Static_assert(sizeof(gclock_event) == 72, "trace/live.go reads 72-byte records");
 
 /* Per-communicator state, found by MPI_Comm handle on the hot path. */
 typedef struct gclock_comm_slot {
@@ -112,9 +113,34 @@ typedef struct gclock_shared_req {
 } gclock_shared_req;
 #define GCK_SHARED_CAP 1024
 
+/* A thread buffer's file-backed region (docs/recorder.md, "Durability"):
+ * this header, then two halves of cap events each. The thread fills one
+ * half while Go writes the other to the rank file; a record is complete
+ * when its pad holds its half's generation (stored last). After a crash
+ * tracemerge reads the halves not yet written (trace.ReadLive). */
+#define GCK_LIVE_FILLING 1u
+#define GCK_LIVE_HANDED 2u
+#define GCK_LIVE_WRITTEN 3u
+typedef struct gclock_live_region {
+	char magic[8];      /* "GCKTHRD1" */
+	uint32_t cap;       /* events per half */
+	uint32_t thread;    /* buffer number in this process */
+	uint64_t reserved;
+	struct {
+		uint32_t gen;   /* generation of the events in the half (>= 1) */
+		uint32_t state; /* GCK_LIVE_* */
+		uint64_t reserved;
+	} half[2];
+} gclock_live_region;
+_Static_assert(sizeof(gclock_live_region) == 56, "trace/live.go reads a 56-byte region header");
+
 typedef struct gclock_tbuf {
 	gclock_event *ev;
 	uint32_t n, cap;
+	uint32_t gen;             /* generation of the half being filled */
+	int cur;                  /* that half: 0 or 1 */
+	gclock_event *halves[2];
+	gclock_live_region *live; /* file-backed (or malloc'ed) header */
 	struct gclock_tbuf *next; /* all buffers, for the final flush */
 	MPI_Request *sc_req;      /* GCK_SCRATCH handles (NULL: none) */
 	MPI_Status *sc_st;        /* GCK_SCRATCH statuses */
@@ -287,7 +313,7 @@ static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root
 	e->peer = 0;
 	e->tag = 0;
 	e->req = 0;
-	e->pad = 0;
+	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
 	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
 resync:
@@ -363,7 +389,9 @@ void gclock_set_buffer_events(int n);
 /* ---- implemented in Go (pmpi), called from C --------------------------- */
 
 extern int gclockGoStart(void);
-extern void gclockGoFlush(gclock_event *ev, int64_t n);
+extern void gclockGoFlush(gclock_event *ev, int64_t n, uint32_t *state);
+extern void gclockGoFlushWait(uint32_t *state);
+int gclock_live_open(const char *path);
 extern uint64_t gclockGoComm(uint64_t fixed_id, uint64_t parent, uint32_t counter,
 			     uint32_t local, char *kind, int32_t *members,
 			     int32_t n, int64_t created_ns);

@@ -215,7 +215,7 @@ static inline void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32
 	e->peer = peer;
 	e->tag = tag;
 	e->req = req;
-	e->pad = 0;
+	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
 	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
 }
@@ -243,7 +243,7 @@ void gclock_polls_flush(gclock_tbuf *b)
 	e->peer = GCK_PEER_ANY;
 	e->tag = (int32_t)b->poll_op;
 	e->req = n;
-	e->pad = 0;
+	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
 	if (++b->n == b->cap)
 		gclock_tbuf_full(b);
 }

@@ -221,7 +221,19 @@ func metaProblems(ri *RankInput) []string {
 		p = append(p, damageString(ri.Path, d))
 	}
 	if m.Footer == nil {
-		p = append(p, fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (events after its last flush are lost)", name, ri.Rank))
+		switch l := m.Live; {
+		case l == nil:
+			p = append(p, fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (no live sidecar: events after its last flush are lost)", name, ri.Rank))
+		default:
+			s := fmt.Sprintf("%s: rank %d ended abnormally (no footer): %d events recovered from %s", name, ri.Rank, l.Events, filepath.Base(l.Path))
+			if l.Events > 0 && m.Header.StartNS != 0 {
+				s += fmt.Sprintf(", the last recorded call ending %.3f s after its MPI_Init", float64(l.LastNS-m.Header.StartNS)/1e9)
+			}
+			if l.Err != "" {
+				s += "; " + l.Err
+			}
+			p = append(p, s)
+		}
 	} else if m.Footer.Dropped > 0 {
 		p = append(p, fmt.Sprintf("%s: the recorder dropped %d events (buffer exhaustion)", name, m.Footer.Dropped))
 	}

@@ -17,6 +17,19 @@ type RankMeta struct {
 	// unknown); used for progress only.
 	EventChunks int
 	Damage      []trace.Damage
+	// Live is what the rank's live sidecar gave back when the file has no
+	// footer (the rank died): nil when there was none to read.
+	Live *LiveInfo
+}
+
+// LiveInfo describes the events recovered from a rank's live sidecar
+// (trace.ReadLive) after its events from the rank file.
+type LiveInfo struct {
+	Path    string
+	Events  int
+	Threads int
+	LastNS  int64  // latest recovered exit (local ns), 0 when none
+	Err     string // what could not be read ("" all)
 }
 
 // Source is one rank's trace as merge reads it. *trace.Reader satisfies it
@@ -62,10 +75,26 @@ func (s *MemSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
 // Rewind makes the source deliver its events again from the start.
 func (s *MemSource) Rewind() { s.pos = 0 }
 
-// traceSource adapts *trace.Reader to Source.
+// traceSource adapts *trace.Reader to Source; a rank file without footer
+// is followed by the events of its live sidecar.
 type traceSource struct {
-	r *trace.Reader
-	m RankMeta
+	r        *trace.Reader
+	m        RankMeta
+	live     *trace.LiveRecovery
+	liveDone bool
+	// first events of the file's chunks (only with a live sidecar): a
+	// handed half already in the file is skipped
+	firsts map[liveKey]bool
+}
+
+type liveKey struct {
+	enter, exit int64
+	op          trace.Op
+	seq, req    uint32
+}
+
+func keyOf(e *trace.Event) liveKey {
+	return liveKey{e.EnterNS, e.ExitNS, e.Op, e.Seq, e.Req}
 }
 
 // OpenTrace opens a gclock trace file (trace.Open) as a Source.
@@ -78,6 +107,24 @@ func OpenTrace(path string) (Source, error) {
 	tm := r.Meta()
 	ts.m = RankMeta{Header: tm.Header, Comms: tm.Comms, Epochs: tm.Epochs, Footer: tm.Footer,
 		EventChunks: tm.EventChunks, Damage: tm.Damage}
+	if tm.Footer == nil {
+		lp := path + trace.LiveSuffix
+		rec, err := trace.ReadLive(lp)
+		if err != trace.ErrNoLive {
+			info := &LiveInfo{Path: lp}
+			if rec != nil {
+				ts.live, ts.firsts = rec, map[liveKey]bool{}
+				info.Threads, info.LastNS = rec.Threads, rec.LastNS
+				for _, h := range rec.Halves {
+					info.Events += len(h.Events) // until NextChunk skips written halves
+				}
+			}
+			if err != nil {
+				info.Err = err.Error()
+			}
+			ts.m.Live = info
+		}
+	}
 	return ts, nil
 }
 
@@ -88,9 +135,30 @@ func (s *traceSource) Meta() *RankMeta {
 	return &s.m
 }
 
-// NextChunk implements Source.
+// NextChunk implements Source: the rank file's chunks, then the live
+// sidecar's events as one chunk.
 func (s *traceSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
-	return s.r.NextChunk(dst)
+	out, err := s.r.NextChunk(dst)
+	if s.firsts != nil && err == nil && len(out) > 0 {
+		s.firsts[keyOf(&out[0])] = true
+	}
+	if err == errEOF && !s.liveDone && s.live != nil {
+		s.liveDone = true
+		out = out[:0]
+		n := 0
+		for _, h := range s.live.Halves {
+			if h.Handed && s.firsts[keyOf(&h.Events[0])] {
+				continue // written before the process died
+			}
+			out = append(out, h.Events...)
+			n += len(h.Events)
+		}
+		s.m.Live.Events = n
+		if n > 0 {
+			return out, nil
+		}
+	}
+	return out, err
 }
 
 // Close closes the file.

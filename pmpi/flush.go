@@ -9,19 +9,24 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 )
 
 // Background encoding of full thread buffers.
 //
-// A full C buffer used to be converted, msgpack-encoded, zstd-compressed
-// and written on the application thread inside the MPI call that filled it
-// (≈4 ms per 32,768 events). Now the hand-off only copies the C buffer into
-// a Go-owned buffer (a memcpy, ≈0.1-0.3 ms) and queues it; one goroutine
-// encodes and writes queued buffers in order. The queue holds at most
-// flushQueueMax buffers: when it is full the application thread does the
-// work itself, first writing everything queued (so chunks stay in hand-off
-// order), then its own buffer. finish() drains the queue before the final
-// epoch and footer. GCLOCK_FLUSH_SYNC=1 restores the synchronous hand-off.
+// A full C buffer half is handed off without a copy: each thread buffer
+// has two halves in a file-backed mapping (cshim/shim.c, docs/recorder.md
+// "Durability"), the thread goes on filling the other half, and one
+// goroutine encodes and writes queued halves in order; once a half's
+// events are in the rank file, its state word (in the mapping) says
+// "written" and the thread may fill it again. A thread that fills its
+// other half before Go wrote the first waits for the writer
+// (gclockGoFlushWait). The queue holds at most flushQueueMax halves: when
+// it is full the application thread does the work itself, first writing
+// everything queued (so chunks stay in hand-off order), then its own half.
+// finish() drains the queue before the final epoch and footer.
+// GCLOCK_FLUSH_SYNC=1 writes every half synchronously.
 //
 // Chunk order: every pop from the queue happens under r.mu, the writer's
 // lock, and is written before r.mu is released, so chunks reach the file in
@@ -34,14 +39,20 @@ import (
 
 const flushQueueMax = 2
 
+// half is one handed-off buffer half: its events (C memory, not copied)
+// and the state word to set once they are written.
+type half struct {
+	evs   []C.gclock_event
+	state *C.uint32_t
+}
+
 type flushQueue struct {
 	mu     sync.Mutex
-	q      [][]C.gclock_event // pending copies, oldest first
-	free   [][]C.gclock_event // reusable copies
-	wake   chan struct{}      // worker wake-up (capacity 1)
-	busy   int                // buffers handed to the worker not yet written
-	done   *sync.Cond         // signalled when busy drops
-	sync   bool               // GCLOCK_FLUSH_SYNC: no background encoding
+	q      []half        // pending halves, oldest first
+	wake   chan struct{} // worker wake-up (capacity 1)
+	busy   int           // halves handed to the worker not yet written
+	done   *sync.Cond    // signalled when busy drops
+	sync   bool          // GCLOCK_FLUSH_SYNC: no background encoding
 	once   sync.Once
 	closed bool
 }
@@ -56,33 +67,40 @@ func newFlushQueue() *flushQueue {
 	return f
 }
 
-// handOff is gclockGoFlush's body: copy evs and queue them, or write
+// written marks h's half as in the rank file: the C side may refill it.
+func (h half) written() {
+	if h.state != nil {
+		atomic.StoreUint32((*uint32)(unsafe.Pointer(h.state)), C.GCK_LIVE_WRITTEN)
+	}
+}
+
+// writeHalfLocked writes one half and marks it written. Caller holds r.mu.
+func (r *recorder) writeHalfLocked(h half) {
+	r.flushLocked(h.evs)
+	h.written()
+}
+
+// handOff is gclockGoFlush's body: queue the half, or write it
 // synchronously when the queue is full (or background encoding is off).
-func (r *recorder) handOff(evs []C.gclock_event) {
+func (r *recorder) handOff(h half) {
 	f := fq
-	if f.sync || len(evs) == 0 {
-		r.flush(evs)
+	if f.sync || len(h.evs) == 0 {
+		r.mu.Lock()
+		r.writeHalfLocked(h)
+		r.mu.Unlock()
 		return
 	}
 	f.mu.Lock()
 	if f.closed || len(f.q) >= flushQueueMax {
 		f.mu.Unlock()
-		// Full: write the queue in order, then our own buffer.
+		// Full: write the queue in order, then our own half.
 		r.mu.Lock()
 		r.drainLocked()
-		r.flushLocked(evs)
+		r.writeHalfLocked(h)
 		r.mu.Unlock()
 		return
 	}
-	var buf []C.gclock_event
-	if n := len(f.free); n > 0 && cap(f.free[n-1]) >= len(evs) {
-		buf = f.free[n-1][:len(evs)]
-		f.free = f.free[:n-1]
-	} else {
-		buf = make([]C.gclock_event, len(evs))
-	}
-	copy(buf, evs)
-	f.q = append(f.q, buf)
+	f.q = append(f.q, h)
 	f.busy++
 	f.mu.Unlock()
 	f.once.Do(func() { go r.flushWorker() })
@@ -92,7 +110,22 @@ func (r *recorder) handOff(evs []C.gclock_event) {
 	}
 }
 
-// flushWorker writes queued buffers in the background.
+// waitWritten returns once the half whose state word is state has been
+// written (the thread wants to refill it): it writes the queue itself
+// rather than wait for the worker.
+func (r *recorder) waitWritten(state *C.uint32_t) {
+	r.mu.Lock()
+	r.drainLocked()
+	r.mu.Unlock()
+	f := fq
+	f.mu.Lock()
+	for atomic.LoadUint32((*uint32)(unsafe.Pointer(state))) == C.GCK_LIVE_HANDED && f.busy > 0 {
+		f.done.Wait() // the worker popped it and is writing it
+	}
+	f.mu.Unlock()
+}
+
+// flushWorker writes queued halves in the background.
 func (r *recorder) flushWorker() {
 	defer guard("background flush", nil)
 	f := fq
@@ -105,7 +138,7 @@ func (r *recorder) flushWorker() {
 	}
 }
 
-// drainLocked writes every queued buffer in order. Caller holds r.mu.
+// drainLocked writes every queued half in order. Caller holds r.mu.
 func (r *recorder) drainLocked() {
 	f := fq
 	for {
@@ -114,17 +147,14 @@ func (r *recorder) drainLocked() {
 			f.mu.Unlock()
 			return
 		}
-		buf := f.q[0]
-		f.q[0] = nil
+		h := f.q[0]
+		f.q[0] = half{}
 		f.q = f.q[1:]
 		f.mu.Unlock()
 
-		r.flushLocked(buf)
+		r.writeHalfLocked(h)
 
 		f.mu.Lock()
-		if len(f.free) < flushQueueMax+1 {
-			f.free = append(f.free, buf[:0])
-		}
 		f.busy--
 		f.done.Broadcast()
 		f.mu.Unlock()
@@ -142,7 +172,7 @@ func (r *recorder) drainFlushQueue() {
 	r.drainLocked()
 	r.mu.Unlock()
 	f.mu.Lock()
-	for f.busy > 0 { // a buffer the worker popped is being written
+	for f.busy > 0 { // a half the worker popped is being written
 		f.done.Wait()
 	}
 	f.mu.Unlock()

@@ -34,7 +34,8 @@ type recorder struct {
 	size    int
 	tr      *pmpiTransport
 	clock   localClock
-	synced  bool // epoch 0 ran on every rank: epoch 1 is owed at finalize
+	live    string // <rank file>.live: the thread buffers (durability); "" none
+	synced  bool   // epoch 0 ran on every rank: epoch 1 is owed at finalize
 	dir     string
 	path    string
 	w       *trace.Writer
@@ -272,6 +273,15 @@ func (r *recorder) start() bool {
 		return false
 	}
 	r.w = w
+	// The thread buffers live in <rank file>.live (cshim/shim.c) so that a
+	// killed process leaves its unwritten events for tracemerge.
+	r.live = r.path + trace.LiveSuffix
+	cp := C.CString(r.live)
+	if C.gclock_live_open(cp) != 0 {
+		r.warnf("cannot create %s: events not yet written when the process dies are lost", r.live)
+		r.live = ""
+	}
+	C.free(unsafe.Pointer(cp))
 	if err := w.WriteEpoch(ep); err != nil {
 		r.stopRecording(fmt.Errorf("writing sync epoch 0 to %s: %w", r.path, err))
 		return false
@@ -441,15 +451,25 @@ func objects() []trace.Object {
 	return out
 }
 
-// gclockGoFlush receives one full (or final) C thread buffer of n events
-// and hands it off (flush.go): copied and queued for the background
-// encoder, or appended to the trace as one chunk right away. The C side
-// reuses the buffer after it returns.
+// gclockGoFlush receives one full (or final) C thread buffer half of n
+// events and hands it off (flush.go): queued for the background encoder,
+// or appended to the trace as one chunk right away; *state becomes
+// GCK_LIVE_WRITTEN once the rank file holds it, and only then does the C
+// side refill that half.
 //
 //export gclockGoFlush
-func gclockGoFlush(ev *C.gclock_event, n C.int64_t) {
+func gclockGoFlush(ev *C.gclock_event, n C.int64_t, state *C.uint32_t) {
 	defer guard("flush", nil)
-	rec.handOff(unsafe.Slice(ev, int(n)))
+	rec.handOff(half{evs: unsafe.Slice(ev, int(n)), state: state})
+}
+
+// gclockGoFlushWait returns once the buffer half with the given state word
+// has been written to the rank file (flush.go).
+//
+//export gclockGoFlushWait
+func gclockGoFlushWait(state *C.uint32_t) {
+	defer guard("flush", nil)
+	rec.waitWritten(state)
 }
 
 // flush converts one C buffer to trace events and appends one chunk.
@@ -611,10 +631,12 @@ func (r *recorder) finish(why string) {
 		Dropped:     uint64(C.gclock_dropped()),
 		EndNS:       int64(C.gclock_now()),
 		Reason:      why,
-		BufferBytes: int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
+		BufferBytes: 2 * int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
 	}
 	if err := r.w.Close(f); err != nil {
 		r.warnf("closing %s: %v", r.path, err)
+	} else if r.live != "" {
+		os.Remove(r.live) // every event is in the finished rank file
 	}
 	r.w = nil
 }
