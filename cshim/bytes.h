@@ -324,6 +324,13 @@ GCK_RULE(neighbor_alltoallv, gclock_counts scounts, MPI_Datatype stype, gclock_c
 	*recv = cs->indeg > 0 ? gclock_vsize(rcounts, cs->indeg, rtype) : 0;
 }
 
+GCK_RULE(neighbor_alltoallw, gclock_counts scounts, const MPI_Datatype stypes[], gclock_counts rcounts,
+	 const MPI_Datatype rtypes[])
+{
+	*sent = cs->outdeg > 0 ? gclock_wsize(scounts, stypes, cs->outdeg, -1) : 0;
+	*recv = cs->indeg > 0 ? gclock_wsize(rcounts, rtypes, cs->indeg, -1) : 0;
+}
+
 /* The array rules' call macros (GCK_COUNTS: int or MPI_Count arrays). */
 #define gclock_bytes_reduce_scatter(cs, s, r, rc, t) (gclock_bytes_reduce_scatter)(cs, s, r, GCK_COUNTS(rc), t)
 #define gclock_bytes_gatherv(cs, s, r, sb, sc, st, rc, rt, root)                                     \
@@ -338,6 +345,8 @@ GCK_RULE(neighbor_alltoallv, gclock_counts scounts, MPI_Datatype stype, gclock_c
 	(gclock_bytes_alltoallw)(cs, s, r, sb, GCK_COUNTS(sc), st, GCK_COUNTS(rc), rt)
 #define gclock_bytes_neighbor_allgatherv(cs, s, r, sc, st, rc, rt)                                   \
 	(gclock_bytes_neighbor_allgatherv)(cs, s, r, sc, st, GCK_COUNTS(rc), rt)
+#define gclock_bytes_neighbor_alltoallw(cs, s, r, sc, st, rc, rt)                                    \
+	(gclock_bytes_neighbor_alltoallw)(cs, s, r, GCK_COUNTS(sc), st, GCK_COUNTS(rc), rt)
 #define gclock_bytes_neighbor_alltoallv(cs, s, r, sc, st, rc, rt)                                    \
 	(gclock_bytes_neighbor_alltoallv)(cs, s, r, GCK_COUNTS(sc), st, GCK_COUNTS(rc), rt)
 

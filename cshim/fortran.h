@@ -170,15 +170,21 @@ static inline void gclock_f_statuses(const MPI_Fint *f, MPI_Status *c, int n)
 	}
 }
 
-/* gclock_f_types converts n Fortran datatype handles (Alltoallw) into out
- * (cap entries); 0 if they do not fit (bytes then recorded as 0). */
+/* gclock_f_types converts the Fortran datatype handles of an Alltoallw
+ * (one per member: GCK_F_TYPES_SIZE) or a Neighbor_alltoallw (one per
+ * destination or source: GCK_F_TYPES_OUTDEG, _INDEG) into out (cap
+ * entries); 0 if they do not fit (bytes then recorded as 0). */
 #define GCK_F_TYPES 256
-static inline int gclock_f_types(const MPI_Fint *f, MPI_Comm comm, MPI_Datatype *out)
+enum { GCK_F_TYPES_SIZE, GCK_F_TYPES_OUTDEG, GCK_F_TYPES_INDEG };
+static inline int gclock_f_types(const MPI_Fint *f, MPI_Comm comm, MPI_Datatype *out, int which)
 {
 	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (cs == NULL || cs->inter || cs->size > GCK_F_TYPES)
+	if (cs == NULL || cs->inter)
 		return 0;
-	for (int i = 0; i < cs->size; i++)
+	int n = which == GCK_F_TYPES_OUTDEG ? cs->outdeg : which == GCK_F_TYPES_INDEG ? cs->indeg : cs->size;
+	if (n < 0 || n > GCK_F_TYPES)
+		return 0;
+	for (int i = 0; i < n; i++)
 		out[i] = gclock_type_f2c(f[i]);
 	return 1;
 }

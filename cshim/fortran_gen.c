@@ -434,9 +434,9 @@ GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, int desc, void 
 	gclock_tl_guard++;
 	MPI_Comm comm_c = gclock_comm_f2c(*comm);
 	MPI_Datatype sendtypes_c[GCK_F_TYPES];
-	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c);
+	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c, GCK_F_TYPES_SIZE);
 	MPI_Datatype recvtypes_c[GCK_F_TYPES];
-	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c);
+	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c, GCK_F_TYPES_SIZE);
 	gclock_comm_slot *cs = gclock_comm_get(comm_c);
 	if (GCK_UNLIKELY(cs == NULL)) {
 		real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
@@ -590,7 +590,7 @@ GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, int desc, void *se
 }
 GCK_F_WRAP_BUF(mpi_exscan, MPI_EXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, ierr)
 
-/* MPI_Neighbor_allgather: collectives.tbl line 31, op 103 */
+/* MPI_Neighbor_allgather: collectives.tbl line 32, op 103 */
 GCK_F_INLINE void body_mpi_neighbor_allgather(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -625,7 +625,7 @@ GCK_F_INLINE void body_mpi_neighbor_allgather(gclock_fsub real, void *ra, int de
 }
 GCK_F_WRAP_BUF(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
 
-/* MPI_Neighbor_allgatherv: collectives.tbl line 32, op 104 */
+/* MPI_Neighbor_allgatherv: collectives.tbl line 33, op 104 */
 GCK_F_INLINE void body_mpi_neighbor_allgatherv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -660,7 +660,7 @@ GCK_F_INLINE void body_mpi_neighbor_allgatherv(gclock_fsub real, void *ra, int d
 }
 GCK_F_WRAP_BUF(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr)
 
-/* MPI_Neighbor_alltoall: collectives.tbl line 33, op 105 */
+/* MPI_Neighbor_alltoall: collectives.tbl line 34, op 105 */
 GCK_F_INLINE void body_mpi_neighbor_alltoall(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -695,7 +695,7 @@ GCK_F_INLINE void body_mpi_neighbor_alltoall(gclock_fsub real, void *ra, int des
 }
 GCK_F_WRAP_BUF(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr)
 
-/* MPI_Neighbor_alltoallv: collectives.tbl line 34, op 106 */
+/* MPI_Neighbor_alltoallv: collectives.tbl line 35, op 106 */
 GCK_F_INLINE void body_mpi_neighbor_alltoallv(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
 	(void)desc; /* only buffers read it */
@@ -729,6 +729,44 @@ GCK_F_INLINE void body_mpi_neighbor_alltoallv(gclock_fsub real, void *ra, int de
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr)
+
+/* MPI_Neighbor_alltoallw: collectives.tbl line 36, op 111 */
+GCK_F_INLINE void body_mpi_neighbor_alltoallw(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+		return;
+	}
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtypes_c[GCK_F_TYPES];
+	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c, GCK_F_TYPES_OUTDEG);
+	MPI_Datatype recvtypes_c[GCK_F_TYPES];
+	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c, GCK_F_TYPES_INDEG);
+	gclock_comm_slot *cs = gclock_comm_get(comm_c);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+		gclock_tl_guard--;
+		return;
+	}
+	uint64_t sent = 0, recv = 0;
+	if (sendtypes_ok && recvtypes_ok)
+		gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
+	int64_t t0 = gclock_now();
+	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr)
 
 /* MPI_Send: p2p.tbl line 19, op 18 */
 GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, int desc, void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr)
@@ -2430,9 +2468,9 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void
 	gclock_tl_guard++;
 	MPI_Comm comm_c = gclock_comm_f2c(*comm);
 	MPI_Datatype sendtypes_c[GCK_F_TYPES];
-	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c);
+	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c, GCK_F_TYPES_SIZE);
 	MPI_Datatype recvtypes_c[GCK_F_TYPES];
-	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c);
+	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c, GCK_F_TYPES_SIZE);
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_icoll_pre(&cx, comm_c);
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
@@ -2747,6 +2785,46 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallv(gclock_fsub real, void *ra, int d
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr)
+
+/* MPI_Ineighbor_alltoallw: p2p.tbl line 82, op 112 */
+GCK_F_INLINE void body_mpi_ineighbor_alltoallw(gclock_fsub real, void *ra, int desc, void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	(void)desc; /* only buffers read it */
+	MPI_Fint own_ierr = 0;
+	if (ierr == NULL)
+		ierr = &own_ierr;
+	if (GCK_UNLIKELY(real == NULL)) {
+		gclock_fortran_missing(ierr);
+		return;
+	}
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard)) {
+		real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+		return;
+	}
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALLW;
+	cx.ra = ra;
+	gclock_tl_guard++;
+	MPI_Comm comm_c = gclock_comm_f2c(*comm);
+	MPI_Datatype sendtypes_c[GCK_F_TYPES];
+	int sendtypes_ok = gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE || gclock_f_types(sendtypes, comm_c, sendtypes_c, GCK_F_TYPES_OUTDEG);
+	MPI_Datatype recvtypes_c[GCK_F_TYPES];
+	int recvtypes_ok = 0 || gclock_f_types(recvtypes, comm_c, recvtypes_c, GCK_F_TYPES_INDEG);
+	MPI_Request request_c = 0; /* set by the call */
+	gclock_p2p_icoll_pre(&cx, comm_c);
+	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
+		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
+	cx.t0 = gclock_now();
+	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
+	cx.t1 = gclock_now();
+	int rc = *ierr;
+	if (rc == MPI_SUCCESS)
+		request_c = gclock_request_f2c(*request);
+	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_tl_guard--;
+}
+GCK_F_WRAP_BUF(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr)
 
 /* MPI_Win_create: rma.tbl line 12, op 69 */
 GCK_F_INLINE void body_mpi_win_create(gclock_fsub real, void *ra, int desc, void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)

@@ -113,6 +113,8 @@
 #define GCK_OP_MPI_INEIGHBOR_ALLGATHERV 108
 #define GCK_OP_MPI_INEIGHBOR_ALLTOALL 109
 #define GCK_OP_MPI_INEIGHBOR_ALLTOALLV 110
-#define GCK_OP_COUNT 111 /* one more than the largest code */
+#define GCK_OP_MPI_NEIGHBOR_ALLTOALLW 111
+#define GCK_OP_MPI_INEIGHBOR_ALLTOALLW 112
+#define GCK_OP_COUNT 113 /* one more than the largest code */
 
 #endif

@@ -67,6 +67,7 @@
 #pragma weak PMPI_Ineighbor_allgatherv
 #pragma weak PMPI_Ineighbor_alltoall
 #pragma weak PMPI_Ineighbor_alltoallv
+#pragma weak PMPI_Ineighbor_alltoallw
 #pragma weak PMPI_Init
 #pragma weak PMPI_Init_thread
 #pragma weak PMPI_Intercomm_create
@@ -88,6 +89,7 @@
 #pragma weak PMPI_Neighbor_allgatherv
 #pragma weak PMPI_Neighbor_alltoall
 #pragma weak PMPI_Neighbor_alltoallv
+#pragma weak PMPI_Neighbor_alltoallw
 #pragma weak PMPI_Pcontrol
 #pragma weak PMPI_Probe
 #pragma weak PMPI_Put
@@ -178,6 +180,7 @@
 #pragma weak PMPI_Ineighbor_allgatherv_c
 #pragma weak PMPI_Ineighbor_alltoall_c
 #pragma weak PMPI_Ineighbor_alltoallv_c
+#pragma weak PMPI_Ineighbor_alltoallw_c
 #pragma weak PMPI_Irecv_c
 #pragma weak PMPI_Ireduce_c
 #pragma weak PMPI_Ireduce_scatter_block_c
@@ -193,6 +196,7 @@
 #pragma weak PMPI_Neighbor_allgatherv_c
 #pragma weak PMPI_Neighbor_alltoall_c
 #pragma weak PMPI_Neighbor_alltoallv_c
+#pragma weak PMPI_Neighbor_alltoallw_c
 #pragma weak PMPI_Put_c
 #pragma weak PMPI_Raccumulate_c
 #pragma weak PMPI_Recv_c
@@ -293,6 +297,7 @@ __typeof__(PMPI_Ineighbor_allgather) *gck_p_PMPI_Ineighbor_allgather = PMPI_Inei
 __typeof__(PMPI_Ineighbor_allgatherv) *gck_p_PMPI_Ineighbor_allgatherv = PMPI_Ineighbor_allgatherv;
 __typeof__(PMPI_Ineighbor_alltoall) *gck_p_PMPI_Ineighbor_alltoall = PMPI_Ineighbor_alltoall;
 __typeof__(PMPI_Ineighbor_alltoallv) *gck_p_PMPI_Ineighbor_alltoallv = PMPI_Ineighbor_alltoallv;
+__typeof__(PMPI_Ineighbor_alltoallw) *gck_p_PMPI_Ineighbor_alltoallw = PMPI_Ineighbor_alltoallw;
 __typeof__(PMPI_Init) *gck_p_PMPI_Init = PMPI_Init;
 __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread = PMPI_Init_thread;
 __typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create = PMPI_Intercomm_create;
@@ -314,6 +319,7 @@ __typeof__(PMPI_Neighbor_allgather) *gck_p_PMPI_Neighbor_allgather = PMPI_Neighb
 __typeof__(PMPI_Neighbor_allgatherv) *gck_p_PMPI_Neighbor_allgatherv = PMPI_Neighbor_allgatherv;
 __typeof__(PMPI_Neighbor_alltoall) *gck_p_PMPI_Neighbor_alltoall = PMPI_Neighbor_alltoall;
 __typeof__(PMPI_Neighbor_alltoallv) *gck_p_PMPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv;
+__typeof__(PMPI_Neighbor_alltoallw) *gck_p_PMPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw;
 __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol = PMPI_Pcontrol;
 __typeof__(PMPI_Probe) *gck_p_PMPI_Probe = PMPI_Probe;
 __typeof__(PMPI_Put) *gck_p_PMPI_Put = PMPI_Put;
@@ -404,6 +410,7 @@ __typeof__(PMPI_Ineighbor_allgather_c) *gck_p_PMPI_Ineighbor_allgather_c = PMPI_
 __typeof__(PMPI_Ineighbor_allgatherv_c) *gck_p_PMPI_Ineighbor_allgatherv_c = PMPI_Ineighbor_allgatherv_c;
 __typeof__(PMPI_Ineighbor_alltoall_c) *gck_p_PMPI_Ineighbor_alltoall_c = PMPI_Ineighbor_alltoall_c;
 __typeof__(PMPI_Ineighbor_alltoallv_c) *gck_p_PMPI_Ineighbor_alltoallv_c = PMPI_Ineighbor_alltoallv_c;
+__typeof__(PMPI_Ineighbor_alltoallw_c) *gck_p_PMPI_Ineighbor_alltoallw_c = PMPI_Ineighbor_alltoallw_c;
 __typeof__(PMPI_Irecv_c) *gck_p_PMPI_Irecv_c = PMPI_Irecv_c;
 __typeof__(PMPI_Ireduce_c) *gck_p_PMPI_Ireduce_c = PMPI_Ireduce_c;
 __typeof__(PMPI_Ireduce_scatter_block_c) *gck_p_PMPI_Ireduce_scatter_block_c = PMPI_Ireduce_scatter_block_c;
@@ -419,6 +426,7 @@ __typeof__(PMPI_Neighbor_allgather_c) *gck_p_PMPI_Neighbor_allgather_c = PMPI_Ne
 __typeof__(PMPI_Neighbor_allgatherv_c) *gck_p_PMPI_Neighbor_allgatherv_c = PMPI_Neighbor_allgatherv_c;
 __typeof__(PMPI_Neighbor_alltoall_c) *gck_p_PMPI_Neighbor_alltoall_c = PMPI_Neighbor_alltoall_c;
 __typeof__(PMPI_Neighbor_alltoallv_c) *gck_p_PMPI_Neighbor_alltoallv_c = PMPI_Neighbor_alltoallv_c;
+__typeof__(PMPI_Neighbor_alltoallw_c) *gck_p_PMPI_Neighbor_alltoallw_c = PMPI_Neighbor_alltoallw_c;
 __typeof__(PMPI_Put_c) *gck_p_PMPI_Put_c = PMPI_Put_c;
 __typeof__(PMPI_Raccumulate_c) *gck_p_PMPI_Raccumulate_c = PMPI_Raccumulate_c;
 __typeof__(PMPI_Recv_c) *gck_p_PMPI_Recv_c = PMPI_Recv_c;
@@ -590,6 +598,8 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Ineighbor_alltoallv == 0 && (gck_p_PMPI_Ineighbor_alltoallv = (__typeof__(gck_p_PMPI_Ineighbor_alltoallv))gclock_sym("PMPI_Ineighbor_alltoallv")) == 0)
 		missing++;
+	if (gck_p_PMPI_Ineighbor_alltoallw == 0 && (gck_p_PMPI_Ineighbor_alltoallw = (__typeof__(gck_p_PMPI_Ineighbor_alltoallw))gclock_sym("PMPI_Ineighbor_alltoallw")) == 0)
+		missing++;
 	if (gck_p_PMPI_Init == 0 && (gck_p_PMPI_Init = (__typeof__(gck_p_PMPI_Init))gclock_sym("PMPI_Init")) == 0)
 		missing++;
 	if (gck_p_PMPI_Init_thread == 0 && (gck_p_PMPI_Init_thread = (__typeof__(gck_p_PMPI_Init_thread))gclock_sym("PMPI_Init_thread")) == 0)
@@ -631,6 +641,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Neighbor_alltoall == 0 && (gck_p_PMPI_Neighbor_alltoall = (__typeof__(gck_p_PMPI_Neighbor_alltoall))gclock_sym("PMPI_Neighbor_alltoall")) == 0)
 		missing++;
 	if (gck_p_PMPI_Neighbor_alltoallv == 0 && (gck_p_PMPI_Neighbor_alltoallv = (__typeof__(gck_p_PMPI_Neighbor_alltoallv))gclock_sym("PMPI_Neighbor_alltoallv")) == 0)
+		missing++;
+	if (gck_p_PMPI_Neighbor_alltoallw == 0 && (gck_p_PMPI_Neighbor_alltoallw = (__typeof__(gck_p_PMPI_Neighbor_alltoallw))gclock_sym("PMPI_Neighbor_alltoallw")) == 0)
 		missing++;
 	if (gck_p_PMPI_Pcontrol == 0 && (gck_p_PMPI_Pcontrol = (__typeof__(gck_p_PMPI_Pcontrol))gclock_sym("PMPI_Pcontrol")) == 0)
 		missing++;
@@ -811,6 +823,8 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Ineighbor_alltoall_c = (__typeof__(gck_p_PMPI_Ineighbor_alltoall_c))gclock_sym("PMPI_Ineighbor_alltoall_c");
 	if (gck_p_PMPI_Ineighbor_alltoallv_c == 0)
 		gck_p_PMPI_Ineighbor_alltoallv_c = (__typeof__(gck_p_PMPI_Ineighbor_alltoallv_c))gclock_sym("PMPI_Ineighbor_alltoallv_c");
+	if (gck_p_PMPI_Ineighbor_alltoallw_c == 0)
+		gck_p_PMPI_Ineighbor_alltoallw_c = (__typeof__(gck_p_PMPI_Ineighbor_alltoallw_c))gclock_sym("PMPI_Ineighbor_alltoallw_c");
 	if (gck_p_PMPI_Irecv_c == 0)
 		gck_p_PMPI_Irecv_c = (__typeof__(gck_p_PMPI_Irecv_c))gclock_sym("PMPI_Irecv_c");
 	if (gck_p_PMPI_Ireduce_c == 0)
@@ -841,6 +855,8 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Neighbor_alltoall_c = (__typeof__(gck_p_PMPI_Neighbor_alltoall_c))gclock_sym("PMPI_Neighbor_alltoall_c");
 	if (gck_p_PMPI_Neighbor_alltoallv_c == 0)
 		gck_p_PMPI_Neighbor_alltoallv_c = (__typeof__(gck_p_PMPI_Neighbor_alltoallv_c))gclock_sym("PMPI_Neighbor_alltoallv_c");
+	if (gck_p_PMPI_Neighbor_alltoallw_c == 0)
+		gck_p_PMPI_Neighbor_alltoallw_c = (__typeof__(gck_p_PMPI_Neighbor_alltoallw_c))gclock_sym("PMPI_Neighbor_alltoallw_c");
 	if (gck_p_PMPI_Put_c == 0)
 		gck_p_PMPI_Put_c = (__typeof__(gck_p_PMPI_Put_c))gclock_sym("PMPI_Put_c");
 	if (gck_p_PMPI_Raccumulate_c == 0)

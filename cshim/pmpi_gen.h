@@ -72,6 +72,7 @@ extern __typeof__(PMPI_Ineighbor_allgather) *gck_p_PMPI_Ineighbor_allgather;
 extern __typeof__(PMPI_Ineighbor_allgatherv) *gck_p_PMPI_Ineighbor_allgatherv;
 extern __typeof__(PMPI_Ineighbor_alltoall) *gck_p_PMPI_Ineighbor_alltoall;
 extern __typeof__(PMPI_Ineighbor_alltoallv) *gck_p_PMPI_Ineighbor_alltoallv;
+extern __typeof__(PMPI_Ineighbor_alltoallw) *gck_p_PMPI_Ineighbor_alltoallw;
 extern __typeof__(PMPI_Init) *gck_p_PMPI_Init;
 extern __typeof__(PMPI_Init_thread) *gck_p_PMPI_Init_thread;
 extern __typeof__(PMPI_Intercomm_create) *gck_p_PMPI_Intercomm_create;
@@ -93,6 +94,7 @@ extern __typeof__(PMPI_Neighbor_allgather) *gck_p_PMPI_Neighbor_allgather;
 extern __typeof__(PMPI_Neighbor_allgatherv) *gck_p_PMPI_Neighbor_allgatherv;
 extern __typeof__(PMPI_Neighbor_alltoall) *gck_p_PMPI_Neighbor_alltoall;
 extern __typeof__(PMPI_Neighbor_alltoallv) *gck_p_PMPI_Neighbor_alltoallv;
+extern __typeof__(PMPI_Neighbor_alltoallw) *gck_p_PMPI_Neighbor_alltoallw;
 extern __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol;
 extern __typeof__(PMPI_Probe) *gck_p_PMPI_Probe;
 extern __typeof__(PMPI_Put) *gck_p_PMPI_Put;
@@ -183,6 +185,7 @@ extern __typeof__(PMPI_Ineighbor_allgather_c) *gck_p_PMPI_Ineighbor_allgather_c;
 extern __typeof__(PMPI_Ineighbor_allgatherv_c) *gck_p_PMPI_Ineighbor_allgatherv_c;
 extern __typeof__(PMPI_Ineighbor_alltoall_c) *gck_p_PMPI_Ineighbor_alltoall_c;
 extern __typeof__(PMPI_Ineighbor_alltoallv_c) *gck_p_PMPI_Ineighbor_alltoallv_c;
+extern __typeof__(PMPI_Ineighbor_alltoallw_c) *gck_p_PMPI_Ineighbor_alltoallw_c;
 extern __typeof__(PMPI_Irecv_c) *gck_p_PMPI_Irecv_c;
 extern __typeof__(PMPI_Ireduce_c) *gck_p_PMPI_Ireduce_c;
 extern __typeof__(PMPI_Ireduce_scatter_block_c) *gck_p_PMPI_Ireduce_scatter_block_c;
@@ -198,6 +201,7 @@ extern __typeof__(PMPI_Neighbor_allgather_c) *gck_p_PMPI_Neighbor_allgather_c;
 extern __typeof__(PMPI_Neighbor_allgatherv_c) *gck_p_PMPI_Neighbor_allgatherv_c;
 extern __typeof__(PMPI_Neighbor_alltoall_c) *gck_p_PMPI_Neighbor_alltoall_c;
 extern __typeof__(PMPI_Neighbor_alltoallv_c) *gck_p_PMPI_Neighbor_alltoallv_c;
+extern __typeof__(PMPI_Neighbor_alltoallw_c) *gck_p_PMPI_Neighbor_alltoallw_c;
 extern __typeof__(PMPI_Put_c) *gck_p_PMPI_Put_c;
 extern __typeof__(PMPI_Raccumulate_c) *gck_p_PMPI_Raccumulate_c;
 extern __typeof__(PMPI_Recv_c) *gck_p_PMPI_Recv_c;
@@ -300,6 +304,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Ineighbor_allgatherv GCK_PMPI(PMPI_Ineighbor_allgatherv, 0)
 #define PMPI_Ineighbor_alltoall GCK_PMPI(PMPI_Ineighbor_alltoall, 0)
 #define PMPI_Ineighbor_alltoallv GCK_PMPI(PMPI_Ineighbor_alltoallv, 0)
+#define PMPI_Ineighbor_alltoallw GCK_PMPI(PMPI_Ineighbor_alltoallw, 0)
 #define PMPI_Init GCK_PMPI(PMPI_Init, 0)
 #define PMPI_Init_thread GCK_PMPI(PMPI_Init_thread, 0)
 #define PMPI_Intercomm_create GCK_PMPI(PMPI_Intercomm_create, 0)
@@ -321,6 +326,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Neighbor_allgatherv GCK_PMPI(PMPI_Neighbor_allgatherv, 0)
 #define PMPI_Neighbor_alltoall GCK_PMPI(PMPI_Neighbor_alltoall, 0)
 #define PMPI_Neighbor_alltoallv GCK_PMPI(PMPI_Neighbor_alltoallv, 0)
+#define PMPI_Neighbor_alltoallw GCK_PMPI(PMPI_Neighbor_alltoallw, 0)
 #define PMPI_Pcontrol GCK_PMPI(PMPI_Pcontrol, 0)
 #define PMPI_Probe GCK_PMPI(PMPI_Probe, 0)
 #define PMPI_Put GCK_PMPI(PMPI_Put, 0)
@@ -411,6 +417,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Ineighbor_allgatherv_c GCK_PMPI(PMPI_Ineighbor_allgatherv_c, 0)
 #define PMPI_Ineighbor_alltoall_c GCK_PMPI(PMPI_Ineighbor_alltoall_c, 0)
 #define PMPI_Ineighbor_alltoallv_c GCK_PMPI(PMPI_Ineighbor_alltoallv_c, 0)
+#define PMPI_Ineighbor_alltoallw_c GCK_PMPI(PMPI_Ineighbor_alltoallw_c, 0)
 #define PMPI_Irecv_c GCK_PMPI(PMPI_Irecv_c, 0)
 #define PMPI_Ireduce_c GCK_PMPI(PMPI_Ireduce_c, 0)
 #define PMPI_Ireduce_scatter_block_c GCK_PMPI(PMPI_Ireduce_scatter_block_c, 0)
@@ -426,6 +433,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Neighbor_allgatherv_c GCK_PMPI(PMPI_Neighbor_allgatherv_c, 0)
 #define PMPI_Neighbor_alltoall_c GCK_PMPI(PMPI_Neighbor_alltoall_c, 0)
 #define PMPI_Neighbor_alltoallv_c GCK_PMPI(PMPI_Neighbor_alltoallv_c, 0)
+#define PMPI_Neighbor_alltoallw_c GCK_PMPI(PMPI_Neighbor_alltoallw_c, 0)
 #define PMPI_Put_c GCK_PMPI(PMPI_Put_c, 0)
 #define PMPI_Raccumulate_c GCK_PMPI(PMPI_Raccumulate_c, 0)
 #define PMPI_Recv_c GCK_PMPI(PMPI_Recv_c, 0)

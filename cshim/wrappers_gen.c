@@ -396,7 +396,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	return rc;
 }
 
-/* MPI_Neighbor_allgather: collectives.tbl line 31, op 103 */
+/* MPI_Neighbor_allgather: collectives.tbl line 32, op 103 */
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -419,7 +419,7 @@ int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
 	return rc;
 }
 
-/* MPI_Neighbor_allgatherv: collectives.tbl line 32, op 104 */
+/* MPI_Neighbor_allgatherv: collectives.tbl line 33, op 104 */
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -442,7 +442,7 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 	return rc;
 }
 
-/* MPI_Neighbor_alltoall: collectives.tbl line 33, op 105 */
+/* MPI_Neighbor_alltoall: collectives.tbl line 34, op 105 */
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -465,7 +465,7 @@ int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	return rc;
 }
 
-/* MPI_Neighbor_alltoallv: collectives.tbl line 34, op 106 */
+/* MPI_Neighbor_alltoallv: collectives.tbl line 35, op 106 */
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -484,6 +484,29 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 	int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Neighbor_alltoallw: collectives.tbl line 36, op 111 */
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, sendcounts, sendtypes, recvcounts, recvtypes);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1569,6 +1592,27 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
 	int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+/* MPI_Ineighbor_alltoallw: p2p.tbl line 82, op 112 */
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALLW;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
@@ -3084,7 +3128,33 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], 
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ibcast_c: largecount.tbl line 59, op 49 */
+/* MPI_Neighbor_alltoallw_c: largecount.tbl line 57, op 111 */
+int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	void *ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (GCK_UNLIKELY(cs == NULL)) {
+		int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+		gclock_tl_guard--;
+		return rc;
+	}
+	uint64_t sent = 0, recv = 0;
+	gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, sendcounts, sendtypes, recvcounts, recvtypes);
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
+	int64_t t1 = gclock_now();
+	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Ibcast_c: largecount.tbl line 60, op 49 */
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3108,7 +3178,7 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ireduce_c: largecount.tbl line 60, op 50 */
+/* MPI_Ireduce_c: largecount.tbl line 61, op 50 */
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3132,7 +3202,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iallreduce_c: largecount.tbl line 61, op 51 */
+/* MPI_Iallreduce_c: largecount.tbl line 62, op 51 */
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3156,7 +3226,7 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Igather_c: largecount.tbl line 62, op 52 */
+/* MPI_Igather_c: largecount.tbl line 63, op 52 */
 int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3180,7 +3250,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iscatter_c: largecount.tbl line 63, op 54 */
+/* MPI_Iscatter_c: largecount.tbl line 64, op 54 */
 int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3204,7 +3274,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iallgather_c: largecount.tbl line 64, op 56 */
+/* MPI_Iallgather_c: largecount.tbl line 65, op 56 */
 int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3228,7 +3298,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ialltoall_c: largecount.tbl line 65, op 58 */
+/* MPI_Ialltoall_c: largecount.tbl line 66, op 58 */
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3252,7 +3322,7 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ireduce_scatter_block_c: largecount.tbl line 66, op 62 */
+/* MPI_Ireduce_scatter_block_c: largecount.tbl line 67, op 62 */
 int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3276,7 +3346,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iscan_c: largecount.tbl line 67, op 63 */
+/* MPI_Iscan_c: largecount.tbl line 68, op 63 */
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3300,7 +3370,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iexscan_c: largecount.tbl line 68, op 64 */
+/* MPI_Iexscan_c: largecount.tbl line 69, op 64 */
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3324,7 +3394,7 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ineighbor_allgather_c: largecount.tbl line 69, op 107 */
+/* MPI_Ineighbor_allgather_c: largecount.tbl line 70, op 107 */
 int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3348,7 +3418,7 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ineighbor_alltoall_c: largecount.tbl line 70, op 109 */
+/* MPI_Ineighbor_alltoall_c: largecount.tbl line 71, op 109 */
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3372,7 +3442,7 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Igatherv_c: largecount.tbl line 71, op 53 */
+/* MPI_Igatherv_c: largecount.tbl line 72, op 53 */
 int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3396,7 +3466,7 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iscatterv_c: largecount.tbl line 72, op 55 */
+/* MPI_Iscatterv_c: largecount.tbl line 73, op 55 */
 int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[], MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3420,7 +3490,7 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Iallgatherv_c: largecount.tbl line 73, op 57 */
+/* MPI_Iallgatherv_c: largecount.tbl line 74, op 57 */
 int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3444,7 +3514,7 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ialltoallv_c: largecount.tbl line 74, op 59 */
+/* MPI_Ialltoallv_c: largecount.tbl line 75, op 59 */
 int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3468,7 +3538,7 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ialltoallw_c: largecount.tbl line 75, op 60 */
+/* MPI_Ialltoallw_c: largecount.tbl line 76, op 60 */
 int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3492,7 +3562,7 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ireduce_scatter_c: largecount.tbl line 76, op 61 */
+/* MPI_Ireduce_scatter_c: largecount.tbl line 77, op 61 */
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3516,7 +3586,7 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ineighbor_allgatherv_c: largecount.tbl line 77, op 108 */
+/* MPI_Ineighbor_allgatherv_c: largecount.tbl line 78, op 108 */
 int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3540,7 +3610,7 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Ineighbor_alltoallv_c: largecount.tbl line 78, op 110 */
+/* MPI_Ineighbor_alltoallv_c: largecount.tbl line 79, op 110 */
 int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3564,7 +3634,31 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Win_create_c: largecount.tbl line 81, op 69 */
+/* MPI_Ineighbor_alltoallw_c: largecount.tbl line 80, op 112 */
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
+		return PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	gclock_p2p cx;
+	gclock_p2p_begin(&cx);
+	cx.op = GCK_OP_MPI_INEIGHBOR_ALLTOALLW;
+	cx.ra = __builtin_return_address(0);
+	gclock_tl_guard++;
+	gclock_p2p_icoll_pre(&cx, comm);
+	if (cx.cs != NULL)
+		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
+	cx.t0 = gclock_now();
+	int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
+	cx.t1 = gclock_now();
+	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_tl_guard--;
+	return rc;
+}
+
+#endif
+
+#if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
+/* MPI_Win_create_c: largecount.tbl line 83, op 69 */
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3586,7 +3680,7 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Win_allocate_c: largecount.tbl line 82, op 70 */
+/* MPI_Win_allocate_c: largecount.tbl line 84, op 70 */
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3608,7 +3702,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Win_allocate_shared_c: largecount.tbl line 83, op 71 */
+/* MPI_Win_allocate_shared_c: largecount.tbl line 85, op 71 */
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3630,7 +3724,7 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Put_c: largecount.tbl line 84, op 74 */
+/* MPI_Put_c: largecount.tbl line 86, op 74 */
 int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3652,7 +3746,7 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Get_c: largecount.tbl line 85, op 75 */
+/* MPI_Get_c: largecount.tbl line 87, op 75 */
 int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3674,7 +3768,7 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Accumulate_c: largecount.tbl line 86, op 76 */
+/* MPI_Accumulate_c: largecount.tbl line 88, op 76 */
 int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3696,7 +3790,7 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Get_accumulate_c: largecount.tbl line 87, op 77 */
+/* MPI_Get_accumulate_c: largecount.tbl line 89, op 77 */
 int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3718,7 +3812,7 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rput_c: largecount.tbl line 88, op 80 */
+/* MPI_Rput_c: largecount.tbl line 90, op 80 */
 int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3740,7 +3834,7 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rget_c: largecount.tbl line 89, op 81 */
+/* MPI_Rget_c: largecount.tbl line 91, op 81 */
 int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3762,7 +3856,7 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Raccumulate_c: largecount.tbl line 90, op 82 */
+/* MPI_Raccumulate_c: largecount.tbl line 92, op 82 */
 int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))
@@ -3784,7 +3878,7 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 #endif
 
 #if MPI_VERSION >= 4 /* large-count variant: MPI-4 mpi.h only */
-/* MPI_Rget_accumulate_c: largecount.tbl line 91, op 83 */
+/* MPI_Rget_accumulate_c: largecount.tbl line 93, op 83 */
 int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
 	if (GCK_UNLIKELY(!gclock_active || gclock_tl_guard))

@@ -108,7 +108,7 @@ const fortranN = 5
 var fortranWant = map[trace.Op]int{
 	trace.OpAllreduce: fortranN + 3, trace.OpBcast: fortranN, trace.OpBarrier: fortranN - 1, trace.OpPcontrol: 2,
 	trace.OpSend: fortranN, trace.OpRecv: fortranN, trace.OpIsend: fortranN,
-	trace.OpIrecv: fortranN, trace.OpWaitall: 2 * fortranN, trace.OpAllgather: 1,
+	trace.OpIrecv: fortranN, trace.OpWaitall: 2 * fortranN, trace.OpAllgather: 1, trace.OpNeighborAlltoallw: 1,
 }
 
 func TestFortran_OpenMPIBindingsRecordedLikeC(t *testing.T) {
@@ -173,6 +173,11 @@ func checkFortranRun(t *testing.T, m fortranMPI, bin string, p fortranProg) {
 			// the others'.
 			if p.InPlace && e.Op == trace.OpAllgather && (e.Sent != 4 || e.Recv != 4*(np-1)) {
 				t.Errorf("rank %d: in-place MPI_Allgather sent/received %d/%d bytes, want 4/%d", rank, e.Sent, e.Recv, 4*(np-1))
+			}
+			// The Fortran datatypes of MPI_Neighbor_alltoallw are converted
+			// per neighbour (the 1-D ring's 2).
+			if e.Op == trace.OpNeighborAlltoallw && (e.Sent != 8 || e.Recv != 8) {
+				t.Errorf("rank %d: MPI_Neighbor_alltoallw sent/received %d/%d bytes, want 8/8", rank, e.Sent, e.Recv)
 			}
 			if e.Op == trace.OpRecv && (e.Peer != int32((rank+np-1)%np) || e.Recv != 4) {
 				t.Errorf("rank %d: MPI_Recv from peer %d with %d bytes, want %d and 4", rank, e.Peer, e.Recv, (rank+np-1)%np)

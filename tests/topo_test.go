@@ -52,6 +52,7 @@ func TestTopo_EveryConstructorGetsAnAgreedID(t *testing.T) {
 			nbWant := map[trace.Op][3]uint64{ // events, sent, recv per rank
 				trace.OpNeighborAllgather: {1, 16, 16}, trace.OpIneighborAllgather: {1, 16, 16},
 				trace.OpNeighborAllgatherv: {1, 8, 8}, trace.OpNeighborAlltoall: {1, 4, 4}, trace.OpNeighborAlltoallv: {1, 4, 4},
+				trace.OpNeighborAlltoallw: {1, 16, 16}, trace.OpIneighborAlltoallw: {1, 8, 8},
 			}
 			for rank, rt := range traces {
 				got := map[trace.Op][3]uint64{}

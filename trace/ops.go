@@ -142,7 +142,6 @@ const (
 	// blocking and nonblocking (same order, so BlockingEquivalent is an
 	// offset). Each member exchanges with its neighbours only, so they are
 	// instances matched by Seq but impose no N×N wait (WaitNone).
-	// MPI_(I)neighbor_alltoallw is not wrapped (cshim/collectives.tbl).
 	OpNeighborAllgather
 	OpNeighborAllgatherv
 	OpNeighborAlltoall
@@ -151,6 +150,10 @@ const (
 	OpIneighborAllgatherv
 	OpIneighborAlltoall
 	OpIneighborAlltoallv
+	// MPI_Neighbor_alltoallw and MPI_Ineighbor_alltoallw (per-neighbour
+	// datatypes), neighbourhood collectives like the four above.
+	OpNeighborAlltoallw
+	OpIneighborAlltoallw
 	opCount
 )
 
@@ -269,6 +272,8 @@ var opNames = [...]string{
 	OpIneighborAllgatherv: "MPI_Ineighbor_allgatherv",
 	OpIneighborAlltoall:   "MPI_Ineighbor_alltoall",
 	OpIneighborAlltoallv:  "MPI_Ineighbor_alltoallv",
+	OpNeighborAlltoallw:   "MPI_Neighbor_alltoallw",
+	OpIneighborAlltoallw:  "MPI_Ineighbor_alltoallw",
 }
 
 // String returns the MPI function name, e.g. "MPI_Allreduce".
@@ -304,12 +309,16 @@ func (o Op) IsRecorder() bool { return o == OpFlush || o == OpResync }
 
 // IsCollective reports whether o is a collective (matched across members).
 func (o Op) IsCollective() bool {
-	return o >= OpBarrier && o <= OpExscan || o >= OpNeighborAllgather && o <= OpNeighborAlltoallv
+	return o >= OpBarrier && o <= OpExscan || o >= OpNeighborAllgather && o <= OpNeighborAlltoallv ||
+		o == OpNeighborAlltoallw
 }
 
 // IsNeighborhood reports whether o is a neighbourhood collective
 // (MPI_Neighbor_* or MPI_Ineighbor_*).
-func (o Op) IsNeighborhood() bool { return o >= OpNeighborAllgather && o <= OpIneighborAlltoallv }
+func (o Op) IsNeighborhood() bool {
+	return o >= OpNeighborAllgather && o <= OpIneighborAlltoallv || o == OpNeighborAlltoallw ||
+		o == OpIneighborAlltoallw
+}
 
 // Synchronizing reports whether no member can leave the op before the last
 // member entered it (the clock condition of DESIGN.md): Barrier, Allreduce,
@@ -397,7 +406,8 @@ func (o Op) IsCompletion() bool { return o >= OpWait && o <= OpTestsome }
 // collective start; its Seq is the communicator's collective sequence
 // number shared with the blocking collectives.
 func (o Op) IsNonblockingCollective() bool {
-	return o >= OpIbarrier && o <= OpIexscan || o >= OpIneighborAllgather && o <= OpIneighborAlltoallv
+	return o >= OpIbarrier && o <= OpIexscan || o >= OpIneighborAllgather && o <= OpIneighborAlltoallv ||
+		o == OpIneighborAlltoallw
 }
 
 // IsPointToPoint reports whether o is one of issue 7's point-to-point or
@@ -414,6 +424,8 @@ func (o Op) IsRecvStart() bool { return o == OpIrecv || o == OpImrecv }
 // starts (MPI_Iallreduce -> MPI_Allreduce), OpUnknown for other ops.
 func (o Op) BlockingEquivalent() Op {
 	switch {
+	case o == OpIneighborAlltoallw:
+		return OpNeighborAlltoallw
 	case o >= OpIneighborAllgather && o <= OpIneighborAlltoallv:
 		return OpNeighborAllgather + (o - OpIneighborAllgather)
 	case o.IsNonblockingCollective():

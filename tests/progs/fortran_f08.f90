@@ -8,8 +8,10 @@ program fortran_f08
   integer :: rank, np, i, right, left
   integer :: sval, rval, sbuf, rbuf, check
   integer :: buf(4), gbuf(64)
-  type(MPI_Comm) :: sub, cart
-  integer :: dims(1)
+  type(MPI_Comm) :: sub, cart, ring
+  integer :: dims(1), wcounts(2), wsend(2), wrecv(2)
+  integer(kind=MPI_ADDRESS_KIND) :: wdisp(2)
+  type(MPI_Datatype) :: wtypes(2)
   logical :: periods(1)
   type(MPI_Request) :: reqs(2)
   type(MPI_Status) :: sts(2), st
@@ -67,6 +69,23 @@ program fortran_f08
   call MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, .false., cart)
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_MAX, cart)
   check = check + rval
+  ! one integer to and from each of the 2 neighbours, per-neighbour types,
+  ! on a distributed graph of the same ring: MPICH 4.0.2's mpi_f08
+  ! MPI_Neighbor_alltoallw fails on a Cartesian communicator (it asks for
+  ! distributed-graph degrees), with or without the recorder
+  wsend(1) = left
+  wsend(2) = right
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, wsend, MPI_UNWEIGHTED, 2, wsend, &
+                                      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., ring)
+  wcounts = 1
+  wtypes = MPI_INTEGER
+  wdisp(1) = 0
+  wdisp(2) = 4
+  wsend(1) = rank
+  wsend(2) = 10 * rank
+  call MPI_Neighbor_alltoallw(wsend, wcounts, wdisp, wtypes, wrecv, wcounts, wdisp, wtypes, ring)
+  check = check + wrecv(1) + wrecv(2)
+  call MPI_Comm_free(ring)
   call MPI_Comm_free(cart)
   print '(A,I0,A,I0)', 'rank ', rank, ' check ', check
   call MPI_Finalize()

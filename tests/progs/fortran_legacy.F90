@@ -15,7 +15,8 @@ program fortran_legacy
 #endif
   integer, parameter :: n = 5
   integer :: ierr, rank, np, i, sub, cart, right, left
-  integer :: dims(1)
+  integer :: dims(1), wcounts(2), wtypes(2), wsend(2), wrecv(2)
+  integer(kind=MPI_ADDRESS_KIND) :: wdisp(2)
   logical :: periods(1)
   integer :: sval, rval, sbuf, rbuf, check
   integer :: buf(4), gbuf(64), reqs(2), sts(MPI_STATUS_SIZE, 2), st(MPI_STATUS_SIZE)
@@ -73,6 +74,15 @@ program fortran_legacy
   call MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, .false., cart, ierr)
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_MAX, cart, ierr)
   check = check + rval
+  ! one integer to and from each of the 2 neighbours, per-neighbour types
+  wcounts = 1
+  wtypes = MPI_INTEGER
+  wdisp(1) = 0
+  wdisp(2) = 4
+  wsend(1) = rank
+  wsend(2) = 10 * rank
+  call MPI_Neighbor_alltoallw(wsend, wcounts, wdisp, wtypes, wrecv, wcounts, wdisp, wtypes, cart, ierr)
+  check = check + wrecv(1) + wrecv(2)
   call MPI_Comm_free(cart, ierr)
   print '(A,I0,A,I0)', 'rank ', rank, ' check ', check
   call MPI_Finalize(ierr)

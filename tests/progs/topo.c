@@ -8,7 +8,7 @@
  * even and odd halves and MPI_Intercomm_merge of it. Then the
  * neighbourhood collectives: MPI_Neighbor_allgather and an
  * MPI_Ineighbor_allgather on the 2x2 torus (4 neighbours), MPI_Neighbor_
- * allgatherv on the graph (2), MPI_Neighbor_alltoall and _alltoallv on the
+ * allgatherv on the graph (2), MPI_Neighbor_alltoall(v,w) and _Ineighbor_alltoallw on the
  * distributed graphs (1 in, 1 out). Rank 0 prints one deterministic line
  * per result.
  */
@@ -88,6 +88,16 @@ int main(int argc, char **argv)
 	res[7] += nx;
 	MPI_Neighbor_alltoallv(&rank, one4, disp, MPI_INT, &nx, one4, disp, MPI_INT, dg);
 	res[7] += nx;
+	/* per-neighbour datatypes: 4 ints on the torus, a double on the ring */
+	int w4[4] = {rank, rank + 10, rank + 20, rank + 30};
+	MPI_Aint bd[4] = {0, sizeof(int), 2 * sizeof(int), 3 * sizeof(int)}, zero = 0;
+	MPI_Datatype t4[4] = {MPI_INT, MPI_INT, MPI_INT, MPI_INT}, td = MPI_DOUBLE;
+	MPI_Neighbor_alltoallw(w4, one4, bd, t4, nb, one4, bd, t4, cart);
+	res[7] += nb[0] + nb[1] + nb[2] + nb[3];
+	double dx = rank + 0.5, dy = 0;
+	MPI_Ineighbor_alltoallw(&dx, one4, &zero, &td, &dy, one4, &zero, &td, dga, &nreq);
+	MPI_Wait(&nreq, MPI_STATUS_IGNORE);
+	res[7] += (int)(2 * dy);
 
 	int all[4 * 8];
 	MPI_Gather(res, 8, MPI_INT, all, 8, MPI_INT, 0, MPI_COMM_WORLD);

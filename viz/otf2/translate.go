@@ -402,6 +402,8 @@ func collectiveOp(op trace.Op) uint8 {
 		return 8
 	case trace.OpNeighborAlltoallv:
 		return 9
+	case trace.OpNeighborAlltoallw:
+		return 10
 	}
 	return 0
 }

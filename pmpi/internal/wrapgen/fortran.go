@@ -37,6 +37,7 @@ const (
 	fkWin                     // MPI_Win
 	fkWinPtr                  // MPI_Win *win: created (set by the call) or freed (read before)
 	fkGroup                   // MPI_Group
+	fkAintArr                 // const MPI_Aint x[]: displacements, passed through
 	fkMessagePtr              // MPI_Message *message: read before (mrecv, imrecv) or set by the call (mprobe, improbe)
 )
 
@@ -64,6 +65,8 @@ func fortranKind(p Param) (fkind, error) {
 		return fkHandle, nil
 	case strings.HasPrefix(d, "MPI_Aint "):
 		return fkAint, nil
+	case strings.HasPrefix(d, "const MPI_Aint ") && arr:
+		return fkAintArr, nil
 	case strings.HasPrefix(d, "MPI_Win *"):
 		return fkWinPtr, nil
 	case strings.HasPrefix(d, "MPI_Win "):
@@ -132,7 +135,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 		switch k {
 		case fkBuf:
 			fparams = append(fparams, "void *"+p.Name)
-		case fkAint:
+		case fkAint, fkAintArr:
 			fparams = append(fparams, "MPI_Aint *"+p.Name)
 		default:
 			fparams = append(fparams, "MPI_Fint *"+p.Name)
@@ -196,6 +199,8 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 			return "reqs_c"
 		case fkAint:
 			return "*" + n
+		case fkAintArr:
+			return "(const MPI_Aint *)" + n
 		case fkWin, fkGroup:
 			return n + "_c"
 		case fkWinPtr, fkMessagePtr:
@@ -255,7 +260,16 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 				if p.Name == "sendtypes" && kinds["sendbuf"] == fkBuf {
 					skip = "gclock_f_buf(sendbuf, desc) == MPI_IN_PLACE"
 				}
-				fmt.Fprintf(b, "\tint %s_ok = %s || gclock_f_types(%s, comm_c, %s_c);\n", p.Name, skip, p.Name, p.Name)
+				// Alltoallw: one datatype per member; the neighbourhood
+				// form: per destination (send) or source (receive).
+				which := "GCK_F_TYPES_SIZE"
+				if strings.HasPrefix(strings.TrimPrefix(r.Rule, IcollPrefix), "neighbor_") {
+					which = "GCK_F_TYPES_OUTDEG"
+					if p.Name == "recvtypes" {
+						which = "GCK_F_TYPES_INDEG"
+					}
+				}
+				fmt.Fprintf(b, "\tint %s_ok = %s || gclock_f_types(%s, comm_c, %s_c, %s);\n", p.Name, skip, p.Name, p.Name, which)
 			}
 		}
 	}
