@@ -376,6 +376,62 @@ GCK_F_WRAP(mpi_intercomm_create, MPI_INTERCOMM_CREATE,
 	    MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr),
 	   comm, local_leader, peer_comm, remote_leader, tag, newcomm, ierr)
 
+/* GCK_F_AFTER: body of a constructor whose bookkeeping is one call after
+ * the real one (before: statements run first, under the guard). */
+#define GCK_F_AFTER(call, before, after)                                        \
+	MPI_Fint own = 0;                                                       \
+	if (ierr == NULL)                                                       \
+		ierr = &own;                                                    \
+	if (real == NULL) {                                                     \
+		gclock_fortran_missing(ierr);                                   \
+		return;                                                         \
+	}                                                                       \
+	if (!gclock_active || gclock_tl_guard || newcomm == NULL) {             \
+		call;                                                           \
+		return;                                                         \
+	}                                                                       \
+	gclock_tl_guard++;                                                      \
+	before;                                                                 \
+	call;                                                                   \
+	after;                                                                  \
+	gclock_tl_guard--
+
+GCK_F_INLINE void body_mpi_intercomm_merge(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, void *high,
+					   MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_AFTER(real(comm, high, newcomm, ierr), (void)0,
+		    gclock_comm_by_members(*ierr, gclock_comm_f2c(*newcomm), "merge"));
+}
+GCK_F_WRAP(mpi_intercomm_merge, MPI_INTERCOMM_MERGE,
+	   (MPI_Fint *comm, void *high, MPI_Fint *newcomm, MPI_Fint *ierr), comm, high, newcomm, ierr)
+
+GCK_F_INLINE void body_mpi_comm_create_group(gclock_fsub real, void *ra, int desc, MPI_Fint *comm,
+					     MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_AFTER(real(comm, group, tag, newcomm, ierr), (void)0,
+		    gclock_comm_by_members(*ierr, gclock_comm_f2c(*newcomm), "create_group"));
+}
+GCK_F_WRAP(mpi_comm_create_group, MPI_COMM_CREATE_GROUP,
+	   (MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr), comm, group,
+	   tag, newcomm, ierr)
+
+/* MPI_Comm_idup: the handle the real call writes is noted with the
+ * parent's counter; the communicator is registered at its first use. */
+GCK_F_INLINE void body_mpi_comm_idup(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *newcomm,
+				     MPI_Fint *request, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	uint32_t counter = 0;
+	gclock_comm_slot *parent = NULL;
+	GCK_F_AFTER(real(comm, newcomm, request, ierr),
+		    parent = gclock_comm_new_begin(gclock_comm_f2c(*comm), &counter),
+		    gclock_idup_note(*ierr, parent, counter, gclock_comm_f2c(*newcomm)));
+}
+GCK_F_WRAP(mpi_comm_idup, MPI_COMM_IDUP, (MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr),
+	   comm, newcomm, request, ierr)
+
 GCK_F_INLINE void body_mpi_comm_free(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *ierr)
 {
 	(void)ra, (void)desc;

@@ -337,6 +337,10 @@ gclock_comm_slot *gclock_comm_new_begin(MPI_Comm parentcomm, uint32_t *counter);
 void gclock_comm_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Comm newcomm,
 			 const char *kind);
 void gclock_comm_free_done(int rc, uintptr_t k);
+/* MPI_Comm_create_group, MPI_Intercomm_merge: id from the member set. */
+void gclock_comm_by_members(int rc, MPI_Comm newcomm, const char *kind);
+/* MPI_Comm_idup: registered at first use with the parent and counter. */
+void gclock_idup_note(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Comm newcomm);
 void gclock_fortran_setup(void); /* fortran.c: Fortran sentinels, after init */
 extern int gclock_init_seen;     /* resolve.c */
 

@@ -754,7 +754,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
  * counter (MPI_Comm_create_group: only the group calls it; MPI_Intercomm_
  * merge: the two groups hold different intercommunicator ids): its id is
  * agreed from its member set (pmpi: kinds "create_group" and "merge"). */
-static void comm_by_members(int rc, MPI_Comm newcomm, const char *kind)
+void gclock_comm_by_members(int rc, MPI_Comm newcomm, const char *kind)
 {
 	if (rc == MPI_SUCCESS && newcomm != h_null && gclock_active)
 		comm_register(newcomm, NULL, 0, kind, 0);
@@ -766,7 +766,7 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 		return PMPI_Intercomm_merge(intercomm, high, newintracomm);
 	gclock_tl_guard++;
 	int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
-	comm_by_members(rc, *newintracomm, "merge");
+	gclock_comm_by_members(rc, *newintracomm, "merge");
 	gclock_tl_guard--;
 	return rc;
 }
@@ -777,7 +777,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 		return PMPI_Comm_create_group(comm, group, tag, newcomm);
 	gclock_tl_guard++;
 	int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-	comm_by_members(rc, *newcomm, "create_group");
+	gclock_comm_by_members(rc, *newcomm, "create_group");
 	gclock_tl_guard--;
 	return rc;
 }
@@ -803,20 +803,27 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 	gclock_comm_slot *parent = gclock_comm_get(comm);
 	uint32_t counter = parent ? comm_child(parent) : 0;
 	int rc = PMPI_Comm_idup(comm, newcomm, request);
-	if (rc == MPI_SUCCESS && parent != NULL && *newcomm != h_null) {
-		pthread_mutex_lock(&comm_mu);
-		for (int i = 0; i < GCK_IDUP_PENDING; i++) {
-			if (idup_pending[i].key == 0) {
-				idup_pending[i].key = (uintptr_t)*newcomm;
-				idup_pending[i].parent = parent;
-				idup_pending[i].counter = counter;
-				break;
-			}
-		}
-		pthread_mutex_unlock(&comm_mu);
-	}
+	gclock_idup_note(rc, parent, counter, *newcomm);
 	gclock_tl_guard--;
 	return rc;
+}
+
+/* gclock_idup_note keeps a new MPI_Comm_idup handle with its parent and
+ * counter until its first use (C and Fortran wrappers). */
+void gclock_idup_note(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Comm newcomm)
+{
+	if (rc != MPI_SUCCESS || parent == NULL || newcomm == h_null)
+		return;
+	pthread_mutex_lock(&comm_mu);
+	for (int i = 0; i < GCK_IDUP_PENDING; i++) {
+		if (idup_pending[i].key == 0) {
+			idup_pending[i].key = (uintptr_t)newcomm;
+			idup_pending[i].parent = parent;
+			idup_pending[i].counter = counter;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&comm_mu);
 }
 
 /* idup_take removes and returns the pending idup entry of k (parent NULL:

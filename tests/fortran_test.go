@@ -106,7 +106,8 @@ var fortranProgs = []fortranProg{
 const fortranN = 5
 
 var fortranWant = map[trace.Op]int{
-	trace.OpAllreduce: fortranN + 3, trace.OpBcast: fortranN, trace.OpBarrier: fortranN - 1, trace.OpPcontrol: 2,
+	trace.OpAllreduce: fortranN + 3, trace.OpBcast: fortranN, trace.OpBarrier: fortranN + 2, trace.OpPcontrol: 2,
+	trace.OpWait: 1,
 	trace.OpSend: fortranN, trace.OpRecv: fortranN, trace.OpIsend: fortranN,
 	trace.OpIrecv: fortranN, trace.OpWaitall: 2 * fortranN, trace.OpAllgather: 1, trace.OpNeighborAlltoallw: 1,
 }
@@ -185,6 +186,20 @@ func checkFortranRun(t *testing.T, m fortranMPI, bin string, p fortranProg) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(fortranWant) {
 			t.Errorf("rank %d: events per op %v, want %v", rank, got, fortranWant)
+		}
+		// The Fortran constructors are wrapped like the C ones: each
+		// kind once, no communicator of unknown origin.
+		kinds := map[string]int{}
+		for _, c := range rt.Meta.Comms {
+			kinds[c.Kind]++
+		}
+		for _, k := range []string{"split", "cart", "idup", "create_group", "intercomm", "merge"} {
+			if kinds[k] != 1 {
+				t.Errorf("rank %d: %d communicators of kind %q, want 1 (all: %v)", rank, kinds[k], k, kinds)
+			}
+		}
+		if kinds["unknown"] != 0 {
+			t.Errorf("rank %d: %d unknown communicators (all: %v)", rank, kinds["unknown"], kinds)
 		}
 		var split, cart *trace.Comm
 		for i, c := range rt.Meta.Comms {

@@ -8,7 +8,9 @@ program fortran_f08
   integer :: rank, np, i, right, left
   integer :: sval, rval, sbuf, rbuf, check
   integer :: buf(4), gbuf(64)
-  type(MPI_Comm) :: sub, cart, ring
+  type(MPI_Comm) :: sub, cart, ring, dcomm, gcomm, inter, merged
+  type(MPI_Group) :: wgroup
+  type(MPI_Request) :: ireq
   integer :: dims(1), wcounts(2), wsend(2), wrecv(2)
   integer(kind=MPI_ADDRESS_KIND) :: wdisp(2)
   type(MPI_Datatype) :: wtypes(2)
@@ -63,6 +65,21 @@ program fortran_f08
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub)
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub)
   check = check + rval
+  ! the constructors without a parent counter of their own
+  call MPI_Comm_idup(MPI_COMM_WORLD, dcomm, ireq)
+  call MPI_Wait(ireq, st)
+  call MPI_Barrier(dcomm)
+  call MPI_Comm_group(MPI_COMM_WORLD, wgroup)
+  call MPI_Comm_create_group(MPI_COMM_WORLD, wgroup, 5, gcomm)
+  call MPI_Group_free(wgroup)
+  call MPI_Barrier(gcomm)
+  call MPI_Intercomm_create(sub, 0, MPI_COMM_WORLD, 1 - mod(rank, 2), 9, inter)
+  call MPI_Intercomm_merge(inter, mod(rank, 2) == 1, merged)
+  call MPI_Barrier(merged)
+  call MPI_Comm_free(merged)
+  call MPI_Comm_free(inter)
+  call MPI_Comm_free(gcomm)
+  call MPI_Comm_free(dcomm)
   call MPI_Comm_free(sub)
   dims(1) = np
   periods(1) = .true.

@@ -15,6 +15,7 @@ program fortran_legacy
 #endif
   integer, parameter :: n = 5
   integer :: ierr, rank, np, i, sub, cart, right, left
+  integer :: dcomm, gcomm, inter, merged, wgroup, ireq
   integer :: dims(1), wcounts(2), wtypes(2), wsend(2), wrecv(2)
   integer(kind=MPI_ADDRESS_KIND) :: wdisp(2)
   logical :: periods(1)
@@ -68,6 +69,21 @@ program fortran_legacy
   call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, sub, ierr)
   call MPI_Allreduce(rank, rval, 1, MPI_INTEGER, MPI_SUM, sub, ierr)
   check = check + rval
+  ! the constructors without a parent counter of their own
+  call MPI_Comm_idup(MPI_COMM_WORLD, dcomm, ireq, ierr)
+  call MPI_Wait(ireq, st, ierr)
+  call MPI_Barrier(dcomm, ierr)
+  call MPI_Comm_group(MPI_COMM_WORLD, wgroup, ierr)
+  call MPI_Comm_create_group(MPI_COMM_WORLD, wgroup, 5, gcomm, ierr)
+  call MPI_Group_free(wgroup, ierr)
+  call MPI_Barrier(gcomm, ierr)
+  call MPI_Intercomm_create(sub, 0, MPI_COMM_WORLD, 1 - mod(rank, 2), 9, inter, ierr)
+  call MPI_Intercomm_merge(inter, mod(rank, 2) == 1, merged, ierr)
+  call MPI_Barrier(merged, ierr)
+  call MPI_Comm_free(merged, ierr)
+  call MPI_Comm_free(inter, ierr)
+  call MPI_Comm_free(gcomm, ierr)
+  call MPI_Comm_free(dcomm, ierr)
   call MPI_Comm_free(sub, ierr)
   dims(1) = np
   periods(1) = .true.
