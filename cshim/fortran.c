@@ -264,6 +264,15 @@ GCK_F_INLINE void body_mpi_comm_dup(gclock_fsub real, void *ra, int desc, MPI_Fi
 GCK_F_WRAP(mpi_comm_dup, MPI_COMM_DUP, (MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr), comm,
 	   newcomm, ierr)
 
+GCK_F_INLINE void body_mpi_comm_dup_with_info(gclock_fsub real, void *ra, int desc, MPI_Fint *comm,
+					      MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	(void)ra, (void)desc;
+	GCK_F_COMM("dup", real(comm, info, newcomm, ierr));
+}
+GCK_F_WRAP(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO,
+	   (MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr), comm, info, newcomm, ierr)
+
 GCK_F_INLINE void body_mpi_comm_split(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *color,
 				      MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
 {

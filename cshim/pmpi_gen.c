@@ -21,6 +21,7 @@
 #pragma weak PMPI_Comm_create
 #pragma weak PMPI_Comm_create_group
 #pragma weak PMPI_Comm_dup
+#pragma weak PMPI_Comm_dup_with_info
 #pragma weak PMPI_Comm_free
 #pragma weak PMPI_Comm_group
 #pragma weak PMPI_Comm_idup
@@ -251,6 +252,7 @@ __typeof__(PMPI_Cartdim_get) *gck_p_PMPI_Cartdim_get = PMPI_Cartdim_get;
 __typeof__(PMPI_Comm_create) *gck_p_PMPI_Comm_create = PMPI_Comm_create;
 __typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group = PMPI_Comm_create_group;
 __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup = PMPI_Comm_dup;
+__typeof__(PMPI_Comm_dup_with_info) *gck_p_PMPI_Comm_dup_with_info = PMPI_Comm_dup_with_info;
 __typeof__(PMPI_Comm_free) *gck_p_PMPI_Comm_free = PMPI_Comm_free;
 __typeof__(PMPI_Comm_group) *gck_p_PMPI_Comm_group = PMPI_Comm_group;
 __typeof__(PMPI_Comm_idup) *gck_p_PMPI_Comm_idup = PMPI_Comm_idup;
@@ -505,6 +507,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Comm_create_group == 0 && (gck_p_PMPI_Comm_create_group = (__typeof__(gck_p_PMPI_Comm_create_group))gclock_sym("PMPI_Comm_create_group")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_dup == 0 && (gck_p_PMPI_Comm_dup = (__typeof__(gck_p_PMPI_Comm_dup))gclock_sym("PMPI_Comm_dup")) == 0)
+		missing++;
+	if (gck_p_PMPI_Comm_dup_with_info == 0 && (gck_p_PMPI_Comm_dup_with_info = (__typeof__(gck_p_PMPI_Comm_dup_with_info))gclock_sym("PMPI_Comm_dup_with_info")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_free == 0 && (gck_p_PMPI_Comm_free = (__typeof__(gck_p_PMPI_Comm_free))gclock_sym("PMPI_Comm_free")) == 0)
 		missing++;

@@ -26,6 +26,7 @@ extern __typeof__(PMPI_Cartdim_get) *gck_p_PMPI_Cartdim_get;
 extern __typeof__(PMPI_Comm_create) *gck_p_PMPI_Comm_create;
 extern __typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group;
 extern __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup;
+extern __typeof__(PMPI_Comm_dup_with_info) *gck_p_PMPI_Comm_dup_with_info;
 extern __typeof__(PMPI_Comm_free) *gck_p_PMPI_Comm_free;
 extern __typeof__(PMPI_Comm_group) *gck_p_PMPI_Comm_group;
 extern __typeof__(PMPI_Comm_idup) *gck_p_PMPI_Comm_idup;
@@ -258,6 +259,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Comm_create GCK_PMPI(PMPI_Comm_create, 0)
 #define PMPI_Comm_create_group GCK_PMPI(PMPI_Comm_create_group, 0)
 #define PMPI_Comm_dup GCK_PMPI(PMPI_Comm_dup, 0)
+#define PMPI_Comm_dup_with_info GCK_PMPI(PMPI_Comm_dup_with_info, 0)
 #define PMPI_Comm_free GCK_PMPI(PMPI_Comm_free, 0)
 #define PMPI_Comm_group GCK_PMPI(PMPI_Comm_group, 0)
 #define PMPI_Comm_idup GCK_PMPI(PMPI_Comm_idup, 0)

@@ -697,6 +697,11 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 	GCK_COMM_WRAP("create", comm, newcomm, PMPI_Comm_create(comm, group, newcomm));
 }
 
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+	GCK_COMM_WRAP("dup", comm, newcomm, PMPI_Comm_dup_with_info(comm, info, newcomm));
+}
+
 /* Topologies: collective over the old communicator like MPI_Comm_split
  * (ranks left out get MPI_COMM_NULL, which comm_created skips). */
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,

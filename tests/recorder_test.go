@@ -51,7 +51,7 @@ func wantMembers(label string, rank, np int) []int32 {
 	var m []int32
 	for r := 0; r < np; r++ {
 		switch label {
-		case "world", "dup", "dup2", "shared", "cart", "withinfo":
+		case "world", "dup", "dup2", "shared", "cart", "withinfo", "behind":
 			m = append(m, int32(r))
 		case "half0", "half1":
 			if r%2 == rank%2 {
@@ -72,7 +72,8 @@ func wantMembers(label string, rank, np int) []int32 {
 
 // TestCollectives_TraceHoldsExactlyTheCalls runs progs/collectives.c (every
 // wrapped collective on world, split, dup, create, split_type, a re-dup
-// after free, a Cartesian comm, one from the unwrapped MPI_Comm_dup_with_info and self; in-place variants, a user
+// after free, a Cartesian comm, MPI_Comm_dup_with_info, one made through PMPI_Comm_dup
+// (unknown to the recorder) and self; in-place variants, a user
 // op and datatype, uneven v-variants) and checks the trace against the
 // program's own list of calls: op, root, byte counts, sequence numbers,
 // comm ids agreed across members, members, and unchanged output.
@@ -189,7 +190,7 @@ func checkCollectives(t *testing.T, m *mpiImpl, traces []rankTrace, expectDir st
 				t.Errorf("rank %d comm %s: members %v, want %v", rank, label, c.Members, wm)
 			}
 			wantKind := map[string]string{"world": "world", "self": "self", "dup": "dup", "dup2": "dup",
-				"half0": "split", "half1": "split", "create": "create", "shared": "split_type", "cart": "cart", "withinfo": "unknown"}[label]
+				"half0": "split", "half1": "split", "create": "create", "shared": "split_type", "cart": "cart", "withinfo": "dup", "behind": "unknown"}[label]
 			if c.Kind != wantKind {
 				t.Errorf("rank %d comm %s: kind %q, want %q", rank, label, c.Kind, wantKind)
 			}

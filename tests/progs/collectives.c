@@ -278,11 +278,19 @@ int main(int argc, char **argv)
 	MPI_Allreduce(MPI_IN_PLACE, &checksum, 1, MPI_LONG_LONG, MPI_BXOR, cart);
 	expect("MPI_Allreduce", "cart", -1, 8, 8);
 
-	/* a communicator from a function the recorder does not wrap */
+	/* MPI_Comm_dup_with_info (wrapped: kind "dup") */
 	MPI_Comm withinfo;
 	MPI_Comm_dup_with_info(MPI_COMM_WORLD, MPI_INFO_NULL, &withinfo);
 	MPI_Barrier(withinfo);
 	expect("MPI_Barrier", "withinfo", -1, 0, 0);
+
+	/* a communicator the recorder did not see created (its PMPI entry
+	 * point, as a function the recorder does not wrap would): kind
+	 * "unknown", its id agreed from the member list */
+	MPI_Comm behind;
+	PMPI_Comm_dup(MPI_COMM_WORLD, &behind);
+	MPI_Barrier(behind);
+	expect("MPI_Barrier", "behind", -1, 0, 0);
 
 	MPI_Barrier(MPI_COMM_SELF);
 	expect("MPI_Barrier", "self", -1, 0, 0);
@@ -300,6 +308,7 @@ int main(int argc, char **argv)
 	MPI_Comm_free(&shared);
 	MPI_Comm_free(&cart);
 	MPI_Comm_free(&withinfo);
+	MPI_Comm_free(&behind);
 	if (created != MPI_COMM_NULL)
 		MPI_Comm_free(&created);
 	MPI_Group_free(&fg);
