@@ -16,6 +16,7 @@ type config struct {
 	Dir      string            // GCLOCK_DIR; empty = ./gclock-trace/<job id>
 	Timer    string            // GCLOCK_TIMER
 	Buffer   int               // GCLOCK_BUFFER, events per thread buffer
+	Codec    trace.Codec       // GCLOCK_CODEC: compression of event chunks (default s2)
 	NodeSize int               // GCLOCK_NODE_SIZE, 0 = real nodes
 	Fake     string            // GCLOCK_FAKE_CLOCK as given
 	Pairs    []trace.Injection // per emulated node (trace.ParseFakeClock)
@@ -43,6 +44,7 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 		Dir:    getenv("GCLOCK_DIR"),
 		Timer:  strings.ToLower(strings.TrimSpace(getenv("GCLOCK_TIMER"))),
 		Buffer: defaultBufferEvents,
+		Codec:  trace.CodecS2,
 		Fake:   strings.TrimSpace(getenv("GCLOCK_FAKE_CLOCK")),
 		Echo:   map[string]string{},
 	}
@@ -56,6 +58,13 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 	}
 	if _, ok := timerKinds[c.Timer]; !ok {
 		return c, fmt.Errorf("GCLOCK_TIMER=%q: want one of %s", c.Timer, strings.Join(timerNames(), ", "))
+	}
+	if s := strings.ToLower(strings.TrimSpace(getenv("GCLOCK_CODEC"))); s != "" {
+		codec, err := trace.ParseCodec(s)
+		if err != nil {
+			return c, fmt.Errorf("GCLOCK_CODEC: %w", err)
+		}
+		c.Codec = codec
 	}
 	if s := strings.TrimSpace(getenv("GCLOCK_BUFFER")); s != "" {
 		n, err := strconv.Atoi(s)

@@ -16,11 +16,23 @@ func TestLoadConfig_Defaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Timer != "monotonic" || c.Buffer != defaultBufferEvents || c.NodeSize != 0 || c.Pairs != nil || c.Quiet {
+	if c.Timer != "monotonic" || c.Buffer != defaultBufferEvents || c.Codec != trace.CodecS2 || c.NodeSize != 0 || c.Pairs != nil || c.Quiet {
 		t.Errorf("defaults: %+v", c)
 	}
 	if !reflect.DeepEqual(c.Echo, map[string]string{"GCLOCK_DIR": "/x"}) {
 		t.Errorf("config echo %v, want only GCLOCK_* variables", c.Echo)
+	}
+}
+
+func TestLoadConfig_Codec(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want trace.Codec
+	}{{"", trace.CodecS2}, {"s2", trace.CodecS2}, {"zstd", trace.CodecZstd}, {" ZSTD ", trace.CodecZstd}} {
+		c, err := loadConfig(env(map[string]string{"GCLOCK_CODEC": tc.v}), nil)
+		if err != nil || c.Codec != tc.want {
+			t.Errorf("GCLOCK_CODEC=%q: codec %v, err %v; want %v", tc.v, c.Codec, err, tc.want)
+		}
 	}
 }
 
@@ -29,6 +41,7 @@ func TestLoadConfig_RejectsBadValues(t *testing.T) {
 		{"GCLOCK_TIMER": "sundial"},
 		{"GCLOCK_BUFFER": "3"},
 		{"GCLOCK_BUFFER": "many"},
+		{"GCLOCK_CODEC": "lz4"},
 		{"GCLOCK_NODE_SIZE": "0"},
 		{"GCLOCK_FAKE_CLOCK": "5000"},
 		{"GCLOCK_FAKE_CLOCK": "1:x"},

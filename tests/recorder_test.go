@@ -495,6 +495,35 @@ func TestTimers_EachChoiceRecordedInHeader(t *testing.T) {
 	})
 }
 
+// TestCodec_EachChoiceReadable: both GCLOCK_CODEC values give complete
+// traces whose event chunks carry that codec.
+func TestCodec_EachChoiceReadable(t *testing.T) {
+	needSetup(t)
+	for _, tc := range []struct {
+		env  string
+		want trace.Codec
+	}{{"", trace.CodecS2}, {"zstd", trace.CodecZstd}, {"s2", trace.CodecS2}} {
+		t.Run("codec="+tc.env, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "tr")
+			r := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: []string{"exit", "0"},
+				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_CODEC=" + tc.env, "GCLOCK_QUIET=1"}})
+			if r.Code != 0 || len(gclockLines(r.Stderr)) != 0 {
+				t.Fatalf("code %d, stderr:\n%s", r.Code, r.Stderr)
+			}
+			for rank, rt := range readTraces(t, dir, 2) {
+				if len(rt.Events) != 6 || len(rt.Meta.Chunks) == 0 {
+					t.Errorf("rank %d: %d events in %d chunks, want 6", rank, len(rt.Events), len(rt.Meta.Chunks))
+				}
+				for _, c := range rt.Meta.Chunks {
+					if c.Codec != tc.want {
+						t.Errorf("rank %d chunk %d: codec %v, want %v", rank, c.Index, c.Codec, tc.want)
+					}
+				}
+			}
+		})
+	}
+}
+
 // TestDlopenedMPI_Recorded: a program that loads libmpi with dlopen after
 // start-up (as mpi4py does) is recorded too, although the library's weak
 // references to MPI's predefined handles were resolved before libmpi

@@ -68,7 +68,7 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			b.SetBytes(int64(n) * int64(unsafe.Sizeof(Event{})))
 			b.ReportAllocs()
 			for b.Loop() {
-				dst, err = cd.decode(dst, payload)
+				dst, err = cd.decode(dst, payload, flagZstd)
 				if err != nil {
 					b.Fatal(err)
 				}

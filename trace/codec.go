@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -93,7 +94,8 @@ type chunkEncoder struct {
 	zbuf  []byte
 }
 
-// encode appends the compressed EVENTS payload for evs to dst.
+// encode appends the compressed EVENTS payload for evs to dst: zstd with
+// enc, S2 when enc is nil.
 func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byte, error) {
 	for i := range c.cols {
 		c.cols[i] = c.cols[i][:0]
@@ -106,6 +108,8 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 	sites := c.p.Sites[:0]
 	var prevExit int64
 	var any [12]bool
+	lastSite, lastIdx := uint64(0), uint64(0)
+	haveLast := false
 	for i := range evs {
 		e := &evs[i]
 		c.cols[0] = binary.AppendUvarint(c.cols[0], uint64(e.Op))
@@ -122,11 +126,17 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 		}
 		prevExit = e.ExitNS
 		c.cols[7] = binary.AppendVarint(c.cols[7], e.ExitNS-e.EnterNS)
-		idx, ok := c.sites[e.Callsite]
-		if !ok {
-			idx = uint64(len(sites))
-			c.sites[e.Callsite] = idx
-			sites = append(sites, e.Callsite)
+		// Consecutive events often share a call site: skip the map then.
+		idx := lastIdx
+		if !haveLast || e.Callsite != lastSite {
+			var ok bool
+			idx, ok = c.sites[e.Callsite]
+			if !ok {
+				idx = uint64(len(sites))
+				c.sites[e.Callsite] = idx
+				sites = append(sites, e.Callsite)
+			}
+			lastSite, lastIdx, haveLast = e.Callsite, idx, true
 		}
 		c.cols[8] = binary.AppendUvarint(c.cols[8], idx)
 		c.cols[9] = binary.AppendVarint(c.cols[9], int64(e.Peer))
@@ -155,6 +165,16 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 	c.mp, err = marshalAppend(c.mp[:0], &c.p)
 	if err != nil {
 		return dst, fmt.Errorf("encoding event chunk: %w", err)
+	}
+	if enc == nil {
+		n := s2.MaxEncodedLen(len(c.mp))
+		if n < 0 {
+			return dst, fmt.Errorf("encoding event chunk: %d bytes too large for S2", len(c.mp))
+		}
+		if cap(c.zbuf) < n {
+			c.zbuf = make([]byte, n)
+		}
+		return append(dst, s2.Encode(c.zbuf[:n], c.mp)...), nil
 	}
 	return enc.EncodeAll(c.mp, dst), nil
 }
@@ -349,15 +369,34 @@ func (c *column) check() error {
 	return nil
 }
 
-// decode decompresses and decodes one EVENTS payload into dst[:0].
-func (d *chunkDecoder) decode(dst []Event, payload []byte) ([]Event, error) {
-	dec, err := sharedDecoder()
-	if err != nil {
-		return dst[:0], err
-	}
-	d.raw, err = dec.DecodeAll(payload, d.raw[:0])
-	if err != nil {
-		return dst[:0], fmt.Errorf("zstd: %w", err)
+// decode decompresses (flags: flagZstd or flagS2) and decodes one EVENTS
+// payload into dst[:0].
+func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event, error) {
+	switch flags {
+	case flagZstd:
+		dec, err := sharedDecoder()
+		if err != nil {
+			return dst[:0], err
+		}
+		if d.raw, err = dec.DecodeAll(payload, d.raw[:0]); err != nil {
+			return dst[:0], fmt.Errorf("zstd: %w", err)
+		}
+	case flagS2:
+		n, err := s2.DecodedLen(payload)
+		if err != nil {
+			return dst[:0], fmt.Errorf("s2: %w", err)
+		}
+		if n > maxDecoded {
+			return dst[:0], fmt.Errorf("s2: block decodes to %d bytes, more than %d", n, maxDecoded)
+		}
+		if cap(d.raw) < n {
+			d.raw = make([]byte, n)
+		}
+		if d.raw, err = s2.Decode(d.raw[:n], payload); err != nil {
+			return dst[:0], fmt.Errorf("s2: %w", err)
+		}
+	default:
+		return dst[:0], fmt.Errorf("event chunk flags 0x%02x: want exactly one codec (zstd or s2)", flags)
 	}
 	if err := d.parse(d.raw); err != nil {
 		return dst[:0], fmt.Errorf("msgpack: %w", err)

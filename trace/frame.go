@@ -59,7 +59,8 @@ func (k FrameKind) String() string {
 // Frame flags.
 const (
 	flagZstd     uint8 = 1 << 0 // payload is a zstd frame
-	knownFlags         = flagZstd
+	flagS2       uint8 = 1 << 1 // payload is one S2 block (github.com/klauspost/compress/s2)
+	knownFlags         = flagZstd | flagS2
 	reservedMask       = ^knownFlags
 )
 

@@ -43,6 +43,7 @@ type ChunkInfo struct {
 	Index  int   // event chunk index (counting damaged chunks too)
 	Offset int64 // byte offset of the frame header
 	Bytes  int   // payload bytes (compressed)
+	Codec  Codec // compression of the payload (from the frame's flags)
 }
 
 // CommByLocal returns the comm with the given Local index (the index used

@@ -34,7 +34,7 @@ func TestChunkPayload_IgnoresAppendedElements(t *testing.T) {
 	newer := append([]byte{0xdc, 0, chunkFields + 1}, raw[1:]...)
 	newer = append(newer, ext...)
 	var cd chunkDecoder
-	got, err := cd.decode(nil, enc.EncodeAll(newer, nil))
+	got, err := cd.decode(nil, enc.EncodeAll(newer, nil), flagZstd)
 	if err != nil {
 		t.Fatalf("decoding a payload with an appended element: %v", err)
 	}
@@ -43,7 +43,7 @@ func TestChunkPayload_IgnoresAppendedElements(t *testing.T) {
 	}
 	// Fewer elements than this reader needs is an error, not a panic.
 	older := append([]byte{0x90 | (chunkFields - 1)}, raw[1:]...)
-	if _, err := cd.decode(nil, enc.EncodeAll(older, nil)); err == nil {
+	if _, err := cd.decode(nil, enc.EncodeAll(older, nil), flagZstd); err == nil {
 		t.Error("payload with too few elements decoded without error")
 	}
 }
@@ -184,19 +184,30 @@ func FuzzChunkDecode(f *testing.F) {
 	f.Add([]byte{0x9f, 1, 0x10})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var cd chunkDecoder
-		if evs, err := cd.decode(nil, data); err == nil && len(evs) > MaxChunkEvents {
-			t.Fatalf("decoded %d events", len(evs))
+		for _, fl := range []uint8{flagZstd, flagS2, flagZstd | flagS2} {
+			if evs, err := cd.decode(nil, data, fl); err == nil && len(evs) > MaxChunkEvents {
+				t.Fatalf("decoded %d events", len(evs))
+			}
 		}
-		if evs, err := cd.decode(nil, enc.EncodeAll(data, nil)); err == nil {
+		if evs, err := cd.decode(nil, enc.EncodeAll(data, nil), flagZstd); err == nil {
 			// Whatever decodes must re-encode to the same events.
 			var ce chunkEncoder
 			p, err := ce.encode(nil, evs, enc)
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := cd.decode(nil, p)
+			again, err := cd.decode(nil, p, flagZstd)
 			if err != nil || !reflect.DeepEqual(again, evs) && len(evs) > 0 {
 				t.Fatalf("re-encoded chunk differs: %v", err)
+			}
+			// and through S2
+			p, err = ce.encode(nil, evs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err = cd.decode(nil, p, flagS2)
+			if err != nil || !reflect.DeepEqual(again, evs) && len(evs) > 0 {
+				t.Fatalf("re-encoded S2 chunk differs: %v", err)
 			}
 		}
 	})

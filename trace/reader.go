@@ -285,7 +285,11 @@ func (r *Reader) scan(pos int64) error {
 		switch fh.kind {
 		case KindEvents:
 			r.meta.EventChunks++
-			r.meta.Chunks = append(r.meta.Chunks, ChunkInfo{Index: idx, Offset: pos, Bytes: int(fh.length)})
+			codec := CodecZstd
+			if fh.flags == flagS2 {
+				codec = CodecS2
+			}
+			r.meta.Chunks = append(r.meta.Chunks, ChunkInfo{Index: idx, Offset: pos, Bytes: int(fh.length), Codec: codec})
 		case KindComm:
 			var c Comm
 			if err := msgpack.Unmarshal(payload, &c); err != nil {
@@ -345,7 +349,7 @@ func (r *Reader) NextChunk(dst []Event) ([]Event, error) {
 			r.decodeDamage(ci, "checksum mismatch (file changed since Open)")
 			continue
 		}
-		evs, err := r.dec.decode(dst, payload)
+		evs, err := r.dec.decode(dst, payload, fh.flags)
 		if err != nil {
 			r.decodeDamage(ci, "undecodable payload: "+err.Error())
 			continue

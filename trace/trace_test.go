@@ -73,11 +73,17 @@ func smallChunks() [][]Event {
 }
 
 func TestRoundTrip_PreservesEveryField(t *testing.T) {
+	for _, codec := range []Codec{CodecZstd, CodecS2} {
+		t.Run(codec.String(), func(t *testing.T) { roundTrip(t, codec) })
+	}
+}
+
+func roundTrip(t *testing.T, codec Codec) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	chunks := [][]Event{amgEvents(5000, 2), randomEvents(rng, 300), amgEvents(1, 3)}
 	dir := t.TempDir()
 	path := filepath.Join(dir, RankFileName(7))
-	w, err := Create(path, testHeader())
+	w, err := Create(path, testHeader(), WithCodec(codec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +177,24 @@ func TestEventCodec_RoundTripsRandomEvents(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: encode: %v", seed, err)
 		}
-		dst, err = cd.decode(dst, payload)
+		dst, err = cd.decode(dst, payload, flagZstd)
 		if err != nil {
 			t.Fatalf("seed %d: decode: %v", seed, err)
 		}
 		if len(dst) != len(in) || (len(in) > 0 && !reflect.DeepEqual(dst, in)) {
 			t.Fatalf("seed %d: %d events in, %d out, not equal", seed, len(in), len(dst))
+		}
+		if payload, err = ce.encode(nil, in, nil); err != nil {
+			t.Fatalf("seed %d: S2 encode: %v", seed, err)
+		}
+		if dst, err = cd.decode(dst, payload, flagS2); err != nil {
+			t.Fatalf("seed %d: S2 decode: %v", seed, err)
+		}
+		if len(dst) != len(in) || (len(in) > 0 && !reflect.DeepEqual(dst, in)) {
+			t.Fatalf("seed %d: S2: %d events in, %d out, not equal", seed, len(in), len(dst))
+		}
+		if _, err := cd.decode(dst, payload, flagZstd); err == nil {
+			t.Fatalf("seed %d: an S2 payload decoded as zstd", seed)
 		}
 	}
 }
@@ -555,10 +573,16 @@ func TestCreate_ReportsUnwritablePath(t *testing.T) {
 }
 
 func TestBytesPerEvent_AMGPatternAtMostSix(t *testing.T) {
+	for _, codec := range []Codec{CodecZstd, CodecS2} {
+		t.Run(codec.String(), func(t *testing.T) { bytesPerEventAMG(t, codec) })
+	}
+}
+
+func bytesPerEventAMG(t *testing.T, codec Codec) {
 	evs := amgEvents(1<<18, 11)
 	for _, n := range []int{4096, 16384, 65536} {
 		var buf bytes.Buffer
-		w, err := NewWriter(&buf, Header{})
+		w, err := NewWriter(&buf, Header{}, WithCodec(codec))
 		if err != nil {
 			t.Fatal(err)
 		}

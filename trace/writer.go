@@ -39,6 +39,7 @@ func ParseRankFileName(name string) (rank int, ok bool) {
 type Option func(*options)
 
 type options struct {
+	codec     Codec
 	level     int
 	syncEvery bool
 	name      string
@@ -55,9 +56,47 @@ const DefaultCompressionLevel = 1
 
 // WithCompressionLevel sets the zstd level for event chunks, on zstd's
 // scale (1 fastest .. 22 smallest; klauspost maps it onto its four speeds:
-// 1 fastest, 2-4 default, 5-8 better, 9+ best).
+// 1 fastest, 2-4 default, 5-8 better, 9+ best). It selects CodecZstd.
 func WithCompressionLevel(level int) Option {
-	return func(o *options) { o.level = level }
+	return func(o *options) { o.codec, o.level = CodecZstd, level }
+}
+
+// Codec is the compression of event chunks (the EVENTS frame's flags say
+// which one a chunk uses; readers take both).
+type Codec uint8
+
+const (
+	// CodecZstd compresses event chunks with zstd (smallest files).
+	CodecZstd Codec = iota
+	// CodecS2 compresses event chunks with S2, about 3.5× as fast as
+	// zstd's fastest level for about 1.7× the bytes (docs/decisions.md
+	// D17): the recorder's default, where encoding time is taken from the
+	// application.
+	CodecS2
+)
+
+// ParseCodec reads a codec name: "zstd" or "s2".
+func ParseCodec(s string) (Codec, error) {
+	switch s {
+	case "zstd":
+		return CodecZstd, nil
+	case "s2":
+		return CodecS2, nil
+	}
+	return CodecZstd, fmt.Errorf("unknown chunk codec %q (want zstd or s2)", s)
+}
+
+// String returns the codec's name.
+func (c Codec) String() string {
+	if c == CodecS2 {
+		return "s2"
+	}
+	return "zstd"
+}
+
+// WithCodec selects the codec of event chunks (default CodecZstd).
+func WithCodec(c Codec) Option {
+	return func(o *options) { o.codec = c }
 }
 
 // WithFsync makes the writer fsync the file after every frame. Without it
@@ -128,9 +167,12 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option) (*Writer, error
 	for _, opt := range opts {
 		opt(&o)
 	}
-	enc, err := sharedEncoder(zstd.EncoderLevelFromZstd(o.level))
-	if err != nil {
-		return nil, err
+	var enc *zstd.Encoder
+	if o.codec == CodecZstd {
+		var err error
+		if enc, err = sharedEncoder(zstd.EncoderLevelFromZstd(o.level)); err != nil {
+			return nil, err
+		}
 	}
 	tw := &Writer{w: w, file: f, opts: o, enc: enc}
 	h.Version = FormatVersion
@@ -219,7 +261,11 @@ func (w *Writer) writeChunk(evs []Event) error {
 	if len(payload) > MaxFramePayload {
 		return fmt.Errorf("trace: %s: chunk %d: payload of %d bytes exceeds %d", w.opts.name, w.chunks, len(payload), MaxFramePayload)
 	}
-	appendFrameHeader(w.buf[:0], KindEvents, flagZstd, payload)
+	flags := flagZstd
+	if w.enc == nil {
+		flags = flagS2
+	}
+	appendFrameHeader(w.buf[:0], KindEvents, flags, payload)
 	if err := w.flush("events"); err != nil {
 		return err
 	}
