@@ -93,9 +93,9 @@ type chunkEncoder struct {
 	// sites make up nearly every chunk, and a map lookup per event was a
 	// fifth of the encoding time. Entries hold index+1 (0: empty).
 	siteCache [64]struct{ site, idx1 uint64 }
-	seq   seqTracker
-	mp    []byte
-	zbuf  []byte
+	seq       seqTracker
+	mp        []byte
+	zbuf      []byte
 }
 
 // encode appends the compressed EVENTS payload for evs to dst: zstd with
