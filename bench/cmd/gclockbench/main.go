@@ -141,6 +141,7 @@ func run(c *Config) (*Report, error) {
 		fn  func(*Config, *Report) []Row
 	}{
 		{"1", benchOverhead},
+		{"1", benchP2PSelf},
 		{"2", benchAllreduce},
 		{"3", benchTraceSize},
 		{"4", benchSync},

@@ -17,7 +17,7 @@ import (
 )
 
 // cPrograms are the C microbenchmarks in bench/c.
-var cPrograms = []string{"timercost", "barrier_self", "allreduce", "empty", "halo"}
+var cPrograms = []string{"timercost", "barrier_self", "p2p_self", "allreduce", "empty", "halo"}
 
 // compileC builds bench/c/*.c with mpicc into the work directory.
 func (c *Config) compileC() {
@@ -224,7 +224,13 @@ func benchOverhead(c *Config, rep *Report) []Row {
 			if tr, ok := c.timerNS[t.read]; ok {
 				r.Baseline = fmt.Sprintf("2 × %s read = %s ns", t.read, num(2*tr))
 				r.Ratio = ratio(added, 2*tr)
-				r.Goal = "≤ 1.10×: " + metOrMissed(added/(2*tr) <= 1.1)
+				// The hot path keeps the 1.10× of the hot-path rule;
+				// everything included, issue 12 asks for 1.5×.
+				if mode.hot {
+					r.Goal = "≤ 1.10×: " + metOrMissed(added/(2*tr) <= 1.1)
+				} else {
+					r.Goal = "≤ 1.5×: " + metOrMissed(added/(2*tr) <= 1.5)
+				}
 			}
 			rows = append(rows, r)
 		}
