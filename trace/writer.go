@@ -70,7 +70,7 @@ const (
 	CodecZstd Codec = iota
 	// CodecS2 compresses event chunks with S2, about 3.5× as fast as
 	// zstd's fastest level for about 1.7× the bytes (docs/decisions.md
-	// D17): the recorder's default, where encoding time is taken from the
+	// D16): the recorder's default, where encoding time is taken from the
 	// application.
 	CodecS2
 )
