@@ -104,6 +104,8 @@ type rankState struct {
 	sum      RankSummary // Events, TimeInMPI: written by the merge goroutine
 	pause    pauseState  // MPI_Pcontrol pauses: merge goroutine
 	wait     rankWait    // written by the metrics goroutine
+	// remoteDamage: damage another process's decoder found (dist.go)
+	remoteDamage []string
 }
 
 // Analyze makes one streaming pass over run: corrects every timestamp,
@@ -287,6 +289,7 @@ type analyzer struct {
 	incomp    int
 	events    int
 	opMism    int
+	dist      *Dist // parallel analysis: ranks decoded elsewhere (dist.go)
 }
 
 func newAnalyzer(run *Run, opt Options) *analyzer {
@@ -469,6 +472,13 @@ func (a *analyzer) run() error {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var total int64
+	fileIdx := map[int]int{}
+	if a.dist != nil {
+		a.dist.start()
+		for i, ri := range a.rn.Ranks {
+			fileIdx[ri.Rank] = i
+		}
+	}
 	for _, rs := range a.ranks {
 		if rs == nil {
 			continue
@@ -485,6 +495,12 @@ func (a *analyzer) run() error {
 		rs.out = make(chan *batch, depth)
 		rs.free = make(chan *batch, depth+2)
 		wg.Add(1)
+		if a.dist != nil {
+			if w := Owner(fileIdx[rs.in.Rank], len(a.rn.Ranks), a.dist.Procs); w != 0 {
+				go a.remoteDecode(rs, w, done, &wg)
+				continue
+			}
+		}
 		go a.decode(rs, done, &wg)
 	}
 	if total < 0 {
@@ -673,6 +689,7 @@ func (a *analyzer) result() *Result {
 				a.problems = append(a.problems, damageString(rs.in.Path, d))
 			}
 		}
+		a.problems = append(a.problems, rs.remoteDamage...)
 		if rs.unknown > 0 {
 			a.problems = append(a.problems, fmt.Sprintf("%s: %d collective events on an undefined communicator: not matched", name, rs.unknown))
 		}

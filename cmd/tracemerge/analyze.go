@@ -208,6 +208,13 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	res.Search = f.debugDirs
 	opt.Resolve = res
 
+	// Under mpirun with K > 1 processes: workers serve and return here.
+	par, code, finished := startParallel(dir, opt, mode, f.quiet, stderr)
+	if finished {
+		return code
+	}
+	defer par.close()
+
 	// --clock refined: a first pass with interpolation finds the
 	// happened-before facts and the moves they call for (merge/refine.go),
 	// then repair passes list the violations left and their controlled-
@@ -241,6 +248,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
 		return exitNoData
+	}
+	if par != nil {
+		pass.SetDist(par.dist)
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "tracemerge: cannot create output directory: %v\n", err)

@@ -1,0 +1,118 @@
+package main
+
+// Parallel tracemerge under mpirun (docs/tracemerge.md "Parallel
+// tracemerge"): process 0 merges and analyses and writes every output;
+// processes 1..K-1 read, decode and correct their share of the rank files
+// and hand the events to process 0 (merge/dist.go). MPI is loaded at run
+// time (package mpirt), so tracemerge builds without MPI.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/mpirt"
+)
+
+// launchedRank is this process's rank from the launcher's environment, -1
+// when none is set.
+func launchedRank() int {
+	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"} {
+		if v := os.Getenv(k); v != "" {
+			var r int
+			if _, err := fmt.Sscan(v, &r); err == nil && r >= 0 {
+				return r
+			}
+		}
+	}
+	return -1
+}
+
+// parallel is a started parallel analysis (nil world: serial).
+type parallel struct {
+	world *mpirt.World
+	dist  *merge.Dist
+}
+
+// close stops the workers (process 0) and finalizes MPI.
+func (p *parallel) close() {
+	if p == nil || p.world == nil {
+		return
+	}
+	_ = p.dist.Close()
+	_ = p.world.Finalize()
+}
+
+// startParallel joins the MPI job when tracemerge was started by an MPI
+// launcher with more than one process. It returns the parallel state for
+// process 0 (nil: run serially), or done with the exit code when this
+// process has finished (a worker, or a process that must not write).
+func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bool, stderr io.Writer) (p *parallel, code int, done bool) {
+	size := mpirt.LaunchedSize()
+	if size == 0 || size == 1 {
+		return nil, 0, false
+	}
+	world, err := mpirt.Init("")
+	if err != nil {
+		// Every process got the same command line: only rank 0 analyses.
+		if r := launchedRank(); r > 0 {
+			return nil, exitOK, true
+		}
+		fmt.Fprintf(stderr, "tracemerge: warning: started by an MPI launcher but %v: analysing serially on process 0\n", err)
+		return nil, 0, false
+	}
+	if world.Size <= 1 {
+		_ = world.Finalize()
+		return nil, 0, false
+	}
+	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: world}
+	if mode == merge.ClockRefined {
+		// Several passes whose options depend on the earlier ones: process
+		// 0 runs them alone.
+		if world.Rank != 0 {
+			_ = world.Finalize()
+			return nil, exitOK, true
+		}
+		if !quiet {
+			fmt.Fprintf(stderr, "tracemerge: note: --clock refined is analysed by process 0 alone (%d processes started)\n", world.Size)
+		}
+		_ = world.Finalize()
+		return nil, 0, false
+	}
+	if world.Rank == 0 {
+		if !quiet {
+			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): process 0 merges and writes, 1-%d decode the rank files\n",
+				world.Size, world.Impl, world.Size-1)
+		}
+		return &parallel{world: world, dist: d}, 0, false
+	}
+	code = exitOK
+	if err := serveWorker(dir, opt, d); err != nil {
+		fmt.Fprintf(stderr, "tracemerge: process %d: %v\n", world.Rank, err)
+		code = exitNoData
+	}
+	_ = world.Finalize()
+	return nil, code, true
+}
+
+// serveWorker loads the run as process 0 does and serves its share of the
+// rank files until process 0 says stop.
+func serveWorker(dir string, opt merge.Options, d *merge.Dist) error {
+	run, err := merge.Load(dir, nil)
+	var pass *merge.Pass
+	if err == nil {
+		defer run.Close()
+		pass, err = merge.Prepare(run, opt)
+	}
+	if err != nil {
+		// Process 0 reads the same directory and fails the same way; wait
+		// for its stop.
+		if serr := merge.ServeNothing(d); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return nil
+	}
+	return pass.Serve(d)
+}

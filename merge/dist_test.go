@@ -1,0 +1,174 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/gclock/gclock/trace/synth"
+)
+
+func TestOwnerPartition(t *testing.T) {
+	for _, tc := range []struct{ n, procs int }{
+		{1, 1}, {8, 1}, {8, 2}, {8, 3}, {3, 8}, {1024, 2}, {1024, 5}, {1000, 17}, {7, 4},
+	} {
+		t.Run(fmt.Sprintf("n%d-k%d", tc.n, tc.procs), func(t *testing.T) {
+			count := make([]int, tc.procs)
+			prev := 0
+			for i := 0; i < tc.n; i++ {
+				o := Owner(i, tc.n, tc.procs)
+				if o < 0 || o >= tc.procs {
+					t.Fatalf("file %d: owner %d outside 0..%d", i, o, tc.procs-1)
+				}
+				if o < prev {
+					t.Fatalf("file %d: owner %d after %d: blocks not contiguous", i, o, prev)
+				}
+				prev = o
+				count[o]++
+			}
+			if tc.procs == 1 {
+				if count[0] != tc.n {
+					t.Fatalf("one process must own all %d files, owns %d", tc.n, count[0])
+				}
+				return
+			}
+			if count[0] != 0 {
+				t.Fatalf("process 0 (the merger) owns %d files, want 0", count[0])
+			}
+			lo, hi := tc.n, 0
+			for _, c := range count[1:] {
+				lo, hi = min(lo, c), max(hi, c)
+			}
+			if hi-lo > 1 {
+				t.Fatalf("unbalanced: workers own %v", count[1:])
+			}
+		})
+	}
+}
+
+// chanTransport connects in-process "processes" by channels, one per
+// ordered pair.
+type chanTransport struct {
+	me int
+	ch [][]chan []byte // [from][to]
+}
+
+func newChanNet(k int) []*chanTransport {
+	ch := make([][]chan []byte, k)
+	for i := range ch {
+		ch[i] = make([]chan []byte, k)
+		for j := range ch[i] {
+			ch[i][j] = make(chan []byte, 4)
+		}
+	}
+	out := make([]*chanTransport, k)
+	for i := range out {
+		out[i] = &chanTransport{me: i, ch: ch}
+	}
+	return out
+}
+
+func (c *chanTransport) Send(dest, tag int, b []byte) error {
+	c.ch[c.me][dest] <- append([]byte(nil), b...)
+	return nil
+}
+
+func (c *chanTransport) Recv(src, tag int, b []byte) error {
+	m := <-c.ch[src][c.me]
+	if len(m) > len(b) {
+		return fmt.Errorf("message of %d bytes into %d", len(m), len(b))
+	}
+	copy(b, m)
+	return nil
+}
+
+// analyseJSON runs the analysis (and the point-to-point stream) of dir on
+// k in-process "processes" and returns process 0's results as JSON.
+func analyseJSON(t *testing.T, dir string, k int, opt Options) (an, p2p []byte) {
+	t.Helper()
+	net := newChanNet(k)
+	var wg sync.WaitGroup
+	errs := make([]error, k)
+	for w := 1; w < k; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			run, err := Load(dir, nil)
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			defer run.Close()
+			pass, err := Prepare(run, opt)
+			if err != nil {
+				errs[w] = err
+				return
+			}
+			errs[w] = pass.Serve(&Dist{Procs: k, Me: w, T: net[w]})
+		}(w)
+	}
+	run, err := Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	pass, err := Prepare(run, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Dist{Procs: k, Me: 0, T: net[0]}
+	pass.SetDist(d)
+	ps := NewP2PStream(run, P2POptions{}, pass.SiteName())
+	pass.AddStreamSink(ps)
+	res, err := pass.Run()
+	if cerr := d.Close(); cerr != nil {
+		t.Fatal(cerr)
+	}
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for w, e := range errs {
+		if e != nil {
+			t.Fatalf("process %d: %v", w, e)
+		}
+	}
+	if an, err = json.Marshal(res.Analysis); err != nil {
+		t.Fatal(err)
+	}
+	if p2p, err = json.Marshal(ps.Result()); err != nil {
+		t.Fatal(err)
+	}
+	return an, p2p
+}
+
+// TestDistIdentical: the analysis split over 2, 3 and 5 in-process
+// "processes" gives the serial analysis byte for byte, with collectives,
+// point-to-point messages and every clock mode but refined.
+func TestDistIdentical(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 12, Steps: 600, Seed: 5, ChunkEvents: 256, Halo: true}); err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []ClockMode{ClockInterp, ClockInit, ClockRaw} {
+		opt := Options{Clock: mode, Capture: []InstanceKey{{Comm: 0, Seq: 3}}}
+		an1, p1 := analyseJSON(t, dir, 1, opt)
+		if !bytes.Contains(an1, []byte(`"events":`)) && len(an1) < 100 {
+			t.Fatalf("serial analysis looks empty: %.200s", an1)
+		}
+		for _, k := range []int{2, 3, 5} {
+			t.Run(fmt.Sprintf("%s-k%d", mode, k), func(t *testing.T) {
+				ank, pk := analyseJSON(t, dir, k, opt)
+				if !bytes.Equal(an1, ank) {
+					t.Errorf("analysis with %d processes differs from the serial one (%d vs %d bytes)", k, len(ank), len(an1))
+				}
+				if !bytes.Equal(p1, pk) {
+					t.Errorf("point-to-point result with %d processes differs (%d vs %d bytes)", k, len(pk), len(p1))
+				}
+			})
+		}
+	}
+}

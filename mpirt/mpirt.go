@@ -1,0 +1,130 @@
+// Package mpirt calls MPI from a normal Go program without MPI headers or
+// libraries at build time: the MPI library is dlopen()ed at run time
+// (cshim/mpidl.c), so `go build ./cmd/tracemerge` works on any machine and
+// the same binary runs under Open MPI's mpirun and MPICH's mpiexec
+// (docs/decisions.md D15). Only what the parallel tracemerge needs is
+// bound: init, rank and size, blocking byte send and receive on
+// MPI_COMM_WORLD, finalize and abort.
+//
+// Every MPI call runs on one locked OS thread (the one that called
+// MPI_Init_thread with MPI_THREAD_FUNNELED), whatever goroutine asks.
+package mpirt
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// LaunchedSize returns the number of processes the launcher started, read
+// from its environment (Open MPI: OMPI_COMM_WORLD_SIZE; MPICH's Hydra and
+// other PMI launchers: PMI_SIZE; PMIx launchers such as srun --mpi=pmix:
+// PMIX_RANK set, size unknown before MPI_Init: -1). 0 means not started
+// by an MPI launcher.
+func LaunchedSize() int {
+	for _, k := range []string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"} {
+		if v := os.Getenv(k); v != "" {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	if os.Getenv("PMIX_RANK") != "" || os.Getenv("PMI_RANK") != "" {
+		return -1
+	}
+	return 0
+}
+
+// World is MPI_COMM_WORLD after Init.
+type World struct {
+	Rank, Size int
+	Impl       string // "openmpi" or "mpich"
+	calls      chan func()
+	done       bool
+}
+
+// ErrUnavailable is wrapped by Init when no MPI library can be loaded.
+var ErrUnavailable = errors.New("MPI not available")
+
+// Init loads the MPI library (lib, or when empty GCLOCK_LIBMPI, or the one
+// the launcher's environment names, or the first of libmpich.so.12,
+// libmpi.so.12, libmpi.so.40 found) and initialises MPI.
+func Init(lib string) (*World, error) {
+	w := &World{calls: make(chan func())}
+	errc := make(chan error, 1)
+	go w.loop(lib, errc)
+	if err := <-errc; err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// do runs fn on the MPI thread and waits for it.
+func (w *World) do(fn func()) {
+	ch := make(chan struct{})
+	w.calls <- func() { fn(); close(ch) }
+	<-ch
+}
+
+// Send sends b to rank dest with tag (blocking MPI_Send of MPI_BYTE).
+func (w *World) Send(dest, tag int, b []byte) error {
+	if len(b) > 1<<30 {
+		return fmt.Errorf("mpirt: message of %d bytes too large", len(b))
+	}
+	var rc int
+	w.do(func() { rc = send(b, dest, tag) })
+	if rc != 0 {
+		return fmt.Errorf("mpirt: MPI_Send to %d: error %d", dest, rc)
+	}
+	return nil
+}
+
+// Recv receives into b from rank src with tag (MPI_Recv of at most
+// len(b) bytes). It waits for the message by polling MPI_Iprobe with
+// growing sleeps (up to 200 µs) rather than in MPI_Recv, which spins on
+// a core that the analysis on a small machine needs.
+func (w *World) Recv(src, tag int, b []byte) error {
+	if len(b) > 1<<30 {
+		return fmt.Errorf("mpirt: message of %d bytes too large", len(b))
+	}
+	var rc int
+	w.do(func() {
+		for nap := time.Microsecond; ; nap = min(2*nap, 200*time.Microsecond) {
+			var ok bool
+			if ok, rc = iprobe(src, tag); rc != 0 || ok {
+				break
+			}
+			time.Sleep(nap)
+		}
+		if rc == 0 {
+			rc = recv(b, src, tag)
+		}
+	})
+	if rc != 0 {
+		return fmt.Errorf("mpirt: MPI_Recv from %d: error %d", src, rc)
+	}
+	return nil
+}
+
+// Finalize calls MPI_Finalize (once) and stops the MPI thread.
+func (w *World) Finalize() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	var rc int
+	w.do(func() { rc = finalize() })
+	close(w.calls)
+	if rc != 0 {
+		return fmt.Errorf("mpirt: MPI_Finalize: error %d", rc)
+	}
+	return nil
+}
+
+// Abort calls MPI_Abort(MPI_COMM_WORLD, code): every process of the job
+// ends.
+func (w *World) Abort(code int) {
+	w.do(func() { abort(code) })
+}
