@@ -54,6 +54,10 @@ Usage:
                                     summarise a run: ranks, hosts, events per op,
                                     time span, sync epochs, damage
   tracemerge help                   this text
+  mpirun -np K tracemerge DIR -o OUT [options]
+                                    the same analysis, the rank files decoded by
+                                    K-1 worker processes (Open MPI or MPICH,
+                                    loaded at run time); identical outputs
 
 DIR is one run directory holding rank-NNNNN.gct files (gclock-trace/<job>/).
 
