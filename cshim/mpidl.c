@@ -18,17 +18,24 @@ typedef int (*p_send_ptr)(const void *, int, void *, int, int, void *);
 typedef int (*p_recv_ptr)(void *, int, void *, int, int, void *, void *);
 typedef int (*p_abort_ptr)(void *, int);
 typedef int (*p_iprobe_ptr)(int, int, void *, int *, void *);
+typedef int (*p_isend_ptr)(const void *, int, void *, int, int, void *, void **);
+typedef int (*p_test_ptr)(void **, int *, void *);
 /* MPICH ABI: handles are ints. */
 typedef int (*p_comm_int_int)(int, int *);
 typedef int (*p_send_int)(const void *, int, int, int, int, int);
 typedef int (*p_recv_int)(void *, int, int, int, int, int, void *);
 typedef int (*p_abort_int)(int, int);
 typedef int (*p_iprobe_int)(int, int, int, int *, void *);
+typedef int (*p_isend_int)(const void *, int, int, int, int, int, int *);
+typedef int (*p_test_int)(int *, int *, void *);
 typedef int (*p_void)(void);
 
 static void *lib_handle;
 static int is_ompi;
-static void *f_init_thread, *f_rank, *f_size, *f_send, *f_recv, *f_iprobe, *f_finalize, *f_abort;
+static void *f_init_thread, *f_rank, *f_size, *f_send, *f_recv, *f_iprobe, *f_isend, *f_test, *f_finalize, *f_abort;
+/* the one outstanding gck_mpidl_isend: MPI_Request of either ABI */
+static void *req_ptr;
+static int req_int;
 static void *o_world, *o_byte; /* Open MPI */
 
 #define MPICH_COMM_WORLD 0x44000000
@@ -70,10 +77,12 @@ int gck_mpidl_open(const char *lib, char *err, size_t errlen)
 	f_send = dlsym(lib_handle, "MPI_Send");
 	f_recv = dlsym(lib_handle, "MPI_Recv");
 	f_iprobe = dlsym(lib_handle, "MPI_Iprobe");
+	f_isend = dlsym(lib_handle, "MPI_Isend");
+	f_test = dlsym(lib_handle, "MPI_Test");
 	f_finalize = dlsym(lib_handle, "MPI_Finalize");
 	f_abort = dlsym(lib_handle, "MPI_Abort");
-	if (!f_init_thread || !f_rank || !f_size || !f_send || !f_recv || !f_iprobe || !f_finalize || !f_abort) {
-		snprintf(err, errlen, "MPI library lacks MPI_Init_thread/Comm_rank/Comm_size/Send/Recv/Iprobe/Finalize/Abort");
+	if (!f_init_thread || !f_rank || !f_size || !f_send || !f_recv || !f_iprobe || !f_isend || !f_test || !f_finalize || !f_abort) {
+		snprintf(err, errlen, "MPI library lacks MPI_Init_thread/Comm_rank/Comm_size/Send/Recv/Iprobe/Isend/Test/Finalize/Abort");
 		return -1;
 	}
 	o_world = dlsym(lib_handle, "ompi_mpi_comm_world");
@@ -125,6 +134,20 @@ int gck_mpidl_iprobe(int src, int tag, int *flag)
 	if (is_ompi)
 		return ((p_iprobe_ptr)f_iprobe)(src, tag, o_world, flag, NULL);
 	return ((p_iprobe_int)f_iprobe)(src, tag, MPICH_COMM_WORLD, flag, MPICH_STATUS_IGNORE);
+}
+
+int gck_mpidl_isend(const void *buf, int n, int dest, int tag)
+{
+	if (is_ompi)
+		return ((p_isend_ptr)f_isend)(buf, n, o_byte, dest, tag, o_world, &req_ptr);
+	return ((p_isend_int)f_isend)(buf, n, MPICH_BYTE, dest, tag, MPICH_COMM_WORLD, &req_int);
+}
+
+int gck_mpidl_test(int *flag)
+{
+	if (is_ompi)
+		return ((p_test_ptr)f_test)(&req_ptr, flag, NULL);
+	return ((p_test_int)f_test)(&req_int, flag, MPICH_STATUS_IGNORE);
 }
 
 int gck_mpidl_finalize(void) { return ((p_void)f_finalize)(); }

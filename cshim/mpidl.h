@@ -19,6 +19,10 @@ int gck_mpidl_send(const void *buf, int n, int dest, int tag);
 int gck_mpidl_recv(void *buf, int n, int src, int tag);
 /* gck_mpidl_iprobe: MPI_Iprobe; *flag set when a message waits. */
 int gck_mpidl_iprobe(int src, int tag, int *flag);
+/* gck_mpidl_isend starts one nonblocking send (one at a time);
+ * gck_mpidl_test sets *flag when it has completed. */
+int gck_mpidl_isend(const void *buf, int n, int dest, int tag);
+int gck_mpidl_test(int *flag);
 int gck_mpidl_finalize(void);
 int gck_mpidl_abort(int code);
 /* gck_mpidl_impl: "openmpi" or "mpich" after a successful open. */

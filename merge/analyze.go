@@ -472,12 +472,8 @@ func (a *analyzer) run() error {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	var total int64
-	fileIdx := map[int]int{}
 	if a.dist != nil {
-		a.dist.start()
-		for i, ri := range a.rn.Ranks {
-			fileIdx[ri.Rank] = i
-		}
+		return a.runDist()
 	}
 	for _, rs := range a.ranks {
 		if rs == nil {
@@ -495,12 +491,6 @@ func (a *analyzer) run() error {
 		rs.out = make(chan *batch, depth)
 		rs.free = make(chan *batch, depth+2)
 		wg.Add(1)
-		if a.dist != nil {
-			if w := Owner(fileIdx[rs.in.Rank], len(a.rn.Ranks), a.dist.Procs); w != 0 {
-				go a.remoteDecode(rs, w, done, &wg)
-				continue
-			}
-		}
 		go a.decode(rs, done, &wg)
 	}
 	if total < 0 {
@@ -544,32 +534,8 @@ func (a *analyzer) run() error {
 	for len(h) > 0 {
 		c := h[0]
 		ev := &c.b.ev[c.i]
-		if ev.Enter >= a.wFrom && ev.Enter <= a.wTo {
-			a.events++
-			ra := &c.rs.sum
-			ra.Events++
-			c.rs.pause.observe(ev)
-			if !ev.Continuation() {
-				ra.TimeInMPI += ev.Exit - ev.Enter
-			}
-			if a.first {
-				a.an.StartNS, a.an.EndNS, a.first = ev.Enter, ev.Exit, false
-			} else if ev.Exit > a.an.EndNS {
-				a.an.EndNS = ev.Exit
-			}
-			for _, s := range sinks {
-				if err := s.Add(ev); err != nil {
-					return fmt.Errorf("writing output: %w", err)
-				}
-			}
-		}
-		for _, s := range a.opt.StreamSinks {
-			if err := s.Add(ev); err != nil {
-				return fmt.Errorf("point-to-point pass: %w", err)
-			}
-		}
-		if ev.commIdx >= 0 && ev.Op.IsCollective() {
-			a.m.add(ev)
+		if err := a.consume(ev, c.rs, sinks); err != nil {
+			return err
 		}
 		n++
 		if a.opt.Progress != nil && n&0xffff == 0 {
@@ -594,6 +560,38 @@ func (a *analyzer) run() error {
 	}
 	a.stopMetrics()
 	return a.finErr
+}
+
+// consume takes the next event of the merged stream (rs: its rank).
+func (a *analyzer) consume(ev *GEvent, rs *rankState, sinks []Sink) error {
+	if ev.Enter >= a.wFrom && ev.Enter <= a.wTo {
+		a.events++
+		ra := &rs.sum
+		ra.Events++
+		rs.pause.observe(ev)
+		if !ev.Continuation() {
+			ra.TimeInMPI += ev.Exit - ev.Enter
+		}
+		if a.first {
+			a.an.StartNS, a.an.EndNS, a.first = ev.Enter, ev.Exit, false
+		} else if ev.Exit > a.an.EndNS {
+			a.an.EndNS = ev.Exit
+		}
+		for _, s := range sinks {
+			if err := s.Add(ev); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+		}
+	}
+	for _, s := range a.opt.StreamSinks {
+		if err := s.Add(ev); err != nil {
+			return fmt.Errorf("point-to-point pass: %w", err)
+		}
+	}
+	if ev.commIdx >= 0 && ev.Op.IsCollective() {
+		a.m.add(ev)
+	}
+	return nil
 }
 
 func (a *analyzer) result() *Result {

@@ -1,30 +1,36 @@
 package merge
 
 // Parallel analysis across processes (tracemerge under mpirun, docs/
-// tracemerge.md "Parallel tracemerge"): the per-rank work (reading,
-// decompressing, decoding, correcting and ordering each rank file's
-// events) runs on worker processes 1..K-1, each for its share of the rank
-// files; process 0 pulls the corrected events rank by rank as its k-way
-// merge needs them and runs the merge, matching, metrics and streaming
-// analyses unchanged. Process 0 thus sees exactly the events, in exactly
-// the order, of a serial run: the outputs are byte for byte the same.
+// tracemerge.md "Parallel tracemerge"). Processes 1..K-1 (workers) each
+// own a contiguous block of the rank files (Owner); a worker reads,
+// decompresses, decodes, corrects and orders its ranks' events and merges
+// them into one stream in the order of the serial k-way merge (global
+// Enter, then rank), with a marker where each rank's stream ends.
+// Process 0 merges the K-1 streams by the same key and runs the matching,
+// metrics, streaming analyses and outputs unchanged. A merge of merged
+// streams under one total order is the serial merge: process 0 sees the
+// same events in the same order, with each rank's end at the same place,
+// so the outputs are byte for byte those of a serial run.
 //
 // Wire protocol (every message is an 8-byte little-endian length, then
-// that many bytes, process 0 <-> one worker, in order):
+// that many bytes; process 0 <-> one worker, in order):
 //
-//	request  (0 -> w): int32 count, then count int32 world ranks;
-//	                   count 0: stop serving
-//	reply    (w -> 0): for every requested rank, in request order:
-//	                   int32 rank, int32 n; n >= 0: n GEvents (their
-//	                   in-memory layout: same binary on both sides);
-//	                   n == -1: end of the rank's stream, then int32 len
-//	                   and a JSON distEnd of that length
+//	request (0 -> w): uint32 1: next chunk (up to distInflight
+//	                  outstanding); uint32 0: stop serving
+//	reply   (w -> 0): uint32 n, then n GEvents in their in-memory layout
+//	                  (the same binary runs everywhere); a GEvent with
+//	                  Rank < 0 marks the end of rank -1-Rank (Enter: the
+//	                  key of its last event, -Inf for a rank without
+//	                  events). n == 0 ends the stream: a JSON map from rank
+//	                  to distEnd (what each rank's decoder found) follows.
 
 import (
+	"container/heap"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 )
@@ -37,25 +43,16 @@ type Transport interface {
 	Recv(src, tag int, b []byte) error
 }
 
-// distAheadFor is how many batches a worker's decoder runs ahead per
-// rank, and the most one reply carries for a rank, in a run of n ranks:
-// 8, fewer when n is large, so that process 0 holds at most about 256 MB
-// of received events (two replies per rank) whatever the run.
-func distAheadFor(n int) int {
-	per := 2 * batchSize(n) * evSize * max(n, 1)
-	return max(1, min(8, (256<<20)/per))
-}
-
-// distPerMsg bounds the ranks of one request (and so a reply's size:
-// distPerMsg * distAheadFor(ranks) batches); distInflight is how many requests
-// process 0 keeps outstanding per worker.
-const (
-	distPerMsg   = 32
-	distInflight = 2
-)
-
 // distTag is the message tag of the protocol.
 const distTag = 7131
+
+// distChunk is the number of events (and markers) in one reply (4 MiB):
+// large, so that the latency of a request (polled, see mpirt) is paid
+// rarely; distInflight requests are kept outstanding per worker.
+const (
+	distChunk    = 32768
+	distInflight = 2
+)
 
 // Dist is this process's part in a parallel analysis of K = Procs
 // processes. Process 0 analyses (Pass.SetDist), the others serve
@@ -66,18 +63,16 @@ type Dist struct {
 	T     Transport
 
 	mu      sync.Mutex
-	reqs    chan distReq
 	stopped bool
 	stopErr error
-	wg      sync.WaitGroup
-	// Requests sent and ranks requested (process 0), for the benchmarks.
-	Requests, RanksRequested int
+	quit    chan struct{} // stops the fetchers
+	fetchWG sync.WaitGroup
 }
 
 // Owner returns the process that decodes the file at index i of n rank
 // files (Run.Ranks order) among procs processes: with one process, 0;
 // otherwise the workers 1..procs-1 take contiguous, equal (±1) blocks and
-// process 0, which runs the merge and the analysis, decodes none.
+// process 0, which runs the analysis, decodes none.
 func Owner(i, n, procs int) int {
 	if procs <= 1 || n <= 0 {
 		return 0
@@ -86,25 +81,13 @@ func Owner(i, n, procs int) int {
 	return 1 + i*w/n
 }
 
-// distEnd ends one rank's stream: what the worker's decoder found.
+// distEnd is what one rank's decoder found, sent at the end of a stream.
 type distEnd struct {
 	Err      string   `json:"err,omitempty"`
 	Unknown  int      `json:"unknown,omitempty"`
 	Unsorted int      `json:"unsorted,omitempty"`
 	BadTimes int      `json:"bad_times,omitempty"`
 	Damage   []string `json:"damage,omitempty"`
-}
-
-type distReq struct {
-	rank  int
-	owner int
-	reply chan distReply
-}
-
-type distReply struct {
-	ev  []GEvent
-	end *distEnd
-	err error
 }
 
 var evSize = int(unsafe.Sizeof(GEvent{}))
@@ -147,348 +130,359 @@ func recvMsg(t Transport, src int, buf []byte) ([]byte, error) {
 	return buf, t.Recv(src, distTag, buf)
 }
 
-// start runs process 0's dispatcher: it gathers the pending requests of
-// the rank proxies, sends each worker one request per round and hands the
-// replies out.
-func (d *Dist) start() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.reqs != nil {
-		return
-	}
-	d.reqs = make(chan distReq, 1024)
-	d.wg.Add(1)
-	go d.dispatch()
+func request(t Transport, w int, what uint32) error {
+	var b [4]byte
+	binary.LittleEndian.PutUint32(b[:], what)
+	return sendMsg(t, w, b[:])
 }
 
-func (d *Dist) dispatch() {
-	defer d.wg.Done()
-	var buf []byte
-	var failed error
-	pending := map[int][]distReq{}    // by owner: not sent yet
-	inflight := map[int][][]distReq{} // by owner: sent, reply due
-	var owners []int                  // owners seen, in order
-	add := func(r distReq) {
-		if _, seen := pending[r.owner]; !seen {
-			owners = append(owners, r.owner)
-		}
-		pending[r.owner] = append(pending[r.owner], r)
-	}
-	nflight := 0
-	open := true
-	next := 0
-	for {
-		if nflight == 0 {
-			idle := true
-			for _, o := range owners {
-				if len(pending[o]) > 0 {
-					idle = false
-				}
-			}
-			if idle {
-				if !open {
-					return
-				}
-				r, ok := <-d.reqs
-				if !ok {
-					return
-				}
-				add(r)
-			}
-		}
-	drain:
-		for open {
-			select {
-			case r, ok := <-d.reqs:
-				if !ok {
-					open = false
-					break drain
-				}
-				add(r)
-			default:
-				break drain
-			}
-		}
-		// Send: up to distInflight requests per worker, each for at most
-		// distPerMsg ranks, so replies stay small and flow while the
-		// merge runs.
-		for _, o := range owners {
-			for len(pending[o]) > 0 && len(inflight[o]) < distInflight {
-				k := min(len(pending[o]), distPerMsg)
-				rs := pending[o][:k:k]
-				pending[o] = pending[o][k:]
-				d.Requests++
-				d.RanksRequested += len(rs)
-				if failed == nil {
-					req := make([]byte, 4+4*len(rs))
-					binary.LittleEndian.PutUint32(req, uint32(len(rs)))
-					for i, r := range rs {
-						binary.LittleEndian.PutUint32(req[4+4*i:], uint32(r.rank))
-					}
-					failed = sendMsg(d.T, o, req)
-				}
-				if failed != nil {
-					for _, r := range rs {
-						r.reply <- distReply{err: failed}
-					}
-					continue
-				}
-				inflight[o] = append(inflight[o], rs)
-				nflight++
-			}
-		}
-		if nflight == 0 {
-			continue
-		}
-		// Receive the oldest reply of the next worker with one due.
-		for ; ; next++ {
-			o := owners[next%len(owners)]
-			if len(inflight[o]) == 0 {
-				continue
-			}
-			rs := inflight[o][0]
-			inflight[o] = inflight[o][1:]
-			nflight--
-			var msg []byte
-			if failed == nil {
-				msg, failed = recvMsg(d.T, o, buf)
-				buf = msg
-			}
-			if failed != nil {
-				for _, r := range rs {
-					r.reply <- distReply{err: failed}
-				}
-			} else if err := parseReply(msg, rs); err != nil {
-				failed = err
-			}
-			next++
-			break
-		}
-	}
-}
-
-// parseReply hands one worker's reply to the proxies of rs (copying the
-// events out of msg, which is reused).
-func parseReply(msg []byte, rs []distReq) error {
-	for i, r := range rs {
-		if len(msg) < 8 {
-			err := fmt.Errorf("parallel analysis: short reply for rank %d", r.rank)
-			for _, r := range rs[i:] {
-				r.reply <- distReply{err: err}
-			}
-			return err
-		}
-		rank := int32(binary.LittleEndian.Uint32(msg))
-		n := int32(binary.LittleEndian.Uint32(msg[4:]))
-		msg = msg[8:]
-		var rep distReply
-		switch {
-		case int(rank) != r.rank:
-			rep.err = fmt.Errorf("parallel analysis: reply for rank %d, expected %d", rank, r.rank)
-		case n == -1 && len(msg) >= 4:
-			l := int(binary.LittleEndian.Uint32(msg))
-			msg = msg[4:]
-			if l > len(msg) {
-				rep.err = errors.New("parallel analysis: short end record")
-				break
-			}
-			rep.end = &distEnd{}
-			if err := json.Unmarshal(msg[:l], rep.end); err != nil {
-				rep.err = fmt.Errorf("parallel analysis: end record: %w", err)
-			}
-			msg = msg[l:]
-		case n >= 0 && int(n)*evSize <= len(msg):
-			rep.ev = make([]GEvent, n)
-			copy(evBytes(rep.ev), msg[:int(n)*evSize])
-			msg = msg[int(n)*evSize:]
-		default:
-			rep.err = fmt.Errorf("parallel analysis: bad reply for rank %d", r.rank)
-		}
-		r.reply <- rep
-		if rep.err != nil {
-			for _, r := range rs[i+1:] {
-				r.reply <- distReply{err: rep.err}
-			}
-			return rep.err
-		}
-	}
-	return nil
-}
-
-// Close ends a parallel analysis on process 0: every worker is told to
-// stop serving. Safe to call more than once, and when no pass ran.
+// Close ends a parallel analysis on process 0: the fetchers stop (each
+// after the reply it waits for), then every worker is told to stop
+// serving. Safe to call more than once, and when no pass ran.
 func (d *Dist) Close() error {
 	if d == nil || d.Me != 0 || d.Procs <= 1 {
 		return nil
 	}
 	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.stopped {
-		d.mu.Unlock()
 		return d.stopErr
 	}
 	d.stopped = true
-	if d.reqs != nil {
-		close(d.reqs)
+	if d.quit != nil {
+		close(d.quit)
 	}
-	d.mu.Unlock()
-	d.wg.Wait()
-	var stop [4]byte // count 0
+	d.fetchWG.Wait()
 	for w := 1; w < d.Procs; w++ {
-		if err := sendMsg(d.T, w, stop[:]); err != nil && d.stopErr == nil {
+		if err := request(d.T, w, 0); err != nil && d.stopErr == nil {
 			d.stopErr = err
 		}
 	}
 	return d.stopErr
 }
 
-// remoteDecode replaces a.decode for a rank decoded by another process:
-// it pulls the rank's corrected, ordered events batch by batch.
-func (a *analyzer) remoteDecode(rs *rankState, owner int, done <-chan struct{}, wg *sync.WaitGroup) {
-	defer wg.Done()
-	defer close(rs.out)
-	d := a.dist
-	reply := make(chan distReply, 1)
-	// One request is always outstanding: the next reply travels while
-	// the merge consumes the current one.
-	d.reqs <- distReq{rank: rs.in.Rank, owner: owner, reply: reply}
+// distStream is process 0's view of one worker's merged stream.
+type distStream struct {
+	w     int
+	ev    []GEvent
+	i     int
+	key   float64
+	rank  int32 // of ev[i]: the event's rank, or the ended rank of a marker
+	ends  map[int]distEnd
+	done  bool
+	ch    chan distFetched
+	spare chan []GEvent
+}
+
+type distFetched struct {
+	ev   []GEvent
+	ends map[int]distEnd
+	done bool
+	err  error
+}
+
+// fetcher receives one worker's chunks ahead of the merge (so the
+// worker's send completes at once instead of waiting, spinning, until
+// the merge needs the chunk).
+func (d *Dist) fetcher(s *distStream) {
+	defer d.fetchWG.Done()
+	defer close(s.ch)
+	var buf []byte
+	outstanding := 0
+	// drain reads the replies still due, so the worker is free to stop.
+	drain := func() {
+		for ; outstanding > 0; outstanding-- {
+			var err error
+			if buf, err = recvMsg(d.T, s.w, buf); err != nil {
+				return
+			}
+		}
+	}
+	defer drain()
 	for {
-		rep := <-reply
-		if rep.err != nil {
-			rs.err = rep.err
-			return
-		}
-		if rep.end != nil {
-			e := rep.end
-			if e.Err != "" {
-				rs.err = errors.New(e.Err)
+		var f distFetched
+		var err error
+		for outstanding < distInflight && err == nil {
+			if err = request(d.T, s.w, 1); err == nil {
+				outstanding++
 			}
-			rs.unknown, rs.unsorted, rs.badTimes = e.Unknown, e.Unsorted, e.BadTimes
-			rs.remoteDamage = e.Damage
-			return
 		}
-		d.reqs <- distReq{rank: rs.in.Rank, owner: owner, reply: reply}
-		if len(rep.ev) == 0 {
-			continue
+		var msg []byte
+		if err == nil {
+			msg, err = recvMsg(d.T, s.w, buf)
+			buf = msg
+			outstanding--
 		}
-		// Call-site indices are this process's: map the pcs again.
-		cache := &rs.pcCache
-		for i := range rep.ev {
-			g := &rep.ev[i]
-			slot := &cache[(g.Callsite>>2)&uint64(len(cache)-1)]
-			if slot.pc != g.Callsite || !slot.ok {
-				slot.pc, slot.site, slot.ok = g.Callsite, a.siteOf(rs, g.Callsite), true
+		switch {
+		case err != nil:
+			f.err = err
+			outstanding = 0
+		case len(msg) < 4:
+			f.err = fmt.Errorf("parallel analysis: short reply from process %d", s.w)
+		default:
+			n := int(binary.LittleEndian.Uint32(msg))
+			msg = msg[4:]
+			if n == 0 {
+				f.done = true
+				if err := json.Unmarshal(msg, &f.ends); err != nil {
+					f.err = fmt.Errorf("parallel analysis: end record of process %d: %w", s.w, err)
+				}
+				break
 			}
-			g.site = slot.site
+			if n*evSize != len(msg) {
+				f.err = fmt.Errorf("parallel analysis: reply of %d bytes from process %d for %d events", len(msg), s.w, n)
+				break
+			}
+			select {
+			case f.ev = <-s.spare:
+			default:
+			}
+			if cap(f.ev) < n {
+				f.ev = make([]GEvent, n)
+			}
+			f.ev = f.ev[:n]
+			copy(evBytes(f.ev), msg)
 		}
 		select {
-		case rs.out <- &batch{ev: rep.ev}:
-		case <-done:
+		case s.ch <- f:
+		case <-d.quit:
+			return
+		}
+		if f.err != nil || f.done {
 			return
 		}
 	}
 }
 
+// fetch moves s to the worker's next chunk.
+func (a *analyzer) fetch(s *distStream) error {
+	if s.ev != nil {
+		select {
+		case s.spare <- s.ev:
+		default:
+		}
+		s.ev = nil
+	}
+	f, ok := <-s.ch
+	if !ok {
+		return errors.New("parallel analysis: stopped")
+	}
+	if f.err != nil {
+		return f.err
+	}
+	s.ev, s.i, s.done, s.ends = f.ev, 0, f.done, f.ends
+	return nil
+}
+
+// at sets the stream's key from its current record.
+func (s *distStream) at() {
+	e := &s.ev[s.i]
+	s.key = e.Enter
+	s.rank = e.Rank
+	if e.Rank < 0 {
+		s.rank = -1 - e.Rank
+	}
+}
+
+type streamHeap []*distStream
+
+func (h streamHeap) Len() int { return len(h) }
+func (h streamHeap) Less(i, j int) bool {
+	if h[i].key != h[j].key {
+		return h[i].key < h[j].key
+	}
+	return h[i].rank < h[j].rank
+}
+func (h streamHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *streamHeap) Push(x any)   { *h = append(*h, x.(*distStream)) }
+func (h *streamHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// runDist is run for process 0 of a parallel analysis.
+func (a *analyzer) runDist() error {
+	d := a.dist
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped {
+		return errors.New("parallel analysis: already closed")
+	}
+	var total int64
+	for _, rs := range a.ranks {
+		if rs == nil {
+			continue
+		}
+		if f := rs.in.Meta.Footer; f != nil && total >= 0 {
+			total += int64(f.Events)
+		} else {
+			total = -1
+		}
+	}
+	if total < 0 {
+		total = 0
+	}
+	a.startMetrics()
+	defer a.stopMetrics()
+	for r, rs := range a.ranks {
+		if rs == nil {
+			a.m.endRank(int32(r))
+		}
+	}
+	var streams []*distStream
+	d.quit = make(chan struct{})
+	for w := 1; w < d.Procs; w++ {
+		s := &distStream{w: w, ch: make(chan distFetched, 1), spare: make(chan []GEvent, 2)}
+		streams = append(streams, s)
+		d.fetchWG.Add(1)
+		go d.fetcher(s)
+	}
+	h := make(streamHeap, 0, d.Procs)
+	for _, s := range streams {
+		if err := a.fetch(s); err != nil {
+			return err
+		}
+		// Ranks without events end before anything is merged.
+		for !s.done {
+			for s.i < len(s.ev) && s.ev[s.i].Rank < 0 && math.IsInf(s.ev[s.i].Enter, -1) {
+				a.m.endRank(-1 - s.ev[s.i].Rank)
+				s.i++
+			}
+			if s.i < len(s.ev) {
+				break
+			}
+			if err := a.fetch(s); err != nil {
+				return err
+			}
+		}
+		if !s.done {
+			s.at()
+			h = append(h, s)
+		}
+	}
+	heap.Init(&h)
+	if math.IsInf(a.runStart, 1) && len(h) > 0 {
+		a.runStart = h[0].key
+	}
+	a.wFrom = a.runStart + a.opt.From
+	a.wTo = math.Inf(1)
+	if a.opt.HasTo {
+		a.wTo = a.runStart + a.opt.To
+	}
+	sinks := a.opt.Sinks
+	var n int64
+	for len(h) > 0 {
+		s := h[0]
+		ev := &s.ev[s.i]
+		if ev.Rank < 0 {
+			a.m.endRank(-1 - ev.Rank)
+		} else {
+			rs := a.ranks[ev.Rank]
+			// Call-site indices are this process's: map the pc again.
+			slot := &rs.pcCache[(ev.Callsite>>2)&uint64(len(rs.pcCache)-1)]
+			if slot.pc != ev.Callsite || !slot.ok {
+				slot.pc, slot.site, slot.ok = ev.Callsite, a.siteOf(rs, ev.Callsite), true
+			}
+			ev.site = slot.site
+			if err := a.consume(ev, rs, sinks); err != nil {
+				return err
+			}
+			n++
+			if a.opt.Progress != nil && n&0xffff == 0 {
+				a.opt.Progress(n, total)
+			}
+		}
+		s.i++
+		if s.i >= len(s.ev) {
+			if err := a.fetch(s); err != nil {
+				return err
+			}
+			if s.done {
+				heap.Pop(&h)
+				continue
+			}
+		}
+		s.at()
+		heap.Fix(&h, 0)
+	}
+	// What the workers' decoders found, as a serial run reports it.
+	for _, s := range streams {
+		for r, e := range s.ends {
+			if r < 0 || r >= len(a.ranks) || a.ranks[r] == nil {
+				continue
+			}
+			rs := a.ranks[r]
+			if e.Err != "" {
+				rs.err = errors.New(e.Err)
+			}
+			rs.unknown, rs.unsorted, rs.badTimes = e.Unknown, e.Unsorted, e.BadTimes
+			rs.remoteDamage = e.Damage
+		}
+	}
+	a.m.flush()
+	if a.opt.Progress != nil {
+		a.opt.Progress(n, total)
+	}
+	a.stopMetrics()
+	return a.finErr
+}
+
 // Serve runs a worker process (Dist.Me > 0) of a parallel analysis: it
-// decodes the rank files Owner gives it and answers process 0's requests
-// until told to stop. The pass must be prepared with the same options as
-// process 0's (the same command line).
+// decodes and merges the rank files Owner gives it and answers process
+// 0's requests until told to stop. The pass must be prepared with the
+// same options as process 0's (the same command line).
 func (p *Pass) Serve(d *Dist) error {
 	a := p.a
 	n := len(a.rn.Ranks)
-	ahead := distAheadFor(n)
-	mine := map[int]*rankState{}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
+	var mine []*rankState
 	for i, ri := range a.rn.Ranks {
-		if Owner(i, n, d.Procs) != d.Me {
-			continue
+		if Owner(i, n, d.Procs) == d.Me {
+			mine = append(mine, a.ranks[ri.Rank])
 		}
-		rs := a.ranks[ri.Rank]
-		rs.out = make(chan *batch, ahead)
-		rs.free = make(chan *batch, ahead+2)
-		mine[ri.Rank] = rs
-		wg.Add(1)
-		go a.decode(rs, done, &wg)
 	}
+	done := make(chan struct{})
+	chunks := make(chan []GEvent, 2)
+	spare := make(chan []GEvent, 4) // sent chunks back to the merger
+	var ends map[int]distEnd
+	go func() {
+		defer close(chunks)
+		ends = a.mergeLocal(mine, n, done, chunks, spare)
+	}()
 	defer func() {
 		close(done)
-		for _, rs := range mine { // unblock decoders waiting to send
-			for range rs.out {
-			}
+		for range chunks { // let the merger finish
 		}
-		wg.Wait()
 	}()
 	var in, out []byte
+	ended := false
 	for {
 		msg, err := recvMsg(d.T, 0, in)
 		if err != nil {
 			return err
 		}
 		in = msg
-		if len(msg) < 4 {
-			return errors.New("parallel analysis: short request")
+		if len(msg) != 4 {
+			return errors.New("parallel analysis: bad request")
 		}
-		cnt := int(binary.LittleEndian.Uint32(msg))
-		if cnt == 0 {
+		if binary.LittleEndian.Uint32(msg) == 0 {
 			return nil
 		}
-		if len(msg) < 4+4*cnt {
-			return errors.New("parallel analysis: short request")
-		}
 		out = out[:0]
-		for i := 0; i < cnt; i++ {
-			r := int(int32(binary.LittleEndian.Uint32(msg[4+4*i:])))
-			rs := mine[r]
-			var b *batch
-			ok := false
-			if rs != nil {
-				b, ok = <-rs.out
-			}
-			out = binary.LittleEndian.AppendUint32(out, uint32(int32(r)))
-			if ok {
-				// This batch and those ready behind it, as one.
-				at := len(out)
-				out = binary.LittleEndian.AppendUint32(out, 0)
-				n := 0
-				for k := 0; ok && k < ahead; k++ {
-					if k > 0 {
-						select {
-						case b, ok = <-rs.out:
-						default:
-							ok = false
-						}
-						if !ok {
-							break
-						}
-					}
-					n += len(b.ev)
-					out = append(out, evBytes(b.ev)...)
-					select { // copied: back to the decoder
-					case rs.free <- b:
-					default:
-					}
-				}
-				binary.LittleEndian.PutUint32(out[at:], uint32(n))
-				continue
-			}
-			end := distEnd{}
-			if rs == nil {
-				end.Err = fmt.Sprintf("process %d does not hold rank %d", d.Me, r)
-			} else {
-				end.Unknown, end.Unsorted, end.BadTimes = rs.unknown, rs.unsorted, rs.badTimes
-				if rs.err != nil {
-					end.Err = rs.err.Error()
-				}
-				if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
-					for _, dm := range m.Damage[rs.in.knownDamage:] {
-						end.Damage = append(end.Damage, damageString(rs.in.Path, dm))
-					}
-				}
-			}
-			j, _ := json.Marshal(end)
-			out = binary.LittleEndian.AppendUint32(out, uint32(0xffffffff))
-			out = binary.LittleEndian.AppendUint32(out, uint32(len(j)))
+		c, ok := <-chunks
+		if !ok || ended {
+			ended = true
+			out = binary.LittleEndian.AppendUint32(out, 0)
+			j, _ := json.Marshal(ends)
 			out = append(out, j...)
+		} else {
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(c)))
+			out = append(out, evBytes(c)...)
+			select {
+			case spare <- c[:0]:
+			default:
+			}
 		}
 		if err := sendMsg(d.T, 0, out); err != nil {
 			return err
@@ -496,8 +490,109 @@ func (p *Pass) Serve(d *Dist) error {
 	}
 }
 
-// SetDist makes process 0's pass pull the ranks Owner gives to other
-// processes from them (see Serve) instead of reading them itself.
+// mergeLocal decodes the ranks of mine and merges them as the serial pass
+// does, sending chunks of events and end markers; it returns what each
+// rank's decoder found once every stream has ended.
+func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{}, chunks chan<- []GEvent, spare <-chan []GEvent) map[int]distEnd {
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for _, rs := range mine {
+		depth := 2
+		if nRanks > 64 {
+			depth = 1
+		}
+		rs.out = make(chan *batch, depth)
+		rs.free = make(chan *batch, depth+2)
+		wg.Add(1)
+		go a.decode(rs, stop, &wg)
+	}
+	defer func() {
+		close(stop)
+		for _, rs := range mine {
+			for range rs.out {
+			}
+		}
+		wg.Wait()
+	}()
+	chunk := make([]GEvent, 0, distChunk)
+	emit := func(e GEvent) bool {
+		chunk = append(chunk, e)
+		if len(chunk) < distChunk {
+			return true
+		}
+		select {
+		case chunks <- chunk:
+		case <-done:
+			return false
+		}
+		select {
+		case chunk = <-spare:
+		default:
+			chunk = make([]GEvent, 0, distChunk)
+		}
+		return true
+	}
+	h := make(cursorHeap, 0, len(mine))
+	for _, rs := range mine {
+		c := &cursor{rs: rs}
+		if c.next() {
+			h = append(h, c)
+		} else if !emit(GEvent{Rank: -1 - int32(rs.in.Rank), Enter: math.Inf(-1)}) {
+			return nil
+		}
+	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		c := h[0]
+		ev := &c.b.ev[c.i]
+		last := ev.Enter
+		if !emit(*ev) {
+			return nil
+		}
+		c.i++
+		if c.i < len(c.b.ev) {
+			c.key = c.b.ev[c.i].Enter
+			h.siftTop()
+			continue
+		}
+		if c.next() {
+			h.siftTop()
+			continue
+		}
+		heap.Pop(&h)
+		if !emit(GEvent{Rank: -1 - int32(c.rs.in.Rank), Enter: last}) {
+			return nil
+		}
+	}
+	if len(chunk) > 0 {
+		select {
+		case chunks <- chunk:
+		case <-done:
+			return nil
+		}
+	}
+	wg.Wait() // every decoder has returned: its counters are final
+	ends := map[int]distEnd{}
+	for _, rs := range mine {
+		var e distEnd
+		e.Unknown, e.Unsorted, e.BadTimes = rs.unknown, rs.unsorted, rs.badTimes
+		if rs.err != nil {
+			e.Err = rs.err.Error()
+		}
+		if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
+			for _, dm := range m.Damage[rs.in.knownDamage:] {
+				e.Damage = append(e.Damage, damageString(rs.in.Path, dm))
+			}
+		}
+		if e.Err != "" || e.Unknown+e.Unsorted+e.BadTimes > 0 || len(e.Damage) > 0 {
+			ends[rs.in.Rank] = e
+		}
+	}
+	return ends
+}
+
+// SetDist makes process 0's pass take every rank from the workers (see
+// Serve) instead of reading the files itself.
 func (p *Pass) SetDist(d *Dist) {
 	if d != nil && d.Procs > 1 && d.Me == 0 {
 		p.a.dist = d
@@ -505,7 +600,7 @@ func (p *Pass) SetDist(d *Dist) {
 }
 
 // ServeNothing answers process 0 as a worker that could not prepare the
-// run (every requested rank ends with an error) until told to stop.
+// run (an empty stream) until told to stop.
 func ServeNothing(d *Dist) error {
 	p := &Pass{a: &analyzer{rn: &Run{}}}
 	return p.Serve(d)

@@ -62,6 +62,16 @@ func iprobe(src, tag int) (bool, int) {
 	return flag != 0, int(rc)
 }
 
+func isend(b []byte, dest, tag int) int {
+	return int(C.gck_mpidl_isend(bufPtr(b), C.int(len(b)), C.int(dest), C.int(tag)))
+}
+
+func test() (bool, int) {
+	var flag C.int
+	rc := C.gck_mpidl_test(&flag)
+	return flag != 0, int(rc)
+}
+
 func finalize() int { return int(C.gck_mpidl_finalize()) }
 
 func abort(code int) { C.gck_mpidl_abort(C.int(code)) }

@@ -2,8 +2,8 @@
 // libraries at build time: the MPI library is dlopen()ed at run time
 // (cshim/mpidl.c), so `go build ./cmd/tracemerge` works on any machine and
 // the same binary runs under Open MPI's mpirun and MPICH's mpiexec
-// (docs/decisions.md D15). Only what the parallel tracemerge needs is
-// bound: init, rank and size, blocking byte send and receive on
+// (docs/decisions.md D17). Only what the parallel tracemerge needs is
+// bound: init, rank and size, byte send and receive (waiting by polling) on
 // MPI_COMM_WORLD, finalize and abort.
 //
 // Every MPI call runs on one locked OS thread (the one that called
@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -43,6 +44,7 @@ type World struct {
 	Impl       string // "openmpi" or "mpich"
 	calls      chan func()
 	done       bool
+	sendMu     sync.Mutex
 }
 
 // ErrUnavailable is wrapped by Init when no MPI library can be loaded.
@@ -68,13 +70,30 @@ func (w *World) do(fn func()) {
 	<-ch
 }
 
-// Send sends b to rank dest with tag (blocking MPI_Send of MPI_BYTE).
+// Send sends b to rank dest with tag. Small messages go by MPI_Send;
+// larger ones by MPI_Isend and MPI_Test polled with growing sleeps (up to
+// 100 µs), so a sender waiting for its receiver does not spin on a core.
+// b must not change until Send returns.
 func (w *World) Send(dest, tag int, b []byte) error {
 	if len(b) > 1<<30 {
 		return fmt.Errorf("mpirt: message of %d bytes too large", len(b))
 	}
 	var rc int
-	w.do(func() { rc = send(b, dest, tag) })
+	if len(b) <= 4096 {
+		w.do(func() { rc = send(b, dest, tag) })
+	} else {
+		w.sendMu.Lock() // one nonblocking send at a time
+		defer w.sendMu.Unlock()
+		w.do(func() { rc = isend(b, dest, tag) })
+		for nap := time.Microsecond; rc == 0; nap = min(2*nap, 100*time.Microsecond) {
+			var ok bool
+			w.do(func() { ok, rc = test() })
+			if ok {
+				break
+			}
+			time.Sleep(nap)
+		}
+	}
 	if rc != 0 {
 		return fmt.Errorf("mpirt: MPI_Send to %d: error %d", dest, rc)
 	}
@@ -83,25 +102,24 @@ func (w *World) Send(dest, tag int, b []byte) error {
 
 // Recv receives into b from rank src with tag (MPI_Recv of at most
 // len(b) bytes). It waits for the message by polling MPI_Iprobe with
-// growing sleeps (up to 200 µs) rather than in MPI_Recv, which spins on
+// growing sleeps (up to 100 µs) rather than in MPI_Recv, which spins on
 // a core that the analysis on a small machine needs.
 func (w *World) Recv(src, tag int, b []byte) error {
 	if len(b) > 1<<30 {
 		return fmt.Errorf("mpirt: message of %d bytes too large", len(b))
 	}
 	var rc int
-	w.do(func() {
-		for nap := time.Microsecond; ; nap = min(2*nap, 200*time.Microsecond) {
-			var ok bool
-			if ok, rc = iprobe(src, tag); rc != 0 || ok {
-				break
-			}
-			time.Sleep(nap)
+	for nap := time.Microsecond; ; nap = min(2*nap, 100*time.Microsecond) {
+		var ok bool
+		w.do(func() { ok, rc = iprobe(src, tag) })
+		if rc != 0 || ok {
+			break
 		}
-		if rc == 0 {
-			rc = recv(b, src, tag)
-		}
-	})
+		time.Sleep(nap) // the MPI thread is free for other callers meanwhile
+	}
+	if rc == 0 {
+		w.do(func() { rc = recv(b, src, tag) })
+	}
 	if rc != 0 {
 		return fmt.Errorf("mpirt: MPI_Recv from %d: error %d", src, rc)
 	}

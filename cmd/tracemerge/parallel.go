@@ -83,7 +83,7 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bo
 	}
 	if world.Rank == 0 {
 		if !quiet {
-			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): process 0 merges and writes, 1-%d decode the rank files\n",
+			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): process 0 analyses and writes, 1-%d decode and merge the rank files\n",
 				world.Size, world.Impl, world.Size-1)
 		}
 		return &parallel{world: world, dist: d}, 0, false
