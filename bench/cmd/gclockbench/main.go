@@ -149,6 +149,7 @@ func run(c *Config) (*Report, error) {
 		{"5", benchClocksim},
 		{"6", benchTracemerge},
 		{"6", benchTracemergeHalo},
+		{"6", benchTracemergeParallel},
 		{"7", benchExec},
 		{"8", benchGoTest},
 		{"9", benchApps},

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+)
+
+// benchTracemergeParallel measures parallel tracemerge (issue 13 §1): one
+// synthetic run of 1024 ranks analysed serially (K=1) and under Open
+// MPI's mpirun and MPICH's mpiexec with K=2, interleaved, each run's
+// imbalance.json checked equal to the serial one. Ratio: K=1 wall over
+// K=2 wall (MPI start-up included).
+func benchTracemergeParallel(c *Config, rep *Report) []Row {
+	const sec = "6"
+	const ranks = 1024
+	n := 10_000_000
+	if c.Quick {
+		n = 400_000
+	}
+	name := fmt.Sprintf("parallel tracemerge, synthetic run of %s events on %d ranks", num(float64(n)), ranks)
+	if _, err := os.Stat(c.Tracemerge); err != nil {
+		return []Row{unavailable(sec, name, fmt.Errorf("%s not built (make tracemerge)", rel(c.Root, c.Tracemerge)))}
+	}
+	dir := filepath.Join(c.Work, "synth-par")
+	defer os.RemoveAll(dir)
+	if _, err := runCmd(5*time.Minute, c.Work, nil, c.Tracemerge, "bench-synth", "--generate-only", "--dir", dir,
+		fmt.Sprintf("--events=%d", n), fmt.Sprintf("--ranks=%d", ranks)); err != nil {
+		return []Row{unavailable(sec, name, fmt.Errorf("tracemerge bench-synth --generate-only: %w", err))}
+	}
+	var serialJSON []byte
+	arm := func(tag string, launcher ...string) func() (map[string]float64, error) {
+		return func() (map[string]float64, error) {
+			out := filepath.Join(c.Work, "par-"+tag)
+			defer os.RemoveAll(out)
+			argv := append(append([]string(nil), launcher...), c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
+			r, err := runCmd(10*time.Minute, c.Work, nil, argv...)
+			if err != nil {
+				return nil, err
+			}
+			b, err := os.ReadFile(filepath.Join(out, "imbalance.json"))
+			if err != nil {
+				return nil, err
+			}
+			if len(launcher) == 0 {
+				serialJSON = b
+			} else if serialJSON != nil && !bytes.Equal(b, serialJSON) {
+				return nil, fmt.Errorf("K=2 (%s) imbalance.json differs from K=1", tag)
+			}
+			return map[string]float64{"wall": r.Wall.Seconds()}, nil
+		}
+	}
+	vs := []variant{{"k1", arm("k1")}, {"ompi", arm("ompi", "mpirun", "-np", "2")}}
+	if _, err := exec.LookPath("mpiexec.mpich"); err == nil {
+		vs = append(vs, variant{"mpich", arm("mpich", "mpiexec.mpich", "-np", "2")})
+	}
+	s, errs := interleave(min(c.Reps, 3), vs, c.logf)
+	if e := errs["k1"]; e != nil {
+		return []Row{unavailable(sec, name, e)}
+	}
+	k1 := median(s.get("k1", "wall"))
+	var rows []Row
+	for _, v := range vs[1:] {
+		label := map[string]string{"ompi": "Open MPI mpirun -np 2", "mpich": "MPICH mpiexec.mpich -np 2"}[v.name]
+		if e := errs[v.name]; e != nil {
+			rows = append(rows, unavailable(sec, name+", "+label, e))
+			continue
+		}
+		w := s.get(v.name, "wall")
+		rows = append(rows, Row{Section: sec, Name: name + ", K=2 (" + label + ") over K=1",
+			Value:    fmt.Sprintf("%s s (K=2)", num(median(w))),
+			Baseline: fmt.Sprintf("%s s (K=1)", num(k1)),
+			Ratio:    ratio(k1, median(w)),
+			Goal:     "speed-up ≥ 1.7× (issue 13, 10^8 events)",
+			Notes: fmt.Sprintf("tracemerge DIR -o OUT --formats json,txt -q, MPI start-up included; %d interleaved runs, K=2 %s s, K=1 %s s; imbalance.json identical to K=1 in every run; ratio = K=1 wall / K=2 wall",
+				len(w), spread(w, "", 1), spread(s.get("k1", "wall"), "", 1))})
+	}
+	return rows
+}
