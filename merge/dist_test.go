@@ -3,11 +3,15 @@ package merge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -89,6 +93,11 @@ func (c *chanTransport) Recv(src, tag int, b []byte) error {
 // k in-process "processes" and returns process 0's results as JSON.
 func analyseJSON(t *testing.T, dir string, k int, opt Options) (an, p2p []byte) {
 	t.Helper()
+	return analyseJSONOpen(t, dir, k, opt, nil)
+}
+
+func analyseJSONOpen(t *testing.T, dir string, k int, opt Options, open Opener) (an, p2p []byte) {
+	t.Helper()
 	net := newChanNet(k)
 	var wg sync.WaitGroup
 	errs := make([]error, k)
@@ -96,7 +105,7 @@ func analyseJSON(t *testing.T, dir string, k int, opt Options) (an, p2p []byte) 
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			run, err := Load(dir, nil)
+			run, err := Load(dir, open)
 			if err != nil {
 				errs[w] = err
 				return
@@ -110,7 +119,7 @@ func analyseJSON(t *testing.T, dir string, k int, opt Options) (an, p2p []byte) 
 			errs[w] = pass.Serve(&Dist{Procs: k, Me: w, T: net[w]})
 		}(w)
 	}
-	run, err := Load(dir, nil)
+	run, err := Load(dir, open)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,4 +180,79 @@ func TestDistIdentical(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestDistDamagedRank: a rank file with a damaged chunk (found while
+// reading, so the worker must pass it on) and cut off is reported the same
+// way with 1 and with 3 processes.
+func TestDistDamagedRank(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 6, Steps: 3000, Seed: 9, ChunkEvents: 256}); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, "rank-00004.gct")
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Garbage in the middle of a chunk (found only while reading), and
+	// the end cut off.
+	for i := len(b) / 2; i < len(b)/2+64; i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(f, b[:len(b)*3/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	an1, p1 := analyseJSON(t, dir, 1, Options{})
+	var a struct{ Problems []string }
+	if err := json.Unmarshal(an1, &a); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(a.Problems, "\n"), "rank-00004.gct: chunk") {
+		t.Fatalf("the serial analysis does not report the cut file: %q", a.Problems)
+	}
+	an3, p3 := analyseJSON(t, dir, 3, Options{})
+	if !bytes.Equal(an1, an3) || !bytes.Equal(p1, p3) {
+		var b struct{ Problems []string }
+		_ = json.Unmarshal(an3, &b)
+		t.Errorf("3 processes differ from 1 on a damaged run; problems:\n1: %q\n3: %q", a.Problems, b.Problems)
+	}
+
+	// A read error in the middle of rank 2's stream (found only while
+	// reading: the worker must pass it on).
+	failing := func(path string) (Source, error) {
+		src, err := OpenTrace(path)
+		if err != nil || !strings.HasSuffix(path, "rank-00002.gct") {
+			return src, err
+		}
+		return &failAfter{Source: src, n: 3}, nil
+	}
+	an1, p1 = analyseJSONOpen(t, dir, 1, Options{}, failing)
+	a.Problems = nil
+	if err := json.Unmarshal(an1, &a); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(a.Problems, "\n"), "rank-00002.gct: reading stopped early: injected") {
+		t.Fatalf("the serial analysis does not report the read error: %q", a.Problems)
+	}
+	an3, p3 = analyseJSONOpen(t, dir, 3, Options{}, failing)
+	if !bytes.Equal(an1, an3) || !bytes.Equal(p1, p3) {
+		var b struct{ Problems []string }
+		_ = json.Unmarshal(an3, &b)
+		t.Errorf("3 processes differ from 1 on a damaged run; problems:\n1: %q\n3: %q", a.Problems, b.Problems)
+	}
+}
+
+// failAfter fails its source's NextChunk after n chunks.
+type failAfter struct {
+	Source
+	n int
+}
+
+func (f *failAfter) NextChunk(dst []trace.Event) ([]trace.Event, error) {
+	if f.n == 0 {
+		return dst[:0], errors.New("injected read error")
+	}
+	f.n--
+	return f.Source.NextChunk(dst)
 }
