@@ -290,6 +290,7 @@ type analyzer struct {
 	events    int
 	opMism    int
 	dist      *Dist // parallel analysis: ranks decoded elsewhere (dist.go)
+	failed    error // a worker that could not prepare the run (ServeNothing)
 }
 
 func newAnalyzer(run *Run, opt Options) *analyzer {

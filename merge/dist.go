@@ -43,6 +43,10 @@ type Transport interface {
 	Recv(src, tag int, b []byte) error
 }
 
+// ErrDistInput is wrapped by the errors of a parallel analysis whose
+// workers could not deliver the run (a worker could not read it).
+var ErrDistInput = errors.New("parallel analysis")
+
 // distTag is the message tag of the protocol.
 const distTag = 7131
 
@@ -331,6 +335,7 @@ func (a *analyzer) runDist() error {
 			a.m.endRank(int32(r))
 		}
 	}
+	ended := make([]bool, len(a.ranks)) // end marker seen
 	var streams []*distStream
 	d.quit = make(chan struct{})
 	for w := 1; w < d.Procs; w++ {
@@ -348,6 +353,7 @@ func (a *analyzer) runDist() error {
 		for !s.done {
 			for s.i < len(s.ev) && s.ev[s.i].Rank < 0 && math.IsInf(s.ev[s.i].Enter, -1) {
 				a.m.endRank(-1 - s.ev[s.i].Rank)
+				ended[-1-s.ev[s.i].Rank] = true
 				s.i++
 			}
 			if s.i < len(s.ev) {
@@ -378,6 +384,7 @@ func (a *analyzer) runDist() error {
 		ev := &s.ev[s.i]
 		if ev.Rank < 0 {
 			a.m.endRank(-1 - ev.Rank)
+			ended[-1-ev.Rank] = true
 		} else {
 			rs := a.ranks[ev.Rank]
 			// Call-site indices are this process's: map the pc again.
@@ -406,6 +413,18 @@ func (a *analyzer) runDist() error {
 		}
 		s.at()
 		heap.Fix(&h, 0)
+	}
+	// Every rank must have come from its worker: one that could not read
+	// the run (another machine without the directory) sends nothing.
+	for _, s := range streams {
+		if e, ok := s.ends[-1]; ok {
+			return fmt.Errorf("%w: process %d: %s", ErrDistInput, s.w, e.Err)
+		}
+	}
+	for r, rs := range a.ranks {
+		if rs != nil && !ended[r] {
+			return fmt.Errorf("%w: rank %d's events never came from its worker (can every process read %s?)", ErrDistInput, r, a.rn.Dir)
+		}
 	}
 	// What the workers' decoders found, as a serial run reports it.
 	for _, s := range streams {
@@ -573,6 +592,9 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 	}
 	wg.Wait() // every decoder has returned: its counters are final
 	ends := map[int]distEnd{}
+	if a.failed != nil {
+		ends[-1] = distEnd{Err: a.failed.Error()}
+	}
 	for _, rs := range mine {
 		var e distEnd
 		e.Unknown, e.Unsorted, e.BadTimes = rs.unknown, rs.unsorted, rs.badTimes
@@ -600,8 +622,9 @@ func (p *Pass) SetDist(d *Dist) {
 }
 
 // ServeNothing answers process 0 as a worker that could not prepare the
-// run (an empty stream) until told to stop.
-func ServeNothing(d *Dist) error {
-	p := &Pass{a: &analyzer{rn: &Run{}}}
+// run (why: the reason), with an empty stream that carries the reason,
+// until told to stop; process 0's analysis then fails with it.
+func ServeNothing(d *Dist, why error) error {
+	p := &Pass{a: &analyzer{rn: &Run{}, failed: why}}
 	return p.Serve(d)
 }

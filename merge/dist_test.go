@@ -256,3 +256,37 @@ func (f *failAfter) NextChunk(dst []trace.Event) ([]trace.Event, error) {
 	f.n--
 	return f.Source.NextChunk(dst)
 }
+
+// TestDistWorkerCannotRead: a worker that cannot read the run (another
+// machine without the directory) makes process 0's analysis fail with its
+// reason instead of silently lacking its ranks.
+func TestDistWorkerCannotRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 4, Steps: 200, Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	net := newChanNet(2)
+	werr := make(chan error, 1)
+	go func() { werr <- ServeNothing(&Dist{Procs: 2, Me: 1, T: net[1]}, errors.New("no such directory")) }()
+	run, err := Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	pass, err := Prepare(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Dist{Procs: 2, Me: 0, T: net[0]}
+	pass.SetDist(d)
+	_, err = pass.Run()
+	if cerr := d.Close(); cerr != nil {
+		t.Fatal(cerr)
+	}
+	if err := <-werr; err != nil {
+		t.Fatalf("worker: %v", err)
+	}
+	if err == nil || !strings.Contains(err.Error(), "process 1: no such directory") {
+		t.Fatalf("analysis error %v, want process 1's reason", err)
+	}
+}

@@ -355,6 +355,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		out.closeAll()
 		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+		if errors.Is(err, merge.ErrDistInput) {
+			return exitNoData
+		}
 		return exitOutput
 	}
 	elapsed := time.Since(t0)

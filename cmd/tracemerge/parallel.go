@@ -107,9 +107,9 @@ func serveWorker(dir string, opt merge.Options, d *merge.Dist) error {
 		pass, err = merge.Prepare(run, opt)
 	}
 	if err != nil {
-		// Process 0 reads the same directory and fails the same way; wait
-		// for its stop.
-		if serr := merge.ServeNothing(d); serr != nil {
+		// Process 0 fails the same way, or, when it could read the run,
+		// fails with this reason.
+		if serr := merge.ServeNothing(d, err); serr != nil {
 			return errors.Join(err, serr)
 		}
 		return nil
