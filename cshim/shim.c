@@ -114,26 +114,65 @@ static int tsc_usable(void)
 #endif
 }
 
+/* tsc_calibrate measures the TSC against CLOCK_MONOTONIC over 20 ms and
+ * fills v = {ok, tsc0, ns0, mult, hz bits}: the TSC nanoseconds are
+ * anchored to CLOCK_MONOTONIC at tsc0 so they start near it. */
+static void tsc_calibrate(int64_t v[5])
+{
+	memset(v, 0, 5 * sizeof v[0]);
+	if (!tsc_usable())
+		return;
+	int64_t m0 = gclock_clock(CLOCK_MONOTONIC);
+	uint64_t c0 = gclock_rdtsc();
+	struct timespec ts = {0, 20 * 1000 * 1000};
+	nanosleep(&ts, NULL);
+	int64_t m1 = gclock_clock(CLOCK_MONOTONIC);
+	uint64_t c1 = gclock_rdtsc();
+	double hz = (double)(c1 - c0) / ((double)(m1 - m0) * 1e-9);
+	if (!(hz > 1e6))
+		return;
+	uint64_t mult = (uint64_t)(1e9 / hz * 4294967296.0);
+	v[0] = 1;
+	memcpy(&v[1], &c1, sizeof c1);
+	v[2] = m1;
+	memcpy(&v[3], &mult, sizeof mult);
+	memcpy(&v[4], &hz, sizeof hz);
+}
+
+/* gclock_timer_setup selects the timer; collective over all ranks (pmpi
+ * calls it at the same point of start on every rank). For the TSC, the
+ * lowest rank of each shared-memory node calibrates once and every rank
+ * there uses the same conversion: ranks on one machine then read one
+ * clock, which ClockPropSync assumes (per-rank calibrations differed by
+ * about 0.5 ppm here, 0.5 µs per second between ranks of one node that no
+ * sync epoch measures). */
 int gclock_timer_setup(int kind, double *tsc_hz)
 {
 	*tsc_hz = 0;
 	if (kind == GCK_TIMER_TSC) {
-		if (!tsc_usable())
+		int64_t v[5];
+		MPI_Comm local = h_null;
+		int lrank = 0;
+		if (ntcomm > 0 && PMPI_Comm_split_type(tcomm[0], MPI_COMM_TYPE_SHARED, world_rank,
+						       h_info_null, &local) == MPI_SUCCESS)
+			PMPI_Comm_rank(local, &lrank);
+		if (lrank == 0)
+			tsc_calibrate(v);
+		if (local != h_null) {
+			if (PMPI_Bcast(v, 5, h_int64, 0, local) != MPI_SUCCESS)
+				v[0] = 0;
+			PMPI_Comm_free(&local);
+		}
+		if (!v[0] || !tsc_usable())
 			return -1;
-		/* Calibrate against CLOCK_MONOTONIC over 20 ms; anchor the TSC
-		 * nanoseconds to CLOCK_MONOTONIC so they start near it. */
-		int64_t m0 = gclock_clock(CLOCK_MONOTONIC);
-		uint64_t c0 = gclock_rdtsc();
-		struct timespec ts = {0, 20 * 1000 * 1000};
-		nanosleep(&ts, NULL);
-		int64_t m1 = gclock_clock(CLOCK_MONOTONIC);
-		uint64_t c1 = gclock_rdtsc();
-		double hz = (double)(c1 - c0) / ((double)(m1 - m0) * 1e-9);
-		if (!(hz > 1e6))
-			return -1;
-		gclock_tsc_mult = (uint64_t)(1e9 / hz * 4294967296.0);
+		uint64_t c1, mult;
+		double hz;
+		memcpy(&c1, &v[1], sizeof c1);
+		memcpy(&mult, &v[3], sizeof mult);
+		memcpy(&hz, &v[4], sizeof hz);
+		gclock_tsc_mult = mult;
 		gclock_tsc0 = c1;
-		gclock_tsc_ns0 = m1;
+		gclock_tsc_ns0 = v[2];
 		*tsc_hz = hz;
 	}
 	if (kind < GCK_TIMER_MONOTONIC || kind > GCK_TIMER_MPI_WTIME)

@@ -461,11 +461,13 @@ func TestTimers_EachChoiceRecordedInHeader(t *testing.T) {
 			if r.Code != 0 || len(gclockLines(r.Stderr)) != 0 {
 				t.Fatalf("code %d, stderr:\n%s", r.Code, r.Stderr)
 			}
+			hz := map[float64]bool{}
 			for rank, rt := range readTraces(t, dir, 2) {
 				h := rt.Meta.Header
 				if h.Timer.Name != timer || h.Timer.CostNS <= 0 || (timer == "tsc") != (h.Timer.TSCHz > 0) {
 					t.Errorf("rank %d: timer %+v", rank, h.Timer)
 				}
+				hz[h.Timer.TSCHz] = true
 				if h.Config["GCLOCK_TIMER"] != timer {
 					t.Errorf("rank %d: config echo %v", rank, h.Config)
 				}
@@ -479,6 +481,11 @@ func TestTimers_EachChoiceRecordedInHeader(t *testing.T) {
 				if len(rt.Events) != 6 {
 					t.Errorf("rank %d: %d events, want 6", rank, len(rt.Events))
 				}
+			}
+			// Ranks on one machine share one TSC calibration (ClockPropSync
+			// treats them as one clock); separate ones differed by ~0.5 ppm.
+			if len(hz) != 1 {
+				t.Errorf("ranks on one machine use different TSC frequencies: %v", hz)
 			}
 		})
 	}
