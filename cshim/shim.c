@@ -114,6 +114,20 @@ static int tsc_usable(void)
 #endif
 }
 
+/* kernel_uses_tsc: the kernel's clocksource is the TSC, i.e. it found the
+ * TSC stable and synchronised across CPUs (GCLOCK_TIMER=auto needs it). */
+static int kernel_uses_tsc(void)
+{
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	if (f == NULL)
+		return 0;
+	char buf[32] = {0};
+	int ok = fgets(buf, sizeof buf, f) != NULL && strncmp(buf, "tsc", 3) == 0 &&
+		 (buf[3] == '\n' || buf[3] == 0);
+	fclose(f);
+	return ok;
+}
+
 /* tsc_calibrate measures the TSC against CLOCK_MONOTONIC over 20 ms and
  * fills v = {ok, tsc0, ns0, mult, hz bits}: the TSC nanoseconds are
  * anchored to CLOCK_MONOTONIC at tsc0 so they start near it. */
@@ -140,13 +154,15 @@ static void tsc_calibrate(int64_t v[5])
 }
 
 /* gclock_timer_setup selects the timer; collective over all ranks (pmpi
- * calls it at the same point of start on every rank). For the TSC, the
+ * calls it at the same point of start on every rank, with the same kind:
+ * GCLOCK_TIMER=auto asks every rank for the TSC with need_kernel_tsc set,
+ * so the node leaders decide). For the TSC, the
  * lowest rank of each shared-memory node calibrates once and every rank
  * there uses the same conversion: ranks on one machine then read one
  * clock, which ClockPropSync assumes (per-rank calibrations differed by
  * about 0.5 ppm here, 0.5 µs per second between ranks of one node that no
  * sync epoch measures). */
-int gclock_timer_setup(int kind, double *tsc_hz)
+int gclock_timer_setup(int kind, int need_kernel_tsc, double *tsc_hz)
 {
 	*tsc_hz = 0;
 	if (kind == GCK_TIMER_TSC) {
@@ -156,8 +172,11 @@ int gclock_timer_setup(int kind, double *tsc_hz)
 		if (ntcomm > 0 && PMPI_Comm_split_type(tcomm[0], MPI_COMM_TYPE_SHARED, world_rank,
 						       h_info_null, &local) == MPI_SUCCESS)
 			PMPI_Comm_rank(local, &lrank);
-		if (lrank == 0)
-			tsc_calibrate(v);
+		if (lrank == 0) {
+			memset(v, 0, sizeof v);
+			if (!need_kernel_tsc || kernel_uses_tsc())
+				tsc_calibrate(v);
+		}
 		if (local != h_null) {
 			if (PMPI_Bcast(v, 5, h_int64, 0, local) != MPI_SUCCESS)
 				v[0] = 0;

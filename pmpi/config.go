@@ -54,9 +54,9 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 		}
 	}
 	if c.Timer == "" {
-		c.Timer = "monotonic"
+		c.Timer = "auto"
 	}
-	if _, ok := timerKinds[c.Timer]; !ok {
+	if _, ok := timerKinds[c.Timer]; !ok && c.Timer != "auto" {
 		return c, fmt.Errorf("GCLOCK_TIMER=%q: want one of %s", c.Timer, strings.Join(timerNames(), ", "))
 	}
 	if s := strings.ToLower(strings.TrimSpace(getenv("GCLOCK_CODEC"))); s != "" {
@@ -100,7 +100,7 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 }
 
 func timerNames() []string {
-	var n []string
+	n := []string{"auto"}
 	for k := range timerKinds {
 		n = append(n, k)
 	}

@@ -16,7 +16,7 @@ func TestLoadConfig_Defaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Timer != "monotonic" || c.Buffer != defaultBufferEvents || c.Codec != trace.CodecS2 || c.NodeSize != 0 || c.Pairs != nil || c.Quiet {
+	if c.Timer != "auto" || c.Buffer != defaultBufferEvents || c.Codec != trace.CodecS2 || c.NodeSize != 0 || c.Pairs != nil || c.Quiet {
 		t.Errorf("defaults: %+v", c)
 	}
 	if !reflect.DeepEqual(c.Echo, map[string]string{"GCLOCK_DIR": "/x"}) {

@@ -165,11 +165,20 @@ func (r *recorder) start() bool {
 	r.pingPongToken(machineRanks)
 
 	// Timer, then the injected error on top of it.
+	// auto (the default): the TSC where it is invariant and the kernel
+	// itself keeps time with it, else CLOCK_MONOTONIC, without a warning.
 	var hz C.double
-	if C.gclock_timer_setup(C.int(timerKinds[cfg.Timer]), &hz) != 0 {
+	if cfg.Timer == "auto" {
+		cfg.Timer = "monotonic"
+		if C.gclock_timer_setup(C.int(timerKinds["tsc"]), 1, &hz) == 0 {
+			cfg.Timer = "tsc"
+		} else {
+			C.gclock_timer_setup(C.int(timerKinds["monotonic"]), 0, &hz)
+		}
+	} else if C.gclock_timer_setup(C.int(timerKinds[cfg.Timer]), 0, &hz) != 0 {
 		r.warnf("GCLOCK_TIMER=%s is not usable on this machine; using monotonic", cfg.Timer)
 		cfg.Timer = "monotonic"
-		C.gclock_timer_setup(C.int(timerKinds["monotonic"]), &hz)
+		C.gclock_timer_setup(C.int(timerKinds["monotonic"]), 0, &hz)
 	}
 	scfg, builtin, intraAuto, err := syncConfig(nodeID, cfg.Timer)
 	if err != nil {
