@@ -347,7 +347,7 @@ extern int gclock_init_seen;     /* resolve.c */
 /* ---- called from Go (pmpi) --------------------------------------------- */
 
 /* Timer set-up; kind is GCK_TIMER_*. Returns 0 or -1 (unsupported). */
-int gclock_timer_setup(int kind, int need_kernel_tsc, double *tsc_hz);
+int gclock_timer_setup(int kind, int need_kernel_tsc, uint64_t machine_key, double *tsc_hz);
 void gclock_timer_fake(double offset_ns, double drift_ppm);
 /* A non-linear term (trace/fakeclock.go): kind 1 step (a = at ns after the
  * anchor, b = ppm), 2 sine (a = amplitude ns, b = period ns, c = phase),

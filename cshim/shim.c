@@ -156,21 +156,26 @@ static void tsc_calibrate(int64_t v[5])
 /* gclock_timer_setup selects the timer; collective over all ranks (pmpi
  * calls it at the same point of start on every rank, with the same kind:
  * GCLOCK_TIMER=auto asks every rank for the TSC with need_kernel_tsc set,
- * so the node leaders decide). For the TSC, the
- * lowest rank of each shared-memory node calibrates once and every rank
- * there uses the same conversion: ranks on one machine then read one
- * clock, which ClockPropSync assumes (per-rank calibrations differed by
+ * so the machines' leaders decide). For the TSC, the lowest rank of each
+ * machine calibrates once and every rank there uses the same conversion:
+ * ranks on one machine then read one clock, which ClockPropSync assumes (per-rank calibrations differed by
  * about 0.5 ppm here, 0.5 µs per second between ranks of one node that no
  * sync epoch measures). */
-int gclock_timer_setup(int kind, int need_kernel_tsc, double *tsc_hz)
+int gclock_timer_setup(int kind, int need_kernel_tsc, uint64_t machine_key, double *tsc_hz)
 {
 	*tsc_hz = 0;
 	if (kind == GCK_TIMER_TSC) {
 		int64_t v[5];
 		MPI_Comm local = h_null;
-		int lrank = 0;
-		if (ntcomm > 0 && PMPI_Comm_split_type(tcomm[0], MPI_COMM_TYPE_SHARED, world_rank,
-						       h_info_null, &local) == MPI_SUCCESS)
+		int lrank = 0, rc = MPI_ERR_OTHER;
+		/* One group per machine: by machine key (the kernel's boot id,
+		 * which network and UTS namespaces share, so emulated hosts on one
+		 * machine read one TSC conversion), else by shared memory. */
+		if (ntcomm > 0 && machine_key != 0)
+			rc = PMPI_Comm_split(tcomm[0], (int)(machine_key & 0x7fffffff), world_rank, &local);
+		else if (ntcomm > 0)
+			rc = PMPI_Comm_split_type(tcomm[0], MPI_COMM_TYPE_SHARED, world_rank, h_info_null, &local);
+		if (rc == MPI_SUCCESS && local != h_null)
 			PMPI_Comm_rank(local, &lrank);
 		if (lrank == 0) {
 			memset(v, 0, sizeof v);

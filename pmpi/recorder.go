@@ -168,17 +168,18 @@ func (r *recorder) start() bool {
 	// auto (the default): the TSC where it is invariant and the kernel
 	// itself keeps time with it, else CLOCK_MONOTONIC, without a warning.
 	var hz C.double
+	mkey := C.uint64_t(machineKey())
 	if cfg.Timer == "auto" {
 		cfg.Timer = "monotonic"
-		if C.gclock_timer_setup(C.int(timerKinds["tsc"]), 1, &hz) == 0 {
+		if C.gclock_timer_setup(C.int(timerKinds["tsc"]), 1, mkey, &hz) == 0 {
 			cfg.Timer = "tsc"
 		} else {
-			C.gclock_timer_setup(C.int(timerKinds["monotonic"]), 0, &hz)
+			C.gclock_timer_setup(C.int(timerKinds["monotonic"]), 0, mkey, &hz)
 		}
-	} else if C.gclock_timer_setup(C.int(timerKinds[cfg.Timer]), 0, &hz) != 0 {
+	} else if C.gclock_timer_setup(C.int(timerKinds[cfg.Timer]), 0, mkey, &hz) != 0 {
 		r.warnf("GCLOCK_TIMER=%s is not usable on this machine; using monotonic", cfg.Timer)
 		cfg.Timer = "monotonic"
-		C.gclock_timer_setup(C.int(timerKinds["monotonic"]), 0, &hz)
+		C.gclock_timer_setup(C.int(timerKinds["monotonic"]), 0, mkey, &hz)
 	}
 	scfg, builtin, intraAuto, err := syncConfig(nodeID, cfg.Timer)
 	if err != nil {
