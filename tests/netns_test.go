@@ -274,10 +274,14 @@ func TestNetns_AccuracyOverTCP(t *testing.T) {
 // chord error itself.
 func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 	needNetns(t)
-	const fake = "0:0,1e6:10+step(700ms,20ppm)"
+	// The step comes 900 ms after the anchor (rank 0's timer at start):
+	// after epoch 0 even when a loaded machine stretches the 4-host init
+	// sync (≈ 0.4 s) towards 0.7 s, where a step at 700 ms once fell before
+	// epoch 0's end and left no bend to see.
+	const fake = "0:0,1e6:10+step(900ms,20ppm)"
 	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}} {
 		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
-			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fake, Iters: 100, SleepUS: 10000,
+			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fake, Iters: 120, SleepUS: 10000,
 				Env: []string{"GCLOCK_RESYNC=0"}})
 			checkHosts(t, traces, tc.hosts, tc.slots)
 			in0 := traces[0].Meta.Header.Inject
