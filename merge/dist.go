@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"unsafe"
 )
@@ -551,37 +552,13 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 		}
 		return true
 	}
-	h := make(cursorHeap, 0, len(mine))
-	for _, rs := range mine {
-		c := &cursor{rs: rs}
-		if c.next() {
-			h = append(h, c)
-		} else if !emit(GEvent{Rank: -1 - int32(rs.in.Rank), Enter: math.Inf(-1)}) {
+	groups := distGroups(len(mine))
+	if groups <= 1 {
+		if !mergeRanks(mine, emit) {
 			return nil
 		}
-	}
-	heap.Init(&h)
-	for len(h) > 0 {
-		c := h[0]
-		ev := &c.b.ev[c.i]
-		last := ev.Enter
-		if !emit(*ev) {
-			return nil
-		}
-		c.i++
-		if c.i < len(c.b.ev) {
-			c.key = c.b.ev[c.i].Enter
-			h.siftTop()
-			continue
-		}
-		if c.next() {
-			h.siftTop()
-			continue
-		}
-		heap.Pop(&h)
-		if !emit(GEvent{Rank: -1 - int32(c.rs.in.Rank), Enter: last}) {
-			return nil
-		}
+	} else if !mergeGroups(mine, groups, done, emit) {
+		return nil
 	}
 	if len(chunk) > 0 {
 		select {
@@ -611,6 +588,151 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 		}
 	}
 	return ends
+}
+
+// distGroupMin is the number of ranks per merge group below which a
+// worker merges in one goroutine (a variable for the tests).
+var distGroupMin = 128
+
+// distGroups is how many goroutines a worker merges its n ranks with: the
+// merge loop over many ranks is bound by cache misses (a cold batch per
+// event), so big shares are merged in groups of at least distGroupMin
+// ranks, one per core (GOMAXPROCS), whose record streams are then merged
+// again (cheap: sequential records).
+func distGroups(n int) int {
+	return max(1, min(runtime.GOMAXPROCS(0), n/distGroupMin))
+}
+
+// mergeRanks merges the ranks' decoded streams (their decoders running)
+// in the serial merge's order, emitting events and end markers; false
+// when emit stops.
+func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
+	h := make(cursorHeap, 0, len(ranks))
+	for _, rs := range ranks {
+		c := &cursor{rs: rs}
+		if c.next() {
+			h = append(h, c)
+		} else if !emit(GEvent{Rank: -1 - int32(rs.in.Rank), Enter: math.Inf(-1)}) {
+			return false
+		}
+	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		c := h[0]
+		ev := &c.b.ev[c.i]
+		last := ev.Enter
+		if !emit(*ev) {
+			return false
+		}
+		c.i++
+		if c.i < len(c.b.ev) {
+			c.key = c.b.ev[c.i].Enter
+			h.siftTop()
+			continue
+		}
+		if c.next() {
+			h.siftTop()
+			continue
+		}
+		heap.Pop(&h)
+		if !emit(GEvent{Rank: -1 - int32(c.rs.in.Rank), Enter: last}) {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeGroups merges ranks in g contiguous groups, each in its own
+// goroutine, and merges the groups' record streams by the same key
+// (markers of ranks without events first, as mergeRanks emits them).
+func mergeGroups(ranks []*rankState, g int, done <-chan struct{}, emit func(GEvent) bool) bool {
+	const sub = 4096
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	defer func() {
+		close(quit)
+		wg.Wait()
+	}()
+	streams := make([]*distStream, g)
+	for i := 0; i < g; i++ {
+		part := ranks[i*len(ranks)/g : (i+1)*len(ranks)/g]
+		s := &distStream{ch: make(chan distFetched, 2), spare: make(chan []GEvent, 3)}
+		streams[i] = s
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(s.ch)
+			buf := make([]GEvent, 0, sub)
+			send := func() bool {
+				select {
+				case s.ch <- distFetched{ev: buf}:
+				case <-quit:
+					return false
+				}
+				select {
+				case buf = <-s.spare:
+					buf = buf[:0]
+				default:
+					buf = make([]GEvent, 0, sub)
+				}
+				return true
+			}
+			ok := mergeRanks(part, func(e GEvent) bool {
+				buf = append(buf, e)
+				return len(buf) < sub || send()
+			})
+			if ok && len(buf) > 0 {
+				send()
+			}
+		}()
+	}
+	next := func(s *distStream) bool { // false at the stream's end
+		if s.ev != nil {
+			select {
+			case s.spare <- s.ev:
+			default:
+			}
+		}
+		f, ok := <-s.ch
+		s.ev, s.i = f.ev, 0
+		return ok
+	}
+	h := make(streamHeap, 0, g)
+	for _, s := range streams {
+		for next(s) {
+			for s.i < len(s.ev) && s.ev[s.i].Rank < 0 && math.IsInf(s.ev[s.i].Enter, -1) {
+				if !emit(s.ev[s.i]) {
+					return false
+				}
+				s.i++
+			}
+			if s.i < len(s.ev) {
+				s.at()
+				h = append(h, s)
+				break
+			}
+		}
+	}
+	heap.Init(&h)
+	for len(h) > 0 {
+		s := h[0]
+		if !emit(s.ev[s.i]) {
+			return false
+		}
+		s.i++
+		if s.i >= len(s.ev) && !next(s) {
+			heap.Pop(&h)
+			continue
+		}
+		s.at()
+		heap.Fix(&h, 0)
+	}
+	select {
+	case <-done:
+		return false
+	default:
+	}
+	return true
 }
 
 // SetDist makes process 0's pass take every rank from the workers (see

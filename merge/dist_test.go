@@ -164,6 +164,11 @@ func TestDistIdentical(t *testing.T) {
 	}
 	for _, mode := range []ClockMode{ClockInterp, ClockInit, ClockRaw} {
 		opt := Options{Clock: mode, Capture: []InstanceKey{{Comm: 0, Seq: 3}}}
+		if mode == ClockInit { // workers merge their share in groups
+			distGroupMin = 2
+		} else {
+			distGroupMin = 128
+		}
 		an1, p1 := analyseJSON(t, dir, 1, opt)
 		if !bytes.Contains(an1, []byte(`"events":`)) && len(an1) < 100 {
 			t.Fatalf("serial analysis looks empty: %.200s", an1)
@@ -180,6 +185,7 @@ func TestDistIdentical(t *testing.T) {
 			})
 		}
 	}
+	distGroupMin = 128
 }
 
 // TestDistDamagedRank: a rank file with a damaged chunk (found while
