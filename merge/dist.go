@@ -12,17 +12,19 @@ package merge
 // same events in the same order, with each rank's end at the same place,
 // so the outputs are byte for byte those of a serial run.
 //
-// Wire protocol (every message is an 8-byte little-endian length, then
-// that many bytes; process 0 <-> one worker, in order):
+// Wire protocol (process 0 <-> one worker, in order):
 //
-//	request (0 -> w): uint32 1: next chunk (up to distInflight
+//	request (0 -> w): 8-byte length 4, then uint32 1: next chunk (up to distInflight
 //	                  outstanding); uint32 0: stop serving
-//	reply   (w -> 0): uint32 n, then n GEvents in their in-memory layout
-//	                  (the same binary runs everywhere); a GEvent with
-//	                  Rank < 0 marks the end of rank -1-Rank (Enter: the
-//	                  key of its last event, -Inf for a rank without
-//	                  events). n == 0 ends the stream: a JSON map from rank
-//	                  to distEnd (what each rank's decoder found) follows.
+//	reply   (w -> 0): an 8-byte header: the body's length, bit 63 set
+//	                  for the end record; then the body: GEvents in their
+//	                  in-memory layout (the same binary runs everywhere),
+//	                  sent from and received into []GEvent without a
+//	                  copy; a GEvent with Rank < 0 marks the end of rank
+//	                  -1-Rank (Enter: the key of its last event, -Inf for a
+//	                  rank without events). The end record is a JSON map
+//	                  from rank to distEnd (what each rank's decoder
+//	                  found; -1: why the worker could not read the run).
 
 import (
 	"container/heap"
@@ -197,9 +199,17 @@ func (d *Dist) fetcher(s *distStream) {
 	// drain reads the replies still due, so the worker is free to stop.
 	drain := func() {
 		for ; outstanding > 0; outstanding-- {
-			var err error
-			if buf, err = recvMsg(d.T, s.w, buf); err != nil {
+			n, _, err := recvReplyHeader(d.T, s.w)
+			if err != nil {
 				return
+			}
+			if cap(buf) < n {
+				buf = make([]byte, n)
+			}
+			if n > 0 {
+				if err := d.T.Recv(s.w, distTag, buf[:n]); err != nil {
+					return
+				}
 			}
 		}
 	}
@@ -212,41 +222,47 @@ func (d *Dist) fetcher(s *distStream) {
 				outstanding++
 			}
 		}
-		var msg []byte
+		var n int
+		var end bool
 		if err == nil {
-			msg, err = recvMsg(d.T, s.w, buf)
-			buf = msg
+			n, end, err = recvReplyHeader(d.T, s.w)
 			outstanding--
 		}
 		switch {
 		case err != nil:
 			f.err = err
 			outstanding = 0
-		case len(msg) < 4:
-			f.err = fmt.Errorf("parallel analysis: short reply from process %d", s.w)
+		case end:
+			f.done = true
+			if cap(buf) < n {
+				buf = make([]byte, n)
+			}
+			buf = buf[:n]
+			if n > 0 {
+				err = d.T.Recv(s.w, distTag, buf)
+			}
+			if err == nil {
+				err = json.Unmarshal(buf, &f.ends)
+			}
+			if err != nil {
+				f.err = fmt.Errorf("parallel analysis: end record of process %d: %w", s.w, err)
+			}
+		case n == 0 || n%evSize != 0:
+			f.err = fmt.Errorf("parallel analysis: reply of %d bytes from process %d", n, s.w)
 		default:
-			n := int(binary.LittleEndian.Uint32(msg))
-			msg = msg[4:]
-			if n == 0 {
-				f.done = true
-				if err := json.Unmarshal(msg, &f.ends); err != nil {
-					f.err = fmt.Errorf("parallel analysis: end record of process %d: %w", s.w, err)
-				}
-				break
-			}
-			if n*evSize != len(msg) {
-				f.err = fmt.Errorf("parallel analysis: reply of %d bytes from process %d for %d events", len(msg), s.w, n)
-				break
-			}
+			// Received straight into the records.
 			select {
 			case f.ev = <-s.spare:
 			default:
 			}
-			if cap(f.ev) < n {
-				f.ev = make([]GEvent, n)
+			k := n / evSize
+			if cap(f.ev) < k {
+				f.ev = make([]GEvent, k)
 			}
-			f.ev = f.ev[:n]
-			copy(evBytes(f.ev), msg)
+			f.ev = f.ev[:k]
+			if err := d.T.Recv(s.w, distTag, evBytes(f.ev)); err != nil {
+				f.err = err
+			}
 		}
 		select {
 		case s.ch <- f:
@@ -475,7 +491,7 @@ func (p *Pass) Serve(d *Dist) error {
 		for range chunks { // let the merger finish
 		}
 	}()
-	var in, out []byte
+	var in []byte
 	ended := false
 	for {
 		msg, err := recvMsg(d.T, 0, in)
@@ -489,25 +505,63 @@ func (p *Pass) Serve(d *Dist) error {
 		if binary.LittleEndian.Uint32(msg) == 0 {
 			return nil
 		}
-		out = out[:0]
 		c, ok := <-chunks
 		if !ok || ended {
 			ended = true
-			out = binary.LittleEndian.AppendUint32(out, 0)
 			j, _ := json.Marshal(ends)
-			out = append(out, j...)
-		} else {
-			out = binary.LittleEndian.AppendUint32(out, uint32(len(c)))
-			out = append(out, evBytes(c)...)
-			select {
-			case spare <- c[:0]:
-			default:
+			if err := sendReply(d.T, true, j); err != nil {
+				return err
 			}
+			continue
 		}
-		if err := sendMsg(d.T, 0, out); err != nil {
+		// The records go out from where they are (no copy).
+		err = sendReply(d.T, false, evBytes(c))
+		select {
+		case spare <- c[:0]:
+		default:
+		}
+		if err != nil {
 			return err
 		}
 	}
+}
+
+// replyEnd flags, in a reply's 8-byte header, the end record (JSON)
+// instead of GEvent records; the other bits are the body's length.
+const replyEnd = 1 << 63
+
+// sendReply sends a worker's reply to process 0: the header, then the
+// body from where it is.
+func sendReply(t Transport, end bool, body []byte) error {
+	h := uint64(len(body))
+	if end {
+		h |= replyEnd
+	}
+	var hb [8]byte
+	binary.LittleEndian.PutUint64(hb[:], h)
+	if err := t.Send(0, distTag, hb[:]); err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return nil
+	}
+	return t.Send(0, distTag, body)
+}
+
+// recvReplyHeader reads a reply's header: the body's length and whether
+// it is the end record.
+func recvReplyHeader(t Transport, src int) (n int, end bool, err error) {
+	var hb [8]byte
+	if err := t.Recv(src, distTag, hb[:]); err != nil {
+		return 0, false, err
+	}
+	h := binary.LittleEndian.Uint64(hb[:])
+	end = h&replyEnd != 0
+	h &^= replyEnd
+	if h > 1<<30 {
+		return 0, false, fmt.Errorf("parallel analysis: reply of %d bytes from process %d", h, src)
+	}
+	return int(h), end, nil
 }
 
 // mergeLocal decodes the ranks of mine and merges them as the serial pass
