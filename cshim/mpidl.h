@@ -3,8 +3,8 @@
  * declared here for the two ABIs in use, Open MPI (handles are pointers to
  * the ompi_mpi_* objects) and MPICH and its derivatives (handles are int
  * constants). */
-#ifndef GCLOCK_MPIDL_H
-#define GCLOCK_MPIDL_H
+#ifndef GCK_MPIDL_H
+#define GCK_MPIDL_H
 
 #include <stddef.h>
 

@@ -158,9 +158,9 @@ static void tsc_calibrate(int64_t v[5])
  * GCLOCK_TIMER=auto asks every rank for the TSC with need_kernel_tsc set,
  * so the machines' leaders decide). For the TSC, the lowest rank of each
  * machine calibrates once and every rank there uses the same conversion:
- * ranks on one machine then read one clock, which ClockPropSync assumes (per-rank calibrations differed by
- * about 0.5 ppm here, 0.5 µs per second between ranks of one node that no
- * sync epoch measures). */
+ * ranks on one machine then read one clock, which ClockPropSync assumes
+ * (per-rank calibrations differed by about 0.5 ppm here, 0.5 µs per
+ * second between ranks of one node that no sync epoch measures). */
 int gclock_timer_setup(int kind, int need_kernel_tsc, uint64_t machine_key, double *tsc_hz)
 {
 	*tsc_hz = 0;

@@ -522,13 +522,10 @@ func (a *analyzer) run() error {
 		}
 	}
 	heap.Init(&h)
-	if math.IsInf(a.runStart, 1) && len(h) > 0 {
-		a.runStart = h[0].key
-	}
-	a.wFrom = a.runStart + a.opt.From
-	a.wTo = math.Inf(1)
-	if a.opt.HasTo {
-		a.wTo = a.runStart + a.opt.To
+	if len(h) > 0 {
+		a.startWindow(h[0].key)
+	} else {
+		a.startWindow(math.Inf(1))
 	}
 	sinks := a.opt.Sinks
 	var n int64
@@ -736,4 +733,18 @@ func (a *analyzer) result() *Result {
 	flagOps(an)
 	return &Result{Analysis: an, Zooms: a.zooms, WorstRaw: worstRaw, RunStartNS: a.runStart, Refinement: ref,
 		Repairs: a.rep.list, RepairsDropped: a.rep.dropped, OriginNS: a.origin}
+}
+
+// startWindow fixes the run's start (first, the earliest event's key, when
+// no start was set; +Inf for an empty run) and the analysis window
+// [From, To] relative to it.
+func (a *analyzer) startWindow(first float64) {
+	if math.IsInf(a.runStart, 1) {
+		a.runStart = first
+	}
+	a.wFrom = a.runStart + a.opt.From
+	a.wTo = math.Inf(1)
+	if a.opt.HasTo {
+		a.wTo = a.runStart + a.opt.To
+	}
 }

@@ -386,13 +386,10 @@ func (a *analyzer) runDist() error {
 		}
 	}
 	heap.Init(&h)
-	if math.IsInf(a.runStart, 1) && len(h) > 0 {
-		a.runStart = h[0].key
-	}
-	a.wFrom = a.runStart + a.opt.From
-	a.wTo = math.Inf(1)
-	if a.opt.HasTo {
-		a.wTo = a.runStart + a.opt.To
+	if len(h) > 0 {
+		a.startWindow(h[0].key)
+	} else {
+		a.startWindow(math.Inf(1))
 	}
 	sinks := a.opt.Sinks
 	var n int64

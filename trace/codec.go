@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/klauspost/compress/s2"
@@ -95,7 +96,6 @@ type chunkEncoder struct {
 	siteCache [64]struct{ site, idx1 uint64 }
 	seq       seqTracker
 	mp        []byte
-	zbuf      []byte
 }
 
 // encode appends the compressed EVENTS payload for evs to dst: zstd with
@@ -174,10 +174,10 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 		if n < 0 {
 			return dst, fmt.Errorf("encoding event chunk: %d bytes too large for S2", len(c.mp))
 		}
-		if cap(c.zbuf) < n {
-			c.zbuf = make([]byte, n)
-		}
-		return append(dst, s2.Encode(c.zbuf[:n], c.mp)...), nil
+		// S2 writes into dst's spare room when it holds the worst case.
+		l := len(dst)
+		dst = slices.Grow(dst, n)
+		return dst[:l+len(s2.Encode(dst[l:l+n], c.mp))], nil
 	}
 	return enc.EncodeAll(c.mp, dst), nil
 }
