@@ -153,6 +153,7 @@ typedef struct gclock_tbuf {
 	uint64_t poll_pc;
 	gclock_shared_req *shq;   /* GCK_SHARED_CAP ring (NULL: none) */
 	uint32_t shq_head, shq_tail;
+	uint32_t req_next, req_end; /* this thread's block of request ids */
 } gclock_tbuf;
 
 #define GCK_COMM_BITS 12
@@ -161,6 +162,10 @@ typedef struct gclock_tbuf {
 #define GCK_KEY_TOMB (~(uintptr_t)0)
 
 extern int gclock_active;                 /* recording on (set after init) */
+/* 1 when MPI provides MPI_THREAD_MULTIPLE: only then can two threads be in
+ * wrappers at once, and only then do the shared tables need locked
+ * instructions (requests.h). */
+extern int gclock_mt;
 /* Selective tracing (docs/configuration.md): gclock_op_off[op] is 1 for an
  * op GCLOCK_OPS excludes, gclock_paused 1 between MPI_Pcontrol(0) and the
  * next MPI_Pcontrol(level != 0). A skipped call keeps all bookkeeping

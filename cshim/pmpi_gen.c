@@ -94,6 +94,7 @@
 #pragma weak PMPI_Pcontrol
 #pragma weak PMPI_Probe
 #pragma weak PMPI_Put
+#pragma weak PMPI_Query_thread
 #pragma weak PMPI_Raccumulate
 #pragma weak PMPI_Recv
 #pragma weak PMPI_Recv_init
@@ -325,6 +326,7 @@ __typeof__(PMPI_Neighbor_alltoallw) *gck_p_PMPI_Neighbor_alltoallw = PMPI_Neighb
 __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol = PMPI_Pcontrol;
 __typeof__(PMPI_Probe) *gck_p_PMPI_Probe = PMPI_Probe;
 __typeof__(PMPI_Put) *gck_p_PMPI_Put = PMPI_Put;
+__typeof__(PMPI_Query_thread) *gck_p_PMPI_Query_thread = PMPI_Query_thread;
 __typeof__(PMPI_Raccumulate) *gck_p_PMPI_Raccumulate = PMPI_Raccumulate;
 __typeof__(PMPI_Recv) *gck_p_PMPI_Recv = PMPI_Recv;
 __typeof__(PMPI_Recv_init) *gck_p_PMPI_Recv_init = PMPI_Recv_init;
@@ -653,6 +655,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Probe == 0 && (gck_p_PMPI_Probe = (__typeof__(gck_p_PMPI_Probe))gclock_sym("PMPI_Probe")) == 0)
 		missing++;
 	if (gck_p_PMPI_Put == 0 && (gck_p_PMPI_Put = (__typeof__(gck_p_PMPI_Put))gclock_sym("PMPI_Put")) == 0)
+		missing++;
+	if (gck_p_PMPI_Query_thread == 0 && (gck_p_PMPI_Query_thread = (__typeof__(gck_p_PMPI_Query_thread))gclock_sym("PMPI_Query_thread")) == 0)
 		missing++;
 	if (gck_p_PMPI_Raccumulate == 0 && (gck_p_PMPI_Raccumulate = (__typeof__(gck_p_PMPI_Raccumulate))gclock_sym("PMPI_Raccumulate")) == 0)
 		missing++;

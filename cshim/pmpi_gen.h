@@ -99,6 +99,7 @@ extern __typeof__(PMPI_Neighbor_alltoallw) *gck_p_PMPI_Neighbor_alltoallw;
 extern __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol;
 extern __typeof__(PMPI_Probe) *gck_p_PMPI_Probe;
 extern __typeof__(PMPI_Put) *gck_p_PMPI_Put;
+extern __typeof__(PMPI_Query_thread) *gck_p_PMPI_Query_thread;
 extern __typeof__(PMPI_Raccumulate) *gck_p_PMPI_Raccumulate;
 extern __typeof__(PMPI_Recv) *gck_p_PMPI_Recv;
 extern __typeof__(PMPI_Recv_init) *gck_p_PMPI_Recv_init;
@@ -332,6 +333,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Pcontrol GCK_PMPI(PMPI_Pcontrol, 0)
 #define PMPI_Probe GCK_PMPI(PMPI_Probe, 0)
 #define PMPI_Put GCK_PMPI(PMPI_Put, 0)
+#define PMPI_Query_thread GCK_PMPI(PMPI_Query_thread, 0)
 #define PMPI_Raccumulate GCK_PMPI(PMPI_Raccumulate, 0)
 #define PMPI_Recv GCK_PMPI(PMPI_Recv, 0)
 #define PMPI_Recv_init GCK_PMPI(PMPI_Recv_init, 0)

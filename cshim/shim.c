@@ -28,6 +28,7 @@
 /* ---- state ---------------------------------------------------------------- */
 
 int gclock_active;
+int gclock_mt = 1; /* until MPI_Init says otherwise */
 GCK_TLS int gclock_tl_guard;
 GCK_TLS gclock_tbuf *gclock_tl_buf;
 GCK_TLS gclock_msg_slot gclock_msgs[GCK_MSG_SLOTS]; /* requests.h: matched probes */
@@ -1115,6 +1116,10 @@ static void after_init(void)
 	PMPI_Comm_rank(h_world, &world_rank);
 	PMPI_Comm_size(h_world, &world_size);
 	PMPI_Comm_group(h_world, &world_group);
+	int level = MPI_THREAD_MULTIPLE;
+	if (PMPI_Query_thread(&level) != MPI_SUCCESS)
+		level = MPI_THREAD_MULTIPLE;
+	gclock_mt = level == MPI_THREAD_MULTIPLE;
 	started = 1;
 	atexit(gclock_atexit);
 	if (!gclockGoStart())

@@ -10,3 +10,4 @@
 #include "../cshim/fortran_gen.c"
 #include "../cshim/pingpong.c"
 #include "../cshim/flush.c"
+#include "../cshim/encode.c"

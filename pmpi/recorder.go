@@ -42,7 +42,6 @@ type recorder struct {
 	failed  bool // a write failed: recording stopped, warned once
 	comms   map[uint32]trace.Comm
 	unknown map[string]uint32 // member-set occurrences of unknown comms
-	conv    []trace.Event
 	sync    func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error)
 	scfg    clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
 	global  clocksync.Clock  // the latest epoch's global clock
@@ -494,25 +493,16 @@ func (r *recorder) flushLocked(evs []C.gclock_event) {
 	if r.w == nil || len(evs) == 0 {
 		return
 	}
-	r.conv = r.conv[:0]
-	for i := range evs {
-		e := &evs[i]
-		r.conv = append(r.conv, trace.Event{
-			Op:       trace.Op(e.op),
-			Comm:     uint32(e.comm),
-			Seq:      uint32(e.seq),
-			Root:     int32(e.root),
-			Sent:     uint64(e.sent),
-			Recv:     uint64(e.recv),
-			EnterNS:  int64(e.enter_ns),
-			ExitNS:   int64(e.exit_ns),
-			Callsite: uint64(e.callsite),
-			Peer:     int32(e.peer),
-			Tag:      int32(e.tag),
-			Req:      uint32(e.req),
-		})
+	var err error
+	for len(evs) > 0 && err == nil {
+		n := min(len(evs), trace.MaxChunkEvents)
+		var cols trace.Columns
+		if cols, err = cColumns(evs[:n]); err == nil {
+			err = r.w.WriteColumns(&cols)
+		}
+		evs = evs[n:]
 	}
-	if err := r.w.WriteEvents(r.conv); err != nil {
+	if err != nil {
 		r.stopRecording(fmt.Errorf("writing events to %s: %w", r.path, err))
 	}
 }

@@ -98,9 +98,30 @@ type chunkEncoder struct {
 	mp        []byte
 }
 
-// encode appends the compressed EVENTS payload for evs to dst: zstd with
-// enc, S2 when enc is nil.
-func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byte, error) {
+// Columns is one event chunk split into its columns (chunkPayload's
+// fields, see docs/trace-format.md): N events, each column a byte string
+// of N varints, an all-zero Root, Peer, Tag or Req column left empty, and
+// Sites the distinct call sites in first-appearance order. The recorder
+// builds it in C straight from its buffer records (cshim/encode.c) and
+// writes it with Writer.WriteColumns; EncodeColumns builds the same bytes
+// from Events (the reference the C encoder is tested against).
+type Columns struct {
+	N                                                 int
+	Op, Comm, Seq, Root, Sent, Recv, Enter, Dur, Site []byte
+	Sites                                             []uint64
+	Peer, Tag, Req                                    []byte
+}
+
+// EncodeColumns splits evs into the columns of one chunk (Writer.
+// WriteEvents' encoding).
+func EncodeColumns(evs []Event) Columns {
+	var c chunkEncoder
+	return c.columns(evs)
+}
+
+// columns splits evs into columns; the result aliases buffers of c that
+// the next call reuses.
+func (c *chunkEncoder) columns(evs []Event) Columns {
 	for i := range c.cols {
 		c.cols[i] = c.cols[i][:0]
 	}
@@ -150,6 +171,7 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 		any[10] = any[10] || e.Tag != 0
 		any[11] = any[11] || e.Req != 0
 	}
+	c.p.Sites = sites
 	// Columns that are all zero are stored empty. Only the cheap-to-check
 	// sparse columns are tested; the others are nearly always non-zero.
 	col := func(i int) []byte {
@@ -158,14 +180,33 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 		}
 		return c.cols[i]
 	}
-	c.p = chunkPayload{
-		Layout: chunkLayout, N: len(evs),
+	return Columns{
+		N:  len(evs),
 		Op: col(0), Comm: col(1), Seq: col(2), Root: col(3), Sent: col(4), Recv: col(5),
 		Enter: col(6), Dur: col(7), Site: col(8), Sites: sites,
 		Peer: col(9), Tag: col(10), Req: col(11),
 	}
+}
+
+// encode appends the compressed EVENTS payload for evs to dst: zstd with
+// enc, S2 when enc is nil.
+func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byte, error) {
+	cols := c.columns(evs)
+	return c.compress(dst, &cols, enc)
+}
+
+// compress appends cols as a compressed EVENTS payload to dst.
+func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([]byte, error) {
+	sites := c.p.Sites
+	c.p = chunkPayload{
+		Layout: chunkLayout, N: cols.N,
+		Op: cols.Op, Comm: cols.Comm, Seq: cols.Seq, Root: cols.Root, Sent: cols.Sent, Recv: cols.Recv,
+		Enter: cols.Enter, Dur: cols.Dur, Site: cols.Site, Sites: cols.Sites,
+		Peer: cols.Peer, Tag: cols.Tag, Req: cols.Req,
+	}
 	var err error
 	c.mp, err = marshalAppend(c.mp[:0], &c.p)
+	c.p = chunkPayload{Sites: sites[:0]} // keep the site buffer, drop aliases of the caller's memory
 	if err != nil {
 		return dst, fmt.Errorf("encoding event chunk: %w", err)
 	}

@@ -249,11 +249,34 @@ func (w *Writer) WriteEvents(evs []Event) error {
 }
 
 func (w *Writer) writeChunk(evs []Event) error {
+	cols := w.ce.columns(evs)
+	return w.writeColumns(&cols)
+}
+
+// WriteColumns writes one chunk already split into columns (the
+// recorder's C encoder) as one EVENTS frame. The caller's buffers may be
+// reused once it returns.
+func (w *Writer) WriteColumns(cols *Columns) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if cols.N <= 0 {
+		return nil
+	}
+	if cols.N > MaxChunkEvents {
+		return fmt.Errorf("trace: %s: chunk of %d events exceeds %d", w.opts.name, cols.N, MaxChunkEvents)
+	}
+	return w.writeColumns(cols)
+}
+
+func (w *Writer) writeColumns(cols *Columns) error {
 	w.buf = w.buf[:0]
 	var err error
 	// Encode the payload after room for the frame header, then fill it in.
 	w.buf = append(w.buf, zeroFrameHeader[:]...)
-	w.buf, err = w.ce.encode(w.buf, evs, w.enc)
+	w.buf, err = w.ce.compress(w.buf, cols, w.enc)
 	if err != nil {
 		return fmt.Errorf("trace: %s: chunk %d: %w", w.opts.name, w.chunks, err)
 	}
@@ -270,7 +293,7 @@ func (w *Writer) writeChunk(evs []Event) error {
 		return err
 	}
 	w.chunks++
-	w.events += uint64(len(evs))
+	w.events += uint64(cols.N)
 	return nil
 }
 

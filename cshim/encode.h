@@ -1,0 +1,35 @@
+/*
+ * encode.h: the recorder's chunk column encoder (encode.c), called from Go
+ * (pmpi/encode.go) when a buffer half is written.
+ */
+#ifndef GCK_ENCODE_H
+#define GCK_ENCODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gclock.h"
+
+/* Columns of one chunk, in trace.Columns order: op, comm, seq, root, sent,
+ * recv, enter, dur, site, peer, tag, req. */
+#define GCK_ENC_COLS 12
+
+/* One encoded chunk. The memory is the encoder's, valid until its next
+ * call; a length of 0 is an empty (all-zero) column. */
+typedef struct gclock_enc_out {
+	uint32_t n;
+	uint32_t nsites;
+	uint8_t *col[GCK_ENC_COLS];
+	size_t len[GCK_ENC_COLS];
+	uint64_t *sites;
+} gclock_enc_out;
+
+/* gclock_encode_columns encodes ev[0..n) into *out. Returns 0, or -1 when
+ * its workspace cannot be allocated. Callers serialise (the Go writer's
+ * lock). */
+int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out);
+
+/* gclock_encode_release frees the workspace. */
+void gclock_encode_release(void);
+
+#endif

@@ -1,0 +1,97 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "encode.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// cColumns encodes one buffer half's records into the columns of a chunk
+// with the C encoder (cshim/encode.c). The result aliases the encoder's
+// memory: it is valid until the next call, and callers serialise (r.mu).
+func cColumns(evs []C.gclock_event) (trace.Columns, error) {
+	if len(evs) == 0 {
+		return trace.Columns{}, nil
+	}
+	if len(evs) > trace.MaxChunkEvents {
+		return trace.Columns{}, fmt.Errorf("chunk of %d events exceeds %d", len(evs), trace.MaxChunkEvents)
+	}
+	var out C.gclock_enc_out
+	if C.gclock_encode_columns(&evs[0], C.uint32_t(len(evs)), &out) != 0 {
+		return trace.Columns{}, errors.New("chunk encoder: out of memory")
+	}
+	col := func(i int) []byte {
+		if out.len[i] == 0 {
+			return nil // an all-zero column is stored empty
+		}
+		return unsafe.Slice((*byte)(unsafe.Pointer(out.col[i])), int(out.len[i]))
+	}
+	var sites []uint64
+	if out.nsites > 0 {
+		sites = unsafe.Slice((*uint64)(unsafe.Pointer(out.sites)), int(out.nsites))
+	}
+	return trace.Columns{
+		N:  int(out.n),
+		Op: col(0), Comm: col(1), Seq: col(2), Root: col(3), Sent: col(4), Recv: col(5),
+		Enter: col(6), Dur: col(7), Site: col(8), Sites: sites,
+		Peer: col(9), Tag: col(10), Req: col(11),
+	}, nil
+}
+
+// cRecords lays events out as the shim's 72-byte records, in C memory
+// (free with the returned function): what a buffer half holds. For tests
+// of the C encoder against trace.EncodeColumns.
+func cRecords(evs []trace.Event) ([]C.gclock_event, func()) {
+	if len(evs) == 0 {
+		return nil, func() {}
+	}
+	p := C.calloc(C.size_t(len(evs)), C.size_t(unsafe.Sizeof(C.gclock_event{})))
+	recs := unsafe.Slice((*C.gclock_event)(p), len(evs))
+	for i, e := range evs {
+		r := &recs[i]
+		r.enter_ns = C.int64_t(e.EnterNS)
+		r.exit_ns = C.int64_t(e.ExitNS)
+		r.sent = C.uint64_t(e.Sent)
+		r.recv = C.uint64_t(e.Recv)
+		r.callsite = C.uint64_t(e.Callsite)
+		r.comm = C.uint32_t(e.Comm)
+		r.seq = C.uint32_t(e.Seq)
+		r.root = C.int32_t(e.Root)
+		r.op = C.uint16_t(e.Op)
+		r.peer = C.int32_t(e.Peer)
+		r.tag = C.int32_t(e.Tag)
+		r.req = C.uint32_t(e.Req)
+	}
+	return recs, func() { C.free(p) }
+}
+
+// encodeWithC runs cRecords and cColumns over evs and returns copies of
+// the columns (tests).
+func encodeWithC(evs []trace.Event) (trace.Columns, error) {
+	recs, free := cRecords(evs)
+	defer free()
+	c, err := cColumns(recs)
+	if err != nil {
+		return c, err
+	}
+	cp := func(b []byte) []byte {
+		if b == nil {
+			return nil
+		}
+		return append([]byte{}, b...)
+	}
+	return trace.Columns{
+		N:  c.N,
+		Op: cp(c.Op), Comm: cp(c.Comm), Seq: cp(c.Seq), Root: cp(c.Root), Sent: cp(c.Sent), Recv: cp(c.Recv),
+		Enter: cp(c.Enter), Dur: cp(c.Dur), Site: cp(c.Site), Sites: append([]uint64(nil), c.Sites...),
+		Peer: cp(c.Peer), Tag: cp(c.Tag), Req: cp(c.Req),
+	}, nil
+}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// TestCColumns_SameBytesAsGoEncoder checks the recorder's C chunk encoder
+// (cshim/encode.c) against trace.EncodeColumns, the reference the reader
+// is tested with: same bytes in every column, same call-site table.
+func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 11))
+	pick64 := func() int64 {
+		switch rng.IntN(6) {
+		case 0:
+			return math.MaxInt64
+		case 1:
+			return math.MinInt64
+		case 2:
+			return 0
+		case 3:
+			return -1
+		default:
+			return rng.Int64()
+		}
+	}
+	pick32 := func() int32 {
+		switch rng.IntN(5) {
+		case 0:
+			return math.MaxInt32
+		case 1:
+			return math.MinInt32
+		case 2:
+			return int32(rng.IntN(8)) - 2
+		default:
+			return rng.Int32()
+		}
+	}
+	random := func(n int) []trace.Event {
+		evs := make([]trace.Event, n)
+		for i := range evs {
+			evs[i] = trace.Event{
+				Op: trace.Op(rng.IntN(math.MaxUint16 + 1)), Comm: rng.Uint32(), Seq: rng.Uint32(),
+				Root: pick32(), Sent: rng.Uint64(), Recv: uint64(pick64()),
+				EnterNS: pick64(), ExitNS: pick64(), Callsite: rng.Uint64(),
+				Peer: pick32(), Tag: pick32(), Req: rng.Uint32(),
+			}
+		}
+		return evs
+	}
+	// A loop-like run: few call sites and communicators, rising times,
+	// sparse columns all zero (stored empty).
+	loop := func(n int, p2p bool) []trace.Event {
+		evs := make([]trace.Event, n)
+		seq := map[uint32]uint32{}
+		t := int64(1_700_000_000_000_000_000)
+		for i := range evs {
+			c := uint32(i % 3)
+			e := trace.Event{Op: trace.OpAllreduce, Comm: c, Seq: seq[c], Root: -1, Sent: 8, Recv: 8,
+				EnterNS: t, ExitNS: t + 1500 + int64(rng.IntN(300)), Callsite: 0x401000 + uint64(i%5)*0x40}
+			if p2p {
+				e.Root, e.Peer, e.Tag, e.Req = 0, int32(i%4), 7, uint32(4096+i)
+			} else {
+				e.Root = 0
+			}
+			seq[c]++
+			t = e.ExitNS + 900
+			evs[i] = e
+		}
+		return evs
+	}
+	// Many distinct communicators and call sites (hash-table chains).
+	wide := func(n int) []trace.Event {
+		evs := loop(n, true)
+		for i := range evs {
+			evs[i].Comm = uint32(i * 7919)
+			evs[i].Callsite = uint64(i) << 20
+		}
+		return evs
+	}
+	cases := []struct {
+		name string
+		evs  []trace.Event
+	}{
+		{"one", random(1)},
+		{"random-1000", random(1000)},
+		{"collective-loop", loop(5000, false)},
+		{"p2p-loop", loop(5000, true)},
+		{"distinct-comms-and-sites", wide(4096)},
+		{"buffer-half", loop(32768, true)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Twice: the second call reuses the workspace (stale table
+			// entries of the first chunk must not leak in).
+			for round := 0; round < 2; round++ {
+				got, err := encodeWithC(tc.evs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := trace.EncodeColumns(tc.evs)
+				if got.N != want.N {
+					t.Fatalf("N = %d, want %d", got.N, want.N)
+				}
+				cols := []struct {
+					name      string
+					got, want []byte
+				}{
+					{"op", got.Op, want.Op}, {"comm", got.Comm, want.Comm}, {"seq", got.Seq, want.Seq},
+					{"root", got.Root, want.Root}, {"sent", got.Sent, want.Sent}, {"recv", got.Recv, want.Recv},
+					{"enter", got.Enter, want.Enter}, {"dur", got.Dur, want.Dur}, {"site", got.Site, want.Site},
+					{"peer", got.Peer, want.Peer}, {"tag", got.Tag, want.Tag}, {"req", got.Req, want.Req},
+				}
+				for _, c := range cols {
+					if !bytes.Equal(c.got, c.want) || (c.got == nil) != (c.want == nil) {
+						t.Errorf("round %d: column %s differs: C %d bytes (nil %v), Go %d bytes (nil %v)",
+							round, c.name, len(c.got), c.got == nil, len(c.want), c.want == nil)
+					}
+				}
+				if len(got.Sites) != len(want.Sites) {
+					t.Fatalf("round %d: %d call sites, want %d", round, len(got.Sites), len(want.Sites))
+				}
+				for i := range got.Sites {
+					if got.Sites[i] != want.Sites[i] {
+						t.Fatalf("round %d: site %d = %#x, want %#x", round, i, got.Sites[i], want.Sites[i])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestCColumns_WrittenChunkReadsBack writes C-encoded chunks with
+// trace.Writer.WriteColumns and reads every event back.
+func TestCColumns_WrittenChunkReadsBack(t *testing.T) {
+	evs := make([]trace.Event, 3000)
+	for i := range evs {
+		evs[i] = trace.Event{Op: trace.OpIsend, Comm: uint32(i % 2), Seq: 0, Root: 0, Sent: 512,
+			EnterNS: int64(1000 + 10*i), ExitNS: int64(1005 + 10*i), Callsite: uint64(0x400000 + i%3),
+			Peer: int32(i % 4), Tag: 1, Req: uint32(i + 1)}
+	}
+	var buf bytes.Buffer
+	w, err := trace.NewWriter(&buf, trace.Header{Rank: 0, WorldSize: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range [][]trace.Event{evs[:1000], evs[1000:]} {
+		recs, free := cRecords(part)
+		cols, err := cColumns(recs)
+		if err == nil {
+			err = w.WriteColumns(&cols)
+		}
+		free()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(trace.Footer{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "rank-00000.gct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(evs) {
+		t.Fatalf("read %d events, wrote %d", len(got), len(evs))
+	}
+	for i := range evs {
+		if got[i] != evs[i] {
+			t.Fatalf("event %d = %+v, want %+v", i, got[i], evs[i])
+		}
+	}
+}
