@@ -36,7 +36,7 @@ var timerKinds = map[string]int{
 	"mpi_wtime":     4,
 }
 
-const defaultBufferEvents = 32768
+const defaultBufferEvents = 8192
 
 // loadConfig reads the configuration. environ is os.Environ-shaped.
 func loadConfig(getenv func(string) string, environ []string) (config, error) {

@@ -62,8 +62,10 @@ var fq = newFlushQueue()
 func newFlushQueue() *flushQueue {
 	f := &flushQueue{wake: make(chan struct{}, 1)}
 	f.done = sync.NewCond(&f.mu)
-	v := strings.TrimSpace(os.Getenv("GCLOCK_FLUSH_SYNC"))
-	f.sync = v != "" && v != "0"
+	// Synchronous unless GCLOCK_FLUSH_SYNC=0 (docs/recorder.md, "Flush
+	// pauses": on cores the ranks fill, a writer goroutine costs more wall
+	// time than the same work on the application thread).
+	f.sync = strings.TrimSpace(os.Getenv("GCLOCK_FLUSH_SYNC")) != "0"
 	return f
 }
 
