@@ -125,20 +125,27 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	uint32_t nsites = 0;
 	int any_root = 0, any_peer = 0, any_tag = 0, any_req = 0;
 	uint64_t prev_exit = 0;
+	enc_seq *q = NULL;   /* the previous event's communicator entry */
+	enc_site *st = NULL; /* and call-site entry */
 	for (uint32_t i = 0; i < n; i++) {
 		const gclock_event *e = &ev[i];
 		p[0] = put_u(p[0], e->op);
 		p[1] = put_u(p[1], e->comm);
-		/* seq - (previous seq on this comm in the chunk + 1), from -1 */
-		uint32_t h = enc_hash(e->comm) & mask;
-		while (enc.qtab[h].gen == gen && enc.qtab[h].comm != e->comm)
-			h = (h + 1) & mask;
-		enc_seq *q = &enc.qtab[h];
-		int64_t last = q->gen == gen ? q->last : -1;
-		q->comm = e->comm;
-		q->gen = gen;
+		/* seq - (previous seq on this comm in the chunk + 1), from -1;
+		 * runs of one communicator skip the table */
+		if (q == NULL || e->comm != q->comm) {
+			uint32_t h = enc_hash(e->comm) & mask;
+			while (enc.qtab[h].gen == gen && enc.qtab[h].comm != e->comm)
+				h = (h + 1) & mask;
+			q = &enc.qtab[h];
+			if (q->gen != gen) {
+				q->comm = e->comm;
+				q->gen = gen;
+				q->last = -1;
+			}
+		}
+		p[2] = put_s(p[2], (int64_t)e->seq - (q->last + 1));
 		q->last = e->seq;
-		p[2] = put_s(p[2], (int64_t)e->seq - (last + 1));
 		p[3] = put_s(p[3], e->root);
 		p[4] = put_u(p[4], e->sent);
 		p[5] = put_u(p[5], e->recv);
@@ -147,17 +154,19 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		p[6] = put_s(p[6], (int64_t)(i == 0 ? enter : enter - prev_exit));
 		prev_exit = exit;
 		p[7] = put_s(p[7], (int64_t)(exit - enter));
-		h = enc_hash(e->callsite) & mask;
-		while (enc.stab[h].gen == gen && enc.stab[h].site != e->callsite)
-			h = (h + 1) & mask;
-		enc_site *s = &enc.stab[h];
-		if (s->gen != gen) {
-			s->site = e->callsite;
-			s->gen = gen;
-			s->idx = nsites;
-			enc.sites[nsites++] = e->callsite;
+		if (st == NULL || e->callsite != st->site) { /* likewise call sites */
+			uint32_t h = enc_hash(e->callsite) & mask;
+			while (enc.stab[h].gen == gen && enc.stab[h].site != e->callsite)
+				h = (h + 1) & mask;
+			st = &enc.stab[h];
+			if (st->gen != gen) {
+				st->site = e->callsite;
+				st->gen = gen;
+				st->idx = nsites;
+				enc.sites[nsites++] = e->callsite;
+			}
 		}
-		p[8] = put_u(p[8], s->idx);
+		p[8] = put_u(p[8], st->idx);
 		p[9] = put_s(p[9], e->peer);
 		p[10] = put_s(p[10], e->tag);
 		p[11] = put_u(p[11], e->req);

@@ -32,7 +32,7 @@ func BenchmarkCColumns(b *testing.B) {
 	for _, tc := range []struct {
 		name string
 		evs  []trace.Event
-	}{{"halo-32768", halo(32768)}, {"barrier-32768", barrier(32768)}} {
+	}{{"halo-8192", halo(8192)}, {"barrier-8192", barrier(8192)}, {"halo-32768", halo(32768)}} {
 		recs, free := cRecords(tc.evs)
 		b.Run(tc.name, func(b *testing.B) {
 			for b.Loop() {

@@ -82,10 +82,24 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 		}
 		return evs
 	}
+	// Runs of one communicator and call site (the encoder skips its
+	// tables within a run), of different lengths.
+	runs := func(n int) []trace.Event {
+		evs := loop(n, false)
+		seq := map[uint32]uint32{}
+		for i := range evs {
+			c := uint32(i/7) % 3
+			evs[i].Comm, evs[i].Seq = c, seq[c]
+			seq[c]++
+			evs[i].Callsite = 0x402000 + uint64(i/5%4)*0x10
+		}
+		return evs
+	}
 	cases := []struct {
 		name string
 		evs  []trace.Event
 	}{
+		{"runs", runs(5000)},
 		{"one", random(1)},
 		{"random-1000", random(1000)},
 		{"collective-loop", loop(5000, false)},
