@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"testing"
 
 	"github.com/gclock/gclock/trace"
@@ -50,4 +51,31 @@ func BenchmarkCColumns(b *testing.B) {
 		})
 		free()
 	}
+}
+
+// BenchmarkFlushPath measures a whole buffer half's way to the file
+// writer: the C column split, then packing, S2 and the frame, into
+// io.Discard (no system call).
+func BenchmarkFlushPath(b *testing.B) {
+	evs := make([]trace.Event, 8192)
+	for i := range evs {
+		t := int64(1000 + 40*i)
+		evs[i] = trace.Event{Op: trace.OpBarrier, Comm: 1, Seq: uint32(i), Root: -1, EnterNS: t, ExitNS: t + 8 + int64(i%3), Callsite: 0x401000}
+	}
+	recs, free := cRecords(evs)
+	defer free()
+	w, err := trace.NewWriter(io.Discard, trace.Header{WorldSize: 1}, trace.WithCodec(trace.CodecS2))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		cols, err := cColumns(recs)
+		if err == nil {
+			err = w.WriteColumns(&cols)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/event")
 }
