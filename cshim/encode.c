@@ -9,9 +9,10 @@
  * trace.EncodeColumns (pmpi/encode_test.go checks both on random and
  * extreme events); Go then compresses and writes them.
  *
- * Not on the hot path: called by the Go writer (background goroutine or,
- * when the queue is full, the thread that filled the buffer) with the
- * writer's lock held, so one workspace per process suffices.
+ * Not on the hot path: called by the Go writer with its lock held (so one
+ * workspace per process suffices), on the thread that filled the buffer
+ * right after the MPI call that filled it returned from PMPI (the default),
+ * or on the background goroutine with GCLOCK_FLUSH_SYNC=0.
  */
 #include <stdlib.h>
 #include <string.h>

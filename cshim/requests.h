@@ -216,8 +216,8 @@ static inline uint32_t gclock_req_id(gclock_tbuf *b)
 		b->req_end = b->req_next + GCK_REQ_BLOCK;
 	}
 	uint32_t id = b->req_next++;
-	if (GCK_UNLIKELY(id == 0)) /* after 2^32 ids: 0 means "no request" */
-		id = b->req_next++;
+	if (GCK_UNLIKELY(id == 0)) /* after 2^32 ids: 0 means "no request"; */
+		return gclock_req_id(b); /* it ends its block, so take the next */
 	return id;
 }
 
