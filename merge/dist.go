@@ -1,12 +1,14 @@
 package merge
 
 // Parallel analysis across processes (tracemerge under mpirun, docs/
-// tracemerge.md "Parallel tracemerge"). Processes 1..K-1 (workers) each
-// own a contiguous block of the rank files (Owner); a worker reads,
+// tracemerge.md "Parallel tracemerge"). Every process owns a contiguous
+// block of the rank files (OwnerShare; process 0 a smaller one, Dist.Share0,
+// as it also runs the analysis); a process reads,
 // decompresses, decodes, corrects and orders its ranks' events and merges
 // them into one stream in the order of the serial k-way merge (global
 // Enter, then rank), with a marker where each rank's stream ends.
-// Process 0 merges the K-1 streams by the same key and runs the matching,
+// Process 0 merges the K-1 streams and its own (merged in-process by the
+// same code) by the same key and runs the matching,
 // metrics, streaming analyses and outputs unchanged. A merge of merged
 // streams under one total order is the serial merge: process 0 sees the
 // same events in the same order, with each rank's end at the same place,
@@ -14,8 +16,11 @@ package merge
 //
 // Wire protocol (process 0 <-> one worker, in order):
 //
+//	assign  (0 -> w): first, 8-byte length 16, then uint64 lo, hi: the
+//	                  worker owns the rank files [lo, hi) of Run.Ranks
 //	request (0 -> w): 8-byte length 4, then uint32 1: next chunk (up to distInflight
-//	                  outstanding); uint32 0: stop serving
+//	                  outstanding); uint32 0: stop serving (also instead of
+//	                  the assignment)
 //	reply   (w -> 0): an 8-byte header: the body's length, bit 63 set
 //	                  for the end record; then the body: GEvents in their
 //	                  in-memory layout (the same binary runs everywhere),
@@ -68,6 +73,13 @@ type Dist struct {
 	Procs int
 	Me    int
 	T     Transport
+	// Share0 is process 0's share of the rank files relative to a
+	// worker's (0: none, 1: an equal one); only process 0's value
+	// counts, it assigns the blocks. Process 0 also matches and
+	// measures every event, so its share is smaller (DefaultShare0).
+	Share0 float64
+
+	assignErr error // sending the assignments (SetDist)
 
 	mu      sync.Mutex
 	stopped bool
@@ -77,15 +89,70 @@ type Dist struct {
 }
 
 // Owner returns the process that decodes the file at index i of n rank
-// files (Run.Ranks order) among procs processes: with one process, 0;
-// otherwise the workers 1..procs-1 take contiguous, equal (±1) blocks and
-// process 0, which runs the analysis, decodes none.
-func Owner(i, n, procs int) int {
+// files (Run.Ranks order) among procs processes when process 0, which runs
+// the analysis, decodes none: with one process, 0; otherwise the workers
+// 1..procs-1 take contiguous, equal (±1) blocks. OwnerShare(i, n, procs, 0).
+func Owner(i, n, procs int) int { return OwnerShare(i, n, procs, 0) }
+
+// OwnerShare returns the process that decodes the file at index i of n
+// rank files among procs processes when process 0 takes share0 times a
+// worker's share (0 ≤ share0 ≤ 1): process 0 the first
+// round(n·share0/(share0+procs-1)) files, the workers 1..procs-1
+// contiguous, equal (±1) blocks of the rest.
+func OwnerShare(i, n, procs int, share0 float64) int {
 	if procs <= 1 || n <= 0 {
 		return 0
 	}
+	n0 := share0Files(n, procs, share0)
+	if i < n0 {
+		return 0
+	}
 	w := procs - 1
-	return 1 + i*w/n
+	return 1 + (i-n0)*w/(n-n0)
+}
+
+// share0Files is how many of n rank files process 0 decodes itself
+// (OwnerShare); always fewer than n, so every worker has work.
+func share0Files(n, procs int, share0 float64) int {
+	if procs <= 1 {
+		return n
+	}
+	if !(share0 > 0) { // also NaN
+		return 0
+	}
+	share0 = min(share0, 1)
+	n0 := int(math.Round(float64(n) * share0 / (share0 + float64(procs-1))))
+	return max(0, min(n0, n-(procs-1)))
+}
+
+// ownedBlock is the range [lo, hi) of the n rank files process p owns.
+func ownedBlock(p, n, procs int, share0 float64) (lo, hi int) {
+	lo, hi = n, n
+	for i := 0; i < n; i++ {
+		if o := OwnerShare(i, n, procs, share0); o == p && lo == n {
+			lo = i
+		} else if o > p {
+			hi = i
+			break
+		}
+	}
+	if lo == n {
+		return n, n
+	}
+	return lo, hi
+}
+
+// DefaultShare0 is process 0's default share of the rank files relative to
+// a worker's (Dist.Share0), chosen by measurement (docs/tracemerge.md
+// "Speed and scaling model"): with 2 processes, process 0's analysis
+// takes about as much CPU per event as decoding and merging, so it
+// decodes a small block; with more, its analysis alone is the longest
+// chain, so none.
+func DefaultShare0(procs int) float64 {
+	if procs == 2 {
+		return 0.15
+	}
+	return 0
 }
 
 // distEnd is what one rank's decoder found, sent at the end of a stream.
@@ -179,6 +246,10 @@ type distStream struct {
 	done  bool
 	ch    chan distFetched
 	spare chan []GEvent
+	// xlate maps the worker's call-site indices to process 0's (-1: not
+	// yet known): one small table instead of a look-up in the event's
+	// rank's pc cache, a cache miss per event with many ranks.
+	xlate []int32
 }
 
 type distFetched struct {
@@ -331,6 +402,9 @@ func (a *analyzer) runDist() error {
 	if d.stopped {
 		return errors.New("parallel analysis: already closed")
 	}
+	if d.assignErr != nil {
+		return d.assignErr
+	}
 	var total int64
 	for _, rs := range a.ranks {
 		if rs == nil {
@@ -360,6 +434,40 @@ func (a *analyzer) runDist() error {
 		streams = append(streams, s)
 		d.fetchWG.Add(1)
 		go d.fetcher(s)
+	}
+	// Process 0's own block, decoded and merged here by the workers' code.
+	if lo, hi := ownedBlock(0, len(a.rn.Ranks), d.Procs, d.Share0); hi > lo {
+		var mine []*rankState
+		for _, ri := range a.rn.Ranks[lo:hi] {
+			mine = append(mine, a.ranks[ri.Rank])
+		}
+		quit := make(chan struct{})
+		finished := make(chan struct{})
+		defer func() {
+			close(quit)
+			<-finished // the decoders have returned
+		}()
+		s := &distStream{w: 0, ch: make(chan distFetched, 1), spare: make(chan []GEvent, 4)}
+		streams = append(streams, s)
+		go func() {
+			defer close(finished)
+			defer close(s.ch)
+			if a.mergeLocal(mine, len(a.rn.Ranks), quit, func(c []GEvent) bool {
+				select {
+				case s.ch <- distFetched{ev: c}:
+					return true
+				case <-quit:
+					return false
+				}
+			}, s.spare) == nil {
+				return
+			}
+			// The decoders' findings are already in mine's rankStates.
+			select {
+			case s.ch <- distFetched{done: true}:
+			case <-quit:
+			}
+		}()
 	}
 	h := make(streamHeap, 0, d.Procs)
 	for _, s := range streams {
@@ -401,12 +509,21 @@ func (a *analyzer) runDist() error {
 			ended[-1-ev.Rank] = true
 		} else {
 			rs := a.ranks[ev.Rank]
-			// Call-site indices are this process's: map the pc again.
-			slot := &rs.pcCache[(ev.Callsite>>2)&uint64(len(rs.pcCache)-1)]
-			if slot.pc != ev.Callsite || !slot.ok {
-				slot.pc, slot.site, slot.ok = ev.Callsite, a.siteOf(rs, ev.Callsite), true
+			if s.w != 0 {
+				// A worker's call-site index: process 0's for the same
+				// site (object, offset), which the worker's index names.
+				if ws := ev.site; ws >= 0 && int(ws) < len(s.xlate) && s.xlate[ws] >= 0 {
+					ev.site = s.xlate[ws]
+				} else {
+					ev.site = a.siteOf(rs, ev.Callsite)
+					if ws >= 0 && ws < 1<<20 {
+						for int(ws) >= len(s.xlate) {
+							s.xlate = append(s.xlate, -1)
+						}
+						s.xlate[ws] = ev.site
+					}
+				}
 			}
-			ev.site = slot.site
 			if err := a.consume(ev, rs, sinks); err != nil {
 				return err
 			}
@@ -440,7 +557,8 @@ func (a *analyzer) runDist() error {
 			return fmt.Errorf("%w: rank %d's events never came from its worker (can every process read %s?)", ErrDistInput, r, a.rn.Dir)
 		}
 	}
-	// What the workers' decoders found, as a serial run reports it.
+	// What the workers' decoders found, as a serial run reports it
+	// (process 0's own stream has no ends: its decoders wrote them).
 	for _, s := range streams {
 		for r, e := range s.ends {
 			if r < 0 || r >= len(a.ranks) || a.ranks[r] == nil {
@@ -469,11 +587,22 @@ func (a *analyzer) runDist() error {
 func (p *Pass) Serve(d *Dist) error {
 	a := p.a
 	n := len(a.rn.Ranks)
+	// The assignment first (or stop, when process 0 failed before it).
+	msg, err := recvMsg(d.T, 0, nil)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(msg) == 4 && binary.LittleEndian.Uint32(msg) == 0:
+		return nil
+	case len(msg) != 16:
+		return errors.New("parallel analysis: bad assignment")
+	}
+	lo := min(binary.LittleEndian.Uint64(msg[:8]), uint64(n))
+	hi := min(binary.LittleEndian.Uint64(msg[8:]), uint64(n))
 	var mine []*rankState
-	for i, ri := range a.rn.Ranks {
-		if Owner(i, n, d.Procs) == d.Me {
-			mine = append(mine, a.ranks[ri.Rank])
-		}
+	for _, ri := range a.rn.Ranks[lo:max(lo, hi)] {
+		mine = append(mine, a.ranks[ri.Rank])
 	}
 	done := make(chan struct{})
 	chunks := make(chan []GEvent, 2)
@@ -481,14 +610,21 @@ func (p *Pass) Serve(d *Dist) error {
 	var ends map[int]distEnd
 	go func() {
 		defer close(chunks)
-		ends = a.mergeLocal(mine, n, done, chunks, spare)
+		ends = a.mergeLocal(mine, n, done, func(c []GEvent) bool {
+			select {
+			case chunks <- c:
+				return true
+			case <-done:
+				return false
+			}
+		}, spare)
 	}()
 	defer func() {
 		close(done)
 		for range chunks { // let the merger finish
 		}
 	}()
-	var in []byte
+	in := msg
 	ended := false
 	for {
 		msg, err := recvMsg(d.T, 0, in)
@@ -562,9 +698,10 @@ func recvReplyHeader(t Transport, src int) (n int, end bool, err error) {
 }
 
 // mergeLocal decodes the ranks of mine and merges them as the serial pass
-// does, sending chunks of events and end markers; it returns what each
-// rank's decoder found once every stream has ended.
-func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{}, chunks chan<- []GEvent, spare <-chan []GEvent) map[int]distEnd {
+// does, handing chunks of events and end markers to send (false: stop;
+// spent chunks come back on spare); it returns what each rank's decoder
+// found once every stream has ended.
+func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{}, send func([]GEvent) bool, spare <-chan []GEvent) map[int]distEnd {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for _, rs := range mine {
@@ -591,13 +728,12 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 		if len(chunk) < distChunk {
 			return true
 		}
-		select {
-		case chunks <- chunk:
-		case <-done:
+		if !send(chunk) {
 			return false
 		}
 		select {
 		case chunk = <-spare:
+			chunk = chunk[:0]
 		default:
 			chunk = make([]GEvent, 0, distChunk)
 		}
@@ -611,12 +747,8 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 	} else if !mergeGroups(mine, groups, done, emit) {
 		return nil
 	}
-	if len(chunk) > 0 {
-		select {
-		case chunks <- chunk:
-		case <-done:
-			return nil
-		}
+	if len(chunk) > 0 && !send(chunk) {
+		return nil
 	}
 	wg.Wait() // every decoder has returned: its counters are final
 	ends := map[int]distEnd{}
@@ -789,8 +921,21 @@ func mergeGroups(ranks []*rankState, g int, done <-chan struct{}, emit func(GEve
 // SetDist makes process 0's pass take every rank from the workers (see
 // Serve) instead of reading the files itself.
 func (p *Pass) SetDist(d *Dist) {
-	if d != nil && d.Procs > 1 && d.Me == 0 {
-		p.a.dist = d
+	if d == nil || d.Procs <= 1 || d.Me != 0 {
+		return
+	}
+	p.a.dist = d
+	// Each worker's block, at once: the workers decode while process 0
+	// still prepares its outputs.
+	n := len(p.a.rn.Ranks)
+	for w := 1; w < d.Procs; w++ {
+		lo, hi := ownedBlock(w, n, d.Procs, d.Share0)
+		var b [16]byte
+		binary.LittleEndian.PutUint64(b[:8], uint64(lo))
+		binary.LittleEndian.PutUint64(b[8:], uint64(hi))
+		if err := sendMsg(d.T, w, b[:]); err != nil && d.assignErr == nil {
+			d.assignErr = fmt.Errorf("parallel analysis: assigning process %d its rank files: %w", w, err)
+		}
 	}
 }
 

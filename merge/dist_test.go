@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,6 +42,33 @@ func TestOwnerPartition(t *testing.T) {
 			}
 			if count[0] != 0 {
 				t.Fatalf("process 0 (the merger) owns %d files, want 0", count[0])
+			}
+			for _, share := range []float64{0.15, 0.5, 1} {
+				got := make([]int, tc.procs)
+				prev := 0
+				for i := 0; i < tc.n; i++ {
+					o := OwnerShare(i, tc.n, tc.procs, share)
+					if o < prev || o >= tc.procs {
+						t.Fatalf("share %g, file %d: owner %d after %d", share, i, o, prev)
+					}
+					prev = o
+					got[o]++
+				}
+				for p := 0; p < tc.procs; p++ {
+					lo, hi := ownedBlock(p, tc.n, tc.procs, share)
+					if hi-lo != got[p] || (got[p] > 0 && OwnerShare(lo, tc.n, tc.procs, share) != p) {
+						t.Fatalf("share %g: ownedBlock(%d) = [%d, %d), owns %d files", share, p, lo, hi, got[p])
+					}
+				}
+				want := float64(tc.n) * share / (share + float64(tc.procs-1))
+				if tc.n >= tc.procs && math.Abs(float64(got[0])-want) > 1 {
+					t.Fatalf("share %g: process 0 owns %d files, want about %.1f", share, got[0], want)
+				}
+				for p, c := range got[1:] {
+					if tc.n >= tc.procs && c == 0 {
+						t.Fatalf("share %g: worker %d owns nothing: %v", share, p+1, got)
+					}
+				}
 			}
 			lo, hi := tc.n, 0
 			for _, c := range count[1:] {
@@ -96,6 +124,9 @@ func analyseJSON(t *testing.T, dir string, k int, opt Options) (an, p2p []byte) 
 	return analyseJSONOpen(t, dir, k, opt, nil)
 }
 
+// testShare0 is process 0's share (Dist.Share0) in analyseJSON.
+var testShare0 float64
+
 func analyseJSONOpen(t *testing.T, dir string, k int, opt Options, open Opener) (an, p2p []byte) {
 	t.Helper()
 	net := newChanNet(k)
@@ -128,7 +159,7 @@ func analyseJSONOpen(t *testing.T, dir string, k int, opt Options, open Opener) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &Dist{Procs: k, Me: 0, T: net[0]}
+	d := &Dist{Procs: k, Me: 0, T: net[0], Share0: testShare0}
 	pass.SetDist(d)
 	ps := NewP2PStream(run, P2POptions{}, pass.SiteName())
 	pass.AddStreamSink(ps)
@@ -173,14 +204,19 @@ func TestDistIdentical(t *testing.T) {
 		if !bytes.Contains(an1, []byte(`"events":`)) && len(an1) < 100 {
 			t.Fatalf("serial analysis looks empty: %.200s", an1)
 		}
-		for _, k := range []int{2, 3, 5} {
-			t.Run(fmt.Sprintf("%s-k%d", mode, k), func(t *testing.T) {
-				ank, pk := analyseJSON(t, dir, k, opt)
+		for _, tc := range []struct {
+			k     int
+			share float64
+		}{{2, 0}, {3, 0}, {5, 0}, {2, 0.15}, {2, 1}, {3, 0.5}} {
+			t.Run(fmt.Sprintf("%s-k%d-share%g", mode, tc.k, tc.share), func(t *testing.T) {
+				testShare0 = tc.share
+				defer func() { testShare0 = 0 }()
+				ank, pk := analyseJSON(t, dir, tc.k, opt)
 				if !bytes.Equal(an1, ank) {
-					t.Errorf("analysis with %d processes differs from the serial one (%d vs %d bytes)", k, len(ank), len(an1))
+					t.Errorf("analysis with %d processes (process 0's share %g) differs from the serial one (%d vs %d bytes)", tc.k, tc.share, len(ank), len(an1))
 				}
 				if !bytes.Equal(p1, pk) {
-					t.Errorf("point-to-point result with %d processes differs (%d vs %d bytes)", k, len(pk), len(p1))
+					t.Errorf("point-to-point result with %d processes (process 0's share %g) differs (%d vs %d bytes)", tc.k, tc.share, len(pk), len(p1))
 				}
 			})
 		}
@@ -188,41 +224,62 @@ func TestDistIdentical(t *testing.T) {
 	distGroupMin = 128
 }
 
-// TestDistDamagedRank: a rank file with a damaged chunk (found while
-// reading, so the worker must pass it on) and cut off is reported the same
-// way with 1 and with 3 processes.
+// TestDistDamagedRank: rank files with a damaged chunk (found while
+// reading, so a worker must pass it on) and cut off, and one whose reader
+// fails mid-stream, are reported the same way with 1 process as with 2
+// and 3, whether a worker or process 0 itself decodes them.
 func TestDistDamagedRank(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 6, Steps: 3000, Seed: 9, ChunkEvents: 256}); err != nil {
 		t.Fatal(err)
 	}
-	f := filepath.Join(dir, "rank-00004.gct")
-	b, err := os.ReadFile(f)
-	if err != nil {
-		t.Fatal(err)
+	// Ranks 1 and 4: garbage in the middle of a chunk (found only while
+	// reading), and the end cut off. With process 0's share, rank 1 is
+	// process 0's own, rank 4 a worker's.
+	for _, name := range []string{"rank-00001.gct", "rank-00004.gct"} {
+		f := filepath.Join(dir, name)
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := len(b) / 2; i < len(b)/2+64; i++ {
+			b[i] ^= 0x5a
+		}
+		if err := os.WriteFile(f, b[:len(b)*3/4], 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	// Garbage in the middle of a chunk (found only while reading), and
-	// the end cut off.
-	for i := len(b) / 2; i < len(b)/2+64; i++ {
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(f, b[:len(b)*3/4], 0o644); err != nil {
-		t.Fatal(err)
+	// (processes, process 0's share): 3 workers' ranks only; 2 and 3 with
+	// process 0 owning ranks 0-2 and 0-1.
+	splits := []struct {
+		k     int
+		share float64
+	}{{3, 0}, {2, 1}, {3, 1}}
+	compare := func(an1, p1 []byte, open Opener, what string) {
+		t.Helper()
+		for _, sp := range splits {
+			testShare0 = sp.share
+			ank, pk := analyseJSONOpen(t, dir, sp.k, Options{}, open)
+			testShare0 = 0
+			if !bytes.Equal(an1, ank) || !bytes.Equal(p1, pk) {
+				var a, b struct{ Problems []string }
+				_ = json.Unmarshal(an1, &a)
+				_ = json.Unmarshal(ank, &b)
+				t.Errorf("%d processes (process 0's share %g) differ from 1 on %s; problems:\n1: %q\n%d: %q", sp.k, sp.share, what, a.Problems, sp.k, b.Problems)
+			}
+		}
 	}
 	an1, p1 := analyseJSON(t, dir, 1, Options{})
 	var a struct{ Problems []string }
 	if err := json.Unmarshal(an1, &a); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(a.Problems, "\n"), "rank-00004.gct: chunk") {
-		t.Fatalf("the serial analysis does not report the cut file: %q", a.Problems)
+	for _, name := range []string{"rank-00001.gct: chunk", "rank-00004.gct: chunk"} {
+		if !strings.Contains(strings.Join(a.Problems, "\n"), name) {
+			t.Fatalf("the serial analysis does not report the cut file %s: %q", name, a.Problems)
+		}
 	}
-	an3, p3 := analyseJSON(t, dir, 3, Options{})
-	if !bytes.Equal(an1, an3) || !bytes.Equal(p1, p3) {
-		var b struct{ Problems []string }
-		_ = json.Unmarshal(an3, &b)
-		t.Errorf("3 processes differ from 1 on a damaged run; problems:\n1: %q\n3: %q", a.Problems, b.Problems)
-	}
+	compare(an1, p1, nil, "a damaged run")
 
 	// A read error in the middle of rank 2's stream (found only while
 	// reading: the worker must pass it on).
@@ -241,12 +298,7 @@ func TestDistDamagedRank(t *testing.T) {
 	if !strings.Contains(strings.Join(a.Problems, "\n"), "rank-00002.gct: reading stopped early: injected") {
 		t.Fatalf("the serial analysis does not report the read error: %q", a.Problems)
 	}
-	an3, p3 = analyseJSONOpen(t, dir, 3, Options{}, failing)
-	if !bytes.Equal(an1, an3) || !bytes.Equal(p1, p3) {
-		var b struct{ Problems []string }
-		_ = json.Unmarshal(an3, &b)
-		t.Errorf("3 processes differ from 1 on a damaged run; problems:\n1: %q\n3: %q", a.Problems, b.Problems)
-	}
+	compare(an1, p1, failing, "a run with a read error")
 }
 
 // failAfter fails its source's NextChunk after n chunks.

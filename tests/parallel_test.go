@@ -1,8 +1,8 @@
 package tests
 
 // Parallel tracemerge (issue 13 §1): the same run analysed serially, under
-// Open MPI's mpirun and under MPICH's mpiexec gives the same reports byte
-// for byte (merge/dist.go, docs/tracemerge.md "Parallel tracemerge").
+// Open MPI's mpirun and under MPICH's mpiexec, with process 0 decoding a
+// share of the rank files or none, gives the same reports byte for byte (merge/dist.go, docs/tracemerge.md "Parallel tracemerge").
 
 import (
 	"bytes"
@@ -37,18 +37,28 @@ func TestParallelTracemergeIdentical(t *testing.T) {
 	if strings.Contains(func() string { b, _ := os.ReadFile(filepath.Join(serialOut, "p2p.json")); return string(b) }(), `"messages": 0,`) {
 		t.Fatal("the synthetic run has no point-to-point messages: the comparison would not cover them")
 	}
+	// share: GCLOCK_PAR_SHARE0, process 0's share of the rank files ("":
+	// the default, 0.15 with 2 processes, none with more).
 	for _, c := range []struct {
-		m  *mpiImpl
-		np int
-	}{{impls[0], 2}, {impls[1], 2}, {impls[1], 3}} {
-		t.Run(c.m.Name+"-np"+string(rune('0'+c.np)), func(t *testing.T) {
-			out := filepath.Join(dir, c.m.Name+string(rune('0'+c.np)))
-			argv := append(c.m.argv(c.np, nil, tm, "-o", out), args...)
-			r := runCmd(t, dir, nil, argv...)
+		m     *mpiImpl
+		np    int
+		share string
+	}{{impls[0], 2, ""}, {impls[1], 2, ""}, {impls[1], 3, ""}, {impls[1], 3, "1"}, {impls[0], 2, "0"}} {
+		t.Run(c.m.Name+"-np"+string(rune('0'+c.np))+"-share"+c.share, func(t *testing.T) {
+			out := filepath.Join(dir, c.m.Name+string(rune('0'+c.np))+c.share)
+			var env []string
+			if c.share != "" {
+				env = []string{"GCLOCK_PAR_SHARE0=" + c.share}
+			}
+			argv := append(c.m.argv(c.np, env, tm, "-o", out), args...)
+			r := runCmd(t, dir, env, argv...)
 			if r.Code != 0 {
 				t.Fatalf("%s exited %d:\n%s", strings.Join(argv, " "), r.Code, r.Stderr)
 			}
 			want := "parallel analysis on " + string(rune('0'+c.np)) + " processes (" + c.m.Name + ")"
+			if c.share != "" {
+				want += ": all decode and merge the rank files (process 0 a share of " + c.share + ")"
+			}
 			if !strings.Contains(r.Stderr, want) {
 				t.Fatalf("stderr lacks %q (did it run serially?):\n%s", want, r.Stderr)
 			}

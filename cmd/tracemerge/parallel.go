@@ -1,9 +1,10 @@
 package main
 
 // Parallel tracemerge under mpirun (docs/tracemerge.md "Parallel
-// tracemerge"): process 0 merges and analyses and writes every output;
-// processes 1..K-1 read, decode and correct their share of the rank files
-// and hand the events to process 0 (merge/dist.go). MPI is loaded at run
+// tracemerge"): every process reads, decodes and corrects its share of the
+// rank files (process 0 a smaller one, GCLOCK_PAR_SHARE0); processes
+// 1..K-1 hand their events to process 0, which merges them with its own,
+// analyses and writes every output (merge/dist.go). MPI is loaded at run
 // time (package mpirt), so tracemerge builds without MPI.
 
 import (
@@ -67,7 +68,15 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bo
 		_ = world.Finalize()
 		return nil, 0, false
 	}
-	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: world}
+	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: world, Share0: merge.DefaultShare0(world.Size)}
+	if v := os.Getenv("GCLOCK_PAR_SHARE0"); v != "" && world.Rank == 0 {
+		var f float64
+		if _, err := fmt.Sscan(v, &f); err != nil || f < 0 || f > 1 {
+			fmt.Fprintf(stderr, "tracemerge: warning: GCLOCK_PAR_SHARE0=%q is not a number in [0, 1]: using %g\n", v, d.Share0)
+		} else {
+			d.Share0 = f
+		}
+	}
 	if mode == merge.ClockRefined {
 		// Several passes whose options depend on the earlier ones: process
 		// 0 runs them alone.
@@ -83,8 +92,8 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bo
 	}
 	if world.Rank == 0 {
 		if !quiet {
-			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): process 0 analyses and writes, 1-%d decode and merge the rank files\n",
-				world.Size, world.Impl, world.Size-1)
+			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): all decode and merge the rank files (process 0 a share of %g), process 0 analyses and writes\n",
+				world.Size, world.Impl, d.Share0)
 		}
 		return &parallel{world: world, dist: d}, 0, false
 	}
