@@ -194,9 +194,15 @@ func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls
 }
 
 // Add consumes one event (a Sink; events of other kinds are ignored).
+// Wants reports whether Add looks at events of op (OpFilter): point-to-
+// point operations and nonblocking collectives; Add ignores the others.
+func (s *P2PStream) Wants(op trace.Op) bool {
+	return op.IsPointToPoint() || op.IsNonblockingCollective()
+}
+
 func (s *P2PStream) Add(e *GEvent) error {
 	op := e.Op
-	if !op.IsPointToPoint() && !op.IsNonblockingCollective() {
+	if !s.Wants(op) {
 		return nil
 	}
 	rs := s.rank(e.Rank)

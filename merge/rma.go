@@ -192,6 +192,10 @@ func (s *RMAStream) win(id uint64) *RMAWindow {
 // Add consumes one event (a Sink; events of other kinds are ignored).
 // MPI_Wait*/MPI_Test* completions of MPI_Rput/MPI_Rget requests are left
 // to the point-to-point analysis, which times completion calls.
+// Wants reports whether Add looks at events of op (OpFilter): one-sided
+// operations only.
+func (s *RMAStream) Wants(op trace.Op) bool { return op.IsRMA() }
+
 func (s *RMAStream) Add(e *GEvent) error {
 	op := e.Op
 	if !op.IsRMA() {

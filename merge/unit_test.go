@@ -295,6 +295,47 @@ func TestAsyncSink_PreservesOrderAndReportsErrors(t *testing.T) {
 	}
 }
 
+// filterSink is an orderSink that wants one operation only (OpFilter).
+type filterSink struct {
+	orderSink
+	op trace.Op
+}
+
+func (f *filterSink) Wants(op trace.Op) bool { return op == f.op }
+
+// TestAsyncSink_OpFilterGetsOnlyWantedInOrder: an AsyncSink over an
+// OpFilter hands over exactly the events of the wanted operations, in order.
+func TestAsyncSink_OpFilterGetsOnlyWantedInOrder(t *testing.T) {
+	ops := []trace.Op{trace.OpSend, trace.OpAllreduce, trace.OpRecv, trace.OpSend}
+	for _, want := range []trace.Op{trace.OpSend, trace.OpAllreduce, trace.OpBarrier} {
+		t.Run(want.String(), func(t *testing.T) {
+			f := &filterSink{op: want}
+			a := NewAsyncSink(f)
+			var exp []uint32
+			for i := 0; i < 2*asyncBatch+5; i++ {
+				op := ops[i%len(ops)]
+				if op == want {
+					exp = append(exp, uint32(i))
+				}
+				if err := a.Add(&GEvent{Seq: uint32(i), Op: op}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if len(f.seen) != len(exp) {
+				t.Fatalf("saw %d events, want %d", len(f.seen), len(exp))
+			}
+			for i := range exp {
+				if f.seen[i] != exp[i] {
+					t.Fatalf("event %d: seq %d, want %d", i, f.seen[i], exp[i])
+				}
+			}
+		})
+	}
+}
+
 // TestResolver_CMainInTextStartup: GCC -O2 puts main into .text.startup,
 // whose line-table sequence precedes .text's; the call's line must still
 // be found (dwarf.LineReader.SeekPC misses it).
