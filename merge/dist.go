@@ -144,13 +144,13 @@ func ownedBlock(p, n, procs int, share0 float64) (lo, hi int) {
 
 // DefaultShare0 is process 0's default share of the rank files relative to
 // a worker's (Dist.Share0), chosen by measurement (docs/tracemerge.md
-// "Speed and scaling model"): with 2 processes, process 0's analysis
-// takes about as much CPU per event as decoding and merging, so it
-// decodes a small block; with more, its analysis alone is the longest
-// chain, so none.
+// "Speed and scaling model"): with 2 processes on 2 cores, 0.3 was the
+// fastest of 0-1 (process 0's analysis takes a little less CPU per event
+// than decoding and merging); with more, its analysis alone is the
+// longest chain, so none.
 func DefaultShare0(procs int) float64 {
 	if procs == 2 {
-		return 0.15
+		return 0.3
 	}
 	return 0
 }
@@ -386,7 +386,31 @@ func (h streamHeap) Less(i, j int) bool {
 	return h[i].rank < h[j].rank
 }
 func (h streamHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *streamHeap) Push(x any)   { *h = append(*h, x.(*distStream)) }
+
+// siftTop restores the heap after the top stream's key grew (heap.Fix(h,
+// 0) without the interface calls: once per event on process 0).
+func (h streamHeap) siftTop() {
+	n := len(h)
+	i := 0
+	c := h[0]
+	for {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.Less(r, l) {
+			m = r
+		}
+		if h[m].key > c.key || (h[m].key == c.key && h[m].rank >= c.rank) {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = c
+}
+func (h *streamHeap) Push(x any) { *h = append(*h, x.(*distStream)) }
 func (h *streamHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -543,7 +567,7 @@ func (a *analyzer) runDist() error {
 			}
 		}
 		s.at()
-		heap.Fix(&h, 0)
+		h.siftTop()
 	}
 	// Every rank must have come from its worker: one that could not read
 	// the run (another machine without the directory) sends nothing.
@@ -908,7 +932,7 @@ func mergeGroups(ranks []*rankState, g int, done <-chan struct{}, emit func(GEve
 			continue
 		}
 		s.at()
-		heap.Fix(&h, 0)
+		h.siftTop()
 	}
 	select {
 	case <-done:

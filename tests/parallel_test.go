@@ -38,7 +38,7 @@ func TestParallelTracemergeIdentical(t *testing.T) {
 		t.Fatal("the synthetic run has no point-to-point messages: the comparison would not cover them")
 	}
 	// share: GCLOCK_PAR_SHARE0, process 0's share of the rank files ("":
-	// the default, 0.15 with 2 processes, none with more).
+	// the default, 0.3 with 2 processes, none with more).
 	for _, c := range []struct {
 		m     *mpiImpl
 		np    int
