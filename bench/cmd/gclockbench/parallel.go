@@ -11,9 +11,10 @@ import (
 
 // benchTracemergeParallel measures parallel tracemerge (issue 13 §1): one
 // synthetic run of 1024 ranks analysed serially (K=1) and under Open
-// MPI's mpirun and MPICH's mpiexec with K=2, interleaved, each run's
-// imbalance.json checked equal to the serial one. Ratio: K=1 wall over
-// K=2 wall (MPI start-up included).
+// MPI's mpirun and MPICH's mpiexec with K=2, and with one core per
+// process (GOMAXPROCS=1) serially and under mpirun, interleaved, each
+// run's imbalance.json checked equal to the serial one. Ratio: K=1 wall
+// over K=2 wall (MPI start-up included).
 func benchTracemergeParallel(c *Config, rep *Report) []Row {
 	const sec = "6"
 	const ranks = 1024
@@ -32,12 +33,15 @@ func benchTracemergeParallel(c *Config, rep *Report) []Row {
 		return []Row{unavailable(sec, name, fmt.Errorf("tracemerge bench-synth --generate-only: %w", err))}
 	}
 	var serialJSON []byte
-	arm := func(tag string, launcher ...string) func() (map[string]float64, error) {
+	// env: extra environment (GOMAXPROCS=1: one core per process, which
+	// shows how the distribution scales apart from the serial run's own
+	// goroutines).
+	arm := func(tag string, env []string, launcher ...string) func() (map[string]float64, error) {
 		return func() (map[string]float64, error) {
 			out := filepath.Join(c.Work, "par-"+tag)
 			defer os.RemoveAll(out)
 			argv := append(append([]string(nil), launcher...), c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
-			r, err := runCmd(10*time.Minute, c.Work, nil, argv...)
+			r, err := runCmd(10*time.Minute, c.Work, env, argv...)
 			if err != nil {
 				return nil, err
 			}
@@ -45,38 +49,53 @@ func benchTracemergeParallel(c *Config, rep *Report) []Row {
 			if err != nil {
 				return nil, err
 			}
-			if len(launcher) == 0 {
+			if serialJSON == nil && len(launcher) == 0 {
 				serialJSON = b
 			} else if serialJSON != nil && !bytes.Equal(b, serialJSON) {
-				return nil, fmt.Errorf("K=2 (%s) imbalance.json differs from K=1", tag)
+				return nil, fmt.Errorf("%s: imbalance.json differs from K=1", tag)
 			}
 			return map[string]float64{"wall": r.Wall.Seconds()}, nil
 		}
 	}
-	vs := []variant{{"k1", arm("k1")}, {"ompi", arm("ompi", "mpirun", "-np", "2")}}
+	one := []string{"GOMAXPROCS=1"}
+	vs := []variant{{"k1", arm("k1", nil)}, {"ompi", arm("ompi", nil, "mpirun", "-np", "2")}}
 	if _, err := exec.LookPath("mpiexec.mpich"); err == nil {
-		vs = append(vs, variant{"mpich", arm("mpich", "mpiexec.mpich", "-np", "2")})
+		vs = append(vs, variant{"mpich", arm("mpich", nil, "mpiexec.mpich", "-np", "2")})
 	}
+	vs = append(vs, variant{"k1g1", arm("k1g1", one)}, variant{"ompig1", arm("ompig1", one, "mpirun", "-np", "2", "-x", "GOMAXPROCS")})
 	s, errs := interleave(min(c.Reps, 3), vs, c.logf)
 	if e := errs["k1"]; e != nil {
 		return []Row{unavailable(sec, name, e)}
 	}
-	k1 := median(s.get("k1", "wall"))
 	var rows []Row
-	for _, v := range vs[1:] {
-		label := map[string]string{"ompi": "Open MPI mpirun -np 2", "mpich": "MPICH mpiexec.mpich -np 2"}[v.name]
+	for _, v := range vs {
+		base, label := "k1", map[string]string{"ompi": "Open MPI mpirun -np 2", "mpich": "MPICH mpiexec.mpich -np 2",
+			"ompig1": "Open MPI mpirun -np 2, GOMAXPROCS=1 in every process"}[v.name]
+		if v.name == "ompig1" {
+			base = "k1g1"
+		}
+		if label == "" {
+			continue
+		}
 		if e := errs[v.name]; e != nil {
 			rows = append(rows, unavailable(sec, name+", "+label, e))
 			continue
 		}
-		w := s.get(v.name, "wall")
+		if e := errs[base]; e != nil {
+			rows = append(rows, unavailable(sec, name+", "+label, e))
+			continue
+		}
+		k1, w := median(s.get(base, "wall")), s.get(v.name, "wall")
+		note := "tracemerge DIR -o OUT --formats json,txt -q, MPI start-up included; %d interleaved runs, K=2 %s s, K=1 %s s; imbalance.json identical to K=1 in every run; ratio = K=1 wall / K=2 wall"
+		if base == "k1g1" {
+			note += "; K=1 with GOMAXPROCS=1 too: how the distribution scales apart from the serial run's own goroutines"
+		}
 		rows = append(rows, Row{Section: sec, Name: name + ", K=2 (" + label + ") over K=1",
 			Value:    fmt.Sprintf("%s s (K=2)", num(median(w))),
 			Baseline: fmt.Sprintf("%s s (K=1)", num(k1)),
 			Ratio:    ratio(k1, median(w)),
 			Goal:     "speed-up ≥ 1.7× (issue 13, 10^8 events)",
-			Notes: fmt.Sprintf("tracemerge DIR -o OUT --formats json,txt -q, MPI start-up included; %d interleaved runs, K=2 %s s, K=1 %s s; imbalance.json identical to K=1 in every run; ratio = K=1 wall / K=2 wall",
-				len(w), spread(w, "", 1), spread(s.get("k1", "wall"), "", 1))})
+			Notes:    fmt.Sprintf(note, len(w), spread(w, "", 1), spread(s.get(base, "wall"), "", 1))})
 	}
 	return rows
 }
