@@ -116,6 +116,11 @@ type RankBound struct {
 	// fact there); Contradictions: cells with lo > hi.
 	Outside        int `json:"outside"`
 	Contradictions int `json:"contradictions"`
+	// Disagreements: grid points between two cells whose ranges do not
+	// overlap (each consistent on its own): one value there cannot meet
+	// both, the refinement meets them halfway and facts near that point
+	// may stay violated (reported, not hidden).
+	Disagreements int `json:"disagreements"`
 	// MaxShiftNS: the largest move of the refinement (ClockRefined), and
 	// the grid points it moved.
 	MaxShiftNS float64 `json:"max_shift_ns"`
@@ -203,6 +208,7 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 			b.MedianWidthNS = widths[len(widths)/2]
 			b.TypicalNS = cellBounds[len(cellBounds)/2]
 		}
+		b.Disagreements = disagreements(cs)
 		if refine {
 			d := refinePoints(cs)
 			for _, v := range d {
@@ -252,6 +258,22 @@ func refinePoints(cs []hbCell) []float64 {
 	return d
 }
 
+// disagreements counts the grid points whose two cells both hold facts,
+// are consistent each, and have disjoint ranges.
+func disagreements(cs []hbCell) int {
+	n := 0
+	for j := 1; j < len(cs); j++ {
+		a, b := cs[j-1], cs[j]
+		if a.n == 0 || b.n == 0 || a.lo > a.hi || b.lo > b.hi {
+			continue
+		}
+		if math.Max(a.lo, b.lo) > math.Min(a.hi, b.hi) {
+			n++
+		}
+	}
+	return n
+}
+
 // summariseBounds fills ClockQuality's totals from its Bounds.
 func summariseBounds(q *ClockQuality) {
 	q.BoundNS, q.TypicalBoundNS = -1, -1
@@ -264,6 +286,7 @@ func summariseBounds(q *ClockQuality) {
 		q.TypicalBoundNS = math.Max(q.TypicalBoundNS, b.TypicalNS)
 		q.BoundOutside += b.Outside
 		q.Contradictions += b.Contradictions
+		q.Disagreements += b.Disagreements
 		if b.Moved > 0 {
 			q.RefineMoved++
 			q.RefineMaxNS = math.Max(q.RefineMaxNS, b.MaxShiftNS)

@@ -233,8 +233,11 @@ type ClockQuality struct {
 	BoundRanks     int         `json:"bound_ranks"`
 	BoundOutside   int         `json:"bound_outside_cells"`
 	Contradictions int         `json:"bound_contradictions"`
-	RefineMoved    int         `json:"refine_moved_ranks"`
-	RefineMaxNS    float64     `json:"refine_max_shift_ns"`
+	// Disagreements: grid points where neighbouring cells' ranges are
+	// disjoint (RankBound.Disagreements), summed over ranks.
+	Disagreements int     `json:"bound_disagreements"`
+	RefineMoved   int     `json:"refine_moved_ranks"`
+	RefineMaxNS   float64 `json:"refine_max_shift_ns"`
 	// Sync-path bounds (clocksync.SyncBound, each epoch's
 	// Params["bound_ns"]): the half-widths of the SKaMPI intervals along
 	// a rank's path to the reference, plus the model's distance from

@@ -54,7 +54,7 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 		errI/1e3, b.BoundNS/1e3, b.BoundRanks, b.BoundOutside, errR/1e3, refined.Analysis.Clock.RefineMoved, refined.Analysis.Clock.RefineMaxNS/1e3,
 		b.Violations, refined.Analysis.Clock.Violations)
 	for _, rb := range b.Bounds {
-		t.Logf("rank %d: %d facts, bound %.2f µs, median width %.2f µs, %d cells outside, %d contradictions", rb.Rank, rb.Facts, rb.BoundNS/1e3, rb.MedianWidthNS/1e3, rb.Outside, rb.Contradictions)
+		t.Logf("rank %d: %d facts, bound %.2f µs, median width %.2f µs, %d cells outside, %d contradictions, %d disagreements", rb.Rank, rb.Facts, rb.BoundNS/1e3, rb.MedianWidthNS/1e3, rb.Outside, rb.Contradictions, rb.Disagreements)
 	}
 	if errI < 5e3 {
 		t.Errorf("interp is off by only %.2f µs: the sine did not bend the clock, the test proves nothing", errI/1e3)
@@ -65,7 +65,13 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	if errR > errI/2 {
 		t.Errorf("refined is off by %.2f µs, interp by %.2f µs: the refinement did not follow the facts", errR/1e3, errI/1e3)
 	}
-	if refined.Analysis.Clock.Violations != 0 {
-		t.Errorf("refined timeline: %d clock-condition violations", refined.Analysis.Clock.Violations)
+	// The refinement moves each cell's clock into its facts' range, with
+	// one value per grid point shared by two cells: where neighbouring
+	// cells' ranges are disjoint (the wandering clock moved more than the
+	// facts' width between them) it meets them halfway and a fact or two
+	// next to that point can stay violated, which the report counts
+	// (bound_disagreements). Any other violation is a failure.
+	if v, d := refined.Analysis.Clock.Violations, b.Disagreements+b.Contradictions; v != 0 && (d == 0 || v > 2*d) {
+		t.Errorf("refined timeline: %d clock-condition violations, %d explained by disagreeing or contradictory cells", v, d)
 	}
 }
