@@ -203,7 +203,7 @@ static inline gclock_tbuf *gclock_buf(void)
  * 0. Each thread takes a block of GCK_REQ_BLOCK ids from the shared
  * counter at a time, so ids rise within a thread (gclock_take relies on
  * that for one thread's requests) and the hot path has no locked
- * instruction (perf put 5% of a halo exchange's samples on the shared
+ * instruction (perf put ≈ 4.5% of a halo exchange's samples on the shared
  * counter's lock xadd, which waits for the event record's stores). */
 static inline uint32_t gclock_req_id(gclock_tbuf *b)
 {
