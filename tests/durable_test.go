@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
@@ -90,6 +91,11 @@ func TestDurable_DeadRanksLoseNoReturnedCall(t *testing.T) {
 			cmd.Env = append(mpiBaseEnv(), env...)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
+			release, err := launch.HoldStdin(cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer release()
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +114,7 @@ func TestDurable_DeadRanksLoseNoReturnedCall(t *testing.T) {
 					time.Sleep(time.Millisecond)
 				}
 			}
-			err := cmd.Wait()
+			err = cmd.Wait()
 			if ctx.Err() != nil {
 				t.Fatalf("mpirun did not end after the rank died:\n%s", out.String())
 			}

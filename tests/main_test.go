@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -138,7 +139,12 @@ func runCmd(t *testing.T, dir string, env []string, argv ...string) result {
 	cmd.Env = append(mpiBaseEnv(), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
+	release, err := launch.HoldStdin(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Run()
+	release()
 	res := result{Stdout: so.String(), Stderr: se.String()}
 	var ee *exec.ExitError
 	switch {

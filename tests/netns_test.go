@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
@@ -109,7 +110,12 @@ func runBed(t *testing.T, argv []string) result {
 	cmd.Env = mpiBaseEnv()
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
-	err := cmd.Run()
+	release, err := launch.HoldStdin(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = cmd.Run()
+	release()
 	res := result{Stdout: so.String(), Stderr: se.String()}
 	var ee *exec.ExitError
 	switch {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	mpilaunch "github.com/gclock/gclock/internal/launch"
 )
 
 // Set by TestMain.
@@ -150,8 +152,13 @@ func launch(t *testing.T, l launcher, dir string, timeout time.Duration, np int,
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	cmd.WaitDelay = 5 * time.Second
+	release, err := mpilaunch.HoldStdin(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
+	release()
 	res := runResult{Stdout: so.String(), Stderr: se.String(), Elapsed: time.Since(start)}
 	what := "without preload"
 	if traceDir != "" {

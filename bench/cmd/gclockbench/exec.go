@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/gclock/gclock/internal/launch"
 )
 
 // result is what one child process left behind.
@@ -67,8 +69,13 @@ func runCmd(timeout time.Duration, dir string, env []string, argv ...string) (re
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.WaitDelay = 5 * time.Second
+	release, err := launch.HoldStdin(cmd)
+	if err != nil {
+		return result{}, err
+	}
 	t0 := time.Now()
-	err := cmd.Run()
+	err = cmd.Run()
+	release()
 	r := result{Stdout: out.String(), Stderr: errb.String(), Wall: time.Since(t0)}
 	if cmd.ProcessState != nil {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
