@@ -259,7 +259,7 @@ func (a *analyzer) hbFacts(in *openInst) {
 		if p == p0 || in.state[p] != stArrived {
 			continue
 		}
-		a.hb.add(wr, in.enter[p], in.enter[p]-in.exit[p0], in.exit[p]-in.enter[p0])
+		a.hb.add(wr, in.enter[p], in.exit[p], in.enter[p]-in.exit[p0], in.exit[p]-in.enter[p0])
 	}
 }
 

@@ -28,14 +28,24 @@ import (
 // and flags waits and skews smaller than it.
 //
 // Refinement (ClockRefined). Each rank's offset curve is moved by a
-// piecewise-linear δ(g) through values at the grid points: at each point
-// the value inside the ranges of both adjacent cells that is closest to 0
-// (no move where the interpolation already satisfies the facts: the moves
-// are as small as the facts allow). Between two points the move is linear,
-// so it stays inside a cell's range when both ends do. Contradictory cells
-// take their range's midpoint; their violation remains and is reported,
-// never hidden. Rank 0 is never moved. Point-to-point messages are not
-// used yet (docs/clocksync.md says what that leaves out).
+// piecewise-linear δ(g) (the corrected time becomes g - δ(g), so a fact's
+// range [lo, hi] holds after the move where lo ≤ δ ≤ hi). The grid move
+// takes at each grid point the value inside the ranges of both adjacent
+// cells that is closest to 0 (no move where the interpolation already
+// satisfies the facts: the moves are as small as the facts allow), linear
+// between the points. δ is a path through stations, each cell's first
+// call entry and last call exit (inside its range, so linear between them
+// inside it at every call) and the grid points (free), taking at each the
+// value nearest the grid move that the ranges and a slope of at most
+// RefineMaxRate allow (refineKnots). Where neighbouring cells agree that is
+// the grid move; where their ranges are disjoint (a disagreement: the
+// clock wandered more than the facts' width between them) no shared value
+// meets both, and δ changes between the two cells' calls, where none of
+// their facts lies. A station the slope cannot reach is limited, counted
+// (RankBound.Limited) and its cell's facts may stay violated.
+// Contradictory cells take their range's midpoint; their violation remains
+// and is reported, never hidden. Rank 0 is never moved. Point-to-point
+// messages are not used yet (docs/clocksync.md says what that leaves out).
 
 // RefineCells is the target number of grid cells over a run; the cell is
 // never shorter than RefineMinCellNS.
@@ -44,10 +54,28 @@ const (
 	RefineMinCellNS = 50e6 // 50 ms
 )
 
-// hbCell is one grid cell's intersection of facts for one rank.
+// RefineMaxRate is the steepest slope the refinement's move may take: the
+// corrected clock runs at least 1 - RefineMaxRate as fast as the
+// interpolated one (never backwards, which a slope of 1 would mean) and at
+// most 1 + RefineMaxRate, like the repair's tents (CLCRate). A real
+// clock's error changes by parts per million; a step that needs more comes
+// from calls µs apart in two cells whose ranges the clock's wander within
+// them made disjoint, or from facts that contradict each other.
+const RefineMaxRate = CLCRate
+
+// refineMarginNS keeps a moved value this far inside a range's ends (at
+// most half its width), so that float rounding in the corrected times
+// (about 0.002 ns at 10^13 ns from the origin) cannot turn a value on a
+// fact's edge into a violation.
+const refineMarginNS = 0.01
+
+// hbCell is one grid cell's intersection of facts for one rank; first and
+// last are the earliest entry and the latest exit of the rank's calls that
+// gave them (the times where δ must lie inside the range).
 type hbCell struct {
-	lo, hi float64
-	n      int32
+	lo, hi      float64
+	first, last float64
+	n           int32
 }
 
 // hbGrid accumulates the facts of every rank (merge's metrics goroutine).
@@ -75,12 +103,13 @@ func (h *hbGrid) cell(g float64) int {
 	return i
 }
 
-// add records e_r ∈ [lo, hi] at global time g.
-func (h *hbGrid) add(rank int32, g, lo, hi float64) {
+// add records e_r ∈ [lo, hi] for rank's call from global time enter to
+// exit (its cell is the one of enter).
+func (h *hbGrid) add(rank int32, enter, exit, lo, hi float64) {
 	if int(rank) >= len(h.cells) || rank <= 0 {
 		return
 	}
-	i := h.cell(g)
+	i := h.cell(enter)
 	if i > 1<<20 {
 		return // far beyond the expected end: not a grid of this run
 	}
@@ -89,6 +118,10 @@ func (h *hbGrid) add(rank int32, g, lo, hi float64) {
 		cs = append(cs, hbCell{lo: math.Inf(-1), hi: math.Inf(1)})
 	}
 	c := &cs[i]
+	if c.n == 0 {
+		c.first, c.last = enter, exit
+	}
+	c.first, c.last = math.Min(c.first, enter), math.Max(c.last, math.Max(exit, enter))
 	c.lo = math.Max(c.lo, lo)
 	c.hi = math.Min(c.hi, hi)
 	c.n++
@@ -107,56 +140,109 @@ type RankBound struct {
 	// (when the facts are consistent). 0 facts: unknown (-1).
 	BoundNS float64 `json:"bound_ns"`
 	// MedianWidthNS: the median width hi - lo of its cells (how tight the
-	// facts are: about the collectives' latency).
+	// facts are: about the collectives' latency); MaxWidthNS the widest.
+	// Where a clock lies inside a cell's range, so does the truth (up to
+	// what the clock wandered within the cell), so the refined clock is
+	// off by at most the cell's width plus that wander.
 	MedianWidthNS float64 `json:"median_width_ns"`
+	MaxWidthNS    float64 `json:"max_width_ns"`
 	// TypicalNS: the median over its cells of max(hi, -lo): the bound
 	// where facts are as dense as usual (BoundNS is the loosest cell).
 	TypicalNS float64 `json:"typical_bound_ns"`
 	// Outside: cells whose range excludes 0 (the corrected clock breaks a
-	// fact there); Contradictions: cells with lo > hi.
-	Outside        int `json:"outside"`
-	Contradictions int `json:"contradictions"`
+	// fact there); Contradictions: cells with lo > hi, holding
+	// ContradictionFacts facts (the only facts the refinement may leave
+	// violated, besides LimitedFacts).
+	Outside            int `json:"outside"`
+	Contradictions     int `json:"contradictions"`
+	ContradictionFacts int `json:"contradiction_facts"`
 	// Disagreements: grid points between two cells whose ranges do not
 	// overlap (each consistent on its own): one value there cannot meet
-	// both, the refinement meets them halfway and facts near that point
-	// may stay violated (reported, not hidden).
+	// both; the refinement's move changes between the two cells' calls.
 	Disagreements int `json:"disagreements"`
+	// Limited: stations (a cell's first or last call) that the
+	// refinement's move could not reach within RefineMaxRate of the
+	// earlier ones: it takes the nearest value it reaches (the clock never
+	// runs backwards) and the LimitedFacts facts of their cells may stay
+	// violated.
+	Limited      int `json:"limited"`
+	LimitedFacts int `json:"limited_facts"`
 	// MaxShiftNS: the largest move of the refinement (ClockRefined), and
-	// the grid points it moved.
+	// the knots it moved.
 	MaxShiftNS float64 `json:"max_shift_ns"`
 	Moved      int     `json:"moved_points"`
 }
 
-// Refinement is ClockRefined's input: per world rank the moves δ at the
-// grid points (global ns relative to Origin), computed by a first pass.
+// Refinement is ClockRefined's input: per world rank the knots of the move
+// δ (global ns relative to Origin), computed by a first pass over the grid
+// of cells Start + i·Step, and what it had to limit.
 type Refinement struct {
 	Origin      int64
 	Start, Step float64
-	Points      map[int32][]float64
+	Points      map[int32][]RefineKnot
+	Limited     map[int32]RefineLimits
 }
 
-// rankAdjust is one rank's δ(g), piecewise linear through the grid points
-// and constant beyond them.
+// RefineLimits is what a rank's refinement had to limit: the stations and
+// the facts of their cells (RankBound.Limited, LimitedFacts).
+type RefineLimits struct{ Points, Facts int }
+
+// RefineKnot is one knot of a rank's move: δ = D ns at the interpolated
+// global time G (ns relative to Refinement.Origin). Knots are sorted by
+// strictly increasing G.
+type RefineKnot struct{ G, D float64 }
+
+// rankAdjust is one rank's δ(g), piecewise linear through its knots and
+// constant beyond them; idx[i] is the first knot at or after the grid
+// point start + i·step, so at finds its segment in O(1).
 type rankAdjust struct {
 	start, step float64
-	d           []float64
+	k           []RefineKnot
+	idx         []int32
+}
+
+func newRankAdjust(start, step float64, k []RefineKnot) *rankAdjust {
+	r := &rankAdjust{start: start, step: step, k: k}
+	if step > 0 && len(k) > 0 {
+		n := int(math.Ceil((k[len(k)-1].G-start)/step)) + 1
+		if n < 1 {
+			n = 1
+		}
+		r.idx = make([]int32, n)
+		j := 0
+		for i := range r.idx {
+			p := start + float64(i)*step
+			for j < len(k) && k[j].G < p {
+				j++
+			}
+			r.idx[i] = int32(j)
+		}
+	}
+	return r
 }
 
 func (r *rankAdjust) at(g float64) float64 {
-	n := len(r.d)
+	k := r.k
+	n := len(k)
 	if n == 0 {
 		return 0
 	}
-	x := (g - r.start) / r.step
-	if x <= 0 {
-		return r.d[0]
+	if g <= k[0].G {
+		return k[0].D
 	}
-	i := int(x)
-	if i >= n-1 {
-		return r.d[n-1]
+	if g >= k[n-1].G {
+		return k[n-1].D
 	}
-	f := x - float64(i)
-	return r.d[i] + f*(r.d[i+1]-r.d[i])
+	i := 1
+	if x := (g - r.start) / r.step; x > 0 && len(r.idx) > 0 {
+		c := int(math.Min(x, float64(len(r.idx)-1)))
+		i = max(int(r.idx[c]), 1) // every knot before idx[c] is < g
+	}
+	for k[i].G < g { // stops at n-1 at the latest: g < k[n-1].G
+		i++
+	}
+	a, b := k[i-1], k[i] // a.G < g ≤ b.G
+	return a.D + (g-a.G)/(b.G-a.G)*(b.D-a.D)
 }
 
 // SetRefinement attaches rank's moves (ClockRefined): Offset and Global
@@ -165,11 +251,16 @@ func (c *Corrector) SetRefinement(ref *Refinement, rank int32) {
 	if ref == nil || c.mode != ClockRefined {
 		return
 	}
-	d := ref.Points[rank]
-	if len(d) == 0 {
+	k := ref.Points[rank]
+	if len(k) == 0 {
 		return
 	}
-	c.adjust = &rankAdjust{start: ref.Start + float64(ref.Origin-c.origin), step: ref.Step, d: d}
+	shift := float64(ref.Origin - c.origin)
+	ks := make([]RefineKnot, len(k))
+	for i, x := range k {
+		ks[i] = RefineKnot{G: x.G + shift, D: x.D}
+	}
+	c.adjust = newRankAdjust(ref.Start+shift, ref.Step, ks)
 }
 
 // bounds turns the grid into per-rank bounds and, when refine, the moves.
@@ -177,7 +268,7 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 	var out []RankBound
 	var ref *Refinement
 	if refine {
-		ref = &Refinement{Origin: origin, Start: h.start, Step: h.step, Points: map[int32][]float64{}}
+		ref = &Refinement{Origin: origin, Start: h.start, Step: h.step, Points: map[int32][]RefineKnot{}, Limited: map[int32]RefineLimits{}}
 	}
 	for r, cs := range h.cells {
 		if len(cs) == 0 {
@@ -193,6 +284,7 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 			b.Facts += int(c.n)
 			if c.lo > c.hi {
 				b.Contradictions++
+				b.ContradictionFacts += int(c.n)
 			}
 			if c.lo > 0 || c.hi < 0 {
 				b.Outside++
@@ -206,19 +298,19 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 			sort.Float64s(widths)
 			sort.Float64s(cellBounds)
 			b.MedianWidthNS = widths[len(widths)/2]
+			b.MaxWidthNS = widths[len(widths)-1]
 			b.TypicalNS = cellBounds[len(cellBounds)/2]
 		}
 		b.Disagreements = disagreements(cs)
 		if refine {
-			d := refinePoints(cs)
-			for _, v := range d {
-				if v != 0 {
-					b.Moved++
-				}
-				b.MaxShiftNS = math.Max(b.MaxShiftNS, math.Abs(v))
-			}
+			ks, lim := refineKnots(cs, h.start, h.step)
+			b.Limited, b.LimitedFacts = lim.Points, lim.Facts
+			b.Moved, b.MaxShiftNS = knotMoves(ks)
 			if b.Moved > 0 {
-				ref.Points[int32(r)] = d
+				ref.Points[int32(r)] = ks
+			}
+			if lim.Points > 0 {
+				ref.Limited[int32(r)] = lim
 			}
 		}
 		out = append(out, b)
@@ -226,36 +318,151 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 	return out, ref
 }
 
-// refinePoints chooses δ at the grid points 0..len(cs): point j bounds
-// cells j-1 and j; its value is the one closest to 0 inside both cells'
-// ranges (a contradictory cell's range is its midpoint).
-func refinePoints(cs []hbCell) []float64 {
-	rng := func(i int) (lo, hi float64, ok bool) {
-		if i < 0 || i >= len(cs) || cs[i].n == 0 {
-			return 0, 0, false
+// knotMoves returns how many knots move and the largest move.
+func knotMoves(ks []RefineKnot) (moved int, maxShift float64) {
+	for _, k := range ks {
+		if k.D != 0 {
+			moved++
 		}
-		lo, hi = cs[i].lo, cs[i].hi
-		if lo > hi {
-			m := (lo + hi) / 2
-			lo, hi = m, m
-		}
-		return lo, hi, true
+		maxShift = math.Max(maxShift, math.Abs(k.D))
 	}
+	return moved, maxShift
+}
+
+// cellRange is the range δ must lie in over cell i's facts, kept
+// refineMarginNS inside its ends (a contradictory cell's range is its
+// midpoint); ok is false for a cell without facts.
+func cellRange(cs []hbCell, i int) (lo, hi float64, ok bool) {
+	if i < 0 || i >= len(cs) || cs[i].n == 0 {
+		return 0, 0, false
+	}
+	lo, hi = cs[i].lo, cs[i].hi
+	if lo > hi {
+		m := (lo + hi) / 2
+		return m, m, true
+	}
+	m := math.Min(refineMarginNS, (hi-lo)/2)
+	return lo + m, hi - m, true
+}
+
+// refinePoints chooses the grid move at the points 0..len(cs): point j
+// bounds cells j-1 and j; its value is the one closest to 0 inside both
+// cells' ranges (cellRange), where they are disjoint the middle of the gap.
+// Linear between the points, it is the move refineKnots prefers.
+func refinePoints(cs []hbCell) []float64 {
 	d := make([]float64, len(cs)+1)
 	for j := range d {
 		lo, hi := math.Inf(-1), math.Inf(1)
 		for _, i := range []int{j - 1, j} {
-			if l, h, ok := rng(i); ok {
+			if l, h, ok := cellRange(cs, i); ok {
 				lo, hi = math.Max(lo, l), math.Min(hi, h)
 			}
 		}
-		if lo > hi { // the two cells disagree: meet halfway
+		if lo > hi { // the two cells disagree: the middle of the gap
 			m := (lo + hi) / 2
 			lo, hi = m, m
 		}
 		d[j] = math.Max(lo, math.Min(hi, 0))
 	}
 	return d
+}
+
+// refineStation is a time where δ must lie in [lo, hi]: the first entry
+// and the last exit of a cell's calls (its range), or a grid point (free,
+// cell -1).
+type refineStation struct {
+	t, lo, hi float64
+	cell      int
+}
+
+// refineKnots computes δ's knots for one rank's cells over the grid
+// start + j·step: a path through stations (refineStation) in time order
+// whose slope never exceeds RefineMaxRate, each value the one closest to
+// the grid move (refinePoints, linear between the points) that the
+// stations' ranges and the slope allow. A forward pass keeps at each
+// station the values reachable from the earlier ones, a backward pass
+// picks the values. Where neighbouring cells' ranges overlap this is the
+// grid move itself; within a cell δ is linear between its first and last
+// call, inside its range at both, so inside at every call: every fact of a
+// consistent cell holds. Neighbouring cells with disjoint ranges (a
+// disagreement) each keep their own range and δ changes between their
+// calls. A station that no value within the slope reaches takes the
+// nearest reachable value: lim counts such stations and the facts of their
+// cells, which may stay violated.
+func refineKnots(cs []hbCell, start, step float64) (ks []RefineKnot, lim RefineLimits) {
+	inf := math.Inf(1)
+	d := refinePoints(cs)
+	pref := func(g float64) float64 { // the grid move at g
+		x := (g - start) / step
+		if x <= 0 {
+			return d[0]
+		}
+		i := int(x)
+		if i >= len(d)-1 {
+			return d[len(d)-1]
+		}
+		return d[i] + (x-float64(i))*(d[i+1]-d[i])
+	}
+	var st []refineStation
+	for j := 0; j <= len(cs); j++ {
+		// The grid point: free, its value only preferred (inside a call
+		// that started earlier, the forward pass moves it to the call's
+		// exit: the call's station holds it to its cell's range).
+		st = append(st, refineStation{t: start + float64(j)*step, lo: -inf, hi: inf, cell: -1})
+		l, h, ok := cellRange(cs, j)
+		if !ok {
+			continue
+		}
+		c := cs[j]
+		st = append(st, refineStation{t: c.first, lo: l, hi: h, cell: j})
+		if c.last > c.first {
+			st = append(st, refineStation{t: c.last, lo: l, hi: h, cell: j})
+		}
+	}
+	// Forward: f[s] is what δ can be at station s, given the earlier ones.
+	f := make([][2]float64, len(st))
+	bad := -1 // the last cell whose facts lim counts
+	for s := range st {
+		lo, hi := st[s].lo, st[s].hi
+		if s > 0 {
+			st[s].t = math.Max(st[s].t, st[s-1].t) // a call across a grid point: at its exit
+			w := RefineMaxRate * (st[s].t - st[s-1].t)
+			rlo, rhi := f[s-1][0]-w, f[s-1][1]+w
+			if lo > rhi || hi < rlo { // out of reach at RefineMaxRate
+				x := rhi
+				if hi < rlo {
+					x = rlo
+				}
+				lo, hi = x, x
+				lim.Points++
+				if c := st[s].cell; c > bad {
+					lim.Facts += int(cs[c].n)
+					bad = c
+				}
+			} else {
+				lo, hi = math.Max(lo, rlo), math.Min(hi, rhi)
+			}
+		}
+		f[s] = [2]float64{lo, hi}
+	}
+	// Backward: the value closest to the grid move that reaches the next.
+	v := make([]float64, len(st))
+	for s := len(st) - 1; s >= 0; s-- {
+		lo, hi := f[s][0], f[s][1]
+		if s+1 < len(st) {
+			w := RefineMaxRate * (st[s+1].t - st[s].t)
+			lo, hi = math.Max(lo, v[s+1]-w), math.Min(hi, v[s+1]+w)
+		}
+		v[s] = math.Max(lo, math.Min(hi, pref(st[s].t)))
+	}
+	ks = make([]RefineKnot, 0, len(st))
+	for s := range st {
+		if n := len(ks); n > 0 && st[s].t <= ks[n-1].G {
+			continue // same time as the previous knot (and the same value)
+		}
+		ks = append(ks, RefineKnot{G: st[s].t, D: v[s]})
+	}
+	return ks, lim
 }
 
 // disagreements counts the grid points whose two cells both hold facts,
@@ -287,6 +494,7 @@ func summariseBounds(q *ClockQuality) {
 		q.BoundOutside += b.Outside
 		q.Contradictions += b.Contradictions
 		q.Disagreements += b.Disagreements
+		q.RefineLimited += b.Limited
 		if b.Moved > 0 {
 			q.RefineMoved++
 			q.RefineMaxNS = math.Max(q.RefineMaxNS, b.MaxShiftNS)
@@ -298,13 +506,9 @@ func summariseBounds(q *ClockQuality) {
 func applied(bs []RankBound, ref *Refinement) {
 	for i := range bs {
 		b := &bs[i]
-		b.Moved, b.MaxShiftNS = 0, 0
-		for _, v := range ref.Points[b.Rank] {
-			if v != 0 {
-				b.Moved++
-			}
-			b.MaxShiftNS = math.Max(b.MaxShiftNS, math.Abs(v))
-		}
+		b.Moved, b.MaxShiftNS = knotMoves(ref.Points[b.Rank])
+		l := ref.Limited[b.Rank]
+		b.Limited, b.LimitedFacts = l.Points, l.Facts
 	}
 }
 

@@ -235,7 +235,10 @@ type ClockQuality struct {
 	Contradictions int         `json:"bound_contradictions"`
 	// Disagreements: grid points where neighbouring cells' ranges are
 	// disjoint (RankBound.Disagreements), summed over ranks.
-	Disagreements int     `json:"bound_disagreements"`
+	Disagreements int `json:"bound_disagreements"`
+	// RefineLimited: stations the refinement's move could not reach
+	// within RefineMaxRate (RankBound.Limited), summed over ranks.
+	RefineLimited int     `json:"refine_limited_points"`
 	RefineMoved   int     `json:"refine_moved_ranks"`
 	RefineMaxNS   float64 `json:"refine_max_shift_ns"`
 	// Sync-path bounds (clocksync.SyncBound, each epoch's

@@ -14,11 +14,15 @@ import (
 // mid-run. The happened-before facts of the run's barriers and allreduces
 // bound rank 1's corrected clock: the exact error must lie inside every
 // cell's [lo, hi] (the bound holds), and --clock refined, which moves the
-// clock into those ranges, must come closer to the truth than interp and
-// within the facts' width of it, with no clock-condition violation.
+// clock into those ranges, must be within each call's fact width of the
+// truth (so closer than interp wherever a fact is narrower than interp's
+// error) and break no fact, i.e. have no clock-condition violation, but in
+// cells whose facts contradict each other or that the slope limit could
+// not reach.
 func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	needSetup(t)
 	dir := filepath.Join(t.TempDir(), "tr")
+	const sineNS, periodNS = 20e3, 8e9 // the wander of rank 1's clock
 	traces, _ := runClockprog(t, accRun{NP: 2, NodeSize: 1, Fake: "0:0,1e6:10+sin(20us,8s)", Iters: 200, SleepUS: 20000,
 		Env: []string{"GCLOCK_RESYNC=0"}, Dir: dir})
 	analyze := func(opt merge.Options) *merge.Result {
@@ -34,6 +38,9 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 		return res
 	}
 	first := analyze(merge.Options{Clock: merge.ClockInterp})
+	if first.Refinement == nil {
+		t.Fatal("the interp pass computed no refinement")
+	}
 	refined := analyze(merge.RefinedOptions(merge.Options{}, first))
 	in0 := traces[0].Meta.Header.Inject
 	rt := traces[1]
@@ -41,20 +48,54 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	ci, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
 	cr, _ := merge.NewCorrector(merge.ClockRefined, rt.Meta.Epochs, 0)
 	cr.SetRefinement(first.Refinement, 1)
-	var errI, errR float64
-	for _, ev := range withoutFlush(rt.Events) {
+	// Each call of rank 1 here is a collective with rank 0 (the same
+	// sequence on both ranks): its fact bounds rank 1's error to an
+	// interval as wide as the two calls' durations.
+	evs, evs0 := withoutFlush(rt.Events), withoutFlush(traces[0].Events)
+	if len(evs) != len(evs0) || len(evs) == 0 {
+		t.Fatalf("rank 1 has %d calls, rank 0 %d: not the same sequence", len(evs), len(evs0))
+	}
+	span := float64(evs[len(evs)-1].ExitNS - evs[0].EnterNS)
+	// The error's slope: the sine's 2π·A/P plus interp's chord, at most
+	// 2A over the run.
+	rate := 2*math.Pi*sineNS/periodNS + 2*sineNS/span
+	var errI, errR, worstOver float64
+	over := 0   // call ends where refined is off by more than their fact's width
+	closer := 0 // call ends whose fact is narrower than interp's error
+	for i, ev := range evs {
+		if ev.Op != evs0[i].Op {
+			t.Fatalf("call %d: rank 1 %v, rank 0 %v: not the same sequence", i, ev.Op, evs0[i].Op)
+		}
+		d1, d0 := float64(ev.ExitNS-ev.EnterNS), float64(evs0[i].ExitNS-evs0[i].EnterNS)
+		width := (d0+d1)*(1+1e-4) + rate*d1 + 1 // in rank 0's time, plus the wander within the call, plus rounding
 		for _, ts := range []int64{ev.EnterNS, ev.ExitNS} {
 			want := in0.Recorded(in.TrueTime(ts))
-			errI = math.Max(errI, math.Abs(ci.Global(ts)-want))
-			errR = math.Max(errR, math.Abs(cr.Global(ts)-want))
+			eI, eR := math.Abs(ci.Global(ts)-want), math.Abs(cr.Global(ts)-want)
+			errI, errR = math.Max(errI, eI), math.Max(errR, eR)
+			if width < eI {
+				closer++ // the fact beats interp here: refined must be closer
+			}
+			if eR > width {
+				over++
+				worstOver = math.Max(worstOver, eR-width)
+			}
 		}
 	}
 	b := first.Analysis.Clock
-	t.Logf("interp: max |error| %.2f µs, bound %.2f µs over %d ranks, %d cells outside; refined: max |error| %.2f µs, moved %d ranks by up to %.2f µs; violations interp %d refined %d",
-		errI/1e3, b.BoundNS/1e3, b.BoundRanks, b.BoundOutside, errR/1e3, refined.Analysis.Clock.RefineMoved, refined.Analysis.Clock.RefineMaxNS/1e3,
-		b.Violations, refined.Analysis.Clock.Violations)
-	for _, rb := range b.Bounds {
-		t.Logf("rank %d: %d facts, bound %.2f µs, median width %.2f µs, %d cells outside, %d contradictions, %d disagreements", rb.Rank, rb.Facts, rb.BoundNS/1e3, rb.MedianWidthNS/1e3, rb.Outside, rb.Contradictions, rb.Disagreements)
+	rc := refined.Analysis.Clock
+	t.Logf("interp: max |error| %.2f µs, bound %.2f µs over %d ranks, %d cells outside; refined: max |error| %.2f µs, moved %d ranks by up to %.2f µs, %d limited points; violations interp %d refined %d",
+		errI/1e3, b.BoundNS/1e3, b.BoundRanks, b.BoundOutside, errR/1e3, rc.RefineMoved, rc.RefineMaxNS/1e3, b.RefineLimited, b.Violations, rc.Violations)
+	t.Logf("refined off by more than the call's fact width at %d of %d call ends; facts narrower than interp's error at %d", over, 2*len(evs), closer)
+	var r1 *merge.RankBound
+	for i, rb := range b.Bounds {
+		t.Logf("rank %d: %d facts, bound %.2f µs, width median %.2f µs max %.2f µs, %d cells outside, %d contradictions (%d facts), %d disagreements, %d limited (%d facts)",
+			rb.Rank, rb.Facts, rb.BoundNS/1e3, rb.MedianWidthNS/1e3, rb.MaxWidthNS/1e3, rb.Outside, rb.Contradictions, rb.ContradictionFacts, rb.Disagreements, rb.Limited, rb.LimitedFacts)
+		if rb.Rank == 1 {
+			r1 = &b.Bounds[i]
+		}
+	}
+	if r1 == nil || r1.Facts < len(evs)/2 {
+		t.Fatalf("rank 1 has too few happened-before facts (bounds %+v) for %d calls", b.Bounds, len(evs))
 	}
 	if errI < 5e3 {
 		t.Errorf("interp is off by only %.2f µs: the sine did not bend the clock, the test proves nothing", errI/1e3)
@@ -62,16 +103,30 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	if b.BoundNS < 0 || errI > b.BoundNS+100 {
 		t.Errorf("interp's true error %.2f µs exceeds the happened-before bound %.2f µs: the bound does not hold", errI/1e3, b.BoundNS/1e3)
 	}
-	if errR > errI/2 {
-		t.Errorf("refined is off by %.2f µs, interp by %.2f µs: the refinement did not follow the facts", errR/1e3, errI/1e3)
+	// What the refinement guarantees: at a fact's call the move lies
+	// inside its cell's range, which is inside the fact's own interval,
+	// and so is the truth: refined is off by at most that interval's
+	// width (the two calls' durations). Excepted: the facts of
+	// contradictory cells (their midpoint may lie outside some of them)
+	// and of cells next to a station the slope limit could not reach
+	// (merge.RefineMaxRate). Where a fact is narrower than interp's error
+	// this makes refined strictly closer to the truth than interp; the
+	// largest errors are not comparable: where a loaded machine stretched
+	// the facts wider than interp's error nothing tells the refinement to
+	// move, and refined's largest error can be interp's (measured 32.30 vs
+	// 32.37 µs under load).
+	excused := r1.ContradictionFacts + r1.LimitedFacts
+	if over > 2*excused {
+		t.Errorf("refined is off by more than its fact's width at %d call ends (by up to %.2f µs over it), %d facts are in contradictory cells or next to limited points: the refinement did not follow the facts",
+			over, worstOver/1e3, excused)
 	}
-	// The refinement moves each cell's clock into its facts' range, with
-	// one value per grid point shared by two cells: where neighbouring
-	// cells' ranges are disjoint (the wandering clock moved more than the
-	// facts' width between them) it meets them halfway and a fact or two
-	// next to that point can stay violated, which the report counts
-	// (bound_disagreements). Any other violation is a failure.
-	if v, d := refined.Analysis.Clock.Violations, b.Disagreements+b.Contradictions; v != 0 && (d == 0 || v > 2*d) {
-		t.Errorf("refined timeline: %d clock-condition violations, %d explained by disagreeing or contradictory cells", v, d)
+	if closer < len(evs)/50 {
+		t.Errorf("the facts are narrower than interp's error at only %d of %d call ends: the test proves nothing (interp off by %.2f µs, facts %.2f µs wide, median)",
+			closer, 2*len(evs), errI/1e3, r1.MedianWidthNS/1e3)
+	}
+	// Likewise it keeps every fact (no clock-condition violation) but
+	// those: disagreeing neighbours are met by two knots.
+	if v := rc.Violations; v > excused {
+		t.Errorf("refined timeline: %d clock-condition violations, only %d facts are in contradictory cells or next to limited points (%d disagreement points)", v, excused, b.Disagreements)
 	}
 }

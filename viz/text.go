@@ -400,6 +400,10 @@ func BoundsLine(c merge.ClockQuality) string {
 	if c.RefineMoved > 0 {
 		s += fmt.Sprintf("; refined: %d ranks moved, by up to %s", c.RefineMoved, fmtDur(c.RefineMaxNS))
 	}
+	if c.RefineLimited > 0 {
+		s += fmt.Sprintf("; refined: %d places would need the clock's rate to change by more than %.0f%% (limited, violations may remain)",
+			c.RefineLimited, merge.RefineMaxRate*100)
+	}
 	if sync != "" {
 		s += "; " + sync
 	}
