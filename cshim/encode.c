@@ -2,10 +2,13 @@
  * encode.c: the chunk column encoder of the recorder, in C.
  *
  * A full buffer half (72-byte gclock_event records) becomes the columns of
- * one EVENTS chunk (docs/trace-format.md; trace.Columns) here, straight
- * from the records: converting each record to a Go trace.Event first and
- * splitting that in Go cost about twice as much, and this work runs on a
- * core the application's ranks need. The bytes are exactly those of
+ * one layout-2 EVENTS chunk (docs/trace-format.md; trace.Columns) here,
+ * straight from the records: each event is a template index (the fields it
+ * shares with others: op, comm, root, sizes, call site, peer, tag) plus its
+ * seq, times and request id, which halves what S2 then compresses. In C
+ * because converting each record to a Go trace.Event first and splitting
+ * that in Go cost about twice as much, and this work runs on a core the
+ * application's ranks need. The bytes are exactly those of
  * trace.EncodeColumns (pmpi/encode_test.go checks both on random and
  * extreme events); Go then compresses and writes them.
  *
@@ -19,11 +22,14 @@
 
 #include "encode.h"
 
-/* Largest varint of each column (trace.Columns order): op uint16, comm
- * uint32, seq delta (zigzag int64), root int32, sent, recv uint64, enter
- * and duration (zigzag int64), site index uint32, peer, tag int32 (zigzag),
- * req uint32. */
-static const uint8_t col_max[GCK_ENC_COLS] = {3, 5, 10, 5, 10, 10, 10, 10, 5, 5, 5, 5};
+/* Largest varint of each column (trace.Columns order): seq delta and
+ * enter, duration (zigzag int64), req code (zigzag of a difference of two
+ * uint32, plus one), template index (uint32). */
+static const uint8_t col_max[GCK_ENC_COLS] = {10, 10, 10, 5, 5};
+
+/* Largest template row: op (uint16), comm, root, sent, recv, site index,
+ * peer, tag. */
+#define GCK_TMPL_MAX (3 + 5 + 5 + 10 + 10 + 5 + 5 + 5)
 
 typedef struct {
 	uint64_t site;
@@ -35,12 +41,25 @@ typedef struct {
 	int64_t last;
 } enc_seq;
 
+/* enc_tmpl is one template: the fields an event shares with many others
+ * (everything but seq, times and request id), its index and stamp. */
+typedef struct {
+	uint64_t sent, recv, site;
+	uint32_t comm, gen, idx;
+	int32_t root, peer, tag;
+	uint16_t op;
+	uint32_t next; /* the template that followed this one last, index+1 */
+} enc_tmpl;
+
 static struct {
 	uint32_t cap;   /* events the columns hold */
 	uint8_t *col[GCK_ENC_COLS];
+	uint8_t *trows;  /* cap rows of at most GCK_TMPL_MAX bytes */
 	uint64_t *sites; /* cap entries */
-	enc_site *stab; /* tmask+1 entries, open addressing */
+	enc_site *stab; /* tmask+1 entries each, open addressing */
 	enc_seq *qtab;
+	enc_tmpl *ttab;
+	enc_tmpl **tlist; /* cap entries: this chunk's templates by index */
 	uint32_t tmask;
 	uint32_t gen; /* stamps the tables' live entries (this chunk's) */
 } enc;
@@ -51,12 +70,18 @@ static void enc_release(void)
 		free(enc.col[i]);
 		enc.col[i] = NULL;
 	}
+	free(enc.trows);
 	free(enc.sites);
 	free(enc.stab);
 	free(enc.qtab);
+	free(enc.ttab);
+	free(enc.tlist);
+	enc.tlist = NULL;
+	enc.trows = NULL;
 	enc.sites = NULL;
 	enc.stab = NULL;
 	enc.qtab = NULL;
+	enc.ttab = NULL;
 	enc.cap = 0;
 }
 
@@ -72,10 +97,14 @@ static int enc_reserve(uint32_t n)
 	for (int i = 0; i < GCK_ENC_COLS; i++)
 		if ((enc.col[i] = malloc((size_t)n * col_max[i])) == NULL)
 			goto fail;
+	enc.trows = malloc((size_t)n * GCK_TMPL_MAX);
 	enc.sites = malloc((size_t)n * sizeof(uint64_t));
 	enc.stab = calloc(t, sizeof(enc_site));
 	enc.qtab = calloc(t, sizeof(enc_seq));
-	if (enc.sites == NULL || enc.stab == NULL || enc.qtab == NULL)
+	enc.ttab = calloc(t, sizeof(enc_tmpl));
+	enc.tlist = malloc((size_t)n * sizeof(enc_tmpl *));
+	if (enc.trows == NULL || enc.sites == NULL || enc.stab == NULL || enc.qtab == NULL ||
+	    enc.ttab == NULL || enc.tlist == NULL)
 		goto fail;
 	enc.tmask = t - 1;
 	enc.gen = 0;
@@ -107,6 +136,40 @@ static inline uint32_t enc_hash(uint64_t k)
 	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
+/* tmpl_hash mixes a record's template fields (equal fields, equal hash;
+ * the table compares them all). */
+static inline uint32_t tmpl_hash(const gclock_event *e)
+{
+	uint64_t a = e->callsite ^ ((uint64_t)e->op << 48) ^ ((uint64_t)(uint32_t)e->peer << 16) ^
+		     ((uint64_t)(uint32_t)e->root << 40);
+	uint64_t b = e->sent ^ (e->recv << 24) ^ ((uint64_t)(uint32_t)e->tag << 32) ^ e->comm;
+	return (uint32_t)(((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 32);
+}
+
+static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e)
+{
+	return t->site == e->callsite && t->sent == e->sent && t->recv == e->recv &&
+	       t->comm == e->comm && t->op == e->op && t->peer == e->peer && t->tag == e->tag &&
+	       t->root == e->root;
+}
+
+/* site_index returns the call site's index in the chunk's dictionary,
+ * adding it on first sight. */
+static inline uint32_t site_index(uint64_t site, uint32_t gen, uint32_t mask, uint32_t *nsites)
+{
+	uint32_t h = enc_hash(site) & mask;
+	while (enc.stab[h].gen == gen && enc.stab[h].site != site)
+		h = (h + 1) & mask;
+	enc_site *st = &enc.stab[h];
+	if (st->gen != gen) {
+		st->site = site;
+		st->gen = gen;
+		st->idx = *nsites;
+		enc.sites[(*nsites)++] = site;
+	}
+	return st->idx;
+}
+
 int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out)
 {
 	memset(out, 0, sizeof *out);
@@ -117,79 +180,100 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	if (++enc.gen == 0) { /* stamps wrapped: forget every entry */
 		memset(enc.stab, 0, ((size_t)enc.tmask + 1) * sizeof(enc_site));
 		memset(enc.qtab, 0, ((size_t)enc.tmask + 1) * sizeof(enc_seq));
+		memset(enc.ttab, 0, ((size_t)enc.tmask + 1) * sizeof(enc_tmpl));
 		enc.gen = 1;
 	}
 	const uint32_t gen = enc.gen, mask = enc.tmask;
 	uint8_t *p[GCK_ENC_COLS];
 	for (int i = 0; i < GCK_ENC_COLS; i++)
 		p[i] = enc.col[i];
-	uint32_t nsites = 0;
-	int any_root = 0, any_peer = 0, any_tag = 0, any_req = 0;
+	uint8_t *tr = enc.trows;
+	uint32_t nsites = 0, ntmpl = 0;
+	int any_req = 0;
 	uint64_t prev_exit = 0;
-	enc_seq *q = NULL;   /* the previous event's communicator entry */
-	enc_site *st = NULL; /* and call-site entry */
+	uint32_t prev_req = 0;
+	enc_seq *q = NULL;     /* the previous event's communicator entry */
+	enc_tmpl *prev = NULL; /* and template */
 	for (uint32_t i = 0; i < n; i++) {
 		const gclock_event *e = &ev[i];
-		p[0] = put_u(p[0], e->op);
-		p[1] = put_u(p[1], e->comm);
+		/* A program repeats its sequence of calls: the template that
+		 * followed the previous event's last time is tried first. */
+		enc_tmpl *t = NULL;
+		if (prev != NULL && prev->next != 0 && tmpl_is(enc.tlist[prev->next - 1], e))
+			t = enc.tlist[prev->next - 1];
+		else {
+			uint32_t h = tmpl_hash(e) & mask;
+			while (enc.ttab[h].gen == gen && !tmpl_is(&enc.ttab[h], e))
+				h = (h + 1) & mask;
+			t = &enc.ttab[h];
+			if (t->gen != gen) { /* a new template: its row, in first-use order */
+				t->sent = e->sent;
+				t->recv = e->recv;
+				t->site = e->callsite;
+				t->comm = e->comm;
+				t->root = e->root;
+				t->peer = e->peer;
+				t->tag = e->tag;
+				t->op = e->op;
+				t->gen = gen;
+				t->next = 0;
+				t->idx = ntmpl;
+				enc.tlist[ntmpl++] = t;
+				tr = put_u(tr, e->op);
+				tr = put_u(tr, e->comm);
+				tr = put_s(tr, e->root);
+				tr = put_u(tr, e->sent);
+				tr = put_u(tr, e->recv);
+				tr = put_u(tr, site_index(e->callsite, gen, mask, &nsites));
+				tr = put_s(tr, e->peer);
+				tr = put_s(tr, e->tag);
+			}
+			if (prev != NULL)
+				prev->next = t->idx + 1;
+		}
+		prev = t;
+		p[GCK_ENC_TMPL] = put_u(p[GCK_ENC_TMPL], t->idx);
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
 		 * runs of one communicator skip the table */
 		if (q == NULL || e->comm != q->comm) {
-			uint32_t h = enc_hash(e->comm) & mask;
-			while (enc.qtab[h].gen == gen && enc.qtab[h].comm != e->comm)
-				h = (h + 1) & mask;
-			q = &enc.qtab[h];
+			uint32_t k = enc_hash(e->comm) & mask;
+			while (enc.qtab[k].gen == gen && enc.qtab[k].comm != e->comm)
+				k = (k + 1) & mask;
+			q = &enc.qtab[k];
 			if (q->gen != gen) {
 				q->comm = e->comm;
 				q->gen = gen;
 				q->last = -1;
 			}
 		}
-		p[2] = put_s(p[2], (int64_t)e->seq - (q->last + 1));
+		p[GCK_ENC_SEQ] = put_s(p[GCK_ENC_SEQ], (int64_t)e->seq - (q->last + 1));
 		q->last = e->seq;
-		p[3] = put_s(p[3], e->root);
-		p[4] = put_u(p[4], e->sent);
-		p[5] = put_u(p[5], e->recv);
 		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping) */
 		uint64_t enter = (uint64_t)e->enter_ns, exit = (uint64_t)e->exit_ns;
-		p[6] = put_s(p[6], (int64_t)(i == 0 ? enter : enter - prev_exit));
+		p[GCK_ENC_ENTER] = put_s(p[GCK_ENC_ENTER], (int64_t)(i == 0 ? enter : enter - prev_exit));
 		prev_exit = exit;
-		p[7] = put_s(p[7], (int64_t)(exit - enter));
-		if (st == NULL || e->callsite != st->site) { /* likewise call sites */
-			uint32_t h = enc_hash(e->callsite) & mask;
-			while (enc.stab[h].gen == gen && enc.stab[h].site != e->callsite)
-				h = (h + 1) & mask;
-			st = &enc.stab[h];
-			if (st->gen != gen) {
-				st->site = e->callsite;
-				st->gen = gen;
-				st->idx = nsites;
-				enc.sites[nsites++] = e->callsite;
-			}
+		p[GCK_ENC_DUR] = put_s(p[GCK_ENC_DUR], (int64_t)(exit - enter));
+		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
+		if (e->req == 0) {
+			*p[GCK_ENC_REQ]++ = 0;
+		} else {
+			int64_t d = (int64_t)e->req - (int64_t)prev_req;
+			p[GCK_ENC_REQ] = put_u(p[GCK_ENC_REQ], (((uint64_t)d << 1) ^ (uint64_t)(d >> 63)) + 1);
+			prev_req = e->req;
+			any_req = 1;
 		}
-		p[8] = put_u(p[8], st->idx);
-		p[9] = put_s(p[9], e->peer);
-		p[10] = put_s(p[10], e->tag);
-		p[11] = put_u(p[11], e->req);
-		any_root |= e->root != 0;
-		any_peer |= e->peer != 0;
-		any_tag |= e->tag != 0;
-		any_req |= e->req != 0;
 	}
 	out->n = n;
 	for (int i = 0; i < GCK_ENC_COLS; i++) {
 		out->col[i] = enc.col[i];
 		out->len[i] = (size_t)(p[i] - enc.col[i]);
 	}
-	/* All-zero sparse columns are stored empty (trace.Columns). */
-	if (!any_root)
-		out->len[3] = 0;
-	if (!any_peer)
-		out->len[9] = 0;
-	if (!any_tag)
-		out->len[10] = 0;
+	/* An all-zero req column is stored empty (trace.Columns). */
 	if (!any_req)
-		out->len[11] = 0;
+		out->len[GCK_ENC_REQ] = 0;
+	out->templates = enc.trows;
+	out->templates_len = (size_t)(tr - enc.trows);
+	out->ntemplates = ntmpl;
 	out->sites = enc.sites;
 	out->nsites = nsites;
 	return 0;

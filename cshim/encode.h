@@ -10,17 +10,22 @@
 
 #include "gclock.h"
 
-/* Columns of one chunk, in trace.Columns order: op, comm, seq, root, sent,
- * recv, enter, dur, site, peer, tag, req. */
-#define GCK_ENC_COLS 12
+/* Per-event columns of one layout-2 chunk (docs/trace-format.md), in
+ * trace.Columns order. */
+enum { GCK_ENC_SEQ, GCK_ENC_ENTER, GCK_ENC_DUR, GCK_ENC_REQ, GCK_ENC_TMPL, GCK_ENC_COLS };
 
 /* One encoded chunk. The memory is the encoder's, valid until its next
- * call; a length of 0 is an empty (all-zero) column. */
+ * call; a column length of 0 is an empty (all-zero) column. templates
+ * holds ntemplates rows of 8 varints (op, comm, root, sent, recv, site
+ * index, peer, tag), sites the nsites distinct call sites. */
 typedef struct gclock_enc_out {
 	uint32_t n;
 	uint32_t nsites;
+	uint32_t ntemplates;
 	uint8_t *col[GCK_ENC_COLS];
 	size_t len[GCK_ENC_COLS];
+	uint8_t *templates;
+	size_t templates_len;
 	uint64_t *sites;
 } gclock_enc_out;
 

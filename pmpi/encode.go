@@ -28,21 +28,22 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 	if C.gclock_encode_columns(&evs[0], C.uint32_t(len(evs)), &out) != 0 {
 		return trace.Columns{}, errors.New("chunk encoder: out of memory")
 	}
-	col := func(i int) []byte {
-		if out.len[i] == 0 {
+	bytesAt := func(p *C.uint8_t, n C.size_t) []byte {
+		if n == 0 {
 			return nil // an all-zero column is stored empty
 		}
-		return unsafe.Slice((*byte)(unsafe.Pointer(out.col[i])), int(out.len[i]))
+		return unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))
 	}
+	col := func(i int) []byte { return bytesAt(out.col[i], out.len[i]) }
 	var sites []uint64
 	if out.nsites > 0 {
 		sites = unsafe.Slice((*uint64)(unsafe.Pointer(out.sites)), int(out.nsites))
 	}
 	return trace.Columns{
-		N:  int(out.n),
-		Op: col(0), Comm: col(1), Seq: col(2), Root: col(3), Sent: col(4), Recv: col(5),
-		Enter: col(6), Dur: col(7), Site: col(8), Sites: sites,
-		Peer: col(9), Tag: col(10), Req: col(11),
+		N:   int(out.n),
+		Seq: col(C.GCK_ENC_SEQ), Enter: col(C.GCK_ENC_ENTER), Dur: col(C.GCK_ENC_DUR),
+		Req: col(C.GCK_ENC_REQ), Tmpl: col(C.GCK_ENC_TMPL),
+		Templates: bytesAt(out.templates, out.templates_len), Sites: sites,
 	}, nil
 }
 
@@ -89,9 +90,8 @@ func encodeWithC(evs []trace.Event) (trace.Columns, error) {
 		return append([]byte{}, b...)
 	}
 	return trace.Columns{
-		N:  c.N,
-		Op: cp(c.Op), Comm: cp(c.Comm), Seq: cp(c.Seq), Root: cp(c.Root), Sent: cp(c.Sent), Recv: cp(c.Recv),
-		Enter: cp(c.Enter), Dur: cp(c.Dur), Site: cp(c.Site), Sites: append([]uint64(nil), c.Sites...),
-		Peer: cp(c.Peer), Tag: cp(c.Tag), Req: cp(c.Req),
+		N:   c.N,
+		Seq: cp(c.Seq), Enter: cp(c.Enter), Dur: cp(c.Dur), Req: cp(c.Req), Tmpl: cp(c.Tmpl),
+		Templates: cp(c.Templates), Sites: append([]uint64(nil), c.Sites...),
 	}, nil
 }

@@ -18,33 +18,41 @@ import (
 // longer slices into several frames; the reader rejects larger counts.
 const MaxChunkEvents = 1 << 20
 
-// chunkLayout is the column layout version inside an EVENTS payload.
-const chunkLayout = 1
+// chunkLayout is the column layout version inside the EVENTS payloads
+// this package writes: 2, templates (docs/trace-format.md). Chunks of
+// layout 1 (files of format 1.x) are still read.
+const chunkLayout = 2
 
 // maxDecoded bounds the decompressed size of one EVENTS payload.
 const maxDecoded = 256 << 20
 
 // chunkPayload is the msgpack form (an array, in this field order) of one
-// event chunk, before zstd. Every column is a byte string of N varints
-// (encoding/binary: Uvarint for unsigned, zigzag Varint for signed); an
-// empty column means "all N values are zero". See docs/trace-format.md.
+// event chunk, before compression. Every column is a byte string of N
+// varints (encoding/binary: Uvarint for unsigned, zigzag Varint for
+// signed); an empty column means "all N values are zero". Layout 1 has
+// every field in its own column; layout 2 leaves Op, Comm, Root, Sent,
+// Recv, Site, Peer and Tag empty, keeps them in Templates and gives each
+// event a template index (Tmpl), and codes Req as differences. See
+// docs/trace-format.md.
 type chunkPayload struct {
-	_msgpack struct{} `msgpack:",as_array"`
-	Layout   uint8    // chunkLayout
-	N        int      // events in the chunk
-	Op       []byte   // uvarint op
-	Comm     []byte   // uvarint comm local index
-	Seq      []byte   // varint seq - (previous seq on same comm in chunk + 1); previous starts at -1
-	Root     []byte   // varint root
-	Sent     []byte   // uvarint bytes sent
-	Recv     []byte   // uvarint bytes received
-	Enter    []byte   // varint: first = EnterNS; then EnterNS - previous ExitNS
-	Dur      []byte   // varint ExitNS - EnterNS
-	Site     []byte   // uvarint index into Sites
-	Sites    []uint64 // distinct callsites in first-appearance order
-	Peer     []byte   // varint peer
-	Tag      []byte   // varint tag
-	Req      []byte   // uvarint request id
+	_msgpack  struct{} `msgpack:",as_array"`
+	Layout    uint8    // chunkLayout
+	N         int      // events in the chunk
+	Op        []byte   // uvarint op
+	Comm      []byte   // uvarint comm local index
+	Seq       []byte   // varint seq - (previous seq on same comm in chunk + 1); previous starts at -1
+	Root      []byte   // varint root
+	Sent      []byte   // uvarint bytes sent
+	Recv      []byte   // uvarint bytes received
+	Enter     []byte   // varint: first = EnterNS; then EnterNS - previous ExitNS
+	Dur       []byte   // varint ExitNS - EnterNS
+	Site      []byte   // uvarint index into Sites
+	Sites     []uint64 // distinct callsites in first-appearance order
+	Peer      []byte   // varint peer
+	Tag       []byte   // varint tag
+	Req       []byte   // layout 1: uvarint request id; 2: 0 = none, else 1 + zigzag(Req - previous non-zero Req)
+	Tmpl      []byte   // layout 2: uvarint template index
+	Templates []byte   // layout 2: per template op, comm, root, sent, recv, site index, peer, tag
 }
 
 // encoders are shared per level: creating a zstd encoder is expensive and
@@ -88,28 +96,56 @@ func sharedDecoder() (*zstd.Decoder, error) {
 // chunkEncoder holds reusable buffers for encoding event chunks.
 type chunkEncoder struct {
 	p     chunkPayload
-	cols  [12][]byte
+	cols  [5][]byte // seq, enter, dur, req, tmpl
+	trows []byte
 	sites map[uint64]uint64
-	// siteCache is a direct-mapped cache in front of sites: a few call
-	// sites make up nearly every chunk, and a map lookup per event was a
-	// fifth of the encoding time. Entries hold index+1 (0: empty).
-	siteCache [64]struct{ site, idx1 uint64 }
-	seq       seqTracker
-	mp        []byte
+	tmpls map[tmplKey]uint64
+	// tmplCache is a direct-mapped cache in front of tmpls: a few dozen
+	// templates make up a regular program's chunk, and a map lookup per
+	// event would be most of the encoding time. Entries hold index+1.
+	tmplCache [256]struct {
+		k    tmplKey
+		idx1 uint64
+	}
+	// keys and next hold each template and the one that followed it last
+	// (index+1): a program repeats its sequence of calls, so that one is
+	// tried first.
+	keys   []tmplKey
+	next   []uint64
+	nsites []uint64
+	seq    seqTracker
+	mp     []byte
 }
 
-// Columns is one event chunk split into its columns (chunkPayload's
-// fields, see docs/trace-format.md): N events, each column a byte string
-// of N varints, an all-zero Root, Peer, Tag or Req column left empty, and
-// Sites the distinct call sites in first-appearance order. The recorder
-// builds it in C straight from its buffer records (cshim/encode.c) and
-// writes it with Writer.WriteColumns; EncodeColumns builds the same bytes
-// from Events (the reference the C encoder is tested against).
+// tmplKey is what a layout-2 template holds: the fields of an event other
+// than its seq, times and request id.
+type tmplKey struct {
+	sent, recv, site uint64
+	comm             uint32
+	root, peer, tag  int32
+	op               Op
+}
+
+func (k *tmplKey) hash() uint64 {
+	a := k.site ^ uint64(k.op)<<48 ^ uint64(uint32(k.peer))<<16 ^ uint64(uint32(k.root))<<40
+	b := k.sent ^ k.recv<<24 ^ uint64(uint32(k.tag))<<32 ^ uint64(k.comm)
+	return a*0x9E3779B97F4A7C15 ^ b*0xC2B2AE3D27D4EB4F
+}
+
+// Columns is one event chunk split into the columns of chunk layout 2
+// (chunkPayload's fields, see docs/trace-format.md): N events; Tmpl, Seq,
+// Enter, Dur and Req columns of N varints each (an all-zero Req column
+// left empty); Templates the rows of the fields events share (op, comm,
+// root, sent, recv, call-site index, peer, tag) in first-use order; Sites
+// the distinct call sites in first-use order. The recorder builds it in C
+// straight from its buffer records (cshim/encode.c) and writes it with
+// Writer.WriteColumns; EncodeColumns builds the same bytes from Events (the
+// reference the C encoder is tested against).
 type Columns struct {
-	N                                                 int
-	Op, Comm, Seq, Root, Sent, Recv, Enter, Dur, Site []byte
-	Sites                                             []uint64
-	Peer, Tag, Req                                    []byte
+	N                          int
+	Seq, Enter, Dur, Req, Tmpl []byte
+	Templates                  []byte
+	Sites                      []uint64
 }
 
 // EncodeColumns splits evs into the columns of one chunk (Writer.
@@ -119,73 +155,91 @@ func EncodeColumns(evs []Event) Columns {
 	return c.columns(evs)
 }
 
-// columns splits evs into columns; the result aliases buffers of c that
-// the next call reuses.
+// columns splits evs into the columns of a layout-2 chunk; the result
+// aliases buffers of c that the next call reuses.
 func (c *chunkEncoder) columns(evs []Event) Columns {
 	for i := range c.cols {
 		c.cols[i] = c.cols[i][:0]
 	}
+	c.trows = c.trows[:0]
 	if c.sites == nil {
 		c.sites = make(map[uint64]uint64)
+		c.tmpls = make(map[tmplKey]uint64)
 	}
 	clear(c.sites)
-	clear(c.siteCache[:])
+	clear(c.tmpls)
+	clear(c.tmplCache[:])
+	c.keys, c.next = c.keys[:0], c.next[:0]
 	c.seq.reset()
-	sites := c.p.Sites[:0]
+	sites := c.nsites[:0]
 	var prevExit int64
-	var any [12]bool
+	var prevReq uint32
+	anyReq := false
+	prev := -1
 	for i := range evs {
 		e := &evs[i]
-		c.cols[0] = putU(c.cols[0], uint64(e.Op))
-		c.cols[1] = putU(c.cols[1], uint64(e.Comm))
-		c.cols[2] = putS(c.cols[2], int64(e.Seq)-(c.seq.last(e.Comm)+1))
-		c.seq.set(e.Comm, int64(e.Seq))
-		c.cols[3] = putS(c.cols[3], int64(e.Root))
-		c.cols[4] = putU(c.cols[4], e.Sent)
-		c.cols[5] = putU(c.cols[5], e.Recv)
-		if i == 0 {
-			c.cols[6] = putS(c.cols[6], e.EnterNS)
+		k := tmplKey{sent: e.Sent, recv: e.Recv, site: e.Callsite, comm: e.Comm,
+			root: e.Root, peer: e.Peer, tag: e.Tag, op: e.Op}
+		var idx uint64
+		if prev >= 0 && c.next[prev] != 0 && c.keys[c.next[prev]-1] == k {
+			idx = c.next[prev] - 1
+		} else if ce := &c.tmplCache[k.hash()>>56]; ce.idx1 != 0 && ce.k == k {
+			idx = ce.idx1 - 1
 		} else {
-			c.cols[6] = putS(c.cols[6], e.EnterNS-prevExit)
+			var ok bool
+			idx, ok = c.tmpls[k]
+			if !ok {
+				idx = uint64(len(c.tmpls))
+				c.tmpls[k] = idx
+				c.keys = append(c.keys, k)
+				c.next = append(c.next, 0)
+				si, ok := c.sites[e.Callsite]
+				if !ok {
+					si = uint64(len(sites))
+					c.sites[e.Callsite] = si
+					sites = append(sites, e.Callsite)
+				}
+				c.trows = putU(c.trows, uint64(e.Op))
+				c.trows = putU(c.trows, uint64(e.Comm))
+				c.trows = putS(c.trows, int64(e.Root))
+				c.trows = putU(c.trows, e.Sent)
+				c.trows = putU(c.trows, e.Recv)
+				c.trows = putU(c.trows, si)
+				c.trows = putS(c.trows, int64(e.Peer))
+				c.trows = putS(c.trows, int64(e.Tag))
+			}
+			ce.k, ce.idx1 = k, idx+1
+		}
+		if prev >= 0 {
+			c.next[prev] = idx + 1
+		}
+		prev = int(idx)
+		c.cols[4] = putU(c.cols[4], idx)
+		c.cols[0] = putS(c.cols[0], int64(e.Seq)-(c.seq.last(e.Comm)+1))
+		c.seq.set(e.Comm, int64(e.Seq))
+		if i == 0 {
+			c.cols[1] = putS(c.cols[1], e.EnterNS)
+		} else {
+			c.cols[1] = putS(c.cols[1], e.EnterNS-prevExit)
 		}
 		prevExit = e.ExitNS
-		c.cols[7] = putS(c.cols[7], e.ExitNS-e.EnterNS)
-		ce := &c.siteCache[(e.Callsite*0x9E3779B97F4A7C15)>>58]
-		idx := ce.idx1 - 1
-		if ce.idx1 == 0 || ce.site != e.Callsite {
-			var ok bool
-			idx, ok = c.sites[e.Callsite]
-			if !ok {
-				idx = uint64(len(sites))
-				c.sites[e.Callsite] = idx
-				sites = append(sites, e.Callsite)
-			}
-			ce.site, ce.idx1 = e.Callsite, idx+1
+		c.cols[2] = putS(c.cols[2], e.ExitNS-e.EnterNS)
+		if e.Req == 0 {
+			c.cols[3] = append(c.cols[3], 0)
+		} else {
+			d := int64(e.Req) - int64(prevReq)
+			c.cols[3] = putU(c.cols[3], uint64(d<<1)^uint64(d>>63)+1)
+			prevReq = e.Req
+			anyReq = true
 		}
-		c.cols[8] = putU(c.cols[8], idx)
-		c.cols[9] = putS(c.cols[9], int64(e.Peer))
-		c.cols[10] = putS(c.cols[10], int64(e.Tag))
-		c.cols[11] = putU(c.cols[11], uint64(e.Req))
-		any[3] = any[3] || e.Root != 0
-		any[9] = any[9] || e.Peer != 0
-		any[10] = any[10] || e.Tag != 0
-		any[11] = any[11] || e.Req != 0
 	}
-	c.p.Sites = sites
-	// Columns that are all zero are stored empty. Only the cheap-to-check
-	// sparse columns are tested; the others are nearly always non-zero.
-	col := func(i int) []byte {
-		if (i == 3 || i >= 9) && !any[i] {
-			return nil
-		}
-		return c.cols[i]
+	c.nsites = sites
+	req := c.cols[3]
+	if !anyReq {
+		req = nil // all zero: stored empty
 	}
-	return Columns{
-		N:  len(evs),
-		Op: col(0), Comm: col(1), Seq: col(2), Root: col(3), Sent: col(4), Recv: col(5),
-		Enter: col(6), Dur: col(7), Site: col(8), Sites: sites,
-		Peer: col(9), Tag: col(10), Req: col(11),
-	}
+	return Columns{N: len(evs), Seq: c.cols[0], Enter: c.cols[1], Dur: c.cols[2], Req: req,
+		Tmpl: c.cols[4], Templates: c.trows, Sites: sites}
 }
 
 // encode appends the compressed EVENTS payload for evs to dst: zstd with
@@ -197,16 +251,14 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 
 // compress appends cols as a compressed EVENTS payload to dst.
 func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([]byte, error) {
-	sites := c.p.Sites
 	c.p = chunkPayload{
 		Layout: chunkLayout, N: cols.N,
-		Op: cols.Op, Comm: cols.Comm, Seq: cols.Seq, Root: cols.Root, Sent: cols.Sent, Recv: cols.Recv,
-		Enter: cols.Enter, Dur: cols.Dur, Site: cols.Site, Sites: cols.Sites,
-		Peer: cols.Peer, Tag: cols.Tag, Req: cols.Req,
+		Seq: cols.Seq, Enter: cols.Enter, Dur: cols.Dur, Sites: cols.Sites,
+		Req: cols.Req, Tmpl: cols.Tmpl, Templates: cols.Templates,
 	}
 	var err error
 	c.mp, err = marshalAppend(c.mp[:0], &c.p)
-	c.p = chunkPayload{Sites: sites[:0]} // keep the site buffer, drop aliases of the caller's memory
+	c.p = chunkPayload{} // drop aliases of the caller's memory
 	if err != nil {
 		return dst, fmt.Errorf("encoding event chunk: %w", err)
 	}
@@ -265,6 +317,7 @@ type chunkDecoder struct {
 	br  bytes.Reader
 	md  *msgpack.Decoder
 	seq seqTracker
+	tm  []Event // layout 2: the templates' fields
 }
 
 // seqTracker remembers the last Seq per comm index within one chunk: a
@@ -302,9 +355,13 @@ func (s *seqTracker) set(comm uint32, v int64) {
 	s.big[comm] = v
 }
 
-// chunkFields is the number of array elements of chunkPayload this reader
-// knows; later minor versions may append more, which are skipped.
-const chunkFields = 15
+// chunkFields is the number of array elements of a layout-1 chunk,
+// chunkFields2 of a layout-2 chunk; later minor versions may append more,
+// which are skipped.
+const (
+	chunkFields  = 15
+	chunkFields2 = 17
+)
 
 // parse decodes the msgpack array of a chunk payload without reflection;
 // the byte columns alias raw (no copies).
@@ -329,6 +386,14 @@ func (d *chunkDecoder) parse(raw []byte) error {
 		return fmt.Errorf("layout: %w", err)
 	}
 	d.p.Layout = lay
+	switch {
+	case lay == 1:
+	case lay == 2 && n >= chunkFields2:
+	case lay == 2:
+		return fmt.Errorf("layout 2 chunk array has %d elements, want at least %d", n, chunkFields2)
+	default:
+		return fmt.Errorf("chunk layout %d unknown (this reader reads layouts 1 and 2: a file from a newer gclock?)", lay)
+	}
 	if d.p.N, err = md.DecodeInt(); err != nil {
 		return fmt.Errorf("event count: %w", err)
 	}
@@ -376,7 +441,17 @@ func (d *chunkDecoder) parse(raw []byte) error {
 			return err
 		}
 	}
-	for i := chunkFields; i < n; i++ {
+	known := chunkFields
+	if lay == 2 {
+		if d.p.Tmpl, err = bin("tmpl"); err != nil {
+			return err
+		}
+		if d.p.Templates, err = bin("templates"); err != nil {
+			return err
+		}
+		known = chunkFields2
+	}
+	for i := known; i < n; i++ {
 		if err := md.Skip(); err != nil {
 			return fmt.Errorf("extension element %d: %w", i, err)
 		}
@@ -459,6 +534,9 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 	if err := d.parse(d.raw); err != nil {
 		return dst[:0], fmt.Errorf("msgpack: %w", err)
 	}
+	if d.p.Layout == 2 {
+		return d.decode2(dst)
+	}
 	p := &d.p
 	n := p.N
 	// Every event has a non-empty op varint, so n is bounded by the data
@@ -521,6 +599,100 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 		e.Peer = int32(cols[9].varint())
 		e.Tag = int32(cols[10].varint())
 		e.Req = uint32(cols[11].uvarint())
+	}
+	for i := range cols {
+		if err := cols[i].check(); err != nil {
+			return dst[:0], err
+		}
+	}
+	return dst, nil
+}
+
+// decode2 decodes the parsed layout-2 chunk d.p into dst[:0].
+func (d *chunkDecoder) decode2(dst []Event) ([]Event, error) {
+	p := &d.p
+	n := p.N
+	// Every event has a non-empty template index, so n is bounded by the
+	// data actually present; this stops a tiny payload from allocating n
+	// events.
+	if n > 0 && len(p.Tmpl) < n {
+		return dst[:0], fmt.Errorf("column tmpl: %d bytes for %d events: %w", len(p.Tmpl), n, errColumn)
+	}
+	// Templates: 8 varints each, in first-use order.
+	d.tm = d.tm[:0]
+	tc := column{name: "templates", b: p.Templates}
+	for len(tc.b) > 0 && tc.err == nil {
+		if len(d.tm) >= n {
+			return dst[:0], fmt.Errorf("column templates: more templates than the chunk's %d events: %w", n, errColumn)
+		}
+		op := tc.uvarint()
+		comm := tc.uvarint()
+		root := tc.varint()
+		sent := tc.uvarint()
+		recv := tc.uvarint()
+		si := tc.uvarint()
+		peer := tc.varint()
+		tag := tc.varint()
+		if tc.err != nil {
+			break
+		}
+		t := len(d.tm)
+		switch {
+		case op > 0xffff:
+			return dst[:0], fmt.Errorf("column templates: op %d of template %d out of range: %w", op, t, errColumn)
+		case comm > 0xffffffff:
+			return dst[:0], fmt.Errorf("column templates: comm %d of template %d out of range: %w", comm, t, errColumn)
+		case si >= uint64(len(p.Sites)):
+			return dst[:0], fmt.Errorf("column templates: site index %d of template %d outside dictionary of %d: %w", si, t, len(p.Sites), errColumn)
+		}
+		d.tm = append(d.tm, Event{Op: Op(op), Comm: uint32(comm), Root: int32(root), Sent: sent, Recv: recv,
+			Callsite: p.Sites[si], Peer: int32(peer), Tag: int32(tag)})
+	}
+	if tc.err != nil {
+		return dst[:0], tc.err
+	}
+	cols := [5]column{
+		{name: "tmpl", b: p.Tmpl}, {name: "seq", b: p.Seq}, {name: "enter", b: p.Enter},
+		{name: "dur", b: p.Dur}, {name: "req", b: p.Req},
+	}
+	for i := range cols {
+		cols[i].n = n
+		if len(cols[i].b) == 0 {
+			cols[i].b = nil
+		}
+	}
+	if cap(dst) < n {
+		dst = make([]Event, n)
+	}
+	dst = dst[:n]
+	d.seq.reset()
+	var prevExit int64
+	var prevReq uint32
+	for i := 0; i < n; i++ {
+		e := &dst[i]
+		ti := cols[0].uvarint()
+		if ti >= uint64(len(d.tm)) {
+			if cols[0].err != nil {
+				break
+			}
+			return dst[:0], fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
+		}
+		*e = d.tm[ti]
+		sq := d.seq.last(e.Comm) + 1 + cols[1].varint()
+		e.Seq = uint32(sq)
+		d.seq.set(e.Comm, int64(e.Seq))
+		if i == 0 {
+			e.EnterNS = cols[2].varint()
+		} else {
+			e.EnterNS = prevExit + cols[2].varint()
+		}
+		e.ExitNS = e.EnterNS + cols[3].varint()
+		prevExit = e.ExitNS
+		if r := cols[4].uvarint(); r != 0 {
+			r--
+			prevReq += uint32(int64(r>>1) ^ -int64(r&1))
+			e.Req = prevReq
+		}
 	}
 	for i := range cols {
 		if err := cols[i].check(); err != nil {

@@ -22,16 +22,16 @@ func TestChunkPayload_IgnoresAppendedElements(t *testing.T) {
 	if _, err := ce.encode(nil, evs, enc); err != nil {
 		t.Fatal(err)
 	}
-	// A newer minor version appends a 16th element (a new column).
+	// A newer minor version appends an 18th element (a new column).
 	raw := bytes.Clone(ce.mp)
-	if raw[0] != 0x90|chunkFields {
-		t.Fatalf("payload starts with %#x, want fixarray of %d", raw[0], chunkFields)
+	if !bytes.Equal(raw[:3], []byte{0xdc, 0, chunkFields2}) {
+		t.Fatalf("payload starts with % x, want array16 of %d", raw[:3], chunkFields2)
 	}
 	ext, err := msgpack.Marshal([]byte{1, 2, 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	newer := append([]byte{0xdc, 0, chunkFields + 1}, raw[1:]...)
+	newer := append([]byte{0xdc, 0, chunkFields2 + 1}, raw[3:]...)
 	newer = append(newer, ext...)
 	var cd chunkDecoder
 	got, err := cd.decode(nil, enc.EncodeAll(newer, nil), flagZstd)
@@ -42,9 +42,83 @@ func TestChunkPayload_IgnoresAppendedElements(t *testing.T) {
 		t.Error("events differ when an element is appended")
 	}
 	// Fewer elements than this reader needs is an error, not a panic.
-	older := append([]byte{0x90 | (chunkFields - 1)}, raw[1:]...)
+	older := append([]byte{0xdc, 0, chunkFields2 - 1}, raw[3:]...)
 	if _, err := cd.decode(nil, enc.EncodeAll(older, nil), flagZstd); err == nil {
 		t.Error("payload with too few elements decoded without error")
+	}
+}
+
+// layout1Payload is how gclock wrote a chunk before layout 2 (format
+// 1.x files): every field in its own column, Req plain.
+func layout1Payload(t *testing.T, evs []Event) []byte {
+	t.Helper()
+	var cols [12][]byte
+	sites := map[uint64]uint64{}
+	var dict []uint64
+	last := map[uint32]int64{}
+	var prevExit int64
+	for i, e := range evs {
+		cols[0] = putU(cols[0], uint64(e.Op))
+		cols[1] = putU(cols[1], uint64(e.Comm))
+		l, ok := last[e.Comm]
+		if !ok {
+			l = -1
+		}
+		cols[2] = putS(cols[2], int64(e.Seq)-(l+1))
+		last[e.Comm] = int64(e.Seq)
+		cols[3] = putS(cols[3], int64(e.Root))
+		cols[4] = putU(cols[4], e.Sent)
+		cols[5] = putU(cols[5], e.Recv)
+		if i == 0 {
+			cols[6] = putS(cols[6], e.EnterNS)
+		} else {
+			cols[6] = putS(cols[6], e.EnterNS-prevExit)
+		}
+		prevExit = e.ExitNS
+		cols[7] = putS(cols[7], e.ExitNS-e.EnterNS)
+		si, ok := sites[e.Callsite]
+		if !ok {
+			si = uint64(len(dict))
+			sites[e.Callsite] = si
+			dict = append(dict, e.Callsite)
+		}
+		cols[8] = putU(cols[8], si)
+		cols[9] = putS(cols[9], int64(e.Peer))
+		cols[10] = putS(cols[10], int64(e.Tag))
+		cols[11] = putU(cols[11], uint64(e.Req))
+	}
+	arr := []any{uint8(1), len(evs), cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], cols[7],
+		cols[8], dict, cols[9], cols[10], cols[11]}
+	b, err := msgpack.Marshal(arr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestChunkLayout1_StillRead: chunks of files written before layout 2
+// decode to the same events, and a layout this reader does not know is
+// refused by name.
+func TestChunkLayout1_StillRead(t *testing.T) {
+	enc, err := sharedEncoder(DefaultCompressionLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, evs := range [][]Event{amgEvents(2000, 3), amgEvents(1, 5)} {
+		var cd chunkDecoder
+		got, err := cd.decode(nil, enc.EncodeAll(layout1Payload(t, evs), nil), flagZstd)
+		if err != nil {
+			t.Fatalf("layout 1 chunk: %v", err)
+		}
+		if !reflect.DeepEqual(got, evs) {
+			t.Errorf("layout 1 chunk of %d events decodes differently", len(evs))
+		}
+	}
+	p := layout1Payload(t, amgEvents(10, 1))
+	p[1] = 9 // the layout element, a positive fixint after the fixarray byte
+	var cd chunkDecoder
+	if _, err := cd.decode(nil, enc.EncodeAll(p, nil), flagZstd); err == nil || !strings.Contains(err.Error(), "chunk layout 9 unknown") {
+		t.Errorf("layout 9: err = %v, want one naming the unknown layout", err)
 	}
 }
 

@@ -113,9 +113,9 @@ func (r *Reader) readHeader() (int64, error) {
 	}
 	major := binary.LittleEndian.Uint16(pre[8:10])
 	minor := binary.LittleEndian.Uint16(pre[10:12])
-	if major != FormatVersion {
-		return 0, r.formatErr(8, nil, "unsupported format version %d.%d (this reader reads version %d.x); use a tracemerge built for version %d",
-			major, minor, FormatVersion, major)
+	if major < OldestFormatVersion || major > FormatVersion {
+		return 0, r.formatErr(8, nil, "unsupported format version %d.%d (this reader reads versions %d.x to %d.x); use a tracemerge built for version %d",
+			major, minor, OldestFormatVersion, FormatVersion, major)
 	}
 	r.meta.Minor = int(minor)
 	pos := int64(preambleSize)

@@ -6,9 +6,15 @@
 // viz read them. See docs/trace-format.md for the on-disk layout.
 package trace
 
-// FormatVersion is the version written into every file header. Readers refuse
-// files with a different major version with a clear message.
-const FormatVersion = 1
+// FormatVersion is the version written into every file header: 2 since
+// event chunks moved to layout 2 (templates, docs/trace-format.md). Readers
+// read every major version from OldestFormatVersion to FormatVersion and
+// refuse others with a clear message.
+const FormatVersion = 2
+
+// OldestFormatVersion is the oldest major version this reader still reads
+// (1: layout-1 event chunks).
+const OldestFormatVersion = 1
 
 // Magic opens every gclock trace file.
 const Magic = "GCLOCKTR"
