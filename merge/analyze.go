@@ -291,6 +291,9 @@ type analyzer struct {
 	opMism    int
 	dist      *Dist // parallel analysis: ranks decoded elsewhere (dist.go)
 	failed    error // a worker that could not prepare the run (ServeNothing)
+	// partIrregular counts what a partitioned pass cannot reproduce
+	// exactly (part.go): > 0 runs the pass again the event-shipping way.
+	partIrregular int
 }
 
 func newAnalyzer(run *Run, opt Options) *analyzer {

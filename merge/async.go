@@ -117,3 +117,7 @@ func (a *AsyncSink) Close() error {
 	<-a.done
 	return a.getErr()
 }
+
+// Wants implements OpFilter: whether the wrapped sink looks at events of
+// op (every op when it is no OpFilter).
+func (a *AsyncSink) Wants(op trace.Op) bool { return a.want == nil || a.want.Wants(op) }

@@ -78,8 +78,19 @@ type Dist struct {
 	// counts, it assigns the blocks. Process 0 also matches and
 	// measures every event, so its share is smaller (DefaultShare0).
 	Share0 float64
+	// Partition asks process 0 to partition the analysis itself when the
+	// pass allows it (part.go: no per-event sink, no capture, no repair
+	// or refinement, a known window and footers); otherwise, and always
+	// on workers, the events are shipped to process 0.
+	Partition bool
+	// FailPart, when set on a worker, makes its partitioned pass fail
+	// with it at once (tests: a failing process must end the job, never
+	// leave it hanging; tracemerge sets it from GCLOCK_PAR_TEST_FAIL).
+	FailPart error
 
 	assignErr error // sending the assignments (SetDist)
+	assigned  bool  // the assignments are sent
+	parted    bool  // a partitioned pass started (part.go)
 
 	mu      sync.Mutex
 	stopped bool
@@ -426,6 +437,17 @@ func (a *analyzer) runDist() error {
 	if d.stopped {
 		return errors.New("parallel analysis: already closed")
 	}
+	if pl := a.partPlanFor(d); pl != nil && !d.assigned {
+		d.assigned, d.parted = true, true
+		msg := pl.encode()
+		for w := 1; w < d.Procs; w++ {
+			if err := sendMsg(d.T, w, msg); err != nil {
+				return fmt.Errorf("parallel analysis: sending process %d its part: %w", w, err)
+			}
+		}
+		return a.runPart(pl)
+	}
+	d.assign(len(a.rn.Ranks))
 	if d.assignErr != nil {
 		return d.assignErr
 	}
@@ -615,6 +637,13 @@ func (p *Pass) Serve(d *Dist) error {
 	msg, err := recvMsg(d.T, 0, nil)
 	if err != nil {
 		return err
+	}
+	if pl, ok, err := decodePlan(msg); ok {
+		d.parted = true
+		if err != nil {
+			return err
+		}
+		return a.servePart(pl, d)
 	}
 	switch {
 	case len(msg) == 4 && binary.LittleEndian.Uint32(msg) == 0:
@@ -949,9 +978,25 @@ func (p *Pass) SetDist(d *Dist) {
 		return
 	}
 	p.a.dist = d
-	// Each worker's block, at once: the workers decode while process 0
-	// still prepares its outputs.
-	n := len(p.a.rn.Ranks)
+	d.assigned, d.assignErr = false, nil
+	if !d.Partition {
+		// Each worker's block, at once: the workers decode while process
+		// 0 still prepares its outputs.
+		d.assign(len(p.a.rn.Ranks))
+	}
+}
+
+// Parted reports whether process 0 started a partitioned pass (part.go):
+// then a process that fails must abort the job, as the others wait for
+// its messages.
+func (d *Dist) Parted() bool { return d != nil && d.parted }
+
+// assign sends every worker its block of the n rank files (once).
+func (d *Dist) assign(n int) {
+	if d.assigned {
+		return
+	}
+	d.assigned = true
 	for w := 1; w < d.Procs; w++ {
 		lo, hi := ownedBlock(w, n, d.Procs, d.Share0)
 		var b [16]byte

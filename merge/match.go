@@ -34,6 +34,7 @@ const maxSeqJump = 1 << 20
 type memberRef struct{ comm, pos int32 }
 
 type commState struct {
+	idx     int32 // dense index in matcher.comms
 	id      uint64
 	members []int32 // world ranks in comm-rank order
 	self    bool
@@ -71,13 +72,19 @@ type matcher struct {
 	memberOf [][]memberRef // by world rank
 	ended    []bool        // by world rank
 	fin      func(*openInst)
-	dupes    int
-	nOpen    int
-	maxOpen  int
+	// part: an owner of a partitioned pass (part.go), which sees only its
+	// share of each communicator's sequence numbers: skipped ones are
+	// the decoders' to flag, and a jump the serial matcher would take
+	// counts as irregular.
+	part      bool
+	irregular int
+	dupes     int
+	nOpen     int
+	maxOpen   int
 }
 
 func (m *matcher) addComm(id uint64, members []int32, world int) int32 {
-	cs := &commState{id: id, members: append([]int32(nil), members...), self: len(members) == 1 || id == trace.CommSelfID}
+	cs := &commState{idx: int32(len(m.comms)), id: id, members: append([]int32(nil), members...), self: len(members) == 1 || id == trace.CommSelfID}
 	cs.lastSeq = make([]int64, len(members))
 	for i := range cs.lastSeq {
 		cs.lastSeq[i] = -1
@@ -134,6 +141,9 @@ func (m *matcher) slot(cs *commState, seq uint32) **openInst {
 	if len(cs.open) == 0 {
 		cs.base = seq
 	}
+	if m.part && len(cs.open) > 0 && (seq < cs.base && cs.base-seq >= maxSeqJump/2 || seq >= cs.base && seq-cs.base >= maxSeqJump/2) {
+		m.irregular++
+	}
 	if seq < cs.base {
 		n := int(cs.base - seq)
 		if n >= maxSeqJump {
@@ -174,7 +184,7 @@ func (m *matcher) add(ev *GEvent) {
 	}
 	cs.lastSeq[pos] = int64(seq)
 	// This member skipped seqs last+1..seq-1: mark it missing in any open ones.
-	if int64(seq) > last+1 {
+	if int64(seq) > last+1 && !m.part {
 		for s := uint32(last + 1); s < seq; s++ {
 			if len(cs.open) == 0 {
 				break

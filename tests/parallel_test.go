@@ -86,3 +86,119 @@ func TestParallelTracemergeIdentical(t *testing.T) {
 		t.Errorf("mpirun -np 2 tracemerge on a missing directory exited %d, want 2:\n%s", r.Code, r.Stderr)
 	}
 }
+
+// TestParallelTracemergePartitioned: without per-event outputs the
+// collective analysis is partitioned (merge/part.go): every process
+// matches and measures a share of the instances and process 0 aggregates
+// them in the serial order. With several communicators, rooted
+// collectives, imbalanced ranks and point-to-point messages, K=2 and K=3
+// under Open MPI and MPICH give the serial summaries byte for byte; a
+// damaged run falls back to shipping events and still agrees; a process
+// that fails in the partitioned pass ends the job instead of leaving it
+// hanging.
+func TestParallelTracemergePartitioned(t *testing.T) {
+	needSetup(t)
+	impls := mpis(t)
+	dir := t.TempDir()
+	tm := filepath.Join(dir, "tracemerge")
+	if out, err := exec.Command("go", "build", "-o", tm, filepath.Join(repoRoot, "cmd", "tracemerge")).CombinedOutput(); err != nil {
+		t.Fatalf("building tracemerge: %v\n%s", err, out)
+	}
+	runDir := filepath.Join(dir, "run")
+	if r := runCmd(t, dir, nil, tm, "bench-synth", "--generate-only", "--dir", runDir,
+		"--events", "300000", "--ranks", "16", "--halo"); r.Code != 0 {
+		t.Fatalf("generating the run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	// The damaged copy: a corrupt chunk in one rank's file (its events are
+	// lost, so the rank skips sequence numbers: the partitioned pass
+	// cannot reproduce the serial matcher's handling and runs again).
+	damaged := filepath.Join(dir, "damaged")
+	if err := os.MkdirAll(damaged, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(runDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nRank := 0
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(runDir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(e.Name(), ".gct") {
+			if nRank++; nRank == 4 {
+				b[len(b)/2] ^= 0xff
+			}
+		}
+		if err := os.WriteFile(filepath.Join(damaged, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"--formats", "json,txt"}
+	files := []string{"imbalance.json", "imbalance.txt", "p2p.json"}
+	const fallback = "partitioned pass met damaged input"
+	if nRank != 16 {
+		t.Fatalf("%d rank files (.gct) in the run, want 16", nRank)
+	}
+	for _, in := range []struct{ name, dir string }{{"run", runDir}, {"damaged", damaged}} {
+		serialOut := filepath.Join(dir, "serial-"+in.name)
+		serial := runCmd(t, dir, nil, append([]string{tm, in.dir, "-o", serialOut}, args...)...)
+		if serial.Code != 0 && (in.name == "run" || serial.Code != 3) { // 3: damaged input, outputs written
+			t.Fatalf("serial tracemerge exited %d:\n%s", serial.Code, serial.Stderr)
+		}
+		if in.name == "run" {
+			b, _ := os.ReadFile(filepath.Join(serialOut, "p2p.json"))
+			if strings.Contains(string(b), `"messages": 0,`) {
+				t.Fatal("the synthetic run has no point-to-point messages: the comparison would not cover them")
+			}
+			b, _ = os.ReadFile(filepath.Join(serialOut, "imbalance.json"))
+			for _, want := range []string{`"MPI_Bcast"`, `"MPI_Allreduce"`} {
+				if !strings.Contains(string(b), want) {
+					t.Fatalf("the synthetic run has no %s: the comparison would not cover it", want)
+				}
+			}
+		}
+		for _, c := range []struct {
+			m  *mpiImpl
+			np int
+		}{{impls[0], 2}, {impls[0], 3}, {impls[1], 2}, {impls[1], 3}} {
+			t.Run(in.name+"-"+c.m.Name+"-np"+string(rune('0'+c.np)), func(t *testing.T) {
+				out := filepath.Join(dir, in.name+c.m.Name+string(rune('0'+c.np)))
+				argv := append(c.m.argv(c.np, nil, tm, in.dir, "-o", out), args...)
+				r := runCmd(t, dir, nil, argv...)
+				if r.Code != serial.Code {
+					t.Fatalf("%s exited %d, the serial one %d:\n%s", strings.Join(argv, " "), r.Code, serial.Code, r.Stderr)
+				}
+				want := "parallel analysis on " + string(rune('0'+c.np)) + " processes (" + c.m.Name + "): partitioned"
+				if !strings.Contains(r.Stderr, want) {
+					t.Fatalf("stderr lacks %q:\n%s", want, r.Stderr)
+				}
+				if fell := strings.Contains(r.Stderr, fallback); fell != (in.name == "damaged") {
+					t.Fatalf("fell back to shipping events: %v, want %v:\n%s", fell, in.name == "damaged", r.Stderr)
+				}
+				for _, f := range files {
+					a, err := os.ReadFile(filepath.Join(serialOut, f))
+					if err != nil {
+						t.Fatal(err)
+					}
+					b, err := os.ReadFile(filepath.Join(out, f))
+					if err != nil {
+						t.Fatalf("%s: %v", f, err)
+					}
+					if !bytes.Equal(a, b) {
+						t.Errorf("%s with %d processes differs from the serial one (%d vs %d bytes)", f, c.np, len(b), len(a))
+					}
+				}
+			})
+		}
+	}
+	// A worker failing in the partitioned pass: the job ends (MPI_Abort)
+	// with the reason, within runCmd's timeout.
+	for _, m := range impls {
+		r := runCmd(t, dir, []string{"GCLOCK_PAR_TEST_FAIL=1"}, append(m.argv(3, []string{"GCLOCK_PAR_TEST_FAIL=1"}, tm, runDir, "-o", filepath.Join(dir, "fail")), args...)...)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "process 1: failing on purpose") || !strings.Contains(r.Stderr, "aborting the parallel analysis") {
+			t.Errorf("%s: a failing worker: exit %d (want non-zero) and stderr:\n%s", m.Name, r.Code, r.Stderr)
+		}
+	}
+}

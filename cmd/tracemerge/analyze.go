@@ -209,7 +209,13 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	opt.Resolve = res
 
 	// Under mpirun with K > 1 processes: workers serve and return here.
-	par, code, finished := startParallel(dir, opt, mode, f.quiet, stderr)
+	// Without per-event output the analysis itself is partitioned
+	// (merge/part.go); per-event outputs need every event on process 0.
+	partition := len(zooms) == 0 && os.Getenv("GCLOCK_PAR_PARTITION") != "0"
+	for _, p := range []string{"svg", "html", "csv", "csvgz", "perfetto", "perfetto-json", "otf2", "paraver"} {
+		partition = partition && !formats[p]
+	}
+	par, code, finished := startParallel(dir, opt, mode, partition, f.quiet, stderr)
 	if finished {
 		return code
 	}
@@ -229,7 +235,8 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		opt = plan.Options
 	}
 
-	// Load.
+	// Load (again when a partitioned pass met damaged input).
+load:
 	run, err := merge.Load(dir, nil)
 	if err != nil {
 		var le *merge.LoadError
@@ -352,13 +359,26 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	if cerr := closeAsyncs(); err == nil && cerr != nil {
 		err = fmt.Errorf("writing output: %w", cerr)
 	}
+	if errors.Is(err, merge.ErrPartitionRerun) {
+		// Damaged input: the same analysis with the events shipped to
+		// process 0, which the workers now serve.
+		if !f.quiet {
+			fmt.Fprintf(stderr, "tracemerge: note: %v\n", err)
+		}
+		out.closeAll()
+		run.Close()
+		par.dist.Partition = false
+		goto load
+	}
 	if err != nil {
 		out.closeAll()
 		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
+		code := exitOutput
 		if errors.Is(err, merge.ErrDistInput) {
-			return exitNoData
+			code = exitNoData
 		}
-		return exitOutput
+		par.abort(code) // a partitioned pass: the others wait for process 0
+		return code
 	}
 	elapsed := time.Since(t0)
 	an := result.Analysis

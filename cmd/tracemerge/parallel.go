@@ -2,10 +2,14 @@ package main
 
 // Parallel tracemerge under mpirun (docs/tracemerge.md "Parallel
 // tracemerge"): every process reads, decodes and corrects its share of the
-// rank files (process 0 a smaller one, GCLOCK_PAR_SHARE0); processes
-// 1..K-1 hand their events to process 0, which merges them with its own,
-// analyses and writes every output (merge/dist.go). MPI is loaded at run
-// time (package mpirt), so tracemerge builds without MPI.
+// rank files (process 0 a smaller one, GCLOCK_PAR_SHARE0). Without
+// per-event output the collective analysis is partitioned: the processes
+// match and measure their share of the instances and process 0 aggregates
+// their results in the serial order (merge/part.go). With per-event
+// output, processes 1..K-1 hand their events to process 0, which merges
+// them with its own, analyses and writes every output (merge/dist.go).
+// MPI is loaded at run time (package mpirt), so tracemerge builds without
+// MPI.
 
 import (
 	"errors"
@@ -37,6 +41,15 @@ type parallel struct {
 	dist  *merge.Dist
 }
 
+// abort ends every process of the job (MPI_Abort) after process 0 failed
+// in a partitioned pass, where the others wait for its messages.
+func (p *parallel) abort(code int) {
+	if p == nil || p.world == nil || !p.dist.Parted() {
+		return
+	}
+	p.world.Abort(code)
+}
+
 // close stops the workers (process 0) and finalizes MPI.
 func (p *parallel) close() {
 	if p == nil || p.world == nil {
@@ -50,7 +63,11 @@ func (p *parallel) close() {
 // launcher with more than one process. It returns the parallel state for
 // process 0 (nil: run serially), or done with the exit code when this
 // process has finished (a worker, or a process that must not write).
-func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bool, stderr io.Writer) (p *parallel, code int, done bool) {
+//
+// partition asks for the partitioned analysis (no per-event output);
+// process 0 still falls back to shipping events when the pass does not
+// allow it (merge.Dist.Partition).
+func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partition, quiet bool, stderr io.Writer) (p *parallel, code int, done bool) {
 	size := mpirt.LaunchedSize()
 	if size == 0 || size == 1 {
 		return nil, 0, false
@@ -68,7 +85,13 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bo
 		_ = world.Finalize()
 		return nil, 0, false
 	}
-	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: world, Share0: merge.DefaultShare0(world.Size)}
+	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: world, Share0: merge.DefaultShare0(world.Size), Partition: partition}
+	if partition {
+		d.Share0 = merge.DefaultPartShare0(world.Size)
+	}
+	if v := os.Getenv("GCLOCK_PAR_TEST_FAIL"); v != "" && v == fmt.Sprint(world.Rank) {
+		d.FailPart = errors.New("failing on purpose (GCLOCK_PAR_TEST_FAIL)")
+	}
 	if v := os.Getenv("GCLOCK_PAR_SHARE0"); v != "" && world.Rank == 0 {
 		var f float64
 		if _, err := fmt.Sscan(v, &f); err != nil || f < 0 || f > 1 {
@@ -91,7 +114,10 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bo
 		return nil, 0, false
 	}
 	if world.Rank == 0 {
-		if !quiet {
+		if !quiet && partition {
+			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): partitioned: all decode a share of the rank files (process 0 a share of %g) and match a share of the collective instances, process 0 aggregates in the serial order, analyses point-to-point and writes\n",
+				world.Size, world.Impl, d.Share0)
+		} else if !quiet {
 			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): all decode and merge the rank files (process 0 a share of %g), process 0 analyses and writes\n",
 				world.Size, world.Impl, d.Share0)
 		}
@@ -101,14 +127,30 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, quiet bo
 	if err := serveWorker(dir, opt, d); err != nil {
 		fmt.Fprintf(stderr, "tracemerge: process %d: %v\n", world.Rank, err)
 		code = exitNoData
+		if d.Parted() {
+			// The others wait for this process's messages: end the job.
+			fmt.Fprintf(stderr, "tracemerge: process %d: aborting the parallel analysis\n", world.Rank)
+			world.Abort(code)
+		}
 	}
 	_ = world.Finalize()
 	return nil, code, true
 }
 
 // serveWorker loads the run as process 0 does and serves its share of the
-// rank files until process 0 says stop.
+// rank files until process 0 says stop (again, after a partitioned pass
+// that met damaged input).
 func serveWorker(dir string, opt merge.Options, d *merge.Dist) error {
+	for {
+		err := serveOnce(dir, opt, d)
+		if !errors.Is(err, merge.ErrPartitionRerun) {
+			return err
+		}
+	}
+}
+
+// serveOnce serves one pass.
+func serveOnce(dir string, opt merge.Options, d *merge.Dist) error {
 	run, err := merge.Load(dir, nil)
 	var pass *merge.Pass
 	if err == nil {

@@ -1,0 +1,208 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// tagNet connects in-process "processes" by one channel per (from, to,
+// tag), like MPI's matching by source and tag.
+type tagNet struct {
+	mu sync.Mutex
+	ch map[[3]int]chan []byte
+}
+
+type tagTransport struct {
+	n  *tagNet
+	me int
+}
+
+func (n *tagNet) get(from, to, tag int) chan []byte {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := [3]int{from, to, tag}
+	c := n.ch[k]
+	if c == nil {
+		c = make(chan []byte, 16) // small messages do not wait, as in MPI
+		n.ch[k] = c
+	}
+	return c
+}
+
+func (t *tagTransport) Send(dest, tag int, b []byte) error {
+	t.n.get(t.me, dest, tag) <- append([]byte(nil), b...)
+	return nil
+}
+
+func (t *tagTransport) Recv(src, tag int, b []byte) error {
+	m := <-t.n.get(src, t.me, tag)
+	if len(m) > len(b) {
+		return fmt.Errorf("message of %d bytes into %d", len(m), len(b))
+	}
+	copy(b, m)
+	return nil
+}
+
+// partAnalyse runs the analysis of dir on k in-process processes with the
+// partition asked for, as tracemerge does (a rerun the event-shipping way
+// when the partitioned pass says so), and returns process 0's results as
+// JSON and whether the partitioned pass was kept.
+func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (an, p2p []byte, parted bool) {
+	t.Helper()
+	n := &tagNet{ch: map[[3]int]chan []byte{}}
+	var wg sync.WaitGroup
+	errs := make([]error, k)
+	for w := 1; w < k; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			d := &Dist{Procs: k, Me: w, T: &tagTransport{n, w}}
+			for {
+				run, err := Load(dir, nil)
+				if err != nil {
+					errs[w] = ServeNothing(d, err)
+					return
+				}
+				pass, err := Prepare(run, opt)
+				if err == nil {
+					err = pass.Serve(d)
+				}
+				run.Close()
+				if !errors.Is(err, ErrPartitionRerun) {
+					errs[w] = err
+					return
+				}
+			}
+		}(w)
+	}
+	d := &Dist{Procs: k, Me: 0, T: &tagTransport{n, 0}, Share0: share0, Partition: k > 1}
+	var res *Result
+	var ps *P2PStream
+	var rs *RMAStream
+	for {
+		run, err := Load(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pass, err := Prepare(run, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k > 1 {
+			pass.SetDist(d)
+		}
+		ps = NewP2PStream(run, P2POptions{}, pass.SiteName())
+		as := NewAsyncSink(ps)
+		pass.AddStreamSink(as)
+		rs = NewRMAStream(run, RMAOptions{})
+		pass.AddStreamSink(rs)
+		res, err = pass.Run()
+		if cerr := as.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		run.Close()
+		if errors.Is(err, ErrPartitionRerun) {
+			parted = false
+			d.Partition = false
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		parted = d.Parted() && d.Partition
+		break
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for w, e := range errs {
+		if e != nil {
+			t.Fatalf("process %d: %v", w, e)
+		}
+	}
+	var err error
+	if an, err = json.Marshal(res.Analysis); err != nil {
+		t.Fatal(err)
+	}
+	if p2p, err = json.Marshal([]any{ps.Result(), rs.Result()}); err != nil {
+		t.Fatal(err)
+	}
+	return an, p2p, parted
+}
+
+// TestPartitionIdentical: the partitioned analysis (instances matched and
+// measured by their owners, aggregated on process 0 in the serial order)
+// gives the serial analysis byte for byte on 2, 3 and 5 processes, with
+// several communicators, rooted collectives, imbalanced ranks,
+// point-to-point messages, a window, every clock mode but refined; and a
+// damaged run falls back to shipping events and still agrees.
+func TestPartitionIdentical(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 12, Steps: 3000, Seed: 5, ChunkEvents: 256, Halo: true,
+		SplitGroups: 3, Slowdown: map[int]float64{7: 1.6}}); err != nil {
+		t.Fatal(err)
+	}
+	damaged := filepath.Join(t.TempDir(), "damaged")
+	if _, err := synth.Generate(damaged, synth.Config{Ranks: 6, Steps: 3000, Seed: 9, ChunkEvents: 256,
+		CorruptChunks: []synth.ChunkRef{{Rank: 2, Chunk: 3}}, MissingRanks: []int{4}}); err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int64) { partRoundEvents = n }(partRoundEvents)
+	for _, tc := range []struct {
+		name   string
+		dir    string
+		opt    Options
+		parts  bool  // the partitioned pass must be kept
+		rounds int64 // events per round (0: the default)
+	}{
+		{"interp", dir, Options{Clock: ClockInterp, TopN: 4}, true, 0},
+		{"interp-rounds", dir, Options{Clock: ClockInterp, TopN: 4}, true, 3000},
+		{"raw", dir, Options{Clock: ClockRaw}, true, 0},
+		{"init-window", dir, Options{Clock: ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000},
+		{"damaged", damaged, Options{Clock: ClockInterp}, false, 0},
+	} {
+		partRoundEvents = 1 << 17
+		if tc.rounds > 0 {
+			partRoundEvents = tc.rounds
+		}
+		an1, p1, _ := partAnalyse(t, tc.dir, 1, 0, tc.opt)
+		if !bytes.Contains(an1, []byte(`"instances":`)) {
+			t.Fatalf("%s: serial analysis looks empty: %.200s", tc.name, an1)
+		}
+		for _, k := range []struct {
+			k     int
+			share float64
+		}{{2, 0.3}, {2, 0}, {3, 0}, {3, 1}, {5, 0}} {
+			t.Run(fmt.Sprintf("%s-k%d-share%g", tc.name, k.k, k.share), func(t *testing.T) {
+				ank, pk, parted := partAnalyse(t, tc.dir, k.k, k.share, tc.opt)
+				if parted != tc.parts {
+					t.Errorf("partitioned pass kept: %v, want %v", parted, tc.parts)
+				}
+				if !bytes.Equal(an1, ank) {
+					t.Errorf("analysis with %d processes differs from the serial one (%d vs %d bytes)\n%s", k.k, len(ank), len(an1), firstDiff(an1, ank))
+				}
+				if !bytes.Equal(p1, pk) {
+					t.Errorf("point-to-point/RMA results with %d processes differ (%d vs %d bytes)\n%s", k.k, len(pk), len(p1), firstDiff(p1, pk))
+				}
+			})
+		}
+	}
+}
+
+// firstDiff shows where two byte strings first differ.
+func firstDiff(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	lo := max(0, i-200)
+	return fmt.Sprintf("at byte %d:\n serial: %s\n    got: %s", i, a[lo:min(len(a), i+200)], b[lo:min(len(b), i+200)])
+}
