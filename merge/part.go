@@ -1036,10 +1036,12 @@ type partDecEnd struct {
 	Irregular int
 }
 
-// partCell mirrors hbCell for the owners' end records.
+// partCell mirrors hbCell (refine.go) for the owners' end records; a
+// cell's fields are order-free (minima, maxima, a count), so the owners'
+// grids merge exactly (partEnds; keep both in step with hbGrid.add).
 type partCell struct {
-	Lo, Hi float64
-	N      int32
+	Lo, Hi, First, Last float64
+	N                   int32
 }
 
 // partOwnEnd is an owner's end record.
@@ -1327,7 +1329,7 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 	for _, cells := range a.hb.cells {
 		var cc []partCell
 		for _, c := range cells {
-			cc = append(cc, partCell{c.lo, c.hi, c.n})
+			cc = append(cc, partCell{c.lo, c.hi, c.first, c.last, c.n})
 		}
 		end.Cells = append(end.Cells, cc)
 	}
@@ -1529,6 +1531,13 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 			}
 			for i, c := range cells {
 				x := &cur[i]
+				if c.N == 0 {
+					continue
+				}
+				if x.n == 0 {
+					x.first, x.last = c.First, c.Last
+				}
+				x.first, x.last = math.Min(x.first, c.First), math.Max(x.last, c.Last)
 				x.lo = math.Max(x.lo, c.Lo)
 				x.hi = math.Min(x.hi, c.Hi)
 				x.n += c.N
