@@ -462,7 +462,37 @@ func refineKnots(cs []hbCell, start, step float64) (ks []RefineKnot, lim RefineL
 		}
 		ks = append(ks, RefineKnot{G: st[s].t, D: v[s]})
 	}
-	return ks, lim
+	return dropCollinear(ks), lim
+}
+
+// refineCollinearNS: a knot within this of the line through its two
+// neighbours is dropped (far below refineMarginNS, so no fact breaks).
+const refineCollinearNS = 1e-6
+
+// dropCollinear removes the knots that lie on the line through their
+// neighbours (where cells agree, a cell's stations lie on the grid move;
+// free stretches are 0), so a rank keeps about one knot per grid point.
+func dropCollinear(ks []RefineKnot) []RefineKnot {
+	if len(ks) < 3 {
+		return ks
+	}
+	keep := make([]bool, len(ks))
+	n := 2
+	keep[0], keep[len(ks)-1] = true, true
+	for i := 1; i < len(ks)-1; i++ {
+		a, k, b := ks[i-1], ks[i], ks[i+1]
+		if line := a.D + (k.G-a.G)/(b.G-a.G)*(b.D-a.D); math.Abs(k.D-line) > refineCollinearNS {
+			keep[i] = true
+			n++
+		}
+	}
+	out := make([]RefineKnot, 0, n)
+	for i, k := range ks {
+		if keep[i] {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // disagreements counts the grid points whose two cells both hold facts,

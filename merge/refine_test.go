@@ -90,7 +90,7 @@ func TestHBGridBoundsAndAdjust(t *testing.T) {
 	if len(bs) != 2 || bs[0].Rank != 1 || bs[1].Rank != 2 {
 		t.Fatalf("bounds %+v", bs)
 	}
-	if b := bs[0]; b.Facts != 2 || b.BoundNS != 5e3 || b.MedianWidthNS != 2e3 || b.MaxWidthNS != 2e3 || b.Outside != 1 || b.Moved != 3 || math.Abs(b.MaxShiftNS-3e3) > 2*refineMarginNS {
+	if b := bs[0]; b.Facts != 2 || b.BoundNS != 5e3 || b.MedianWidthNS != 2e3 || b.MaxWidthNS != 2e3 || b.Outside != 1 || b.Moved != 2 || math.Abs(b.MaxShiftNS-3e3) > 2*refineMarginNS {
 		t.Errorf("rank 1: %+v", b)
 	}
 	if b := bs[1]; b.BoundNS != 1e3 || b.Outside != 0 || b.Moved != 0 {
@@ -203,4 +203,41 @@ func TestRefineKnots_DisjointNeighboursMeetEveryFact(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefineKnots_AboutOneKnotPerGridPoint: where cells agree, their
+// stations lie on the grid move and are dropped, as are the zeros of free
+// stretches: no more knots than grid points (memory per rank as before).
+func TestRefineKnots_AboutOneKnotPerGridPoint(t *testing.T) {
+	const step = 1e6
+	var cs []hbCell
+	for j := 0; j < 40; j++ {
+		c := hbCell{lo: math.Inf(-1), hi: math.Inf(1)}
+		if j%10 != 9 { // every tenth cell without facts
+			lo := 1e3 * math.Sin(float64(j)/7)
+			c = hbCell{lo: lo - 50, hi: lo + 50, first: (float64(j) + 0.2) * step, last: (float64(j) + 0.7) * step, n: 2}
+		}
+		cs = append(cs, c)
+	}
+	cs = append(cs, make([]hbCell, 20)...) // a long stretch without facts
+	for j := 40; j < 60; j++ {
+		cs[j] = hbCell{lo: math.Inf(-1), hi: math.Inf(1)}
+	}
+	cs = append(cs, hbCell{lo: 200, hi: 300, first: 60.5 * step, last: 60.6 * step, n: 1})
+	ks, lim := refineKnots(cs, 0, step)
+	if lim.Points != 0 || len(ks) > len(cs)+1 {
+		t.Errorf("%d knots for %d grid points (limited %+v)", len(ks), len(cs)+1, lim)
+	}
+	a := newRankAdjust(0, step, ks)
+	for j, c := range cs {
+		if c.n == 0 {
+			continue
+		}
+		for _, g := range []float64{c.first, c.last} {
+			if v := a.at(g); v <= c.lo || v >= c.hi {
+				t.Errorf("cell %d [%g, %g]: δ(%g) = %g", j, c.lo, c.hi, g, v)
+			}
+		}
+	}
+	t.Logf("%d knots for %d grid points", len(ks), len(cs)+1)
 }
