@@ -309,10 +309,53 @@ func (b *inbox) get() (partMsg, error) {
 // partNet carries the partitioned pass's messages: over the Transport
 // between processes, through an inbox within one.
 type partNet struct {
-	t     Transport
-	me    int
-	mu    sync.Mutex
-	boxes map[[2]int]*inbox
+	t         Transport
+	me        int
+	mu        sync.Mutex
+	boxes     map[[2]int]*inbox
+	listening map[[2]int]bool
+	free      chan []GEvent // spent event buffers, for reuse
+}
+
+// getBuf returns an empty event buffer (a spent one when there is one).
+func (n *partNet) getBuf() []GEvent {
+	select {
+	case b := <-n.free:
+		return b[:0]
+	default:
+		return make([]GEvent, 0, partChunk)
+	}
+}
+
+// putBuf gives a spent event buffer back.
+func (n *partNet) putBuf(b []GEvent) {
+	if cap(b) < partChunk {
+		return
+	}
+	select {
+	case n.free <- b[:0]:
+	default:
+	}
+}
+
+// sendEv sends events and returns an empty buffer for the next ones: ev
+// itself when it went to another process (the send has completed), a
+// fresh one when the receiver is this process (which now owns ev).
+func (n *partNet) sendEv(dest, tag int, h partHdr, ev []GEvent) ([]GEvent, error) {
+	if err := n.send(dest, tag, h, ev, nil); err != nil {
+		return nil, err
+	}
+	if dest != n.me {
+		return ev[:0], nil
+	}
+	return n.getBuf(), nil
+}
+
+// putSegs gives the event buffers of consumed segments back.
+func (n *partNet) putSegs(segs []partMsg) {
+	for _, m := range segs {
+		n.putBuf(m.ev)
+	}
 }
 
 func (n *partNet) box(src, tag int) *inbox {
@@ -351,10 +394,20 @@ func (n *partNet) send(dest, tag int, h partHdr, ev []GEvent, body []byte) error
 }
 
 // listen returns the inbox of (src, tag), receiving into it from another
-// process until the stream's terminal message (eos, pkEnd).
+// process until the stream's terminal message (eos, pkEnd). Every stream
+// is listened to from the start: a large message waits in the sender's
+// MPI send (one at a time per process, mpirt) until it is received, so a
+// stream read late would hold up the sender's other streams.
 func (n *partNet) listen(src, tag int) *inbox {
 	b := n.box(src, tag)
-	if src == n.me {
+	n.mu.Lock()
+	started := n.listening[[2]int{src, tag}]
+	if n.listening == nil {
+		n.listening = map[[2]int]bool{}
+	}
+	n.listening[[2]int{src, tag}] = true
+	n.mu.Unlock()
+	if src == n.me || started {
 		return b
 	}
 	go func() {
@@ -377,7 +430,12 @@ func (n *partNet) listen(src, tag int) *inbox {
 						b.fail(fmt.Errorf("parallel analysis: event message of %d bytes from process %d", h.n, src))
 						return
 					}
-					m.ev = make([]GEvent, h.n/evSize)
+					m.ev = n.getBuf()
+					if k := h.n / evSize; cap(m.ev) >= k {
+						m.ev = m.ev[:k]
+					} else {
+						m.ev = make([]GEvent, k)
+					}
 					p = evBytes(m.ev)
 				} else {
 					m.body = make([]byte, h.n)
@@ -468,7 +526,7 @@ func evRank(e *GEvent) int32 {
 
 // mergeRound calls fn for the events of the sources' segments in the
 // serial merge order (Enter, then rank; each rank is one source's).
-func mergeRound(cs []*evCursor, fn func(*GEvent) error) error {
+func mergeRound(cs []*evCursor, fn func(ev *GEvent, src int) error) error {
 	for {
 		var best *GEvent
 		bi := -1
@@ -484,7 +542,7 @@ func mergeRound(cs []*evCursor, fn func(*GEvent) error) error {
 		if best == nil {
 			return nil
 		}
-		if err := fn(best); err != nil {
+		if err := fn(best, bi); err != nil {
 			return err
 		}
 		cs[bi].i++
@@ -557,6 +615,64 @@ type partOwner struct {
 	worst []float64 // local min-heap of entry skews (TopN)
 	n     int       // records
 	err   error
+	// Call sites: the owner's own indices (siteIndexOf); each one is
+	// defined to process 0 (rank, pc) in the message before its first use.
+	xl      [][]int32 // by source: the decoder's site index -> the owner's
+	defined []bool
+	defs    []byte
+	// Histograms are counts, order-free: the owner keeps them and sends
+	// them at the end, process 0 adds them up.
+	hists [256]partHists
+}
+
+// partHists are one op's histogram counts on an owner.
+type partHists struct {
+	used       bool
+	exit, wait hist
+}
+
+// siteRef returns the owner's site index s (of world rank rank's pc),
+// defining it to process 0 first if it is new.
+func (o *partOwner) siteRef(s int32, rank int32, pc uint64) int32 {
+	if s < 0 {
+		return -1
+	}
+	for int(s) >= len(o.defined) {
+		o.defined = append(o.defined, false)
+	}
+	if !o.defined[s] {
+		o.defined[s] = true
+		o.defs = binary.LittleEndian.AppendUint32(o.defs, uint32(s))
+		o.defs = binary.LittleEndian.AppendUint32(o.defs, uint32(rank))
+		o.defs = binary.LittleEndian.AppendUint64(o.defs, pc)
+	}
+	return s
+}
+
+// site maps a decoder's call-site index of ev (from source src) to the
+// owner's.
+func (o *partOwner) site(ev *GEvent, src int) int32 {
+	a := o.a
+	for src >= len(o.xl) {
+		o.xl = append(o.xl, nil)
+	}
+	x := o.xl[src]
+	if ws := ev.site; ws >= 0 && int(ws) < len(x) && x[ws] >= 0 {
+		return x[ws]
+	}
+	rs := a.ranks[ev.Rank]
+	if rs == nil {
+		return -1
+	}
+	s := a.siteIndexOf(rs, ev.Callsite)
+	if ws := ev.site; ws >= 0 && ws < 1<<20 {
+		for int(ws) >= len(x) {
+			x = append(x, -1)
+		}
+		x[ws] = s
+		o.xl[src] = x
+	}
+	return s
 }
 
 // emit computes the metrics of one finalised instance (finalize's
@@ -679,6 +795,8 @@ func (o *partOwner) emit(in *openInst) {
 		flags |= rfExit
 	}
 	binary.LittleEndian.PutUint16(b[flagAt:], flags)
+	o.hists[op].used = true
+	o.hists[op].exit.add(exitSkew)
 	b = binary.LittleEndian.AppendUint32(b, uint32(in.got))
 	b = binary.LittleEndian.AppendUint32(b, uint32(cs.members[lastPos]))
 	for _, v := range []float64{entrySkew, exitSkew, latency, lx - fe, r.viol} {
@@ -694,7 +812,8 @@ func (o *partOwner) emit(in *openInst) {
 		b = binary.LittleEndian.AppendUint32(b, uint32(cr))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.wait[i]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(in.exit[p]-in.enter[p]))
-		b = binary.LittleEndian.AppendUint64(b, in.pc[p])
+		b = binary.LittleEndian.AppendUint32(b, uint32(o.siteRef(in.site[p], cs.members[p], in.pc[p])))
+		o.hists[op].wait.add(r.wait[i])
 	}
 	if exitProf {
 		for _, x := range in.exit {
@@ -783,9 +902,68 @@ func (r *recReader) readKey(k *partKey) {
 // partReplay is process 0's replay of the records (the aggregating half
 // of finalize, in the serial order).
 type partReplay struct {
-	a       *analyzer
-	sites   []map[uint64]int32 // by rank: pc -> site index
-	missing int                // worst candidates without their instance
+	a *analyzer
+	// sites: by rank, the (pc, site index) pairs seen, most recent first
+	// (a rank has few call sites of collectives: a short scan, no hash).
+	sites   [][]pcSlot
+	present []bool       // by rank: has a rank file
+	wait    []rankWait   // by rank: dense (the rank states are large), into a.ranks at the end
+	missing int          // worst candidates without their instance
+	ms      []partMember // scratch
+	tab     []int32      // the current record's owner's site table
+}
+
+// partMember is one member's part of an instance record.
+type partMember struct {
+	wr, cr int32 // world rank, causing world rank (-1: none)
+	w, d   float64
+	site   int32 // the owner's call-site index (partReplay.xlate)
+}
+
+func newPartReplay(a *analyzer) *partReplay {
+	p := &partReplay{a: a, sites: make([][]pcSlot, len(a.ranks)), present: make([]bool, len(a.ranks)),
+		wait: make([]rankWait, len(a.ranks))}
+	for r, rs := range a.ranks {
+		p.present[r] = rs != nil
+	}
+	return p
+}
+
+// done moves the per-rank waits into the rank states.
+func (p *partReplay) done() {
+	for r, rs := range p.a.ranks {
+		if rs != nil {
+			rs.wait = p.wait[r]
+		}
+	}
+}
+
+// xlate maps the current owner's site index to process 0's (-1: none).
+func (p *partReplay) xlate(s int32) int32 {
+	if s < 0 || int(s) >= len(p.tab) {
+		return -1
+	}
+	return p.tab[s]
+}
+
+// defineSites reads the site definitions heading an owner's message
+// into the owner's table.
+func (p *partReplay) defineSites(tab []int32, r *recReader) ([]int32, bool) {
+	n := int(r.u32())
+	if n > 1<<24 || !r.need(16*n) {
+		return tab, false
+	}
+	for i := 0; i < n; i++ {
+		s, rank, pc := int32(r.u32()), int32(r.u32()), r.u64()
+		if s < 0 || s >= 1<<24 {
+			return tab, false
+		}
+		for int(s) >= len(tab) {
+			tab = append(tab, -1)
+		}
+		tab[s] = p.site(rank, pc)
+	}
+	return tab, !r.bad
 }
 
 func (p *partReplay) site(rank int32, pc uint64) int32 {
@@ -793,16 +971,17 @@ func (p *partReplay) site(rank int32, pc uint64) int32 {
 	if rank < 0 || int(rank) >= len(a.ranks) || a.ranks[rank] == nil {
 		return -1
 	}
-	m := p.sites[rank]
-	if m == nil {
-		m = map[uint64]int32{}
-		p.sites[rank] = m
-	}
-	if s, ok := m[pc]; ok {
-		return s
+	l := p.sites[rank]
+	for i := range l {
+		if l[i].pc == pc {
+			if i > 0 {
+				l[0], l[i] = l[i], l[0]
+			}
+			return l[0].site
+		}
 	}
 	s := a.siteIndexOf(a.ranks[rank], pc)
-	m[pc] = s
+	p.sites[rank] = append([]pcSlot{{pc: pc, site: s, ok: true}}, l...)
 	return s
 }
 
@@ -835,22 +1014,14 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 	lastRank := int32(r.u32())
 	entrySkew, exitSkew, latency, span, v := r.f64(), r.f64(), r.f64(), r.f64(), r.f64()
 	m := int(r.u32())
-	if r.bad || m > len(cs.members) || 32*m > len(r.b)-r.i {
+	if r.bad || m > len(cs.members) || 28*m > len(r.b)-r.i {
 		return false
 	}
-	type member struct {
-		wr, cr int32
-		w, d   float64
-		pc     uint64
-	}
-	var mem [64]member
-	ms := mem[:0]
-	if m > len(mem) {
-		ms = make([]member, 0, m)
-	}
+	ms := p.ms[:0]
 	for i := 0; i < m; i++ {
-		ms = append(ms, member{int32(r.u32()), int32(r.u32()), r.f64(), r.f64(), r.u64()})
+		ms = append(ms, partMember{int32(r.u32()), int32(r.u32()), r.f64(), r.f64(), int32(r.u32())})
 	}
+	p.ms = ms
 	if flags&rfExit != 0 {
 		k := exitKey{op, cs}
 		acc := a.exits[k]
@@ -886,12 +1057,12 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 		return false
 	}
 	for _, x := range ms {
-		if x.wr < 0 || int(x.wr) >= len(a.ranks) || a.ranks[x.wr] == nil || x.cr >= int32(len(a.ranks)) ||
-			(x.cr >= 0 && a.ranks[x.cr] == nil) {
+		if x.wr < 0 || int(x.wr) >= len(p.present) || !p.present[x.wr] || x.cr >= int32(len(p.present)) ||
+			(x.cr >= 0 && !p.present[x.cr]) {
 			return false
 		}
 	}
-	if lastRank < 0 || int(lastRank) >= len(a.ranks) || a.ranks[lastRank] == nil {
+	if lastRank < 0 || int(lastRank) >= len(p.present) || !p.present[lastRank] {
 		return false
 	}
 	oa := &a.ops[op]
@@ -907,7 +1078,7 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 		oa.zeroByte++
 	}
 	oa.span.add(span)
-	oa.histExit.add(exitSkew)
+	// histExit and histWait: the owners' counts, added at the end
 	if got >= 2 && v > 0 {
 		oa.viol++
 		a.clockViol++
@@ -922,30 +1093,29 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
 	}
 	if got >= 2 {
-		a.ranks[lastRank].wait.last++
+		p.wait[lastRank].last++
 	}
 	var causedBy []int32
 	for _, x := range ms {
 		w, d, wr := x.w, x.d, x.wr
 		oa.total += d
 		oa.wait.add(w)
-		oa.histWait.add(w)
-		a.ranks[wr].wait.wait += w
+		p.wait[wr].wait += w
 		if cr := x.cr; cr >= 0 && w > 0 {
-			a.ranks[cr].wait.lateness += w
+			p.wait[cr].lateness += w
 			seen := false
 			for _, r := range causedBy {
 				seen = seen || r == cr
 			}
 			if !seen {
 				causedBy = append(causedBy, cr)
-				a.ranks[cr].wait.caused++
+				p.wait[cr].caused++
 			}
 			if a.pair != nil {
 				a.pair[int(cr)*a.rn.WorldSize+int(wr)] += w
 			}
 		}
-		if site := p.site(wr, x.pc); site >= 0 {
+		if site := p.xlate(x.site); site >= 0 {
 			ca := a.csAccFor(site, op)
 			ca.calls++
 			ca.total += d
@@ -1044,8 +1214,15 @@ type partCell struct {
 	N                   int32
 }
 
+// partHistEnd is an owner's histogram counts of one op.
+type partHistEnd struct {
+	Op         int
+	Exit, Wait []int
+}
+
 // partOwnEnd is an owner's end record.
 type partOwnEnd struct {
+	Hists     []partHistEnd
 	Irregular int
 	Records   int
 	MaxOpen   int
@@ -1090,13 +1267,14 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	first := true
 
 	flush := func(c *consumer, done int32, eos bool) error {
-		var ev []GEvent
+		var err error
+		h := partHdr{kind: pkEv, eos: eos, round: cur, done: done}
 		if c == zero {
-			ev, sbuf = sbuf, nil
+			sbuf, err = net.sendEv(c.p, c.tag, h, sbuf)
 		} else {
-			ev, bufs[c.p] = bufs[c.p], nil
+			bufs[c.p], err = net.sendEv(c.p, c.tag, h, bufs[c.p])
 		}
-		return net.send(c.p, c.tag, partHdr{kind: pkEv, eos: eos, round: cur, done: done}, ev, nil)
+		return err
 	}
 	advance := func(rd int32) error {
 		if rd < cur {
@@ -1137,10 +1315,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			for _, q := range owners {
 				bufs[q] = append(bufs[q], mk)
 				if len(bufs[q]) >= partChunk {
-					if err := net.send(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q], nil); err != nil {
+					var err error
+					if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
 						return err
 					}
-					bufs[q] = nil
 				}
 			}
 			return nil
@@ -1166,10 +1344,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		if pl.wants(ev.Op) {
 			sbuf = append(sbuf, *ev)
 			if len(sbuf) >= partChunk {
-				if err := net.send(0, tagStream, partHdr{kind: pkEv, round: cur, done: cur - 1}, sbuf, nil); err != nil {
+				var err error
+				if sbuf, err = net.sendEv(0, tagStream, partHdr{kind: pkEv, round: cur, done: cur - 1}, sbuf); err != nil {
 					return err
 				}
-				sbuf = nil
 			}
 		}
 		if ev.commIdx < 0 || !ev.Op.IsCollective() {
@@ -1193,16 +1371,17 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		e.LocalEnter = int64(ord[ev.Rank])
 		bufs[q] = append(bufs[q], e)
 		if len(bufs[q]) >= partChunk {
-			if err := net.send(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q], nil); err != nil {
+			var err error
+			if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
 				return err
 			}
-			bufs[q] = nil
 		}
 		return nil
 	}
 
 	quit := make(chan struct{})
 	chunks := make(chan []GEvent, 2)
+	spare := make(chan []GEvent, 4) // routed chunks back to the merge
 	var ends map[int]distEnd
 	go func() {
 		defer close(chunks)
@@ -1213,7 +1392,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			case <-quit:
 				return false
 			}
-		}, nil)
+		}, spare)
 	}()
 	var err error
 	for c := range chunks {
@@ -1225,6 +1404,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 				close(quit)
 				break
 			}
+		}
+		select { // routing copied the events
+		case spare <- c:
+		default:
 		}
 	}
 	if err != nil {
@@ -1280,7 +1463,7 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 	}
 	last := int32(pl.rounds - 1)
 	cs := make([]*evCursor, len(srcs))
-	handle := func(ev *GEvent) error {
+	handle := func(ev *GEvent, src int) error {
 		if ev.Rank < 0 {
 			r := -1 - ev.Rank
 			o.key = partKey{enter: ev.Enter, rank: r, sub: 1, ord: uint64(ev.LocalEnter)}
@@ -1292,6 +1475,10 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			int(ev.commRank) >= len(a.m.comms[ev.commIdx].members) {
 			return fmt.Errorf("parallel analysis: an event on an unknown communicator")
 		}
+		if ev.Rank >= int32(len(a.ranks)) {
+			return fmt.Errorf("parallel analysis: an event of rank %d of %d", ev.Rank, len(a.ranks))
+		}
+		ev.site = o.site(ev, src)
 		a.m.add(ev)
 		return o.err
 	}
@@ -1305,6 +1492,9 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 		if err := mergeRound(cs, handle); err != nil {
 			return err
 		}
+		for _, c := range cs {
+			net.putSegs(c.segs)
+		}
 		if r == last {
 			o.key = partKey{enter: math.Inf(1), rank: math.MaxInt32, sub: 2, ord: math.MaxUint64}
 			a.m.flush()
@@ -1314,8 +1504,9 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 		}
 		// Every round, records or none: process 0 and the decoders wait
 		// for it.
-		out := o.out
-		o.out = nil
+		out := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(o.defs)+len(o.out)), uint32(len(o.defs)/16))
+		out = append(append(out, o.defs...), o.out...)
+		o.out, o.defs = o.out[:0], o.defs[:0]
 		if err := net.send(0, tagRes, partHdr{kind: pkRec, eos: r == last, round: r, done: r}, nil, out); err != nil {
 			return err
 		}
@@ -1326,6 +1517,11 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 		}
 	}
 	end := partOwnEnd{Irregular: a.m.irregular, Records: o.n, MaxOpen: a.m.maxOpen}
+	for op, h := range o.hists {
+		if h.used {
+			end.Hists = append(end.Hists, partHistEnd{Op: op, Exit: h.exit.counts[:], Wait: h.wait.counts[:]})
+		}
+	}
 	for _, cells := range a.hb.cells {
 		var cc []partCell
 		for _, c := range cells {
@@ -1349,16 +1545,18 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 	for q := pl.owner0; q < pl.procs; q++ {
 		rsrc = append(rsrc, &partSource{p: q, box: net.listen(q, tagRes), done: -1})
 	}
-	rp := &partReplay{a: a, sites: make([]map[uint64]int32, len(a.ranks))}
+	rp := newPartReplay(a)
+	defer rp.done()
 	last := int32(pl.rounds - 1)
 	cs := make([]*evCursor, len(ssrc))
 	type recCur struct {
+		q    int // owner index (rsrc)
 		segs []partMsg
 		si   int
 		r    recReader
 		key  partKey
-		ok   bool
 	}
+	tabs := make([][]int32, len(rsrc)) // per owner: its site index -> process 0's
 	// next loads the cursor's next record key; false at the end.
 	next := func(c *recCur) (bool, error) {
 		for {
@@ -1374,6 +1572,10 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			c.r = recReader{b: c.segs[c.si].body}
 			c.si++
+			var ok bool
+			if tabs[c.q], ok = rp.defineSites(tabs[c.q], &c.r); !ok {
+				return false, errors.New("parallel analysis: bad call-site definitions")
+			}
 		}
 	}
 	sinks := a.opt.StreamSinks
@@ -1385,7 +1587,7 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			cs[i] = &evCursor{segs: s.take(r)}
 		}
-		if err := mergeRound(cs, func(ev *GEvent) error {
+		if err := mergeRound(cs, func(ev *GEvent, _ int) error {
 			n++
 			for _, s := range sinks {
 				if err := s.Add(ev); err != nil {
@@ -1396,12 +1598,15 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 		}); err != nil {
 			return err
 		}
+		for _, c := range cs {
+			net.putSegs(c.segs)
+		}
 		var rcs []*recCur
-		for _, s := range rsrc {
+		for q, s := range rsrc {
 			if err := s.fill(r, last); err != nil {
 				return err
 			}
-			c := &recCur{segs: s.take(r)}
+			c := &recCur{q: q, segs: s.take(r)}
 			ok, err := next(c)
 			if err != nil {
 				return err
@@ -1419,6 +1624,7 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			c := rcs[bi]
 			flags := c.r.u16()
+			rp.tab = tabs[c.q]
 			if !rp.apply(&c.r, c.key.comm, flags) {
 				return errors.New("parallel analysis: bad instance record")
 			}
@@ -1518,6 +1724,16 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 			return fmt.Errorf("parallel analysis: end record of process %d: %w", q, err)
 		}
 		a.partIrregular += e.Irregular
+		for _, h := range e.Hists {
+			if h.Op < 0 || h.Op >= len(a.ops) || len(h.Exit) != len(a.ops[h.Op].histExit.counts) || len(h.Wait) != len(a.ops[h.Op].histWait.counts) {
+				return fmt.Errorf("parallel analysis: bad histogram from process %d", q)
+			}
+			oa := &a.ops[h.Op]
+			for i := range h.Exit {
+				oa.histExit.counts[i] += h.Exit[i]
+				oa.histWait.counts[i] += h.Wait[i]
+			}
+		}
 		if q == 0 {
 			continue // process 0's owner wrote a.hb itself
 		}
@@ -1556,9 +1772,17 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 // runPart is process 0's partitioned pass (the plan sent already).
 func (a *analyzer) runPart(pl *partPlan) error {
 	d := a.dist
-	net := &partNet{t: d.T, me: 0, boxes: map[[2]int]*inbox{}}
+	net := &partNet{t: d.T, me: 0, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, 32)}
 	decs := pl.decoders(len(a.rn.Ranks))
 	a.startWindow(math.Inf(1)) // runStart is known (partPlanFor)
+	for _, p := range decs {
+		net.listen(p, tagEndDec)
+		net.listen(p, tagStream)
+	}
+	for q := pl.owner0; q < pl.procs; q++ {
+		net.listen(q, tagEndOwn)
+		net.listen(q, tagRes)
+	}
 	roles := &partRoles{}
 	if lo, hi := ownedBlock(0, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {
 		mine := a.block(lo, hi)
@@ -1604,7 +1828,7 @@ func (a *analyzer) servePart(pl *partPlan, d *Dist) error {
 		return errors.New("parallel analysis: this process sees another run start than process 0 (different files?)")
 	}
 	a.startWindow(math.Inf(1))
-	net := &partNet{t: d.T, me: d.Me, boxes: map[[2]int]*inbox{}}
+	net := &partNet{t: d.T, me: d.Me, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, 32)}
 	decs := pl.decoders(len(a.rn.Ranks))
 	roles := &partRoles{}
 	if lo, hi := ownedBlock(d.Me, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {
