@@ -12,6 +12,7 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // MaxChunkEvents bounds the events in one EVENTS frame. WriteEvents splits
@@ -115,6 +116,7 @@ type chunkEncoder struct {
 	nsites []uint64
 	seq    seqTracker
 	mp     []byte
+	blk    []byte // the S2 block before it is framed
 }
 
 // tmplKey is what a layout-2 template holds: the fields of an event other
@@ -249,30 +251,70 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 	return c.compress(dst, &cols, enc)
 }
 
-// compress appends cols as a compressed EVENTS payload to dst.
-func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([]byte, error) {
-	c.p = chunkPayload{
-		Layout: chunkLayout, N: cols.N,
-		Seq: cols.Seq, Enter: cols.Enter, Dur: cols.Dur, Sites: cols.Sites,
-		Req: cols.Req, Tmpl: cols.Tmpl, Templates: cols.Templates,
+// chunkPayloadTail is chunkPayload as the S2 writer packs it: the enter
+// and dur columns are not in the compressed block but follow it raw
+// (flagTail), and their elements hold their lengths.
+type chunkPayloadTail struct {
+	_msgpack                    struct{} `msgpack:",as_array"`
+	Layout                      uint8
+	N                           int
+	Op, Comm, Seq               []byte
+	Root, Sent, Recv            []byte
+	EnterLen, DurLen            uint64
+	Site                        []byte
+	Sites                       []uint64
+	Peer, Tag, Req, Tmpl, Tmpls []byte
+}
+
+// chunkFlags is the EVENTS frame flags of chunks compressed with enc:
+// zstd compresses everything; S2 (enc nil) leaves the enter and dur
+// columns out of its block (docs/trace-format.md, D21).
+func chunkFlags(enc *zstd.Encoder) uint8 {
+	if enc == nil {
+		return flagS2 | flagTail
 	}
+	return flagZstd
+}
+
+// compress appends cols as a compressed EVENTS payload to dst (frame flags
+// chunkFlags(enc)).
+func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([]byte, error) {
 	var err error
-	c.mp, err = marshalAppend(c.mp[:0], &c.p)
-	c.p = chunkPayload{} // drop aliases of the caller's memory
+	if enc != nil {
+		c.p = chunkPayload{
+			Layout: chunkLayout, N: cols.N,
+			Seq: cols.Seq, Enter: cols.Enter, Dur: cols.Dur, Sites: cols.Sites,
+			Req: cols.Req, Tmpl: cols.Tmpl, Templates: cols.Templates,
+		}
+		c.mp, err = marshalAppend(c.mp[:0], &c.p)
+		c.p = chunkPayload{} // drop aliases of the caller's memory
+		if err != nil {
+			return dst, fmt.Errorf("encoding event chunk: %w", err)
+		}
+		return enc.EncodeAll(c.mp, dst), nil
+	}
+	// S2: the timing columns are mostly jitter, which S2 compresses about
+	// 2.5× at a third of a flush's CPU time; they are stored raw after the
+	// block instead.
+	pt := chunkPayloadTail{
+		Layout: chunkLayout, N: cols.N,
+		Seq: cols.Seq, EnterLen: uint64(len(cols.Enter)), DurLen: uint64(len(cols.Dur)), Sites: cols.Sites,
+		Req: cols.Req, Tmpl: cols.Tmpl, Tmpls: cols.Templates,
+	}
+	c.mp, err = marshalAppend(c.mp[:0], &pt)
 	if err != nil {
 		return dst, fmt.Errorf("encoding event chunk: %w", err)
 	}
-	if enc == nil {
-		n := s2.MaxEncodedLen(len(c.mp))
-		if n < 0 {
-			return dst, fmt.Errorf("encoding event chunk: %d bytes too large for S2", len(c.mp))
-		}
-		// S2 writes into dst's spare room when it holds the worst case.
-		l := len(dst)
-		dst = slices.Grow(dst, n)
-		return dst[:l+len(s2.Encode(dst[l:l+n], c.mp))], nil
+	n := s2.MaxEncodedLen(len(c.mp))
+	if n < 0 {
+		return dst, fmt.Errorf("encoding event chunk: %d bytes too large for S2", len(c.mp))
 	}
-	return enc.EncodeAll(c.mp, dst), nil
+	c.blk = slices.Grow(c.blk[:0], n)
+	blk := s2.Encode(c.blk[:n], c.mp)
+	dst = binary.AppendUvarint(dst, uint64(len(blk)))
+	dst = append(dst, blk...)
+	dst = append(dst, cols.Enter...)
+	return append(dst, cols.Dur...), nil
 }
 
 // putU appends v as a uvarint; values below 128 (most columns' usual
@@ -364,8 +406,11 @@ const (
 )
 
 // parse decodes the msgpack array of a chunk payload without reflection;
-// the byte columns alias raw (no copies).
-func (d *chunkDecoder) parse(raw []byte) error {
+// the byte columns alias raw (no copies). A layout-2 enter or dur element
+// that is an integer is that column's length in tail, the raw bytes after
+// the compressed block (flagTail), taken in element order; the tail must
+// be used up exactly.
+func (d *chunkDecoder) parse(raw, tail []byte) error {
 	if d.md == nil {
 		d.md = msgpack.NewDecoder(nil)
 	}
@@ -414,9 +459,37 @@ func (d *chunkDecoder) parse(raw []byte) error {
 		}
 		return raw[pos : pos+k : pos+k], nil
 	}
+	// fromTail takes an integer element's column out of tail.
+	fromTail := func(name string) ([]byte, error) {
+		k, err := md.DecodeUint64()
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", name, err)
+		}
+		if k > uint64(len(tail)) {
+			return nil, fmt.Errorf("column %s: %d bytes after the compressed block, only %d left", name, k, len(tail))
+		}
+		c := tail[:k:k]
+		tail = tail[k:]
+		if k == 0 {
+			return nil, nil
+		}
+		return c, nil
+	}
 	cols := []*[]byte{&d.p.Op, &d.p.Comm, &d.p.Seq, &d.p.Root, &d.p.Sent, &d.p.Recv, &d.p.Enter, &d.p.Dur, &d.p.Site}
 	names := []string{"op", "comm", "seq", "root", "sent", "recv", "enter", "dur", "site"}
 	for i, c := range cols {
+		if lay == 2 && (i == 6 || i == 7) {
+			code, err := md.PeekCode()
+			if err != nil {
+				return fmt.Errorf("column %s: %w", names[i], err)
+			}
+			if msgpcode.IsFixedNum(code) || (code >= msgpcode.Uint8 && code <= msgpcode.Int64) {
+				if *c, err = fromTail(names[i]); err != nil {
+					return err
+				}
+				continue
+			}
+		}
 		if *c, err = bin(names[i]); err != nil {
 			return err
 		}
@@ -455,6 +528,9 @@ func (d *chunkDecoder) parse(raw []byte) error {
 		if err := md.Skip(); err != nil {
 			return fmt.Errorf("extension element %d: %w", i, err)
 		}
+	}
+	if len(tail) != 0 {
+		return fmt.Errorf("%d bytes after the compressed block that no column uses", len(tail))
 	}
 	return nil
 }
@@ -502,9 +578,18 @@ func (c *column) check() error {
 	return nil
 }
 
-// decode decompresses (flags: flagZstd or flagS2) and decodes one EVENTS
-// payload into dst[:0].
+// decode decompresses (flags: flagZstd or flagS2, either with flagTail)
+// and decodes one EVENTS payload into dst[:0].
 func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event, error) {
+	var tail []byte
+	if flags&flagTail != 0 {
+		l, k := binary.Uvarint(payload)
+		if k <= 0 || l > uint64(len(payload)-k) {
+			return dst[:0], fmt.Errorf("event chunk: compressed block length unreadable or beyond the %d-byte payload", len(payload))
+		}
+		payload, tail = payload[k:k+int(l)], payload[k+int(l):]
+		flags &^= flagTail
+	}
 	switch flags {
 	case flagZstd:
 		dec, err := sharedDecoder()
@@ -531,7 +616,7 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 	default:
 		return dst[:0], fmt.Errorf("event chunk flags 0x%02x: want exactly one codec (zstd or s2)", flags)
 	}
-	if err := d.parse(d.raw); err != nil {
+	if err := d.parse(d.raw, tail); err != nil {
 		return dst[:0], fmt.Errorf("msgpack: %w", err)
 	}
 	if d.p.Layout == 2 {

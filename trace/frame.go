@@ -60,7 +60,8 @@ func (k FrameKind) String() string {
 const (
 	flagZstd     uint8 = 1 << 0 // payload is a zstd frame
 	flagS2       uint8 = 1 << 1 // payload is one S2 block (github.com/klauspost/compress/s2)
-	knownFlags         = flagZstd | flagS2
+	flagTail     uint8 = 1 << 2 // payload = uvarint(block length), the block, then raw column bytes
+	knownFlags         = flagZstd | flagS2 | flagTail
 	reservedMask       = ^knownFlags
 )
 

@@ -258,7 +258,7 @@ func FuzzChunkDecode(f *testing.F) {
 	f.Add([]byte{0x9f, 1, 0x10})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var cd chunkDecoder
-		for _, fl := range []uint8{flagZstd, flagS2, flagZstd | flagS2} {
+		for _, fl := range []uint8{flagZstd, flagS2, flagZstd | flagS2, flagS2 | flagTail, flagZstd | flagTail} {
 			if evs, err := cd.decode(nil, data, fl); err == nil && len(evs) > MaxChunkEvents {
 				t.Fatalf("decoded %d events", len(evs))
 			}
@@ -279,7 +279,7 @@ func FuzzChunkDecode(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err = cd.decode(nil, p, flagS2)
+			again, err = cd.decode(nil, p, chunkFlags(nil))
 			if err != nil || !reflect.DeepEqual(again, evs) && len(evs) > 0 {
 				t.Fatalf("re-encoded S2 chunk differs: %v", err)
 			}

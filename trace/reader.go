@@ -286,7 +286,7 @@ func (r *Reader) scan(pos int64) error {
 		case KindEvents:
 			r.meta.EventChunks++
 			codec := CodecZstd
-			if fh.flags == flagS2 {
+			if fh.flags&flagS2 != 0 {
 				codec = CodecS2
 			}
 			r.meta.Chunks = append(r.meta.Chunks, ChunkInfo{Index: idx, Offset: pos, Bytes: int(fh.length), Codec: codec})

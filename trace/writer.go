@@ -284,10 +284,7 @@ func (w *Writer) writeColumns(cols *Columns) error {
 	if len(payload) > MaxFramePayload {
 		return fmt.Errorf("trace: %s: chunk %d: payload of %d bytes exceeds %d", w.opts.name, w.chunks, len(payload), MaxFramePayload)
 	}
-	flags := flagZstd
-	if w.enc == nil {
-		flags = flagS2
-	}
+	flags := chunkFlags(w.enc)
 	appendFrameHeader(w.buf[:0], KindEvents, flags, payload)
 	if err := w.flush("events"); err != nil {
 		return err
