@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -165,8 +166,14 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 }
 
 // TestCColumns_WrittenChunkReadsBack writes C-encoded chunks with
-// trace.Writer.WriteColumns and reads every event back.
+// trace.Writer.WriteColumns, with either codec, and reads every event back.
 func TestCColumns_WrittenChunkReadsBack(t *testing.T) {
+	for _, codec := range []trace.Codec{trace.CodecZstd, trace.CodecS2} {
+		t.Run(fmt.Sprint(codec), func(t *testing.T) { writtenChunkReadsBack(t, codec) })
+	}
+}
+
+func writtenChunkReadsBack(t *testing.T, codec trace.Codec) {
 	evs := make([]trace.Event, 3000)
 	for i := range evs {
 		evs[i] = trace.Event{Op: trace.OpIsend, Comm: uint32(i % 2), Seq: 0, Root: 0, Sent: 512,
@@ -174,7 +181,7 @@ func TestCColumns_WrittenChunkReadsBack(t *testing.T) {
 			Peer: int32(i % 4), Tag: 1, Req: uint32(i + 1)}
 	}
 	var buf bytes.Buffer
-	w, err := trace.NewWriter(&buf, trace.Header{Rank: 0, WorldSize: 1})
+	w, err := trace.NewWriter(&buf, trace.Header{Rank: 0, WorldSize: 1}, trace.WithCodec(codec))
 	if err != nil {
 		t.Fatal(err)
 	}
