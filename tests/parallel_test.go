@@ -88,7 +88,8 @@ func TestParallelTracemergeIdentical(t *testing.T) {
 }
 
 // TestParallelTracemergePartitioned: without per-event outputs the
-// collective analysis is partitioned (merge/part.go): every process
+// collective analysis is partitioned (merge/part.go; by default from 3
+// processes, with 2 when GCLOCK_PAR_PARTITION=1): every process
 // matches and measures a share of the instances and process 0 aggregates
 // them in the serial order. With several communicators, rooted
 // collectives, imbalanced ranks and point-to-point messages, K=2 and K=3
@@ -165,8 +166,13 @@ func TestParallelTracemergePartitioned(t *testing.T) {
 		}{{impls[0], 2}, {impls[0], 3}, {impls[1], 2}, {impls[1], 3}} {
 			t.Run(in.name+"-"+c.m.Name+"-np"+string(rune('0'+c.np)), func(t *testing.T) {
 				out := filepath.Join(dir, in.name+c.m.Name+string(rune('0'+c.np)))
-				argv := append(c.m.argv(c.np, nil, tm, in.dir, "-o", out), args...)
-				r := runCmd(t, dir, nil, argv...)
+				// Partitioned by default from 3 processes; with 2 on request.
+				var env []string
+				if c.np == 2 {
+					env = []string{"GCLOCK_PAR_PARTITION=1"}
+				}
+				argv := append(c.m.argv(c.np, env, tm, in.dir, "-o", out), args...)
+				r := runCmd(t, dir, env, argv...)
 				if r.Code != serial.Code {
 					t.Fatalf("%s exited %d, the serial one %d:\n%s", strings.Join(argv, " "), r.Code, serial.Code, r.Stderr)
 				}

@@ -209,9 +209,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	opt.Resolve = res
 
 	// Under mpirun with K > 1 processes: workers serve and return here.
-	// Without per-event output the analysis itself is partitioned
+	// Without per-event output the analysis itself may be partitioned
 	// (merge/part.go); per-event outputs need every event on process 0.
-	partition := len(zooms) == 0 && os.Getenv("GCLOCK_PAR_PARTITION") != "0"
+	partition := len(zooms) == 0
 	for _, p := range []string{"svg", "html", "csv", "csvgz", "perfetto", "perfetto-json", "otf2", "paraver"} {
 		partition = partition && !formats[p]
 	}

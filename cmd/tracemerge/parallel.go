@@ -64,9 +64,10 @@ func (p *parallel) close() {
 // process 0 (nil: run serially), or done with the exit code when this
 // process has finished (a worker, or a process that must not write).
 //
-// partition asks for the partitioned analysis (no per-event output);
-// process 0 still falls back to shipping events when the pass does not
-// allow it (merge.Dist.Partition).
+// partition says the partitioned analysis is possible (no per-event
+// output); it is used with 3 or more processes, or with 2 when
+// GCLOCK_PAR_PARTITION=1 (0: never), and process 0 still ships events
+// when the pass does not allow it (merge.Dist.Partition).
 func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partition, quiet bool, stderr io.Writer) (p *parallel, code int, done bool) {
 	size := mpirt.LaunchedSize()
 	if size == 0 || size == 1 {
@@ -84,6 +85,20 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 	if world.Size <= 1 {
 		_ = world.Finalize()
 		return nil, 0, false
+	}
+	switch v := os.Getenv("GCLOCK_PAR_PARTITION"); v {
+	case "0":
+		partition = false
+	case "1":
+	case "":
+		// On 2 processes shipping the events was faster on the 2-core
+		// test machine (docs/tracemerge.md "Partitioned analysis").
+		partition = partition && world.Size >= 3
+	default:
+		if world.Rank == 0 {
+			fmt.Fprintf(stderr, "tracemerge: warning: GCLOCK_PAR_PARTITION=%q is not 0 or 1: partitioning with 3 or more processes\n", v)
+		}
+		partition = partition && world.Size >= 3
 	}
 	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: world, Share0: merge.DefaultShare0(world.Size), Partition: partition}
 	if partition {

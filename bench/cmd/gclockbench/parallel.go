@@ -13,7 +13,11 @@ import (
 // synthetic run of 1024 ranks analysed serially (K=1) and under Open
 // MPI's mpirun and MPICH's mpiexec with K=2, and with one core per
 // process (GOMAXPROCS=1) serially and under mpirun, interleaved, each
-// run's imbalance.json checked equal to the serial one. Ratio: K=1 wall
+// run's imbalance.json checked equal to the serial one. Without
+// per-event outputs the K=2 runs partition the analysis
+// (GCLOCK_PAR_PARTITION=1, merge/part.go); the same K=2 runs with
+// GCLOCK_PAR_PARTITION=0 (every event shipped to process 0,
+// merge/dist.go, the default with 2 processes) are measured beside them. Ratio: K=1 wall
 // over K=2 wall (MPI start-up included).
 func benchTracemergeParallel(c *Config, rep *Report) []Row {
 	const sec = "6"
@@ -58,20 +62,26 @@ func benchTracemergeParallel(c *Config, rep *Report) []Row {
 		}
 	}
 	one := []string{"GOMAXPROCS=1"}
-	vs := []variant{{"k1", arm("k1", nil)}, {"ompi", arm("ompi", nil, "mpirun", "-np", "2")}}
+	part := []string{"GCLOCK_PAR_PARTITION=1"}
+	vs := []variant{{"k1", arm("k1", nil)}, {"ompi", arm("ompi", part, "mpirun", "-np", "2", "-x", "GCLOCK_PAR_PARTITION")}}
 	if _, err := exec.LookPath("mpiexec.mpich"); err == nil {
-		vs = append(vs, variant{"mpich", arm("mpich", nil, "mpiexec.mpich", "-np", "2")})
+		vs = append(vs, variant{"mpich", arm("mpich", part, "mpiexec.mpich", "-np", "2")})
 	}
-	vs = append(vs, variant{"k1g1", arm("k1g1", one)}, variant{"ompig1", arm("ompig1", one, "mpirun", "-np", "2", "-x", "GOMAXPROCS")})
+	ship := []string{"GCLOCK_PAR_PARTITION=0"}
+	vs = append(vs, variant{"ompiship", arm("ompiship", ship, "mpirun", "-np", "2", "-x", "GCLOCK_PAR_PARTITION")})
+	vs = append(vs, variant{"k1g1", arm("k1g1", one)}, variant{"ompig1", arm("ompig1", append(part, one...), "mpirun", "-np", "2", "-x", "GOMAXPROCS", "-x", "GCLOCK_PAR_PARTITION")},
+		variant{"ompishipg1", arm("ompishipg1", append(ship, one...), "mpirun", "-np", "2", "-x", "GOMAXPROCS", "-x", "GCLOCK_PAR_PARTITION")})
 	s, errs := interleave(min(c.Reps, 3), vs, c.logf)
 	if e := errs["k1"]; e != nil {
 		return []Row{unavailable(sec, name, e)}
 	}
 	var rows []Row
 	for _, v := range vs {
-		base, label := "k1", map[string]string{"ompi": "Open MPI mpirun -np 2", "mpich": "MPICH mpiexec.mpich -np 2",
-			"ompig1": "Open MPI mpirun -np 2, GOMAXPROCS=1 in every process"}[v.name]
-		if v.name == "ompig1" {
+		base, label := "k1", map[string]string{"ompi": "Open MPI mpirun -np 2, partitioned", "mpich": "MPICH mpiexec.mpich -np 2, partitioned",
+			"ompig1":     "Open MPI mpirun -np 2, partitioned, GOMAXPROCS=1 in every process",
+			"ompiship":   "Open MPI mpirun -np 2, events shipped to process 0 (GCLOCK_PAR_PARTITION=0)",
+			"ompishipg1": "Open MPI mpirun -np 2, events shipped to process 0, GOMAXPROCS=1 in every process"}[v.name]
+		if v.name == "ompig1" || v.name == "ompishipg1" {
 			base = "k1g1"
 		}
 		if label == "" {
