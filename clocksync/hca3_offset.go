@@ -210,3 +210,14 @@ func NewResyncAlg(cfg Config, prior LinearModel) (*ResyncAlg, error) {
 	ra.SyncAlg = &H2HCA{Inter: inter, Intra: intra, NodeID: cfg.NodeID}
 	return ra, nil
 }
+
+// shareComms lets the resync's H2HCA use the node and leader
+// communicators main (the sync it follows) already made on the same
+// transport, instead of splitting its own.
+func (a *ResyncAlg) shareComms(main *H2HCA) {
+	h, ok := a.SyncAlg.(*H2HCA)
+	if !ok || main.NodeID != h.NodeID || main.intra == nil {
+		return
+	}
+	h.parent, h.intra, h.inter = main.parent, main.intra, main.inter
+}

@@ -56,6 +56,13 @@ type Config struct {
 	// longer regression baseline and so a better slope (0: back to back,
 	// as in the papers).
 	FitSpan float64
+	// NoEndAnchor (GCLOCK_SYNC_ANCHOR=0) keeps the fitted models as they
+	// are. By default a sync that learns clock models (HCA3, HCA2, HCA,
+	// JK, and H2HCA over them; not H3HCA) ends with an end anchor: one
+	// offset-only pass of the resync's tree (NewResyncAlg) that keeps each
+	// rank's fitted slope and re-measures its offset at the end of the
+	// sync, where tracemerge puts the epoch's knot (EndAnchor).
+	NoEndAnchor bool
 }
 
 // DefaultConfig returns the defaults: H2HCA with HCA3 between nodes and
@@ -116,7 +123,7 @@ func oneOf(v string, allowed []string) bool {
 // ConfigFromEnv reads the configuration from the environment through getenv
 // (os.Getenv in production): GCLOCK_SYNC, GCLOCK_SYNC_INTER,
 // GCLOCK_SYNC_INTRA, GCLOCK_SYNC_MID, GCLOCK_FITPOINTS, GCLOCK_PINGPONGS, GCLOCK_OFFSET_ALG,
-// GCLOCK_RECOMPUTE_INTERCEPT, GCLOCK_FIT_SPAN. Unset variables keep their defaults. NodeID is
+// GCLOCK_RECOMPUTE_INTERCEPT, GCLOCK_FIT_SPAN, GCLOCK_SYNC_ANCHOR. Unset variables keep their defaults. NodeID is
 // left to the caller.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	c := DefaultConfig()
@@ -171,6 +178,16 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 			return c, fmt.Errorf("clocksync: GCLOCK_FIT_SPAN=%q: want a duration in seconds >= 0", v)
 		}
 		c.FitSpan = f
+	}
+	if v := strings.TrimSpace(getenv("GCLOCK_SYNC_ANCHOR")); v != "" {
+		switch strings.ToLower(v) {
+		case "1", "true", "yes", "on":
+			c.NoEndAnchor = false
+		case "0", "false", "no", "off":
+			c.NoEndAnchor = true
+		default:
+			return c, fmt.Errorf("clocksync: GCLOCK_SYNC_ANCHOR=%q: want 1/0, true/false, yes/no or on/off", v)
+		}
 	}
 	if v := strings.TrimSpace(getenv("GCLOCK_RECOMPUTE_INTERCEPT")); v != "" {
 		switch strings.ToLower(v) {
@@ -278,6 +295,37 @@ type Result struct {
 	// Bound bounds |Global - reference| (seconds) when the model was made
 	// (SyncBound); -1: not known. Also in Params["bound_ns"].
 	Bound float64
+	// Anchor is the end anchor's resynchronisation (nil without one),
+	// with its communicators: the recorder reuses it for its resync
+	// epochs.
+	Anchor *ResyncAlg
+
+	alg SyncAlg // the algorithm run (EndAnchor shares H2HCA's communicators)
+}
+
+// endAnchored reports whether Sync ends with an end anchor: the
+// algorithm learns clock models (slopes) and NoEndAnchor is not set.
+// Offset-only and shared-clock algorithms have nothing to re-anchor.
+func (c Config) endAnchored() bool {
+	if c.NoEndAnchor {
+		return false
+	}
+	fits := func(name string) bool {
+		switch name {
+		case "hca3", "hca2", "hca", "jk":
+			return true
+		}
+		return false
+	}
+	switch c.Algorithm {
+	case "h2hca":
+		return fits(c.Inter)
+	case "h3hca":
+		// NewResyncAlg keeps two levels only: its node members would copy
+		// the leader's clock across the sockets H3HCA syncs apart.
+		return false
+	}
+	return fits(c.Algorithm)
 }
 
 // SyncBound is the error bound of rank t.Rank()'s global clock g after a
@@ -305,8 +353,81 @@ func BoundParam(b float64) string {
 
 // Sync runs the synchronisation selected by cfg over t (collective: every
 // rank of t calls it) on top of local, the rank's local clock, and returns
-// the global clock of this rank and its flattened model.
+// the global clock of this rank and its flattened model: SyncModels, then
+// EndAnchor.
 func Sync(cfg Config, t Transport, local Clock) (*Result, error) {
+	res, err := SyncModels(cfg, t, local)
+	if err != nil {
+		return nil, err
+	}
+	if err := EndAnchor(cfg, t, local, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// EndAnchor ends a sync that learned clock models (cfg.endAnchored: not
+// with NoEndAnchor, offset-only or shared-clock algorithms, or H3HCA) by
+// re-measuring every rank's offset now with one offset-only pass of the
+// resync tree (NewResyncAlg), keeping the fitted slopes (collective).
+//
+// Why: tracemerge takes an epoch's knot, the model's value at the epoch's
+// end. A fitted model is a regression over the sync's whole duration (a
+// second over TCP between hosts), composed over the tree's rounds, each
+// fitted at another time; on a clock whose frequency wanders during the
+// sync its value at the end misses by microseconds (4 namespace hosts
+// over TCP, 2026-11-25: 2.3 µs) while an offset measured at the end, like
+// a resync's knot, does not. res is updated in place: Global, Model,
+// Chain, Bound, Duration, Anchor and Params (end_anchor_alg,
+// fit_bound_ns, end_anchor_shift_ns). Call it right before the epoch ends
+// (after the self-check): the knot is extrapolated with the fitted slope
+// from the anchor's measurement to the epoch's end.
+func EndAnchor(cfg Config, t Transport, local Clock, res *Result) error {
+	cfg = cfg.withDefaults()
+	if !cfg.endAnchored() || res.Global == nil {
+		return nil
+	}
+	start := local.GetTime()
+	fit := res.Model
+	ra, err := NewResyncAlg(cfg, fit)
+	if err != nil {
+		return fmt.Errorf("clocksync: end anchor: %w", err)
+	}
+	if h, ok := res.alg.(*H2HCA); ok {
+		ra.shareComms(h)
+	}
+	g, err := ra.SyncClocks(t, local)
+	if err != nil {
+		return fmt.Errorf("clocksync: end anchor %s on rank %d of %d: %w", ra.Name(), t.Rank(), t.Size(), err)
+	}
+	if res.Params == nil {
+		res.Params = map[string]string{}
+	}
+	res.Params["end_anchor_alg"] = ra.Name()
+	if res.Bound >= 0 {
+		res.Params["fit_bound_ns"] = BoundParam(res.Bound)
+	}
+	res.Global = g
+	res.Model, res.Chain = FlattenTo(g, local)
+	// How far the anchor moved the knot: anchored minus fitted global
+	// time now.
+	x := local.GetTime()
+	shift := (fit.Slope*x + fit.Intercept) - (res.Model.Slope*x + res.Model.Intercept)
+	res.Params["end_anchor_shift_ns"] = strconv.FormatFloat(shift*1e9, 'f', 1, 64)
+	res.Bound = SyncBound(t, g)
+	if v := BoundParam(res.Bound); v != "" {
+		res.Params["bound_ns"] = v
+	} else {
+		delete(res.Params, "bound_ns")
+	}
+	res.Duration += local.GetTime() - start
+	res.Anchor = ra
+	return nil
+}
+
+// SyncModels is Sync without the end anchor: the algorithm's fitted
+// models.
+func SyncModels(cfg Config, t Transport, local Clock) (*Result, error) {
 	cfg = cfg.withDefaults()
 	alg, err := cfg.NewSyncAlg(cfg.Algorithm)
 	if err != nil {
@@ -322,6 +443,7 @@ func Sync(cfg Config, t Transport, local Clock) (*Result, error) {
 			"pingpongs":           strconv.Itoa(cfg.PingPongs),
 			"offset_alg":          cfg.OffsetAlg,
 			"recompute_intercept": strconv.FormatBool(cfg.RecomputeIntercept),
+			"end_anchor":          strconv.FormatBool(cfg.endAnchored()),
 			"ranks":               strconv.Itoa(t.Size()),
 		},
 	}
@@ -350,6 +472,7 @@ func Sync(cfg Config, t Transport, local Clock) (*Result, error) {
 	}
 	res.Duration = local.GetTime() - start
 	res.Global = g
+	res.alg = alg
 	res.Model, res.Chain = FlattenTo(g, local)
 	res.Bound = SyncBound(t, g)
 	if v := BoundParam(res.Bound); v != "" {

@@ -317,19 +317,19 @@ func TestConfigFromEnv_ParsesAndNamesBadVariables(t *testing.T) {
 	c, err = clocksync.ConfigFromEnv(env(map[string]string{
 		"GCLOCK_SYNC": "H2HCA", "GCLOCK_SYNC_INTER": "jk", "GCLOCK_SYNC_INTRA": "hca3",
 		"GCLOCK_FITPOINTS": "300", "GCLOCK_PINGPONGS": " 7 ", "GCLOCK_OFFSET_ALG": "meanrtt",
-		"GCLOCK_RECOMPUTE_INTERCEPT": "yes", "GCLOCK_FIT_SPAN": "0.25",
+		"GCLOCK_RECOMPUTE_INTERCEPT": "yes", "GCLOCK_FIT_SPAN": "0.25", "GCLOCK_SYNC_ANCHOR": "off",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := clocksync.Config{Algorithm: "h2hca", Inter: "jk", Intra: "hca3", Mid: "hca3", FitPoints: 300, PingPongs: 7, OffsetAlg: "meanrtt", RecomputeIntercept: true, FitSpan: 0.25}
+	want := clocksync.Config{Algorithm: "h2hca", Inter: "jk", Intra: "hca3", Mid: "hca3", FitPoints: 300, PingPongs: 7, OffsetAlg: "meanrtt", RecomputeIntercept: true, FitSpan: 0.25, NoEndAnchor: true}
 	if c != want {
 		t.Fatalf("got %+v, want %+v", c, want)
 	}
 	for k, v := range map[string]string{
 		"GCLOCK_SYNC": "ntp", "GCLOCK_SYNC_INTER": "h2hca", "GCLOCK_SYNC_INTRA": "none", "GCLOCK_FITPOINTS": "0",
 		"GCLOCK_PINGPONGS": "many", "GCLOCK_OFFSET_ALG": "ptp", "GCLOCK_RECOMPUTE_INTERCEPT": "maybe",
-		"GCLOCK_FIT_SPAN": "-1",
+		"GCLOCK_FIT_SPAN": "-1", "GCLOCK_SYNC_ANCHOR": "sometimes",
 	} {
 		_, err := clocksync.ConfigFromEnv(env(map[string]string{k: v}))
 		if err == nil || !strings.Contains(err.Error(), k) {

@@ -367,6 +367,9 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 		return trace.Epoch{}, err
 	}
 	r.global = out.Global
+	if out.Anchor != nil && r.rs.alg == nil {
+		r.rs.alg = out.Anchor // its communicators serve the resyncs
+	}
 	if out.Params != nil {
 		out.Params["pingpong_loop"] = pingpongLoop(r.tr.goLoop)
 		out.Params["pingpong_token"] = strconv.FormatBool(r.token)

@@ -27,6 +27,10 @@ type syncOutcome struct {
 	Check     []residual   // reference rank only
 	Chain     [][2]float64 // per-level {slope, intercept}, innermost first
 	Global    clocksync.Clock
+	// Anchor is the sync's end anchor (nil without one): the resync
+	// epochs reuse it and its communicators.
+	Anchor *clocksync.ResyncAlg
+	res    *clocksync.Result // clocksync's result (nil: the fallback)
 }
 
 type residual struct {

@@ -126,6 +126,14 @@ func clocksyncRun(cfg clocksync.Config, intraAuto bool, retryS float64) func(clo
 			}
 		}
 		best := outs[bestIdx]
+		// The end anchor comes last, after the self-check and the retries:
+		// the knot is the epoch's end, and the anchor measures there.
+		if best.res != nil {
+			if err := clocksync.EndAnchor(cfg, t, clk, best.res); err != nil {
+				return nil, err
+			}
+			best.fromResult(best.res)
+		}
 		if best.Params != nil {
 			best.Params["retry_us"] = strconv.FormatFloat(retryS*1e6, 'g', -1, 64)
 			best.Params["attempts"] = strconv.Itoa(len(outs))
@@ -140,25 +148,14 @@ func clocksyncRun(cfg clocksync.Config, intraAuto bool, retryS float64) func(clo
 
 // clocksyncOnce is one clocksync.Sync and its self-check.
 func clocksyncOnce(cfg clocksync.Config, intraAuto bool, t clocksync.Transport, clk clocksync.Clock) (*syncOutcome, error) {
-	res, err := clocksync.Sync(cfg, t, clk)
+	res, err := clocksync.SyncModels(cfg, t, clk)
 	if err != nil {
 		return nil, err
 	}
-	out := &syncOutcome{
-		Algorithm: res.Algorithm,
-		Params:    res.Params,
-		SlopeS:    res.Model.Slope,
-		Intercept: res.Model.Intercept,
-		FitPoints: res.FitPoints,
-		PingPongs: res.PingPongs,
-		Duration:  time.Duration(res.Duration * 1e9),
-		Global:    res.Global,
-	}
+	out := &syncOutcome{}
+	out.fromResult(res)
 	if intraAuto && out.Params != nil {
 		out.Params["intra_auto"] = intraAutoNote
-	}
-	for _, m := range res.Chain {
-		out.Chain = append(out.Chain, [2]float64{m.Slope, m.Intercept})
 	}
 	rs, err := clocksync.CheckClockAccuracy(t, res.Global, cfg)
 	if err != nil {
@@ -168,4 +165,21 @@ func clocksyncOnce(cfg clocksync.Config, intraAuto bool, t clocksync.Transport, 
 		out.Check = append(out.Check, residual{Rank: r.Rank, Offset: r.Offset})
 	}
 	return out, nil
+}
+
+// fromResult fills o from a clocksync result (the models, the clock, the
+// params map itself).
+func (o *syncOutcome) fromResult(res *clocksync.Result) {
+	o.res = res
+	o.Algorithm = res.Algorithm
+	o.Params = res.Params
+	o.SlopeS, o.Intercept = res.Model.Slope, res.Model.Intercept
+	o.FitPoints, o.PingPongs = res.FitPoints, res.PingPongs
+	o.Duration = time.Duration(res.Duration * 1e9)
+	o.Global = res.Global
+	o.Anchor = res.Anchor
+	o.Chain = o.Chain[:0]
+	for _, m := range res.Chain {
+		o.Chain = append(o.Chain, [2]float64{m.Slope, m.Intercept})
+	}
 }

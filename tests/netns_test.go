@@ -280,14 +280,16 @@ func TestNetns_AccuracyOverTCP(t *testing.T) {
 // chord error itself.
 func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 	needNetns(t)
-	// The step comes 900 ms after the anchor (rank 0's timer at start):
-	// after epoch 0 even when a loaded machine stretches the 4-host init
-	// sync (≈ 0.4 s) towards 0.7 s, where a step at 700 ms once fell before
-	// epoch 0's end and left no bend to see.
-	const fake = "0:0,1e6:10+step(900ms,20ppm)"
+	// The step comes 1.8 s after the injection's anchor (rank 0's timer
+	// at start), inside a 3 s loop: the 4-host init sync over TCP took
+	// 1.1 s on a quiet CI machine (2026-11-25; ≈ 0.4 s on earlier
+	// machines), where a step at 900 ms fell inside epoch 0 and left no
+	// bend to see.
+	const stepNS = 1.8e9
+	const fake = "0:0,1e6:10+step(1800ms,20ppm)"
 	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}} {
 		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
-			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fake, Iters: 120, SleepUS: 10000,
+			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fake, Iters: 300, SleepUS: 10000,
 				Env: []string{"GCLOCK_RESYNC=0"}})
 			checkHosts(t, traces, tc.hosts, tc.slots)
 			in0 := traces[0].Meta.Header.Inject
@@ -304,6 +306,10 @@ func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 				e0, _ := rt.Meta.Epoch(0)
 				e1, _ := rt.Meta.Epoch(1)
 				t0, t1 := in.TrueTime(e0.EndNS), in.TrueTime(e1.EndNS)
+				if step := float64(in.AnchorNS) + stepNS; len(in.Terms) > 0 && (step < t0 || step > in.TrueTime(e1.StartNS)) {
+					t.Fatalf("rank %d: the step at %.2f s falls outside the run between the epochs (epoch 0 ends at %.2f s, epoch 1 starts at %.2f s): the test cannot see the bend",
+						rank, stepNS/1e9, (t0-float64(in.AnchorNS))/1e9, (in.TrueTime(e1.StartNS)-float64(in.AnchorNS))/1e9)
+				}
 				x0, x1 := in.Extra(t0), in.Extra(t1)
 				for _, ev := range rt.Events {
 					for _, ts := range []int64{ev.EnterNS, ev.ExitNS} {

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -160,5 +161,60 @@ func TestResync_OneAlgorithmReusesItsCommunicators(t *testing.T) {
 	t.Logf("worst error right after any of %d resyncs: %.3f µs", resyncs, worst*1e6)
 	if worst > 0.5e-6 {
 		t.Errorf("resynced clocks off by %.3f µs (want ≤ 0.5 µs)", worst*1e6)
+	}
+}
+
+// TestEndAnchor_KnotFollowsCurvedClocks: over a slow network (20 µs hops,
+// so the full sync takes about a second) with clocks whose frequency
+// changes during it (DriftMax 10 ppm/s: quadratic clocks), the fitted
+// models, composed over the tree's rounds at different times, miss the
+// reference at the end of the sync by more than a microsecond; the end
+// anchor (the default: offsets re-measured at the end, fitted slopes
+// kept) must bring every seed's knot well under that, and with linear
+// clocks it must not be worse than a few tens of ns.
+func TestEndAnchor_KnotFollowsCurvedClocks(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		drift     float64
+		maxAnchor float64 // bound on the anchored knot's error (s)
+		minFitted float64 // the fitted knot must miss by at least this (some seed)
+	}{
+		{"curved", 1e-5, 0.3e-6, 1e-6},
+		{"linear", 0, 0.1e-6, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			worstFit := 0.0
+			for seed := uint64(1); seed <= 3; seed++ {
+				p := DefaultParams(8, 8, seed)
+				// No asymmetry: an offset cannot see it (it would move
+				// fitted and anchored knots alike by up to 1 µs here).
+				p.InterLatency, p.InterJitter, p.OutlierProb, p.Asymmetry = 20e-6, 1e-6, 0, 0
+				p.DriftMax = tc.drift
+				p.FastPath = true
+				var errs [2]float64
+				var dur [2]float64
+				for i, noAnchor := range []bool{false, true} {
+					cfg := clocksync.DefaultConfig()
+					cfg.NoEndAnchor = noAnchor
+					rep, err := RunSync(p, cfg)
+					if err != nil {
+						t.Fatal(err)
+					}
+					errs[i], dur[i] = rep.MaxErr0, rep.Duration
+					if got, want := rep.Params()["end_anchor"], strconv.FormatBool(!noAnchor); got != want {
+						t.Errorf("seed %d: params end_anchor=%q, want %s", seed, got, want)
+					}
+				}
+				t.Logf("seed %d: knot error anchored %.3f µs (sync %.3f s), fitted only %.3f µs (%.3f s)",
+					seed, errs[0]*1e6, dur[0], errs[1]*1e6, dur[1])
+				worstFit = math.Max(worstFit, errs[1])
+				if errs[0] > tc.maxAnchor {
+					t.Errorf("seed %d: anchored knot off by %.3f µs (bound %.3f µs)", seed, errs[0]*1e6, tc.maxAnchor*1e6)
+				}
+			}
+			if worstFit < tc.minFitted {
+				t.Errorf("fitted knots miss by at most %.3f µs: the clocks did not bend enough to test the anchor", worstFit*1e6)
+			}
+		})
 	}
 }
