@@ -294,6 +294,9 @@ type analyzer struct {
 	// partIrregular counts what a partitioned pass cannot reproduce
 	// exactly (part.go): > 0 runs the pass again the event-shipping way.
 	partIrregular int
+	// p2pTarget: process 0's point-to-point stream, replayed from the
+	// owners' records in a partitioned pass (p2p_part.go)
+	p2pTarget *P2PStream
 }
 
 func newAnalyzer(run *Run, opt Options) *analyzer {

@@ -121,3 +121,20 @@ func (a *AsyncSink) Close() error {
 // Wants implements OpFilter: whether the wrapped sink looks at events of
 // op (every op when it is no OpFilter).
 func (a *AsyncSink) Wants(op trace.Op) bool { return a.want == nil || a.want.Wants(op) }
+
+// Unwrap returns the wrapped sink.
+func (a *AsyncSink) Unwrap() Sink { return a.s }
+
+// asP2PStream returns the P2PStream s is or wraps (nil: none).
+func asP2PStream(s Sink) *P2PStream {
+	for {
+		switch x := s.(type) {
+		case *P2PStream:
+			return x
+		case interface{ Unwrap() Sink }:
+			s = x.Unwrap()
+		default:
+			return nil
+		}
+	}
+}

@@ -135,6 +135,15 @@ type P2PStream struct {
 	worst     lateHeap // largest late-sender waits (min-heap by wait)
 	inFlight  int      // messages held (for the peak)
 	peak      int
+
+	// Partitioned analysis (p2p_part.go). An owner analyses the messages
+	// to its ranks (own) and records the steps whose order matters for
+	// process 0 (part); process 0 replays them (siteCache).
+	own       []bool    // by world rank: an owner's ranks (nil: every rank)
+	part      *p2pOwner // owner state (nil: aggregate here)
+	mine      bool      // the event being added is of one of own's ranks
+	siteCache map[p2pPC]*siteAcc
+	ownerEnds int // owners' end records merged (process 0)
 }
 
 type nbcAccum struct {
@@ -181,6 +190,10 @@ func (s *P2PStream) site(rank int32, pc uint64) string {
 }
 
 func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls uint64, d float64) {
+	if s.part != nil {
+		s.part.site(rank, pc, op, calls, polls, d)
+		return
+	}
 	k := p2pSiteKey{s.site(rank, pc), op}
 	a := s.sites[k]
 	if a == nil {
@@ -209,6 +222,12 @@ func (s *P2PStream) Add(e *GEvent) error {
 	rank := e.Rank
 	enter, exit := e.Enter, e.Exit
 	cid := e.CommID
+	// An owner also gets other ranks' sends to its ranks (their posting,
+	// completion, freeing): those only take part in matching.
+	s.mine = s.own == nil || s.owns(rank)
+	if s.part != nil {
+		s.part.event(e, s.mine)
+	}
 	newMsg := func(recv bool) *p2pMsg {
 		rs.order++
 		m := &p2pMsg{comm: cid, tag: e.Tag, op: op, order: rs.order, post: enter, postLocal: e.LocalEnter, postExit: exit, recv: recv}
@@ -223,7 +242,9 @@ func (s *P2PStream) Add(e *GEvent) error {
 		return m
 	}
 	// A new call of this rank closes the previous completion call.
-	if op.IsCompletion() {
+	if !s.mine {
+		// not this owner's rank: no calls
+	} else if op.IsCompletion() {
 		key := [3]int64{int64(op), e.LocalEnter, e.LocalExit}
 		if e.Seq == 0 || rs.cur == nil || key != rs.curKey {
 			s.closeCall(rs)
@@ -266,7 +287,9 @@ func (s *P2PStream) Add(e *GEvent) error {
 		s.complete(rs, m, e, nil)
 		s.post(rs, m)
 	case op >= trace.OpIsend && op <= trace.OpIrecv || op == trace.OpImrecv:
-		s.out.Requests++
+		if s.mine {
+			s.out.Requests++
+		}
 		recv := op.IsRecvStart()
 		m := newMsg(recv)
 		rs.pending[e.Req] = &p2pPending{msg: m, recv: recv}
@@ -283,7 +306,9 @@ func (s *P2PStream) Add(e *GEvent) error {
 		if p == nil || !p.persistent {
 			return nil
 		}
-		s.out.Requests++
+		if s.mine {
+			s.out.Requests++
+		}
 		m := p.tmpl
 		rs.order++
 		m.order, m.post, m.postLocal, m.postExit = rs.order, enter, e.LocalEnter, exit
@@ -293,8 +318,10 @@ func (s *P2PStream) Add(e *GEvent) error {
 		s.post(rs, &m)
 	case op == trace.OpRequestFree:
 		if p := rs.pending[e.Req]; p != nil {
-			if p.msg != nil {
+			if p.msg != nil && s.mine {
 				s.out.Uncompleted++ // freed while active: no completion seen
+			}
+			if p.msg != nil {
 				s.abandon(rs, p.msg)
 			}
 			delete(rs.pending, e.Req)
@@ -302,12 +329,11 @@ func (s *P2PStream) Add(e *GEvent) error {
 	case op.IsNonblockingCollective():
 		s.out.Requests++
 		k := InstanceKey{Comm: cid, Seq: e.Seq}
-		in := s.nbc[k]
-		if in == nil {
-			in = &nbcInst{op: op, size: s.commSize[cid], starts: map[int32]float64{}, enter: map[int32]float64{}, exit: map[int32]float64{}}
-			s.nbc[k] = in
+		if s.part != nil {
+			s.part.nbcStart(k, op, rank, enter)
+		} else {
+			s.nbcStart(k, op, rank, enter)
 		}
-		in.starts[rank] = enter
 		rs.pending[e.Req] = &p2pPending{coll: true, nbcKey: k, nbcOp: op}
 	case op.IsCompletion():
 		p := rs.pending[e.Req]
@@ -316,12 +342,10 @@ func (s *P2PStream) Add(e *GEvent) error {
 		}
 		switch {
 		case p.coll:
-			if in := s.nbc[p.nbcKey]; in != nil {
-				in.enter[rank], in.exit[rank] = enter, exit
-				if in.size > 0 && len(in.exit) == in.size && len(in.starts) == in.size {
-					s.foldNBC(in)
-					delete(s.nbc, p.nbcKey)
-				}
+			if s.part != nil {
+				s.part.nbcDone(p.nbcKey, rank, enter, exit)
+			} else {
+				s.nbcDone(p.nbcKey, rank, enter, exit)
 			}
 			delete(rs.pending, e.Req)
 		case p.msg != nil && e.Tag == trace.TagCancelled:
@@ -350,6 +374,28 @@ func (s *P2PStream) Add(e *GEvent) error {
 		}
 	}
 	return nil
+}
+
+// nbcStart is member rank's start of nonblocking-collective instance k.
+func (s *P2PStream) nbcStart(k InstanceKey, op trace.Op, rank int32, enter float64) {
+	in := s.nbc[k]
+	if in == nil {
+		in = &nbcInst{op: op, size: s.commSize[k.Comm], starts: map[int32]float64{}, enter: map[int32]float64{}, exit: map[int32]float64{}}
+		s.nbc[k] = in
+	}
+	in.starts[rank] = enter
+}
+
+// nbcDone is member rank's completion of instance k; the instance is
+// folded once every member started and completed it.
+func (s *P2PStream) nbcDone(k InstanceKey, rank int32, enter, exit float64) {
+	if in := s.nbc[k]; in != nil {
+		in.enter[rank], in.exit[rank] = enter, exit
+		if in.size > 0 && len(in.exit) == in.size && len(in.starts) == in.size {
+			s.foldNBC(in)
+			delete(s.nbc, k)
+		}
+	}
 }
 
 func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCall {
@@ -406,6 +452,13 @@ func (s *P2PStream) enqueue(rs *p2pRankState, m *p2pMsg) {
 		s.drop(m)
 		return
 	}
+	if !m.recv && s.own != nil && !s.ownsDst(m.dst) {
+		// sent to another owner's rank, which matches it: only counted
+		// here (complete)
+		m.keyed, m.dropped, m.settled = true, true, true
+		s.inFlight--
+		return
+	}
 	k := p2pKey{m.comm, m.src, m.dst, m.tag}
 	m.keyed = true
 	if !m.recv {
@@ -442,7 +495,9 @@ func (s *P2PStream) drop(m *p2pMsg) {
 // cancel forgets a posted message whose request was cancelled: it leaves
 // its key's queue if still unmatched.
 func (s *P2PStream) cancel(m *p2pMsg) {
-	s.out.Cancelled++
+	if s.mine {
+		s.out.Cancelled++
+	}
 	if p := m.peer; p != nil {
 		// matched (in stream order) to a message a later request takes:
 		// the other side goes back to the head of its queue
@@ -508,11 +563,28 @@ func (s *P2PStream) updateMinUnres(rs *p2pRankState) {
 // releaseRank retries the keys whose head receive on rs was held back by
 // an unresolved wildcard receive posted before it.
 func (s *P2PStream) releaseRank(rs *p2pRankState) {
+	var keys []p2pKey
 	for k := range s.recvs {
 		if k.dst == rs.rank {
-			s.tryMatch(k)
+			keys = append(keys, k)
 		}
 	}
+	// in key order, not the map's: the pairs settled here are summed in
+	// this order (reproducible, and the same on a partitioned owner)
+	sort.Slice(keys, func(i, j int) bool { return keyBefore(keys[i], keys[j]) })
+	for _, k := range keys {
+		s.tryMatch(k)
+	}
+}
+
+func keyBefore(a, b p2pKey) bool {
+	if a.comm != b.comm {
+		return a.comm < b.comm
+	}
+	if a.src != b.src {
+		return a.src < b.src
+	}
+	return a.tag < b.tag
 }
 
 // tryMatch pairs the heads of key k's send and receive queues while both
@@ -557,6 +629,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 	out.Messages++
 	out.Bytes += r.bytes
 	if s.opt.KeepMessages > 0 && snd.post >= s.opt.From && (s.opt.To == 0 || snd.post <= s.opt.To) {
+		// an owner keeps its earliest; process 0 merges the owners' lists
 		s.keep(Message{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag, Bytes: r.bytes,
 			SendOp: snd.op, RecvOp: r.waitOp, SendStart: snd.post, SendExit: snd.postExit, RecvEnter: r.waitEnter, RecvExit: r.waitExit})
 	}
@@ -568,15 +641,26 @@ func (s *P2PStream) settle(m *p2pMsg) {
 		}
 	}
 	if w := math.Min(snd.post, r.waitExit) - r.waitEnter; snd.post > r.waitEnter && w > 0 {
-		s.addPair(&out.LateSender, s.lsPairs, snd.src, r.dst, w)
+		// The pair's sum is the receiver's (one owner's, in the serial
+		// order); the total and the worst list are global: an owner
+		// records them for process 0.
+		addPairSum(s.lsPairs, snd.src, r.dst, w)
 		r.lateSender = w
-		s.addWorst(LateMessage{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag,
-			Bytes: r.bytes, SendOp: snd.op.String(), RecvOp: r.waitOp.String(), SendStart: snd.post,
-			WaitEnter: r.waitEnter, WaitNS: w, SendLocal: snd.postLocal, WaitLocal: r.waitLocal})
+		if s.part != nil {
+			s.part.lateSender(w, snd, r)
+		} else {
+			out.LateSender.add(w)
+			s.addWorst(lateMessage(w, snd, r))
+		}
 	}
 	if snd.sync || (s.opt.RendezvousBytes > 0 && isStandardSend(snd.op) && snd.bytes >= s.opt.RendezvousBytes) {
 		if w := math.Min(r.post, snd.waitExit) - snd.waitEnter; r.post > snd.waitEnter && w > 0 {
-			s.addPair(&out.LateReceiver, s.lrPairs, r.dst, snd.src, w)
+			addPairSum(s.lrPairs, r.dst, snd.src, w)
+			if s.part != nil {
+				s.part.lateReceiver(w)
+			} else {
+				out.LateReceiver.add(w)
+			}
 		}
 	}
 	if c := r.call; c != nil {
@@ -585,10 +669,22 @@ func (s *P2PStream) settle(m *p2pMsg) {
 	}
 }
 
-func (s *P2PStream) addPair(pw *PairWaits, pairs map[[2]int32]*PairWait, culprit, victim int32, w float64) {
+// lateMessage describes the late-sender wait w of receive r for send snd.
+func lateMessage(w float64, snd, r *p2pMsg) LateMessage {
+	return LateMessage{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag,
+		Bytes: r.bytes, SendOp: snd.op.String(), RecvOp: r.waitOp.String(), SendStart: snd.post,
+		WaitEnter: r.waitEnter, WaitNS: w, SendLocal: snd.postLocal, WaitLocal: r.waitLocal}
+}
+
+// add counts one wait of w ns in the totals.
+func (pw *PairWaits) add(w float64) {
 	pw.Count++
 	pw.TotalNS += w
 	pw.MaxNS = math.Max(pw.MaxNS, w)
+}
+
+// addPairSum adds wait w to the culprit -> victim pair.
+func addPairSum(pairs map[[2]int32]*PairWait, culprit, victim int32, w float64) {
 	p := pairs[[2]int32{culprit, victim}]
 	if p == nil {
 		p = &PairWait{Culprit: culprit, Victim: victim}
@@ -696,36 +792,7 @@ func (s *P2PStream) PeakMessages() int { return s.peak }
 // still pending uncompleted. Call it once, after the last Add.
 func (s *P2PStream) Result() *P2PResult {
 	out := s.out
-	for _, rs := range s.ranks {
-		s.closeCall(rs)
-	}
-	for _, q := range s.recvs {
-		for _, m := range q {
-			if m.done {
-				out.UnmatchedRecvs++
-			}
-		}
-	}
-	for _, q := range s.sends {
-		for _, m := range q {
-			if m.done {
-				out.UnmatchedSends++
-			}
-		}
-	}
-	for _, rs := range s.ranks {
-		for _, p := range rs.pending {
-			if p.msg != nil || p.coll {
-				out.Uncompleted++
-			}
-		}
-	}
-	// Calls still waiting for a receive that was never matched, or whose
-	// send never completed: what is known counts.
-	for c := range s.calls {
-		c.closed, c.open = true, 0
-		s.finishCall(c)
-	}
+	s.leftovers()
 	for _, in := range s.nbc {
 		s.foldNBC(in)
 	}
@@ -774,6 +841,58 @@ func (s *P2PStream) Result() *P2PResult {
 	sort.Slice(out.NBC, func(i, j int) bool { return out.NBC[i].Op < out.NBC[j].Op })
 	out.Repairs, out.RepairsDropped = s.rep.list, s.rep.dropped
 	return out
+}
+
+// leftovers counts what the end leaves (unmatched and uncompleted
+// messages) and finishes the calls still open.
+func (s *P2PStream) leftovers() {
+	out := s.out
+	for _, rs := range s.ranks {
+		s.closeCall(rs)
+	}
+	for _, q := range s.recvs {
+		for _, m := range q {
+			if m.done {
+				out.UnmatchedRecvs++
+			}
+		}
+	}
+	for _, q := range s.sends {
+		for _, m := range q {
+			if m.done {
+				out.UnmatchedSends++
+			}
+		}
+	}
+	for _, rs := range s.ranks {
+		if s.own != nil && !s.owns(rs.rank) {
+			continue // another owner's rank: its requests are counted there
+		}
+		for _, p := range rs.pending {
+			if p.msg != nil || p.coll {
+				out.Uncompleted++
+			}
+		}
+	}
+	// Calls still waiting for a receive that was never matched, or whose
+	// send never completed: what is known counts, in call order.
+	calls := make([]*p2pCall, 0, len(s.calls))
+	for c := range s.calls {
+		calls = append(calls, c)
+	}
+	sort.Slice(calls, func(i, j int) bool {
+		if calls[i].rank != calls[j].rank {
+			return calls[i].rank < calls[j].rank
+		}
+		if calls[i].enter != calls[j].enter {
+			return calls[i].enter < calls[j].enter
+		}
+		return calls[i].exit < calls[j].exit
+	})
+	for _, c := range calls {
+		c.closed, c.open = true, 0
+		s.finishCall(c)
+	}
 }
 
 // msgHeap is a max-heap of messages by send start.

@@ -78,6 +78,7 @@ const (
 	tagAck0   = 7136 // 0 -> decoder: rounds done
 	tagEndDec = 7137 // decoder -> 0: end record
 	tagEndOwn = 7138 // owner -> 0: end record
+	tagP2PRes = 7139 // owner -> 0: point-to-point records (p2p_part.go)
 )
 
 // Message kinds (partHdr.kind).
@@ -101,10 +102,16 @@ type partPlan struct {
 	start  float64
 	delta  float64
 	owner0 int
-	want   [16]uint64 // ops a stream sink wants (op < 1024; higher: all)
+	want   [16]uint64 // ops a stream sink on process 0 wants (op < 1024; higher: all)
+	// p2p: the point-to-point analysis is partitioned (p2p_part.go), with
+	// these options.
+	p2p             bool
+	p2pTop, p2pKeep int
+	p2pFrom, p2pTo  float64
+	p2pRendezvous   uint64
 }
 
-const partPlanSize = 4 + 4 + 8 + 4 + 8 + 8 + 4 + 16*8
+const partPlanSize = 4 + 4 + 8 + 4 + 8 + 8 + 4 + 16*8 + 4 + 4 + 4 + 8 + 8 + 8
 
 func (pl *partPlan) encode() []byte {
 	b := make([]byte, 0, partPlanSize)
@@ -118,7 +125,22 @@ func (pl *partPlan) encode() []byte {
 	for _, w := range pl.want {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
+	p2p := uint32(0)
+	if pl.p2p {
+		p2p = 1
+	}
+	b = binary.LittleEndian.AppendUint32(b, p2p)
+	b = binary.LittleEndian.AppendUint32(b, uint32(pl.p2pTop))
+	b = binary.LittleEndian.AppendUint32(b, uint32(pl.p2pKeep))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(pl.p2pFrom))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(pl.p2pTo))
+	b = binary.LittleEndian.AppendUint64(b, pl.p2pRendezvous)
 	return b
+}
+
+// p2pOptions are the owners' point-to-point options.
+func (pl *partPlan) p2pOptions() P2POptions {
+	return P2POptions{TopN: pl.p2pTop, KeepMessages: pl.p2pKeep, From: pl.p2pFrom, To: pl.p2pTo, RendezvousBytes: pl.p2pRendezvous}
 }
 
 // decodePlan reads a plan; ok false when b is no plan.
@@ -133,6 +155,11 @@ func decodePlan(b []byte) (*partPlan, bool, error) {
 	for i := range pl.want {
 		pl.want[i] = le.Uint64(b[40+8*i:])
 	}
+	o := 40 + 8*len(pl.want)
+	pl.p2p = le.Uint32(b[o:]) == 1
+	pl.p2pTop, pl.p2pKeep = int(int32(le.Uint32(b[o+4:]))), int(int32(le.Uint32(b[o+8:])))
+	pl.p2pFrom, pl.p2pTo = math.Float64frombits(le.Uint64(b[o+12:])), math.Float64frombits(le.Uint64(b[o+20:]))
+	pl.p2pRendezvous = le.Uint64(b[o+28:])
 	if pl.procs < 2 || pl.rounds < 1 || pl.rounds > partMaxRounds || pl.owner0 < 0 || pl.owner0 >= pl.procs ||
 		!(pl.delta > 0) || math.IsInf(pl.start, 0) || math.IsNaN(pl.start) {
 		return nil, true, errors.New("parallel analysis: bad partition plan")
@@ -205,7 +232,15 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 		total += int64(f.Events)
 	}
 	pl := &partPlan{procs: d.Procs, share0: d.Share0, start: start}
+	var target *P2PStream
 	for _, s := range a.opt.StreamSinks {
+		if ps := asP2PStream(s); ps != nil && target == nil && !ps.opt.CollectRepairs {
+			// partitioned: the owners analyse it, process 0 replays
+			target = ps
+			pl.p2p, pl.p2pTop, pl.p2pKeep = true, ps.opt.TopN, ps.opt.KeepMessages
+			pl.p2pFrom, pl.p2pTo, pl.p2pRendezvous = ps.opt.From, ps.opt.To, ps.opt.RendezvousBytes
+			continue
+		}
 		f, ok := s.(OpFilter)
 		if !ok {
 			return nil
@@ -224,6 +259,7 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	if d.Procs >= 3 {
 		pl.owner0 = 1 // process 0 replays and feeds the stream sinks
 	}
+	a.p2pTarget = target
 	return pl
 }
 
@@ -1228,6 +1264,7 @@ type partOwnEnd struct {
 	MaxOpen   int
 	Cells     [][]partCell
 	Err       string
+	P2P       *P2POwnEnd // the partitioned point-to-point analysis
 }
 
 func gobBytes(v any) ([]byte, error) {
@@ -1265,6 +1302,20 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	lastSeq := map[uint64]int64{}
 	var end partDecEnd
 	first := true
+	var rt *p2pRouter
+	if pl.p2p {
+		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}}
+	}
+	push := func(q int, e *GEvent) error {
+		bufs[q] = append(bufs[q], *e)
+		if len(bufs[q]) >= partChunk {
+			var err error
+			if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 
 	flush := func(c *consumer, done int32, eos bool) error {
 		var err error
@@ -1350,6 +1401,26 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 				}
 			}
 		}
+		if ev.commIdx >= 0 && ev.Op.IsNonblockingCollective() {
+			// A nonblocking collective takes its communicator's next
+			// sequence number: the blocking one after it skips none (the
+			// serial matcher has no instance of that number to mark).
+			k := uint64(uint32(ev.Rank))<<32 | uint64(uint32(ev.commIdx))
+			if l, ok := lastSeq[k]; !ok || int64(ev.Seq) > l {
+				lastSeq[k] = int64(ev.Seq)
+			}
+		}
+		if rt != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) && int(ev.Rank) < len(rt.owner) {
+			e := *ev
+			setOrd(&e, ord[ev.Rank])
+			if err := push(int(rt.owner[ev.Rank]), &e); err != nil {
+				return err
+			}
+			if q := rt.other(ev); q >= 0 {
+				return push(q, &e)
+			}
+			return nil
+		}
 		if ev.commIdx < 0 || !ev.Op.IsCollective() {
 			return nil
 		}
@@ -1366,17 +1437,9 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			end.Irregular++ // skipped sequence numbers
 		}
 		lastSeq[k] = int64(ev.Seq)
-		q := pl.ownerOf(ev.commIdx, ev.Seq)
 		e := *ev
 		e.LocalEnter = int64(ord[ev.Rank])
-		bufs[q] = append(bufs[q], e)
-		if len(bufs[q]) >= partChunk {
-			var err error
-			if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
-				return err
-			}
-		}
-		return nil
+		return push(pl.ownerOf(ev.commIdx, ev.Seq), &e)
 	}
 
 	quit := make(chan struct{})
@@ -1450,6 +1513,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 // partOwn is an owner: it matches its instances and sends their records.
 func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 	o := &partOwner{a: a, pl: pl}
+	var ps *P2PStream // the point-to-point analysis of this owner's ranks
+	if pl.p2p {
+		ps = newP2POwner(a.rn, pl.p2pOptions(), p2pOwners(pl, a.rn), net.me)
+	}
 	a.m.fin = o.emit
 	a.m.part = true
 	for r, rs := range a.ranks {
@@ -1469,6 +1536,10 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			o.key = partKey{enter: ev.Enter, rank: r, sub: 1, ord: uint64(ev.LocalEnter)}
 			a.m.endRank(r)
 			return o.err
+		}
+		if ps != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) {
+			ps.part.key.ord = getOrd(ev)
+			return ps.Add(ev)
 		}
 		o.key = partKey{enter: ev.Enter, rank: ev.Rank, ord: uint64(ev.LocalEnter)}
 		if ev.commIdx < 0 || int(ev.commIdx) >= len(a.m.comms) || ev.commRank < 0 ||
@@ -1510,6 +1581,13 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 		if err := net.send(0, tagRes, partHdr{kind: pkRec, eos: r == last, round: r, done: r}, nil, out); err != nil {
 			return err
 		}
+		if ps != nil {
+			out := append([]byte(nil), ps.part.out...)
+			ps.part.out = ps.part.out[:0]
+			if err := net.send(0, tagP2PRes, partHdr{kind: pkRec, eos: r == last, round: r, done: r}, nil, out); err != nil {
+				return err
+			}
+		}
 		for _, p := range decs {
 			if err := net.send(p, tagAckOwn, partHdr{kind: pkAck, eos: r == last, round: r, done: r}, nil, nil); err != nil {
 				return err
@@ -1517,6 +1595,9 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 		}
 	}
 	end := partOwnEnd{Irregular: a.m.irregular, Records: o.n, MaxOpen: a.m.maxOpen}
+	if ps != nil {
+		end.P2P = ps.ownerEnd()
+	}
 	for op, h := range o.hists {
 		if h.used {
 			end.Hists = append(end.Hists, partHistEnd{Op: op, Exit: h.exit.counts[:], Wait: h.wait.counts[:]})
@@ -1542,8 +1623,12 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 	for _, p := range decs {
 		ssrc = append(ssrc, &partSource{p: p, box: net.listen(p, tagStream), done: -1})
 	}
+	var psrc []*partSource // point-to-point records (p2p_part.go)
 	for q := pl.owner0; q < pl.procs; q++ {
 		rsrc = append(rsrc, &partSource{p: q, box: net.listen(q, tagRes), done: -1})
+		if pl.p2p {
+			psrc = append(psrc, &partSource{p: q, box: net.listen(q, tagP2PRes), done: -1})
+		}
 	}
 	rp := newPartReplay(a)
 	defer rp.done()
@@ -1578,7 +1663,12 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 		}
 	}
-	sinks := a.opt.StreamSinks
+	var sinks []Sink
+	for _, s := range a.opt.StreamSinks {
+		if !pl.p2p || asP2PStream(s) != a.p2pTarget {
+			sinks = append(sinks, s)
+		}
+	}
 	var n int64
 	for r := int32(0); r <= last; r++ {
 		for i, s := range ssrc {
@@ -1634,6 +1724,11 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			if !ok {
 				rcs = append(rcs[:bi], rcs[bi+1:]...)
+			}
+		}
+		if pl.p2p {
+			if err := a.replayP2P(psrc, r, last); err != nil {
+				return err
 			}
 		}
 		if a.opt.Progress != nil {
@@ -1724,6 +1819,14 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 			return fmt.Errorf("parallel analysis: end record of process %d: %w", q, err)
 		}
 		a.partIrregular += e.Irregular
+		if pl.p2p {
+			if e.P2P == nil {
+				return fmt.Errorf("parallel analysis: process %d sent no point-to-point end record", q)
+			}
+			if err := a.p2pTarget.mergeOwner(e.P2P); err != nil {
+				return err
+			}
+		}
 		for _, h := range e.Hists {
 			if h.Op < 0 || h.Op >= len(a.ops) || len(h.Exit) != len(a.ops[h.Op].histExit.counts) || len(h.Wait) != len(a.ops[h.Op].histWait.counts) {
 				return fmt.Errorf("parallel analysis: bad histogram from process %d", q)
@@ -1782,6 +1885,9 @@ func (a *analyzer) runPart(pl *partPlan) error {
 	for q := pl.owner0; q < pl.procs; q++ {
 		net.listen(q, tagEndOwn)
 		net.listen(q, tagRes)
+		if pl.p2p {
+			net.listen(q, tagP2PRes)
+		}
 	}
 	roles := &partRoles{}
 	if lo, hi := ownedBlock(0, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {
@@ -1906,4 +2012,69 @@ func DefaultPartShare0(procs int) float64 {
 		return 0.5
 	}
 	return 0
+}
+
+// replayP2P replays the owners' point-to-point records of round r into
+// process 0's stream in the serial order (p2p_part.go).
+func (a *analyzer) replayP2P(srcs []*partSource, r, last int32) error {
+	type cur struct {
+		segs []partMsg
+		si   int
+		r    recReader
+		key  p2pRecKey
+	}
+	next := func(c *cur) (bool, error) {
+		for {
+			if c.r.b != nil && c.r.i < len(c.r.b) {
+				c.r.readP2PKey(&c.key)
+				if c.r.bad {
+					return false, errors.New("parallel analysis: bad point-to-point record")
+				}
+				return true, nil
+			}
+			if c.si >= len(c.segs) {
+				return false, nil
+			}
+			c.r = recReader{b: c.segs[c.si].body}
+			c.si++
+		}
+	}
+	var cs []*cur
+	for _, s := range srcs {
+		if err := s.fill(r, last); err != nil {
+			return err
+		}
+		c := &cur{segs: s.take(r)}
+		ok, err := next(c)
+		if err != nil {
+			return err
+		}
+		if ok {
+			cs = append(cs, c)
+		}
+	}
+	for len(cs) > 0 {
+		bi := 0
+		for i := 1; i < len(cs); i++ {
+			if p2pKeyLess(&cs[i].key, &cs[bi].key) {
+				bi = i
+			}
+		}
+		c := cs[bi]
+		if err := a.p2pTarget.replay(&c.r, c.r.u8()); err != nil {
+			if errors.Is(err, errP2PMissing) {
+				a.partIrregular++
+				return nil
+			}
+			return err
+		}
+		ok, err := next(c)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			cs = append(cs[:bi], cs[bi+1:]...)
+		}
+	}
+	return nil
 }

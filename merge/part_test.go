@@ -117,6 +117,9 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 			t.Fatal(err)
 		}
 		parted = d.Parted() && d.Partition
+		if (ps.ownerEnds > 0) != parted {
+			t.Errorf("point-to-point analysis partitioned: %v (%d owners), the pass: %v", ps.ownerEnds > 0, ps.ownerEnds, parted)
+		}
 		break
 	}
 	if err := d.Close(); err != nil {
@@ -150,6 +153,13 @@ func TestPartitionIdentical(t *testing.T) {
 		SplitGroups: 3, Slowdown: map[int]float64{7: 1.6}}); err != nil {
 		t.Fatal(err)
 	}
+	// Every form of halo exchange: wildcard receives, synchronous sends,
+	// persistent requests, a nonblocking collective in the Waitall.
+	mix := filepath.Join(t.TempDir(), "mix")
+	if _, err := synth.Generate(mix, synth.Config{Ranks: 11, Steps: 2000, Seed: 3, ChunkEvents: 256, Halo: true, HaloMix: true,
+		SplitGroups: 2, Slowdown: map[int]float64{4: 1.8}}); err != nil {
+		t.Fatal(err)
+	}
 	damaged := filepath.Join(t.TempDir(), "damaged")
 	if _, err := synth.Generate(damaged, synth.Config{Ranks: 6, Steps: 3000, Seed: 9, ChunkEvents: 256,
 		CorruptChunks: []synth.ChunkRef{{Rank: 2, Chunk: 3}}, MissingRanks: []int{4}}); err != nil {
@@ -168,6 +178,8 @@ func TestPartitionIdentical(t *testing.T) {
 		{"raw", dir, Options{Clock: ClockRaw}, true, 0},
 		{"init-window", dir, Options{Clock: ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000},
 		{"damaged", damaged, Options{Clock: ClockInterp}, false, 0},
+		{"mix", mix, Options{Clock: ClockInterp, TopN: 3}, true, 0},
+		{"mix-rounds", mix, Options{Clock: ClockInterp}, true, 2500},
 	} {
 		partRoundEvents = 1 << 17
 		if tc.rounds > 0 {
@@ -176,6 +188,18 @@ func TestPartitionIdentical(t *testing.T) {
 		an1, p1, _ := partAnalyse(t, tc.dir, 1, 0, tc.opt)
 		if !bytes.Contains(an1, []byte(`"instances":`)) {
 			t.Fatalf("%s: serial analysis looks empty: %.200s", tc.name, an1)
+		}
+		if tc.dir == mix {
+			// the forms must be there for the comparison to cover them
+			for _, want := range []string{`"op":"MPI_Ibarrier","instances":400`, `"cancelled":0`, `"late_receiver":{"count":`,
+				`"requests":`, `"recv_op":"MPI_Waitall"`} {
+				if !bytes.Contains(p1, []byte(want)) {
+					t.Fatalf("%s: the serial point-to-point result lacks %s: %.600s", tc.name, want, p1)
+				}
+			}
+			if bytes.Contains(p1, []byte(`"late_receiver":{"count":0`)) || bytes.Contains(p1, []byte(`"unresolved":1`)) {
+				t.Fatalf("%s: no late receivers or unresolved wildcards: %.600s", tc.name, p1)
+			}
 		}
 		for _, k := range []struct {
 			k     int

@@ -91,8 +91,11 @@ func TestParallelTracemergeIdentical(t *testing.T) {
 // collective analysis is partitioned (merge/part.go; by default from 3
 // processes, with 2 when GCLOCK_PAR_PARTITION=1): every process
 // matches and measures a share of the instances and process 0 aggregates
-// them in the serial order. With several communicators, rooted
-// collectives, imbalanced ranks and point-to-point messages, K=2 and K=3
+// them in the serial order, and the point-to-point analysis is split by
+// receiving rank (merge/p2p_part.go). With several communicators, rooted
+// collectives, imbalanced ranks, point-to-point messages and a run with
+// wildcard receives, synchronous sends, persistent requests and
+// nonblocking collectives, K=2 and K=3
 // under Open MPI and MPICH give the serial summaries byte for byte; a
 // damaged run falls back to shipping events and still agrees; a process
 // that fails in the partitioned pass ends the job instead of leaving it
@@ -109,6 +112,15 @@ func TestParallelTracemergePartitioned(t *testing.T) {
 	if r := runCmd(t, dir, nil, tm, "bench-synth", "--generate-only", "--dir", runDir,
 		"--events", "300000", "--ranks", "16", "--halo"); r.Code != 0 {
 		t.Fatalf("generating the run: exit %d\n%s", r.Code, r.Stderr)
+	}
+	// Every form of halo exchange: wildcard receives, synchronous sends,
+	// persistent requests, a nonblocking collective completed in the
+	// Waitall (the point-to-point analysis is partitioned by receiving
+	// rank: merge/p2p_part.go).
+	mixDir := filepath.Join(dir, "mix")
+	if r := runCmd(t, dir, nil, tm, "bench-synth", "--generate-only", "--dir", mixDir,
+		"--events", "200000", "--ranks", "13", "--halo-mix"); r.Code != 0 {
+		t.Fatalf("generating the mixed run: exit %d\n%s", r.Code, r.Stderr)
 	}
 	// The damaged copy: a corrupt chunk in one rank's file (its events are
 	// lost, so the rank skips sequence numbers: the partitioned pass
@@ -142,11 +154,17 @@ func TestParallelTracemergePartitioned(t *testing.T) {
 	if nRank != 16 {
 		t.Fatalf("%d rank files (.gct) in the run, want 16", nRank)
 	}
-	for _, in := range []struct{ name, dir string }{{"run", runDir}, {"damaged", damaged}} {
+	for _, in := range []struct{ name, dir string }{{"run", runDir}, {"mix", mixDir}, {"damaged", damaged}} {
 		serialOut := filepath.Join(dir, "serial-"+in.name)
 		serial := runCmd(t, dir, nil, append([]string{tm, in.dir, "-o", serialOut}, args...)...)
 		if serial.Code != 0 && (in.name == "run" || serial.Code != 3) { // 3: damaged input, outputs written
 			t.Fatalf("serial tracemerge exited %d:\n%s", serial.Code, serial.Stderr)
+		}
+		if in.name == "mix" {
+			b, _ := os.ReadFile(filepath.Join(serialOut, "p2p.json"))
+			if !strings.Contains(string(b), `"MPI_Ibarrier"`) || strings.Contains(string(b), "\"late_receiver\": {\n    \"count\": 0,") {
+				t.Fatalf("the mixed run's p2p.json has no MPI_Ibarrier or no late receivers (MPI_Issend): the comparison would not cover them:\n%.2000s", b)
+			}
 		}
 		if in.name == "run" {
 			b, _ := os.ReadFile(filepath.Join(serialOut, "p2p.json"))

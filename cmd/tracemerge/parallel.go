@@ -130,7 +130,7 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 	}
 	if world.Rank == 0 {
 		if !quiet && partition {
-			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): partitioned: all decode a share of the rank files (process 0 a share of %g) and match a share of the collective instances, process 0 aggregates in the serial order, analyses point-to-point and writes\n",
+			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): partitioned: all decode a share of the rank files (process 0 a share of %g) and match a share of the collective instances and of the point-to-point messages (by receiving rank), process 0 aggregates in the serial order, analyses one-sided communication and writes\n",
 				world.Size, world.Impl, d.Share0)
 		} else if !quiet {
 			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): all decode and merge the rank files (process 0 a share of %g), process 0 analyses and writes\n",

@@ -64,6 +64,12 @@ type Config struct {
 	// point-to-point records per step, so most events are point-to-point).
 	Halo      bool
 	HaloBytes uint64 // default 4096
+	// HaloMix varies the halo exchange's form step by step (with Halo):
+	// the plain one; the receive from the left with MPI_ANY_SOURCE and
+	// MPI_ANY_TAG; synchronous sends (MPI_Issend); persistent requests
+	// (MPI_Recv_init/MPI_Send_init once, MPI_Start each time); and an
+	// MPI_Ibarrier on MPI_COMM_WORLD completed by the same MPI_Waitall.
+	HaloMix bool
 	// PatternLen is the length of the repeating op sequence (default 24).
 	PatternLen int
 	// ComputeNS is the mean compute time between calls (default 20000).
@@ -331,6 +337,8 @@ type rankState struct {
 	inject *trace.Injection
 	req    uint32     // last request id
 	halo   [4]haloReq // this step's requests: recv left, recv right, send left, send right
+	// persistent: the persistent halo requests were created (HaloMix)
+	persistent bool
 }
 
 // haloReq is one request of a halo step.
@@ -515,8 +523,12 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 	// halo runs one ring exchange: every rank posts its two receives and
 	// two sends 200 ns apart after half its compute time, then waits in
 	// MPI_Waitall until both neighbours' sends arrived (latency 1500 ns).
-	halo := func() error {
+	halo := func(step int) error {
 		const site = 0x401800
+		form := 0
+		if c.HaloMix {
+			form = step % 5
+		}
 		for r, rs := range ranks {
 			h0 := rs.ready + c.ComputeNS*rs.slow/2
 			left, right := int32((r+P-1)%P), int32((r+1)%P)
@@ -525,6 +537,9 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 			for i := range rs.halo {
 				rs.req++
 				rs.halo[i] = haloReq{id: rs.req, peer: peers[i], tag: tags[i], post: h0 + float64(i)*200}
+				if form == 3 {
+					rs.halo[i].id = 1<<20 + uint32(i) // persistent: the same request every time
+				}
 			}
 		}
 		for r, rs := range ranks {
@@ -535,20 +550,64 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 				done = math.Max(done, nb.halo[3-i].post+1500) // its send towards me
 			}
 			wExit := done + 100 + rs.rng.Float64()*100
+			var nbc trace.Event // form 4: an MPI_Ibarrier completed with the halo
+			if form == 4 {
+				rs.req++
+				nbc = trace.Event{Op: trace.OpIbarrier, Comm: 0, Seq: rs.seq[0], Root: -1, Req: rs.req, Callsite: site + 0x80,
+					EnterNS: record(rs.inject, rs.halo[0].post-300), ExitNS: record(rs.inject, rs.halo[0].post-200)}
+				rs.seq[0]++
+				if err := emit(r, rs, nbc); err != nil {
+					return err
+				}
+			}
+			if form == 3 && !rs.persistent {
+				rs.persistent = true
+				for i, hr := range rs.halo {
+					ev := trace.Event{Op: trace.OpRecvInit, Comm: 0, Root: -1, Peer: hr.peer, Tag: hr.tag, Req: hr.id, Callsite: site + 0x100 + uint64(i)*8,
+						EnterNS: record(rs.inject, hr.post-1000+float64(i)*10), ExitNS: record(rs.inject, hr.post-995+float64(i)*10)}
+					if i < 2 {
+						ev.Recv = c.HaloBytes
+					} else {
+						ev.Op, ev.Sent = trace.OpSendInit, c.HaloBytes
+					}
+					if err := emit(r, rs, ev); err != nil {
+						return err
+					}
+				}
+			}
 			for i, hr := range rs.halo {
 				ev := trace.Event{Comm: 0, Root: -1, Peer: hr.peer, Tag: hr.tag, Req: hr.id, Callsite: site + uint64(i)*8,
 					EnterNS: record(rs.inject, hr.post), ExitNS: record(rs.inject, hr.post+150)}
-				if i < 2 {
+				switch {
+				case form == 3:
+					ev.Op = trace.OpStart
+				case i < 2:
 					ev.Op, ev.Recv = trace.OpIrecv, c.HaloBytes
-				} else {
+					if form == 1 && i == 0 {
+						ev.Peer, ev.Tag = trace.PeerAny, trace.TagAny
+					}
+				case form == 2:
+					ev.Op, ev.Sent = trace.OpIssend, c.HaloBytes
+				default:
 					ev.Op, ev.Sent = trace.OpIsend, c.HaloBytes
 				}
 				if err := emit(r, rs, ev); err != nil {
 					return err
 				}
 			}
+			if form == 4 {
+				ev := trace.Event{Op: trace.OpWaitall, Comm: 0, Seq: 0, Root: -1, Peer: trace.PeerNull, Req: nbc.Req,
+					Callsite: site + 0x40, EnterNS: record(rs.inject, wEnter), ExitNS: record(rs.inject, wExit)}
+				if err := emit(r, rs, ev); err != nil {
+					return err
+				}
+			}
 			for i, hr := range rs.halo {
-				ev := trace.Event{Op: trace.OpWaitall, Comm: 0, Seq: uint32(i), Root: -1, Peer: hr.peer, Tag: hr.tag, Req: hr.id,
+				seq := uint32(i)
+				if form == 4 {
+					seq++
+				}
+				ev := trace.Event{Op: trace.OpWaitall, Comm: 0, Seq: seq, Root: -1, Peer: hr.peer, Tag: hr.tag, Req: hr.id,
 					Callsite: site + 0x40, EnterNS: record(rs.inject, wEnter), ExitNS: record(rs.inject, wExit)}
 				if i < 2 {
 					ev.Recv = c.HaloBytes
@@ -572,7 +631,7 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 	for s := 0; s < c.Steps; s++ {
 		st := pattern[s%len(pattern)]
 		if c.Halo {
-			if err := halo(); err != nil {
+			if err := halo(s); err != nil {
 				return nil, err
 			}
 		}

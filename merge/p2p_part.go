@@ -1,0 +1,474 @@
+package merge
+
+// The partitioned point-to-point analysis (docs/p2p.md "Partitioned",
+// decision D23): with a partitioned pass (part.go) the P2PStream does not
+// run on process 0 over every event any more.
+//
+//   - Every world rank has one owner (p2pOwners: the process that decodes
+//     its rank file, when that process owns collective instances too). A
+//     decoder sends each point-to-point event of a rank to the rank's
+//     owner; a send to a rank of another owner (its posting, its
+//     completion record, its start and freeing when persistent) goes to
+//     that owner as well: that is all that crosses the partitions, keyed
+//     like the serial matching by (comm, source, dest, tag, order).
+//   - An owner runs a P2PStream over what it gets, merged in the serial
+//     order: it matches the messages to its ranks, completes their calls
+//     (Waitall over several senders, wildcard receives, "who makes me
+//     wait") and sums what belongs to one receiver alone (its pairs, its
+//     rank's figures), which is then already the serial sum. The steps
+//     whose order spans owners (the Late Sender and Late Receiver totals,
+//     the worst messages, the call-site sums, nonblocking-collective
+//     instances) become records tagged with the serial position of the
+//     event that caused them: its merge key, the event's ordinal in its
+//     rank, and the step's place in the event.
+//   - Process 0 replays the records in key order into its own P2PStream
+//     (the one tracemerge reads) and adds the owners' end records
+//     (counters, ranks, pairs, kept messages): p2p.json is the serial one
+//     byte for byte.
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// Record kinds of the point-to-point replay.
+const (
+	prSite     = 1 // a completion call or polls at a call site
+	prLS       = 2 // a late-sender wait (with the message when it may be among the worst)
+	prLR       = 3 // a late-receiver wait
+	prNBCStart = 4
+	prNBCDone  = 5
+)
+
+// p2pRecKey orders the replay: the serial merge key of the event (enter,
+// rank, ordinal in its rank), its phase (0: the rank's own owner, 1: the
+// owner of a send's destination; the serial pass does the calls first)
+// and the step's number in it.
+type p2pRecKey struct {
+	enter float64
+	rank  int32
+	ord   uint64
+	phase uint8
+	n     uint32
+}
+
+func p2pKeyLess(a, b *p2pRecKey) bool {
+	if a.enter != b.enter {
+		return a.enter < b.enter
+	}
+	if a.rank != b.rank {
+		return a.rank < b.rank
+	}
+	if a.ord != b.ord {
+		return a.ord < b.ord
+	}
+	if a.phase != b.phase {
+		return a.phase < b.phase
+	}
+	return a.n < b.n
+}
+
+func (r *recReader) readP2PKey(k *p2pRecKey) {
+	k.enter = r.f64()
+	k.rank = int32(r.u32())
+	k.ord = r.u64()
+	k.phase = r.u8()
+	k.n = r.u32()
+}
+
+// p2pOwner is an owner's recording state.
+type p2pOwner struct {
+	key   p2pRecKey // the event being added (ord set by the owner's loop)
+	out   []byte
+	worst floatHeap // the owner's largest late-sender waits (TopN)
+	topN  int
+	n     int // records
+}
+
+// setOrd and getOrd carry a point-to-point event's ordinal in its rank
+// from the decoder to the owners in RawEnter, which the point-to-point
+// analysis does not read (the collectives carry theirs in LocalEnter).
+func setOrd(e *GEvent, ord uint64) { e.RawEnter = math.Float64frombits(ord) }
+func getOrd(e *GEvent) uint64      { return math.Float64bits(e.RawEnter) }
+
+// event starts the records of event e.
+func (o *p2pOwner) event(e *GEvent, mine bool) {
+	o.key.enter, o.key.rank, o.key.n = e.Enter, e.Rank, 0
+	o.key.phase = 1
+	if mine {
+		o.key.phase = 0
+	}
+}
+
+func (o *p2pOwner) head(kind uint8) []byte {
+	k := &o.key
+	b := binary.LittleEndian.AppendUint64(o.out, math.Float64bits(k.enter))
+	b = binary.LittleEndian.AppendUint32(b, uint32(k.rank))
+	b = binary.LittleEndian.AppendUint64(b, k.ord)
+	b = append(b, k.phase)
+	b = binary.LittleEndian.AppendUint32(b, k.n)
+	k.n++
+	o.n++
+	return append(b, kind)
+}
+
+func appendF64(b []byte, v float64) []byte {
+	return binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+}
+
+func (o *p2pOwner) site(rank int32, pc uint64, op trace.Op, calls int, polls uint64, d float64) {
+	b := o.head(prSite)
+	b = binary.LittleEndian.AppendUint32(b, uint32(rank))
+	b = binary.LittleEndian.AppendUint64(b, pc)
+	b = binary.LittleEndian.AppendUint16(b, uint16(op))
+	b = binary.LittleEndian.AppendUint32(b, uint32(calls))
+	b = binary.LittleEndian.AppendUint64(b, polls)
+	o.out = appendF64(b, d)
+}
+
+// lateSender records wait w of receive r for send snd, with the message
+// when it is among the owner's TopN largest so far: one that is not cannot
+// be among process 0's either (those TopN waits came before it and are
+// at least as large).
+func (o *p2pOwner) lateSender(w float64, snd, r *p2pMsg) {
+	b := appendF64(o.head(prLS), w)
+	if len(o.worst) < o.topN || w > o.worst[0] {
+		if len(o.worst) < o.topN {
+			heap.Push(&o.worst, w)
+		} else {
+			o.worst[0] = w
+			heap.Fix(&o.worst, 0)
+		}
+		b = append(b, 1)
+		b = binary.LittleEndian.AppendUint32(b, uint32(snd.src))
+		b = binary.LittleEndian.AppendUint32(b, uint32(r.dst))
+		b = binary.LittleEndian.AppendUint64(b, r.comm)
+		b = binary.LittleEndian.AppendUint32(b, uint32(r.tag))
+		b = binary.LittleEndian.AppendUint64(b, r.bytes)
+		b = binary.LittleEndian.AppendUint16(b, uint16(snd.op))
+		b = binary.LittleEndian.AppendUint16(b, uint16(r.waitOp))
+		b = appendF64(b, snd.post)
+		b = appendF64(b, r.waitEnter)
+		b = binary.LittleEndian.AppendUint64(b, uint64(snd.postLocal))
+		b = binary.LittleEndian.AppendUint64(b, uint64(r.waitLocal))
+	} else {
+		b = append(b, 0)
+	}
+	o.out = b
+}
+
+func (o *p2pOwner) lateReceiver(w float64) { o.out = appendF64(o.head(prLR), w) }
+
+func (o *p2pOwner) nbcStart(k InstanceKey, op trace.Op, rank int32, enter float64) {
+	b := o.head(prNBCStart)
+	b = binary.LittleEndian.AppendUint64(b, k.Comm)
+	b = binary.LittleEndian.AppendUint32(b, k.Seq)
+	b = binary.LittleEndian.AppendUint16(b, uint16(op))
+	b = binary.LittleEndian.AppendUint32(b, uint32(rank))
+	o.out = appendF64(b, enter)
+}
+
+func (o *p2pOwner) nbcDone(k InstanceKey, rank int32, enter, exit float64) {
+	b := o.head(prNBCDone)
+	b = binary.LittleEndian.AppendUint64(b, k.Comm)
+	b = binary.LittleEndian.AppendUint32(b, k.Seq)
+	b = binary.LittleEndian.AppendUint32(b, uint32(rank))
+	b = appendF64(b, enter)
+	o.out = appendF64(b, exit)
+}
+
+// owns reports whether world rank r is one of this owner's.
+func (s *P2PStream) owns(r int32) bool { return r >= 0 && int(r) < len(s.own) && s.own[r] }
+
+// ownsDst reports whether this owner matches the sends to dst: its own
+// ranks, and ranks outside the world (never matched; counted by the
+// sender's owner).
+func (s *P2PStream) ownsDst(dst int32) bool { return dst < 0 || int(dst) >= len(s.own) || s.own[dst] }
+
+// newP2POwner is owner me's stream (owner[r]: world rank r's owner).
+func newP2POwner(run *Run, opt P2POptions, owner []int32, me int) *P2PStream {
+	s := NewP2PStream(run, opt, nil)
+	s.own = make([]bool, len(owner))
+	for r, q := range owner {
+		s.own[r] = int(q) == me
+	}
+	s.part = &p2pOwner{topN: s.opt.TopN}
+	return s
+}
+
+// p2pPC is a call site as the owners send it.
+type p2pPC struct {
+	rank int32
+	pc   uint64
+	op   trace.Op
+}
+
+// replay applies one record of kind (r after the kind byte) to process 0's
+// stream; false on a bad record, errP2PMissing when a worst message was
+// not sent.
+func (s *P2PStream) replay(r *recReader, kind uint8) error {
+	switch kind {
+	case prSite:
+		k := p2pPC{rank: int32(r.u32()), pc: r.u64(), op: trace.Op(r.u16())}
+		calls, polls, d := int(r.u32()), r.u64(), r.f64()
+		if r.bad {
+			break
+		}
+		if s.siteCache == nil {
+			s.siteCache = map[p2pPC]*siteAcc{}
+		}
+		a := s.siteCache[k]
+		if a == nil {
+			sk := p2pSiteKey{s.site(k.rank, k.pc), k.op}
+			if a = s.sites[sk]; a == nil {
+				a = &siteAcc{ranks: map[int32]bool{}}
+				s.sites[sk] = a
+			}
+			s.siteCache[k] = a
+		}
+		a.calls += calls
+		a.polls += polls
+		a.time += d
+		a.ranks[k.rank] = true
+	case prLS:
+		w := r.f64()
+		has := r.u8()
+		if r.bad {
+			break
+		}
+		s.out.LateSender.add(w)
+		if has == 0 {
+			if len(s.worst) < s.opt.TopN || w > s.worst[0].WaitNS {
+				return errP2PMissing
+			}
+			return nil
+		}
+		m := LateMessage{Src: int32(r.u32()), Dst: int32(r.u32()), CommID: r.u64(), Tag: int32(r.u32()), Bytes: r.u64(),
+			SendOp: trace.Op(r.u16()).String(), RecvOp: trace.Op(r.u16()).String(), SendStart: r.f64(), WaitEnter: r.f64(),
+			SendLocal: int64(r.u64()), WaitLocal: int64(r.u64()), WaitNS: w}
+		if !r.bad {
+			s.addWorst(m)
+		}
+	case prLR:
+		w := r.f64()
+		if !r.bad {
+			s.out.LateReceiver.add(w)
+		}
+	case prNBCStart:
+		k := InstanceKey{Comm: r.u64(), Seq: r.u32()}
+		op, rank, enter := trace.Op(r.u16()), int32(r.u32()), r.f64()
+		if !r.bad {
+			s.nbcStart(k, op, rank, enter)
+		}
+	case prNBCDone:
+		k := InstanceKey{Comm: r.u64(), Seq: r.u32()}
+		rank, enter, exit := int32(r.u32()), r.f64(), r.f64()
+		if !r.bad {
+			s.nbcDone(k, rank, enter, exit)
+		}
+	default:
+		return errors.New("parallel analysis: bad point-to-point record")
+	}
+	if r.bad {
+		return errors.New("parallel analysis: bad point-to-point record")
+	}
+	return nil
+}
+
+// errP2PMissing: an owner did not send a message that process 0's worst
+// list would take (the partitioned pass is rerun; never seen).
+var errP2PMissing = errors.New("parallel analysis: a late-sender message missing from an owner's records")
+
+// P2POwnEnd is an owner's end record: what does not depend on the order
+// across owners.
+type P2POwnEnd struct {
+	Out    P2PResult // counters only
+	Ranks  []P2PRank // the owner's ranks
+	LS, LR []PairWait
+	List   []Message
+	Peak   int
+}
+
+// ownerEnd finishes an owner's stream (what the serial Result does before
+// the global steps) and returns its end record.
+func (s *P2PStream) ownerEnd() *P2POwnEnd {
+	s.leftovers()
+	e := &P2POwnEnd{Peak: s.peak}
+	o := s.out
+	e.Out = P2PResult{Messages: o.Messages, Bytes: o.Bytes, UnmatchedSends: o.UnmatchedSends, UnmatchedRecvs: o.UnmatchedRecvs,
+		Unresolved: o.Unresolved, Requests: o.Requests, Uncompleted: o.Uncompleted, Cancelled: o.Cancelled, Polls: o.Polls,
+		Violations: o.Violations, MaxViolationNS: o.MaxViolationNS, ListDropped: o.ListDropped}
+	for k, w := range s.waitedFor {
+		rs := s.ranks[k[0]].sum
+		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
+	}
+	for _, rs := range s.ranks {
+		if !s.owns(rs.rank) {
+			continue
+		}
+		wf := rs.sum.WaitedFor
+		sortWaitedFor(wf)
+		if len(wf) > 3 {
+			rs.sum.WaitedFor = wf[:3]
+		}
+		e.Ranks = append(e.Ranks, *rs.sum)
+	}
+	for _, p := range s.lsPairs {
+		e.LS = append(e.LS, *p)
+	}
+	for _, p := range s.lrPairs {
+		e.LR = append(e.LR, *p)
+	}
+	e.List = append(e.List, s.list...)
+	return e
+}
+
+// mergeOwner adds an owner's end record to process 0's stream.
+func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
+	o, x := s.out, &e.Out
+	o.Messages += x.Messages
+	o.Bytes += x.Bytes
+	o.UnmatchedSends += x.UnmatchedSends
+	o.UnmatchedRecvs += x.UnmatchedRecvs
+	o.Unresolved += x.Unresolved
+	o.Requests += x.Requests
+	o.Uncompleted += x.Uncompleted
+	o.Cancelled += x.Cancelled
+	o.Polls += x.Polls
+	o.Violations += x.Violations
+	o.MaxViolationNS = math.Max(o.MaxViolationNS, x.MaxViolationNS)
+	o.ListDropped += x.ListDropped
+	s.peak += e.Peak
+	s.ownerEnds++
+	for _, r := range e.Ranks {
+		rs := s.ranks[r.Rank]
+		if rs == nil {
+			return fmt.Errorf("parallel analysis: point-to-point figures of rank %d, which has no file", r.Rank)
+		}
+		*rs.sum = r
+	}
+	for _, l := range []struct {
+		pairs []PairWait
+		m     map[[2]int32]*PairWait
+	}{{e.LS, s.lsPairs}, {e.LR, s.lrPairs}} {
+		for _, p := range l.pairs {
+			k := [2]int32{p.Culprit, p.Victim}
+			if l.m[k] != nil {
+				return fmt.Errorf("parallel analysis: wait pair %d -> %d from two owners", p.Culprit, p.Victim)
+			}
+			p := p
+			l.m[k] = &p
+		}
+	}
+	for _, m := range e.List {
+		if s.opt.KeepMessages > 0 {
+			s.keep(m)
+		}
+	}
+	return nil
+}
+
+func sortWaitedFor(wf []RankAmount) {
+	for i := 1; i < len(wf); i++ { // insertion sort: a handful of neighbours
+		for j := i; j > 0 && (wf[j].NS > wf[j-1].NS || wf[j].NS == wf[j-1].NS && wf[j].Rank < wf[j-1].Rank); j-- {
+			wf[j], wf[j-1] = wf[j-1], wf[j]
+		}
+	}
+}
+
+// p2pOwners is the owner of every world rank in plan pl: the process that
+// decodes its rank file when it owns collective instances too, else one
+// of those round robin; a rank without a file goes with the nearest file
+// below it (the first owner when none).
+func p2pOwners(pl *partPlan, rn *Run) []int32 {
+	owner := make([]int32, rn.WorldSize)
+	for i := range owner {
+		owner[i] = -1
+	}
+	n := len(rn.Ranks)
+	for p := 0; p < pl.procs; p++ {
+		lo, hi := ownedBlock(p, n, pl.procs, pl.share0)
+		for i := lo; i < hi; i++ {
+			q := p
+			if q < pl.owner0 {
+				q = pl.owner0 + i%(pl.procs-pl.owner0)
+			}
+			if r := rn.Ranks[i].Rank; r >= 0 && r < len(owner) {
+				owner[r] = int32(q)
+			}
+		}
+	}
+	prev := int32(pl.owner0)
+	for r := range owner {
+		if owner[r] < 0 {
+			owner[r] = prev
+		}
+		prev = owner[r]
+	}
+	return owner
+}
+
+// p2pRouter is a decoder's routing of point-to-point events: to the
+// rank's owner, and the send side of a message to another owner's rank
+// to that owner too.
+type p2pRouter struct {
+	owner []int32
+	reqs  map[uint64]int32 // (rank, request) of a send to another owner: that owner (+ p2pPersistent)
+}
+
+const p2pPersistent = 1 << 30
+
+// other returns the second owner event e goes to (-1: none).
+func (rt *p2pRouter) other(e *GEvent) int {
+	op := e.Op
+	mine := rt.owner[e.Rank]
+	dst := func() int32 {
+		if e.Peer < 0 || int(e.Peer) >= len(rt.owner) || rt.owner[e.Peer] == mine {
+			return -1
+		}
+		return rt.owner[e.Peer]
+	}
+	k := uint64(uint32(e.Rank))<<32 | uint64(e.Req)
+	switch {
+	case op.IsSend() && op < trace.OpIsend:
+		return int(dst())
+	case op == trace.OpSendrecv || op == trace.OpSendrecvReplace:
+		if e.Seq == 0 {
+			return int(dst())
+		}
+	case op.IsRequestStart():
+		if op.IsSend() || op.IsPersistentInit() && op != trace.OpRecvInit {
+			if d := dst(); d >= 0 {
+				if op.IsPersistentInit() {
+					rt.reqs[k] = d + p2pPersistent
+				} else {
+					rt.reqs[k] = d
+				}
+				return int(d)
+			}
+		}
+		delete(rt.reqs, k)
+	case op == trace.OpStart || op == trace.OpStartall:
+		if v, ok := rt.reqs[k]; ok {
+			return int(v % p2pPersistent)
+		}
+	case op == trace.OpRequestFree:
+		if v, ok := rt.reqs[k]; ok {
+			delete(rt.reqs, k)
+			return int(v % p2pPersistent)
+		}
+	case op.IsCompletion():
+		if v, ok := rt.reqs[k]; ok && e.Req != 0 {
+			if v < p2pPersistent {
+				delete(rt.reqs, k)
+			}
+			return int(v % p2pPersistent)
+		}
+	}
+	return -1
+}
