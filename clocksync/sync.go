@@ -179,25 +179,26 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.FitSpan = f
 	}
-	if v := strings.TrimSpace(getenv("GCLOCK_SYNC_ANCHOR")); v != "" {
+	flag := func(name string, dst *bool) error {
+		v := strings.TrimSpace(getenv(name))
 		switch strings.ToLower(v) {
+		case "":
 		case "1", "true", "yes", "on":
-			c.NoEndAnchor = false
+			*dst = true
 		case "0", "false", "no", "off":
-			c.NoEndAnchor = true
+			*dst = false
 		default:
-			return c, fmt.Errorf("clocksync: GCLOCK_SYNC_ANCHOR=%q: want 1/0, true/false, yes/no or on/off", v)
+			return fmt.Errorf("clocksync: %s=%q: want 1/0, true/false, yes/no or on/off", name, v)
 		}
+		return nil
 	}
-	if v := strings.TrimSpace(getenv("GCLOCK_RECOMPUTE_INTERCEPT")); v != "" {
-		switch strings.ToLower(v) {
-		case "1", "true", "yes", "on":
-			c.RecomputeIntercept = true
-		case "0", "false", "no", "off":
-			c.RecomputeIntercept = false
-		default:
-			return c, fmt.Errorf("clocksync: GCLOCK_RECOMPUTE_INTERCEPT=%q: want 1/0, true/false, yes/no or on/off", v)
-		}
+	anchor := !c.NoEndAnchor
+	if err := flag("GCLOCK_SYNC_ANCHOR", &anchor); err != nil {
+		return c, err
+	}
+	c.NoEndAnchor = !anchor
+	if err := flag("GCLOCK_RECOMPUTE_INTERCEPT", &c.RecomputeIntercept); err != nil {
+		return c, err
 	}
 	return c, nil
 }
