@@ -109,3 +109,80 @@ func benchTracemergeParallel(c *Config, rep *Report) []Row {
 	}
 	return rows
 }
+
+// benchTracemergeParallelP2P measures the partitioned point-to-point
+// analysis (merge/p2p_part.go, D23): a synthetic run of 1024 ranks with a
+// ring halo exchange (8 of 9 events point-to-point) analysed serially and
+// under Open MPI's mpirun with K=2, partitioned (every process matches
+// the messages to the ranks whose files it decodes, process 0 replays the
+// order-dependent sums) and with every event shipped to process 0
+// (GCLOCK_PAR_PARTITION=0), interleaved; each run's p2p.json and
+// imbalance.json checked equal to K=1's. Ratio: K=1 wall over K=2 wall.
+func benchTracemergeParallelP2P(c *Config, rep *Report) []Row {
+	const sec = "6"
+	const ranks = 1024
+	n := 10_000_000
+	if c.Quick {
+		n = 400_000
+	}
+	name := fmt.Sprintf("parallel tracemerge, synthetic halo run of %s events (8 of 9 point-to-point) on %d ranks", num(float64(n)), ranks)
+	if _, err := os.Stat(c.Tracemerge); err != nil {
+		return []Row{unavailable(sec, name, fmt.Errorf("%s not built (make tracemerge)", rel(c.Root, c.Tracemerge)))}
+	}
+	dir := filepath.Join(c.Work, "synth-par-halo")
+	defer os.RemoveAll(dir)
+	if _, err := runCmd(5*time.Minute, c.Work, nil, c.Tracemerge, "bench-synth", "--generate-only", "--dir", dir,
+		fmt.Sprintf("--events=%d", n), fmt.Sprintf("--ranks=%d", ranks), "--halo"); err != nil {
+		return []Row{unavailable(sec, name, fmt.Errorf("tracemerge bench-synth --generate-only --halo: %w", err))}
+	}
+	files := []string{"p2p.json", "imbalance.json"}
+	serial := map[string][]byte{}
+	arm := func(tag string, env []string, launcher ...string) func() (map[string]float64, error) {
+		return func() (map[string]float64, error) {
+			out := filepath.Join(c.Work, "parp2p-"+tag)
+			defer os.RemoveAll(out)
+			argv := append(append([]string(nil), launcher...), c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
+			r, err := runCmd(10*time.Minute, c.Work, env, argv...)
+			if err != nil {
+				return nil, err
+			}
+			for _, f := range files {
+				b, err := os.ReadFile(filepath.Join(out, f))
+				if err != nil {
+					return nil, err
+				}
+				if len(launcher) == 0 && serial[f] == nil {
+					serial[f] = b
+				} else if serial[f] != nil && !bytes.Equal(b, serial[f]) {
+					return nil, fmt.Errorf("%s: %s differs from K=1", tag, f)
+				}
+			}
+			return map[string]float64{"wall": r.Wall.Seconds()}, nil
+		}
+	}
+	vs := []variant{{"k1", arm("k1", nil)},
+		{"ompi", arm("ompi", []string{"GCLOCK_PAR_PARTITION=1"}, "mpirun", "-np", "2", "-x", "GCLOCK_PAR_PARTITION")},
+		{"ompiship", arm("ompiship", []string{"GCLOCK_PAR_PARTITION=0"}, "mpirun", "-np", "2", "-x", "GCLOCK_PAR_PARTITION")}}
+	s, errs := interleave(min(c.Reps, 3), vs, c.logf)
+	if e := errs["k1"]; e != nil {
+		return []Row{unavailable(sec, name, e)}
+	}
+	var rows []Row
+	for _, v := range vs[1:] {
+		label := map[string]string{"ompi": "Open MPI mpirun -np 2, partitioned (point-to-point by receiving rank)",
+			"ompiship": "Open MPI mpirun -np 2, events shipped to process 0 (GCLOCK_PAR_PARTITION=0)"}[v.name]
+		if e := errs[v.name]; e != nil {
+			rows = append(rows, unavailable(sec, name+", "+label, e))
+			continue
+		}
+		k1, w := median(s.get("k1", "wall")), s.get(v.name, "wall")
+		rows = append(rows, Row{Section: sec, Name: name + ", K=2 (" + label + ") over K=1",
+			Value:    fmt.Sprintf("%s s (K=2)", num(median(w))),
+			Baseline: fmt.Sprintf("%s s (K=1)", num(k1)),
+			Ratio:    ratio(k1, median(w)),
+			Goal:     "speed-up ≥ 1.7× (issue 13, 10^8 events)",
+			Notes: fmt.Sprintf("tracemerge DIR -o OUT --formats json,txt -q, MPI start-up included; %d interleaved runs, K=2 %s s, K=1 %s s; p2p.json and imbalance.json identical to K=1 in every run; ratio = K=1 wall / K=2 wall",
+				len(w), spread(w, "", 1), spread(s.get("k1", "wall"), "", 1))})
+	}
+	return rows
+}
