@@ -1,7 +1,7 @@
 package merge
 
 // The partitioned point-to-point analysis (docs/p2p.md "Partitioned",
-// decision D23): with a partitioned pass (part.go) the P2PStream does not
+// decision D24): with a partitioned pass (part.go) the P2PStream does not
 // run on process 0 over every event any more.
 //
 //   - Every world rank has one owner (p2pOwners: the process that decodes
