@@ -67,8 +67,9 @@ type Config struct {
 	// HaloMix varies the halo exchange's form step by step (with Halo):
 	// the plain one; the receive from the left with MPI_ANY_SOURCE and
 	// MPI_ANY_TAG; synchronous sends (MPI_Issend); persistent requests
-	// (MPI_Recv_init/MPI_Send_init once, MPI_Start each time); and an
-	// MPI_Ibarrier on MPI_COMM_WORLD completed by the same MPI_Waitall.
+	// (MPI_Recv_init/MPI_Send_init, MPI_Start each time, MPI_Request_free
+	// every other time); an MPI_Ibarrier on MPI_COMM_WORLD completed by the
+	// same MPI_Waitall; two MPI_Sendrecv; MPI_Send then MPI_Recv.
 	HaloMix bool
 	// PatternLen is the length of the repeating op sequence (default 24).
 	PatternLen int
@@ -527,7 +528,7 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 		const site = 0x401800
 		form := 0
 		if c.HaloMix {
-			form = step % 5
+			form = step % 7
 		}
 		for r, rs := range ranks {
 			h0 := rs.ready + c.ComputeNS*rs.slow/2
@@ -618,7 +619,73 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 					return err
 				}
 			}
+			if form == 3 && step/7%2 == 1 {
+				// free the persistent requests (inactive): created again
+				// the next time
+				rs.persistent = false
+				for i, hr := range rs.halo {
+					t := wExit + 100 + float64(i)*20
+					ev := trace.Event{Op: trace.OpRequestFree, Comm: 0, Root: -1, Peer: trace.PeerNull, Req: hr.id, Callsite: site + 0x140,
+						EnterNS: record(rs.inject, t), ExitNS: record(rs.inject, t+10)}
+					if err := emit(r, rs, ev); err != nil {
+						return err
+					}
+				}
+				wExit += 200
+			}
 			rs.ready = wExit
+		}
+		return nil
+	}
+	// blocking runs the halo exchange with blocking calls (HaloMix):
+	// form 5 as two MPI_Sendrecv (right then left), form 6 as MPI_Send to
+	// the right then MPI_Recv from the left (an eager send).
+	blocking := func(form int) error {
+		const site = 0x401a00
+		enter := make([]float64, P)
+		for r, rs := range ranks {
+			enter[r] = rs.ready + c.ComputeNS*rs.slow/2
+		}
+		for r, rs := range ranks {
+			left, right := int32((r+P-1)%P), int32((r+1)%P)
+			t := enter[r]
+			if form == 5 {
+				// A: send right, receive from left; B: the other way
+				aExit := math.Max(t, enter[left]) + 1500 + rs.rng.Float64()*100
+				bEnter := aExit + 200
+				bExit := math.Max(bEnter, math.Max(enter[right], t)+1900) + 1500 + rs.rng.Float64()*100
+				for _, call := range []struct {
+					to, from, tag int32
+					in, out       float64
+				}{{right, left, 1, t, aExit}, {left, right, 2, bEnter, bExit}} {
+					for half := uint32(0); half < 2; half++ {
+						ev := trace.Event{Op: trace.OpSendrecv, Comm: 0, Seq: half, Root: -1, Tag: call.tag, Callsite: site,
+							EnterNS: record(rs.inject, call.in), ExitNS: record(rs.inject, call.out)}
+						if half == 0 {
+							ev.Peer, ev.Sent = call.to, c.HaloBytes
+						} else {
+							ev.Peer, ev.Recv = call.from, c.HaloBytes
+						}
+						if err := emit(r, rs, ev); err != nil {
+							return err
+						}
+					}
+				}
+				rs.ready = bExit
+				continue
+			}
+			send := trace.Event{Op: trace.OpSend, Comm: 0, Root: -1, Peer: right, Tag: 1, Sent: c.HaloBytes, Callsite: site + 0x10,
+				EnterNS: record(rs.inject, t), ExitNS: record(rs.inject, t+300)}
+			rEnter := t + 400
+			rExit := math.Max(rEnter, enter[left]+1500) + 100 + rs.rng.Float64()*100
+			recv := trace.Event{Op: trace.OpRecv, Comm: 0, Root: -1, Peer: left, Tag: 1, Recv: c.HaloBytes, Callsite: site + 0x20,
+				EnterNS: record(rs.inject, rEnter), ExitNS: record(rs.inject, rExit)}
+			for _, ev := range []trace.Event{send, recv} {
+				if err := emit(r, rs, ev); err != nil {
+					return err
+				}
+			}
+			rs.ready = rExit
 		}
 		return nil
 	}
@@ -631,7 +698,13 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 	for s := 0; s < c.Steps; s++ {
 		st := pattern[s%len(pattern)]
 		if c.Halo {
-			if err := halo(s); err != nil {
+			var err error
+			if f := s % 7; c.HaloMix && f >= 5 {
+				err = blocking(f)
+			} else {
+				err = halo(s)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
