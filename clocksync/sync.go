@@ -405,9 +405,22 @@ func EndAnchor(cfg Config, t Transport, local Clock, res *Result) error {
 		res.Params = map[string]string{}
 	}
 	res.Params["end_anchor_alg"] = ra.Name()
-	if res.Bound >= 0 {
-		res.Params["fit_bound_ns"] = BoundParam(res.Bound)
+	res.Anchor = ra
+	res.Duration += local.GetTime() - start
+	fitBound, anchorBound := res.Bound, SyncBound(t, g)
+	if fitBound >= 0 {
+		res.Params["fit_bound_ns"] = BoundParam(fitBound)
 	}
+	if anchorLoose(anchorBound, fitBound) {
+		// A disturbed anchor (its ping-pongs all delayed: other load took
+		// the cores) can miss by its whole bound; the fit's regression
+		// over the sync was not disturbed alike. Keep the fit. The bounds
+		// pass down the tree, so a client of a loose anchor is loose too.
+		res.Params["end_anchor_kept"] = "fit"
+		res.Params["end_anchor_bound_ns"] = BoundParam(anchorBound)
+		return nil
+	}
+	res.Params["end_anchor_kept"] = "anchor"
 	res.Global = g
 	res.Model, res.Chain = FlattenTo(g, local)
 	// How far the anchor moved the knot: anchored minus fitted global
@@ -421,9 +434,15 @@ func EndAnchor(cfg Config, t Transport, local Clock, res *Result) error {
 	} else {
 		delete(res.Params, "bound_ns")
 	}
-	res.Duration += local.GetTime() - start
-	res.Anchor = ra
 	return nil
+}
+
+// anchorLoose reports whether an end anchor's bound (seconds) is too
+// loose to replace the fitted knot: above 1 µs and above 4 times the
+// fit's bound (the loose-knot rule of merge.NewCorrector). Unknown
+// bounds (< 0) and the reference (0) never are.
+func anchorLoose(anchorBound, fitBound float64) bool {
+	return fitBound > 0 && anchorBound > 1e-6 && anchorBound > 4*fitBound
 }
 
 // SyncModels is Sync without the end anchor: the algorithm's fitted
