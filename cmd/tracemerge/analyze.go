@@ -336,12 +336,22 @@ load:
 			msgTo = end
 		}
 	}
-	p2pStream := merge.NewP2PStream(run, p2pOptions(mode, res, f.top, msgFrom, msgTo, f.rendezvous), siteName)
+	// Messages are kept only for the outputs that draw them (Perfetto
+	// flows, Paraver communications, Gantt lines): without those the
+	// list costs a heap operation per message and, in a partitioned pass,
+	// every owner's list to process 0.
+	draw := gantt != nil || prv != nil || exp.drawsMessages()
+	popt := p2pOptions(mode, res, f.top, msgFrom, msgTo, f.rendezvous)
+	ropt := rmaOptions(msgFrom, msgTo)
+	if !draw {
+		popt.KeepMessages, ropt.KeepTransfers = 0, 0
+	}
+	p2pStream := merge.NewP2PStream(run, popt, siteName)
 	p2pAsync := merge.NewAsyncSink(p2pStream)
 	asyncs = append(asyncs, p2pAsync)
 	pass.AddStreamSink(p2pAsync)
 	// One-sided analysis (docs/rma.md), likewise a stream.
-	rmaStream := merge.NewRMAStream(run, rmaOptions(msgFrom, msgTo))
+	rmaStream := merge.NewRMAStream(run, ropt)
 	rmaAsync := merge.NewAsyncSink(rmaStream)
 	asyncs = append(asyncs, rmaAsync)
 	pass.AddStreamSink(rmaAsync)

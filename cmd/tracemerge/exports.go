@@ -138,6 +138,10 @@ func (e *exports) Sinks() []merge.Sink {
 // finish writes the messages into the Perfetto exports, flushes and closes
 // every export, and removes those that went over the limit. It returns the
 // formats whose files were removed.
+// drawsMessages reports whether an export draws the matched messages
+// (Perfetto flows).
+func (e *exports) drawsMessages() bool { return e.pb != nil || e.js != nil }
+
 func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, err error) {
 	if e.closed {
 		return nil, nil
