@@ -1,0 +1,107 @@
+package merge
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// TestP2POwners_EveryRankOneOwnerThatDecodesIt: every world rank, with a
+// file or not, has exactly one owner among the processes that own
+// instances, and a rank's owner is the process that decodes its file
+// whenever that process is an owner (so its events stay in the process).
+func TestP2POwners_EveryRankOneOwnerThatDecodesIt(t *testing.T) {
+	for _, tc := range []struct {
+		procs   int
+		share0  float64
+		world   int
+		missing map[int]bool
+	}{
+		{2, 0.5, 8, nil},
+		{2, 0, 8, nil},
+		{3, 0, 13, map[int]bool{0: true, 5: true}},
+		{3, 1, 13, nil},
+		{5, 0.3, 40, map[int]bool{39: true, 1: true, 2: true}},
+		{4, 0, 3, nil}, // more processes than files
+	} {
+		t.Run(fmt.Sprintf("K%d-share%g-world%d", tc.procs, tc.share0, tc.world), func(t *testing.T) {
+			rn := &Run{WorldSize: tc.world}
+			for r := 0; r < tc.world; r++ {
+				if !tc.missing[r] {
+					rn.Ranks = append(rn.Ranks, &RankInput{Rank: r})
+				}
+			}
+			pl := &partPlan{procs: tc.procs, share0: tc.share0}
+			if tc.procs >= 3 {
+				pl.owner0 = 1
+			}
+			owner := p2pOwners(pl, rn)
+			if len(owner) != tc.world {
+				t.Fatalf("%d owners for %d ranks", len(owner), tc.world)
+			}
+			for r, q := range owner {
+				if int(q) < pl.owner0 || int(q) >= tc.procs {
+					t.Errorf("rank %d owned by process %d, not one of %d..%d", r, q, pl.owner0, tc.procs-1)
+				}
+			}
+			for p := 0; p < tc.procs; p++ {
+				lo, hi := ownedBlock(p, len(rn.Ranks), tc.procs, tc.share0)
+				for i := lo; i < hi; i++ {
+					if r := rn.Ranks[i].Rank; p >= pl.owner0 && int(owner[r]) != p {
+						t.Errorf("rank %d decoded by owner %d but owned by %d", r, p, owner[r])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestP2PRouter_SendSideGoesToTheReceiversOwner: the decoder sends the
+// send side of a message to another owner's rank there (blocking sends,
+// Sendrecv half 0, Isend and its completion, a persistent send's init,
+// every Start and completion, and its Request_free), nothing else, and
+// forgets a request id once it is done (a receive reusing it stays home).
+func TestP2PRouter_SendSideGoesToTheReceiversOwner(t *testing.T) {
+	// ranks 0-3 on process 1, 4-7 on process 2
+	rt := &p2pRouter{owner: []int32{1, 1, 1, 1, 2, 2, 2, 2}, reqs: map[uint64]int32{}}
+	ev := func(op trace.Op, peer int32, req, seq uint32) *GEvent {
+		return &GEvent{Rank: 3, Op: op, Peer: peer, Req: req, Seq: seq}
+	}
+	for i, c := range []struct {
+		e    *GEvent
+		want int
+	}{
+		{ev(trace.OpSend, 4, 0, 0), 2},
+		{ev(trace.OpSsend, 2, 0, 0), -1}, // same owner
+		{ev(trace.OpSend, trace.PeerNull, 0, 0), -1},
+		{ev(trace.OpSend, 99, 0, 0), -1}, // outside the world: the sender's owner counts it
+		{ev(trace.OpSendrecv, 5, 0, 0), 2},
+		{ev(trace.OpSendrecv, 5, 0, 1), -1}, // the receive half
+		{ev(trace.OpRecv, 5, 0, 0), -1},
+		{ev(trace.OpIsend, 6, 10, 0), 2},
+		{ev(trace.OpIrecv, 6, 11, 0), -1},
+		{ev(trace.OpWaitall, 6, 11, 0), -1},
+		{ev(trace.OpWaitall, 6, 10, 1), 2},
+		{ev(trace.OpWait, 6, 10, 0), -1}, // completed already
+		{ev(trace.OpSendInit, 7, 20, 0), 2},
+		{ev(trace.OpStart, 7, 20, 0), 2},
+		{ev(trace.OpWait, 7, 20, 0), 2},
+		{ev(trace.OpStart, 7, 20, 0), 2}, // persistent: still known
+		{ev(trace.OpTest, 7, 20, 0), 2},
+		{ev(trace.OpRequestFree, 7, 20, 0), 2},
+		{ev(trace.OpStart, 7, 20, 0), -1}, // freed
+		{ev(trace.OpIssend, 4, 30, 0), 2},
+		{ev(trace.OpIrecv, 4, 30, 0), -1}, // the id reused by a receive
+		{ev(trace.OpWait, 4, 30, 0), -1},
+		{ev(trace.OpIbarrier, 0, 40, 0), -1},
+		{ev(trace.OpWait, 0, 0, 0), -1},
+	} {
+		if got := rt.other(c.e); got != c.want {
+			t.Errorf("event %d (%v peer %d req %d seq %d): routed to %d, want %d", i, c.e.Op, c.e.Peer, c.e.Req, c.e.Seq, got, c.want)
+		}
+	}
+	if len(rt.reqs) != 0 {
+		t.Errorf("%d request ids left in the table: %v", len(rt.reqs), rt.reqs)
+	}
+}
