@@ -111,7 +111,7 @@ func benchTracemergeParallel(c *Config, rep *Report) []Row {
 }
 
 // benchTracemergeParallelP2P measures the partitioned point-to-point
-// analysis (merge/p2p_part.go, D23): a synthetic run of 1024 ranks with a
+// analysis (merge/p2p_part.go, D24): a synthetic run of 1024 ranks with a
 // ring halo exchange (8 of 9 events point-to-point) analysed serially and
 // under Open MPI's mpirun with K=2, partitioned (every process matches
 // the messages to the ranks whose files it decodes, process 0 replays the
