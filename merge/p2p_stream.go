@@ -143,6 +143,10 @@ type P2PStream struct {
 	part      *p2pOwner // owner state (nil: aggregate here)
 	mine      bool      // the event being added is of one of own's ranks
 	siteCache map[p2pPC]*siteAcc
+	// Reuse (finishCall): messages and calls done with.
+	freeMsgs  []*p2pMsg
+	freeCalls []*p2pCall
+	freePend  []*p2pPending
 	ownerEnds int // owners' end records merged (process 0)
 }
 
@@ -230,7 +234,8 @@ func (s *P2PStream) Add(e *GEvent) error {
 	}
 	newMsg := func(recv bool) *p2pMsg {
 		rs.order++
-		m := &p2pMsg{comm: cid, tag: e.Tag, op: op, order: rs.order, post: enter, postLocal: e.LocalEnter, postExit: exit, recv: recv}
+		m := s.allocMsg()
+		*m = p2pMsg{comm: cid, tag: e.Tag, op: op, order: rs.order, post: enter, postLocal: e.LocalEnter, postExit: exit, recv: recv}
 		if recv {
 			m.src, m.dst, m.bytes = e.Peer, rank, e.Recv
 		} else {
@@ -292,11 +297,14 @@ func (s *P2PStream) Add(e *GEvent) error {
 		}
 		recv := op.IsRecvStart()
 		m := newMsg(recv)
-		rs.pending[e.Req] = &p2pPending{msg: m, recv: recv}
+		p := s.allocPending()
+		p.msg, p.recv = m, recv
+		rs.pending[e.Req] = p
 		s.post(rs, m)
 	case op.IsPersistentInit():
 		recv := op == trace.OpRecvInit
-		p := &p2pPending{recv: recv, persistent: true}
+		p := s.allocPending()
+		p.recv, p.persistent = recv, true
 		p.tmpl = *newMsg(recv)
 		rs.order-- // an init posts nothing
 		s.inFlight--
@@ -309,13 +317,14 @@ func (s *P2PStream) Add(e *GEvent) error {
 		if s.mine {
 			s.out.Requests++
 		}
-		m := p.tmpl
+		m := s.allocMsg()
+		*m = p.tmpl
 		rs.order++
 		m.order, m.post, m.postLocal, m.postExit = rs.order, enter, e.LocalEnter, exit
 		s.inFlight++
 		s.peak = max(s.peak, s.inFlight)
-		p.msg = &m
-		s.post(rs, &m)
+		p.msg = m
+		s.post(rs, m)
 	case op == trace.OpRequestFree:
 		if p := rs.pending[e.Req]; p != nil {
 			if p.msg != nil && s.mine {
@@ -324,7 +333,7 @@ func (s *P2PStream) Add(e *GEvent) error {
 			if p.msg != nil {
 				s.abandon(rs, p.msg)
 			}
-			delete(rs.pending, e.Req)
+			s.freePending(rs, e.Req, p)
 		}
 	case op.IsNonblockingCollective():
 		s.out.Requests++
@@ -334,7 +343,9 @@ func (s *P2PStream) Add(e *GEvent) error {
 		} else {
 			s.nbcStart(k, op, rank, enter)
 		}
-		rs.pending[e.Req] = &p2pPending{coll: true, nbcKey: k, nbcOp: op}
+		p := s.allocPending()
+		p.coll, p.nbcKey, p.nbcOp = true, k, op
+		rs.pending[e.Req] = p
 	case op.IsCompletion():
 		p := rs.pending[e.Req]
 		if e.Req == 0 || p == nil {
@@ -347,12 +358,12 @@ func (s *P2PStream) Add(e *GEvent) error {
 			} else {
 				s.nbcDone(p.nbcKey, rank, enter, exit)
 			}
-			delete(rs.pending, e.Req)
+			s.freePending(rs, e.Req, p)
 		case p.msg != nil && e.Tag == trace.TagCancelled:
 			s.cancel(p.msg)
 			p.msg = nil
 			if !p.persistent {
-				delete(rs.pending, e.Req)
+				s.freePending(rs, e.Req, p)
 			}
 		case p.msg != nil:
 			m := p.msg
@@ -369,7 +380,7 @@ func (s *P2PStream) Add(e *GEvent) error {
 			}
 			s.settle(m)
 			if !p.persistent {
-				delete(rs.pending, e.Req)
+				s.freePending(rs, e.Req, p)
 			}
 		}
 	}
@@ -399,7 +410,14 @@ func (s *P2PStream) nbcDone(k InstanceKey, rank int32, enter, exit float64) {
 }
 
 func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCall {
-	c := &p2pCall{rank: rank, op: op, enter: enter, exit: exit}
+	var c *p2pCall
+	if n := len(s.freeCalls); n > 0 {
+		c = s.freeCalls[n-1]
+		s.freeCalls = s.freeCalls[:n-1]
+		*c = p2pCall{rank: rank, op: op, enter: enter, exit: exit, recvs: c.recvs[:0]}
+	} else {
+		c = &p2pCall{rank: rank, op: op, enter: enter, exit: exit}
+	}
 	s.calls[c] = struct{}{}
 	return c
 }
@@ -731,7 +749,55 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 			s.waitedFor[[2]int32{c.rank, last.src}] += w
 		}
 	}
-	c.recvs = nil // done: nothing references the messages any more
+	// Done: nothing references the call, its settled receives and their
+	// sends any more (matched, completed, out of every queue and request
+	// table); they are reused. Unsettled ones (the end of the run) are
+	// left to the collector.
+	for i, m := range c.recvs {
+		if m.settled && m.peer != nil && m.peer.settled {
+			s.freeMsgs = append(s.freeMsgs, m, m.peer)
+		}
+		c.recvs[i] = nil
+	}
+	if len(s.freeMsgs) > maxFree {
+		s.freeMsgs = s.freeMsgs[:maxFree]
+	}
+	if len(s.freeCalls) < maxFree {
+		s.freeCalls = append(s.freeCalls, c)
+	}
+}
+
+// allocPending returns a zeroed request state: a reused one when there is
+// one.
+func (s *P2PStream) allocPending() *p2pPending {
+	if n := len(s.freePend); n > 0 {
+		p := s.freePend[n-1]
+		s.freePend = s.freePend[:n-1]
+		*p = p2pPending{}
+		return p
+	}
+	return new(p2pPending)
+}
+
+// freePending forgets request req of rs (state p), for reuse.
+func (s *P2PStream) freePending(rs *p2pRankState, req uint32, p *p2pPending) {
+	delete(rs.pending, req)
+	if len(s.freePend) < maxFree {
+		s.freePend = append(s.freePend, p)
+	}
+}
+
+// maxFree bounds the free lists (messages and calls kept for reuse).
+const maxFree = 4096
+
+// allocMsg returns a message to fill: a reused one when there is one.
+func (s *P2PStream) allocMsg() *p2pMsg {
+	if n := len(s.freeMsgs); n > 0 {
+		m := s.freeMsgs[n-1]
+		s.freeMsgs = s.freeMsgs[:n-1]
+		return m
+	}
+	return new(p2pMsg)
 }
 
 func (s *P2PStream) foldNBC(in *nbcInst) {
