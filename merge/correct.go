@@ -190,9 +190,15 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 // both over LooseKnotFactor times the median bound of the rank's knots and
 // over LooseKnotMinNS; on a network whose every knot is loose alike
 // (TCP: 10-30 µs bounds) none is.
+//
+// The line leaned on must be near: its knots at most LooseKnotReach median
+// knot spacings from the loose one (one loose knot between steady ones,
+// or the init knot next to the first resyncs); a longer run of loose
+// knots is left as measured.
 const (
 	LooseKnotFactor = 4.0
 	LooseKnotMinNS  = 1000.0
+	LooseKnotReach  = 2.5
 )
 
 // epochBound reads an epoch's sync-path bound (ns; -1: none recorded).
@@ -217,6 +223,15 @@ func steadyLooseKnots(ks []knot) string {
 	sort.Float64s(bs)
 	med := bs[len(bs)/2]
 	limit := math.Max(LooseKnotFactor*med, LooseKnotMinNS)
+	gaps := make([]float64, 0, len(ks))
+	for i := 1; i < len(ks); i++ {
+		gaps = append(gaps, float64(ks[i].t-ks[i-1].t))
+	}
+	spacing := 0.0 // median time between consecutive knots
+	if len(gaps) > 0 {
+		sort.Float64s(gaps)
+		spacing = gaps[len(gaps)/2]
+	}
 	steady := func(k knot) bool { return k.bound <= limit }
 	var moved []string
 	orig := append([]knot(nil), ks...)
@@ -246,6 +261,15 @@ func steadyLooseKnots(ks []knot) string {
 			a, b = left[1], left[0]
 		default:
 			continue // no line to lean on
+		}
+		// A line reaching far past the knot's own place misses a bending
+		// clock by more than the knot's measurement may: lean only on
+		// neighbours within LooseKnotReach median spacings (a run of loose
+		// knots keeps what it measured; on a 20 µs / 2 s sine a run of 19
+		// loose knots over 190 ms was moved 4 µs off the truth, where it
+		// had measured 0.2 µs).
+		if reach := LooseKnotReach * spacing; reach > 0 && (math.Abs(float64(a.t-k.t)) > reach || math.Abs(float64(b.t-k.t)) > reach) {
+			continue
 		}
 		pred := a.off + (b.off-a.off)*float64(k.t-a.t)/float64(b.t-a.t)
 		v := math.Max(k.off-k.bound, math.Min(k.off+k.bound, pred))

@@ -33,6 +33,10 @@ func TestNewCorrector_LooseKnotsLeanOnSteadyNeighbours(t *testing.T) {
 		{"no bounds recorded", []k{{10e3, -1}, {0, -1}, {0, -1}, {0, -1}}, 0, 10e3, false},
 		{"all loose alike (TCP)", []k{{3e3, 20e3}, {0, 25e3}, {0, 18e3}, {0, 22e3}}, 0, 3e3, false},
 		{"wide but under 1 µs", []k{{500, 900}, {0, 100}, {0, 100}, {0, 100}}, 0, 500, false},
+		// A run of loose knots measured right (a bending clock would make
+		// the line through the steady ends miss them): each keeps its value.
+		{"run of loose knots kept", []k{{0, 300}, {0, 300}, {100, 6e3}, {-100, 6e3}, {200, 6e3}, {0, 6e3}, {0, 300}, {0, 300}}, 6 * sec, 100, false},
+		{"two loose knots in a row lean on neighbours", []k{{0, 300}, {0, 300}, {3e3, 6e3}, {-3e3, 6e3}, {0, 300}, {0, 300}}, 4 * sec, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var eps []trace.Epoch
