@@ -611,6 +611,7 @@ func (r *recorder) finish(why string) {
 	r.drainFlushQueue()
 	if why == "finalize" {
 		if r.synced {
+			r.finalizeResync()
 			ep, err := r.epoch(r.nextEpoch)
 			switch {
 			case err != nil:

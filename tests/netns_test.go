@@ -368,12 +368,14 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 			if resyncs < 4 {
 				t.Errorf("%d resync epochs in a %.1f s run with GCLOCK_RESYNC=0.25", resyncs, a.Span/1e9)
 			}
+			dev, gap, chordGap := chordDeviation(t, traces)
+			t.Logf("largest gap between knots %.0f ms, where the exact chord misses by up to %.3f µs; corrected minus the chord through the true knots at most %.3f µs", gap/1e6, chordGap/1e3, dev/1e3)
 			checkSyncBounds(t, traces, 100)
 			if chord < 2e3 {
 				t.Errorf("init + finalize alone miss by only %.2f µs: the injected shapes did not bend the clocks", chord/1e3)
 			}
 			if a.MaxInterp > 1e3 {
-				t.Errorf("corrected times off by up to %.3f µs (bound 1 µs); knots' true errors:\n%s", a.MaxInterp/1e3, knotErrors(traces))
+				t.Errorf("corrected times off by up to %.3f µs (bound 1 µs); worst timestamp: %s; knots' true errors:\n%s", a.MaxInterp/1e3, worstTimestamp(traces), knotErrors(traces))
 			}
 			if n, max := clockViolations(t, dir); n != 0 {
 				t.Errorf("tracemerge finds %d clock-condition violations (max %.0f ns) on the corrected timeline", n, max)
@@ -392,11 +394,42 @@ func knotErrors(traces []rankTrace) string {
 		fmt.Fprintf(&b, "rank %d:", rank)
 		for _, e := range rt.Meta.Epochs {
 			err := e.Model.Global(e.EndNS) - in0.Recorded(in.TrueTime(e.EndNS))
-			fmt.Fprintf(&b, " %d:%+.3fµs/%.1fms", e.Index, err/1e3, float64(e.EndNS-e.StartNS)/1e6)
+			fmt.Fprintf(&b, " %d:%+.3fµs/%.1fms/b%s", e.Index, err/1e3, float64(e.EndNS-e.StartNS)/1e6, e.Params["bound_ns"])
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// worstTimestamp names the event timestamp whose interp correction is
+// farthest from the truth: rank, op, and where it lies between the knots.
+func worstTimestamp(traces []rankTrace) string {
+	in0 := traces[0].Meta.Header.Inject
+	worst, what := -1.0, ""
+	for rank, rt := range traces {
+		in := rt.Meta.Header.Inject
+		c, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
+		for _, ev := range rt.Events {
+			for side, ts := range []int64{ev.EnterNS, ev.ExitNS} {
+				e := math.Abs(c.Global(ts) - in0.Recorded(in.TrueTime(ts)))
+				if e <= worst {
+					continue
+				}
+				worst = e
+				prev, next := "none", "none"
+				for _, ep := range rt.Meta.Epochs {
+					switch {
+					case ep.EndNS <= ts:
+						prev = fmt.Sprintf("epoch %d %.1f ms before", ep.Index, float64(ts-ep.EndNS)/1e6)
+					case next == "none":
+						next = fmt.Sprintf("epoch %d %.1f ms after (it started %.1f ms after)", ep.Index, float64(ep.EndNS-ts)/1e6, float64(ep.StartNS-ts)/1e6)
+					}
+				}
+				what = fmt.Sprintf("rank %d %s %s, %.3f µs off; knots: %s, %s", rank, ev.Op, [2]string{"enter", "exit"}[side], e/1e3, prev, next)
+			}
+		}
+	}
+	return what
 }
 
 // chordOnlyError is the largest |corrected - truth| of the traces when
