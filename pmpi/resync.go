@@ -87,8 +87,24 @@ type resyncState struct {
 // its knot is at its end: without a knot at its start the events since
 // the last resync were interpolated over the whole sync as well, and on a
 // bending clock missed by 1 µs there (TestNetns_ResyncHoldsNonLinearClocksOverTCP).
+//
+// Only when the latest knot is at least half an interval old on rank 0
+// (which decides for all, one broadcast): a shorter stretch is already
+// as short as the resyncs make them.
 func (r *recorder) finalizeResync() {
 	if !r.resyncArmed || r.rs.failed || r.rs.interval <= 0 {
+		return
+	}
+	dec := []int64{0}
+	if r.rank == 0 && float64(int64(C.gclock_now())-r.rs.lastEpoch)*1e-9 >= r.rs.interval/2 {
+		dec[0] = 1
+	}
+	v, err := bcastInt64s(r.tr, 0, dec)
+	if err != nil || len(v) != 1 {
+		r.warnf("resync at MPI_Finalize: broadcast of the decision failed: %v", err)
+		return
+	}
+	if v[0] == 0 {
 		return
 	}
 	if err := r.resyncEpoch(0, 0, true); err != nil {
