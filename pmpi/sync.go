@@ -146,7 +146,8 @@ func clocksyncRun(cfg clocksync.Config, intraAuto bool, retryS float64) func(clo
 	}
 }
 
-// clocksyncOnce is one clocksync.Sync and its self-check.
+// clocksyncOnce is one clocksync.SyncModels (the fitted models, before
+// the end anchor) and its self-check.
 func clocksyncOnce(cfg clocksync.Config, intraAuto bool, t clocksync.Transport, clk clocksync.Clock) (*syncOutcome, error) {
 	res, err := clocksync.SyncModels(cfg, t, clk)
 	if err != nil {
