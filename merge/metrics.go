@@ -104,20 +104,17 @@ func (a *analyzer) stopMetrics() {
 	a.finCh = nil
 }
 
-// finalize computes one instance's metrics and aggregates it.
-func (a *analyzer) finalize(in *openInst) {
-	cs := in.comm
-	n := len(cs.members)
-	first := true
-	var fe, le, fx, lx float64
-	lastPos := -1
-	for p := 0; p < n; p++ {
+// extent returns the first and last enter and exit over the members that
+// arrived, the position of the last to enter, and false when none did.
+func (in *openInst) extent() (fe, le, fx, lx float64, lastPos int, ok bool) {
+	lastPos = -1
+	for p := range in.state {
 		if in.state[p] != stArrived {
 			continue
 		}
 		e, x := in.enter[p], in.exit[p]
-		if first {
-			fe, le, fx, lx, lastPos, first = e, e, x, x, p, false
+		if !ok {
+			fe, le, fx, lx, lastPos, ok = e, e, x, x, p, true
 			continue
 		}
 		if e < fe {
@@ -133,7 +130,15 @@ func (a *analyzer) finalize(in *openInst) {
 			lx = x
 		}
 	}
-	if first {
+	return fe, le, fx, lx, lastPos, ok
+}
+
+// finalize computes one instance's metrics and aggregates it.
+func (a *analyzer) finalize(in *openInst) {
+	cs := in.comm
+	n := len(cs.members)
+	fe, le, fx, lx, lastPos, ok := in.extent()
+	if !ok {
 		return
 	}
 	if in.opMismatch {

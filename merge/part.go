@@ -718,32 +718,8 @@ func (o *partOwner) emit(in *openInst) {
 	defer func() { in.comm.pool = append(in.comm.pool, in) }()
 	cs := in.comm
 	n := len(cs.members)
-	first := true
-	var fe, le, fx, lx float64
-	lastPos := -1
-	for p := 0; p < n; p++ {
-		if in.state[p] != stArrived {
-			continue
-		}
-		e, x := in.enter[p], in.exit[p]
-		if first {
-			fe, le, fx, lx, lastPos, first = e, e, x, x, p, false
-			continue
-		}
-		if e < fe {
-			fe = e
-		}
-		if e > le {
-			le, lastPos = e, p
-		}
-		if x < fx {
-			fx = x
-		}
-		if x > lx {
-			lx = x
-		}
-	}
-	if first {
+	fe, le, fx, lx, lastPos, ok := in.extent()
+	if !ok {
 		return
 	}
 	var flags uint16
