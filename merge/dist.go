@@ -606,17 +606,7 @@ func (a *analyzer) runDist() error {
 	// What the workers' decoders found, as a serial run reports it
 	// (process 0's own stream has no ends: its decoders wrote them).
 	for _, s := range streams {
-		for r, e := range s.ends {
-			if r < 0 || r >= len(a.ranks) || a.ranks[r] == nil {
-				continue
-			}
-			rs := a.ranks[r]
-			if e.Err != "" {
-				rs.err = errors.New(e.Err)
-			}
-			rs.unknown, rs.unsorted, rs.badTimes = e.Unknown, e.Unsorted, e.BadTimes
-			rs.remoteDamage = e.Damage
-		}
+		a.applyEnds(s.ends)
 	}
 	a.m.flush()
 	if a.opt.Progress != nil {
@@ -1014,4 +1004,21 @@ func (d *Dist) assign(n int) {
 func ServeNothing(d *Dist, why error) error {
 	p := &Pass{a: &analyzer{rn: &Run{}, failed: why}}
 	return p.Serve(d)
+}
+
+// applyEnds records what a worker's decoders found at its ranks' ends
+// (read errors, unknown communicators, unsorted events, bad times,
+// damage) in the ranks' state, as a serial run's decoders would have.
+func (a *analyzer) applyEnds(ends map[int]distEnd) {
+	for r, e := range ends {
+		if r < 0 || r >= len(a.ranks) || a.ranks[r] == nil {
+			continue
+		}
+		rs := a.ranks[r]
+		if e.Err != "" {
+			rs.err = errors.New(e.Err)
+		}
+		rs.unknown, rs.unsorted, rs.badTimes = e.Unknown, e.Unsorted, e.BadTimes
+		rs.remoteDamage = e.Damage
+	}
 }

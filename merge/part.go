@@ -1769,17 +1769,7 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 		if p == 0 {
 			continue
 		}
-		for r, e := range e.Ends {
-			if r < 0 || r >= len(a.ranks) || a.ranks[r] == nil {
-				continue
-			}
-			rs := a.ranks[r]
-			if e.Err != "" {
-				rs.err = errors.New(e.Err)
-			}
-			rs.unknown, rs.unsorted, rs.badTimes = e.Unknown, e.Unsorted, e.BadTimes
-			rs.remoteDamage = e.Damage
-		}
+		a.applyEnds(e.Ends)
 	}
 	if !first {
 		a.first = false
