@@ -2,6 +2,7 @@ package clocksync
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -27,11 +28,14 @@ type HCA3Offset struct {
 	// Repeats (> 1) lets a pair measure up to Repeats offsets when the
 	// first one is loose: its Uncertainty (SKaMPI's interval half-width)
 	// above Loose seconds, as over a network hop, where one offset's
-	// midpoint can miss by a microsecond. The knot is then the median of
-	// the measurements (each moved to a common time with Prior's slope).
-	// On shared memory the first offset is tight and the pair stops there.
-	Repeats int
-	Loose   float64
+	// midpoint can miss by microseconds. A loose pair measures at least
+	// MinRepeats offsets and goes on until a clear majority of them agree
+	// (KnotConsensus), or Repeats were measured; the knot is the median
+	// of the largest agreeing group (each offset moved to a common time
+	// with Prior's slope). On shared memory the first offset is tight and
+	// the pair stops there.
+	Repeats, MinRepeats int
+	Loose               float64
 }
 
 // Name returns "hca3-offset/<offset>".
@@ -122,8 +126,8 @@ func (a *HCA3Offset) serve(t Transport, clk Clock, ref, client int) error {
 }
 
 // knot is the client's side: the intercept of the line of Prior's slope
-// through the median measured offset, and its error bound (ModelBound
-// over the measurements; 0: not known).
+// through the consensus of the measured offsets (KnotConsensus), and its
+// error bound (ModelBound over all the measurements; 0: not known).
 func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, float64, error) {
 	var icepts, xs, ys, us, ws []float64
 	for {
@@ -136,7 +140,11 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, flo
 		if a.Repeats <= 1 {
 			break
 		}
-		more := len(icepts) < a.Repeats && ob.Uncertainty > a.Loose
+		more := us[0] > a.Loose && len(icepts) < a.Repeats
+		if more && len(icepts) >= a.MinRepeats {
+			_, agree := KnotConsensus(icepts, KnotAgree)
+			more = !clearMajority(agree, len(icepts))
+		}
 		flag := []float64{0}
 		if more {
 			flag[0] = 1
@@ -148,22 +156,70 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, flo
 			break
 		}
 	}
-	sorted := append([]float64(nil), icepts...)
-	sort.Float64s(sorted)
-	n := len(sorted)
-	icept := (sorted[(n-1)/2] + sorted[n/2]) / 2
+	icept, _ := KnotConsensus(icepts, KnotAgree)
 	return icept, ModelBound(LinearModel{Slope: a.Prior.Slope, Intercept: icept}, xs, ys, us, ws), nil
 }
 
-// ResyncRepeats and ResyncLoose are the resync's HCA3Offset settings: up
-// to 5 offsets per pair when the first one's uncertainty exceeds 2 µs.
-// Over TCP between namespace hosts single offsets missed the truth by up
-// to 3 µs at times (knots of ±1 µs, TestNetns_ResyncHoldsNonLinearClocksOverTCP);
-// on shared memory (uncertainty ≈ 0.1–0.3 µs) one offset is kept and the
-// resync costs what it did.
+// KnotAgree (seconds) is how close two offsets of one pair must be to
+// agree in KnotConsensus. Over TCP between namespace hosts (SKaMPI
+// half-widths 11–37 µs) most offsets fall within ±0.5 µs of the truth,
+// and 1–2 % of them 3.5–5 µs off (one direction's delay in another
+// mode than the other's; a loaded machine: up to milliseconds).
+const KnotAgree = 1e-6
+
+// KnotConsensus returns the median of the largest group of vs that lie
+// within tol of one of them (ties: the group whose median is nearest the
+// median of all), and the group's size. With no outlier it is the median
+// of all; unlike the median it stays in the agreeing group when outliers
+// of one sign are as many as the good values on one side.
+func KnotConsensus(vs []float64, tol float64) (float64, int) {
+	if len(vs) == 0 {
+		return math.NaN(), 0
+	}
+	all := median(vs)
+	var best []float64
+	bestDist := math.Inf(1)
+	group := make([]float64, 0, len(vs))
+	for _, c := range vs {
+		group = group[:0]
+		for _, v := range vs {
+			if math.Abs(v-c) <= tol {
+				group = append(group, v)
+			}
+		}
+		m := median(group)
+		if d := math.Abs(m - all); len(group) > len(best) || (len(group) == len(best) && d < bestDist) {
+			best, bestDist = append(best[:0:0], group...), d
+		}
+	}
+	return median(best), len(best)
+}
+
+// clearMajority reports whether a group of agree among n offsets is a
+// majority that one more offset could not turn: 4 of 5, 5 of 6 or 7,
+// 6 of 8 or 9.
+func clearMajority(agree, n int) bool { return agree >= n/2+2 }
+
+// median returns the median of vs (not modified).
+func median(vs []float64) float64 {
+	s := append([]float64(nil), vs...)
+	sort.Float64s(s)
+	n := len(s)
+	return (s[(n-1)/2] + s[n/2]) / 2
+}
+
+// ResyncRepeats, ResyncMinRepeats and ResyncLoose are the HCA3Offset
+// settings of the resyncs and end anchors: when the first offset's
+// uncertainty exceeds 2 µs, at least 5 and up to 9 offsets per pair,
+// until a clear majority agrees (KnotConsensus). Over TCP between
+// namespace hosts single offsets missed the truth by up to 5 µs at times
+// (TestNetns_ResyncHoldsNonLinearClocksOverTCP); on shared memory
+// (uncertainty ≈ 0.1–0.3 µs) one offset is kept and the resync costs
+// what it did.
 const (
-	ResyncRepeats = 5
-	ResyncLoose   = 2e-6
+	ResyncRepeats    = 9
+	ResyncMinRepeats = 5
+	ResyncLoose      = 2e-6
 )
 
 // ResyncAlg is the offset-only resynchronisation of the resync epochs
@@ -193,7 +249,7 @@ func NewResyncAlg(cfg Config, prior LinearModel) (*ResyncAlg, error) {
 	if err != nil {
 		return nil, err
 	}
-	inter := &HCA3Offset{Offset: off, Prior: prior, Repeats: ResyncRepeats, Loose: ResyncLoose}
+	inter := &HCA3Offset{Offset: off, Prior: prior, Repeats: ResyncRepeats, MinRepeats: ResyncMinRepeats, Loose: ResyncLoose}
 	if cfg.Algorithm != "h2hca" && cfg.Algorithm != "h3hca" {
 		return &ResyncAlg{SyncAlg: inter, offsets: []*HCA3Offset{inter}}, nil
 	}
@@ -203,7 +259,7 @@ func NewResyncAlg(cfg Config, prior LinearModel) (*ResyncAlg, error) {
 	case "clockprop":
 		intra = &ClockPropSync{}
 	default:
-		o := &HCA3Offset{Offset: off, Prior: prior, Repeats: ResyncRepeats, Loose: ResyncLoose}
+		o := &HCA3Offset{Offset: off, Prior: prior, Repeats: ResyncRepeats, MinRepeats: ResyncMinRepeats, Loose: ResyncLoose}
 		ra.offsets = append(ra.offsets, o)
 		intra = o
 	}

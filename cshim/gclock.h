@@ -372,7 +372,6 @@ int gclock_t_bcast(int tc, void *buf, int64_t n, int root);
 int gclock_t_bcast_i64(int tc, int64_t *v, int root);
 int gclock_t_split(int tc, int color, int key, int *newtc);
 int gclock_t_barrier(int tc);
-int gclock_t_allgather_int(int tc, int v, int *all);
 
 int gclock_world_rank(void);
 int gclock_world_size(void);

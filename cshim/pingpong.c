@@ -67,6 +67,19 @@ int gclock_t_barrier_idle(int tc)
 	return wait_idle(&req);
 }
 
+/* gclock_t_allgather_int_idle gathers one int from every rank while the
+ * waiting ranks sleep: the resync's agreement follows its tree, and a pair
+ * that finished early must not busy-poll beside the pairs still timing
+ * (over TCP their offsets then missed by 4-5 us). */
+int gclock_t_allgather_int_idle(int tc, int v, int *all)
+{
+	MPI_Request req;
+	int rc = PMPI_Iallgather(&v, 1, h_int, all, 1, h_int, tc_get(tc), &req);
+	if (rc != MPI_SUCCESS)
+		return rc;
+	return wait_idle(&req);
+}
+
 /* gclock_t_bcast_idle is gclock_t_bcast with the non-roots sleeping while
  * they wait. */
 int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root)

@@ -14,6 +14,7 @@ int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double
 int gclock_t_recv_idle(int tc, double *v, int n, int src);
 int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root);
 int gclock_t_barrier_idle(int tc);
+int gclock_t_allgather_int_idle(int tc, int v, int *all);
 
 /* gclock_pp_token(1) serialises timed loops machine-wide (pingpong.c);
  * 0 turns it off. Returns 0, or -1 if the lock file cannot be opened. */

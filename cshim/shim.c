@@ -1369,11 +1369,6 @@ int gclock_t_split(int tc, int color, int key, int *newtc)
 
 int gclock_t_barrier(int tc) { return PMPI_Barrier(tc_get(tc)); }
 
-int gclock_t_allgather_int(int tc, int v, int *all)
-{
-	return PMPI_Allgather(&v, 1, h_int, all, 1, h_int, tc_get(tc));
-}
-
 /* gclock_node_shared: node index = order of the shared-memory leaders (the
  * lowest world rank of each MPI_COMM_TYPE_SHARED group). machine_key names
  * the physical machine (a hash of the kernel's boot id, which network and UTS

@@ -36,6 +36,7 @@ import (
 
 /*
 #include "gclock.h"
+#include "pingpong.h"
 */
 import "C"
 
@@ -123,7 +124,7 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 		mine = 1
 	}
 	all := make([]C.int, r.size)
-	if rc := C.gclock_t_allgather_int(0, mine, &all[0]); rc != 0 {
+	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
 		r.warnf("resync: agreement failed (MPI error %d); no resync epochs", int(rc))
 		return
 	}
@@ -226,7 +227,7 @@ func (r *recorder) agree(ok bool) error {
 		mine = 1
 	}
 	all := make([]C.int, r.size)
-	if rc := C.gclock_t_allgather_int(0, mine, &all[0]); rc != 0 {
+	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
 		return fmt.Errorf("agreement after the resync: MPI error %d", int(rc))
 	}
 	for rank, v := range all {

@@ -261,7 +261,8 @@ func TestNetns_AccuracyOverTCP(t *testing.T) {
 				t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
 			}
 			if a.MaxInterp > tc.boundNS {
-				t.Errorf("corrected times off by up to %.3f us (bound %.1f us)", a.MaxInterp/1e3, tc.boundNS/1e3)
+				t.Errorf("corrected times off by up to %.3f us (bound %.1f us); worst: %s; knot errors (epoch:error/duration/bound ns):\n%s",
+					a.MaxInterp/1e3, tc.boundNS/1e3, worstTimestamp(traces), knotErrors(traces))
 			}
 			if n, max := clockViolations(t, dir); n != 0 {
 				t.Errorf("tracemerge finds %d clock-condition violations (max %.0f ns) on the corrected timeline", n, max)

@@ -1,0 +1,112 @@
+package clocksync_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/gclock/gclock/clocksync"
+	"github.com/gclock/gclock/clocksync/sim"
+)
+
+func TestKnotConsensus(t *testing.T) {
+	const us = 1e-6
+	for _, tc := range []struct {
+		name  string
+		vs    []float64
+		want  float64
+		agree int
+	}{
+		{"all agree: the median", []float64{0.1 * us, -0.2 * us, 0.3 * us, 0, 0.2 * us}, 0.1 * us, 5},
+		{"one outlier", []float64{0.1 * us, 4.7 * us, 0.3 * us, 0, 0.2 * us}, 0.15 * us, 4},
+		{"two outliers of one sign", []float64{0, 4.7 * us, 0.2 * us, 4.9 * us, 0.1 * us}, 0.1 * us, 3},
+		{"outliers on both sides", []float64{-5 * us, 0.1 * us, 5 * us, 0.3 * us, 0.2 * us}, 0.2 * us, 3},
+		{"tie: the group nearer the median of all", []float64{0, 0.1 * us, 4 * us, 4.1 * us, 2.2 * us}, 4.05 * us, 2},
+		{"one value", []float64{3 * us}, 3 * us, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, agree := clocksync.KnotConsensus(tc.vs, clocksync.KnotAgree)
+			if math.Abs(got-tc.want) > 1e-12 || agree != tc.agree {
+				t.Errorf("KnotConsensus(%v) = %g, %d; want %g, %d", tc.vs, got, agree, tc.want, tc.agree)
+			}
+		})
+	}
+	if v, n := clocksync.KnotConsensus(nil, clocksync.KnotAgree); !math.IsNaN(v) || n != 0 {
+		t.Errorf("KnotConsensus(nil) = %g, %d; want NaN, 0", v, n)
+	}
+}
+
+// scriptedOffset is SKaMPI-Offset whose client results carry a scripted
+// bias and uncertainty, as a TCP hop's offsets do when one direction's
+// delay is in another mode than the other's.
+type scriptedOffset struct {
+	clocksync.SKaMPIOffset
+	bias  []float64
+	u     float64
+	calls int // on the client
+}
+
+func (s *scriptedOffset) MeasureOffset(t clocksync.Transport, clk clocksync.Clock, ref, client int) (clocksync.ClockOffset, error) {
+	ob, err := s.SKaMPIOffset.MeasureOffset(t, clk, ref, client)
+	if err != nil || t.Rank() != client {
+		return ob, err
+	}
+	if s.calls < len(s.bias) {
+		ob.Offset += s.bias[s.calls]
+	}
+	ob.Uncertainty = s.u
+	s.calls++
+	return ob, nil
+}
+
+// TestHCA3Offset_ConsensusOutvotesBiasedOffsets: a loose pair measures
+// until a clear majority of its offsets agree, so three biased offsets
+// among the first five (where the median of five failed) do not move the
+// knot; agreeing offsets stop at five, and a tight first offset (shared
+// memory) at one.
+func TestHCA3Offset_ConsensusOutvotesBiasedOffsets(t *testing.T) {
+	const us = 1e-6
+	for _, tc := range []struct {
+		name    string
+		bias    []float64
+		u       float64
+		calls   int
+		scatter bool
+	}{
+		{"tight first offset", nil, 0.2 * us, 1, false},
+		{"loose, all agree", nil, 12 * us, clocksync.ResyncMinRepeats, false},
+		{"loose, one outlier", []float64{0, 4.7 * us}, 12 * us, clocksync.ResyncMinRepeats, false},
+		{"loose, three of five biased alike", []float64{0, 4.7 * us, 4.8 * us, 4.6 * us}, 12 * us, 9, false},
+		{"loose, no consensus", []float64{0, 5 * us, -5 * us, 10 * us, -10 * us, 15 * us, -15 * us, 20 * us, -20 * us, 25 * us}, 12 * us, clocksync.ResyncRepeats, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := sim.DefaultParams(2, 2, 1)
+			p.DriftMax = 0
+			w := sim.New(p)
+			var got clocksync.Clock
+			var client *scriptedOffset
+			err := w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
+				off := &scriptedOffset{SKaMPIOffset: clocksync.SKaMPIOffset{PingPongs: 20}, bias: tc.bias, u: tc.u}
+				alg := &clocksync.HCA3Offset{Offset: off, Repeats: clocksync.ResyncRepeats, MinRepeats: clocksync.ResyncMinRepeats, Loose: clocksync.ResyncLoose}
+				g, err := alg.SyncClocks(tr, clk)
+				if r == 1 {
+					got, client = g, off
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if client.calls != tc.calls {
+				t.Errorf("client measured %d offsets, want %d", client.calls, tc.calls)
+			}
+			if tc.scatter {
+				return // no group agrees: the count is the point
+			}
+			x := got.GetTime()
+			m, _ := clocksync.Flatten(got)
+			if e := math.Abs(m.Offset(x) - trueOffset(w, 1, x)); e > 0.3*us {
+				t.Errorf("knot off the truth by %.3f µs", e/us)
+			}
+		})
+	}
+}
