@@ -137,8 +137,17 @@ func checkCollectives(t *testing.T, m *mpiImpl, traces []rankTrace, expectDir st
 		if meta.Footer == nil || meta.Footer.Reason != "finalize" || meta.Footer.Dropped != 0 || meta.Footer.Events != uint64(len(rt.Events)) {
 			t.Errorf("rank %d footer %+v, %d events read", rank, meta.Footer, len(rt.Events))
 		}
-		if len(meta.Epochs) != 2 {
-			t.Errorf("rank %d has %d sync epochs, want 2 (init, finalize)", rank, len(meta.Epochs))
+		// init and finalize; between them the resync that opens
+		// MPI_Finalize when the init knot is half a resync interval old
+		// (a slow start-up under MPICH took that long)
+		switch n := len(meta.Epochs); {
+		case n == 3 && meta.Epochs[1].Params["trigger"] == "MPI_Finalize":
+		case n != 2:
+			var second map[string]string
+			if n > 1 {
+				second = meta.Epochs[1].Params
+			}
+			t.Errorf("rank %d has %d sync epochs, want 2 (init, finalize) or 3 (and MPI_Finalize's resync); the second's params %v", rank, n, second)
 		}
 		rt.Events = withoutFlush(rt.Events) // the recorder's own gclock_flush markers are no calls of the program
 		notes := map[string]string{}
