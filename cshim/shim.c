@@ -623,9 +623,16 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	v.local = next_local++;
 	pthread_mutex_unlock(&comm_mu);
 	/* A communicator of all world ranks made by a wrapped (collective)
-	 * constructor joins the resync probe: every rank arms it alike. */
+	 * constructor joins the resync probe: every rank arms it alike. With
+	 * MPI_THREAD_MULTIPLE only MPI_COMM_WORLD does: collectives on one
+	 * communicator come in one order on every rank, but threads calling
+	 * them on different communicators meet in no common order, so two
+	 * threads of a rank (each on its own duplicate of MPI_COMM_WORLD)
+	 * would open meetings at once and the recorder's own collectives
+	 * would cross (MPI_ERR_TRUNCATE in a broadcast of the threads test). */
 	v.resync_at = UINT32_MAX;
-	if (resync_probe && !inter && v.size == world_size && strcmp(kind, "unknown") != 0)
+	if (resync_probe && !inter && v.size == world_size && strcmp(kind, "unknown") != 0 &&
+	    (!gclock_mt || strcmp(kind, "world") == 0))
 		v.resync_at = 0;
 	char kbuf[32];
 	snprintf(kbuf, sizeof kbuf, "%s", kind);

@@ -432,6 +432,13 @@ func TestThreads_EachThreadsEventsRecorded(t *testing.T) {
 		t.Fatalf("without preload: code %d %q; with: code %d %q\n%s", plain.Code, plain.Stdout, traced.Code, traced.Stdout, traced.Stderr)
 	}
 	for rank, rt := range readTraces(t, dir, 2) {
+		// With MPI_THREAD_MULTIPLE only MPI_COMM_WORLD's collectives open
+		// resync meetings; this program's threads use duplicates.
+		for _, e := range rt.Meta.Epochs {
+			if c, ok := e.Params["trigger_comm"]; ok {
+				t.Errorf("rank %d: resync epoch %d at communicator %s instance %s in an MPI_THREAD_MULTIPLE program whose threads call collectives on their own communicators", rank, e.Index, c, e.Params["trigger_seq"])
+			}
+		}
 		seqs := map[uint32][]uint32{}
 		for _, ev := range withoutFlush(rt.Events) {
 			if ev.Op != trace.OpAllreduce {
