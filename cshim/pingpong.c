@@ -32,8 +32,8 @@
  * from the pair that is timing a ping-pong, and a one-way delay then holds a
  * context switch. So every wait that is not itself timed polls with
  * PMPI_Test and sleeps between polls: GCK_IDLE_NS at first, doubling up to
- * GCK_IDLE_MAX_NS. A fixed 20 us woke every waiting rank ~15,000 times a
- * second for the whole of a long wait (a node's other ranks while its
+ * GCK_IDLE_MAX_NS. A fixed 20 us woke every waiting rank every 20 us (plus
+ * the kernel's timer slack) for the whole of a long wait (a node's other ranks while its
  * leader syncs over TCP), preempting the timed pair: with the back-off, on
  * 2 vCPUs over TCP, offsets over 1 us off the truth fell from 8 of 228 to
  * 0 of 225 (2 hosts x 2) and from 5 of 600 to 2 of 450 (4 hosts x 1), and
