@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -27,39 +28,17 @@ func benchTracemergeParallel(c *Config, rep *Report) []Row {
 		n = 400_000
 	}
 	name := fmt.Sprintf("parallel tracemerge, synthetic run of %s events on %d ranks", num(float64(n)), ranks)
-	if _, err := os.Stat(c.Tracemerge); err != nil {
-		return []Row{unavailable(sec, name, fmt.Errorf("%s not built (make tracemerge)", rel(c.Root, c.Tracemerge)))}
-	}
 	dir := filepath.Join(c.Work, "synth-par")
 	defer os.RemoveAll(dir)
-	if _, err := runCmd(5*time.Minute, c.Work, nil, c.Tracemerge, "bench-synth", "--generate-only", "--dir", dir,
-		fmt.Sprintf("--events=%d", n), fmt.Sprintf("--ranks=%d", ranks)); err != nil {
-		return []Row{unavailable(sec, name, fmt.Errorf("tracemerge bench-synth --generate-only: %w", err))}
+	if row := parSynth(c, sec, name, dir, n, ranks); row != nil {
+		return []Row{*row}
 	}
-	var serialJSON []byte
+	serial := map[string][]byte{}
 	// env: extra environment (GOMAXPROCS=1: one core per process, which
 	// shows how the distribution scales apart from the serial run's own
 	// goroutines).
 	arm := func(tag string, env []string, launcher ...string) func() (map[string]float64, error) {
-		return func() (map[string]float64, error) {
-			out := filepath.Join(c.Work, "par-"+tag)
-			defer os.RemoveAll(out)
-			argv := append(append([]string(nil), launcher...), c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
-			r, err := runCmd(10*time.Minute, c.Work, env, argv...)
-			if err != nil {
-				return nil, err
-			}
-			b, err := os.ReadFile(filepath.Join(out, "imbalance.json"))
-			if err != nil {
-				return nil, err
-			}
-			if serialJSON == nil && len(launcher) == 0 {
-				serialJSON = b
-			} else if serialJSON != nil && !bytes.Equal(b, serialJSON) {
-				return nil, fmt.Errorf("%s: imbalance.json differs from K=1", tag)
-			}
-			return map[string]float64{"wall": r.Wall.Seconds()}, nil
-		}
+		return parArm(c, dir, "par-"+tag, []string{"imbalance.json"}, serial, env, launcher...)
 	}
 	one := []string{"GOMAXPROCS=1"}
 	part := []string{"GCLOCK_PAR_PARTITION=1"}
@@ -126,39 +105,14 @@ func benchTracemergeParallelP2P(c *Config, rep *Report) []Row {
 		n = 400_000
 	}
 	name := fmt.Sprintf("parallel tracemerge, synthetic halo run of %s events (8 of 9 point-to-point) on %d ranks", num(float64(n)), ranks)
-	if _, err := os.Stat(c.Tracemerge); err != nil {
-		return []Row{unavailable(sec, name, fmt.Errorf("%s not built (make tracemerge)", rel(c.Root, c.Tracemerge)))}
-	}
 	dir := filepath.Join(c.Work, "synth-par-halo")
 	defer os.RemoveAll(dir)
-	if _, err := runCmd(5*time.Minute, c.Work, nil, c.Tracemerge, "bench-synth", "--generate-only", "--dir", dir,
-		fmt.Sprintf("--events=%d", n), fmt.Sprintf("--ranks=%d", ranks), "--halo"); err != nil {
-		return []Row{unavailable(sec, name, fmt.Errorf("tracemerge bench-synth --generate-only --halo: %w", err))}
+	if row := parSynth(c, sec, name, dir, n, ranks, "--halo"); row != nil {
+		return []Row{*row}
 	}
-	files := []string{"p2p.json", "imbalance.json"}
 	serial := map[string][]byte{}
 	arm := func(tag string, env []string, launcher ...string) func() (map[string]float64, error) {
-		return func() (map[string]float64, error) {
-			out := filepath.Join(c.Work, "parp2p-"+tag)
-			defer os.RemoveAll(out)
-			argv := append(append([]string(nil), launcher...), c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
-			r, err := runCmd(10*time.Minute, c.Work, env, argv...)
-			if err != nil {
-				return nil, err
-			}
-			for _, f := range files {
-				b, err := os.ReadFile(filepath.Join(out, f))
-				if err != nil {
-					return nil, err
-				}
-				if len(launcher) == 0 && serial[f] == nil {
-					serial[f] = b
-				} else if serial[f] != nil && !bytes.Equal(b, serial[f]) {
-					return nil, fmt.Errorf("%s: %s differs from K=1", tag, f)
-				}
-			}
-			return map[string]float64{"wall": r.Wall.Seconds()}, nil
-		}
+		return parArm(c, dir, "parp2p-"+tag, []string{"p2p.json", "imbalance.json"}, serial, env, launcher...)
 	}
 	vs := []variant{{"k1", arm("k1", nil)},
 		{"ompi", arm("ompi", []string{"GCLOCK_PAR_PARTITION=1"}, "mpirun", "-np", "2", "-x", "GCLOCK_PAR_PARTITION")},
@@ -185,4 +139,49 @@ func benchTracemergeParallelP2P(c *Config, rep *Report) []Row {
 				len(w), spread(w, "", 1), spread(s.get("k1", "wall"), "", 1))})
 	}
 	return rows
+}
+
+// parSynth writes the synthetic run of n events on ranks ranks into dir
+// for a parallel tracemerge benchmark (extra: more bench-synth flags); a
+// non-nil row says why it could not.
+func parSynth(c *Config, sec, name, dir string, n, ranks int, extra ...string) *Row {
+	if _, err := os.Stat(c.Tracemerge); err != nil {
+		r := unavailable(sec, name, fmt.Errorf("%s not built (make tracemerge)", rel(c.Root, c.Tracemerge)))
+		return &r
+	}
+	argv := append([]string{c.Tracemerge, "bench-synth", "--generate-only", "--dir", dir,
+		fmt.Sprintf("--events=%d", n), fmt.Sprintf("--ranks=%d", ranks)}, extra...)
+	if _, err := runCmd(5*time.Minute, c.Work, nil, argv...); err != nil {
+		r := unavailable(sec, name, fmt.Errorf("tracemerge bench-synth --generate-only %s: %w", strings.Join(extra, " "), err))
+		return &r
+	}
+	return nil
+}
+
+// parArm returns one interleaved variant: tracemerge on dir (under
+// launcher, e.g. mpirun -np 2; none: K=1) with env, its wall time, and
+// files checked byte for byte against the first K=1 run's (kept in
+// serial).
+func parArm(c *Config, dir, tag string, files []string, serial map[string][]byte, env []string, launcher ...string) func() (map[string]float64, error) {
+	return func() (map[string]float64, error) {
+		out := filepath.Join(c.Work, tag)
+		defer os.RemoveAll(out)
+		argv := append(append([]string(nil), launcher...), c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
+		r, err := runCmd(10*time.Minute, c.Work, env, argv...)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(filepath.Join(out, f))
+			if err != nil {
+				return nil, err
+			}
+			if len(launcher) == 0 && serial[f] == nil {
+				serial[f] = b
+			} else if serial[f] != nil && !bytes.Equal(b, serial[f]) {
+				return nil, fmt.Errorf("%s: %s differs from K=1", tag, f)
+			}
+		}
+		return map[string]float64{"wall": r.Wall.Seconds()}, nil
+	}
 }
