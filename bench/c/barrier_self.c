@@ -2,8 +2,8 @@
  * few ns in Open MPI and so isolates what a wrapper adds per event.
  *
  * The loop runs in batches of BATCH calls, each batch timed on its own. A
- * tracer that flushes a full buffer does so in few batches (one in 32 at
- * gclock's default 32768-event buffer), so the median batch is the hot path
+ * tracer that flushes a full buffer does so in few batches (one in 8 at
+ * gclock's default 8192-event buffer), so the median batch is the hot path
  * alone while the whole loop is the cost amortised over flushes.
  *
  * usage: barrier_self [calls=1000000]   (1 rank)

@@ -409,15 +409,17 @@ func bufferRow(sec string, files []rankFile, err error) Row {
 	}
 	for _, f := range files {
 		if f.Footer != nil && f.Footer.BufferBytes > 0 {
-			// docs/configuration.md: GCLOCK_BUFFER events per thread
-			// buffer, default 32768.
-			per, how := 32768, "default"
-			if v, err := strconv.Atoi(f.Header.Config["GCLOCK_BUFFER"]); err == nil && v > 0 {
-				per, how = v, "set"
+			// Each thread buffer is two halves of GCLOCK_BUFFER records of
+			// 72 bytes (cshim/gclock.h, docs/recorder.md "Durability").
+			const record = 72
+			per := f.Footer.BufferBytes / (2 * record)
+			how := "default"
+			if _, set := f.Header.Config["GCLOCK_BUFFER"]; set {
+				how = "set"
 			}
 			return Row{Section: sec, Name: name, Value: fmt.Sprintf("%s KiB", num(float64(f.Footer.BufferBytes)/1024)),
-				Notes: fmt.Sprintf("Footer.BufferBytes of the microbenchmark trace: GCLOCK_BUFFER=%d events (%s) × %s B per in-memory record, per thread that calls MPI",
-					per, how, num(float64(f.Footer.BufferBytes)/float64(per)))}
+				Notes: fmt.Sprintf("Footer.BufferBytes of the microbenchmark trace: two halves of GCLOCK_BUFFER=%d events (%s) × %d B per in-memory record, per thread that calls MPI (file-backed: page cache of the rank's sidecar)",
+					per, how, record)}
 		}
 	}
 	return unavailable(sec, name, errors.New("footer lacks BufferBytes"))
