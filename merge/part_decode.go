@@ -1,0 +1,304 @@
+// The decoder role of a partitioned pass (part.go): decode, correct and
+// merge a block of rank files, sum each rank's own figures, and route
+// every event to the process that needs it; the end records.
+
+package merge
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+)
+
+// partRankSum is a decoder's figures of one rank.
+type partRankSum struct {
+	Rank      int32
+	Events    int
+	TimeInMPI float64
+	Paused    bool
+	Since     float64
+	Last      float64
+	Pauses    int
+	Total     float64
+	Longest   float64
+}
+
+// partDecEnd is a decoder's end record.
+type partDecEnd struct {
+	Ends      map[int]distEnd
+	Ranks     []partRankSum
+	Events    int
+	HasFirst  bool
+	StartNS   float64
+	EndNS     float64
+	Dupes     int
+	Irregular int
+}
+
+// partCell mirrors hbCell (refine.go) for the owners' end records; a
+// cell's fields are order-free (minima, maxima, a count), so the owners'
+// grids merge exactly (partEnds; keep both in step with hbGrid.add).
+type partCell struct {
+	Lo, Hi, First, Last float64
+	N                   int32
+}
+
+// partHistEnd is an owner's histogram counts of one op.
+type partHistEnd struct {
+	Op         int
+	Exit, Wait []int
+}
+
+// partOwnEnd is an owner's end record.
+type partOwnEnd struct {
+	Hists     []partHistEnd
+	Irregular int
+	Records   int
+	MaxOpen   int
+	Cells     [][]partCell
+	Err       string
+	P2P       *P2POwnEnd // the partitioned point-to-point analysis
+}
+
+func gobBytes(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(v); err != nil {
+		return nil, fmt.Errorf("parallel analysis: encoding an end record: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// partDecode is a decoder: it decodes and merges mine and routes the
+// events (see the package comment above).
+func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) error {
+	owners := make([]int, 0, pl.procs)
+	for q := pl.owner0; q < pl.procs; q++ {
+		owners = append(owners, q)
+	}
+	type consumer struct {
+		p, tag int
+		ack    *inbox
+		acked  int32
+		eos    bool
+	}
+	var cons []*consumer
+	for _, q := range owners {
+		cons = append(cons, &consumer{p: q, tag: tagData, ack: net.listen(q, tagAckOwn), acked: -1})
+	}
+	zero := &consumer{p: 0, tag: tagStream, ack: net.listen(0, tagAck0), acked: -1}
+	cons = append(cons, zero)
+	bufs := make([][]GEvent, pl.procs) // by owner process
+	var sbuf []GEvent                  // to process 0's stream sinks
+	cur := int32(0)
+	last := int32(pl.rounds - 1)
+	ord := make([]uint64, len(a.ranks))
+	lastSeq := map[uint64]int64{}
+	var end partDecEnd
+	first := true
+	var rt *p2pRouter
+	if pl.p2p {
+		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}}
+	}
+	push := func(q int, e *GEvent) error {
+		bufs[q] = append(bufs[q], *e)
+		if len(bufs[q]) >= partChunk {
+			var err error
+			if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+
+	flush := func(c *consumer, done int32, eos bool) error {
+		var err error
+		h := partHdr{kind: pkEv, eos: eos, round: cur, done: done}
+		if c == zero {
+			sbuf, err = net.sendEv(c.p, c.tag, h, sbuf)
+		} else {
+			bufs[c.p], err = net.sendEv(c.p, c.tag, h, bufs[c.p])
+		}
+		return err
+	}
+	advance := func(rd int32) error {
+		if rd < cur {
+			end.Irregular++ // out of order beyond the reorder window, NaN
+			return nil
+		}
+		if rd == cur {
+			return nil
+		}
+		for _, c := range cons {
+			if err := flush(c, rd-1, false); err != nil {
+				return err
+			}
+		}
+		cur = rd
+		for _, c := range cons {
+			for c.acked < cur-partAhead && !c.eos {
+				m, err := c.ack.get()
+				if err != nil {
+					return err
+				}
+				c.acked = max(c.acked, m.done)
+				c.eos = m.eos
+			}
+		}
+		return nil
+	}
+	route := func(ev *GEvent) error {
+		if ev.Rank < 0 { // a rank's end: every owner needs it
+			r := -1 - ev.Rank
+			if err := advance(pl.round(ev.Enter)); err != nil {
+				return err
+			}
+			mk := *ev
+			if r >= 0 && int(r) < len(ord) {
+				mk.LocalEnter = int64(ord[r])
+			}
+			for _, q := range owners {
+				bufs[q] = append(bufs[q], mk)
+				if len(bufs[q]) >= partChunk {
+					var err error
+					if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		}
+		if err := advance(pl.round(ev.Enter)); err != nil {
+			return err
+		}
+		rs := a.ranks[ev.Rank]
+		if ev.Enter >= a.wFrom && ev.Enter <= a.wTo {
+			end.Events++
+			rs.sum.Events++
+			rs.pause.observe(ev)
+			if !ev.Continuation() {
+				rs.sum.TimeInMPI += ev.Exit - ev.Enter
+			}
+			if first {
+				end.StartNS, end.EndNS, first, end.HasFirst = ev.Enter, ev.Exit, false, true
+			} else if ev.Exit > end.EndNS {
+				end.EndNS = ev.Exit
+			}
+		}
+		ord[ev.Rank]++
+		if pl.wants(ev.Op) {
+			sbuf = append(sbuf, *ev)
+			if len(sbuf) >= partChunk {
+				var err error
+				if sbuf, err = net.sendEv(0, tagStream, partHdr{kind: pkEv, round: cur, done: cur - 1}, sbuf); err != nil {
+					return err
+				}
+			}
+		}
+		if ev.commIdx >= 0 && ev.Op.IsNonblockingCollective() {
+			// A nonblocking collective takes its communicator's next
+			// sequence number: the blocking one after it skips none (the
+			// serial matcher has no instance of that number to mark).
+			k := uint64(uint32(ev.Rank))<<32 | uint64(uint32(ev.commIdx))
+			if l, ok := lastSeq[k]; !ok || int64(ev.Seq) > l {
+				lastSeq[k] = int64(ev.Seq)
+			}
+		}
+		if rt != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) && int(ev.Rank) < len(rt.owner) {
+			e := *ev
+			setOrd(&e, ord[ev.Rank])
+			if err := push(int(rt.owner[ev.Rank]), &e); err != nil {
+				return err
+			}
+			if q := rt.other(ev); q >= 0 {
+				return push(q, &e)
+			}
+			return nil
+		}
+		if ev.commIdx < 0 || !ev.Op.IsCollective() {
+			return nil
+		}
+		k := uint64(uint32(ev.Rank))<<32 | uint64(uint32(ev.commIdx))
+		l, ok := lastSeq[k]
+		if !ok {
+			l = -1
+		}
+		if int64(ev.Seq) <= l {
+			end.Dupes++ // the serial matcher ignores it
+			return nil
+		}
+		if int64(ev.Seq) > l+1 {
+			end.Irregular++ // skipped sequence numbers
+		}
+		lastSeq[k] = int64(ev.Seq)
+		e := *ev
+		e.LocalEnter = int64(ord[ev.Rank])
+		return push(pl.ownerOf(ev.commIdx, ev.Seq), &e)
+	}
+
+	quit := make(chan struct{})
+	chunks := make(chan []GEvent, 2)
+	spare := make(chan []GEvent, 4) // routed chunks back to the merge
+	var ends map[int]distEnd
+	go func() {
+		defer close(chunks)
+		ends = a.mergeLocal(mine, len(a.rn.Ranks), quit, func(c []GEvent) bool {
+			select {
+			case chunks <- c:
+				return true
+			case <-quit:
+				return false
+			}
+		}, spare)
+	}()
+	var err error
+	for c := range chunks {
+		if err != nil {
+			continue
+		}
+		for i := range c {
+			if err = route(&c[i]); err != nil {
+				close(quit)
+				break
+			}
+		}
+		select { // routing copied the events
+		case spare <- c:
+		default:
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, c := range cons {
+		if err := flush(c, last, true); err != nil {
+			return err
+		}
+	}
+	end.Ends = ends
+	for _, rs := range mine {
+		p := &rs.pause
+		end.Ranks = append(end.Ranks, partRankSum{Rank: int32(rs.in.Rank), Events: rs.sum.Events, TimeInMPI: rs.sum.TimeInMPI,
+			Paused: p.paused, Since: p.since, Last: p.last, Pauses: p.pauses, Total: p.total, Longest: p.longest})
+		if rs.unsorted > 0 {
+			end.Irregular++
+		}
+	}
+	b, err := gobBytes(&end)
+	if err != nil {
+		return err
+	}
+	if err := net.send(0, tagEndDec, partHdr{kind: pkEnd}, nil, b); err != nil {
+		return err
+	}
+	// Every consumer's last acknowledgement, so no message is left.
+	for _, c := range cons {
+		for !c.eos {
+			m, err := c.ack.get()
+			if err != nil {
+				return err
+			}
+			c.eos = m.eos
+		}
+	}
+	return nil
+}

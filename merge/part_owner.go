@@ -1,0 +1,390 @@
+// The owner role of a partitioned pass (part.go): match the instances it
+// owns with the serial matcher and send process 0 one record per
+// finalised instance, tagged with its serial position.
+
+package merge
+
+import (
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"encoding/gob"
+	"fmt"
+	"math"
+)
+
+// Record flags.
+const (
+	rfComplete = 1 << iota
+	rfMismatch
+	rfWindow
+	rfLatency
+	rfZero
+	rfExit
+	rfWorst
+	rfOpRange
+)
+
+// partWorst is a candidate for the worst instances, with its call sites
+// as (rank, pc) for process 0 to index.
+type partWorst struct {
+	Inst, Raw Instance
+	Sites     [2][3]partSite // [inst, raw][last, wait, cause]
+}
+
+type partSite struct {
+	Ok   bool
+	Rank int32
+	PC   uint64
+}
+
+// partOwner is an owner's state.
+type partOwner struct {
+	a     *analyzer
+	pl    *partPlan
+	key   partKey
+	out   []byte
+	worst []float64 // local min-heap of entry skews (TopN)
+	n     int       // records
+	err   error
+	// Call sites: the owner's own indices (siteIndexOf); each one is
+	// defined to process 0 (rank, pc) in the message before its first use.
+	xl      [][]int32 // by source: the decoder's site index -> the owner's
+	defined []bool
+	defs    []byte
+	// Histograms are counts, order-free: the owner keeps them and sends
+	// them at the end, process 0 adds them up.
+	hists [256]partHists
+}
+
+// partHists are one op's histogram counts on an owner.
+type partHists struct {
+	used       bool
+	exit, wait hist
+}
+
+// siteRef returns the owner's site index s (of world rank rank's pc),
+// defining it to process 0 first if it is new.
+func (o *partOwner) siteRef(s int32, rank int32, pc uint64) int32 {
+	if s < 0 {
+		return -1
+	}
+	for int(s) >= len(o.defined) {
+		o.defined = append(o.defined, false)
+	}
+	if !o.defined[s] {
+		o.defined[s] = true
+		o.defs = binary.LittleEndian.AppendUint32(o.defs, uint32(s))
+		o.defs = binary.LittleEndian.AppendUint32(o.defs, uint32(rank))
+		o.defs = binary.LittleEndian.AppendUint64(o.defs, pc)
+	}
+	return s
+}
+
+// site maps a decoder's call-site index of ev (from source src) to the
+// owner's.
+func (o *partOwner) site(ev *GEvent, src int) int32 {
+	a := o.a
+	for src >= len(o.xl) {
+		o.xl = append(o.xl, nil)
+	}
+	x := o.xl[src]
+	if ws := ev.site; ws >= 0 && int(ws) < len(x) && x[ws] >= 0 {
+		return x[ws]
+	}
+	rs := a.ranks[ev.Rank]
+	if rs == nil {
+		return -1
+	}
+	s := a.siteIndexOf(rs, ev.Callsite)
+	if ws := ev.site; ws >= 0 && ws < 1<<20 {
+		for int(ws) >= len(x) {
+			x = append(x, -1)
+		}
+		x[ws] = s
+		o.xl[src] = x
+	}
+	return s
+}
+
+// emit computes the metrics of one finalised instance (finalize's
+// computing half) and appends its record.
+func (o *partOwner) emit(in *openInst) {
+	a := o.a
+	defer func() { in.comm.pool = append(in.comm.pool, in) }()
+	cs := in.comm
+	n := len(cs.members)
+	fe, le, fx, lx, lastPos, ok := in.extent()
+	if !ok {
+		return
+	}
+	var flags uint16
+	if in.opMismatch {
+		flags |= rfMismatch
+	}
+	inWin := !(fe < a.wFrom || fe > a.wTo)
+	if !inWin && flags == 0 {
+		return
+	}
+	k := o.key
+	k.comm, k.seq = cs.idx, in.seq
+	b := o.out
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.enter))
+	b = binary.LittleEndian.AppendUint32(b, uint32(k.rank))
+	b = append(b, k.sub)
+	b = binary.LittleEndian.AppendUint64(b, k.ord)
+	b = binary.LittleEndian.AppendUint32(b, uint32(k.comm))
+	b = binary.LittleEndian.AppendUint32(b, k.seq)
+	flagAt := len(b)
+	b = binary.LittleEndian.AppendUint16(b, flags)
+	o.n++
+	if !inWin {
+		o.out = b
+		return
+	}
+	flags |= rfWindow
+	complete := in.got == n
+	if complete {
+		flags |= rfComplete
+	}
+	op := in.op
+	b = binary.LittleEndian.AppendUint16(b, uint16(op))
+	if int(op) >= len(a.ops) {
+		flags |= rfOpRange
+		binary.LittleEndian.PutUint16(b[flagAt:], flags)
+		o.out = b
+		return
+	}
+	exitProf := complete && op.Synchronizing() && n >= 2 && n <= MaxExitProfile
+	cls := WaitClassOf(op)
+	entrySkew, exitSkew := le-fe, lx-fx
+	r := a.instWaits(in, false)
+	latency := 0.0
+	if cls.HasLatency() && r.synced {
+		flags |= rfLatency
+		latency = fx - le
+		if complete {
+			a.hbFacts(in)
+		}
+	}
+	if r.zero {
+		flags |= rfZero
+	}
+	var worst *partWorst
+	if len(o.worst) < a.opt.TopN || entrySkew > o.worst[0] {
+		fh := (*floatHeap)(&o.worst)
+		if len(o.worst) < a.opt.TopN {
+			heap.Push(fh, entrySkew)
+		} else {
+			o.worst[0] = entrySkew
+			heap.Fix(fh, 0)
+		}
+		worst = &partWorst{Inst: a.buildInstance(in, false), Raw: a.buildInstance(in, true)}
+		for i, inst := range []*Instance{&worst.Inst, &worst.Raw} {
+			for p, w := range cs.members {
+				if in.state[p] != stArrived {
+					continue
+				}
+				s := partSite{Ok: true, Rank: w, PC: in.pc[p]}
+				if w == inst.LastRank {
+					worst.Sites[i][0] = s
+				}
+				if w == inst.MaxWaitRank {
+					worst.Sites[i][1] = s
+				}
+				if w == inst.CauseRank {
+					worst.Sites[i][2] = s
+				}
+			}
+		}
+		flags |= rfWorst
+	}
+	if exitProf {
+		flags |= rfExit
+	}
+	binary.LittleEndian.PutUint16(b[flagAt:], flags)
+	o.hists[op].used = true
+	o.hists[op].exit.add(exitSkew)
+	b = binary.LittleEndian.AppendUint32(b, uint32(in.got))
+	b = binary.LittleEndian.AppendUint32(b, uint32(cs.members[lastPos]))
+	for _, v := range []float64{entrySkew, exitSkew, latency, lx - fe, r.viol} {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(v))
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(r.pos)))
+	for i, p := range r.pos {
+		cr := int32(-1)
+		if c := r.cause[i]; c >= 0 {
+			cr = cs.members[r.pos[c]]
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(cs.members[p]))
+		b = binary.LittleEndian.AppendUint32(b, uint32(cr))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.wait[i]))
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(in.exit[p]-in.enter[p]))
+		b = binary.LittleEndian.AppendUint32(b, uint32(o.siteRef(in.site[p], cs.members[p], in.pc[p])))
+		o.hists[op].wait.add(r.wait[i])
+	}
+	if exitProf {
+		for _, x := range in.exit {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x-fx))
+		}
+	}
+	if worst != nil {
+		var buf bytes.Buffer
+		if err := gob.NewEncoder(&buf).Encode(worst); err != nil && o.err == nil {
+			o.err = fmt.Errorf("parallel analysis: encoding an instance: %w", err)
+		}
+		b = binary.LittleEndian.AppendUint32(b, uint32(buf.Len()))
+		b = append(b, buf.Bytes()...)
+	}
+	o.out = b
+}
+
+type floatHeap []float64
+
+func (h floatHeap) Len() int           { return len(h) }
+func (h floatHeap) Less(i, j int) bool { return h[i] < h[j] }
+func (h floatHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *floatHeap) Push(x any)        { *h = append(*h, x.(float64)) }
+func (h *floatHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// siteIndexOf is siteOf without the rank's own cache (which its decoder
+// owns): the shared site index of pc in rank rs's objects.
+func (a *analyzer) siteIndexOf(rs *rankState, pc uint64) int32 {
+	k := siteKey{addr: pc, pc: pc}
+	objs := rs.objs
+	lo, hi := 0, len(objs)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if objs[m].Hi > pc {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if i := lo; i < len(objs) && objs[i].Lo <= pc && pc < objs[i].Hi {
+		k.obj = objs[i].Path
+		k.addr = pc - objs[i].Base
+	}
+	lookup := siteKey{obj: k.obj, addr: k.addr}
+	a.siteMu.Lock()
+	defer a.siteMu.Unlock()
+	s, ok := a.siteIndex[lookup]
+	if !ok {
+		s = int32(len(a.sites))
+		a.siteIndex[lookup] = s
+		a.sites = append(a.sites, k)
+	}
+	return s
+}
+
+// partOwn is an owner: it matches its instances and sends their records.
+func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
+	o := &partOwner{a: a, pl: pl}
+	var ps *P2PStream // the point-to-point analysis of this owner's ranks
+	if pl.p2p {
+		ps = newP2POwner(a.rn, pl.p2pOptions(), p2pOwners(pl, a.rn), net.me)
+	}
+	a.m.fin = o.emit
+	a.m.part = true
+	for r, rs := range a.ranks {
+		if rs == nil {
+			a.m.endRank(int32(r))
+		}
+	}
+	srcs := make([]*partSource, len(decs))
+	for i, p := range decs {
+		srcs[i] = &partSource{p: p, box: net.listen(p, tagData), done: -1}
+	}
+	last := int32(pl.rounds - 1)
+	cs := make([]*evCursor, len(srcs))
+	handle := func(ev *GEvent, src int) error {
+		if ev.Rank < 0 {
+			r := -1 - ev.Rank
+			o.key = partKey{enter: ev.Enter, rank: r, sub: 1, ord: uint64(ev.LocalEnter)}
+			a.m.endRank(r)
+			return o.err
+		}
+		if ps != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) {
+			ps.part.key.ord = getOrd(ev)
+			return ps.Add(ev)
+		}
+		o.key = partKey{enter: ev.Enter, rank: ev.Rank, ord: uint64(ev.LocalEnter)}
+		if ev.commIdx < 0 || int(ev.commIdx) >= len(a.m.comms) || ev.commRank < 0 ||
+			int(ev.commRank) >= len(a.m.comms[ev.commIdx].members) {
+			return fmt.Errorf("parallel analysis: an event on an unknown communicator")
+		}
+		if ev.Rank >= int32(len(a.ranks)) {
+			return fmt.Errorf("parallel analysis: an event of rank %d of %d", ev.Rank, len(a.ranks))
+		}
+		ev.site = o.site(ev, src)
+		a.m.add(ev)
+		return o.err
+	}
+	for r := int32(0); r <= last; r++ {
+		for i, s := range srcs {
+			if err := s.fill(r, last); err != nil {
+				return err
+			}
+			cs[i] = &evCursor{segs: s.take(r)}
+		}
+		if err := mergeRound(cs, handle); err != nil {
+			return err
+		}
+		for _, c := range cs {
+			net.putSegs(c.segs)
+		}
+		if r == last {
+			o.key = partKey{enter: math.Inf(1), rank: math.MaxInt32, sub: 2, ord: math.MaxUint64}
+			a.m.flush()
+		}
+		if o.err != nil {
+			return o.err
+		}
+		// Every round, records or none: process 0 and the decoders wait
+		// for it.
+		out := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(o.defs)+len(o.out)), uint32(len(o.defs)/16))
+		out = append(append(out, o.defs...), o.out...)
+		o.out, o.defs = o.out[:0], o.defs[:0]
+		if err := net.send(0, tagRes, partHdr{kind: pkRec, eos: r == last, round: r, done: r}, nil, out); err != nil {
+			return err
+		}
+		if ps != nil {
+			out := append([]byte(nil), ps.part.out...)
+			ps.part.out = ps.part.out[:0]
+			if err := net.send(0, tagP2PRes, partHdr{kind: pkRec, eos: r == last, round: r, done: r}, nil, out); err != nil {
+				return err
+			}
+		}
+		for _, p := range decs {
+			if err := net.send(p, tagAckOwn, partHdr{kind: pkAck, eos: r == last, round: r, done: r}, nil, nil); err != nil {
+				return err
+			}
+		}
+	}
+	end := partOwnEnd{Irregular: a.m.irregular, Records: o.n, MaxOpen: a.m.maxOpen}
+	if ps != nil {
+		end.P2P = ps.ownerEnd()
+	}
+	for op, h := range o.hists {
+		if h.used {
+			end.Hists = append(end.Hists, partHistEnd{Op: op, Exit: h.exit.counts[:], Wait: h.wait.counts[:]})
+		}
+	}
+	for _, cells := range a.hb.cells {
+		var cc []partCell
+		for _, c := range cells {
+			cc = append(cc, partCell{c.lo, c.hi, c.first, c.last, c.n})
+		}
+		end.Cells = append(end.Cells, cc)
+	}
+	b, err := gobBytes(&end)
+	if err != nil {
+		return err
+	}
+	return net.send(0, tagEndOwn, partHdr{kind: pkEnd}, nil, b)
+}
