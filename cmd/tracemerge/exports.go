@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/klauspost/compress/gzip"
 
@@ -42,17 +43,23 @@ type limitSink struct {
 	s     merge.Sink
 	n     int64
 	limit int64
-	over  bool
+	over  atomic.Bool // also read by the AsyncSink feeding it (Wants)
 }
 
+// Wants implements merge.OpFilter: no event once the limit is passed, so
+// the AsyncSink in front stops copying every event of the rest of the run
+// for an export that will be dropped (two copies of 128 bytes per event on
+// the merge goroutine of a default run, 2026-11-25).
+func (l *limitSink) Wants(trace.Op) bool { return !l.over.Load() }
+
 func (l *limitSink) Add(ev *merge.GEvent) error {
-	if l.over {
+	if l.over.Load() {
 		return nil
 	}
 	if !ev.Continuation() {
 		l.n++
 		if l.limit > 0 && l.n > l.limit {
-			l.over = true
+			l.over.Store(true)
 			return nil
 		}
 	}
@@ -148,13 +155,13 @@ func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, 
 	}
 	e.closed = true
 	fail := func(name string, err error) error { return fmt.Errorf("%s: %w", name, err) }
-	if s := e.sinks["csv"]; s != nil && !s.over {
+	if s := e.sinks["csv"]; s != nil && !s.over.Load() {
 		if err := e.csv.Flush(); err != nil {
 			return nil, fail(perEventFiles["csv"], err)
 		}
 	}
 	if s := e.sinks["csvgz"]; s != nil {
-		if !s.over {
+		if !s.over.Load() {
 			if err := e.csvgz.Flush(); err != nil {
 				return nil, fail(perEventFiles["csvgz"], err)
 			}
@@ -163,7 +170,7 @@ func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, 
 			return nil, fail(perEventFiles["csvgz"], err)
 		}
 	}
-	if s := e.sinks["perfetto"]; s != nil && !s.over {
+	if s := e.sinks["perfetto"]; s != nil && !s.over.Load() {
 		if err := e.pb.AddMessages(msgs); err != nil {
 			return nil, fail(perEventFiles["perfetto"], err)
 		}
@@ -171,7 +178,7 @@ func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, 
 			return nil, fail(perEventFiles["perfetto"], err)
 		}
 	}
-	if s := e.sinks["perfetto-json"]; s != nil && !s.over {
+	if s := e.sinks["perfetto-json"]; s != nil && !s.over.Load() {
 		if err := e.js.AddMessages(msgs); err != nil {
 			return nil, fail(perEventFiles["perfetto-json"], err)
 		}
@@ -180,7 +187,7 @@ func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, 
 		}
 	}
 	for f, s := range e.sinks {
-		if s.over {
+		if s.over.Load() {
 			name := perEventFiles[f]
 			if err := out.remove(name); err != nil {
 				return nil, fail(name, err)
