@@ -34,6 +34,10 @@ func batchSize(n int) int {
 	return max(128, min(maxBatch, (1<<17)/max(n, 1)))
 }
 
+// testPiece, when > 0, makes every PieceSource be read in pieces of that
+// many events (tests).
+var testPiece int
+
 // decode is one rank's decoder goroutine: read chunks, correct, batch.
 func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGroup) {
 	defer wg.Done()
@@ -46,9 +50,21 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 	var raw []trace.Event
 	empty := 0
 	d := &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1), size: batchSize(len(a.rn.Ranks))}
+	// Above 64 ranks (smaller batches) a trace file is read in pieces of
+	// four batches: every rank's decoder holds its unconverted events at
+	// once, and a whole chunk each (590 KB, touched fresh for every rank)
+	// cost more than decoding it (1024 ranks, 2026-11-25: docs/tracemerge.md).
+	next := rs.in.Src.NextChunk
+	if ps, ok := rs.in.Src.(PieceSource); ok && (d.size < maxBatch || testPiece > 0) {
+		piece := 4 * d.size
+		if testPiece > 0 {
+			piece = testPiece
+		}
+		next = func(dst []trace.Event) ([]trace.Event, error) { return ps.NextEvents(dst, piece) }
+	}
 	for {
 		var err error
-		raw, err = rs.in.Src.NextChunk(raw[:0])
+		raw, err = next(raw[:0])
 		if err != nil {
 			if !errors.Is(err, errEOF) {
 				rs.err = err

@@ -224,6 +224,40 @@ func TestDistIdentical(t *testing.T) {
 	distGroupMin = 128
 }
 
+// wholeChunks hides a Source's PieceSource side: NextChunk only.
+type wholeChunks struct{ Source }
+
+// TestPieces_SameAnalysisAsWholeChunks: rank files read in pieces (as
+// with many ranks: PieceSource) give the analysis and point-to-point
+// result of whole chunks byte for byte, pieces smaller than, equal to and
+// larger than the chunks, serially and with 3 processes.
+func TestPieces_SameAnalysisAsWholeChunks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 10, Steps: 400, Seed: 11, ChunkEvents: 256, Halo: true}); err != nil {
+		t.Fatal(err)
+	}
+	whole := func(path string) (Source, error) {
+		s, err := OpenTrace(path)
+		if err != nil {
+			return nil, err
+		}
+		return wholeChunks{s}, nil
+	}
+	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: ClockInterp}, whole)
+	for _, piece := range []int{1, 37, 256, 1000} {
+		for _, k := range []int{1, 3} {
+			t.Run(fmt.Sprintf("piece%d-k%d", piece, k), func(t *testing.T) {
+				testPiece = piece
+				defer func() { testPiece = 0 }()
+				an, p := analyseJSON(t, dir, k, Options{Clock: ClockInterp})
+				if !bytes.Equal(an1, an) || !bytes.Equal(p1, p) {
+					t.Errorf("analysis in pieces of %d (%d processes) differs from whole chunks (%d/%d vs %d/%d bytes)", piece, k, len(an), len(p), len(an1), len(p1))
+				}
+			})
+		}
+	}
+}
+
 // TestDistDamagedRank: rank files with a damaged chunk (found while
 // reading, so a worker must pass it on) and cut off, and one whose reader
 // fails mid-stream, are reported the same way with 1 process as with 2

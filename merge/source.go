@@ -43,6 +43,13 @@ type Source interface {
 	NextChunk(dst []trace.Event) ([]trace.Event, error)
 }
 
+// PieceSource is a Source that can also hand out its events in pieces of
+// at most max (a trace file: trace.Reader.NextEvents), so that the decoder
+// of one of many ranks holds a piece instead of a whole chunk.
+type PieceSource interface {
+	NextEvents(dst []trace.Event, max int) ([]trace.Event, error)
+}
+
 // Opener opens the rank file at path.
 type Opener func(path string) (Source, error)
 
@@ -159,6 +166,16 @@ func (s *traceSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
 		}
 	}
 	return out, err
+}
+
+// NextEvents implements PieceSource: the rank file in pieces; a rank file
+// followed by its live sidecar goes by whole chunks (NextChunk), as the
+// sidecar's halves are matched against the first event of each chunk.
+func (s *traceSource) NextEvents(dst []trace.Event, max int) ([]trace.Event, error) {
+	if s.live != nil {
+		return s.NextChunk(dst)
+	}
+	return s.r.NextEvents(dst, max)
 }
 
 // Close closes the file.

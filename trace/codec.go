@@ -360,6 +360,23 @@ type chunkDecoder struct {
 	md  *msgpack.Decoder
 	seq seqTracker
 	tm  []Event // layout 2: the templates' fields
+	s2  stream2 // layout 2: the chunk being decoded
+
+	// Pieces (Reader.NextEvents): a checked chunk handed out max events at
+	// a time; layout 1 is decoded whole into whole first.
+	streaming bool
+	whole     []Event
+	wholeAt   int
+	scratch   []Event
+}
+
+// stream2 is the running state of a layout-2 chunk's decoding, kept
+// between pieces.
+type stream2 struct {
+	cols     [5]column
+	n, i     int
+	prevExit int64
+	prevReq  uint32
 }
 
 // seqTracker remembers the last Seq per comm index within one chunk: a
@@ -581,11 +598,80 @@ func (c *column) check() error {
 // decode decompresses (flags: flagZstd or flagS2, either with flagTail)
 // and decodes one EVENTS payload into dst[:0].
 func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event, error) {
+	if err := d.load(payload, flags); err != nil {
+		return dst[:0], err
+	}
+	if d.p.Layout == 2 {
+		return d.decode2(dst)
+	}
+	return d.decode1(dst)
+}
+
+// start prepares the chunk in payload to be handed out in pieces (more):
+// the whole chunk is decoded and checked first, so an undecodable chunk is
+// refused whole as decode refuses it, but only a small scratch buffer is
+// written (layout 2; a layout-1 chunk is decoded whole into d.whole).
+func (d *chunkDecoder) start(payload []byte, flags uint8) error {
+	d.streaming = false
+	if err := d.load(payload, flags); err != nil {
+		return err
+	}
+	if d.p.Layout != 2 {
+		w, err := d.decode1(d.whole)
+		d.whole = w
+		if err != nil {
+			return err
+		}
+		d.wholeAt, d.streaming = 0, true
+		return nil
+	}
+	if err := d.prep2(); err != nil {
+		return err
+	}
+	for d.s2.i < d.s2.n {
+		var err error
+		if d.scratch, err = d.more2(d.scratch[:0], 512); err != nil {
+			return err
+		}
+	}
+	if err := d.end2(); err != nil {
+		return err
+	}
+	if err := d.prep2(); err != nil { // again from the first event
+		return err
+	}
+	d.wholeAt, d.streaming = -1, true
+	return nil
+}
+
+// more appends up to max events of the started chunk to dst; none when
+// the chunk is used up (then streaming is off).
+func (d *chunkDecoder) more(dst []Event, max int) ([]Event, error) {
+	if !d.streaming {
+		return dst, nil
+	}
+	if d.wholeAt >= 0 {
+		k := min(max, len(d.whole)-d.wholeAt)
+		dst = append(dst, d.whole[d.wholeAt:d.wholeAt+k]...)
+		if d.wholeAt += k; d.wholeAt >= len(d.whole) {
+			d.streaming = false
+		}
+		return dst, nil
+	}
+	out, err := d.more2(dst, max)
+	if err != nil || d.s2.i >= d.s2.n {
+		d.streaming = false
+	}
+	return out, err
+}
+
+// load decompresses one EVENTS payload and parses its columns into d.p.
+func (d *chunkDecoder) load(payload []byte, flags uint8) error {
 	var tail []byte
 	if flags&flagTail != 0 {
 		l, k := binary.Uvarint(payload)
 		if k <= 0 || l > uint64(len(payload)-k) {
-			return dst[:0], fmt.Errorf("event chunk: compressed block length unreadable or beyond the %d-byte payload", len(payload))
+			return fmt.Errorf("event chunk: compressed block length unreadable or beyond the %d-byte payload", len(payload))
 		}
 		payload, tail = payload[k:k+int(l)], payload[k+int(l):]
 		flags &^= flagTail
@@ -594,34 +680,36 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 	case flagZstd:
 		dec, err := sharedDecoder()
 		if err != nil {
-			return dst[:0], err
+			return err
 		}
 		if d.raw, err = dec.DecodeAll(payload, d.raw[:0]); err != nil {
-			return dst[:0], fmt.Errorf("zstd: %w", err)
+			return fmt.Errorf("zstd: %w", err)
 		}
 	case flagS2:
 		n, err := s2.DecodedLen(payload)
 		if err != nil {
-			return dst[:0], fmt.Errorf("s2: %w", err)
+			return fmt.Errorf("s2: %w", err)
 		}
 		if n > maxDecoded {
-			return dst[:0], fmt.Errorf("s2: block decodes to %d bytes, more than %d", n, maxDecoded)
+			return fmt.Errorf("s2: block decodes to %d bytes, more than %d", n, maxDecoded)
 		}
 		if cap(d.raw) < n {
 			d.raw = make([]byte, n)
 		}
 		if d.raw, err = s2.Decode(d.raw[:n], payload); err != nil {
-			return dst[:0], fmt.Errorf("s2: %w", err)
+			return fmt.Errorf("s2: %w", err)
 		}
 	default:
-		return dst[:0], fmt.Errorf("event chunk flags 0x%02x: want exactly one codec (zstd or s2)", flags)
+		return fmt.Errorf("event chunk flags 0x%02x: want exactly one codec (zstd or s2)", flags)
 	}
 	if err := d.parse(d.raw, tail); err != nil {
-		return dst[:0], fmt.Errorf("msgpack: %w", err)
+		return fmt.Errorf("msgpack: %w", err)
 	}
-	if d.p.Layout == 2 {
-		return d.decode2(dst)
-	}
+	return nil
+}
+
+// decode1 decodes the parsed layout-1 chunk d.p into dst[:0].
+func (d *chunkDecoder) decode1(dst []Event) ([]Event, error) {
 	p := &d.p
 	n := p.N
 	// Every event has a non-empty op varint, so n is bounded by the data
@@ -695,20 +783,39 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 
 // decode2 decodes the parsed layout-2 chunk d.p into dst[:0].
 func (d *chunkDecoder) decode2(dst []Event) ([]Event, error) {
+	if err := d.prep2(); err != nil {
+		return dst[:0], err
+	}
+	if cap(dst) < d.s2.n {
+		dst = make([]Event, 0, d.s2.n)
+	}
+	dst, err := d.more2(dst[:0], d.s2.n)
+	if err == nil {
+		err = d.end2()
+	}
+	if err != nil {
+		return dst[:0], err
+	}
+	return dst, nil
+}
+
+// prep2 reads the templates of the parsed layout-2 chunk d.p and sets
+// d.s2 to its first event.
+func (d *chunkDecoder) prep2() error {
 	p := &d.p
 	n := p.N
 	// Every event has a non-empty template index, so n is bounded by the
 	// data actually present; this stops a tiny payload from allocating n
 	// events.
 	if n > 0 && len(p.Tmpl) < n {
-		return dst[:0], fmt.Errorf("column tmpl: %d bytes for %d events: %w", len(p.Tmpl), n, errColumn)
+		return fmt.Errorf("column tmpl: %d bytes for %d events: %w", len(p.Tmpl), n, errColumn)
 	}
 	// Templates: 8 varints each, in first-use order.
 	d.tm = d.tm[:0]
 	tc := column{name: "templates", b: p.Templates}
 	for len(tc.b) > 0 && tc.err == nil {
 		if len(d.tm) >= n {
-			return dst[:0], fmt.Errorf("column templates: more templates than the chunk's %d events: %w", n, errColumn)
+			return fmt.Errorf("column templates: more templates than the chunk's %d events: %w", n, errColumn)
 		}
 		op := tc.uvarint()
 		comm := tc.uvarint()
@@ -724,43 +831,52 @@ func (d *chunkDecoder) decode2(dst []Event) ([]Event, error) {
 		t := len(d.tm)
 		switch {
 		case op > 0xffff:
-			return dst[:0], fmt.Errorf("column templates: op %d of template %d out of range: %w", op, t, errColumn)
+			return fmt.Errorf("column templates: op %d of template %d out of range: %w", op, t, errColumn)
 		case comm > 0xffffffff:
-			return dst[:0], fmt.Errorf("column templates: comm %d of template %d out of range: %w", comm, t, errColumn)
+			return fmt.Errorf("column templates: comm %d of template %d out of range: %w", comm, t, errColumn)
 		case si >= uint64(len(p.Sites)):
-			return dst[:0], fmt.Errorf("column templates: site index %d of template %d outside dictionary of %d: %w", si, t, len(p.Sites), errColumn)
+			return fmt.Errorf("column templates: site index %d of template %d outside dictionary of %d: %w", si, t, len(p.Sites), errColumn)
 		}
 		d.tm = append(d.tm, Event{Op: Op(op), Comm: uint32(comm), Root: int32(root), Sent: sent, Recv: recv,
 			Callsite: p.Sites[si], Peer: int32(peer), Tag: int32(tag)})
 	}
 	if tc.err != nil {
-		return dst[:0], tc.err
+		return tc.err
 	}
-	cols := [5]column{
+	d.s2 = stream2{n: n, cols: [5]column{
 		{name: "tmpl", b: p.Tmpl}, {name: "seq", b: p.Seq}, {name: "enter", b: p.Enter},
 		{name: "dur", b: p.Dur}, {name: "req", b: p.Req},
-	}
-	for i := range cols {
-		cols[i].n = n
-		if len(cols[i].b) == 0 {
-			cols[i].b = nil
+	}}
+	for i := range d.s2.cols {
+		d.s2.cols[i].n = n
+		if len(d.s2.cols[i].b) == 0 {
+			d.s2.cols[i].b = nil
 		}
 	}
-	if cap(dst) < n {
-		dst = make([]Event, n)
-	}
-	dst = dst[:n]
 	d.seq.reset()
-	var prevExit int64
-	var prevReq uint32
-	for i := 0; i < n; i++ {
-		e := &dst[i]
+	return nil
+}
+
+// more2 appends the next events of the layout-2 chunk (at most max) to
+// dst. A column that runs out stops the chunk (end2 reports it).
+func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
+	st := &d.s2
+	cols := &st.cols
+	k := min(max, st.n-st.i)
+	base := len(dst)
+	dst = slices.Grow(dst, k)[:base+k]
+	prevExit, prevReq := st.prevExit, st.prevReq
+	j := 0
+	for ; j < k; j++ {
+		i := st.i + j
+		e := &dst[base+j]
 		ti := cols[0].uvarint()
 		if ti >= uint64(len(d.tm)) {
 			if cols[0].err != nil {
-				break
+				st.i = st.n
+				return dst[:base+j], nil
 			}
-			return dst[:0], fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
+			return dst[:base], fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
 		}
 		*e = d.tm[ti]
 		sq := d.seq.last(e.Comm) + 1 + cols[1].varint()
@@ -779,10 +895,17 @@ func (d *chunkDecoder) decode2(dst []Event) ([]Event, error) {
 			e.Req = prevReq
 		}
 	}
-	for i := range cols {
-		if err := cols[i].check(); err != nil {
-			return dst[:0], err
+	st.i += k
+	st.prevExit, st.prevReq = prevExit, prevReq
+	return dst, nil
+}
+
+// end2 checks that every column of the layout-2 chunk was used up exactly.
+func (d *chunkDecoder) end2() error {
+	for i := range d.s2.cols {
+		if err := d.s2.cols[i].check(); err != nil {
+			return err
 		}
 	}
-	return dst, nil
+	return nil
 }

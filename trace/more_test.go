@@ -113,6 +113,20 @@ func TestChunkLayout1_StillRead(t *testing.T) {
 		if !reflect.DeepEqual(got, evs) {
 			t.Errorf("layout 1 chunk of %d events decodes differently", len(evs))
 		}
+		// in pieces (Reader.NextEvents): the same events
+		if err := cd.start(enc.EncodeAll(layout1Payload(t, evs), nil), flagZstd); err != nil {
+			t.Fatalf("layout 1 chunk, start: %v", err)
+		}
+		var pieces []Event
+		for {
+			n := len(pieces)
+			if pieces, err = cd.more(pieces, 333); err != nil || len(pieces) == n {
+				break
+			}
+		}
+		if err != nil || !reflect.DeepEqual(pieces, evs) {
+			t.Errorf("layout 1 chunk of %d events in pieces: %d events, err %v", len(evs), len(pieces), err)
+		}
 	}
 	p := layout1Payload(t, amgEvents(10, 1))
 	p[1] = 9 // the layout element, a positive fixint after the fixarray byte

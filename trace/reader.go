@@ -332,6 +332,53 @@ func where(next, size int64) string {
 // storage) and returns it. Chunks that turn out undecodable are skipped and
 // added to Meta().Damage. At the end it returns io.EOF.
 func (r *Reader) NextChunk(dst []Event) ([]Event, error) {
+	r.dec.streaming = false
+	for {
+		ci, payload, flags, err := r.nextPayload()
+		if err != nil {
+			return dst[:0], err
+		}
+		evs, err := r.dec.decode(dst, payload, flags)
+		if err != nil {
+			r.decodeDamage(ci, "undecodable payload: "+err.Error())
+			continue
+		}
+		return evs, nil
+	}
+}
+
+// NextEvents is NextChunk in pieces of at most max events (max <= 0: whole
+// chunks), in dst[:0]. Each chunk is still decoded and checked whole
+// before its first piece (an undecodable chunk is skipped whole, as by
+// NextChunk), but only a piece is ever written out: a reader of one of
+// many ranks then holds max events instead of a chunk's (8192 × 72 bytes
+// by default), which, touched fresh for every rank, was the largest cost
+// of analysing 1024 ranks. Do not mix with NextChunk within a chunk.
+func (r *Reader) NextEvents(dst []Event, max int) ([]Event, error) {
+	if max <= 0 {
+		return r.NextChunk(dst)
+	}
+	for {
+		if r.dec.streaming {
+			out, err := r.dec.more(dst[:0], max)
+			if len(out) > 0 || err != nil {
+				return out, err
+			}
+			continue // used up: streaming is off now
+		}
+		ci, payload, flags, err := r.nextPayload()
+		if err != nil {
+			return dst[:0], err
+		}
+		if err := r.dec.start(payload, flags); err != nil {
+			r.decodeDamage(ci, "undecodable payload: "+err.Error())
+		}
+	}
+}
+
+// nextPayload reads the next event chunk whose checksum holds (chunks that
+// fail it are recorded as damage and skipped); io.EOF after the last.
+func (r *Reader) nextPayload() (ChunkInfo, []byte, uint8, error) {
 	for r.next < len(r.meta.Chunks) {
 		ci := r.meta.Chunks[r.next]
 		r.next++
@@ -342,21 +389,16 @@ func (r *Reader) NextChunk(dst []Event) ([]Event, error) {
 			payload, err = r.payloadAt(ci.Offset, uint32(ci.Bytes))
 		}
 		if err != nil {
-			return dst[:0], fmt.Errorf("trace: %s: reading chunk %d at byte %d: %w", r.meta.Name, ci.Index, ci.Offset, err)
+			return ci, nil, 0, fmt.Errorf("trace: %s: reading chunk %d at byte %d: %w", r.meta.Name, ci.Index, ci.Offset, err)
 		}
 		fh, ok := parseFrameHeader(hb[:])
 		if !ok || fh.length != uint32(ci.Bytes) || crc32c(payload) != fh.pcrc {
 			r.decodeDamage(ci, "checksum mismatch (file changed since Open)")
 			continue
 		}
-		evs, err := r.dec.decode(dst, payload, fh.flags)
-		if err != nil {
-			r.decodeDamage(ci, "undecodable payload: "+err.Error())
-			continue
-		}
-		return evs, nil
+		return ci, payload, fh.flags, nil
 	}
-	return dst[:0], io.EOF
+	return ChunkInfo{}, nil, 0, io.EOF
 }
 
 func (r *Reader) decodeDamage(ci ChunkInfo, what string) {
@@ -369,7 +411,7 @@ func (r *Reader) decodeDamage(ci ChunkInfo, what string) {
 }
 
 // Rewind makes the next NextChunk return the first chunk again.
-func (r *Reader) Rewind() { r.next = 0 }
+func (r *Reader) Rewind() { r.next, r.dec.streaming = 0, false }
 
 // ReadAll rewinds and returns the events of every intact chunk, in file
 // order.

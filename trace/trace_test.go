@@ -361,18 +361,7 @@ func TestCorruptLength_ResynchronisesOnNextFrame(t *testing.T) {
 func TestUndecodableChunk_IsSkippedAndRecorded(t *testing.T) {
 	chunks := smallChunks()
 	data, _ := writeFile(t, chunks)
-	// Replace chunk 2's payload with garbage of the same length and a valid
-	// checksum: the CRC passes, decoding fails.
-	s := chunkStart(t, data, 2)
-	fh, _ := parseFrameHeader(data[s : s+frameHeaderSize])
-	bad := bytes.Clone(data)
-	p := bad[s+frameHeaderSize : s+frameHeaderSize+int64(fh.length)]
-	for i := range p {
-		p[i] = byte(i * 7)
-	}
-	var hdr []byte
-	hdr = appendFrameHeader(hdr, KindEvents, flagZstd, p)
-	copy(bad[s:], hdr)
+	bad := garbleChunk(t, data, 2)
 	r, got, err := readBytes(t, bad)
 	if err != nil {
 		t.Fatal(err)
@@ -390,6 +379,76 @@ func TestUndecodableChunk_IsSkippedAndRecorded(t *testing.T) {
 	}
 	if got, want := r.Meta().Summary(), "rank-00007.gct: 3 intact chunks, 1 dropped"; got != want {
 		t.Errorf("Summary() = %q, want %q", got, want)
+	}
+}
+
+// garbleChunk returns a copy of data whose chunk idx has a payload of
+// garbage of the same length and a valid checksum: the CRC passes,
+// decoding fails.
+func garbleChunk(t *testing.T, data []byte, idx int) []byte {
+	t.Helper()
+	s := chunkStart(t, data, idx)
+	fh, _ := parseFrameHeader(data[s : s+frameHeaderSize])
+	bad := bytes.Clone(data)
+	p := bad[s+frameHeaderSize : s+frameHeaderSize+int64(fh.length)]
+	for i := range p {
+		p[i] = byte(i * 7)
+	}
+	var hdr []byte
+	hdr = appendFrameHeader(hdr, KindEvents, flagZstd, p)
+	copy(bad[s:], hdr)
+	return bad
+}
+
+// TestNextEvents_PiecesAreTheChunks reads files in pieces of several sizes
+// and wants exactly NextChunk's events and damage: every event once, in
+// order, an undecodable chunk skipped whole.
+func TestNextEvents_PiecesAreTheChunks(t *testing.T) {
+	chunks := smallChunks()
+	data, _ := writeFile(t, chunks)
+	files := []struct {
+		name string
+		data []byte
+		want []Event
+	}{
+		{"intact", data, concat(chunks)},
+		{"chunk 2 undecodable", garbleChunk(t, data, 2), concat([][]Event{chunks[0], chunks[1], chunks[3]})},
+		{"chunk 0 undecodable", garbleChunk(t, data, 0), concat(chunks[1:])},
+	}
+	for _, f := range files {
+		for _, max := range []int{1, 3, 7, 20, 40, 1000, 0} {
+			t.Run(fmt.Sprintf("%s/max=%d", f.name, max), func(t *testing.T) {
+				r, err := NewReader(bytes.NewReader(f.data), int64(len(f.data)), "rank-00007.gct")
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got, buf []Event
+				for {
+					buf, err = r.NextEvents(buf, max)
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(buf) == 0 || (max > 0 && len(buf) > max) {
+						t.Fatalf("piece of %d events with max %d", len(buf), max)
+					}
+					got = append(got, buf...)
+				}
+				if !reflect.DeepEqual(got, f.want) {
+					t.Errorf("got %d events, want %d (or they differ)", len(got), len(f.want))
+				}
+				if wantBad := len(f.want) != len(concat(chunks)); (len(r.Meta().Damage) == 1) != wantBad {
+					t.Errorf("damage = %v", r.Meta().Damage)
+				}
+				r.Rewind()
+				again, err := r.ReadAll()
+				if err != nil || !reflect.DeepEqual(again, f.want) {
+					t.Errorf("ReadAll after pieces and Rewind: %d events, err %v", len(again), err)
+				}
+			})
+		}
 	}
 }
 
