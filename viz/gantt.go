@@ -46,6 +46,7 @@ type Gantt struct {
 	inst      map[instKey]int32 // open instance -> index into states
 	states    []instState       // open instances' states (free ones listed in freeSt)
 	freeSt    []int32
+	recent    [256]int32 // direct-mapped cache in front of inst: state index + 1
 	lastEnter float64
 
 	events, clipped, invalid, outOfOrder int64
@@ -107,6 +108,7 @@ type instKey struct {
 // its data rule: only members that send data are recorded as someone to
 // wait for (every member of a Barrier).
 type instState struct {
+	key        instKey // while refs > 0
 	maxEnter   float64 // latest sending member's enter seen (N×N)
 	rootEnter  float64 // the root's enter, if it sends (late broadcast)
 	maxNonRoot float64 // latest sending non-root enter (early reduce)
@@ -254,11 +256,7 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 	// member keeps its index (the map's struct-key hashing was ≈ 10% of
 	// the CPU of a default run, 2026-11-25).
 	k := instKey{ev.CommID, ev.Seq}
-	idx, ok := g.inst[k]
-	if !ok {
-		idx = g.newState()
-		g.inst[k] = idx
-	}
+	idx := g.stateOf(k)
 	st := &g.states[idx]
 	if b.sends() {
 		if !st.haveMax || b.enter > st.maxEnter {
@@ -278,6 +276,27 @@ func (g *Gantt) Add(ev *merge.GEvent) error {
 	st.refs++
 	g.push(ev.Exit, pending{rank: ev.Rank, pos: ev.CommRank, root: ev.Root, st: idx, b: b})
 	return nil
+}
+
+// stateOf returns the index of instance k's state, made if new. The
+// members of an instance arrive close together, so a small direct-mapped
+// cache answers most lookups; it is checked against the state's own key,
+// so a state freed or reused for another instance is never taken for k.
+func (g *Gantt) stateOf(k instKey) int32 {
+	h := (k.comm ^ uint64(k.seq)*0x9E3779B97F4A7C15) >> 56
+	if c := g.recent[h]; c > 0 {
+		if st := &g.states[c-1]; st.refs > 0 && st.key == k {
+			return c - 1
+		}
+	}
+	idx, ok := g.inst[k]
+	if !ok {
+		idx = g.newState()
+		g.states[idx].key = k
+		g.inst[k] = idx
+	}
+	g.recent[h] = idx + 1
+	return idx
 }
 
 // newState returns the index of a cleared instState (a free one, or a new
