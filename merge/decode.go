@@ -51,12 +51,12 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 	empty := 0
 	d := &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1), size: batchSize(len(a.rn.Ranks))}
 	// Above 64 ranks (smaller batches) a trace file is read in pieces of
-	// four batches: every rank's decoder holds its unconverted events at
+	// one batch: every rank's decoder holds its unconverted events at
 	// once, and a whole chunk each (590 KB, touched fresh for every rank)
 	// cost more than decoding it (1024 ranks, 2026-11-25: docs/tracemerge.md).
 	next := rs.in.Src.NextChunk
 	if ps, ok := rs.in.Src.(PieceSource); ok && (d.size < maxBatch || testPiece > 0) {
-		piece := 4 * d.size
+		piece := d.size
 		if testPiece > 0 {
 			piece = testPiece
 		}

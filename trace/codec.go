@@ -367,8 +367,15 @@ type chunkDecoder struct {
 	streaming bool
 	whole     []Event
 	wholeAt   int
-	scratch   []Event
 }
+
+// checkScratch lends start the buffer its check decodes into: a reader of
+// each of thousands of ranks would otherwise keep one (36 KB each).
+var checkScratch = sync.Pool{New: func() any { return new([checkPiece]Event) }}
+
+// checkPiece is how many events start decodes at a time while checking a
+// chunk.
+const checkPiece = 512
 
 // stream2 is the running state of a layout-2 chunk's decoding, kept
 // between pieces.
@@ -628,9 +635,10 @@ func (d *chunkDecoder) start(payload []byte, flags uint8) error {
 	if err := d.prep2(); err != nil {
 		return err
 	}
+	buf := checkScratch.Get().(*[checkPiece]Event)
+	defer checkScratch.Put(buf)
 	for d.s2.i < d.s2.n {
-		var err error
-		if d.scratch, err = d.more2(d.scratch[:0], 512); err != nil {
+		if _, err := d.more2(buf[:0], checkPiece); err != nil {
 			return err
 		}
 	}
