@@ -48,8 +48,18 @@ typedef struct {
 	uint32_t comm, gen, idx;
 	int32_t root, peer, tag;
 	uint16_t op;
-	uint32_t next; /* the template that followed this one last, index+1 */
+	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
+	uint32_t next;  /* the template that followed this one last, index+1 */
 } enc_tmpl;
+
+/* gclock_op_multi: records of op with seq > 0 continue a call written as
+ * several records (trace.Op.Continues; the exports' per-event limit
+ * counts calls, docs/trace-format.md "Footer"). */
+static inline int gclock_op_multi(uint16_t op)
+{
+	return (op >= GCK_OP_MPI_SEND && op <= GCK_OP_MPI_REQUEST_FREE) || op == GCK_OP_MPI_WIN_POST ||
+	       op == GCK_OP_MPI_WIN_START;
+}
 
 static struct {
 	uint32_t cap;   /* events the columns hold */
@@ -194,6 +204,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	uint32_t prev_req = 0;
 	enc_seq *q = NULL;     /* the previous event's communicator entry */
 	enc_tmpl *prev = NULL; /* and template */
+	uint32_t conts = 0;    /* records that continue a call */
 	for (uint32_t i = 0; i < n; i++) {
 		const gclock_event *e = &ev[i];
 		/* A program repeats its sequence of calls: the template that
@@ -215,6 +226,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 				t->peer = e->peer;
 				t->tag = e->tag;
 				t->op = e->op;
+				t->multi = (uint16_t)gclock_op_multi(e->op);
 				t->gen = gen;
 				t->next = 0;
 				t->idx = ntmpl;
@@ -232,6 +244,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 				prev->next = t->idx + 1;
 		}
 		prev = t;
+		conts += t->multi & (e->seq > 0);
 		p[GCK_ENC_TMPL] = put_u(p[GCK_ENC_TMPL], t->idx);
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
 		 * runs of one communicator skip the table */
@@ -264,6 +277,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		}
 	}
 	out->n = n;
+	out->calls = n - conts;
 	for (int i = 0; i < GCK_ENC_COLS; i++) {
 		out->col[i] = enc.col[i];
 		out->len[i] = (size_t)(p[i] - enc.col[i]);

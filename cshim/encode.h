@@ -20,6 +20,7 @@ enum { GCK_ENC_SEQ, GCK_ENC_ENTER, GCK_ENC_DUR, GCK_ENC_REQ, GCK_ENC_TMPL, GCK_E
  * index, peer, tag), sites the nsites distinct call sites. */
 typedef struct gclock_enc_out {
 	uint32_t n;
+	uint32_t calls; /* events that start a call (trace.Columns.Calls) */
 	uint32_t nsites;
 	uint32_t ntemplates;
 	uint8_t *col[GCK_ENC_COLS];

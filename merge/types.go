@@ -51,10 +51,7 @@ type GEvent struct {
 // Exit (MPI_Waitall completing several requests, the halves of
 // MPI_Sendrecv; see trace/ops.go). Its time is already counted with record
 // 0, so time-in-MPI sums must skip it.
-func (e *GEvent) Continuation() bool {
-	return e.Seq > 0 && (e.Op >= trace.OpSend && e.Op <= trace.OpRequestFree ||
-		e.Op == trace.OpWinPost || e.Op == trace.OpWinStart)
-}
+func (e *GEvent) Continuation() bool { return e.Op.Continues(e.Seq) }
 
 // Sink consumes the merged, globally ordered event stream (by Enter).
 // Gantt builders, CSV and Perfetto writers and the metric accumulators are

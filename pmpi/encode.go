@@ -40,7 +40,7 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 		sites = unsafe.Slice((*uint64)(unsafe.Pointer(out.sites)), int(out.nsites))
 	}
 	return trace.Columns{
-		N:   int(out.n),
+		N: int(out.n), Calls: int(out.calls),
 		Seq: col(C.GCK_ENC_SEQ), Enter: col(C.GCK_ENC_ENTER), Dur: col(C.GCK_ENC_DUR),
 		Req: col(C.GCK_ENC_REQ), Tmpl: col(C.GCK_ENC_TMPL),
 		Templates: bytesAt(out.templates, out.templates_len), Sites: sites,
@@ -90,7 +90,7 @@ func encodeWithC(evs []trace.Event) (trace.Columns, error) {
 		return append([]byte{}, b...)
 	}
 	return trace.Columns{
-		N:   c.N,
+		N: c.N, Calls: c.Calls,
 		Seq: cp(c.Seq), Enter: cp(c.Enter), Dur: cp(c.Dur), Req: cp(c.Req), Tmpl: cp(c.Tmpl),
 		Templates: cp(c.Templates), Sites: append([]uint64(nil), c.Sites...),
 	}, nil

@@ -112,18 +112,43 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 		}
 		return evs
 	}
+	// Calls written as several records (trace.Op.Continues): a Waitall
+	// completing three requests, the two halves of a Sendrecv, a
+	// Win_post per group member, between single-record calls; 5 calls
+	// per round of 10 records.
+	multi := func(rounds int) []trace.Event {
+		var evs []trace.Event
+		for i := 0; i < rounds; i++ {
+			add := func(op trace.Op, seq uint32) {
+				evs = append(evs, trace.Event{Op: op, Seq: seq, EnterNS: int64(i), ExitNS: int64(i) + 5, Callsite: 0x401000})
+			}
+			add(trace.OpIsend, 0)
+			for s := uint32(0); s < 3; s++ {
+				add(trace.OpWaitall, s)
+			}
+			add(trace.OpSendrecv, 0)
+			add(trace.OpSendrecv, 1)
+			add(trace.OpAllreduce, uint32(i)) // a collective's seq counts instances
+			for s := uint32(0); s < 3; s++ {
+				add(trace.OpWinPost, s)
+			}
+		}
+		return evs
+	}
 	cases := []struct {
-		name string
-		evs  []trace.Event
+		name  string
+		evs   []trace.Event
+		calls int // -1: whatever the Go encoder counts
 	}{
-		{"runs", runs(5000)},
-		{"requests", reqs(5000)},
-		{"one", random(1)},
-		{"random-1000", random(1000)},
-		{"collective-loop", loop(5000, false)},
-		{"p2p-loop", loop(5000, true)},
-		{"distinct-comms-and-sites", wide(4096)},
-		{"buffer-half", loop(32768, true)},
+		{"multi-record-calls", multi(500), 2500},
+		{"runs", runs(5000), -1},
+		{"requests", reqs(5000), -1},
+		{"one", random(1), -1},
+		{"random-1000", random(1000), -1},
+		{"collective-loop", loop(5000, false), -1},
+		{"p2p-loop", loop(5000, true), -1},
+		{"distinct-comms-and-sites", wide(4096), -1},
+		{"buffer-half", loop(32768, true), -1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -137,6 +162,9 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 				want := trace.EncodeColumns(tc.evs)
 				if got.N != want.N {
 					t.Fatalf("N = %d, want %d", got.N, want.N)
+				}
+				if got.Calls != want.Calls || tc.calls >= 0 && want.Calls != tc.calls {
+					t.Errorf("round %d: C counts %d calls, Go %d, want %d (-1: as Go)", round, got.Calls, want.Calls, tc.calls)
 				}
 				cols := []struct {
 					name      string

@@ -225,6 +225,19 @@ func readTraces(t *testing.T, dir string, n int) []rankTrace {
 		if len(m.Damage) > 0 {
 			t.Errorf("%s: damage %+v", p, m.Damage)
 		}
+		// The footer counts the calls among the records (the C encoder's
+		// count, trace.Footer.Calls; tracemerge's per-event limit).
+		if f := m.Footer; f != nil && f.Events == uint64(len(evs)) {
+			calls := uint64(0)
+			for _, e := range evs {
+				if !e.Op.Continues(e.Seq) {
+					calls++
+				}
+			}
+			if f.Calls != calls {
+				t.Errorf("%s: footer counts %d calls in %d records, the records hold %d", p, f.Calls, f.Events, calls)
+			}
+		}
 		out[rank] = rankTrace{Meta: m, Events: evs}
 		r.Close()
 	}

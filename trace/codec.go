@@ -144,7 +144,10 @@ func (k *tmplKey) hash() uint64 {
 // Writer.WriteColumns; EncodeColumns builds the same bytes from Events (the
 // reference the C encoder is tested against).
 type Columns struct {
-	N                          int
+	N int
+	// Calls counts the events that start a call (not Op.Continues); the
+	// Writer sums it into Footer.Calls. Not stored in the chunk.
+	Calls                      int
 	Seq, Enter, Dur, Req, Tmpl []byte
 	Templates                  []byte
 	Sites                      []uint64
@@ -178,8 +181,12 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 	var prevReq uint32
 	anyReq := false
 	prev := -1
+	calls := 0
 	for i := range evs {
 		e := &evs[i]
+		if !e.Op.Continues(e.Seq) {
+			calls++
+		}
 		k := tmplKey{sent: e.Sent, recv: e.Recv, site: e.Callsite, comm: e.Comm,
 			root: e.Root, peer: e.Peer, tag: e.Tag, op: e.Op}
 		var idx uint64
@@ -240,7 +247,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 	if !anyReq {
 		req = nil // all zero: stored empty
 	}
-	return Columns{N: len(evs), Seq: c.cols[0], Enter: c.cols[1], Dur: c.cols[2], Req: req,
+	return Columns{N: len(evs), Calls: calls, Seq: c.cols[0], Enter: c.cols[1], Dur: c.cols[2], Req: req,
 		Tmpl: c.cols[4], Templates: c.trows, Sites: sites}
 }
 

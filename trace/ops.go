@@ -410,6 +410,16 @@ func (o Op) IsNonblockingCollective() bool {
 		o == OpIneighborAlltoallw
 }
 
+// Continues reports whether a record of op o with sequence number seq is
+// the second or a later record of one call written as several records
+// that share its Enter and Exit (MPI_Waitall completing several requests,
+// the halves of MPI_Sendrecv, MPI_Win_post/start per group member): its
+// call is already counted with record 0. The recorder's C encoder counts
+// calls with the same rule (cshim/encode.c).
+func (o Op) Continues(seq uint32) bool {
+	return seq > 0 && (o >= OpSend && o <= OpRequestFree || o == OpWinPost || o == OpWinStart)
+}
+
 // IsPointToPoint reports whether o is one of issue 7's point-to-point or
 // request ops (MPI_Send ... MPI_Request_free, and gclock_polls).
 func (o Op) IsPointToPoint() bool {

@@ -131,6 +131,18 @@ func roundTrip(t *testing.T, codec Codec) {
 		t.Errorf("epochs:\n got %+v\nwant %+v", m.Epochs, testEpochs())
 	}
 	foot.Events = uint64(len(concat(chunks)))
+	// Calls: the records that start a call. Counted here by hand: a
+	// record continues a call when it is a later record (Seq > 0) of a
+	// point-to-point op or of MPI_Win_post/start.
+	for _, e := range concat(chunks) {
+		multi := e.Op >= OpSend && e.Op <= OpRequestFree || e.Op == OpWinPost || e.Op == OpWinStart
+		if !multi || e.Seq == 0 {
+			foot.Calls++
+		}
+	}
+	if foot.Calls == foot.Events || foot.Calls == 0 {
+		t.Errorf("test data has %d calls in %d records: it should hold continuation records and calls", foot.Calls, foot.Events)
+	}
 	if m.Footer == nil || *m.Footer != foot {
 		t.Errorf("footer: got %+v want %+v", m.Footer, foot)
 	}

@@ -213,7 +213,11 @@ type CheckResult struct {
 
 // Footer closes a cleanly finished file.
 type Footer struct {
-	Events  uint64 `msgpack:"n"`
+	Events uint64 `msgpack:"n"`
+	// Calls counts the MPI calls among Events: the records that do not
+	// continue an earlier call's (Op.Continues). 0 in files written
+	// before it was added (2026-11-26), where it is not known.
+	Calls   uint64 `msgpack:"calls,omitempty"`
 	Dropped uint64 `msgpack:"drop"` // events lost (buffer exhaustion etc.)
 	EndNS   int64  `msgpack:"t"`
 	Reason  string `msgpack:"why"` // "finalize", "exit"

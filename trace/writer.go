@@ -131,6 +131,7 @@ type Writer struct {
 	mp     []byte
 	off    int64
 	events uint64
+	calls  uint64 // Columns.Calls summed: Footer.Calls
 	chunks int
 	err    error
 	closed bool
@@ -291,6 +292,7 @@ func (w *Writer) writeColumns(cols *Columns) error {
 	}
 	w.chunks++
 	w.events += uint64(cols.N)
+	w.calls += uint64(max(cols.Calls, 0))
 	return nil
 }
 
@@ -354,8 +356,9 @@ func (w *Writer) Offset() int64 {
 
 // Close writes the footer frame, syncs, and closes the file if the Writer
 // was made by Create. If f.Events is 0 it is set to the number of events
-// written. Close after Close returns an error; a file is closed even when
-// writing the footer failed.
+// written, and f.Calls, if 0, to the calls among them (Columns.Calls).
+// Close after Close returns an error; a file is closed even when writing
+// the footer failed.
 func (w *Writer) Close(f Footer) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -364,6 +367,9 @@ func (w *Writer) Close(f Footer) error {
 	}
 	if f.Events == 0 {
 		f.Events = w.events
+	}
+	if f.Calls == 0 {
+		f.Calls = w.calls
 	}
 	err := w.writeMeta(KindFooter, &f)
 	if err == nil {

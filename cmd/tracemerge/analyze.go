@@ -305,7 +305,11 @@ load:
 		gantt = viz.NewGantt(gopt)
 		addSink(gantt)
 	}
-	exp, err := openExports(out, formats, limit, rmeta, pass.Origin(), pcName, siteName)
+	calls := runCalls(run)
+	if f.from != "" || f.to != "" {
+		calls = -1 // the window's calls are not counted in advance
+	}
+	exp, err := openExports(out, formats, limit, calls, rmeta, pass.Origin(), pcName, siteName)
 	if err != nil {
 		return out.fail(stderr, err)
 	}

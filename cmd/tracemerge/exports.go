@@ -66,23 +66,53 @@ func (l *limitSink) Add(ev *merge.GEvent) error {
 	return l.s.Add(ev)
 }
 
+// runCalls returns the MPI calls of the run as its rank files' footers
+// count them (trace.Footer.Calls), or -1 when that is not known: a rank
+// file without footer (the rank ended abnormally) or from a recorder
+// older than the count.
+func runCalls(run *merge.Run) int64 {
+	var n int64
+	for _, ri := range run.Ranks {
+		f := ri.Meta.Footer
+		if f == nil || f.Calls == 0 && f.Events > 0 {
+			return -1
+		}
+		n += int64(f.Calls)
+	}
+	return n
+}
+
 // exports holds the open per-event exports of one analysis.
 type exports struct {
-	limit  int64
-	sinks  map[string]*limitSink // by format
-	csv    *viz.CSV
-	csvgz  *viz.CSV
-	gz     *gzip.Writer
-	pb     *viz.PerfettoProto
-	js     *viz.Perfetto
-	closed bool
+	limit   int64
+	skipped []string              // formats left out before the pass
+	sinks   map[string]*limitSink // by format
+	csv     *viz.CSV
+	csvgz   *viz.CSV
+	gz      *gzip.Writer
+	pb      *viz.PerfettoProto
+	js      *viz.Perfetto
+	closed  bool
 }
 
 // openExports creates the per-event exports selected in formats. limit 0
-// means no limit. The returned sinks are to be fed the merged stream.
-func openExports(out *outputs, formats map[string]bool, limit int64, rmeta []viz.RankMeta, origin int64,
+// means no limit; calls is the number of MPI calls the pass will see when
+// known (-1 otherwise). A run known to exceed the limit gets no per-event
+// export at all: without that, each would encode its first limit calls
+// (≈ 0.8 s of CPU time for CSV and Perfetto at the default limit,
+// 2026-11-26) and then be thrown away. The returned sinks are to be fed
+// the merged stream.
+func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmeta []viz.RankMeta, origin int64,
 	pcName func(uint64) string, siteName func(int32, uint64) string) (*exports, error) {
 	e := &exports{limit: limit, sinks: map[string]*limitSink{}}
+	if limit > 0 && calls > limit {
+		for _, f := range []string{"csv", "csvgz", "perfetto", "perfetto-json"} {
+			if formats[f] {
+				e.skipped = append(e.skipped, f)
+			}
+		}
+		return e, nil
+	}
 	if formats["csv"] {
 		w, err := out.create(perEventFiles["csv"])
 		if err != nil {
@@ -186,6 +216,7 @@ func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, 
 			return nil, fail(perEventFiles["perfetto-json"], err)
 		}
 	}
+	dropped = append(dropped, e.skipped...)
 	for f, s := range e.sinks {
 		if s.over.Load() {
 			name := perEventFiles[f]
