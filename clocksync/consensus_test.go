@@ -70,13 +70,14 @@ func TestHCA3Offset_ConsensusOutvotesBiasedOffsets(t *testing.T) {
 		bias    []float64
 		u       float64
 		calls   int
+		agree   int // the knot's group (LastKnot)
 		scatter bool
 	}{
-		{"tight first offset", nil, 0.2 * us, 1, false},
-		{"loose, all agree", nil, 12 * us, clocksync.ResyncMinRepeats, false},
-		{"loose, one outlier", []float64{0, 4.7 * us}, 12 * us, clocksync.ResyncMinRepeats, false},
-		{"loose, three of five biased alike", []float64{0, 4.7 * us, 4.8 * us, 4.6 * us}, 12 * us, 9, false},
-		{"loose, no consensus", []float64{0, 5 * us, -5 * us, 10 * us, -10 * us, 15 * us, -15 * us, 20 * us, -20 * us, 25 * us}, 12 * us, clocksync.ResyncRepeats, true},
+		{"tight first offset", nil, 0.2 * us, 1, 1, false},
+		{"loose, all agree", nil, 12 * us, clocksync.ResyncMinRepeats, clocksync.ResyncMinRepeats, false},
+		{"loose, one outlier", []float64{0, 4.7 * us}, 12 * us, clocksync.ResyncMinRepeats, clocksync.ResyncMinRepeats - 1, false},
+		{"loose, three of five biased alike", []float64{0, 4.7 * us, 4.8 * us, 4.6 * us}, 12 * us, 9, 6, false},
+		{"loose, no consensus", []float64{0, 5 * us, -5 * us, 10 * us, -10 * us, 15 * us, -15 * us, 20 * us, -20 * us, 25 * us}, 12 * us, clocksync.ResyncRepeats, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := sim.DefaultParams(2, 2, 1)
@@ -84,9 +85,11 @@ func TestHCA3Offset_ConsensusOutvotesBiasedOffsets(t *testing.T) {
 			w := sim.New(p)
 			var got clocksync.Clock
 			var client *scriptedOffset
+			algs := make([]*clocksync.HCA3Offset, 2)
 			err := w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
 				off := &scriptedOffset{SKaMPIOffset: clocksync.SKaMPIOffset{PingPongs: 20}, bias: tc.bias, u: tc.u}
 				alg := &clocksync.HCA3Offset{Offset: off, Repeats: clocksync.ResyncRepeats, MinRepeats: clocksync.ResyncMinRepeats, Loose: clocksync.ResyncLoose}
+				algs[r] = alg
 				g, err := alg.SyncClocks(tr, clk)
 				if r == 1 {
 					got, client = g, off
@@ -99,6 +102,16 @@ func TestHCA3Offset_ConsensusOutvotesBiasedOffsets(t *testing.T) {
 			if client.calls != tc.calls {
 				t.Errorf("client measured %d offsets, want %d", client.calls, tc.calls)
 			}
+			if st, ok := algs[0].LastKnot(); ok {
+				t.Errorf("the reference reports a knot of its own: %+v", st)
+			}
+			st, ok := algs[1].LastKnot()
+			if !ok || st.Offsets != tc.calls || st.Spread < 0 || st.Spread > 2*clocksync.KnotAgree {
+				t.Errorf("client's knot stats %+v (ok %v): want %d offsets, spread within 2 × %g s (the group lies within KnotAgree of one of its values)", st, ok, tc.calls, clocksync.KnotAgree)
+			}
+			if !tc.scatter && st.Agree != tc.agree || tc.scatter && st.Agree >= clearMajorityOf(tc.calls) {
+				t.Errorf("client's knot group has %d offsets, want %d (no consensus: under a clear majority)", st.Agree, tc.agree)
+			}
 			if tc.scatter {
 				return // no group agrees: the count is the point
 			}
@@ -110,3 +123,7 @@ func TestHCA3Offset_ConsensusOutvotesBiasedOffsets(t *testing.T) {
 		})
 	}
 }
+
+// clearMajorityOf is the group size that ends a loose pair's measuring
+// (clocksync's clearMajority: n/2+2 of n).
+func clearMajorityOf(n int) int { return n/2 + 2 }

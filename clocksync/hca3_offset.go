@@ -3,6 +3,7 @@ package clocksync
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -36,7 +37,26 @@ type HCA3Offset struct {
 	// the pair stops there.
 	Repeats, MinRepeats int
 	Loose               float64
+
+	// last describes this rank's own knot of the latest SyncClocks (the
+	// client side of its pair; zero on the reference).
+	last KnotStats
 }
+
+// KnotStats describes how a client's knot was chosen: the offsets its
+// pair measured, how many of them agreed (KnotConsensus's group), and
+// that group's spread (largest minus smallest, seconds). A resync epoch
+// records them (pmpi: params knot_offsets, knot_agree, knot_spread_ns),
+// so a knot that missed the truth can be told from its neighbours.
+type KnotStats struct {
+	Offsets, Agree int
+	Spread         float64
+}
+
+// LastKnot returns this rank's KnotStats of the latest SyncClocks; ok is
+// false when the rank measured no offset (the reference, or a rank whose
+// node leader measured for it).
+func (a *HCA3Offset) LastKnot() (KnotStats, bool) { return a.last, a.last.Offsets > 0 }
 
 // Name returns "hca3-offset/<offset>".
 func (a *HCA3Offset) Name() string { return "hca3-offset/" + a.Offset.Name() }
@@ -46,6 +66,7 @@ func (a *HCA3Offset) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	nprocs, r := t.Size(), t.Rank()
 	nrounds := floorLog2(nprocs)
 	maxPower := 1 << nrounds
+	a.last = KnotStats{}
 	// The reference (rank 0) keeps the identity; every other rank's clock
 	// is replaced when it has measured.
 	dummy := NewGlobalClockLM(clk, LinearModel{})
@@ -156,7 +177,9 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, flo
 			break
 		}
 	}
-	icept, _ := KnotConsensus(icepts, KnotAgree)
+	group := consensusGroup(icepts, KnotAgree)
+	icept := median(group)
+	a.last = KnotStats{Offsets: len(icepts), Agree: len(group), Spread: slices.Max(group) - slices.Min(group)}
 	return icept, ModelBound(LinearModel{Slope: a.Prior.Slope, Intercept: icept}, xs, ys, us, ws), nil
 }
 
@@ -176,6 +199,12 @@ func KnotConsensus(vs []float64, tol float64) (float64, int) {
 	if len(vs) == 0 {
 		return math.NaN(), 0
 	}
+	g := consensusGroup(vs, tol)
+	return median(g), len(g)
+}
+
+// consensusGroup returns KnotConsensus's group (vs non-empty).
+func consensusGroup(vs []float64, tol float64) []float64 {
 	all := median(vs)
 	var best []float64
 	bestDist := math.Inf(1)
@@ -192,7 +221,7 @@ func KnotConsensus(vs []float64, tol float64) (float64, int) {
 			best, bestDist = append(best[:0:0], group...), d
 		}
 	}
-	return median(best), len(best)
+	return best
 }
 
 // clearMajority reports whether a group of agree among n offsets is a
@@ -230,6 +259,11 @@ type ResyncAlg struct {
 	SyncAlg
 	offsets []*HCA3Offset
 }
+
+// LastKnot returns this rank's KnotStats of the latest resync between
+// node leaders (the inter-node HCA3Offset), ok false when it measured
+// none there.
+func (a *ResyncAlg) LastKnot() (KnotStats, bool) { return a.offsets[0].LastKnot() }
 
 // SetPrior sets the model whose slope the next resync keeps.
 func (a *ResyncAlg) SetPrior(prior LinearModel) {

@@ -294,6 +294,14 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	if v := clocksync.BoundParam(clocksync.SyncBound(r.tr, g)); v != "" {
 		ep.Params["bound_ns"] = v
 	}
+	// How this rank's knot between node leaders was chosen (docs/
+	// clocksync.md, "Resync epochs"): offsets measured, how many agreed,
+	// their spread.
+	if st, ok := alg.LastKnot(); ok {
+		ep.Params["knot_offsets"] = strconv.Itoa(st.Offsets)
+		ep.Params["knot_agree"] = strconv.Itoa(st.Agree)
+		ep.Params["knot_spread_ns"] = strconv.FormatFloat(st.Spread*1e9, 'f', 1, 64)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.w != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gclock/gclock/clocksync"
 	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
@@ -369,6 +370,7 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 			if resyncs < 4 {
 				t.Errorf("%d resync epochs in a %.1f s run with GCLOCK_RESYNC=0.25", resyncs, a.Span/1e9)
 			}
+			checkKnotParams(t, traces)
 			dev, gap, chordGap := chordDeviation(t, traces)
 			t.Logf("largest gap between knots %.0f ms, where the exact chord misses by up to %.3f µs; corrected minus the chord through the true knots at most %.3f µs", gap/1e6, chordGap/1e3, dev/1e3)
 			checkSyncBounds(t, traces, 100)
@@ -385,6 +387,37 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 	}
 }
 
+// checkKnotParams checks the resync epochs' knot params (pmpi/resync.go):
+// each rank that measured against a node leader says how many offsets it
+// measured and how many agreed, rank 0 measures none; it logs how often
+// pairs needed more than one offset.
+func checkKnotParams(t *testing.T, traces []rankTrace) {
+	t.Helper()
+	knots, repeated, offsets := 0, 0, 0
+	for rank, rt := range traces {
+		for _, e := range rt.Meta.Epochs {
+			if e.Params["resync"] == "" || e.Params["knot_offsets"] == "" {
+				continue
+			}
+			n, err1 := strconv.Atoi(e.Params["knot_offsets"])
+			k, err2 := strconv.Atoi(e.Params["knot_agree"])
+			sp, err3 := strconv.ParseFloat(e.Params["knot_spread_ns"], 64)
+			if rank == 0 || err1 != nil || err2 != nil || err3 != nil || k < 1 || k > n || n > clocksync.ResyncRepeats || sp < 0 || sp > 2*clocksync.KnotAgree*1e9 {
+				t.Errorf("rank %d epoch %d: knot params %q/%q/%q", rank, e.Index, e.Params["knot_offsets"], e.Params["knot_agree"], e.Params["knot_spread_ns"])
+			}
+			knots++
+			offsets += n
+			if n > 1 {
+				repeated++
+			}
+		}
+	}
+	if knots == 0 {
+		t.Errorf("no resync epoch records its knot's offsets")
+	}
+	t.Logf("resync knots between hosts: %d, %d of them from several offsets (%.1f offsets per knot)", knots, repeated, float64(offsets)/float64(max(knots, 1)))
+}
+
 // knotErrors lists every rank's sync epochs with the true error of the
 // epoch's model at its end (the knot the interpolation goes through).
 func knotErrors(traces []rankTrace) string {
@@ -396,6 +429,9 @@ func knotErrors(traces []rankTrace) string {
 		for _, e := range rt.Meta.Epochs {
 			err := e.Model.Global(e.EndNS) - in0.Recorded(in.TrueTime(e.EndNS))
 			fmt.Fprintf(&b, " %d:%+.3fµs/%.1fms/b%s", e.Index, err/1e3, float64(e.EndNS-e.StartNS)/1e6, e.Params["bound_ns"])
+			if n := e.Params["knot_offsets"]; n != "" { // offsets/agreeing/spread of the knot's pair
+				fmt.Fprintf(&b, "/k%s,%s,%sns", n, e.Params["knot_agree"], e.Params["knot_spread_ns"])
+			}
 		}
 		b.WriteString("\n")
 	}
