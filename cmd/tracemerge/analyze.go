@@ -556,7 +556,7 @@ load:
 	for _, p := range newProblems {
 		fmt.Fprintf(stderr, "tracemerge: warning: %s\n", p)
 	}
-	droppedNote(stderr, dropped, limit)
+	droppedNote(stderr, dropped, limit, calls)
 	if !f.quiet {
 		rate := float64(an.Events) / math.Max(elapsed.Seconds(), 1e-9)
 		fmt.Fprintf(stderr, "tracemerge: %d events, %d instances in %.2fs (%.1f M events/s); outputs in %s\n",

@@ -231,8 +231,9 @@ func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, 
 }
 
 // droppedNote prints the line that says which per-event exports were left
-// out and how to get them.
-func droppedNote(w io.Writer, dropped []string, limit int64) {
+// out and how to get them; calls is the run's count when the footers gave
+// it (-1: not known).
+func droppedNote(w io.Writer, dropped []string, limit, calls int64) {
 	if len(dropped) == 0 {
 		return
 	}
@@ -240,10 +241,14 @@ func droppedNote(w io.Writer, dropped []string, limit int64) {
 	for _, f := range dropped {
 		files = append(files, perEventFiles[f])
 	}
-	fmt.Fprintf(w, "tracemerge: note: %s not written: the run has more than %d MPI calls (--per-event-limit); "+
+	size := fmt.Sprintf("more than %d MPI calls", limit)
+	if calls > limit {
+		size = fmt.Sprintf("%d MPI calls, more than %d", calls, limit)
+	}
+	fmt.Fprintf(w, "tracemerge: note: %s not written: the run has %s (--per-event-limit); "+
 		"the summary outputs cover all of them. Write them anyway with --formats %s --per-event-limit 0, "+
 		"or for a time window with --from/--to\n",
-		strings.Join(files, ", "), limit, strings.Join(dropped, ","))
+		strings.Join(files, ", "), size, strings.Join(dropped, ","))
 }
 
 // openOTF2 starts the OTF2 archive OUT/otf2/traces.otf2 (a directory

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,6 +91,16 @@ func TestCLI_PerEventLimitCountsCallsFromFooters(t *testing.T) {
 			_, stderr, code := runBin(t, tmp, args...)
 			if code != exitOK {
 				t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+			}
+			if !tc.want {
+				// The footers give the count; a window only a bound.
+				want := fmt.Sprintf("the run has %d MPI calls, more than %d", calls, tc.limit)
+				if tc.window {
+					want = fmt.Sprintf("the run has more than %d MPI calls", tc.limit)
+				}
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, stderr)
+				}
 			}
 			for _, f := range []string{"events.csv", "trace.pftrace"} {
 				_, err := os.Stat(filepath.Join(tmp, out, f))
