@@ -545,18 +545,9 @@ func (a *analyzer) run() error {
 		if a.opt.Progress != nil && n&0xffff == 0 {
 			a.opt.Progress(n, total)
 		}
-		c.i++
-		if c.i < len(c.b.ev) {
-			c.key = c.b.ev[c.i].Enter
-			h.siftTop()
-			continue
+		if done := h.advanceTop(); done != nil {
+			a.m.endRank(int32(done.rs.in.Rank))
 		}
-		if c.next() {
-			h.siftTop()
-			continue
-		}
-		heap.Pop(&h)
-		a.m.endRank(int32(c.rs.in.Rank))
 	}
 	a.m.flush()
 	if a.opt.Progress != nil {

@@ -850,18 +850,7 @@ func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
 		if !emit(*ev) {
 			return false
 		}
-		c.i++
-		if c.i < len(c.b.ev) {
-			c.key = c.b.ev[c.i].Enter
-			h.siftTop()
-			continue
-		}
-		if c.next() {
-			h.siftTop()
-			continue
-		}
-		heap.Pop(&h)
-		if !emit(GEvent{Rank: -1 - int32(c.rs.in.Rank), Enter: last}) {
+		if done := h.advanceTop(); done != nil && !emit(GEvent{Rank: -1 - int32(done.rs.in.Rank), Enter: last}) {
 			return false
 		}
 	}

@@ -2,6 +2,8 @@ package merge
 
 // The streaming k-way merge of all ranks by global Enter.
 
+import "container/heap"
+
 // cursor is one rank's position in the k-way merge.
 type cursor struct {
 	rs  *rankState
@@ -50,6 +52,26 @@ func (h cursorHeap) siftTop() {
 		i = m
 	}
 	h[i] = c
+}
+
+// advanceTop moves the top cursor past the event it stands on: to its
+// batch's next event, or its rank's next batch, restoring the heap; when
+// the rank's stream has ended it pops the cursor and returns it (nil
+// otherwise).
+func (h *cursorHeap) advanceTop() *cursor {
+	c := (*h)[0]
+	c.i++
+	if c.i < len(c.b.ev) {
+		c.key = c.b.ev[c.i].Enter
+		h.siftTop()
+		return nil
+	}
+	if c.next() {
+		h.siftTop()
+		return nil
+	}
+	heap.Pop(h)
+	return c
 }
 
 func cursorLess(a, b *cursor) bool {
