@@ -25,6 +25,7 @@ type RunInfo struct {
 	Timer     string         `json:"timer"`
 	Inject    []string       `json:"inject,omitempty"`
 	Events    int64          `json:"events"`
+	Calls     int64          `json:"calls"` // MPI calls among Events (trace.Op.Continues)
 	OpCounts  []OpCount      `json:"ops"`
 	StartNS   float64        `json:"start_ns"` // first global enter
 	EndNS     float64        `json:"end_ns"`   // last global exit
@@ -99,7 +100,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 
 	type res struct {
 		ops      [256]int64
-		n        int64
+		n, calls int64
 		lo, hi   float64
 		err      error
 		fallback string
@@ -137,6 +138,9 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 					if int(e.Op) < len(r.ops) {
 						r.ops[e.Op]++
 					}
+					if !e.Op.Continues(e.Seq) {
+						r.calls++
+					}
 					if g := corr.Global(e.EnterNS); g < r.lo {
 						r.lo = g
 					}
@@ -158,6 +162,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 			ops[k] += v
 		}
 		info.Events += r.n
+		info.Calls += r.calls
 		info.StartNS = math.Min(info.StartNS, r.lo)
 		info.EndNS = math.Max(info.EndNS, r.hi)
 		if r.err != nil {

@@ -85,6 +85,7 @@ func writeInfo(w io.Writer, in *merge.RunInfo) {
 		fmt.Fprintf(w, "!!! CLOCK ERROR WAS INJECTED (GCLOCK_FAKE_CLOCK=%s): times are deliberately faked for testing\n", oneLine(strings.Join(in.Inject, " | ")))
 	}
 	fmt.Fprintf(w, "events:    %d\n", in.Events)
+	fmt.Fprintf(w, "calls:     %d (records that continue a call left out: what --per-event-limit counts)\n", in.Calls)
 	fmt.Fprintf(w, "span:      %s (clock %s, first enter to last exit)\n", ns(in.EndNS-in.StartNS), in.ClockMode)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\top\tevents\t")

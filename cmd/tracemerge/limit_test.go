@@ -70,6 +70,11 @@ func TestCLI_PerEventLimitCountsCallsFromFooters(t *testing.T) {
 	if footers != int64(calls) {
 		t.Errorf("footers count %d calls, the events hold %d", footers, calls)
 	}
+	// tracemerge info counts them too (from the events, not the footers).
+	stdout, stderr, code := runBin(t, tmp, "info", "run")
+	if want := fmt.Sprintf("calls:     %d ", calls); code != exitOK || !strings.Contains(stdout, want) {
+		t.Errorf("tracemerge info: exit %d, no %q in:\n%s%s", code, want, stdout, stderr)
+	}
 	cases := []struct {
 		name   string
 		limit  int
