@@ -181,14 +181,29 @@ static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r)
 	return gclock_peer_of(cs->peers, cs->npeers, r);
 }
 
-/* gclock_status_bytes: bytes a status reports (MPI_Get_count with MPI_BYTE
- * gives the byte count the status holds, whatever the datatype was). */
+/* gclock_status_bytes: bytes a status reports. Read from the status
+ * itself where the MPI's layout is known, as gclock_status_cancelled does
+ * (Open MPI's _ucount; MPICH's count split over count_lo and the bits of
+ * count_hi_and_cancelled above its cancelled bit, which Intel MPI,
+ * MVAPICH and Cray MPICH share): the byte count MPI_Get_count with
+ * MPI_BYTE computes from the same fields, without the call (≈ 7 ns on
+ * the Intel VM, 2026-11-26) and without its int limit. Elsewhere
+ * MPI_Get_count with MPI_BYTE. */
 static inline uint64_t gclock_status_bytes(MPI_Status *st, uint64_t posted)
 {
+#if defined(OPEN_MPI)
+	(void)posted;
+	return (uint64_t)st->_ucount;
+#elif defined(MPICH)
+	(void)posted;
+	return ((uint64_t)((unsigned int)st->count_hi_and_cancelled >> 1) << (8 * sizeof(int))) +
+	       (uint64_t)(unsigned int)st->count_lo;
+#else
 	int n = 0;
 	if (PMPI_Get_count(st, gclock_byte_type(), &n) != MPI_SUCCESS || n < 0)
 		return posted;
 	return (uint64_t)n;
+#endif
 }
 
 static inline gclock_tbuf *gclock_buf(void)
