@@ -111,7 +111,7 @@ func NewCLC(origin int64, prev *CLC, found []Repair) *CLC {
 		// (+1 ns: the repaired event lands just after the one it follows)
 		all[r.Rank] = append(all[r.Rank], [2]float64{r.G - base, base + r.D + 1})
 		c.Repairs++
-		c.MaxNS = math.Max(c.MaxNS, base+r.D+1)
+		c.MaxNS = max(c.MaxNS, base+r.D+1)
 	}
 	for rank, ts := range all {
 		sort.Slice(ts, func(i, j int) bool { return ts[i][0] < ts[j][0] })
@@ -123,14 +123,14 @@ func NewCLC(origin int64, prev *CLC, found []Repair) *CLC {
 		for i := range ts {
 			a := cr.d[i] + CLCRate*cr.g[i]
 			if i > 0 {
-				a = math.Max(a, cr.preA[i-1])
+				a = max(a, cr.preA[i-1])
 			}
 			cr.preA[i] = a
 		}
 		for i := len(ts) - 1; i >= 0; i-- {
 			b := cr.d[i] - CLCRate*cr.g[i]
 			if i < len(ts)-1 {
-				b = math.Max(b, cr.sufB[i+1])
+				b = max(b, cr.sufB[i+1])
 			}
 			cr.sufB[i] = b
 		}
@@ -160,10 +160,10 @@ func (c *CLC) at(rank int32, g float64) float64 {
 	i := sort.SearchFloat64s(cr.g, g) // g_k < g for k < i
 	m := 0.0
 	if i > 0 {
-		m = math.Max(m, cr.preA[i-1]-CLCRate*g)
+		m = max(m, cr.preA[i-1]-CLCRate*g)
 	}
 	if i < len(cr.g) {
-		m = math.Max(m, cr.sufB[i]+CLCRate*g)
+		m = max(m, cr.sufB[i]+CLCRate*g)
 	}
 	return m
 }

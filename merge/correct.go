@@ -222,7 +222,7 @@ func steadyLooseKnots(ks []knot) string {
 	}
 	sort.Float64s(bs)
 	med := bs[len(bs)/2]
-	limit := math.Max(LooseKnotFactor*med, LooseKnotMinNS)
+	limit := max(LooseKnotFactor*med, LooseKnotMinNS)
 	gaps := make([]float64, 0, len(ks))
 	for i := 1; i < len(ks); i++ {
 		gaps = append(gaps, float64(ks[i].t-ks[i-1].t))
@@ -272,7 +272,7 @@ func steadyLooseKnots(ks []knot) string {
 			continue
 		}
 		pred := a.off + (b.off-a.off)*float64(k.t-a.t)/float64(b.t-a.t)
-		v := math.Max(k.off-k.bound, math.Min(k.off+k.bound, pred))
+		v := max(k.off-k.bound, min(k.off+k.bound, pred))
 		if v != k.off {
 			ks[i].off = v
 			moved = append(moved, fmt.Sprintf("epoch %d (bound %s) by %s", k.epoch, fmtNS(k.bound), fmtNS(v-k.off)))

@@ -163,8 +163,8 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 		}
 		info.Events += r.n
 		info.Calls += r.calls
-		info.StartNS = math.Min(info.StartNS, r.lo)
-		info.EndNS = math.Max(info.EndNS, r.hi)
+		info.StartNS = min(info.StartNS, r.lo)
+		info.EndNS = max(info.EndNS, r.hi)
 		if r.err != nil {
 			info.Problems = append(info.Problems, fmt.Sprintf("%s: reading stopped early: %v", name, r.err))
 		}
@@ -215,8 +215,8 @@ func epochInfos(run *Run) []EpochInfo {
 			if e.PingPongs > ei.PingPongs {
 				ei.PingPongs = e.PingPongs
 			}
-			ei.MaxSlopePPM = math.Max(ei.MaxSlopePPM, math.Abs(e.Model.Slope)*1e6)
-			ei.MaxOffsetNS = math.Max(ei.MaxOffsetNS, math.Abs(e.Model.Offset(e.EndNS)))
+			ei.MaxSlopePPM = max(ei.MaxSlopePPM, math.Abs(e.Model.Slope)*1e6)
+			ei.MaxOffsetNS = max(ei.MaxOffsetNS, math.Abs(e.Model.Offset(e.EndNS)))
 			if len(e.Check) > 0 {
 				var v []float64
 				for _, c := range e.Check {

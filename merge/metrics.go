@@ -477,7 +477,7 @@ func epochsBound(eps []trace.Epoch) float64 {
 		if err != nil || v < 0 || math.IsInf(v, 0) || v != v {
 			return -1
 		}
-		b = math.Max(b, v)
+		b = max(b, v)
 	}
 	return b
 }
@@ -522,14 +522,14 @@ func (a *analyzer) clockQuality() ClockQuality {
 		eps := append([]trace.Epoch(nil), ri.Meta.Epochs...)
 		sort.SliceStable(eps, func(i, j int) bool { return eps[i].Index < eps[j].Index })
 		for i := 1; i < len(eps); i++ {
-			q.MaxKnotGapNS = math.Max(q.MaxKnotGapNS, float64(eps[i].EndNS-eps[i-1].EndNS))
+			q.MaxKnotGapNS = max(q.MaxKnotGapNS, float64(eps[i].EndNS-eps[i-1].EndNS))
 		}
 		if r := int(ri.Meta.Header.Rank); r >= 0 && r < 1<<24 {
 			for len(q.SyncBounds) <= r {
 				q.SyncBounds = append(q.SyncBounds, -1)
 			}
 			q.SyncBounds[r] = epochsBound(eps)
-			q.SyncBoundNS = math.Max(q.SyncBoundNS, q.SyncBounds[r])
+			q.SyncBoundNS = max(q.SyncBoundNS, q.SyncBounds[r])
 		}
 	}
 	var specs []string
@@ -614,7 +614,7 @@ func (a *analyzer) exitDelays() []ExitDelay {
 			ci := 0.0
 			if acc.n > 1 {
 				v := (acc.sumsq[p] - nf*mean*mean) / (nf - 1)
-				ci = 1.96 * math.Sqrt(math.Max(v, 0)/nf)
+				ci = 1.96 * math.Sqrt(max(v, 0)/nf)
 			}
 			e.MeanNS = append(e.MeanNS, mean)
 			e.CI95NS = append(e.CI95NS, ci)

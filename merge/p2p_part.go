@@ -341,7 +341,7 @@ func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
 	o.Cancelled += x.Cancelled
 	o.Polls += x.Polls
 	o.Violations += x.Violations
-	o.MaxViolationNS = math.Max(o.MaxViolationNS, x.MaxViolationNS)
+	o.MaxViolationNS = max(o.MaxViolationNS, x.MaxViolationNS)
 	o.ListDropped += x.ListDropped
 	s.peak += e.Peak
 	s.ownerEnds++

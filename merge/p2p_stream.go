@@ -653,12 +653,12 @@ func (s *P2PStream) settle(m *p2pMsg) {
 	}
 	if r.waitExit < snd.post {
 		out.Violations++
-		out.MaxViolationNS = math.Max(out.MaxViolationNS, snd.post-r.waitExit)
+		out.MaxViolationNS = max(out.MaxViolationNS, snd.post-r.waitExit)
 		if s.opt.CollectRepairs {
 			s.rep.add(r.dst, r.waitExit, snd.post-r.waitExit)
 		}
 	}
-	if w := math.Min(snd.post, r.waitExit) - r.waitEnter; snd.post > r.waitEnter && w > 0 {
+	if w := min(snd.post, r.waitExit) - r.waitEnter; snd.post > r.waitEnter && w > 0 {
 		// The pair's sum is the receiver's (one owner's, in the serial
 		// order); the total and the worst list are global: an owner
 		// records them for process 0.
@@ -672,7 +672,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 		}
 	}
 	if snd.sync || (s.opt.RendezvousBytes > 0 && isStandardSend(snd.op) && snd.bytes >= s.opt.RendezvousBytes) {
-		if w := math.Min(r.post, snd.waitExit) - snd.waitEnter; r.post > snd.waitEnter && w > 0 {
+		if w := min(r.post, snd.waitExit) - snd.waitEnter; r.post > snd.waitEnter && w > 0 {
 			addPairSum(s.lrPairs, r.dst, snd.src, w)
 			if s.part != nil {
 				s.part.lateReceiver(w)
@@ -698,7 +698,7 @@ func lateMessage(w float64, snd, r *p2pMsg) LateMessage {
 func (pw *PairWaits) add(w float64) {
 	pw.Count++
 	pw.TotalNS += w
-	pw.MaxNS = math.Max(pw.MaxNS, w)
+	pw.MaxNS = max(pw.MaxNS, w)
 }
 
 // addPairSum adds wait w to the culprit -> victim pair.
@@ -738,14 +738,14 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 	var last *p2pMsg
 	ls := 0.0
 	for _, m := range c.recvs {
-		ls = math.Max(ls, m.lateSender)
+		ls = max(ls, m.lateSender)
 		if snd := m.peer; snd != nil && m.settled && (last == nil || snd.post > last.post) {
 			last = snd
 		}
 	}
 	s.ranks[c.rank].sum.LateSenderNS += ls
 	if last != nil {
-		if w := math.Min(last.post, c.exit) - c.enter; w > 0 {
+		if w := min(last.post, c.exit) - c.enter; w > 0 {
 			s.waitedFor[[2]int32{c.rank, last.src}] += w
 		}
 	}
@@ -809,7 +809,7 @@ func (s *P2PStream) foldNBC(in *nbcInst) {
 	a.s.Instances++
 	first, last := math.Inf(1), math.Inf(-1)
 	for _, t := range in.starts {
-		first, last = math.Min(first, t), math.Max(last, t)
+		first, last = min(first, t), max(last, t)
 	}
 	if len(in.starts) == in.size && len(in.exit) == in.size {
 		a.s.Complete++
@@ -821,7 +821,7 @@ func (s *P2PStream) foldNBC(in *nbcInst) {
 	}
 	sort.Slice(ranks, func(i, j int) bool { return ranks[i] < ranks[j] }) // reproducible reservoir
 	for _, r := range ranks {
-		a.wait.add(math.Max(0, math.Min(last, in.exit[r])-in.enter[r]))
+		a.wait.add(max(0, min(last, in.exit[r])-in.enter[r]))
 	}
 }
 

@@ -483,7 +483,7 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 			if first {
 				a.an.StartNS, a.an.EndNS, first = e.StartNS, e.EndNS, false
 			} else {
-				a.an.StartNS = math.Min(a.an.StartNS, e.StartNS)
+				a.an.StartNS = min(a.an.StartNS, e.StartNS)
 				if e.EndNS > a.an.EndNS {
 					a.an.EndNS = e.EndNS
 				}
@@ -557,9 +557,9 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 				if x.n == 0 {
 					x.first, x.last = c.First, c.Last
 				}
-				x.first, x.last = math.Min(x.first, c.First), math.Max(x.last, c.Last)
-				x.lo = math.Max(x.lo, c.Lo)
-				x.hi = math.Min(x.hi, c.Hi)
+				x.first, x.last = min(x.first, c.First), max(x.last, c.Last)
+				x.lo = max(x.lo, c.Lo)
+				x.hi = min(x.hi, c.Hi)
 				x.n += c.N
 			}
 			a.hb.cells[r] = cur

@@ -87,7 +87,7 @@ type hbGrid struct {
 func newHBGrid(start, end float64, ranks int) *hbGrid {
 	step := RefineMinCellNS
 	if !math.IsInf(end, 0) && !math.IsInf(start, 0) && end > start {
-		step = math.Max(step, (end-start)/RefineCells)
+		step = max(step, (end-start)/RefineCells)
 	}
 	if math.IsInf(start, 0) {
 		start = 0
@@ -121,9 +121,9 @@ func (h *hbGrid) add(rank int32, enter, exit, lo, hi float64) {
 	if c.n == 0 {
 		c.first, c.last = enter, exit
 	}
-	c.first, c.last = math.Min(c.first, enter), math.Max(c.last, math.Max(exit, enter))
-	c.lo = math.Max(c.lo, lo)
-	c.hi = math.Min(c.hi, hi)
+	c.first, c.last = min(c.first, enter), max(c.last, max(exit, enter))
+	c.lo = max(c.lo, lo)
+	c.hi = min(c.hi, hi)
 	c.n++
 	h.cells[rank] = cs
 }
@@ -235,7 +235,7 @@ func (r *rankAdjust) at(g float64) float64 {
 	}
 	i := 1
 	if x := (g - r.start) / r.step; x > 0 && len(r.idx) > 0 {
-		c := int(math.Min(x, float64(len(r.idx)-1)))
+		c := int(min(x, float64(len(r.idx)-1)))
 		i = max(int(r.idx[c]), 1) // every knot before idx[c] is < g
 	}
 	for k[i].G < g { // stops at n-1 at the latest: g < k[n-1].G
@@ -289,8 +289,8 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 			if c.lo > 0 || c.hi < 0 {
 				b.Outside++
 			}
-			cb := math.Max(c.hi, -c.lo)
-			b.BoundNS = math.Max(b.BoundNS, cb)
+			cb := max(c.hi, -c.lo)
+			b.BoundNS = max(b.BoundNS, cb)
 			widths = append(widths, c.hi-c.lo)
 			cellBounds = append(cellBounds, cb)
 		}
@@ -324,7 +324,7 @@ func knotMoves(ks []RefineKnot) (moved int, maxShift float64) {
 		if k.D != 0 {
 			moved++
 		}
-		maxShift = math.Max(maxShift, math.Abs(k.D))
+		maxShift = max(maxShift, math.Abs(k.D))
 	}
 	return moved, maxShift
 }
@@ -341,7 +341,7 @@ func cellRange(cs []hbCell, i int) (lo, hi float64, ok bool) {
 		m := (lo + hi) / 2
 		return m, m, true
 	}
-	m := math.Min(refineMarginNS, (hi-lo)/2)
+	m := min(refineMarginNS, (hi-lo)/2)
 	return lo + m, hi - m, true
 }
 
@@ -355,14 +355,14 @@ func refinePoints(cs []hbCell) []float64 {
 		lo, hi := math.Inf(-1), math.Inf(1)
 		for _, i := range []int{j - 1, j} {
 			if l, h, ok := cellRange(cs, i); ok {
-				lo, hi = math.Max(lo, l), math.Min(hi, h)
+				lo, hi = max(lo, l), min(hi, h)
 			}
 		}
 		if lo > hi { // the two cells disagree: the middle of the gap
 			m := (lo + hi) / 2
 			lo, hi = m, m
 		}
-		d[j] = math.Max(lo, math.Min(hi, 0))
+		d[j] = max(lo, min(hi, 0))
 	}
 	return d
 }
@@ -425,7 +425,7 @@ func refineKnots(cs []hbCell, start, step float64) (ks []RefineKnot, lim RefineL
 	for s := range st {
 		lo, hi := st[s].lo, st[s].hi
 		if s > 0 {
-			st[s].t = math.Max(st[s].t, st[s-1].t) // a call across a grid point: at its exit
+			st[s].t = max(st[s].t, st[s-1].t) // a call across a grid point: at its exit
 			w := RefineMaxRate * (st[s].t - st[s-1].t)
 			rlo, rhi := f[s-1][0]-w, f[s-1][1]+w
 			if lo > rhi || hi < rlo { // out of reach at RefineMaxRate
@@ -440,7 +440,7 @@ func refineKnots(cs []hbCell, start, step float64) (ks []RefineKnot, lim RefineL
 					bad = c
 				}
 			} else {
-				lo, hi = math.Max(lo, rlo), math.Min(hi, rhi)
+				lo, hi = max(lo, rlo), min(hi, rhi)
 			}
 		}
 		f[s] = [2]float64{lo, hi}
@@ -451,9 +451,9 @@ func refineKnots(cs []hbCell, start, step float64) (ks []RefineKnot, lim RefineL
 		lo, hi := f[s][0], f[s][1]
 		if s+1 < len(st) {
 			w := RefineMaxRate * (st[s+1].t - st[s].t)
-			lo, hi = math.Max(lo, v[s+1]-w), math.Min(hi, v[s+1]+w)
+			lo, hi = max(lo, v[s+1]-w), min(hi, v[s+1]+w)
 		}
-		v[s] = math.Max(lo, math.Min(hi, pref(st[s].t)))
+		v[s] = max(lo, min(hi, pref(st[s].t)))
 	}
 	ks = make([]RefineKnot, 0, len(st))
 	for s := range st {
@@ -504,7 +504,7 @@ func disagreements(cs []hbCell) int {
 		if a.n == 0 || b.n == 0 || a.lo > a.hi || b.lo > b.hi {
 			continue
 		}
-		if math.Max(a.lo, b.lo) > math.Min(a.hi, b.hi) {
+		if max(a.lo, b.lo) > min(a.hi, b.hi) {
 			n++
 		}
 	}
@@ -519,15 +519,15 @@ func summariseBounds(q *ClockQuality) {
 			continue
 		}
 		q.BoundRanks++
-		q.BoundNS = math.Max(q.BoundNS, b.BoundNS)
-		q.TypicalBoundNS = math.Max(q.TypicalBoundNS, b.TypicalNS)
+		q.BoundNS = max(q.BoundNS, b.BoundNS)
+		q.TypicalBoundNS = max(q.TypicalBoundNS, b.TypicalNS)
 		q.BoundOutside += b.Outside
 		q.Contradictions += b.Contradictions
 		q.Disagreements += b.Disagreements
 		q.RefineLimited += b.Limited
 		if b.Moved > 0 {
 			q.RefineMoved++
-			q.RefineMaxNS = math.Max(q.RefineMaxNS, b.MaxShiftNS)
+			q.RefineMaxNS = max(q.RefineMaxNS, b.MaxShiftNS)
 		}
 	}
 }

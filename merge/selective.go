@@ -1,8 +1,6 @@
 package merge
 
 import (
-	"math"
-
 	"github.com/gclock/gclock/trace"
 )
 
@@ -38,7 +36,7 @@ type pauseState struct {
 
 // observe takes the rank's next event (in its time order).
 func (p *pauseState) observe(ev *GEvent) {
-	p.last = math.Max(p.last, ev.Exit)
+	p.last = max(p.last, ev.Exit)
 	if ev.Op != trace.OpPcontrol {
 		return
 	}
@@ -51,11 +49,11 @@ func (p *pauseState) observe(ev *GEvent) {
 }
 
 func (p *pauseState) close(at float64) {
-	d := math.Max(0, at-p.since)
+	d := max(0, at-p.since)
 	p.paused = false
 	p.pauses++
 	p.total += d
-	p.longest = math.Max(p.longest, d)
+	p.longest = max(p.longest, d)
 }
 
 // finish closes a pause left open at the rank's last event.
@@ -88,7 +86,7 @@ func selectiveTracing(config map[string]string, ranks []*pauseState) *SelectiveT
 		s.PausedRanks++
 		s.Pauses += p.pauses
 		s.PausedNS += p.total
-		s.LongestNS = math.Max(s.LongestNS, p.longest)
+		s.LongestNS = max(s.LongestNS, p.longest)
 		if p.openAtEnd {
 			s.OpenAtEnd++
 		}

@@ -3,6 +3,7 @@ package merge
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -132,6 +133,40 @@ func TestHist_LogBinsCoverEveryValue(t *testing.T) {
 	}
 	if !sort.Float64sAreSorted(out.Edges) || out.Edges[0] != HistMinNS {
 		t.Errorf("edges %v", out.Edges)
+	}
+}
+
+// TestHist_ExponentStartMatchesBinarySearch checks hist.add's bin (from
+// the binary exponent) against the plain binary search, clamped, on every
+// edge, its neighbouring floats, random values over the whole range and
+// the special values.
+func TestHist_ExponentStartMatchesBinarySearch(t *testing.T) {
+	vals := []float64{math.NaN(), math.Inf(-1), math.Inf(1), -0.0, 0, -1, 5e-324, 9.999999, 1e300, math.MaxFloat64}
+	for _, e := range histEdges {
+		vals = append(vals, e, math.Nextafter(e, 0), math.Nextafter(e, math.Inf(1)))
+	}
+	for e := -10; e < 60; e++ {
+		x := math.Ldexp(1, e)
+		vals = append(vals, x, math.Nextafter(x, 0))
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 100000 {
+		vals = append(vals, math.Pow(10, rng.Float64()*13-1))
+	}
+	nb := HistDecades * HistPerDecade
+	for _, x := range vals {
+		want := min(max(histBinSearch(x), 0), nb-1)
+		var h hist
+		h.add(x)
+		if h.counts[want] != 1 {
+			got := -1
+			for i, c := range h.counts {
+				if c != 0 {
+					got = i
+				}
+			}
+			t.Fatalf("hist.add(%v) counted in bin %d, the binary search says %d", x, got, want)
+		}
 	}
 }
 
@@ -306,8 +341,14 @@ func (f *filterSink) Wants(op trace.Op) bool { return op == f.op }
 // TestAsyncSink_OpFilterGetsOnlyWantedInOrder: an AsyncSink over an
 // OpFilter hands over exactly the events of the wanted operations, in order.
 func TestAsyncSink_OpFilterGetsOnlyWantedInOrder(t *testing.T) {
-	ops := []trace.Op{trace.OpSend, trace.OpAllreduce, trace.OpRecv, trace.OpSend}
-	for _, want := range []trace.Op{trace.OpSend, trace.OpAllreduce, trace.OpBarrier} {
+	for _, op := range trace.Ops() {
+		if op >= wantLowOps {
+			t.Fatalf("op %s (%d) is beyond the AsyncSink's cached filter answers (%d)", op, op, wantLowOps)
+		}
+	}
+	// trace.Op(300): an op of a newer recorder, asked of the filter itself
+	ops := []trace.Op{trace.OpSend, trace.OpAllreduce, trace.OpRecv, trace.OpSend, trace.Op(300)}
+	for _, want := range []trace.Op{trace.OpSend, trace.OpAllreduce, trace.OpBarrier, trace.Op(300)} {
 		t.Run(want.String(), func(t *testing.T) {
 			f := &filterSink{op: want}
 			a := NewAsyncSink(f)

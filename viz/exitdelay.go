@@ -36,7 +36,7 @@ func ExitDelaySVG(e merge.ExitDelay, title string) string {
 			ci = e.CI95NS[i]
 		}
 		if v := e.MeanNS[i] + ci; finite(v) {
-			ymax = math.Max(ymax, v)
+			ymax = max(ymax, v)
 		}
 	}
 	if !(ymax > 0) {
@@ -44,7 +44,7 @@ func ExitDelaySVG(e merge.ExitDelay, title string) string {
 	}
 	ticks, unit := axisTicks(ymax*1.05, 4)
 	if len(ticks) > 0 {
-		ymax = math.Max(ymax*1.05, ticks[len(ticks)-1].t)
+		ymax = max(ymax*1.05, ticks[len(ticks)-1].t)
 	}
 	Y := func(v float64) float64 { return float64(top+plotH) - v/ymax*float64(plotH) }
 	for _, t := range ticks {
@@ -68,14 +68,14 @@ func ExitDelaySVG(e merge.ExitDelay, title string) string {
 			ci = e.CI95NS[i]
 		}
 		x := float64(left) + float64(i)*bw
-		hgt := math.Max(0.5, float64(top+plotH)-Y(math.Max(0, m)))
+		hgt := max(0.5, float64(top+plotH)-Y(max(0, m)))
 		fmt.Fprintf(&b, `<g><title>rank %d (comm rank %d): leaves %s ± %s after the first (95%% CI, %d instances)</title><rect x="%s" y="%s" width="%s" height="%s" fill="%s"/>`,
-			e.Ranks[i], i, fmtDur(m), fmtDur(ci), e.Instances, f1(x+0.15*bw), f1(float64(top+plotH)-hgt), f1(math.Max(0.5, 0.7*bw)), f1(hgt), esc(color))
+			e.Ranks[i], i, fmtDur(m), fmtDur(ci), e.Instances, f1(x+0.15*bw), f1(float64(top+plotH)-hgt), f1(max(0.5, 0.7*bw)), f1(hgt), esc(color))
 		if ci > 0 && bw >= 3 {
 			cx := x + bw/2
 			fmt.Fprintf(&b, `<path d="M%s %sV%sM%s %sH%sM%s %sH%s" stroke="#000" stroke-width="1" fill="none"/>`,
-				f1(cx), f1(Y(math.Max(0, m-ci))), f1(Y(m+ci)),
-				f1(cx-bw*0.2), f1(Y(math.Max(0, m-ci))), f1(cx+bw*0.2), f1(cx-bw*0.2), f1(Y(m+ci)), f1(cx+bw*0.2))
+				f1(cx), f1(Y(max(0, m-ci))), f1(Y(m+ci)),
+				f1(cx-bw*0.2), f1(Y(max(0, m-ci))), f1(cx+bw*0.2), f1(cx-bw*0.2), f1(Y(m+ci)), f1(cx+bw*0.2))
 		}
 		b.WriteString("</g>")
 		if i%labelEvery == 0 {

@@ -341,7 +341,7 @@ func waitOf(p *pending, st *instState) float64 {
 		w := 0.0
 		for _, m := range st.prefix {
 			if m.pos >= 0 && m.pos < p.pos {
-				w = math.Max(w, m.enter-p.b.enter)
+				w = max(w, m.enter-p.b.enter)
 			}
 		}
 		return w
@@ -461,18 +461,18 @@ func (g *Gantt) draw(rank int32, b bar) {
 	if b.exit < b.enter {
 		b.exit = b.enter
 	}
-	waitEnd := b.enter + math.Max(0, b.wait)
+	waitEnd := b.enter + max(0, b.wait)
 	if g.fixed {
 		if b.exit < g.lo || b.enter > g.hi {
 			g.clipped++
 			return
 		}
-		b.enter, b.exit = math.Max(b.enter, g.lo), math.Min(b.exit, g.hi)
+		b.enter, b.exit = max(b.enter, g.lo), min(b.exit, g.hi)
 	} else {
 		g.cover(b.enter, b.exit)
 	}
-	b.wait = math.Min(math.Max(0, waitEnd-b.enter), b.exit-b.enter)
-	g.dataLo, g.dataHi = math.Min(g.dataLo, b.enter), math.Max(g.dataHi, b.exit)
+	b.wait = min(max(0, waitEnd-b.enter), b.exit-b.enter)
+	g.dataLo, g.dataHi = min(g.dataLo, b.enter), max(g.dataHi, b.exit)
 	g.markOp(b.op)
 	li := rank / int32(g.k)
 	if g.sel != nil {
@@ -518,11 +518,11 @@ func (g *Gantt) accumulate(l *lane, b bar, s float64) {
 		if i == g.nb-1 {
 			hi = math.Inf(1)
 		}
-		ov := math.Min(e, hi) - math.Max(a, lo)
+		ov := min(e, hi) - max(a, lo)
 		if ov <= 0 {
 			continue
 		}
-		wov := math.Max(0, math.Min(we, hi)-math.Max(a, lo))
+		wov := max(0, min(we, hi)-max(a, lo))
 		l.cells[i].add(b.op, ov*s, wov*s)
 	}
 }
@@ -543,7 +543,7 @@ func (g *Gantt) cellIndex(t, bw float64) int {
 func (g *Gantt) cover(a, b float64) {
 	if !g.have {
 		g.have = true
-		span := math.Max(4*(b-a), 1000)
+		span := max(4*(b-a), 1000)
 		g.lo, g.hi = a, a+span
 		return
 	}

@@ -87,7 +87,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 			laneH = 32 // few ranks: lanes tall enough to read when the page scales the chart
 		}
 		if nl > 16 {
-			laneH = int(math.Max(3, math.Min(20, 720/float64(nl))))
+			laneH = int(max(3, min(20, 720/float64(nl))))
 		}
 	}
 	gap := 3
@@ -198,7 +198,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 	w.WriteString("</g>\n<g text-anchor=\"end\">")
 	fs := 11
 	if pitch < 11 {
-		fs = int(math.Max(7, float64(pitch*labelEvery)-2))
+		fs = int(max(7, float64(pitch*labelEvery)-2))
 	}
 	for r := 0; r < nl; r += labelEvery {
 		y := float64(top+r*pitch) + float64(laneH)/2 + float64(fs)/2 - 1.5
@@ -207,7 +207,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 	w.WriteString("</g>\n")
 
 	// Grid and axis.
-	ticks, unit := axisTicks(vhi-vlo, int(math.Max(2, float64(plotW)/110)))
+	ticks, unit := axisTicks(vhi-vlo, int(max(2, float64(plotW)/110)))
 	w.WriteString(`<g>`)
 	for _, t := range ticks {
 		x := float64(labelW) + t.t/pw
@@ -381,7 +381,7 @@ func (g *Gantt) columnPaths(vlo, pw float64, x0, top, laneH, pitch, colPx int) (
 					continue
 				}
 				clo := g.lo + float64(i)*bw
-				f := (math.Min(t1, clo+bw) - math.Max(t0, clo)) / bw
+				f := (min(t1, clo+bw) - max(t0, clo)) / bw
 				if f <= 0 {
 					continue
 				}
@@ -396,11 +396,11 @@ func (g *Gantt) columnPaths(vlo, pw float64, x0, top, laneH, pitch, colPx int) (
 			if col.busy > 0 {
 				// Height ∝ √(share in MPI) so that the typical 5-30 % stay
 				// readable; the waiting part keeps its linear share of it.
-				tot := int(math.Round(math.Sqrt(math.Min(1, col.busy/cw)) * float64(laneH)))
+				tot := int(math.Round(math.Sqrt(min(1, col.busy/cw)) * float64(laneH)))
 				if tot < 1 {
 					tot = 1
 				}
-				wt := int(math.Round(float64(tot) * math.Min(1, col.wait/col.busy)))
+				wt := int(math.Round(float64(tot) * min(1, col.wait/col.busy)))
 				k = runKey{op: col.cand, solid: tot - wt, wait: wt}
 			}
 			if k != run || runStart < 0 {
@@ -433,10 +433,10 @@ func (g *Gantt) renderBars(w *bufio.Writer, idp string, vlo, pw float64, x0, top
 			}
 			w.WriteString(`</title>`)
 			if xe-xw > 0.05 {
-				fmt.Fprintf(w, `<rect class="%s%d" x="%s" y="%d" width="%s" height="%d"/>`, idp, b.op, f1(xw), y, f1(math.Max(0.1, xe-xw)), laneH)
+				fmt.Fprintf(w, `<rect class="%s%d" x="%s" y="%d" width="%s" height="%d"/>`, idp, b.op, f1(xw), y, f1(max(0.1, xe-xw)), laneH)
 			}
 			if xw-xa > 0.05 {
-				fmt.Fprintf(w, `<rect fill="url(#%sh%d)" x="%s" y="%d" width="%s" height="%d"/>`, idp, b.op, f1(xa), y, f1(math.Max(0.1, xw-xa)), laneH)
+				fmt.Fprintf(w, `<rect fill="url(#%sh%d)" x="%s" y="%d" width="%s" height="%d"/>`, idp, b.op, f1(xa), y, f1(max(0.1, xw-xa)), laneH)
 			}
 			w.WriteString("</g>\n")
 		}
@@ -452,17 +452,17 @@ func (g *Gantt) laneShare(l *lane, lo, hi float64) (busy, wait float64) {
 			continue
 		}
 		clo := g.lo + float64(i)*bw
-		f := (math.Min(hi, clo+bw) - math.Max(lo, clo)) / bw
+		f := (min(hi, clo+bw) - max(lo, clo)) / bw
 		if f <= 0 {
 			continue
 		}
-		f = math.Min(f, 1)
+		f = min(f, 1)
 		busy += float64(c.busy) * f
 		wait += float64(c.wait) * f
 	}
 	for _, b := range l.bars {
-		busy += math.Max(0, math.Min(hi, b.exit)-math.Max(lo, b.enter))
-		wait += math.Max(0, math.Min(hi, b.enter+b.wait)-math.Max(lo, b.enter))
+		busy += max(0, min(hi, b.exit)-max(lo, b.enter))
+		wait += max(0, min(hi, b.enter+b.wait)-max(lo, b.enter))
 	}
 	return busy, wait
 }

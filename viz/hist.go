@@ -31,7 +31,7 @@ func HistogramSVG(h merge.Histogram, title, color string) string {
 	bw := float64(plotW) / float64(n)
 	// y axis: nice count ticks.
 	step := niceStep(float64(maxC), 4)
-	step = math.Max(1, math.Round(step))
+	step = max(1, math.Round(step))
 	ymax := math.Ceil(float64(maxC)/step) * step
 	for v := 0.0; v <= ymax+1e-9; v += step {
 		y := float64(top+plotH) - v/ymax*float64(plotH)
@@ -55,7 +55,7 @@ func HistogramSVG(h merge.Histogram, title, color string) string {
 			hi = fmtDur(h.Edges[i+1])
 		}
 		fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s" fill="%s"><title>%s – %s: %d (%s)</title></rect>`,
-			f1(x+0.5), f1(float64(top+plotH)-hgt), f1(math.Max(0.5, bw-1)), f1(hgt), esc(color), esc(lo), esc(hi), c,
+			f1(x+0.5), f1(float64(top+plotH)-hgt), f1(max(0.5, bw-1)), f1(hgt), esc(color), esc(lo), esc(hi), c,
 			pct(float64(c), float64(total)))
 	}
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#444"/>`, left, top+plotH, left+plotW, top+plotH)

@@ -35,12 +35,12 @@ func computeInstStats(in *merge.Instance) instStats {
 			continue
 		}
 		s.valid++
-		s.firstEnter = math.Min(s.firstEnter, e)
+		s.firstEnter = min(s.firstEnter, e)
 		if e > s.lastEnter {
 			s.lastEnter, s.last = e, i
 		}
-		s.firstExit = math.Min(s.firstExit, x)
-		s.lastExit = math.Max(s.lastExit, x)
+		s.firstExit = min(s.firstExit, x)
+		s.lastExit = max(s.lastExit, x)
 	}
 	// Clock condition: nobody leaves before the member whose data it needs
 	// entered (merge.CollectiveNeedsFlow: the last entrant for N×N ops, the
@@ -64,7 +64,7 @@ func computeInstStats(in *merge.Instance) instStats {
 		x := in.Exit[i]
 		if finite(x) && finite(in.Enter[i]) && x < s.need[i] {
 			s.violations++
-			s.maxViolation = math.Max(s.maxViolation, s.need[i]-x)
+			s.maxViolation = max(s.maxViolation, s.need[i]-x)
 		}
 	}
 	return s
@@ -238,7 +238,7 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	if n == 0 {
 		return fmt.Errorf("viz: instance %s comm %d seq %d: no members", inst.OpName, inst.CommID, inst.Seq)
 	}
-	rowH := int(math.Max(4, math.Min(22, 560/float64(n))))
+	rowH := int(max(4, min(22, 560/float64(n))))
 	rowGap := 4
 	if rowH < 12 {
 		rowGap = 1
@@ -264,7 +264,7 @@ func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) er
 	span := 0.0
 	for _, p := range panels {
 		if p.st.valid > 0 {
-			span = math.Max(span, p.st.lastExit-p.st.firstEnter)
+			span = max(span, p.st.lastExit-p.st.firstEnter)
 		}
 	}
 	if !(span > 0) {
@@ -352,7 +352,7 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 	n := min(len(in.Enter), len(in.Exit))
 	X := func(t float64) float64 { return float64(p.x0) + (t-p.origin)/p.nsPx }
 	clampX := func(x float64) float64 {
-		return math.Max(float64(p.x0), math.Min(float64(p.x0+p.plotW), x))
+		return max(float64(p.x0), min(float64(p.x0+p.plotW), x))
 	}
 	rowsTop := p.y0 + 46
 	rowsH := n * pitch
@@ -413,10 +413,10 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 		}
 		wt := 0.0
 		if i < len(in.Wait) {
-			wt = math.Max(0, in.Wait[i])
+			wt = max(0, in.Wait[i])
 		}
-		we := math.Min(e+wt, x)
-		xa, xw, xe := clampX(X(e)), clampX(X(we)), clampX(X(math.Max(x, e)))
+		we := min(e+wt, x)
+		xa, xw, xe := clampX(X(e)), clampX(X(we)), clampX(X(max(x, e)))
 		cause := ""
 		if i < len(in.WaitCause) && in.WaitCause[i] >= 0 && wt > 0 {
 			cause = fmt.Sprintf(" for rank %d", in.WaitCause[i])
@@ -427,12 +427,12 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 			rootNote = " (root)"
 		}
 		fmt.Fprintf(w, `<g><title>rank %s%s · enter %s · exit %s · in call %s · waited %s%s</title>`, rank, rootNote,
-			fmtDur(e-st.firstEnter), fmtDur(x-st.firstEnter), fmtDur(x-e), fmtDur(math.Max(0, we-e)), cause)
+			fmtDur(e-st.firstEnter), fmtDur(x-st.firstEnter), fmtDur(x-e), fmtDur(max(0, we-e)), cause)
 		if xw > xa {
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="url(#%sh%d)"/>`, f1(xa), y, f1(xw-xa), rowH, idp, in.Op)
 		}
 		if xe > xw {
-			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="%s"/>`, f1(xw), y, f1(math.Max(0.6, xe-xw)), rowH, opColor(in.Op))
+			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="%s"/>`, f1(xw), y, f1(max(0.6, xe-xw)), rowH, opColor(in.Op))
 		} else if xe <= xa+0.5 {
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="1" height="%d" fill="%s"/>`, f1(xa), y, rowH, opColor(in.Op))
 		}
@@ -440,18 +440,18 @@ func renderInstPanel(w *bufio.Writer, idp string, p *panelSpec, rowH, pitch, lab
 		if viol {
 			// The impossible interval: left at x, but the member it needs only entered later.
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="%s" fill-opacity=".3" stroke="%s"/>`,
-				f1(xe), y, f1(math.Max(1, clampX(X(st.need[i]))-xe)), rowH, violationColor, violationColor)
+				f1(xe), y, f1(max(1, clampX(X(st.need[i]))-xe)), rowH, violationColor, violationColor)
 			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="%s" stroke-width="1.5"/>`,
-				f1(xa), y, f1(math.Max(1, xe-xa)), rowH, violationColor)
+				f1(xa), y, f1(max(1, xe-xa)), rowH, violationColor)
 		}
 		if isRoot {
-			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="#000" stroke-dasharray="3 2"/>`, f1(xa-2), y-1, f1(math.Max(1, xe-xa)+4), rowH+2)
+			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="#000" stroke-dasharray="3 2"/>`, f1(xa-2), y-1, f1(max(1, xe-xa)+4), rowH+2)
 			if i != st.last {
 				fmt.Fprintf(w, `<text x="%s" y="%s">root</text>`, f1(xe+4), f1(float64(y)+float64(rowH)/2+4))
 			}
 		}
 		if i == st.last {
-			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="#000" stroke-width="1.5"/>`, f1(xa), y, f1(math.Max(1, xe-xa)), rowH)
+			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d" fill="none" stroke="#000" stroke-width="1.5"/>`, f1(xa), y, f1(max(1, xe-xa)), rowH)
 			fmt.Fprintf(w, `<text x="%s" y="%s" font-weight="bold">◀ last</text>`, f1(xe+4), f1(float64(y)+float64(rowH)/2+4))
 		}
 		w.WriteString("</g>\n")

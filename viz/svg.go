@@ -236,7 +236,7 @@ func axisTicks(span float64, target int) ([]tick, timeUnit) {
 	}
 	// Decimals needed to show the step in unit u.
 	dec := 0
-	for s := step / u.ns; dec < 6 && math.Abs(s-math.Round(s)) > 1e-9*math.Max(1, s); s *= 10 {
+	for s := step / u.ns; dec < 6 && math.Abs(s-math.Round(s)) > 1e-9*max(1, s); s *= 10 {
 		dec++
 	}
 	var ts []tick
