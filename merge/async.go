@@ -21,19 +21,19 @@ type OpFilter interface {
 // adding to it. Events are copied into batches; order is preserved.
 // Memory: a few batches of asyncBatch events.
 type AsyncSink struct {
-	s     Sink
-	want  OpFilter // nil: every event
+	s    Sink
+	want OpFilter // nil: every event
 	// wantLow caches want.Wants for ops below wantLowOps: an interface
 	// call per event and sink was ≈ 3 % of a default run's CPU
 	// (2026-11-26).
 	wantLow [wantLowOps]bool
-	cur   []GEvent
-	ch    chan []GEvent
-	free  chan []GEvent
-	done  chan struct{}
-	mu    sync.Mutex
-	err   error
-	close sync.Once
+	cur     []GEvent
+	ch      chan []GEvent
+	free    chan []GEvent
+	done    chan struct{}
+	mu      sync.Mutex
+	err     error
+	close   sync.Once
 }
 
 const asyncBatch = 4096
