@@ -109,9 +109,6 @@ type p2pRankState struct {
 	sum        *P2PRank
 }
 
-// msgQueue is a key's messages in posting order, not yet matched.
-type msgQueue []*p2pMsg
-
 // P2PStream is the streaming point-to-point analysis (see the file
 // comment). Create it with NewP2PStream, feed it with Add, then call
 // Result once.
@@ -123,8 +120,8 @@ type P2PStream struct {
 	commSize  map[uint64]int
 	ranks     map[int32]*p2pRankState
 	calls     map[*p2pCall]struct{} // calls not yet finished
-	sends     map[p2pKey]msgQueue
-	recvs     map[p2pKey]msgQueue
+	chans     map[p2pKey]*p2pChan
+	freeChans []*p2pChan
 	nbc       map[InstanceKey]*nbcInst
 	nbcAcc    map[trace.Op]*nbcAccum
 	sites     map[p2pSiteKey]*siteAcc
@@ -163,7 +160,7 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 		opt.TopN = 10
 	}
 	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
-		ranks: map[int32]*p2pRankState{}, calls: map[*p2pCall]struct{}{}, sends: map[p2pKey]msgQueue{}, recvs: map[p2pKey]msgQueue{},
+		ranks: map[int32]*p2pRankState{}, calls: map[*p2pCall]struct{}{}, chans: map[p2pKey]*p2pChan{},
 		nbc: map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
 		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}, waitedFor: map[[2]int32]float64{}}
 	for _, ri := range run.Ranks {
@@ -463,173 +460,6 @@ func (s *P2PStream) post(rs *p2pRankState, m *p2pMsg) {
 	s.enqueue(rs, m)
 }
 
-// enqueue puts m into its key's queue in posting order, or drops a message
-// without a peer (MPI_PROC_NULL, an unresolved source).
-func (s *P2PStream) enqueue(rs *p2pRankState, m *p2pMsg) {
-	if (m.recv && m.src < 0) || (!m.recv && m.dst < 0) {
-		s.drop(m)
-		return
-	}
-	if !m.recv && s.own != nil && !s.ownsDst(m.dst) {
-		// sent to another owner's rank, which matches it: only counted
-		// here (complete)
-		m.keyed, m.dropped, m.settled = true, true, true
-		s.inFlight--
-		return
-	}
-	k := p2pKey{m.comm, m.src, m.dst, m.tag}
-	m.keyed = true
-	if !m.recv {
-		s.sends[k] = append(s.sends[k], m)
-		s.tryMatch(k)
-		return
-	}
-	q := s.recvs[k]
-	i := len(q)
-	for i > 0 && q[i-1].order > m.order { // a resolved wildcard may belong earlier
-		i--
-	}
-	q = append(q, nil)
-	copy(q[i+1:], q[i:])
-	q[i] = m
-	s.recvs[k] = q
-	s.tryMatch(k)
-}
-
-// drop forgets a message that will never be matched; a receive stops
-// holding its call open.
-func (s *P2PStream) drop(m *p2pMsg) {
-	if m.dropped {
-		return
-	}
-	m.dropped, m.settled = true, true
-	s.inFlight--
-	if c := m.call; c != nil {
-		c.open--
-		s.finishCall(c)
-	}
-}
-
-// cancel forgets a posted message whose request was cancelled: it leaves
-// its key's queue if still unmatched.
-func (s *P2PStream) cancel(m *p2pMsg) {
-	if s.mine {
-		s.out.Cancelled++
-	}
-	if p := m.peer; p != nil {
-		// matched (in stream order) to a message a later request takes:
-		// the other side goes back to the head of its queue
-		m.peer, p.peer = nil, nil
-		k := p2pKey{p.comm, p.src, p.dst, p.tag}
-		qs := s.sends
-		if p.recv {
-			qs = s.recvs
-		}
-		q := qs[k]
-		i := 0
-		for i < len(q) && q[i].order < p.order {
-			i++
-		}
-		q = append(q, nil)
-		copy(q[i+1:], q[i:])
-		q[i] = p
-		qs[k] = q
-		s.drop(m)
-		s.tryMatch(k)
-		return
-	}
-	if m.keyed {
-		k := p2pKey{m.comm, m.src, m.dst, m.tag}
-		qs := s.recvs
-		if !m.recv {
-			qs = s.sends
-		}
-		q := qs[k]
-		for i, x := range q {
-			if x == m {
-				q = append(q[:i:i], q[i+1:]...)
-				break
-			}
-		}
-		if len(q) == 0 {
-			delete(qs, k)
-		} else {
-			qs[k] = q
-		}
-	} else if !m.keyed {
-		delete(s.ranks[m.dst].unresolved, m.order)
-		s.updateMinUnres(s.ranks[m.dst])
-	}
-	s.drop(m)
-}
-
-// abandon removes a posted message that will never complete (freed).
-func (s *P2PStream) abandon(rs *p2pRankState, m *p2pMsg) {
-	if !m.keyed {
-		delete(rs.unresolved, m.order)
-		s.updateMinUnres(rs)
-	}
-}
-
-func (s *P2PStream) updateMinUnres(rs *p2pRankState) {
-	rs.minUnres = math.MaxInt
-	for o := range rs.unresolved {
-		rs.minUnres = min(rs.minUnres, o)
-	}
-}
-
-// releaseRank retries the keys whose head receive on rs was held back by
-// an unresolved wildcard receive posted before it.
-func (s *P2PStream) releaseRank(rs *p2pRankState) {
-	var keys []p2pKey
-	for k := range s.recvs {
-		if k.dst == rs.rank {
-			keys = append(keys, k)
-		}
-	}
-	// in key order, not the map's: the pairs settled here are summed in
-	// this order (reproducible, and the same on a partitioned owner)
-	sort.Slice(keys, func(i, j int) bool { return keyBefore(keys[i], keys[j]) })
-	for _, k := range keys {
-		s.tryMatch(k)
-	}
-}
-
-func keyBefore(a, b p2pKey) bool {
-	if a.comm != b.comm {
-		return a.comm < b.comm
-	}
-	if a.src != b.src {
-		return a.src < b.src
-	}
-	return a.tag < b.tag
-}
-
-// tryMatch pairs the heads of key k's send and receive queues while both
-// exist and no unresolved wildcard receive of the destination was posted
-// before the head receive (it might still turn out to be the n-th).
-func (s *P2PStream) tryMatch(k p2pKey) {
-	for {
-		sq, rq := s.sends[k], s.recvs[k]
-		if len(sq) == 0 || len(rq) == 0 {
-			return
-		}
-		r, snd := rq[0], sq[0]
-		if rs := s.ranks[k.dst]; rs != nil && len(rs.unresolved) > 0 && rs.minUnres < r.order {
-			return
-		}
-		s.sends[k], s.recvs[k] = sq[1:], rq[1:]
-		if len(s.sends[k]) == 0 {
-			delete(s.sends, k)
-		}
-		if len(s.recvs[k]) == 0 {
-			delete(s.recvs, k)
-		}
-		r.peer, snd.peer = snd, r
-		s.settle(r)
-	}
-}
-
 // settle computes a matched pair's metrics once both sides completed, and
 // closes out the receive's call when it was its last open receive.
 func (s *P2PStream) settle(m *p2pMsg) {
@@ -916,15 +746,13 @@ func (s *P2PStream) leftovers() {
 	for _, rs := range s.ranks {
 		s.closeCall(rs)
 	}
-	for _, q := range s.recvs {
-		for _, m := range q {
+	for _, ch := range s.chans {
+		for _, m := range ch.recvs {
 			if m.done {
 				out.UnmatchedRecvs++
 			}
 		}
-	}
-	for _, q := range s.sends {
-		for _, m := range q {
+		for _, m := range ch.sends {
 			if m.done {
 				out.UnmatchedSends++
 			}

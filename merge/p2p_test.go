@@ -219,6 +219,42 @@ func TestP2PStream_HaloRunMatchesEveryMessageWithBoundedMemory(t *testing.T) {
 	}
 }
 
+// TestP2PStream_KeysThatNeverRecurKeepNoQueues: a tag per message (as
+// codes that tag by iteration do) makes a new (comm, src, dst, tag) key
+// for every message; once matched, a key's queues leave the map and are
+// reused, so what the stream holds does not grow with the run.
+func TestP2PStream_KeysThatNeverRecurKeepNoQueues(t *testing.T) {
+	const n = 1000
+	evs := map[int][]trace.Event{}
+	for i := int64(0); i < n; i++ {
+		evs[0] = append(evs[0], trace.Event{Op: trace.OpSend, EnterNS: 100 * i, ExitNS: 100*i + 10, Peer: 1, Tag: int32(i), Sent: 8, Root: -1})
+		evs[1] = append(evs[1], trace.Event{Op: trace.OpRecv, EnterNS: 100*i + 5, ExitNS: 100*i + 20, Peer: 0, Tag: int32(i), Recv: 8, Root: -1})
+	}
+	run, srcs := p2pRun(evs)
+	cp := *run
+	cp.Ranks = nil
+	for _, ri := range run.Ranks {
+		c := *ri
+		c.Src, _ = srcs(ri.Rank)
+		cp.Ranks = append(cp.Ranks, &c)
+	}
+	pass, err := Prepare(&cp, Options{Clock: ClockRaw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := NewP2PStream(&cp, P2POptions{Clock: ClockRaw}, pass.SiteName())
+	pass.AddStreamSink(st)
+	if _, err := pass.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.chans) != 0 || len(st.freeChans) > 2 {
+		t.Errorf("after %d matched messages of distinct keys: %d keys hold queues (want 0), %d kept for reuse (want at most 2)", n, len(st.chans), len(st.freeChans))
+	}
+	if an := st.Result(); an.Messages != n || an.UnmatchedSends != 0 || an.UnmatchedRecvs != 0 {
+		t.Errorf("messages %d (want %d), unmatched %d/%d", an.Messages, n, an.UnmatchedSends, an.UnmatchedRecvs)
+	}
+}
+
 // TestAnalyzeP2P_CancelledRequestsAreNoMessages: a cancelled Irecv that
 // the stream had already paired with a send (the send came first in
 // global order) gives the send back to the receive that really took it;
