@@ -2,7 +2,10 @@ package merge
 
 // The streaming k-way merge of all ranks by global Enter.
 
-import "container/heap"
+import (
+	"container/heap"
+	"unsafe"
+)
 
 // cursor is one rank's position in the k-way merge.
 type cursor struct {
@@ -63,6 +66,11 @@ func (h *cursorHeap) advanceTop() *cursor {
 	c.i++
 	if c.i < len(c.b.ev) {
 		c.key = c.b.ev[c.i].Enter
+		// The event is consumed when c is on top again, about one
+		// event per rank later; with hundreds of interleaved streams
+		// the hardware prefetcher does not follow, and its second line
+		// would be a cache miss then (see prefetchEvent).
+		prefetchEvent(uintptr(unsafe.Pointer(&c.b.ev[c.i])))
 		h.siftTop()
 		return nil
 	}
