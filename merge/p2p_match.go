@@ -217,7 +217,7 @@ func (s *P2PStream) tryMatch(k p2pKey, ch *p2pChan) {
 		}
 		ch.sends, ch.recvs = ch.sends.popFront(), ch.recvs.popFront()
 		r.peer, snd.peer = snd, r
-		s.settle(r)
+		s.settle(r) // never matches again itself, so ch stays k's
 	}
 	s.dropChanIfEmpty(k, ch)
 }
