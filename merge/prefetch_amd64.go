@@ -6,7 +6,7 @@ package merge
 // same place measured no gain (docs/tracemerge.md). With the
 // prefetch in the k-way merge, `--formats json,txt` of a 10^7-event
 // synthetic run, interleaved rounds (2026-11-26, Intel VM): 1024 ranks
-// 5.65 → 4.68 s, 256 ranks 3.75 → 3.01 s, 64 ranks 2.67 → 2.25 s; the
+// 5.70 → 5.00 s, 256 ranks 3.75 → 3.01 s, 64 ranks 2.67 → 2.25 s; the
 // 64-rank halo run unchanged.
 //
 //go:noescape
