@@ -31,6 +31,9 @@ static const uint8_t col_max[GCK_ENC_COLS] = {10, 10, 10, 5, 5};
  * peer, tag. */
 #define GCK_TMPL_MAX (3 + 5 + 5 + 10 + 10 + 5 + 5 + 5)
 
+/* Records read ahead of the one being split (gclock_encode_columns). */
+#define GCK_ENC_AHEAD 16u
+
 typedef struct {
 	uint64_t site;
 	uint32_t idx, gen;
@@ -207,6 +210,15 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	uint32_t conts = 0;    /* records that continue a call */
 	for (uint32_t i = 0; i < n; i++) {
 		const gclock_event *e = &ev[i];
+		/* A half fills over thousands of MPI calls whose own data pushes
+		 * it out of the core's caches: ask for both lines of the record
+		 * GCK_ENC_AHEAD on (perf put 30 % of the split's samples on its
+		 * first load of each record in a 2-rank MPI_Allreduce run). */
+		if (i + GCK_ENC_AHEAD < n) {
+			const char *a = (const char *)&ev[i + GCK_ENC_AHEAD];
+			__builtin_prefetch(a, 0, 3);
+			__builtin_prefetch(a + sizeof *e - 1, 0, 3);
+		}
 		/* A program repeats its sequence of calls: the template that
 		 * followed the previous event's last time is tried first. */
 		enc_tmpl *t = NULL;
