@@ -193,26 +193,32 @@ GCK_F_INLINE void body_mpi_finalize(gclock_fsub real, void *ra, int desc, MPI_Fi
 }
 GCK_F_WRAP(mpi_finalize, MPI_FINALIZE, (MPI_Fint *ierr), ierr)
 
-/* MPI_PCONTROL(LEVEL) has no IERROR argument. Open MPI's binding calls
- * PMPI_Pcontrol, MPICH's the C MPI_Pcontrol (the guard keeps that from
- * counting twice). */
-GCK_F_INLINE void body_mpi_pcontrol(gclock_fsub real, void *ra, int desc, MPI_Fint *level)
+/* MPI_PCONTROL(LEVEL) has no IERROR argument in the standard. Open MPI's
+ * binding calls PMPI_Pcontrol, MPICH's the C MPI_Pcontrol (the guard keeps
+ * that from counting twice). MPICH's mpi_f08 binding takes an optional
+ * IERROR after LEVEL (NULL when absent) and stores through it when given:
+ * the f08 wrapper passes it on (before 2026-11-27 it did not, and the real
+ * function stored through whatever the register held). An extra argument
+ * is harmless to the bindings that take one. */
+GCK_F_INLINE void body_mpi_pcontrol(gclock_fsub real, void *ra, int desc, MPI_Fint *level,
+				    MPI_Fint *ierr)
 {
 	(void)desc;
 	if (real == NULL)
 		return;
 	if (!gclock_active || gclock_tl_guard) {
-		real(level);
+		real(level, ierr);
 		return;
 	}
 	gclock_tl_guard++;
 	int64_t t0 = gclock_now();
-	real(level);
+	real(level, ierr);
 	int64_t t1 = gclock_now();
 	gclock_pcontrol(level != NULL ? (int)*level : 1, t0, t1, ra);
 	gclock_tl_guard--;
 }
-GCK_F_WRAP(mpi_pcontrol, MPI_PCONTROL, (MPI_Fint *level), level)
+GCK_F_LEGACY_WRAP(mpi_pcontrol, MPI_PCONTROL, (MPI_Fint *level), level, NULL)
+GCK_F_ONE(mpi_pcontrol, 1, 0, mpi_pcontrol_f08_, (MPI_Fint *level, MPI_Fint *ierr), level, ierr)
 
 GCK_F_INLINE void body_mpi_abort(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *errorcode,
 				 MPI_Fint *ierr)
