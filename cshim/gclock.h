@@ -90,6 +90,7 @@ enum {
 
 #define GCK_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 #define GCK_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GCK_INLINE inline __attribute__((always_inline))
 #define GCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Thread buffer: events appended in place; handed to Go when full. */
@@ -180,6 +181,7 @@ extern GCK_TLS gclock_tbuf *gclock_tl_buf;
 extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 extern int gclock_timer_kind;
 extern int gclock_fake_on;
+extern int gclock_tsc_fast;               /* the TSC, no injection: gclock_now inline */
 extern int64_t gclock_fake_off;           /* ns */
 extern double gclock_fake_k;              /* drift_ppm * 1e-6 */
 extern int gclock_fake_nl;                /* number of non-linear terms */
@@ -215,6 +217,13 @@ static inline int64_t gclock_clock(clockid_t id)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* gclock_tsc_ns reads the TSC in ns (the calibration of gclock_timer_setup). */
+static inline int64_t gclock_tsc_ns(void)
+{
+	uint64_t d = gclock_rdtsc() - gclock_tsc0;
+	return gclock_tsc_ns0 + (int64_t)(((unsigned __int128)d * gclock_tsc_mult) >> 32);
+}
+
 /* gclock_timer_raw_inline reads the configured timer without injection. */
 static inline int64_t gclock_timer_raw_inline(void)
 {
@@ -223,11 +232,8 @@ static inline int64_t gclock_timer_raw_inline(void)
 		return gclock_clock(CLOCK_MONOTONIC_RAW);
 	case GCK_TIMER_REALTIME:
 		return gclock_clock(CLOCK_REALTIME);
-	case GCK_TIMER_TSC: {
-		uint64_t d = gclock_rdtsc() - gclock_tsc0;
-		return gclock_tsc_ns0 +
-		       (int64_t)(((unsigned __int128)d * gclock_tsc_mult) >> 32);
-	}
+	case GCK_TIMER_TSC:
+		return gclock_tsc_ns();
 	case GCK_TIMER_MPI_WTIME:
 		return (int64_t)(PMPI_Wtime() * 1e9);
 	default:
@@ -235,9 +241,22 @@ static inline int64_t gclock_timer_raw_inline(void)
 	}
 }
 
+/* gclock_now_slow is gclock_now for every timer (shim.c). */
+int64_t gclock_now_slow(void);
+
 /* gclock_now reads the configured timer, with GCLOCK_FAKE_CLOCK applied:
- * fake(t) = t + offset_ns + drift_ppm*1e-6*t (trace.Injection). */
+ * fake(t) = t + offset_ns + drift_ppm*1e-6*t (trace.Injection). The TSC
+ * without injection (the default timer where the kernel's clocksource is
+ * the TSC) is read inline; everything else in gclock_now_slow. */
 static inline int64_t gclock_now(void)
+{
+	if (GCK_LIKELY(gclock_tsc_fast))
+		return gclock_tsc_ns();
+	return gclock_now_slow();
+}
+
+/* gclock_now_any is gclock_now's general path. */
+static inline int64_t gclock_now_any(void)
 {
 	int64_t t = gclock_timer_raw_inline();
 	if (GCK_UNLIKELY(gclock_fake_on)) {

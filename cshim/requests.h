@@ -57,6 +57,9 @@ typedef struct gclock_req_slot {
 static gclock_req_slot gclock_reqs[GCK_REQ_SLOTS];
 static uint32_t gclock_req_ids;  /* id blocks handed out (GCK_REQ_BLOCK ids each) */
 static uint64_t gclock_req_lost; /* requests whose completion cannot be linked */
+/* gclock_req_dups: set once the table may hold two entries of one handle
+ * (gclock_req_unique). */
+static int gclock_req_dups;
 
 static inline uintptr_t gclock_req_key(MPI_Request r) { return (uintptr_t)r; }
 
@@ -65,8 +68,21 @@ static inline uint32_t gclock_req_hash(uintptr_t k)
 	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_REQ_BITS));
 }
 
+/* gclock_req_unique: every handle has at most one entry in the table, so
+ * a lookup may stop at its first match. Holds below MPI_THREAD_MULTIPLE
+ * until a start enters a handle that is already there (a persistent
+ * request, or a shared handle when the thread's FIFO is full):
+ * gclock_track sees that in its walk and sets gclock_req_dups for good.
+ * Under MPI_THREAD_MULTIPLE two threads can enter one shared handle at
+ * the same moment, so lookups walk the whole chain. */
+static inline int gclock_req_unique(void)
+{
+	return !gclock_mt && !gclock_req_dups;
+}
+
 /* gclock_req_claim returns a slot whose key is GCK_REQ_BUSY, to be
- * filled and published with gclock_req_publish; NULL if the chain is full. */
+ * filled and published with gclock_req_publish; NULL if the chain is full.
+ * Under MPI_THREAD_MULTIPLE (below it gclock_req_walk finds the slot). */
 static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
 {
 	uint32_t h = gclock_req_hash(k);
@@ -74,13 +90,6 @@ static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
 		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		if (sk == GCK_KEY_EMPTY || sk == GCK_KEY_TOMB) {
-			/* Below MPI_THREAD_MULTIPLE no other thread is in MPI now:
-			 * a plain store (a locked instruction waits for the event
-			 * record's stores before it to drain). */
-			if (!gclock_mt) {
-				s->key = GCK_REQ_BUSY;
-				return s;
-			}
 			if (__atomic_compare_exchange_n(&s->key, &sk, GCK_REQ_BUSY, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
 				return s;
@@ -88,6 +97,34 @@ static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
 	}
 	__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
 	return NULL;
+}
+
+/* gclock_req_walk is the start's one walk of k's chain below
+ * MPI_THREAD_MULTIPLE (no other thread is in MPI): it reports whether k
+ * has a live entry (*live) and returns the chain's first free slot, NULL
+ * if none; the caller claims it with a plain store (a locked instruction
+ * would wait for the event record's stores before it to drain). One walk
+ * instead of gclock_req_find and then gclock_req_claim. */
+static inline gclock_req_slot *gclock_req_walk(uintptr_t k, int *live)
+{
+	uint32_t h = gclock_req_hash(k);
+	gclock_req_slot *fs = NULL;
+	int found = 0;
+	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
+		uintptr_t sk = s->key;
+		if (sk == k) {
+			found = 1;
+		} else if (sk == GCK_KEY_EMPTY) {
+			if (fs == NULL)
+				fs = s;
+			break;
+		} else if (sk == GCK_KEY_TOMB && fs == NULL) {
+			fs = s;
+		}
+	}
+	*live = found;
+	return fs;
 }
 
 static inline void gclock_req_publish(gclock_req_slot *s, uintptr_t k)
@@ -106,14 +143,19 @@ static inline void gclock_req_publish(gclock_req_slot *s, uintptr_t k)
 static inline gclock_req_slot *gclock_req_find(uintptr_t k)
 {
 	uint32_t h = gclock_req_hash(k);
+	const int unique = gclock_req_unique();
 	gclock_req_slot *best = NULL;
 	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (sk == k && (best == NULL || (int32_t)(s->id - best->id) < 0))
-			best = s;
-		else if (sk == GCK_KEY_EMPTY)
+		if (sk == k) {
+			if (unique)
+				return s;
+			if (best == NULL || (int32_t)(s->id - best->id) < 0)
+				best = s;
+		} else if (sk == GCK_KEY_EMPTY) {
 			break;
+		}
 	}
 	return best;
 }
@@ -125,11 +167,14 @@ static inline gclock_req_slot *gclock_req_find(uintptr_t k)
 static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *owner)
 {
 	uint32_t h = gclock_req_hash(k);
+	const int unique = gclock_req_unique();
 	gclock_req_slot *best = NULL, *mine = NULL;
 	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		if (sk == k) {
+			if (unique)
+				return s;
 			if (best == NULL || (int32_t)(s->id - best->id) < 0)
 				best = s;
 			if (s->owner == owner && (mine == NULL || (int32_t)(s->id - mine->id) < 0))
@@ -237,7 +282,7 @@ static inline uint32_t gclock_req_id(gclock_tbuf *b)
 }
 
 /* gclock_put writes one event of the current call. */
-static inline void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
+static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
 			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
 			      uint64_t recv)
 {
@@ -351,6 +396,24 @@ static inline void gclock_shq_consume(gclock_tbuf *b, gclock_shared_req *q)
 		b->shq_head++;
 }
 
+/* gclock_shq_push appends a start of the shared handle k to the thread's
+ * FIFO (the caller checked that it has room). */
+static inline void gclock_shq_push(gclock_tbuf *b, const gclock_comm_slot *cs, uintptr_t k,
+				   uint32_t id, uint16_t kind, int32_t peer, int32_t tag,
+				   uint64_t bytes)
+{
+	gclock_shared_req *q = &b->shq[b->shq_tail++ % GCK_SHARED_CAP];
+	q->key = k;
+	q->bytes = bytes;
+	q->peers = cs->peers;
+	q->npeers = cs->npeers;
+	q->id = id;
+	q->comm = cs->local;
+	q->peer = peer;
+	q->tag = tag;
+	q->kind = kind;
+}
+
 /* gclock_track enters a new request into the table (or the thread's FIFO
  * of shared handles); returns its id. */
 static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
@@ -360,22 +423,29 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
 	gclock_tbuf *b = gclock_buf();
 	uint32_t id = gclock_req_id(b);
 	uintptr_t k = gclock_req_key(r);
-	if (!persistent && b != NULL && b->shq != NULL &&
-	    b->shq_tail - b->shq_head < GCK_SHARED_CAP &&
-	    (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
-		gclock_shared_req *q = &b->shq[b->shq_tail++ % GCK_SHARED_CAP];
-		q->key = k;
-		q->bytes = bytes;
-		q->peers = cx->cs->peers;
-		q->npeers = cx->cs->npeers;
-		q->id = id;
-		q->comm = cx->cs->local;
-		q->peer = peer;
-		q->tag = tag;
-		q->kind = kind;
-		return id;
+	const int fifo = !persistent && b != NULL && b->shq != NULL &&
+			 b->shq_tail - b->shq_head < GCK_SHARED_CAP;
+	gclock_req_slot *s;
+	if (!gclock_mt) {
+		int live;
+		s = gclock_req_walk(k, &live);
+		if (fifo && (live || gclock_shq_find(b, k, 0) != NULL)) {
+			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
+			return id;
+		}
+		if (live) /* a second entry of k (gclock_req_unique) */
+			gclock_req_dups = 1;
+		if (s != NULL)
+			s->key = GCK_REQ_BUSY;
+		else
+			__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
+	} else {
+		if (fifo && (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
+			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
+			return id;
+		}
+		s = gclock_req_claim(k);
 	}
-	gclock_req_slot *s = gclock_req_claim(k);
 	if (s != NULL) {
 		s->bytes = bytes;
 		s->peers = cx->cs->peers;
@@ -1027,7 +1097,7 @@ static inline void gclock_complete_some(gclock_p2p *cx, int outcount, const int 
 
 /* waitall(count, array_of_requests, array_of_statuses) */
 static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
-					  MPI_Status statuses[])
+					  MPI_Status *statuses)
 {
 	gclock_copy_reqs(cx, count, reqs, statuses);
 	/* Beyond the scratch area the handles cannot be remembered; every
@@ -1038,7 +1108,7 @@ static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request
 }
 
 static inline void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
-					   MPI_Status statuses[])
+					   MPI_Status *statuses)
 {
 	(void)count, (void)reqs, (void)statuses;
 	if (rc == MPI_SUCCESS)
@@ -1048,14 +1118,14 @@ static inline void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MP
 
 /* testall(count, array_of_requests, flag, array_of_statuses) */
 static inline void gclock_p2p_testall_pre(gclock_p2p *cx, int count, MPI_Request reqs[], int *flag,
-					  MPI_Status statuses[])
+					  MPI_Status *statuses)
 {
 	(void)flag;
 	gclock_copy_reqs(cx, count, reqs, statuses);
 }
 
 static inline void gclock_p2p_testall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
-					   int *flag, MPI_Status statuses[])
+					   int *flag, MPI_Status *statuses)
 {
 	(void)count, (void)reqs, (void)statuses;
 	if (rc == MPI_SUCCESS && *flag)
@@ -1104,14 +1174,14 @@ static inline void gclock_p2p_testany_post(gclock_p2p *cx, int rc, int count, MP
 
 /* waitsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) */
 static inline void gclock_p2p_waitsome_pre(gclock_p2p *cx, int incount, MPI_Request reqs[],
-					   int *outcount, int indices[], MPI_Status statuses[])
+					   int *outcount, int indices[], MPI_Status *statuses)
 {
 	(void)outcount, (void)indices;
 	gclock_copy_reqs(cx, incount, reqs, statuses);
 }
 
 static inline void gclock_p2p_waitsome_post(gclock_p2p *cx, int rc, int incount, MPI_Request reqs[],
-					    int *outcount, int indices[], MPI_Status statuses[])
+					    int *outcount, int indices[], MPI_Status *statuses)
 {
 	(void)incount, (void)reqs, (void)statuses;
 	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
@@ -1121,13 +1191,13 @@ static inline void gclock_p2p_waitsome_post(gclock_p2p *cx, int rc, int incount,
 
 /* testsome(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) */
 static inline void gclock_p2p_testsome_pre(gclock_p2p *cx, int incount, MPI_Request reqs[],
-					   int *outcount, int indices[], MPI_Status statuses[])
+					   int *outcount, int indices[], MPI_Status *statuses)
 {
 	gclock_p2p_waitsome_pre(cx, incount, reqs, outcount, indices, statuses);
 }
 
 static inline void gclock_p2p_testsome_post(gclock_p2p *cx, int rc, int incount, MPI_Request reqs[],
-					    int *outcount, int indices[], MPI_Status statuses[])
+					    int *outcount, int indices[], MPI_Status *statuses)
 {
 	(void)incount, (void)reqs, (void)statuses;
 	if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED && *outcount > 0)

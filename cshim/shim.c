@@ -36,6 +36,7 @@ GCK_TLS uint32_t gclock_msg_next;
 gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 int gclock_timer_kind = GCK_TIMER_MONOTONIC;
 int gclock_fake_on;
+int gclock_tsc_fast;
 int64_t gclock_fake_off;
 double gclock_fake_k;
 uint64_t gclock_tsc0;
@@ -154,6 +155,15 @@ static void tsc_calibrate(int64_t v[5])
 	memcpy(&v[4], &hz, sizeof hz);
 }
 
+/* timer_fast_update sets gclock_tsc_fast after the timer or the injection
+ * changed (before recording starts, or in the tests' single thread). */
+static void timer_fast_update(void)
+{
+	gclock_tsc_fast = gclock_timer_kind == GCK_TIMER_TSC && !gclock_fake_on;
+}
+
+int64_t gclock_now_slow(void) { return gclock_now_any(); }
+
 /* gclock_timer_setup selects the timer; collective over all ranks (pmpi
  * calls it at the same point of start on every rank, with the same kind:
  * GCLOCK_TIMER=auto asks every rank for the TSC with need_kernel_tsc set,
@@ -203,6 +213,7 @@ int gclock_timer_setup(int kind, int need_kernel_tsc, uint64_t machine_key, doub
 	if (kind < GCK_TIMER_MONOTONIC || kind > GCK_TIMER_MPI_WTIME)
 		return -1;
 	gclock_timer_kind = kind;
+	timer_fast_update();
 	return 0;
 }
 
@@ -237,6 +248,7 @@ void gclock_timer_fake_term(int kind, double a, double b, double c, const double
 	fake_terms[gclock_fake_nl] = t;
 	__atomic_store_n(&gclock_fake_nl, gclock_fake_nl + 1, __ATOMIC_RELEASE);
 	gclock_fake_on = 1;
+	timer_fast_update();
 }
 
 void gclock_timer_fake_anchor(int64_t anchor) { fake_anchor = anchor; }
@@ -272,6 +284,7 @@ void gclock_timer_fake(double offset_ns, double drift_ppm)
 	gclock_fake_off = (int64_t)offset_ns;
 	gclock_fake_k = drift_ppm * 1e-6;
 	gclock_fake_on = offset_ns != 0 || drift_ppm != 0;
+	timer_fast_update();
 }
 
 static int cmp_double(const void *a, const void *b)
