@@ -416,7 +416,7 @@ static inline void gclock_shq_push(gclock_tbuf *b, const gclock_comm_slot *cs, u
 
 /* gclock_track enters a new request into the table (or the thread's FIFO
  * of shared handles); returns its id. */
-static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
+static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
 				    uint16_t persistent, int32_t peer, int32_t tag,
 				    uint64_t bytes)
 {
@@ -429,7 +429,7 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
 	if (!gclock_mt) {
 		int live;
 		s = gclock_req_walk(k, &live);
-		if (fifo && (live || gclock_shq_find(b, k, 0) != NULL)) {
+		if (fifo && (live || (b->shq_head != b->shq_tail && gclock_shq_find(b, k, 0) != NULL))) {
 			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
 			return id;
 		}
@@ -466,7 +466,7 @@ static inline uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind
  * thread's FIFO of shared handles), copies it to *out and ends its
  * bookkeeping (a persistent request stays in the table unless
  * free_persistent). Returns 0 if the handle is not tracked. */
-static inline int gclock_take(uintptr_t key, int free_persistent, gclock_shared_req *out)
+static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, gclock_shared_req *out)
 {
 	gclock_tbuf *b = gclock_tl_buf;
 	gclock_req_slot *s = gclock_req_find_owned(key, b);
@@ -516,7 +516,7 @@ static inline int gclock_status_cancelled(const MPI_Status *st)
 /* gclock_complete records the completion of the request whose handle was
  * k (st: its status, NULL when none was obtained); seq numbers the event
  * within the call. Returns 1 if the request was a tracked one. */
-static inline int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
 {
 	gclock_shared_req r;
 	if (!gclock_take(gclock_req_key(k), 0, &r))
