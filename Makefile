@@ -29,7 +29,7 @@ export OMPI_ALLOW_RUN_AS_ROOT ?= 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM ?= 1
 export OMPI_MCA_rmaps_base_oversubscribe ?= 1
 
-.PHONY: all setup test-setup lib tracemerge test test-unit test-mpi demo bench clean fmt vet
+.PHONY: all setup test-setup bench-setup lib tracemerge test test-unit test-mpi demo bench clean fmt vet
 
 all: setup lib tracemerge
 
@@ -85,8 +85,12 @@ test-setup:
 demo: all
 	bash scripts/demo.sh
 
-bench: all
+# Section 10 of the benchmarks counts instructions under valgrind's callgrind.
+bench: bench-setup all
 	bash scripts/bench.sh
+
+bench-setup:
+	@MPI=$(MPI) SETUP_EXTRA="valgrind" bash scripts/setup.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

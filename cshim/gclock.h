@@ -308,7 +308,7 @@ static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
 
 void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint64_t recv);
 
-static inline void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root,
+static GCK_INLINE void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root,
 				 uint64_t sent, uint64_t recv, int64_t t0,
 				 int64_t t1, void *callsite)
 {

@@ -778,7 +778,7 @@ static inline void gclock_p2p_iprobe_post(gclock_p2p *cx, int rc, int source, in
  * normally received by the thread that probed it); a receive whose
  * message is not found (probed by another thread, or on a communicator
  * not recorded) is passed through unrecorded. */
-static inline void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
+static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
 					uint16_t kind, uint16_t persistent, int32_t tag);
 
 static inline void gclock_msg_keep(MPI_Message m, gclock_comm_slot *cs, int32_t peer, int32_t tag)
@@ -898,7 +898,7 @@ static inline void gclock_p2p_imrecv_post(gclock_p2p *cx, int rc, MPI_Count coun
 
 /* isend / irecv / send_init / recv_init (count, datatype, peer, tag, comm,
  * request): the request enters the table; the event carries its id. */
-static inline void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
+static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
 					uint16_t kind, uint16_t persistent, int32_t tag)
 {
 	if (cx->cs == NULL)

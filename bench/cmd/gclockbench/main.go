@@ -154,6 +154,7 @@ func run(c *Config) (*Report, error) {
 		{"7", benchExec},
 		{"8", benchGoTest},
 		{"9", benchApps},
+		{"10", benchCallgrind},
 	}
 	for _, s := range steps {
 		if !c.want(s.sec) {
@@ -205,7 +206,7 @@ func main() {
 	flag.BoolVar(&c.Quick, "quick", os.Getenv("BENCH_QUICK") == "1", "smoke run of about a minute (also BENCH_QUICK=1)")
 	flag.IntVar(&c.Reps, "reps", 0, "interleaved repetitions per noisy figure (default 5, quick 3)")
 	flag.StringVar(&c.Doc, "doc", "", "markdown file whose section for this machine is replaced (e.g. docs/benchmarks.md)")
-	flag.StringVar(&c.Only, "only", os.Getenv("BENCH_ONLY"), "comma-separated section numbers to run (1-9)")
+	flag.StringVar(&c.Only, "only", os.Getenv("BENCH_ONLY"), "comma-separated section numbers to run (1-10)")
 	flag.StringVar(&c.Work, "work", "", "scratch directory (default: a fresh temporary one, removed afterwards)")
 	flag.Parse()
 	rep, err := run(c)
