@@ -27,8 +27,11 @@
 static inline int gclock_builtin_size(MPI_Datatype type)
 {
 #if defined(MPICH) && !defined(OPEN_MPI)
-	unsigned h = (unsigned)type;
-	if ((h & 0xfc000000u) == 0x4c000000u && (h & 0xff00u) != 0)
+	/* Only where handles are ints (not under an ABI whose handles are
+	 * pointers: there the encoding does not hold). */
+	const int int_handles = _Generic((MPI_Datatype)0, int: 1, default: 0);
+	unsigned h = (unsigned)(uintptr_t)type;
+	if (int_handles && (h & 0xfc000000u) == 0x4c000000u && (h & 0xff00u) != 0)
 		return (int)((h >> 8) & 0xffu);
 #else
 	(void)type;
