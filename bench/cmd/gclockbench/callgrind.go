@@ -19,13 +19,13 @@ import (
 
 // callgrindCase is one program counted under callgrind.
 type callgrindCase struct {
-	name      string
-	prog      string
-	arg       string
-	countKey  string  // output key holding the iterations the program made
-	perIter   float64 // events per iteration
-	iterWord  string
-	maxMinute time.Duration
+	name     string
+	prog     string
+	arg      string
+	countKey string  // output key holding the iterations the program made
+	perIter  float64 // events per iteration
+	iterWord string
+	timeout  time.Duration
 }
 
 var callgrindCases = []callgrindCase{
@@ -105,11 +105,11 @@ func callgrindCount(c *Config, k callgrindCase) (callgrindResult, error) {
 	}
 	dir := c.runDir("callgrind-" + k.prog)
 	out := filepath.Join(dir, "callgrind.out")
-	// A singleton rank (no mpirun: its launcher would run under valgrind's
-	// exit too); GODEBUG: the Go runtime's preemption signals trip
-	// callgrind's signal bookkeeping (an assertion, no output file).
+	// A singleton rank started directly, so valgrind runs the program
+	// alone, not a launcher; GODEBUG: the Go runtime's preemption signals
+	// trip callgrind's signal bookkeeping (an assertion, no output file).
 	env := append(c.preloadEnv(dir), "GODEBUG=asyncpreemptoff=1")
-	r, err := runCmd(k.maxMinute, dir, env, "valgrind", "--tool=callgrind", "--callgrind-out-file="+out, prog, k.arg)
+	r, err := runCmd(k.timeout, dir, env, "valgrind", "--tool=callgrind", "--callgrind-out-file="+out, prog, k.arg)
 	if err != nil {
 		return callgrindResult{}, err
 	}
