@@ -124,6 +124,7 @@
 #pragma weak PMPI_Testany
 #pragma weak PMPI_Testsome
 #pragma weak PMPI_Topo_test
+#pragma weak PMPI_Type_get_envelope
 #pragma weak PMPI_Type_size
 #pragma weak PMPI_Wait
 #pragma weak PMPI_Waitall
@@ -356,6 +357,7 @@ __typeof__(PMPI_Testall) *gck_p_PMPI_Testall = PMPI_Testall;
 __typeof__(PMPI_Testany) *gck_p_PMPI_Testany = PMPI_Testany;
 __typeof__(PMPI_Testsome) *gck_p_PMPI_Testsome = PMPI_Testsome;
 __typeof__(PMPI_Topo_test) *gck_p_PMPI_Topo_test = PMPI_Topo_test;
+__typeof__(PMPI_Type_get_envelope) *gck_p_PMPI_Type_get_envelope = PMPI_Type_get_envelope;
 __typeof__(PMPI_Type_size) *gck_p_PMPI_Type_size = PMPI_Type_size;
 __typeof__(PMPI_Wait) *gck_p_PMPI_Wait = PMPI_Wait;
 __typeof__(PMPI_Waitall) *gck_p_PMPI_Waitall = PMPI_Waitall;
@@ -715,6 +717,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Testsome == 0 && (gck_p_PMPI_Testsome = (__typeof__(gck_p_PMPI_Testsome))gclock_sym("PMPI_Testsome")) == 0)
 		missing++;
 	if (gck_p_PMPI_Topo_test == 0 && (gck_p_PMPI_Topo_test = (__typeof__(gck_p_PMPI_Topo_test))gclock_sym("PMPI_Topo_test")) == 0)
+		missing++;
+	if (gck_p_PMPI_Type_get_envelope == 0 && (gck_p_PMPI_Type_get_envelope = (__typeof__(gck_p_PMPI_Type_get_envelope))gclock_sym("PMPI_Type_get_envelope")) == 0)
 		missing++;
 	if (gck_p_PMPI_Type_size == 0 && (gck_p_PMPI_Type_size = (__typeof__(gck_p_PMPI_Type_size))gclock_sym("PMPI_Type_size")) == 0)
 		missing++;

@@ -129,6 +129,7 @@ extern __typeof__(PMPI_Testall) *gck_p_PMPI_Testall;
 extern __typeof__(PMPI_Testany) *gck_p_PMPI_Testany;
 extern __typeof__(PMPI_Testsome) *gck_p_PMPI_Testsome;
 extern __typeof__(PMPI_Topo_test) *gck_p_PMPI_Topo_test;
+extern __typeof__(PMPI_Type_get_envelope) *gck_p_PMPI_Type_get_envelope;
 extern __typeof__(PMPI_Type_size) *gck_p_PMPI_Type_size;
 extern __typeof__(PMPI_Wait) *gck_p_PMPI_Wait;
 extern __typeof__(PMPI_Waitall) *gck_p_PMPI_Waitall;
@@ -363,6 +364,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Testany GCK_PMPI(PMPI_Testany, 0)
 #define PMPI_Testsome GCK_PMPI(PMPI_Testsome, 0)
 #define PMPI_Topo_test GCK_PMPI(PMPI_Topo_test, 0)
+#define PMPI_Type_get_envelope GCK_PMPI(PMPI_Type_get_envelope, 0)
 #define PMPI_Type_size GCK_PMPI(PMPI_Type_size, 0)
 #define PMPI_Wait GCK_PMPI(PMPI_Wait, 0)
 #define PMPI_Waitall GCK_PMPI(PMPI_Waitall, 0)

@@ -11,3 +11,4 @@
 #include "../cshim/pingpong.c"
 #include "../cshim/flush.c"
 #include "../cshim/encode.c"
+#include "../cshim/typesize.c"
