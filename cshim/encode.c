@@ -46,13 +46,13 @@ typedef struct {
 
 /* enc_tmpl is one template: the fields an event shares with many others
  * (everything but seq, times and request id), its index and stamp. */
-typedef struct {
+typedef struct enc_tmpl_s {
 	uint64_t sent, recv, site;
 	uint32_t comm, gen, idx;
 	int32_t root, peer, tag;
 	uint16_t op;
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
-	uint32_t next;  /* the template that followed this one last, index+1 */
+	struct enc_tmpl_s *next; /* the template that followed this one last, or NULL */
 } enc_tmpl;
 
 /* gclock_op_multi: records of op with seq > 0 continue a call written as
@@ -75,6 +75,10 @@ static struct {
 	enc_tmpl **tlist; /* cap entries: this chunk's templates by index */
 	uint32_t tmask;
 	uint32_t gen; /* stamps the tables' live entries (this chunk's) */
+	/* The chunk being split: template rows written so far and counts (the
+	 * lookups below keep them here, out of the split's registers). */
+	uint8_t *tr;
+	uint32_t ntmpl, nsites;
 } enc;
 
 static void enc_release(void)
@@ -168,8 +172,9 @@ static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e)
 
 /* site_index returns the call site's index in the chunk's dictionary,
  * adding it on first sight. */
-static inline uint32_t site_index(uint64_t site, uint32_t gen, uint32_t mask, uint32_t *nsites)
+static inline uint32_t site_index(uint64_t site)
 {
+	const uint32_t gen = enc.gen, mask = enc.tmask;
 	uint32_t h = enc_hash(site) & mask;
 	while (enc.stab[h].gen == gen && enc.stab[h].site != site)
 		h = (h + 1) & mask;
@@ -177,10 +182,67 @@ static inline uint32_t site_index(uint64_t site, uint32_t gen, uint32_t mask, ui
 	if (st->gen != gen) {
 		st->site = site;
 		st->gen = gen;
-		st->idx = *nsites;
-		enc.sites[(*nsites)++] = site;
+		st->idx = enc.nsites;
+		enc.sites[enc.nsites++] = site;
 	}
 	return st->idx;
+}
+
+/* tmpl_find returns e's template from the table, entering it (and its
+ * row) on first sight; prev, the previous event's template, learns it as
+ * its successor (the first event's prev is a stand-in). Out of line: the split's loop tries the predicted
+ * template first and keeps its registers for that. */
+static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_tmpl *prev)
+{
+	const uint32_t gen = enc.gen, mask = enc.tmask;
+	uint32_t h = tmpl_hash(e) & mask;
+	while (enc.ttab[h].gen == gen && !tmpl_is(&enc.ttab[h], e))
+		h = (h + 1) & mask;
+	enc_tmpl *t = &enc.ttab[h];
+	if (t->gen != gen) { /* a new template: its row, in first-use order */
+		t->sent = e->sent;
+		t->recv = e->recv;
+		t->site = e->callsite;
+		t->comm = e->comm;
+		t->root = e->root;
+		t->peer = e->peer;
+		t->tag = e->tag;
+		t->op = e->op;
+		t->multi = (uint16_t)gclock_op_multi(e->op);
+		t->gen = gen;
+		t->next = NULL;
+		t->idx = enc.ntmpl;
+		enc.tlist[enc.ntmpl++] = t;
+		uint8_t *tr = enc.tr;
+		tr = put_u(tr, e->op);
+		tr = put_u(tr, e->comm);
+		tr = put_s(tr, e->root);
+		tr = put_u(tr, e->sent);
+		tr = put_u(tr, e->recv);
+		tr = put_u(tr, site_index(e->callsite));
+		tr = put_s(tr, e->peer);
+		tr = put_s(tr, e->tag);
+		enc.tr = tr;
+	}
+	prev->next = t;
+	return t;
+}
+
+/* seq_find returns comm's entry of the sequence table, entering it (last
+ * seq -1) on first sight. */
+static __attribute__((noinline)) enc_seq *seq_find(uint32_t comm)
+{
+	const uint32_t gen = enc.gen, mask = enc.tmask;
+	uint32_t k = enc_hash(comm) & mask;
+	while (enc.qtab[k].gen == gen && enc.qtab[k].comm != comm)
+		k = (k + 1) & mask;
+	enc_seq *q = &enc.qtab[k];
+	if (q->gen != gen) {
+		q->comm = comm;
+		q->gen = gen;
+		q->last = -1;
+	}
+	return q;
 }
 
 int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out)
@@ -196,98 +258,69 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		memset(enc.ttab, 0, ((size_t)enc.tmask + 1) * sizeof(enc_tmpl));
 		enc.gen = 1;
 	}
-	const uint32_t gen = enc.gen, mask = enc.tmask;
-	uint8_t *p[GCK_ENC_COLS];
-	for (int i = 0; i < GCK_ENC_COLS; i++)
-		p[i] = enc.col[i];
-	uint8_t *tr = enc.trows;
-	uint32_t nsites = 0, ntmpl = 0;
-	int any_req = 0;
-	uint64_t prev_exit = 0;
-	uint32_t prev_req = 0;
-	enc_seq *q = NULL;     /* the previous event's communicator entry */
-	enc_tmpl *prev = NULL; /* and template */
-	uint32_t conts = 0;    /* records that continue a call */
-	for (uint32_t i = 0; i < n; i++) {
-		const gclock_event *e = &ev[i];
+	/* Column cursors in locals, and the record's fields read once into
+	 * locals: a byte store through a uint8_t pointer may alias anything, so
+	 * fields read after one would be read again (and spilled to the stack)
+	 * by the compiler. */
+	uint8_t *restrict pseq = enc.col[GCK_ENC_SEQ], *restrict pent = enc.col[GCK_ENC_ENTER],
+			  *restrict pdur = enc.col[GCK_ENC_DUR], *restrict preq = enc.col[GCK_ENC_REQ],
+			  *restrict ptmpl = enc.col[GCK_ENC_TMPL];
+	enc.tr = enc.trows;
+	enc.ntmpl = enc.nsites = 0;
+	uint64_t prev_exit = 0; /* the first event's gap is its EnterNS */
+	uint32_t prev_req = 0;  /* stays 0 while every req is 0 */
+	enc_seq *q = NULL;      /* the previous event's communicator entry */
+	enc_tmpl start = {0};   /* predicts nothing */
+	enc_tmpl *prev = &start; /* the previous event's template */
+	uint32_t conts = 0;     /* records that continue a call */
+	for (const gclock_event *restrict e = ev, *end = ev + n; e != end; e++) {
 		/* A half fills over thousands of MPI calls whose own data pushes
 		 * it out of the core's caches: ask for both lines of the record
 		 * GCK_ENC_AHEAD on (perf put 30 % of the split's samples on its
-		 * first load of each record in a 2-rank MPI_Allreduce run). */
-		if (i + GCK_ENC_AHEAD < n) {
-			const char *a = (const char *)&ev[i + GCK_ENC_AHEAD];
-			__builtin_prefetch(a, 0, 3);
-			__builtin_prefetch(a + sizeof *e - 1, 0, 3);
-		}
+		 * first load of each record in a 2-rank MPI_Allreduce run). A
+		 * prefetch never faults, so the last records ask past the end. */
+		const char *ahead = (const char *)((uintptr_t)e + GCK_ENC_AHEAD * sizeof *e);
+		__builtin_prefetch(ahead, 0, 3);
+		__builtin_prefetch(ahead + sizeof *e - 1, 0, 3);
+		const uint64_t enter = (uint64_t)e->enter_ns, exit = (uint64_t)e->exit_ns;
+		const uint32_t comm = e->comm, seq = e->seq, req = e->req;
 		/* A program repeats its sequence of calls: the template that
 		 * followed the previous event's last time is tried first. */
-		enc_tmpl *t = NULL;
-		if (prev != NULL && prev->next != 0 && tmpl_is(enc.tlist[prev->next - 1], e))
-			t = enc.tlist[prev->next - 1];
-		else {
-			uint32_t h = tmpl_hash(e) & mask;
-			while (enc.ttab[h].gen == gen && !tmpl_is(&enc.ttab[h], e))
-				h = (h + 1) & mask;
-			t = &enc.ttab[h];
-			if (t->gen != gen) { /* a new template: its row, in first-use order */
-				t->sent = e->sent;
-				t->recv = e->recv;
-				t->site = e->callsite;
-				t->comm = e->comm;
-				t->root = e->root;
-				t->peer = e->peer;
-				t->tag = e->tag;
-				t->op = e->op;
-				t->multi = (uint16_t)gclock_op_multi(e->op);
-				t->gen = gen;
-				t->next = 0;
-				t->idx = ntmpl;
-				enc.tlist[ntmpl++] = t;
-				tr = put_u(tr, e->op);
-				tr = put_u(tr, e->comm);
-				tr = put_s(tr, e->root);
-				tr = put_u(tr, e->sent);
-				tr = put_u(tr, e->recv);
-				tr = put_u(tr, site_index(e->callsite, gen, mask, &nsites));
-				tr = put_s(tr, e->peer);
-				tr = put_s(tr, e->tag);
-			}
-			if (prev != NULL)
-				prev->next = t->idx + 1;
-		}
+		enc_tmpl *t;
+		if (GCK_LIKELY(prev->next != NULL) && tmpl_is(prev->next, e))
+			t = prev->next;
+		else
+			t = tmpl_find(e, prev);
 		prev = t;
-		conts += t->multi & (e->seq > 0);
-		p[GCK_ENC_TMPL] = put_u(p[GCK_ENC_TMPL], t->idx);
+		conts += t->multi & (seq > 0);
+		ptmpl = put_u(ptmpl, t->idx);
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
 		 * runs of one communicator skip the table */
-		if (q == NULL || e->comm != q->comm) {
-			uint32_t k = enc_hash(e->comm) & mask;
-			while (enc.qtab[k].gen == gen && enc.qtab[k].comm != e->comm)
-				k = (k + 1) & mask;
-			q = &enc.qtab[k];
-			if (q->gen != gen) {
-				q->comm = e->comm;
-				q->gen = gen;
-				q->last = -1;
-			}
-		}
-		p[GCK_ENC_SEQ] = put_s(p[GCK_ENC_SEQ], (int64_t)e->seq - (q->last + 1));
-		q->last = e->seq;
+		if (GCK_UNLIKELY(q == NULL || comm != q->comm))
+			q = seq_find(comm);
+		const int64_t last = q->last;
+		q->last = seq;
+		pseq = put_s(pseq, (int64_t)seq - (last + 1));
 		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping) */
-		uint64_t enter = (uint64_t)e->enter_ns, exit = (uint64_t)e->exit_ns;
-		p[GCK_ENC_ENTER] = put_s(p[GCK_ENC_ENTER], (int64_t)(i == 0 ? enter : enter - prev_exit));
+		pent = put_s(pent, (int64_t)(enter - prev_exit));
 		prev_exit = exit;
-		p[GCK_ENC_DUR] = put_s(p[GCK_ENC_DUR], (int64_t)(exit - enter));
+		pdur = put_s(pdur, (int64_t)(exit - enter));
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
-		if (e->req == 0) {
-			*p[GCK_ENC_REQ]++ = 0;
+		if (req == 0) {
+			*preq++ = 0;
 		} else {
-			int64_t d = (int64_t)e->req - (int64_t)prev_req;
-			p[GCK_ENC_REQ] = put_u(p[GCK_ENC_REQ], (((uint64_t)d << 1) ^ (uint64_t)(d >> 63)) + 1);
-			prev_req = e->req;
-			any_req = 1;
+			int64_t d = (int64_t)req - (int64_t)prev_req;
+			preq = put_u(preq, (((uint64_t)d << 1) ^ (uint64_t)(d >> 63)) + 1);
+			prev_req = req;
 		}
 	}
+	const int any_req = prev_req != 0;
+	uint8_t *p[GCK_ENC_COLS];
+	p[GCK_ENC_SEQ] = pseq;
+	p[GCK_ENC_ENTER] = pent;
+	p[GCK_ENC_DUR] = pdur;
+	p[GCK_ENC_REQ] = preq;
+	p[GCK_ENC_TMPL] = ptmpl;
 	out->n = n;
 	out->calls = n - conts;
 	for (int i = 0; i < GCK_ENC_COLS; i++) {
@@ -298,10 +331,10 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	if (!any_req)
 		out->len[GCK_ENC_REQ] = 0;
 	out->templates = enc.trows;
-	out->templates_len = (size_t)(tr - enc.trows);
-	out->ntemplates = ntmpl;
+	out->templates_len = (size_t)(enc.tr - enc.trows);
+	out->ntemplates = enc.ntmpl;
 	out->sites = enc.sites;
-	out->nsites = nsites;
+	out->nsites = enc.nsites;
 	return 0;
 }
 
