@@ -11,6 +11,10 @@ import (
 	"testing"
 )
 
+// mpichDatatypeDef matches a datatype constant of MPICH's mpi.h in the
+// preprocessor's macro list.
+var mpichDatatypeDef = regexp.MustCompile(`^#define (MPIX?_[A-Z0-9_]+) \(\(MPI_Datatype\)0x[0-9a-fA-F]+\)$`)
+
 // TestTypeSize_MPICHBuiltinSizeReadFromHandle: on MPICH-family MPIs the
 // recorder reads a builtin datatype's size from its handle instead of
 // calling PMPI_Type_size (cshim/bytes.h, gclock_builtin_size). Every
@@ -19,22 +23,7 @@ import (
 // deferral to it; most named scalar types must be read from the handle.
 func TestTypeSize_MPICHBuiltinSizeReadFromHandle(t *testing.T) {
 	m := mpich(t)
-	cmd := exec.Command(m.Mpicc, "-E", "-dM", "-x", "c", "-")
-	cmd.Stdin = strings.NewReader("#include <mpi.h>\n")
-	macros, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("%s -E -dM: %v", m.Mpicc, err)
-	}
-	def := regexp.MustCompile(`^#define (MPIX?_[A-Z0-9_]+) \(\(MPI_Datatype\)0x[0-9a-fA-F]+\)$`)
-	var names []string
-	for _, l := range strings.Split(string(macros), "\n") {
-		if d := def.FindStringSubmatch(strings.TrimSpace(l)); d != nil && d[1] != "MPI_DATATYPE_NULL" {
-			names = append(names, d[1])
-		}
-	}
-	if len(names) < 50 {
-		t.Fatalf("found %d datatype constants in MPICH's mpi.h, want at least 50:\n%s", len(names), macros)
-	}
+	names := datatypeConstants(t, m, mpichDatatypeDef)
 	var src strings.Builder
 	fmt.Fprintf(&src, "#define _GNU_SOURCE\n#include <stdio.h>\n#include %q\n", filepath.Join(repoRoot, "cshim", "gclock.h"))
 	src.WriteString("static const struct { const char *name; MPI_Datatype t; } types[] = {\n")
@@ -102,7 +91,7 @@ int main(int argc, char **argv)
 func TestTypeSize_RecordedBytesMatchMPITypeSize(t *testing.T) {
 	defs := map[string]*regexp.Regexp{
 		"openmpi": regexp.MustCompile(`^#define (MPIX?_[A-Z0-9_]+) OMPI_PREDEFINED_GLOBAL\( *MPI_Datatype *, *\w+ *\)$`),
-		"mpich":   regexp.MustCompile(`^#define (MPIX?_[A-Z0-9_]+) \(\(MPI_Datatype\)0x[0-9a-fA-F]+\)$`),
+		"mpich":   mpichDatatypeDef,
 	}
 	for _, m := range mpis(t) {
 		t.Run(m.Name, func(t *testing.T) {
