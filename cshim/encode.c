@@ -190,8 +190,9 @@ static inline uint32_t site_index(uint64_t site)
 
 /* tmpl_find returns e's template from the table, entering it (and its
  * row) on first sight; prev, the previous event's template, learns it as
- * its successor (the first event's prev is a stand-in). Out of line: the split's loop tries the predicted
- * template first and keeps its registers for that. */
+ * its successor (the first event's prev is a stand-in). Out of line: the
+ * split's loop tries the predicted template first and keeps its registers
+ * for that. */
 static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_tmpl *prev)
 {
 	const uint32_t gen = enc.gen, mask = enc.tmask;
