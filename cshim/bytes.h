@@ -64,7 +64,7 @@ static inline uint32_t gclock_tsz_slot(uintptr_t h)
 }
 
 /* gclock_tsize_miss returns type's size from PMPI_Type_size (-1 on error)
- * and enters the handle in gclock_tsz (shim.c). */
+ * and enters the handle in gclock_tsz (typesize.c). */
 int gclock_tsize_miss(MPI_Datatype type);
 
 /* gclock_type_size returns type's size in bytes, -1 when MPI reports an
