@@ -209,6 +209,10 @@ func main() {
 	flag.StringVar(&c.Only, "only", os.Getenv("BENCH_ONLY"), "comma-separated section numbers to run (1-10)")
 	flag.StringVar(&c.Work, "work", "", "scratch directory (default: a fresh temporary one, removed afterwards)")
 	flag.Parse()
+	// Every run's environment preloads c.Lib from its own work directory.
+	if abs, err := filepath.Abs(c.Lib); err == nil {
+		c.Lib = abs
+	}
 	rep, err := run(c)
 	if rep != nil {
 		fmt.Println(rep.Section)
