@@ -21,6 +21,10 @@ type config struct {
 	Fake     string            // GCLOCK_FAKE_CLOCK as given
 	Pairs    []trace.Injection // per emulated node (trace.ParseFakeClock)
 	Quiet    bool              // GCLOCK_QUIET: no rank-0 summary line
+	// Fsync (GCLOCK_FSYNC=1) fsyncs the rank file when it is closed (at
+	// MPI_Finalize, exit or abort). Off by default: docs/recorder.md,
+	// "Durability".
+	Fsync bool
 	// CheckAfter (GCLOCK_CHECK_AFTER, seconds; 0 = off) repeats the
 	// self-check that long after sync epoch 0, inside MPI_Init.
 	CheckAfter float64
@@ -93,6 +97,13 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 			return c, fmt.Errorf("GCLOCK_CHECK_AFTER=%q: want seconds between 0 and 86400", s)
 		}
 		c.CheckAfter = f
+	}
+	switch s := strings.TrimSpace(getenv("GCLOCK_FSYNC")); s {
+	case "", "0":
+	case "1":
+		c.Fsync = true
+	default:
+		return c, fmt.Errorf("GCLOCK_FSYNC=%q: want 0 or 1", s)
 	}
 	q := strings.TrimSpace(getenv("GCLOCK_QUIET"))
 	c.Quiet = q != "" && q != "0"

@@ -36,6 +36,18 @@ func TestLoadConfig_Codec(t *testing.T) {
 	}
 }
 
+func TestLoadConfig_Fsync(t *testing.T) {
+	for _, tc := range []struct {
+		v    string
+		want bool
+	}{{"", false}, {"0", false}, {"1", true}, {" 1 ", true}} {
+		c, err := loadConfig(env(map[string]string{"GCLOCK_FSYNC": tc.v}), nil)
+		if err != nil || c.Fsync != tc.want {
+			t.Errorf("GCLOCK_FSYNC=%q: Fsync %v, err %v; want %v", tc.v, c.Fsync, err, tc.want)
+		}
+	}
+}
+
 func TestLoadConfig_RejectsBadValues(t *testing.T) {
 	for _, m := range []map[string]string{
 		{"GCLOCK_TIMER": "sundial"},
@@ -49,6 +61,7 @@ func TestLoadConfig_RejectsBadValues(t *testing.T) {
 		{"GCLOCK_CHECK_AFTER": "-1"},
 		{"GCLOCK_CHECK_AFTER": "soon"},
 		{"GCLOCK_CHECK_AFTER": "NaN"},
+		{"GCLOCK_FSYNC": "yes"},
 	} {
 		if _, err := loadConfig(env(m), nil); err == nil {
 			t.Errorf("%v accepted", m)

@@ -275,7 +275,7 @@ func (r *recorder) start() bool {
 	h.Host, _ = os.Hostname()
 	h.Exe, _ = os.Executable()
 	h.StartNS = int64(C.gclock_now())
-	w, err := trace.Create(r.path, h, trace.WithCodec(cfg.Codec))
+	w, err := trace.Create(r.path, h, trace.WithCodec(cfg.Codec), trace.WithSyncOnClose(cfg.Fsync))
 	if err != nil {
 		r.failed = true
 		r.warnf("cannot write trace file: %v; not recording (the application continues)", err)

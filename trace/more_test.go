@@ -325,3 +325,54 @@ func TestFlippedByte_InMetadataFrameCostsOnlyThatFrame(t *testing.T) {
 		t.Error("the damaged world comm is still present")
 	}
 }
+
+// syncCounter is an io.Writer with a Sync method that counts its calls.
+type syncCounter struct {
+	bytes.Buffer
+	syncs int
+}
+
+func (s *syncCounter) Sync() error { s.syncs++; return nil }
+
+func TestWriterClose_SyncsUnlessTurnedOff(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []Option
+		syncs int
+	}{
+		{"default", nil, 1},
+		{"on", []Option{WithSyncOnClose(true)}, 1},
+		{"off", []Option{WithSyncOnClose(false)}, 0},
+		{"off, every frame", []Option{WithSyncOnClose(false), WithFsync(true)}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sc syncCounter
+			w, err := NewWriter(&sc, testHeader(), tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			evs := amgEvents(200, 3)
+			if err := w.WriteEvents(evs); err != nil {
+				t.Fatal(err)
+			}
+			before := sc.syncs
+			if err := w.Close(Footer{Reason: "finalize"}); err != nil {
+				t.Fatal(err)
+			}
+			got := sc.syncs - before
+			switch {
+			case tc.syncs >= 0 && got != tc.syncs:
+				t.Errorf("Close called Sync %d times, want %d", got, tc.syncs)
+			case tc.syncs < 0 && got != 1: // the footer frame's own sync
+				t.Errorf("Close with WithFsync(true) called Sync %d times, want 1 (the footer frame)", got)
+			}
+			r, back, err := readBytes(t, sc.Bytes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(back) != len(evs) || r.Meta().Footer == nil || r.Meta().Footer.Reason != "finalize" {
+				t.Errorf("read back %d events (want %d), footer %+v", len(back), len(evs), r.Meta().Footer)
+			}
+		})
+	}
+}
