@@ -118,14 +118,24 @@ func benchApps(c *Config, rep *Report) []Row {
 		p, t := median(s.get("plain", "wall")), median(s.get("traced", "wall"))
 		ev := median(s.get("traced", "events"))
 		goal := "—"
+		pr := pairedRatios(s.get("plain", "wall"), s.get("traced", "wall"))
+		paired := fmt.Sprintf("per round (each traced run over the untraced run just before it) median %s× (%s..%s×)",
+			num(median(pr)), num(minOf(pr)), num(maxOf(pr)))
 		if a.goal {
 			goal = "≤ 1.10×: " + metOrMissed(t <= 1.10*p)
+			within := 0
+			for _, x := range pr {
+				if x <= 1.10 {
+					within++
+				}
+			}
+			paired += fmt.Sprintf(", %d of %d rounds within the goal", within, len(pr))
 		}
 		rows = append(rows, Row{Section: sec, Name: name, Value: fmt.Sprintf("%s s", num(t)), Baseline: fmt.Sprintf("%s s without", num(p)),
 			Ratio: ratio(t, p), Goal: goal,
-			Notes: fmt.Sprintf("the program's own loop time, median of %d interleaved runs each; runs %s..%s s traced, %s..%s s without; %s events per rank (%s M events/s per rank untraced), +%s ns per event; %s",
+			Notes: fmt.Sprintf("the program's own loop time, median of %d interleaved runs each; runs %s..%s s traced, %s..%s s without; %s; %s events per rank (%s M events/s per rank untraced), +%s ns per event; %s",
 				len(s.get("traced", "wall")), num(minOf(s.get("traced", "wall"))), num(maxOf(s.get("traced", "wall"))),
-				num(minOf(s.get("plain", "wall"))), num(maxOf(s.get("plain", "wall"))),
+				num(minOf(s.get("plain", "wall"))), num(maxOf(s.get("plain", "wall"))), paired,
 				num(ev), num(ev/p/1e6), num((t-p)/ev*1e9), a.note)})
 	}
 	return rows

@@ -210,6 +210,19 @@ func pairedDiff(a, b []float64) float64 {
 	return median(d)
 }
 
+// pairedRatios returns b[i]/a[i] for each repetition where a[i] > 0: the
+// ratio of two arms run back to back, which a slow drift of a shared
+// machine moves less than it moves either arm.
+func pairedRatios(a, b []float64) []float64 {
+	var r []float64
+	for i := range min(len(a), len(b)) {
+		if a[i] > 0 {
+			r = append(r, b[i]/a[i])
+		}
+	}
+	return r
+}
+
 // spread formats min..max of xs, to show how noisy a median is.
 func spread(xs []float64, unit string, scale float64) string {
 	if len(xs) == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -122,6 +123,9 @@ func TestMedianAndPairedDiff(t *testing.T) {
 	}
 	if got := pairedDiff([]float64{10, 20, 30}, []float64{11, 25, 33}); got != 3 {
 		t.Errorf("pairedDiff = %v, want 3", got)
+	}
+	if got := pairedRatios([]float64{10, 0, 20, 4}, []float64{11, 5, 30}); !reflect.DeepEqual(got, []float64{1.1, 1.5}) {
+		t.Errorf("pairedRatios = %v, want [1.1 1.5] (a zero baseline and an unpaired run left out)", got)
 	}
 }
 
