@@ -179,7 +179,10 @@ What the rows mean:
 9. Application wall time with and without the preload (the programs' own loop times): a
    halo exchange at about 10^6 events per second per rank (issue 12's rate; goal ≤ 1.10×),
    the AMG-like example (goal ≤ 1.10×), and the halo loop at about 3× that rate (no goal);
-   with the events per rank and the ns added per event.
+   with the events per rank and the ns added per event. The verdict is on the ratio of
+   the medians; the notes also give the ratios per round (each traced run over the
+   untraced run just before it: their median, range and how many rounds were within the
+   goal), which shows how far a verdict can be trusted on the machine of the run.
 `
 
 // writeDoc replaces (or appends) this machine's section in path and
