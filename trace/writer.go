@@ -367,11 +367,10 @@ func (w *Writer) Offset() int64 {
 }
 
 // Close writes the footer frame, syncs (unless WithSyncOnClose(false)), and
-// closes the file if the Writer
-// was made by Create. If f.Events is 0 it is set to the number of events
-// written, and f.Calls, if 0, to the calls among them (Columns.Calls).
-// Close after Close returns an error; a file is closed even when writing
-// the footer failed.
+// closes the file if the Writer was made by Create. If f.Events is 0 it is
+// set to the number of events written, and f.Calls, if 0, to the calls
+// among them (Columns.Calls). Close after Close returns an error; a file is
+// closed even when writing the footer failed.
 func (w *Writer) Close(f Footer) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
