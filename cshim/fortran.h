@@ -8,7 +8,7 @@
  * mpi_f08`: libmpi_usempif08) call PMPI_* directly, so the C wrappers never
  * see a Fortran program. A Fortran wrapper converts only the handles it needs
  * for recording (communicator, datatypes, requests, statuses) to C, records
- * with the C wrappers' byte and request rules (bytes.h, requests.h), and
+ * with the C wrappers' byte and request rules (bytes.h, p2p_rules.h), and
  * calls the real Fortran entry point with the application's arguments
  * untouched, so MPI_IN_PLACE, MPI_BOTTOM and the Fortran sentinels need no
  * translation. The only substitutions are the statuses: where the
@@ -21,7 +21,7 @@
 #define GCK_FORTRAN_H
 
 #include "gclock.h"
-#include "requests.h"
+#include "p2p_rules.h"
 #include "rma.h"
 
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint must be a C int");

@@ -102,7 +102,7 @@ enum {
 #define GCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Thread buffer: events appended in place; handed to Go when full. */
-/* Per-thread scratch for the request-completion wrappers (requests.h):
+/* Per-thread scratch for the request-completion wrappers (p2p_rules.h):
  * copies of the request handles passed in, and statuses to hand to PMPI
  * when the application passes MPI_STATUS(ES)_IGNORE. Allocated once per
  * thread with its buffer. */
@@ -110,7 +110,7 @@ enum {
 
 /* A request whose handle is shared with other live requests (Open MPI's
  * ompi_request_empty for inline sends): kept in its thread's FIFO
- * (requests.h) instead of the request table. */
+ * (reqtable.h) instead of the request table. */
 typedef struct gclock_shared_req {
 	uintptr_t key;        /* handle; 0 = consumed */
 	uint64_t bytes;
@@ -154,7 +154,7 @@ typedef struct gclock_tbuf {
 	MPI_Request *sc_req;      /* GCK_SCRATCH handles (NULL: none) */
 	MPI_Status *sc_st;        /* GCK_SCRATCH statuses */
 	/* A run of unsuccessful MPI_Test* / MPI_Iprobe calls, written as one
-	 * gclock_polls event before the thread's next event (requests.h). */
+	 * gclock_polls event before the thread's next event (polls.c). */
 	uint32_t poll_n;
 	uint16_t poll_op;
 	uint32_t poll_comm;
@@ -173,7 +173,7 @@ typedef struct gclock_tbuf {
 extern int gclock_active;                 /* recording on (set after init) */
 /* 1 when MPI provides MPI_THREAD_MULTIPLE: only then can two threads be in
  * wrappers at once, and only then do the shared tables need locked
- * instructions (requests.h). */
+ * instructions (reqtable.h). */
 extern int gclock_mt;
 /* Selective tracing (docs/configuration.md): gclock_op_off[op] is 1 for an
  * op GCLOCK_OPS excludes, gclock_paused 1 between MPI_Pcontrol(0) and the
@@ -200,7 +200,7 @@ extern uint64_t gclock_tsc_mult;          /* ns per tick, 32.32 fixed point */
 
 gclock_tbuf *gclock_tbuf_new(void);
 void gclock_tbuf_full(gclock_tbuf *b);
-void gclock_polls_flush(gclock_tbuf *b); /* requests.h */
+void gclock_polls_flush(gclock_tbuf *b); /* polls.c */
 MPI_Datatype gclock_byte_type(void);     /* MPI_BYTE, resolved at MPI_Init */
 gclock_comm_slot *gclock_comm_unknown(MPI_Comm comm);
 
@@ -276,7 +276,7 @@ static inline int64_t gclock_now_any(void)
 	return t;
 }
 
-/* Matched probes' messages, per thread (requests.h: MPI_Mprobe keeps
+/* Matched probes' messages, per thread (p2p_rules.h: MPI_Mprobe keeps
  * what MPI_Mrecv of the message records). */
 #define GCK_MSG_SLOTS 16
 typedef struct {

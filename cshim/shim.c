@@ -31,7 +31,7 @@ int gclock_active;
 int gclock_mt = 1; /* until MPI_Init says otherwise */
 GCK_TLS int gclock_tl_guard;
 GCK_TLS gclock_tbuf *gclock_tl_buf;
-GCK_TLS gclock_msg_slot gclock_msgs[GCK_MSG_SLOTS]; /* requests.h: matched probes */
+GCK_TLS gclock_msg_slot gclock_msgs[GCK_MSG_SLOTS]; /* p2p_rules.h: matched probes */
 GCK_TLS uint32_t gclock_msg_next;
 gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 int gclock_timer_kind = GCK_TIMER_MONOTONIC;
@@ -402,7 +402,7 @@ gclock_tbuf *gclock_tbuf_new(void)
 	b->ev = b->halves[0];
 	b->live->half[0].gen = 1;
 	__atomic_store_n(&b->live->half[0].state, GCK_LIVE_FILLING, __ATOMIC_RELEASE);
-	/* Scratch for the completion wrappers (requests.h); without it they
+	/* Scratch for the completion wrappers (p2p_rules.h); without it they
 	 * record from the posted values only. */
 	b->sc_req = malloc(GCK_SCRATCH * sizeof(MPI_Request));
 	b->sc_st = malloc(GCK_SCRATCH * sizeof(MPI_Status));

@@ -6,6 +6,7 @@
 #include "../cshim/resolve.c"
 #include "../cshim/shim.c"
 #include "../cshim/wrappers_gen.c"
+#include "../cshim/polls.c"
 #include "../cshim/fortran.c"
 #include "../cshim/fortran_gen.c"
 #include "../cshim/pingpong.c"

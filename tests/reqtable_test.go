@@ -8,7 +8,7 @@ import (
 )
 
 // TestRequestTable_CompletionTakesOldestRequestOfItsHandle runs
-// progs/reqtable.c, a unit test of cshim/requests.h compiled against each
+// progs/reqtable.c, a unit test of cshim/reqtable.h compiled against each
 // MPI's mpi.h: single and shared handles, more starts of one shared
 // handle than the thread's FIFO holds (so the table holds the handle twice,
 // the newer entry in front), a persistent request started on a live

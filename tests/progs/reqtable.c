@@ -1,4 +1,5 @@
-/* reqtable: unit test of the recorder's request table (cshim/requests.h).
+/* reqtable: unit test of the recorder's request table (cshim/reqtable.h,
+ * used through cshim/requests.h).
  *
  * Compiled with the header itself and the few definitions it needs from
  * cshim/shim.c; no MPI library is initialised and the handles are
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "../../cshim/requests.h"
+#include "../../cshim/polls.c"
 
 /* What requests.h uses from cshim/shim.c. */
 int gclock_active, gclock_mt, gclock_paused, gclock_timer_kind, gclock_fake_on, gclock_tsc_fast,
