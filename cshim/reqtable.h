@@ -117,38 +117,10 @@ static inline void gclock_req_publish(gclock_req_slot *s, uintptr_t k)
 	__atomic_store_n(&s->key, k, __ATOMIC_RELEASE);
 }
 
-/* gclock_req_find returns the oldest (lowest id) entry of handle k (ids
- * rise within a thread, gclock_req_id; entries of one handle from several
- * threads at once are ordered by their blocks, not by time). One
- * handle can stand for several live requests: Open MPI hands out its
- * shared, already complete ompi_request_empty for every MPI_Isend sent
- * inline, and MPICH has similar built-in completed requests. Applications
- * keep request arrays in start order, so the oldest entry is the one the
- * first such handle in a call stands for. */
-static inline gclock_req_slot *gclock_req_find(uintptr_t k)
-{
-	uint32_t h = gclock_req_hash(k);
-	const int unique = gclock_req_unique();
-	gclock_req_slot *best = NULL;
-	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
-		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
-		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (sk == k) {
-			if (unique)
-				return s;
-			if (best == NULL || (int32_t)(s->id - best->id) < 0)
-				best = s;
-		} else if (sk == GCK_KEY_EMPTY) {
-			break;
-		}
-	}
-	return best;
-}
-
-/* gclock_req_find_owned is gclock_req_find preferring the oldest entry
- * started by the thread whose buffer is owner: two threads can enter the
- * same shared handle into the table at the same moment, and each must get
- * its own back. */
+/* gclock_req_find_owned returns the oldest (lowest id) entry of handle k
+ * started by the thread whose buffer is owner, else the oldest entry of k
+ * (gclock_req_find): two threads can enter the same shared handle into the
+ * table at the same moment, and each must get its own back. */
 static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *owner)
 {
 	uint32_t h = gclock_req_hash(k);
@@ -169,6 +141,22 @@ static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *ow
 		}
 	}
 	return mine != NULL ? mine : best;
+}
+
+/* gclock_req_nobody: an owner no entry has. */
+static const char gclock_req_nobody;
+
+/* gclock_req_find returns the oldest (lowest id) entry of handle k (ids
+ * rise within a thread, gclock_req_id; entries of one handle from several
+ * threads at once are ordered by their blocks, not by time). One
+ * handle can stand for several live requests: Open MPI hands out its
+ * shared, already complete ompi_request_empty for every MPI_Isend sent
+ * inline, and MPICH has similar built-in completed requests. Applications
+ * keep request arrays in start order, so the oldest entry is the one the
+ * first such handle in a call stands for. */
+static inline gclock_req_slot *gclock_req_find(uintptr_t k)
+{
+	return gclock_req_find_owned(k, &gclock_req_nobody);
 }
 
 static inline void gclock_req_drop(gclock_req_slot *s)
