@@ -1,6 +1,6 @@
 /*
  * flush.c: the recorder's own pause made visible. When a thread buffer is
- * full, gclock_tbuf_full (shim.c) hands it to Go inside the application's
+ * full, gclock_tbuf_full (buffers.c) hands it to Go inside the application's
  * MPI call; the time that takes is recorded as one gclock_flush event
  * (trace.OpFlush) at the start of the emptied buffer, so a trace shows the
  * pause instead of letting it pass for application imbalance.
@@ -12,7 +12,7 @@
  *   sent              bytes of events handed over
  *   callsite          0
  *
- * Compiled in the unity build pmpi/cshim.c after shim.c.
+ * Compiled in the unity build pmpi/cshim.c after buffers.c.
  */
 #include <string.h>
 #include "gclock.h"

@@ -4,7 +4,7 @@
  * sentinels, and the wrappers that are hand-written on the C side too
  * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort, the communicator
  * constructors and MPI_Comm_free). They share their bookkeeping with the C
- * wrappers (shim.c). The table rows' Fortran wrappers are generated into
+ * wrappers (lifecycle.c, comms.c). The table rows' Fortran wrappers are generated into
  * fortran_gen.c.
  */
 #include <dlfcn.h>
@@ -312,7 +312,7 @@ GCK_F_WRAP(mpi_comm_create, MPI_COMM_CREATE,
 	   newcomm, ierr)
 
 /* Topologies and intercommunicators: the same bookkeeping as their C
- * wrappers (shim.c); the parent is the first communicator argument. */
+ * wrappers (comms.c); the parent is the first communicator argument. */
 GCK_F_INLINE void body_mpi_cart_create(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *ndims,
 				       MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder,
 				       MPI_Fint *newcomm, MPI_Fint *ierr)

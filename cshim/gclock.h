@@ -249,7 +249,7 @@ static inline int64_t gclock_timer_raw_inline(void)
 	}
 }
 
-/* gclock_now_slow is gclock_now for every timer (shim.c). */
+/* gclock_now_slow is gclock_now for every timer (timer.c). */
 int64_t gclock_now_slow(void);
 
 /* gclock_now reads the configured timer, with GCLOCK_FAKE_CLOCK applied:
@@ -358,7 +358,7 @@ resync:
 /* Byte-count rules (one per table rule), defined in bytes.c. */
 #include "bytes.h"
 
-/* ---- shared by the C and Fortran wrappers (shim.c) ------------------------ */
+/* ---- shared by the C and Fortran wrappers (lifecycle.c, comms.c) ---------- */
 
 int gclock_init_begin(void);
 void gclock_init_end(int swapped, int rc);
@@ -436,7 +436,7 @@ extern void gclockGoFinish(int32_t reason);
  * in bit 32 whether a sync epoch ran. */
 extern uint64_t gclockGoResync(uint64_t comm_id, uint32_t seq);
 
-/* Resync arming (shim.c), called from Go. */
+/* Resync arming (comms.c), called from Go. */
 void gclock_resync_arm(uint64_t comm_id, uint32_t seq);
 void gclock_resync_arm_world(int on);
 

@@ -14,9 +14,9 @@
  *
  * evaluated in the same order as Go's, so both paths give identical values.
  *
- * Compiled in the unity build pmpi/cshim.c right after shim.c, whose private
- * communicator table (tc_get), MPI_DOUBLE handle (h_double) and tag
- * (GCK_TAG) it uses, so shim.c needs no change.
+ * Compiled in the unity build pmpi/cshim.c after shim.c and goside.c,
+ * whose private communicator table (tc_get), MPI_DOUBLE handle (h_double)
+ * and tag (GCK_TAG) it uses.
  */
 #include "pingpong.h"
 

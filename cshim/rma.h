@@ -33,7 +33,7 @@ static inline gclock_comm_slot *gclock_win_get(MPI_Win win)
 	return gclock_slot_find(k);
 }
 
-/* ---- window creation and free (shim.c) ---------------------------------- */
+/* ---- window creation and free (comms.c) --------------------------------- */
 
 void gclock_win_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Win win,
 			const char *kind);

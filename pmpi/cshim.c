@@ -5,6 +5,11 @@
 #include "../cshim/pmpi_gen.c" /* first: must not see pmpi_gen.h's macros */
 #include "../cshim/resolve.c"
 #include "../cshim/shim.c"
+#include "../cshim/timer.c"
+#include "../cshim/buffers.c"
+#include "../cshim/comms.c"
+#include "../cshim/lifecycle.c"
+#include "../cshim/goside.c"
 #include "../cshim/wrappers_gen.c"
 #include "../cshim/polls.c"
 #include "../cshim/fortran.c"

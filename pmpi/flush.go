@@ -16,7 +16,7 @@ import (
 // Background encoding of full thread buffers.
 //
 // A full C buffer half is handed off without a copy: each thread buffer
-// has two halves in a file-backed mapping (cshim/shim.c, docs/recorder.md
+// has two halves in a file-backed mapping (cshim/buffers.c, docs/recorder.md
 // "Durability"), the thread goes on filling the other half, and one
 // goroutine encodes and writes queued halves in order; once a half's
 // events are in the rank file, its state word (in the mapping) says

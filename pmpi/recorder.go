@@ -133,7 +133,7 @@ func (r *recorder) start() bool {
 	if os.Getenv("GCLOCK_TEST_FAULT") == "go" {
 		// Test hook: a nil dereference in Go after MPI_Init must still
 		// become a recovered panic (the crash-signal dispatcher in
-		// cshim/shim.c routes faults in this library to Go's handler).
+		// cshim/lifecycle.c routes faults in this library to Go's handler).
 		var p *int
 		r.size += *p
 	}
@@ -282,7 +282,7 @@ func (r *recorder) start() bool {
 		return false
 	}
 	r.w = w
-	// The thread buffers live in <rank file>.live (cshim/shim.c) so that a
+	// The thread buffers live in <rank file>.live (cshim/buffers.c) so that a
 	// killed process leaves its unwritten events for tracemerge.
 	r.live = r.path + trace.LiveSuffix
 	cp := C.CString(r.live)
@@ -646,7 +646,7 @@ func (r *recorder) finish(why string) {
 }
 
 // injectClock applies this rank's node's GCLOCK_FAKE_CLOCK spec inside the
-// timer (cshim/shim.c) and returns what the header records of it.
+// timer (cshim/timer.c) and returns what the header records of it.
 func injectClock(cfg config, nodeID int, anchor int64) *trace.Injection {
 	p := cfg.Pairs[nodeID%len(cfg.Pairs)]
 	in := &trace.Injection{Spec: cfg.Fake, NodeSize: cfg.NodeSize, OffsetNS: float64(int64(p.OffsetNS)), DriftPPM: p.DriftPPM,

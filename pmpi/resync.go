@@ -14,7 +14,7 @@ package main
 // the instance count it expects after the remaining interval at the rate
 // it saw. The C shim arms that (communicator, instance); the first
 // resync-eligible collective at or after it calls gclockGoResync on every
-// rank (cshim/shim.c: eligible are MPI_Barrier and data-carrying
+// rank (cshim/comms.c: eligible are MPI_Barrier and data-carrying
 // MPI_Allreduce, Allgather, Alltoall and Reduce_scatter_block, which no
 // rank can leave before all entered). There rank 0 decides whether the
 // interval has passed: then all run the offset-only resync

@@ -2,7 +2,7 @@
  * used through cshim/requests.h).
  *
  * Compiled with the header itself and the few definitions it needs from
- * cshim/shim.c; no MPI library is initialised and the handles are
+ * cshim/shim.c and timer.c; no MPI library is initialised and the handles are
  * synthetic, chosen so that their hashes collide where a case needs it.
  * Every case runs below MPI_THREAD_MULTIPLE (one walk per start, lookups
  * that stop at the first match while handles are unique) and with it
@@ -20,7 +20,7 @@
 #include "../../cshim/requests.h"
 #include "../../cshim/polls.c"
 
-/* What requests.h uses from cshim/shim.c. */
+/* What requests.h uses from cshim/shim.c and timer.c. */
 int gclock_active, gclock_mt, gclock_paused, gclock_timer_kind, gclock_fake_on, gclock_tsc_fast,
 	gclock_fake_nl;
 uint8_t gclock_op_off[GCK_OP_COUNT];

@@ -1,0 +1,175 @@
+/*
+ * buffers.c: thread buffers: two halves of events per thread, in a region of
+ * the rank file's sidecar (<rank file>.live) mapped shared, so that what a
+ * thread stored survives its process (docs/recorder.md, "Durability");
+ * gclock_tbuf_full hands a full half to Go.
+ *
+ * Part of the C shim; compiled in the unity build pmpi/cshim.c after timer.c.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "gclock.h"
+
+/* ---- thread buffers ------------------------------------------------------- */
+
+int gclock_buffer_events(void) { return buffer_events; }
+void gclock_set_buffer_events(int n)
+{
+	if (n >= 16)
+		buffer_events = n;
+}
+uint64_t gclock_dropped(void) { return __atomic_load_n(&dropped, __ATOMIC_RELAXED); }
+
+/* ---- file-backed thread buffers (docs/recorder.md, "Durability") ---------
+ * Every thread buffer lives in a MAP_SHARED mapping of the rank's sidecar
+ * file (<rank file>.live, opened by pmpi at start): whatever a thread
+ * stored is in the page cache the moment it is stored, so a killed process
+ * (SIGKILL, OOM killer, MPI_Abort elsewhere, a segfault) leaves its
+ * unwritten events behind for tracemerge. The file starts with one page
+ * of header; each buffer appends a page-aligned region. Without the file
+ * (not opened, or mmap failing) buffers are malloc'ed as before. */
+#define GCK_LIVE_PAGE 4096
+static int live_fd = -1;
+static off_t live_end = GCK_LIVE_PAGE;
+static uint32_t live_threads;
+
+int gclock_live_open(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	char hdr[GCK_LIVE_PAGE];
+	memset(hdr, 0, sizeof hdr);
+	memcpy(hdr, "GCKLIVE1", 8);
+	uint32_t v[2] = {1, (uint32_t)sizeof(gclock_event)}; /* version, record size */
+	memcpy(hdr + 8, v, sizeof v);
+	if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr) {
+		close(fd);
+		return -1;
+	}
+	live_fd = fd;
+	return 0;
+}
+
+/* live_region maps a new region of the sidecar for cap events per half;
+ * NULL when there is no sidecar or it cannot grow. Caller holds buf_mu. */
+static gclock_live_region *live_region(uint32_t cap)
+{
+	if (live_fd < 0)
+		return NULL;
+	size_t size = sizeof(gclock_live_region) + 2 * (size_t)cap * sizeof(gclock_event);
+	size = (size + GCK_LIVE_PAGE - 1) / GCK_LIVE_PAGE * GCK_LIVE_PAGE;
+	if (ftruncate(live_fd, live_end + (off_t)size) != 0)
+		return NULL;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, live_fd, live_end);
+	if (p == MAP_FAILED)
+		return NULL;
+	live_end += (off_t)size;
+	gclock_live_region *r = p;
+	r->cap = cap;
+	r->thread = live_threads++;
+	memcpy(r->magic, "GCKTHRD1", 8); /* last: the region is described */
+	return r;
+}
+
+gclock_tbuf *gclock_tbuf_new(void)
+{
+	gclock_tbuf *b = calloc(1, sizeof *b);
+	if (b == NULL) {
+		__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	uint32_t cap = (uint32_t)buffer_events;
+	pthread_mutex_lock(&buf_mu);
+	b->live = live_region(cap);
+	pthread_mutex_unlock(&buf_mu);
+	if (b->live == NULL) {
+		/* not durable: the same layout in ordinary memory */
+		b->live = calloc(1, sizeof(gclock_live_region) + 2 * (size_t)cap * sizeof(gclock_event));
+		if (b->live == NULL) {
+			free(b);
+			__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
+			return NULL;
+		}
+		b->live->cap = cap;
+	}
+	gclock_event *evs = (gclock_event *)(b->live + 1);
+	b->halves[0] = evs;
+	b->halves[1] = evs + cap;
+	b->cap = cap;
+	b->cur = 0;
+	b->gen = 1;
+	b->ev = b->halves[0];
+	b->live->half[0].gen = 1;
+	__atomic_store_n(&b->live->half[0].state, GCK_LIVE_FILLING, __ATOMIC_RELEASE);
+	/* Scratch for the completion wrappers (p2p_rules.h); without it they
+	 * record from the posted values only. */
+	b->sc_req = malloc(GCK_SCRATCH * sizeof(MPI_Request));
+	b->sc_st = malloc(GCK_SCRATCH * sizeof(MPI_Status));
+	if (b->sc_req == NULL || b->sc_st == NULL) {
+		free(b->sc_req);
+		free(b->sc_st);
+		b->sc_req = NULL;
+		b->sc_st = NULL;
+	}
+	b->shq = calloc(GCK_SHARED_CAP, sizeof *b->shq); /* NULL: table only */
+	pthread_mutex_lock(&buf_mu);
+	b->next = all_bufs;
+	all_bufs = b;
+	pthread_mutex_unlock(&buf_mu);
+	gclock_tl_buf = b;
+	return b;
+}
+
+/* gclock_tbuf_full hands a full buffer to Go in one cgo call and records
+ * the pause as a gclock_flush event (flush.c). */
+void gclock_flush_mark(gclock_tbuf *b, uint32_t handed, int64_t t0, int64_t t1);
+
+/* tbuf_swap hands the filled half to Go (which sets its state to
+ * written once the rank file holds it) and starts filling the other one,
+ * first waiting for Go to have written it if it is still queued. */
+static void tbuf_swap(gclock_tbuf *b)
+{
+	int h = b->cur, o = 1 - h;
+	__atomic_store_n(&b->live->half[h].state, GCK_LIVE_HANDED, __ATOMIC_RELEASE);
+	gclockGoFlush(b->ev, (int64_t)b->n, &b->live->half[h].state);
+	if (__atomic_load_n(&b->live->half[o].state, __ATOMIC_ACQUIRE) == GCK_LIVE_HANDED)
+		gclockGoFlushWait(&b->live->half[o].state);
+	b->gen++;
+	if (b->gen == 0)
+		b->gen = 1;
+	b->cur = o;
+	b->ev = b->halves[o];
+	b->n = 0;
+	b->live->half[o].gen = b->gen;
+	__atomic_store_n(&b->live->half[o].state, GCK_LIVE_FILLING, __ATOMIC_RELEASE);
+}
+
+void gclock_tbuf_full(gclock_tbuf *b)
+{
+	gclock_tl_guard++;
+	uint32_t handed = b->n;
+	int64_t t0 = gclock_now();
+	tbuf_swap(b);
+	gclock_flush_mark(b, handed, t0, gclock_now());
+	gclock_tl_guard--;
+}
+
+void gclock_flush_all(void)
+{
+	gclock_tl_guard++;
+	pthread_mutex_lock(&buf_mu);
+	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next) {
+		if (b->poll_n != 0)
+			gclock_polls_flush(b);
+		if (b->n > 0)
+			tbuf_swap(b);
+	}
+	pthread_mutex_unlock(&buf_mu);
+	gclock_tl_guard--;
+}

@@ -1,0 +1,340 @@
+/*
+ * lifecycle.c: MPI_Init/_thread, MPI_Finalize and MPI_Abort, the crash signal
+ * handlers that keep Open MPI's backtrace, and selective tracing
+ * (GCLOCK_OPS, MPI_Pcontrol).
+ *
+ * Part of the C shim; compiled in the unity build pmpi/cshim.c after comms.c.
+ */
+#include <dlfcn.h>
+#include <link.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "gclock.h"
+
+/* ---- lifecycle ------------------------------------------------------------ */
+
+static int env_true(const char *name)
+{
+	const char *v = getenv(name);
+	return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
+}
+
+static void gclock_atexit(void)
+{
+	if (!started || finished)
+		return;
+	finished = 1;
+	gclock_active = 0;
+	gclock_flush_all();
+	gclock_tl_guard++;
+	gclockGoFinish(GCK_FINISH_EXIT);
+	gclock_tl_guard--;
+}
+
+/* ---- crash signals: keep Open MPI's backtrace ------------------------------
+ *
+ * The Go runtime installs handlers for SIGSEGV, SIGBUS, SIGFPE (and sees
+ * SIGABRT) when the library loads, and Open MPI installs its own
+ * backtrace-printing handler in MPI_Init only where none is installed, so
+ * under the preload an application crash would lose Open MPI's "*** Process
+ * received signal ***" report. Around PMPI_Init the shim resets those
+ * signals to SIG_DFL, lets the MPI library install its handlers, and then
+ * installs a dispatcher that hands a fault to the Go runtime's handler when
+ * the faulting instruction is in this library (Go code turns those into
+ * panics) and to the MPI library's handler otherwise. */
+
+static const int crash_sigs[] = {SIGABRT, SIGBUS, SIGFPE, SIGSEGV};
+#define NCRASH (int)(sizeof crash_sigs / sizeof crash_sigs[0])
+static struct sigaction go_act[NCRASH], mpi_act[NCRASH];
+static uintptr_t self_lo, self_hi;
+
+static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t base = (uintptr_t)data;
+	if (info->dlpi_addr != base)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+			if (self_lo == 0 || lo < self_lo)
+				self_lo = lo;
+			if (hi > self_hi)
+				self_hi = hi;
+		}
+	}
+	return 1;
+}
+
+static void call_action(const struct sigaction *a, int sig, siginfo_t *si, void *uc)
+{
+	if (a->sa_flags & SA_SIGINFO) {
+		a->sa_sigaction(sig, si, uc);
+	} else if (a->sa_handler == SIG_DFL) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	} else if (a->sa_handler != SIG_IGN) {
+		a->sa_handler(sig);
+	}
+}
+
+static void crash_dispatch(int sig, siginfo_t *si, void *ucv)
+{
+	int i = 0;
+	while (i < NCRASH && crash_sigs[i] != sig)
+		i++;
+	if (i == NCRASH)
+		return;
+	uintptr_t pc = 0;
+#if defined(__x86_64__)
+	pc = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#endif
+	if (pc >= self_lo && pc < self_hi)
+		call_action(&go_act[i], sig, si, ucv);
+	else
+		call_action(&mpi_act[i], sig, si, ucv);
+}
+
+static int crash_reset(void)
+{
+#if defined(__x86_64__)
+	Dl_info di;
+	if (!dladdr((void *)&crash_dispatch, &di) || di.dli_fbase == NULL)
+		return 0;
+	dl_iterate_phdr(self_cb, di.dli_fbase);
+	if (self_hi == 0)
+		return 0;
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	for (int i = 0; i < NCRASH; i++)
+		sigaction(crash_sigs[i], &dfl, &go_act[i]);
+	return 1;
+#else
+	return 0;
+#endif
+}
+
+static void crash_install(void)
+{
+	for (int i = 0; i < NCRASH; i++) {
+		sigaction(crash_sigs[i], NULL, &mpi_act[i]);
+		if (!(mpi_act[i].sa_flags & SA_SIGINFO) && mpi_act[i].sa_handler == SIG_DFL) {
+			/* The MPI library installed nothing here: Go's as before. */
+			sigaction(crash_sigs[i], &go_act[i], NULL);
+			continue;
+		}
+		struct sigaction d;
+		memset(&d, 0, sizeof d);
+		d.sa_sigaction = crash_dispatch;
+		d.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+		sigfillset(&d.sa_mask);
+		sigaction(crash_sigs[i], &d, NULL);
+	}
+}
+
+/* after_init runs right after a successful PMPI_Init(_thread). */
+static void after_init(void)
+{
+	if (env_true("GCLOCK_DISABLE") || started)
+		return;
+	if (!handles_resolve()) {
+		fprintf(stderr, "gclock: cannot find the MPI library's predefined handles "
+				"(MPI_COMM_WORLD, ...); not recording (the application continues)\n");
+		return;
+	}
+	if (PMPI_Comm_dup(h_world, &tcomm[0]) != MPI_SUCCESS)
+		return;
+	ntcomm = 1;
+	PMPI_Comm_rank(h_world, &world_rank);
+	PMPI_Comm_size(h_world, &world_size);
+	PMPI_Comm_group(h_world, &world_group);
+	int level = MPI_THREAD_MULTIPLE;
+	if (PMPI_Query_thread(&level) != MPI_SUCCESS)
+		level = MPI_THREAD_MULTIPLE;
+	gclock_mt = level == MPI_THREAD_MULTIPLE;
+	started = 1;
+	atexit(gclock_atexit);
+	if (!gclockGoStart())
+		return; /* inert, but epoch 1 and finish still run collectively */
+	gclock_active = 1;
+	gclock_comm_slot *w = comm_register(h_world, NULL, 0, "world", 1);
+	gclock_comm_slot *s = comm_register(h_self, NULL, 0, "self", 2);
+	if (w == NULL || s == NULL)
+		gclock_active = 0;
+	/* The initialising thread's event buffer is made here, not at its
+	 * first recorded call, so no application MPI call on it ever
+	 * allocates; other threads get theirs at their first event (once). */
+	if (gclock_active && gclock_tl_buf == NULL)
+		(void)gclock_tbuf_new();
+}
+
+extern int gclock_init_seen; /* resolve.c */
+
+/* gclock_init_begin and gclock_init_end bracket the real MPI_Init(_thread)
+ * of every binding (C here, Fortran in fortran.c): the guard keeps an inner
+ * MPI_Init (MPICH's Fortran layer calls the C one) from starting twice. */
+int gclock_init_begin(void)
+{
+	gclock_init_seen = 1;
+	gclock_tl_guard++;
+	return crash_reset();
+}
+
+void gclock_init_end(int swapped, int rc)
+{
+	if (swapped)
+		crash_install();
+	if (rc == MPI_SUCCESS)
+		after_init();
+	gclock_tl_guard--;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	if (gclock_tl_guard) {
+		gclock_init_seen = 1;
+		return PMPI_Init(argc, argv);
+	}
+	int swapped = gclock_init_begin();
+	int rc = PMPI_Init(argc, argv);
+	gclock_init_end(swapped, rc);
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	if (gclock_tl_guard) {
+		gclock_init_seen = 1;
+		return PMPI_Init_thread(argc, argv, required, provided);
+	}
+	int swapped = gclock_init_begin();
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	gclock_init_end(swapped, rc);
+	return rc;
+}
+
+/* gclock_finalize_begin runs before the real MPI_Finalize of every
+ * binding: final sync epoch and flush. Returns 1 if gclock_finalize_end
+ * must follow the real call. */
+int gclock_finalize_begin(void)
+{
+	if (gclock_tl_guard || !started || finished)
+		return 0;
+	gclock_tl_guard++;
+	finished = 1;
+	gclock_active = 0;
+	gclock_flush_all();
+	gclockGoFinish(GCK_FINISH_FINALIZE);
+	for (int i = ntcomm - 1; i >= 0; i--)
+		if (tcomm[i] != h_null)
+			PMPI_Comm_free(&tcomm[i]);
+	ntcomm = 0;
+	PMPI_Group_free(&world_group);
+	return 1;
+}
+
+void gclock_finalize_end(void) { gclock_tl_guard--; }
+
+int MPI_Finalize(void)
+{
+	int own = gclock_finalize_begin();
+	int rc = PMPI_Finalize();
+	if (own)
+		gclock_finalize_end();
+	return rc;
+}
+
+/* gclock_abort_begin writes the calling rank's buffered events (footer
+ * reason "abort", no sync epoch) before the real MPI_Abort of any binding. */
+void gclock_abort_begin(void)
+{
+	if (started && !finished && !gclock_tl_guard) {
+		gclock_tl_guard++;
+		finished = 1;
+		gclock_active = 0;
+		gclock_flush_all();
+		gclockGoFinish(GCK_FINISH_ABORT);
+		gclock_tl_guard--;
+	}
+}
+
+/* MPI_Abort: the calling rank's buffered events are written (footer reason
+ * "abort", no sync epoch) before the MPI library kills the job; the other
+ * ranks keep what they flushed before. */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	gclock_abort_begin();
+	return PMPI_Abort(comm, errorcode);
+}
+
+/* ---- selective tracing ------------------------------------------------------ */
+
+uint8_t gclock_op_off[GCK_OP_COUNT];
+int gclock_paused;
+static uint32_t pcontrol_count;
+
+/* gclock_set_op_off is GCLOCK_OPS's effect (pmpi/selective.go), set in
+ * MPI_Init before recording starts. */
+void gclock_set_op_off(int op, int off)
+{
+	if (op >= 0 && op < GCK_OP_COUNT)
+		gclock_op_off[op] = off != 0;
+}
+
+/* gclock_pcontrol records MPI_Pcontrol(level) and applies it: level 0
+ * pauses recording on this process after its event, any other level
+ * resumes it before its event, so a paused interval lies between two
+ * MPI_Pcontrol events (Root = level). Instance counts, requests and resync
+ * meetings go on while paused (gclock_skip). */
+void gclock_pcontrol(int level, int64_t t0, int64_t t1, void *ra)
+{
+	if (!gclock_active)
+		return;
+	if (level != 0)
+		gclock_paused = 0;
+	gclock_tbuf *b = gclock_tl_buf;
+	if (b == NULL)
+		b = gclock_tbuf_new();
+	if (!gclock_skip(GCK_OP_MPI_PCONTROL) && b != NULL) {
+		if (b->poll_n != 0)
+			gclock_polls_flush(b);
+		gclock_event *e = &b->ev[b->n];
+		memset(e, 0, sizeof *e);
+		e->enter_ns = t0;
+		e->exit_ns = t1;
+		e->callsite = (uint64_t)(uintptr_t)ra;
+		e->comm = 0xffffffffu;
+		e->seq = pcontrol_count;
+		e->root = level;
+		e->op = GCK_OP_MPI_PCONTROL;
+		__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE);
+		if (++b->n == b->cap)
+			gclock_tbuf_full(b);
+	}
+	pcontrol_count++;
+	if (level == 0)
+		gclock_paused = 1;
+}
+
+/* MPI_Pcontrol: the MPI library's own does nothing; it gets the level only
+ * (extra arguments are for the profiling library, i.e. us, and unused). */
+int MPI_Pcontrol(const int level, ...)
+{
+	if (!gclock_active || gclock_tl_guard)
+		return PMPI_Pcontrol(level);
+	gclock_tl_guard++;
+	int64_t t0 = gclock_now();
+	int rc = PMPI_Pcontrol(level);
+	int64_t t1 = gclock_now();
+	gclock_pcontrol(level, t0, t1, __builtin_return_address(0));
+	gclock_tl_guard--;
+	return rc;
+}
