@@ -69,7 +69,7 @@ int gclock_tsize_miss(MPI_Datatype type);
 
 /* gclock_type_size returns type's size in bytes, -1 when MPI reports an
  * error. */
-static inline int gclock_type_size(MPI_Datatype type)
+static GCK_INLINE int gclock_type_size(MPI_Datatype type)
 {
 	int b = gclock_builtin_size(type);
 	if (b > 0)
@@ -91,7 +91,7 @@ static inline int gclock_type_size(MPI_Datatype type)
 }
 
 /* gclock_tsize returns count*size(type), 0 for count <= 0. */
-static inline uint64_t gclock_tsize(MPI_Count count, MPI_Datatype type)
+static GCK_INLINE uint64_t gclock_tsize(MPI_Count count, MPI_Datatype type)
 {
 	if (count <= 0)
 		return 0;

@@ -98,6 +98,11 @@ enum {
 
 #define GCK_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 #define GCK_LIKELY(x) __builtin_expect(!!(x), 1)
+/* GCK_INLINE: always inlined. GCC's own limits left the start rules of
+ * MPI_Isend/MPI_Irecv, the request table's walk and the byte count as
+ * calls, each with its own prologue (make bench section 10: 1,496 → 1,370
+ * instructions per p2p_self iteration once they are forced inline;
+ * docs/recorder.md, "Fourth round"). */
 #define GCK_INLINE inline __attribute__((always_inline))
 #define GCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -290,7 +295,7 @@ extern GCK_TLS uint32_t gclock_msg_next;
 /* gclock_slot_find finds the table slot keyed k (a communicator's or a
  * window's handle), NULL when absent. Readers take no lock: slots are
  * written only by the create/free wrappers, key last. */
-static inline gclock_comm_slot *gclock_slot_find(uintptr_t k)
+static GCK_INLINE gclock_comm_slot *gclock_slot_find(uintptr_t k)
 {
 	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
 	for (uint32_t probe = 0; probe < GCK_COMM_SLOTS; probe++) {
@@ -306,7 +311,7 @@ static inline gclock_comm_slot *gclock_slot_find(uintptr_t k)
 
 /* gclock_comm_get finds the slot of comm; NULL means "do not record"
  * (MPI_COMM_NULL or table full). */
-static inline gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
+static GCK_INLINE gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
 {
 	gclock_comm_slot *s = gclock_slot_find((uintptr_t)comm);
 	if (GCK_LIKELY(s != NULL))

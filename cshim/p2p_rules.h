@@ -12,7 +12,7 @@
 #include "requests.h"
 
 /* send(count, datatype, dest, tag, comm): MPI_Send, Ssend, Rsend, Bsend */
-static inline void gclock_p2p_send_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
+static GCK_INLINE void gclock_p2p_send_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
 				       int dest, int tag, MPI_Comm comm)
 {
 	cx->cs = gclock_comm_get(comm);
@@ -298,21 +298,21 @@ static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request 
 	gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
 }
 
-static inline void gclock_p2p_isend_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int dest,
+static GCK_INLINE void gclock_p2p_isend_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int dest,
 					int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)request;
 	gclock_p2p_send_pre(cx, count, type, dest, tag, comm);
 }
 
-static inline void gclock_p2p_isend_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
+static GCK_INLINE void gclock_p2p_isend_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					 int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)dest, (void)comm;
 	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 0, tag);
 }
 
-static inline void gclock_p2p_irecv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int source,
+static GCK_INLINE void gclock_p2p_irecv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int source,
 					int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)request, (void)tag;
@@ -323,7 +323,7 @@ static inline void gclock_p2p_irecv_pre(gclock_p2p *cx, MPI_Count count, MPI_Dat
 	}
 }
 
-static inline void gclock_p2p_irecv_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
+static GCK_INLINE void gclock_p2p_irecv_post(gclock_p2p *cx, int rc, MPI_Count count, MPI_Datatype type,
 					 int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)source, (void)comm;

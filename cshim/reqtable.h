@@ -90,7 +90,7 @@ static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
  * if none; the caller claims it with a plain store (a locked instruction
  * would wait for the event record's stores before it to drain). One walk
  * instead of gclock_req_find and then gclock_req_claim. */
-static inline gclock_req_slot *gclock_req_walk(uintptr_t k, int *live)
+static GCK_INLINE gclock_req_slot *gclock_req_walk(uintptr_t k, int *live)
 {
 	uint32_t h = gclock_req_hash(k);
 	gclock_req_slot *fs = NULL;
@@ -170,7 +170,7 @@ static inline void gclock_req_drop(gclock_req_slot *s)
  * that for one thread's requests) and the hot path has no locked
  * instruction (perf put ≈ 4.5% of a halo exchange's samples on the shared
  * counter's lock xadd, which waits for the event record's stores). */
-static inline uint32_t gclock_req_id(gclock_tbuf *b)
+static GCK_INLINE uint32_t gclock_req_id(gclock_tbuf *b)
 {
 	/* Block k (from 1) holds ids (k-1)*GCK_REQ_BLOCK+1 .. k*GCK_REQ_BLOCK:
 	 * one thread's ids run 1, 2, 3, ... */
