@@ -4,8 +4,8 @@
  * sentinels, and the wrappers that are hand-written on the C side too
  * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort, the communicator
  * constructors and MPI_Comm_free). They share their bookkeeping with the C
- * wrappers (lifecycle.c, comms.c). The table rows' Fortran wrappers are generated into
- * fortran_gen.c.
+ * wrappers (lifecycle.c, comms.c). The table rows' Fortran wrappers are
+ * generated into fortran_gen.c.
  */
 #include <dlfcn.h>
 #include <stdio.h>

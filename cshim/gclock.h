@@ -360,7 +360,7 @@ resync:
 		gclock_resync_point(cs, op, sent, recv);
 }
 
-/* Byte-count rules (one per table rule), defined in bytes.c. */
+/* Byte-count rules (one per table rule), defined in bytes.h. */
 #include "bytes.h"
 
 /* ---- shared by the C and Fortran wrappers (lifecycle.c, comms.c) ---------- */

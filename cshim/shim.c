@@ -1,7 +1,7 @@
 /*
- * gclock C shim, the hand-written part. The unity build pmpi/cshim.c
- * compiles these files in this order, each seeing what the ones before
- * it define:
+ * gclock C shim, the hand-written core. The unity build pmpi/cshim.c
+ * compiles these files first and in this order, each seeing what the ones
+ * before it define:
  *
  *   shim.c       state shared by all of them, predefined handles, guard
  *   timer.c      timers: clock_gettime variants, the calibrated TSC,
@@ -15,7 +15,13 @@
  *                traffic, the loaded objects
  *
  * The collective, point-to-point and one-sided wrappers are generated
- * into wrappers_gen.c from the tables (collectives.tbl, p2p.tbl, rma.tbl).
+ * into wrappers_gen.c from the tables (collectives.tbl, p2p.tbl, rma.tbl),
+ * with their rules in bytes.h, requests.h, p2p_rules.h and rma.h; after
+ * them the unity build compiles polls.c, the Fortran wrappers (fortran.c,
+ * fortran_gen.c), the sync's ping-pong loop (pingpong.c), the flush event
+ * (flush.c), the column split (encode.c) and the datatype size cache
+ * (typesize.c). resolve.c, compiled before all of them, finds libmpi's
+ * PMPI functions.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
