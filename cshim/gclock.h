@@ -428,6 +428,7 @@ void gclock_set_buffer_events(int n);
 
 /* ---- implemented in Go (pmpi), called from C --------------------------- */
 
+extern void gclockGoReady(void);
 extern int gclockGoStart(void);
 extern void gclockGoFlush(gclock_event *ev, int64_t n, uint32_t *state);
 extern void gclockGoFlushWait(uint32_t *state);

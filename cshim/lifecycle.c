@@ -185,6 +185,8 @@ int gclock_init_begin(void)
 {
 	gclock_init_seen = 1;
 	gclock_tl_guard++;
+	if (!env_true("GCLOCK_DISABLE"))
+		gclockGoReady(); /* waits for the Go runtime's start (recorder.go) */
 	return crash_reset();
 }
 

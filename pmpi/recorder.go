@@ -108,6 +108,17 @@ func guard(what string, fail func()) {
 	}
 }
 
+// gclockGoReady does nothing. The MPI_Init wrappers call it before
+// PMPI_Init because a call from C into Go first waits until the Go runtime
+// has finished starting (it starts in a thread of its own when the library
+// is loaded): so the crash-signal handlers the wrapper saves are Go's, not
+// the defaults Go has yet to replace, and the MPI library's initialisation
+// never runs alongside the Go runtime's (docs/recorder.md, "Crash
+// signals").
+//
+//export gclockGoReady
+func gclockGoReady() {}
+
 // gclockGoStart is called once by the MPI_Init wrappers after PMPI_Init:
 // configuration, node id, timer, job id, sync epoch 0 and the trace file.
 // It returns 1 when this rank records, 0 when it stays inert.
