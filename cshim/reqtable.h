@@ -3,12 +3,13 @@
  * request (docs/p2p.md), used by requests.h and rma.h; hot path. A fixed
  * 16384-slot open-addressing table keyed by the MPI_Request handle,
  * lock-free (a slot is claimed with one CAS of its key and published with
- * a release store; lookups are acquire loads). Probe chains are bounded (GCK_REQ_PROBES): a request that finds no free
- * slot in its chain is recorded at its start but its completion is not
- * linked (counted in gclock_req_lost). A slot is freed (tombstone) when its
- * request completes, or when MPI_Request_free drops it. A handle that
- * stands for several live requests goes to a per-thread FIFO (see
- * "shared handles" below).
+ * a release store; lookups are acquire loads). Probe chains are bounded
+ * (GCK_REQ_PROBES): a request that finds no free slot in its chain is
+ * recorded at its start but its completion is not linked (counted in
+ * gclock_req_lost). A slot is freed (tombstone) when its request
+ * completes, or when MPI_Request_free drops it. A handle that stands for
+ * several live requests goes to a per-thread FIFO (see "shared handles"
+ * below).
  *
  * Request ids (trace.Event.Req) are per rank, from 1, in start order; a
  * persistent request keeps the id of its MPI_*_init for all activations.
