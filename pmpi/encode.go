@@ -47,6 +47,27 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 	}, nil
 }
 
+// standInRecords returns n records shaped like a loop's calls (one op,
+// times 1 µs apart with some jitter), in C memory; free with the returned
+// function. For prepareFlush.
+func standInRecords(n int) ([]C.gclock_event, func()) {
+	p := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.gclock_event{})))
+	if p == nil || n <= 0 {
+		C.free(p)
+		return nil, func() {}
+	}
+	recs := unsafe.Slice((*C.gclock_event)(p), n)
+	for i := range recs {
+		enter := int64(i)*1000 + int64(i*7919%211)
+		recs[i].enter_ns = C.int64_t(enter)
+		recs[i].exit_ns = C.int64_t(enter + 300 + int64(i*104729%257))
+		recs[i].seq = C.uint32_t(i)
+		recs[i].root = -1
+		recs[i].op = C.uint16_t(trace.OpBarrier)
+	}
+	return recs, func() { C.free(p) }
+}
+
 // cRecords lays events out as the shim's 72-byte records, in C memory
 // (free with the returned function): what a buffer half holds. For tests
 // of the C encoder against trace.EncodeColumns.

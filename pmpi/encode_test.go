@@ -244,3 +244,53 @@ func writtenChunkReadsBack(t *testing.T, codec trace.Codec) {
 		}
 	}
 }
+
+// TestPrepare_WritesNothing: Writer.Prepare on a half of stand-in records
+// (prepareFlush) adds no byte to the file and leaves the next chunk's bytes
+// exactly as without it, with either codec.
+func TestPrepare_WritesNothing(t *testing.T) {
+	evs := make([]trace.Event, 500)
+	for i := range evs {
+		evs[i] = trace.Event{Op: trace.OpAllreduce, Comm: 1, Seq: uint32(i), Root: -1, Sent: 8, Recv: 8,
+			EnterNS: int64(5000 + 700*i), ExitNS: int64(5600 + 700*i), Callsite: 0x401000}
+	}
+	for _, codec := range []trace.Codec{trace.CodecZstd, trace.CodecS2} {
+		t.Run(fmt.Sprint(codec), func(t *testing.T) {
+			write := func(prepare bool) []byte {
+				var buf bytes.Buffer
+				w, err := trace.NewWriter(&buf, trace.Header{Rank: 0, WorldSize: 1}, trace.WithCodec(codec))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if prepare {
+					before := buf.Len()
+					stand, free := standInRecords(8192)
+					cols, err := cColumns(stand)
+					if err == nil {
+						err = w.Prepare(&cols)
+					}
+					free()
+					if err != nil || buf.Len() != before {
+						t.Fatalf("Prepare: err %v, file grew %d → %d bytes", err, before, buf.Len())
+					}
+				}
+				recs, free := cRecords(evs)
+				defer free()
+				cols, err := cColumns(recs)
+				if err == nil {
+					err = w.WriteColumns(&cols)
+				}
+				if err == nil {
+					err = w.Close(trace.Footer{})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return buf.Bytes()
+			}
+			if plain, prepared := write(false), write(true); !bytes.Equal(plain, prepared) {
+				t.Fatalf("with Prepare the file differs: %d vs %d bytes", len(prepared), len(plain))
+			}
+		})
+	}
+}

@@ -306,7 +306,27 @@ func (r *recorder) start() bool {
 		r.stopRecording(fmt.Errorf("writing sync epoch 0 to %s: %w", r.path, err))
 		return false
 	}
+	r.prepareFlush(cfg.Buffer)
 	return true
+}
+
+// prepareFlush encodes one buffer half of stand-in records, writing
+// nothing, so that the C encoder's workspace and the writer's buffers
+// are made here in MPI_Init rather than inside the application's first
+// full buffer (docs/recorder.md, "Flush pauses": that first flush took
+// about three times as long as the later ones).
+func (r *recorder) prepareFlush(n int) {
+	n = min(n, trace.MaxChunkEvents)
+	recs, free := standInRecords(n)
+	defer free()
+	if len(recs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cols, err := cColumns(recs); err == nil {
+		_ = r.w.Prepare(&cols) // a real flush reports any error
+	}
 }
 
 // machineKey names the physical machine this rank runs on: a hash of the

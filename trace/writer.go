@@ -284,6 +284,29 @@ func (w *Writer) WriteColumns(cols *Columns) error {
 	return w.writeColumns(cols)
 }
 
+// Prepare encodes cols as WriteColumns would and discards the result:
+// the buffers a chunk needs are allocated (and their pages touched) before
+// the first WriteColumns, which the recorder calls in the middle of the
+// application's run. Nothing is written and nothing is counted.
+func (w *Writer) Prepare(cols *Columns) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if cols.N <= 0 || cols.N > MaxChunkEvents {
+		return nil
+	}
+	var err error
+	w.buf = append(w.buf[:0], zeroFrameHeader[:]...)
+	w.buf, err = w.ce.compress(w.buf, cols, w.enc)
+	w.buf = w.buf[:0]
+	if err != nil {
+		return fmt.Errorf("trace: %s: preparing a chunk: %w", w.opts.name, err)
+	}
+	return nil
+}
+
 func (w *Writer) writeColumns(cols *Columns) error {
 	w.buf = w.buf[:0]
 	var err error
