@@ -339,4 +339,16 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	return 0;
 }
 
+int gclock_encode_prepare(uint32_t n)
+{
+	if (n == 0)
+		return 0;
+	if (enc_reserve(n) != 0)
+		return -1;
+	for (int i = 0; i < GCK_ENC_COLS; i++)
+		memset(enc.col[i], 0, (size_t)n * col_max[i]);
+	memset(enc.trows, 0, (size_t)n * GCK_TMPL_MAX);
+	return 0;
+}
+
 void gclock_encode_release(void) { enc_release(); }

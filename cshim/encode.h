@@ -35,6 +35,12 @@ typedef struct gclock_enc_out {
  * lock). */
 int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out);
 
+/* gclock_encode_prepare sizes the workspace for n events and touches its
+ * column and template-row memory (pmpi's prepareFlush, in MPI_Init), so the
+ * first real split does not fault it in. Returns 0, or -1 when it cannot be
+ * allocated. Callers serialise, as for gclock_encode_columns. */
+int gclock_encode_prepare(uint32_t n);
+
 /* gclock_encode_release frees the workspace. */
 void gclock_encode_release(void);
 

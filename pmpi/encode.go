@@ -47,6 +47,15 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 	}, nil
 }
 
+// encodePrepare sizes the C encoder's workspace for n events and touches
+// it (gclock_encode_prepare). Callers serialise (r.mu).
+func encodePrepare(n int) error {
+	if C.gclock_encode_prepare(C.uint32_t(n)) != 0 {
+		return errors.New("chunk encoder: out of memory")
+	}
+	return nil
+}
+
 // standInRecords returns n records shaped like a loop's calls (one op,
 // times 1 µs apart with some jitter), in C memory; free with the returned
 // function. For prepareFlush.

@@ -245,9 +245,9 @@ func writtenChunkReadsBack(t *testing.T, codec trace.Codec) {
 	}
 }
 
-// TestPrepare_WritesNothing: Writer.Prepare on a half of stand-in records
-// (prepareFlush) adds no byte to the file and leaves the next chunk's bytes
-// exactly as without it, with either codec.
+// TestPrepare_WritesNothing: gclock_encode_prepare and Writer.Prepare on
+// stand-in records (prepareFlush) add no byte to the file and leave the
+// next chunk's bytes exactly as without them, with either codec.
 func TestPrepare_WritesNothing(t *testing.T) {
 	evs := make([]trace.Event, 500)
 	for i := range evs {
@@ -264,10 +264,13 @@ func TestPrepare_WritesNothing(t *testing.T) {
 				}
 				if prepare {
 					before := buf.Len()
-					stand, free := standInRecords(8192)
+					stand, free := standInRecords(prepareEvents)
+					if err := encodePrepare(8192); err != nil {
+						t.Fatal(err)
+					}
 					cols, err := cColumns(stand)
 					if err == nil {
-						err = w.Prepare(&cols)
+						err = w.Prepare(&cols, 8192)
 					}
 					free()
 					if err != nil || buf.Len() != before {

@@ -317,17 +317,26 @@ func (r *recorder) start() bool {
 // about three times as long as the later ones).
 func (r *recorder) prepareFlush(n int) {
 	n = min(n, trace.MaxChunkEvents)
-	recs, free := standInRecords(n)
+	recs, free := standInRecords(min(n, prepareEvents))
 	defer free()
 	if len(recs) == 0 {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if encodePrepare(n) != nil {
+		return // the first real flush reports it
+	}
 	if cols, err := cColumns(recs); err == nil {
-		_ = r.w.Prepare(&cols) // a real flush reports any error
+		_ = r.w.Prepare(&cols, n) // a real flush reports any error
 	}
 }
+
+// prepareEvents: stand-in records prepareFlush encodes (its code paths and
+// small buffers); the workspace and the writer's buffers are sized for a
+// whole half without encoding one, which would cost ≈ 100 instructions per
+// event of it in every rank's MPI_Init.
+const prepareEvents = 256
 
 // machineKey names the physical machine this rank runs on: a hash of the
 // kernel's boot id, which every container and network or UTS namespace of

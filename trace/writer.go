@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -284,27 +286,47 @@ func (w *Writer) WriteColumns(cols *Columns) error {
 	return w.writeColumns(cols)
 }
 
-// Prepare encodes cols as WriteColumns would and discards the result:
-// the buffers a chunk needs are allocated (and their pages touched) before
-// the first WriteColumns, which the recorder calls in the middle of the
+// Prepare encodes cols as WriteColumns would and discards the result, then
+// sizes the writer's buffers for a chunk of events events and touches their
+// memory: the allocations and page faults of a first chunk happen now, not
+// in the first WriteColumns, which the recorder calls in the middle of the
 // application's run. Nothing is written and nothing is counted.
-func (w *Writer) Prepare(cols *Columns) error {
+func (w *Writer) Prepare(cols *Columns, events int) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}
-	if cols.N <= 0 || cols.N > MaxChunkEvents {
-		return nil
+	if cols.N > 0 && cols.N <= MaxChunkEvents {
+		var err error
+		w.buf = append(w.buf[:0], zeroFrameHeader[:]...)
+		w.buf, err = w.ce.compress(w.buf, cols, w.enc)
+		if err != nil {
+			w.buf = w.buf[:0]
+			return fmt.Errorf("trace: %s: preparing a chunk: %w", w.opts.name, err)
+		}
 	}
-	var err error
-	w.buf = append(w.buf[:0], zeroFrameHeader[:]...)
-	w.buf, err = w.ce.compress(w.buf, cols, w.enc)
-	w.buf = w.buf[:0]
-	if err != nil {
-		return fmt.Errorf("trace: %s: preparing a chunk: %w", w.opts.name, err)
-	}
+	// A chunk's packed columns take about 8 bytes per event in a loop
+	// (times of 1–3 bytes each, one-byte template, seq and request codes).
+	n := min(max(events, 0), MaxChunkEvents) * prepareBytesPerEvent
+	w.buf = prepareBuf(w.buf, n+frameHeaderSize)
+	w.ce.mp = prepareBuf(w.ce.mp, n)
+	w.ce.blk = prepareBuf(w.ce.blk, s2.MaxEncodedLen(n))
 	return nil
+}
+
+// prepareBytesPerEvent sizes Prepare's buffers per event.
+const prepareBytesPerEvent = 8
+
+// prepareBuf returns b emptied, with capacity for n bytes, all of it
+// written once (so its pages are present).
+func prepareBuf(b []byte, n int) []byte {
+	if n <= 0 {
+		return b[:0]
+	}
+	b = slices.Grow(b[:0], n)
+	clear(b[:cap(b)])
+	return b[:0]
 }
 
 func (w *Writer) writeColumns(cols *Columns) error {
