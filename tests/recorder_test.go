@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/gclock/gclock/trace"
@@ -343,6 +344,62 @@ func TestUnwritableDir_AppCompletesWithOneWarningPerRank(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFullDisk_AppCompletesWithWarnings: the trace directory is on a file
+// system with too little room (a 1 MiB tmpfs: less than one thread
+// buffer's sidecar region, less than both ranks' traces). Before, a store
+// to a sidecar page the file system could not back killed the rank with
+// SIGBUS. Now the program's results and exit code are those of the run
+// without the preload; every rank says once that its buffers are not
+// durable, and at least one rank stops recording with a warning when its
+// rank file cannot grow.
+func TestFullDisk_AppCompletesWithWarnings(t *testing.T) {
+	needSetup(t)
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Fatalf("mounting a 1 MiB tmpfs on %s (this test needs root): %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmounting %s: %v", dir, err)
+		}
+	})
+	const np = 2
+	args := []string{"300000"}
+	plain := mpirun(t, run{NP: np, Prog: "loopsum", Args: args})
+	if plain.Code != 0 || !strings.Contains(plain.Stdout, "300000 of 300000 calls right") {
+		t.Fatalf("without preload: code %d, stdout %q", plain.Code, plain.Stdout)
+	}
+	r := mpirun(t, run{NP: np, Preload: true, Prog: "loopsum", Args: args,
+		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+	if r.Code != plain.Code || r.Stdout != plain.Stdout {
+		t.Fatalf("with preload on a full file system: code %d, stdout %q (without %d, %q)\n%s",
+			r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+	}
+	lines := gclockLines(r.Stderr)
+	stopped := 0
+	for rank := 0; rank < np; rank++ {
+		prefix := "gclock: rank " + strconv.Itoa(rank) + ": "
+		reserve := 0
+		for _, l := range lines {
+			if !strings.HasPrefix(l, prefix) {
+				continue
+			}
+			if strings.Contains(l, "cannot reserve") && strings.Contains(l, dir) {
+				reserve++
+			}
+			if strings.Contains(l, "recording stopped") {
+				stopped++
+			}
+		}
+		if reserve != 1 {
+			t.Errorf("rank %d: %d warnings about the sidecar, want 1:\n%s", rank, reserve, strings.Join(lines, "\n"))
+		}
+	}
+	if stopped == 0 {
+		t.Errorf("no rank said it stopped recording, though the traces cannot fit:\n%s", strings.Join(lines, "\n"))
 	}
 }
 
