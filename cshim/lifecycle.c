@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +24,17 @@ static int env_true(const char *name)
 {
 	const char *v = getenv(name);
 	return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
+}
+
+/* gclock_forked_child runs in the child of a fork() after MPI_Init. The
+ * child shares the rank's trace file and buffers but is not the rank (and
+ * the Go runtime's threads did not come along), so it records nothing and
+ * its exit() writes nothing: before, exit() in such a child wrote the
+ * events buffered at the fork into the rank's file a second time. */
+static void gclock_forked_child(void)
+{
+	gclock_active = 0;
+	finished = 1;
 }
 
 static void gclock_atexit(void)
@@ -162,6 +174,7 @@ static void after_init(void)
 	gclock_mt = level == MPI_THREAD_MULTIPLE;
 	started = 1;
 	atexit(gclock_atexit);
+	pthread_atfork(NULL, NULL, gclock_forked_child);
 	if (!gclockGoStart())
 		return; /* inert, but epoch 1 and finish still run collectively */
 	gclock_active = 1;

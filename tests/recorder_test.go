@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -400,6 +401,44 @@ func TestFullDisk_AppCompletesWithWarnings(t *testing.T) {
 	}
 	if stopped == 0 {
 		t.Errorf("no rank said it stopped recording, though the traces cannot fit:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// TestFork_ChildWritesNothing: a rank forks after MPI_Init and the child
+// ends with exit(0), which runs the atexit handlers. The child is not the
+// rank: its exit must not write into the rank's trace (before, it wrote
+// the events buffered at the fork a second time). The output equals the
+// untraced run's and each rank's trace holds exactly its 2N calls.
+func TestFork_ChildWritesNothing(t *testing.T) {
+	needSetup(t)
+	const np, n = 2, 1000
+	args := []string{strconv.Itoa(n)}
+	plain := mpirun(t, run{NP: np, Prog: "forkchild", Args: args})
+	dir := filepath.Join(t.TempDir(), "tr")
+	r := mpirun(t, run{NP: np, Preload: true, Prog: "forkchild", Args: args,
+		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+	sorted := func(s string) string {
+		l := strings.Split(s, "\n")
+		sort.Strings(l) // the children's lines come in any order
+		return strings.Join(l, "\n")
+	}
+	if plain.Code != 0 || r.Code != 0 || sorted(r.Stdout) != sorted(plain.Stdout) {
+		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
+			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
+	}
+	for rank, rt := range readTraces(t, dir, np) {
+		calls := 0
+		for _, e := range rt.Events {
+			if e.Op == trace.OpAllreduce {
+				calls++
+			}
+		}
+		if calls != 2*n {
+			t.Errorf("rank %d: %d MPI_Allreduce events, want %d (the child's exit wrote into the trace?)", rank, calls, 2*n)
+		}
+		if rt.Meta.Footer == nil || rt.Meta.Footer.Events != uint64(len(rt.Events)) {
+			t.Errorf("rank %d: footer %+v for %d events", rank, rt.Meta.Footer, len(rt.Events))
+		}
 	}
 }
 
