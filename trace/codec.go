@@ -659,6 +659,14 @@ func (d *chunkDecoder) start(payload []byte, flags uint8) error {
 	return nil
 }
 
+// events is the number of events of the chunk start prepared.
+func (d *chunkDecoder) events() int {
+	if d.wholeAt >= 0 {
+		return len(d.whole)
+	}
+	return d.s2.n
+}
+
 // more appends up to max events of the started chunk to dst; none when
 // the chunk is used up (then streaming is off).
 func (d *chunkDecoder) more(dst []Event, max int) ([]Event, error) {

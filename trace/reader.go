@@ -21,6 +21,10 @@ type Reader struct {
 	meta   Meta
 	next   int          // next index into meta.Chunks
 	bad    map[int]bool // chunks already reported undecodable
+	// seen counts the events of the chunks decoded since the last Rewind,
+	// for the footer check at the end of a pass (checkFooterCount).
+	seen    uint64
+	checked bool
 	buf    []byte
 	dec    chunkDecoder
 }
@@ -343,6 +347,7 @@ func (r *Reader) NextChunk(dst []Event) ([]Event, error) {
 			r.decodeDamage(ci, "undecodable payload: "+err.Error())
 			continue
 		}
+		r.seen += uint64(len(evs))
 		return evs, nil
 	}
 }
@@ -372,6 +377,8 @@ func (r *Reader) NextEvents(dst []Event, max int) ([]Event, error) {
 		}
 		if err := r.dec.start(payload, flags); err != nil {
 			r.decodeDamage(ci, "undecodable payload: "+err.Error())
+		} else {
+			r.seen += uint64(r.dec.events())
 		}
 	}
 }
@@ -398,7 +405,31 @@ func (r *Reader) nextPayload() (ChunkInfo, []byte, uint8, error) {
 		}
 		return ci, payload, fh.flags, nil
 	}
+	r.checkFooterCount()
 	return ChunkInfo{}, nil, 0, io.EOF
+}
+
+// checkFooterCount runs once, at the end of the first pass that decoded
+// every event chunk: a footer counting other than the events the chunks
+// hold means the file was written by more than one process (or not by
+// one gclock Writer), and is reported as damage. Files whose chunks were
+// lost to damage already are not checked: their counts cannot agree.
+func (r *Reader) checkFooterCount() {
+	f := r.meta.Footer
+	if r.checked || f == nil {
+		return
+	}
+	for _, d := range r.meta.Damage {
+		if d.Kind == KindEvents.String() || d.Chunk >= 0 || d.Kind == "" {
+			return
+		}
+	}
+	r.checked = true
+	if f.Events != r.seen {
+		r.damage(-1, 0, 0, KindFooter.String(), fmt.Sprintf(
+			"the footer counts %d events, the file's event chunks hold %d (written by more than one process?)",
+			f.Events, r.seen))
+	}
 }
 
 func (r *Reader) decodeDamage(ci ChunkInfo, what string) {
@@ -411,7 +442,7 @@ func (r *Reader) decodeDamage(ci ChunkInfo, what string) {
 }
 
 // Rewind makes the next NextChunk return the first chunk again.
-func (r *Reader) Rewind() { r.next, r.dec.streaming = 0, false }
+func (r *Reader) Rewind() { r.next, r.dec.streaming, r.seen = 0, false, 0 }
 
 // ReadAll rewinds and returns the events of every intact chunk, in file
 // order.

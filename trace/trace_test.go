@@ -700,3 +700,79 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// TestFooterCount_MismatchIsDamage: a footer that counts other events than
+// the file's chunks hold (two processes wrote the file, e.g. a forked
+// child's exit before the recorder ignored it) is reported once, at the
+// end of the first full pass, whether read whole or in pieces; an intact
+// file and one whose chunks were lost to other damage are not reported.
+func TestFooterCount_MismatchIsDamage(t *testing.T) {
+	chunks := smallChunks()
+	all := concat(chunks)
+	write := func(footerEvents uint64) []byte {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, testHeader())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range chunks {
+			if err := w.WriteEvents(c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(Footer{Events: footerEvents, Reason: "finalize"}); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	intact := write(0) // Close fills in the count
+	for _, tc := range []struct {
+		name     string
+		data     []byte
+		max      int // NextEvents pieces; 0: ReadAll
+		wantText string
+	}{
+		{"intact", intact, 0, ""},
+		{"intact, pieces", intact, 7, ""},
+		{"footer counts fewer", write(60), 0, "the footer counts 60 events, the file's event chunks hold 100"},
+		{"footer counts fewer, pieces", write(60), 7, "the footer counts 60 events, the file's event chunks hold 100"},
+		{"footer counts more", write(150), 0, "the footer counts 150 events, the file's event chunks hold 100"},
+		{"a chunk lost, count not checked", garbleChunk(t, intact, 1), 0, "chunk 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := NewReader(bytes.NewReader(tc.data), int64(len(tc.data)), "rank-00007.gct")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, buf []Event
+			for pass := 0; pass < 2; pass++ { // a second pass adds nothing
+				r.Rewind()
+				got = got[:0]
+				for {
+					if tc.max > 0 {
+						buf, err = r.NextEvents(buf, tc.max)
+					} else {
+						buf, err = r.NextChunk(buf)
+					}
+					if err == io.EOF {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					got = append(got, buf...)
+				}
+			}
+			dmg := r.Meta().Damage
+			if tc.wantText == "" {
+				if len(dmg) != 0 || !reflect.DeepEqual(got, all) {
+					t.Fatalf("intact file: damage %v, %d events", dmg, len(got))
+				}
+				return
+			}
+			if len(dmg) != 1 || !strings.Contains(dmg[0].Err, tc.wantText) || !strings.HasPrefix(dmg[0].Err, "rank-00007.gct: ") {
+				t.Fatalf("damage %v, want one entry naming the file and containing %q", dmg, tc.wantText)
+			}
+		})
+	}
+}
