@@ -25,8 +25,8 @@ type Reader struct {
 	// for the footer check at the end of a pass (checkFooterCount).
 	seen    uint64
 	checked bool
-	buf    []byte
-	dec    chunkDecoder
+	buf     []byte
+	dec     chunkDecoder
 }
 
 // Open opens and scans the trace file at path.
