@@ -65,16 +65,22 @@ int gclock_live_open(const char *path)
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14; older kernels: EINVAL, then stores */
 #endif
 
-/* prefault makes p..p+len present and writable now, while the buffer is
- * made (in MPI_Init for the main thread): the first store to a page of the
- * sidecar otherwise takes a page fault with the file system's page_mkwrite,
- * ≈ 3.5 µs each on the Intel VM's ext4 (2026-11-27), 289 per thread buffer,
- * about 1 ms landing between the first 16384 recorded calls. Rewriting a
- * byte with its own value changes nothing: nobody else sees the region yet,
- * and its blocks are allocated (live_region), so the stores cannot fault
- * for want of space. */
+/* Bytes of a region prefault makes present at most: a GCLOCK_BUFFER of
+ * millions of events would otherwise fill the page cache (and lengthen
+ * MPI_Init by ≈ 3.5 µs per page) for halves a run may never fill. */
+#define GCK_PREFAULT_MAX ((size_t)64 << 20)
+
+/* prefault makes p..p+len (at most GCK_PREFAULT_MAX bytes) present and
+ * writable now, while the buffer is made (in MPI_Init for the main thread):
+ * the first store to a page of the sidecar otherwise takes a page fault
+ * with the file system's page_mkwrite, ≈ 3.5 µs each on the Intel VM's ext4
+ * (2026-11-27), 289 per thread buffer, about 1 ms landing between the first
+ * 16384 recorded calls. Rewriting a byte with its own value changes
+ * nothing: nobody else sees the region yet, and its blocks are allocated
+ * (live_region), so the stores cannot fault for want of space. */
 static void prefault(void *p, size_t len)
 {
+	len = len < GCK_PREFAULT_MAX ? len : GCK_PREFAULT_MAX;
 	if (madvise(p, len, MADV_POPULATE_WRITE) == 0)
 		return;
 	volatile char *c = p;
@@ -137,7 +143,6 @@ gclock_tbuf *gclock_tbuf_new(void)
 			__atomic_fetch_add(&dropped, 1, __ATOMIC_RELAXED);
 			return NULL;
 		}
-		prefault(b->live, sizeof(gclock_live_region) + 2 * (size_t)cap * sizeof(gclock_event));
 		b->live->cap = cap;
 	}
 	gclock_event *evs = (gclock_event *)(b->live + 1);
