@@ -242,6 +242,11 @@ func (r *recorder) start() bool {
 	if r.dir == "" {
 		r.dir = filepath.Join("gclock-trace", job)
 	}
+	// Absolute: the program may change its working directory later, and the
+	// sidecar is removed by name at the end.
+	if abs, err := filepath.Abs(r.dir); err == nil {
+		r.dir = abs
+	}
 	r.path = filepath.Join(r.dir, trace.RankFileName(r.rank))
 	dirErr := os.MkdirAll(r.dir, 0o755)
 	if dirErr != nil {

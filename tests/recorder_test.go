@@ -442,6 +442,47 @@ func TestFork_ChildWritesNothing(t *testing.T) {
 	}
 }
 
+// TestChdir_TraceAndSidecarsWhereTheProgramStarted: a program that changes
+// its working directory after MPI_Init, with the default relative
+// GCLOCK_DIR: the rank files are complete in ./gclock-trace/<job>/ of the
+// directory it started in, and their sidecars are removed at the end
+// (before, they were removed by the relative name, in the new directory,
+// and stayed behind).
+func TestChdir_TraceAndSidecarsWhereTheProgramStarted(t *testing.T) {
+	needSetup(t)
+	start, elsewhere := t.TempDir(), t.TempDir()
+	r := mpirun(t, run{NP: 2, Preload: true, Prog: "chdir", Args: []string{elsewhere}, Dir: start,
+		Env: []string{"GCLOCK_QUIET=1"}})
+	if r.Code != 0 || r.Stdout != "sum 1\n" {
+		t.Fatalf("code %d stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if files := listDir(t, elsewhere); len(files) != 0 {
+		t.Errorf("files in the directory the program moved to: %v", files)
+	}
+	files := listDir(t, start)
+	var jobs []string
+	for _, f := range files {
+		if strings.HasSuffix(f, trace.LiveSuffix) {
+			t.Errorf("sidecar left behind: %s", f)
+		}
+		if strings.HasSuffix(f, trace.RankFileName(0)) {
+			jobs = append(jobs, filepath.Dir(f))
+		}
+	}
+	if len(jobs) != 1 {
+		t.Fatalf("want one job directory holding rank-00000.gct under %s, found %v (all: %v)", start, jobs, files)
+	}
+	dir := jobs[0]
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(start, dir)
+	}
+	for rank, rt := range readTraces(t, dir, 2) {
+		if rt.Meta.Footer == nil || rt.Meta.Footer.Reason != "finalize" || len(rt.Events) != 100 {
+			t.Errorf("rank %d: footer %+v, %d events (want 100 MPI_Allreduce)", rank, rt.Meta.Footer, len(rt.Events))
+		}
+	}
+}
+
 // TestExitCodes_PassThrough: exit status, MPI_Abort's code and a program
 // that never calls MPI_Finalize behave as without the recorder; the last
 // still leaves a complete, readable trace (flushed at exit).
