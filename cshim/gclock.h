@@ -406,6 +406,7 @@ int gclock_t_split(int tc, int color, int key, int *newtc);
 int gclock_t_barrier(int tc);
 
 int gclock_world_rank(void);
+int gclock_spawned(void); /* goside.c */
 int gclock_world_size(void);
 int gclock_node_shared(int *node_id, int *node_size, uint64_t machine_key,
 		       int *machine_ranks);

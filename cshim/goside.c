@@ -27,6 +27,17 @@ static MPI_Comm tc_get(int tc)
 int gclock_world_rank(void) { return world_rank; }
 int gclock_world_size(void) { return world_size; }
 
+/* gclock_spawned is 1 in a process started by MPI_Comm_spawn(_multiple):
+ * it has a parent intercommunicator, and its job's rank files must not
+ * replace those of the job that spawned it (pmpi's start). */
+int gclock_spawned(void)
+{
+	MPI_Comm parent = h_null;
+	if (PMPI_Comm_get_parent(&parent) != MPI_SUCCESS)
+		return 0;
+	return parent != h_null;
+}
+
 int gclock_t_rank(int tc)
 {
 	int r = -1;

@@ -23,6 +23,7 @@
 #pragma weak PMPI_Comm_dup
 #pragma weak PMPI_Comm_dup_with_info
 #pragma weak PMPI_Comm_free
+#pragma weak PMPI_Comm_get_parent
 #pragma weak PMPI_Comm_group
 #pragma weak PMPI_Comm_idup
 #pragma weak PMPI_Comm_rank
@@ -256,6 +257,7 @@ __typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group = PMPI_Comm_cre
 __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup = PMPI_Comm_dup;
 __typeof__(PMPI_Comm_dup_with_info) *gck_p_PMPI_Comm_dup_with_info = PMPI_Comm_dup_with_info;
 __typeof__(PMPI_Comm_free) *gck_p_PMPI_Comm_free = PMPI_Comm_free;
+__typeof__(PMPI_Comm_get_parent) *gck_p_PMPI_Comm_get_parent = PMPI_Comm_get_parent;
 __typeof__(PMPI_Comm_group) *gck_p_PMPI_Comm_group = PMPI_Comm_group;
 __typeof__(PMPI_Comm_idup) *gck_p_PMPI_Comm_idup = PMPI_Comm_idup;
 __typeof__(PMPI_Comm_rank) *gck_p_PMPI_Comm_rank = PMPI_Comm_rank;
@@ -515,6 +517,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Comm_dup_with_info == 0 && (gck_p_PMPI_Comm_dup_with_info = (__typeof__(gck_p_PMPI_Comm_dup_with_info))gclock_sym("PMPI_Comm_dup_with_info")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_free == 0 && (gck_p_PMPI_Comm_free = (__typeof__(gck_p_PMPI_Comm_free))gclock_sym("PMPI_Comm_free")) == 0)
+		missing++;
+	if (gck_p_PMPI_Comm_get_parent == 0 && (gck_p_PMPI_Comm_get_parent = (__typeof__(gck_p_PMPI_Comm_get_parent))gclock_sym("PMPI_Comm_get_parent")) == 0)
 		missing++;
 	if (gck_p_PMPI_Comm_group == 0 && (gck_p_PMPI_Comm_group = (__typeof__(gck_p_PMPI_Comm_group))gclock_sym("PMPI_Comm_group")) == 0)
 		missing++;

@@ -28,6 +28,7 @@ extern __typeof__(PMPI_Comm_create_group) *gck_p_PMPI_Comm_create_group;
 extern __typeof__(PMPI_Comm_dup) *gck_p_PMPI_Comm_dup;
 extern __typeof__(PMPI_Comm_dup_with_info) *gck_p_PMPI_Comm_dup_with_info;
 extern __typeof__(PMPI_Comm_free) *gck_p_PMPI_Comm_free;
+extern __typeof__(PMPI_Comm_get_parent) *gck_p_PMPI_Comm_get_parent;
 extern __typeof__(PMPI_Comm_group) *gck_p_PMPI_Comm_group;
 extern __typeof__(PMPI_Comm_idup) *gck_p_PMPI_Comm_idup;
 extern __typeof__(PMPI_Comm_rank) *gck_p_PMPI_Comm_rank;
@@ -263,6 +264,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Comm_dup GCK_PMPI(PMPI_Comm_dup, 0)
 #define PMPI_Comm_dup_with_info GCK_PMPI(PMPI_Comm_dup_with_info, 0)
 #define PMPI_Comm_free GCK_PMPI(PMPI_Comm_free, 0)
+#define PMPI_Comm_get_parent GCK_PMPI(PMPI_Comm_get_parent, 0)
 #define PMPI_Comm_group GCK_PMPI(PMPI_Comm_group, 0)
 #define PMPI_Comm_idup GCK_PMPI(PMPI_Comm_idup, 0)
 #define PMPI_Comm_rank GCK_PMPI(PMPI_Comm_rank, 0)

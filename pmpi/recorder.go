@@ -242,6 +242,12 @@ func (r *recorder) start() bool {
 	if r.dir == "" {
 		r.dir = filepath.Join("gclock-trace", job)
 	}
+	if cfg.Dir != "" && C.gclock_spawned() != 0 {
+		// A job started by MPI_Comm_spawn: its rank-00000.gct ... would
+		// replace the spawning job's in the same GCLOCK_DIR (with the
+		// default directory the job ids keep them apart already).
+		r.dir = filepath.Join(r.dir, "spawned-"+job)
+	}
 	// Absolute: the program may change its working directory later, and the
 	// sidecar is removed by name at the end.
 	if abs, err := filepath.Abs(r.dir); err == nil {

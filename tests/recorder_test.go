@@ -483,6 +483,56 @@ func TestChdir_TraceAndSidecarsWhereTheProgramStarted(t *testing.T) {
 	}
 }
 
+// TestSpawn_ChildJobInItsOwnDirectory: a job started by MPI_Comm_spawn
+// with an explicit GCLOCK_DIR writes into GCLOCK_DIR/spawned-<job>/; before,
+// its rank-00000.gct replaced the spawning job's (tracemerge then refused
+// the directory: "mixes runs"). The parent's traces hold exactly their
+// calls, the child's its own, and the output is the untraced run's.
+func TestSpawn_ChildJobInItsOwnDirectory(t *testing.T) {
+	needSetup(t)
+	const np, n = 2, 100
+	args := []string{strconv.Itoa(n)}
+	sorted := func(s string) string {
+		l := strings.Split(strings.TrimSpace(s), "\n")
+		sort.Strings(l)
+		return strings.Join(l, "\n")
+	}
+	plain := mpirun(t, run{NP: np, Prog: "spawn", Args: args})
+	dir := filepath.Join(t.TempDir(), "tr")
+	r := mpirun(t, run{NP: np, Preload: true, Prog: "spawn", Args: args,
+		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+	if plain.Code != 0 || r.Code != 0 || sorted(r.Stdout) != sorted(plain.Stdout) {
+		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
+			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
+	}
+	count := func(evs []trace.Event, op trace.Op) int {
+		k := 0
+		for _, e := range evs {
+			if e.Op == op {
+				k++
+			}
+		}
+		return k
+	}
+	parent := readTraces(t, dir, np)
+	for rank, rt := range parent {
+		if got := count(rt.Events, trace.OpAllreduce); got != 2*n || rt.Meta.Footer == nil {
+			t.Errorf("parent rank %d: %d MPI_Allreduce events (want %d), footer %+v", rank, got, 2*n, rt.Meta.Footer)
+		}
+	}
+	subs, _ := filepath.Glob(filepath.Join(dir, "spawned-*"))
+	if len(subs) != 1 {
+		t.Fatalf("want one spawned-<job> directory in %s, found %v (all: %v)", dir, subs, listDir(t, dir))
+	}
+	child := readTraces(t, subs[0], 1)
+	if got := count(child[0].Events, trace.OpAllreduce); got != n/2 {
+		t.Errorf("spawned rank 0: %d MPI_Allreduce events, want %d", got, n/2)
+	}
+	if child[0].Meta.Header.JobID == parent[0].Meta.Header.JobID {
+		t.Errorf("the spawned job has the parent's job id %q", child[0].Meta.Header.JobID)
+	}
+}
+
 // TestExitCodes_PassThrough: exit status, MPI_Abort's code and a program
 // that never calls MPI_Finalize behave as without the recorder; the last
 // still leaves a complete, readable trace (flushed at exit).
