@@ -26,15 +26,26 @@ static int env_true(const char *name)
 	return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
 }
 
-/* gclock_forked_child runs in the child of a fork() after MPI_Init. The
- * child shares the rank's trace file and buffers but is not the rank (and
- * the Go runtime's threads did not come along), so it records nothing and
- * its exit() writes nothing: before, exit() in such a child wrote the
- * events buffered at the fork into the rank's file a second time. */
+/* gclock_forked: this process is the child of a fork() without exec. The
+ * Go runtime starts when the library loads, in threads of its own, and a
+ * child gets none of them: a call into Go there waits forever (a program
+ * that forked before MPI_Init hung in the child's MPI_Init). After
+ * MPI_Init the child also shares the rank's trace file and buffers but is
+ * not the rank (its exit() wrote the events buffered at the fork into the
+ * rank's file a second time). So a forked child never calls Go and
+ * records nothing. */
+static int gclock_forked;
+
 static void gclock_forked_child(void)
 {
+	gclock_forked = 1;
 	gclock_active = 0;
 	finished = 1;
+}
+
+__attribute__((constructor)) static void gclock_fork_register(void)
+{
+	pthread_atfork(NULL, NULL, gclock_forked_child);
 }
 
 static void gclock_atexit(void)
@@ -157,6 +168,12 @@ static void after_init(void)
 {
 	if (env_true("GCLOCK_DISABLE") || started)
 		return;
+	if (gclock_forked) {
+		fprintf(stderr, "gclock: process %ld was forked, without exec, from one that had loaded the "
+				"recorder; it is not recorded (the application continues)\n",
+			(long)getpid());
+		return;
+	}
 	if (!handles_resolve()) {
 		fprintf(stderr, "gclock: cannot find the MPI library's predefined handles "
 				"(MPI_COMM_WORLD, ...); not recording (the application continues)\n");
@@ -174,7 +191,6 @@ static void after_init(void)
 	gclock_mt = level == MPI_THREAD_MULTIPLE;
 	started = 1;
 	atexit(gclock_atexit);
-	pthread_atfork(NULL, NULL, gclock_forked_child);
 	if (!gclockGoStart())
 		return; /* inert, but epoch 1 and finish still run collectively */
 	gclock_active = 1;
@@ -198,7 +214,7 @@ int gclock_init_begin(void)
 {
 	gclock_init_seen = 1;
 	gclock_tl_guard++;
-	if (!env_true("GCLOCK_DISABLE"))
+	if (!env_true("GCLOCK_DISABLE") && !gclock_forked)
 		gclockGoReady(); /* waits for the Go runtime's start (recorder.go) */
 	return crash_reset();
 }

@@ -137,6 +137,9 @@ func runCmd(t *testing.T, dir string, env []string, argv ...string) result {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(mpiBaseEnv(), env...)
+	// A hung child of argv that holds its output pipes must not hold the
+	// test after the timeout killed argv.
+	cmd.WaitDelay = 10 * time.Second
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	release, err := launch.HoldStdin(cmd)

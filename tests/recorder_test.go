@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -417,12 +416,7 @@ func TestFork_ChildWritesNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tr")
 	r := mpirun(t, run{NP: np, Preload: true, Prog: "forkchild", Args: args,
 		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
-	sorted := func(s string) string {
-		l := strings.Split(s, "\n")
-		sort.Strings(l) // the children's lines come in any order
-		return strings.Join(l, "\n")
-	}
-	if plain.Code != 0 || r.Code != 0 || sorted(r.Stdout) != sorted(plain.Stdout) {
+	if plain.Code != 0 || r.Code != 0 || sortedLines(r.Stdout) != sortedLines(plain.Stdout) {
 		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
 			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
 	}
@@ -439,6 +433,39 @@ func TestFork_ChildWritesNothing(t *testing.T) {
 		if rt.Meta.Footer == nil || rt.Meta.Footer.Events != uint64(len(rt.Events)) {
 			t.Errorf("rank %d: footer %+v for %d events", rank, rt.Meta.Footer, len(rt.Events))
 		}
+	}
+}
+
+// TestFork_BeforeMPIInit_ChildRunsUnrecorded: a program that forks
+// (without exec) before MPI_Init; parent and child each initialise MPI as
+// a singleton. The child has none of the Go runtime's threads (they start
+// when the library loads): before, its MPI_Init waited for them forever.
+// Now the child runs unrecorded and says so once, the parent is recorded,
+// and the output is the untraced run's.
+func TestFork_BeforeMPIInit_ChildRunsUnrecorded(t *testing.T) {
+	needSetup(t)
+	prog := openMPI.prog(t, "forkchild")
+	args := []string{prog, "100", "before"}
+	plain := runCmd(t, t.TempDir(), nil, args...)
+	tr := filepath.Join(t.TempDir(), "tr")
+	r := runCmd(t, t.TempDir(), []string{"LD_PRELOAD=" + libPath, "GCLOCK_DIR=" + tr, "GCLOCK_QUIET=1"}, args...)
+	if plain.Code != 0 || r.Code != 0 || sortedLines(r.Stdout) != sortedLines(plain.Stdout) ||
+		!strings.Contains(plain.Stdout, "child status 0") {
+		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
+			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
+	}
+	warned := 0
+	for _, l := range gclockLines(r.Stderr) {
+		if strings.Contains(l, "was forked, without exec") {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("%d warnings about the forked child, want 1:\n%s", warned, r.Stderr)
+	}
+	rt := readTraces(t, tr, 1)[0]
+	if rt.Meta.Footer == nil || len(rt.Events) != 100 {
+		t.Errorf("the parent's trace: footer %+v, %d events (want 100 MPI_Allreduce)", rt.Meta.Footer, len(rt.Events))
 	}
 }
 
@@ -492,16 +519,11 @@ func TestSpawn_ChildJobInItsOwnDirectory(t *testing.T) {
 	needSetup(t)
 	const np, n = 2, 100
 	args := []string{strconv.Itoa(n)}
-	sorted := func(s string) string {
-		l := strings.Split(strings.TrimSpace(s), "\n")
-		sort.Strings(l)
-		return strings.Join(l, "\n")
-	}
 	plain := mpirun(t, run{NP: np, Prog: "spawn", Args: args})
 	dir := filepath.Join(t.TempDir(), "tr")
 	r := mpirun(t, run{NP: np, Preload: true, Prog: "spawn", Args: args,
 		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
-	if plain.Code != 0 || r.Code != 0 || sorted(r.Stdout) != sorted(plain.Stdout) {
+	if plain.Code != 0 || r.Code != 0 || sortedLines(r.Stdout) != sortedLines(plain.Stdout) {
 		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
 			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
 	}
