@@ -403,6 +403,34 @@ func TestFullDisk_AppCompletesWithWarnings(t *testing.T) {
 	}
 }
 
+// runTracedLikePlain runs prog on np ranks without and with the preload
+// (GCLOCK_DIR a fresh directory, returned), and fails unless both exit 0
+// with the same output lines (sorted: forked or spawned children print in
+// any order).
+func runTracedLikePlain(t *testing.T, np int, prog string, args ...string) string {
+	t.Helper()
+	plain := mpirun(t, run{NP: np, Prog: prog, Args: args})
+	dir := filepath.Join(t.TempDir(), "tr")
+	r := mpirun(t, run{NP: np, Preload: true, Prog: prog, Args: args,
+		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+	if plain.Code != 0 || r.Code != 0 || sortedLines(r.Stdout) != sortedLines(plain.Stdout) {
+		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
+			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
+	}
+	return dir
+}
+
+// countOp counts the events of op.
+func countOp(evs []trace.Event, op trace.Op) int {
+	k := 0
+	for _, e := range evs {
+		if e.Op == op {
+			k++
+		}
+	}
+	return k
+}
+
 // TestFork_ChildWritesNothing: a rank forks after MPI_Init and the child
 // ends with exit(0), which runs the atexit handlers. The child is not the
 // rank: its exit must not write into the rank's trace (before, it wrote
@@ -411,23 +439,9 @@ func TestFullDisk_AppCompletesWithWarnings(t *testing.T) {
 func TestFork_ChildWritesNothing(t *testing.T) {
 	needSetup(t)
 	const np, n = 2, 1000
-	args := []string{strconv.Itoa(n)}
-	plain := mpirun(t, run{NP: np, Prog: "forkchild", Args: args})
-	dir := filepath.Join(t.TempDir(), "tr")
-	r := mpirun(t, run{NP: np, Preload: true, Prog: "forkchild", Args: args,
-		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
-	if plain.Code != 0 || r.Code != 0 || sortedLines(r.Stdout) != sortedLines(plain.Stdout) {
-		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
-			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
-	}
+	dir := runTracedLikePlain(t, np, "forkchild", strconv.Itoa(n))
 	for rank, rt := range readTraces(t, dir, np) {
-		calls := 0
-		for _, e := range rt.Events {
-			if e.Op == trace.OpAllreduce {
-				calls++
-			}
-		}
-		if calls != 2*n {
+		if calls := countOp(rt.Events, trace.OpAllreduce); calls != 2*n {
 			t.Errorf("rank %d: %d MPI_Allreduce events, want %d (the child's exit wrote into the trace?)", rank, calls, 2*n)
 		}
 		if rt.Meta.Footer == nil || rt.Meta.Footer.Events != uint64(len(rt.Events)) {
@@ -518,27 +532,10 @@ func TestChdir_TraceAndSidecarsWhereTheProgramStarted(t *testing.T) {
 func TestSpawn_ChildJobInItsOwnDirectory(t *testing.T) {
 	needSetup(t)
 	const np, n = 2, 100
-	args := []string{strconv.Itoa(n)}
-	plain := mpirun(t, run{NP: np, Prog: "spawn", Args: args})
-	dir := filepath.Join(t.TempDir(), "tr")
-	r := mpirun(t, run{NP: np, Preload: true, Prog: "spawn", Args: args,
-		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
-	if plain.Code != 0 || r.Code != 0 || sortedLines(r.Stdout) != sortedLines(plain.Stdout) {
-		t.Fatalf("without preload: code %d stdout %q; with: code %d stdout %q\n%s",
-			plain.Code, plain.Stdout, r.Code, r.Stdout, r.Stderr)
-	}
-	count := func(evs []trace.Event, op trace.Op) int {
-		k := 0
-		for _, e := range evs {
-			if e.Op == op {
-				k++
-			}
-		}
-		return k
-	}
+	dir := runTracedLikePlain(t, np, "spawn", strconv.Itoa(n))
 	parent := readTraces(t, dir, np)
 	for rank, rt := range parent {
-		if got := count(rt.Events, trace.OpAllreduce); got != 2*n || rt.Meta.Footer == nil {
+		if got := countOp(rt.Events, trace.OpAllreduce); got != 2*n || rt.Meta.Footer == nil {
 			t.Errorf("parent rank %d: %d MPI_Allreduce events (want %d), footer %+v", rank, got, 2*n, rt.Meta.Footer)
 		}
 	}
@@ -547,7 +544,7 @@ func TestSpawn_ChildJobInItsOwnDirectory(t *testing.T) {
 		t.Fatalf("want one spawned-<job> directory in %s, found %v (all: %v)", dir, subs, listDir(t, dir))
 	}
 	child := readTraces(t, subs[0], 1)
-	if got := count(child[0].Events, trace.OpAllreduce); got != n/2 {
+	if got := countOp(child[0].Events, trace.OpAllreduce); got != n/2 {
 		t.Errorf("spawned rank 0: %d MPI_Allreduce events, want %d", got, n/2)
 	}
 	if child[0].Meta.Header.JobID == parent[0].Meta.Header.JobID {
