@@ -6,7 +6,6 @@
  *
  * Part of the C shim; compiled in the unity build pmpi/cshim.c after timer.c.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>

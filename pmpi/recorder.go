@@ -321,11 +321,12 @@ func (r *recorder) start() bool {
 	return true
 }
 
-// prepareFlush encodes one buffer half of stand-in records, writing
-// nothing, so that the C encoder's workspace and the writer's buffers
-// are made here in MPI_Init rather than inside the application's first
-// full buffer (docs/recorder.md, "Flush pauses": that first flush took
-// about three times as long as the later ones).
+// prepareFlush sizes the C encoder's workspace and the writer's buffers
+// for a buffer half of n events and touches them, and encodes a few
+// stand-in records, writing nothing: so these allocations and page faults
+// happen here in MPI_Init rather than inside the application's first full
+// buffer (docs/recorder.md, "Flush pauses": that first flush took about
+// three times as long as the later ones).
 func (r *recorder) prepareFlush(n int) {
 	n = min(n, trace.MaxChunkEvents)
 	recs, free := standInRecords(min(n, prepareEvents))
