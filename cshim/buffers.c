@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "gclock.h"
@@ -41,8 +42,22 @@ static uint32_t live_threads;
 static char live_path[4096];
 static int live_warned;
 
+/* fsize_allows says whether the process's file size limit (RLIMIT_FSIZE,
+ * "ulimit -f") lets a file grow to end bytes: growing past it (write,
+ * ftruncate, posix_fallocate) would send SIGXFSZ, which kills the
+ * application unless it handles the signal. Read each time: the
+ * application may change it. */
+static int fsize_allows(off_t end)
+{
+	struct rlimit rl;
+	return getrlimit(RLIMIT_FSIZE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	       (rlim_t)end <= rl.rlim_cur;
+}
+
 int gclock_live_open(const char *path)
 {
+	if (!fsize_allows(2 * GCK_LIVE_PAGE))
+		return -1;
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
@@ -100,7 +115,7 @@ static gclock_live_region *live_region(uint32_t cap)
 	 * back (full disk, quota, a small tmpfs) is a SIGBUS in the application.
 	 * posix_fallocate grows the file; where the file system has no
 	 * fallocate, glibc writes the blocks instead. */
-	int e = posix_fallocate(live_fd, live_end, (off_t)size);
+	int e = fsize_allows(live_end + (off_t)size) ? posix_fallocate(live_fd, live_end, (off_t)size) : -1;
 	if (e != 0) {
 		int rc = ftruncate(live_fd, live_end); /* drop a partial tail */
 		(void)rc;
@@ -108,7 +123,8 @@ static gclock_live_region *live_region(uint32_t cap)
 			fprintf(stderr,
 				"gclock: rank %d: cannot reserve %zu bytes in %s for a thread's event buffer (%s): "
 				"its events stay in memory until written, and are lost if the process dies\n",
-				gclock_world_rank(), size, live_path, strerror(e));
+				gclock_world_rank(), size, live_path,
+				e < 0 ? "the file size limit, ulimit -f, is too small" : strerror(e));
 		return NULL;
 	}
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, live_fd, live_end);

@@ -234,7 +234,18 @@ func metaProblems(ri *RankInput) []string {
 			}
 			p = append(p, s)
 		}
-	} else if m.Footer.Dropped > 0 {
+	} else if m.Footer.Reason == "error" {
+		s := fmt.Sprintf("%s: rank %d's recording stopped early", name, ri.Rank)
+		if m.Footer.EndNS != 0 && m.Header.StartNS != 0 {
+			s += fmt.Sprintf(", %.3f s after its MPI_Init", float64(m.Footer.EndNS-m.Header.StartNS)/1e9)
+		}
+		s += " (the application went on; its later calls are not in the trace)"
+		if m.Footer.Stopped != "" {
+			s += ": " + m.Footer.Stopped
+		}
+		p = append(p, s)
+	}
+	if m.Footer != nil && m.Footer.Dropped > 0 {
 		p = append(p, fmt.Sprintf("%s: the recorder dropped %d events (buffer exhaustion)", name, m.Footer.Dropped))
 	}
 	if len(m.Epochs) == 0 {

@@ -465,3 +465,39 @@ func TestCorrector_InterpolatesThroughEveryKnot(t *testing.T) {
 		}
 	}
 }
+
+func TestMetaProblems_FooterStates(t *testing.T) {
+	ep := []trace.Epoch{{Index: 0}}
+	cases := []struct {
+		name   string
+		footer *trace.Footer
+		want   []string // substrings of the one problem; nil: no problem
+	}{
+		{"finalize", &trace.Footer{Reason: "finalize", EndNS: 9e9}, nil},
+		{"stopped", &trace.Footer{Reason: "error", EndNS: 3_500_000_000, Stopped: "trace: rank-00003.gct: the file size limit"},
+			[]string{"rank-00003.gct: rank 3's recording stopped early, 2.500 s after its MPI_Init", "later calls are not in the trace", ": trace: rank-00003.gct: the file size limit"}},
+		{"dropped", &trace.Footer{Reason: "exit", Dropped: 7}, []string{"dropped 7 events"}},
+		{"no footer", nil, []string{"no footer: rank 3 did not finish cleanly"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ri := &RankInput{Path: "/x/rank-00003.gct", Rank: 3, Meta: &RankMeta{
+				Header: trace.Header{StartNS: 1e9}, Epochs: ep, Footer: c.footer}}
+			p := metaProblems(ri)
+			if c.want == nil {
+				if len(p) != 0 {
+					t.Fatalf("problems %q, want none", p)
+				}
+				return
+			}
+			if len(p) != 1 {
+				t.Fatalf("problems %q, want one", p)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(p[0], w) {
+					t.Errorf("problem %q lacks %q", p[0], w)
+				}
+			}
+		})
+	}
+}

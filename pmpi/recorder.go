@@ -93,7 +93,13 @@ func (r *recorder) stopRecording(err error) {
 		r.warnf("%v; recording stopped for this rank (the application continues)", err)
 	}
 	if r.w != nil {
-		_ = r.w.Close(trace.Footer{Reason: "error"})
+		// The footer says recording stopped early and why (tracemerge
+		// reports it). After an I/O error it is not written: the file ends
+		// in a truncated frame, which the reader reports.
+		f := trace.Footer{Reason: "error", Stopped: err.Error(), Dropped: uint64(C.gclock_dropped()), EndNS: int64(C.gclock_now())}
+		if r.w.Close(f) == nil && r.live != "" {
+			os.Remove(r.live) // the events it holds are past the stop
+		}
 		r.w = nil
 	}
 }

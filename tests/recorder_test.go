@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
@@ -401,6 +402,107 @@ func TestFullDisk_AppCompletesWithWarnings(t *testing.T) {
 	if stopped == 0 {
 		t.Errorf("no rank said it stopped recording, though the traces cannot fit:\n%s", strings.Join(lines, "\n"))
 	}
+}
+
+// TestFileSizeLimit_AppCompletesAndTraceEndsWithinIt: the ranks run
+// under "ulimit -f" (RLIMIT_FSIZE, as a batch system may set it) of 8 MiB,
+// enough for MPI's own shared-memory files. Growing a file past the limit
+// sends SIGXFSZ, which killed the application (before: mpirun reported
+// signal 25). Two ways past it:
+//   - the traces of 7,000,000 MPI_Allreduce: each rank stops recording with
+//     one warning naming the limit, its file stays within the limit and ends
+//     with a footer saying why, and tracemerge names the rank and the reason;
+//   - a GCLOCK_BUFFER whose sidecar region (9 MiB) exceeds the limit: one
+//     warning per rank, the buffer is ordinary memory, the trace complete.
+func TestFileSizeLimit_AppCompletesAndTraceEndsWithinIt(t *testing.T) {
+	needSetup(t)
+	const np, limitBlocks = 2, 16384 // sh counts 512-byte blocks: 8 MiB
+	const limit = limitBlocks * 512
+	m := openMPI
+	// The limit is set in the ranks only (sh then execs the program):
+	// mpirun's and its daemon's own files need more.
+	rankArgv := func(env []string, calls int) []string {
+		return m.argv(np, env, "/bin/sh", "-c", `ulimit -f `+strconv.Itoa(limitBlocks)+`; exec "$0" "$@"`,
+			m.prog(t, "loopsum"), strconv.Itoa(calls))
+	}
+	for _, c := range []struct {
+		name    string
+		env     []string
+		calls   int
+		stopped bool // the traces reach the limit
+	}{
+		{"trace", nil, 7_000_000, true},
+		{"sidecar", []string{"GCLOCK_BUFFER=65536"}, 100_000, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plain := runCmd(t, t.TempDir(), nil, rankArgv(nil, c.calls)...)
+			want := fmt.Sprintf("%d of %d calls right", c.calls, c.calls)
+			if plain.Code != 0 || !strings.Contains(plain.Stdout, want) {
+				t.Fatalf("without preload under ulimit -f %d: code %d, stdout %q\n%s", limitBlocks, plain.Code, plain.Stdout, plain.Stderr)
+			}
+			dir := filepath.Join(t.TempDir(), "tr")
+			env := append([]string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}, c.env...)
+			r := runCmd(t, t.TempDir(), env, rankArgv(env, c.calls)...)
+			if r.Code != plain.Code || r.Stdout != plain.Stdout {
+				t.Fatalf("with preload under ulimit -f %d: code %d, stdout %q (without %d, %q)\n%s",
+					limitBlocks, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+			}
+			lines := gclockLines(r.Stderr)
+			for rank, rt := range readTraces(t, dir, np) {
+				prefix := "gclock: rank " + strconv.Itoa(rank) + ": "
+				stops, reserves := 0, 0
+				for _, l := range lines {
+					if !strings.HasPrefix(l, prefix) || !strings.Contains(l, "file size limit") {
+						continue
+					}
+					if strings.Contains(l, "recording stopped") {
+						stops++
+					}
+					if strings.Contains(l, "cannot reserve") {
+						reserves++
+					}
+				}
+				if stops != b2i(c.stopped) || reserves != 1-b2i(c.stopped) {
+					t.Errorf("rank %d: %d warnings about stopping and %d about the sidecar at the file size limit:\n%s",
+						rank, stops, reserves, strings.Join(lines, "\n"))
+				}
+				if rt.Meta.Size > limit {
+					t.Errorf("rank %d: file of %d bytes past the limit of %d", rank, rt.Meta.Size, limit)
+				}
+				f, n := rt.Meta.Footer, countOp(rt.Events, trace.OpAllreduce)
+				switch {
+				case f == nil || len(rt.Meta.Damage) != 0:
+					t.Errorf("rank %d: footer %+v, damage %v", rank, f, rt.Meta.Damage)
+				case c.stopped && (f.Reason != "error" || !strings.Contains(f.Stopped, "file size limit")):
+					t.Errorf("rank %d: footer %+v, want one saying recording stopped at the limit", rank, f)
+				case c.stopped && (n < 1_000_000 || n >= c.calls):
+					t.Errorf("rank %d: %d MPI_Allreduce recorded, want the first million or more and not all", rank, n)
+				case !c.stopped && (f.Reason != "finalize" || n != c.calls):
+					t.Errorf("rank %d: footer %+v, %d MPI_Allreduce recorded, want all %d", rank, f, n, c.calls)
+				}
+			}
+			if !c.stopped {
+				return
+			}
+			o, err := exec.Command(filepath.Join(repoRoot, "build", "tracemerge"), "info", dir).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+				t.Fatalf("tracemerge info: %v, want exit code 3 (partial data)\n%s", err, o)
+			}
+			for rank := 0; rank < np; rank++ {
+				if !strings.Contains(string(o), fmt.Sprintf("rank %d's recording stopped early", rank)) {
+					t.Errorf("tracemerge info does not say rank %d stopped early:\n%s", rank, o)
+				}
+			}
+		})
+	}
+}
+
+// b2i is 1 for true.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // runTracedLikePlain runs prog on np ranks without and with the preload

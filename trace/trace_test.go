@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -772,6 +773,66 @@ func TestFooterCount_MismatchIsDamage(t *testing.T) {
 			}
 			if len(dmg) != 1 || !strings.Contains(dmg[0].Err, tc.wantText) || !strings.HasPrefix(dmg[0].Err, "rank-00007.gct: ") {
 				t.Fatalf("damage %v, want one entry naming the file and containing %q", dmg, tc.wantText)
+			}
+		})
+	}
+}
+
+func TestCreate_FileSizeLimitRefusesFramesAndKeepsFooter(t *testing.T) {
+	chunks := make([][]Event, 40)
+	for i := range chunks {
+		chunks[i] = amgEvents(2000, uint64(i+1))
+	}
+	for _, limit := range []int64{SizeLimitReserve + 1000, SizeLimitReserve + 20000, SizeLimitReserve + 60000} {
+		t.Run(strconv.FormatInt(limit, 10), func(t *testing.T) {
+			old := fileSizeLimit
+			fileSizeLimit = func() int64 { return limit }
+			defer func() { fileSizeLimit = old }()
+			path := filepath.Join(t.TempDir(), RankFileName(0))
+			w, err := Create(path, testHeader())
+			if err != nil {
+				t.Fatal(err)
+			}
+			written := 0
+			var refused error
+			for _, c := range chunks {
+				if err := w.WriteEvents(c); err != nil {
+					refused = err
+					break
+				}
+				written++
+			}
+			if !errors.Is(refused, ErrSizeLimit) || !strings.Contains(refused.Error(), path) {
+				t.Fatalf("after %d chunks: error %v, want ErrSizeLimit naming %s", written, refused, path)
+			}
+			before := w.Offset()
+			if before > limit-SizeLimitReserve {
+				t.Fatalf("events end at byte %d, past the limit %d less the reserve", before, limit)
+			}
+			if err := w.Close(Footer{Reason: "error", Stopped: refused.Error()}); err != nil {
+				t.Fatalf("closing within the reserve: %v", err)
+			}
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Size() > limit {
+				t.Fatalf("file of %d bytes exceeds the limit %d", st.Size(), limit)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, evs, err := readBytes(t, data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := r.Meta()
+			if m.Footer == nil || m.Footer.Reason != "error" || m.Footer.Stopped != refused.Error() || len(m.Damage) != 0 {
+				t.Fatalf("footer %+v, damage %v", m.Footer, m.Damage)
+			}
+			if want := concat(chunks[:written]); len(evs) != len(want) {
+				t.Fatalf("read %d events, wrote %d", len(evs), len(want))
 			}
 		})
 	}

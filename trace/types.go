@@ -220,7 +220,10 @@ type Footer struct {
 	Calls   uint64 `msgpack:"calls,omitempty"`
 	Dropped uint64 `msgpack:"drop"` // events lost (buffer exhaustion etc.)
 	EndNS   int64  `msgpack:"t"`
-	Reason  string `msgpack:"why"` // "finalize", "exit"
+	Reason  string `msgpack:"why"` // "finalize", "exit", "abort", "error"
+	// Stopped says why recording stopped before the end (Reason "error"):
+	// the rank's later calls are not in the file.
+	Stopped string `msgpack:"stopped,omitempty"`
 	// BufferBytes is the per-thread C buffer size in use.
 	BufferBytes int `msgpack:"buf"`
 }

@@ -206,6 +206,9 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option) (*Writer, error
 
 // flush writes w.buf as one Write call; called with mu held.
 func (w *Writer) flush(what string) error {
+	if err := w.checkSizeLimit(what); err != nil {
+		return err
+	}
 	n, err := w.w.Write(w.buf)
 	if err == nil && n != len(w.buf) {
 		err = io.ErrShortWrite
@@ -219,6 +222,40 @@ func (w *Writer) flush(what string) error {
 	w.off += int64(n)
 	if w.opts.syncEvery {
 		return w.syncLocked()
+	}
+	return nil
+}
+
+// ErrSizeLimit is wrapped by the error of a write that the process's file
+// size limit (RLIMIT_FSIZE, "ulimit -f") would not allow.
+var ErrSizeLimit = errors.New("the file size limit (RLIMIT_FSIZE, ulimit -f) would be exceeded")
+
+// SizeLimitReserve is the part of the file size limit that event frames
+// leave to metadata frames, so that a file whose events reached the limit
+// can still be closed with its footer.
+const SizeLimitReserve = 64 << 10
+
+// checkSizeLimit refuses a frame that would take a file made by Create past
+// the process's file size limit: the kernel would write part of it and
+// kill the process (SIGXFSZ) at the next write, and the recorder runs
+// inside the user's application. A refused frame leaves the Writer usable
+// (a later, smaller metadata frame such as the footer may still fit), and
+// nothing of it is written.
+func (w *Writer) checkSizeLimit(what string) error {
+	if w.file == nil {
+		return nil
+	}
+	limit := fileSizeLimit()
+	if limit < 0 {
+		return nil
+	}
+	room := limit
+	if what == KindEvents.String() {
+		room -= SizeLimitReserve
+	}
+	if end := w.off + int64(len(w.buf)); end > room {
+		return fmt.Errorf("trace: %s: %s frame of %d bytes at byte %d: %w (%d bytes)",
+			w.opts.name, what, len(w.buf), w.off, ErrSizeLimit, limit)
 	}
 	return nil
 }
