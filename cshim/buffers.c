@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "gclock.h"
@@ -41,6 +42,8 @@ static off_t live_end = GCK_LIVE_PAGE;
 static uint32_t live_threads;
 static char live_path[4096];
 static int live_warned;
+static dev_t live_dev; /* the sidecar's identity, checked before each use */
+static ino_t live_ino;
 
 /* fsize_allows says whether the process's file size limit (RLIMIT_FSIZE,
  * "ulimit -f") lets a file grow to end bytes: growing past it (write,
@@ -67,10 +70,13 @@ int gclock_live_open(const char *path)
 	memcpy(hdr, "GCKLIVE1", 8);
 	uint32_t v[2] = {1, (uint32_t)sizeof(gclock_event)}; /* version, record size */
 	memcpy(hdr + 8, v, sizeof v);
-	if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr) {
+	struct stat st;
+	if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || fstat(fd, &st) != 0) {
 		close(fd);
 		return -1;
 	}
+	live_dev = st.st_dev;
+	live_ino = st.st_ino;
 	live_fd = fd;
 	return 0;
 }
@@ -102,11 +108,46 @@ static void prefault(void *p, size_t len)
 		c[i] = c[i];
 }
 
+/* live_same says whether fd refers to the sidecar. */
+static int live_same(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_dev == live_dev && st.st_ino == live_ino;
+}
+
+/* live_owned makes sure live_fd still refers to the sidecar. The
+ * application may close descriptors it does not own and open files of its
+ * own, which get the same numbers (posix_fallocate would then grow the
+ * application's file, and its pages would become a thread buffer): the
+ * taken descriptor is never used again nor closed, and the sidecar is
+ * reopened by its path; if that is not the same file, no new buffer is
+ * durable (one warning). Caller holds buf_mu. */
+static int live_owned(void)
+{
+	if (live_same(live_fd))
+		return 1;
+	int fd = open(live_path, O_RDWR | O_CLOEXEC);
+	if (fd >= 0 && live_same(fd)) {
+		live_fd = fd;
+		return 1;
+	}
+	if (fd >= 0)
+		close(fd);
+	fprintf(stderr,
+		"gclock: rank %d: the descriptor of %s was closed by someone else (the application?) and the file "
+		"cannot be reopened: new threads' event buffers are ordinary memory and are lost if the process dies\n",
+		gclock_world_rank(), live_path);
+	live_fd = -1;
+	return 0;
+}
+
 /* live_region maps a new region of the sidecar for cap events per half;
  * NULL when there is no sidecar or it cannot grow. Caller holds buf_mu. */
 static gclock_live_region *live_region(uint32_t cap)
 {
 	if (live_fd < 0)
+		return NULL;
+	if (!live_owned())
 		return NULL;
 	size_t size = sizeof(gclock_live_region) + 2 * (size_t)cap * sizeof(gclock_event);
 	size = (size + GCK_LIVE_PAGE - 1) / GCK_LIVE_PAGE * GCK_LIVE_PAGE;

@@ -505,6 +505,53 @@ func b2i(b bool) int {
 	return 0
 }
 
+// TestClosedDescriptors_AppFilesIntactAndTraceComplete: after MPI_Init
+// each rank closes the descriptors of the recorder's rank file and sidecar
+// (an application closing descriptors it does not own), opens two files of
+// its own (which get those numbers), writes them during 100,000
+// MPI_Allreduce and while a new thread makes 10,000 MPI_Barrier calls (a
+// new thread buffer), and checks them. Before, the recorder wrote trace
+// frames into the first and grew the second by a thread's buffer region:
+// "own files intact: NO". Now the files are intact, the output equals the
+// untraced run's, nothing is said, and every call is in the trace (the
+// recorder reopened its files by path).
+func TestClosedDescriptors_AppFilesIntactAndTraceComplete(t *testing.T) {
+	for _, m := range mpis(t) {
+		t.Run(m.Name, func(t *testing.T) {
+			const np, n = 2, 100000
+			args := []string{strconv.Itoa(n)}
+			plain := mpirun(t, run{MPI: m, NP: np, Prog: "closefd", Args: args})
+			want := fmt.Sprintf("%d of %d calls right, %d lines per file, own files intact: yes", n, n, n/1000)
+			if plain.Code != 0 || !strings.Contains(plain.Stdout, want) {
+				t.Fatalf("without preload: code %d, stdout %q\n%s", plain.Code, plain.Stdout, plain.Stderr)
+			}
+			dir := filepath.Join(t.TempDir(), "tr")
+			r := mpirun(t, run{MPI: m, NP: np, Preload: true, Prog: "closefd", Args: args,
+				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+			if r.Code != plain.Code || r.Stdout != plain.Stdout {
+				t.Fatalf("with preload: code %d, stdout %q (without %d, %q)\n%s", r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+			}
+			for rank := 0; rank < np; rank++ {
+				if !strings.Contains(r.Stderr, fmt.Sprintf("closefd: rank %d closed 2\n", rank)) {
+					t.Errorf("rank %d did not close the rank file's and the sidecar's descriptors:\n%s", rank, r.Stderr)
+				}
+			}
+			if lines := gclockLines(r.Stderr); len(lines) != 0 {
+				t.Errorf("the recorder said something:\n%s", strings.Join(lines, "\n"))
+			}
+			for rank, rt := range readTraces(t, dir, np) {
+				f := rt.Meta.Footer
+				if f == nil || f.Reason != "finalize" || len(rt.Meta.Damage) != 0 {
+					t.Errorf("rank %d: footer %+v, damage %v", rank, f, rt.Meta.Damage)
+				}
+				if a, b := countOp(rt.Events, trace.OpAllreduce), countOp(rt.Events, trace.OpBarrier); a != n+1 || b != n/10 {
+					t.Errorf("rank %d: %d MPI_Allreduce and %d MPI_Barrier recorded, want %d and %d", rank, a, b, n+1, n/10)
+				}
+			}
+		})
+	}
+}
+
 // runTracedLikePlain runs prog on np ranks without and with the preload
 // (GCLOCK_DIR a fresh directory, returned), and fails unless both exit 0
 // with the same output lines (sorted: forked or spawned children print in

@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -833,6 +835,76 @@ func TestCreate_FileSizeLimitRefusesFramesAndKeepsFooter(t *testing.T) {
 			}
 			if want := concat(chunks[:written]); len(evs) != len(want) {
 				t.Fatalf("read %d events, wrote %d", len(evs), len(want))
+			}
+		})
+	}
+}
+
+// TestCreate_DescriptorTakenByTheApplication: the application closes the
+// Writer's descriptor and opens a file of its own, which gets the same
+// number. The Writer never writes to nor closes that descriptor; it
+// reopens its file by path and goes on, or, when the file is gone, fails.
+func TestCreate_DescriptorTakenByTheApplication(t *testing.T) {
+	for _, removed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("removed=%v", removed), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, RankFileName(0))
+			w, err := Create(path, testHeader())
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, second := amgEvents(1000, 1), amgEvents(1000, 2)
+			if err := w.WriteEvents(first); err != nil {
+				t.Fatal(err)
+			}
+			fd := w.id.fd
+			if err := syscall.Close(fd); err != nil {
+				t.Fatal(err)
+			}
+			if removed {
+				if err := os.Rename(path, path+".moved"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			own := filepath.Join(dir, "own.txt")
+			ofd, err := syscall.Open(own, syscall.O_RDWR|syscall.O_CREAT|syscall.O_TRUNC, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ofd != fd {
+				t.Fatalf("the application's file got descriptor %d, not the closed %d", ofd, fd)
+			}
+			if _, err := syscall.Write(ofd, []byte("mine\n")); err != nil {
+				t.Fatal(err)
+			}
+			werr := w.WriteEvents(second)
+			cerr := w.Close(Footer{Reason: "finalize"})
+			if removed {
+				if !errors.Is(werr, ErrFileReplaced) || !strings.Contains(werr.Error(), path) || cerr == nil {
+					t.Fatalf("write %v, close %v: want ErrFileReplaced naming %s, then a failed Close", werr, cerr, path)
+				}
+			} else {
+				if werr != nil || cerr != nil || w.Reopened() != 1 {
+					t.Fatalf("write %v, close %v, reopened %d: want the file reopened once", werr, cerr, w.Reopened())
+				}
+				data, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, evs, err := readBytes(t, data)
+				if err != nil || r.Meta().Footer == nil || len(r.Meta().Damage) != 0 || len(evs) != len(first)+len(second) {
+					t.Fatalf("reopened file: %v, footer %+v, damage %v, %d events", err, r.Meta().Footer, r.Meta().Damage, len(evs))
+				}
+			}
+			runtime.GC()
+			runtime.GC()
+			// The application's descriptor is still open, its file untouched.
+			if _, err := syscall.Write(ofd, []byte("more\n")); err != nil {
+				t.Fatalf("the application's descriptor was closed: %v", err)
+			}
+			syscall.Close(ofd)
+			if b, err := os.ReadFile(own); err != nil || string(b) != "mine\nmore\n" {
+				t.Fatalf("the application's file holds %q (%v)", b, err)
 			}
 		})
 	}

@@ -135,20 +135,27 @@ func WithName(name string) Option {
 // returns that error: the file then ends in a truncated frame, which the
 // reader reports as damage.
 type Writer struct {
-	mu     sync.Mutex
-	w      io.Writer
-	file   *os.File // non-nil when created by Create
-	opts   options
-	enc    *zstd.Encoder
-	ce     chunkEncoder
-	buf    []byte
-	mp     []byte
-	off    int64
-	events uint64
-	calls  uint64 // Columns.Calls summed: Footer.Calls
-	chunks int
-	err    error
-	closed bool
+	mu   sync.Mutex
+	w    io.Writer
+	file *os.File // non-nil when created by Create
+	id   fileID   // file's descriptor and inode (idOK: known)
+	idOK bool
+	lost bool   // file's descriptor was taken and the file not reopened: never close it
+	path string // file's path (Create): to reopen it
+	// reopened counts the times the descriptor was found taken and the
+	// file reopened.
+	reopened int
+	opts     options
+	enc      *zstd.Encoder
+	ce       chunkEncoder
+	buf      []byte
+	mp       []byte
+	off      int64
+	events   uint64
+	calls    uint64 // Columns.Calls summed: Footer.Calls
+	chunks   int
+	err      error
+	closed   bool
 }
 
 var errClosed = errors.New("writer is closed")
@@ -163,9 +170,12 @@ func Create(path string, h Header, opts ...Option) (*Writer, error) {
 		return nil, fmt.Errorf("trace: creating %s: %w", path, err)
 	}
 	opts = append([]Option{WithName(path)}, opts...)
-	w, err := newWriter(f, f, h, opts)
+	id, idOK := identify(f)
+	w, err := newWriter(f, f, h, opts, func(w *Writer) { w.id, w.idOK, w.path = id, idOK, path })
 	if err != nil {
-		f.Close()
+		if w == nil || !w.lost {
+			f.Close()
+		}
 		return nil, err
 	}
 	return w, nil
@@ -174,10 +184,10 @@ func Create(path string, h Header, opts ...Option) (*Writer, error) {
 // NewWriter writes the preamble and header frame to w and returns a Writer
 // appending frames to it. Close does not close w.
 func NewWriter(w io.Writer, h Header, opts ...Option) (*Writer, error) {
-	return newWriter(w, nil, h, opts)
+	return newWriter(w, nil, h, opts, nil)
 }
 
-func newWriter(w io.Writer, f *os.File, h Header, opts []Option) (*Writer, error) {
+func newWriter(w io.Writer, f *os.File, h Header, opts []Option, init func(*Writer)) (*Writer, error) {
 	o := options{level: DefaultCompressionLevel, name: "trace"}
 	for _, opt := range opts {
 		opt(&o)
@@ -190,6 +200,9 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option) (*Writer, error
 		}
 	}
 	tw := &Writer{w: w, file: f, opts: o, enc: enc}
+	if init != nil {
+		init(tw)
+	}
 	h.Version = FormatVersion
 	payload, err := marshalAppend(nil, &h)
 	if err != nil {
@@ -199,13 +212,16 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option) (*Writer, error
 	tw.buf = appendFrameHeader(tw.buf, KindHeader, 0, payload)
 	tw.buf = append(tw.buf, payload...)
 	if err := tw.flush("header"); err != nil {
-		return nil, err
+		return tw, err
 	}
 	return tw, nil
 }
 
 // flush writes w.buf as one Write call; called with mu held.
 func (w *Writer) flush(what string) error {
+	if err := w.checkOwned(); err != nil {
+		return err
+	}
 	if err := w.checkSizeLimit(what); err != nil {
 		return err
 	}
@@ -224,6 +240,58 @@ func (w *Writer) flush(what string) error {
 		return w.syncLocked()
 	}
 	return nil
+}
+
+// ErrFileReplaced is wrapped by the error of a Writer whose file
+// descriptor no longer refers to its file and which could not reopen it.
+var ErrFileReplaced = errors.New("its file descriptor was closed by someone else (the application?) " +
+	"and the file could not be reopened: nothing more is written through it, and it is not closed")
+
+// lostFiles keeps the *os.File of every descriptor taken from a Writer
+// reachable, so that no finalizer closes a number that now belongs to the
+// application.
+var (
+	lostMu    sync.Mutex
+	lostFiles []*os.File
+)
+
+// checkOwned makes sure the Writer's descriptor still refers to the file
+// it created (one fstat per frame). The recorder runs inside the user's
+// application, which may close descriptors it does not own and open its
+// own files, which get the same numbers: a write would corrupt them. Then
+// the descriptor is left alone (never written, never closed) and the file
+// reopened by its path, if it is still the same file; else the Writer
+// fails with ErrFileReplaced.
+func (w *Writer) checkOwned() error {
+	if w.file == nil || !w.idOK || w.id.same() {
+		return nil
+	}
+	lostMu.Lock()
+	lostFiles = append(lostFiles, w.file)
+	lostMu.Unlock()
+	f, err := os.OpenFile(w.path, os.O_WRONLY, 0)
+	if err == nil {
+		id, ok := identify(f)
+		if ok && id.dev == w.id.dev && id.ino == w.id.ino {
+			if _, err = f.Seek(w.off, io.SeekStart); err == nil {
+				w.file, w.w, w.id = f, f, id
+				w.reopened++
+				return nil
+			}
+		}
+		f.Close()
+	}
+	w.lost = true
+	w.err = fmt.Errorf("trace: %s: %w", w.opts.name, ErrFileReplaced)
+	return w.err
+}
+
+// Reopened returns how often the Writer found its descriptor taken by
+// someone else and reopened its file.
+func (w *Writer) Reopened() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.reopened
 }
 
 // ErrSizeLimit is wrapped by the error of a write that the process's file
@@ -470,7 +538,7 @@ func (w *Writer) Close(f Footer) error {
 		err = w.syncLocked()
 	}
 	w.closed = true
-	if w.file != nil {
+	if w.file != nil && !w.lost {
 		if cerr := w.file.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("trace: %s: closing: %w", w.opts.name, cerr)
 		}
@@ -488,7 +556,7 @@ func (w *Writer) Abort() error {
 		return fmt.Errorf("trace: %s: %w", w.opts.name, errClosed)
 	}
 	w.closed = true
-	if w.file != nil {
+	if w.file != nil && !w.lost {
 		if err := w.file.Close(); err != nil {
 			return fmt.Errorf("trace: %s: closing: %w", w.opts.name, err)
 		}

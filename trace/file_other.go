@@ -1,0 +1,15 @@
+//go:build !unix
+
+package trace
+
+import "os"
+
+// fileSizeLimit: no file size limit is known on this system.
+var fileSizeLimit = func() int64 { return -1 }
+
+// fileID: files cannot be identified on this system.
+type fileID struct{}
+
+func identify(*os.File) (fileID, bool) { return fileID{}, false }
+
+func (fileID) same() bool { return true }
