@@ -240,9 +240,9 @@ static void tbuf_swap(gclock_tbuf *b)
 {
 	int h = b->cur, o = 1 - h;
 	__atomic_store_n(&b->live->half[h].state, GCK_LIVE_HANDED, __ATOMIC_RELEASE);
-	gclockGoFlush(b->ev, (int64_t)b->n, &b->live->half[h].state);
+	gclock_go.flush(b->ev, (int64_t)b->n, &b->live->half[h].state);
 	if (__atomic_load_n(&b->live->half[o].state, __ATOMIC_ACQUIRE) == GCK_LIVE_HANDED)
-		gclockGoFlushWait(&b->live->half[o].state);
+		gclock_go.flush_wait(&b->live->half[o].state);
 	b->gen++;
 	if (b->gen == 0)
 		b->gen = 1;

@@ -103,7 +103,7 @@ void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint6
 	resync_probe = 0;
 	resync_disarm_all(); /* Go arms the next point */
 	int64_t t0 = gclock_now();
-	uint64_t r = gclockGoResync(cs->id, cs->seq - 1);
+	uint64_t r = gclock_go.resync(cs->id, cs->seq - 1);
 	int64_t t1 = gclock_now();
 	cs->resync_at = (uint32_t)r;
 	/* An epoch's time, like a flush pause (trace.OpResync); a meeting
@@ -191,7 +191,7 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 		v.resync_at = 0;
 	char kbuf[32];
 	snprintf(kbuf, sizeof kbuf, "%s", kind);
-	v.id = gclockGoComm(fixed_id, parent ? parent->id : 0, counter, v.local, kbuf,
+	v.id = gclock_go.comm(fixed_id, parent ? parent->id : 0, counter, v.local, kbuf,
 			    members, (int32_t)n, now);
 	/* Point-to-point peers as world ranks: the members of an
 	 * intracommunicator, the remote group of an intercommunicator. The
@@ -495,7 +495,7 @@ void gclock_win_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_
 	pthread_mutex_unlock(&comm_mu);
 	char kbuf[32];
 	snprintf(kbuf, sizeof kbuf, "%s", kind);
-	v.id = gclockGoComm(0, parent->id, counter, v.local, kbuf, (int32_t *)v.peers,
+	v.id = gclock_go.comm(0, parent->id, counter, v.local, kbuf, (int32_t *)v.peers,
 			    v.peers != NULL ? v.npeers : 0, now);
 	pthread_mutex_lock(&comm_mu);
 	comm_insert((uintptr_t)win, &v);
@@ -524,7 +524,7 @@ void gclock_comm_free_done(int rc, uintptr_t k)
 	}
 	pthread_mutex_unlock(&comm_mu);
 	if (s != NULL)
-		gclockGoCommFreed(local, now);
+		gclock_go.comm_freed(local, now);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)

@@ -33,13 +33,13 @@ typedef struct gclock_enc_out {
 /* gclock_encode_columns encodes ev[0..n) into *out. Returns 0, or -1 when
  * its workspace cannot be allocated. Callers serialise (the Go writer's
  * lock). */
-int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out);
+GCK_EXPORT int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out);
 
 /* gclock_encode_prepare sizes the workspace for n events and touches its
  * column and template-row memory (pmpi's prepareFlush, in MPI_Init), so the
  * first real split does not fault it in. Returns 0, or -1 when it cannot be
  * allocated. Callers serialise, as for gclock_encode_columns. */
-int gclock_encode_prepare(uint32_t n);
+GCK_EXPORT int gclock_encode_prepare(uint32_t n);
 
 /* gclock_encode_release frees the workspace. */
 void gclock_encode_release(void);

@@ -97,6 +97,9 @@ enum {
 /* ---- hot path, used by the generated wrappers ---------------------------- */
 
 #define GCK_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+/* GCK_EXPORT marks what the Go half (libgclock-go.so) calls: exported from
+ * libgclock.so, whose other symbols stay hidden. */
+#define GCK_EXPORT __attribute__((visibility("default")))
 #define GCK_LIKELY(x) __builtin_expect(!!(x), 1)
 /* GCK_INLINE: always inlined. GCC's own limits left the start rules of
  * MPI_Isend/MPI_Irecv, the request table's walk and the byte count as
@@ -187,7 +190,7 @@ extern int gclock_mt;
 extern uint8_t gclock_op_off[GCK_OP_COUNT];
 extern int gclock_paused;
 #define gclock_skip(op) (gclock_paused | gclock_op_off[(op)])
-void gclock_set_op_off(int op, int off);
+GCK_EXPORT void gclock_set_op_off(int op, int off);
 void gclock_pcontrol(int level, int64_t t0, int64_t t1, void *ra);
 extern GCK_TLS int gclock_tl_guard;    /* reentrancy depth */
 extern GCK_TLS gclock_tbuf *gclock_tl_buf;
@@ -384,33 +387,36 @@ extern int gclock_init_seen;     /* resolve.c */
 /* ---- called from Go (pmpi) --------------------------------------------- */
 
 /* Timer set-up; kind is GCK_TIMER_*. Returns 0 or -1 (unsupported). */
-int gclock_timer_setup(int kind, int need_kernel_tsc, uint64_t machine_key, double *tsc_hz);
-void gclock_timer_fake(double offset_ns, double drift_ppm);
+GCK_EXPORT int gclock_timer_setup(int kind, int need_kernel_tsc, uint64_t machine_key, double *tsc_hz);
+GCK_EXPORT void gclock_timer_fake(double offset_ns, double drift_ppm);
 /* A non-linear term (trace/fakeclock.go): kind 1 step (a = at ns after the
  * anchor, b = ppm), 2 sine (a = amplitude ns, b = period ns, c = phase),
  * 3 random walk (a = step ns; off/freq: n knots, copied). */
-void gclock_timer_fake_term(int kind, double a, double b, double c, const double *off, const double *freq, int n);
-void gclock_timer_fake_anchor(int64_t anchor);
+GCK_EXPORT void gclock_timer_fake_term(int kind, double a, double b, double c, const double *off, const double *freq, int n);
+GCK_EXPORT void gclock_timer_fake_anchor(int64_t anchor);
 int64_t gclock_timer_raw(void);
-double gclock_timer_cost_ns(void);
+GCK_EXPORT double gclock_timer_cost_ns(void);
 
 /* Transport over PMPI on private communicators. tc 0 is the private
  * duplicate of MPI_COMM_WORLD. All return an MPI error code. */
-int gclock_t_rank(int tc);
-int gclock_t_size(int tc);
-int gclock_t_send(int tc, const double *v, int n, int dst, int sync);
-int gclock_t_recv(int tc, double *v, int n, int src);
+GCK_EXPORT int gclock_t_rank(int tc);
+GCK_EXPORT int gclock_t_size(int tc);
+GCK_EXPORT int gclock_t_send(int tc, const double *v, int n, int dst, int sync);
+GCK_EXPORT int gclock_t_recv(int tc, double *v, int n, int src);
 int gclock_t_bcast(int tc, void *buf, int64_t n, int root);
 int gclock_t_bcast_i64(int tc, int64_t *v, int root);
-int gclock_t_split(int tc, int color, int key, int *newtc);
+GCK_EXPORT int gclock_t_split(int tc, int color, int key, int *newtc);
 int gclock_t_barrier(int tc);
 
-int gclock_world_rank(void);
-int gclock_spawned(void); /* goside.c */
-int gclock_world_size(void);
-int gclock_node_shared(int *node_id, int *node_size, uint64_t machine_key,
+GCK_EXPORT int gclock_world_rank(void);
+GCK_EXPORT int gclock_spawned(void); /* goside.c */
+GCK_EXPORT void gclock_deactivate(void); /* goside.c: recording off */
+/* gclock_now for the Go half (the inline one reads hidden variables). */
+GCK_EXPORT int64_t gclock_now_ext(void);
+GCK_EXPORT int gclock_world_size(void);
+GCK_EXPORT int gclock_node_shared(int *node_id, int *node_size, uint64_t machine_key,
 		       int *machine_ranks);
-void gclock_mpi_library_version(char *buf, int len);
+GCK_EXPORT void gclock_mpi_library_version(char *buf, int len);
 
 /* Loaded objects via dl_iterate_phdr. */
 typedef struct gclock_object {
@@ -419,33 +425,45 @@ typedef struct gclock_object {
 	unsigned char build_id[64];
 	int build_id_len;
 } gclock_object;
-int gclock_objects(gclock_object *out, int max);
+GCK_EXPORT int gclock_objects(gclock_object *out, int max);
 
 /* Flush every thread buffer into Go (finalize / exit). */
 void gclock_flush_all(void);
-uint64_t gclock_dropped(void);
-int gclock_buffer_events(void);
-void gclock_set_buffer_events(int n);
+GCK_EXPORT uint64_t gclock_dropped(void);
+GCK_EXPORT int gclock_buffer_events(void);
+GCK_EXPORT void gclock_set_buffer_events(int n);
 
-/* ---- implemented in Go (pmpi), called from C --------------------------- */
-
-extern void gclockGoReady(void);
-extern int gclockGoStart(void);
-extern void gclockGoFlush(gclock_event *ev, int64_t n, uint32_t *state);
-extern void gclockGoFlushWait(uint32_t *state);
-int gclock_live_open(const char *path);
-extern uint64_t gclockGoComm(uint64_t fixed_id, uint64_t parent, uint32_t counter,
-			     uint32_t local, char *kind, int32_t *members,
-			     int32_t n, int64_t created_ns);
-extern void gclockGoCommFreed(uint32_t local, int64_t freed_ns);
-extern void gclockGoFinish(int32_t reason);
-/* Returns the next meeting's instance (low 32 bits; UINT32_MAX none) and
- * in bit 32 whether a sync epoch ran. */
-extern uint64_t gclockGoResync(uint64_t comm_id, uint32_t seq);
+/* ---- implemented in Go (pmpi, libgclock-go.so), called from C -----------
+ * The Go half is loaded at MPI_Init (gobridge.c); its package init
+ * registers these entry points (pmpi/register.c). Every call below happens
+ * only after gclock_go_load returned 1. */
+typedef struct gclock_go_api {
+	void (*ready)(void);
+	int (*start)(void);
+	void (*flush)(gclock_event *ev, int64_t n, uint32_t *state);
+	void (*flush_wait)(uint32_t *state);
+	uint64_t (*comm)(uint64_t fixed_id, uint64_t parent, uint32_t counter, uint32_t local, char *kind,
+			 int32_t *members, int32_t n, int64_t created_ns);
+	void (*comm_freed)(uint32_t local, int64_t freed_ns);
+	void (*finish)(int32_t reason);
+	/* Returns the next meeting's instance (low 32 bits; UINT32_MAX none)
+	 * and in bit 32 whether a sync epoch ran. */
+	uint64_t (*resync)(uint64_t comm_id, uint32_t seq);
+} gclock_go_api;
+extern gclock_go_api gclock_go;
+GCK_EXPORT void gclock_go_register(const gclock_go_api *api);
+/* gclock_go_load loads libgclock-go.so (once; before PMPI_Init) and waits
+ * for its runtime; 1 when it is there, 0 when the process stays
+ * unrecorded (gclock_go_why says why). */
+int gclock_go_load(void);
+extern const char *gclock_go_why;
+/* gclock_go_note: what loading it changed (a raised limit), or "". */
+extern const char *gclock_go_note;
+GCK_EXPORT int gclock_live_open(const char *path);
 
 /* Resync arming (comms.c), called from Go. */
 void gclock_resync_arm(uint64_t comm_id, uint32_t seq);
-void gclock_resync_arm_world(int on);
+GCK_EXPORT void gclock_resync_arm_world(int on);
 
 /* gclockGoFinish reasons. */
 enum { GCK_FINISH_FINALIZE = 0, GCK_FINISH_EXIT = 1, GCK_FINISH_ABORT = 2 };

@@ -225,3 +225,8 @@ int gclock_objects(gclock_object *out, int max)
 	dl_iterate_phdr(objs_cb, &c);
 	return c.n;
 }
+
+/* gclock_deactivate stops recording (Go, after a write failed). */
+void gclock_deactivate(void) { gclock_active = 0; }
+
+int64_t gclock_now_ext(void) { return gclock_now(); }

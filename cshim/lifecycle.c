@@ -26,14 +26,16 @@ static int env_true(const char *name)
 	return v != NULL && *v != '\0' && strcmp(v, "0") != 0 && strcmp(v, "false") != 0;
 }
 
-/* gclock_forked: this process is the child of a fork() without exec. The
- * Go runtime starts when the library loads, in threads of its own, and a
- * child gets none of them: a call into Go there waits forever (a program
- * that forked before MPI_Init hung in the child's MPI_Init). After
- * MPI_Init the child also shares the rank's trace file and buffers but is
- * not the rank (its exit() wrote the events buffered at the fork into the
- * rank's file a second time). So a forked child never calls Go and
- * records nothing. */
+/* gclock_forked: this process is the child of a fork() without exec. A Go
+ * runtime loaded before the fork runs in threads of its own, and a child
+ * gets none of them: a call into Go there waits forever (before the Go half
+ * was loaded lazily, a program that forked before MPI_Init hung in the
+ * child's MPI_Init). After MPI_Init the child also shares the rank's trace
+ * file and buffers but is not the rank (its exit() wrote the events
+ * buffered at the fork into the rank's file a second time). So a forked
+ * child never calls Go and records nothing; one forked before MPI_Init is
+ * not recorded either (it and its parent would be two singletons writing
+ * rank 0 into the same GCLOCK_DIR). */
 static int gclock_forked;
 
 static void gclock_forked_child(void)
@@ -56,20 +58,20 @@ static void gclock_atexit(void)
 	gclock_active = 0;
 	gclock_flush_all();
 	gclock_tl_guard++;
-	gclockGoFinish(GCK_FINISH_EXIT);
+	gclock_go.finish(GCK_FINISH_EXIT);
 	gclock_tl_guard--;
 }
 
 /* ---- crash signals: keep Open MPI's backtrace ------------------------------
  *
  * The Go runtime installs handlers for SIGSEGV, SIGBUS, SIGFPE (and sees
- * SIGABRT) when the library loads, and Open MPI installs its own
+ * SIGABRT) when the Go half loads (gobridge.c, before PMPI_Init), and Open MPI installs its own
  * backtrace-printing handler in MPI_Init only where none is installed, so
  * under the preload an application crash would lose Open MPI's "*** Process
  * received signal ***" report. Around PMPI_Init the shim resets those
  * signals to SIG_DFL, lets the MPI library install its handlers, and then
  * installs a dispatcher that hands a fault to the Go runtime's handler when
- * the faulting instruction is in this library (Go code turns those into
+ * the faulting instruction is in the Go half (Go code turns those into
  * panics) and to the MPI library's handler otherwise. */
 
 static const int crash_sigs[] = {SIGABRT, SIGBUS, SIGFPE, SIGSEGV};
@@ -128,8 +130,8 @@ static void crash_dispatch(int sig, siginfo_t *si, void *ucv)
 static int crash_reset(void)
 {
 #if defined(__x86_64__)
-	Dl_info di;
-	if (!dladdr((void *)&crash_dispatch, &di) || di.dli_fbase == NULL)
+	Dl_info di; /* the Go half: its code is where Go's handlers apply */
+	if (!dladdr((void *)gclock_go.start, &di) || di.dli_fbase == NULL)
 		return 0;
 	dl_iterate_phdr(self_cb, di.dli_fbase);
 	if (self_hi == 0)
@@ -163,6 +165,33 @@ static void crash_install(void)
 	}
 }
 
+/* go_everywhere says whether every rank loaded the Go half (collective on
+ * tcomm[0]): the recorder's start is collective (sync epoch 0), so a rank
+ * without it (a limit of its own, a node without the file) would leave the
+ * others waiting for it forever. Rank 0 says why once. */
+static int go_everywhere(void)
+{
+	int ok = gclock_go_load(), *all = calloc((size_t)world_size, sizeof *all);
+	if (all == NULL || PMPI_Allgather(&ok, 1, h_int, all, 1, h_int, tcomm[0]) != MPI_SUCCESS) {
+		free(all);
+		return 0;
+	}
+	int first = -1;
+	for (int r = 0; r < world_size && first < 0; r++)
+		if (!all[r])
+			first = r;
+	free(all);
+	if (first < 0 && world_rank == 0 && *gclock_go_note)
+		fprintf(stderr, "gclock: rank 0: %s\n", gclock_go_note);
+	if (first >= 0 && world_rank == first)
+		fprintf(stderr, "gclock: rank %d: %s; not recording (the application continues)\n", world_rank,
+			gclock_go_why);
+	else if (first >= 0 && world_rank == 0)
+		fprintf(stderr, "gclock: rank %d cannot record (it says why); no rank records (the application continues)\n",
+			first);
+	return first < 0;
+}
+
 /* after_init runs right after a successful PMPI_Init(_thread). */
 static void after_init(void)
 {
@@ -184,6 +213,8 @@ static void after_init(void)
 	ntcomm = 1;
 	PMPI_Comm_rank(h_world, &world_rank);
 	PMPI_Comm_size(h_world, &world_size);
+	if (!go_everywhere())
+		return;
 	PMPI_Comm_group(h_world, &world_group);
 	int level = MPI_THREAD_MULTIPLE;
 	if (PMPI_Query_thread(&level) != MPI_SUCCESS)
@@ -191,7 +222,7 @@ static void after_init(void)
 	gclock_mt = level == MPI_THREAD_MULTIPLE;
 	started = 1;
 	atexit(gclock_atexit);
-	if (!gclockGoStart())
+	if (!gclock_go.start())
 		return; /* inert, but epoch 1 and finish still run collectively */
 	gclock_active = 1;
 	gclock_comm_slot *w = comm_register(h_world, NULL, 0, "world", 1);
@@ -214,8 +245,8 @@ int gclock_init_begin(void)
 {
 	gclock_init_seen = 1;
 	gclock_tl_guard++;
-	if (!env_true("GCLOCK_DISABLE") && !gclock_forked)
-		gclockGoReady(); /* waits for the Go runtime's start (recorder.go) */
+	if (env_true("GCLOCK_DISABLE") || gclock_forked || !gclock_go_load())
+		return 0; /* no Go runtime: its crash handlers are not there either */
 	return crash_reset();
 }
 
@@ -263,7 +294,7 @@ int gclock_finalize_begin(void)
 	finished = 1;
 	gclock_active = 0;
 	gclock_flush_all();
-	gclockGoFinish(GCK_FINISH_FINALIZE);
+	gclock_go.finish(GCK_FINISH_FINALIZE);
 	for (int i = ntcomm - 1; i >= 0; i--)
 		if (tcomm[i] != h_null)
 			PMPI_Comm_free(&tcomm[i]);
@@ -292,7 +323,7 @@ void gclock_abort_begin(void)
 		finished = 1;
 		gclock_active = 0;
 		gclock_flush_all();
-		gclockGoFinish(GCK_FINISH_ABORT);
+		gclock_go.finish(GCK_FINISH_ABORT);
 		gclock_tl_guard--;
 	}
 }

@@ -6,18 +6,18 @@
 #define GCK_PINGPONG_H
 #include "gclock.h"
 
-int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, double intercept);
-int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double intercept,
+GCK_EXPORT int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, double intercept);
+GCK_EXPORT int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double intercept,
 		     double *s_last, double *t_last, double *s_now);
 
 /* Untimed waits that sleep between polls instead of busy-polling. */
 int gclock_t_recv_idle(int tc, double *v, int n, int src);
-int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root);
-int gclock_t_barrier_idle(int tc);
-int gclock_t_allgather_int_idle(int tc, int v, int *all);
+GCK_EXPORT int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root);
+GCK_EXPORT int gclock_t_barrier_idle(int tc);
+GCK_EXPORT int gclock_t_allgather_int_idle(int tc, int v, int *all);
 
 /* gclock_pp_token(1) serialises timed loops machine-wide (pingpong.c);
  * 0 turns it off. Returns 0, or -1 if the lock file cannot be opened. */
-int gclock_pp_token(int on);
+GCK_EXPORT int gclock_pp_token(int on);
 
 #endif

@@ -1,12 +1,13 @@
-// Command pmpi is built with -buildmode=c-shared into libgclock.so, the
-// gclock MPI trace recorder. It is LD_PRELOADed into an unmodified MPI
-// program: the C shim (cshim/) wraps MPI_Init/Finalize, communicator
-// creation and every blocking collective; this Go side reads the GCLOCK_*
-// configuration, runs the clock synchronisation over PMPI at MPI_Init and
-// MPI_Finalize, and writes one trace file per rank (package trace).
+// Command pmpi is built with -buildmode=c-shared into libgclock-go.so, the
+// Go half of the gclock MPI trace recorder. The user LD_PRELOADs the C
+// library libgclock.so (cshim/) into an unmodified MPI program; its
+// MPI_Init wrappers load this library from the same directory
+// (cshim/gobridge.c), and it reads the GCLOCK_* configuration, runs the
+// clock synchronisation over PMPI at MPI_Init and MPI_Finalize, and writes
+// one trace file per rank (package trace).
 //
-// The library stays inert in processes that never call MPI_Init. See
-// docs/recorder.md for the user-facing description.
+// No Go runtime starts in processes that never call MPI_Init. See
+// docs/recorder.md ("Two libraries") for the user-facing description.
 package main
 
 func main() {}

@@ -86,7 +86,7 @@ func (r *recorder) stopRecording(err error) {
 	if !r.resyncArmed {
 		// With resync meetings armed the C side keeps running (and this
 		// rank keeps meeting the others), only nothing is written.
-		C.gclock_active = 0
+		C.gclock_deactivate()
 	}
 	if !r.failed {
 		r.failed = true
@@ -96,7 +96,7 @@ func (r *recorder) stopRecording(err error) {
 		// The footer says recording stopped early and why (tracemerge
 		// reports it). After an I/O error it is not written: the file ends
 		// in a truncated frame, which the reader reports.
-		f := trace.Footer{Reason: "error", Stopped: err.Error(), Dropped: uint64(C.gclock_dropped()), EndNS: int64(C.gclock_now())}
+		f := trace.Footer{Reason: "error", Stopped: err.Error(), Dropped: uint64(C.gclock_dropped()), EndNS: int64(C.gclock_now_ext())}
 		if r.w.Close(f) == nil && r.live != "" {
 			os.Remove(r.live) // the events it holds are past the stop
 		}
@@ -107,7 +107,7 @@ func (r *recorder) stopRecording(err error) {
 func guard(what string, fail func()) {
 	if p := recover(); p != nil {
 		fmt.Fprintf(os.Stderr, "gclock: internal error in %s: %v; recording stopped\n%s", what, p, debug.Stack())
-		C.gclock_active = 0
+		C.gclock_deactivate()
 		if fail != nil {
 			fail()
 		}
@@ -219,7 +219,7 @@ func (r *recorder) start() bool {
 	var jobBytes []byte
 	var base0 int64
 	if r.rank == 0 {
-		base0 = int64(C.gclock_now())
+		base0 = int64(C.gclock_now_ext())
 		job := jobIDFromEnv(os.Getenv)
 		if job == "" {
 			job = time.Now().UTC().Format("20060102-150405") + "-" + strconv.Itoa(os.Getpid())
@@ -302,7 +302,7 @@ func (r *recorder) start() bool {
 	}
 	h.Host, _ = os.Hostname()
 	h.Exe, _ = os.Executable()
-	h.StartNS = int64(C.gclock_now())
+	h.StartNS = int64(C.gclock_now_ext())
 	w, err := trace.Create(r.path, h, trace.WithCodec(cfg.Codec), trace.WithSyncOnClose(cfg.Fsync))
 	if err != nil {
 		r.failed = true
@@ -408,7 +408,7 @@ func cutSpace(s string) (string, string, bool) {
 // epoch runs one clock synchronisation on every rank and returns this
 // rank's trace.Epoch; rank 0 prints one summary line.
 func (r *recorder) epoch(index int) (trace.Epoch, error) {
-	t0 := int64(C.gclock_now())
+	t0 := int64(C.gclock_now_ext())
 	out, err := r.sync(r.tr, r.clock)
 	if err == nil {
 		// Leave together: a rank done with its part of the sync and the
@@ -420,7 +420,7 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 			err = fmt.Errorf("barrier after the sync: %w", berr)
 		}
 	}
-	t1 := int64(C.gclock_now())
+	t1 := int64(C.gclock_now_ext())
 	if err != nil {
 		return trace.Epoch{}, err
 	}
@@ -466,13 +466,13 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 func (r *recorder) checkAfter(ep *trace.Epoch, after float64) {
 	until := ep.EndNS + int64(after*1e9)
 	for {
-		d := until - int64(C.gclock_now())
+		d := until - int64(C.gclock_now_ext())
 		if d <= 0 {
 			break
 		}
 		time.Sleep(time.Duration(d))
 	}
-	at := int64(C.gclock_now()) - ep.EndNS
+	at := int64(C.gclock_now_ext()) - ep.EndNS
 	rs, err := clocksync.CheckClockAccuracy(r.tr, r.global, r.scfg)
 	if err != nil {
 		r.warnf("self-check %.1f s after sync epoch 0 failed: %v", after, err)
@@ -691,7 +691,7 @@ func (r *recorder) finish(why string) {
 	f := trace.Footer{
 		Events:      r.w.Events(),
 		Dropped:     uint64(C.gclock_dropped()),
-		EndNS:       int64(C.gclock_now()),
+		EndNS:       int64(C.gclock_now_ext()),
 		Reason:      why,
 		BufferBytes: 2 * int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
 	}

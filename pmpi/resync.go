@@ -97,7 +97,7 @@ func (r *recorder) finalizeResync() {
 		return
 	}
 	dec := []int64{0}
-	if r.rank == 0 && float64(int64(C.gclock_now())-r.rs.lastEpoch)*1e-9 >= r.rs.interval/2 {
+	if r.rank == 0 && float64(int64(C.gclock_now_ext())-r.rs.lastEpoch)*1e-9 >= r.rs.interval/2 {
 		dec[0] = 1
 	}
 	v, err := bcastInt64s(r.tr, 0, dec)
@@ -156,7 +156,7 @@ func gclockGoResync(commID C.uint64_t, seq C.uint32_t) (next C.uint64_t) {
 }
 
 func (r *recorder) resync(commID uint64, seq uint32) (next uint32, epoch bool) {
-	now := int64(C.gclock_now())
+	now := int64(C.gclock_now_ext())
 	rs := &r.rs
 	// Rank 0 decides: [resync now (0/1), instances until the next meeting].
 	dec := []int64{0, 0}
@@ -249,7 +249,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	}
 	alg := r.rs.alg
 	alg.SetPrior(r.rs.prior)
-	t0 := int64(C.gclock_now())
+	t0 := int64(C.gclock_now_ext())
 	g, err := alg.SyncClocks(r.tr, r.clock)
 	// Leave together, as after the full sync (recorder.epoch), and agree:
 	// a rank whose resync failed (before talking to anyone) must not stop
@@ -259,7 +259,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	if aerr := r.agree(err == nil); aerr != nil && err == nil {
 		err = aerr
 	}
-	t1 := int64(C.gclock_now())
+	t1 := int64(C.gclock_now_ext())
 	if err != nil {
 		return err
 	}

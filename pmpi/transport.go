@@ -132,4 +132,4 @@ func bcastInt64s(t clocksync.Transport, root int, v []int64) ([]int64, error) {
 type localClock struct{ base0 int64 }
 
 // GetTime returns local seconds since rank 0's base0.
-func (c localClock) GetTime() float64 { return float64(int64(C.gclock_now())-c.base0) * 1e-9 }
+func (c localClock) GetTime() float64 { return float64(int64(C.gclock_now_ext())-c.base0) * 1e-9 }

@@ -82,8 +82,33 @@ func TestCShim_CompilesCleanAsC11(t *testing.T) {
 	needSetup(t)
 	obj := filepath.Join(t.TempDir(), "cshim.o")
 	out, err := exec.Command("mpicc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC",
-		"-I", filepath.Join(repoRoot, "cshim"), "-c", filepath.Join(repoRoot, "pmpi", "cshim.c"), "-o", obj).CombinedOutput()
+		"-I", filepath.Join(repoRoot, "cshim"), "-c", filepath.Join(repoRoot, "cshim", "libgclock.c"), "-o", obj).CombinedOutput()
 	if err != nil {
 		t.Fatalf("cshim does not compile cleanly: %v\n%s", err, out)
+	}
+}
+
+// TestLibrary_NoGoRuntimeBeforeMPIInit: the preloaded libgclock.so is C
+// only and loads its Go half (libgclock-go.so, beside it) at MPI_Init, so a
+// process that never calls MPI_Init (a shell, mpirun, its daemons) runs no
+// Go runtime: it keeps one thread (the one-library recorder started six).
+func TestLibrary_NoGoRuntimeBeforeMPIInit(t *testing.T) {
+	needSetup(t)
+	goHalf := filepath.Join(filepath.Dir(libPath), "libgclock-go.so")
+	if _, err := os.Stat(goHalf); err != nil {
+		t.Fatalf("the Go half is not beside %s: %v", libPath, err)
+	}
+	rd, err := exec.Command("readelf", "-d", "--dyn-syms", libPath).Output()
+	if err != nil {
+		t.Fatalf("readelf %s: %v", libPath, err)
+	}
+	for _, goName := range []string{"libgclock-go", "crosscall2", "_cgo_", "runtime."} {
+		if strings.Contains(string(rd), goName) {
+			t.Errorf("%s refers to %q: the Go runtime is linked into the preloaded library", libPath, goName)
+		}
+	}
+	r := runCmd(t, t.TempDir(), []string{"LD_PRELOAD=" + libPath}, "/bin/sh", "-c", `ls /proc/$$/task | wc -l`)
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "1" {
+		t.Errorf("a shell under the preload has %q threads (code %d), want 1\n%s", r.Stdout, r.Code, r.Stderr)
 	}
 }

@@ -1,0 +1,152 @@
+/*
+ * gobridge.c: loading the recorder's Go half.
+ *
+ * libgclock.so (this C library) is what the user preloads; it is loaded
+ * into every process that inherits LD_PRELOAD (mpirun, its daemons, shells,
+ * the MPI program). The Go half, libgclock-go.so next to it, starts a Go
+ * runtime when it is loaded, so it is loaded only by a process that calls
+ * MPI_Init, and only when the runtime can live there: the runtime reserves
+ * address space at start (≈ 1 GiB on linux/amd64, mostly never touched)
+ * and ends the process when that fails, which under an address-space
+ * limit (ulimit -v, RLIMIT_AS: Grid Engine's h_vmem, for one) killed the
+ * application before its main (docs/recorder.md, "Address-space limit").
+ *
+ * Until the Go half is there, gclock_go holds stubs that record nothing.
+ *
+ * Part of the C shim; compiled in the unity build cshim/libgclock.c last.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "gclock.h"
+
+static void stub_ready(void) {}
+static int stub_start(void) { return 0; }
+static void stub_flush(gclock_event *ev, int64_t n, uint32_t *state)
+{
+	(void)ev;
+	(void)n;
+	__atomic_store_n(state, GCK_LIVE_WRITTEN, __ATOMIC_RELEASE);
+}
+static void stub_flush_wait(uint32_t *state) { (void)state; }
+static uint64_t stub_comm(uint64_t fixed_id, uint64_t parent, uint32_t counter, uint32_t local, char *kind,
+			  int32_t *members, int32_t n, int64_t created_ns)
+{
+	(void)fixed_id, (void)parent, (void)counter, (void)local, (void)kind, (void)members, (void)n,
+		(void)created_ns;
+	return 0;
+}
+static void stub_comm_freed(uint32_t local, int64_t freed_ns) { (void)local, (void)freed_ns; }
+static void stub_finish(int32_t reason) { (void)reason; }
+static uint64_t stub_resync(uint64_t comm_id, uint32_t seq)
+{
+	(void)comm_id, (void)seq;
+	return UINT32_MAX;
+}
+
+gclock_go_api gclock_go = {stub_ready,	 stub_start,	  stub_flush,  stub_flush_wait,
+			   stub_comm,	 stub_comm_freed, stub_finish, stub_resync};
+
+static int go_registered;
+
+void gclock_go_register(const gclock_go_api *api)
+{
+	gclock_go = *api;
+	__atomic_store_n(&go_registered, 1, __ATOMIC_RELEASE);
+}
+
+/* GCK_GO_ADDRESS_SPACE is the address space the Go half takes beside what
+ * the process already maps: the runtime's reservations at start (its page
+ * allocator's index for the whole 48-bit space, mostly never touched), its
+ * heap, the encoder's buffers, with room to spare. Measured 2026-11-27 on
+ * linux/amd64, Go 1.26: VmSize of a rank during 3·10⁶ MPI_Allreduce
+ * 178,180 kB untraced, 1,813,940 kB traced (+1.56 GiB; docs/recorder.md,
+ * "Address-space limit"). */
+#define GCK_GO_ADDRESS_SPACE ((uint64_t)2 << 30)
+
+const char *gclock_go_why = "";
+const char *gclock_go_note = "";
+static char go_why[4608], go_note[256];
+static int go_state; /* 0 not tried, 1 loaded, -1 not loaded */
+
+/* room_for_go makes room for the Go half under an address-space limit
+ * (ulimit -v, RLIMIT_AS): the application must keep all the room it had,
+ * so the soft limit is raised by what the Go half takes, up to the hard
+ * limit; where that is not possible the process stays unrecorded.
+ * Returns 0 (and sets go_why) when there is no room. */
+static int room_for_go(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1;
+	uint64_t soft = (uint64_t)rl.rlim_cur, hard = (uint64_t)rl.rlim_max, need = GCK_GO_ADDRESS_SPACE;
+	if (rl.rlim_max != RLIM_INFINITY && (hard < soft || hard - soft < need)) {
+		snprintf(go_why, sizeof go_why,
+			 "the address-space limit (ulimit -v, RLIMIT_AS: soft %llu MiB, hard %llu MiB) leaves no "
+			 "room for the recorder's Go runtime, which takes %llu MiB of address space: a hard limit "
+			 "that much above the soft one lets it record",
+			 (unsigned long long)(soft >> 20), (unsigned long long)(hard >> 20),
+			 (unsigned long long)(need >> 20));
+		return 0;
+	}
+	rl.rlim_cur = (rlim_t)(soft + need);
+	if (setrlimit(RLIMIT_AS, &rl) != 0) {
+		snprintf(go_why, sizeof go_why, "cannot raise the address-space limit (ulimit -v) for the recorder's Go runtime: %s",
+			 strerror(errno));
+		return 0;
+	}
+	snprintf(go_note, sizeof go_note,
+		 "the soft address-space limit (ulimit -v) was raised by %llu MiB, to %llu MiB, for the recorder's "
+		 "Go runtime: the application keeps the room it had",
+		 (unsigned long long)(need >> 20), (unsigned long long)((soft + need) >> 20));
+	gclock_go_note = go_note;
+	return 1;
+}
+
+static int go_fail(const char *fmt, const char *a, const char *b)
+{
+	snprintf(go_why, sizeof go_why, fmt, a, b);
+	gclock_go_why = go_why;
+	go_state = -1;
+	return 0;
+}
+
+int gclock_go_load(void)
+{
+	if (go_state != 0)
+		return go_state > 0;
+	if (__atomic_load_n(&go_registered, __ATOMIC_ACQUIRE)) {
+		/* Linked together (the Go package's own tests): nothing to load. */
+		gclock_go.ready();
+		go_state = 1;
+		return 1;
+	}
+	if (!room_for_go()) {
+		gclock_go_why = go_why;
+		go_state = -1;
+		return 0;
+	}
+	Dl_info di;
+	if (!dladdr((void *)&gclock_go_load, &di) || di.dli_fname == NULL)
+		return go_fail("cannot find where %s%s is", "libgclock.so", "");
+	char self[4096], path[4200];
+	snprintf(self, sizeof self, "%s", di.dli_fname);
+	snprintf(path, sizeof path, "%s/libgclock-go.so", dirname(self));
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL)
+		return go_fail("cannot load the recorder's Go half: %s%s", dlerror(), "");
+	void (*ready)(void) = (void (*)(void))dlsym(h, "gclockGoReady");
+	if (ready == NULL)
+		return go_fail("%s has no gclockGoReady%s", path, "");
+	/* A call into Go waits until its runtime has started and its package
+	 * initialisation, which registers the entry points, has run. */
+	ready();
+	if (!__atomic_load_n(&go_registered, __ATOMIC_ACQUIRE))
+		return go_fail("%s did not register its entry points%s", path, "");
+	go_state = 1;
+	return 1;
+}

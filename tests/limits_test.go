@@ -1,0 +1,223 @@
+package tests
+
+// Limits a batch system or the application puts on the process (file size,
+// address space, descriptors): under each the application runs as it does
+// without the recorder, and the recorder either records or says once why
+// not.
+
+import (
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// TestFileSizeLimit_AppCompletesAndTraceEndsWithinIt: the ranks run
+// under "ulimit -f" (RLIMIT_FSIZE, as a batch system may set it) of 8 MiB,
+// enough for MPI's own shared-memory files. Growing a file past the limit
+// sends SIGXFSZ, which killed the application (before: mpirun reported
+// signal 25). Two ways past it:
+//   - the traces of 7,000,000 MPI_Allreduce: each rank stops recording with
+//     one warning naming the limit, its file stays within the limit and ends
+//     with a footer saying why, and tracemerge names the rank and the reason;
+//   - a GCLOCK_BUFFER whose sidecar region (9 MiB) exceeds the limit: one
+//     warning per rank, the buffer is ordinary memory, the trace complete.
+func TestFileSizeLimit_AppCompletesAndTraceEndsWithinIt(t *testing.T) {
+	needSetup(t)
+	const np, limitBlocks = 2, 16384 // sh counts 512-byte blocks: 8 MiB
+	const limit = limitBlocks * 512
+	m := openMPI
+	// The limit is set in the ranks only (sh then execs the program):
+	// mpirun's and its daemon's own files need more.
+	rankArgv := func(env []string, calls int) []string {
+		return m.argv(np, env, "/bin/sh", "-c", `ulimit -f `+strconv.Itoa(limitBlocks)+`; exec "$0" "$@"`,
+			m.prog(t, "loopsum"), strconv.Itoa(calls))
+	}
+	for _, c := range []struct {
+		name    string
+		env     []string
+		calls   int
+		stopped bool // the traces reach the limit
+	}{
+		{"trace", nil, 7_000_000, true},
+		{"sidecar", []string{"GCLOCK_BUFFER=65536"}, 100_000, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plain := runCmd(t, t.TempDir(), nil, rankArgv(nil, c.calls)...)
+			want := fmt.Sprintf("%d of %d calls right", c.calls, c.calls)
+			if plain.Code != 0 || !strings.Contains(plain.Stdout, want) {
+				t.Fatalf("without preload under ulimit -f %d: code %d, stdout %q\n%s", limitBlocks, plain.Code, plain.Stdout, plain.Stderr)
+			}
+			dir := filepath.Join(t.TempDir(), "tr")
+			env := append([]string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}, c.env...)
+			r := runCmd(t, t.TempDir(), env, rankArgv(env, c.calls)...)
+			if r.Code != plain.Code || r.Stdout != plain.Stdout {
+				t.Fatalf("with preload under ulimit -f %d: code %d, stdout %q (without %d, %q)\n%s",
+					limitBlocks, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+			}
+			lines := gclockLines(r.Stderr)
+			for rank, rt := range readTraces(t, dir, np) {
+				prefix := "gclock: rank " + strconv.Itoa(rank) + ": "
+				stops, reserves := 0, 0
+				for _, l := range lines {
+					if !strings.HasPrefix(l, prefix) || !strings.Contains(l, "file size limit") {
+						continue
+					}
+					if strings.Contains(l, "recording stopped") {
+						stops++
+					}
+					if strings.Contains(l, "cannot reserve") {
+						reserves++
+					}
+				}
+				if stops != b2i(c.stopped) || reserves != 1-b2i(c.stopped) {
+					t.Errorf("rank %d: %d warnings about stopping and %d about the sidecar at the file size limit:\n%s",
+						rank, stops, reserves, strings.Join(lines, "\n"))
+				}
+				if rt.Meta.Size > limit {
+					t.Errorf("rank %d: file of %d bytes past the limit of %d", rank, rt.Meta.Size, limit)
+				}
+				f, n := rt.Meta.Footer, countOp(rt.Events, trace.OpAllreduce)
+				switch {
+				case f == nil || len(rt.Meta.Damage) != 0:
+					t.Errorf("rank %d: footer %+v, damage %v", rank, f, rt.Meta.Damage)
+				case c.stopped && (f.Reason != "error" || !strings.Contains(f.Stopped, "file size limit")):
+					t.Errorf("rank %d: footer %+v, want one saying recording stopped at the limit", rank, f)
+				case c.stopped && (n < 1_000_000 || n >= c.calls):
+					t.Errorf("rank %d: %d MPI_Allreduce recorded, want the first million or more and not all", rank, n)
+				case !c.stopped && (f.Reason != "finalize" || n != c.calls):
+					t.Errorf("rank %d: footer %+v, %d MPI_Allreduce recorded, want all %d", rank, f, n, c.calls)
+				}
+			}
+			if !c.stopped {
+				return
+			}
+			o, err := exec.Command(filepath.Join(repoRoot, "build", "tracemerge"), "info", dir).CombinedOutput()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+				t.Fatalf("tracemerge info: %v, want exit code 3 (partial data)\n%s", err, o)
+			}
+			for rank := 0; rank < np; rank++ {
+				if !strings.Contains(string(o), fmt.Sprintf("rank %d's recording stopped early", rank)) {
+					t.Errorf("tracemerge info does not say rank %d stopped early:\n%s", rank, o)
+				}
+			}
+		})
+	}
+}
+
+// b2i is 1 for true.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestClosedDescriptors_AppFilesIntactAndTraceComplete: after MPI_Init
+// each rank closes the descriptors of the recorder's rank file and sidecar
+// (an application closing descriptors it does not own), opens two files of
+// its own (which get those numbers), writes them during 100,000
+// MPI_Allreduce and while a new thread makes 10,000 MPI_Barrier calls (a
+// new thread buffer), and checks them. Before, the recorder wrote trace
+// frames into the first and grew the second by a thread's buffer region:
+// "own files intact: NO". Now the files are intact, the output equals the
+// untraced run's, nothing is said, and every call is in the trace (the
+// recorder reopened its files by path).
+func TestClosedDescriptors_AppFilesIntactAndTraceComplete(t *testing.T) {
+	for _, m := range mpis(t) {
+		t.Run(m.Name, func(t *testing.T) {
+			const np, n = 2, 100000
+			args := []string{strconv.Itoa(n)}
+			plain := mpirun(t, run{MPI: m, NP: np, Prog: "closefd", Args: args})
+			want := fmt.Sprintf("%d of %d calls right, %d lines per file, own files intact: yes", n, n, n/1000)
+			if plain.Code != 0 || !strings.Contains(plain.Stdout, want) {
+				t.Fatalf("without preload: code %d, stdout %q\n%s", plain.Code, plain.Stdout, plain.Stderr)
+			}
+			dir := filepath.Join(t.TempDir(), "tr")
+			r := mpirun(t, run{MPI: m, NP: np, Preload: true, Prog: "closefd", Args: args,
+				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+			if r.Code != plain.Code || r.Stdout != plain.Stdout {
+				t.Fatalf("with preload: code %d, stdout %q (without %d, %q)\n%s", r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+			}
+			for rank := 0; rank < np; rank++ {
+				if !strings.Contains(r.Stderr, fmt.Sprintf("closefd: rank %d closed 2\n", rank)) {
+					t.Errorf("rank %d did not close the rank file's and the sidecar's descriptors:\n%s", rank, r.Stderr)
+				}
+			}
+			if lines := gclockLines(r.Stderr); len(lines) != 0 {
+				t.Errorf("the recorder said something:\n%s", strings.Join(lines, "\n"))
+			}
+			for rank, rt := range readTraces(t, dir, np) {
+				f := rt.Meta.Footer
+				if f == nil || f.Reason != "finalize" || len(rt.Meta.Damage) != 0 {
+					t.Errorf("rank %d: footer %+v, damage %v", rank, f, rt.Meta.Damage)
+				}
+				if a, b := countOp(rt.Events, trace.OpAllreduce), countOp(rt.Events, trace.OpBarrier); a != n+1 || b != n/10 {
+					t.Errorf("rank %d: %d MPI_Allreduce and %d MPI_Barrier recorded, want %d and %d", rank, a, b, n+1, n/10)
+				}
+			}
+		})
+	}
+}
+
+// TestAddressSpaceLimit_AppRunsAndRecordsWhereThereIsRoom: the ranks run
+// under an address-space limit (ulimit -v, RLIMIT_AS: Grid Engine's
+// h_vmem sets one) of 400 MB, where the untraced program runs. The Go
+// runtime reserves ≈ 1.6 GiB of address space when it starts and ends the
+// process when it cannot (before: "fatal error: failed to reserve page
+// summary memory", exit code 2, at library load, before main). Now the Go
+// half is loaded only at MPI_Init, and only with room:
+//   - soft and hard limit 400 MB: nothing recorded, rank 0 says why once;
+//   - soft 400 MB, hard unlimited: the soft limit is raised by what the Go
+//     half takes (rank 0 says so) and the run is recorded.
+func TestAddressSpaceLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
+	needSetup(t)
+	const np, calls, limitKiB = 2, 100000, 390625 // 400 MB
+	m := openMPI
+	rankArgv := func(env []string, ulimit string) []string {
+		return m.argv(np, env, "/bin/sh", "-c", ulimit+" "+strconv.Itoa(limitKiB)+`; exec "$0" "$@"`,
+			m.prog(t, "loopsum"), strconv.Itoa(calls))
+	}
+	for _, c := range []struct {
+		name, ulimit string
+		records      bool
+		say          string // rank 0's one line
+	}{
+		{"hard", "ulimit -v", false, "leaves no room for the recorder's Go runtime"},
+		{"soft", "ulimit -S -v", true, "the soft address-space limit (ulimit -v) was raised by"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plain := runCmd(t, t.TempDir(), nil, rankArgv(nil, c.ulimit)...)
+			want := fmt.Sprintf("%d of %d calls right", calls, calls)
+			if plain.Code != 0 || !strings.Contains(plain.Stdout, want) {
+				t.Fatalf("without preload under %s %d: code %d, stdout %q\n%s", c.ulimit, limitKiB, plain.Code, plain.Stdout, plain.Stderr)
+			}
+			dir := filepath.Join(t.TempDir(), "tr")
+			env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}
+			r := runCmd(t, t.TempDir(), env, rankArgv(env, c.ulimit)...)
+			if r.Code != plain.Code || r.Stdout != plain.Stdout {
+				t.Fatalf("with preload under %s %d: code %d, stdout %q (without %d, %q)\n%s",
+					c.ulimit, limitKiB, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+			}
+			lines := gclockLines(r.Stderr)
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "gclock: rank 0: ") || !strings.Contains(lines[0], c.say) {
+				t.Fatalf("the recorder said %q, want one line from rank 0 with %q", lines, c.say)
+			}
+			if !c.records {
+				if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 0 {
+					t.Fatalf("not recording, yet %s holds %v", dir, names)
+				}
+				return
+			}
+			for rank, rt := range readTraces(t, dir, np) {
+				if f := rt.Meta.Footer; f == nil || f.Reason != "finalize" || countOp(rt.Events, trace.OpAllreduce) != calls {
+					t.Errorf("rank %d: footer %+v, %d MPI_Allreduce recorded, want all %d", rank, f, countOp(rt.Events, trace.OpAllreduce), calls)
+				}
+			}
+		})
+	}
+}
