@@ -154,6 +154,14 @@ func (r *recorder) start() bool {
 		var p *int
 		r.size += *p
 	}
+	if os.Getenv("GCLOCK_TEST_FAULT") == "exit" {
+		// Test hook: the MPI library ending the process with exit() inside
+		// a PMPI call the recorder makes (an error on its private
+		// communicator is fatal): the exit handlers, which call into Go
+		// again on this thread, must not wait for the recorder. (No lock
+		// of the recorder is held across its MPI calls.)
+		C.exit(3)
+	}
 	cfg, err := loadConfig(os.Getenv, os.Environ())
 	if err != nil {
 		// Every rank sees the same environment: all stay inert alike.

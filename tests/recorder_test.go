@@ -552,6 +552,21 @@ func TestSpawn_ChildJobInItsOwnDirectory(t *testing.T) {
 	}
 }
 
+// TestExitInsideRecorderMPICall_NoHang: the MPI library ends the process
+// with exit() inside an MPI call the recorder makes in Go (here sync epoch
+// 0 of MPI_Init; GCLOCK_TEST_FAULT=exit stands for a fatal error on the
+// private communicator). The exit handlers call into Go again on that
+// thread; the job must end with the exit code, not hang.
+func TestExitInsideRecorderMPICall_NoHang(t *testing.T) {
+	needSetup(t)
+	dir := filepath.Join(t.TempDir(), "tr")
+	r := mpirun(t, run{NP: 2, Preload: true, Prog: "loopsum", Args: []string{"1000"},
+		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "GCLOCK_TEST_FAULT=exit"}})
+	if r.Code != 3 || strings.Contains(r.Stdout, "calls right") {
+		t.Fatalf("code %d (want 3, the exit's), stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
 // TestExitCodes_PassThrough: exit status, MPI_Abort's code and a program
 // that never calls MPI_Finalize behave as without the recorder; the last
 // still leaves a complete, readable trace (flushed at exit).
