@@ -70,7 +70,10 @@ type RankFileInfo struct {
 	File   string `json:"file"`
 	Host   string `json:"host"`
 	Events int64  `json:"events"`
-	Clean  bool   `json:"clean"` // footer present, no damage
+	Clean  bool   `json:"clean"` // footer present, no damage, recorded to the end
+	// Stopped: the footer says recording stopped early (Footer.Reason
+	// "error": a write failed, the file size limit).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // Summarize reads every event once (in parallel, without merging) and
@@ -174,8 +177,10 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 				info.Problems = append(info.Problems, damageString(ri.Path, d))
 			}
 		}
-		clean := m != nil && m.Footer != nil && len(m.Damage) == 0
-		info.Ranks = append(info.Ranks, RankFileInfo{Rank: ri.Rank, File: name, Host: ri.Meta.Header.Host, Events: r.n, Clean: clean})
+		stopped := m != nil && m.Footer != nil && m.Footer.Reason == "error"
+		clean := m != nil && m.Footer != nil && len(m.Damage) == 0 && !stopped
+		info.Ranks = append(info.Ranks, RankFileInfo{Rank: ri.Rank, File: name, Host: ri.Meta.Header.Host, Events: r.n,
+			Clean: clean, Stopped: stopped})
 	}
 	if info.Events == 0 {
 		info.StartNS, info.EndNS = 0, 0

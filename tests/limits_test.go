@@ -105,6 +105,9 @@ func TestFileSizeLimit_AppCompletesAndTraceEndsWithinIt(t *testing.T) {
 					t.Errorf("tracemerge info does not say rank %d stopped early:\n%s", rank, o)
 				}
 			}
+			if !strings.Contains(string(o), "files:     0 clean, 0 with damage or without footer, 2 whose recording stopped early") {
+				t.Errorf("tracemerge info's files line does not count the stopped files:\n%s", o)
+			}
 		})
 	}
 }

@@ -106,13 +106,20 @@ func writeInfo(w io.Writer, in *merge.RunInfo) {
 			fmt.Fprintf(w, "           no self-check recorded\n")
 		}
 	}
-	dirty := 0
+	dirty, stopped := 0, 0
 	for _, r := range in.Ranks {
-		if !r.Clean {
+		switch {
+		case r.Stopped:
+			stopped++
+		case !r.Clean:
 			dirty++
 		}
 	}
-	fmt.Fprintf(w, "files:     %d clean, %d with damage or without footer\n", len(in.Ranks)-dirty, dirty)
+	fmt.Fprintf(w, "files:     %d clean, %d with damage or without footer", len(in.Ranks)-dirty-stopped, dirty)
+	if stopped > 0 {
+		fmt.Fprintf(w, ", %d whose recording stopped early", stopped)
+	}
+	fmt.Fprintln(w)
 	if len(in.Problems) > 0 {
 		fmt.Fprintf(w, "problems:\n")
 		for _, p := range in.Problems {
