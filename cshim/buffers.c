@@ -6,6 +6,7 @@
  *
  * Part of the C shim; compiled in the unity build pmpi/cshim.c after timer.c.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,8 +60,10 @@ static int fsize_allows(off_t end)
 
 int gclock_live_open(const char *path)
 {
-	if (!fsize_allows(2 * GCK_LIVE_PAGE))
+	if (!fsize_allows(2 * GCK_LIVE_PAGE)) {
+		errno = EFBIG;
 		return -1;
+	}
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;

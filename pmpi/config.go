@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,7 +148,7 @@ func sanitize(s string) string {
 
 // cmdline returns the process arguments from /proc/self/cmdline.
 func cmdline() []string {
-	b, err := os.ReadFile("/proc/self/cmdline")
+	b, err := trace.ReadSmallFile("/proc/self/cmdline")
 	if err != nil || len(b) == 0 {
 		return nil
 	}

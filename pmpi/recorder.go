@@ -322,8 +322,8 @@ func (r *recorder) start() bool {
 	// killed process leaves its unwritten events for tracemerge.
 	r.live = r.path + trace.LiveSuffix
 	cp := C.CString(r.live)
-	if C.gclock_live_open(cp) != 0 {
-		r.warnf("cannot create %s: events not yet written when the process dies are lost", r.live)
+	if rc, err := C.gclock_live_open(cp); rc != 0 {
+		r.warnf("cannot create %s (%v): events not yet written when the process dies are lost", r.live, err)
 		r.live = ""
 	}
 	C.free(unsafe.Pointer(cp))
@@ -370,7 +370,7 @@ const prepareEvents = 256
 // unless a mount namespace hides it). 0 when unreadable: the caller then
 // counts the ranks of its MPI node instead.
 func machineKey() uint64 {
-	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	b, err := trace.ReadSmallFile("/proc/sys/kernel/random/boot_id")
 	id := strings.TrimSpace(string(b))
 	if err != nil || id == "" {
 		return 0

@@ -224,3 +224,41 @@ func TestAddressSpaceLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
 		})
 	}
 }
+
+// TestDescriptorLimit_AppRunsAtItsTightestLimit: at the lowest descriptor
+// limit (ulimit -n) under which the untraced program runs, the traced one
+// runs too, with the same output. Before: the Go runtime's first file open
+// created its network poller (an epoll instance and an eventfd), and the
+// runtime ended the process when that failed ("fatal error: runtime:
+// netpollinit failed") at 18 descriptors; and it kept two cgroup files open
+// for the whole run, so at 16 Open MPI's own start failed. Now the Go half
+// opens files without the poller and keeps no descriptor of its own; the
+// recorder may do without its sidecar there (one line per rank).
+func TestDescriptorLimit_AppRunsAtItsTightestLimit(t *testing.T) {
+	needSetup(t)
+	const np, calls = 2, 1000
+	m := openMPI
+	rankArgv := func(env []string, n int) []string {
+		return m.argv(np, env, "/bin/sh", "-c", "ulimit -n "+strconv.Itoa(n)+`; exec "$0" "$@"`,
+			m.prog(t, "loopsum"), strconv.Itoa(calls))
+	}
+	want := fmt.Sprintf("%d of %d calls right", calls, calls)
+	limit := 0
+	var plain result
+	for n := 8; n <= 64 && limit == 0; n++ {
+		if plain = runCmd(t, t.TempDir(), nil, rankArgv(nil, n)...); plain.Code == 0 && strings.Contains(plain.Stdout, want) {
+			limit = n
+		}
+	}
+	if limit == 0 {
+		t.Fatalf("the untraced program does not run under ulimit -n 8 ... 64")
+	}
+	dir := filepath.Join(t.TempDir(), "tr")
+	env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}
+	r := runCmd(t, t.TempDir(), env, rankArgv(env, limit)...)
+	if r.Code != plain.Code || r.Stdout != plain.Stdout || strings.Contains(r.Stderr, "fatal error") {
+		t.Fatalf("with preload under ulimit -n %d (the lowest the untraced run takes): code %d, stdout %q (without %d, %q)\n%s",
+			limit, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+	}
+	t.Logf("ulimit -n %d; the recorder said: %q", limit, gclockLines(r.Stderr))
+}

@@ -4,6 +4,13 @@ package trace
 
 import "os"
 
+func openFile(path string, flag int, perm uint32) (*os.File, error) {
+	return os.OpenFile(path, flag, os.FileMode(perm))
+}
+
+// ReadSmallFile reads a small file.
+func ReadSmallFile(path string) ([]byte, error) { return os.ReadFile(path) }
+
 // fileSizeLimit: no file size limit is known on this system.
 var fileSizeLimit = func() int64 { return -1 }
 

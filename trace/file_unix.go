@@ -3,6 +3,7 @@
 package trace
 
 import (
+	"io"
 	"os"
 	"syscall"
 )
@@ -16,6 +17,45 @@ var fileSizeLimit = func() int64 {
 		return -1
 	}
 	return int64(l.Cur)
+}
+
+// openFile is os.OpenFile without Go's network poller: os.OpenFile
+// registers every file it opens with the poller, whose first use creates an
+// epoll instance and an eventfd, and the runtime ends the process when it
+// cannot (EMFILE: "fatal error: runtime: netpollinit failed"). The
+// recorder runs inside the user's application, which may have used its
+// descriptors up to its limit; then opening a trace file must fail with an
+// error, not kill it. A file made by os.NewFile from a blocking descriptor
+// never touches the poller.
+func openFile(path string, flag int, perm uint32) (*os.File, error) {
+	fd, err := syscall.Open(path, flag|syscall.O_CLOEXEC, perm)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// ReadSmallFile reads a small file (under 64 KiB, such as one in /proc)
+// without Go's network poller (see openFile).
+func ReadSmallFile(path string) ([]byte, error) {
+	f, err := openFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 64<<10)
+	n := 0
+	for n < len(b) {
+		k, err := f.Read(b[n:])
+		n += k
+		if err == io.EOF || k == 0 {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return b[:n], nil
 }
 
 // fileID identifies an open file: its descriptor and the device and inode

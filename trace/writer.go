@@ -165,7 +165,7 @@ var zeroFrameHeader [frameHeaderSize]byte
 // Create creates (truncating) the file at path and writes the preamble and
 // header frame.
 func Create(path string, h Header, opts ...Option) (*Writer, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := openFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("trace: creating %s: %w", path, err)
 	}
@@ -269,7 +269,7 @@ func (w *Writer) checkOwned() error {
 	lostMu.Lock()
 	lostFiles = append(lostFiles, w.file)
 	lostMu.Unlock()
-	f, err := os.OpenFile(w.path, os.O_WRONLY, 0)
+	f, err := openFile(w.path, os.O_WRONLY, 0)
 	if err == nil {
 		id, ok := identify(f)
 		if ok && id.dev == w.id.dev && id.ino == w.id.ino {
