@@ -18,6 +18,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -107,6 +109,20 @@ static int room_for_go(void)
 	return 1;
 }
 
+/* go_path: libgclock-go.so beside this library, made absolute when the
+ * library is loaded (LD_PRELOAD may name it relatively, and the program may
+ * change its directory before MPI_Init). */
+static char go_path[4200];
+
+__attribute__((constructor)) static void gclock_go_locate(void)
+{
+	Dl_info di;
+	char self[PATH_MAX];
+	if (!dladdr((void *)&gclock_go_locate, &di) || di.dli_fname == NULL || realpath(di.dli_fname, self) == NULL)
+		return;
+	snprintf(go_path, sizeof go_path, "%s/libgclock-go.so", dirname(self));
+}
+
 static int go_fail(const char *fmt, const char *a, const char *b)
 {
 	snprintf(go_why, sizeof go_why, fmt, a, b);
@@ -130,12 +146,9 @@ int gclock_go_load(void)
 		go_state = -1;
 		return 0;
 	}
-	Dl_info di;
-	if (!dladdr((void *)&gclock_go_load, &di) || di.dli_fname == NULL)
+	const char *path = go_path;
+	if (*path == '\0')
 		return go_fail("cannot find where %s%s is", "libgclock.so", "");
-	char self[4096], path[4200];
-	snprintf(self, sizeof self, "%s", di.dli_fname);
-	snprintf(path, sizeof path, "%s/libgclock-go.so", dirname(self));
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
 		return go_fail("cannot load the recorder's Go half: %s%s", dlerror(), "");

@@ -483,6 +483,31 @@ func TestFork_BeforeMPIInit_ChildRunsUnrecorded(t *testing.T) {
 	}
 }
 
+// TestChdirBeforeInit_RelativePreloadFindsItsGoHalf: LD_PRELOAD names the
+// library relatively (build/libgclock.so, from the repository) and the
+// program changes its directory before MPI_Init, where the library loads
+// its Go half from its own directory: that directory was taken as given
+// ("build", now relative to the wrong place) and nothing was recorded.
+// It is made absolute when the library loads.
+func TestChdirBeforeInit_RelativePreloadFindsItsGoHalf(t *testing.T) {
+	needSetup(t)
+	rel, err := filepath.Rel(repoRoot, libPath)
+	if err != nil || filepath.IsAbs(rel) {
+		t.Fatalf("%s relative to %s: %q, %v", libPath, repoRoot, rel, err)
+	}
+	dir := filepath.Join(t.TempDir(), "tr")
+	r := mpirun(t, run{NP: 2, Prog: "chdir", Args: []string{t.TempDir(), "before"}, Dir: repoRoot,
+		Env: []string{"LD_PRELOAD=" + rel, "GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+	if r.Code != 0 || r.Stdout != "sum 1\n" || len(gclockLines(r.Stderr)) != 0 {
+		t.Fatalf("code %d stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for rank, rt := range readTraces(t, dir, 2) {
+		if rt.Meta.Footer == nil || len(rt.Events) != 100 {
+			t.Errorf("rank %d: footer %+v, %d events (want 100 MPI_Allreduce)", rank, rt.Meta.Footer, len(rt.Events))
+		}
+	}
+}
+
 // TestChdir_TraceAndSidecarsWhereTheProgramStarted: a program that changes
 // its working directory after MPI_Init, with the default relative
 // GCLOCK_DIR: the rank files are complete in ./gclock-trace/<job>/ of the
