@@ -15,6 +15,7 @@
  *
  * Part of the C shim; compiled in the unity build cshim/libgclock.c last.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
@@ -72,7 +73,7 @@ void gclock_go_register(const gclock_go_api *api)
 
 const char *gclock_go_why = "";
 const char *gclock_go_note = "";
-static char go_why[4608], go_note[256];
+static char go_why[4608], go_note[512];
 static int go_state; /* 0 not tried, 1 loaded, -1 not loaded */
 
 /* room_for_go makes room for the Go half under an address-space limit
@@ -123,6 +124,85 @@ __attribute__((constructor)) static void gclock_go_locate(void)
 	snprintf(go_path, sizeof go_path, "%s/libgclock-go.so", dirname(self));
 }
 
+/* GCK_GO_THREADS is how many threads the Go half may add to the process:
+ * measured 2026-11-27, 4 with the rank bound to one core, 6 unbound on 2
+ * cores (GOMAXPROCS, capped at 2 by pmpi/cgo.go), with room to spare. */
+#define GCK_GO_THREADS 16
+
+/* user_threads counts the threads of the real user (what RLIMIT_NPROC
+ * counts) in /proc; -1 when it cannot. Only where the limit cannot be
+ * raised: it reads one file per process of the machine. */
+static long user_threads(void)
+{
+	DIR *d = opendir("/proc");
+	if (d == NULL)
+		return -1;
+	uid_t me = getuid();
+	long n = 0;
+	struct dirent *e;
+	char path[64], line[256];
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%.20s/status", e->d_name);
+		FILE *f = fopen(path, "re");
+		if (f == NULL)
+			continue;
+		long uid = -1, threads = 0;
+		while (fgets(line, sizeof line, f) != NULL) {
+			if (strncmp(line, "Uid:", 4) == 0)
+				uid = strtol(line + 4, NULL, 10);
+			else if (strncmp(line, "Threads:", 8) == 0)
+				threads = strtol(line + 8, NULL, 10);
+		}
+		fclose(f);
+		if (uid == (long)me)
+			n += threads;
+	}
+	closedir(d);
+	return n;
+}
+
+/* room_for_threads does for the thread limit (ulimit -u, RLIMIT_NPROC,
+ * which counts every thread of the user) what room_for_go does for the
+ * address space: the soft limit is raised by what the Go half adds, up to
+ * the hard limit, so that the MPI library and the application keep the
+ * threads they had (before, Open MPI's progress threads could not be made
+ * in MPI_Init). Where it cannot be raised, the Go half is loaded only if
+ * the user's threads leave room for every rank of a full node to add its
+ * own (GCK_GO_ROOM). Root is not held to the limit. */
+#define GCK_GO_ROOM 1024
+static int room_for_threads(void)
+{
+	struct rlimit rl;
+	if (geteuid() == 0 || getrlimit(RLIMIT_NPROC, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return 1;
+	if (rl.rlim_max != RLIM_INFINITY && (rl.rlim_max < rl.rlim_cur || rl.rlim_max - rl.rlim_cur < GCK_GO_THREADS)) {
+		long used = user_threads();
+		if (used >= 0 && (rlim_t)used + GCK_GO_ROOM <= rl.rlim_cur)
+			return 1;
+		snprintf(go_why, sizeof go_why,
+			 "the thread limit (ulimit -u, RLIMIT_NPROC: soft %llu, hard %llu; %ld threads of this user "
+			 "running) leaves no room for the recorder's Go runtime, which adds up to %d threads per rank: "
+			 "a hard limit %d above the soft one, or a limit %d above the threads running, lets it record",
+			 (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, used, GCK_GO_THREADS,
+			 GCK_GO_THREADS, GCK_GO_ROOM);
+		return 0;
+	}
+	rl.rlim_cur += GCK_GO_THREADS;
+	if (setrlimit(RLIMIT_NPROC, &rl) != 0) {
+		snprintf(go_why, sizeof go_why, "cannot raise the thread limit (ulimit -u) for the recorder's Go runtime: %s",
+			 strerror(errno));
+		return 0;
+	}
+	size_t k = strlen(go_note);
+	snprintf(go_note + k, sizeof go_note - k, "%sthe soft thread limit (ulimit -u) was raised by %d, to %llu, for the "
+		 "recorder's Go runtime: the application keeps the threads it had", k ? "; " : "", GCK_GO_THREADS,
+		 (unsigned long long)rl.rlim_cur);
+	gclock_go_note = go_note;
+	return 1;
+}
+
 static int go_fail(const char *fmt, const char *a, const char *b)
 {
 	snprintf(go_why, sizeof go_why, fmt, a, b);
@@ -141,7 +221,7 @@ int gclock_go_load(void)
 		go_state = 1;
 		return 1;
 	}
-	if (!room_for_go()) {
+	if (!room_for_go() || !room_for_threads()) {
 		gclock_go_why = go_why;
 		go_state = -1;
 		return 0;

@@ -14,7 +14,20 @@ void gclock_go_register_all(void);
 */
 import "C"
 
+import "runtime"
+
 // The C library (libgclock.so, the preloaded part) calls into Go through
 // the entry points registered here, when it has loaded this library at
 // MPI_Init (cshim/gobridge.c), or at once when linked with it (tests).
-func init() { C.gclock_go_register_all() }
+//
+// GOMAXPROCS is capped at 2: the recorder's Go code runs on the calling
+// thread (and one background writer at most), while every P may get a
+// thread of its own (the garbage collector's idle workers run on idle Ps),
+// and a rank bound to a socket or not bound at all would otherwise add a
+// thread per core of it to the user's thread count (ulimit -u).
+func init() {
+	if runtime.GOMAXPROCS(0) > 2 {
+		runtime.GOMAXPROCS(2)
+	}
+	C.gclock_go_register_all()
+}

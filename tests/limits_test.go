@@ -7,6 +7,7 @@ package tests
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -261,4 +262,76 @@ func TestDescriptorLimit_AppRunsAtItsTightestLimit(t *testing.T) {
 			limit, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
 	}
 	t.Logf("ulimit -n %d; the recorder said: %q", limit, gclockLines(r.Stderr))
+}
+
+// TestThreadLimit_AppRunsAndRecordsWhereThereIsRoom: the ranks run as user
+// nobody (root is not held to RLIMIT_NPROC) under the lowest thread limit
+// (ulimit -u) the untraced program runs with. The Go runtime, started in
+// MPI_Init before PMPI_Init, took the threads Open MPI then needed for its
+// progress threads ("OPAL ERROR: Error in file ... opal_progress_threads.c",
+// the job failed). Now:
+//   - soft and hard limit equal: nothing recorded, rank 0 says why once;
+//   - only the soft limit: it is raised by what the Go half adds (rank 0
+//     says so) and the run is recorded.
+func TestThreadLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
+	needSetup(t)
+	const np, calls = 2, 1000
+	// Everything the user nobody runs or writes must be open to it.
+	share, err := os.MkdirTemp("", "gclock-nobody-") // t.TempDir's parent is private
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(share) })
+	if err := os.Chmod(share, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(share, "loopsum")
+	if b, err := os.ReadFile(openMPI.prog(t, "loopsum")); err != nil || os.WriteFile(prog, b, 0o755) != nil {
+		t.Fatalf("copying loopsum to %s: %v", share, err)
+	}
+	asNobody := func(ulimit string, env []string) result {
+		var x []string
+		for _, kv := range env {
+			x = append(x, "-x", strings.SplitN(kv, "=", 2)[0])
+		}
+		script := ulimit + "; exec mpirun -np " + strconv.Itoa(np) + " " + strings.Join(x, " ") + " " + prog + " " + strconv.Itoa(calls)
+		return runCmd(t, share, env, "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "/bin/bash", "-c", script)
+	}
+	want := fmt.Sprintf("%d of %d calls right", calls, calls)
+	limit := 0
+	var plain result
+	for n := 6; n <= 64 && limit == 0; n += 2 {
+		if plain = asNobody("ulimit -u "+strconv.Itoa(n), nil); plain.Code == 0 && strings.Contains(plain.Stdout, want) {
+			limit = n
+		}
+	}
+	if limit == 0 {
+		t.Fatalf("the untraced program does not run as nobody under ulimit -u 6 ... 64:\n%s", plain.Stderr)
+	}
+	for _, c := range []struct {
+		name, ulimit string
+		records      bool
+		say          string
+	}{
+		{"hard", "ulimit -u", false, "leaves no room for the recorder's Go runtime"},
+		{"soft", "ulimit -Su", true, "the soft thread limit (ulimit -u) was raised by"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(share, "tr-"+c.name)
+			env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + libPath}
+			r := asNobody(c.ulimit+" "+strconv.Itoa(limit), env)
+			if r.Code != plain.Code || r.Stdout != plain.Stdout {
+				t.Fatalf("with preload as nobody under %s %d: code %d, stdout %q (without %d, %q)\n%s",
+					c.ulimit, limit, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+			}
+			lines := gclockLines(r.Stderr)
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "gclock: rank 0: ") || !strings.Contains(lines[0], c.say) {
+				t.Fatalf("the recorder said %q, want one line from rank 0 with %q\n%s", lines, c.say, r.Stderr)
+			}
+			names, _ := filepath.Glob(filepath.Join(dir, "rank-*.gct"))
+			if c.records != (len(names) == np) || !c.records && len(names) != 0 {
+				t.Fatalf("%s holds %v (recording: %v)", dir, names, c.records)
+			}
+		})
+	}
 }
