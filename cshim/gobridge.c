@@ -76,11 +76,25 @@ const char *gclock_go_note = "";
 static char go_why[4608], go_note[512];
 static int go_state; /* 0 not tried, 1 loaded, -1 not loaded */
 
+/* mapped_bytes returns the process's mapped address space (VmSize), or 0. */
+static uint64_t mapped_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "re");
+	if (f == NULL)
+		return 0;
+	unsigned long long pages = 0;
+	int n = fscanf(f, "%llu", &pages);
+	fclose(f);
+	return n == 1 ? (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
 /* room_for_go makes room for the Go half under an address-space limit
- * (ulimit -v, RLIMIT_AS): the application must keep all the room it had,
+ * (ulimit -v, RLIMIT_AS): the application should keep all the room it had,
  * so the soft limit is raised by what the Go half takes, up to the hard
- * limit; where that is not possible the process stays unrecorded.
- * Returns 0 (and sets go_why) when there is no room. */
+ * limit. Where that is not possible, the Go half is loaded only if it takes
+ * at most a quarter of the room left (a 64 GiB h_vmem job records, taking
+ * 2 of its ≈ 64 GiB, and rank 0 says so); else the process stays
+ * unrecorded. Returns 0 (and sets go_why) when there is no room. */
 static int room_for_go(void)
 {
 	struct rlimit rl;
@@ -88,12 +102,23 @@ static int room_for_go(void)
 		return 1;
 	uint64_t soft = (uint64_t)rl.rlim_cur, hard = (uint64_t)rl.rlim_max, need = GCK_GO_ADDRESS_SPACE;
 	if (rl.rlim_max != RLIM_INFINITY && (hard < soft || hard - soft < need)) {
+		uint64_t used = mapped_bytes(), room = soft > used ? soft - used : 0;
+		if (used > 0 && room >= 4 * need) {
+			snprintf(go_note, sizeof go_note,
+				 "the recorder's Go runtime takes %llu MiB of the address-space limit (ulimit -v: %llu MiB, "
+				 "%llu MiB left before it loaded), which cannot be raised",
+				 (unsigned long long)(need >> 20), (unsigned long long)(soft >> 20),
+				 (unsigned long long)(room >> 20));
+			gclock_go_note = go_note;
+			return 1;
+		}
 		snprintf(go_why, sizeof go_why,
-			 "the address-space limit (ulimit -v, RLIMIT_AS: soft %llu MiB, hard %llu MiB) leaves no "
-			 "room for the recorder's Go runtime, which takes %llu MiB of address space: a hard limit "
-			 "that much above the soft one lets it record",
+			 "the address-space limit (ulimit -v, RLIMIT_AS: soft %llu MiB, hard %llu MiB, %llu MiB left) "
+			 "leaves too little room for the recorder's Go runtime, which takes %llu MiB of address space: "
+			 "a hard limit that much above the soft one, or %llu MiB left, lets it record",
 			 (unsigned long long)(soft >> 20), (unsigned long long)(hard >> 20),
-			 (unsigned long long)(need >> 20));
+			 (unsigned long long)(room >> 20), (unsigned long long)(need >> 20),
+			 (unsigned long long)(4 * need >> 20));
 		return 0;
 	}
 	rl.rlim_cur = (rlim_t)(soft + need);

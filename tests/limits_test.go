@@ -177,13 +177,15 @@ func TestClosedDescriptors_AppFilesIntactAndTraceComplete(t *testing.T) {
 // half is loaded only at MPI_Init, and only with room:
 //   - soft and hard limit 400 MB: nothing recorded, rank 0 says why once;
 //   - soft 400 MB, hard unlimited: the soft limit is raised by what the Go
-//     half takes (rank 0 says so) and the run is recorded.
+//     half takes (rank 0 says so) and the run is recorded;
+//   - soft and hard limit 12 GiB (a generous h_vmem): the Go half takes its
+//     2 GiB of the room (rank 0 says so) and the run is recorded.
 func TestAddressSpaceLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
 	needSetup(t)
-	const np, calls, limitKiB = 2, 100000, 390625 // 400 MB
+	const np, calls = 2, 100000
 	m := openMPI
 	rankArgv := func(env []string, ulimit string) []string {
-		return m.argv(np, env, "/bin/sh", "-c", ulimit+" "+strconv.Itoa(limitKiB)+`; exec "$0" "$@"`,
+		return m.argv(np, env, "/bin/sh", "-c", ulimit+`; exec "$0" "$@"`,
 			m.prog(t, "loopsum"), strconv.Itoa(calls))
 	}
 	for _, c := range []struct {
@@ -191,21 +193,22 @@ func TestAddressSpaceLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
 		records      bool
 		say          string // rank 0's one line
 	}{
-		{"hard", "ulimit -v", false, "leaves no room for the recorder's Go runtime"},
-		{"soft", "ulimit -S -v", true, "the soft address-space limit (ulimit -v) was raised by"},
+		{"hard", "ulimit -v 390625", false, "leaves too little room for the recorder's Go runtime"}, // 400 MB
+		{"soft", "ulimit -S -v 390625", true, "the soft address-space limit (ulimit -v) was raised by"},
+		{"ample", "ulimit -v 12582912", true, "the recorder's Go runtime takes 2048 MiB of the address-space limit"}, // 12 GiB
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plain := runCmd(t, t.TempDir(), nil, rankArgv(nil, c.ulimit)...)
 			want := fmt.Sprintf("%d of %d calls right", calls, calls)
 			if plain.Code != 0 || !strings.Contains(plain.Stdout, want) {
-				t.Fatalf("without preload under %s %d: code %d, stdout %q\n%s", c.ulimit, limitKiB, plain.Code, plain.Stdout, plain.Stderr)
+				t.Fatalf("without preload under %s: code %d, stdout %q\n%s", c.ulimit, plain.Code, plain.Stdout, plain.Stderr)
 			}
 			dir := filepath.Join(t.TempDir(), "tr")
 			env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}
 			r := runCmd(t, t.TempDir(), env, rankArgv(env, c.ulimit)...)
 			if r.Code != plain.Code || r.Stdout != plain.Stdout {
-				t.Fatalf("with preload under %s %d: code %d, stdout %q (without %d, %q)\n%s",
-					c.ulimit, limitKiB, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
+				t.Fatalf("with preload under %s: code %d, stdout %q (without %d, %q)\n%s",
+					c.ulimit, r.Code, r.Stdout, plain.Code, plain.Stdout, r.Stderr)
 			}
 			lines := gclockLines(r.Stderr)
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "gclock: rank 0: ") || !strings.Contains(lines[0], c.say) {
