@@ -165,22 +165,34 @@ static void crash_install(void)
 	}
 }
 
+/* first_missing is an MPI reduction: the lowest rank without the Go half
+ * (world_size where every rank has it). A user-defined op, so no
+ * predefined op handle has to be resolved. */
+static void first_missing(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+	(void)type;
+	for (int i = 0; i < *len; i++)
+		if (((int *)in)[i] < ((int *)inout)[i])
+			((int *)inout)[i] = ((int *)in)[i];
+}
+
 /* go_everywhere says whether every rank loaded the Go half (collective on
- * tcomm[0]): the recorder's start is collective (sync epoch 0), so a rank
- * without it (a limit of its own, a node without the file) would leave the
- * others waiting for it forever. Rank 0 says why once. */
+ * tcomm[0], no allocation, so every rank takes part): the recorder's start
+ * is collective (sync epoch 0), so a rank without it (a limit of its own, a
+ * node without the file) would leave the others waiting for it forever.
+ * Rank 0 says why once. */
 static int go_everywhere(void)
 {
-	int ok = gclock_go_load(), *all = calloc((size_t)world_size, sizeof *all);
-	if (all == NULL || PMPI_Allgather(&ok, 1, h_int, all, 1, h_int, tcomm[0]) != MPI_SUCCESS) {
-		free(all);
+	int mine = gclock_go_load() ? world_size : world_rank, first = world_rank;
+	MPI_Op op;
+	if (PMPI_Op_create(first_missing, 1, &op) != MPI_SUCCESS)
+		return 0; /* local; fails only when memory is gone */
+	int rc = PMPI_Allreduce(&mine, &first, 1, h_int, op, tcomm[0]);
+	PMPI_Op_free(&op);
+	if (rc != MPI_SUCCESS)
 		return 0;
-	}
-	int first = -1;
-	for (int r = 0; r < world_size && first < 0; r++)
-		if (!all[r])
-			first = r;
-	free(all);
+	if (first == world_size)
+		first = -1;
 	if (first < 0 && world_rank == 0 && *gclock_go_note)
 		fprintf(stderr, "gclock: rank 0: %s\n", gclock_go_note);
 	if (first >= 0 && world_rank == first)

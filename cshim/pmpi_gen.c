@@ -92,6 +92,8 @@
 #pragma weak PMPI_Neighbor_alltoall
 #pragma weak PMPI_Neighbor_alltoallv
 #pragma weak PMPI_Neighbor_alltoallw
+#pragma weak PMPI_Op_create
+#pragma weak PMPI_Op_free
 #pragma weak PMPI_Pcontrol
 #pragma weak PMPI_Probe
 #pragma weak PMPI_Put
@@ -326,6 +328,8 @@ __typeof__(PMPI_Neighbor_allgatherv) *gck_p_PMPI_Neighbor_allgatherv = PMPI_Neig
 __typeof__(PMPI_Neighbor_alltoall) *gck_p_PMPI_Neighbor_alltoall = PMPI_Neighbor_alltoall;
 __typeof__(PMPI_Neighbor_alltoallv) *gck_p_PMPI_Neighbor_alltoallv = PMPI_Neighbor_alltoallv;
 __typeof__(PMPI_Neighbor_alltoallw) *gck_p_PMPI_Neighbor_alltoallw = PMPI_Neighbor_alltoallw;
+__typeof__(PMPI_Op_create) *gck_p_PMPI_Op_create = PMPI_Op_create;
+__typeof__(PMPI_Op_free) *gck_p_PMPI_Op_free = PMPI_Op_free;
 __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol = PMPI_Pcontrol;
 __typeof__(PMPI_Probe) *gck_p_PMPI_Probe = PMPI_Probe;
 __typeof__(PMPI_Put) *gck_p_PMPI_Put = PMPI_Put;
@@ -655,6 +659,10 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Neighbor_alltoallv == 0 && (gck_p_PMPI_Neighbor_alltoallv = (__typeof__(gck_p_PMPI_Neighbor_alltoallv))gclock_sym("PMPI_Neighbor_alltoallv")) == 0)
 		missing++;
 	if (gck_p_PMPI_Neighbor_alltoallw == 0 && (gck_p_PMPI_Neighbor_alltoallw = (__typeof__(gck_p_PMPI_Neighbor_alltoallw))gclock_sym("PMPI_Neighbor_alltoallw")) == 0)
+		missing++;
+	if (gck_p_PMPI_Op_create == 0 && (gck_p_PMPI_Op_create = (__typeof__(gck_p_PMPI_Op_create))gclock_sym("PMPI_Op_create")) == 0)
+		missing++;
+	if (gck_p_PMPI_Op_free == 0 && (gck_p_PMPI_Op_free = (__typeof__(gck_p_PMPI_Op_free))gclock_sym("PMPI_Op_free")) == 0)
 		missing++;
 	if (gck_p_PMPI_Pcontrol == 0 && (gck_p_PMPI_Pcontrol = (__typeof__(gck_p_PMPI_Pcontrol))gclock_sym("PMPI_Pcontrol")) == 0)
 		missing++;

@@ -97,6 +97,8 @@ extern __typeof__(PMPI_Neighbor_allgatherv) *gck_p_PMPI_Neighbor_allgatherv;
 extern __typeof__(PMPI_Neighbor_alltoall) *gck_p_PMPI_Neighbor_alltoall;
 extern __typeof__(PMPI_Neighbor_alltoallv) *gck_p_PMPI_Neighbor_alltoallv;
 extern __typeof__(PMPI_Neighbor_alltoallw) *gck_p_PMPI_Neighbor_alltoallw;
+extern __typeof__(PMPI_Op_create) *gck_p_PMPI_Op_create;
+extern __typeof__(PMPI_Op_free) *gck_p_PMPI_Op_free;
 extern __typeof__(PMPI_Pcontrol) *gck_p_PMPI_Pcontrol;
 extern __typeof__(PMPI_Probe) *gck_p_PMPI_Probe;
 extern __typeof__(PMPI_Put) *gck_p_PMPI_Put;
@@ -333,6 +335,8 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Neighbor_alltoall GCK_PMPI(PMPI_Neighbor_alltoall, 0)
 #define PMPI_Neighbor_alltoallv GCK_PMPI(PMPI_Neighbor_alltoallv, 0)
 #define PMPI_Neighbor_alltoallw GCK_PMPI(PMPI_Neighbor_alltoallw, 0)
+#define PMPI_Op_create GCK_PMPI(PMPI_Op_create, 0)
+#define PMPI_Op_free GCK_PMPI(PMPI_Op_free, 0)
 #define PMPI_Pcontrol GCK_PMPI(PMPI_Pcontrol, 0)
 #define PMPI_Probe GCK_PMPI(PMPI_Probe, 0)
 #define PMPI_Put GCK_PMPI(PMPI_Put, 0)

@@ -338,3 +338,31 @@ func TestThreadLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
 		})
 	}
 }
+
+// TestOneRankWithoutGoHalf_NoRankRecordsNoHang: only rank 1 runs under an
+// address-space limit that leaves no room for the Go half. The recorder's
+// start is collective (sync epoch 0), so rank 0, which has the Go half,
+// would wait for rank 1 forever; the ranks agree first (one reduction in
+// MPI_Init) and none records: same output, rank 1 says why, rank 0 that
+// no rank records, no file.
+func TestOneRankWithoutGoHalf_NoRankRecordsNoHang(t *testing.T) {
+	needSetup(t)
+	const np, calls = 2, 1000
+	m := openMPI
+	dir := filepath.Join(t.TempDir(), "tr")
+	env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}
+	r := runCmd(t, t.TempDir(), env, m.argv(np, env, "/bin/sh", "-c",
+		`[ "$OMPI_COMM_WORLD_RANK" = 1 ] && ulimit -v 390625; exec "$0" "$@"`, m.prog(t, "loopsum"), strconv.Itoa(calls))...)
+	if want := fmt.Sprintf("%d of %d calls right", calls, calls); r.Code != 0 || !strings.Contains(r.Stdout, want) {
+		t.Fatalf("code %d, stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	lines := gclockLines(r.Stderr)
+	says := strings.Join(lines, "\n")
+	if len(lines) != 2 || !strings.Contains(says, "gclock: rank 1: the address-space limit") ||
+		!strings.Contains(says, "gclock: rank 1 cannot record (it says why); no rank records") {
+		t.Fatalf("the recorder said:\n%s", says)
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 0 {
+		t.Fatalf("no rank records, yet %s holds %v", dir, names)
+	}
+}

@@ -173,8 +173,11 @@ func Create(path string, h Header, opts ...Option) (*Writer, error) {
 	id, idOK := identify(f)
 	w, err := newWriter(f, f, h, opts, func(w *Writer) { w.id, w.idOK, w.path = id, idOK, path })
 	if err != nil {
-		if w == nil || !w.lost {
+		switch {
+		case w == nil:
 			f.Close()
+		case !w.lost: // w.file: f, or the file reopened in its place
+			w.file.Close()
 		}
 		return nil, err
 	}
