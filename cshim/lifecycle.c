@@ -68,15 +68,16 @@ static void gclock_atexit(void)
  * SIGABRT) when the Go half loads (gobridge.c, before PMPI_Init), and Open MPI installs its own
  * backtrace-printing handler in MPI_Init only where none is installed, so
  * under the preload an application crash would lose Open MPI's "*** Process
- * received signal ***" report. Around PMPI_Init the shim resets those
- * signals to SIG_DFL, lets the MPI library install its handlers, and then
+ * received signal ***" report. Around PMPI_Init the shim puts back what was
+ * there before the Go half loaded (SIG_DFL or the application's own
+ * handler), lets the MPI library install its handlers, and then
  * installs a dispatcher that hands a fault to the Go runtime's handler when
  * the faulting instruction is in the Go half (Go code turns those into
  * panics) and to the MPI library's handler otherwise. */
 
 static const int crash_sigs[] = {SIGABRT, SIGBUS, SIGFPE, SIGSEGV};
 #define NCRASH (int)(sizeof crash_sigs / sizeof crash_sigs[0])
-static struct sigaction go_act[NCRASH], mpi_act[NCRASH];
+static struct sigaction app_act[NCRASH], go_act[NCRASH], mpi_act[NCRASH];
 static uintptr_t self_lo, self_hi;
 
 static int self_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -136,11 +137,12 @@ static int crash_reset(void)
 	dl_iterate_phdr(self_cb, di.dli_fbase);
 	if (self_hi == 0)
 		return 0;
-	struct sigaction dfl;
-	memset(&dfl, 0, sizeof dfl);
-	dfl.sa_handler = SIG_DFL;
+	/* What was there before the Go half loaded: SIG_DFL, or the
+	 * application's own handler, which the MPI library then keeps as it
+	 * would without the preload (and the dispatcher hands it the faults
+	 * outside the Go half). */
 	for (int i = 0; i < NCRASH; i++)
-		sigaction(crash_sigs[i], &dfl, &go_act[i]);
+		sigaction(crash_sigs[i], &app_act[i], &go_act[i]);
 	return 1;
 #else
 	return 0;
@@ -257,7 +259,11 @@ int gclock_init_begin(void)
 {
 	gclock_init_seen = 1;
 	gclock_tl_guard++;
-	if (env_true("GCLOCK_DISABLE") || gclock_forked || !gclock_go_load())
+	if (env_true("GCLOCK_DISABLE") || gclock_forked)
+		return 0;
+	for (int i = 0; i < NCRASH; i++) /* the application's, before Go's */
+		sigaction(crash_sigs[i], NULL, &app_act[i]);
+	if (!gclock_go_load())
 		return 0; /* no Go runtime: its crash handlers are not there either */
 	return crash_reset();
 }

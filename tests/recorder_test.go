@@ -577,6 +577,32 @@ func TestSpawn_ChildJobInItsOwnDirectory(t *testing.T) {
 	}
 }
 
+// TestCrash_ApplicationHandlerStillRuns: an application that installs its
+// own SIGSEGV handler before MPI_Init keeps it under the preload. Before,
+// the shim reset the crash signals to SIG_DFL around PMPI_Init, so Open MPI
+// installed its own handler where it otherwise keeps the application's:
+// the handler never ran, its exit code 42 became a death by SIGSEGV.
+func TestCrash_ApplicationHandlerStillRuns(t *testing.T) {
+	for _, m := range mpis(t) {
+		t.Run(m.Name, func(t *testing.T) {
+			plain := mpirun(t, run{MPI: m, NP: 2, Prog: "apphandler"})
+			r := mpirun(t, run{MPI: m, NP: 2, Preload: true, Prog: "apphandler",
+				Env: []string{"GCLOCK_DIR=" + filepath.Join(t.TempDir(), "tr"), "GCLOCK_QUIET=1"}})
+			const said = "apphandler: caught SIGSEGV"
+			if !strings.Contains(plain.Stderr, said) || plain.Code == 0 {
+				t.Fatalf("without preload: code %d, the handler did not run\n%s", plain.Code, plain.Stderr)
+			}
+			// The launcher's exit code is the handler's 42 or, from
+			// hydra now and then, 9 (the other rank killed): compare
+			// that the handler ran, and that the job failed.
+			if r.Code == 0 || !strings.Contains(r.Stderr, said) {
+				t.Fatalf("with preload: code %d (without %d); the application's handler said %q: %v\n%s",
+					r.Code, plain.Code, said, strings.Contains(r.Stderr, said), r.Stderr)
+			}
+		})
+	}
+}
+
 // TestExitInsideRecorderMPICall_NoHang: the MPI library ends the process
 // with exit() inside an MPI call the recorder makes in Go (here sync epoch
 // 0 of MPI_Init; GCLOCK_TEST_FAULT=exit stands for a fatal error on the
