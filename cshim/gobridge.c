@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,9 +229,12 @@ static int room_for_threads(void)
 	return 1;
 }
 
-static int go_fail(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static int go_fail(const char *fmt, ...)
 {
-	snprintf(go_why, sizeof go_why, fmt, a, b);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(go_why, sizeof go_why, fmt, ap);
+	va_end(ap);
 	gclock_go_why = go_why;
 	go_state = -1;
 	return 0;
@@ -253,18 +257,18 @@ int gclock_go_load(void)
 	}
 	const char *path = go_path;
 	if (*path == '\0')
-		return go_fail("cannot find where %s%s is", "libgclock.so", "");
+		return go_fail("cannot find where libgclock.so is");
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
-		return go_fail("cannot load the recorder's Go half: %s%s", dlerror(), "");
+		return go_fail("cannot load the recorder's Go half: %s", dlerror());
 	void (*ready)(void) = (void (*)(void))dlsym(h, "gclockGoReady");
 	if (ready == NULL)
-		return go_fail("%s has no gclockGoReady%s", path, "");
+		return go_fail("%s has no gclockGoReady", path);
 	/* A call into Go waits until its runtime has started and its package
 	 * initialisation, which registers the entry points, has run. */
 	ready();
 	if (!__atomic_load_n(&go_registered, __ATOMIC_ACQUIRE))
-		return go_fail("%s did not register its entry points%s", path, "");
+		return go_fail("%s did not register its entry points", path);
 	go_state = 1;
 	return 1;
 }

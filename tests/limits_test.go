@@ -17,6 +17,13 @@ import (
 	"github.com/gclock/gclock/trace"
 )
 
+// loopsumUnder returns Open MPI's mpirun command line for loopsum calls on
+// np ranks, each started by /bin/sh, which runs shell (a ulimit, applying to
+// the ranks only: mpirun and its daemon need more) and then execs it.
+func loopsumUnder(t *testing.T, np int, env []string, shell string, calls int) []string {
+	return openMPI.argv(np, env, "/bin/sh", "-c", shell+`; exec "$0" "$@"`, openMPI.prog(t, "loopsum"), strconv.Itoa(calls))
+}
+
 // TestFileSizeLimit_AppCompletesAndTraceEndsWithinIt: the ranks run
 // under "ulimit -f" (RLIMIT_FSIZE, as a batch system may set it) of 8 MiB,
 // enough for MPI's own shared-memory files. Growing a file past the limit
@@ -35,8 +42,7 @@ func TestFileSizeLimit_AppCompletesAndTraceEndsWithinIt(t *testing.T) {
 	// The limit is set in the ranks only (sh then execs the program):
 	// mpirun's and its daemon's own files need more.
 	rankArgv := func(env []string, calls int) []string {
-		return m.argv(np, env, "/bin/sh", "-c", `ulimit -f `+strconv.Itoa(limitBlocks)+`; exec "$0" "$@"`,
-			m.prog(t, "loopsum"), strconv.Itoa(calls))
+		return loopsumUnder(t, np, env, "ulimit -f "+strconv.Itoa(limitBlocks), calls)
 	}
 	for _, c := range []struct {
 		name    string
@@ -184,10 +190,7 @@ func TestAddressSpaceLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
 	needSetup(t)
 	const np, calls = 2, 100000
 	m := openMPI
-	rankArgv := func(env []string, ulimit string) []string {
-		return m.argv(np, env, "/bin/sh", "-c", ulimit+`; exec "$0" "$@"`,
-			m.prog(t, "loopsum"), strconv.Itoa(calls))
-	}
+	rankArgv := func(env []string, ulimit string) []string { return loopsumUnder(t, np, env, ulimit, calls) }
 	for _, c := range []struct {
 		name, ulimit string
 		records      bool
@@ -234,7 +237,7 @@ func TestAddressSpaceLimit_AppRunsAndRecordsWhereThereIsRoom(t *testing.T) {
 // runs too, with the same output. Before: the Go runtime's first file open
 // created its network poller (an epoll instance and an eventfd), and the
 // runtime ended the process when that failed ("fatal error: runtime:
-// netpollinit failed") at 18 descriptors; and it kept two cgroup files open
+// netpollinit failed") at 20 descriptors; and it kept two cgroup files open
 // for the whole run, so at 16 Open MPI's own start failed. Now the Go half
 // opens files without the poller and keeps no descriptor of its own; the
 // recorder may do without its sidecar there (one line per rank).
@@ -243,8 +246,7 @@ func TestDescriptorLimit_AppRunsAtItsTightestLimit(t *testing.T) {
 	const np, calls = 2, 1000
 	m := openMPI
 	rankArgv := func(env []string, n int) []string {
-		return m.argv(np, env, "/bin/sh", "-c", "ulimit -n "+strconv.Itoa(n)+`; exec "$0" "$@"`,
-			m.prog(t, "loopsum"), strconv.Itoa(calls))
+		return loopsumUnder(t, np, env, "ulimit -n "+strconv.Itoa(n), calls)
 	}
 	want := fmt.Sprintf("%d of %d calls right", calls, calls)
 	limit := 0
@@ -351,8 +353,7 @@ func TestOneRankWithoutGoHalf_NoRankRecordsNoHang(t *testing.T) {
 	m := openMPI
 	dir := filepath.Join(t.TempDir(), "tr")
 	env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}
-	r := runCmd(t, t.TempDir(), env, m.argv(np, env, "/bin/sh", "-c",
-		`[ "$OMPI_COMM_WORLD_RANK" = 1 ] && ulimit -v 390625; exec "$0" "$@"`, m.prog(t, "loopsum"), strconv.Itoa(calls))...)
+	r := runCmd(t, t.TempDir(), env, loopsumUnder(t, np, env, `[ "$OMPI_COMM_WORLD_RANK" = 1 ] && ulimit -v 390625`, calls)...)
 	if want := fmt.Sprintf("%d of %d calls right", calls, calls); r.Code != 0 || !strings.Contains(r.Stdout, want) {
 		t.Fatalf("code %d, stdout %q\n%s", r.Code, r.Stdout, r.Stderr)
 	}
