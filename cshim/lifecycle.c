@@ -206,7 +206,14 @@ static int go_everywhere(void)
 	return first < 0;
 }
 
-/* after_init runs right after a successful PMPI_Init(_thread). */
+/* The recorder's world in the sessions model (MPI_Session_init below):
+ * in_session says it is live (made, not yet freed). */
+static MPI_Comm session_world;
+static int in_session;
+
+/* after_init runs right after a successful PMPI_Init(_thread), or after
+ * the first PMPI_Session_init with h_world set to the session's world
+ * (session_world below). */
 static void after_init(void)
 {
 	if (env_true("GCLOCK_DISABLE") || started)
@@ -222,6 +229,8 @@ static void after_init(void)
 				"(MPI_COMM_WORLD, ...); not recording (the application continues)\n");
 		return;
 	}
+	if (in_session)
+		h_world = session_world; /* the sessions model: no MPI_COMM_WORLD */
 	if (PMPI_Comm_dup(h_world, &tcomm[0]) != MPI_SUCCESS)
 		return;
 	ntcomm = 1;
@@ -240,7 +249,9 @@ static void after_init(void)
 		return; /* inert, but epoch 1 and finish still run collectively */
 	gclock_active = 1;
 	gclock_comm_slot *w = comm_register(h_world, NULL, 0, "world", 1);
-	gclock_comm_slot *s = comm_register(h_self, NULL, 0, "self", 2);
+	/* MPI_COMM_SELF exists in the world model only; a sessions program's
+	 * self communicators are registered at first use. */
+	gclock_comm_slot *s = in_session ? w : comm_register(h_self, NULL, 0, "self", 2);
 	if (w == NULL || s == NULL)
 		gclock_active = 0;
 	/* The initialising thread's event buffer is made here, not at its
@@ -318,6 +329,10 @@ int gclock_finalize_begin(void)
 			PMPI_Comm_free(&tcomm[i]);
 	ntcomm = 0;
 	PMPI_Group_free(&world_group);
+	if (in_session) {
+		in_session = 0;
+		PMPI_Comm_free(&session_world);
+	}
 	return 1;
 }
 
@@ -331,6 +346,94 @@ int MPI_Finalize(void)
 		gclock_finalize_end();
 	return rc;
 }
+
+/* ---- the sessions model (MPI-4) ---------------------------------------------
+ *
+ * A program that starts MPI with MPI_Session_init instead of MPI_Init has no
+ * MPI_COMM_WORLD. The first session started while nothing records becomes
+ * the recorder's: right after PMPI_Session_init the recorder makes its own
+ * world, a communicator of the process set "mpi://WORLD" (the same ranks in
+ * the same order as MPI_COMM_WORLD), and starts on it as MPI_Init would;
+ * MPI_Session_finalize of that session (or MPI_Finalize, if the program
+ * also used the world model) finishes the recording. Every process of the
+ * job must start its sessions alike: the start is collective over
+ * mpi://WORLD, as MPI_Init's is over MPI_COMM_WORLD. Other sessions are not
+ * touched. MPI-4 libraries only (MPICH 4; Open MPI 4.1 has no sessions). */
+
+#if MPI_VERSION >= 4
+static MPI_Session session_own; /* the session session_world was made from */
+static int session_claimed;     /* a session start was attempted */
+
+/* session_world_make builds the recorder's world from session s. */
+static int session_world_make(MPI_Session s)
+{
+	MPI_Group g;
+	MPI_Errhandler eh; /* the session's own: no predefined handle needed */
+	if (PMPI_Session_get_errhandler(s, &eh) != MPI_SUCCESS)
+		return 0;
+	int rc = PMPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+	if (rc == MPI_SUCCESS) {
+		rc = PMPI_Comm_create_from_group(g, "org.gclock.world", MPI_INFO_NULL, eh, &session_world);
+		PMPI_Group_free(&g);
+	}
+	PMPI_Errhandler_free(&eh);
+	return rc == MPI_SUCCESS;
+}
+
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
+{
+	if (gclock_tl_guard || started || session == NULL ||
+	    __atomic_exchange_n(&session_claimed, 1, __ATOMIC_ACQ_REL))
+		return PMPI_Session_init(info, errhandler, session);
+	int swapped = gclock_init_begin();
+	int rc = PMPI_Session_init(info, errhandler, session);
+	if (swapped)
+		crash_install();
+	if (rc == MPI_SUCCESS && !env_true("GCLOCK_DISABLE") && !gclock_forked) {
+		if (session_world_make(*session)) {
+			session_own = *session;
+			in_session = 1;
+			after_init();
+		} else {
+			fprintf(stderr, "gclock: cannot make a communicator of the session's process set "
+					"mpi://WORLD; not recording (the application continues)\n");
+		}
+	}
+	gclock_tl_guard--;
+	return rc;
+}
+
+int MPI_Session_finalize(MPI_Session *session)
+{
+	if (gclock_tl_guard || session == NULL || !in_session || *session != session_own)
+		return PMPI_Session_finalize(session);
+	int own = gclock_finalize_begin(); /* frees session_world */
+	if (in_session) {		   /* the recording never started */
+		in_session = 0;
+		gclock_tl_guard++;
+		PMPI_Comm_free(&session_world);
+		gclock_tl_guard--;
+	}
+	int rc = PMPI_Session_finalize(session);
+	if (own)
+		gclock_finalize_end();
+	return rc;
+}
+
+/* MPI_Comm_create_from_group: only the group's members call it, so the new
+ * communicator is registered by its members (like MPI_Comm_create_group). */
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+			       MPI_Errhandler errhandler, MPI_Comm *newcomm)
+{
+	if (!gclock_active || gclock_tl_guard || newcomm == NULL)
+		return PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	gclock_tl_guard++;
+	int rc = PMPI_Comm_create_from_group(group, stringtag, info, errhandler, newcomm);
+	gclock_comm_by_members(rc, *newcomm, "from_group");
+	gclock_tl_guard--;
+	return rc;
+}
+#endif
 
 /* gclock_abort_begin writes the calling rank's buffered events (footer
  * reason "abort", no sync epoch) before the real MPI_Abort of any binding. */

@@ -37,6 +37,7 @@
 #pragma weak PMPI_Dist_graph_create
 #pragma weak PMPI_Dist_graph_create_adjacent
 #pragma weak PMPI_Dist_graph_neighbors_count
+#pragma weak PMPI_Errhandler_free
 #pragma weak PMPI_Exscan
 #pragma weak PMPI_Fetch_and_op
 #pragma weak PMPI_Finalize
@@ -154,7 +155,7 @@
 #pragma weak PMPI_Win_unlock_all
 #pragma weak PMPI_Win_wait
 #pragma weak PMPI_Wtime
-#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants and sessions */
 #pragma weak PMPI_Accumulate_c
 #pragma weak PMPI_Allgather_c
 #pragma weak PMPI_Allgatherv_c
@@ -165,11 +166,13 @@
 #pragma weak PMPI_Bcast_c
 #pragma weak PMPI_Bsend_c
 #pragma weak PMPI_Bsend_init_c
+#pragma weak PMPI_Comm_create_from_group
 #pragma weak PMPI_Exscan_c
 #pragma weak PMPI_Gather_c
 #pragma weak PMPI_Gatherv_c
 #pragma weak PMPI_Get_accumulate_c
 #pragma weak PMPI_Get_c
+#pragma weak PMPI_Group_from_session_pset
 #pragma weak PMPI_Iallgather_c
 #pragma weak PMPI_Iallgatherv_c
 #pragma weak PMPI_Iallreduce_c
@@ -222,6 +225,9 @@
 #pragma weak PMPI_Send_init_c
 #pragma weak PMPI_Sendrecv_c
 #pragma weak PMPI_Sendrecv_replace_c
+#pragma weak PMPI_Session_finalize
+#pragma weak PMPI_Session_get_errhandler
+#pragma weak PMPI_Session_init
 #pragma weak PMPI_Ssend_c
 #pragma weak PMPI_Ssend_init_c
 #pragma weak PMPI_Win_allocate_c
@@ -273,6 +279,7 @@ __typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap = PMPI_Compare_an
 __typeof__(PMPI_Dist_graph_create) *gck_p_PMPI_Dist_graph_create = PMPI_Dist_graph_create;
 __typeof__(PMPI_Dist_graph_create_adjacent) *gck_p_PMPI_Dist_graph_create_adjacent = PMPI_Dist_graph_create_adjacent;
 __typeof__(PMPI_Dist_graph_neighbors_count) *gck_p_PMPI_Dist_graph_neighbors_count = PMPI_Dist_graph_neighbors_count;
+__typeof__(PMPI_Errhandler_free) *gck_p_PMPI_Errhandler_free = PMPI_Errhandler_free;
 __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan = PMPI_Exscan;
 __typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op = PMPI_Fetch_and_op;
 __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize = PMPI_Finalize;
@@ -390,7 +397,7 @@ __typeof__(PMPI_Win_unlock) *gck_p_PMPI_Win_unlock = PMPI_Win_unlock;
 __typeof__(PMPI_Win_unlock_all) *gck_p_PMPI_Win_unlock_all = PMPI_Win_unlock_all;
 __typeof__(PMPI_Win_wait) *gck_p_PMPI_Win_wait = PMPI_Win_wait;
 __typeof__(PMPI_Wtime) *gck_p_PMPI_Wtime = PMPI_Wtime;
-#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants and sessions */
 __typeof__(PMPI_Accumulate_c) *gck_p_PMPI_Accumulate_c = PMPI_Accumulate_c;
 __typeof__(PMPI_Allgather_c) *gck_p_PMPI_Allgather_c = PMPI_Allgather_c;
 __typeof__(PMPI_Allgatherv_c) *gck_p_PMPI_Allgatherv_c = PMPI_Allgatherv_c;
@@ -401,11 +408,13 @@ __typeof__(PMPI_Alltoallw_c) *gck_p_PMPI_Alltoallw_c = PMPI_Alltoallw_c;
 __typeof__(PMPI_Bcast_c) *gck_p_PMPI_Bcast_c = PMPI_Bcast_c;
 __typeof__(PMPI_Bsend_c) *gck_p_PMPI_Bsend_c = PMPI_Bsend_c;
 __typeof__(PMPI_Bsend_init_c) *gck_p_PMPI_Bsend_init_c = PMPI_Bsend_init_c;
+__typeof__(PMPI_Comm_create_from_group) *gck_p_PMPI_Comm_create_from_group = PMPI_Comm_create_from_group;
 __typeof__(PMPI_Exscan_c) *gck_p_PMPI_Exscan_c = PMPI_Exscan_c;
 __typeof__(PMPI_Gather_c) *gck_p_PMPI_Gather_c = PMPI_Gather_c;
 __typeof__(PMPI_Gatherv_c) *gck_p_PMPI_Gatherv_c = PMPI_Gatherv_c;
 __typeof__(PMPI_Get_accumulate_c) *gck_p_PMPI_Get_accumulate_c = PMPI_Get_accumulate_c;
 __typeof__(PMPI_Get_c) *gck_p_PMPI_Get_c = PMPI_Get_c;
+__typeof__(PMPI_Group_from_session_pset) *gck_p_PMPI_Group_from_session_pset = PMPI_Group_from_session_pset;
 __typeof__(PMPI_Iallgather_c) *gck_p_PMPI_Iallgather_c = PMPI_Iallgather_c;
 __typeof__(PMPI_Iallgatherv_c) *gck_p_PMPI_Iallgatherv_c = PMPI_Iallgatherv_c;
 __typeof__(PMPI_Iallreduce_c) *gck_p_PMPI_Iallreduce_c = PMPI_Iallreduce_c;
@@ -458,6 +467,9 @@ __typeof__(PMPI_Send_c) *gck_p_PMPI_Send_c = PMPI_Send_c;
 __typeof__(PMPI_Send_init_c) *gck_p_PMPI_Send_init_c = PMPI_Send_init_c;
 __typeof__(PMPI_Sendrecv_c) *gck_p_PMPI_Sendrecv_c = PMPI_Sendrecv_c;
 __typeof__(PMPI_Sendrecv_replace_c) *gck_p_PMPI_Sendrecv_replace_c = PMPI_Sendrecv_replace_c;
+__typeof__(PMPI_Session_finalize) *gck_p_PMPI_Session_finalize = PMPI_Session_finalize;
+__typeof__(PMPI_Session_get_errhandler) *gck_p_PMPI_Session_get_errhandler = PMPI_Session_get_errhandler;
+__typeof__(PMPI_Session_init) *gck_p_PMPI_Session_init = PMPI_Session_init;
 __typeof__(PMPI_Ssend_c) *gck_p_PMPI_Ssend_c = PMPI_Ssend_c;
 __typeof__(PMPI_Ssend_init_c) *gck_p_PMPI_Ssend_init_c = PMPI_Ssend_init_c;
 __typeof__(PMPI_Win_allocate_c) *gck_p_PMPI_Win_allocate_c = PMPI_Win_allocate_c;
@@ -549,6 +561,8 @@ int gclock_pmpi_resolve_all(void)
 	if (gck_p_PMPI_Dist_graph_create_adjacent == 0 && (gck_p_PMPI_Dist_graph_create_adjacent = (__typeof__(gck_p_PMPI_Dist_graph_create_adjacent))gclock_sym("PMPI_Dist_graph_create_adjacent")) == 0)
 		missing++;
 	if (gck_p_PMPI_Dist_graph_neighbors_count == 0 && (gck_p_PMPI_Dist_graph_neighbors_count = (__typeof__(gck_p_PMPI_Dist_graph_neighbors_count))gclock_sym("PMPI_Dist_graph_neighbors_count")) == 0)
+		missing++;
+	if (gck_p_PMPI_Errhandler_free == 0 && (gck_p_PMPI_Errhandler_free = (__typeof__(gck_p_PMPI_Errhandler_free))gclock_sym("PMPI_Errhandler_free")) == 0)
 		missing++;
 	if (gck_p_PMPI_Exscan == 0 && (gck_p_PMPI_Exscan = (__typeof__(gck_p_PMPI_Exscan))gclock_sym("PMPI_Exscan")) == 0)
 		missing++;
@@ -784,7 +798,7 @@ int gclock_pmpi_resolve_all(void)
 		missing++;
 	if (gck_p_PMPI_Wtime == 0 && (gck_p_PMPI_Wtime = (__typeof__(gck_p_PMPI_Wtime))gclock_sym("PMPI_Wtime")) == 0)
 		missing++;
-#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants and sessions */
 	if (gck_p_PMPI_Accumulate_c == 0)
 		gck_p_PMPI_Accumulate_c = (__typeof__(gck_p_PMPI_Accumulate_c))gclock_sym("PMPI_Accumulate_c");
 	if (gck_p_PMPI_Allgather_c == 0)
@@ -805,6 +819,8 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Bsend_c = (__typeof__(gck_p_PMPI_Bsend_c))gclock_sym("PMPI_Bsend_c");
 	if (gck_p_PMPI_Bsend_init_c == 0)
 		gck_p_PMPI_Bsend_init_c = (__typeof__(gck_p_PMPI_Bsend_init_c))gclock_sym("PMPI_Bsend_init_c");
+	if (gck_p_PMPI_Comm_create_from_group == 0)
+		gck_p_PMPI_Comm_create_from_group = (__typeof__(gck_p_PMPI_Comm_create_from_group))gclock_sym("PMPI_Comm_create_from_group");
 	if (gck_p_PMPI_Exscan_c == 0)
 		gck_p_PMPI_Exscan_c = (__typeof__(gck_p_PMPI_Exscan_c))gclock_sym("PMPI_Exscan_c");
 	if (gck_p_PMPI_Gather_c == 0)
@@ -815,6 +831,8 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Get_accumulate_c = (__typeof__(gck_p_PMPI_Get_accumulate_c))gclock_sym("PMPI_Get_accumulate_c");
 	if (gck_p_PMPI_Get_c == 0)
 		gck_p_PMPI_Get_c = (__typeof__(gck_p_PMPI_Get_c))gclock_sym("PMPI_Get_c");
+	if (gck_p_PMPI_Group_from_session_pset == 0)
+		gck_p_PMPI_Group_from_session_pset = (__typeof__(gck_p_PMPI_Group_from_session_pset))gclock_sym("PMPI_Group_from_session_pset");
 	if (gck_p_PMPI_Iallgather_c == 0)
 		gck_p_PMPI_Iallgather_c = (__typeof__(gck_p_PMPI_Iallgather_c))gclock_sym("PMPI_Iallgather_c");
 	if (gck_p_PMPI_Iallgatherv_c == 0)
@@ -919,6 +937,12 @@ int gclock_pmpi_resolve_all(void)
 		gck_p_PMPI_Sendrecv_c = (__typeof__(gck_p_PMPI_Sendrecv_c))gclock_sym("PMPI_Sendrecv_c");
 	if (gck_p_PMPI_Sendrecv_replace_c == 0)
 		gck_p_PMPI_Sendrecv_replace_c = (__typeof__(gck_p_PMPI_Sendrecv_replace_c))gclock_sym("PMPI_Sendrecv_replace_c");
+	if (gck_p_PMPI_Session_finalize == 0)
+		gck_p_PMPI_Session_finalize = (__typeof__(gck_p_PMPI_Session_finalize))gclock_sym("PMPI_Session_finalize");
+	if (gck_p_PMPI_Session_get_errhandler == 0)
+		gck_p_PMPI_Session_get_errhandler = (__typeof__(gck_p_PMPI_Session_get_errhandler))gclock_sym("PMPI_Session_get_errhandler");
+	if (gck_p_PMPI_Session_init == 0)
+		gck_p_PMPI_Session_init = (__typeof__(gck_p_PMPI_Session_init))gclock_sym("PMPI_Session_init");
 	if (gck_p_PMPI_Ssend_c == 0)
 		gck_p_PMPI_Ssend_c = (__typeof__(gck_p_PMPI_Ssend_c))gclock_sym("PMPI_Ssend_c");
 	if (gck_p_PMPI_Ssend_init_c == 0)

@@ -42,6 +42,7 @@ extern __typeof__(PMPI_Compare_and_swap) *gck_p_PMPI_Compare_and_swap;
 extern __typeof__(PMPI_Dist_graph_create) *gck_p_PMPI_Dist_graph_create;
 extern __typeof__(PMPI_Dist_graph_create_adjacent) *gck_p_PMPI_Dist_graph_create_adjacent;
 extern __typeof__(PMPI_Dist_graph_neighbors_count) *gck_p_PMPI_Dist_graph_neighbors_count;
+extern __typeof__(PMPI_Errhandler_free) *gck_p_PMPI_Errhandler_free;
 extern __typeof__(PMPI_Exscan) *gck_p_PMPI_Exscan;
 extern __typeof__(PMPI_Fetch_and_op) *gck_p_PMPI_Fetch_and_op;
 extern __typeof__(PMPI_Finalize) *gck_p_PMPI_Finalize;
@@ -159,7 +160,7 @@ extern __typeof__(PMPI_Win_unlock) *gck_p_PMPI_Win_unlock;
 extern __typeof__(PMPI_Win_unlock_all) *gck_p_PMPI_Win_unlock_all;
 extern __typeof__(PMPI_Win_wait) *gck_p_PMPI_Win_wait;
 extern __typeof__(PMPI_Wtime) *gck_p_PMPI_Wtime;
-#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants and sessions */
 extern __typeof__(PMPI_Accumulate_c) *gck_p_PMPI_Accumulate_c;
 extern __typeof__(PMPI_Allgather_c) *gck_p_PMPI_Allgather_c;
 extern __typeof__(PMPI_Allgatherv_c) *gck_p_PMPI_Allgatherv_c;
@@ -170,11 +171,13 @@ extern __typeof__(PMPI_Alltoallw_c) *gck_p_PMPI_Alltoallw_c;
 extern __typeof__(PMPI_Bcast_c) *gck_p_PMPI_Bcast_c;
 extern __typeof__(PMPI_Bsend_c) *gck_p_PMPI_Bsend_c;
 extern __typeof__(PMPI_Bsend_init_c) *gck_p_PMPI_Bsend_init_c;
+extern __typeof__(PMPI_Comm_create_from_group) *gck_p_PMPI_Comm_create_from_group;
 extern __typeof__(PMPI_Exscan_c) *gck_p_PMPI_Exscan_c;
 extern __typeof__(PMPI_Gather_c) *gck_p_PMPI_Gather_c;
 extern __typeof__(PMPI_Gatherv_c) *gck_p_PMPI_Gatherv_c;
 extern __typeof__(PMPI_Get_accumulate_c) *gck_p_PMPI_Get_accumulate_c;
 extern __typeof__(PMPI_Get_c) *gck_p_PMPI_Get_c;
+extern __typeof__(PMPI_Group_from_session_pset) *gck_p_PMPI_Group_from_session_pset;
 extern __typeof__(PMPI_Iallgather_c) *gck_p_PMPI_Iallgather_c;
 extern __typeof__(PMPI_Iallgatherv_c) *gck_p_PMPI_Iallgatherv_c;
 extern __typeof__(PMPI_Iallreduce_c) *gck_p_PMPI_Iallreduce_c;
@@ -227,6 +230,9 @@ extern __typeof__(PMPI_Send_c) *gck_p_PMPI_Send_c;
 extern __typeof__(PMPI_Send_init_c) *gck_p_PMPI_Send_init_c;
 extern __typeof__(PMPI_Sendrecv_c) *gck_p_PMPI_Sendrecv_c;
 extern __typeof__(PMPI_Sendrecv_replace_c) *gck_p_PMPI_Sendrecv_replace_c;
+extern __typeof__(PMPI_Session_finalize) *gck_p_PMPI_Session_finalize;
+extern __typeof__(PMPI_Session_get_errhandler) *gck_p_PMPI_Session_get_errhandler;
+extern __typeof__(PMPI_Session_init) *gck_p_PMPI_Session_init;
 extern __typeof__(PMPI_Ssend_c) *gck_p_PMPI_Ssend_c;
 extern __typeof__(PMPI_Ssend_init_c) *gck_p_PMPI_Ssend_init_c;
 extern __typeof__(PMPI_Win_allocate_c) *gck_p_PMPI_Win_allocate_c;
@@ -280,6 +286,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Dist_graph_create GCK_PMPI(PMPI_Dist_graph_create, 0)
 #define PMPI_Dist_graph_create_adjacent GCK_PMPI(PMPI_Dist_graph_create_adjacent, 0)
 #define PMPI_Dist_graph_neighbors_count GCK_PMPI(PMPI_Dist_graph_neighbors_count, 0)
+#define PMPI_Errhandler_free GCK_PMPI(PMPI_Errhandler_free, 0)
 #define PMPI_Exscan GCK_PMPI(PMPI_Exscan, 0)
 #define PMPI_Fetch_and_op GCK_PMPI(PMPI_Fetch_and_op, 0)
 #define PMPI_Finalize GCK_PMPI(PMPI_Finalize, 0)
@@ -397,7 +404,7 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Win_unlock_all GCK_PMPI(PMPI_Win_unlock_all, 0)
 #define PMPI_Win_wait GCK_PMPI(PMPI_Win_wait, 0)
 #define PMPI_Wtime GCK_PMPI(PMPI_Wtime, 0)
-#if MPI_VERSION >= 4 /* MPI-4 large-count variants */
+#if MPI_VERSION >= 4 /* MPI-4 large-count variants and sessions */
 #define PMPI_Accumulate_c GCK_PMPI(PMPI_Accumulate_c, 0)
 #define PMPI_Allgather_c GCK_PMPI(PMPI_Allgather_c, 0)
 #define PMPI_Allgatherv_c GCK_PMPI(PMPI_Allgatherv_c, 0)
@@ -408,11 +415,13 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Bcast_c GCK_PMPI(PMPI_Bcast_c, 0)
 #define PMPI_Bsend_c GCK_PMPI(PMPI_Bsend_c, 0)
 #define PMPI_Bsend_init_c GCK_PMPI(PMPI_Bsend_init_c, 0)
+#define PMPI_Comm_create_from_group GCK_PMPI(PMPI_Comm_create_from_group, 0)
 #define PMPI_Exscan_c GCK_PMPI(PMPI_Exscan_c, 0)
 #define PMPI_Gather_c GCK_PMPI(PMPI_Gather_c, 0)
 #define PMPI_Gatherv_c GCK_PMPI(PMPI_Gatherv_c, 0)
 #define PMPI_Get_accumulate_c GCK_PMPI(PMPI_Get_accumulate_c, 0)
 #define PMPI_Get_c GCK_PMPI(PMPI_Get_c, 0)
+#define PMPI_Group_from_session_pset GCK_PMPI(PMPI_Group_from_session_pset, 0)
 #define PMPI_Iallgather_c GCK_PMPI(PMPI_Iallgather_c, 0)
 #define PMPI_Iallgatherv_c GCK_PMPI(PMPI_Iallgatherv_c, 0)
 #define PMPI_Iallreduce_c GCK_PMPI(PMPI_Iallreduce_c, 0)
@@ -465,6 +474,9 @@ extern __typeof__(ompi_mpi_int64_t) *gck_p_ompi_mpi_int64_t;
 #define PMPI_Send_init_c GCK_PMPI(PMPI_Send_init_c, 0)
 #define PMPI_Sendrecv_c GCK_PMPI(PMPI_Sendrecv_c, 0)
 #define PMPI_Sendrecv_replace_c GCK_PMPI(PMPI_Sendrecv_replace_c, 0)
+#define PMPI_Session_finalize GCK_PMPI(PMPI_Session_finalize, 0)
+#define PMPI_Session_get_errhandler GCK_PMPI(PMPI_Session_get_errhandler, 0)
+#define PMPI_Session_init GCK_PMPI(PMPI_Session_init, 0)
 #define PMPI_Ssend_c GCK_PMPI(PMPI_Ssend_c, 0)
 #define PMPI_Ssend_init_c GCK_PMPI(PMPI_Ssend_init_c, 0)
 #define PMPI_Win_allocate_c GCK_PMPI(PMPI_Win_allocate_c, 0)

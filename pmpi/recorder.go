@@ -605,10 +605,10 @@ func (r *recorder) comm(fixed, parent uint64, counter, local uint32, kind string
 	id := fixed
 	switch {
 	case id != 0:
-	case kind == "unknown" || kind == "create_group" || kind == "merge":
+	case kind == "unknown" || kind == "create_group" || kind == "merge" || kind == "from_group":
 		// Created by a function we do not wrap, or by one whose callers
 		// share no parent counter (MPI_Comm_create_group, MPI_Intercomm_
-		// merge): the member set plus how often this rank has seen that
+		// merge, MPI_Comm_create_from_group): the member set plus how often this rank has seen that
 		// set (per kind) stands in for the parent.
 		key := kind + fmt.Sprint(members)
 		c := r.unknown[key]

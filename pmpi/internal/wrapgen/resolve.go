@@ -201,15 +201,24 @@ func GenerateResolveC(names []string) []byte {
 	return b.Bytes()
 }
 
-// largeOpen opens the block of MPI-4 large-count names: their PMPI_*_c
-// declarations exist only in an MPI-4 mpi.h (MPICH 4; not Open MPI 4.1).
-const largeOpen = "#if MPI_VERSION >= 4 /* MPI-4 large-count variants */\n"
+// largeOpen opens the block of MPI-4 names: the large-count variants
+// (PMPI_*_c) and MPI4Functions, declared only in an MPI-4 mpi.h (MPICH 4;
+// not Open MPI 4.1).
+const largeOpen = "#if MPI_VERSION >= 4 /* MPI-4 large-count variants and sessions */\n"
 
-// splitLarge separates the MPI-4 large-count names (PMPI_Send_c) from the
-// others; both keep their order.
+// MPI4Functions are the MPI-4 functions other than large-count variants
+// that the shim calls (the sessions model, cshim/lifecycle.c). A library
+// without them leaves their pointers NULL without counting as missing.
+var MPI4Functions = map[string]bool{
+	"PMPI_Session_init": true, "PMPI_Session_finalize": true, "PMPI_Session_get_errhandler": true,
+	"PMPI_Group_from_session_pset": true, "PMPI_Comm_create_from_group": true,
+}
+
+// splitLarge separates the MPI-4 names (PMPI_Send_c, PMPI_Session_init)
+// from the others; both keep their order.
 func splitLarge(names []string) (plain, large []string) {
 	for _, n := range names {
-		if strings.HasSuffix(n, LargeCountSuffix) {
+		if strings.HasSuffix(n, LargeCountSuffix) || MPI4Functions[n] {
 			large = append(large, n)
 		} else {
 			plain = append(plain, n)
