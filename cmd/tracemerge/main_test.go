@@ -581,3 +581,16 @@ func TestCLI_RefinedRepairsAndReports(t *testing.T) {
 		t.Errorf("refined text still reports point-to-point violations:\n%s", stdout)
 	}
 }
+
+func TestOneLine_KeepsTextOnOneLine(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"MPICH Version:\t4.0.2", "MPICH Version: 4.0.2"}, // MPICH's library version
+		{"a\nb\rc", "a?b?c"},
+		{"bell\x07del\x7f", "bell?del?"},
+		{"Open MPI v4.1.4, package: Debian", "Open MPI v4.1.4, package: Debian"},
+	} {
+		if got := oneLine(c.in); got != c.want {
+			t.Errorf("oneLine(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -115,6 +115,9 @@ func writeText(w io.Writer, an *merge.Analysis, top int) {
 // oneLine keeps untrusted names from breaking the text layout.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
+		if r == '\t' { // MPICH's "MPICH Version:\t4.0.2"
+			return ' '
+		}
 		if r < 0x20 || r == 0x7f {
 			return '?'
 		}
