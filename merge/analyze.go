@@ -401,8 +401,9 @@ func (a *analyzer) buildComms() {
 			continue
 		}
 		maxLocal := -1
+		limit := maxLocalComms(len(rs.in.Meta.Comms))
 		for _, c := range rs.in.Meta.Comms {
-			if int(c.Local) > maxLocal && c.Local < maxLocalComms {
+			if int(c.Local) > maxLocal && c.Local < limit {
 				maxLocal = int(c.Local)
 			}
 		}
@@ -412,7 +413,7 @@ func (a *analyzer) buildComms() {
 			rs.commIdx[i] = -1
 		}
 		for _, c := range rs.in.Meta.Comms {
-			if c.Local >= maxLocalComms {
+			if c.Local >= limit {
 				continue
 			}
 			pos := int32(-1)
@@ -460,8 +461,15 @@ func (a *analyzer) buildComms() {
 	a.m.fin = a.enqueue
 }
 
-// maxLocalComms bounds the per-rank communicator index a file may use.
-const maxLocalComms = 1 << 16
+// maxLocalComms bounds the per-rank communicator index a file with n
+// communicator definitions may use (the index sizes a dense table, so a
+// damaged index must not allocate gigabytes). The recorder numbers the
+// communicators it registers 0, 1, 2, ... and defines each, so a program
+// that creates and frees communicators in a loop has indexes up to n; a
+// fixed bound of 65,536 left every collective on a later one unmatched.
+func maxLocalComms(n int) uint32 {
+	return uint32(min(2*n+1<<16, 1<<30))
+}
 
 func sameMembers(a, b []int32) bool {
 	if len(a) != len(b) {

@@ -196,3 +196,40 @@ func TestAnalyze_ReordersOverlappingThreadChunks(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyze_ManyCommunicators: a program that creates and frees a
+// communicator per step numbers them past 65,536 (the recorder never reuses
+// a local index); a collective on each is matched, and a local index far
+// beyond the file's definitions (damage) is ignored rather than sizing a
+// table.
+func TestAnalyze_ManyCommunicators(t *testing.T) {
+	const n = 70000
+	ranks := make([]memRank, 2)
+	for r := range ranks {
+		var evs []trace.Event
+		for i := 0; i < n; i++ {
+			t0 := int64(10_000 + i*1000)
+			evs = append(evs, trace.Event{Op: trace.OpAllreduce, Comm: uint32(2 + i), Seq: 0, Root: -1, EnterNS: t0, ExitNS: t0 + 100})
+		}
+		ranks[r] = memRank{rank: r, start: 100, extra: evs}
+	}
+	run := memRun(2, ranks)
+	for _, ri := range run.Ranks {
+		src := ri.Src.(*MemSource)
+		for i := 0; i < n; i++ {
+			src.M.Comms = append(src.M.Comms, trace.Comm{ID: trace.CommID(trace.CommWorldID, uint32(i), 0),
+				Local: uint32(2 + i), Parent: trace.CommWorldID, Kind: "dup", Members: []int32{0, 1}})
+		}
+		src.M.Comms = append(src.M.Comms, trace.Comm{ID: 77, Local: 1 << 31, Kind: "dup", Members: []int32{0, 1}})
+		src.M.Footer.Events = uint64(len(src.Events))
+		ri.Meta = src.Meta()
+	}
+	res, err := Analyze(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	an := res.Analysis
+	if an.Instances != n || an.Incomplete != 0 || len(an.Problems) != 0 {
+		t.Errorf("instances %d (want %d), incomplete %d, problems %q", an.Instances, n, an.Incomplete, an.Problems)
+	}
+}
