@@ -143,6 +143,51 @@ static void comm_degrees(MPI_Comm comm, int rank, int32_t *in, int32_t *out)
 	}
 }
 
+/* ---- interned member lists ----------------------------------------------------
+ *
+ * A slot's peers (comm rank -> world rank) are kept for the life of the
+ * process (a request may outlive MPI_Comm_free). Communicators with the same
+ * list share one array, so a program that duplicates and frees a
+ * communicator per step does not grow by a list each time (at 1,024 ranks
+ * 4 KB per step). */
+typedef struct peers_node {
+	struct peers_node *next;
+	uint64_t hash;
+	int32_t n;
+	int32_t *a;
+} peers_node;
+
+#define GCK_PEERS_BUCKETS 1024
+static peers_node *peers_tab[GCK_PEERS_BUCKETS];
+static pthread_mutex_t peers_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* peers_intern returns the shared copy of the n-element list a: an earlier
+ * equal one (a is then freed) or a itself, kept. NULL only if a is. */
+static const int32_t *peers_intern(int32_t *a, int32_t n)
+{
+	if (a == NULL)
+		return NULL;
+	uint64_t h = 14695981039346656037ull;
+	for (int32_t i = 0; i < n; i++)
+		h = (h ^ (uint32_t)a[i]) * 1099511628211ull;
+	pthread_mutex_lock(&peers_mu);
+	peers_node **b = &peers_tab[h & (GCK_PEERS_BUCKETS - 1)];
+	for (peers_node *p = *b; p != NULL; p = p->next) {
+		if (p->hash == h && p->n == n && memcmp(p->a, a, sizeof(int32_t) * (size_t)n) == 0) {
+			pthread_mutex_unlock(&peers_mu);
+			free(a);
+			return p->a;
+		}
+	}
+	peers_node *p = malloc(sizeof *p);
+	if (p != NULL) { /* else kept unshared */
+		*p = (peers_node){.next = *b, .hash = h, .n = n, .a = a};
+		*b = p;
+	}
+	pthread_mutex_unlock(&peers_mu);
+	return a;
+}
+
 static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 				       uint32_t counter, const char *kind,
 				       uint64_t fixed_id)
@@ -198,7 +243,7 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	 * array is kept for the life of the process (requests may outlive
 	 * MPI_Comm_free). */
 	if (!inter && n == v.size && members != NULL) {
-		v.peers = members;
+		v.peers = peers_intern(members, n);
 		v.npeers = n;
 		members = NULL;
 	} else if (inter) {
@@ -215,7 +260,7 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 				if (PMPI_Group_translate_ranks(rg, rs, rr, world_group, ro) == MPI_SUCCESS) {
 					for (int i = 0; i < rs; i++)
 						pp[i] = ro[i];
-					v.peers = pp;
+					v.peers = peers_intern(pp, rs);
 					v.npeers = rs;
 					pp = NULL;
 				}

@@ -9,6 +9,7 @@ package main
 import "C"
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash/fnv"
@@ -42,6 +43,9 @@ type recorder struct {
 	failed  bool // a write failed: recording stopped, warned once
 	comms   map[uint32]trace.Comm
 	unknown map[string]uint32 // member-set occurrences of unknown comms
+	// written: member list (membersKey) -> Local of the first communicator
+	// written to this file with it, which later ones name (trace.Comm.Same)
+	written map[string]uint32
 	sync    func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error)
 	scfg    clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
 	global  clocksync.Clock  // the latest epoch's global clock
@@ -57,6 +61,16 @@ type recorder struct {
 var rec = &recorder{
 	comms:   map[uint32]trace.Comm{},
 	unknown: map[string]uint32{},
+	written: map[string]uint32{},
+}
+
+// membersKey is a member list as a map key.
+func membersKey(members []int32) string {
+	b := make([]byte, 0, 4*len(members))
+	for _, m := range members {
+		b = binary.LittleEndian.AppendUint32(b, uint32(m))
+	}
+	return string(b)
 }
 
 // warnf prints one warning line on stderr, prefixed with the rank.
@@ -610,7 +624,7 @@ func (r *recorder) comm(fixed, parent uint64, counter, local uint32, kind string
 		// share no parent counter (MPI_Comm_create_group, MPI_Intercomm_
 		// merge, MPI_Comm_create_from_group): the member set plus how often this rank has seen that
 		// set (per kind) stands in for the parent.
-		key := kind + fmt.Sprint(members)
+		key := kind + "\x00" + membersKey(members)
 		c := r.unknown[key]
 		r.unknown[key] = c + 1
 		h := uint64(14695981039346656037)
@@ -623,12 +637,31 @@ func (r *recorder) comm(fixed, parent uint64, counter, local uint32, kind string
 	}
 	c := trace.Comm{ID: id, Local: local, Parent: parent, Kind: kind, Members: members, CreatedNS: created}
 	r.comms[local] = c
-	if r.w != nil {
-		if err := r.w.WriteComm(c); err != nil {
-			r.stopRecording(fmt.Errorf("writing communicator to %s: %w", r.path, err))
+	r.writeComm(c)
+	return id
+}
+
+// writeComm writes c's COMM frame; its member list only the first time
+// this file holds it (a communicator duplicated or freed in a loop names an
+// earlier one's: at 1,024 ranks 5 KB less per frame).
+func (r *recorder) writeComm(c trace.Comm) {
+	if r.w == nil {
+		return
+	}
+	key := ""
+	if len(c.Members) > 1 {
+		key = membersKey(c.Members)
+		if l, ok := r.written[key]; ok {
+			c.Same, c.Members = l+1, nil
 		}
 	}
-	return id
+	if err := r.w.WriteComm(c); err != nil {
+		r.stopRecording(fmt.Errorf("writing communicator to %s: %w", r.path, err))
+		return
+	}
+	if _, ok := r.written[key]; key != "" && !ok {
+		r.written[key] = c.Local
+	}
 }
 
 // gclockGoCommFreed records MPI_Comm_free of the communicator with the
@@ -646,11 +679,7 @@ func gclockGoCommFreed(local C.uint32_t, freed C.int64_t) {
 	}
 	c.FreedNS = int64(freed)
 	delete(r.comms, uint32(local))
-	if r.w != nil {
-		if err := r.w.WriteComm(c); err != nil {
-			r.stopRecording(fmt.Errorf("writing communicator to %s: %w", r.path, err))
-		}
-	}
+	r.writeComm(c)
 }
 
 // gclockGoFinish ends the recording: at MPI_Finalize (reason

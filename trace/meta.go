@@ -129,15 +129,27 @@ func (m *Meta) LastEpoch() (*Epoch, bool) {
 // no damage was recorded.
 func (m *Meta) Complete() bool { return m.Footer != nil && len(m.Damage) == 0 }
 
-func (m *Meta) addComm(c Comm) {
+// addComm folds one COMM frame in; false if it names its members by a
+// reference (Comm.Same) to a communicator this file does not define (that
+// frame was damaged), in which case its Members stay empty.
+func (m *Meta) addComm(c Comm) bool {
 	x := m.index()
-	if i, ok := x.byKey[commKey{c.ID, c.Local}]; ok {
+	ok := true
+	if c.Same != 0 && len(c.Members) == 0 {
+		i, found := x.byLocal[c.Same-1]
+		ok = found
+		if found {
+			c.Members = m.Comms[i].Members
+		}
+	}
+	if i, found := x.byKey[commKey{c.ID, c.Local}]; found {
 		m.Comms[i] = c
-		return
+		return ok
 	}
 	m.Comms = append(m.Comms, c)
 	x.add(c, len(m.Comms)-1)
 	x.n = len(m.Comms)
+	return ok
 }
 
 func (m *Meta) addEpoch(e Epoch) {

@@ -298,8 +298,8 @@ func (r *Reader) scan(pos int64) error {
 			var c Comm
 			if err := msgpack.Unmarshal(payload, &c); err != nil {
 				r.damage(-1, pos, end-pos, kind, "undecodable: "+err.Error())
-			} else {
-				r.meta.addComm(c)
+			} else if !r.meta.addComm(c) {
+				r.damage(-1, pos, end-pos, kind, fmt.Sprintf("communicator %#x names its members by local index %d, which no intact frame of this file defines", c.ID, c.Same-1))
 			}
 		case KindEpoch:
 			var e Epoch

@@ -486,7 +486,7 @@ func TestOpen_RejectsNonTraceWithClearMessage(t *testing.T) {
 		{"wrong magic", []byte("PK\x03\x04 this is a zip file"), "not a gclock trace"},
 		{"text file", []byte("hello"), "not a gclock trace"},
 		{"magic prefix only", []byte("GCLOC"), "truncated gclock trace"},
-		{"unsupported version", withVersion(3), "unsupported format version 3.0"},
+		{"unsupported version", withVersion(FormatVersion + 1), fmt.Sprintf("unsupported format version %d.0", FormatVersion+1)},
 		{"version 0", withVersion(0), "unsupported format version 0.0"},
 		{"preamble only", good[:preambleSize], "truncated header frame"},
 		{"header frame cut", good[:hdrEnd-1], "truncated header frame"},
@@ -965,5 +965,47 @@ func BenchmarkReader_ManyComms(b *testing.B) {
 		if n := len(r.Meta().Comms); n != 100000 {
 			b.Fatalf("%d comms", n)
 		}
+	}
+}
+
+// TestMeta_CommMembersByReference: a COMM frame that names its members by
+// an earlier communicator (Comm.Same, version 3) is read with them; one
+// naming a communicator the file does not define is damage, not a silent
+// empty communicator.
+func TestMeta_CommMembersByReference(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader())
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := []int32{0, 1, 2, 3}
+	for _, c := range []Comm{
+		{ID: CommWorldID, Local: 0, Kind: "world", Members: members},
+		{ID: 10, Local: 2, Parent: CommWorldID, Kind: "dup", Same: 1, CreatedNS: 5},
+		{ID: 10, Local: 2, Parent: CommWorldID, Kind: "dup", Same: 3, CreatedNS: 5, FreedNS: 7}, // freed: names itself
+		{ID: 11, Local: 3, Parent: CommWorldID, Kind: "dup", Same: 3},
+		{ID: 12, Local: 4, Parent: CommWorldID, Kind: "dup", Same: 9}, // local 8: never written
+	} {
+		if err := w.WriteComm(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _, err := readBytes(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Meta()
+	for _, c := range []struct {
+		local   uint32
+		members []int32
+		freed   int64
+	}{{2, members, 7}, {3, members, 0}, {4, nil, 0}} {
+		got, ok := m.CommByLocal(c.local)
+		if !ok || !reflect.DeepEqual(got.Members, c.members) || got.FreedNS != c.freed {
+			t.Errorf("CommByLocal(%d) = %+v, %v; want members %v freed %d", c.local, got, ok, c.members, c.freed)
+		}
+	}
+	if len(m.Damage) != 1 || !strings.Contains(m.Damage[0].Err, "names its members by local index 8") {
+		t.Errorf("damage %+v, want one naming local 8", m.Damage)
 	}
 }

@@ -7,10 +7,12 @@
 package trace
 
 // FormatVersion is the version written into every file header: 2 since
-// event chunks moved to layout 2 (templates, docs/trace-format.md). Readers
-// read every major version from OldestFormatVersion to FormatVersion and
-// refuse others with a clear message.
-const FormatVersion = 2
+// event chunks moved to layout 2 (templates, docs/trace-format.md), 3 since
+// a COMM frame may name its members by reference (Comm.Same), which an
+// older reader would take for an empty communicator. Readers read every
+// major version from OldestFormatVersion to FormatVersion and refuse others
+// with a clear message.
+const FormatVersion = 3
 
 // OldestFormatVersion is the oldest major version this reader still reads
 // (1: layout-1 event chunks).
@@ -107,6 +109,12 @@ type Comm struct {
 	Members   []int32 `msgpack:"members"` // world ranks in comm rank order
 	CreatedNS int64   `msgpack:"t"`       // local time of creation
 	FreedNS   int64   `msgpack:"freed,omitempty"`
+	// Same, when not 0, is 1 + the Local of an earlier communicator of
+	// this file with the same members, and the frame leaves Members out
+	// (version 3): a communicator duplicated or freed in a loop then costs
+	// a few bytes instead of its member list. The reader fills Members in
+	// (Meta.Comms always holds them).
+	Same uint32 `msgpack:"same,omitempty"`
 }
 
 // Well-known communicator IDs.
