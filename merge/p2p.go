@@ -86,6 +86,11 @@ type P2PResult struct {
 	Uncompleted    int    `json:"uncompleted"`     // of which no completion was recorded
 	Cancelled      int    `json:"cancelled"`       // of which cancelled (MPI_Cancel): no message
 	Polls          uint64 `json:"polls"`           // unsuccessful Test*/Iprobe calls
+	// ReusedRequestIDs counts starts whose request id was still open on
+	// their rank: the 32-bit ids wrapped (more than 4,294,967,295 starts on
+	// a rank) while a request lived; the analysis keeps both and tells
+	// their completions apart by communicator, peer and tag.
+	ReusedRequestIDs int `json:"reused_request_ids,omitempty"`
 
 	// LateSender: a receive (or the Wait that completes it) waits for a
 	// send that started later; attributed to the sender, per receive (the

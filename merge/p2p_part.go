@@ -302,7 +302,7 @@ func (s *P2PStream) ownerEnd() *P2POwnEnd {
 	o := s.out
 	e.Out = P2PResult{Messages: o.Messages, Bytes: o.Bytes, UnmatchedSends: o.UnmatchedSends, UnmatchedRecvs: o.UnmatchedRecvs,
 		Unresolved: o.Unresolved, Requests: o.Requests, Uncompleted: o.Uncompleted, Cancelled: o.Cancelled, Polls: o.Polls,
-		Violations: o.Violations, MaxViolationNS: o.MaxViolationNS, ListDropped: o.ListDropped}
+		ReusedRequestIDs: o.ReusedRequestIDs, Violations: o.Violations, MaxViolationNS: o.MaxViolationNS, ListDropped: o.ListDropped}
 	for k, w := range s.waitedFor {
 		rs := s.ranks[k[0]].sum
 		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
@@ -340,6 +340,7 @@ func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
 	o.Uncompleted += x.Uncompleted
 	o.Cancelled += x.Cancelled
 	o.Polls += x.Polls
+	o.ReusedRequestIDs += x.ReusedRequestIDs
 	o.Violations += x.Violations
 	o.MaxViolationNS = max(o.MaxViolationNS, x.MaxViolationNS)
 	o.ListDropped += x.ListDropped
@@ -418,10 +419,12 @@ func p2pOwners(pl *partPlan, rn *Run) []int32 {
 // to that owner too.
 type p2pRouter struct {
 	owner []int32
-	reqs  map[uint64]int32 // (rank, request) of a send to another owner: that owner (+ p2pPersistent)
+	reqs  map[uint64]int32 // (rank, request) of a nonblocking send to another owner: that owner
+	// persist: the same for persistent sends. Apart from reqs because
+	// request ids wrap (p2pPending.next): a new request with a persistent
+	// one's id must not end its routing.
+	persist map[uint64]int32
 }
-
-const p2pPersistent = 1 << 30
 
 // other returns the second owner event e goes to (-1: none).
 func (rt *p2pRouter) other(e *GEvent) int {
@@ -442,32 +445,46 @@ func (rt *p2pRouter) other(e *GEvent) int {
 			return int(dst())
 		}
 	case op.IsRequestStart():
-		if op.IsSend() || op.IsPersistentInit() && op != trace.OpRecvInit {
+		if op.IsPersistentInit() {
+			if d := dst(); d >= 0 && op != trace.OpRecvInit {
+				rt.persist[k] = d
+				return int(d)
+			}
+			return -1
+		}
+		if op.IsSend() {
 			if d := dst(); d >= 0 {
-				if op.IsPersistentInit() {
-					rt.reqs[k] = d + p2pPersistent
-				} else {
-					rt.reqs[k] = d
-				}
+				rt.reqs[k] = d
 				return int(d)
 			}
 		}
 		delete(rt.reqs, k)
 	case op == trace.OpStart || op == trace.OpStartall:
-		if v, ok := rt.reqs[k]; ok {
-			return int(v % p2pPersistent)
+		if v, ok := rt.persist[k]; ok {
+			return int(v)
 		}
 	case op == trace.OpRequestFree:
+		if v, ok := rt.persist[k]; ok {
+			delete(rt.persist, k)
+			return int(v)
+		}
 		if v, ok := rt.reqs[k]; ok {
 			delete(rt.reqs, k)
-			return int(v % p2pPersistent)
+			return int(v)
 		}
 	case op.IsCompletion():
-		if v, ok := rt.reqs[k]; ok && e.Req != 0 {
-			if v < p2pPersistent {
-				delete(rt.reqs, k)
-			}
-			return int(v % p2pPersistent)
+		if e.Req == 0 {
+			return -1
+		}
+		v, ok := rt.reqs[k]
+		pv, pok := rt.persist[k]
+		// Both: the one whose owner the completion's peer belongs to.
+		if ok && (!pok || dst() == v) {
+			delete(rt.reqs, k)
+			return int(v)
+		}
+		if pok {
+			return int(pv)
 		}
 	}
 	return -1

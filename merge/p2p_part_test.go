@@ -64,7 +64,7 @@ func TestP2POwners_EveryRankOneOwnerThatDecodesIt(t *testing.T) {
 // forgets a request id once it is done (a receive reusing it stays home).
 func TestP2PRouter_SendSideGoesToTheReceiversOwner(t *testing.T) {
 	// ranks 0-3 on process 1, 4-7 on process 2
-	rt := &p2pRouter{owner: []int32{1, 1, 1, 1, 2, 2, 2, 2}, reqs: map[uint64]int32{}}
+	rt := &p2pRouter{owner: []int32{1, 1, 1, 1, 2, 2, 2, 2}, reqs: map[uint64]int32{}, persist: map[uint64]int32{}}
 	ev := func(op trace.Op, peer int32, req, seq uint32) *GEvent {
 		return &GEvent{Rank: 3, Op: op, Peer: peer, Req: req, Seq: seq}
 	}
@@ -96,12 +96,22 @@ func TestP2PRouter_SendSideGoesToTheReceiversOwner(t *testing.T) {
 		{ev(trace.OpWait, 4, 30, 0), -1},
 		{ev(trace.OpIbarrier, 0, 40, 0), -1},
 		{ev(trace.OpWait, 0, 0, 0), -1},
+		// Request ids wrap: a persistent send keeps its routing while
+		// new requests reuse its id.
+		{ev(trace.OpSendInit, 7, 50, 0), 2},
+		{ev(trace.OpIrecv, 7, 50, 0), -1},
+		{ev(trace.OpStart, 7, 50, 0), 2},
+		{ev(trace.OpIsend, 5, 50, 0), 2},
+		{ev(trace.OpWaitall, 7, 50, 0), 2}, // the persistent send's completion
+		{ev(trace.OpWaitall, 5, 50, 1), 2}, // the Isend's
+		{ev(trace.OpStart, 7, 50, 0), 2},
+		{ev(trace.OpRequestFree, 7, 50, 0), 2},
 	} {
 		if got := rt.other(c.e); got != c.want {
 			t.Errorf("event %d (%v peer %d req %d seq %d): routed to %d, want %d", i, c.e.Op, c.e.Peer, c.e.Req, c.e.Seq, got, c.want)
 		}
 	}
-	if len(rt.reqs) != 0 {
-		t.Errorf("%d request ids left in the table: %v", len(rt.reqs), rt.reqs)
+	if len(rt.reqs) != 0 || len(rt.persist) != 0 {
+		t.Errorf("request ids left in the tables: %v, persistent %v", rt.reqs, rt.persist)
 	}
 }

@@ -66,6 +66,12 @@ type p2pPending struct {
 	tmpl       p2pMsg
 	nbcKey     InstanceKey
 	nbcOp      trace.Op
+	// next: a later request of the same rank with the same id. Request
+	// ids are 32 bits and wrap after 4,294,967,295 starts on a rank (72
+	// minutes at a million starts a second), so a request that lives that
+	// long (a persistent request made at start, a receive posted for a
+	// shutdown message) shares its id with a new one; the chain keeps both.
+	next *p2pPending
 }
 
 type nbcInst struct {
@@ -296,7 +302,7 @@ func (s *P2PStream) Add(e *GEvent) error {
 		m := newMsg(recv)
 		p := s.allocPending()
 		p.msg, p.recv = m, recv
-		rs.pending[e.Req] = p
+		s.addPending(rs, e.Req, p)
 		s.post(rs, m)
 	case op.IsPersistentInit():
 		recv := op == trace.OpRecvInit
@@ -305,10 +311,13 @@ func (s *P2PStream) Add(e *GEvent) error {
 		p.tmpl = *newMsg(recv)
 		rs.order-- // an init posts nothing
 		s.inFlight--
-		rs.pending[e.Req] = p
+		s.addPending(rs, e.Req, p)
 	case op == trace.OpStart || op == trace.OpStartall:
 		p := rs.pending[e.Req]
-		if p == nil || !p.persistent {
+		for p != nil && !p.persistent {
+			p = p.next
+		}
+		if p == nil {
 			return nil
 		}
 		if s.mine {
@@ -323,7 +332,7 @@ func (s *P2PStream) Add(e *GEvent) error {
 		p.msg = m
 		s.post(rs, m)
 	case op == trace.OpRequestFree:
-		if p := rs.pending[e.Req]; p != nil {
+		if p := s.findPending(rs, e); p != nil {
 			if p.msg != nil && s.mine {
 				s.out.Uncompleted++ // freed while active: no completion seen
 			}
@@ -342,10 +351,13 @@ func (s *P2PStream) Add(e *GEvent) error {
 		}
 		p := s.allocPending()
 		p.coll, p.nbcKey, p.nbcOp = true, k, op
-		rs.pending[e.Req] = p
+		s.addPending(rs, e.Req, p)
 	case op.IsCompletion():
-		p := rs.pending[e.Req]
-		if e.Req == 0 || p == nil {
+		if e.Req == 0 {
+			return nil
+		}
+		p := s.findPending(rs, e)
+		if p == nil {
 			return nil
 		}
 		switch {
@@ -611,10 +623,81 @@ func (s *P2PStream) allocPending() *p2pPending {
 
 // freePending forgets request req of rs (state p), for reuse.
 func (s *P2PStream) freePending(rs *p2pRankState, req uint32, p *p2pPending) {
-	delete(rs.pending, req)
+	switch head := rs.pending[req]; {
+	case head == p && p.next == nil:
+		delete(rs.pending, req)
+	case head == p:
+		rs.pending[req] = p.next
+	default:
+		for q := head; q != nil; q = q.next {
+			if q.next == p {
+				q.next = p.next
+				break
+			}
+		}
+	}
+	p.next = nil
 	if len(s.freePend) < maxFree {
 		s.freePend = append(s.freePend, p)
 	}
+}
+
+// addPending enters p, the request a start gave id req, behind any still
+// open request with the same id (ids wrap: p2pPending.next).
+func (s *P2PStream) addPending(rs *p2pRankState, req uint32, p *p2pPending) {
+	head := rs.pending[req]
+	if head == nil {
+		rs.pending[req] = p
+		return
+	}
+	if s.mine {
+		s.out.ReusedRequestIDs++
+	}
+	for head.next != nil {
+		head = head.next
+	}
+	head.next = p
+}
+
+// findPending returns the open request that completion (or
+// MPI_Request_free) e ends. With one request per id, that one; with
+// several (the id wrapped) the oldest that fits e: for MPI_Request_free a
+// persistent request; else one on e's communicator, a nonblocking
+// collective for a completion without peer, tag or bytes, a send to e's
+// peer with e's tag, a receive posted for e's source (or any) and tag (or
+// any); failing that the oldest active one.
+func (s *P2PStream) findPending(rs *p2pRankState, e *GEvent) *p2pPending {
+	head := rs.pending[e.Req]
+	if head == nil || head.next == nil {
+		return head
+	}
+	fits := func(p *p2pPending) bool {
+		switch {
+		case e.Op == trace.OpRequestFree:
+			return p.persistent
+		case p.coll:
+			return p.nbcKey.Comm == e.CommID && e.Peer == 0 && e.Tag == 0 && e.Sent == 0 && e.Recv == 0
+		case p.msg == nil:
+			return false
+		case p.msg.comm != e.CommID:
+			return false
+		case !p.msg.recv:
+			return p.msg.dst == e.Peer && p.msg.tag == e.Tag
+		}
+		m := p.msg
+		return (m.src == e.Peer || m.src == trace.PeerAny) && (m.tag == e.Tag || m.tag == trace.TagAny)
+	}
+	for p := head; p != nil; p = p.next {
+		if fits(p) {
+			return p
+		}
+	}
+	for p := head; p != nil; p = p.next {
+		if p.coll || p.msg != nil {
+			return p
+		}
+	}
+	return head
 }
 
 // maxFree bounds the free lists (messages and calls kept for reuse).

@@ -285,3 +285,43 @@ func TestAnalyzeP2P_CancelledRequestsAreNoMessages(t *testing.T) {
 			an.Messages, an.Cancelled, an.UnmatchedSends, an.UnmatchedRecvs, an.Violations)
 	}
 }
+
+// TestAnalyzeP2P_WrappedRequestIDsKeepBothRequests: request ids are 32 bits
+// and wrap on a long run, so a request that lives long (here a persistent
+// pair with id 7 and a receive posted early with id 9) shares its id with
+// later nonblocking requests. The analysis keeps both and gives each
+// completion to the request it fits: every message matched, the persistent
+// pair still started, and the reuses counted. Before, a new start replaced
+// the old request: the persistent pair's later starts were ignored.
+func TestAnalyzeP2P_WrappedRequestIDsKeepBothRequests(t *testing.T) {
+	e := func(op trace.Op, t0, t1 int64, peer, tag int32, sent, recv uint64, req uint32) trace.Event {
+		return trace.Event{Op: op, EnterNS: t0, ExitNS: t1, Peer: peer, Tag: tag, Sent: sent, Recv: recv, Req: req, Root: -1}
+	}
+	var r0, r1 []trace.Event
+	r0 = append(r0, e(trace.OpSendInit, 1, 2, 1, 4, 8, 0, 7), e(trace.OpIrecv, 3, 4, 1, 99, 0, 8, 9))
+	r1 = append(r1, e(trace.OpRecvInit, 1, 2, 0, 4, 0, 8, 7))
+	for i := int64(0); i < 2; i++ {
+		b := 100 * (i + 1)
+		r0 = append(r0, e(trace.OpStart, b, b+1, 1, 4, 8, 0, 7), e(trace.OpWait, b+2, b+3, 1, 4, 8, 0, 7))
+		r1 = append(r1, e(trace.OpStart, b, b+1, 0, 4, 0, 8, 7), e(trace.OpWait, b+2, b+5, 0, 4, 0, 8, 7))
+	}
+	// After the wrap: ids 7 and 9 again, for an Isend/Irecv pair each way.
+	r0 = append(r0, e(trace.OpIsend, 300, 301, 1, 5, 16, 0, 7), e(trace.OpIrecv, 302, 303, 1, 6, 0, 16, 9),
+		e(trace.OpWaitall, 304, 320, 1, 6, 0, 16, 9), e(trace.OpWaitall, 304, 320, 1, 5, 16, 0, 7))
+	r1 = append(r1, e(trace.OpIrecv, 300, 301, 0, 5, 0, 16, 3), e(trace.OpIsend, 302, 303, 0, 6, 16, 0, 4),
+		e(trace.OpWaitall, 304, 320, 0, 5, 0, 16, 3), e(trace.OpWaitall, 304, 320, 0, 6, 16, 0, 4))
+	// The persistent pair once more, then the early receive's message.
+	r0 = append(r0, e(trace.OpStart, 400, 401, 1, 4, 8, 0, 7), e(trace.OpWait, 402, 403, 1, 4, 8, 0, 7),
+		e(trace.OpWait, 500, 510, 1, 99, 0, 8, 9))
+	r1 = append(r1, e(trace.OpStart, 400, 401, 0, 4, 0, 8, 7), e(trace.OpWait, 402, 405, 0, 4, 0, 8, 7),
+		e(trace.OpSend, 500, 501, 0, 99, 8, 0, 0))
+	run, srcs := p2pRun(map[int][]trace.Event{0: r0, 1: r1})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if an.Messages != 6 || an.UnmatchedSends != 0 || an.UnmatchedRecvs != 0 || an.Uncompleted != 0 || an.ReusedRequestIDs != 2 {
+		t.Errorf("messages %d (want 6), unmatched %d/%d, uncompleted %d, reused ids %d (want 2)",
+			an.Messages, an.UnmatchedSends, an.UnmatchedRecvs, an.Uncompleted, an.ReusedRequestIDs)
+	}
+}

@@ -97,7 +97,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	first := true
 	var rt *p2pRouter
 	if pl.p2p {
-		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}}
+		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}, persist: map[uint64]int32{}}
 	}
 	push := func(q int, e *GEvent) error {
 		bufs[q] = append(bufs[q], *e)

@@ -40,6 +40,9 @@ func writeP2PText(w io.Writer, p *merge.P2PResult, top int, clk *merge.ClockQual
 	}
 	fmt.Fprintf(w, "\nPoint-to-point: %d messages matched (%d bytes), %d unmatched sends, %d unmatched receives, %d unresolved wildcard receives; %d requests (%d never completed, %d cancelled), %d unsuccessful polls\n",
 		p.Messages, p.Bytes, p.UnmatchedSends, p.UnmatchedRecvs, p.Unresolved, p.Requests, p.Uncompleted, p.Cancelled, p.Polls)
+	if p.ReusedRequestIDs > 0 {
+		fmt.Fprintf(w, "request ids: %d starts reused the id of a request still open (more than 4,294,967,295 requests on a rank); told apart by communicator, peer and tag\n", p.ReusedRequestIDs)
+	}
 	fmt.Fprintf(w, "clock condition: %d receives completed before their send started", p.Violations)
 	if p.Violations > 0 {
 		fmt.Fprintf(w, " (largest %s)", merge.FormatNS(p.MaxViolationNS))
