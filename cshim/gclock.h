@@ -171,6 +171,7 @@ typedef struct gclock_tbuf {
 	gclock_shared_req *shq;   /* GCK_SHARED_CAP ring (NULL: none) */
 	uint32_t shq_head, shq_tail;
 	uint32_t req_next, req_end; /* this thread's block of request ids */
+	struct gclock_tbuf *idle_next; /* buffers of exited threads (buffers.c) */
 } gclock_tbuf;
 
 #define GCK_COMM_BITS 12
