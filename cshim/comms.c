@@ -6,6 +6,7 @@
  * Part of the C shim; compiled in the unity build pmpi/cshim.c after buffers.c.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,45 +19,120 @@ static uint32_t comm_hash(uintptr_t k)
 	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
 }
 
-/* comm_find returns the live slot of k or NULL; caller holds comm_mu. */
-static gclock_comm_slot *comm_find(uintptr_t k)
+/* The tables after gclock_comms, each GCK_COMM_SLOTS slots, linked in the
+ * order allocated; published with a release store and never freed, so the
+ * lock-free readers may walk them. */
+typedef struct comm_table {
+	struct comm_table *next;
+	gclock_comm_slot s[GCK_COMM_SLOTS];
+} comm_table;
+static comm_table *comm_more;
+static int comm_full_warned;
+
+/* comm_window looks for k in the probe window of one table: its slot, or
+ * NULL with *stop set when an empty slot ends the search (k was never
+ * placed past a window with room). */
+static gclock_comm_slot *comm_window(gclock_comm_slot *t, uintptr_t k, int *stop)
 {
 	uint32_t i = comm_hash(k);
-	for (uint32_t p = 0; p < GCK_COMM_SLOTS; p++) {
-		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCK_COMM_SLOTS - 1)];
-		if (s->key == k)
+	for (uint32_t p = 0; p < GCK_COMM_PROBES; p++) {
+		gclock_comm_slot *s = &t[(i + p) & (GCK_COMM_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (sk == k)
 			return s;
-		if (s->key == GCK_KEY_EMPTY)
+		if (sk == GCK_KEY_EMPTY) {
+			*stop = 1;
 			return NULL;
+		}
 	}
 	return NULL;
 }
 
-/* comm_insert publishes a slot for k; caller holds comm_mu. The key is
- * stored last (release) so lock-free readers see a complete slot. */
-static gclock_comm_slot *comm_insert(uintptr_t k, const gclock_comm_slot *v)
+/* gclock_slot_find_more continues gclock_slot_find in the later tables. */
+gclock_comm_slot *gclock_slot_find_more(uintptr_t k)
 {
-	uint32_t i = comm_hash(k);
-	for (uint32_t p = 0; p < GCK_COMM_SLOTS; p++) {
-		gclock_comm_slot *s = &gclock_comms[(i + p) & (GCK_COMM_SLOTS - 1)];
-		if (s->key == GCK_KEY_EMPTY || s->key == GCK_KEY_TOMB) {
-			s->id = v->id;
-			s->local = v->local;
-			s->seq = 0;
-			s->children = 0;
-			s->rank = v->rank;
-			s->size = v->size;
-			s->inter = v->inter;
-			s->indeg = v->indeg;
-			s->outdeg = v->outdeg;
-			s->peers = v->peers;
-			s->npeers = v->npeers;
-			s->resync_at = v->resync_at;
-			__atomic_store_n(&s->key, k, __ATOMIC_RELEASE);
+	int stop = 0;
+	for (comm_table *t = __atomic_load_n(&comm_more, __ATOMIC_ACQUIRE); t != NULL && !stop;
+	     t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE)) {
+		gclock_comm_slot *s = comm_window(t->s, k, &stop);
+		if (s != NULL)
 			return s;
-		}
 	}
 	return NULL;
+}
+
+/* comm_find returns the live slot of k or NULL; caller holds comm_mu. */
+static gclock_comm_slot *comm_find(uintptr_t k)
+{
+	int stop = 0;
+	gclock_comm_slot *s = comm_window(gclock_comms, k, &stop);
+	if (s != NULL || stop)
+		return s;
+	return gclock_slot_find_more(k);
+}
+
+/* comm_room returns the first free or tombstone slot in k's window of
+ * table t, or NULL. */
+static gclock_comm_slot *comm_room(gclock_comm_slot *t, uintptr_t k)
+{
+	uint32_t i = comm_hash(k);
+	for (uint32_t p = 0; p < GCK_COMM_PROBES; p++) {
+		gclock_comm_slot *s = &t[(i + p) & (GCK_COMM_SLOTS - 1)];
+		if (s->key == GCK_KEY_EMPTY || s->key == GCK_KEY_TOMB)
+			return s;
+	}
+	return NULL;
+}
+
+/* comm_insert publishes a slot for k in the first table with room in its
+ * window (a new table when none has); caller holds comm_mu. The key is
+ * stored last (release) so lock-free readers see a complete slot. NULL
+ * only when memory for a new table is gone (one warning). */
+static gclock_comm_slot *comm_insert(uintptr_t k, const gclock_comm_slot *v)
+{
+	gclock_comm_slot *s = comm_room(gclock_comms, k);
+	comm_table **tail = &comm_more;
+	for (comm_table *t = comm_more; s == NULL && t != NULL; t = t->next) {
+		s = comm_room(t->s, k);
+		tail = &t->next;
+	}
+	if (s == NULL) {
+		comm_table *t = calloc(1, sizeof *t); /* keys GCK_KEY_EMPTY */
+		if (t == NULL) {
+			if (!comm_full_warned++)
+				fprintf(stderr, "gclock: rank %d: no memory to track more communicators and windows; "
+						"calls on new ones are not recorded (the application continues)\n",
+					world_rank);
+			return NULL;
+		}
+		s = comm_room(t->s, k);
+		__atomic_store_n(tail, t, __ATOMIC_RELEASE);
+	}
+	s->id = v->id;
+	s->local = v->local;
+	s->seq = 0;
+	s->children = 0;
+	s->rank = v->rank;
+	s->size = v->size;
+	s->inter = v->inter;
+	s->indeg = v->indeg;
+	s->outdeg = v->outdeg;
+	s->peers = v->peers;
+	s->npeers = v->npeers;
+	s->resync_at = v->resync_at;
+	__atomic_store_n(&s->key, k, __ATOMIC_RELEASE);
+	return s;
+}
+
+/* comm_each calls f on every slot of every table. */
+static void comm_each(void (*f)(gclock_comm_slot *, void *), void *arg)
+{
+	for (uint32_t i = 0; i < GCK_COMM_SLOTS; i++)
+		f(&gclock_comms[i], arg);
+	for (comm_table *t = __atomic_load_n(&comm_more, __ATOMIC_ACQUIRE); t != NULL;
+	     t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
+		for (uint32_t i = 0; i < GCK_COMM_SLOTS; i++)
+			f(&t->s[i], arg);
 }
 
 /* ---- resync points (issue 10, pmpi/resync.go) ------------------------------
@@ -77,20 +153,31 @@ static uint32_t resync_events;
 
 void gclock_resync_arm_world(int on) { resync_probe = on; }
 
-static void resync_disarm_all(void)
+static void disarm(gclock_comm_slot *s, void *arg)
 {
-	for (uint32_t i = 0; i < GCK_COMM_SLOTS; i++)
-		gclock_comms[i].resync_at = UINT32_MAX;
+	(void)arg;
+	s->resync_at = UINT32_MAX;
+}
+
+static void resync_disarm_all(void) { comm_each(disarm, NULL); }
+
+struct arm_arg {
+	uint64_t id;
+	uint32_t seq;
+};
+
+static void arm(gclock_comm_slot *s, void *arg)
+{
+	const struct arm_arg *a = arg;
+	uintptr_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+	if (k != GCK_KEY_EMPTY && k != GCK_KEY_TOMB && s->id == a->id)
+		s->resync_at = a->seq;
 }
 
 void gclock_resync_arm(uint64_t comm_id, uint32_t seq)
 {
-	for (uint32_t i = 0; i < GCK_COMM_SLOTS; i++) {
-		gclock_comm_slot *s = &gclock_comms[i];
-		uintptr_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-		if (k != GCK_KEY_EMPTY && k != GCK_KEY_TOMB && s->id == comm_id)
-			s->resync_at = seq;
-	}
+	struct arm_arg a = {comm_id, seq};
+	comm_each(arm, &a);
 }
 
 void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint64_t recv)

@@ -176,6 +176,12 @@ typedef struct gclock_tbuf {
 
 #define GCK_COMM_BITS 12
 #define GCK_COMM_SLOTS (1u << GCK_COMM_BITS)
+/* A key lives within GCK_COMM_PROBES slots of its hash in the first table
+ * that had room there; the tables after gclock_comms (gclock_comm_more,
+ * comms.c) are allocated when one is full, so any number of communicators
+ * and windows can be live (before: 4,094, and calls on more were silently
+ * not recorded). */
+#define GCK_COMM_PROBES 64u
 #define GCK_KEY_EMPTY ((uintptr_t)0)
 #define GCK_KEY_TOMB (~(uintptr_t)0)
 
@@ -196,6 +202,7 @@ void gclock_pcontrol(int level, int64_t t0, int64_t t1, void *ra);
 extern GCK_TLS int gclock_tl_guard;    /* reentrancy depth */
 extern GCK_TLS gclock_tbuf *gclock_tl_buf;
 extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
+gclock_comm_slot *gclock_slot_find_more(uintptr_t k); /* comms.c */
 extern int gclock_timer_kind;
 extern int gclock_fake_on;
 extern int gclock_tsc_fast;               /* the TSC, no injection: gclock_now inline */
@@ -302,15 +309,15 @@ extern GCK_TLS uint32_t gclock_msg_next;
 static GCK_INLINE gclock_comm_slot *gclock_slot_find(uintptr_t k)
 {
 	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
-	for (uint32_t probe = 0; probe < GCK_COMM_SLOTS; probe++) {
+	for (uint32_t probe = 0; probe < GCK_COMM_PROBES; probe++) {
 		gclock_comm_slot *s = &gclock_comms[(i + probe) & (GCK_COMM_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		if (GCK_LIKELY(sk == k))
 			return s;
 		if (sk == GCK_KEY_EMPTY)
-			break;
+			return NULL;
 	}
-	return NULL;
+	return gclock_slot_find_more(k);
 }
 
 /* gclock_comm_get finds the slot of comm; NULL means "do not record"

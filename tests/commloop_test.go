@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
 )
 
 var commloopAnon = regexp.MustCompile(`commloop: rank (\d+) anon (\d+) (\d+)`)
@@ -85,5 +86,43 @@ func TestCommLoop_MemoryFlatTraceSmallEveryCollectiveMatched(t *testing.T) {
 	two, six := perStep(2), perStep(6)
 	if six-two > 10 {
 		t.Errorf("rank 0's file grows by %.1f B per step at 6 ranks, %.1f at 2: the member lists are repeated", six, two)
+	}
+}
+
+// TestManyCommunicators_EveryCallRecorded: 10,000 communicators live at
+// once on 2 ranks (the shim's table held 4,094 besides MPI_COMM_WORLD and
+// MPI_COMM_SELF, and calls on the others were silently not recorded: 4,094
+// of 10,000 barriers per rank), each with a barrier and an allreduce: every
+// call is in the trace and tracemerge matches every instance.
+func TestManyCommunicators_EveryCallRecorded(t *testing.T) {
+	needSetup(t)
+	const np, n = 2, 10000
+	args := []string{strconv.Itoa(n)}
+	want := fmt.Sprintf("communicators %d sum %d\n", n, np*n)
+	dir := filepath.Join(t.TempDir(), "tr")
+	r := mpirun(t, run{NP: np, Prog: "manycomms", Args: args, Preload: true, Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+	if r.Code != 0 || r.Stdout != want {
+		t.Fatalf("manycomms under the preload: exit %d, stdout %q (want %q)\n%s", r.Code, r.Stdout, want, r.Stderr)
+	}
+	for rank, rt := range readTraces(t, dir, np) {
+		got := map[trace.Op]int{}
+		for _, e := range withoutFlush(rt.Events) {
+			got[e.Op]++
+		}
+		if got[trace.OpBarrier] != n || got[trace.OpAllreduce] != n {
+			t.Errorf("rank %d: %d barriers and %d allreduces recorded, want %d each", rank, got[trace.OpBarrier], got[trace.OpAllreduce], n)
+		}
+	}
+	loaded, err := merge.Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := merge.Analyze(loaded, merge.Options{})
+	loaded.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := res.Analysis; a.Instances != 2*n || a.Incomplete != 0 || len(a.Problems) != 0 {
+		t.Errorf("tracemerge: %d instances (want %d), %d incomplete, problems %q", a.Instances, 2*n, a.Incomplete, a.Problems)
 	}
 }
