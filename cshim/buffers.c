@@ -307,11 +307,13 @@ gclock_tbuf *gclock_tbuf_new(void)
 	 * record from the posted values only. */
 	b->sc_req = malloc(GCK_SCRATCH * sizeof(MPI_Request));
 	b->sc_st = malloc(GCK_SCRATCH * sizeof(MPI_Status));
+	b->sc_cap = GCK_SCRATCH;
 	if (b->sc_req == NULL || b->sc_st == NULL) {
 		free(b->sc_req);
 		free(b->sc_st);
 		b->sc_req = NULL;
 		b->sc_st = NULL;
+		b->sc_cap = 0;
 	}
 	b->shq = calloc(GCK_SHARED_CAP, sizeof *b->shq); /* NULL: table only */
 	pthread_mutex_lock(&buf_mu);
@@ -319,6 +321,34 @@ gclock_tbuf *gclock_tbuf_new(void)
 	all_bufs = b;
 	pthread_mutex_unlock(&buf_mu);
 	return tbuf_adopt(b);
+}
+
+/* gclock_scratch_grow makes b's scratch hold count requests (the next
+ * power of two, at most GCK_SCRATCH_MAX); 0 when it cannot, the scratch
+ * then as it was. Its contents are per call, so nothing is copied. Before
+ * 2026-11-27 the scratch stayed at 1024 and a call with more requests
+ * recorded the completions of its first 1024 only: a Waitall of 1000
+ * receives and 1000 sends left 976 sends never completed in the trace. */
+int gclock_scratch_grow(gclock_tbuf *b, int count)
+{
+	if (b->sc_req == NULL || count > GCK_SCRATCH_MAX)
+		return 0;
+	int cap = b->sc_cap > 0 ? b->sc_cap : GCK_SCRATCH;
+	while (cap < count)
+		cap *= 2;
+	MPI_Request *r = malloc((size_t)cap * sizeof *r);
+	MPI_Status *st = malloc((size_t)cap * sizeof *st);
+	if (r == NULL || st == NULL) {
+		free(r);
+		free(st);
+		return 0;
+	}
+	free(b->sc_req);
+	free(b->sc_st);
+	b->sc_req = r;
+	b->sc_st = st;
+	b->sc_cap = cap;
+	return 1;
 }
 
 /* gclock_tbuf_full hands a full buffer to Go in one cgo call and records

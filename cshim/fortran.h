@@ -127,12 +127,15 @@ static inline MPI_Fint *gclock_f_status_arg(MPI_Fint *status, MPI_Fint *own)
 
 /* gclock_f_reqs converts the request handles of a multi-request call
  * (before the call, while they are still valid) into the thread's scratch
- * array; returns how many, -1 when there are more than GCK_SCRATCH or
+ * array (grown to count when needed); returns how many, -1 when it cannot
+ * hold them (more than GCK_SCRATCH_MAX, or no memory) or
  * the thread has no scratch (the call is then not recorded). */
 static inline int gclock_f_reqs(const MPI_Fint *freqs, int count)
 {
 	gclock_tbuf *b = gclock_buf();
-	if (b == NULL || b->sc_req == NULL || count > GCK_SCRATCH)
+	if (b != NULL && GCK_UNLIKELY(count > b->sc_cap))
+		(void)gclock_scratch_grow(b, count);
+	if (b == NULL || b->sc_req == NULL || count > b->sc_cap)
 		return -1;
 	int n = count < 0 ? 0 : count;
 	for (int i = 0; i < n; i++)
@@ -256,7 +259,7 @@ static inline void gclock_f_indices(MPI_Fint *idx, const MPI_Fint *outcount, int
 #define GCK_F_INLINE static inline __attribute__((always_inline))
 
 /* gclock_f_forget drops the requests of a Fortran MPI_Waitall too large to
- * record (more than GCK_SCRATCH): every one completes. */
+ * record (the scratch cannot hold them): every one completes. */
 static inline void gclock_f_forget(const MPI_Fint *freqs, int count)
 {
 	for (int i = 0; i < count; i++)

@@ -112,9 +112,13 @@ enum {
 /* Thread buffer: events appended in place; handed to Go when full. */
 /* Per-thread scratch for the request-completion wrappers (p2p_rules.h):
  * copies of the request handles passed in, and statuses to hand to PMPI
- * when the application passes MPI_STATUS(ES)_IGNORE. Allocated once per
- * thread with its buffer. */
+ * when the application passes MPI_STATUS(ES)_IGNORE. GCK_SCRATCH of each
+ * are allocated with the thread's buffer; a call with more requests grows
+ * them (gclock_scratch_grow: to the next power of two, at most
+ * GCK_SCRATCH_MAX), once per thread and size, like the buffer itself the
+ * exception to the hot path's no-allocation rule. */
 #define GCK_SCRATCH 1024
+#define GCK_SCRATCH_MAX (1 << 20)
 
 /* A request whose handle is shared with other live requests (Open MPI's
  * ompi_request_empty for inline sends): kept in its thread's FIFO
@@ -159,8 +163,9 @@ typedef struct gclock_tbuf {
 	gclock_event *halves[2];
 	gclock_live_region *live; /* file-backed (or malloc'ed) header */
 	struct gclock_tbuf *next; /* all buffers, for the final flush */
-	MPI_Request *sc_req;      /* GCK_SCRATCH handles (NULL: none) */
-	MPI_Status *sc_st;        /* GCK_SCRATCH statuses */
+	MPI_Request *sc_req;      /* sc_cap handles (NULL: none) */
+	MPI_Status *sc_st;        /* sc_cap statuses */
+	int sc_cap;
 	/* A run of unsuccessful MPI_Test* / MPI_Iprobe calls, written as one
 	 * gclock_polls event before the thread's next event (polls.c). */
 	uint32_t poll_n;
@@ -203,6 +208,7 @@ extern GCK_TLS int gclock_tl_guard;    /* reentrancy depth */
 extern GCK_TLS gclock_tbuf *gclock_tl_buf;
 extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 gclock_comm_slot *gclock_slot_find_more(uintptr_t k); /* comms.c */
+int gclock_scratch_grow(gclock_tbuf *b, int count); /* buffers.c */
 extern int gclock_timer_kind;
 extern int gclock_fake_on;
 extern int gclock_tsc_fast;               /* the TSC, no injection: gclock_now inline */

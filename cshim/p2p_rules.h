@@ -456,7 +456,7 @@ static inline void gclock_p2p_test_post(gclock_p2p *cx, int rc, MPI_Request *req
 /* gclock_complete_all: every copied request of a Waitall/Testall. */
 /* gclock_sts_at is status i of the array the real call filled, or NULL when
  * it filled none: cx->sts is the application's MPI_STATUSES_IGNORE when the
- * scratch statuses could not stand in (more than GCK_SCRATCH requests).
+ * scratch statuses could not stand in (more requests than it can hold).
  * That sentinel is NULL in Open MPI but (MPI_Status *)1 in MPICH. */
 static inline MPI_Status *gclock_sts_at(gclock_p2p *cx, int i)
 {

@@ -1,12 +1,13 @@
 /*
  * The request table: which live MPI_Request stands for which recorded
- * request (docs/p2p.md), used by requests.h and rma.h; hot path. A fixed
+ * request (docs/p2p.md), used by requests.h and rma.h; hot path. A
  * 16384-slot open-addressing table keyed by the MPI_Request handle,
  * lock-free (a slot is claimed with one CAS of its key and published with
  * a release store; lookups are acquire loads). Probe chains are bounded
- * (GCK_REQ_PROBES): a request that finds no free slot in its chain is
- * recorded at its start but its completion is not linked (counted in
- * gclock_req_lost). A slot is freed (tombstone) when its request
+ * (GCK_REQ_PROBES): a request that finds no free slot in its chain goes to
+ * the next table (gclock_req_more), allocated when needed; only when no
+ * memory is left is it recorded at its start without its completion
+ * (counted in gclock_req_lost). A slot is freed (tombstone) when its request
  * completes, or when MPI_Request_free drops it. A handle that stands for
  * several live requests goes to a per-thread FIFO (see "shared handles"
  * below).
@@ -16,6 +17,9 @@
  */
 #ifndef GCK_REQTABLE_H
 #define GCK_REQTABLE_H
+
+#include <pthread.h>
+#include <stdlib.h>
 
 #include "gclock.h"
 
@@ -41,8 +45,20 @@ typedef struct gclock_req_slot {
 } gclock_req_slot;
 
 static gclock_req_slot gclock_reqs[GCK_REQ_SLOTS];
+/* More tables of GCK_REQ_SLOTS, allocated when a start finds its window
+ * full in every table so far (more live requests than the first table
+ * holds: before 2026-11-27 such requests were recorded at their start but
+ * never completed, e.g. 20,000 receives posted at once); linked in order,
+ * published with a release store, never freed. A key sits in the first
+ * table whose window had room, so a search stops at an empty slot. */
+typedef struct gclock_req_table {
+	struct gclock_req_table *next;
+	gclock_req_slot s[GCK_REQ_SLOTS];
+} gclock_req_table;
+static gclock_req_table *gclock_req_more;
+static pthread_mutex_t gclock_req_more_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t gclock_req_ids;  /* id blocks handed out (GCK_REQ_BLOCK ids each) */
-static uint64_t gclock_req_lost; /* requests whose completion cannot be linked */
+static uint64_t gclock_req_lost; /* requests whose completion cannot be linked (no memory for a table) */
 /* gclock_req_dups: set once the table may hold two entries of one handle
  * (gclock_req_unique). */
 static int gclock_req_dups;
@@ -69,11 +85,12 @@ static inline int gclock_req_unique(void)
 /* gclock_req_claim returns a slot whose key is GCK_REQ_BUSY, to be
  * filled and published with gclock_req_publish; NULL if the chain is full.
  * Under MPI_THREAD_MULTIPLE (below it gclock_req_walk finds the slot). */
-static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
+/* gclock_req_claim_in claims a free slot of k's window in table t. */
+static inline gclock_req_slot *gclock_req_claim_in(gclock_req_slot *t, uintptr_t k)
 {
 	uint32_t h = gclock_req_hash(k);
 	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
-		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
+		gclock_req_slot *s = &t[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		if (sk == GCK_KEY_EMPTY || sk == GCK_KEY_TOMB) {
 			if (__atomic_compare_exchange_n(&s->key, &sk, GCK_REQ_BUSY, 0,
@@ -81,8 +98,40 @@ static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
 				return s;
 		}
 	}
-	__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
 	return NULL;
+}
+
+/* gclock_req_claim_more claims k a slot in the later tables, allocating
+ * one when all are full (under a mutex: appended at the tail once). */
+static __attribute__((noinline)) gclock_req_slot *gclock_req_claim_more(uintptr_t k)
+{
+	for (;;) {
+		gclock_req_table **tail = &gclock_req_more;
+		for (gclock_req_table *t = __atomic_load_n(tail, __ATOMIC_ACQUIRE); t != NULL;
+		     t = __atomic_load_n(tail, __ATOMIC_ACQUIRE)) {
+			gclock_req_slot *s = gclock_req_claim_in(t->s, k);
+			if (s != NULL)
+				return s;
+			tail = &t->next;
+		}
+		pthread_mutex_lock(&gclock_req_more_mu);
+		if (__atomic_load_n(tail, __ATOMIC_ACQUIRE) == NULL) {
+			gclock_req_table *t = calloc(1, sizeof *t); /* keys GCK_KEY_EMPTY */
+			if (t == NULL) {
+				pthread_mutex_unlock(&gclock_req_more_mu);
+				__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
+				return NULL;
+			}
+			__atomic_store_n(tail, t, __ATOMIC_RELEASE);
+		}
+		pthread_mutex_unlock(&gclock_req_more_mu); /* and try again */
+	}
+}
+
+static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
+{
+	gclock_req_slot *s = gclock_req_claim_in(gclock_reqs, k);
+	return GCK_LIKELY(s != NULL) ? s : gclock_req_claim_more(k);
 }
 
 /* gclock_req_walk is the start's one walk of k's chain below
@@ -91,12 +140,55 @@ static inline gclock_req_slot *gclock_req_claim(uintptr_t k)
  * if none; the caller claims it with a plain store (a locked instruction
  * would wait for the event record's stores before it to drain). One walk
  * instead of gclock_req_find and then gclock_req_claim. */
+/* gclock_req_walk_in walks k's window of table t: sets *found when k is
+ * there and *fs to the first free slot if still NULL; 1 when an empty slot
+ * ended the walk (k is in no later table). */
+static GCK_INLINE int gclock_req_walk_in(gclock_req_slot *t, uintptr_t k, int *found, gclock_req_slot **fs)
+{
+	uint32_t h = gclock_req_hash(k);
+	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &t[(h + p) & (GCK_REQ_SLOTS - 1)];
+		uintptr_t sk = s->key;
+		if (sk == k) {
+			*found = 1;
+		} else if (sk == GCK_KEY_EMPTY) {
+			if (*fs == NULL)
+				*fs = s;
+			return 1;
+		} else if (sk == GCK_KEY_TOMB && *fs == NULL) {
+			*fs = s;
+		}
+	}
+	return 0;
+}
+
+/* gclock_req_walk_more continues a walk in the later tables (below
+ * MPI_THREAD_MULTIPLE: no other thread in MPI), appending a table when no
+ * window had room; fs is the walk's free slot so far, *live its finding. */
+static __attribute__((noinline)) gclock_req_slot *gclock_req_walk_more(uintptr_t k, gclock_req_slot *fs, int *live)
+{
+	gclock_req_table **tail = &gclock_req_more;
+	for (gclock_req_table *t = *tail; t != NULL; t = *tail) {
+		if (gclock_req_walk_in(t->s, k, live, &fs))
+			return fs;
+		tail = &t->next;
+	}
+	if (fs != NULL)
+		return fs;
+	gclock_req_table *t = calloc(1, sizeof *t);
+	if (t == NULL)
+		return NULL; /* counted lost by the caller */
+	__atomic_store_n(tail, t, __ATOMIC_RELEASE);
+	return &t->s[gclock_req_hash(k)];
+}
+
 static GCK_INLINE gclock_req_slot *gclock_req_walk(uintptr_t k, int *live)
 {
 	uint32_t h = gclock_req_hash(k);
 	gclock_req_slot *fs = NULL;
 	int found = 0;
-	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+	uint32_t p;
+	for (p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = s->key;
 		if (sk == k) {
@@ -110,6 +202,9 @@ static GCK_INLINE gclock_req_slot *gclock_req_walk(uintptr_t k, int *live)
 		}
 	}
 	*live = found;
+	if (GCK_UNLIKELY(p == GCK_REQ_PROBES) &&
+	    (fs == NULL || __atomic_load_n(&gclock_req_more, __ATOMIC_RELAXED) != NULL))
+		fs = gclock_req_walk_more(k, fs, live);
 	return fs;
 }
 
@@ -122,12 +217,51 @@ static inline void gclock_req_publish(gclock_req_slot *s, uintptr_t k)
  * started by the thread whose buffer is owner, else the oldest entry of k
  * (gclock_req_find): two threads can enter the same shared handle into the
  * table at the same moment, and each must get its own back. */
+/* gclock_req_find_in looks through k's window of table t (see
+ * gclock_req_find_owned); 1 when an empty slot or, with unique, the first
+ * match ended the search. */
+static GCK_INLINE int gclock_req_find_in(gclock_req_slot *t, uintptr_t k, const void *owner, int unique,
+					 gclock_req_slot **best, gclock_req_slot **mine)
+{
+	uint32_t h = gclock_req_hash(k);
+	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &t[(h + p) & (GCK_REQ_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (sk == k) {
+			if (unique) {
+				*best = s;
+				return 1;
+			}
+			if (*best == NULL || (int32_t)(s->id - (*best)->id) < 0)
+				*best = s;
+			if (s->owner == owner && (*mine == NULL || (int32_t)(s->id - (*mine)->id) < 0))
+				*mine = s;
+		} else if (sk == GCK_KEY_EMPTY) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* gclock_req_find_more continues gclock_req_find_owned in the later
+ * tables, from its best and mine so far; returns its answer. */
+static __attribute__((noinline)) gclock_req_slot *gclock_req_find_more(uintptr_t k, const void *owner, int unique,
+								      gclock_req_slot *best, gclock_req_slot *mine)
+{
+	for (gclock_req_table *t = __atomic_load_n(&gclock_req_more, __ATOMIC_ACQUIRE); t != NULL;
+	     t = __atomic_load_n(&t->next, __ATOMIC_ACQUIRE))
+		if (gclock_req_find_in(t->s, k, owner, unique, &best, &mine))
+			break;
+	return mine != NULL ? mine : best;
+}
+
 static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *owner)
 {
 	uint32_t h = gclock_req_hash(k);
 	const int unique = gclock_req_unique();
 	gclock_req_slot *best = NULL, *mine = NULL;
-	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+	uint32_t p;
+	for (p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 		if (sk == k) {
@@ -141,6 +275,8 @@ static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *ow
 			break;
 		}
 	}
+	if (GCK_UNLIKELY(p == GCK_REQ_PROBES) && __atomic_load_n(&gclock_req_more, __ATOMIC_ACQUIRE) != NULL)
+		return gclock_req_find_more(k, owner, unique, best, mine);
 	return mine != NULL ? mine : best;
 }
 

@@ -319,11 +319,14 @@ static inline void gclock_copy_reqs(gclock_p2p *cx, int count, const MPI_Request
 	cx->sts = statuses;
 	if (cx->b == NULL || cx->b->sc_req == NULL || count <= 0)
 		return;
-	int n = count < GCK_SCRATCH ? count : GCK_SCRATCH;
+	if (GCK_UNLIKELY(count > cx->b->sc_cap) && reqs != cx->b->sc_req)
+		(void)gclock_scratch_grow(cx->b, count);
+	int cap = cx->b->sc_cap;
+	int n = count < cap ? count : cap;
 	for (int i = 0; i < n; i++)
 		cx->b->sc_req[i] = reqs[i];
 	cx->ncopy = n;
-	if (statuses == MPI_STATUSES_IGNORE && count <= GCK_SCRATCH)
+	if (statuses == MPI_STATUSES_IGNORE && count <= cap)
 		cx->sts = cx->b->sc_st;
 }
 

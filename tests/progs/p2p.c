@@ -380,10 +380,12 @@ static void polling(void)
 	}
 }
 
-/* a Waitall over more requests than the recorder's scratch area (1024)
- * with MPI_STATUSES_IGNORE: the first 1024 are recorded with their posted
- * values (no statuses: the any-source receives stay unresolved), the rest
- * complete unrecorded (docs/p2p.md). On Open MPI the inline sends share
+/* a Waitall over more requests than the recorder's scratch area starts
+ * with (1024) with MPI_STATUSES_IGNORE: the scratch grows, so every
+ * completion is recorded with its status (the any-source receives resolved
+ * to this rank, 4 bytes each; before 2026-11-27 the first 1024 were
+ * recorded with their posted values and the rest not at all, docs/p2p.md).
+ * On Open MPI the inline sends share
  * one handle, more of them than the thread's FIFO of shared handles holds
  * (1024), so the table gets several entries of one handle and its lookups
  * walk whole chains from then on (what follows checks they still link). */
@@ -405,9 +407,9 @@ static void bigwaitall(void)
 		E("MPI_Isend", "self", 0, -1, wrank, 90, 4, 0, id[N + i]);
 	}
 	MPI_Waitall(2 * N, rq, MPI_STATUSES_IGNORE);
-	for (int i = 0; i < 1024; i++) {
+	for (int i = 0; i < 2 * N; i++) {
 		if (i < N)
-			E("MPI_Waitall", "self", (unsigned)i, -1, -1, 90, 0, 8, id[i]);
+			E("MPI_Waitall", "self", (unsigned)i, -1, wrank, 90, 0, 4, id[i]);
 		else
 			E("MPI_Waitall", "self", (unsigned)i, -1, wrank, 90, 4, 0, id[i]);
 	}

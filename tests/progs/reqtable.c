@@ -55,6 +55,11 @@ static gclock_p2p cx;
 static void reset(int mt)
 {
 	memset(gclock_reqs, 0, sizeof gclock_reqs);
+	while (gclock_req_more != NULL) {
+		gclock_req_table *t = gclock_req_more;
+		gclock_req_more = t->next;
+		free(t);
+	}
 	gclock_req_dups = 0;
 	gclock_req_lost = 0;
 	gclock_req_ids = 0;
@@ -170,19 +175,33 @@ static void case_persistent(void)
 	CHECK(take(a) == pers, "a persistent request left the table at its completion");
 }
 
-/* A chain with no free slot: the start is counted as lost, nothing else. */
+/* A chain with no free slot: the start goes to a second table (before,
+ * it was counted as lost and its completion never found); once the first
+ * table has room again, a later start of a new handle goes there. */
 static void case_chain_full(void)
 {
 	uintptr_t k = 0x5000; /* every handle below shares its chain */
+	uintptr_t first = k;
+	uint32_t first_id = 0;
 	for (int i = 0; i < GCK_REQ_PROBES; i++) {
-		start(k, 0);
+		uint32_t id = start(k, 0);
+		if (i == 0)
+			first_id = id;
 		k = collide(k, 0);
 	}
+	CHECK(gclock_req_more == NULL, "a second table before the first was full");
 	uintptr_t late = k;
 	uint32_t id = start(late, 0);
 	CHECK(id != 0, "no id for a start that found no slot");
-	CHECK(gclock_req_lost == 1, "lost %llu, want 1", (unsigned long long)gclock_req_lost);
-	CHECK(take(late) == 0, "a request without a slot was found");
+	CHECK(gclock_req_more != NULL, "no second table for a start whose chain is full");
+	CHECK(gclock_req_lost == 0, "lost %llu, want 0", (unsigned long long)gclock_req_lost);
+	CHECK(take(late) == id, "the request in the second table was not found");
+	CHECK(take(first) == first_id, "a request in the first table was not found");
+	CHECK(take(late) == 0, "a completed request was found again");
+	uintptr_t fresh = collide(late, 0);
+	uint32_t fid = start(fresh, 0); /* into first's tombstone */
+	CHECK(gclock_reqs[gclock_req_hash(0x5000)].key == fresh, "the first table's free slot was not reused");
+	CHECK(take(fresh) == fid, "the request in the reused slot was not found");
 }
 
 int main(void)
