@@ -1009,3 +1009,29 @@ func TestMeta_CommMembersByReference(t *testing.T) {
 		t.Errorf("damage %+v, want one naming local 8", m.Damage)
 	}
 }
+
+// BenchmarkReader_ManyEpochs reads a file of 43,200 resync epochs (a day
+// at the default GCLOCK_RESYNC of 2 s).
+func BenchmarkReader_ManyEpochs(b *testing.B) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testHeader())
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; i < 43200; i++ {
+		e := Epoch{Index: i, Algorithm: "resync", StartNS: int64(i) * 2e9, EndNS: int64(i)*2e9 + 1e5, Model: Model{T0: int64(i) * 2e9, Slope: 1e-6}}
+		if err := w.WriteEpoch(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := NewReader(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "many")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(r.Meta().Epochs); n != 43200 {
+			b.Fatalf("%d epochs", n)
+		}
+	}
+}
