@@ -695,7 +695,7 @@ func (a *analyzer) result() *Result {
 			a.problems = append(a.problems, fmt.Sprintf("%s: %d collective events on an undefined communicator: not matched", name, rs.unknown))
 		}
 		if rs.unsorted > 0 {
-			a.problems = append(a.problems, fmt.Sprintf("%s: %d events come after later ones (chunks overlap by more than the reorder window of %d events): the merged order is approximate there", name, rs.unsorted, ReorderWindow))
+			a.problems = append(a.problems, fmt.Sprintf("%s: %d events come after later ones (its threads' chunks overlap in time by more than tracemerge holds back: %d events, %d where the file marks where its chunks start): the merged order is approximate there", name, rs.unsorted, ReorderWindow, ExactReorderLimit))
 		}
 		if rs.badTimes > 0 {
 			a.problems = append(a.problems, fmt.Sprintf("%s: %d events exit before they enter", name, rs.badTimes))

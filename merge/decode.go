@@ -54,6 +54,7 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 	// one batch: every rank's decoder holds its unconverted events at
 	// once, and a whole chunk each (590 KB, touched fresh for every rank)
 	// cost more than decoding it (1024 ranks, 2026-11-25: docs/tracemerge.md).
+	hs, _ := rs.in.Src.(HorizonSource)
 	next := rs.in.Src.NextChunk
 	if ps, ok := rs.in.Src.(PieceSource); ok && (d.size < maxBatch || testPiece > 0) {
 		piece := d.size
@@ -81,10 +82,23 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 			continue
 		}
 		empty = 0
+		srcH, hok := int64(0), false
+		if hs != nil {
+			srcH, hok = hs.Horizon()
+		}
 		for off := 0; off < len(raw); off += d.size {
-			part := raw[off:min(off+d.size, len(raw))]
+			end := min(off+d.size, len(raw))
+			part := raw[off:end]
 			b := d.newBatch()
 			a.convert(rs, part, b)
+			// What is still to come starts at or after the rest of this
+			// piece (a chunk's events are in time order) and the
+			// source's horizon.
+			d.hasHorizon = hok
+			if hok {
+				h := min(srcH, raw[min(end, len(raw)-1)].EnterNS)
+				d.horizon = rs.corr.Global(h)
+			}
 			if !d.add(b) {
 				return
 			}

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -166,19 +167,41 @@ func threadedRank(rank, threads, perThread, chunk int) *MemSource {
 	return &MemSource{M: RankMeta{Header: trace.Header{Rank: rank, WorldSize: 1}, Footer: &trace.Footer{}}, Events: evs, ChunkSize: chunk}
 }
 
+// spannedSource is a MemSource whose file marks where its chunks start
+// (HorizonSource, as a trace file with SPAN frames).
+type spannedSource struct{ *MemSource }
+
+func (s spannedSource) Horizon() (int64, bool) {
+	h := int64(math.MaxInt64)
+	for _, e := range s.Events[s.pos:] {
+		h = min(h, e.EnterNS)
+	}
+	return h, true
+}
+
 func TestAnalyze_ReordersOverlappingThreadChunks(t *testing.T) {
 	for _, tc := range []struct {
 		name          string
 		threads, per  int
 		chunk         int
+		spanned       bool
 		wantUnordered bool
 	}{
-		{"4 threads, small chunks", 4, 5000, 100, false},
-		{"2 threads, chunks of 2000", 2, 20000, 2000, false},
-		{"overlap deeper than the window", 2, 3 * ReorderWindow, 2 * ReorderWindow, true},
+		{"4 threads, small chunks", 4, 5000, 100, false, false},
+		{"2 threads, chunks of 2000", 2, 20000, 2000, false, false},
+		{"overlap deeper than the window", 2, 3 * ReorderWindow, 2 * ReorderWindow, false, true},
+		// With spans the overlap is resolved exactly up to ExactReorderLimit.
+		{"the same, chunks spanned", 2, 4 * ReorderWindow, 2 * ReorderWindow, true, false},
+		{"8 threads of full chunks, spanned", 8, 2 * ReorderWindow, ReorderWindow, true, false},
+		// 16 chunks fill the limit; the 17th forces events out (still in order,
+		// its own come sorted), the 18th starts before them.
+		{"more threads at once than the exact limit holds", ExactReorderLimit/ReorderWindow + 2, ReorderWindow, ReorderWindow, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src := threadedRank(0, tc.threads, tc.per, tc.chunk)
+			var src Source = threadedRank(0, tc.threads, tc.per, tc.chunk)
+			if tc.spanned {
+				src = spannedSource{src.(*MemSource)}
+			}
 			run := &Run{Dir: "mem", JobID: "mem", WorldSize: 1, Ranks: []*RankInput{{Path: "rank-00000.gct", Rank: 0, Meta: src.Meta(), Src: src}}}
 			c := &collect{ordered: true}
 			res, err := Analyze(run, Options{Clock: ClockRaw, Sinks: []Sink{c}})

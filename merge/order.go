@@ -3,10 +3,20 @@ package merge
 // Per-rank time order: overlapping thread chunks are put back in order.
 
 // ReorderWindow is how many events a rank's stream is held back to put
-// overlapping chunks back in time order. A rank writes one chunk per
-// thread buffer, so with several threads calling MPI, chunks overlap in
-// time. The window is only used once a rank's chunks are seen to overlap.
+// overlapping chunks back in time order when its file does not say where
+// its chunks start (no SPAN frames: files written before 2026-11-27, a
+// killed rank's sidecar). A rank writes one chunk per thread buffer, so
+// with several threads calling MPI, chunks overlap in time. The window is
+// only used once a rank's chunks are seen to overlap.
 const ReorderWindow = 1 << 15
+
+// ExactReorderLimit bounds the events held back when the file says where
+// its chunks start (HorizonSource): an event is emitted once no chunk
+// still to come can start before it, which orders the chunks of threads
+// that call MPI at once exactly (a thread's chunk holds up to 32,768
+// events, so this is enough for about 15 threads at once); beyond the
+// limit the order is approximate again (counted).
+const ExactReorderLimit = 16 * ReorderWindow
 
 // rankOrder turns one rank's batches (each sorted) into a time-ordered
 // stream. It holds the latest batch back; when a new batch starts before
@@ -23,6 +33,10 @@ type rankOrder struct {
 	lastSent float64
 	stopped  bool
 	size     int // events per batch
+	// horizon: no event still to come (after the batch being added)
+	// starts before it (global ns), when hasHorizon.
+	horizon    float64
+	hasHorizon bool
 }
 
 func (d *rankOrder) newBatch() *batch {
@@ -72,7 +86,8 @@ func (d *rankOrder) add(b *batch) bool {
 		return true
 	}
 	h := d.held
-	if b.ev[0].Enter < h.ev[len(h.ev)-1].Enter { // chunks overlap: reorder from now on
+	hl := h.ev[len(h.ev)-1].Enter
+	if b.ev[0].Enter < hl || d.hasHorizon && d.horizon < hl { // chunks overlap: reorder from now on
 		d.reorder = true
 		d.held = nil
 		return d.push(h) && d.push(b)
@@ -88,6 +103,14 @@ func (d *rankOrder) push(b *batch) bool {
 		siftUpEv(d.heap, len(d.heap)-1)
 	}
 	d.recycle(b)
+	if d.hasHorizon {
+		for len(d.heap) > 0 && (d.heap[0].Enter <= d.horizon || len(d.heap) > ExactReorderLimit) {
+			if !d.emit(d.popEv()) {
+				return false
+			}
+		}
+		return true
+	}
 	for len(d.heap) > ReorderWindow {
 		if !d.emit(d.popEv()) {
 			return false

@@ -50,6 +50,15 @@ type PieceSource interface {
 	NextEvents(dst []trace.Event, max int) ([]trace.Event, error)
 }
 
+// HorizonSource is a Source that can say how early its events still to
+// come may start (trace.Reader.Horizon: the SPAN frames of the chunks not
+// yet read): a local time, math.MaxInt64 when nothing is left; ok false
+// when it cannot promise anything. The decoder then orders a rank's
+// overlapping chunks exactly instead of within ReorderWindow.
+type HorizonSource interface {
+	Horizon() (ns int64, ok bool)
+}
+
 // Opener opens the rank file at path.
 type Opener func(path string) (Source, error)
 
@@ -166,6 +175,15 @@ func (s *traceSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
 		}
 	}
 	return out, err
+}
+
+// Horizon implements HorizonSource: the reader's, while the live
+// sidecar's events (no spans) are not due.
+func (s *traceSource) Horizon() (int64, bool) {
+	if s.live != nil {
+		return 0, false
+	}
+	return s.r.Horizon()
 }
 
 // NextEvents implements PieceSource: the rank file in pieces; a rank file

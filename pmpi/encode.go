@@ -39,11 +39,15 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 	if out.nsites > 0 {
 		sites = unsafe.Slice((*uint64)(unsafe.Pointer(out.sites)), int(out.nsites))
 	}
+	// A thread's records are in call order, so their entry times rise
+	// (docs/recorder.md "Threads"): the chunk's span is its first and last.
+	first, last := int64(evs[0].enter_ns), int64(evs[len(evs)-1].enter_ns)
 	return trace.Columns{
 		N: int(out.n), Calls: int(out.calls),
 		Seq: col(C.GCK_ENC_SEQ), Enter: col(C.GCK_ENC_ENTER), Dur: col(C.GCK_ENC_DUR),
 		Req: col(C.GCK_ENC_REQ), Tmpl: col(C.GCK_ENC_TMPL),
 		Templates: bytesAt(out.templates, out.templates_len), Sites: sites,
+		First: first, Last: max(first, last), Spanned: out.n > 0,
 	}, nil
 }
 
@@ -123,5 +127,6 @@ func encodeWithC(evs []trace.Event) (trace.Columns, error) {
 		N: c.N, Calls: c.Calls,
 		Seq: cp(c.Seq), Enter: cp(c.Enter), Dur: cp(c.Dur), Req: cp(c.Req), Tmpl: cp(c.Tmpl),
 		Templates: cp(c.Templates), Sites: append([]uint64(nil), c.Sites...),
+		First: c.First, Last: c.Last, Spanned: c.Spanned,
 	}, nil
 }

@@ -147,7 +147,12 @@ type Columns struct {
 	N int
 	// Calls counts the events that start a call (not Op.Continues); the
 	// Writer sums it into Footer.Calls. Not stored in the chunk.
-	Calls                      int
+	Calls int
+	// First and Last are the chunk's earliest and latest local enter
+	// times when Spanned; the writer then follows the EVENTS frame with a
+	// SPAN frame (tracemerge orders a rank's overlapping chunks with it).
+	First, Last                int64
+	Spanned                    bool
 	Seq, Enter, Dur, Req, Tmpl []byte
 	Templates                  []byte
 	Sites                      []uint64
@@ -247,8 +252,15 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 	if !anyReq {
 		req = nil // all zero: stored empty
 	}
+	first, last := int64(0), int64(0)
+	for i := range evs {
+		if e := evs[i].EnterNS; i == 0 || e < first {
+			first = e
+		}
+		last = max(last, evs[i].EnterNS)
+	}
 	return Columns{N: len(evs), Calls: calls, Seq: c.cols[0], Enter: c.cols[1], Dur: c.cols[2], Req: req,
-		Tmpl: c.cols[4], Templates: c.trows, Sites: sites}
+		Tmpl: c.cols[4], Templates: c.trows, Sites: sites, First: first, Last: last, Spanned: len(evs) > 0}
 }
 
 // encode appends the compressed EVENTS payload for evs to dst: zstd with

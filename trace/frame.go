@@ -9,7 +9,7 @@ import (
 // (FormatVersion). A minor bump only adds things an older reader of the same
 // major version can skip (new frame kinds, new trailing msgpack fields);
 // readers accept any minor of their major version.
-const FormatMinor = 0
+const FormatMinor = 1 // 1: SPAN frames (2026-11-27)
 
 // preambleSize is len(Magic) + major u16 + minor u16.
 const preambleSize = len(Magic) + 4
@@ -37,7 +37,14 @@ const (
 	KindComm   FrameKind = 3 // msgpack Comm
 	KindEpoch  FrameKind = 4 // msgpack Epoch
 	KindFooter FrameKind = 5 // msgpack Footer
+	// KindSpan follows an EVENTS frame: its chunk index (u32), events
+	// (u32), first and last local enter time (i64 each), little-endian,
+	// 24 bytes. Minor version 1; older readers skip it.
+	KindSpan FrameKind = 6
 )
+
+// spanPayloadSize is a SPAN frame's payload length.
+const spanPayloadSize = 24
 
 // String names the kind for messages ("events", "comm", ...).
 func (k FrameKind) String() string {
@@ -52,6 +59,8 @@ func (k FrameKind) String() string {
 		return "epoch"
 	case KindFooter:
 		return "footer"
+	case KindSpan:
+		return "span"
 	}
 	return "kind-" + itoa(int(k))
 }

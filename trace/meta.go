@@ -85,6 +85,11 @@ type ChunkInfo struct {
 	Offset int64 // byte offset of the frame header
 	Bytes  int   // payload bytes (compressed)
 	Codec  Codec // compression of the payload (from the frame's flags)
+	// From the SPAN frame after it (minor version 1), when Spanned: its
+	// events and earliest and latest local enter time.
+	Events      int
+	First, Last int64
+	Spanned     bool
 }
 
 // CommByLocal returns the comm with the given Local index (the index used

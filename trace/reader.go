@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -27,6 +28,7 @@ type Reader struct {
 	checked bool
 	buf     []byte
 	dec     chunkDecoder
+	sufMin  []int64 // Horizon: earliest span First from each chunk on
 }
 
 // Open opens and scans the trace file at path.
@@ -174,6 +176,47 @@ func (r *Reader) damage(chunk int, off, skipped int64, kind, what string) {
 	r.meta.Damage = append(r.meta.Damage, Damage{Chunk: chunk, Offset: off, Bytes: skipped, Kind: kind, Err: msg})
 }
 
+// addSpan attaches a SPAN frame to the chunk it names (the EVENTS frame
+// before it, normally the last chunk found); a span of a chunk that was
+// not found intact, or of another length, is ignored.
+func (r *Reader) addSpan(p []byte) {
+	if len(p) != spanPayloadSize {
+		return
+	}
+	idx := int(binary.LittleEndian.Uint32(p[0:]))
+	for i := len(r.meta.Chunks) - 1; i >= 0 && i >= len(r.meta.Chunks)-2; i-- {
+		if c := &r.meta.Chunks[i]; c.Index == idx {
+			c.Events = int(binary.LittleEndian.Uint32(p[4:]))
+			c.First = int64(binary.LittleEndian.Uint64(p[8:]))
+			c.Last = int64(binary.LittleEndian.Uint64(p[16:]))
+			c.Spanned = c.Last >= c.First
+			return
+		}
+	}
+}
+
+// Horizon returns a local time before which no event of the chunks not
+// yet read (by NextChunk or NextEvents) starts: the earliest First of
+// their SPAN frames, math.MaxInt64 when none is left. ok is false when a
+// chunk left has no span (written before minor version 1, or its SPAN
+// frame was lost). tracemerge emits a rank's events up to it.
+func (r *Reader) Horizon() (ns int64, ok bool) {
+	cs := r.meta.Chunks
+	if r.sufMin == nil || len(r.sufMin) != len(cs)+1 {
+		r.sufMin = make([]int64, len(cs)+1)
+		r.sufMin[len(cs)] = math.MaxInt64
+		for i := len(cs) - 1; i >= 0; i-- {
+			v := int64(math.MinInt64) // no span: nothing can be promised
+			if cs[i].Spanned && r.sufMin[i+1] != math.MinInt64 {
+				v = min(cs[i].First, r.sufMin[i+1])
+			}
+			r.sufMin[i] = v
+		}
+	}
+	v := r.sufMin[min(r.next, len(cs))]
+	return v, v != math.MinInt64
+}
+
 // payloadAt reads a frame's payload into r.buf.
 func (r *Reader) payloadAt(pos int64, length uint32) ([]byte, error) {
 	if cap(r.buf) < int(length) {
@@ -315,6 +358,8 @@ func (r *Reader) scan(pos int64) error {
 			} else {
 				r.meta.Footer = &f
 			}
+		case KindSpan:
+			r.addSpan(payload)
 		case KindHeader:
 			r.damage(-1, pos, end-pos, kind, "unexpected second header frame (ignored)")
 		default:

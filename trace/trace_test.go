@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -36,7 +37,7 @@ func writeFile(t testing.TB, chunks [][]Event, opts ...Option) (data []byte, end
 		if err := w.WriteEvents(c); err != nil {
 			t.Fatal(err)
 		}
-		ends = append(ends, w.Offset())
+		ends = append(ends, w.Offset()-frameHeaderSize-spanPayloadSize) // the EVENTS frame's end; its SPAN frame follows
 		if i == 0 {
 			if err := w.WriteComm(comms[1]); err != nil {
 				t.Fatal(err)
@@ -486,8 +487,8 @@ func TestOpen_RejectsNonTraceWithClearMessage(t *testing.T) {
 		{"wrong magic", []byte("PK\x03\x04 this is a zip file"), "not a gclock trace"},
 		{"text file", []byte("hello"), "not a gclock trace"},
 		{"magic prefix only", []byte("GCLOC"), "truncated gclock trace"},
-		{"unsupported version", withVersion(FormatVersion + 1), fmt.Sprintf("unsupported format version %d.0", FormatVersion+1)},
-		{"version 0", withVersion(0), "unsupported format version 0.0"},
+		{"unsupported version", withVersion(FormatVersion + 1), fmt.Sprintf("unsupported format version %d.%d", FormatVersion+1, FormatMinor)},
+		{"version 0", withVersion(0), fmt.Sprintf("unsupported format version 0.%d", FormatMinor)},
 		{"preamble only", good[:preambleSize], "truncated header frame"},
 		{"header frame cut", good[:hdrEnd-1], "truncated header frame"},
 		{"header checksum", corruptHeader, "header frame checksum mismatch"},
@@ -1033,5 +1034,66 @@ func BenchmarkReader_ManyEpochs(b *testing.B) {
 		if n := len(r.Meta().Epochs); n != 43200 {
 			b.Fatalf("%d epochs", n)
 		}
+	}
+}
+
+// TestReader_SpansGiveTheHorizon: every chunk is followed by a SPAN frame
+// with its events and first and last entry time; Horizon is the earliest
+// start among the chunks not yet read, by NextChunk and by NextEvents, and
+// says it cannot promise anything when a chunk left has no span (its SPAN
+// frame damaged).
+func TestReader_SpansGiveTheHorizon(t *testing.T) {
+	// two threads' chunks that overlap: starts 1000, 500, 3000, 2000
+	mk := func(from, n int64) []Event {
+		var evs []Event
+		for i := int64(0); i < n; i++ {
+			evs = append(evs, Event{Op: OpBarrier, EnterNS: from + 10*i, ExitNS: from + 10*i + 5, Root: -1})
+		}
+		return evs
+	}
+	chunks := [][]Event{mk(1000, 50), mk(500, 30), mk(3000, 20), mk(2000, 40)}
+	data, _ := writeFile(t, chunks)
+	r, _, err := readBytes(t, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range r.Meta().Chunks {
+		want := chunks[i]
+		if !c.Spanned || c.Events != len(want) || c.First != want[0].EnterNS || c.Last != want[len(want)-1].EnterNS {
+			t.Errorf("chunk %d: span %+v, want %d events from %d to %d", i, c, len(want), want[0].EnterNS, want[len(want)-1].EnterNS)
+		}
+	}
+	want := []int64{500, 500, 2000, 2000, math.MaxInt64} // before each chunk is read, and at the end
+	r.Rewind()
+	for i := 0; ; i++ {
+		if h, ok := r.Horizon(); !ok || h != want[i] {
+			t.Errorf("before chunk %d: horizon %d %v, want %d", i, h, ok, want[i])
+		}
+		if _, err := r.NextChunk(nil); err != nil {
+			break
+		}
+	}
+	r.Rewind()
+	if _, err := r.NextEvents(nil, 7); err != nil { // a first piece of chunk 0
+		t.Fatal(err)
+	}
+	if h, ok := r.Horizon(); !ok || h != 500 {
+		t.Errorf("within chunk 0: horizon %d %v, want 500 (chunk 1's start)", h, ok)
+	}
+	// A damaged SPAN frame: the chunk is read, nothing promised before it.
+	bad := bytes.Clone(data)
+	pos := chunkStart(t, bad, 2)
+	fh, _ := parseFrameHeader(bad[pos : pos+frameHeaderSize])
+	bad[pos+frameHeaderSize+int64(fh.length)+frameHeaderSize] ^= 0xff // the span's payload
+	r2, got, err := readBytes(t, bad)
+	if err != nil || len(got) != 140 {
+		t.Fatalf("damaged span: %d events, %v", len(got), err)
+	}
+	if r2.Meta().Chunks[2].Spanned {
+		t.Error("a chunk whose SPAN frame is damaged has a span")
+	}
+	r2.Rewind()
+	if _, ok := r2.Horizon(); ok {
+		t.Error("Horizon promises a time before a chunk without span")
 	}
 }

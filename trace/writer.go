@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -452,6 +453,9 @@ func (w *Writer) writeColumns(cols *Columns) error {
 	}
 	flags := chunkFlags(w.enc)
 	appendFrameHeader(w.buf[:0], KindEvents, flags, payload)
+	if cols.Spanned { // written with the chunk, in one write
+		w.buf = appendSpanFrame(w.buf, uint32(w.chunks), uint32(cols.N), cols.First, cols.Last)
+	}
 	if err := w.flush("events"); err != nil {
 		return err
 	}
@@ -459,6 +463,20 @@ func (w *Writer) writeColumns(cols *Columns) error {
 	w.events += uint64(cols.N)
 	w.calls += uint64(max(cols.Calls, 0))
 	return nil
+}
+
+// appendSpanFrame appends a SPAN frame (KindSpan) to dst.
+func appendSpanFrame(dst []byte, chunk, n uint32, first, last int64) []byte {
+	var p [spanPayloadSize]byte
+	binary.LittleEndian.PutUint32(p[0:], chunk)
+	binary.LittleEndian.PutUint32(p[4:], n)
+	binary.LittleEndian.PutUint64(p[8:], uint64(first))
+	binary.LittleEndian.PutUint64(p[16:], uint64(last))
+	at := len(dst)
+	dst = append(dst, zeroFrameHeader[:]...)
+	dst = append(dst, p[:]...)
+	appendFrameHeader(dst[at:at], KindSpan, 0, dst[at+frameHeaderSize:])
+	return dst
 }
 
 // writeMeta writes one msgpack metadata frame; called with mu held.
