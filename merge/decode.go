@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"sync"
 
@@ -48,6 +49,7 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 		}
 	}()
 	var raw []trace.Event
+	var rest []int64 // the earliest entry of raw[i:]
 	empty := 0
 	d := &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1), size: batchSize(len(a.rn.Ranks))}
 	// Above 64 ranks (smaller batches) a trace file is read in pieces of
@@ -86,18 +88,23 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 		if hs != nil {
 			srcH, hok = hs.Horizon()
 		}
+		if hok { // the earliest entry of raw from each position on
+			rest = slices.Grow(rest[:0], len(raw)+1)[:len(raw)+1]
+			rest[len(raw)] = math.MaxInt64
+			for i := len(raw) - 1; i >= 0; i-- {
+				rest[i] = min(rest[i+1], raw[i].EnterNS)
+			}
+		}
 		for off := 0; off < len(raw); off += d.size {
 			end := min(off+d.size, len(raw))
 			part := raw[off:end]
 			b := d.newBatch()
 			a.convert(rs, part, b)
-			// What is still to come starts at or after the rest of this
-			// piece (a chunk's events are in time order) and the
-			// source's horizon.
+			// What is still to come: the rest of raw and what the source
+			// has not returned (its horizon).
 			d.hasHorizon = hok
 			if hok {
-				h := min(srcH, raw[min(end, len(raw)-1)].EnterNS)
-				d.horizon = rs.corr.Global(h)
+				d.horizon = rs.corr.Global(min(srcH, rest[end]))
 			}
 			if !d.add(b) {
 				return

@@ -37,6 +37,7 @@ type rankOrder struct {
 	// starts before it (global ns), when hasHorizon.
 	horizon    float64
 	hasHorizon bool
+	arrived    uint64 // events put in the heap so far (GEvent.ord)
 }
 
 func (d *rankOrder) newBatch() *batch {
@@ -90,19 +91,28 @@ func (d *rankOrder) add(b *batch) bool {
 	if b.ev[0].Enter < hl || d.hasHorizon && d.horizon < hl { // chunks overlap: reorder from now on
 		d.reorder = true
 		d.held = nil
-		return d.push(h) && d.push(b)
+		d.heapAdd(h) // nothing emitted before b is in the heap too
+		return d.push(b)
 	}
 	d.held = b
 	return d.send(h)
 }
 
-// push moves b's events into the heap and emits what the window allows.
-func (d *rankOrder) push(b *batch) bool {
+// heapAdd moves b's events into the heap.
+func (d *rankOrder) heapAdd(b *batch) {
 	for i := range b.ev {
+		d.arrived++
+		b.ev[i].ord = d.arrived
 		d.heap = append(d.heap, b.ev[i])
 		siftUpEv(d.heap, len(d.heap)-1)
 	}
 	d.recycle(b)
+}
+
+// push moves b's events into the heap and emits what the horizon or the
+// window allows.
+func (d *rankOrder) push(b *batch) bool {
+	d.heapAdd(b)
 	if d.hasHorizon {
 		for len(d.heap) > 0 && (d.heap[0].Enter <= d.horizon || len(d.heap) > ExactReorderLimit) {
 			if !d.emit(d.popEv()) {
@@ -167,7 +177,10 @@ func evLess(a, b *GEvent) bool {
 	if a.Enter != b.Enter {
 		return a.Enter < b.Enter
 	}
-	return a.LocalEnter < b.LocalEnter
+	if a.LocalEnter != b.LocalEnter {
+		return a.LocalEnter < b.LocalEnter
+	}
+	return a.ord < b.ord // the records of one call (a Waitall's completions) in file order
 }
 
 func siftUpEv(h []GEvent, i int) {

@@ -41,9 +41,10 @@ type GEvent struct {
 	Req  uint32
 
 	// Filled by merge for matching; not part of the output contract.
-	commIdx  int32 // dense communicator index, -1 when unknown
-	commRank int32 // this rank's index in the communicator
-	site     int32 // dense call-site index, -1 when unknown
+	commIdx  int32  // dense communicator index, -1 when unknown
+	commRank int32  // this rank's index in the communicator
+	site     int32  // dense call-site index, -1 when unknown
+	ord      uint64 // arrival order in its rank's reorder heap (merge/order.go): ties keep file order
 }
 
 // Continuation reports whether e is the second or a later record of one

@@ -40,8 +40,16 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 		sites = unsafe.Slice((*uint64)(unsafe.Pointer(out.sites)), int(out.nsites))
 	}
 	// A thread's records are in call order, so their entry times rise
-	// (docs/recorder.md "Threads"): the chunk's span is its first and last.
-	first, last := int64(evs[0].enter_ns), int64(evs[len(evs)-1].enter_ns)
+	// (docs/recorder.md "Threads"), with one exception: a half that filled
+	// inside a call with several records (MPI_Waitall's completions) starts
+	// with the gclock_flush record of that pause, and the call's remaining
+	// records, which entered earlier, follow it. So the earliest entry is
+	// the first record's or one of those right after it.
+	first := int64(evs[0].enter_ns)
+	for i := 1; i < len(evs) && int64(evs[i].enter_ns) < int64(evs[0].enter_ns); i++ {
+		first = min(first, int64(evs[i].enter_ns))
+	}
+	last := int64(evs[len(evs)-1].enter_ns)
 	return trace.Columns{
 		N: int(out.n), Calls: int(out.calls),
 		Seq: col(C.GCK_ENC_SEQ), Enter: col(C.GCK_ENC_ENTER), Dur: col(C.GCK_ENC_DUR),

@@ -213,7 +213,11 @@ func (r *Reader) Horizon() (ns int64, ok bool) {
 			r.sufMin[i] = v
 		}
 	}
-	v := r.sufMin[min(r.next, len(cs))]
+	i := min(r.next, len(cs))
+	if r.dec.streaming && i > 0 { // NextEvents is inside chunk i-1: its rest is still to come
+		i--
+	}
+	v := r.sufMin[i]
 	return v, v != math.MinInt64
 }
 
