@@ -205,6 +205,16 @@ static int idle_unwritten;     /* an idle buffer holds events (flush_idle) */
  * idle. No Go call, no flush: the thread may be anywhere in its exit. */
 static void tbuf_swap(gclock_tbuf *b);
 
+/* tbuf_drain hands what b holds to Go: its run of polls as an event, then
+ * its half (the caller holds the guard). */
+static void tbuf_drain(gclock_tbuf *b)
+{
+	if (b->poll_n != 0)
+		gclock_polls_flush(b);
+	if (b->n > 0)
+		tbuf_swap(b);
+}
+
 static void tbuf_exit(void *p)
 {
 	gclock_tbuf *b = p;
@@ -231,12 +241,8 @@ static void flush_idle(void)
 	gclock_tl_guard++;
 	pthread_mutex_lock(&buf_mu);
 	__atomic_store_n(&idle_unwritten, 0, __ATOMIC_RELAXED);
-	for (gclock_tbuf *b = idle_bufs; b != NULL; b = b->idle_next) {
-		if (b->poll_n != 0)
-			gclock_polls_flush(b);
-		if (b->n > 0)
-			tbuf_swap(b);
-	}
+	for (gclock_tbuf *b = idle_bufs; b != NULL; b = b->idle_next)
+		tbuf_drain(b);
 	pthread_mutex_unlock(&buf_mu);
 	gclock_tl_guard--;
 }
@@ -267,10 +273,7 @@ gclock_tbuf *gclock_tbuf_new(void)
 		/* The exited thread's events become one chunk of their own now
 		 * (its run of polls first), and so do the other idle buffers'. */
 		gclock_tl_guard++;
-		if (idle->poll_n != 0)
-			gclock_polls_flush(idle);
-		if (idle->n > 0)
-			tbuf_swap(idle);
+		tbuf_drain(idle);
 		gclock_tl_guard--;
 		flush_idle();
 		return tbuf_adopt(idle);
@@ -390,12 +393,8 @@ void gclock_flush_all(void)
 {
 	gclock_tl_guard++;
 	pthread_mutex_lock(&buf_mu);
-	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next) {
-		if (b->poll_n != 0)
-			gclock_polls_flush(b);
-		if (b->n > 0)
-			tbuf_swap(b);
-	}
+	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next)
+		tbuf_drain(b);
 	pthread_mutex_unlock(&buf_mu);
 	gclock_tl_guard--;
 }

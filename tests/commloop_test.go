@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -55,16 +54,7 @@ func TestCommLoop_MemoryFlatTraceSmallEveryCollectiveMatched(t *testing.T) {
 				m[1], early, steps/2, late, steps, late-early)
 		}
 	}
-	loaded, err := merge.Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := merge.Analyze(loaded, merge.Options{})
-	loaded.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := res.Analysis; len(a.Problems) != 0 || a.Incomplete != 0 || a.Instances < steps {
+	if a := analyzeDir(t, dir); len(a.Problems) != 0 || a.Incomplete != 0 || a.Instances < steps {
 		t.Errorf("tracemerge: %d instances (want at least %d), %d incomplete, problems %q", a.Instances, steps, a.Incomplete, a.Problems)
 	}
 
@@ -113,16 +103,7 @@ func TestManyCommunicators_EveryCallRecorded(t *testing.T) {
 			t.Errorf("rank %d: %d barriers and %d allreduces recorded, want %d each", rank, got[trace.OpBarrier], got[trace.OpAllreduce], n)
 		}
 	}
-	loaded, err := merge.Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := merge.Analyze(loaded, merge.Options{})
-	loaded.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := res.Analysis; a.Instances != 2*n || a.Incomplete != 0 || len(a.Problems) != 0 {
+	if a := analyzeDir(t, dir); a.Instances != 2*n || a.Incomplete != 0 || len(a.Problems) != 0 {
 		t.Errorf("tracemerge: %d instances (want %d), %d incomplete, problems %q", a.Instances, 2*n, a.Incomplete, a.Problems)
 	}
 }
@@ -145,16 +126,7 @@ func TestManyRequests_EveryMessageMatched(t *testing.T) {
 			if r.Code != 0 || r.Stdout != want {
 				t.Fatalf("manyreq under the preload: exit %d, stdout %q (want %q)\n%s", r.Code, r.Stdout, want, r.Stderr)
 			}
-			loaded, err := merge.Load(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer loaded.Close()
-			p, err := merge.AnalyzeP2P(loaded, merge.P2POptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.Messages != np*n || p.Requests != 2*np*n || p.Uncompleted != 0 || p.UnmatchedSends != 0 || p.UnmatchedRecvs != 0 {
+			if p := p2pOfDir(t, dir); p.Messages != np*n || p.Requests != 2*np*n || p.Uncompleted != 0 || p.UnmatchedSends != 0 || p.UnmatchedRecvs != 0 {
 				t.Errorf("point-to-point: %d messages (want %d), %d requests (want %d), %d never completed, unmatched %d/%d",
 					p.Messages, np*n, p.Requests, 2*np*n, p.Uncompleted, p.UnmatchedSends, p.UnmatchedRecvs)
 			}

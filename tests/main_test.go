@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/internal/launch"
+	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -276,4 +277,35 @@ func listDir(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// loadRun opens the run in dir for the analysis; closed when the test ends.
+func loadRun(t *testing.T, dir string) *merge.Run {
+	t.Helper()
+	run, err := merge.Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	return run
+}
+
+// analyzeDir is tracemerge's analysis of the run in dir (default options).
+func analyzeDir(t *testing.T, dir string) *merge.Analysis {
+	t.Helper()
+	res, err := merge.Analyze(loadRun(t, dir), merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Analysis
+}
+
+// p2pOfDir is tracemerge's point-to-point analysis of the run in dir.
+func p2pOfDir(t *testing.T, dir string) *merge.P2PResult {
+	t.Helper()
+	p, err := merge.AnalyzeP2P(loadRun(t, dir), merge.P2POptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -145,24 +144,11 @@ func testSessions(t *testing.T, m *mpiImpl, mode string) {
 			t.Errorf("rank %d: %d MPI_Allreduce on the second session's communicator, want 1", rank, n)
 		}
 	}
-	run, err := merge.Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	res, err := merge.Analyze(run, merge.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := res.Analysis
+	a := analyzeDir(t, dir)
 	if a.Clock.Violations != 0 || len(a.Problems) != 0 {
 		t.Errorf("%d clock-condition violations, problems %v", a.Clock.Violations, a.Problems)
 	}
-	p, err := merge.AnalyzeP2P(run, merge.P2POptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.Messages != 2*sessionsSteps*sessionsNP || p.UnmatchedSends != 0 || p.UnmatchedRecvs != 0 {
+	if p := p2pOfDir(t, dir); p.Messages != 2*sessionsSteps*sessionsNP || p.UnmatchedSends != 0 || p.UnmatchedRecvs != 0 {
 		t.Errorf("point-to-point: %d messages (want %d), %d sends and %d receives unmatched", p.Messages,
 			2*sessionsSteps*sessionsNP, p.UnmatchedSends, p.UnmatchedRecvs)
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -73,27 +72,16 @@ func testThreadChurn(t *testing.T, m *mpiImpl) {
 			}
 		}
 	}
-	loaded, err := merge.Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer loaded.Close()
-	p, err := merge.AnalyzeP2P(loaded, merge.P2POptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := p2pOfDir(t, dir)
 	if msgs := np * rounds * threads * calls; p.Messages != msgs || p.UnmatchedSends != 0 || p.UnmatchedRecvs != 0 || p.Uncompleted != 0 {
 		t.Errorf("point-to-point: %d messages (want %d), unmatched %d/%d, uncompleted %d", p.Messages, msgs,
 			p.UnmatchedSends, p.UnmatchedRecvs, p.Uncompleted)
 	}
-	res, err := merge.Analyze(loaded, merge.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	problems := analyzeDir(t, dir).Problems
 	// Before: 27,000 of a rank's 60,000 events out of time order with the
 	// library that kept every thread's buffer to the end.
-	if len(res.Analysis.Problems) != 0 {
-		t.Errorf("tracemerge problems: %q", res.Analysis.Problems)
+	if len(problems) != 0 {
+		t.Errorf("tracemerge problems: %q", problems)
 	}
 }
 
@@ -115,25 +103,16 @@ func TestThreadsAtOnce_RankStreamInTimeOrder(t *testing.T) {
 			if r.Code != 0 {
 				t.Fatalf("threadchurn under the preload: exit %d\n%s", r.Code, r.Stderr)
 			}
-			loaded, err := merge.Load(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer loaded.Close()
 			chunks := 0
-			for _, ri := range loaded.Ranks {
+			for _, ri := range loadRun(t, dir).Ranks {
 				chunks += ri.Meta.EventChunks
 			}
 			if chunks < np*threads*2 {
 				t.Errorf("%d chunks in all: the threads' buffers did not fill side by side", chunks)
 			}
-			res, err := merge.Analyze(loaded, merge.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
 			// the program's calls, one barrier each rank, and the
 			// recorder's own gclock_flush events
-			if a := res.Analysis; len(a.Problems) != 0 || a.Events < np*(threads*steps*5+1) {
+			if a := analyzeDir(t, dir); len(a.Problems) != 0 || a.Events < np*(threads*steps*5+1) {
 				t.Errorf("tracemerge: %d events (want at least %d), problems %q", a.Events, np*(threads*steps*5+1), a.Problems)
 			}
 		})

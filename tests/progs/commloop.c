@@ -13,19 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static long anon_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long v = -1;
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL)
-		if (strncmp(line, "RssAnon:", 8) == 0)
-			v = atol(line + 8);
-	fclose(f);
-	return v;
-}
+#include "procstatus.h"
 
 int main(int argc, char **argv)
 {
@@ -44,9 +32,9 @@ int main(int argc, char **argv)
 		sum += y;
 		MPI_Comm_free(&c);
 		if (i == n / 2)
-			half = anon_kb();
+			half = proc_status_kb("RssAnon");
 	}
-	fprintf(stderr, "commloop: rank %d anon %ld %ld\n", rank, half, anon_kb());
+	fprintf(stderr, "commloop: rank %d anon %ld %ld\n", rank, half, proc_status_kb("RssAnon"));
 	long total = 0;
 	MPI_Reduce(&sum, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank == 0)

@@ -17,22 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "procstatus.h"
+
 static long m_calls;
 static MPI_Comm *comms;
-
-static long file_kb(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long v = -1;
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof line, f) != NULL)
-		if (strncmp(line, "RssFile:", 8) == 0)
-			v = atol(line + 8);
-	fclose(f);
-	return v;
-}
 
 static void *work(void *arg)
 {
@@ -73,9 +61,9 @@ int main(int argc, char **argv)
 		for (long i = 0; i < nt; i++)
 			pthread_join(t[i], NULL);
 		if (r == rounds / 2)
-			half = file_kb();
+			half = proc_status_kb("RssFile");
 	}
-	fprintf(stderr, "threadchurn: rank %d file %ld %ld\n", rank, half, file_kb());
+	fprintf(stderr, "threadchurn: rank %d file %ld %ld\n", rank, half, proc_status_kb("RssFile"));
 	MPI_Barrier(MPI_COMM_WORLD);
 	if (rank == 0)
 		printf("rounds %ld threads %ld calls per thread %ld\n", rounds, nt, 4 * m_calls);
