@@ -209,6 +209,8 @@ extern GCK_TLS gclock_tbuf *gclock_tl_buf;
 extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 gclock_comm_slot *gclock_slot_find_more(uintptr_t k); /* comms.c */
 int gclock_scratch_grow(gclock_tbuf *b, int count); /* buffers.c */
+uint64_t gclock_requests_lost(void);              /* polls.c */
+void gclock_requests_nomem(void);                 /* polls.c */
 extern int gclock_timer_kind;
 extern int gclock_fake_on;
 extern int gclock_tsc_fast;               /* the TSC, no injection: gclock_now inline */

@@ -50,12 +50,26 @@ __attribute__((constructor)) static void gclock_fork_register(void)
 	pthread_atfork(NULL, NULL, gclock_forked_child);
 }
 
+/* requests_lost_say says once, at the end, how many requests were recorded
+ * without their completion (only when memory for the request table ran
+ * out; before 2026-11-27 that count was kept and never told). */
+static void requests_lost_say(void)
+{
+	uint64_t n = gclock_requests_lost();
+	if (n > 0)
+		fprintf(stderr,
+			"gclock: rank %d: %llu requests were recorded without their completion (no memory for "
+			"the request table); their messages stay unmatched in the analysis\n",
+			world_rank, (unsigned long long)n);
+}
+
 static void gclock_atexit(void)
 {
 	if (!started || finished)
 		return;
 	finished = 1;
 	gclock_active = 0;
+	requests_lost_say();
 	gclock_flush_all();
 	gclock_tl_guard++;
 	gclock_go.finish(GCK_FINISH_EXIT);
@@ -248,6 +262,9 @@ static void after_init(void)
 	if (!gclock_go.start())
 		return; /* inert, but epoch 1 and finish still run collectively */
 	gclock_active = 1;
+	const char *fault = getenv("GCLOCK_TEST_FAULT");
+	if (fault != NULL && strcmp(fault, "reqtable") == 0)
+		gclock_requests_nomem();
 	gclock_comm_slot *w = comm_register(h_world, NULL, 0, "world", 1);
 	/* MPI_COMM_SELF exists in the world model only; a sessions program's
 	 * self communicators are registered at first use. */
@@ -322,6 +339,7 @@ int gclock_finalize_begin(void)
 	gclock_tl_guard++;
 	finished = 1;
 	gclock_active = 0;
+	requests_lost_say();
 	gclock_flush_all();
 	gclock_go.finish(GCK_FINISH_FINALIZE);
 	for (int i = ntcomm - 1; i >= 0; i--)

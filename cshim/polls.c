@@ -32,3 +32,10 @@ void gclock_polls_flush(gclock_tbuf *b)
 	if (++b->n == b->cap)
 		gclock_tbuf_full(b);
 }
+
+/* gclock_requests_lost is how many requests were recorded without their
+ * completion (no memory for another request table); said once at the end
+ * (lifecycle.c). gclock_requests_nomem makes another table impossible
+ * (GCLOCK_TEST_FAULT=reqtable). Here because this file sees reqtable.h. */
+uint64_t gclock_requests_lost(void) { return __atomic_load_n(&gclock_req_lost, __ATOMIC_RELAXED); }
+void gclock_requests_nomem(void) { gclock_req_nomem = 1; }

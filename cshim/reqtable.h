@@ -56,6 +56,7 @@ typedef struct gclock_req_table {
 	gclock_req_slot s[GCK_REQ_SLOTS];
 } gclock_req_table;
 static gclock_req_table *gclock_req_more;
+static int gclock_req_nomem; /* GCLOCK_TEST_FAULT=reqtable: no memory for another table */
 static pthread_mutex_t gclock_req_more_mu = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t gclock_req_ids;  /* id blocks handed out (GCK_REQ_BLOCK ids each) */
 static uint64_t gclock_req_lost; /* requests whose completion cannot be linked (no memory for a table) */
@@ -116,7 +117,7 @@ static __attribute__((noinline)) gclock_req_slot *gclock_req_claim_more(uintptr_
 		}
 		pthread_mutex_lock(&gclock_req_more_mu);
 		if (__atomic_load_n(tail, __ATOMIC_ACQUIRE) == NULL) {
-			gclock_req_table *t = calloc(1, sizeof *t); /* keys GCK_KEY_EMPTY */
+			gclock_req_table *t = gclock_req_nomem ? NULL : calloc(1, sizeof *t); /* keys GCK_KEY_EMPTY */
 			if (t == NULL) {
 				pthread_mutex_unlock(&gclock_req_more_mu);
 				__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
@@ -175,7 +176,7 @@ static __attribute__((noinline)) gclock_req_slot *gclock_req_walk_more(uintptr_t
 	}
 	if (fs != NULL)
 		return fs;
-	gclock_req_table *t = calloc(1, sizeof *t);
+	gclock_req_table *t = gclock_req_nomem ? NULL : calloc(1, sizeof *t);
 	if (t == NULL)
 		return NULL; /* counted lost by the caller */
 	__atomic_store_n(tail, t, __ATOMIC_RELEASE);

@@ -133,3 +133,37 @@ func TestManyRequests_EveryMessageMatched(t *testing.T) {
 		})
 	}
 }
+
+// TestManyRequests_NoMemoryForTheTableSaidOnce: when no memory is left for
+// another request table (GCLOCK_TEST_FAULT=reqtable stands in for a failed
+// allocation), the starts that find no slot are recorded without their
+// completion, the program runs on unchanged, and each rank says how many
+// at the end, once (before 2026-11-27 the count was kept and never told).
+func TestManyRequests_NoMemoryForTheTableSaidOnce(t *testing.T) {
+	needSetup(t)
+	const np, n = 2, 20000
+	dir := filepath.Join(t.TempDir(), "tr")
+	r := mpirun(t, run{NP: np, Prog: "manyreq", Args: []string{strconv.Itoa(n)}, Preload: true,
+		Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "GCLOCK_TEST_FAULT=reqtable"}})
+	want := fmt.Sprintf("requests %d sum %d\n", n, n*(n-1)/2)
+	if r.Code != 0 || r.Stdout != want {
+		t.Fatalf("manyreq under the preload: exit %d, stdout %q (want %q)\n%s", r.Code, r.Stdout, want, r.Stderr)
+	}
+	said := regexp.MustCompile(`gclock: rank (\d+): (\d+) requests were recorded without their completion`).FindAllStringSubmatch(r.Stderr, -1)
+	ranks := map[string]bool{}
+	for _, m := range said {
+		if ranks[m[1]] {
+			t.Errorf("rank %s said it twice", m[1])
+		}
+		ranks[m[1]] = true
+		if k, _ := strconv.Atoi(m[2]); k <= 0 || k > 2*n {
+			t.Errorf("rank %s: %s requests without completion, want 1..%d", m[1], m[2], 2*n)
+		}
+	}
+	if len(ranks) != np {
+		t.Errorf("%d ranks said how many requests lost their completion, want %d:\n%s", len(ranks), np, r.Stderr)
+	}
+	if p := p2pOfDir(t, dir); p.Uncompleted == 0 {
+		t.Errorf("the analysis counts no request without completion")
+	}
+}
