@@ -201,8 +201,6 @@ static int tbuf_key_ok;
 static gclock_tbuf *idle_bufs; /* under buf_mu, linked by idle_next */
 static int idle_unwritten;     /* an idle buffer holds events (flush_idle) */
 
-/* tbuf_exit is the key's destructor: the exiting thread's buffer becomes
- * idle. No Go call, no flush: the thread may be anywhere in its exit. */
 static void tbuf_swap(gclock_tbuf *b);
 
 /* tbuf_drain hands what b holds to Go: its run of polls as an event, then
@@ -215,6 +213,8 @@ static void tbuf_drain(gclock_tbuf *b)
 		tbuf_swap(b);
 }
 
+/* tbuf_exit is the key's destructor: the exiting thread's buffer becomes
+ * idle. No Go call, no flush: the thread may be anywhere in its exit. */
 static void tbuf_exit(void *p)
 {
 	gclock_tbuf *b = p;

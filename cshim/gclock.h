@@ -182,7 +182,7 @@ typedef struct gclock_tbuf {
 #define GCK_COMM_BITS 12
 #define GCK_COMM_SLOTS (1u << GCK_COMM_BITS)
 /* A key lives within GCK_COMM_PROBES slots of its hash in the first table
- * that had room there; the tables after gclock_comms (gclock_comm_more,
+ * that had room there; the tables after gclock_comms (comm_more in
  * comms.c) are allocated when one is full, so any number of communicators
  * and windows can be live (before: 4,094, and calls on more were silently
  * not recorded). */
