@@ -475,6 +475,9 @@ func sameMembers(a, b []int32) bool {
 	if len(a) != len(b) {
 		return false
 	}
+	if len(a) == 0 || &a[0] == &b[0] { // shared by Load (shareMembers)
+		return true
+	}
 	for i := range a {
 		if a[i] != b[i] {
 			return false

@@ -126,6 +126,7 @@ func Load(dir string, open Opener) (*Run, error) {
 	byRank := map[int]*RankInput{}
 	jobFile := map[string]string{} // job id -> first file with it
 	var jobOrder []string
+	shared := map[uint64][]int32{}
 	for _, name := range files {
 		path := filepath.Join(dir, name)
 		src, err := openSafe(open, path)
@@ -154,6 +155,7 @@ func Load(dir string, open Opener) (*Run, error) {
 			run.Problems = append(run.Problems, fmt.Sprintf("%s: rank %d already read from %s; file skipped", name, h.Rank, filepath.Base(prev.Path)))
 			continue
 		}
+		shareMembers(m, shared)
 		ri := &RankInput{Path: path, Rank: h.Rank, Meta: m, Src: src, knownDamage: len(m.Damage)}
 		byRank[h.Rank] = ri
 		if st, err := os.Stat(path); err == nil {
@@ -210,6 +212,27 @@ func Load(dir string, open Opener) (*Run, error) {
 		run.Problems = append(run.Problems, metaProblems(ri)...)
 	}
 	return run, nil
+}
+
+// shareMembers makes the member lists of m's communicators the ones an
+// earlier file of the run gave for the same communicator (by id), where
+// they are equal: every member's file holds the list, so a run of P ranks
+// would otherwise keep P copies of MPI_COMM_WORLD's P members (10,000
+// ranks: 400 MB for the world alone). The lists are read-only.
+func shareMembers(m *RankMeta, shared map[uint64][]int32) {
+	for i := range m.Comms {
+		c := &m.Comms[i]
+		if len(c.Members) < 2 || c.ID == trace.CommSelfID {
+			continue
+		}
+		s, ok := shared[c.ID]
+		switch {
+		case !ok:
+			shared[c.ID] = c.Members
+		case sameMembers(s, c.Members):
+			c.Members = s
+		}
+	}
 }
 
 // metaProblems lists what the metadata of one rank says is wrong.

@@ -221,6 +221,24 @@ func (r *Reader) Horizon() (ns int64, ok bool) {
 	return v, v != math.MinInt64
 }
 
+// expandRuns fills c.Members from c.Runs (version 4), at most as many as
+// the header's world size.
+func (r *Reader) expandRuns(c *Comm) error {
+	if len(c.Members) > 0 {
+		return fmt.Errorf("communicator %#x gives both a member list and member runs", c.ID)
+	}
+	limit := MaxRunMembers
+	if ws := r.meta.Header.WorldSize; ws > 0 && ws < limit {
+		limit = ws
+	}
+	m, err := UnpackMembers(c.Runs, limit)
+	if err != nil {
+		return fmt.Errorf("communicator %#x: %w", c.ID, err)
+	}
+	c.Members, c.Runs = m, nil
+	return nil
+}
+
 // payloadAt reads a frame's payload into r.buf.
 func (r *Reader) payloadAt(pos int64, length uint32) ([]byte, error) {
 	if cap(r.buf) < int(length) {
@@ -343,7 +361,11 @@ func (r *Reader) scan(pos int64) error {
 			r.meta.Chunks = append(r.meta.Chunks, ChunkInfo{Index: idx, Offset: pos, Bytes: int(fh.length), Codec: codec})
 		case KindComm:
 			var c Comm
-			if err := msgpack.Unmarshal(payload, &c); err != nil {
+			err := msgpack.Unmarshal(payload, &c)
+			if err == nil && len(c.Runs) > 0 {
+				err = r.expandRuns(&c)
+			}
+			if err != nil {
 				r.damage(-1, pos, end-pos, kind, "undecodable: "+err.Error())
 			} else if !r.meta.addComm(c) {
 				r.damage(-1, pos, end-pos, kind, fmt.Sprintf("communicator %#x names its members by local index %d, which no intact frame of this file defines", c.ID, c.Same-1))

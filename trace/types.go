@@ -9,10 +9,12 @@ package trace
 // FormatVersion is the version written into every file header: 2 since
 // event chunks moved to layout 2 (templates, docs/trace-format.md), 3 since
 // a COMM frame may name its members by reference (Comm.Same), which an
-// older reader would take for an empty communicator. Readers read every
+// older reader would take for an empty communicator, 4 since it may give
+// them as runs (Comm.Runs), which such a reader would take for one too.
+// Readers read every
 // major version from OldestFormatVersion to FormatVersion and refuse others
 // with a clear message.
-const FormatVersion = 3
+const FormatVersion = 4
 
 // OldestFormatVersion is the oldest major version this reader still reads
 // (1: layout-1 event chunks).
@@ -115,6 +117,11 @@ type Comm struct {
 	// a few bytes instead of its member list. The reader fills Members in
 	// (Meta.Comms always holds them).
 	Same uint32 `msgpack:"same,omitempty"`
+	// Runs, when not empty, gives Members as (first, count, stride)
+	// triples (PackMembers; version 4): the Writer writes them instead of
+	// the list where they are shorter, the reader expands them into
+	// Members and leaves Runs empty.
+	Runs []int32 `msgpack:"runs,omitempty"`
 }
 
 // Well-known communicator IDs.

@@ -499,6 +499,11 @@ func (w *Writer) writeMeta(kind FrameKind, v any) error {
 // the same ID and Local (e.g. with FreedNS set) replaces the earlier one in
 // Meta.
 func (w *Writer) WriteComm(c Comm) error {
+	if len(c.Runs) == 0 {
+		if runs := PackMembers(c.Members); runs != nil {
+			c.Runs, c.Members = runs, nil
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.writeMeta(KindComm, &c)
