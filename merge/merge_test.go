@@ -2,6 +2,7 @@ package merge
 
 import (
 	"math"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -461,5 +462,22 @@ func TestAnalyze_ExitDelaysMatchTruth(t *testing.T) {
 		if math.Abs(got.MeanNS[r]-want) > 1 || got.CI95NS[r] < 0 {
 			t.Errorf("rank %d mean exit delay %.1f ± %.1f, truth %.1f", r, got.MeanNS[r], got.CI95NS[r], want)
 		}
+	}
+}
+
+// TestAnalyze_MoreRanksThanOpenFiles: a run of 64 ranks analysed with room
+// for 8 open files (trace.SetOpenFileLimit; a 10,000-rank run under an
+// open-file limit of 4,096 lost 5,913 ranks as "too many open files") is
+// analysed whole, with the same result as with every file open.
+func TestAnalyze_MoreRanksThanOpenFiles(t *testing.T) {
+	dir, tr := genRun(t, synth.Config{Ranks: 64, Steps: 400, Seed: 21, ChunkEvents: 64, Halo: true})
+	all, allEv := analyzeDir(t, dir, Options{})
+	defer trace.SetOpenFileLimit(trace.SetOpenFileLimit(8))
+	few, fewEv := analyzeDir(t, dir, Options{})
+	if few.Analysis.Events != tr.TotalEvents() || len(few.Analysis.Problems) != len(all.Analysis.Problems) {
+		t.Fatalf("with 8 open files: %d events, problems %q; want %d events and %q", few.Analysis.Events, few.Analysis.Problems, tr.TotalEvents(), all.Analysis.Problems)
+	}
+	if !reflect.DeepEqual(few.Analysis.Instances, all.Analysis.Instances) || !reflect.DeepEqual(fewEv.ev, allEv.ev) {
+		t.Errorf("with 8 open files the analysis differs from the one with all files open")
 	}
 }

@@ -90,3 +90,13 @@ func (id fileID) same() bool {
 	var st syscall.Stat_t
 	return syscall.Fstat(id.fd, &st) == nil && uint64(st.Dev) == id.dev && st.Ino == id.ino
 }
+
+// openFileSoftLimit returns the soft RLIMIT_NOFILE (Go raises it to the
+// hard limit at start-up); false when there is none to speak of.
+func openFileSoftLimit() (int, bool) {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil || l.Cur > 1<<30 {
+		return 0, false
+	}
+	return int(l.Cur), true
+}

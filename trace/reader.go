@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -32,17 +31,14 @@ type Reader struct {
 }
 
 // Open opens and scans the trace file at path.
+// Its file is kept open only while read when a run has more files than
+// the process may hold open (filepool.go).
 func Open(path string) (*Reader, error) {
-	f, err := os.Open(path)
+	f, size, err := openPooled(path)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("trace: %w", err)
-	}
-	r, err := NewReader(f, st.Size(), path)
+	r, err := NewReader(f, size, path)
 	if err != nil {
 		f.Close()
 		return nil, err

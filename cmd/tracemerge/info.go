@@ -66,16 +66,24 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// infoHosts is how many hosts writeInfo lists one per line (a run of
+// 10,000 ranks has thousands).
+const infoHosts = 32
+
 func writeInfo(w io.Writer, in *merge.RunInfo) {
 	ns := merge.FormatNS
 	fmt.Fprintf(w, "run:       %s (job %s)\n", oneLine(in.Dir), oneLine(in.JobID))
 	fmt.Fprintf(w, "ranks:     %d of %d rank files", in.Found, in.WorldSize)
 	if len(in.Missing) > 0 {
-		fmt.Fprintf(w, ", MISSING %d: %v", len(in.Missing), in.Missing)
+		fmt.Fprintf(w, ", MISSING %d: [%s]", len(in.Missing), merge.RankRanges(in.Missing, " "))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "hosts:     %d\n", len(in.Hosts))
-	for _, h := range in.Hosts {
+	for i, h := range in.Hosts {
+		if i == infoHosts && len(in.Hosts) > infoHosts+1 {
+			fmt.Fprintf(w, "           ... and %d more hosts (--json lists them all)\n", len(in.Hosts)-i)
+			break
+		}
 		fmt.Fprintf(w, "           %s: ranks %s\n", oneLine(h.Host), merge.RankRanges(h.Ranks, ","))
 	}
 	fmt.Fprintf(w, "program:   %s %s\n", oneLine(in.Exe), oneLine(strings.Join(in.Args, " ")))

@@ -514,6 +514,13 @@ func TestCLI_OutputAndInfoExitCodes(t *testing.T) {
 	if code != exitPartial || !strings.Contains(stdout, "MISSING 1: [1]") || !strings.Contains(stdout, "1 of 4 ranks missing") {
 		t.Errorf("info on a run with a missing rank: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
+	// a wide run: missing ranks as ranges, hosts past the 32nd summed up
+	gen(t, filepath.Join(tmp, "wide"), synth.Config{Ranks: 200, NodeSize: 4, Steps: 20, Seed: 12, MissingRanks: []int{5, 6, 7, 8, 20}})
+	stdout, stderr, code = runBin(t, tmp, "info", "wide")
+	if code != exitPartial || !strings.Contains(stdout, "MISSING 5: [5-8 20]\n") || !strings.Contains(stdout, "... and 18 more hosts (--json lists them all)") ||
+		strings.Count(stdout, "synth-node") != 32 {
+		t.Errorf("info on a wide run: exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
 	_, stderr, code = runBin(t, tmp, "info", "nothere")
 	if code != exitNoData || !strings.Contains(stderr, "cannot read run directory") {
 		t.Errorf("info on a missing dir: exit %d, %q", code, stderr)

@@ -1,0 +1,190 @@
+package trace
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// Open keeps a run's files open only while they are read: tracemerge
+// opens one Reader per rank and reads them all together, and a 10,000-rank
+// run under a common open-file limit of 4,096 lost 5,913 ranks to "too
+// many open files". Readers made by Open share a pool that keeps at most
+// OpenFileLimit descriptors open; a Reader whose file was closed to make
+// room opens it again at its next read (one open per chunk at worst) and
+// checks that it is still the same file.
+
+// pooledFile is an io.ReaderAt over a file of the pool.
+type pooledFile struct {
+	path  string
+	id    os.FileInfo // identity at the first open (os.SameFile)
+	f     *os.File    // nil while closed to make room
+	users int         // reads in progress
+	idle  *list.Element
+	done  bool // Close was called
+}
+
+type filePool struct {
+	mu    sync.Mutex
+	open  int        // descriptors held
+	peak  int        // most held at once (tests)
+	idle  *list.List // *pooledFile open with no reader, least recent at the back
+	limit int        // 0: from RLIMIT_NOFILE
+}
+
+var files = &filePool{idle: list.New()}
+
+// SetOpenFileLimit sets how many trace files Open's readers keep open at
+// once (n <= 0: from the process's open-file limit, the default) and
+// returns the previous setting.
+func SetOpenFileLimit(n int) int {
+	files.mu.Lock()
+	defer files.mu.Unlock()
+	prev := files.limit
+	files.limit = max(n, 0)
+	return prev
+}
+
+// OpenFileLimit reports how many trace files Open's readers keep open at
+// once: the setting, or half of the soft RLIMIT_NOFILE less 64 for the
+// rest of the process (at least 16).
+func OpenFileLimit() int {
+	files.mu.Lock()
+	defer files.mu.Unlock()
+	return files.max()
+}
+
+func (p *filePool) max() int {
+	if p.limit > 0 {
+		return p.limit
+	}
+	n, ok := openFileSoftLimit()
+	if !ok {
+		return 1 << 14
+	}
+	return max(16, (n-64)/2)
+}
+
+// openPooled opens path and registers it with the pool.
+func openPooled(path string) (*pooledFile, int64, error) {
+	pf := &pooledFile{path: path}
+	files.mu.Lock()
+	defer files.mu.Unlock()
+	f, err := files.reopen(pf)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		files.drop(pf)
+		return nil, 0, err
+	}
+	pf.id = st
+	files.makeIdle(pf)
+	return pf, st.Size(), nil
+}
+
+// reopen opens pf's file, first closing idle files while the pool is at
+// its limit; with p.mu held.
+func (p *filePool) reopen(pf *pooledFile) (*os.File, error) {
+	for lim := p.max(); p.open >= lim && p.idle.Len() > 0; {
+		old := p.idle.Remove(p.idle.Back()).(*pooledFile)
+		old.idle = nil
+		p.drop(old)
+	}
+	f, err := os.Open(pf.path)
+	if errors.Is(err, syscall.EMFILE) && p.idle.Len() > 0 {
+		// the rest of the process holds more than the limit leaves it
+		for p.idle.Len() > 0 {
+			old := p.idle.Remove(p.idle.Back()).(*pooledFile)
+			old.idle = nil
+			p.drop(old)
+		}
+		f, err = os.Open(pf.path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	pf.f = f
+	p.open++
+	p.peak = max(p.peak, p.open)
+	return f, nil
+}
+
+// drop closes pf's descriptor; with p.mu held.
+func (p *filePool) drop(pf *pooledFile) {
+	if pf.f != nil {
+		pf.f.Close()
+		pf.f = nil
+		p.open--
+	}
+}
+
+func (p *filePool) makeIdle(pf *pooledFile) {
+	if pf.f != nil && pf.idle == nil {
+		pf.idle = p.idle.PushFront(pf)
+	}
+}
+
+// ReadAt implements io.ReaderAt, opening the file again if the pool
+// closed it.
+func (pf *pooledFile) ReadAt(b []byte, off int64) (int, error) {
+	p := files
+	p.mu.Lock()
+	if pf.done {
+		p.mu.Unlock()
+		return 0, os.ErrClosed
+	}
+	if pf.idle != nil {
+		p.idle.Remove(pf.idle)
+		pf.idle = nil
+	}
+	f := pf.f
+	if f == nil {
+		var err error
+		if f, err = p.reopen(pf); err != nil {
+			p.mu.Unlock()
+			return 0, fmt.Errorf("opening it again: %w", err)
+		}
+		if st, err := f.Stat(); err != nil || !os.SameFile(st, pf.id) {
+			p.drop(pf)
+			p.mu.Unlock()
+			return 0, fmt.Errorf("%s was replaced by another file while being read", pf.path)
+		}
+	}
+	pf.users++
+	p.mu.Unlock()
+	n, err := f.ReadAt(b, off)
+	p.mu.Lock()
+	if pf.users--; pf.users == 0 {
+		if pf.done { // closed during the read
+			p.drop(pf)
+		} else {
+			p.makeIdle(pf)
+		}
+	}
+	p.mu.Unlock()
+	return n, err
+}
+
+// Close closes the file for good.
+func (pf *pooledFile) Close() error {
+	p := files
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pf.done {
+		return nil
+	}
+	pf.done = true
+	if pf.idle != nil {
+		p.idle.Remove(pf.idle)
+		pf.idle = nil
+	}
+	if pf.users == 0 {
+		p.drop(pf)
+	}
+	return nil
+}
