@@ -84,7 +84,7 @@ type matcher struct {
 }
 
 func (m *matcher) addComm(id uint64, members []int32, world int) int32 {
-	cs := &commState{idx: int32(len(m.comms)), id: id, members: append([]int32(nil), members...), self: len(members) == 1 || id == trace.CommSelfID}
+	cs := &commState{idx: int32(len(m.comms)), id: id, members: members /* read-only, shared with the rank files' metadata */, self: len(members) == 1 || id == trace.CommSelfID}
 	cs.lastSeq = make([]int64, len(members))
 	for i := range cs.lastSeq {
 		cs.lastSeq[i] = -1

@@ -80,6 +80,12 @@ func (s *P2PStream) chanOf(k p2pKey) *p2pChan {
 		ch = &p2pChan{}
 	}
 	s.chans[k] = ch
+	d := s.toDst[k.dst]
+	if d == nil {
+		d = map[p2pKey]*p2pChan{}
+		s.toDst[k.dst] = d
+	}
+	d[k] = ch
 	return ch
 }
 
@@ -90,6 +96,7 @@ func (s *P2PStream) dropChanIfEmpty(k p2pKey, ch *p2pChan) {
 		return
 	}
 	delete(s.chans, k)
+	delete(s.toDst[k.dst], k)
 	ch.sends, ch.recvs = ch.sends[:0], ch.recvs[:0]
 	s.freeChans = append(s.freeChans, ch)
 }
@@ -180,8 +187,8 @@ func (s *P2PStream) updateMinUnres(rs *p2pRankState) {
 // an unresolved wildcard receive posted before it.
 func (s *P2PStream) releaseRank(rs *p2pRankState) {
 	var keys []p2pKey
-	for k, ch := range s.chans {
-		if k.dst == rs.rank && len(ch.recvs) > 0 {
+	for k, ch := range s.toDst[rs.rank] {
+		if len(ch.recvs) > 0 {
 			keys = append(keys, k)
 		}
 	}

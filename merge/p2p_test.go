@@ -325,3 +325,71 @@ func TestAnalyzeP2P_WrappedRequestIDsKeepBothRequests(t *testing.T) {
 			an.Messages, an.UnmatchedSends, an.UnmatchedRecvs, an.Uncompleted, an.ReusedRequestIDs)
 	}
 }
+
+// TestP2PStream_DestinationIndexFollowsTheChannels: the per-destination
+// index that releaseRank visits (instead of every channel of the run,
+// quadratic at 10,000 ranks: 13.3 -> 6.4 s for a 1.86 M-event halo run)
+// holds exactly the channels of the map, checked after every event of a
+// halo run with wildcard receives.
+func TestP2PStream_DestinationIndexFollowsTheChannels(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 9, Steps: 300, Seed: 4, ChunkEvents: 256, Halo: true, HaloMix: true}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	pass, err := Prepare(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewP2PStream(run, P2POptions{}, pass.SiteName())
+	check := &indexCheck{P2PStream: p, t: t}
+	pass.AddStreamSink(check)
+	if _, err := pass.Run(); err != nil {
+		t.Fatal(err)
+	}
+	if check.released == 0 || check.events == 0 {
+		t.Fatalf("%d events, %d with wildcard receives resolved: the run does not exercise releaseRank", check.events, check.released)
+	}
+	if res := p.Result(); res.Messages == 0 {
+		t.Fatalf("no message matched")
+	}
+}
+
+type indexCheck struct {
+	*P2PStream
+	t        *testing.T
+	events   int
+	released int
+}
+
+func (c *indexCheck) Add(ev *GEvent) error {
+	before := 0
+	for _, rs := range c.ranks {
+		before += len(rs.unresolved)
+	}
+	err := c.P2PStream.Add(ev)
+	after, n := 0, 0
+	for _, rs := range c.ranks {
+		after += len(rs.unresolved)
+	}
+	if after < before {
+		c.released++
+	}
+	c.events++
+	for dst, d := range c.toDst {
+		for k, ch := range d {
+			if k.dst != dst || c.chans[k] != ch {
+				c.t.Fatalf("event %d: index of rank %d holds key %+v, the map %p, the index %p", c.events, dst, k, c.chans[k], ch)
+			}
+			n++
+		}
+	}
+	if n != len(c.chans) {
+		c.t.Fatalf("event %d: the index holds %d channels, the map %d", c.events, n, len(c.chans))
+	}
+	return err
+}

@@ -126,6 +126,13 @@ func TestReader_MemberRuns(t *testing.T) {
 	if c, ok := m.CommByLocal(4); !ok || !reflect.DeepEqual(c.Members, iota32(10, 500, 2)) {
 		t.Errorf("strided split read back: ok %v, %d members", ok, len(c.Members))
 	}
+	r2, _, err := readBytes(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c2, _ := r2.Meta().CommByLocal(0); len(c2.Members) != len(world) || &c2.Members[0] != &m.Comms[0].Members[0] {
+		t.Errorf("a second reader of the same world runs: %d members, not the first reader's list", len(c2.Members))
+	}
 	var errs []string
 	for _, d := range m.Damage {
 		errs = append(errs, d.Err)

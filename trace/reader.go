@@ -227,7 +227,7 @@ func (r *Reader) expandRuns(c *Comm) error {
 	if ws := r.meta.Header.WorldSize; ws > 0 && ws < limit {
 		limit = ws
 	}
-	m, err := UnpackMembers(c.Runs, limit)
+	m, err := unpackShared(c.Runs, limit)
 	if err != nil {
 		return fmt.Errorf("communicator %#x: %w", c.ID, err)
 	}

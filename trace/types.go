@@ -108,7 +108,7 @@ type Comm struct {
 	Local     uint32  `msgpack:"local"`   // this rank's small index used in Event.Comm
 	Parent    uint64  `msgpack:"parent"`  // parent comm ID (0 for MPI_COMM_WORLD's parent)
 	Kind      string  `msgpack:"kind"`    // "world", "self", "dup", "split", "split_type", "create"
-	Members   []int32 `msgpack:"members"` // world ranks in comm rank order
+	Members   []int32 `msgpack:"members"` // world ranks in comm rank order; read-only (readers share lists)
 	CreatedNS int64   `msgpack:"t"`       // local time of creation
 	FreedNS   int64   `msgpack:"freed,omitempty"`
 	// Same, when not 0, is 1 + the Local of an earlier communicator of
