@@ -240,6 +240,22 @@ __attribute__((format(printf, 1, 2))) static int go_fail(const char *fmt, ...)
 	return 0;
 }
 
+/* keep_nofile puts back the application's soft descriptor limit (ulimit
+ * -n, RLIMIT_NOFILE), which the Go runtime's start raises to one below the
+ * hard limit (Go's syscall package, for Go programs' own sake). The
+ * application did not ask for it: it runs with the limit it was given (a
+ * soft 1,024 under a hard 524,288, systemd's default, keeps descriptors
+ * below select()'s FD_SETSIZE), and so do the children it starts. The
+ * recorder needs no more descriptors than it had. */
+static void keep_nofile(const struct rlimit *before)
+{
+	struct rlimit now;
+	if (getrlimit(RLIMIT_NOFILE, &now) != 0 || now.rlim_cur == before->rlim_cur)
+		return;
+	now.rlim_cur = before->rlim_cur;
+	(void)setrlimit(RLIMIT_NOFILE, &now);
+}
+
 int gclock_go_load(void)
 {
 	if (go_state != 0)
@@ -258,6 +274,8 @@ int gclock_go_load(void)
 	const char *path = go_path;
 	if (*path == '\0')
 		return go_fail("cannot find where libgclock.so is");
+	struct rlimit nofile;
+	int have_nofile = getrlimit(RLIMIT_NOFILE, &nofile) == 0;
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
 		return go_fail("cannot load the recorder's Go half: %s", dlerror());
@@ -267,6 +285,8 @@ int gclock_go_load(void)
 	/* A call into Go waits until its runtime has started and its package
 	 * initialisation, which registers the entry points, has run. */
 	ready();
+	if (have_nofile)
+		keep_nofile(&nofile);
 	if (!__atomic_load_n(&go_registered, __ATOMIC_ACQUIRE))
 		return go_fail("%s did not register its entry points", path);
 	go_state = 1;

@@ -367,3 +367,44 @@ func TestOneRankWithoutGoHalf_NoRankRecordsNoHang(t *testing.T) {
 		t.Fatalf("no rank records, yet %s holds %v", dir, names)
 	}
 }
+
+// TestDescriptorLimit_SoftLimitKeptForTheApp: the ranks run under a soft
+// descriptor limit of 256 below a higher hard one (as systemd gives every
+// session: soft 1,024, hard 524,288, so that descriptors stay below
+// select()'s FD_SETSIZE). The Go runtime's start raised the soft limit to
+// one below the hard one for the whole application and every child it
+// started (before: "nofile init 19999" here). Now the application and its
+// children keep the limit they were given, and the run is recorded.
+func TestDescriptorLimit_SoftLimitKeptForTheApp(t *testing.T) {
+	for _, m := range mpis(t) {
+		t.Run(m.Name, func(t *testing.T) {
+			const soft = 256
+			argv := func(env []string) []string {
+				return m.argv(2, env, "/bin/sh", "-c", "ulimit -Sn "+strconv.Itoa(soft)+`; exec "$0" "$@"`, m.prog(t, "nofile"))
+			}
+			plain := runCmd(t, t.TempDir(), nil, argv(nil)...)
+			var hard uint64
+			if _, err := fmt.Sscanf(plain.Stdout, "nofile before %d %d", new(uint64), &hard); err != nil || plain.Code != 0 {
+				t.Fatalf("nofile without the preload: exit %d, %v, stdout %q\n%s", plain.Code, err, plain.Stdout, plain.Stderr)
+			}
+			if hard <= soft+1 {
+				t.Fatalf("the hard descriptor limit here is %d: the test needs one above %d (raise it with ulimit -Hn)", hard, soft+1)
+			}
+			want := fmt.Sprintf("nofile before %d %d\nnofile init %d %d\nnofile child %d\nnofile finalize %d %d\n", soft, hard, soft, hard, soft, soft, hard)
+			if plain.Stdout != want {
+				t.Fatalf("nofile without the preload: stdout %q, want %q", plain.Stdout, want)
+			}
+			dir := filepath.Join(t.TempDir(), "tr")
+			env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "LD_PRELOAD=" + m.Lib}
+			r := runCmd(t, t.TempDir(), env, argv(env)...)
+			if r.Code != 0 || r.Stdout != want {
+				t.Fatalf("nofile with the preload: exit %d, stdout %q, want %q\n%s", r.Code, r.Stdout, want, r.Stderr)
+			}
+			for rank, rt := range readTraces(t, dir, 2) {
+				if rt.Meta.Footer == nil || len(rt.Events) == 0 {
+					t.Errorf("rank %d: footer %v, %d events: want a complete recording\n%s", rank, rt.Meta.Footer, len(rt.Events), r.Stderr)
+				}
+			}
+		})
+	}
+}
