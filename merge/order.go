@@ -89,7 +89,7 @@ func (d *rankOrder) add(b *batch) bool {
 	h := d.held
 	hl := h.ev[len(h.ev)-1].Enter
 	if b.ev[0].Enter < hl || d.hasHorizon && d.horizon < hl { // chunks overlap: reorder from now on
-		d.reorder = true
+		d.reorder, d.rs.heaped = true, true
 		d.held = nil
 		d.heapAdd(h) // nothing emitted before b is in the heap too
 		return d.push(b)

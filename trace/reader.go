@@ -28,6 +28,10 @@ type Reader struct {
 	buf     []byte
 	dec     chunkDecoder
 	sufMin  []int64 // Horizon: earliest span First from each chunk on
+	// streamLast, streamN: the entry time of the last event NextEvents
+	// handed out of the chunk it is inside, and how many it handed (Horizon)
+	streamLast int64
+	streamN    int
 }
 
 // Open opens and scans the trace file at path.
@@ -210,10 +214,27 @@ func (r *Reader) Horizon() (ns int64, ok bool) {
 		}
 	}
 	i := min(r.next, len(cs))
-	if r.dec.streaming && i > 0 { // NextEvents is inside chunk i-1: its rest is still to come
-		i--
-	}
 	v := r.sufMin[i]
+	if r.dec.streaming && i > 0 && v != math.MinInt64 {
+		// NextEvents is inside chunk i-1: its rest is still to come, and
+		// starts no earlier than what it handed out last (a thread's
+		// chunk is in call order from its second record on: the first
+		// may be the flush mark of a call whose earlier records follow,
+		// which the span's First looks past). Its span's First alone
+		// would hold back every event of the chunk: a run of more than
+		// 64 ranks is read in pieces, and every rank's order then fell
+		// back to its heap, holding its whole chunk (10,000 ranks, 2,000
+		// events each: 2.6 GB of heaps).
+		c := cs[i-1]
+		if !c.Spanned {
+			return math.MinInt64, false
+		}
+		rest := c.First
+		if r.streamN >= 2 {
+			rest = max(rest, r.streamLast)
+		}
+		v = min(v, rest)
+	}
 	return v, v != math.MinInt64
 }
 
@@ -433,6 +454,10 @@ func (r *Reader) NextEvents(dst []Event, max int) ([]Event, error) {
 	for {
 		if r.dec.streaming {
 			out, err := r.dec.more(dst[:0], max)
+			if len(out) > 0 {
+				r.streamLast = out[len(out)-1].EnterNS
+				r.streamN += len(out)
+			}
 			if len(out) > 0 || err != nil {
 				return out, err
 			}
@@ -442,6 +467,7 @@ func (r *Reader) NextEvents(dst []Event, max int) ([]Event, error) {
 		if err != nil {
 			return dst[:0], err
 		}
+		r.streamN = 0
 		if err := r.dec.start(payload, flags); err != nil {
 			r.decodeDamage(ci, "undecodable payload: "+err.Error())
 		} else {

@@ -1076,6 +1076,45 @@ func TestReader_SpansGiveTheHorizon(t *testing.T) {
 	if h, ok := r.Horizon(); !ok || h != 500 {
 		t.Errorf("within chunk 0: horizon %d %v, want 500 (chunk 1's start)", h, ok)
 	}
+	// Within chunk 2 (3000...3190), whose rest comes after what it handed
+	// out: chunk 3's start (2000) bounds it, not chunk 2's own start.
+	for _, c := range []struct {
+		piece int
+		want  int64
+	}{{1, 2000}, {7, 2000}} {
+		r.Rewind()
+		for range 2 {
+			if _, err := r.NextChunk(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := r.NextEvents(nil, c.piece); err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := r.Horizon(); !ok || h != c.want {
+			t.Errorf("after %d events of chunk 2: horizon %d %v, want %d", c.piece, h, ok, c.want)
+		}
+	}
+	// Within the last chunk (2000...2390): its first record may be a flush
+	// mark that the span looks past, so one event handed out promises its
+	// span's First; from the second on, the last one handed out.
+	for _, c := range []struct {
+		piece int
+		want  int64
+	}{{1, 2000}, {2, 2010}, {39, 2380}} {
+		r.Rewind()
+		for range 3 {
+			if _, err := r.NextChunk(nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := r.NextEvents(nil, c.piece); err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := r.Horizon(); !ok || h != c.want {
+			t.Errorf("after %d events of the last chunk: horizon %d %v, want %d", c.piece, h, ok, c.want)
+		}
+	}
 	// A damaged SPAN frame: the chunk is read, nothing promised before it.
 	bad := bytes.Clone(data)
 	pos := chunkStart(t, bad, 2)
