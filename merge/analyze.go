@@ -97,10 +97,10 @@ type rankState struct {
 	out      chan *batch
 	free     chan *batch
 	err      error
-	unknown  int // events on undefined communicators
-	unsorted int // events sent after later ones (overlap beyond the reorder window)
+	unknown  int  // events on undefined communicators
+	unsorted int  // events sent after later ones (overlap beyond the reorder window)
 	heaped   bool // the decoder's order went to its heap (chunks overlap: order.go)
-	badTimes int // exit before enter
+	badTimes int  // exit before enter
 	pcCache  [256]pcSlot
 	sum      RankSummary // Events, TimeInMPI: written by the merge goroutine
 	pause    pauseState  // MPI_Pcontrol pauses: merge goroutine
