@@ -330,7 +330,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 	}
 	a.origin = RunOrigin(run, opt.Clock)
 	a.an.OriginNS = a.origin
-	var fallback []string
+	var fallback []rankNote
 	for _, ri := range run.Ranks {
 		rs := &rankState{in: ri, sites: map[uint64]int32{}}
 		h := &ri.Meta.Header
@@ -345,7 +345,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		rs.corr.SetRefinement(opt.Refine, int32(ri.Rank))
 		rs.corr.SetCLC(opt.CLC, int32(ri.Rank))
 		if note != "" {
-			fallback = append(fallback, fmt.Sprintf("rank %d: %s", ri.Rank, note))
+			fallback = append(fallback, rankNote{rank: ri.Rank, text: note})
 		}
 		if l := rs.corr.LooseKnots(); l != "" {
 			a.looseKnots = append(a.looseKnots, fmt.Sprintf("rank %d: %s", ri.Rank, l))
@@ -356,7 +356,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		rs.sum = RankSummary{Rank: int32(ri.Rank), Host: h.Host}
 	}
 	if len(fallback) > 0 {
-		a.problems = append(a.problems, "clock model fallback: "+strings.Join(firstN(fallback, 8), "; "))
+		a.problems = append(a.problems, "clock model fallback: "+strings.Join(firstN(sameTextLines(fallback), 8), "; "))
 	}
 	a.buildComms()
 

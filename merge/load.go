@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -208,9 +209,11 @@ func Load(dir string, open Opener) (*Run, error) {
 			len(run.Missing), run.WorldSize, plural(len(run.Missing), "rank", "ranks"), RankRanges(run.Missing, ", "),
 			trace.RankFileName(run.Missing[0]), plural(len(run.Missing), "", ", ...")))
 	}
+	var notes []rankNote
 	for _, ri := range run.Ranks {
-		run.Problems = append(run.Problems, metaProblems(ri)...)
+		notes = append(notes, metaNotes(ri)...)
 	}
+	run.Problems = append(run.Problems, noteLines(notes)...)
 	return run, nil
 }
 
@@ -236,26 +239,35 @@ func shareMembers(m *RankMeta, shared map[uint64][]int32) {
 }
 
 // metaProblems lists what the metadata of one rank says is wrong.
-func metaProblems(ri *RankInput) []string {
-	var p []string
+func metaProblems(ri *RankInput) []string { return noteLines(metaNotes(ri)) }
+
+// metaNotes lists what the metadata of one rank says is wrong, as notes
+// that noteLines says once for all the ranks they concern.
+func metaNotes(ri *RankInput) []rankNote {
+	var p []rankNote
 	name := filepath.Base(ri.Path)
 	m := ri.Meta
+	text := func(s string) { p = append(p, rankNote{rank: ri.Rank, text: s}) }
 	for _, d := range m.Damage {
-		p = append(p, damageString(ri.Path, d))
+		text(damageString(ri.Path, d))
 	}
 	if m.Footer == nil {
 		switch l := m.Live; {
 		case l == nil:
-			p = append(p, fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (no live sidecar: events after its last flush are lost)", name, ri.Rank))
+			p = append(p, rankNote{kind: noteNoFooter, rank: ri.Rank,
+				text: fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (no live sidecar: events after its last flush are lost)", name, ri.Rank)})
 		default:
 			s := fmt.Sprintf("%s: rank %d ended abnormally (no footer): %d events recovered from %s", name, ri.Rank, l.Events, filepath.Base(l.Path))
+			last := math.NaN()
 			if l.Events > 0 && m.Header.StartNS != 0 {
-				s += fmt.Sprintf(", the last recorded call ending %.3f s after its MPI_Init", float64(l.LastNS-m.Header.StartNS)/1e9)
+				last = float64(l.LastNS-m.Header.StartNS) / 1e9
+				s += fmt.Sprintf(", the last recorded call ending %.3f s after its MPI_Init", last)
 			}
 			if l.Err != "" {
-				s += "; " + l.Err
+				text(s + "; " + l.Err)
+				break
 			}
-			p = append(p, s)
+			p = append(p, rankNote{kind: noteAbnormal, rank: ri.Rank, text: s, n: int64(l.Events), last: last})
 		}
 	} else if m.Footer.Reason == "error" {
 		s := fmt.Sprintf("%s: rank %d's recording stopped early", name, ri.Rank)
@@ -266,13 +278,15 @@ func metaProblems(ri *RankInput) []string {
 		if m.Footer.Stopped != "" {
 			s += ": " + m.Footer.Stopped
 		}
-		p = append(p, s)
+		text(s)
 	}
 	if m.Footer != nil && m.Footer.Dropped > 0 {
-		p = append(p, fmt.Sprintf("%s: the recorder dropped %d events (buffer exhaustion)", name, m.Footer.Dropped))
+		p = append(p, rankNote{kind: noteDropped, rank: ri.Rank, n: int64(m.Footer.Dropped),
+			text: fmt.Sprintf("%s: the recorder dropped %d events (buffer exhaustion)", name, m.Footer.Dropped)})
 	}
 	if len(m.Epochs) == 0 {
-		p = append(p, fmt.Sprintf("%s: no sync epoch: rank %d's times are not corrected (raw)", name, ri.Rank))
+		p = append(p, rankNote{kind: noteNoEpoch, rank: ri.Rank,
+			text: fmt.Sprintf("%s: no sync epoch: rank %d's times are not corrected (raw)", name, ri.Rank)})
 	}
 	return p
 }
