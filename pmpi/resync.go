@@ -207,7 +207,30 @@ func (r *recorder) resync(commID uint64, seq uint32) (next uint32, epoch bool) {
 		}
 		epoch = true
 	}
-	return seq + uint32(v[1]), epoch
+	return nextMeeting(seq, v[1]), epoch
+}
+
+// nextMeeting is the instance at which the ranks meet next, step
+// instances after seq. The shim compares seq >= next in 32 bits, so a
+// meeting past the counter's wrap (after 2^32 collectives on the
+// communicator) would make every call until the wrap a meeting (a
+// broadcast each); the ranks meet instead just before the wrap, once more
+// at the last instance, and from there on as before. math.MaxUint32 is
+// the shim's "not armed" and never returned.
+func nextMeeting(seq uint32, step int64) uint32 {
+	const last = math.MaxUint32 - 1 // the highest instance that can be armed
+	n := uint64(seq) + uint64(max(step, 1))
+	switch {
+	case n <= last:
+		return uint32(n)
+	case seq < last:
+		return last
+	default: // seq is last or the one after: the next round, after the wrap
+		if r := uint32(n); r != math.MaxUint32 {
+			return r
+		}
+		return 0 // step 1 at last: the next instance cannot be armed, the one after can
+	}
 }
 
 // pingpongLoop names the ping-pong loop in epoch params: "c" or "go"
