@@ -46,10 +46,14 @@ type recorder struct {
 	// written: member list (membersKey) -> Local of the first communicator
 	// written to this file with it, which later ones name (trace.Comm.Same)
 	written map[string]uint32
-	sync    func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error)
-	scfg    clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
-	global  clocksync.Clock  // the latest epoch's global clock
-	token   bool             // timed ping-pong loops serialised machine-wide
+	// writtenBytes: the keys' size; past maxWrittenBytes the map starts
+	// over (a program that splits into new member sets every step would
+	// grow it without bound; a list is then written once more in full)
+	writtenBytes int
+	sync         func(clocksync.Transport, clocksync.Clock) (*syncOutcome, error)
+	scfg         clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
+	global       clocksync.Clock  // the latest epoch's global clock
+	token        bool             // timed ping-pong loops serialised machine-wide
 	// Resync epochs (resync.go): planning state, the next epoch index,
 	// epoch 0 (for arming), and whether meetings are armed.
 	rs          resyncState
@@ -65,6 +69,9 @@ var rec = &recorder{
 }
 
 // membersKey is a member list as a map key.
+// maxWrittenBytes bounds the member lists recorder.written keeps.
+var maxWrittenBytes = 16 << 20
+
 func membersKey(members []int32) string {
 	b := make([]byte, 0, 4*len(members))
 	for _, m := range members {
@@ -660,6 +667,9 @@ func (r *recorder) writeComm(c trace.Comm) {
 		return
 	}
 	if _, ok := r.written[key]; key != "" && !ok {
+		if r.writtenBytes += len(key); r.writtenBytes > maxWrittenBytes {
+			r.written, r.writtenBytes = map[string]uint32{}, len(key)
+		}
 		r.written[key] = c.Local
 	}
 }
