@@ -360,18 +360,10 @@ func TestDistWorkerCannotRead(t *testing.T) {
 	net := newChanNet(2)
 	werr := make(chan error, 1)
 	go func() { werr <- ServeNothing(&Dist{Procs: 2, Me: 1, T: net[1]}, errors.New("no such directory")) }()
-	run, err := Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	pass, err := Prepare(run, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pass := loadPass(t, dir)
 	d := &Dist{Procs: 2, Me: 0, T: net[0]}
 	pass.SetDist(d)
-	_, err = pass.Run()
+	_, err := pass.Run()
 	if cerr := d.Close(); cerr != nil {
 		t.Fatal(cerr)
 	}

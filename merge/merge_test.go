@@ -35,6 +35,22 @@ func genRun(t testing.TB, cfg synth.Config) (string, *synth.Truth) {
 	return dir, tr
 }
 
+// loadPass loads the run in dir and prepares a pass over it with the
+// default options; the run is closed when the test ends.
+func loadPass(t testing.TB, dir string) (*Run, *Pass) {
+	t.Helper()
+	run, err := Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	pass, err := Prepare(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run, pass
+}
+
 func analyzeDir(t testing.TB, dir string, opt Options) (*Result, *collect) {
 	t.Helper()
 	run, err := Load(dir, nil)
@@ -493,15 +509,7 @@ func TestAnalyze_PiecesOfOneThreadKeepTheirOrderWithoutTheHeap(t *testing.T) {
 	dir, tr := genRun(t, synth.Config{Ranks: 8, Steps: 3000, Seed: 22, ChunkEvents: 400})
 	defer func(p int) { testPiece = p }(testPiece)
 	testPiece = 50
-	run, err := Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	pass, err := Prepare(run, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, pass := loadPass(t, dir)
 	c := &collect{ordered: true}
 	pass.AddStreamSink(c)
 	res, err := pass.Run()

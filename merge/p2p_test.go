@@ -336,15 +336,7 @@ func TestP2PStream_DestinationIndexFollowsTheChannels(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 9, Steps: 300, Seed: 4, ChunkEvents: 256, Halo: true, HaloMix: true}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
-	pass, err := Prepare(run, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	run, pass := loadPass(t, dir)
 	p := NewP2PStream(run, P2POptions{}, pass.SiteName())
 	check := &indexCheck{P2PStream: p, t: t}
 	pass.AddStreamSink(check)

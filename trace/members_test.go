@@ -17,6 +17,18 @@ func iota32(first, n, stride int32) []int32 {
 	return m
 }
 
+// worldWriter writes a test header with the given world size into buf.
+func worldWriter(t testing.TB, buf *bytes.Buffer, worldSize int) *Writer {
+	t.Helper()
+	h := testHeader()
+	h.WorldSize = worldSize
+	w, err := NewWriter(buf, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
 // TestPackMembers_RunsWhereShorter: the usual communicators pack into one
 // run or a few, a list without structure is left as it is, and every
 // packing expands back to the list.
@@ -88,13 +100,8 @@ func TestUnpackMembers_RefusesBadRuns(t *testing.T) {
 // few bytes and reads back whole; a frame with bad runs or with both a
 // list and runs is reported as damage and the rest of the file is read.
 func TestReader_MemberRuns(t *testing.T) {
-	h := testHeader()
-	h.WorldSize = 100000
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := worldWriter(t, &buf, 100000)
 	world := iota32(0, 100000, 1)
 	before := w.Offset()
 	if err := w.WriteComm(Comm{ID: CommWorldID, Local: 0, Kind: "world", Members: world}); err != nil {
@@ -148,13 +155,8 @@ func TestReader_MemberRuns(t *testing.T) {
 // (its world and two splits' member lists), what tracemerge does 10,000
 // times for such a run.
 func BenchmarkReader_WorldOfManyRanks(b *testing.B) {
-	h := testHeader()
-	h.WorldSize = 10000
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, h)
-	if err != nil {
-		b.Fatal(err)
-	}
+	w := worldWriter(b, &buf, 10000)
 	for _, c := range []Comm{
 		{ID: CommWorldID, Local: 0, Kind: "world", Members: iota32(0, 10000, 1)},
 		{ID: 30, Local: 2, Kind: "split", Members: iota32(0, 5000, 1)},
