@@ -118,3 +118,33 @@ func TestThreadsAtOnce_RankStreamInTimeOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowThread_ReadWhenItStarts: the main thread of each rank calls
+// MPI_Barrier(MPI_COMM_SELF) 2,000,000 times while a second thread calls a
+// barrier every 5 ms (progs/slowthread.c). The slow thread's buffer half
+// stays open for the whole run, so its one chunk reaches the file last but
+// starts first. tracemerge read chunks in file order and held every later
+// event back until it came, up to its limit of 524,288, then gave up on
+// order: 44 of the slow thread's 54 calls per rank came after later ones
+// (3,000,000 calls; 437 MB peak). Now it reads a rank's chunks in the
+// order they start (trace.Reader.InStartOrder): none out of order.
+func TestSlowThread_ReadWhenItStarts(t *testing.T) {
+	for _, m := range mpis(t) {
+		t.Run(m.Name, func(t *testing.T) {
+			const np, fast = 2, 2_000_000
+			dir := filepath.Join(t.TempDir(), "tr")
+			r := mpirun(t, run{MPI: m, NP: np, Prog: "slowthread", Args: []string{strconv.Itoa(fast), "5"},
+				Preload: true, Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1"}})
+			var slow int
+			if _, err := fmt.Sscanf(r.Stdout, "slowthread fast 2000000 slow %d", &slow); err != nil || r.Code != 0 {
+				t.Fatalf("slowthread under the preload: exit %d, %v, stdout %q\n%s", r.Code, err, r.Stdout, r.Stderr)
+			}
+			if slow < 5 {
+				t.Fatalf("the slow thread called only %d times: the run is too short to test it", slow)
+			}
+			if a := analyzeDir(t, dir); len(a.Problems) != 0 || a.Events < np*fast+slow {
+				t.Errorf("tracemerge: %d events (want at least %d), problems %q", a.Events, np*fast+slow, a.Problems)
+			}
+		})
+	}
+}

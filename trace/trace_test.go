@@ -1098,6 +1098,22 @@ func TestReader_SpansGiveTheHorizon(t *testing.T) {
 			t.Errorf("after %d events of chunk %d: horizon %d %v, want %d", c.piece, c.chunk, h, ok, c.want)
 		}
 	}
+	// In start order the chunks come 500, 1000, 2000, 3000, and the
+	// horizon before each is its own start.
+	r.InStartOrder()
+	r.Rewind()
+	for i, first := range []int64{500, 1000, 2000, 3000, math.MaxInt64} {
+		if h, ok := r.Horizon(); !ok || h != first {
+			t.Errorf("in start order, before chunk %d: horizon %d %v, want %d", i, h, ok, first)
+		}
+		evs, err := r.NextChunk(nil)
+		if err == io.EOF && first == math.MaxInt64 {
+			break
+		}
+		if err != nil || len(evs) == 0 || evs[0].EnterNS != first {
+			t.Fatalf("in start order, chunk %d: %d events from %v, %v; want the one from %d", i, len(evs), evs[:min(1, len(evs))], err, first)
+		}
+	}
 	// A damaged SPAN frame: the chunk is read, nothing promised before it.
 	bad := bytes.Clone(data)
 	pos := chunkStart(t, bad, 2)
@@ -1113,5 +1129,10 @@ func TestReader_SpansGiveTheHorizon(t *testing.T) {
 	r2.Rewind()
 	if _, ok := r2.Horizon(); ok {
 		t.Error("Horizon promises a time before a chunk without span")
+	}
+	r2.InStartOrder() // a chunk without span: file order
+	r2.Rewind()
+	if evs, err := r2.NextChunk(nil); err != nil || evs[0].EnterNS != 1000 {
+		t.Errorf("start order asked of a file with a chunk without span: first chunk %v, %v; want file order (1000)", evs[:min(1, len(evs))], err)
 	}
 }
