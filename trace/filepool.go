@@ -33,9 +33,14 @@ type filePool struct {
 	peak  int        // most held at once (tests)
 	idle  *list.List // *pooledFile open with no reader, least recent at the back
 	limit int        // 0: from RLIMIT_NOFILE
+	freed *sync.Cond // a file became idle or was closed (cond)
 }
 
 var files = &filePool{idle: list.New()}
+
+// duringRead, when set (tests), runs inside every read of a pooled file,
+// as a slow file system would take its time there.
+var duringRead func()
 
 // SetOpenFileLimit sets how many trace files Open's readers keep open at
 // once (n <= 0: from the process's open-file limit, the default) and
@@ -88,9 +93,15 @@ func openPooled(path string) (*pooledFile, int64, error) {
 }
 
 // reopen opens pf's file, first closing idle files while the pool is at
-// its limit; with p.mu held.
+// its limit, or waiting for one to become idle when every file held is
+// being read (decoders reading many files at once on a slow file system
+// would otherwise open past the limit); with p.mu held.
 func (p *filePool) reopen(pf *pooledFile) (*os.File, error) {
-	for lim := p.max(); p.open >= lim && p.idle.Len() > 0; {
+	for lim := p.max(); p.open >= lim; {
+		if p.idle.Len() == 0 {
+			p.cond().Wait()
+			continue
+		}
 		old := p.idle.Remove(p.idle.Back()).(*pooledFile)
 		old.idle = nil
 		p.drop(old)
@@ -120,13 +131,23 @@ func (p *filePool) drop(pf *pooledFile) {
 		pf.f.Close()
 		pf.f = nil
 		p.open--
+		p.cond().Signal()
 	}
 }
 
 func (p *filePool) makeIdle(pf *pooledFile) {
 	if pf.f != nil && pf.idle == nil {
 		pf.idle = p.idle.PushFront(pf)
+		p.cond().Signal()
 	}
+}
+
+// cond is signalled when a file becomes idle or is closed; with p.mu held.
+func (p *filePool) cond() *sync.Cond {
+	if p.freed == nil {
+		p.freed = sync.NewCond(&p.mu)
+	}
+	return p.freed
 }
 
 // ReadAt implements io.ReaderAt, opening the file again if the pool
@@ -157,6 +178,9 @@ func (pf *pooledFile) ReadAt(b []byte, off int64) (int, error) {
 	}
 	pf.users++
 	p.mu.Unlock()
+	if duringRead != nil {
+		duringRead()
+	}
 	n, err := f.ReadAt(b, off)
 	p.mu.Lock()
 	if pf.users--; pf.users == 0 {

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // openFDs counts this process's open descriptors (Linux).
@@ -126,5 +127,69 @@ func TestOpen_ReplacedWhileClosedToMakeRoom(t *testing.T) {
 	ra.Close()
 	if _, err := ra.r.ReadAt(make([]byte, 1), 0); !errors.Is(err, os.ErrClosed) {
 		t.Errorf("ReadAt after Close: %v, want os.ErrClosed", err)
+	}
+}
+
+// TestOpen_ConcurrentReadsWaitForRoom: 12 readers read at once from their
+// own goroutines with room for 2 open files: reads wait for a file to be
+// free instead of opening past the limit, and all events come back.
+func TestOpen_ConcurrentReadsWaitForRoom(t *testing.T) {
+	dir := t.TempDir()
+	const n = 12
+	want := make([][]Event, n)
+	for i := range want {
+		chunks := [][]Event{amgEvents(40, uint64(i+1)), amgEvents(40+i, uint64(i+2))}
+		data, _ := writeFile(t, chunks)
+		if err := os.WriteFile(filepath.Join(dir, RankFileName(i)), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want[i] = concat(chunks)
+	}
+	defer SetOpenFileLimit(SetOpenFileLimit(2))
+	files.mu.Lock()
+	files.peak = files.open
+	files.mu.Unlock()
+	duringRead = func() { time.Sleep(200 * time.Microsecond) } // reads overlap
+	defer func() { duringRead = nil }()
+	rs := make([]*Reader, n)
+	for i := range rs {
+		r, err := Open(filepath.Join(dir, RankFileName(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		rs[i] = r
+	}
+	got := make([][]Event, n)
+	errs := make(chan error, n)
+	for i, r := range rs {
+		go func() {
+			for round := 0; round < 20; round++ {
+				r.Rewind()
+				evs, err := r.ReadAll()
+				if err != nil {
+					errs <- err
+					return
+				}
+				got[i] = evs
+			}
+			errs <- nil
+		}()
+	}
+	for range rs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range rs {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("reader %d: %d events, want %d", i, len(got[i]), len(want[i]))
+		}
+	}
+	files.mu.Lock()
+	peak := files.peak
+	files.mu.Unlock()
+	if peak > 2 {
+		t.Errorf("the pool held %d files at once, want at most 2", peak)
 	}
 }
