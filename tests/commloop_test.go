@@ -16,14 +16,17 @@ import (
 
 var commloopAnon = regexp.MustCompile(`commloop: rank (\d+) anon (\d+) (\d+)`)
 
-// TestCommLoop_MemoryFlatTraceSmallEveryCollectiveMatched: 70,000 steps on
-// 2 ranks (more communicators than the 65,536 local indexes tracemerge
+// TestCommLoop_MemoryFlatTraceSmallEveryCollectiveMatched: 280,000 steps
+// on 2 ranks (more communicators than the 65,536 local indexes tracemerge
 // once allowed) under the preload:
 //   - the output is unchanged;
-//   - the rank's anonymous memory grows by less than 512 KiB over the
-//     second half of the steps (0–4 kB measured; 1.2 MB with the library of
-//     2026-11-27 morning, which kept every communicator's member list: ≈ 34
-//     B per step at 2 ranks, 4 kB per step at 1,024);
+//   - the rank's anonymous memory grows by less than 1 MiB over the second
+//     half of the steps (+132 to +516 kB measured; the library of
+//     2026-11-27 morning kept every communicator's member list, ≈ 34 B per
+//     step at 2 ranks, 4.7 MB over such a half, 4 kB per step at 1,024).
+//     The Go half's heap settles slowly (since its COMM frames are encoded
+//     by hand it collects less often): +440 to +960 kB between 70,000 and
+//     140,000 steps, +64 to +76 kB between 280,000 and 560,000;
 //   - tracemerge matches every collective and reports no problem (it left
 //     those on communicators past the 65,536th on an "undefined
 //     communicator");
@@ -31,7 +34,7 @@ var commloopAnon = regexp.MustCompile(`commloop: rank (\d+) anon (\d+) (\d+)`)
 //     (each COMM frame carried its member list: +40 B per step at 6).
 func TestCommLoop_MemoryFlatTraceSmallEveryCollectiveMatched(t *testing.T) {
 	needSetup(t)
-	const steps = 70000
+	const steps = 280000
 	args := []string{strconv.Itoa(steps)}
 	plain := mpirun(t, run{NP: 2, Prog: "commloop", Args: args})
 	if plain.Code != 0 || plain.Stdout != fmt.Sprintf("steps %d sum %d\n", steps, 2*2*steps-2*steps/10) {
@@ -49,8 +52,8 @@ func TestCommLoop_MemoryFlatTraceSmallEveryCollectiveMatched(t *testing.T) {
 	for _, m := range ms {
 		early, _ := strconv.Atoi(m[2])
 		late, _ := strconv.Atoi(m[3])
-		if early <= 0 || late-early >= 512 {
-			t.Errorf("rank %s: anonymous memory %d kB after %d steps, %d kB after %d: grows by %d kB (want < 512)",
+		if early <= 0 || late-early >= 1024 {
+			t.Errorf("rank %s: anonymous memory %d kB after %d steps, %d kB after %d: grows by %d kB (want < 1024)",
 				m[1], early, steps/2, late, steps, late-early)
 		}
 	}

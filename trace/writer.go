@@ -151,12 +151,15 @@ type Writer struct {
 	ce       chunkEncoder
 	buf      []byte
 	mp       []byte
-	off      int64
-	events   uint64
-	calls    uint64 // Columns.Calls summed: Footer.Calls
-	chunks   int
-	err      error
-	closed   bool
+	// later: frames of freed communicators, written with the next frame
+	// (WriteComm)
+	later  []byte
+	off    int64
+	events uint64
+	calls  uint64 // Columns.Calls summed: Footer.Calls
+	chunks int
+	err    error
+	closed bool
 }
 
 var errClosed = errors.New("writer is closed")
@@ -223,6 +226,9 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option, init func(*Writ
 
 // flush writes w.buf as one Write call; called with mu held.
 func (w *Writer) flush(what string) error {
+	if len(w.later) > 0 { // in the same write
+		w.buf, w.later = append(w.later, w.buf...), w.buf[:0]
+	}
 	if err := w.checkOwned(); err != nil {
 		return err
 	}
@@ -486,10 +492,15 @@ func (w *Writer) writeMeta(kind FrameKind, v any) error {
 	}
 	var err error
 	w.mp, err = marshalAppend(w.mp[:0], v)
-	payload := w.mp
 	if err != nil {
 		return fmt.Errorf("trace: %s: encoding %s frame: %w", w.opts.name, kind, err)
 	}
+	return w.writePayload(kind, w.mp)
+}
+
+// writePayload writes one frame of the given kind around payload; called
+// with mu held.
+func (w *Writer) writePayload(kind FrameKind, payload []byte) error {
 	w.buf = appendFrameHeader(w.buf[:0], kind, 0, payload)
 	w.buf = append(w.buf, payload...)
 	return w.flush(kind.String())
@@ -497,7 +508,11 @@ func (w *Writer) writeMeta(kind FrameKind, v any) error {
 
 // WriteComm appends a communicator definition. Writing a comm again with
 // the same ID and Local (e.g. with FreedNS set) replaces the earlier one in
-// Meta.
+// Meta. The frame of a freed communicator (FreedNS set) is written with
+// the next frame, in the same write, or by Sync or Close (up to 64 kB of
+// them wait): a program that creates and frees a communicator per step
+// then pays one write a step, not two. A process killed in between loses
+// only when those communicators were freed; Abort drops them.
 func (w *Writer) WriteComm(c Comm) error {
 	if len(c.Runs) == 0 {
 		if runs := PackMembers(c.Members); runs != nil {
@@ -506,8 +521,21 @@ func (w *Writer) WriteComm(c Comm) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.writeMeta(KindComm, &c)
+	if err := w.usable(); err != nil {
+		return err
+	}
+	w.mp = appendComm(w.mp[:0], &c)
+	if c.FreedNS != 0 && len(w.later) < maxLater {
+		w.later = appendFrameHeader(w.later, KindComm, 0, w.mp)
+		w.later = append(w.later, w.mp...)
+		return nil
+	}
+	return w.writePayload(KindComm, w.mp)
 }
+
+// maxLater bounds the bytes of freed communicators' frames that wait for
+// the next frame.
+const maxLater = 64 << 10
 
 // WriteEpoch appends a sync epoch. An epoch with an Index already written
 // replaces the earlier one in Meta.
@@ -518,12 +546,19 @@ func (w *Writer) WriteEpoch(e Epoch) error {
 }
 
 // Sync commits the file to stable storage (fsync) when the underlying
-// writer supports it; frames are already in the file after each Write*.
+// writer supports it; frames are already in the file after each Write*
+// (but freed communicators' frames, which Sync writes first).
 func (w *Writer) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
+	}
+	if len(w.later) > 0 {
+		w.buf = w.buf[:0]
+		if err := w.flush("communicator"); err != nil {
+			return err
+		}
 	}
 	return w.syncLocked()
 }
@@ -535,7 +570,8 @@ func (w *Writer) Events() uint64 {
 	return w.events
 }
 
-// Offset returns the number of bytes written so far.
+// Offset returns the number of bytes written so far (not counting freed
+// communicators' frames waiting for the next write).
 func (w *Writer) Offset() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
