@@ -38,8 +38,11 @@ type commState struct {
 	id      uint64
 	members []int32 // world ranks in comm-rank order
 	self    bool
-	lastSeq []int64 // per position: last seq delivered, -1 none
-	base    uint32  // seq of open[0]
+	lastSeq []int64 // per position: last (unwrapped) seq delivered, -1 none
+	base    int64   // unwrapped seq of open[0]
+	// ref: the highest unwrapped seq of the comm so far (-1 none), which
+	// unwraps the next one (unwrap)
+	ref int64
 	open    []*openInst
 	store   []*openInst // start of open's backing array, reused when open empties
 	pool    []*openInst
@@ -47,7 +50,8 @@ type commState struct {
 
 type openInst struct {
 	comm       *commState
-	seq        uint32
+	seq        uint32 // as recorded
+	useq       int64  // unwrapped (commState.unwrap)
 	op         trace.Op
 	root       int32 // comm rank of the root (first valid one seen), -1 none
 	opMismatch bool
@@ -85,6 +89,7 @@ type matcher struct {
 
 func (m *matcher) addComm(id uint64, members []int32, world int) int32 {
 	cs := &commState{idx: int32(len(m.comms)), id: id, members: members /* read-only, shared with the rank files' metadata */, self: len(members) == 1 || id == trace.CommSelfID}
+	cs.ref = -1
 	cs.lastSeq = make([]int64, len(members))
 	for i := range cs.lastSeq {
 		cs.lastSeq[i] = -1
@@ -94,16 +99,39 @@ func (m *matcher) addComm(id uint64, members []int32, world int) int32 {
 	return int32(len(m.comms) - 1)
 }
 
-// isGone reports whether member pos of cs will never deliver seq.
-func (m *matcher) isGone(cs *commState, pos int, seq uint32) bool {
-	if cs.lastSeq[pos] >= int64(seq) {
+// unwrap returns seq as a number that keeps counting past 2^32: after
+// 2^32 collectives on one communicator the recorded numbers start again at
+// 0 (36 hours of 33,000 MPI_Allreduce a second). It is the number
+// congruent to seq modulo 2^32 nearest the comm's highest so far; a jump
+// of maxSeqJump or more (a damaged number) does not move that reference.
+func (cs *commState) unwrap(seq uint32) int64 {
+	u := unwrapAfter(cs.ref, seq)
+	if cs.ref < 0 || u > cs.ref && u-cs.ref < maxSeqJump {
+		cs.ref = u
+	}
+	return u
+}
+
+// unwrapAfter is seq unwrapped after last (an unwrapped number, -1 none):
+// the number congruent to seq modulo 2^32 nearest last.
+func unwrapAfter(last int64, seq uint32) int64 {
+	if last < 0 {
+		return int64(seq)
+	}
+	return last + int64(int32(seq-uint32(last)))
+}
+
+// isGone reports whether member pos of cs will never deliver the instance
+// of unwrapped seq u.
+func (m *matcher) isGone(cs *commState, pos int, u int64) bool {
+	if cs.lastSeq[pos] >= u {
 		return true
 	}
 	w := cs.members[pos]
 	return w < 0 || int(w) >= len(m.ended) || m.ended[w]
 }
 
-func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
+func (m *matcher) newInst(cs *commState, seq uint32, u int64, op trace.Op) *openInst {
 	var in *openInst
 	if len(cs.pool) == 0 {
 		m.reclaim()
@@ -118,10 +146,10 @@ func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
 			rawEnter: make([]float64, k), rawExit: make([]float64, k), site: make([]int32, k), pc: make([]uint64, k),
 			sent: make([]uint64, k), recv: make([]uint64, k)}
 	}
-	in.seq, in.op, in.opMismatch, in.got, in.gone, in.root = seq, op, false, 0, 0, -1
+	in.seq, in.useq, in.op, in.opMismatch, in.got, in.gone, in.root = seq, u, op, false, 0, 0, -1
 	for p := range in.state {
 		in.state[p] = stWaiting
-		if m.isGone(cs, p, seq) {
+		if m.isGone(cs, p, u) {
 			in.state[p] = stMissing
 			in.gone++
 		}
@@ -137,7 +165,7 @@ func (m *matcher) newInst(cs *commState, seq uint32, op trace.Op) *openInst {
 // An instance older than the oldest open one is new, not a duplicate: an
 // instance is only released once every member delivered or can no longer
 // deliver it, and the per-member lastSeq check rejects repeats.
-func (m *matcher) slot(cs *commState, seq uint32) **openInst {
+func (m *matcher) slot(cs *commState, seq int64) **openInst {
 	if len(cs.open) == 0 {
 		cs.base = seq
 	}
@@ -176,16 +204,16 @@ func (m *matcher) slot(cs *commState, seq uint32) **openInst {
 func (m *matcher) add(ev *GEvent) {
 	cs := m.comms[ev.commIdx]
 	pos := int(ev.commRank)
-	seq := ev.Seq
+	seq := cs.unwrap(ev.Seq)
 	last := cs.lastSeq[pos]
-	if int64(seq) <= last {
+	if seq <= last {
 		m.dupes++
 		return
 	}
-	cs.lastSeq[pos] = int64(seq)
+	cs.lastSeq[pos] = seq
 	// This member skipped seqs last+1..seq-1: mark it missing in any open ones.
-	if int64(seq) > last+1 && !m.part {
-		for s := uint32(last + 1); s < seq; s++ {
+	if seq > last+1 && !m.part {
+		for s := last + 1; s < seq; s++ {
 			if len(cs.open) == 0 {
 				break
 			}
@@ -213,7 +241,7 @@ func (m *matcher) add(ev *GEvent) {
 	}
 	in := *sp
 	if in == nil {
-		in = m.newInst(cs, seq, ev.Op)
+		in = m.newInst(cs, ev.Seq, seq, ev.Op)
 		*sp = in
 	} else if in.op != ev.Op {
 		in.opMismatch = true
@@ -246,7 +274,7 @@ func (m *matcher) try(in *openInst) {
 // to fin, which owns it from then on and calls recycle when done.
 func (m *matcher) release(in *openInst) {
 	cs := in.comm
-	if d := int(in.seq - cs.base); in.seq >= cs.base && d < len(cs.open) && cs.open[d] == in {
+	if d := int(in.useq - cs.base); in.useq >= cs.base && d < len(cs.open) && cs.open[d] == in {
 		cs.open[d] = nil
 	}
 	for len(cs.open) > 0 && cs.open[0] == nil {

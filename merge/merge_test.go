@@ -529,3 +529,29 @@ func TestAnalyze_PiecesOfOneThreadKeepTheirOrderWithoutTheHeap(t *testing.T) {
 		t.Errorf("%d of 8 ranks' order went to the heap: %v", len(heaped), heaped)
 	}
 }
+
+// TestAnalyze_SequenceNumbersThatWrap: a run whose communicators' sequence
+// numbers wrap past 2^32 (after 2^32 collectives on one communicator: 36
+// hours of 33,000 MPI_Allreduce a second) is analysed as one whose do not:
+// every instance complete, none taken for a repeat, the same waits.
+func TestAnalyze_SequenceNumbersThatWrap(t *testing.T) {
+	cfg := synth.Config{Ranks: 6, Steps: 2000, Seed: 23, SplitGroups: 2, Halo: true, HaloMix: true}
+	plainDir, _ := genRun(t, cfg)
+	cfg.FirstSeq = math.MaxUint32 - 700
+	wrapDir, _ := genRun(t, cfg)
+	plain, _ := analyzeDir(t, plainDir, Options{})
+	wrap, _ := analyzeDir(t, wrapDir, Options{})
+	p, w := plain.Analysis, wrap.Analysis
+	if len(w.Problems) != len(p.Problems) || w.Instances != p.Instances || w.Incomplete != p.Incomplete || w.Events != p.Events {
+		t.Fatalf("wrapping: %d instances, %d incomplete, %d events, problems %q; without: %d, %d, %d, %q",
+			w.Instances, w.Incomplete, w.Events, w.Problems, p.Instances, p.Incomplete, p.Events, p.Problems)
+	}
+	if len(w.Ops) != len(p.Ops) {
+		t.Fatalf("wrapping: %d ops, without: %d", len(w.Ops), len(p.Ops))
+	}
+	for i := range p.Ops {
+		if w.Ops[i].Op != p.Ops[i].Op || w.Ops[i].Count != p.Ops[i].Count || !reflect.DeepEqual(w.Ops[i].Wait, p.Ops[i].Wait) {
+			t.Errorf("op %s: wrapping %d instances, wait %v; without %d, %v", p.Ops[i].Op, w.Ops[i].Count, w.Ops[i].Wait, p.Ops[i].Count, p.Ops[i].Wait)
+		}
+	}
+}

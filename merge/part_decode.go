@@ -199,8 +199,8 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			// sequence number: the blocking one after it skips none (the
 			// serial matcher has no instance of that number to mark).
 			k := uint64(uint32(ev.Rank))<<32 | uint64(uint32(ev.commIdx))
-			if l, ok := lastSeq[k]; !ok || int64(ev.Seq) > l {
-				lastSeq[k] = int64(ev.Seq)
+			if l, ok := lastSeq[k]; !ok || unwrapAfter(l, ev.Seq) > l {
+				lastSeq[k] = unwrapAfter(l, ev.Seq)
 			}
 		}
 		if rt != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) && int(ev.Rank) < len(rt.owner) {
@@ -222,14 +222,15 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		if !ok {
 			l = -1
 		}
-		if int64(ev.Seq) <= l {
+		u := unwrapAfter(l, ev.Seq)
+		if u <= l {
 			end.Dupes++ // the serial matcher ignores it
 			return nil
 		}
-		if int64(ev.Seq) > l+1 {
+		if u > l+1 {
 			end.Irregular++ // skipped sequence numbers
 		}
-		lastSeq[k] = int64(ev.Seq)
+		lastSeq[k] = u
 		e := *ev
 		e.LocalEnter = int64(ord[ev.Rank])
 		return push(pl.ownerOf(ev.commIdx, ev.Seq), &e)

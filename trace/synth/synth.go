@@ -71,6 +71,10 @@ type Config struct {
 	// every other time); an MPI_Ibarrier on MPI_COMM_WORLD completed by the
 	// same MPI_Waitall; two MPI_Sendrecv; MPI_Send then MPI_Recv.
 	HaloMix bool
+	// FirstSeq is every communicator's first collective sequence number
+	// (trace.Event.Seq; the recorder starts at 0): near 2^32 the numbers
+	// wrap within the run, as after 2^32 collectives on one communicator.
+	FirstSeq uint32
 	// PatternLen is the length of the repeating op sequence (default 24).
 	PatternLen int
 	// ComputeNS is the mean compute time between calls (default 20000).
@@ -424,7 +428,8 @@ func Generate(dir string, cfg Config) (*Truth, error) {
 		}
 		tr.Inject[r] = in
 		rrng := rand.New(rand.NewPCG(c.Seed, uint64(r)+1))
-		rs := &rankState{rng: rrng, inject: in, ready: start, buf: make([]trace.Event, 0, c.ChunkEvents)}
+		rs := &rankState{rng: rrng, inject: in, ready: start, buf: make([]trace.Event, 0, c.ChunkEvents),
+			seq: [3]uint32{c.FirstSeq, c.FirstSeq, c.FirstSeq}}
 		rs.slow = 1 + c.Imbalance*rrng.Float64()
 		if f, ok := c.Slowdown[r]; ok {
 			rs.slow = f
