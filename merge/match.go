@@ -42,10 +42,10 @@ type commState struct {
 	base    int64   // unwrapped seq of open[0]
 	// ref: the highest unwrapped seq of the comm so far (-1 none), which
 	// unwraps the next one (unwrap)
-	ref int64
-	open    []*openInst
-	store   []*openInst // start of open's backing array, reused when open empties
-	pool    []*openInst
+	ref   int64
+	open  []*openInst
+	store []*openInst // start of open's backing array, reused when open empties
+	pool  []*openInst
 }
 
 type openInst struct {
