@@ -80,12 +80,6 @@ func (s *P2PStream) chanOf(k p2pKey) *p2pChan {
 		ch = &p2pChan{}
 	}
 	s.chans[k] = ch
-	d := s.toDst[k.dst]
-	if d == nil {
-		d = map[p2pKey]*p2pChan{}
-		s.toDst[k.dst] = d
-	}
-	d[k] = ch
 	return ch
 }
 
@@ -96,7 +90,6 @@ func (s *P2PStream) dropChanIfEmpty(k p2pKey, ch *p2pChan) {
 		return
 	}
 	delete(s.chans, k)
-	delete(s.toDst[k.dst], k)
 	ch.sends, ch.recvs = ch.sends[:0], ch.recvs[:0]
 	s.freeChans = append(s.freeChans, ch)
 }
@@ -186,12 +179,14 @@ func (s *P2PStream) updateMinUnres(rs *p2pRankState) {
 // releaseRank retries the keys whose head receive on rs was held back by
 // an unresolved wildcard receive posted before it.
 func (s *P2PStream) releaseRank(rs *p2pRankState) {
-	var keys []p2pKey
-	for k, ch := range s.toDst[rs.rank] {
-		if len(ch.recvs) > 0 {
-			keys = append(keys, k)
-		}
+	if len(rs.blocked) == 0 {
+		return
 	}
+	keys := make([]p2pKey, 0, len(rs.blocked))
+	for k := range rs.blocked {
+		keys = append(keys, k)
+	}
+	clear(rs.blocked) // tryMatch puts back what is still blocked
 	// in key order, not the map's: the pairs settled here are summed in
 	// this order (reproducible, and the same on a partitioned owner)
 	sort.Slice(keys, func(i, j int) bool { return keyBefore(keys[i], keys[j]) })
@@ -220,6 +215,10 @@ func (s *P2PStream) tryMatch(k p2pKey, ch *p2pChan) {
 	for len(ch.sends) > 0 && len(ch.recvs) > 0 {
 		r, snd := ch.recvs[0], ch.sends[0]
 		if rs != nil && len(rs.unresolved) > 0 && rs.minUnres < r.order {
+			if rs.blocked == nil {
+				rs.blocked = map[p2pKey]struct{}{}
+			}
+			rs.blocked[k] = struct{}{}
 			break
 		}
 		ch.sends, ch.recvs = ch.sends.popFront(), ch.recvs.popFront()

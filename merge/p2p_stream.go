@@ -112,25 +112,26 @@ type p2pRankState struct {
 	// matched once no unresolved receive was posted before it.
 	unresolved map[int]bool
 	minUnres   int // smallest order in unresolved (valid when len > 0)
-	sum        *P2PRank
+	// blocked: the keys to this rank whose head receive waits for an
+	// unresolved one posted before it (tryMatch), retried when one
+	// resolves (releaseRank); visiting every key of the run instead made
+	// a 10,000-rank analysis quadratic
+	blocked map[p2pKey]struct{}
+	sum     *P2PRank
 }
 
 // P2PStream is the streaming point-to-point analysis (see the file
 // comment). Create it with NewP2PStream, feed it with Add, then call
 // Result once.
 type P2PStream struct {
-	opt      P2POptions
-	out      *P2PResult
-	rep      repairs // P2POptions.CollectRepairs
-	siteName func(rank int32, pc uint64) string
-	commSize map[uint64]int
-	ranks    map[int32]*p2pRankState
-	calls    map[*p2pCall]struct{} // calls not yet finished
-	chans    map[p2pKey]*p2pChan
-	// toDst: chans by destination rank, so that releasing one rank's
-	// receives does not visit every key of the run (at 10,000 ranks
-	// that made the analysis quadratic: releaseRank)
-	toDst     map[int32]map[p2pKey]*p2pChan
+	opt       P2POptions
+	out       *P2PResult
+	rep       repairs // P2POptions.CollectRepairs
+	siteName  func(rank int32, pc uint64) string
+	commSize  map[uint64]int
+	ranks     map[int32]*p2pRankState
+	calls     map[*p2pCall]struct{} // calls not yet finished
+	chans     map[p2pKey]*p2pChan
 	freeChans []*p2pChan
 	nbc       map[InstanceKey]*nbcInst
 	nbcAcc    map[trace.Op]*nbcAccum
@@ -170,7 +171,7 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 		opt.TopN = 10
 	}
 	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
-		ranks: map[int32]*p2pRankState{}, calls: map[*p2pCall]struct{}{}, chans: map[p2pKey]*p2pChan{}, toDst: map[int32]map[p2pKey]*p2pChan{},
+		ranks: map[int32]*p2pRankState{}, calls: map[*p2pCall]struct{}{}, chans: map[p2pKey]*p2pChan{},
 		nbc: map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
 		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}, waitedFor: map[[2]int32]float64{}}
 	for _, ri := range run.Ranks {
