@@ -21,36 +21,77 @@ func openFDs(t *testing.T) int {
 	return len(ents)
 }
 
-// TestOpen_KeepsAtMostTheLimitOpen: 40 readers read in turns, chunk by
-// chunk, with room for 4 open files: every event comes back and no more
-// than 4 descriptors are held at any time.
-func TestOpen_KeepsAtMostTheLimitOpen(t *testing.T) {
+// writeRankFiles writes n rank files of the given chunks into a new
+// directory and returns it and each file's events.
+func writeRankFiles(t *testing.T, n int, chunks func(i int) [][]Event) (string, [][]Event) {
+	t.Helper()
 	dir := t.TempDir()
-	const n = 40
 	want := make([][]Event, n)
 	for i := range want {
-		chunks := [][]Event{amgEvents(30+i, uint64(i+1)), amgEvents(20, uint64(i+1)), amgEvents(10+i, uint64(i+1))}
-		data, _ := writeFile(t, chunks)
+		c := chunks(i)
+		data, _ := writeFile(t, c)
 		if err := os.WriteFile(filepath.Join(dir, RankFileName(i)), data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		want[i] = concat(chunks)
+		want[i] = concat(c)
 	}
-	defer SetOpenFileLimit(SetOpenFileLimit(4))
+	return dir, want
+}
+
+// checkPoolRead checks that every reader gave its file's events and the
+// pool never held more than limit files.
+func checkPoolRead(t *testing.T, got, want [][]Event, limit int) {
+	t.Helper()
+	for i := range want {
+		if !reflect.DeepEqual(got[i], want[i]) {
+			t.Errorf("reader %d: %d events, want %d", i, len(got[i]), len(want[i]))
+		}
+	}
 	files.mu.Lock()
-	files.peak = files.open
+	peak := files.peak
 	files.mu.Unlock()
-	base := openFDs(t)
+	if peak > limit {
+		t.Errorf("the pool held %d files at once, want at most %d", peak, limit)
+	}
+}
+
+// openRankFiles opens the n rank files of dir (closed when the test ends).
+func openRankFiles(t *testing.T, dir string, n int) []*Reader {
+	t.Helper()
 	rs := make([]*Reader, n)
-	got := make([][]Event, n)
 	for i := range rs {
 		r, err := Open(filepath.Join(dir, RankFileName(i)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer r.Close()
+		t.Cleanup(func() { r.Close() })
 		rs[i] = r
 	}
+	return rs
+}
+
+// poolLimit sets the pool's limit for the test and starts counting its
+// peak anew.
+func poolLimit(t *testing.T, n int) {
+	prev := SetOpenFileLimit(n)
+	t.Cleanup(func() { SetOpenFileLimit(prev) })
+	files.mu.Lock()
+	files.peak = files.open
+	files.mu.Unlock()
+}
+
+// TestOpen_KeepsAtMostTheLimitOpen: 40 readers read in turns, chunk by
+// chunk, with room for 4 open files: every event comes back and no more
+// than 4 descriptors are held at any time.
+func TestOpen_KeepsAtMostTheLimitOpen(t *testing.T) {
+	const n = 40
+	dir, want := writeRankFiles(t, n, func(i int) [][]Event {
+		return [][]Event{amgEvents(30+i, uint64(i+1)), amgEvents(20, uint64(i+1)), amgEvents(10+i, uint64(i+1))}
+	})
+	poolLimit(t, 4)
+	base := openFDs(t)
+	rs := openRankFiles(t, dir, n)
+	got := make([][]Event, n)
 	for live := n; live > 0; {
 		live = 0
 		for i, r := range rs {
@@ -68,17 +109,7 @@ func TestOpen_KeepsAtMostTheLimitOpen(t *testing.T) {
 			t.Fatalf("%d descriptors open, %d before the readers: want at most 4 more", fds, base)
 		}
 	}
-	for i := range rs {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("reader %d: %d events, want %d", i, len(got[i]), len(want[i]))
-		}
-	}
-	files.mu.Lock()
-	peak := files.peak
-	files.mu.Unlock()
-	if peak > 4 {
-		t.Errorf("the pool held %d files at once, want at most 4", peak)
-	}
+	checkPoolRead(t, got, want, 4)
 	for _, r := range rs {
 		r.Close()
 	}
@@ -134,32 +165,14 @@ func TestOpen_ReplacedWhileClosedToMakeRoom(t *testing.T) {
 // own goroutines with room for 2 open files: reads wait for a file to be
 // free instead of opening past the limit, and all events come back.
 func TestOpen_ConcurrentReadsWaitForRoom(t *testing.T) {
-	dir := t.TempDir()
 	const n = 12
-	want := make([][]Event, n)
-	for i := range want {
-		chunks := [][]Event{amgEvents(40, uint64(i+1)), amgEvents(40+i, uint64(i+2))}
-		data, _ := writeFile(t, chunks)
-		if err := os.WriteFile(filepath.Join(dir, RankFileName(i)), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		want[i] = concat(chunks)
-	}
-	defer SetOpenFileLimit(SetOpenFileLimit(2))
-	files.mu.Lock()
-	files.peak = files.open
-	files.mu.Unlock()
+	dir, want := writeRankFiles(t, n, func(i int) [][]Event {
+		return [][]Event{amgEvents(40, uint64(i+1)), amgEvents(40+i, uint64(i+2))}
+	})
+	poolLimit(t, 2)
 	duringRead = func() { time.Sleep(200 * time.Microsecond) } // reads overlap
 	defer func() { duringRead = nil }()
-	rs := make([]*Reader, n)
-	for i := range rs {
-		r, err := Open(filepath.Join(dir, RankFileName(i)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		rs[i] = r
-	}
+	rs := openRankFiles(t, dir, n)
 	got := make([][]Event, n)
 	errs := make(chan error, n)
 	for i, r := range rs {
@@ -181,15 +194,5 @@ func TestOpen_ConcurrentReadsWaitForRoom(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for i := range rs {
-		if !reflect.DeepEqual(got[i], want[i]) {
-			t.Errorf("reader %d: %d events, want %d", i, len(got[i]), len(want[i]))
-		}
-	}
-	files.mu.Lock()
-	peak := files.peak
-	files.mu.Unlock()
-	if peak > 2 {
-		t.Errorf("the pool held %d files at once, want at most 2", peak)
-	}
+	checkPoolRead(t, got, want, 2)
 }
