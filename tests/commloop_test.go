@@ -25,8 +25,8 @@ var commloopAnon = regexp.MustCompile(`commloop: rank (\d+) anon (\d+) (\d+)`)
 //     2026-11-27 morning kept every communicator's member list, ≈ 34 B per
 //     step at 2 ranks, 4.7 MB over such a half, 4 kB per step at 1,024).
 //     The Go half's heap settles slowly (since its COMM frames are encoded
-//     by hand it collects less often): +440 to +960 kB between 70,000 and
-//     140,000 steps, +64 to +76 kB between 280,000 and 560,000;
+//     by hand it collects less often): +440 to +964 kB between 70,000 and
+//     140,000 steps, +76 kB between 280,000 and 560,000;
 //   - tracemerge matches every collective and reports no problem (it left
 //     those on communicators past the 65,536th on an "undefined
 //     communicator");
