@@ -232,27 +232,63 @@ static void comm_degrees(MPI_Comm comm, int rank, int32_t *in, int32_t *out)
 
 /* ---- interned member lists ----------------------------------------------------
  *
- * A slot's peers (comm rank -> world rank) are kept for the life of the
- * process (a request may outlive MPI_Comm_free). Communicators with the same
- * list share one array, so a program that duplicates and frees a
+ * A slot's peers (comm rank -> world rank) are shared by every communicator
+ * and window with the same list, so a program that duplicates and frees a
  * communicator per step does not grow by a list each time (at 1,024 ranks
- * 4 KB per step). */
+ * 4 KB per step), and counted: refs is the number of live slots holding
+ * the list. A list that no slot holds any more may still be read by a live
+ * request (a request may outlive MPI_Comm_free, and the request table and
+ * the threads' FIFOs keep the pointer), so it is retired, not freed; once
+ * the retired lists pass GCK_PEERS_SWEEP bytes, peers_sweep frees those no
+ * request refers to. Below MPI_THREAD_MULTIPLE only: there the sweeping
+ * thread is the only one in MPI. Under MPI_THREAD_MULTIPLE a thread may be
+ * between reading a request's list and using it, so retired lists are kept
+ * for the life of the process (as all were before 2026-11-27, when a
+ * program splitting into new member sets every step grew by 4 bytes per
+ * member per step). */
 typedef struct peers_node {
 	struct peers_node *next;
 	uint64_t hash;
 	int32_t n;
-	int32_t *a;
+	uint32_t refs; /* live communicator and window slots holding the list */
+	uint32_t mark; /* peers_sweep: retired and not yet seen in a request */
+	int32_t a[];
 } peers_node;
 
 #define GCK_PEERS_BUCKETS 1024
+/* Retired bytes between sweeps: a sweep reads the request tables (≈ 1 MiB
+ * for the first) and the FIFOs, so it runs at most once per 256 KiB freed. */
+#define GCK_PEERS_SWEEP ((size_t)256 << 10)
 static peers_node *peers_tab[GCK_PEERS_BUCKETS];
 static pthread_mutex_t peers_mu = PTHREAD_MUTEX_INITIALIZER;
+static size_t peers_retired;                    /* bytes of lists with refs 0, under peers_mu */
+static size_t peers_sweep_at = GCK_PEERS_SWEEP; /* sweep when peers_retired reaches it */
+static size_t peers_sweep_step = GCK_PEERS_SWEEP;
 
-/* peers_intern returns the shared copy of the n-element list a: an earlier
- * equal one (a is then freed) or a itself, kept. NULL only if a is. */
-static const int32_t *peers_intern(int32_t *a, int32_t n)
+/* gclock_peers_sweep_always makes every retirement sweep
+ * (GCLOCK_TEST_FAULT=peers-sweep: tests/permsplit_test.go). */
+void gclock_peers_sweep_always(void)
 {
-	if (a == NULL)
+	pthread_mutex_lock(&peers_mu);
+	peers_sweep_step = 0;
+	peers_sweep_at = peers_retired;
+	pthread_mutex_unlock(&peers_mu);
+}
+
+static size_t peers_bytes(int32_t n) { return sizeof(peers_node) + sizeof(int32_t) * (size_t)n; }
+
+static peers_node *peers_node_of(const int32_t *p)
+{
+	return (peers_node *)(void *)((char *)(uintptr_t)p - offsetof(peers_node, a));
+}
+
+/* peers_intern returns the shared copy of the n-element list a (the
+ * caller keeps a), held once more: an earlier equal one or a new copy.
+ * NULL if a is NULL or there is no memory for the copy (peers unknown:
+ * the comm ranks are recorded as given). */
+static const int32_t *peers_intern(const int32_t *a, int32_t n)
+{
+	if (a == NULL || n < 0)
 		return NULL;
 	uint64_t h = 14695981039346656037ull;
 	for (int32_t i = 0; i < n; i++)
@@ -261,18 +297,95 @@ static const int32_t *peers_intern(int32_t *a, int32_t n)
 	peers_node **b = &peers_tab[h & (GCK_PEERS_BUCKETS - 1)];
 	for (peers_node *p = *b; p != NULL; p = p->next) {
 		if (p->hash == h && p->n == n && memcmp(p->a, a, sizeof(int32_t) * (size_t)n) == 0) {
+			if (p->refs++ == 0)
+				peers_retired -= peers_bytes(n);
 			pthread_mutex_unlock(&peers_mu);
-			free(a);
 			return p->a;
 		}
 	}
-	peers_node *p = malloc(sizeof *p);
-	if (p != NULL) { /* else kept unshared */
-		*p = (peers_node){.next = *b, .hash = h, .n = n, .a = a};
+	peers_node *p = malloc(peers_bytes(n));
+	if (p != NULL) {
+		*p = (peers_node){.next = *b, .hash = h, .n = n, .refs = 1};
+		memcpy(p->a, a, sizeof(int32_t) * (size_t)n);
 		*b = p;
 	}
 	pthread_mutex_unlock(&peers_mu);
-	return a;
+	return p != NULL ? p->a : NULL;
+}
+
+/* peers_hold holds an interned list once more (a window sharing its
+ * communicator's). */
+static void peers_hold(const int32_t *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&peers_mu);
+	peers_node *p = peers_node_of(a);
+	if (p->refs++ == 0)
+		peers_retired -= peers_bytes(p->n);
+	pthread_mutex_unlock(&peers_mu);
+}
+
+static void peers_unmark(const int32_t *a)
+{
+	if (a != NULL)
+		peers_node_of(a)->mark = 0;
+}
+
+/* peers_sweep frees the retired lists no live request refers to. Caller
+ * holds peers_mu, below MPI_THREAD_MULTIPLE. */
+static void peers_sweep(void)
+{
+	for (int i = 0; i < GCK_PEERS_BUCKETS; i++)
+		for (peers_node *p = peers_tab[i]; p != NULL; p = p->next)
+			p->mark = p->refs == 0;
+	gclock_requests_peers_each(peers_unmark);
+	size_t kept = 0;
+	for (int i = 0; i < GCK_PEERS_BUCKETS; i++) {
+		for (peers_node **pp = &peers_tab[i]; *pp != NULL;) {
+			peers_node *p = *pp;
+			if (p->mark) {
+				*pp = p->next;
+				free(p);
+				continue;
+			}
+			if (p->refs == 0)
+				kept += peers_bytes(p->n);
+			pp = &p->next;
+		}
+	}
+	peers_retired = kept;
+	peers_sweep_at = kept + peers_sweep_step;
+}
+
+/* peers_release drops a slot's hold on its list (MPI_Comm_free,
+ * MPI_Win_free); the list is retired when no slot holds it. */
+static void peers_release(const int32_t *a)
+{
+	if (a == NULL)
+		return;
+	pthread_mutex_lock(&peers_mu);
+	peers_node *p = peers_node_of(a);
+	if (p->refs > 0 && --p->refs == 0) {
+		peers_retired += peers_bytes(p->n);
+		if (peers_retired >= peers_sweep_at && !gclock_mt)
+			peers_sweep();
+	}
+	pthread_mutex_unlock(&peers_mu);
+}
+
+/* gclock_peers_kept is the bytes of member lists the shim keeps
+ * (GCLOCK_TEST_FAULT=peers and peers-sweep print it at MPI_Finalize:
+ * tests/permsplit_test.go). */
+size_t gclock_peers_kept(void)
+{
+	size_t n = 0;
+	pthread_mutex_lock(&peers_mu);
+	for (int i = 0; i < GCK_PEERS_BUCKETS; i++)
+		for (peers_node *p = peers_tab[i]; p != NULL; p = p->next)
+			n += peers_bytes(p->n);
+	pthread_mutex_unlock(&peers_mu);
+	return n;
 }
 
 static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
@@ -331,8 +444,7 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	 * MPI_Comm_free). */
 	if (!inter && n == v.size && members != NULL) {
 		v.peers = peers_intern(members, n);
-		v.npeers = n;
-		members = NULL;
+		v.npeers = v.peers != NULL ? n : 0;
 	} else if (inter) {
 		int rs = 0;
 		MPI_Group rg;
@@ -348,8 +460,7 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 					for (int i = 0; i < rs; i++)
 						pp[i] = ro[i];
 					v.peers = peers_intern(pp, rs);
-					v.npeers = rs;
-					pp = NULL;
+					v.npeers = v.peers != NULL ? rs : 0;
 				}
 			}
 			free(pp);
@@ -364,6 +475,8 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	pthread_mutex_lock(&comm_mu);
 	gclock_comm_slot *s = comm_insert((uintptr_t)comm, &v);
 	pthread_mutex_unlock(&comm_mu);
+	if (s == NULL)
+		peers_release(v.peers);
 	return s;
 }
 
@@ -621,6 +734,7 @@ void gclock_win_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_
 	v.size = parent->size;
 	v.peers = parent->peers;
 	v.npeers = parent->npeers;
+	peers_hold(v.peers);
 	v.resync_at = UINT32_MAX;
 	pthread_mutex_lock(&comm_mu);
 	v.local = next_local++;
@@ -630,8 +744,10 @@ void gclock_win_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_
 	v.id = gclock_go.comm(0, parent->id, counter, v.local, kbuf, (int32_t *)v.peers,
 			    v.peers != NULL ? v.npeers : 0, now);
 	pthread_mutex_lock(&comm_mu);
-	comm_insert((uintptr_t)win, &v);
+	gclock_comm_slot *s = comm_insert((uintptr_t)win, &v);
 	pthread_mutex_unlock(&comm_mu);
+	if (s == NULL)
+		peers_release(v.peers);
 }
 
 /* gclock_world_group is MPI_COMM_WORLD's group (rma.h: post/start groups
@@ -648,15 +764,19 @@ void gclock_comm_free_done(int rc, uintptr_t k)
 	pthread_mutex_lock(&comm_mu);
 	gclock_comm_slot *s = comm_find(k);
 	uint32_t local = 0;
+	const int32_t *peers = NULL;
 	if (s != NULL) {
 		local = s->local;
+		peers = s->peers;
 		/* The handle may be reused by a later communicator: the
 		 * tombstone lets it get a fresh slot and local index. */
 		__atomic_store_n(&s->key, GCK_KEY_TOMB, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&comm_mu);
-	if (s != NULL)
+	if (s != NULL) {
+		peers_release(peers);
 		gclock_go.comm_freed(local, now);
+	}
 }
 
 int MPI_Comm_free(MPI_Comm *comm)

@@ -76,8 +76,8 @@ typedef struct gclock_comm_slot {
 	 * (MPI_PROC_NULL neighbours included); 0 without a topology. */
 	int32_t indeg, outdeg;
 	/* Point-to-point peers: comm rank -> world rank (the remote group of an
-	 * intercommunicator); NULL when unknown. Never freed (a request may
-	 * outlive MPI_Comm_free). */
+	 * intercommunicator); NULL when unknown. Interned and counted
+	 * (comms.c): freed once no slot and no live request holds it. */
 	const int32_t *peers;
 	int32_t npeers;
 	/* Resync (docs/clocksync.md): the first resync-eligible collective
@@ -211,6 +211,9 @@ gclock_comm_slot *gclock_slot_find_more(uintptr_t k); /* comms.c */
 int gclock_scratch_grow(gclock_tbuf *b, int count); /* buffers.c */
 uint64_t gclock_requests_lost(void);              /* polls.c */
 void gclock_requests_nomem(void);                 /* polls.c */
+void gclock_requests_peers_each(void (*f)(const int32_t *)); /* polls.c */
+size_t gclock_peers_kept(void);                  /* comms.c */
+void gclock_peers_sweep_always(void);            /* comms.c */
 extern int gclock_timer_kind;
 extern int gclock_fake_on;
 extern int gclock_tsc_fast;               /* the TSC, no injection: gclock_now inline */

@@ -55,6 +55,9 @@ __attribute__((constructor)) static void gclock_fork_register(void)
  * out; before 2026-11-27 that count was kept and never told). */
 static void requests_lost_say(void)
 {
+	const char *fault = getenv("GCLOCK_TEST_FAULT");
+	if (fault != NULL && strncmp(fault, "peers", 5) == 0) /* tests/permsplit_test.go */
+		fprintf(stderr, "gclock: rank %d: member lists kept %zu bytes\n", world_rank, gclock_peers_kept());
 	uint64_t n = gclock_requests_lost();
 	if (n > 0)
 		fprintf(stderr,
@@ -265,6 +268,8 @@ static void after_init(void)
 	const char *fault = getenv("GCLOCK_TEST_FAULT");
 	if (fault != NULL && strcmp(fault, "reqtable") == 0)
 		gclock_requests_nomem();
+	if (fault != NULL && strcmp(fault, "peers-sweep") == 0)
+		gclock_peers_sweep_always();
 	gclock_comm_slot *w = comm_register(h_world, NULL, 0, "world", 1);
 	/* MPI_COMM_SELF exists in the world model only; a sessions program's
 	 * self communicators are registered at first use. */
