@@ -225,6 +225,30 @@ func TestWriteImbalanceText_Properties(t *testing.T) {
 	}
 }
 
+// TestWriteImbalanceText_HostsCounted: the header counts hosts in words
+// that fit the number ("on 1 host", "on 2 hosts").
+func TestWriteImbalanceText_HostsCounted(t *testing.T) {
+	for _, c := range []struct {
+		hosts []string
+		want  string
+	}{
+		{[]string{"a"}, " on 1 host, "},
+		{[]string{"a", "b"}, " on 2 hosts, "},
+	} {
+		a := demoAnalysis(false)
+		for i := range a.Ranks {
+			a.Ranks[i].Host = c.hosts[i%len(c.hosts)]
+		}
+		var b bytes.Buffer
+		if err := WriteImbalanceText(&b, a); err != nil {
+			t.Fatal(err)
+		}
+		if head, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(head, c.want) {
+			t.Errorf("%d hosts: header %q, want it to contain %q", len(c.hosts), head, c.want)
+		}
+	}
+}
+
 func TestHistogramSVG_Properties(t *testing.T) {
 	for _, c := range []struct {
 		name     string

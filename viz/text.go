@@ -110,8 +110,12 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	if job == "" {
 		job = "?"
 	}
-	fmt.Fprintf(w, "gclock imbalance report: job %s, %d ranks on %d hosts, %d events, span %s\n",
-		term(job), a.WorldSize, hostCount(a), a.Events, fmtDur(a.EndNS-a.StartNS))
+	hosts := "hosts"
+	if hostCount(a) == 1 {
+		hosts = "host"
+	}
+	fmt.Fprintf(w, "gclock imbalance report: job %s, %d ranks on %d %s, %d events, span %s\n",
+		term(job), a.WorldSize, hostCount(a), hosts, a.Events, fmtDur(a.EndNS-a.StartNS))
 	if bs := clockBanners(a); len(bs) > 0 {
 		line := strings.Repeat("!", 78)
 		fmt.Fprintln(w, line)
