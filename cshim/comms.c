@@ -439,9 +439,8 @@ static gclock_comm_slot *comm_register(MPI_Comm comm, gclock_comm_slot *parent,
 	v.id = gclock_go.comm(fixed_id, parent ? parent->id : 0, counter, v.local, kbuf,
 			    members, (int32_t)n, now);
 	/* Point-to-point peers as world ranks: the members of an
-	 * intracommunicator, the remote group of an intercommunicator. The
-	 * array is kept for the life of the process (requests may outlive
-	 * MPI_Comm_free). */
+	 * intracommunicator, the remote group of an intercommunicator; an
+	 * interned copy, held by the slot (peers_intern above). */
 	if (!inter && n == v.size && members != NULL) {
 		v.peers = peers_intern(members, n);
 		v.npeers = v.peers != NULL ? n : 0;
