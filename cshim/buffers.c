@@ -326,6 +326,25 @@ gclock_tbuf *gclock_tbuf_new(void)
 	return tbuf_adopt(b);
 }
 
+/* gclock_shared_peers_each calls f on the member list of every request
+ * in every thread's FIFO of shared handles (comms.c's sweep of retired
+ * member lists; the request tables: gclock_requests_peers_each). Below
+ * MPI_THREAD_MULTIPLE only. */
+void gclock_shared_peers_each(void (*f)(const int32_t *))
+{
+	pthread_mutex_lock(&buf_mu);
+	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next) {
+		if (b->shq == NULL)
+			continue;
+		for (uint32_t i = b->shq_head; i != b->shq_tail; i++) {
+			const gclock_shared_req *q = &b->shq[i % GCK_SHARED_CAP];
+			if (q->key != 0)
+				f(q->peers);
+		}
+	}
+	pthread_mutex_unlock(&buf_mu);
+}
+
 /* gclock_scratch_grow makes b's scratch hold count requests (the next
  * power of two, at most GCK_SCRATCH_MAX); 0 when it cannot, the scratch
  * then as it was. Its contents are per call, so nothing is copied. Before

@@ -340,6 +340,7 @@ static void peers_sweep(void)
 		for (peers_node *p = peers_tab[i]; p != NULL; p = p->next)
 			p->mark = p->refs == 0;
 	gclock_requests_peers_each(peers_unmark);
+	gclock_shared_peers_each(peers_unmark);
 	size_t kept = 0;
 	for (int i = 0; i < GCK_PEERS_BUCKETS; i++) {
 		for (peers_node **pp = &peers_tab[i]; *pp != NULL;) {

@@ -212,6 +212,7 @@ int gclock_scratch_grow(gclock_tbuf *b, int count); /* buffers.c */
 uint64_t gclock_requests_lost(void);              /* polls.c */
 void gclock_requests_nomem(void);                 /* polls.c */
 void gclock_requests_peers_each(void (*f)(const int32_t *)); /* polls.c */
+void gclock_shared_peers_each(void (*f)(const int32_t *));   /* buffers.c */
 size_t gclock_peers_kept(void);                  /* comms.c */
 void gclock_peers_sweep_always(void);            /* comms.c */
 extern int gclock_timer_kind;

@@ -40,11 +40,11 @@ void gclock_polls_flush(gclock_tbuf *b)
 uint64_t gclock_requests_lost(void) { return __atomic_load_n(&gclock_req_lost, __ATOMIC_RELAXED); }
 void gclock_requests_nomem(void) { gclock_req_nomem = 1; }
 
-/* gclock_requests_peers_each calls f on the member list of every request
- * the shim still tracks: live entries of every request table and the
- * threads' FIFOs of shared handles (comms.c frees retired member lists no
- * request refers to). Below MPI_THREAD_MULTIPLE only, where the caller is
- * the only thread in MPI; a slot being filled (GCK_REQ_BUSY) counts. */
+/* gclock_requests_peers_each calls f on the member list of every live
+ * entry of every request table (comms.c frees retired member lists no
+ * request refers to; the threads' FIFOs: gclock_shared_peers_each). Below
+ * MPI_THREAD_MULTIPLE only, where the caller is the only thread in MPI; a
+ * slot being filled (GCK_REQ_BUSY) counts. */
 void gclock_requests_peers_each(void (*f)(const int32_t *))
 {
 	for (uint32_t i = 0; i < GCK_REQ_SLOTS; i++) {
@@ -60,15 +60,4 @@ void gclock_requests_peers_each(void (*f)(const int32_t *))
 				f(t->s[i].peers);
 		}
 	}
-	pthread_mutex_lock(&buf_mu);
-	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next) {
-		if (b->shq == NULL)
-			continue;
-		for (uint32_t i = b->shq_head; i != b->shq_tail; i++) {
-			const gclock_shared_req *q = &b->shq[i % GCK_SHARED_CAP];
-			if (q->key != 0)
-				f(q->peers);
-		}
-	}
-	pthread_mutex_unlock(&buf_mu);
 }
