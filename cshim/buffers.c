@@ -328,17 +328,19 @@ gclock_tbuf *gclock_tbuf_new(void)
 
 /* gclock_shared_peers_each calls f on the member list of every request
  * in every thread's FIFO of shared handles (comms.c's sweep of retired
- * member lists; the request tables: gclock_requests_peers_each). Below
- * MPI_THREAD_MULTIPLE only. */
+ * member lists; the request tables: gclock_requests_peers_each). Each
+ * ring is read whole, not between its head and tail: under
+ * MPI_THREAD_MULTIPLE its owner may move them meanwhile. A consumed entry
+ * has key 0 (stored with release after its last read of the list). */
 void gclock_shared_peers_each(void (*f)(const int32_t *))
 {
 	pthread_mutex_lock(&buf_mu);
 	for (gclock_tbuf *b = all_bufs; b != NULL; b = b->next) {
 		if (b->shq == NULL)
 			continue;
-		for (uint32_t i = b->shq_head; i != b->shq_tail; i++) {
-			const gclock_shared_req *q = &b->shq[i % GCK_SHARED_CAP];
-			if (q->key != 0)
+		for (uint32_t i = 0; i < GCK_SHARED_CAP; i++) {
+			const gclock_shared_req *q = &b->shq[i];
+			if (__atomic_load_n(&q->key, __ATOMIC_ACQUIRE) != 0)
 				f(q->peers);
 		}
 	}

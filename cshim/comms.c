@@ -240,12 +240,15 @@ static void comm_degrees(MPI_Comm comm, int rank, int32_t *in, int32_t *out)
  * request (a request may outlive MPI_Comm_free, and the request table and
  * the threads' FIFOs keep the pointer), so it is retired, not freed; once
  * the retired lists pass GCK_PEERS_SWEEP bytes, peers_sweep frees those no
- * request refers to. Below MPI_THREAD_MULTIPLE only: there the sweeping
- * thread is the only one in MPI. Under MPI_THREAD_MULTIPLE a thread may be
- * between reading a request's list and using it, so retired lists are kept
- * for the life of the process (as all were before 2026-11-27, when a
- * program splitting into new member sets every step grew by 4 bytes per
- * member per step). */
+ * request refers to (before 2026-11-27 evening every list was kept for
+ * the life of the process, and a program splitting into new member sets
+ * every step grew by 4 bytes per member per step). Under
+ * MPI_THREAD_MULTIPLE too: a completing thread reads the list it needs
+ * (gclock_take: the status's source) before it ends the request's entry
+ * with a release store, and the sweep reads the entries' keys with
+ * acquire loads, so a list whose last entry the sweep sees ended is no
+ * longer read by that thread; a new request names a live communicator's
+ * list, which is never retired. */
 typedef struct peers_node {
 	struct peers_node *next;
 	uint64_t hash;
@@ -326,21 +329,57 @@ static void peers_hold(const int32_t *a)
 	pthread_mutex_unlock(&peers_mu);
 }
 
+/* The sweep's candidates (retired lists), sorted by address: a pointer
+ * read from a request entry is looked up here, never followed, as one
+ * read while another thread refills the entry may be stale (a list freed
+ * by an earlier sweep). Under peers_mu. */
+static uintptr_t *peers_cand;
+static size_t peers_ncand;
+
+static int peers_addr_cmp(const void *x, const void *y)
+{
+	uintptr_t a = *(const uintptr_t *)x, b = *(const uintptr_t *)y;
+	return a < b ? -1 : a > b;
+}
+
 static void peers_unmark(const int32_t *a)
 {
-	if (a != NULL)
+	uintptr_t k = (uintptr_t)a;
+	if (a == NULL || peers_ncand == 0)
+		return;
+	uintptr_t *c = bsearch(&k, peers_cand, peers_ncand, sizeof *peers_cand, peers_addr_cmp);
+	if (c != NULL)
 		peers_node_of(a)->mark = 0;
 }
 
 /* peers_sweep frees the retired lists no live request refers to. Caller
- * holds peers_mu, below MPI_THREAD_MULTIPLE. */
+ * holds peers_mu. Without memory for the candidates' index it frees
+ * nothing this time. */
 static void peers_sweep(void)
 {
+	size_t nc = 0;
 	for (int i = 0; i < GCK_PEERS_BUCKETS; i++)
 		for (peers_node *p = peers_tab[i]; p != NULL; p = p->next)
+			nc += p->refs == 0;
+	peers_cand = malloc(sizeof *peers_cand * (nc > 0 ? nc : 1));
+	if (peers_cand == NULL) {
+		peers_sweep_at = peers_retired + GCK_PEERS_SWEEP;
+		return;
+	}
+	peers_ncand = 0;
+	for (int i = 0; i < GCK_PEERS_BUCKETS; i++) {
+		for (peers_node *p = peers_tab[i]; p != NULL; p = p->next) {
 			p->mark = p->refs == 0;
+			if (p->mark)
+				peers_cand[peers_ncand++] = (uintptr_t)p->a;
+		}
+	}
+	qsort(peers_cand, peers_ncand, sizeof *peers_cand, peers_addr_cmp);
 	gclock_requests_peers_each(peers_unmark);
 	gclock_shared_peers_each(peers_unmark);
+	free(peers_cand);
+	peers_cand = NULL;
+	peers_ncand = 0;
 	size_t kept = 0;
 	for (int i = 0; i < GCK_PEERS_BUCKETS; i++) {
 		for (peers_node **pp = &peers_tab[i]; *pp != NULL;) {
@@ -369,7 +408,7 @@ static void peers_release(const int32_t *a)
 	peers_node *p = peers_node_of(a);
 	if (p->refs > 0 && --p->refs == 0) {
 		peers_retired += peers_bytes(p->n);
-		if (peers_retired >= peers_sweep_at && !gclock_mt)
+		if (peers_retired >= peers_sweep_at)
 			peers_sweep();
 	}
 	pthread_mutex_unlock(&peers_mu);

@@ -415,7 +415,8 @@ static inline void gclock_p2p_request_free_post(gclock_p2p *cx, int rc, MPI_Requ
 	if (rc != MPI_SUCCESS)
 		return;
 	gclock_shared_req r;
-	if (gclock_take(gclock_req_key(cx->saved), 1, &r))
+	int32_t src;
+	if (gclock_take(gclock_req_key(cx->saved), 1, NULL, &r, &src))
 		gclock_put(cx, r.comm, 0, -1, r.peer, r.tag, r.id, 0, 0);
 }
 

@@ -42,9 +42,11 @@ void gclock_requests_nomem(void) { gclock_req_nomem = 1; }
 
 /* gclock_requests_peers_each calls f on the member list of every live
  * entry of every request table (comms.c frees retired member lists no
- * request refers to; the threads' FIFOs: gclock_shared_peers_each). Below
- * MPI_THREAD_MULTIPLE only, where the caller is the only thread in MPI; a
- * slot being filled (GCK_REQ_BUSY) counts. */
+ * request refers to; the threads' FIFOs: gclock_shared_peers_each). Keys
+ * are read with acquire loads (gclock_take's release store ends an entry
+ * after its last read of the list); a slot being filled (GCK_REQ_BUSY)
+ * counts, whatever it holds yet (a new request's list is a live
+ * communicator's, never retired). */
 void gclock_requests_peers_each(void (*f)(const int32_t *))
 {
 	for (uint32_t i = 0; i < GCK_REQ_SLOTS; i++) {

@@ -352,7 +352,9 @@ static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, in
 
 static inline void gclock_shq_consume(gclock_tbuf *b, gclock_shared_req *q)
 {
-	q->key = 0;
+	/* Release: what the taker read of q (its member list) comes first
+	 * (comms.c's sweep frees lists of entries it sees consumed). */
+	__atomic_store_n(&q->key, 0, __ATOMIC_RELEASE);
 	while (b->shq_head != b->shq_tail && b->shq[b->shq_head % GCK_SHARED_CAP].key == 0)
 		b->shq_head++;
 }

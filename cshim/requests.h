@@ -198,8 +198,14 @@ static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t 
 /* gclock_take finds the oldest request of handle key (table or the
  * thread's FIFO of shared handles), copies it to *out and ends its
  * bookkeeping (a persistent request stays in the table unless
- * free_persistent). Returns 0 if the handle is not tracked. */
-static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, gclock_shared_req *out)
+ * free_persistent). For a receive with a status st it sets *src to the
+ * status's source as a world rank, read from the request's member list
+ * before the entry ends: once it has, the list may be freed (comms.c's
+ * sweep: an entry it sees ended was ended by a release store, after this
+ * read). out->peers is not to be read. Returns 0 if the handle is not
+ * tracked. */
+static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_Status *st,
+				  gclock_shared_req *out, int32_t *src)
 {
 	gclock_tbuf *b = gclock_tl_buf;
 	gclock_req_slot *s = gclock_req_find_owned(key, b);
@@ -212,18 +218,20 @@ static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, gclock_sha
 		q = NULL;
 	if (q != NULL) {
 		*out = *q;
+		if (st != NULL && q->kind == GCK_REQ_RECV)
+			*src = gclock_peer_of(q->peers, q->npeers, st->MPI_SOURCE);
 		gclock_shq_consume(b, q);
 		return 1;
 	}
 	out->key = key;
 	out->bytes = s->bytes;
-	out->peers = s->peers;
-	out->npeers = s->npeers;
 	out->id = s->id;
 	out->comm = s->comm;
 	out->peer = s->peer;
 	out->tag = s->tag;
 	out->kind = s->kind;
+	if (st != NULL && s->kind == GCK_REQ_RECV)
+		*src = gclock_peer_of(s->peers, s->npeers, st->MPI_SOURCE);
 	if (!s->persistent || free_persistent)
 		gclock_req_drop(s);
 	return 1;
@@ -252,7 +260,8 @@ static inline int gclock_status_cancelled(const MPI_Status *st)
 static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
 {
 	gclock_shared_req r;
-	if (!gclock_take(gclock_req_key(k), 0, &r))
+	int32_t src = GCK_PEER_ANY;
+	if (!gclock_take(gclock_req_key(k), 0, st, &r, &src))
 		return 0;
 	int32_t peer = r.peer, tag = r.tag;
 	uint64_t sent = 0, recv = 0;
@@ -270,7 +279,7 @@ static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status 
 			tag = GCK_TAG_CANCELLED;
 			recv = 0;
 		} else if (st != NULL) {
-			peer = gclock_peer_of(r.peers, r.npeers, st->MPI_SOURCE);
+			peer = src;
 			tag = st->MPI_TAG;
 			recv = peer == GCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);
 		}

@@ -86,7 +86,8 @@ static uint32_t start(uintptr_t k, int persistent)
 static uint32_t take(uintptr_t k)
 {
 	gclock_shared_req r;
-	return gclock_take(k, 0, &r) ? r.id : 0;
+	int32_t src;
+	return gclock_take(k, 0, NULL, &r, &src) ? r.id : 0;
 }
 
 /* live counts table slots holding k. */
