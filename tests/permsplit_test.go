@@ -31,7 +31,7 @@ func permSplit(t *testing.T, m *mpiImpl, np, threads, steps int, hook string, bo
 	}
 	dir := filepath.Join(t.TempDir(), "tr")
 	env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_QUIET=1", "GCLOCK_TEST_FAULT=" + hook}
-	// glibc fills freed memory with 0x5a (without its per-thread cache,
+	// glibc fills freed memory with 0xa5 (without its per-thread cache,
 	// whose frees it does not fill): a list freed while a request still
 	// refers to it gives that request's completion a wrong peer. Not with
 	// Open MPI's threads: Open MPI 4.1.4 itself dies of SIGSEGV under
