@@ -477,6 +477,10 @@ GCK_EXPORT void gclock_go_register(const gclock_go_api *api);
  * unrecorded (gclock_go_why says why). */
 int gclock_go_load(void);
 extern const char *gclock_go_why;
+/* gclock_go_nice_again gives the Go runtime's threads made since the load
+ * their nice value (GCLOCK_GO_NICE; gobridge.c); once, at the end of
+ * MPI_Init. */
+void gclock_go_nice_again(void);
 /* gclock_go_note: what loading it changed (a raised limit), or "". */
 extern const char *gclock_go_note;
 GCK_EXPORT int gclock_live_open(const char *path);

@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "gclock.h"
 
@@ -76,6 +78,11 @@ const char *gclock_go_why = "";
 const char *gclock_go_note = "";
 static char go_why[4608], go_note[512];
 static int go_state; /* 0 not tried, 1 loaded, -1 not loaded */
+/* GCLOCK_GO_NICE (below, "the Go runtime's own threads"): */
+static int go_nice;         /* the value */
+static pid_t *go_before;    /* the threads before the Go half loaded */
+static int go_nbefore = -1; /* their number; -1: not taken */
+static const void *go_code; /* an address in the Go half */
 
 /* mapped_bytes returns the process's mapped address space (VmSize), or 0. */
 static uint64_t mapped_bytes(void)
@@ -237,6 +244,9 @@ __attribute__((format(printf, 1, 2))) static int go_fail(const char *fmt, ...)
 	va_end(ap);
 	gclock_go_why = go_why;
 	go_state = -1;
+	free(go_before);
+	go_before = NULL;
+	go_nbefore = -1;
 	return 0;
 }
 
@@ -254,6 +264,155 @@ static void keep_nofile(const struct rlimit *before)
 		return;
 	now.rlim_cur = before->rlim_cur;
 	(void)setrlimit(RLIMIT_NOFILE, &now);
+}
+
+/* ---- the Go runtime's own threads yield the rank's core --------------------
+ * Each full buffer is handed to Go by a call from the rank's thread
+ * (gclockGoFlush). The Go runtime answers every such call from C by waking
+ * its monitor thread (sysmon sleeps deeply while no Go code runs), which
+ * then takes back the P the call left behind and starts an idle M that
+ * finds nothing to do: about six context switches per flush, each on the
+ * rank's own core (the MPI library binds the rank, and the runtime's
+ * threads inherit its CPU set), each preempting the rank (perf sched,
+ * AMG-like example, 2026-11-27/28: 2,430-2,750 switches per rank against
+ * 1,470-1,870 with the hand-off dropped). The runtime's threads therefore
+ * run at nice GCLOCK_GO_NICE (default 19): they still run, but no longer
+ * preempt the rank when they wake (docs/recorder.md, "The Go runtime's
+ * threads"). Which threads are the runtime's: those that appeared while the
+ * Go half was loading and are blocked at an instruction of the Go half
+ * (/proc/self/task/<tid>/syscall), so that a thread the application starts
+ * meanwhile is never touched. Threads the runtime makes later inherit the
+ * nice value of the thread that makes them: its own (sysmon, the template
+ * thread) or, rarely, the rank's. Raising a nice value needs no privilege;
+ * nothing here lowers one. */
+
+#define GCK_GO_NICE_DEFAULT 19
+
+/* go_nice_value reads GCLOCK_GO_NICE: 0 (leave the threads alone) to 19;
+ * unset means the default; anything else is said in go_note and leaves
+ * them alone. */
+static int go_nice_value(void)
+{
+	const char *v = getenv("GCLOCK_GO_NICE");
+	if (v == NULL || *v == '\0')
+		return GCK_GO_NICE_DEFAULT;
+	char *end;
+	errno = 0;
+	long n = strtol(v, &end, 10);
+	if (errno == 0 && end != v && *end == '\0' && n >= 0 && n <= 19)
+		return (int)n;
+	size_t k = strlen(go_note);
+	snprintf(go_note + k, sizeof go_note - k,
+		 "%sGCLOCK_GO_NICE=\"%.40s\": want a nice value from 0 (leave the Go runtime's threads at the "
+		 "application's priority) to 19; they are left alone", k ? "; " : "", v);
+	gclock_go_note = go_note;
+	return 0;
+}
+
+/* task_ids lists the process's thread ids into *ids (malloc'ed, sorted
+ * as read); returns their number, or -1. */
+static int task_ids(pid_t **ids)
+{
+	*ids = NULL;
+	DIR *d = opendir("/proc/self/task");
+	if (d == NULL)
+		return -1;
+	int n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			pid_t *m = realloc(*ids, (size_t)cap * sizeof **ids);
+			if (m == NULL) {
+				free(*ids);
+				*ids = NULL;
+				closedir(d);
+				return -1;
+			}
+			*ids = m;
+		}
+		(*ids)[n++] = (pid_t)strtol(e->d_name, NULL, 10);
+	}
+	closedir(d);
+	return n;
+}
+
+/* blocked_in says where thread tid is: 1 blocked in a system call made
+ * from the object loaded at base, 0 blocked elsewhere (or gone), -1
+ * running. The last field of /proc/self/task/<tid>/syscall is the
+ * user-space instruction pointer of the call; the file reads "running"
+ * while the thread runs. */
+static int blocked_in(pid_t tid, const void *base)
+{
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+	FILE *f = fopen(path, "re");
+	if (f == NULL)
+		return 0;
+	char *got = fgets(line, sizeof line, f);
+	fclose(f);
+	if (got == NULL)
+		return 0;
+	if (strncmp(line, "running", 7) == 0)
+		return -1;
+	char *pc = strrchr(line, ' ');
+	if (pc == NULL || strncmp(pc + 1, "0x", 2) != 0)
+		return 0;
+	Dl_info di;
+	void *at = (void *)(uintptr_t)strtoull(pc + 1, NULL, 16);
+	return dladdr(at, &di) != 0 && di.dli_fbase == base;
+}
+
+/* go_threads_nice gives nice to the threads that are not in before[0..nb)
+ * and are blocked in the Go half (whose code holds the address in_go).
+ * Threads still running are looked at again, up to 20 times 50 µs apart. */
+static void go_threads_nice(int nice, const pid_t *before, int nb, const void *in_go)
+{
+	Dl_info di;
+	if (nice <= 0 || nb < 0 || dladdr(in_go, &di) == 0)
+		return;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+	for (int round = 0; round < 20; round++) {
+		pid_t *now;
+		int n = task_ids(&now), pending = 0;
+		for (int i = 0; i < n; i++) {
+			pid_t t = now[i];
+			int old = t == self;
+			for (int j = 0; j < nb && !old; j++)
+				old = before[j] == t;
+			if (old)
+				continue;
+			errno = 0;
+			int cur = getpriority(PRIO_PROCESS, (id_t)t);
+			if (errno != 0 || cur >= nice)
+				continue;
+			int where = blocked_in(t, di.dli_fbase);
+			pending += where < 0;
+			if (where > 0)
+				(void)setpriority(PRIO_PROCESS, (id_t)t, nice);
+		}
+		free(now);
+		if (pending == 0)
+			break;
+		usleep(50);
+	}
+}
+
+/* gclock_go_nice_again looks once more, at the end of MPI_Init, after the
+ * recorder's start (epoch 0 ran the runtime hard), for runtime threads made
+ * since the load, and forgets the list of the threads before it. Until
+ * MPI_Init returns no other thread of the application can be in the Go
+ * half (only MPI calls lead there), so a thread blocked in its code is one
+ * of the runtime's. */
+void gclock_go_nice_again(void)
+{
+	if (go_state > 0 && go_code != NULL)
+		go_threads_nice(go_nice, go_before, go_nbefore, go_code);
+	free(go_before);
+	go_before = NULL;
+	go_nbefore = -1;
 }
 
 int gclock_go_load(void)
@@ -276,6 +435,8 @@ int gclock_go_load(void)
 		return go_fail("cannot find where libgclock.so is");
 	struct rlimit nofile;
 	int have_nofile = getrlimit(RLIMIT_NOFILE, &nofile) == 0;
+	go_nice = go_nice_value();
+	go_nbefore = go_nice > 0 ? task_ids(&go_before) : -1;
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL)
 		return go_fail("cannot load the recorder's Go half: %s", dlerror());
@@ -285,6 +446,8 @@ int gclock_go_load(void)
 	/* A call into Go waits until its runtime has started and its package
 	 * initialisation, which registers the entry points, has run. */
 	ready();
+	go_code = (const void *)ready;
+	go_threads_nice(go_nice, go_before, go_nbefore, go_code);
 	if (have_nofile)
 		keep_nofile(&nofile);
 	if (!__atomic_load_n(&go_registered, __ATOMIC_ACQUIRE))
