@@ -441,8 +441,13 @@ int gclock_go_load(void)
 	if (h == NULL)
 		return go_fail("cannot load the recorder's Go half: %s", dlerror());
 	void (*ready)(void) = (void (*)(void))dlsym(h, "gclockGoReady");
-	if (ready == NULL)
+	if (ready == NULL) {
+		/* Not ours (a stale or foreign file): its constructors ran, and a
+		 * Go runtime among them raised the descriptor limit. */
+		if (have_nofile)
+			keep_nofile(&nofile);
 		return go_fail("%s has no gclockGoReady", path);
+	}
 	/* A call into Go waits until its runtime has started and its package
 	 * initialisation, which registers the entry points, has run. */
 	ready();

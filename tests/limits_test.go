@@ -408,3 +408,72 @@ func TestDescriptorLimit_SoftLimitKeptForTheApp(t *testing.T) {
 		})
 	}
 }
+
+// foreignGoHalf is a libgclock-go.so that is not the recorder's: it has no
+// gclockGoReady, and its constructor raises the soft descriptor limit to
+// the hard one, as a Go runtime's start does.
+const foreignGoHalf = `#include <sys/resource.h>
+__attribute__((constructor)) static void raise_nofile(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
+}
+`
+
+// TestDescriptorLimit_KeptWhenTheGoHalfIsForeign: beside libgclock.so sits
+// a libgclock-go.so that is not the recorder's (a stale or foreign file).
+// Loading it ran its constructors, which raise the descriptor limit as a Go
+// runtime does, before the recorder found the file unusable; the
+// application kept the raised limit (found 2026-11-27). Now it gets its own
+// limit back, and rank 0 says once why nothing is recorded.
+func TestDescriptorLimit_KeptWhenTheGoHalfIsForeign(t *testing.T) {
+	for _, m := range mpis(t) {
+		t.Run(m.Name, func(t *testing.T) {
+			const soft = 256
+			lib := t.TempDir()
+			src := filepath.Join(lib, "foreign.c")
+			if err := os.WriteFile(src, []byte(foreignGoHalf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := compile("cc", "-shared", "-fPIC", "-o", filepath.Join(lib, "libgclock-go.so"), src); err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(m.Lib)
+			if err != nil {
+				t.Fatal(err)
+			}
+			preload := filepath.Join(lib, "libgclock.so")
+			if err := os.WriteFile(preload, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			argv := func(env []string) []string {
+				return m.argv(2, env, "/bin/sh", "-c", "ulimit -Sn "+strconv.Itoa(soft)+`; exec "$0" "$@"`, m.prog(t, "nofile"))
+			}
+			plain := runCmd(t, t.TempDir(), nil, argv(nil)...)
+			var hard uint64
+			if _, err := fmt.Sscanf(plain.Stdout, "nofile before %d %d", new(uint64), &hard); err != nil || plain.Code != 0 {
+				t.Fatalf("nofile without the preload: exit %d, %v, stdout %q\n%s", plain.Code, err, plain.Stdout, plain.Stderr)
+			}
+			if hard <= soft+1 {
+				t.Fatalf("the hard descriptor limit here is %d: the test needs one above %d (raise it with ulimit -Hn)", hard, soft+1)
+			}
+			dir := filepath.Join(t.TempDir(), "tr")
+			env := []string{"GCLOCK_DIR=" + dir, "LD_PRELOAD=" + preload}
+			r := runCmd(t, t.TempDir(), env, argv(env)...)
+			if r.Code != 0 || r.Stdout != plain.Stdout {
+				t.Fatalf("nofile with a foreign Go half: exit %d, stdout %q, want %q (as without the preload)\n%s",
+					r.Code, r.Stdout, plain.Stdout, r.Stderr)
+			}
+			says := strings.Join(gclockLines(r.Stderr), "\n")
+			if !strings.Contains(says, "has no gclockGoReady") || strings.Count(says, "gclockGoReady") != 1 {
+				t.Errorf("the recorder said %q: want one line that the Go half has no gclockGoReady", says)
+			}
+			if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 0 {
+				t.Errorf("nothing is recorded, yet %s holds %v", dir, names)
+			}
+		})
+	}
+}
