@@ -368,6 +368,26 @@ func TestOneRankWithoutGoHalf_NoRankRecordsNoHang(t *testing.T) {
 	}
 }
 
+// nofileUnder runs progs/nofile.c on 2 ranks of m under a soft descriptor
+// limit of soft, without the preload: the launcher command for a given
+// environment, the untraced run and the hard limit, which must be above
+// soft+1.
+func nofileUnder(t *testing.T, m *mpiImpl, soft int) (func(env []string) []string, result, uint64) {
+	t.Helper()
+	argv := func(env []string) []string {
+		return m.argv(2, env, "/bin/sh", "-c", "ulimit -Sn "+strconv.Itoa(soft)+`; exec "$0" "$@"`, m.prog(t, "nofile"))
+	}
+	plain := runCmd(t, t.TempDir(), nil, argv(nil)...)
+	var hard uint64
+	if _, err := fmt.Sscanf(plain.Stdout, "nofile before %d %d", new(uint64), &hard); err != nil || plain.Code != 0 {
+		t.Fatalf("nofile without the preload: exit %d, %v, stdout %q\n%s", plain.Code, err, plain.Stdout, plain.Stderr)
+	}
+	if hard <= uint64(soft)+1 {
+		t.Fatalf("the hard descriptor limit here is %d: the test needs one above %d (raise it with ulimit -Hn)", hard, soft+1)
+	}
+	return argv, plain, hard
+}
+
 // TestDescriptorLimit_SoftLimitKeptForTheApp: the ranks run under a soft
 // descriptor limit of 256 below a higher hard one (as systemd gives every
 // session: soft 1,024, hard 524,288, so that descriptors stay below
@@ -379,17 +399,7 @@ func TestDescriptorLimit_SoftLimitKeptForTheApp(t *testing.T) {
 	for _, m := range mpis(t) {
 		t.Run(m.Name, func(t *testing.T) {
 			const soft = 256
-			argv := func(env []string) []string {
-				return m.argv(2, env, "/bin/sh", "-c", "ulimit -Sn "+strconv.Itoa(soft)+`; exec "$0" "$@"`, m.prog(t, "nofile"))
-			}
-			plain := runCmd(t, t.TempDir(), nil, argv(nil)...)
-			var hard uint64
-			if _, err := fmt.Sscanf(plain.Stdout, "nofile before %d %d", new(uint64), &hard); err != nil || plain.Code != 0 {
-				t.Fatalf("nofile without the preload: exit %d, %v, stdout %q\n%s", plain.Code, err, plain.Stdout, plain.Stderr)
-			}
-			if hard <= soft+1 {
-				t.Fatalf("the hard descriptor limit here is %d: the test needs one above %d (raise it with ulimit -Hn)", hard, soft+1)
-			}
+			argv, plain, hard := nofileUnder(t, m, soft)
 			want := fmt.Sprintf("nofile before %d %d\nnofile init %d %d\nnofile child %d\nnofile finalize %d %d\n", soft, hard, soft, hard, soft, soft, hard)
 			if plain.Stdout != want {
 				t.Fatalf("nofile without the preload: stdout %q, want %q", plain.Stdout, want)
@@ -449,17 +459,7 @@ func TestDescriptorLimit_KeptWhenTheGoHalfIsForeign(t *testing.T) {
 			if err := os.WriteFile(preload, data, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			argv := func(env []string) []string {
-				return m.argv(2, env, "/bin/sh", "-c", "ulimit -Sn "+strconv.Itoa(soft)+`; exec "$0" "$@"`, m.prog(t, "nofile"))
-			}
-			plain := runCmd(t, t.TempDir(), nil, argv(nil)...)
-			var hard uint64
-			if _, err := fmt.Sscanf(plain.Stdout, "nofile before %d %d", new(uint64), &hard); err != nil || plain.Code != 0 {
-				t.Fatalf("nofile without the preload: exit %d, %v, stdout %q\n%s", plain.Code, err, plain.Stdout, plain.Stderr)
-			}
-			if hard <= soft+1 {
-				t.Fatalf("the hard descriptor limit here is %d: the test needs one above %d (raise it with ulimit -Hn)", hard, soft+1)
-			}
+			argv, plain, _ := nofileUnder(t, m, soft)
 			dir := filepath.Join(t.TempDir(), "tr")
 			env := []string{"GCLOCK_DIR=" + dir, "LD_PRELOAD=" + preload}
 			r := runCmd(t, t.TempDir(), env, argv(env)...)
