@@ -273,9 +273,9 @@ static void keep_nofile(const struct rlimit *before)
  * then takes back the P the call left behind and starts an idle M that
  * finds nothing to do: about six context switches per flush, each on the
  * rank's own core (the MPI library binds the rank, and the runtime's
- * threads inherit its CPU set), each preempting the rank (perf sched,
- * AMG-like example, 2026-11-27/28: 2,430-2,750 switches per rank against
- * 1,470-1,870 with the hand-off dropped). The runtime's threads therefore
+ * threads inherit its CPU set), each preempting the rank (perf sched and
+ * perf stat, AMG-like example, 2026-11-27: 2,430-2,750 switches per rank
+ * against 1,470-1,960 with the hand-off dropped). The runtime's threads therefore
  * run at nice GCLOCK_GO_NICE (default 19): they still run, but no longer
  * preempt the rank when they wake (docs/recorder.md, "The Go runtime's
  * threads"). Which threads are the runtime's: those that appeared while the
