@@ -141,8 +141,16 @@ func (w *World) Finalize() error {
 	return nil
 }
 
+// abortGrace is how long Abort waits before MPI_Abort, so that the
+// launcher has forwarded what this process wrote to stderr (the reason for
+// the abort): MPICH's hydra ends the job at once and can drop lines it has
+// not yet read (once in a CI run on 2 cores, 2026-11-27: the job's exit
+// code, but neither of the failing worker's two lines).
+const abortGrace = 200 * time.Millisecond
+
 // Abort calls MPI_Abort(MPI_COMM_WORLD, code): every process of the job
-// ends.
+// ends, after abortGrace.
 func (w *World) Abort(code int) {
+	time.Sleep(abortGrace)
 	w.do(func() { abort(code) })
 }
