@@ -44,6 +44,10 @@ type P2POptions struct {
 	// UCX: a few KiB to tens of KiB); tracemerge defaults to
 	// DefaultRendezvousBytes, above all of them.
 	RendezvousBytes uint64
+	// OnSync, when set, is told every wait state the stream finds between
+	// two ranks (Late Sender, Late Receiver), in the stream's order: the
+	// delay and critical-path analysis (RootCauseStream) builds on it.
+	OnSync func(P2PSync)
 }
 
 // DefaultRendezvousBytes is tracemerge's default P2POptions.RendezvousBytes:
@@ -265,4 +269,31 @@ func topPairs(m map[[2]int32]*PairWait, n int) []PairWait {
 		out = out[:n]
 	}
 	return out
+}
+
+// P2PSyncKind says what a P2PSync is.
+type P2PSyncKind uint8
+
+// The kinds of P2PSync.
+const (
+	// SyncLateSender: the call of Waiter that completed receives waited
+	// Wait ns for the last of its senders, Cause, to start its send (one
+	// per call, like P2PRank.LateSenderNS and "who makes me wait").
+	SyncLateSender P2PSyncKind = iota
+	// SyncLateReceiver: a synchronous (or rendezvous) send of Waiter
+	// waited Wait ns for Cause to post the receive.
+	SyncLateReceiver
+)
+
+// P2PSync is one point-to-point wait state found by a P2PStream
+// (P2POptions.OnSync). WaiterEnter and CauseEnter are the global enter
+// times of the two calls involved (the waiting or completing call; the
+// causing rank's send or receive-posting call); WaiterExit is the exit
+// of the waiter's call.
+type P2PSync struct {
+	Kind                    P2PSyncKind
+	Waiter, Cause           int32
+	WaiterEnter, WaiterExit float64
+	CauseEnter              float64
+	Wait                    float64
 }

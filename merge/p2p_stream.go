@@ -521,6 +521,10 @@ func (s *P2PStream) settle(m *p2pMsg) {
 	if snd.sync || (s.opt.RendezvousBytes > 0 && isStandardSend(snd.op) && snd.bytes >= s.opt.RendezvousBytes) {
 		if w := min(r.post, snd.waitExit) - snd.waitEnter; r.post > snd.waitEnter && w > 0 {
 			addPairSum(s.lrPairs, r.dst, snd.src, w)
+			if s.opt.OnSync != nil {
+				s.opt.OnSync(P2PSync{Kind: SyncLateReceiver, Waiter: snd.src, Cause: r.dst,
+					WaiterEnter: snd.waitEnter, WaiterExit: snd.waitExit, CauseEnter: r.post, Wait: w})
+			}
 			if s.part != nil {
 				s.part.lateReceiver(w)
 			} else {
@@ -559,6 +563,16 @@ func addPairSum(pairs map[[2]int32]*PairWait, culprit, victim int32, w float64) 
 	p.NS += w
 }
 
+// endCall closes rank's current completion call: a call of the rank that
+// this stream does not look at (a collective) has started, so no record
+// of it can follow (RootCauseStream needs its wait before the collective
+// completes).
+func (s *P2PStream) endCall(rank int32) {
+	if rs := s.ranks[rank]; rs != nil && rs.cur != nil {
+		s.closeCall(rs)
+	}
+}
+
 // closeCall marks the rank's current completion call as complete (a later
 // record of the rank starts another call).
 func (s *P2PStream) closeCall(rs *p2pRankState) {
@@ -594,6 +608,10 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 	if last != nil {
 		if w := min(last.post, c.exit) - c.enter; w > 0 {
 			s.waitedFor[[2]int32{c.rank, last.src}] += w
+			if s.opt.OnSync != nil {
+				s.opt.OnSync(P2PSync{Kind: SyncLateSender, Waiter: c.rank, Cause: last.src,
+					WaiterEnter: c.enter, WaiterExit: c.exit, CauseEnter: last.post, Wait: w})
+			}
 		}
 	}
 	// Done: nothing references the call, its settled receives and their

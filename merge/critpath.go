@@ -1,0 +1,172 @@
+package merge
+
+import "sort"
+
+// The critical path (Böhme, Geimer, Arnold, Voigtländer, Wolf, "Scalable
+// critical-path based performance analysis", IPDPS 2012): the chain of
+// regions and calls, through the wait edges, that determines when the run
+// ends. Scalasca finds it in a backward replay from the rank that ends
+// last: inside a wait state the path leaves the waiting rank for the rank
+// it waited for, at the moment that rank entered the call waited for.
+//
+// Forward, the same path is the one each rank's timeline inherits: a
+// rank's path up to now is its own segments since its last wait, appended
+// to the path of the rank it last waited for, taken up to the moment that
+// rank entered the call it was waited for. rcPath keeps that as a chain of
+// immutable nodes (each a few (rank, region) amounts and a parent), so a
+// wait costs a pointer and one node however many ranks waited for the
+// same call; a chain longer than cpMaxDepth is flattened into one node.
+// At the end the path of the rank that left its last call last is the
+// critical path, summed per (rank, region).
+
+// cpMaxDepth bounds a path's chain of nodes before it is flattened.
+const cpMaxDepth = 64
+
+// cpNode is one piece of a path: amounts per (rank, region) and the path
+// before it.
+type cpNode struct {
+	parent *cpNode
+	delta  []rcEnt
+	depth  int
+	flat   []rcEnt // memoised sum of the chain (flatten)
+}
+
+// rcPath is a rank's critical-path state.
+type rcPath struct {
+	base    *cpNode
+	pending []rcEnt // the rank's own segments since base
+	rank    int32
+	since   uint64 // position of the call of the last wait taken
+	nodeAt  uint64 // position the cached node was made at (+1; 0 none)
+	node    *cpNode
+}
+
+// add appends a segment of region reg, dur ns, to the rank's own part.
+func (p *rcPath) add(reg int32, dur float64) {
+	if dur == 0 {
+		return
+	}
+	k := rcCauseKey(p.rank, reg)
+	for i := len(p.pending) - 1; i >= 0 && i >= len(p.pending)-8; i-- {
+		if p.pending[i].cause == k {
+			p.pending[i].amt += dur
+			return
+		}
+	}
+	for i := range p.pending {
+		if p.pending[i].cause == k {
+			p.pending[i].amt += dur
+			return
+		}
+	}
+	p.pending = append(p.pending, rcEnt{k, dur})
+}
+
+// materialize turns the pending part into a node, which becomes base.
+func (p *rcPath) materialize() *cpNode {
+	if len(p.pending) == 0 {
+		return p.base
+	}
+	p.base = newCPNode(p.base, p.pending)
+	p.pending = nil
+	return p.base
+}
+
+func newCPNode(parent *cpNode, delta []rcEnt) *cpNode {
+	n := &cpNode{parent: parent, delta: delta, depth: 1}
+	if parent != nil {
+		n.depth = parent.depth + 1
+	}
+	if n.depth > cpMaxDepth {
+		n = &cpNode{delta: mergeEnts(parent.flatten(), delta), depth: 1}
+	}
+	return n
+}
+
+// flatten returns the sum of the chain ending at n (memoised).
+func (n *cpNode) flatten() []rcEnt {
+	if n == nil {
+		return nil
+	}
+	if n.flat != nil {
+		return n.flat
+	}
+	if n.parent == nil {
+		n.flat = mergeEnts(nil, n.delta)
+	} else {
+		n.flat = mergeEnts(n.parent.flatten(), n.delta)
+	}
+	return n.flat
+}
+
+// mergeEnts returns a + b summed per key (a new slice; zeros dropped).
+func mergeEnts(a, b []rcEnt) []rcEnt {
+	m := make(map[int64]float64, len(a)+len(b))
+	for _, e := range a {
+		m[e.cause] += e.amt
+	}
+	for _, e := range b {
+		m[e.cause] += e.amt
+	}
+	out := make([]rcEnt, 0, len(m))
+	for k, v := range m {
+		if v != 0 {
+			out = append(out, rcEnt{k, v})
+		}
+	}
+	sortEnts(out)
+	return out
+}
+
+func sortEnts(e []rcEnt) {
+	sort.Slice(e, func(i, j int) bool { return e[i].cause < e[j].cause })
+}
+
+// jump: rank a waited w in its call at pa for rank b's call at pb. a's
+// path becomes b's path up to pb's enter, then the rest of a's call after
+// the wait and a's later segments.
+func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, end, need float64) {
+	_ = end
+	_ = need
+	if pa < a.cp.since || pa < a.oldest() || pb < b.oldest() {
+		return // an older wait than the one a's path already took
+	}
+	var nb *cpNode
+	if b.cp.nodeAt == pb+1 && b.cp.node != nil {
+		nb = b.cp.node
+	} else {
+		base := b.cp.materialize()
+		var back []rcEnt
+		for p := pb; p < b.n; p++ { // b's segments from the needed call on
+			g := b.seg(p)
+			if g.dur != 0 {
+				back = append(back, rcEnt{rcCauseKey(b.rank, g.region), -g.dur})
+			}
+		}
+		nb = base
+		if len(back) > 0 {
+			nb = newCPNode(base, back)
+		}
+		b.cp.node, b.cp.nodeAt = nb, pb+1
+	}
+	a.cp.base = nb
+	a.cp.pending = a.cp.pending[:0:0]
+	a.cp.since = pa
+	a.cp.nodeAt, a.cp.node = 0, nil
+	g := a.seg(pa)
+	a.cp.add(g.region, max(0, g.dur-w))
+	for p := pa + 1; p < a.n; p++ {
+		g := a.seg(p)
+		a.cp.add(g.region, g.dur)
+	}
+}
+
+// criticalPath returns the path of the rank whose last call ended last,
+// summed per (rank, region).
+func (s *RootCauseStream) criticalPath() []rcEnt {
+	r := s.rankIf(s.cpRank)
+	if r == nil {
+		return nil
+	}
+	return mergeEnts(r.cp.base.flatten(), r.cp.pending)
+}

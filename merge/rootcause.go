@@ -1,0 +1,781 @@
+package merge
+
+// Root causes of waiting: delay analysis and the critical path.
+//
+// A wait state (a collective member waiting for the last entrant, a Late
+// Sender, a Late Receiver) is a symptom. Its cause is a delay: the excess
+// time the waited-for rank spent, since the two ranks last synchronised,
+// in regions and calls compared with the waiting rank (Böhme, Geimer,
+// Wolf et al., "Identifying the root causes of wait states in large-scale
+// parallel applications", ICPP 2010 and ACM TOPC 3(2), 2016). This file
+// implements their definitions on the merged stream:
+//
+//   - Region: the time of a rank between the exit of one MPI call (call
+//     site A) and the enter of its next one (site B), "A → B"; an MPI
+//     call is a region of its own ("MPI_Waitall at B"), its wait state
+//     excluded.
+//   - Synchronisation interval of a wait of rank a for rank b: from the
+//     last point a and b synchronised (the exit of their last common N×N
+//     collective instance, or their last matched message, whichever is
+//     later) to a's enter of the waiting call and b's enter of the call
+//     a waited for.
+//   - Delay: per region c, d(c) = max(0, t_b(c) − w_b(c) − t_a(c)) over
+//     the interval, t the time spent, w_b the wait states b itself had
+//     there (propagating wait states).
+//   - Costs: the wait ω is spread over b's delays and b's own wait states
+//     in the interval in proportion to their size, scaled by
+//     min(1, ω / (Σd + Σw_b)). The part on a delay is its short-term
+//     (direct) cost; the part on a wait state of b is passed on to that
+//     wait's own causes as their long-term (propagated) cost.
+//
+// Scalasca computes the long-term costs in a backward replay. Here they
+// are computed forward: each wait state keeps the distribution of its
+// attributed time over root causes (rcVec: the top rcVecK causes and the
+// rest), and a later wait that a propagating wait state helped cause
+// inherits its share of that distribution. Both give the same costs
+// (the attribution is linear along every chain of wait states); the
+// forward form needs no reversed trace, so it runs in the one streaming
+// pass with bounded memory. The distributions are truncated to their
+// rcVecK largest causes; what is cut goes to RootCauseResult.SmallNS.
+//
+// Memory per rank: a ring of the rank's last segments (regions and calls,
+// 48 bytes each; RootCauseOptions.HistoryPerRank), its last matched
+// message per partner, a 16-entry region cache and the critical-path
+// state; per communicator the members' positions at its last N×N
+// instance; the open collective instances; per (rank, region) a count
+// and a time. Nothing grows with the length of the run except the
+// (rank, region) tables, which grow with the code's distinct call-site
+// pairs.
+
+import (
+	"math"
+	"sort"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// RootCauseOptions configure a RootCauseStream.
+type RootCauseOptions struct {
+	// TopN bounds the root causes, regions and critical-path entries
+	// reported (default 20).
+	TopN int
+	// HistoryPerRank is how many segments (regions and calls) each rank
+	// keeps for synchronisation intervals; 0 picks 4,096 up to 64 ranks,
+	// then fewer so that all ranks together keep about 2^22 segments
+	// (at least 256 each). An interval reaching further back is cut
+	// there (RootCauseResult.TruncatedWaits counts them).
+	HistoryPerRank int
+	// ClockBoundNS is the clock's error bound (ClockQuality): causes
+	// whose mean delay per wait they caused is below it are marked
+	// BelowClockBound.
+	ClockBoundNS float64
+	// P2P are the point-to-point options of the stream's own matching
+	// (rendezvous threshold); KeepMessages, TopN and OnSync are set by
+	// the stream.
+	P2P P2POptions
+}
+
+// rcVecK is how many causes a wait state's attribution keeps.
+const rcVecK = 8
+
+// rcEnt is one cause's share of a wait state's attributed time.
+type rcEnt struct {
+	cause int64 // rcCauseKey(rank, region)
+	amt   float64
+}
+
+// rcVec is the attribution of one wait state over root causes: the
+// largest rcVecK causes and the sum of the others.
+type rcVec struct {
+	ent   []rcEnt
+	other float64
+	total float64 // Σ ent.amt + other
+}
+
+func (v *rcVec) add(cause int64, amt float64) {
+	if !(amt > 0) {
+		return
+	}
+	v.total += amt
+	for i := range v.ent {
+		if v.ent[i].cause == cause {
+			v.ent[i].amt += amt
+			return
+		}
+	}
+	v.ent = append(v.ent, rcEnt{cause, amt})
+}
+
+// trim keeps the rcVecK largest entries, the rest going to other.
+func (v *rcVec) trim() {
+	if len(v.ent) <= rcVecK {
+		return
+	}
+	sort.Slice(v.ent, func(i, j int) bool { return v.ent[i].amt > v.ent[j].amt })
+	for _, e := range v.ent[rcVecK:] {
+		v.other += e.amt
+	}
+	v.ent = v.ent[:rcVecK:rcVecK]
+}
+
+func rcCauseKey(rank int32, region int32) int64 { return int64(rank)<<32 | int64(uint32(region)) }
+
+// rcSeg is one segment of a rank's timeline: a region between two calls
+// or one call.
+type rcSeg struct {
+	start, dur float64
+	wait       float64 // wait states in this call (found so far)
+	region     int32
+	call       bool
+	res        *rcVec // attribution of wait (nil: none)
+}
+
+// rcSync is where a rank and one partner last synchronised: the
+// segment positions (first segment after the synchronising call) on
+// both and the time.
+type rcSync struct {
+	mine, theirs uint64
+	t            float64
+}
+
+type rcCacheEnt struct {
+	a, b uint64 // pcs (compute region) or pc and 0 (call)
+	op   trace.Op
+	ok   bool
+	id   int32
+	acc  *rcRegAcc
+}
+
+// rcRegAcc is one (rank, region)'s time.
+type rcRegAcc struct {
+	count int
+	total float64
+}
+
+// rcRank is the per-rank state.
+type rcRank struct {
+	rank     int32
+	segs     []rcSeg // ring; position p lives at segs[p&(len-1)]
+	n        uint64  // segments appended
+	started  bool
+	lastExit float64
+	lastPC   uint64
+	objs     []trace.Object
+	sites    map[uint64]int32 // pc -> site
+	cache    [16]rcCacheEnt
+	regs     map[int32]*rcRegAcc
+	peers    map[int32][2]rcSync // last two syncs per partner, latest first
+	comms    []*rcComm // communicators with an N×N sync of this rank
+	cp       rcPath
+	firstT   float64
+}
+
+// rcComm is a communicator's last N×N synchronisation.
+type rcComm struct {
+	members []int32
+	index   map[int32]int32 // world rank -> comm rank (nil: identity)
+	last    []uint64        // per comm rank: first segment after the call
+	t       float64
+	valid   bool
+}
+
+func (c *rcComm) pos(rank int32) int {
+	if c.index == nil {
+		if int(rank) < len(c.members) {
+			return int(rank)
+		}
+		return -1
+	}
+	if p, ok := c.index[rank]; ok {
+		return int(p)
+	}
+	return -1
+}
+
+// rcInst is a collective instance being matched.
+type rcInst struct {
+	op         trace.Op
+	root       int32
+	got        int
+	enter      []float64
+	exit       []float64
+	seg        []uint64
+	sent, recv []uint64
+	have       []bool
+}
+
+type rcRegionKey struct {
+	a, b int32 // sites; b = -1 for a call
+	op   trace.Op
+}
+
+type rcSiteKey struct {
+	obj  string
+	addr uint64
+}
+
+// rcCause accumulates one (rank, region)'s costs.
+type rcCause struct {
+	direct, long float64
+	delay        float64
+	waits        int
+	via          map[int32]float64
+}
+
+// RootCauseStream is the delay and critical-path analysis: a Sink over
+// every event in global Enter order (a stream sink of the main pass).
+type RootCauseStream struct {
+	opt       RootCauseOptions
+	hist      int
+	ranks     []*rcRank
+	world     int
+	comms     map[uint64]*rcComm
+	commSize  map[uint64]int
+	open      map[InstanceKey]*rcInst
+	p2p       *P2PStream
+	siteIdx   map[rcSiteKey]int32
+	sitePC    []rcSitePC // a pc and rank naming each site
+	regionIdx map[rcRegionKey]int32
+	regions   []rcRegionKey
+	causes    map[int64]*rcCause
+	tA, tB    []float64 // scratch by region
+	touched   []int32
+	waitsBuf  []rcSeg
+	done      []rcDone // instances completed by the event being added
+	siteName  func(rank int32, pc uint64) string
+
+	total, small             float64
+	noDelay, unresolved      float64
+	waitStates, truncated    int
+	byKind                   [3]float64 // collective, late sender, late receiver
+	cpEnd                    float64
+	cpRank                   int32
+	err                      error
+}
+
+type rcSitePC struct {
+	rank int32
+	pc   uint64
+}
+
+// NewRootCauseStream prepares the analysis of run. siteName names a call
+// site of a rank (Pass.SiteName); nil names sites by address.
+func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32, pc uint64) string) *RootCauseStream {
+	if opt.TopN <= 0 {
+		opt.TopN = 20
+	}
+	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
+		commSize: map[uint64]int{}, open: map[InstanceKey]*rcInst{},
+		siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
+		causes: map[int64]*rcCause{}, siteName: siteName}
+	s.hist = opt.HistoryPerRank
+	if s.hist <= 0 {
+		s.hist = 4096
+		if run.WorldSize > 64 {
+			s.hist = max(256, (1<<22)/run.WorldSize)
+		}
+	}
+	s.hist = 1 << bitsFor(s.hist)
+	s.ranks = make([]*rcRank, run.WorldSize)
+	for _, ri := range run.Ranks {
+		if ri.Rank < 0 || ri.Rank >= run.WorldSize {
+			continue
+		}
+		r := s.rank(int32(ri.Rank))
+		if ri.Meta != nil {
+			r.objs = append([]trace.Object(nil), ri.Meta.Header.Objects...)
+			sort.Slice(r.objs, func(i, j int) bool { return r.objs[i].Hi < r.objs[j].Hi })
+			for _, c := range ri.Meta.Comms {
+				if _, ok := s.commSize[c.ID]; !ok {
+					s.commSize[c.ID] = len(c.Members)
+				}
+				if _, ok := s.comms[c.ID]; !ok && len(c.Members) > 1 {
+					s.comms[c.ID] = newRCComm(c.Members)
+				}
+			}
+		}
+	}
+	popt := opt.P2P
+	popt.KeepMessages, popt.TopN = 0, 1
+	popt.CollectRepairs = false
+	popt.OnSync = s.onSync
+	s.p2p = NewP2PStream(run, popt, func(int32, uint64) string { return "" })
+	return s
+}
+
+func bitsFor(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
+}
+
+func newRCComm(members []int32) *rcComm {
+	c := &rcComm{members: members, last: make([]uint64, len(members))}
+	ident := true
+	for i, m := range members {
+		if m != int32(i) {
+			ident = false
+			break
+		}
+	}
+	if !ident {
+		c.index = make(map[int32]int32, len(members))
+		for i, m := range members {
+			c.index[m] = int32(i)
+		}
+	}
+	return c
+}
+
+func (s *RootCauseStream) rank(r int32) *rcRank {
+	if r < 0 {
+		return nil
+	}
+	for int(r) >= len(s.ranks) {
+		s.ranks = append(s.ranks, nil)
+	}
+	rs := s.ranks[r]
+	if rs == nil {
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{},
+			regs: map[int32]*rcRegAcc{}, peers: map[int32][2]rcSync{}}
+		rs.cp.rank = r
+		s.ranks[r] = rs
+	}
+	return rs
+}
+
+// Add implements Sink.
+func (s *RootCauseStream) Add(e *GEvent) error {
+	r := s.rank(e.Rank)
+	if r == nil {
+		return nil
+	}
+	if !e.Continuation() {
+		s.addCall(r, e)
+	}
+	// The point-to-point stream first: e may close r's previous call,
+	// whose Late Sender wait a collective that e completes must see.
+	var err error
+	if s.p2p.Wants(e.Op) {
+		err = s.p2p.Add(e)
+	} else {
+		s.p2p.endCall(e.Rank)
+	}
+	for _, d := range s.done {
+		s.finishInstance(d.comm, d.in)
+	}
+	s.done = s.done[:0]
+	return err
+}
+
+// addCall appends the region before e and e's call to its rank's
+// timeline and matches collectives.
+func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
+	if !r.started {
+		r.started, r.firstT = true, e.Enter
+	} else if gap := e.Enter - r.lastExit; gap > 0 {
+		id, acc := s.region(r, r.lastPC, e.Callsite, 0)
+		acc.count++
+		acc.total += gap
+		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
+	}
+	from := e.Enter
+	if r.started && r.n > 0 && r.lastExit > from {
+		from = r.lastExit // another thread's call overlaps: count the rest
+	}
+	dur := max(0, e.Exit-from)
+	id, acc := s.region(r, e.Callsite, 0, e.Op)
+	acc.count++
+	acc.total += dur
+	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id, call: true})
+	if r.n == 1 || e.Exit > r.lastExit {
+		r.lastExit, r.lastPC = e.Exit, e.Callsite
+	}
+	if e.Exit > s.cpEnd || s.cpEnd == 0 {
+		s.cpEnd, s.cpRank = e.Exit, r.rank
+	}
+	if e.Op.IsCollective() && !e.Op.IsNonblockingCollective() && e.CommRank >= 0 {
+		s.collective(r, e, idx)
+	}
+}
+
+// push appends a segment to r's ring, growing it up to the history
+// size, and returns its position.
+func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
+	if r.n >= uint64(len(r.segs)) && len(r.segs) < s.hist {
+		ns := make([]rcSeg, len(r.segs)*2)
+		for p := r.n - uint64(len(r.segs)); p < r.n; p++ {
+			ns[p&uint64(len(ns)-1)] = r.segs[p&uint64(len(r.segs)-1)]
+		}
+		r.segs = ns
+	}
+	p := r.n
+	r.segs[p&uint64(len(r.segs)-1)] = g
+	r.n++
+	r.cp.add(g.region, g.dur)
+	return p
+}
+
+// oldest is the first position still in r's ring.
+func (r *rcRank) oldest() uint64 {
+	if r.n > uint64(len(r.segs)) {
+		return r.n - uint64(len(r.segs))
+	}
+	return 0
+}
+
+func (r *rcRank) seg(p uint64) *rcSeg { return &r.segs[p&uint64(len(r.segs)-1)] }
+
+// findCall returns the position of r's call that entered at t (the
+// latest call starting at or before t), false when it left the ring.
+func (r *rcRank) findCall(t float64) (uint64, bool) {
+	lo, hi := r.oldest(), r.n // search [lo, hi) for the last start <= t
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if r.seg(mid).start <= t {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	for p := lo; p > r.oldest(); p-- {
+		if g := r.seg(p - 1); g.call {
+			return p - 1, true
+		}
+	}
+	return 0, false
+}
+
+// site maps a pc of rank r to a site shared by every rank: (object,
+// offset), so that ranks loading objects at different bases agree.
+func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
+	if id, ok := r.sites[pc]; ok {
+		return id
+	}
+	k := rcSiteKey{addr: pc}
+	objs := r.objs
+	i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
+	if i < len(objs) && objs[i].Lo <= pc && pc < objs[i].Hi {
+		k = rcSiteKey{obj: objs[i].Path, addr: pc - objs[i].Base}
+	}
+	id, ok := s.siteIdx[k]
+	if !ok {
+		id = int32(len(s.sitePC))
+		s.siteIdx[k] = id
+		s.sitePC = append(s.sitePC, rcSitePC{r.rank, pc})
+	}
+	r.sites[pc] = id
+	return id
+}
+
+// region returns the region of a compute interval between call sites a
+// and b (op 0) or of a call of op at site a, and r's accumulator of it.
+func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, *rcRegAcc) {
+	h := (a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)) >> 60
+	c := &r.cache[h&15]
+	if c.ok && c.a == a && c.b == b && c.op == op {
+		return c.id, c.acc
+	}
+	k := rcRegionKey{a: s.site(r, a), b: -1, op: op}
+	if op == 0 {
+		k.b = s.site(r, b)
+	}
+	id, ok := s.regionIdx[k]
+	if !ok {
+		id = int32(len(s.regions))
+		s.regionIdx[k] = id
+		s.regions = append(s.regions, k)
+	}
+	acc := r.regs[id]
+	if acc == nil {
+		acc = &rcRegAcc{}
+		r.regs[id] = acc
+	}
+	*c = rcCacheEnt{a: a, b: b, op: op, ok: true, id: id, acc: acc}
+	return id, acc
+}
+
+// collective adds a member's call to its instance; a complete instance
+// yields its waits and, for N×N ops, a synchronisation of all members.
+func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
+	n := s.commSize[e.CommID]
+	if n <= 1 || int(e.CommRank) >= n {
+		return
+	}
+	k := InstanceKey{e.CommID, e.Seq}
+	in := s.open[k]
+	if in == nil {
+		in = &rcInst{op: e.Op, root: e.Root, enter: make([]float64, n), exit: make([]float64, n),
+			seg: make([]uint64, n), sent: make([]uint64, n), recv: make([]uint64, n), have: make([]bool, n)}
+		s.open[k] = in
+	}
+	p := e.CommRank
+	if in.have[p] {
+		return
+	}
+	in.have[p] = true
+	in.got++
+	in.enter[p], in.exit[p], in.seg[p], in.sent[p], in.recv[p] = e.Enter, e.Exit, idx, e.Sent, e.Recv
+	if in.got < n {
+		return
+	}
+	delete(s.open, k)
+	s.done = append(s.done, rcDone{e.CommID, in})
+}
+
+type rcDone struct {
+	comm uint64
+	in   *rcInst
+}
+
+func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
+	n := len(in.enter)
+	cls := WaitClassOf(in.op)
+	wait := make([]float64, n)
+	cause := make([]int, n)
+	root := -1
+	if in.root >= 0 && int(in.root) < n {
+		root = int(in.root)
+	}
+	CollectiveWaitsFlow(cls, root, in.enter, in.exit, FlowOf(in.op, in.sent, in.recv), wait, cause)
+	c := s.comms[comm]
+	for i := 0; i < n; i++ {
+		if wait[i] > 0 && cause[i] >= 0 && c != nil {
+			s.waitState(0, cls != WaitNxN, c.members[i], in.seg[i], c.members[cause[i]], in.seg[cause[i]], wait[i], in.exit[i], in.enter[cause[i]])
+		}
+	}
+	if c == nil || cls != WaitNxN {
+		return
+	}
+	t := math.Inf(-1)
+	for i := 0; i < n; i++ {
+		c.last[i] = in.seg[i] + 1
+		t = max(t, in.exit[i])
+	}
+	c.t, c.valid = t, true
+	for _, m := range c.members {
+		if rs := s.rankIf(m); rs != nil && !rs.inComm(c) {
+			rs.comms = append(rs.comms, c)
+		}
+	}
+}
+
+func (r *rcRank) inComm(c *rcComm) bool {
+	for _, x := range r.comms {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *RootCauseStream) rankIf(r int32) *rcRank {
+	if r < 0 || int(r) >= len(s.ranks) {
+		return nil
+	}
+	return s.ranks[r]
+}
+
+// onSync takes the point-to-point stream's synchronisations.
+func (s *RootCauseStream) onSync(y P2PSync) {
+	a, b := s.rankIf(y.Waiter), s.rankIf(y.Cause)
+	if a == nil || b == nil || a == b {
+		return
+	}
+	pa, okA := a.findCall(y.WaiterEnter)
+	pb, okB := b.findCall(y.CauseEnter)
+	kind := 1
+	if y.Kind == SyncLateReceiver {
+		kind = 2
+	}
+	if !okA || !okB {
+		s.total += y.Wait
+		s.byKind[kind] += y.Wait
+		s.waitStates++
+		s.truncated++
+		s.unresolved += y.Wait
+		return
+	}
+	s.waitState(kind, true, a.rank, pa, b.rank, pb, y.Wait, y.WaiterExit, y.CauseEnter)
+}
+
+// addPeer records a point-to-point synchronisation of r and peer (a wait
+// state between them: the waiting rank left its call when the other
+// entered its own, so their timelines meet there). The one before is
+// kept too, for wait states found out of order.
+func (r *rcRank) addPeer(peer int32, y rcSync) {
+	h := r.peers[peer]
+	if h[0].mine == y.mine && h[0].theirs == y.theirs {
+		return
+	}
+	r.peers[peer] = [2]rcSync{y, h[0]}
+}
+
+// lastSync returns where ranks a and b last synchronised before a's
+// call at ea and b's at eb: the first positions after it on each, 0, 0
+// when never.
+func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
+	best := math.Inf(-1)
+	var pa, pb uint64
+	for _, y := range a.peers[b.rank] {
+		if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
+			best, pa, pb = y.t, y.mine, y.theirs
+		}
+	}
+	for _, c := range a.comms {
+		if !c.valid || c.t <= best {
+			continue
+		}
+		i, j := c.pos(a.rank), c.pos(b.rank)
+		if i < 0 || j < 0 || c.last[i] > ea || c.last[j] > eb {
+			continue
+		}
+		best, pa, pb = c.t, c.last[i], c.last[j]
+	}
+	return pa, pb
+}
+
+// waitState attributes one wait: rank a waited w in its call at
+// position pa for rank b, whose call at pb it needed. kind: 0 collective,
+// 1 Late Sender, 2 Late Receiver; pair: the wait synchronises a and b
+// alone (not an N×N collective, whose communicator records it). end is
+// the exit of a's call, need the enter of b's.
+func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb int32, pb uint64, w, end, need float64) {
+	a, b := s.rankIf(ra), s.rankIf(rb)
+	s.total += w
+	s.byKind[kind] += w
+	s.waitStates++
+	if a == nil || b == nil || a == b {
+		s.unresolved += w
+		return
+	}
+	sa, sb := s.lastSync(a, b, pa, pb)
+	cut := false
+	if o := a.oldest(); sa < o {
+		sa, cut = o, true
+	}
+	if o := b.oldest(); sb < o {
+		sb, cut = o, true
+	}
+	if pa < a.oldest() || pb < b.oldest() {
+		s.truncated++
+		s.unresolved += w
+		return
+	}
+	if cut {
+		s.truncated++
+	}
+	// Time per region on the waiting rank and (less its own wait states)
+	// on the delaying one.
+	s.touched = s.touched[:0]
+	for len(s.tA) < len(s.regions) {
+		s.tA = append(s.tA, 0)
+		s.tB = append(s.tB, 0)
+	}
+	for p := sa; p < pa; p++ {
+		g := a.seg(p)
+		if s.tA[g.region] == 0 && s.tB[g.region] == 0 {
+			s.touched = append(s.touched, g.region)
+		}
+		s.tA[g.region] += g.dur
+	}
+	waits := s.waitsBuf[:0]
+	W := 0.0
+	for p := sb; p < pb; p++ {
+		g := b.seg(p)
+		if s.tA[g.region] == 0 && s.tB[g.region] == 0 {
+			s.touched = append(s.touched, g.region)
+		}
+		s.tB[g.region] += g.dur - g.wait
+		if g.wait > 0 {
+			waits = append(waits, *g)
+			W += g.wait
+		}
+	}
+	D := 0.0
+	for _, reg := range s.touched {
+		if d := s.tB[reg] - s.tA[reg]; d > 0 {
+			D += d
+		}
+	}
+	var vec *rcVec
+	if D+W > 0 {
+		scale := min(w/(D+W), 1)
+		vec = &rcVec{}
+		for _, reg := range s.touched {
+			if d := s.tB[reg] - s.tA[reg]; d > 0 {
+				key := rcCauseKey(b.rank, reg)
+				c := s.cause(key)
+				c.direct += scale * d
+				c.delay += d
+				c.waits++
+				vec.add(key, scale*d)
+			}
+		}
+		for i := range waits {
+			part := scale * waits[i].wait
+			res := waits[i].res
+			if res == nil || !(res.total > 0) {
+				s.unresolved += part
+				continue
+			}
+			f := part / res.total
+			for _, e := range res.ent {
+				c := s.cause(e.cause)
+				c.long += f * e.amt
+				if c.via == nil {
+					c.via = map[int32]float64{}
+				}
+				if len(c.via) < 64 || c.via[b.rank] > 0 {
+					c.via[b.rank] += f * e.amt
+				}
+				vec.add(e.cause, f*e.amt)
+			}
+			if res.other > 0 {
+				s.small += f * res.other
+				vec.other += f * res.other
+				vec.total += f * res.other
+			}
+		}
+		vec.trim()
+		s.noDelay += w - scale*(D+W)
+	} else {
+		s.noDelay += w
+	}
+	for _, reg := range s.touched {
+		s.tA[reg], s.tB[reg] = 0, 0
+	}
+	s.waitsBuf = waits[:0]
+	// The wait belongs to a's call: later delays of a see it as a
+	// propagating wait state.
+	g := a.seg(pa)
+	g.wait = min(g.dur, g.wait+w)
+	if vec != nil {
+		if g.res == nil {
+			g.res = vec
+		} else {
+			for _, e := range vec.ent {
+				g.res.add(e.cause, e.amt)
+			}
+			g.res.other += vec.other
+			g.res.total += vec.other
+			g.res.trim()
+		}
+	}
+	if pair {
+		a.addPeer(b.rank, rcSync{pa + 1, pb + 1, end})
+		b.addPeer(a.rank, rcSync{pb + 1, pa + 1, end})
+	}
+	s.jump(a, pa, b, pb, w, end, need)
+}
+
+func (s *RootCauseStream) cause(k int64) *rcCause {
+	c := s.causes[k]
+	if c == nil {
+		c = &rcCause{}
+		s.causes[k] = c
+	}
+	return c
+}

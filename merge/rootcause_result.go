@@ -1,0 +1,370 @@
+package merge
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// RootCauseResult is the delay and critical-path analysis of a run
+// (RootCauseStream.Result; imbalance.json's "root_causes"). Times are ns.
+//
+// Every wait state found is counted in TotalWaitNS and ends in exactly
+// one of: the costs of the causes (Σ Causes' CostNS over all causes,
+// listed or not: AttributedNS), SmallNS, NoDelayNS or UnresolvedNS, so
+// AttributedNS + SmallNS + NoDelayNS + UnresolvedNS = TotalWaitNS.
+type RootCauseResult struct {
+	TotalWaitNS      float64 `json:"total_wait_ns"`
+	WaitStates       int     `json:"wait_states"`
+	CollectiveWaitNS float64 `json:"collective_wait_ns"`
+	LateSenderNS     float64 `json:"late_sender_ns"`
+	LateReceiverNS   float64 `json:"late_receiver_ns"`
+	// AttributedNS is the sum of all causes' costs, short- and long-term.
+	AttributedNS float64 `json:"attributed_ns"`
+	// SmallNS went to causes beyond the rcVecK (8) largest of a wait
+	// state that passed its wait on.
+	SmallNS float64 `json:"small_causes_ns"`
+	// NoDelayNS is waiting for which the waited-for rank spent no more
+	// time than the waiting one since they last synchronised (clock
+	// error, time inside MPI that the trace cannot split, or a wait
+	// larger than the delays found).
+	NoDelayNS float64 `json:"no_delay_ns"`
+	// UnresolvedNS was passed on by wait states whose own causes were not
+	// known when it was (a rooted collective whose last member entered
+	// much later) or lay beyond the history kept per rank.
+	UnresolvedNS float64 `json:"unresolved_ns"`
+	// TruncatedWaits counts the wait states whose synchronisation
+	// interval reached beyond the HistoryPerRank segments kept.
+	TruncatedWaits int `json:"truncated_waits"`
+	HistoryPerRank int `json:"history_per_rank"`
+	// RankTimeNS is Σ over ranks of the time from their first to their
+	// last call: the denominator of every "share of the run".
+	RankTimeNS float64 `json:"rank_time_ns"`
+	// Causes are the root causes, largest cost first (at most TopN):
+	// one (region, ranks) each, ranks with a similar cost in the same
+	// region grouped.
+	Causes []RootCause `json:"causes"`
+	// Regions are the regions with the largest imbalance across ranks.
+	Regions      []RegionStat `json:"regions"`
+	CriticalPath CriticalPath `json:"critical_path"`
+}
+
+// RootCause is one delay: excess time of some ranks in one region that
+// made others wait.
+type RootCause struct {
+	// Ranks lists the delaying ranks ("2", "0-511,600").
+	Ranks     string `json:"ranks"`
+	RankCount int    `json:"rank_count"`
+	// Region is "site → site" for computation between two MPI calls, or
+	// "MPI_Op at site" for an MPI call (communication imbalance).
+	Region string `json:"region"`
+	Call   bool   `json:"call"`
+	// CostNS = DirectNS + PropagatedNS: the waiting time the delay caused
+	// directly (short-term cost) and through the wait states of the ranks
+	// it delayed (long-term cost).
+	CostNS       float64 `json:"cost_ns"`
+	DirectNS     float64 `json:"direct_ns"`
+	PropagatedNS float64 `json:"propagated_ns"`
+	// Share is CostNS / TotalWaitNS.
+	Share float64 `json:"share"`
+	// DelayNS is the excess time found in the region (Σ d over the wait
+	// states it caused directly); Waits counts those wait states.
+	DelayNS float64 `json:"delay_ns"`
+	Waits   int     `json:"waits"`
+	// Via are the ranks the long-term cost propagated through (largest
+	// first, at most 5).
+	Via []RankAmount `json:"via,omitempty"`
+	// BelowClockBound: the mean delay per wait state is within the clock's
+	// error bound, so the cause may be an artefact of the correction.
+	BelowClockBound bool `json:"below_clock_bound,omitempty"`
+}
+
+// RegionStat is one region's time across ranks.
+type RegionStat struct {
+	Region string  `json:"region"`
+	Call   bool    `json:"call"`
+	Count  int     `json:"count"`
+	Ranks  int     `json:"ranks"` // ranks that ran it
+	Total  float64 `json:"total_ns"`
+	// MeanNS is the mean time per rank over all ranks of the run (ranks
+	// that never ran it count 0); MaxNS the slowest rank's (MaxRank).
+	MeanNS  float64 `json:"mean_ns"`
+	MaxNS   float64 `json:"max_ns"`
+	MaxRank int32   `json:"max_rank"`
+	// ImbalanceNS = MaxNS − MeanNS: the time the slowest rank spends in
+	// the region beyond the average.
+	ImbalanceNS float64 `json:"imbalance_ns"`
+}
+
+// CriticalPath is the chain of regions and calls that determined when
+// the run ended (Böhme et al., IPDPS 2012).
+type CriticalPath struct {
+	// LengthNS is the path's length: from the first call of the rank the
+	// path starts on to the last exit of the run.
+	LengthNS float64 `json:"length_ns"`
+	EndRank  int32   `json:"end_rank"`
+	// Regions is the path's profile, longest first (at most TopN).
+	Regions []CPRegion `json:"regions"`
+	// Ranks is the time the path spends on each rank, largest first (at
+	// most TopN).
+	Ranks []RankAmount `json:"ranks"`
+}
+
+// CPRegion is one region's part of the critical path.
+type CPRegion struct {
+	Region string  `json:"region"`
+	Call   bool    `json:"call"`
+	PathNS float64 `json:"path_ns"`
+	Share  float64 `json:"share"` // of the path's length
+	// MeanNS is the mean time per rank in the region; ImbalanceNS the
+	// critical-path imbalance indicator max(0, PathNS − MeanNS): how much
+	// shorter the run would be if the region took every rank its mean.
+	MeanNS      float64 `json:"mean_ns"`
+	ImbalanceNS float64 `json:"imbalance_ns"`
+	// Ranks lists the ranks the path visits in the region.
+	Ranks string `json:"ranks"`
+}
+
+// RankList formats sorted world ranks as ranges: "0-3,5,9-11".
+func RankList(ranks []int32) string {
+	var b strings.Builder
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(ranks[i])))
+		if j > i {
+			b.WriteByte('-')
+			b.WriteString(strconv.Itoa(int(ranks[j])))
+		}
+		i = j + 1
+	}
+	return b.String()
+}
+
+// regionName names region id.
+func (s *RootCauseStream) regionName(id int32) string {
+	k := s.regions[id]
+	site := func(x int32) string {
+		if x < 0 || int(x) >= len(s.sitePC) {
+			return "?"
+		}
+		sp := s.sitePC[x]
+		name := ""
+		if s.siteName != nil {
+			name = s.siteName(sp.rank, sp.pc)
+		}
+		if name == "" {
+			name = fmt.Sprintf("0x%x", sp.pc)
+		}
+		return name
+	}
+	if k.op != 0 {
+		return k.op.String() + " at " + site(k.a)
+	}
+	return site(k.a) + " → " + site(k.b)
+}
+
+// Result returns the analysis. Call it once, after the last Add.
+func (s *RootCauseStream) Result() *RootCauseResult {
+	if s == nil {
+		return nil
+	}
+	out := &RootCauseResult{TotalWaitNS: s.total, WaitStates: s.waitStates,
+		CollectiveWaitNS: s.byKind[0], LateSenderNS: s.byKind[1], LateReceiverNS: s.byKind[2],
+		SmallNS: s.small, NoDelayNS: s.noDelay, UnresolvedNS: s.unresolved,
+		TruncatedWaits: s.truncated, HistoryPerRank: s.hist}
+	names := make([]string, len(s.regions))
+	for i := range s.regions {
+		names[i] = s.regionName(int32(i))
+	}
+	nranks := 0
+	for _, r := range s.ranks {
+		if r != nil && r.started {
+			nranks++
+			out.RankTimeNS += r.lastExit - r.firstT
+		}
+	}
+	// Causes, grouped per region by similar cost.
+	type rc struct {
+		rank int32
+		c    *rcCause
+	}
+	byRegion := map[int32][]rc{}
+	keys := make([]int64, 0, len(s.causes))
+	for k := range s.causes {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	for _, k := range keys {
+		c := s.causes[k]
+		out.AttributedNS += c.direct + c.long
+		reg := int32(uint32(k))
+		byRegion[reg] = append(byRegion[reg], rc{int32(k >> 32), c})
+	}
+	var causes []RootCause
+	for reg, l := range byRegion {
+		sort.Slice(l, func(i, j int) bool {
+			ci, cj := l[i].c.direct+l[i].c.long, l[j].c.direct+l[j].c.long
+			if ci != cj {
+				return ci > cj
+			}
+			return l[i].rank < l[j].rank
+		})
+		for i := 0; i < len(l); {
+			head := l[i].c.direct + l[i].c.long
+			j := i
+			for j < len(l) && l[j].c.direct+l[j].c.long >= head/2 {
+				j++
+			}
+			if j == i {
+				j = i + 1
+			}
+			rcz := RootCause{Region: names[reg], Call: s.regions[reg].op != 0, RankCount: j - i}
+			var ranks []int32
+			via := map[int32]float64{}
+			for _, x := range l[i:j] {
+				ranks = append(ranks, x.rank)
+				rcz.DirectNS += x.c.direct
+				rcz.PropagatedNS += x.c.long
+				rcz.DelayNS += x.c.delay
+				rcz.Waits += x.c.waits
+				for v, a := range x.c.via {
+					via[v] += a
+				}
+			}
+			sort.Slice(ranks, func(a, b int) bool { return ranks[a] < ranks[b] })
+			rcz.Ranks = RankList(ranks)
+			rcz.CostNS = rcz.DirectNS + rcz.PropagatedNS
+			if s.total > 0 {
+				rcz.Share = rcz.CostNS / s.total
+			}
+			rcz.Via = topAmounts(via, 5)
+			if rcz.Waits > 0 && s.opt.ClockBoundNS > 0 && rcz.DelayNS/float64(rcz.Waits) <= s.opt.ClockBoundNS {
+				rcz.BelowClockBound = true
+			}
+			causes = append(causes, rcz)
+			i = j
+		}
+	}
+	sort.Slice(causes, func(i, j int) bool {
+		if causes[i].CostNS != causes[j].CostNS {
+			return causes[i].CostNS > causes[j].CostNS
+		}
+		if causes[i].Region != causes[j].Region {
+			return causes[i].Region < causes[j].Region
+		}
+		return causes[i].Ranks < causes[j].Ranks
+	})
+	if len(causes) > s.opt.TopN {
+		causes = causes[:s.opt.TopN]
+	}
+	out.Causes = causes
+	// Regions across ranks.
+	type regAgg struct {
+		count, ranks int
+		total, max   float64
+		maxRank      int32
+	}
+	aggs := make([]regAgg, len(s.regions))
+	for _, r := range s.ranks {
+		if r == nil {
+			continue
+		}
+		for id, acc := range r.regs {
+			g := &aggs[id]
+			g.count += acc.count
+			g.ranks++
+			g.total += acc.total
+			if acc.total > g.max || (acc.total == g.max && r.rank < g.maxRank) {
+				g.max, g.maxRank = acc.total, r.rank
+			}
+		}
+	}
+	den := float64(max(nranks, 1))
+	var regs []RegionStat
+	for id, g := range aggs {
+		if g.count == 0 {
+			continue
+		}
+		mean := g.total / den
+		regs = append(regs, RegionStat{Region: names[id], Call: s.regions[id].op != 0, Count: g.count,
+			Ranks: g.ranks, Total: g.total, MeanNS: mean, MaxNS: g.max, MaxRank: g.maxRank, ImbalanceNS: g.max - mean})
+	}
+	sort.Slice(regs, func(i, j int) bool {
+		if regs[i].ImbalanceNS != regs[j].ImbalanceNS {
+			return regs[i].ImbalanceNS > regs[j].ImbalanceNS
+		}
+		return regs[i].Region < regs[j].Region
+	})
+	if len(regs) > s.opt.TopN {
+		regs = regs[:s.opt.TopN]
+	}
+	out.Regions = regs
+	// Critical path.
+	cp := CriticalPath{EndRank: s.cpRank}
+	perReg := map[int32]float64{}
+	regRanks := map[int32][]int32{}
+	perRank := map[int32]float64{}
+	for _, e := range s.criticalPath() {
+		rank, reg := int32(e.cause>>32), int32(uint32(e.cause))
+		cp.LengthNS += e.amt
+		perReg[reg] += e.amt
+		perRank[rank] += e.amt
+		if e.amt > 0 {
+			regRanks[reg] = append(regRanks[reg], rank)
+		}
+	}
+	for reg, t := range perReg {
+		if !(t > 0) {
+			continue
+		}
+		mean := aggs[reg].total / den
+		rr := regRanks[reg]
+		sort.Slice(rr, func(i, j int) bool { return rr[i] < rr[j] })
+		c := CPRegion{Region: names[reg], Call: s.regions[reg].op != 0, PathNS: t, MeanNS: mean,
+			ImbalanceNS: max(0, t-mean), Ranks: RankList(rr)}
+		if cp.LengthNS > 0 {
+			c.Share = t / cp.LengthNS
+		}
+		cp.Regions = append(cp.Regions, c)
+	}
+	sort.Slice(cp.Regions, func(i, j int) bool {
+		if cp.Regions[i].PathNS != cp.Regions[j].PathNS {
+			return cp.Regions[i].PathNS > cp.Regions[j].PathNS
+		}
+		return cp.Regions[i].Region < cp.Regions[j].Region
+	})
+	if len(cp.Regions) > s.opt.TopN {
+		cp.Regions = cp.Regions[:s.opt.TopN]
+	}
+	cp.Ranks = topAmounts(perRank, s.opt.TopN)
+	out.CriticalPath = cp
+	return out
+}
+
+// topAmounts returns the n largest positive amounts, largest first (ties
+// by rank).
+func topAmounts(m map[int32]float64, n int) []RankAmount {
+	var l []RankAmount
+	for r, v := range m {
+		if v > 0 {
+			l = append(l, RankAmount{Rank: r, NS: v})
+		}
+	}
+	sort.Slice(l, func(i, j int) bool {
+		if l[i].NS != l[j].NS {
+			return l[i].NS > l[j].NS
+		}
+		return l[i].Rank < l[j].Rank
+	})
+	if len(l) > n {
+		l = l[:n]
+	}
+	return l
+}
