@@ -165,7 +165,7 @@ type rcRank struct {
 	cache    [16]rcCacheEnt
 	regs     map[int32]*rcRegAcc
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
-	comms    []*rcComm // communicators with an N×N sync of this rank
+	comms    []*rcComm           // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
 }
@@ -244,13 +244,13 @@ type RootCauseStream struct {
 	done      []rcDone // instances completed by the event being added
 	siteName  func(rank int32, pc uint64) string
 
-	total, small             float64
-	noDelay, unresolved      float64
-	waitStates, truncated    int
-	byKind                   [3]float64 // collective, late sender, late receiver
-	cpEnd                    float64
-	cpRank                   int32
-	err                      error
+	total, small          float64
+	noDelay, unresolved   float64
+	waitStates, truncated int
+	byKind                [3]float64 // collective, late sender, late receiver
+	cpEnd                 float64
+	cpRank                int32
+	err                   error
 }
 
 type rcSitePC struct {
