@@ -170,6 +170,11 @@ func (s *RootCauseStream) regionName(id int32) string {
 	return site(k.a) + " → " + site(k.b)
 }
 
+// SetClockBound sets the clock's error bound (ns) that Result compares
+// each cause's mean delay with (RootCauseOptions.ClockBoundNS), once the
+// pass has computed it.
+func (s *RootCauseStream) SetClockBound(ns float64) { s.opt.ClockBoundNS = ns }
+
 // Result returns the analysis. Call it once, after the last Add.
 func (s *RootCauseStream) Result() *RootCauseResult {
 	if s == nil {

@@ -295,6 +295,9 @@ type Analysis struct {
 	ExitDelays []ExitDelay `json:"exit_delays"`
 	// Selective is what GCLOCK_OPS and MPI_Pcontrol left out (nil: nothing).
 	Selective *SelectiveTracing `json:"selective,omitempty"`
+	// RootCauses is the delay and critical-path analysis
+	// (RootCauseStream; nil when it did not run).
+	RootCauses *RootCauseResult `json:"root_causes,omitempty"`
 }
 
 // ExitDelay is the mean exit time of each member of a communicator

@@ -74,38 +74,42 @@ type htmlSVG struct {
 }
 
 type htmlData struct {
-	A          *merge.Analysis
-	Title      string
-	Hosts      int
-	Span       float64
-	Banners    []string
-	Injected   bool
-	Raw        bool
-	Ops        []htmlOp
-	TotalMPI   float64
-	MaxWait    float64
-	MaxLate    float64
-	Callsites  []htmlCallsite
-	Ranks      []htmlRank
-	RanksNote  string // set when only some ranks are listed
-	Worst      []htmlInst
-	Gantt      template.HTML
-	RawGantt   template.HTML
-	Instances  []htmlSVG
-	Hists      []htmlHist
-	ExitDelays []htmlSVG
-	MoreExits  int
-	Generated  time.Time
-	Version    string
-	Checks     []string
-	Knots      string // KnotsLine
-	Selective  string // SelectiveLine
-	Bounds     string // BoundsLine
-	CallsTotal int
-	P2P        *merge.P2PResult
-	P2PRanks   []htmlP2PRank
-	P2PNote    string
-	RMA        *merge.RMAResult
+	// Root causes (delay analysis) and the critical path.
+	RootSummary string
+	RootCauses  []RootCauseRow
+	CritPath    []merge.CPRegion
+	A           *merge.Analysis
+	Title       string
+	Hosts       int
+	Span        float64
+	Banners     []string
+	Injected    bool
+	Raw         bool
+	Ops         []htmlOp
+	TotalMPI    float64
+	MaxWait     float64
+	MaxLate     float64
+	Callsites   []htmlCallsite
+	Ranks       []htmlRank
+	RanksNote   string // set when only some ranks are listed
+	Worst       []htmlInst
+	Gantt       template.HTML
+	RawGantt    template.HTML
+	Instances   []htmlSVG
+	Hists       []htmlHist
+	ExitDelays  []htmlSVG
+	MoreExits   int
+	Generated   time.Time
+	Version     string
+	Checks      []string
+	Knots       string // KnotsLine
+	Selective   string // SelectiveLine
+	Bounds      string // BoundsLine
+	CallsTotal  int
+	P2P         *merge.P2PResult
+	P2PRanks    []htmlP2PRank
+	P2PNote     string
+	RMA         *merge.RMAResult
 }
 
 // MaxRankRows is how many ranks the HTML report's per-rank tables list in
@@ -258,6 +262,16 @@ func WriteHTML(w io.Writer, r Report) error {
 	}
 	if l := CLCLine(a.Clock); l != "" {
 		d.Bounds += "; " + l
+	}
+	if rc := a.RootCauses; rc != nil {
+		d.RootSummary = RootCauseSummary(rc)
+		d.RootCauses = RootCauseRows(rc, RootCauseTopN)
+		for i, r := range rc.CriticalPath.Regions {
+			if i == ReportTopN {
+				break
+			}
+			d.CritPath = append(d.CritPath, r)
+		}
 	}
 	bw := bufio.NewWriterSize(w, 256<<10)
 	if err := reportTmpl.Execute(bw, d); err != nil {

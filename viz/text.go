@@ -158,6 +158,7 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	for _, s := range a.Problems {
 		fmt.Fprintf(w, "problem: %s\n", term(s))
 	}
+	writeRootCauses(w, a)
 
 	// Per op, by total wait.
 	ops := append([]merge.OpSummary(nil), a.Ops...)

@@ -354,6 +354,12 @@ load:
 	p2pAsync := merge.NewAsyncSink(p2pStream)
 	asyncs = append(asyncs, p2pAsync)
 	pass.AddStreamSink(p2pAsync)
+	// Root causes of waiting (docs/rootcause.md): delays and the critical
+	// path, a stream over every event with its own matching.
+	rcStream := merge.NewRootCauseStream(run, merge.RootCauseOptions{TopN: f.top, P2P: popt}, siteName)
+	rcAsync := merge.NewAsyncSink(rcStream)
+	asyncs = append(asyncs, rcAsync)
+	pass.AddStreamSink(rcAsync)
 	// One-sided analysis (docs/rma.md), likewise a stream.
 	rmaStream := merge.NewRMAStream(run, ropt)
 	rmaAsync := merge.NewAsyncSink(rmaStream)
@@ -401,6 +407,8 @@ load:
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
 	}
 	rma := rmaStream.Result()
+	rcStream.SetClockBound(an.Clock.SyncBoundNS)
+	an.RootCauses = rcStream.Result()
 	var msgs []merge.Message
 	if p2p != nil {
 		msgs = p2p.List
