@@ -42,6 +42,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 type stats struct {
@@ -90,6 +91,20 @@ type analysis struct {
 		LastCount     int     `json:"last_count"`
 		CausedCount   int     `json:"caused_count"`
 	} `json:"ranks"`
+	RootCauses *struct {
+		Total  float64 `json:"total_wait_ns"`
+		Causes []struct {
+			Ranks      string  `json:"ranks"`
+			Region     string  `json:"region"`
+			Cost       float64 `json:"cost_ns"`
+			Share      float64 `json:"share"`
+			Direct     float64 `json:"direct_ns"`
+			Propagated float64 `json:"propagated_ns"`
+			Via        []struct {
+				Rank int `json:"rank"`
+			} `json:"via"`
+		} `json:"causes"`
+	} `json:"root_causes"`
 	Worst []struct {
 		Comm      uint64  `json:"comm"`
 		Seq       uint32  `json:"seq"`
@@ -185,6 +200,21 @@ func main() {
 			fmt.Printf(" (next: rank %d, %s)", a.Ranks[1].Rank, us(a.Ranks[1].TotalLateness))
 		}
 		fmt.Println()
+	}
+
+	// The root cause of the waiting (delay analysis).
+	if rc := a.RootCauses; rc != nil && len(rc.Causes) > 0 {
+		c := rc.Causes[0]
+		fmt.Printf("   root cause: ranks %s, in %s: %s of the %s of waiting (%.0f%%; direct %s, propagated %s",
+			c.Ranks, c.Region, us(c.Cost), us(rc.Total), 100*c.Share, us(c.Direct), us(c.Propagated))
+		if len(c.Via) > 0 {
+			var v []string
+			for _, x := range c.Via {
+				v = append(v, fmt.Sprint(x.Rank))
+			}
+			fmt.Printf(" via ranks %s", strings.Join(v, ","))
+		}
+		fmt.Println(")")
 	}
 
 	// Point-to-point (p2p.json, when tracemerge wrote one).
