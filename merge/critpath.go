@@ -1,6 +1,9 @@
 package merge
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // The critical path (Böhme, Geimer, Arnold, Voigtländer, Wolf, "Scalable
 // critical-path based performance analysis", IPDPS 2012): the chain of
@@ -20,7 +23,7 @@ import "sort"
 // critical path, summed per (rank, region).
 
 // cpMaxDepth bounds a path's chain of nodes before it is flattened.
-const cpMaxDepth = 64
+const cpMaxDepth = 256
 
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it.
@@ -68,7 +71,7 @@ func (p *rcPath) materialize() *cpNode {
 		return p.base
 	}
 	p.base = newCPNode(p.base, p.pending)
-	p.pending = nil
+	p.pending = make([]rcEnt, 0, max(4, len(p.base.delta))) // the node keeps the old one
 	return p.base
 }
 
@@ -83,7 +86,9 @@ func newCPNode(parent *cpNode, delta []rcEnt) *cpNode {
 	return n
 }
 
-// flatten returns the sum of the chain ending at n (memoised).
+// flatten returns the sum of the chain ending at n, memoised on n only
+// (the nodes between are summed in one walk, oldest first, so the float
+// sums do not depend on which nodes were flattened before).
 func (n *cpNode) flatten() []rcEnt {
 	if n == nil {
 		return nil
@@ -91,11 +96,17 @@ func (n *cpNode) flatten() []rcEnt {
 	if n.flat != nil {
 		return n.flat
 	}
-	if n.parent == nil {
-		n.flat = mergeEnts(nil, n.delta)
-	} else {
-		n.flat = mergeEnts(n.parent.flatten(), n.delta)
+	var chain []*cpNode
+	for x := n; x != nil; x = x.parent {
+		chain = append(chain, x)
 	}
+	m := map[int64]float64{}
+	for i := len(chain) - 1; i >= 0; i-- {
+		for _, e := range chain[i].delta {
+			m[e.cause] += e.amt
+		}
+	}
+	n.flat = entsOf(m)
 	return n.flat
 }
 
@@ -108,18 +119,19 @@ func mergeEnts(a, b []rcEnt) []rcEnt {
 	for _, e := range b {
 		m[e.cause] += e.amt
 	}
+	return entsOf(m)
+}
+
+// entsOf returns m's non-zero entries sorted by key.
+func entsOf(m map[int64]float64) []rcEnt {
 	out := make([]rcEnt, 0, len(m))
 	for k, v := range m {
 		if v != 0 {
 			out = append(out, rcEnt{k, v})
 		}
 	}
-	sortEnts(out)
+	slices.SortFunc(out, func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
 	return out
-}
-
-func sortEnts(e []rcEnt) {
-	sort.Slice(e, func(i, j int) bool { return e[i].cause < e[j].cause })
 }
 
 // jump: rank a waited w in its call at pa for rank b's call at pb. a's
@@ -150,7 +162,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, en
 		b.cp.node, b.cp.nodeAt = nb, pb+1
 	}
 	a.cp.base = nb
-	a.cp.pending = a.cp.pending[:0:0]
+	a.cp.pending = a.cp.pending[:0] // no node shares it (materialize clears it)
 	a.cp.since = pa
 	a.cp.nodeAt, a.cp.node = 0, nil
 	g := a.seg(pa)

@@ -48,7 +48,9 @@ package merge
 // pairs.
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/gclock/gclock/trace"
@@ -90,6 +92,21 @@ type rcVec struct {
 	ent   []rcEnt
 	other float64
 	total float64 // Σ ent.amt + other
+	buf   [rcVecK]rcEnt
+}
+
+// newVec returns an empty attribution, reusing one whose segment left
+// the ring.
+func (s *RootCauseStream) newVec() *rcVec {
+	if n := len(s.freeVec); n > 0 {
+		v := s.freeVec[n-1]
+		s.freeVec = s.freeVec[:n-1]
+		v.ent, v.other, v.total = v.buf[:0], 0, 0
+		return v
+	}
+	v := &rcVec{}
+	v.ent = v.buf[:0]
+	return v
 }
 
 func (v *rcVec) add(cause int64, amt float64) {
@@ -115,7 +132,7 @@ func (v *rcVec) trim() {
 	for _, e := range v.ent[rcVecK:] {
 		v.other += e.amt
 	}
-	v.ent = v.ent[:rcVecK:rcVecK]
+	v.ent = append(v.buf[:0], v.ent[:rcVecK]...)
 }
 
 func rcCauseKey(rank int32, region int32) int64 { return int64(rank)<<32 | int64(uint32(region)) }
@@ -162,7 +179,7 @@ type rcRank struct {
 	lastPC   uint64
 	objs     []trace.Object
 	sites    map[uint64]int32 // pc -> site
-	cache    [16]rcCacheEnt
+	cache    [64]rcCacheEnt
 	regs     map[int32]*rcRegAcc
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
 	comms    []*rcComm           // communicators with an N×N sync of this rank
@@ -240,8 +257,14 @@ type RootCauseStream struct {
 	causes    map[int64]*rcCause
 	tA, tB    []float64 // scratch by region
 	touched   []int32
-	waitsBuf  []rcSeg
+	touchedB  []int32
+	side      rcSide
+	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
+	freeVec   []*rcVec
+	freeInst  map[int][]*rcInst // by size
+	waitBuf   []float64
+	causeBuf  []int
 	siteName  func(rank int32, pc uint64) string
 
 	total, small          float64
@@ -267,7 +290,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		commSize: map[uint64]int{}, open: map[InstanceKey]*rcInst{},
 		siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName}
+		causes: map[int64]*rcCause{}, siteName: siteName, freeInst: map[int][]*rcInst{}}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
@@ -357,6 +380,7 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 	}
 	// The point-to-point stream first: e may close r's previous call,
 	// whose Late Sender wait a collective that e completes must see.
+	s.gen++
 	var err error
 	if s.p2p.Wants(e.Op) {
 		err = s.p2p.Add(e)
@@ -367,6 +391,7 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 		s.finishInstance(d.comm, d.in)
 	}
 	s.done = s.done[:0]
+	s.flushSide()
 	return err
 }
 
@@ -412,7 +437,11 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 		r.segs = ns
 	}
 	p := r.n
-	r.segs[p&uint64(len(r.segs)-1)] = g
+	slot := &r.segs[p&uint64(len(r.segs)-1)]
+	if slot.res != nil && len(s.freeVec) < 1<<16 {
+		s.freeVec = append(s.freeVec, slot.res)
+	}
+	*slot = g
 	r.n++
 	r.cp.add(g.region, g.dur)
 	return p
@@ -473,11 +502,16 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 // region returns the region of a compute interval between call sites a
 // and b (op 0) or of a call of op at site a, and r's accumulator of it.
 func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, *rcRegAcc) {
-	h := (a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)) >> 60
-	c := &r.cache[h&15]
+	h := (a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9) >> 58
+	c, c2 := &r.cache[h&63], &r.cache[(h+1)&63]
 	if c.ok && c.a == a && c.b == b && c.op == op {
 		return c.id, c.acc
 	}
+	if c2.ok && c2.a == a && c2.b == b && c2.op == op {
+		*c, *c2 = *c2, *c // two ways, the latest in the first
+		return c.id, c.acc
+	}
+	*c2 = *c
 	k := rcRegionKey{a: s.site(r, a), b: -1, op: op}
 	if op == 0 {
 		k.b = s.site(r, b)
@@ -507,8 +541,16 @@ func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
 	k := InstanceKey{e.CommID, e.Seq}
 	in := s.open[k]
 	if in == nil {
-		in = &rcInst{op: e.Op, root: e.Root, enter: make([]float64, n), exit: make([]float64, n),
-			seg: make([]uint64, n), sent: make([]uint64, n), recv: make([]uint64, n), have: make([]bool, n)}
+		if l := s.freeInst[n]; len(l) > 0 {
+			in = l[len(l)-1]
+			s.freeInst[n] = l[:len(l)-1]
+			clear(in.have)
+			in.got = 0
+		} else {
+			in = &rcInst{enter: make([]float64, n), exit: make([]float64, n),
+				seg: make([]uint64, n), sent: make([]uint64, n), recv: make([]uint64, n), have: make([]bool, n)}
+		}
+		in.op, in.root = e.Op, e.Root
 		s.open[k] = in
 	}
 	p := e.CommRank
@@ -533,8 +575,15 @@ type rcDone struct {
 func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 	n := len(in.enter)
 	cls := WaitClassOf(in.op)
-	wait := make([]float64, n)
-	cause := make([]int, n)
+	if len(s.waitBuf) < n {
+		s.waitBuf, s.causeBuf = make([]float64, n), make([]int, n)
+	}
+	wait, cause := s.waitBuf[:n], s.causeBuf[:n]
+	defer func() {
+		if len(s.freeInst[n]) < 64 {
+			s.freeInst[n] = append(s.freeInst[n], in)
+		}
+	}()
 	root := -1
 	if in.root >= 0 && int(in.root) < n {
 		root = int(in.root)
@@ -554,10 +603,13 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 		c.last[i] = in.seg[i] + 1
 		t = max(t, in.exit[i])
 	}
-	c.t, c.valid = t, true
-	for _, m := range c.members {
-		if rs := s.rankIf(m); rs != nil && !rs.inComm(c) {
-			rs.comms = append(rs.comms, c)
+	c.t = t
+	if !c.valid {
+		c.valid = true
+		for _, m := range c.members {
+			if rs := s.rankIf(m); rs != nil && !rs.inComm(c) {
+				rs.comms = append(rs.comms, c)
+			}
 		}
 	}
 }
@@ -667,87 +719,71 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	if cut {
 		s.truncated++
 	}
-	// Time per region on the waiting rank and (less its own wait states)
-	// on the delaying one.
-	s.touched = s.touched[:0]
+	// Time per region on the delaying rank, less its own wait states, and
+	// what those pass on: the same for every rank waiting for b's call pb
+	// since the same point (all members of an N×N instance).
+	sd := s.sideOf(b, sb, pb)
 	for len(s.tA) < len(s.regions) {
 		s.tA = append(s.tA, 0)
-		s.tB = append(s.tB, 0)
 	}
+	s.touched = s.touched[:0]
 	for p := sa; p < pa; p++ {
 		g := a.seg(p)
-		if s.tA[g.region] == 0 && s.tB[g.region] == 0 {
+		if s.tA[g.region] == 0 {
 			s.touched = append(s.touched, g.region)
 		}
 		s.tA[g.region] += g.dur
 	}
-	waits := s.waitsBuf[:0]
-	W := 0.0
-	for p := sb; p < pb; p++ {
-		g := b.seg(p)
-		if s.tA[g.region] == 0 && s.tB[g.region] == 0 {
-			s.touched = append(s.touched, g.region)
-		}
-		s.tB[g.region] += g.dur - g.wait
-		if g.wait > 0 {
-			waits = append(waits, *g)
-			W += g.wait
-		}
-	}
 	D := 0.0
-	for _, reg := range s.touched {
-		if d := s.tB[reg] - s.tA[reg]; d > 0 {
+	for _, x := range sd.tB {
+		if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
 			D += d
 		}
 	}
 	var vec *rcVec
-	if D+W > 0 {
-		scale := min(w/(D+W), 1)
-		vec = &rcVec{}
-		for _, reg := range s.touched {
-			if d := s.tB[reg] - s.tA[reg]; d > 0 {
-				key := rcCauseKey(b.rank, reg)
+	if D+sd.W > 0 {
+		scale := min(w/(D+sd.W), 1)
+		vec = s.newVec()
+		for _, x := range sd.tB { // regions are distinct: no search
+			if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
+				key := rcCauseKey(b.rank, int32(x.cause))
 				c := s.cause(key)
 				c.direct += scale * d
 				c.delay += d
 				c.waits++
-				vec.add(key, scale*d)
+				vec.ent = append(vec.ent, rcEnt{key, scale * d})
+				vec.total += scale * d
 			}
 		}
-		for i := range waits {
-			part := scale * waits[i].wait
-			res := waits[i].res
-			if res == nil || !(res.total > 0) {
-				s.unresolved += part
-				continue
-			}
-			f := part / res.total
-			for _, e := range res.ent {
-				c := s.cause(e.cause)
-				c.long += f * e.amt
-				if c.via == nil {
-					c.via = map[int32]float64{}
+		// b's wait states pass their share on to their own causes
+		// (credited once per side, flushSide); their causes are distinct
+		// from each other, so only b's own delays need a look.
+		sd.scale += scale
+		nd := len(vec.ent)
+	top:
+		for _, e := range sd.top {
+			amt := scale * e.amt
+			vec.total += amt
+			for i := 0; i < nd; i++ {
+				if vec.ent[i].cause == e.cause {
+					vec.ent[i].amt += amt
+					continue top
 				}
-				if len(c.via) < 64 || c.via[b.rank] > 0 {
-					c.via[b.rank] += f * e.amt
-				}
-				vec.add(e.cause, f*e.amt)
 			}
-			if res.other > 0 {
-				s.small += f * res.other
-				vec.other += f * res.other
-				vec.total += f * res.other
-			}
+			vec.ent = append(vec.ent, rcEnt{e.cause, amt})
+		}
+		if o := scale * sd.rest; o > 0 {
+			vec.other += o
+			vec.total += o
 		}
 		vec.trim()
-		s.noDelay += w - scale*(D+W)
+		s.noDelay += w - scale*(D+sd.W)
 	} else {
 		s.noDelay += w
 	}
 	for _, reg := range s.touched {
-		s.tA[reg], s.tB[reg] = 0, 0
+		s.tA[reg] = 0
 	}
-	s.waitsBuf = waits[:0]
 	// The wait belongs to a's call: later delays of a see it as a
 	// propagating wait state.
 	g := a.seg(pa)
@@ -769,6 +805,114 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 		b.addPeer(a.rank, rcSync{pb + 1, pa + 1, end})
 	}
 	s.jump(a, pa, b, pb, w, end, need)
+}
+
+// rcSide is the delaying rank's side of the wait states for one of its
+// calls since one point: the same for every rank that waited for that
+// call and last synchronised with it there.
+type rcSide struct {
+	b      *rcRank
+	sb, pb uint64
+	gen    uint64
+	tB     []rcEnt // region (in cause) -> time, wait states excluded
+	W      float64 // b's wait states in the interval
+	prop   map[int64]float64
+	top    []rcEnt // prop's rcVecK largest, for the waiters' attributions
+	rest   float64 // the rest of prop, and what b's wait states pass to small causes
+	small  float64 // passed to small causes per unit of scale
+	unres  float64 // b's wait states without causes per unit of scale
+	scale  float64 // Σ scale over the waiters so far
+	live   bool
+}
+
+// sideOf returns b's side for its call pb since sb, computing it when it
+// is not the current one (and crediting the current one's propagated
+// costs first).
+func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
+	sd := &s.side
+	if sd.live && sd.b == b && sd.sb == sb && sd.pb == pb && sd.gen == s.gen {
+		return sd
+	}
+	s.flushSide()
+	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
+	sd.tB, sd.top = sd.tB[:0], sd.top[:0]
+	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
+	clear(sd.prop)
+	if sd.prop == nil {
+		sd.prop = map[int64]float64{}
+	}
+	for len(s.tB) < len(s.regions) {
+		s.tB = append(s.tB, 0)
+	}
+	s.touchedB = s.touchedB[:0]
+	for p := sb; p < pb; p++ {
+		g := b.seg(p)
+		if s.tB[g.region] == 0 {
+			s.touchedB = append(s.touchedB, g.region)
+		}
+		s.tB[g.region] += g.dur - g.wait
+		if g.wait <= 0 {
+			continue
+		}
+		sd.W += g.wait
+		res := g.res
+		if res == nil || !(res.total > 0) {
+			sd.unres += g.wait
+			continue
+		}
+		f := g.wait / res.total
+		for _, e := range res.ent {
+			sd.prop[e.cause] += f * e.amt
+		}
+		sd.small += f * res.other
+	}
+	for _, reg := range s.touchedB {
+		if s.tB[reg] != 0 {
+			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
+		}
+		s.tB[reg] = 0
+	}
+	sd.top = append(sd.top, entsOf(sd.prop)...)
+	slices.SortFunc(sd.top, func(x, y rcEnt) int {
+		if x.amt != y.amt {
+			return cmp.Compare(y.amt, x.amt)
+		}
+		return cmp.Compare(x.cause, y.cause)
+	})
+	sd.rest = sd.small
+	if len(sd.top) > rcVecK {
+		for _, e := range sd.top[rcVecK:] {
+			sd.rest += e.amt
+		}
+		sd.top = sd.top[:rcVecK]
+	}
+	return sd
+}
+
+// flushSide credits the current side's propagated costs: each cause of
+// b's wait states gets its share times the waiters' summed scale.
+func (s *RootCauseStream) flushSide() {
+	sd := &s.side
+	if !sd.live {
+		return
+	}
+	sd.live = false
+	if sd.scale == 0 {
+		return
+	}
+	s.small += sd.scale * sd.small
+	s.unresolved += sd.scale * sd.unres
+	for _, e := range entsOf(sd.prop) {
+		amt := sd.scale * e.amt
+		c := s.cause(e.cause)
+		c.long += amt
+		if c.via == nil {
+			c.via = map[int32]float64{}
+		}
+		if len(c.via) < 64 || c.via[sd.b.rank] > 0 {
+			c.via[sd.b.rank] += amt
+		}
+	}
 }
 
 func (s *RootCauseStream) cause(k int64) *rcCause {

@@ -43,6 +43,7 @@ type analyzeFlags struct {
 	rendezvous uint64
 	debugDirs  multiFlag
 	quiet      bool
+	noRoot     bool
 	help       bool
 }
 
@@ -103,6 +104,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&f.width, "width", 1200, "Gantt width in pixels")
 	fs.Uint64Var(&f.rendezvous, "rendezvous-bytes", merge.DefaultRendezvousBytes, "standard sends this large count for Late Receiver (0: only synchronous sends)")
 	fs.Var(&f.debugDirs, "debug-dir", "extra directory for call-site resolution")
+	fs.BoolVar(&f.noRoot, "no-root-causes", false, "skip the delay and critical-path analysis")
 	fs.BoolVar(&f.quiet, "q", false, "quiet")
 	fs.BoolVar(&f.quiet, "quiet", false, "quiet")
 	fs.BoolVar(&f.help, "h", false, "help")
@@ -356,10 +358,13 @@ load:
 	pass.AddStreamSink(p2pAsync)
 	// Root causes of waiting (docs/rootcause.md): delays and the critical
 	// path, a stream over every event with its own matching.
-	rcStream := merge.NewRootCauseStream(run, merge.RootCauseOptions{TopN: f.top, P2P: popt}, siteName)
-	rcAsync := merge.NewAsyncSink(rcStream)
-	asyncs = append(asyncs, rcAsync)
-	pass.AddStreamSink(rcAsync)
+	var rcStream *merge.RootCauseStream
+	if !f.noRoot {
+		rcStream = merge.NewRootCauseStream(run, merge.RootCauseOptions{TopN: max(f.top, 10), P2P: popt}, siteName)
+		rcAsync := merge.NewAsyncSink(rcStream)
+		asyncs = append(asyncs, rcAsync)
+		pass.AddStreamSink(rcAsync)
+	}
 	// One-sided analysis (docs/rma.md), likewise a stream.
 	rmaStream := merge.NewRMAStream(run, ropt)
 	rmaAsync := merge.NewAsyncSink(rmaStream)
@@ -407,8 +412,10 @@ load:
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
 	}
 	rma := rmaStream.Result()
-	rcStream.SetClockBound(an.Clock.SyncBoundNS)
-	an.RootCauses = rcStream.Result()
+	if rcStream != nil {
+		rcStream.SetClockBound(an.Clock.SyncBoundNS)
+		an.RootCauses = rcStream.Result()
+	}
 	var msgs []merge.Message
 	if p2p != nil {
 		msgs = p2p.List

@@ -112,6 +112,7 @@ Options:
                        to 512 ranks, beyond that about 256 lanes; a grouped
                        lane shows its ranks' average)
   --top N              worst instances to list (default 10)
+  --no-root-causes     skip the delay and critical-path analysis (docs/rootcause.md)
   --rendezvous-bytes N standard sends (MPI_Send/Isend) of at least N bytes wait
                        for the receive like MPI_Ssend and count as Late Receiver
                        (default 65536, above common eager limits; 0: only
