@@ -42,6 +42,40 @@ type rcPath struct {
 	since   uint64 // position of the call of the last wait taken
 	nodeAt  uint64 // position the cached node was made at (+1; 0 none)
 	node    *cpNode
+	stint   *cpStint // cached with node
+	// start is when the path reached this rank (its first call, or the
+	// end of its last wait taken); stints are the path's earlier stays.
+	start  float64
+	stints *cpStint
+}
+
+// cpStint is one stay of a path on a rank, [from, to], and the stays
+// before it: what the Gantt chart and Perfetto draw. A chain longer than
+// 2·cpMaxStints is cut to the last cpMaxStints.
+type cpStint struct {
+	rank     int32
+	from, to float64
+	prev     *cpStint
+	count    int
+}
+
+// cpMaxStints bounds the stays of the critical path kept for drawing.
+const cpMaxStints = 1 << 14
+
+func newStint(rank int32, from, to float64, prev *cpStint) *cpStint {
+	st := &cpStint{rank: rank, from: from, to: to, prev: prev, count: 1}
+	if prev != nil {
+		st.count = prev.count + 1
+	}
+	if st.count > 2*cpMaxStints {
+		x := st
+		for i := 1; i < cpMaxStints && x.prev != nil; i++ {
+			x = x.prev
+		}
+		x.prev = nil
+		st.count = cpMaxStints
+	}
+	return st
 }
 
 // add appends a segment of region reg, dur ns, to the rank's own part.
@@ -137,15 +171,14 @@ func entsOf(m map[int64]float64) []rcEnt {
 // jump: rank a waited w in its call at pa for rank b's call at pb. a's
 // path becomes b's path up to pb's enter, then the rest of a's call after
 // the wait and a's later segments.
-func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, end, need float64) {
-	_ = end
-	_ = need
+func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, need float64) {
 	if pa < a.cp.since || pa < a.oldest() || pb < b.oldest() {
 		return // an older wait than the one a's path already took
 	}
 	var nb *cpNode
+	var st *cpStint
 	if b.cp.nodeAt == pb+1 && b.cp.node != nil {
-		nb = b.cp.node
+		nb, st = b.cp.node, b.cp.stint
 	} else {
 		base := b.cp.materialize()
 		var back []rcEnt
@@ -159,12 +192,14 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, en
 		if len(back) > 0 {
 			nb = newCPNode(base, back)
 		}
-		b.cp.node, b.cp.nodeAt = nb, pb+1
+		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
+		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
 	}
 	a.cp.base = nb
+	a.cp.stints, a.cp.start = st, need
 	a.cp.pending = a.cp.pending[:0] // no node shares it (materialize clears it)
 	a.cp.since = pa
-	a.cp.nodeAt, a.cp.node = 0, nil
+	a.cp.nodeAt, a.cp.node, a.cp.stint = 0, nil, nil
 	g := a.seg(pa)
 	a.cp.add(g.region, max(0, g.dur-w))
 	for p := pa + 1; p < a.n; p++ {
@@ -181,4 +216,19 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 		return nil
 	}
 	return mergeEnts(r.cp.base.flatten(), r.cp.pending)
+}
+
+// criticalStints returns the critical path's stays on ranks, oldest
+// first (the last cpMaxStints to 2·cpMaxStints of them).
+func (s *RootCauseStream) criticalStints() []cpStint {
+	r := s.rankIf(s.cpRank)
+	if r == nil {
+		return nil
+	}
+	out := []cpStint{{rank: r.rank, from: r.cp.start, to: s.cpEnd}}
+	for x := r.cp.stints; x != nil; x = x.prev {
+		out = append(out, cpStint{rank: x.rank, from: x.from, to: x.to})
+	}
+	slices.Reverse(out)
+	return out
 }

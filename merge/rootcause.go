@@ -237,6 +237,48 @@ type rcCause struct {
 	delay        float64
 	waits        int
 	via          map[int32]float64
+	// iv are the times of the region's segments that were delays, for
+	// drawing (rcMaxIv at most, every stride-th once thinned).
+	iv     [][2]float64
+	stride int
+	skip   int
+}
+
+// rcMaxIv bounds the delay intervals kept per cause, rcIvBudget those of
+// all causes together.
+const (
+	rcMaxIv    = 1024
+	rcIvBudget = 1 << 20
+)
+
+// noteIv keeps the interval [from, to] of a delay of c.
+func (s *RootCauseStream) noteIv(c *rcCause, from, to float64) {
+	if n := len(c.iv); n > 0 && c.iv[n-1] == [2]float64{from, to} {
+		return // the same delay seen by another waiter
+	}
+	if c.iv == nil {
+		// only causes within 1/100 of the largest direct cost draw
+		if c.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
+			return
+		}
+		c.stride = 1
+	}
+	if c.skip++; c.skip < c.stride {
+		return
+	}
+	c.skip = 0
+	if len(c.iv) == rcMaxIv { // keep every other: uniform over the run
+		k := 0
+		for i := 0; i < len(c.iv); i += 2 {
+			c.iv[k] = c.iv[i]
+			k++
+		}
+		s.ivKept -= len(c.iv) - k
+		c.iv = c.iv[:k]
+		c.stride *= 2
+	}
+	c.iv = append(c.iv, [2]float64{from, to})
+	s.ivKept++
 }
 
 // RootCauseStream is the delay and critical-path analysis: a Sink over
@@ -258,6 +300,10 @@ type RootCauseStream struct {
 	tA, tB    []float64 // scratch by region
 	touched   []int32
 	touchedB  []int32
+	fromB     []float64 // scratch by region: first start, last end on b
+	toB       []float64
+	maxDirect float64
+	ivKept    int
 	side      rcSide
 	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
@@ -399,7 +445,7 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 // timeline and matches collectives.
 func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	if !r.started {
-		r.started, r.firstT = true, e.Enter
+		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
 		id, acc := s.region(r, r.lastPC, e.Callsite, 0)
 		acc.count++
@@ -744,13 +790,15 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	if D+sd.W > 0 {
 		scale := min(w/(D+sd.W), 1)
 		vec = s.newVec()
-		for _, x := range sd.tB { // regions are distinct: no search
+		for i, x := range sd.tB { // regions are distinct: no search
 			if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
 				key := rcCauseKey(b.rank, int32(x.cause))
 				c := s.cause(key)
 				c.direct += scale * d
 				c.delay += d
 				c.waits++
+				s.maxDirect = max(s.maxDirect, c.direct)
+				s.noteIv(c, sd.span[i][0], sd.span[i][1])
 				vec.ent = append(vec.ent, rcEnt{key, scale * d})
 				vec.total += scale * d
 			}
@@ -804,7 +852,7 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 		a.addPeer(b.rank, rcSync{pa + 1, pb + 1, end})
 		b.addPeer(a.rank, rcSync{pb + 1, pa + 1, end})
 	}
-	s.jump(a, pa, b, pb, w, end, need)
+	s.jump(a, pa, b, pb, w, need)
 }
 
 // rcSide is the delaying rank's side of the wait states for one of its
@@ -815,6 +863,7 @@ type rcSide struct {
 	sb, pb uint64
 	gen    uint64
 	tB     []rcEnt // region (in cause) -> time, wait states excluded
+	span   [][2]float64 // parallel to tB: the region's first start, last end
 	W      float64 // b's wait states in the interval
 	prop   map[int64]float64
 	top    []rcEnt // prop's rcVecK largest, for the waiters' attributions
@@ -835,7 +884,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	}
 	s.flushSide()
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
-	sd.tB, sd.top = sd.tB[:0], sd.top[:0]
+	sd.tB, sd.top, sd.span = sd.tB[:0], sd.top[:0], sd.span[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
 	clear(sd.prop)
 	if sd.prop == nil {
@@ -843,14 +892,18 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	}
 	for len(s.tB) < len(s.regions) {
 		s.tB = append(s.tB, 0)
+		s.fromB = append(s.fromB, 0)
+		s.toB = append(s.toB, 0)
 	}
 	s.touchedB = s.touchedB[:0]
 	for p := sb; p < pb; p++ {
 		g := b.seg(p)
 		if s.tB[g.region] == 0 {
 			s.touchedB = append(s.touchedB, g.region)
+			s.fromB[g.region] = g.start
 		}
 		s.tB[g.region] += g.dur - g.wait
+		s.toB[g.region] = g.start + g.dur
 		if g.wait <= 0 {
 			continue
 		}
@@ -869,6 +922,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	for _, reg := range s.touchedB {
 		if s.tB[reg] != 0 {
 			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
+			sd.span = append(sd.span, [2]float64{s.fromB[reg], s.toB[reg]})
 		}
 		s.tB[reg] = 0
 	}

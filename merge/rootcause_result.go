@@ -373,3 +373,90 @@ func topAmounts(m map[int32]float64, n int) []RankAmount {
 	}
 	return l
 }
+
+// MarkKind says what a Mark shows.
+type MarkKind uint8
+
+// The kinds of Mark.
+const (
+	// MarkRootCause: a delay of a listed root cause, on the delaying rank.
+	MarkRootCause MarkKind = iota
+	// MarkCriticalPath: a stay of the critical path on a rank.
+	MarkCriticalPath
+)
+
+// Mark is an interval the Gantt chart and Perfetto highlight: a delay
+// of one of the top root causes, or a stretch of the critical path.
+// Times are global ns relative to the origin.
+type Mark struct {
+	Kind       MarkKind
+	Rank       int32
+	Start, End float64
+	// Label names the cause ("root cause 1: region") or the path.
+	Label string
+}
+
+// MarkMinShare is the share of all waiting a root cause needs for Marks
+// to draw it.
+const MarkMinShare = 0.05
+
+// Marks returns what to highlight: the delays of the top n root causes
+// of res with at least MarkMinShare of the waiting (the delays of the region on each of the cause's ranks that made
+// others wait; up to rcMaxIv per rank, spread uniformly over the run once
+// there are more) and the critical path's stays on ranks (the last
+// 16,384 to 32,768 of them). Call it after Result.
+func (s *RootCauseStream) Marks(res *RootCauseResult, n int) []Mark {
+	if s == nil || res == nil {
+		return nil
+	}
+	var out []Mark
+	byName := map[string]int32{}
+	for i := range s.regions {
+		byName[s.regionName(int32(i))] = int32(i)
+	}
+	for i, c := range res.Causes {
+		if i == n || c.Share < MarkMinShare {
+			break
+		}
+		reg, ok := byName[c.Region]
+		if !ok {
+			continue
+		}
+		label := fmt.Sprintf("root cause %d: %s (%.0f%% of the waiting)", i+1, c.Region, 100*c.Share)
+		for _, r := range parseRankList(c.Ranks) {
+			if rc := s.causes[rcCauseKey(r, reg)]; rc != nil {
+				for _, iv := range rc.iv {
+					out = append(out, Mark{Kind: MarkRootCause, Rank: r, Start: iv[0], End: iv[1], Label: label})
+				}
+			}
+		}
+	}
+	for _, st := range s.criticalStints() {
+		if st.to > st.from {
+			out = append(out, Mark{Kind: MarkCriticalPath, Rank: st.rank, Start: st.from, End: st.to, Label: "critical path"})
+		}
+	}
+	return out
+}
+
+// parseRankList reads RankList's format.
+func parseRankList(s string) []int32 {
+	var out []int32
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, found := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			continue
+		}
+		b := a
+		if found {
+			if b, err = strconv.Atoi(hi); err != nil {
+				continue
+			}
+		}
+		for r := a; r <= b; r++ {
+			out = append(out, int32(r))
+		}
+	}
+	return out
+}

@@ -22,6 +22,7 @@ type rcProg struct {
 	req   []uint32
 	waits []float64 // per rank: every wait state's time, as simulated
 	lat   int64
+	rc    *RootCauseStream // of the last run
 }
 
 func newRCProg(n int) *rcProg {
@@ -151,6 +152,7 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 		t.Fatal(err)
 	}
 	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
+	p.rc = rc
 	pass.AddStreamSink(rc)
 	if _, err := pass.Run(); err != nil {
 		t.Fatal(err)
@@ -282,6 +284,38 @@ func TestRootCause_CollectiveOnlyExactCosts(t *testing.T) {
 	mean := float64(iters) * (1000 + delta/4.0)
 	if !within(slow.ImbalanceNS, wantPath-mean, 0.01) {
 		t.Errorf("imbalance %v, want %v", slow.ImbalanceNS, wantPath-mean)
+	}
+	// Marks: each of rank 3's slow regions, and a critical path that
+	// covers the run without gaps or overlaps.
+	var rcMarks, cpMarks []Mark
+	for _, m := range p.rc.Marks(res, 1) {
+		if m.Kind == MarkRootCause {
+			rcMarks = append(rcMarks, m)
+		} else {
+			cpMarks = append(cpMarks, m)
+		}
+	}
+	if len(rcMarks) != iters {
+		t.Errorf("%d root-cause marks, want one per slow region (%d)", len(rcMarks), iters)
+	}
+	for _, m := range rcMarks {
+		if m.Rank != 3 || !within(m.End-m.Start, 1000+delta, 1e-9) {
+			t.Errorf("mark %+v, want rank 3's region of %d ns", m, 1000+delta)
+			break
+		}
+	}
+	if len(cpMarks) == 0 {
+		t.Fatal("no critical-path marks")
+	}
+	for i := 1; i < len(cpMarks); i++ {
+		if cpMarks[i].Start != cpMarks[i-1].End {
+			t.Errorf("critical path stays %+v and %+v do not meet", cpMarks[i-1], cpMarks[i])
+			break
+		}
+	}
+	span := cpMarks[len(cpMarks)-1].End - cpMarks[0].Start
+	if !within(span, cp.LengthNS, 1e-6) {
+		t.Errorf("critical path drawn over %v ns, its length is %v", span, cp.LengthNS)
 	}
 }
 

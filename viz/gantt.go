@@ -26,6 +26,7 @@ type Gantt struct {
 	sel     []int32         // GanttOptions.Ranks: lane -> rank
 	laneIdx []int32         // with sel: rank -> lane, -1 not drawn
 	msgs    []merge.Message // point-to-point lines (p2p.go)
+	marks   []merge.Mark    // root causes and the critical path (marks.go)
 	maxMsgs int
 	width   int // plot width, px
 	nb      int // cells per lane

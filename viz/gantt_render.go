@@ -221,6 +221,7 @@ func (g *Gantt) render(w *bufio.Writer) {
 		colPx = g.renderColumns(w, idp, vlo, pw, labelW, top, laneH, pitch)
 		g.renderBars(w, idp, vlo, pw, labelW, top, laneH, pitch)
 		msgNote = g.renderMessages(w, vlo, vhi, pw, labelW, top, laneH, pitch)
+		msgNote += g.renderMarks(w, vlo, vhi, pw, labelW, top, laneH, pitch)
 		g.renderLaneShares(w, vlo, vhi, labelW+plotW+8, top, laneH, pitch, labelEvery, fs)
 	} else {
 		fmt.Fprintf(w, `<text x="%d" y="%d" fill="#888">no events in this window</text>`, labelW+10, top+14)

@@ -73,6 +73,9 @@ const (
 	pfTrustedSequence  = 1  // our one packet sequence
 	pfProcessUUIDBase  = 1 << 32
 	pfThreadUUIDOffset = 1 << 40
+	// pfMarkUUIDOffset + kind<<32 + rank: a rank's track of one kind of
+	// marks (AddMarks).
+	pfMarkUUIDOffset = 1 << 44
 )
 
 // Interned debug-annotation names, fixed iids (declared in the first packet).
@@ -94,6 +97,8 @@ var pfAnnNames = []string{"", "comm", "seq", "root", "bytes_sent", "bytes_recv",
 const (
 	pfCatMPI = 1
 	pfCatMsg = 2
+	// pfCatAnalysis: the root-cause and critical-path marks (AddMarks).
+	pfCatAnalysis = 3
 )
 
 // PerfettoProto streams a Perfetto native protobuf trace (open it in
@@ -249,7 +254,7 @@ func (p *PerfettoProto) emit() {
 		p.first = false
 		// Categories and annotation names, once.
 		id := p.interned[:0]
-		for _, c := range []internEntry{{pfCatMPI, "mpi"}, {pfCatMsg, "msg"}} {
+		for _, c := range []internEntry{{pfCatMPI, "mpi"}, {pfCatMsg, "msg"}, {pfCatAnalysis, "analysis"}} {
 			id = appendIntern(id, pfIDEventCats, c.iid, c.name)
 		}
 		for iid := 1; iid < len(pfAnnNames); iid++ {

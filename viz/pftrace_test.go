@@ -183,6 +183,11 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	if err := p.AddMessages(msgs); err != nil {
 		t.Fatal(err)
 	}
+	marks := []merge.Mark{{Kind: merge.MarkRootCause, Rank: 1, Start: 2600, End: 2900, Label: "root cause 1: a → b"},
+		{Kind: merge.MarkCriticalPath, Rank: 0, Start: 1000, End: 2990, Label: "critical path"}}
+	if err := p.AddMarks(marks); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -198,6 +203,7 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	// Replay the sequence: interning tables, tracks, slices, flows.
 	names, strs, anns := map[uint64]string{}, map[uint64]string{}, map[uint64]string{}
 	procName := map[uint64]string{}
+	markTrack := map[uint64]string{}
 	threadParent := map[uint64]uint64{}
 	open := map[uint64]*pfSlice{}
 	var slices []pfSlice
@@ -243,6 +249,9 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 				procName[uuid] = get(get(d, "process").Message(), "process_name").String()
 			}
 			if has(d, "thread") {
+				threadParent[uuid] = get(d, "parent_uuid").Uint()
+			} else if has(d, "parent_uuid") { // AddMarks' tracks
+				markTrack[uuid] = get(d, "name").String()
 				threadParent[uuid] = get(d, "parent_uuid").Uint()
 			}
 		}
@@ -293,8 +302,27 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 			}
 		}
 	}
+	var markSlices []pfSlice
+	for i := 0; i < len(slices); i++ {
+		if _, ok := markTrack[slices[i].track]; ok {
+			markSlices = append(markSlices, slices[i])
+			slices = append(slices[:i], slices[i+1:]...)
+			i--
+		}
+	}
 	if len(slices) != len(evs) {
 		t.Fatalf("%d slices decoded, want %d", len(slices), len(evs))
+	}
+	if len(markSlices) != len(marks) {
+		t.Fatalf("%d mark slices decoded, want %d", len(markSlices), len(marks))
+	}
+	for i, m := range marks {
+		s := markSlices[i]
+		want := map[merge.MarkKind]string{merge.MarkRootCause: "root causes", merge.MarkCriticalPath: "critical path"}[m.Kind]
+		if s.name != m.Label || markTrack[s.track] != want || s.begin != uint64(origin+int64(m.Start)) || s.end != uint64(origin+int64(m.End)) ||
+			!strings.HasPrefix(procName[threadParent[s.track]], "rank "+strconv.Itoa(int(m.Rank))) {
+			t.Errorf("mark %d: slice %+v on track %q of %q", i, s, markTrack[s.track], procName[threadParent[s.track]])
+		}
 	}
 	for i, ev := range evs {
 		s := slices[i]
@@ -315,7 +343,7 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	if flowStart[1] != threadUUID(0) || flowEnd[1] != threadUUID(1) {
 		t.Errorf("flow 1: from track %d to %d, want rank 0 -> rank 1", flowStart[1], flowEnd[1])
 	}
-	if len(names) != 3 { // MPI_Allreduce, MPI_Bcast, one message name: each interned once
+	if len(names) != 5 { // MPI_Allreduce, MPI_Bcast, one message name, two mark labels: each interned once
 		t.Errorf("interned names %v", names)
 	}
 }

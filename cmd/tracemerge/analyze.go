@@ -412,9 +412,11 @@ load:
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
 	}
 	rma := rmaStream.Result()
+	var marks []merge.Mark
 	if rcStream != nil {
 		rcStream.SetClockBound(an.Clock.SyncBoundNS)
 		an.RootCauses = rcStream.Result()
+		marks = rcStream.Marks(an.RootCauses, markCauses)
 	}
 	var msgs []merge.Message
 	if p2p != nil {
@@ -425,7 +427,7 @@ load:
 	if rma != nil && len(rma.List) > 0 {
 		msgs = append(append([]merge.Message(nil), msgs...), rma.List...)
 	}
-	dropped, err := exp.finish(out, msgs)
+	dropped, err := exp.finish(out, msgs, marks)
 	if err != nil {
 		return out.fail(stderr, err)
 	}
@@ -451,6 +453,7 @@ load:
 		if len(msgs) > 0 {
 			gantt.SetMessages(msgs, 0)
 		}
+		gantt.SetMarks(marks)
 		var buf bytes.Buffer
 		if err := gantt.WriteSVG(&buf); err != nil {
 			fmt.Fprintf(stderr, "tracemerge: warning: Gantt chart: %v\n", err)
@@ -724,3 +727,7 @@ func (o *outputs) fail(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "tracemerge: cannot write outputs: %v\n", err)
 	return exitOutput
 }
+
+// markCauses is how many root causes the Gantt chart and Perfetto mark
+// (docs/rootcause.md).
+const markCauses = 3

@@ -179,7 +179,7 @@ func (e *exports) Sinks() []merge.Sink {
 // (Perfetto flows).
 func (e *exports) drawsMessages() bool { return e.pb != nil || e.js != nil }
 
-func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, err error) {
+func (e *exports) finish(out *outputs, msgs []merge.Message, marks []merge.Mark) (dropped []string, err error) {
 	if e.closed {
 		return nil, nil
 	}
@@ -202,6 +202,9 @@ func (e *exports) finish(out *outputs, msgs []merge.Message) (dropped []string, 
 	}
 	if s := e.sinks["perfetto"]; s != nil && !s.over.Load() {
 		if err := e.pb.AddMessages(msgs); err != nil {
+			return nil, fail(perEventFiles["perfetto"], err)
+		}
+		if err := e.pb.AddMarks(marks); err != nil {
 			return nil, fail(perEventFiles["perfetto"], err)
 		}
 		if err := e.pb.Close(); err != nil {

@@ -1,0 +1,179 @@
+package viz
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/gclock/gclock/merge"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// SetMarks gives the chart what the root-cause analysis highlights
+// (merge.RootCauseStream.Marks): the delays of the top root causes, drawn
+// as orange bands on the delaying rank's lane, and the critical path,
+// drawn as a red line through the lanes it visits. Only the corrected
+// (not raw) view draws them.
+func (g *Gantt) SetMarks(marks []merge.Mark) { g.marks = marks }
+
+// maxMarkRects bounds the root-cause bands drawn (adjacent ones within a
+// pixel are merged first).
+const maxMarkRects = 6000
+
+// laneFor is the lane rank r is drawn in (grouped lanes too), -1 none.
+func (g *Gantt) laneFor(r int32) int {
+	if r < 0 {
+		return -1
+	}
+	if g.sel != nil {
+		if int(r) >= len(g.laneIdx) {
+			return -1
+		}
+		return int(g.laneIdx[r])
+	}
+	li := int(r) / g.k
+	if li >= len(g.lanes) {
+		return -1
+	}
+	return li
+}
+
+// renderMarks draws the marks (called by render) and returns a note for
+// the chart's footer.
+func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, laneH, pitch int) string {
+	if len(g.marks) == 0 || g.opt.Raw {
+		return ""
+	}
+	x := func(t float64) float64 { return float64(x0) + (min(max(t, vlo), vhi)-vlo)/pw }
+	// Root-cause bands, merged per lane within a pixel.
+	type band struct {
+		lane   int
+		x1, x2 float64
+		label  string
+	}
+	var bands []band
+	last := map[int]int{} // lane -> index of its last band
+	var path []merge.Mark
+	for _, m := range g.marks {
+		if m.Kind == merge.MarkCriticalPath {
+			path = append(path, m)
+			continue
+		}
+		if m.End < vlo || m.Start > vhi {
+			continue
+		}
+		l := g.laneFor(m.Rank)
+		if l < 0 {
+			continue
+		}
+		x1, x2 := x(m.Start), x(m.End)
+		if i, ok := last[l]; ok && bands[i].label == m.Label && x1 <= bands[i].x2+1 {
+			bands[i].x2 = max(bands[i].x2, x2)
+			continue
+		}
+		last[l] = len(bands)
+		bands = append(bands, band{l, x1, x2, m.Label})
+	}
+	note := ""
+	if len(bands) > 0 {
+		if len(bands) > maxMarkRects {
+			note += fmt.Sprintf(" %d root-cause delays in the window, the first %d drawn.", len(bands), maxMarkRects)
+			bands = bands[:maxMarkRects]
+		}
+		w.WriteString(`<g fill="#ff8c00" fill-opacity=".35" stroke="#e06000" stroke-width=".6" class="rootcause">` + "\n")
+		for _, b := range bands {
+			fmt.Fprintf(w, `<rect x="%s" y="%d" width="%s" height="%d"><title>%s</title></rect>`+"\n",
+				f1(b.x1), top+b.lane*pitch, f1(max(1, b.x2-b.x1)), laneH, esc(b.label))
+		}
+		w.WriteString("</g>\n")
+		note += " Orange bands: the delays of the top root causes (their regions on the delaying ranks, docs/rootcause.md)."
+	}
+	// Critical path: a horizontal run per stay, a vertical step between.
+	var d strings.Builder
+	prevX, prevY := -1.0, -1.0
+	for _, m := range path {
+		if m.End < vlo || m.Start > vhi {
+			continue
+		}
+		l := g.laneFor(m.Rank)
+		if l < 0 {
+			continue
+		}
+		y := float64(top+l*pitch) + float64(laneH)/2
+		x1, x2 := x(m.Start), x(m.End)
+		switch {
+		case prevX < 0:
+			fmt.Fprintf(&d, "M%s %s", f1(x1), f1(y))
+		case y != prevY:
+			fmt.Fprintf(&d, "H%sV%s", f1(x1), f1(y))
+		}
+		if x2-x1 >= 0.5 || y != prevY {
+			fmt.Fprintf(&d, "H%s", f1(x2))
+		}
+		prevX, prevY = x2, y
+	}
+	if d.Len() > 0 {
+		fmt.Fprintf(w, `<path class="critpath" d="%s" fill="none" stroke="#d00" stroke-width="1.6" stroke-opacity=".85"><title>critical path</title></path>`+"\n", d.String())
+		note += " Red line: the critical path."
+	}
+	return note
+}
+
+// AddMarks writes the root-cause analysis' marks (merge.RootCauseStream
+// .Marks) as slices on two extra tracks of each rank that has some:
+// "root causes" (the delays of the top root causes, named by cause) and
+// "critical path" (the path's stays on the rank). Call it before Close.
+func (p *PerfettoProto) AddMarks(marks []merge.Mark) error {
+	if p.err != nil {
+		return p.err
+	}
+	if p.closed {
+		return fmt.Errorf("viz: perfetto: AddMarks after Close")
+	}
+	p.start()
+	declared := map[uint64]bool{}
+	for _, m := range marks {
+		p.ensureRank(m.Rank)
+		track := uint64(pfMarkUUIDOffset) + uint64(m.Kind)<<32 + uint64(uint32(m.Rank))
+		if !declared[track] {
+			declared[track] = true
+			name := "root causes"
+			if m.Kind == merge.MarkCriticalPath {
+				name = "critical path"
+			}
+			var d []byte
+			d = protowire.AppendTag(d, pfTDUUID, protowire.VarintType)
+			d = protowire.AppendVarint(d, track)
+			d = protowire.AppendTag(d, pfTDParent, protowire.VarintType)
+			d = protowire.AppendVarint(d, processUUID(m.Rank))
+			d = protowire.AppendTag(d, pfTDName, protowire.BytesType)
+			d = protowire.AppendString(d, name)
+			p.writeDescriptor(d)
+		}
+		for end := 0; end < 2; end++ {
+			te := p.te[:0]
+			te = protowire.AppendTag(te, pfTEType, protowire.VarintType)
+			ts := m.Start
+			if end == 0 {
+				te = protowire.AppendVarint(te, pfTypeSliceBegin)
+			} else {
+				te = protowire.AppendVarint(te, pfTypeSliceEnd)
+				ts = max(m.End, m.Start)
+			}
+			te = protowire.AppendTag(te, pfTETrackUUID, protowire.VarintType)
+			te = protowire.AppendVarint(te, track)
+			if end == 0 {
+				te = protowire.AppendTag(te, pfTECategoryIIDs, protowire.VarintType)
+				te = protowire.AppendVarint(te, pfCatAnalysis)
+				te = protowire.AppendTag(te, pfTENameIID, protowire.VarintType)
+				te = protowire.AppendVarint(te, p.nameIID(m.Label))
+			}
+			p.te = te
+			p.trackEvent(p.absNS(ts), te)
+		}
+		if p.err != nil {
+			return p.err
+		}
+	}
+	return nil
+}
