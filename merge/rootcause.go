@@ -862,9 +862,9 @@ type rcSide struct {
 	b      *rcRank
 	sb, pb uint64
 	gen    uint64
-	tB     []rcEnt // region (in cause) -> time, wait states excluded
+	tB     []rcEnt      // region (in cause) -> time, wait states excluded
 	span   [][2]float64 // parallel to tB: the region's first start, last end
-	W      float64 // b's wait states in the interval
+	W      float64      // b's wait states in the interval
 	prop   map[int64]float64
 	top    []rcEnt // prop's rcVecK largest, for the waiters' attributions
 	rest   float64 // the rest of prop, and what b's wait states pass to small causes

@@ -19,7 +19,7 @@ const RootCauseTopN = 15
 // RootCauseRow is one listed root cause, formatted for the reports.
 type RootCauseRow struct {
 	Ranks, Region, Cost, Share, Direct, Propagated, Via, RunShare string
-	Call                                                         bool
+	Call                                                          bool
 }
 
 // RootCauseRows returns the root causes the reports list: share of all
