@@ -316,7 +316,7 @@ type RootCauseStream struct {
 	total, small          float64
 	noDelay, unresolved   float64
 	waitStates, truncated int
-	byKind                [3]float64 // collective, late sender, late receiver
+	byKind                [4]float64 // collective, Late Sender, Late Receiver, Wait at Fence
 	cpEnd                 float64
 	cpRank                int32
 	err                   error
@@ -467,7 +467,7 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	if e.Exit > s.cpEnd || s.cpEnd == 0 {
 		s.cpEnd, s.cpRank = e.Exit, r.rank
 	}
-	if e.Op.IsCollective() && !e.Op.IsNonblockingCollective() && e.CommRank >= 0 {
+	if (e.Op.IsCollective() && !e.Op.IsNonblockingCollective() || e.Op == trace.OpWinFence) && e.CommRank >= 0 {
 		s.collective(r, e, idx)
 	}
 }
@@ -620,7 +620,10 @@ type rcDone struct {
 
 func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 	n := len(in.enter)
-	cls := WaitClassOf(in.op)
+	cls, flow, kind := WaitClassOf(in.op), FlowOf(in.op, in.sent, in.recv), 0
+	if in.op == trace.OpWinFence { // Wait at Fence: everyone for the last
+		cls, flow, kind = WaitNxN, Flow{}, 3
+	}
 	if len(s.waitBuf) < n {
 		s.waitBuf, s.causeBuf = make([]float64, n), make([]int, n)
 	}
@@ -634,11 +637,11 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 	if in.root >= 0 && int(in.root) < n {
 		root = int(in.root)
 	}
-	CollectiveWaitsFlow(cls, root, in.enter, in.exit, FlowOf(in.op, in.sent, in.recv), wait, cause)
+	CollectiveWaitsFlow(cls, root, in.enter, in.exit, flow, wait, cause)
 	c := s.comms[comm]
 	for i := 0; i < n; i++ {
 		if wait[i] > 0 && cause[i] >= 0 && c != nil {
-			s.waitState(0, cls != WaitNxN, c.members[i], in.seg[i], c.members[cause[i]], in.seg[cause[i]], wait[i], in.exit[i], in.enter[cause[i]])
+			s.waitState(kind, cls != WaitNxN, c.members[i], in.seg[i], c.members[cause[i]], in.seg[cause[i]], wait[i], in.exit[i], in.enter[cause[i]])
 		}
 	}
 	if c == nil || cls != WaitNxN {
@@ -737,7 +740,7 @@ func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64)
 
 // waitState attributes one wait: rank a waited w in its call at
 // position pa for rank b, whose call at pb it needed. kind: 0 collective,
-// 1 Late Sender, 2 Late Receiver; pair: the wait synchronises a and b
+// 1 Late Sender, 2 Late Receiver, 3 Wait at Fence; pair: the wait synchronises a and b
 // alone (not an N×N collective, whose communicator records it). end is
 // the exit of a's call, need the enter of b's.
 func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb int32, pb uint64, w, end, need float64) {

@@ -20,6 +20,9 @@ type RootCauseResult struct {
 	CollectiveWaitNS float64 `json:"collective_wait_ns"`
 	LateSenderNS     float64 `json:"late_sender_ns"`
 	LateReceiverNS   float64 `json:"late_receiver_ns"`
+	// WaitAtFenceNS: one-sided MPI_Win_fence waits (the PSCW patterns,
+	// Late Post and Early Wait, are not attributed yet).
+	WaitAtFenceNS float64 `json:"wait_at_fence_ns"`
 	// AttributedNS is the sum of all causes' costs, short- and long-term.
 	AttributedNS float64 `json:"attributed_ns"`
 	// SmallNS went to causes beyond the rcVecK (8) largest of a wait
@@ -181,7 +184,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		return nil
 	}
 	out := &RootCauseResult{TotalWaitNS: s.total, WaitStates: s.waitStates,
-		CollectiveWaitNS: s.byKind[0], LateSenderNS: s.byKind[1], LateReceiverNS: s.byKind[2],
+		CollectiveWaitNS: s.byKind[0], LateSenderNS: s.byKind[1], LateReceiverNS: s.byKind[2], WaitAtFenceNS: s.byKind[3],
 		SmallNS: s.small, NoDelayNS: s.noDelay, UnresolvedNS: s.unresolved,
 		TruncatedWaits: s.truncated, HistoryPerRank: s.hist}
 	names := make([]string, len(s.regions))

@@ -175,6 +175,17 @@ func testRMA(t *testing.T, m *mpiImpl, tm string) {
 			t.Errorf("rank 1's Early Wait %s, want >= 10 ms (rank 0 completes 30 ms late)", merge.FormatNS(rk[1].EarlyWaitNS))
 		}
 	}
+	// Root causes: the fence waits are attributed, rank 1's late region
+	// first among the fence's causes.
+	var imb merge.Analysis
+	if b, err := os.ReadFile(filepath.Join(out, "imbalance.json")); err != nil || json.Unmarshal(b, &imb) != nil || imb.RootCauses == nil {
+		t.Fatalf("imbalance.json without root_causes: %v", err)
+	}
+	if rc := imb.RootCauses; rc.WaitAtFenceNS < 40e6 {
+		t.Errorf("root causes: Wait at Fence %s, want >= 40 ms (ranks 0 and 2 wait for rank 1's 30 ms)", merge.FormatNS(rc.WaitAtFenceNS))
+	} else if len(rc.Causes) == 0 || !strings.Contains(rc.Causes[0].Ranks, "1") {
+		t.Errorf("root causes %+v: want rank 1's late region first", rc.Causes)
+	}
 	txt, _ := os.ReadFile(filepath.Join(out, "imbalance.txt"))
 	html, _ := os.ReadFile(filepath.Join(out, "index.html"))
 	svg, _ := os.ReadFile(filepath.Join(out, "gantt.svg"))

@@ -60,9 +60,12 @@ func RootCauseSummary(rc *merge.RootCauseResult) string {
 	if rc.WaitStates == 0 {
 		return "no rank waited for another: no root cause."
 	}
-	s := fmt.Sprintf("%s of waiting in %d wait states (%s of the ranks' time; collective %s, Late Sender %s, Late Receiver %s); %s attributed to delays",
-		fmtDur(rc.TotalWaitNS), rc.WaitStates, pct(rc.TotalWaitNS, rc.RankTimeNS),
-		fmtDur(rc.CollectiveWaitNS), fmtDur(rc.LateSenderNS), fmtDur(rc.LateReceiverNS), pct(rc.AttributedNS+rc.SmallNS, rc.TotalWaitNS))
+	kinds := fmt.Sprintf("collective %s, Late Sender %s, Late Receiver %s", fmtDur(rc.CollectiveWaitNS), fmtDur(rc.LateSenderNS), fmtDur(rc.LateReceiverNS))
+	if rc.WaitAtFenceNS > 0 {
+		kinds += ", Wait at Fence " + fmtDur(rc.WaitAtFenceNS)
+	}
+	s := fmt.Sprintf("%s of waiting in %d wait states (%s of the ranks' time; %s); %s attributed to delays",
+		fmtDur(rc.TotalWaitNS), rc.WaitStates, pct(rc.TotalWaitNS, rc.RankTimeNS), kinds, pct(rc.AttributedNS+rc.SmallNS, rc.TotalWaitNS))
 	var un []string
 	if rc.NoDelayNS > 0 {
 		un = append(un, fmtDur(rc.NoDelayNS)+" without a delay of the waited-for rank (time inside MPI, clock error)")
