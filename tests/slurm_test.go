@@ -417,6 +417,16 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 				t.Errorf("run %s holds %v, want only %s", run, files, trace.RankFileName(0))
 			}
 		}
+		// With GCLOCK_DIR: a directory per task inside it.
+		gdir := filepath.Join(dir, "given")
+		argv = append([]string{"srun", "-n", "2", "--mpi=pmix"}, overcommit()...)
+		argv = append(argv, "--export=ALL,LD_PRELOAD="+mpch.Lib+",GCLOCK_DIR="+gdir, mpch.prog(t, "collectives"), dir)
+		if r := runCmd(t, dir, c.env(), argv...); r.Code != 0 || strings.Count(r.Stderr, want) != 2 {
+			t.Errorf("%s exited %d; want 0 and each task warning %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
+		}
+		if files := listDir(t, gdir); strings.Join(files, " ") != "task0 task0/rank-00000.gct task1 task1/rank-00000.gct" {
+			t.Errorf("GCLOCK_DIR holds %v, want task0/ and task1/ with one rank file each", files)
+		}
 	})
 
 	// (b) mpirun inside an allocation: the run is named after the Slurm
@@ -425,19 +435,33 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 	mpirunArgs := func(dir string) []string {
 		return []string{"mpirun", "-np", "2", "-x", "LD_PRELOAD=" + ompi.Lib, ompi.prog(t, "collectives"), dir}
 	}
-	t.Run("salloc/mpirun", func(t *testing.T) {
-		dir := t.TempDir()
-		argv := append(append([]string{"salloc", "-n", "2", "-J", "gclock-salloc"}, overcommit()...), mpirunArgs(dir)...)
-		r := runCmd(t, dir, c.env(), argv...)
-		if r.Code != 0 {
-			t.Fatalf("%s exited %d:\n%s", strings.Join(argv, " "), r.Code, r.Stderr)
-		}
-		runs := slurmRunDirs(t, dir)
-		if len(runs) != 1 {
-			t.Fatalf("one mpirun wrote runs %v, want one", runs)
-		}
-		checkSlurmRun(t, c, ompi, filepath.Join(dir, "gclock-trace", runs[0]), dir, 2, allocRE, "gclock-salloc")
-	})
+	for _, tc := range []struct {
+		m      *mpiImpl
+		nameRE *regexp.Regexp
+	}{
+		{ompi, allocRE},
+		// MPICH's mpiexec starts its proxies with srun: a job step.
+		{mpch, regexp.MustCompile(`^slurm-(\d+)\.0$`)},
+	} {
+		t.Run("salloc/"+tc.m.Launcher, func(t *testing.T) {
+			dir := t.TempDir()
+			argv := append([]string{"salloc", "-n", "2", "-J", "gclock-salloc"}, overcommit()...)
+			if tc.m == ompi {
+				argv = append(argv, mpirunArgs(dir)...)
+			} else {
+				argv = append(argv, "mpiexec.mpich", "-np", "2", "-genv", "LD_PRELOAD", tc.m.Lib, tc.m.prog(t, "collectives"), dir)
+			}
+			r := runCmd(t, dir, c.env(), argv...)
+			if r.Code != 0 {
+				t.Fatalf("%s exited %d:\n%s", strings.Join(argv, " "), r.Code, r.Stderr)
+			}
+			runs := slurmRunDirs(t, dir)
+			if len(runs) != 1 {
+				t.Fatalf("one %s wrote runs %v, want one", tc.m.Launcher, runs)
+			}
+			checkSlurmRun(t, c, tc.m, filepath.Join(dir, "gclock-trace", runs[0]), dir, 2, tc.nameRE, "gclock-salloc")
+		})
+	}
 	t.Run("sbatch/mpirun-twice", func(t *testing.T) {
 		dir := t.TempDir()
 		d1, d2 := filepath.Join(dir, "first"), filepath.Join(dir, "second")
