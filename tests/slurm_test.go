@@ -365,6 +365,10 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 	c := startSlurm(t)
 	t.Logf("Slurm installed and started in %v", time.Since(start).Round(time.Millisecond))
 	ompi, mpch := openMPI, mpich(t)
+	// The plugins srun offers (docs/guide/slurm.md: which --mpi).
+	if r := runCmd(t, t.TempDir(), c.env(), "srun", "--mpi=list"); r.Code != 0 || !strings.Contains(r.Stdout+r.Stderr, "pmix") || !strings.Contains(r.Stdout+r.Stderr, "pmi2") {
+		t.Fatalf("srun --mpi=list exited %d and does not list both pmix and pmi2:\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	srunRE := regexp.MustCompile(`^slurm-(\d+)\.0$`)
 	for _, tc := range []struct {
 		m   *mpiImpl
@@ -387,14 +391,29 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 	}
 	// Debian's Open MPI has no PMI-1/2 client: it stops in MPI_Init with
 	// its own explanation.
-	t.Run("srun/openmpi/pmi2-fails-clearly", func(t *testing.T) {
+	for _, plugin := range []string{"pmi2", "none"} {
+		t.Run("srun/openmpi/"+plugin+"-fails-clearly", func(t *testing.T) {
+			dir := t.TempDir()
+			argv := append([]string{"srun", "-n", "2", "--mpi=" + plugin}, overcommit()...)
+			argv = append(argv, "--export=ALL,LD_PRELOAD="+ompi.Lib, ompi.prog(t, "collectives"), dir)
+			r := runCmd(t, dir, c.env(), argv...)
+			const want = "OMPI was not built with SLURM's PMI support"
+			if r.Code == 0 || !strings.Contains(r.Stderr, want) {
+				t.Errorf("%s exited %d, want a failure saying %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
+			}
+		})
+	}
+	t.Run("srun/mpich/none-singletons-warned", func(t *testing.T) {
 		dir := t.TempDir()
-		argv := append([]string{"srun", "-n", "2", "--mpi=pmi2"}, overcommit()...)
-		argv = append(argv, "--export=ALL,LD_PRELOAD="+ompi.Lib, ompi.prog(t, "collectives"), dir)
+		argv := append([]string{"srun", "-n", "2", "--mpi=none"}, overcommit()...)
+		argv = append(argv, "--export=ALL,LD_PRELOAD="+mpch.Lib, mpch.prog(t, "collectives"), dir)
 		r := runCmd(t, dir, c.env(), argv...)
-		const want = "OMPI was not built with SLURM's PMI support"
-		if r.Code == 0 || !strings.Contains(r.Stderr, want) {
-			t.Errorf("%s exited %d, want a failure saying %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
+		const want = "srun started 2 tasks but MPI_COMM_WORLD has 1 process: the MPI library did not reach Slurm's process manager"
+		if r.Code != 0 || strings.Count(r.Stderr, want) != 2 {
+			t.Errorf("%s exited %d; want 0 and each task warning %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
+		}
+		if runs := slurmRunDirs(t, dir); len(runs) != 2 || !strings.HasSuffix(runs[0], ".task0") || !strings.HasSuffix(runs[1], ".task1") {
+			t.Errorf("runs %v, want slurm-<job>.0.task0 and .task1", runs)
 		}
 	})
 	// Debian's MPICH has no PMIx client: every task starts as a world of
