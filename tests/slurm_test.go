@@ -118,10 +118,14 @@ func startSlurm(t *testing.T) *slurmCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if os.Geteuid() != 0 {
+		t.Fatal("the Slurm test starts slurmctld and slurmd with SlurmUser=root: run it as root (as CI does)")
+	}
 	host, err := os.Hostname()
 	if err != nil {
 		t.Fatal(err)
 	}
+	host, _, _ = strings.Cut(host, ".") // slurmctld and slurmd compare the short name
 	c := &slurmCluster{bins: bins, dir: dir, conf: filepath.Join(dir, "slurm.conf"), node: host}
 	t.Cleanup(func() {
 		c.stop(t)
@@ -175,7 +179,7 @@ PartitionName=debug Nodes=%[1]s Default=YES MaxTime=INFINITE State=UP OverSubscr
 		}
 	}
 	env = append(env, c.env()...)
-	for _, argv := range [][]string{{bins["slurmctld"], "-D", "-i", "-f", c.conf}, {bins["slurmd"], "-D", "-f", c.conf}} {
+	for _, argv := range [][]string{{bins["slurmctld"], "-D", "-i", "-f", c.conf}, {bins["slurmd"], "-D", "-N", host, "-f", c.conf}} {
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Env = env
 		cmd.Dir = dir
