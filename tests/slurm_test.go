@@ -407,50 +407,37 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 			}
 		})
 	}
-	t.Run("srun/mpich/none-singletons-warned", func(t *testing.T) {
-		dir := t.TempDir()
-		argv := append([]string{"srun", "-n", "2", "--mpi=none"}, overcommit()...)
-		argv = append(argv, "--export=ALL,LD_PRELOAD="+mpch.Lib, mpch.prog(t, "collectives"), dir)
-		r := runCmd(t, dir, c.env(), argv...)
-		const want = "srun started 2 tasks but MPI_COMM_WORLD has 1 process: the MPI library did not reach Slurm's process manager"
-		if r.Code != 0 || strings.Count(r.Stderr, want) != 2 {
-			t.Errorf("%s exited %d; want 0 and each task warning %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
-		}
-		if runs := slurmRunDirs(t, dir); len(runs) != 2 || !strings.HasSuffix(runs[0], ".task0") || !strings.HasSuffix(runs[1], ".task1") {
-			t.Errorf("runs %v, want slurm-<job>.0.task0 and .task1", runs)
-		}
-	})
-	// Debian's MPICH has no PMIx client: every task starts as a world of
-	// one. The recorder says so and keeps the tasks' files apart.
-	t.Run("srun/mpich/pmix-singletons-warned", func(t *testing.T) {
-		dir := t.TempDir()
-		argv := append([]string{"srun", "-n", "2", "--mpi=pmix"}, overcommit()...)
-		argv = append(argv, "--export=ALL,LD_PRELOAD="+mpch.Lib, mpch.prog(t, "collectives"), dir)
-		r := runCmd(t, dir, c.env(), argv...)
-		const want = "srun started 2 tasks but MPI_COMM_WORLD has 1 process: the MPI library did not reach Slurm's process manager"
-		if r.Code != 0 || strings.Count(r.Stderr, want) != 2 {
-			t.Errorf("%s exited %d; want 0 and each task warning %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
-		}
-		runs := slurmRunDirs(t, dir)
-		if len(runs) != 2 || !regexp.MustCompile(`^slurm-\d+\.0\.task0$`).MatchString(runs[0]) || runs[1] != strings.TrimSuffix(runs[0], "0")+"1" {
-			t.Fatalf("runs %v, want slurm-<job>.0.task0 and .task1", runs)
-		}
-		for _, run := range runs {
-			if files := listDir(t, filepath.Join(dir, "gclock-trace", run)); len(files) != 1 || files[0] != trace.RankFileName(0) {
-				t.Errorf("run %s holds %v, want only %s", run, files, trace.RankFileName(0))
+	// Debian's MPICH has no PMIx client, and with none no process manager
+	// at all: every task starts as a world of one. The recorder says so
+	// and keeps the tasks' files apart.
+	for _, plugin := range []string{"pmix", "none"} {
+		t.Run("srun/mpich/"+plugin+"-singletons-warned", func(t *testing.T) {
+			dir := t.TempDir()
+			gdir := filepath.Join(dir, "given")
+			const want = "srun started 2 tasks but MPI_COMM_WORLD has 1 process: the MPI library did not reach Slurm's process manager"
+			for _, extra := range []string{"", ",GCLOCK_DIR=" + gdir} {
+				argv := append([]string{"srun", "-n", "2", "--mpi=" + plugin}, overcommit()...)
+				argv = append(argv, "--export=ALL,LD_PRELOAD="+mpch.Lib+extra, mpch.prog(t, "collectives"), dir)
+				r := runCmd(t, dir, c.env(), argv...)
+				if r.Code != 0 || strings.Count(r.Stderr, want) != 2 {
+					t.Errorf("%s exited %d; want 0 and each task warning %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
+				}
 			}
-		}
-		// With GCLOCK_DIR: a directory per task inside it.
-		gdir := filepath.Join(dir, "given")
-		argv = append([]string{"srun", "-n", "2", "--mpi=pmix"}, overcommit()...)
-		argv = append(argv, "--export=ALL,LD_PRELOAD="+mpch.Lib+",GCLOCK_DIR="+gdir, mpch.prog(t, "collectives"), dir)
-		if r := runCmd(t, dir, c.env(), argv...); r.Code != 0 || strings.Count(r.Stderr, want) != 2 {
-			t.Errorf("%s exited %d; want 0 and each task warning %q:\n%s", strings.Join(argv, " "), r.Code, want, r.Stderr)
-		}
-		if files := listDir(t, gdir); strings.Join(files, " ") != "task0 task0/rank-00000.gct task1 task1/rank-00000.gct" {
-			t.Errorf("GCLOCK_DIR holds %v, want task0/ and task1/ with one rank file each", files)
-		}
-	})
+			runs := slurmRunDirs(t, dir)
+			if len(runs) != 2 || !regexp.MustCompile(`^slurm-\d+\.0\.task0$`).MatchString(runs[0]) || runs[1] != strings.TrimSuffix(runs[0], "0")+"1" {
+				t.Fatalf("runs %v, want slurm-<job>.0.task0 and .task1", runs)
+			}
+			for _, run := range runs {
+				if files := listDir(t, filepath.Join(dir, "gclock-trace", run)); len(files) != 1 || files[0] != trace.RankFileName(0) {
+					t.Errorf("run %s holds %v, want only %s", run, files, trace.RankFileName(0))
+				}
+			}
+			// With GCLOCK_DIR: a directory per task inside it.
+			if files := listDir(t, gdir); strings.Join(files, " ") != "task0 task0/rank-00000.gct task1 task1/rank-00000.gct" {
+				t.Errorf("GCLOCK_DIR holds %v, want task0/ and task1/ with one rank file each", files)
+			}
+		})
+	}
 
 	// (b) mpirun inside an allocation: the run is named after the Slurm
 	// job and mpirun's own job id, so two mpirun in one job keep apart.
