@@ -360,7 +360,8 @@ func checkSlurmRun(t *testing.T, c *slurmCluster, m *mpiImpl, runDir, expectDir 
 
 // TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel: on a one-node
 // cluster, (a) srun launches MPI programs under the preload (Open MPI with
-// --mpi=pmix, MPICH with --mpi=pmi2; the combinations that cannot work
+// --mpi=pmix, MPICH with --mpi=pmi2: output unchanged, every call
+// recorded, every instance matched; the combinations that cannot work
 // show their error or the recorder's warning), (b) mpirun inside salloc
 // and sbatch allocations, (c) tracemerge runs in parallel under srun and
 // writes the serial run's outputs.
@@ -385,6 +386,14 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 			r := runCmd(t, dir, c.env(), argv...)
 			if r.Code != 0 {
 				t.Fatalf("%s exited %d:\n%s", strings.Join(argv, " "), r.Code, r.Stderr)
+			}
+			// The program's output is that of a run without the preload
+			// (its lines sorted: srun interleaves the tasks').
+			plainDir := t.TempDir()
+			plainArgv := append([]string{"srun", "-n", "2", "--mpi=" + tc.mpi}, overcommit()...)
+			plain := runCmd(t, plainDir, c.env(), append(plainArgv, tc.m.prog(t, "collectives"), plainDir)...)
+			if plain.Code != 0 || sortedLines(plain.Stdout) != sortedLines(r.Stdout) || plain.Stdout == "" {
+				t.Errorf("without the preload: exit %d, stdout %q; with it %q", plain.Code, plain.Stdout, r.Stdout)
 			}
 			runs := slurmRunDirs(t, dir)
 			if len(runs) != 1 {
