@@ -21,7 +21,8 @@ GO_TAGS   = $(shell pkg-config --exists otf2 2>/dev/null && echo otf2)
 # mpich and libmpich-dev: the core integration tests run on MPICH too
 # (Open MPI keeps the higher alternatives priority: mpirun stays Open MPI's).
 # scalapack-mpi-test: ScaLAPACK's Fortran test drivers, built for both MPIs.
-TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py iproute2 util-linux gfortran mpich libmpich-dev scalapack-mpi-test
+# slurmctld slurmd slurm-client: tests/slurm_test.go starts a one-node cluster.
+TEST_PKGS = chromium hpcc libotf2-trace-dev otf2-tools python3-mpi4py iproute2 util-linux gfortran mpich libmpich-dev scalapack-mpi-test slurmctld slurmd slurm-client
 GO_SRC   := $(shell find . -name '*.go' -not -path './build/*' 2>/dev/null) go.mod go.sum
 C_SRC    := $(wildcard cshim/*.c cshim/*.h cshim/*.tbl cshim/*.def)
 

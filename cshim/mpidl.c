@@ -49,6 +49,10 @@ static const char *env_lib(void)
 		return l;
 	if (getenv("OMPI_COMM_WORLD_SIZE") != NULL)
 		return "libmpi.so.40";
+	/* A PMIx launcher without a PMI-1/2 one (srun --mpi=pmix, prterun):
+	 * Open MPI speaks PMIx; Debian's MPICH would start as a singleton. */
+	if (getenv("PMIX_RANK") != NULL && getenv("PMI_FD") == NULL && getenv("PMI_SIZE") == NULL)
+		return "libmpi.so.40";
 	return NULL;
 }
 

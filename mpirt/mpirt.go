@@ -51,7 +51,8 @@ type World struct {
 var ErrUnavailable = errors.New("MPI not available")
 
 // Init loads the MPI library (lib, or when empty GCLOCK_LIBMPI, or the one
-// the launcher's environment names, or the first of libmpich.so.12,
+// the launcher's environment names (Open MPI's mpirun, or a PMIx launcher
+// such as srun --mpi=pmix: libmpi.so.40), or the first of libmpich.so.12,
 // libmpi.so.12, libmpi.so.40 found) and initialises MPI.
 func Init(lib string) (*World, error) {
 	w := &World{calls: make(chan func())}

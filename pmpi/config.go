@@ -119,20 +119,41 @@ func timerNames() []string {
 }
 
 // jobIDFromEnv returns the launcher's job id, if any, made file-name safe.
+// Under Slurm the name starts with slurm-<SLURM_JOB_ID>[.<SLURM_STEP_ID>]
+// whatever the --mpi plugin (srun's PMIx namespace slurm.pmix.J.S names
+// the same step); an mpirun inside an allocation appends its own job id,
+// so that several mpirun in one job keep apart.
 func jobIDFromEnv(getenv func(string) string) string {
-	id := ""
-	switch {
-	case getenv("OMPI_MCA_orte_ess_jobid") != "":
-		id = getenv("OMPI_MCA_orte_ess_jobid")
-	case getenv("PMIX_NAMESPACE") != "":
-		id = getenv("PMIX_NAMESPACE")
-	case getenv("SLURM_JOB_ID") != "":
-		id = getenv("SLURM_JOB_ID")
+	launcher := getenv("OMPI_MCA_orte_ess_jobid")
+	if launcher == "" {
+		launcher = getenv("PMIX_NAMESPACE")
+	}
+	id := launcher
+	if sj := getenv("SLURM_JOB_ID"); sj != "" {
+		id = "slurm-" + sj
 		if st := getenv("SLURM_STEP_ID"); st != "" {
 			id += "." + st
 		}
+		if launcher != "" && !strings.HasPrefix(launcher, "slurm.") {
+			id += "-" + launcher
+		}
 	}
 	return sanitize(id)
+}
+
+// srunSingleton reports an srun step of more than one task whose MPI
+// library saw a world of size 1: it did not reach Slurm's process manager
+// (a --mpi plugin it does not speak), so every task runs as a singleton.
+// It returns the step's task count and this task's SLURM_PROCID.
+func srunSingleton(getenv func(string) string, size int) (tasks int, procid string, ok bool) {
+	if size != 1 || getenv("OMPI_COMM_WORLD_SIZE") != "" {
+		return 0, "", false
+	}
+	n, err := strconv.Atoi(getenv("SLURM_STEP_NUM_TASKS"))
+	if err != nil || n <= 1 {
+		return 0, "", false
+	}
+	return n, getenv("SLURM_PROCID"), true
 }
 
 func sanitize(s string) string {

@@ -84,18 +84,43 @@ func TestParseFake_PairsInOrder(t *testing.T) {
 	}
 }
 
-func TestJobIDFromEnv_PrefersLauncherIDsAndSanitizes(t *testing.T) {
+func TestJobIDFromEnv_NamesSlurmJobAndLauncher(t *testing.T) {
 	for _, tc := range []struct {
 		env  map[string]string
 		want string
 	}{
 		{map[string]string{"OMPI_MCA_orte_ess_jobid": "123", "PMIX_NAMESPACE": "x"}, "123"},
 		{map[string]string{"PMIX_NAMESPACE": "prterun-vm-1@1"}, "prterun-vm-1_1"},
-		{map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "2"}, "77.2"},
+		// srun: the same name whatever the --mpi plugin.
+		{map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "2"}, "slurm-77.2"},
+		{map[string]string{"SLURM_JOB_ID": "77", "SLURM_STEP_ID": "2", "PMIX_NAMESPACE": "slurm.pmix.77.2"}, "slurm-77.2"},
+		// mpirun in an allocation (no step in salloc's shell or sbatch's script).
+		{map[string]string{"SLURM_JOB_ID": "78", "OMPI_MCA_orte_ess_jobid": "1526464513", "PMIX_NAMESPACE": "1522663425"}, "slurm-78-1526464513"},
 		{nil, ""},
 	} {
 		if got := jobIDFromEnv(env(tc.env)); got != tc.want {
 			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
+		}
+	}
+}
+
+func TestSrunSingleton_OnlyWhenAStepOfSeveralTasksSeesOneProcess(t *testing.T) {
+	step := map[string]string{"SLURM_STEP_NUM_TASKS": "2", "SLURM_PROCID": "1"}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		size int
+		want bool
+	}{
+		{"singleton in a 2-task step", step, 1, true},
+		{"the whole step in one world", step, 2, false},
+		{"a 1-task step", map[string]string{"SLURM_STEP_NUM_TASKS": "1"}, 1, false},
+		{"mpirun -np 1 in a step", map[string]string{"SLURM_STEP_NUM_TASKS": "2", "OMPI_COMM_WORLD_SIZE": "1"}, 1, false},
+		{"no Slurm", nil, 1, false},
+	} {
+		n, id, ok := srunSingleton(env(tc.env), tc.size)
+		if ok != tc.want || ok && (n != 2 || id != "1") {
+			t.Errorf("%s: %d %q %v, want %v", tc.name, n, id, ok, tc.want)
 		}
 	}
 }

@@ -253,6 +253,11 @@ func (r *recorder) start() bool {
 		if job == "" {
 			job = time.Now().UTC().Format("20060102-150405") + "-" + strconv.Itoa(os.Getpid())
 		}
+		if n, procid, ok := srunSingleton(os.Getenv, r.size); ok {
+			// Every task is a rank 0: keep their files apart.
+			job += ".task" + sanitize(procid)
+			r.warnf("srun started %d tasks but MPI_COMM_WORLD has 1 process: the MPI library did not reach Slurm's process manager and each task runs alone (Debian's Open MPI: srun --mpi=pmix; MPICH: srun --mpi=pmi2); this task records as run %s", n, job)
+		}
 		jobBytes = append(strconv.AppendInt(nil, base0, 10), ' ')
 		jobBytes = append(jobBytes, job...)
 	}
@@ -276,6 +281,9 @@ func (r *recorder) start() bool {
 	r.dir = cfg.Dir
 	if r.dir == "" {
 		r.dir = filepath.Join("gclock-trace", job)
+	}
+	if _, procid, ok := srunSingleton(os.Getenv, r.size); ok && cfg.Dir != "" {
+		r.dir = filepath.Join(r.dir, "task"+sanitize(procid)) // as the default name above
 	}
 	if cfg.Dir != "" && C.gclock_spawned() != 0 {
 		// A job started by MPI_Comm_spawn: its rank-00000.gct ... would

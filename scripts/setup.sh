@@ -13,7 +13,10 @@ need=()
 probe || need+=("${pkgs[@]}")
 command -v go >/dev/null || { echo "setup: Go is not installed (need Go >= 1.22 on PATH)" >&2; exit 1; }
 command -v cc >/dev/null || need+=(gcc)
-for extra in ${SETUP_EXTRA:-}; do dpkg -s "$extra" >/dev/null 2>&1 || need+=("$extra"); done
+# Installed, not merely known: a removed package keeps its config files and
+# `dpkg -s` still succeeds for it ("deinstall ok config-files").
+installed() { [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+for extra in ${SETUP_EXTRA:-}; do installed "$extra" || need+=("$extra"); done
 if [ ${#need[@]} -eq 0 ]; then exit 0; fi
 if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
   echo "setup: installing ${need[*]} (Debian packages)" >&2

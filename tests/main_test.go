@@ -120,8 +120,10 @@ type result struct {
 func mpiBaseEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		// The caller's GCLOCK_* or LD_PRELOAD must not leak into runs.
-		if strings.HasPrefix(kv, "GCLOCK_") || strings.HasPrefix(kv, "LD_PRELOAD=") {
+		// The caller's GCLOCK_* or LD_PRELOAD must not leak into runs, nor
+		// the job of a Slurm allocation the tests may run in (the recorder
+		// names runs after SLURM_JOB_ID; slurm_test.go starts its own).
+		if strings.HasPrefix(kv, "GCLOCK_") || strings.HasPrefix(kv, "LD_PRELOAD=") || strings.HasPrefix(kv, "SLURM_") {
 			continue
 		}
 		env = append(env, kv)

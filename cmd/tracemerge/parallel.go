@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/mpirt"
@@ -24,7 +25,7 @@ import (
 // launchedRank is this process's rank from the launcher's environment, -1
 // when none is set.
 func launchedRank() int {
-	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"} {
+	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
 		if v := os.Getenv(k); v != "" {
 			var r int
 			if _, err := fmt.Sscan(v, &r); err == nil && r >= 0 {
@@ -70,6 +71,15 @@ func (p *parallel) close() {
 // when the pass does not allow it (merge.Dist.Partition).
 func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partition, quiet bool, stderr io.Writer) (p *parallel, code int, done bool) {
 	size := mpirt.LaunchedSize()
+	tasks, _ := strconv.Atoi(os.Getenv("SLURM_STEP_NUM_TASKS"))
+	if size == 0 && tasks > 1 {
+		// srun --mpi=none: tasks without a process manager to join.
+		if launchedRank() > 0 {
+			return nil, exitOK, true
+		}
+		fmt.Fprintf(stderr, "tracemerge: warning: srun started %d tasks without an MPI process manager (--mpi=none?): analysing serially on task 0 alone (use srun --mpi=pmix or --mpi=pmi2)\n", tasks)
+		return nil, 0, false
+	}
 	if size == 0 || size == 1 {
 		return nil, 0, false
 	}
@@ -84,6 +94,15 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 	}
 	if world.Size <= 1 {
 		_ = world.Finalize()
+		// Several tasks, each its own world of one (the library did not
+		// reach the launcher, e.g. MPICH under srun --mpi=pmix): one
+		// serial analysis, not one per task writing the same outputs.
+		if tasks > 1 || size > 1 {
+			if launchedRank() > 0 {
+				return nil, exitOK, true
+			}
+			fmt.Fprintf(stderr, "tracemerge: warning: started as %d tasks but the MPI library (%s) sees 1 process: analysing serially on task 0 alone (under srun: --mpi=pmix with Open MPI, --mpi=pmi2 with MPICH; GCLOCK_LIBMPI names the library)\n", max(tasks, size), world.Impl)
+		}
 		return nil, 0, false
 	}
 	switch v := os.Getenv("GCLOCK_PAR_PARTITION"); v {
