@@ -1,0 +1,184 @@
+package merge
+
+import (
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+var updateOutputs = flag.Bool("update", false, "rewrite docs/reference/outputs.md")
+
+// outputRoots are the types written as JSON files, with the file.
+var outputRoots = []struct{ file, typ string }{
+	{"imbalance.json", "Analysis"},
+	{"p2p.json", "P2PResult"},
+	{"rma.json", "RMAResult"},
+}
+
+// fieldDocs parses the package's source: per struct type, per field, its
+// doc or line comment, type expression and JSON name.
+type fieldDoc struct{ name, json, typ, doc string }
+
+func structDocs(t *testing.T) map[string][]fieldDoc {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]fieldDoc{}
+	for _, p := range pkgs {
+		for _, f := range p.Files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				ts, ok := n.(*ast.TypeSpec)
+				if !ok {
+					return true
+				}
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok || !ts.Name.IsExported() {
+					return true
+				}
+				for _, fl := range st.Fields.List {
+					doc := ""
+					if fl.Doc != nil {
+						doc = fl.Doc.Text()
+					} else if fl.Comment != nil {
+						doc = fl.Comment.Text()
+					}
+					doc = strings.Join(strings.Fields(doc), " ")
+					tag := ""
+					if fl.Tag != nil {
+						tag = reflect.StructTag(strings.Trim(fl.Tag.Value, "`")).Get("json")
+					}
+					typ := types(fl.Type)
+					if len(fl.Names) == 0 { // embedded
+						out[ts.Name.Name] = append(out[ts.Name.Name], fieldDoc{name: typ, json: tag, typ: typ, doc: doc})
+					}
+					for _, nm := range fl.Names {
+						if nm.IsExported() {
+							out[ts.Name.Name] = append(out[ts.Name.Name], fieldDoc{name: nm.Name, json: tag, typ: typ, doc: doc})
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	return out
+}
+
+func types(e ast.Expr) string {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name
+	case *ast.StarExpr:
+		return "*" + types(x.X)
+	case *ast.ArrayType:
+		return "[]" + types(x.Elt)
+	case *ast.MapType:
+		return "map[" + types(x.Key) + "]" + types(x.Value)
+	case *ast.SelectorExpr:
+		return types(x.X) + "." + x.Sel.Name
+	}
+	return fmt.Sprintf("%T", e)
+}
+
+// outputsDoc is docs/reference/outputs.md.
+func outputsDoc(t *testing.T) string {
+	docs := structDocs(t)
+	var b strings.Builder
+	b.WriteString("<!-- Generated from the merge package's types and their comments by `go test ./merge -run TestOutputs_ReferencePageIsGenerated -update`. -->\n")
+	b.WriteString(`# Output files and their fields
+
+` + "`tracemerge RUN -o OUT`" + ` writes (select with ` + "`--formats`" + `, [tracemerge-cli.md](tracemerge-cli.md)):
+
+| file | format | what |
+| --- | --- | --- |
+| ` + "`index.html`" + ` | html | self-contained report: root causes, critical path, tables, histograms, the Gantt chart |
+| ` + "`gantt.svg`" + ` | svg | all ranks over time; waits hatched, root-cause delays orange, the critical path red |
+| ` + "`imbalance.txt`" + ` | txt | the text report (also on stdout unless ` + "`-q`" + `) |
+| ` + "`imbalance.json`" + ` | json | ` + "`merge.Analysis`" + `, below |
+| ` + "`p2p.json`" + ` | json | ` + "`merge.P2PResult`" + `, below |
+| ` + "`rma.json`" + ` | json | ` + "`merge.RMAResult`" + `, below (runs with one-sided calls) |
+| ` + "`events.csv`" + ` (` + "`csvgz`" + `: ` + "`events.csv.gz`" + `) | csv | one row per event: ` + "`rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,global_exit_ns,callsite`" + ` |
+| ` + "`trace.pftrace`" + ` | perfetto | Perfetto protobuf: a process per rank with an MPI track, flow arrows per message, "root causes" and "critical path" tracks |
+| ` + "`trace.json`" + ` | perfetto-json | legacy Chrome JSON (small runs) |
+| ` + "`otf2/traces.otf2`" + ` | otf2 | OTF2 archive (Vampir, Scalasca/Cube), when built with libotf2 |
+| ` + "`trace.prv/.pcf/.row`" + ` | paraver | Paraver trace |
+| ` + "`instance-<comm>-<seq>.svg`" + ` | ` + "`--instance`" + ` | one collective, raw and corrected clocks side by side |
+
+Times in the JSON files are ns, global (rank 0's timebase) and relative to
+` + "`origin_ns`" + ` unless a field says otherwise. Fields may be added; none are
+renamed.
+
+`)
+	seen := map[string]bool{}
+	var emit func(typ string)
+	emit = func(typ string) {
+		if seen[typ] {
+			return
+		}
+		seen[typ] = true
+		fields, ok := docs[typ]
+		if !ok {
+			return
+		}
+		fmt.Fprintf(&b, "### %s\n\n| field | type | meaning |\n| --- | --- | --- |\n", typ)
+		var next []string
+		for _, f := range fields {
+			name := strings.Split(f.json, ",")[0]
+			if name == "-" {
+				continue
+			}
+			if name == "" {
+				name = f.name
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, strings.ReplaceAll(f.typ, "|", "\\|"), strings.ReplaceAll(f.doc, "|", "\\|"))
+			base := strings.TrimLeft(f.typ, "[]*")
+			if i := strings.LastIndex(base, "]"); i >= 0 {
+				base = base[i+1:]
+			}
+			base = strings.TrimLeft(base, "*")
+			if _, ok := docs[base]; ok {
+				next = append(next, base)
+			}
+		}
+		b.WriteString("\n")
+		sort.Strings(next)
+		for _, n := range next {
+			emit(n)
+		}
+	}
+	for _, r := range outputRoots {
+		fmt.Fprintf(&b, "## %s\n\n", r.file)
+		emit(r.typ)
+	}
+	return b.String()
+}
+
+// TestOutputs_ReferencePageIsGenerated: docs/reference/outputs.md lists
+// every JSON field of the output files with its comment in the code
+// (go test -update rewrites it).
+func TestOutputs_ReferencePageIsGenerated(t *testing.T) {
+	path := filepath.Join("..", "docs", "reference", "outputs.md")
+	want := outputsDoc(t)
+	if *updateOutputs {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update)", err)
+	}
+	if string(got) != want {
+		t.Error("docs/reference/outputs.md differs from the merge package's types: run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update")
+	}
+}
