@@ -401,7 +401,7 @@ type Mark struct {
 
 // MarkMinShare is the share of all waiting a root cause needs for Marks
 // to draw it.
-const MarkMinShare = 0.05
+const MarkMinShare = 0.10
 
 // Marks returns what to highlight: the delays of the top n root causes
 // of res with at least MarkMinShare of the waiting (the delays of the region on each of the cause's ranks that made

@@ -16,6 +16,10 @@ import (
 // (not raw) view draws them.
 func (g *Gantt) SetMarks(marks []merge.Mark) { g.marks = marks }
 
+// cpColPx is the width of the columns in which the critical path shows
+// only its dominant lane (where it changes rank faster than that).
+const cpColPx = 3
+
 // maxMarkRects bounds the root-cause bands drawn (adjacent ones within a
 // pixel are merged first).
 const maxMarkRects = 6000
@@ -89,8 +93,34 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 		note += " Orange bands: the delays of the top root causes (their regions on the delaying ranks, docs/rootcause.md)."
 	}
 	// Critical path: a horizontal run per stay, a vertical step between.
-	var d strings.Builder
-	prevX, prevY := -1.0, -1.0
+	// Where stays are narrower than cpColPx pixels, each column shows the
+	// lane the path spent most of it on, so the line stays readable.
+	type run struct {
+		lane   int
+		x1, x2 float64
+	}
+	var runs []run
+	colW := float64(cpColPx)
+	var colLane map[int]float64
+	colStart := -1.0
+	flush := func() {
+		if colLane == nil {
+			return
+		}
+		best, bt := -1, -1.0
+		for l, t := range colLane {
+			if t > bt || (t == bt && l < best) {
+				best, bt = l, t
+			}
+		}
+		x1 := colStart
+		if n := len(runs); n > 0 && runs[n-1].lane == best && runs[n-1].x2 >= x1-0.01 {
+			runs[n-1].x2 = x1 + colW
+		} else {
+			runs = append(runs, run{best, x1, x1 + colW})
+		}
+		colLane = nil
+	}
 	for _, m := range path {
 		if m.End < vlo || m.Start > vhi {
 			continue
@@ -99,18 +129,41 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 		if l < 0 {
 			continue
 		}
-		y := float64(top+l*pitch) + float64(laneH)/2
 		x1, x2 := x(m.Start), x(m.End)
-		switch {
-		case prevX < 0:
-			fmt.Fprintf(&d, "M%s %s", f1(x1), f1(y))
-		case y != prevY:
-			fmt.Fprintf(&d, "H%sV%s", f1(x1), f1(y))
+		if x2-x1 >= colW { // wide: its own run
+			flush()
+			if n := len(runs); n > 0 && runs[n-1].lane == l {
+				runs[n-1].x2 = x2
+			} else {
+				runs = append(runs, run{l, x1, x2})
+			}
+			colStart = -1
+			continue
 		}
-		if x2-x1 >= 0.5 || y != prevY {
-			fmt.Fprintf(&d, "H%s", f1(x2))
+		for x1 < x2 || (x1 == x2 && colLane == nil) { // narrow: into its columns
+			c := float64(x0) + colW*float64(int((x1-float64(x0))/colW))
+			if c != colStart {
+				flush()
+				colStart, colLane = c, map[int]float64{}
+			}
+			end := min(x2, c+colW)
+			colLane[l] += end - x1 + 1e-9
+			if end <= x1 {
+				break
+			}
+			x1 = end
 		}
-		prevX, prevY = x2, y
+	}
+	flush()
+	var d strings.Builder
+	for i, r := range runs {
+		y := float64(top+r.lane*pitch) + float64(laneH)/2
+		if i == 0 {
+			fmt.Fprintf(&d, "M%s %s", f1(r.x1), f1(y))
+		} else {
+			fmt.Fprintf(&d, "V%s", f1(y))
+		}
+		fmt.Fprintf(&d, "H%s", f1(r.x2))
 	}
 	if d.Len() > 0 {
 		fmt.Fprintf(w, `<path class="critpath" d="%s" fill="none" stroke="#d00" stroke-width="1.6" stroke-opacity=".85"><title>critical path</title></path>`+"\n", d.String())

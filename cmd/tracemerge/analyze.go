@@ -730,4 +730,4 @@ func (o *outputs) fail(stderr io.Writer, err error) int {
 
 // markCauses is how many root causes the Gantt chart and Perfetto mark
 // (docs/rootcause.md).
-const markCauses = 3
+const markCauses = 2
