@@ -90,8 +90,9 @@ func types(e ast.Expr) string {
 	return fmt.Sprintf("%T", e)
 }
 
-// outputsDoc is docs/reference/outputs.md.
-func outputsDoc(t *testing.T) string {
+// outputsDoc is docs/reference/outputs.md; undocumented lists the fields
+// it shows without a meaning (Type.json_name), in page order.
+func outputsDoc(t *testing.T) (page string, undocumented []string) {
 	docs := structDocs(t)
 	var b strings.Builder
 	b.WriteString("<!-- Generated from the merge package's types and their comments by `go test ./merge -run TestOutputs_ReferencePageIsGenerated -update`. -->\n")
@@ -141,6 +142,9 @@ renamed.
 				name = f.name
 			}
 			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, strings.ReplaceAll(f.typ, "|", "\\|"), strings.ReplaceAll(f.doc, "|", "\\|"))
+			if f.doc == "" {
+				undocumented = append(undocumented, typ+"."+name)
+			}
 			base := strings.TrimLeft(f.typ, "[]*")
 			if i := strings.LastIndex(base, "]"); i >= 0 {
 				base = base[i+1:]
@@ -160,15 +164,19 @@ renamed.
 		fmt.Fprintf(&b, "## %s\n\n", r.file)
 		emit(r.typ)
 	}
-	return b.String()
+	return b.String(), undocumented
 }
 
 // TestOutputs_ReferencePageIsGenerated: docs/reference/outputs.md lists
 // every JSON field of the output files with its comment in the code
-// (go test -update rewrites it).
+// (go test -update rewrites it), and every field listed has a comment.
 func TestOutputs_ReferencePageIsGenerated(t *testing.T) {
 	path := filepath.Join("..", "docs", "reference", "outputs.md")
-	want := outputsDoc(t)
+	want, undocumented := outputsDoc(t)
+	if len(undocumented) > 0 {
+		t.Errorf("%d fields of the JSON outputs have no doc or line comment, so docs/reference/outputs.md gives no meaning for them: %s (comment each field in merge/*.go: what it is, its unit, how it is computed)",
+			len(undocumented), strings.Join(undocumented, ", "))
+	}
 	if *updateOutputs {
 		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
 			t.Fatal(err)

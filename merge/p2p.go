@@ -113,7 +113,7 @@ type P2PResult struct {
 
 	// Clock condition: a receive cannot complete before its send started.
 	Violations     int     `json:"clock_violations"`
-	MaxViolationNS float64 `json:"max_violation_ns"`
+	MaxViolationNS float64 `json:"max_violation_ns"` // largest: send start − exit of the receive's completing call, ns
 	// Repairs: the violations as repairs (P2POptions.CollectRepairs):
 	// the receive's completion must move past its send's start.
 	Repairs        []Repair `json:"-"`
@@ -130,43 +130,43 @@ type P2PResult struct {
 
 // PairWaits totals one wait kind and lists the top culprit -> victim pairs.
 type PairWaits struct {
-	Count   int        `json:"count"`
-	TotalNS float64    `json:"total_ns"`
-	MaxNS   float64    `json:"max_ns"`
-	Pairs   []PairWait `json:"pairs"`
+	Count   int        `json:"count"`    // waits > 0 of this kind
+	TotalNS float64    `json:"total_ns"` // their sum, ns
+	MaxNS   float64    `json:"max_ns"`   // the largest, ns
+	Pairs   []PairWait `json:"pairs"`    // top pairs (at most TopN), largest NS first
 }
 
 // PairWait is the wait Culprit caused to Victim, summed.
 type PairWait struct {
-	Culprit int32   `json:"culprit"`
-	Victim  int32   `json:"victim"`
-	Count   int     `json:"count"`
-	NS      float64 `json:"ns"`
+	Culprit int32   `json:"culprit"` // world rank that made the other wait
+	Victim  int32   `json:"victim"`  // world rank that waited
+	Count   int     `json:"count"`   // waits > 0
+	NS      float64 `json:"ns"`      // their sum, ns
 }
 
 // LateMessage is one message whose receiver waited for a late sender.
 type LateMessage struct {
-	Src       int32   `json:"src"`
-	Dst       int32   `json:"dst"`
-	CommID    uint64  `json:"comm"`
-	Tag       int32   `json:"tag"`
-	Bytes     uint64  `json:"bytes"`
-	SendOp    string  `json:"send_op"`
-	RecvOp    string  `json:"recv_op"` // the call the receiver waited in
-	SendStart float64 `json:"send_start_ns"`
-	WaitEnter float64 `json:"wait_enter_ns"`
-	WaitNS    float64 `json:"wait_ns"`
+	Src       int32   `json:"src"`           // sender, world rank
+	Dst       int32   `json:"dst"`           // receiver, world rank
+	CommID    uint64  `json:"comm"`          // communicator id (trace.CommID)
+	Tag       int32   `json:"tag"`           // message tag
+	Bytes     uint64  `json:"bytes"`         // received bytes
+	SendOp    string  `json:"send_op"`       // the send's starting call, e.g. MPI_Isend
+	RecvOp    string  `json:"recv_op"`       // the call the receiver waited in
+	SendStart float64 `json:"send_start_ns"` // enter of the send's starting call, global ns
+	WaitEnter float64 `json:"wait_enter_ns"` // enter of the call the receiver waited in, global ns
+	WaitNS    float64 `json:"wait_ns"`       // min(SendStart, that call's exit) − WaitEnter, ns
 	// Local times of the two events, for checks against a known truth.
 	SendLocal, WaitLocal int64 `json:"-"`
 }
 
 // P2PRank is one rank's point-to-point summary.
 type P2PRank struct {
-	Rank      int32  `json:"rank"`
-	Sends     int    `json:"sends"`
-	Recvs     int    `json:"recvs"`
-	SentBytes uint64 `json:"sent_bytes"`
-	RecvBytes uint64 `json:"recv_bytes"`
+	Rank      int32  `json:"rank"`       // world rank
+	Sends     int    `json:"sends"`      // completed sends (to MPI_PROC_NULL excluded)
+	Recvs     int    `json:"recvs"`      // completed receives with a known source
+	SentBytes uint64 `json:"sent_bytes"` // bytes of those sends
+	RecvBytes uint64 `json:"recv_bytes"` // bytes of those receives
 	WaitCalls int    `json:"wait_calls"` // completion calls (Wait*, successful Test*)
 	// WaitTimeNS: time inside completion calls, blocking receives
 	// (Recv, Sendrecv) and unsuccessful polls.
@@ -182,19 +182,19 @@ type P2PRank struct {
 
 // P2PSite is the time spent in one completion op at one call site.
 type P2PSite struct {
-	Site   string  `json:"site"`
-	Op     string  `json:"op"`
-	Calls  int     `json:"calls"`
-	Polls  uint64  `json:"polls"` // unsuccessful Test*/Iprobe calls folded in
-	TimeNS float64 `json:"time_ns"`
-	Ranks  int     `json:"ranks"`
+	Site   string  `json:"site"`    // "function (file:line)", or the pc when unresolved
+	Op     string  `json:"op"`      // the completion call, e.g. MPI_Waitall
+	Calls  int     `json:"calls"`   // completion calls (polls not counted)
+	Polls  uint64  `json:"polls"`   // unsuccessful Test*/Iprobe calls folded in
+	TimeNS float64 `json:"time_ns"` // time in those calls and the polls, ns
+	Ranks  int     `json:"ranks"`   // ranks that called it there
 }
 
 // NBCSummary aggregates the instances of one nonblocking collective op.
 type NBCSummary struct {
-	Op        string `json:"op"`
-	Instances int    `json:"instances"`
-	Complete  int    `json:"complete"` // every member started and completed it
+	Op        string `json:"op"`        // the starting call, e.g. MPI_Iallreduce
+	Instances int    `json:"instances"` // instances seen, matched by (communicator, sequence)
+	Complete  int    `json:"complete"`  // every member started and completed it
 	// StartSkew: last start - first start per instance.
 	StartSkew Stats `json:"start_skew"`
 	// Wait: per (member, instance), time in the completing call before

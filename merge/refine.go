@@ -131,10 +131,10 @@ func (h *hbGrid) add(rank int32, enter, exit, lo, hi float64) {
 // RankBound is what the happened-before facts say about one rank's
 // corrected clock (relative to rank 0's), and what the refinement did.
 type RankBound struct {
-	Rank int32 `json:"rank"`
+	Rank int32 `json:"rank"` // world rank
 	// Cells with facts, of the grid's cells up to the rank's last fact.
 	Cells, Bounded int `json:"-"`
-	Facts          int `json:"facts"`
+	Facts          int `json:"facts"` // happened-before facts with rank 0 (one per shared N×N instance)
 	// BoundNS: the largest max(hi, -lo) over the cells with facts: the
 	// corrected clock's error is within ±BoundNS wherever facts exist
 	// (when the facts are consistent). 0 facts: unknown (-1).
@@ -145,7 +145,7 @@ type RankBound struct {
 	// what the clock wandered within the cell), so the refined clock is
 	// off by at most the cell's width plus that wander.
 	MedianWidthNS float64 `json:"median_width_ns"`
-	MaxWidthNS    float64 `json:"max_width_ns"`
+	MaxWidthNS    float64 `json:"max_width_ns"` // the widest hi − lo of its cells, ns
 	// TypicalNS: the median over its cells of max(hi, -lo): the bound
 	// where facts are as dense as usual (BoundNS is the loosest cell).
 	TypicalNS float64 `json:"typical_bound_ns"`
@@ -154,8 +154,8 @@ type RankBound struct {
 	// ContradictionFacts facts (the only facts the refinement may leave
 	// violated, besides LimitedFacts).
 	Outside            int `json:"outside"`
-	Contradictions     int `json:"contradictions"`
-	ContradictionFacts int `json:"contradiction_facts"`
+	Contradictions     int `json:"contradictions"`      // cells with lo > hi (their facts contradict each other)
+	ContradictionFacts int `json:"contradiction_facts"` // facts in those cells
 	// Disagreements: grid points between two cells whose ranges do not
 	// overlap (each consistent on its own): one value there cannot meet
 	// both; the refinement's move changes between the two cells' calls.
@@ -166,11 +166,11 @@ type RankBound struct {
 	// runs backwards) and the LimitedFacts facts of their cells may stay
 	// violated.
 	Limited      int `json:"limited"`
-	LimitedFacts int `json:"limited_facts"`
+	LimitedFacts int `json:"limited_facts"` // facts in the cells of the Limited stations
 	// MaxShiftNS: the largest move of the refinement (ClockRefined), and
 	// the knots it moved.
 	MaxShiftNS float64 `json:"max_shift_ns"`
-	Moved      int     `json:"moved_points"`
+	Moved      int     `json:"moved_points"` // knots of the move that are not 0
 }
 
 // Refinement is ClockRefined's input: per world rank the knots of the move

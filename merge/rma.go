@@ -40,10 +40,10 @@ type RMAOptions struct {
 
 // RMAWait sums one wait pattern.
 type RMAWait struct {
-	Pattern string  `json:"pattern"` // Scalasca's name
-	Count   int     `json:"count"`   // calls with a wait > 0
-	TotalNS float64 `json:"total_ns"`
-	MaxNS   float64 `json:"max_ns"`
+	Pattern string  `json:"pattern"`  // Scalasca's name
+	Count   int     `json:"count"`    // calls with a wait > 0
+	TotalNS float64 `json:"total_ns"` // sum of the waits, ns
+	MaxNS   float64 `json:"max_ns"`   // largest single wait, ns
 }
 
 func (w *RMAWait) add(d float64) {
@@ -57,58 +57,58 @@ func (w *RMAWait) add(d float64) {
 
 // RMAOpSummary is one op's calls, bytes and time over all ranks.
 type RMAOpSummary struct {
-	Op     string  `json:"op"`
-	Calls  int     `json:"calls"`
-	Sent   uint64  `json:"sent"`
-	Recv   uint64  `json:"recv"`
-	TimeNS float64 `json:"time_ns"`
+	Op     string  `json:"op"`      // MPI function name, e.g. MPI_Put
+	Calls  int     `json:"calls"`   // calls, all ranks
+	Sent   uint64  `json:"sent"`    // summed Sent bytes: transfers' origin bytes, a new window's size
+	Recv   uint64  `json:"recv"`    // summed Recv bytes: origin bytes of gets and results
+	TimeNS float64 `json:"time_ns"` // time in its calls, ns
 }
 
 // RMAWindow is one window (agreed id, as in the communicator table).
 type RMAWindow struct {
-	ID          uint64  `json:"id"`
-	Kind        string  `json:"kind"` // win_create, win_allocate, win_allocate_shared, win_create_dynamic
-	Members     int     `json:"members"`
-	Fences      int     `json:"fences"` // complete fence instances
-	Transfers   int     `json:"transfers"`
-	Put         uint64  `json:"bytes_put"` // origin bytes sent (put, accumulate)
-	Got         uint64  `json:"bytes_got"` // origin bytes received (get, results)
-	FenceWaitNS float64 `json:"wait_at_fence_ns"`
-	LatePostNS  float64 `json:"late_post_ns"`
-	EarlyWaitNS float64 `json:"early_wait_ns"`
+	ID          uint64  `json:"id"`               // window id (trace.CommID)
+	Kind        string  `json:"kind"`             // win_create, win_allocate, win_allocate_shared, win_create_dynamic
+	Members     int     `json:"members"`          // ranks in the window (0 unknown)
+	Fences      int     `json:"fences"`           // complete fence instances
+	Transfers   int     `json:"transfers"`        // put, get, accumulate and atomic calls on it
+	Put         uint64  `json:"bytes_put"`        // origin bytes sent (put, accumulate)
+	Got         uint64  `json:"bytes_got"`        // origin bytes received (get, results)
+	FenceWaitNS float64 `json:"wait_at_fence_ns"` // Wait at Fence, summed over members, ns
+	LatePostNS  float64 `json:"late_post_ns"`     // Late Post of its origins, ns
+	EarlyWaitNS float64 `json:"early_wait_ns"`    // Early Wait of its targets, ns
 }
 
 // RMARank is one rank's one-sided activity.
 type RMARank struct {
-	Rank        int32   `json:"rank"`
-	Transfers   int     `json:"transfers"`
-	Put         uint64  `json:"bytes_put"`
-	Got         uint64  `json:"bytes_got"`
-	TimeNS      float64 `json:"time_ns"` // in every RMA call
-	SyncNS      float64 `json:"sync_ns"` // in fences, PSCW, lock/unlock/flush
-	LockNS      float64 `json:"lock_ns"` // in lock, unlock and flush calls
-	FenceWaitNS float64 `json:"wait_at_fence_ns"`
-	LatePostNS  float64 `json:"late_post_ns"`
-	EarlyWaitNS float64 `json:"early_wait_ns"`
+	Rank        int32   `json:"rank"`             // world rank
+	Transfers   int     `json:"transfers"`        // put, get, accumulate and atomic calls it made
+	Put         uint64  `json:"bytes_put"`        // origin bytes sent (put, accumulate)
+	Got         uint64  `json:"bytes_got"`        // origin bytes received (get, results)
+	TimeNS      float64 `json:"time_ns"`          // in every RMA call
+	SyncNS      float64 `json:"sync_ns"`          // in fences, PSCW, lock/unlock/flush
+	LockNS      float64 `json:"lock_ns"`          // in lock, unlock and flush calls
+	FenceWaitNS float64 `json:"wait_at_fence_ns"` // its Wait at Fence, ns
+	LatePostNS  float64 `json:"late_post_ns"`     // its Late Post (as origin), ns
+	EarlyWaitNS float64 `json:"early_wait_ns"`    // its Early Wait (as target), ns
 }
 
 // RMAResult is the one-sided part of a tracemerge analysis (rma.json).
 type RMAResult struct {
-	Calls           int            `json:"calls"`
-	Transfers       int            `json:"transfers"`
-	Put             uint64         `json:"bytes_put"`
-	Got             uint64         `json:"bytes_got"`
-	FenceInstances  int            `json:"fence_instances"`
+	Calls           int            `json:"calls"`            // one-sided calls, all ranks
+	Transfers       int            `json:"transfers"`        // put, get, accumulate and atomic calls (MPI_PROC_NULL excluded)
+	Put             uint64         `json:"bytes_put"`        // origin bytes sent (put, accumulate)
+	Got             uint64         `json:"bytes_got"`        // origin bytes received (get, results)
+	FenceInstances  int            `json:"fence_instances"`  // MPI_Win_fence instances every member reached
 	FenceIncomplete int            `json:"fence_incomplete"` // instances some member never reached
 	AccessEpochs    int            `json:"access_epochs"`    // MPI_Win_start ... MPI_Win_complete
 	ExposureEpochs  int            `json:"exposure_epochs"`  // MPI_Win_post ... MPI_Win_wait
 	Unmatched       int            `json:"unmatched_epochs"` // origin/target pairs without a partner epoch
-	WaitAtFence     RMAWait        `json:"wait_at_fence"`
-	LatePost        RMAWait        `json:"late_post"`
-	EarlyWait       RMAWait        `json:"early_wait"`
-	Ops             []RMAOpSummary `json:"ops"`
-	Windows         []RMAWindow    `json:"windows"`
-	Ranks           []RMARank      `json:"ranks"`
+	WaitAtFence     RMAWait        `json:"wait_at_fence"`    // Wait at Fence, per member of each fence instance
+	LatePost        RMAWait        `json:"late_post"`        // Late Post, per access epoch
+	EarlyWait       RMAWait        `json:"early_wait"`       // Early Wait, per exposure epoch
+	Ops             []RMAOpSummary `json:"ops"`              // per op
+	Windows         []RMAWindow    `json:"windows"`          // per window
+	Ranks           []RMARank      `json:"ranks"`            // per rank
 	// List holds transfers for drawing (not in rma.json): Src sends the
 	// data (the origin of a put, the target of a get), Dst receives it.
 	List []Message `json:"-"`

@@ -15,11 +15,11 @@ import (
 // listed or not: AttributedNS), SmallNS, NoDelayNS or UnresolvedNS, so
 // AttributedNS + SmallNS + NoDelayNS + UnresolvedNS = TotalWaitNS.
 type RootCauseResult struct {
-	TotalWaitNS      float64 `json:"total_wait_ns"`
-	WaitStates       int     `json:"wait_states"`
-	CollectiveWaitNS float64 `json:"collective_wait_ns"`
-	LateSenderNS     float64 `json:"late_sender_ns"`
-	LateReceiverNS   float64 `json:"late_receiver_ns"`
+	TotalWaitNS      float64 `json:"total_wait_ns"`      // all wait states' waiting, ns
+	WaitStates       int     `json:"wait_states"`        // wait states found
+	CollectiveWaitNS float64 `json:"collective_wait_ns"` // of TotalWaitNS, in blocking collectives, ns
+	LateSenderNS     float64 `json:"late_sender_ns"`     // of TotalWaitNS, Late Sender waits, ns
+	LateReceiverNS   float64 `json:"late_receiver_ns"`   // of TotalWaitNS, Late Receiver waits, ns
 	// WaitAtFenceNS: one-sided MPI_Win_fence waits (the PSCW patterns,
 	// Late Post and Early Wait, are not attributed yet).
 	WaitAtFenceNS float64 `json:"wait_at_fence_ns"`
@@ -40,7 +40,7 @@ type RootCauseResult struct {
 	// TruncatedWaits counts the wait states whose synchronisation
 	// interval reached beyond the HistoryPerRank segments kept.
 	TruncatedWaits int `json:"truncated_waits"`
-	HistoryPerRank int `json:"history_per_rank"`
+	HistoryPerRank int `json:"history_per_rank"` // segments (regions and calls) kept per rank
 	// RankTimeNS is Σ over ranks of the time from their first to their
 	// last call: the denominator of every "share of the run".
 	RankTimeNS float64 `json:"rank_time_ns"`
@@ -50,7 +50,7 @@ type RootCauseResult struct {
 	Causes []RootCause `json:"causes"`
 	// Regions are the regions with the largest imbalance across ranks.
 	Regions      []RegionStat `json:"regions"`
-	CriticalPath CriticalPath `json:"critical_path"`
+	CriticalPath CriticalPath `json:"critical_path"` // the chain of regions and calls that set the run's end
 }
 
 // RootCause is one delay: excess time of some ranks in one region that
@@ -58,23 +58,23 @@ type RootCauseResult struct {
 type RootCause struct {
 	// Ranks lists the delaying ranks ("2", "0-511,600").
 	Ranks     string `json:"ranks"`
-	RankCount int    `json:"rank_count"`
+	RankCount int    `json:"rank_count"` // ranks in Ranks
 	// Region is "site → site" for computation between two MPI calls, or
 	// "MPI_Op at site" for an MPI call (communication imbalance).
 	Region string `json:"region"`
-	Call   bool   `json:"call"`
+	Call   bool   `json:"call"` // Region is an MPI call (else computation between two calls)
 	// CostNS = DirectNS + PropagatedNS: the waiting time the delay caused
 	// directly (short-term cost) and through the wait states of the ranks
 	// it delayed (long-term cost).
 	CostNS       float64 `json:"cost_ns"`
-	DirectNS     float64 `json:"direct_ns"`
-	PropagatedNS float64 `json:"propagated_ns"`
+	DirectNS     float64 `json:"direct_ns"`     // short-term cost: waits it caused directly, ns
+	PropagatedNS float64 `json:"propagated_ns"` // long-term cost: through the ranks it delayed, ns
 	// Share is CostNS / TotalWaitNS.
 	Share float64 `json:"share"`
 	// DelayNS is the excess time found in the region (Σ d over the wait
 	// states it caused directly); Waits counts those wait states.
 	DelayNS float64 `json:"delay_ns"`
-	Waits   int     `json:"waits"`
+	Waits   int     `json:"waits"` // wait states it caused directly
 	// Via are the ranks the long-term cost propagated through (largest
 	// first, at most 5).
 	Via []RankAmount `json:"via,omitempty"`
@@ -85,16 +85,16 @@ type RootCause struct {
 
 // RegionStat is one region's time across ranks.
 type RegionStat struct {
-	Region string  `json:"region"`
-	Call   bool    `json:"call"`
-	Count  int     `json:"count"`
-	Ranks  int     `json:"ranks"` // ranks that ran it
-	Total  float64 `json:"total_ns"`
+	Region string  `json:"region"`   // as RootCause.Region
+	Call   bool    `json:"call"`     // Region is an MPI call (else computation between two calls)
+	Count  int     `json:"count"`    // times a rank ran it, summed over ranks
+	Ranks  int     `json:"ranks"`    // ranks that ran it
+	Total  float64 `json:"total_ns"` // time in it, summed over ranks, ns
 	// MeanNS is the mean time per rank over all ranks of the run (ranks
 	// that never ran it count 0); MaxNS the slowest rank's (MaxRank).
 	MeanNS  float64 `json:"mean_ns"`
-	MaxNS   float64 `json:"max_ns"`
-	MaxRank int32   `json:"max_rank"`
+	MaxNS   float64 `json:"max_ns"`   // the slowest rank's time in it, ns
+	MaxRank int32   `json:"max_rank"` // world rank with MaxNS (lowest on a tie)
 	// ImbalanceNS = MaxNS − MeanNS: the time the slowest rank spends in
 	// the region beyond the average.
 	ImbalanceNS float64 `json:"imbalance_ns"`
@@ -106,7 +106,7 @@ type CriticalPath struct {
 	// LengthNS is the path's length: from the first call of the rank the
 	// path starts on to the last exit of the run.
 	LengthNS float64 `json:"length_ns"`
-	EndRank  int32   `json:"end_rank"`
+	EndRank  int32   `json:"end_rank"` // world rank whose last call ended last
 	// Regions is the path's profile, longest first (at most TopN).
 	Regions []CPRegion `json:"regions"`
 	// Ranks is the time the path spends on each rank, largest first (at
@@ -116,15 +116,15 @@ type CriticalPath struct {
 
 // CPRegion is one region's part of the critical path.
 type CPRegion struct {
-	Region string  `json:"region"`
-	Call   bool    `json:"call"`
-	PathNS float64 `json:"path_ns"`
-	Share  float64 `json:"share"` // of the path's length
+	Region string  `json:"region"`  // as RootCause.Region
+	Call   bool    `json:"call"`    // Region is an MPI call (else computation between two calls)
+	PathNS float64 `json:"path_ns"` // time the path spends in the region, ns
+	Share  float64 `json:"share"`   // of the path's length
 	// MeanNS is the mean time per rank in the region; ImbalanceNS the
 	// critical-path imbalance indicator max(0, PathNS − MeanNS): how much
 	// shorter the run would be if the region took every rank its mean.
 	MeanNS      float64 `json:"mean_ns"`
-	ImbalanceNS float64 `json:"imbalance_ns"`
+	ImbalanceNS float64 `json:"imbalance_ns"` // max(0, PathNS − MeanNS), ns
 	// Ranks lists the ranks the path visits in the region.
 	Ranks string `json:"ranks"`
 }

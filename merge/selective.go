@@ -15,9 +15,9 @@ type SelectiveTracing struct {
 	Excluded []string `json:"excluded,omitempty"`  // operations not recorded
 	// Paused intervals (MPI_Pcontrol(0) ... MPI_Pcontrol(level != 0)).
 	PausedRanks int     `json:"paused_ranks"`
-	Pauses      int     `json:"pauses"`
-	PausedNS    float64 `json:"paused_ns"` // summed over ranks
-	LongestNS   float64 `json:"longest_pause_ns"`
+	Pauses      int     `json:"pauses"`           // MPI_Pcontrol(0) pauses, summed over ranks
+	PausedNS    float64 `json:"paused_ns"`        // summed over ranks
+	LongestNS   float64 `json:"longest_pause_ns"` // the longest pause of any rank, ns
 	// OpenAtEnd counts pauses never resumed: they last until the rank's
 	// last event (nothing after it is in the trace).
 	OpenAtEnd int `json:"open_at_end"`
