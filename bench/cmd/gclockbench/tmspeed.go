@@ -85,11 +85,22 @@ func benchTracemerge(c *Config, rep *Report) []Row {
 				big, largest = fi.Size(), e.Name()
 			}
 		}
-		return map[string]float64{"evs": float64(n) / r.Wall.Seconds(), "big": float64(big), "wall": r.Wall.Seconds()}, nil
+		return map[string]float64{"evs": float64(n) / r.Wall.Seconds(), "big": float64(big), "wall": r.Wall.Seconds(), "rss_kb": float64(r.MaxRSSKB)}, nil
+	}
+	// The same default run without the delay and critical-path analysis
+	// (issue 35's cost goal, docs/rootcause.md).
+	noRoot := func() (map[string]float64, error) {
+		out := filepath.Join(c.Work, "merge-noroot")
+		defer os.RemoveAll(out)
+		r, _, err := runRSS(10*time.Minute, c.Work, nil, c.Tracemerge, dir, "-o", out, "-q", "--no-root-causes")
+		if err != nil {
+			return nil, err
+		}
+		return map[string]float64{"wall": r.Wall.Seconds(), "rss_kb": float64(r.MaxRSSKB)}, nil
 	}
 	// Three repetitions: each full-size run takes seconds, and the whole
 	// bench must stay under 10 minutes on a loaded 2-core machine.
-	s, errs := interleave(min(c.Reps, 3), []variant{{"analysis", analysis}, {"report", report}, {"default", defaults}}, c.logf)
+	s, errs := interleave(min(c.Reps, 3), []variant{{"analysis", analysis}, {"report", report}, {"default", defaults}, {"noroot", noRoot}}, c.logf)
 	var rows []Row
 	if e := errs["analysis"]; e != nil {
 		rows = append(rows, unavailable(sec, name+": analysis", e))
@@ -123,6 +134,18 @@ func benchTracemerge(c *Config, rep *Report) []Row {
 			Goal:  "≥ 3 M events/s, no default output over 100 MB",
 			Notes: fmt.Sprintf("all default outputs (per-event exports left out above --per-event-limit); %s s wall per run (%d runs, %s s), process start included",
 				num(median(wall)), len(wall), spread(wall, "", 1))})
+	}
+	if e := errs["noroot"]; e != nil {
+		rows = append(rows, unavailable(sec, name+": without the root-cause analysis", e))
+	} else if errs["default"] == nil {
+		with, without := s.get("default", "wall"), s.get("noroot", "wall")
+		rows = append(rows, Row{Section: sec, Name: name + ": root causes (delay analysis and critical path) in the default run",
+			Value:    fmt.Sprintf("%s s wall", num(median(with))),
+			Baseline: fmt.Sprintf("%s s with --no-root-causes", num(median(without))),
+			Ratio:    ratio(median(with), median(without)),
+			Goal:     "≤ 1.25×",
+			Notes: fmt.Sprintf("interleaved, %d runs each (%s s / %s s); peak RSS %s / %s MiB; every event of this run is a collective with a wait (the worst case)",
+				len(with), spread(with, "", 1), spread(without, "", 1), num(median(s.get("default", "rss_kb"))/1024), num(median(s.get("noroot", "rss_kb"))/1024))})
 	}
 	return rows
 }
