@@ -281,7 +281,10 @@ type Analysis struct {
 	Ranks     []RankSummary     `json:"ranks"`
 	Worst     []Instance        `json:"worst"`    // top-N by entry skew
 	Problems  []string          `json:"problems"` // damaged chunks, missing ranks...
-	Hists     []OpHistograms    `json:"histograms"`
+	// PostMortem: how the run ended when it did not end cleanly
+	// (postmortem.go, docs/postmortem.md); nil when it did.
+	PostMortem *PostMortem    `json:"postmortem,omitempty"`
+	Hists      []OpHistograms `json:"histograms"`
 
 	// Added by merge (not in the first contract):
 	ClockMode    string  `json:"clock_mode"`           // mode requested
