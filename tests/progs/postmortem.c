@@ -7,7 +7,7 @@
  *   abort   MPI_Abort(world, 3)        exit    exit(1) without MPI_Finalize
  *   kill    kill(getpid(), SIGKILL)    thread  a second thread (under
  *           MPI_THREAD_MULTIPLE) dereferences NULL after 100
- *           MPI_Barrier(MPI_COMM_SELF), the main thread in the Allreduce
+ *           MPI_Barrier(MPI_COMM_SELF), the main thread waiting for it
  *   hang    ranks 0 and 1 call MPI_Recv from each other (tag 7), the others
  *           enter the Allreduce: a deadlock, ended by the test's timeout
  */
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static volatile int zero;
+static volatile int zero, seven = 7;
 
 static void *crasher(void *arg)
 {
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 			volatile int *p = NULL;
 			*p = 1;
 		} else if (strcmp(how, "fpe") == 0) {
-			printf("%d\n", 1 / zero);
+			printf("%d\n", seven / zero); /* not 1 / x: GCC turns that into compares */
 		} else if (strcmp(how, "abort") == 0) {
 			MPI_Abort(MPI_COMM_WORLD, 3);
 		} else if (strcmp(how, "exit") == 0) {
@@ -74,6 +74,7 @@ int main(int argc, char **argv)
 			}
 			pthread_t t;
 			pthread_create(&t, NULL, crasher, NULL);
+			pthread_join(t, NULL); /* the others wait in the MPI_Allreduce */
 		}
 	}
 	MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
