@@ -150,8 +150,14 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 					allreduce = &pm.InFlight[i]
 				}
 			}
+			var absent []int
+			if allreduce != nil {
+				for _, m := range allreduce.NotInside {
+					absent = append(absent, m.Ranks...)
+				}
+			}
 			if allreduce == nil || merge.RankRanges(allreduce.Ranks, ",") != "2-3" || *allreduce.Instance != n ||
-				len(allreduce.NotInside) != 1 || merge.RankRanges(allreduce.NotInside[0].Ranks, ",") != "0-1" {
+				merge.RankRanges(absent, ",") != "0-1" {
 				t.Errorf("want ranks 2-3 in MPI_Allreduce instance %d without ranks 0-1; in flight %+v", n, pm.InFlight)
 			}
 			for _, e := range pm.Ends {
