@@ -783,10 +783,10 @@ func flightText(g FlightGroup, op trace.Op) string {
 	if g.Peers != "" {
 		b.WriteString(" " + g.Peers)
 	}
-	if g.EnteredFirstS == g.EnteredLastS || math.IsNaN(g.EnteredFirstS) {
-		fmt.Fprintf(&b, ", entered %.3f s", g.EnteredFirstS)
+	if lo, hi := fmt.Sprintf("%.3f", g.EnteredFirstS), fmt.Sprintf("%.3f", g.EnteredLastS); lo == hi {
+		fmt.Fprintf(&b, ", entered %s s", lo)
 	} else {
-		fmt.Fprintf(&b, ", entered %.3f-%.3f s", g.EnteredFirstS, g.EnteredLastS)
+		fmt.Fprintf(&b, ", entered %s-%s s", lo, hi)
 	}
 	if g.Threads > len(g.Ranks) {
 		fmt.Fprintf(&b, " (%d threads)", g.Threads)
@@ -1074,7 +1074,9 @@ func PostMortemLines(pm *PostMortem) []string {
 		when := ""
 		switch {
 		case g.FirstS < 0:
-		case g.FirstS == g.LastS:
+		case g.How == EndKilled:
+			when = fmt.Sprintf(" after %.3f s", g.FirstS)
+		case fmt.Sprintf("%.3f", g.FirstS) == fmt.Sprintf("%.3f", g.LastS):
 			when = fmt.Sprintf(" at %.3f s", g.FirstS)
 		default:
 			when = fmt.Sprintf(" at %.3f-%.3f s", g.FirstS, g.LastS)
