@@ -284,13 +284,24 @@ func PostMortemOf(run *Run, mode ClockMode, res *Resolver) *PostMortem {
 		return pm.Ends[i].Rank < pm.Ends[j].Rank
 	})
 	pm.First = firstEnd(pm.Ends, ranks)
-	pm.EndGroups = groupEnds(pm.Ends)
 	pm.InFlight = groupFlights(ranks)
 	pm.Deadlocks = deadlocks(ranks)
-	for i := range pm.Ends { // JSON cannot hold NaN
-		if math.IsNaN(pm.Ends[i].TimeS) {
-			pm.Ends[i].TimeS = -1
+	// unknown times are -1 (JSON cannot hold NaN)
+	known := func(v *float64) {
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			*v = -1
 		}
+	}
+	for i := range pm.Ends {
+		known(&pm.Ends[i].TimeS)
+	}
+	if pm.First != nil {
+		known(&pm.First.TimeS)
+	}
+	pm.EndGroups = groupEnds(pm.Ends)
+	for i := range pm.InFlight {
+		known(&pm.InFlight[i].EnteredFirstS)
+		known(&pm.InFlight[i].EnteredLastS)
 	}
 	return pm
 }
@@ -1060,6 +1071,9 @@ func PostMortemLines(pm *PostMortem) []string {
 	var out []string
 	if f := pm.First; f != nil {
 		when := fmt.Sprintf("%.3f s", f.TimeS)
+		if f.TimeS < 0 {
+			when = "an unknown time"
+		}
 		if f.Inferred {
 			when = "about " + when + " (inferred)"
 		}
