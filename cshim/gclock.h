@@ -444,7 +444,7 @@ resync:
 /* ---- calls in flight (docs/postmortem.md) --------------------------------
  * gclock_fl_enter marks the call the thread enters, right before the
  * generated wrapper calls into MPI; gclock_fl_leave clears it right after
- * the call returned. GCLOCK_NO_INFLIGHT (a compile-time switch, make
+ * the call returned. GCK_NO_INFLIGHT (a compile-time switch, make
  * bench's side-by-side build) compiles both to nothing. */
 gclock_inflight *gclock_fl_slow(void); /* buffers.c: the thread's first call */
 
@@ -459,7 +459,7 @@ static GCK_INLINE void gclock_fl_enter(uint16_t op, const gclock_comm_slot *cs, 
 				       int32_t tag, int32_t peer2, int32_t tag2, uint32_t count, void *ra,
 				       int64_t t0)
 {
-#ifndef GCLOCK_NO_INFLIGHT
+#ifndef GCK_NO_INFLIGHT
 	gclock_inflight *f = gclock_tl_fl;
 	if (GCK_UNLIKELY(f == NULL) && (f = gclock_fl_slow()) == NULL)
 		return;
@@ -484,7 +484,7 @@ static GCK_INLINE void gclock_fl_enter(uint16_t op, const gclock_comm_slot *cs, 
 
 static GCK_INLINE void gclock_fl_leave(void)
 {
-#ifndef GCLOCK_NO_INFLIGHT
+#ifndef GCK_NO_INFLIGHT
 	gclock_inflight *f = gclock_tl_fl;
 	if (GCK_LIKELY(f != NULL))
 		__atomic_store_n(&f->mark, 0u, __ATOMIC_RELEASE);

@@ -96,7 +96,7 @@ func TestPostMortem_NamesFirstRankHowItEndedAndEveryCallInFlight(t *testing.T) {
 						for _, r := range g.Ranks {
 							delete(want, r)
 						}
-						if (len(g.NotInside) != 1 || len(g.NotInside[0].Ranks) != 1 || g.NotInside[0].Ranks[0] != tc.who) {
+						if len(g.NotInside) != 1 || len(g.NotInside[0].Ranks) != 1 || g.NotInside[0].Ranks[0] != tc.who {
 							t.Errorf("members never entered: %+v, want rank %d: %s", g.NotInside, tc.who, g.Text)
 						}
 					}
@@ -211,5 +211,3 @@ func keys(m map[int]bool) []int {
 	}
 	return out
 }
-
-
