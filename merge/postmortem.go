@@ -638,10 +638,10 @@ type flightKey struct {
 // groupFlights groups the calls in flight STAT-like.
 func groupFlights(ranks []*pmRank) []FlightGroup {
 	type acc struct {
-		g     FlightGroup
-		calls []pmCall
-		rk    []int
-		sites map[string]bool
+		g      FlightGroup
+		calls  []pmCall
+		callRk []int // the rank of each call
+		sites  map[string]bool
 	}
 	idx := map[flightKey]*acc{}
 	var order []flightKey
@@ -680,10 +680,10 @@ func groupFlights(ranks []*pmRank) []FlightGroup {
 			}
 			a.g.Threads++
 			a.calls = append(a.calls, c)
+			a.callRk = append(a.callRk, pr.rank)
 			if !seen[k] {
 				seen[k] = true
 				a.g.Ranks = append(a.g.Ranks, pr.rank)
-				a.rk = append(a.rk, pr.rank)
 			}
 			a.g.EnteredFirstS = math.Min(a.g.EnteredFirstS, c.enterS)
 			a.g.EnteredLastS = math.Max(a.g.EnteredLastS, c.enterS)
@@ -710,7 +710,7 @@ func groupFlights(ranks []*pmRank) []FlightGroup {
 				p := strings.TrimSpace(peerText(c))
 				distinct[p] = true
 				if i < 8 {
-					parts = append(parts, fmt.Sprintf("rank %d %s", a.rk[min(i, len(a.rk)-1)], p))
+					parts = append(parts, fmt.Sprintf("rank %d %s", a.callRk[i], p))
 				}
 			}
 			switch {

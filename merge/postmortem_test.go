@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,3 +102,57 @@ func TestPostMortem_CleanRunHasNone(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestPostMortem_FirstIsTheCauseNotTheEarliestSilence(t *testing.T) {
+	allreduce := func(enter int64) []trace.InFlight {
+		return []trace.InFlight{{Op: trace.OpAllreduce, EnterNS: enter, Comm: 0, Seq: 9,
+			Root: trace.NoArg, Peer: trace.NoArg, Tag: trace.NoArg, Peer2: trace.NoArg, Tag2: trace.NoArg}}
+	}
+	for _, tc := range []struct {
+		name      string
+		edit      func(run *Run)
+		wantRank  int
+		wantHow   string
+		wantInfer bool
+	}{
+		{"abort beats earlier silent ranks", func(run *Run) {
+			for r, ri := range run.Ranks {
+				ri.Meta.Live = &LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
+				if r == 2 {
+					ri.Meta.Live = nil
+					ri.Meta.Footer = &trace.Footer{Reason: "abort", EndNS: 1_500_000_000,
+						End: &trace.End{Kind: trace.EndAbort, Code: 3, NS: 1_500_000_000, Thread: 0}}
+				}
+			}
+		}, 2, EndAbort, false},
+		{"a rank that vanished while computing beats ranks killed inside a call", func(run *Run) {
+			for r, ri := range run.Ranks {
+				ri.Meta.Live = &LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
+				if r == 1 {
+					ri.Meta.Live = &LiveInfo{LastNS: 1_200_000_000}
+				}
+			}
+		}, 1, EndKilled, true},
+		{"no sidecar, no footer: time unknown, still encodable", func(run *Run) {
+			for _, ri := range run.Ranks {
+				ri.Meta.Live = nil
+			}
+			run.Ranks[0].Meta.Live = &LiveInfo{LastNS: 1_300_000_000}
+		}, 0, EndKilled, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := hangRun(4, 3, 9)
+			tc.edit(run)
+			pm := PostMortemOf(run, ClockRaw, nil)
+			if pm == nil || pm.First == nil {
+				t.Fatalf("no first: %+v", pm)
+			}
+			if f := pm.First; f.Rank != tc.wantRank || f.How != tc.wantHow || f.Inferred != tc.wantInfer {
+				t.Errorf("first rank %d %s inferred %v (%s), want rank %d %s inferred %v", f.Rank, f.How, f.Inferred, f.Text, tc.wantRank, tc.wantHow, tc.wantInfer)
+			}
+			if _, err := json.Marshal(pm); err != nil {
+				t.Errorf("not JSON-encodable: %v", err)
+			}
+		})
+	}
+}
