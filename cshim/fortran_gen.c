@@ -27,7 +27,7 @@ GCK_F_INLINE void body_mpi_barrier(gclock_fsub real, void *ra, int desc, MPI_Fin
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_none(cs, &sent, &recv);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_BARRIER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_BARRIER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -63,7 +63,7 @@ GCK_F_INLINE void body_mpi_bcast(gclock_fsub real, void *ra, int desc, void *buf
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_bcast(cs, &sent, &recv, *count, datatype_c, *root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_BCAST, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(buffer, count, datatype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -99,7 +99,7 @@ GCK_F_INLINE void body_mpi_reduce(gclock_fsub real, void *ra, int desc, void *se
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce(cs, &sent, &recv, *count, datatype_c, *root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -135,7 +135,7 @@ GCK_F_INLINE void body_mpi_allreduce(gclock_fsub real, void *ra, int desc, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, *count, datatype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -172,7 +172,7 @@ GCK_F_INLINE void body_mpi_gather(gclock_fsub real, void *ra, int desc, void *se
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gather(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_GATHER, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -209,7 +209,7 @@ GCK_F_INLINE void body_mpi_gatherv(gclock_fsub real, void *ra, int desc, void *s
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gatherv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_GATHERV, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -246,7 +246,7 @@ GCK_F_INLINE void body_mpi_scatter(gclock_fsub real, void *ra, int desc, void *s
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatter(cs, &sent, &recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCATTER, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -283,7 +283,7 @@ GCK_F_INLINE void body_mpi_scatterv(gclock_fsub real, void *ra, int desc, void *
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatterv(cs, &sent, &recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCATTERV, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -320,7 +320,7 @@ GCK_F_INLINE void body_mpi_allgather(gclock_fsub real, void *ra, int desc, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgather(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -357,7 +357,7 @@ GCK_F_INLINE void body_mpi_allgatherv(gclock_fsub real, void *ra, int desc, void
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgatherv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -394,7 +394,7 @@ GCK_F_INLINE void body_mpi_alltoall(gclock_fsub real, void *ra, int desc, void *
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoall(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -431,7 +431,7 @@ GCK_F_INLINE void body_mpi_alltoallv(gclock_fsub real, void *ra, int desc, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -471,7 +471,7 @@ GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, int desc, void 
 	if (sendtypes_ok && recvtypes_ok)
 		gclock_bytes_alltoallw(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -507,7 +507,7 @@ GCK_F_INLINE void body_mpi_reduce_scatter(gclock_fsub real, void *ra, int desc, 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter(cs, &sent, &recv, (const int *)recvcounts, datatype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -543,7 +543,7 @@ GCK_F_INLINE void body_mpi_reduce_scatter_block(gclock_fsub real, void *ra, int 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter_block(cs, &sent, &recv, *recvcount, datatype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -579,7 +579,7 @@ GCK_F_INLINE void body_mpi_scan(gclock_fsub real, void *ra, int desc, void *send
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, *count, datatype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCAN, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -615,7 +615,7 @@ GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, int desc, void *se
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_exscan(cs, &sent, &recv, *count, datatype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_EXSCAN, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -652,7 +652,7 @@ GCK_F_INLINE void body_mpi_neighbor_allgather(gclock_fsub real, void *ra, int de
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -689,7 +689,7 @@ GCK_F_INLINE void body_mpi_neighbor_allgatherv(gclock_fsub real, void *ra, int d
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -726,7 +726,7 @@ GCK_F_INLINE void body_mpi_neighbor_alltoall(gclock_fsub real, void *ra, int des
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -763,7 +763,7 @@ GCK_F_INLINE void body_mpi_neighbor_alltoallv(gclock_fsub real, void *ra, int de
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -803,7 +803,7 @@ GCK_F_INLINE void body_mpi_neighbor_alltoallw(gclock_fsub real, void *ra, int de
 	if (sendtypes_ok && recvtypes_ok)
 		gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -836,7 +836,7 @@ GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, int desc, void *buf,
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -870,7 +870,7 @@ GCK_F_INLINE void body_mpi_ssend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -904,7 +904,7 @@ GCK_F_INLINE void body_mpi_rsend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -938,7 +938,7 @@ GCK_F_INLINE void body_mpi_bsend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -975,7 +975,7 @@ GCK_F_INLINE void body_mpi_recv(gclock_fsub real, void *ra, int desc, void *buf,
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_recv_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1014,7 +1014,7 @@ GCK_F_INLINE void body_mpi_sendrecv(gclock_fsub real, void *ra, int desc, void *
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_pre(&cx, *sendcount, sendtype_c, *dest, *sendtag, *recvcount, recvtype_c, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1052,7 +1052,7 @@ GCK_F_INLINE void body_mpi_sendrecv_replace(gclock_fsub real, void *ra, int desc
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_replace_pre(&cx, *count, datatype_c, *dest, *sendtag, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, sendtag, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1089,7 +1089,7 @@ GCK_F_INLINE void body_mpi_probe(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_probe_pre(&cx, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1126,7 +1126,7 @@ GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_iprobe_pre(&cx, *source, *tag, comm_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1164,7 +1164,7 @@ GCK_F_INLINE void body_mpi_mprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mprobe_pre(&cx, *source, *tag, comm_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1204,7 +1204,7 @@ GCK_F_INLINE void body_mpi_improbe(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_improbe_pre(&cx, *source, *tag, comm_c, (int *)flag, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1244,7 +1244,7 @@ GCK_F_INLINE void body_mpi_mrecv(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mrecv_pre(&cx, *count, datatype_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1280,7 +1280,7 @@ GCK_F_INLINE void body_mpi_imrecv(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_imrecv_pre(&cx, *count, datatype_c, &message_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1317,7 +1317,7 @@ GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1354,7 +1354,7 @@ GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1391,7 +1391,7 @@ GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1428,7 +1428,7 @@ GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1465,7 +1465,7 @@ GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_irecv_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1502,7 +1502,7 @@ GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, int desc, void 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1539,7 +1539,7 @@ GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1576,7 +1576,7 @@ GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1613,7 +1613,7 @@ GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1650,7 +1650,7 @@ GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, int desc, void 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_recv_init_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1685,7 +1685,7 @@ GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_start_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1723,7 +1723,7 @@ GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, int desc, MPI_Fi
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, n_c, reqs_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1756,7 +1756,7 @@ GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, int desc, MP
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_request_free_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1792,7 +1792,7 @@ GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_wait_pre(&cx, &request_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1836,7 +1836,7 @@ GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_waitall_pre(&cx, n_c, reqs_c, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1880,7 +1880,7 @@ GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_waitany_pre(&cx, n_c, reqs_c, &index_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1922,7 +1922,7 @@ GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_waitsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1964,7 +1964,7 @@ GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_test_pre(&cx, &request_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2005,7 +2005,7 @@ GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_testall_pre(&cx, n_c, reqs_c, (int *)flag, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, flag, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2049,7 +2049,7 @@ GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_testany_pre(&cx, n_c, reqs_c, &index_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2091,7 +2091,7 @@ GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_testsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2133,7 +2133,7 @@ GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, int desc, MPI_Fi
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2172,7 +2172,7 @@ GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, int desc, void *bu
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buffer, count, datatype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2211,7 +2211,7 @@ GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2250,7 +2250,7 @@ GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2290,7 +2290,7 @@ GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2330,7 +2330,7 @@ GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2370,7 +2370,7 @@ GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2410,7 +2410,7 @@ GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2450,7 +2450,7 @@ GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2490,7 +2490,7 @@ GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, int desc, voi
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2530,7 +2530,7 @@ GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2570,7 +2570,7 @@ GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2612,7 +2612,7 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2651,7 +2651,7 @@ GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, int desc,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, (const int *)recvcounts, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2690,7 +2690,7 @@ GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, int
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, *recvcount, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2729,7 +2729,7 @@ GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, int desc, void *sen
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2768,7 +2768,7 @@ GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2808,7 +2808,7 @@ GCK_F_INLINE void body_mpi_ineighbor_allgather(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2848,7 +2848,7 @@ GCK_F_INLINE void body_mpi_ineighbor_allgatherv(gclock_fsub real, void *ra, int 
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2888,7 +2888,7 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoall(gclock_fsub real, void *ra, int de
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2928,7 +2928,7 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallv(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2970,7 +2970,7 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallw(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3006,7 +3006,7 @@ GCK_F_INLINE void body_mpi_win_create(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(base, size, disp_unit, info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3042,7 +3042,7 @@ GCK_F_INLINE void body_mpi_win_allocate(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3078,7 +3078,7 @@ GCK_F_INLINE void body_mpi_win_allocate_shared(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3114,7 +3114,7 @@ GCK_F_INLINE void body_mpi_win_create_dynamic(gclock_fsub real, void *ra, int de
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_dynamic_pre(&cx, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3149,7 +3149,7 @@ GCK_F_INLINE void body_mpi_win_free(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_free_pre(&cx, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3183,7 +3183,7 @@ GCK_F_INLINE void body_mpi_put(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3217,7 +3217,7 @@ GCK_F_INLINE void body_mpi_get(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_get_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3251,7 +3251,7 @@ GCK_F_INLINE void body_mpi_accumulate(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3286,7 +3286,7 @@ GCK_F_INLINE void body_mpi_get_accumulate(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_getacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3320,7 +3320,7 @@ GCK_F_INLINE void body_mpi_fetch_and_op(gclock_fsub real, void *ra, int desc, vo
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3354,7 +3354,7 @@ GCK_F_INLINE void body_mpi_compare_and_swap(gclock_fsub real, void *ra, int desc
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3389,7 +3389,7 @@ GCK_F_INLINE void body_mpi_rput(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3426,7 +3426,7 @@ GCK_F_INLINE void body_mpi_rget(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rget_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3463,7 +3463,7 @@ GCK_F_INLINE void body_mpi_raccumulate(gclock_fsub real, void *ra, int desc, voi
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3501,7 +3501,7 @@ GCK_F_INLINE void body_mpi_rget_accumulate(gclock_fsub real, void *ra, int desc,
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rgetacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3536,7 +3536,7 @@ GCK_F_INLINE void body_mpi_win_fence(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_fence_pre(&cx, *assert, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3569,7 +3569,7 @@ GCK_F_INLINE void body_mpi_win_lock(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_lock_pre(&cx, *lock_type, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(lock_type, rank, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3602,7 +3602,7 @@ GCK_F_INLINE void body_mpi_win_unlock(gclock_fsub real, void *ra, int desc, MPI_
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3635,7 +3635,7 @@ GCK_F_INLINE void body_mpi_win_lock_all(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3668,7 +3668,7 @@ GCK_F_INLINE void body_mpi_win_unlock_all(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3701,7 +3701,7 @@ GCK_F_INLINE void body_mpi_win_flush(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3734,7 +3734,7 @@ GCK_F_INLINE void body_mpi_win_flush_all(gclock_fsub real, void *ra, int desc, M
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3767,7 +3767,7 @@ GCK_F_INLINE void body_mpi_win_flush_local(gclock_fsub real, void *ra, int desc,
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3800,7 +3800,7 @@ GCK_F_INLINE void body_mpi_win_flush_local_all(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3834,7 +3834,7 @@ GCK_F_INLINE void body_mpi_win_post(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3868,7 +3868,7 @@ GCK_F_INLINE void body_mpi_win_start(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3901,7 +3901,7 @@ GCK_F_INLINE void body_mpi_win_complete(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3934,7 +3934,7 @@ GCK_F_INLINE void body_mpi_win_wait(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3967,7 +3967,7 @@ GCK_F_INLINE void body_mpi_win_test(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_test_pre(&cx, win_c, (int *)flag);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, flag, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -4000,7 +4000,7 @@ GCK_F_INLINE void body_mpi_win_sync(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;

@@ -156,10 +156,11 @@ typedef struct gclock_inflight {
 	int64_t enter_ns;   /* local timer at entry */
 	uint64_t callsite;  /* return address into the application */
 	uint32_t comm;      /* communicator local index, UINT32_MAX none */
-	uint32_t seq;       /* a collective's instance (its number on comm) */
-	int32_t root;       /* root as comm rank, GCK_FL_NONE */
+	uint32_t seq;       /* a collective's instance (its number on comm), else 0 */
 	int32_t peer;       /* source, else dest, as comm rank (-1 any, -2 null), GCK_FL_NONE */
 	int32_t tag;        /* its tag, GCK_FL_NONE */
+	/* the fields most calls store constants in, together (stores merge) */
+	int32_t root;       /* root as comm rank, GCK_FL_NONE */
 	int32_t peer2;      /* MPI_Sendrecv: dest, GCK_FL_NONE */
 	int32_t tag2;       /* its tag */
 	uint32_t count;     /* requests of a wait/test call, 0 */
@@ -455,9 +456,11 @@ static GCK_INLINE int32_t gclock_fl_rank(int r)
 	return r == MPI_ANY_SOURCE ? -1 : r == MPI_PROC_NULL ? -2 : r;
 }
 
-static GCK_INLINE void gclock_fl_enter(uint16_t op, const gclock_comm_slot *cs, int32_t root, int32_t peer,
-				       int32_t tag, int32_t peer2, int32_t tag2, uint32_t count, void *ra,
-				       int64_t t0)
+/* coll (a constant at every call site): a blocking collective, whose cs
+ * is never NULL and whose instance is cs->seq. */
+static GCK_INLINE void gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
+				       int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,
+				       void *ra, int64_t t0)
 {
 #ifndef GCK_NO_INFLIGHT
 	gclock_inflight *f = gclock_tl_fl;
@@ -465,20 +468,27 @@ static GCK_INLINE void gclock_fl_enter(uint16_t op, const gclock_comm_slot *cs, 
 		return;
 	f->enter_ns = t0;
 	f->callsite = (uint64_t)(uintptr_t)ra;
-	f->comm = cs != NULL ? cs->local : UINT32_MAX;
-	f->seq = cs != NULL ? cs->seq : 0;
-	f->root = root;
+	if (coll) {
+		f->comm = cs->local;
+		f->seq = cs->seq;
+	} else {
+		f->comm = cs != NULL ? cs->local : UINT32_MAX;
+		f->seq = 0;
+	}
 	f->peer = peer;
 	f->tag = tag;
+	f->root = root;
 	f->peer2 = peer2;
 	f->tag2 = tag2;
 	f->count = count;
 	f->op = op;
+	f->flags = 0;
 	/* last: the stores above cannot move past it (release), and a
 	 * process dies between instructions, so a set mark has them all */
 	__atomic_store_n(&f->mark, 1u, __ATOMIC_RELEASE);
 #else
-	(void)op, (void)cs, (void)root, (void)peer, (void)tag, (void)peer2, (void)tag2, (void)count, (void)ra, (void)t0;
+	(void)op, (void)coll, (void)cs, (void)root, (void)peer, (void)tag, (void)peer2, (void)tag2, (void)count, (void)ra,
+		(void)t0;
 #endif
 }
 

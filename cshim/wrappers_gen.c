@@ -21,7 +21,7 @@ int MPI_Barrier(MPI_Comm comm)
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_none(cs, &sent, &recv);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_BARRIER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_BARRIER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Barrier(comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -46,7 +46,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_bcast(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_BCAST, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -71,7 +71,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -96,7 +96,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -121,7 +121,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_GATHER, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -146,7 +146,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_GATHERV, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -171,7 +171,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatter(cs, &sent, &recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCATTER, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -196,7 +196,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatterv(cs, &sent, &recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCATTERV, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -221,7 +221,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -246,7 +246,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -271,7 +271,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoall(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -296,7 +296,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallv(cs, &sent, &recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -321,7 +321,7 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallw(cs, &sent, &recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -346,7 +346,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter(cs, &sent, &recv, recvcounts, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -371,7 +371,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter_block(cs, &sent, &recv, recvcount, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -396,7 +396,7 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCAN, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -421,7 +421,7 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_exscan(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_EXSCAN, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -446,7 +446,7 @@ int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -471,7 +471,7 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -496,7 +496,7 @@ int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -521,7 +521,7 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -546,7 +546,7 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -567,7 +567,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -588,7 +588,7 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -609,7 +609,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -630,7 +630,7 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -651,7 +651,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -672,7 +672,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -693,7 +693,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -714,7 +714,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_probe_pre(&cx, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Probe(source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -735,7 +735,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	gclock_tl_guard++;
 	gclock_p2p_iprobe_pre(&cx, source, tag, comm, flag, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iprobe(source, tag, comm, flag, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -756,7 +756,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 	gclock_tl_guard++;
 	gclock_p2p_mprobe_pre(&cx, source, tag, comm, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mprobe(source, tag, comm, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -777,7 +777,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 	gclock_tl_guard++;
 	gclock_p2p_improbe_pre(&cx, source, tag, comm, flag, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Improbe(source, tag, comm, flag, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -798,7 +798,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -819,7 +819,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -840,7 +840,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -861,7 +861,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -882,7 +882,7 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -903,7 +903,7 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -924,7 +924,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 	gclock_tl_guard++;
 	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -945,7 +945,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -966,7 +966,7 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -987,7 +987,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1008,7 +1008,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1029,7 +1029,7 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 	gclock_tl_guard++;
 	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1050,7 +1050,7 @@ int MPI_Start(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_start_pre(&cx, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Start(request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1071,7 +1071,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, count, array_of_requests);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Startall(count, array_of_requests);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1092,7 +1092,7 @@ int MPI_Request_free(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_request_free_pre(&cx, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Request_free(request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1113,7 +1113,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_wait_pre(&cx, request, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Wait(request, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1134,7 +1134,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 	gclock_tl_guard++;
 	gclock_p2p_waitall_pre(&cx, count, array_of_requests, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitall(count, array_of_requests, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1155,7 +1155,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 	gclock_tl_guard++;
 	gclock_p2p_waitany_pre(&cx, count, array_of_requests, index, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitany(count, array_of_requests, index, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1176,7 +1176,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_waitsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1197,7 +1197,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_test_pre(&cx, request, flag, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Test(request, flag, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1218,7 +1218,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 	gclock_tl_guard++;
 	gclock_p2p_testall_pre(&cx, count, array_of_requests, flag, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testall(count, array_of_requests, flag, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1239,7 +1239,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 	gclock_tl_guard++;
 	gclock_p2p_testany_pre(&cx, count, array_of_requests, index, flag, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testany(count, array_of_requests, index, flag, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1260,7 +1260,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_testsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1283,7 +1283,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibarrier(comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1306,7 +1306,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1329,7 +1329,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1352,7 +1352,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1375,7 +1375,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1398,7 +1398,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1421,7 +1421,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1444,7 +1444,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1467,7 +1467,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1490,7 +1490,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1513,7 +1513,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1536,7 +1536,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1559,7 +1559,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1582,7 +1582,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1605,7 +1605,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1628,7 +1628,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1651,7 +1651,7 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1674,7 +1674,7 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1697,7 +1697,7 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1720,7 +1720,7 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1743,7 +1743,7 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1766,7 +1766,7 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1787,7 +1787,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1808,7 +1808,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1829,7 +1829,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1850,7 +1850,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_create_dynamic_pre(&cx, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_dynamic(info, comm, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1871,7 +1871,7 @@ int MPI_Win_free(MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_free_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_free(win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1892,7 +1892,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1913,7 +1913,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1934,7 +1934,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1955,7 +1955,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1976,7 +1976,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -1997,7 +1997,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2018,7 +2018,7 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2039,7 +2039,7 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2060,7 +2060,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2081,7 +2081,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2102,7 +2102,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_fence_pre(&cx, assert, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_fence(assert, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2123,7 +2123,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_lock_pre(&cx, lock_type, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock(lock_type, rank, assert, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2144,7 +2144,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock(rank, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2165,7 +2165,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock_all(assert, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2186,7 +2186,7 @@ int MPI_Win_unlock_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock_all(win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2207,7 +2207,7 @@ int MPI_Win_flush(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush(rank, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2228,7 +2228,7 @@ int MPI_Win_flush_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_all(win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2249,7 +2249,7 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local(rank, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2270,7 +2270,7 @@ int MPI_Win_flush_local_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local_all(win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2291,7 +2291,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_post(group, assert, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2312,7 +2312,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_start(group, assert, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2333,7 +2333,7 @@ int MPI_Win_complete(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_complete(win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2354,7 +2354,7 @@ int MPI_Win_wait(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_wait(win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2375,7 +2375,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
 	gclock_tl_guard++;
 	gclock_p2p_win_test_pre(&cx, win, flag);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_test(win, flag);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2396,7 +2396,7 @@ int MPI_Win_sync(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_sync(win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2418,7 +2418,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2442,7 +2442,7 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2466,7 +2466,7 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2490,7 +2490,7 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2514,7 +2514,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2538,7 +2538,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2562,7 +2562,7 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2586,7 +2586,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv_c(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2610,7 +2610,7 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2634,7 +2634,7 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2658,7 +2658,7 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2682,7 +2682,7 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2706,7 +2706,7 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 	gclock_tl_guard++;
 	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2730,7 +2730,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2754,7 +2754,7 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2778,7 +2778,7 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2802,7 +2802,7 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2826,7 +2826,7 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2850,7 +2850,7 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
 	gclock_tl_guard++;
 	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -2878,7 +2878,7 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_bcast(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_BCAST, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -2906,7 +2906,7 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -2934,7 +2934,7 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -2962,7 +2962,7 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_GATHER, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -2990,7 +2990,7 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatter(cs, &sent, &recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCATTER, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3018,7 +3018,7 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3046,7 +3046,7 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoall(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3074,7 +3074,7 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter_block(cs, &sent, &recv, recvcount, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3102,7 +3102,7 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCAN, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3130,7 +3130,7 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_exscan(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_EXSCAN, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3158,7 +3158,7 @@ int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3186,7 +3186,7 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3214,7 +3214,7 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_GATHERV, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3242,7 +3242,7 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatterv(cs, &sent, &recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_SCATTERV, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3270,7 +3270,7 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3298,7 +3298,7 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallv(cs, &sent, &recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3326,7 +3326,7 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallw(cs, &sent, &recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3354,7 +3354,7 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter(cs, &sent, &recv, recvcounts, datatype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3382,7 +3382,7 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3410,7 +3410,7 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3438,7 +3438,7 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
-	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
 	gclock_fl_leave();
@@ -3464,7 +3464,7 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3490,7 +3490,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3516,7 +3516,7 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3542,7 +3542,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3568,7 +3568,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3594,7 +3594,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3620,7 +3620,7 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3646,7 +3646,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3672,7 +3672,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3698,7 +3698,7 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3724,7 +3724,7 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3750,7 +3750,7 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3776,7 +3776,7 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3802,7 +3802,7 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3828,7 +3828,7 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3854,7 +3854,7 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3880,7 +3880,7 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3906,7 +3906,7 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3932,7 +3932,7 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3958,7 +3958,7 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -3984,7 +3984,7 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4008,7 +4008,7 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4032,7 +4032,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4056,7 +4056,7 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4080,7 +4080,7 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4104,7 +4104,7 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4128,7 +4128,7 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4152,7 +4152,7 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4176,7 +4176,7 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4200,7 +4200,7 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4224,7 +4224,7 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();
@@ -4248,7 +4248,7 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_fl_leave();

@@ -98,9 +98,9 @@ func TestReadLive_Version2ReadsInFlightCallAndEnd(t *testing.T) {
 	le.PutUint64(fl[8:], 0x401234)
 	le.PutUint32(fl[16:], 0)
 	le.PutUint32(fl[20:], 7)
-	le.PutUint32(fl[24:], uint32(0x80000000))
-	le.PutUint32(fl[28:], 1)
-	le.PutUint32(fl[32:], 9)
+	le.PutUint32(fl[24:], 1)                  // peer
+	le.PutUint32(fl[28:], 9)                  // tag
+	le.PutUint32(fl[32:], uint32(0x80000000)) // root: none
 	le.PutUint32(fl[36:], uint32(0x80000000))
 	le.PutUint32(fl[40:], uint32(0x80000000))
 	le.PutUint16(fl[48:], uint16(OpRecv))

@@ -352,8 +352,12 @@ func InflightEnter(r Row, val func(name string) string, op, cs, ra, t0 string) s
 	case have["request"] && (strings.HasPrefix(r.Rule, "wait") || strings.HasPrefix(r.Rule, "test")):
 		count = "1"
 	}
-	return fmt.Sprintf("\tgclock_fl_enter(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
-		op, cs, root, peer, tag, peer2, tag2, count, ra, t0)
+	coll := "0"
+	if !r.P2P {
+		coll = "1" // a blocking collective: cs is set, its instance is cs->seq
+	}
+	return fmt.Sprintf("\tgclock_fl_enter(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
+		op, coll, cs, root, peer, tag, peer2, tag2, count, ra, t0)
 }
 
 // cName is a C wrapper's parameter's value: its name.
