@@ -750,7 +750,7 @@ func notInside(ranks []*pmRank, c pmCall, inside []int) []MemberState {
 		if in[r] {
 			continue
 		}
-		st := memberState(ranks, r)
+		st := memberState(ranks, r, c)
 		i, ok := idx[st]
 		if !ok {
 			i = len(out)
@@ -762,10 +762,29 @@ func notInside(ranks []*pmRank, c pmCall, inside []int) []MemberState {
 	return out
 }
 
-// memberState says what rank r was doing (for a collective it was not in).
-func memberState(ranks []*pmRank, r int) string {
+// passedIt says whether rank r was inside a later collective on c's
+// communicator than c's instance: it had left c's instance (a rooted or
+// tree-shaped collective lets a member leave before another received its
+// part), so c does not wait for it.
+func passedIt(ranks []*pmRank, r int, c pmCall) (uint32, bool) {
+	if r < 0 || r >= len(ranks) || ranks[r] == nil || c.comm == nil {
+		return 0, false
+	}
+	for _, o := range ranks[r].calls {
+		if o.op.IsCollective() && o.comm != nil && o.comm.ID == c.comm.ID && o.fl.Seq > c.fl.Seq {
+			return o.fl.Seq, true
+		}
+	}
+	return 0, false
+}
+
+// memberState says what rank r was doing (for a collective c it was not in).
+func memberState(ranks []*pmRank, r int, c pmCall) string {
 	if r < 0 || r >= len(ranks) || ranks[r] == nil {
 		return "no rank file"
+	}
+	if seq, ok := passedIt(ranks, r, c); ok {
+		return fmt.Sprintf("had left it: inside instance %d", seq)
 	}
 	pr := ranks[r]
 	if len(pr.calls) > 0 {
@@ -808,6 +827,12 @@ func flightText(g FlightGroup, op trace.Op) string {
 	verb := "members not inside it"
 	if op.Synchronizing() {
 		verb = "members that never entered it"
+		for _, m := range g.NotInside {
+			if strings.HasPrefix(m.State, "had left it") {
+				// one left it, so every member had entered it
+				verb = "members not inside it"
+			}
+		}
 	}
 	for i, m := range g.NotInside {
 		if i == 0 {
@@ -837,6 +862,41 @@ func deadlocks(ranks []*pmRank) []Deadlock {
 	n := len(ranks)
 	edges := make([][]int, n)
 	why := map[[2]int]string{}
+	// waitedFor lists the members a collective instance waits for: those
+	// neither inside it nor past it, computed once per instance (every
+	// member inside it waits for the same ones).
+	type instKey struct {
+		comm uint64
+		seq  uint32
+	}
+	waited := map[instKey][]int{}
+	waitedFor := func(c pmCall) []int {
+		if c.comm == nil {
+			return nil
+		}
+		k := instKey{c.comm.ID, c.fl.Seq}
+		if w, ok := waited[k]; ok {
+			return w
+		}
+		var w []int
+		for _, m := range c.members {
+			r := int(m)
+			if r < 0 || r >= n || ranks[r] == nil {
+				continue
+			}
+			inside := false
+			for _, o := range ranks[r].calls {
+				if o.op == c.op && o.comm != nil && o.comm.ID == c.comm.ID && o.fl.Seq == c.fl.Seq {
+					inside = true
+				}
+			}
+			if _, left := passedIt(ranks, r, c); !inside && !left {
+				w = append(w, r)
+			}
+		}
+		waited[k] = w
+		return w
+	}
 	for _, pr := range ranks {
 		if pr == nil {
 			continue
@@ -856,18 +916,8 @@ func deadlocks(ranks []*pmRank) []Deadlock {
 				}
 			}
 			if c.op.IsCollective() {
-				for _, m := range c.members {
-					r := int(m)
-					if r == pr.rank || r < 0 || r >= n || ranks[r] == nil {
-						continue
-					}
-					inside := false
-					for _, o := range ranks[r].calls {
-						if o.op == c.op && o.comm != nil && c.comm != nil && o.comm.ID == c.comm.ID && o.fl.Seq == c.fl.Seq {
-							inside = true
-						}
-					}
-					if !inside {
+				for _, r := range waitedFor(c) {
+					if r != pr.rank {
 						add(r)
 					}
 				}
@@ -886,7 +936,6 @@ func deadlocks(ranks []*pmRank) []Deadlock {
 	}
 	sccs := tarjan(edges)
 	var out []Deadlock
-	inCycle := make([]bool, n)
 	for _, comp := range sccs {
 		self := len(comp) == 1 && contains(edges[comp[0]], comp[0])
 		if len(comp) < 2 && !self {
@@ -906,36 +955,32 @@ func deadlocks(ranks []*pmRank) []Deadlock {
 		if len(comp) > len(cyc) {
 			d.Text += fmt.Sprintf(" (%d ranks wait on each other: %s)", len(comp), RankRanges(comp, ", "))
 		}
-		for _, r := range comp {
-			inCycle[r] = true
-		}
 		out = append(out, d)
 	}
-	// ranks that wait (directly or not) on a cycle
-	for i := range out {
-		mine := map[int]bool{}
-		for _, r := range out[i].Ranks {
-			mine[r] = true
+	// ranks that wait (directly or not) on a cycle: breadth first along
+	// the reversed edges
+	rev := make([][]int, n)
+	for r, es := range edges {
+		for _, to := range es {
+			rev[to] = append(rev[to], r)
 		}
-		changed := true
-		reach := map[int]bool{}
-		for changed {
-			changed = false
-			for r := 0; r < n; r++ {
-				if mine[r] || reach[r] {
-					continue
-				}
-				for _, to := range edges[r] {
-					if mine[to] || reach[to] {
-						reach[r] = true
-						changed = true
-						break
-					}
+	}
+	for i := range out {
+		seen := map[int]bool{}
+		q := append([]int(nil), out[i].Ranks...)
+		for _, r := range q {
+			seen[r] = true
+		}
+		for len(q) > 0 {
+			v := q[0]
+			q = q[1:]
+			for _, w := range rev[v] {
+				if !seen[w] {
+					seen[w] = true
+					q = append(q, w)
+					out[i].Blocked = append(out[i].Blocked, w)
 				}
 			}
-		}
-		for r := range reach {
-			out[i].Blocked = append(out[i].Blocked, r)
 		}
 		sort.Ints(out[i].Blocked)
 		if len(out[i].Blocked) > 0 {

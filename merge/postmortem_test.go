@@ -156,3 +156,33 @@ func TestPostMortem_FirstIsTheCauseNotTheEarliestSilence(t *testing.T) {
 		})
 	}
 }
+
+func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
+	// MPICH, 3 ranks: rank 1 returned from instance 199 and called exit(1);
+	// rank 2 had left 199 too and waits in 200; rank 0 still waits in 199
+	// for rank 1's part
+	run := hangRun(3, 1, 200)
+	run.Ranks[1].Meta.Live.End = nil
+	run.Ranks[1].Meta.Footer = &trace.Footer{Reason: "exit", EndNS: 1_500_000_000,
+		End: &trace.End{Kind: trace.EndExit, Code: 1, NS: 1_500_000_000, Thread: 0}}
+	run.Ranks[1].Meta.Live = nil
+	run.Ranks[0].Meta.Live.InFlight = []trace.InFlight{{Op: trace.OpAllreduce, EnterNS: 1_400_000_000, Comm: 0, Seq: 199,
+		Root: trace.NoArg, Peer: trace.NoArg, Tag: trace.NoArg, Peer2: trace.NoArg, Tag2: trace.NoArg}}
+	pm := PostMortemOf(run, ClockRaw, nil)
+	if len(pm.Deadlocks) != 0 {
+		t.Errorf("deadlocks %+v; rank 2 had left instance 199, rank 0 waits for rank 1 only", pm.Deadlocks)
+	}
+	var g199 *FlightGroup
+	for i := range pm.InFlight {
+		if pm.InFlight[i].Instance != nil && *pm.InFlight[i].Instance == 199 {
+			g199 = &pm.InFlight[i]
+		}
+	}
+	if g199 == nil || !strings.Contains(g199.Text, "members not inside it: rank 1 (ended") ||
+		!strings.Contains(g199.Text, "rank 2 (had left it: inside instance 200)") {
+		t.Errorf("instance 199's group: %+v", g199)
+	}
+	if f := pm.First; f == nil || f.Rank != 1 || f.How != EndExit || f.Code == nil || *f.Code != 1 {
+		t.Errorf("first %+v", pm.First)
+	}
+}
