@@ -19,14 +19,16 @@ import (
 )
 
 // crashPhrases are the lines of the MPI libraries' and launchers' reports
-// whose presence must not change under the preload. Open MPI's "MPI_ABORT
-// was invoked" is not among them: its delivery races with the kill of the
-// job when a rank other than 0 aborts, without the preload too (lost in 5
-// of 5 runs of `mpirun -np 3 postmortem abort 200 2` on 2026-11-28, printed
-// in others).
+// whose presence must not change under the preload. The abort messages are
+// not among them: their delivery races with the kill of the job, without
+// the preload too (Open MPI's "MPI_ABORT was invoked" when a rank other
+// than 0 aborts: lost in 5 of 5 runs of `mpirun -np 3 postmortem abort 200
+// 2` by hand on 2026-11-28, printed in the test's; MPICH's "application
+// called MPI_Abort": printed in 4 of 4 by hand, missing in one of the
+// test's runs without the preload).
 var crashPhrases = []string{
 	"Segmentation fault", "Floating point exception", "Signal: ", "Failing at address",
-	"application called MPI_Abort", "BAD TERMINATION",
+	"BAD TERMINATION",
 	"exited on signal", "without calling \"finalize\"", "returned\na non-zero exit code",
 }
 
@@ -57,7 +59,11 @@ func TestPostMortem_NamesFirstRankHowItEndedAndEveryCallInFlight(t *testing.T) {
 					plain := mpirun(t, run{MPI: m, NP: np, Prog: "postmortem", Args: args})
 					dir := filepath.Join(t.TempDir(), "tr")
 					traced := mpirun(t, run{MPI: m, NP: np, Preload: true, Env: []string{"GCLOCK_DIR=" + dir}, Prog: "postmortem", Args: args})
-					sameEnd(t, plain, traced)
+					own := tc.wantSig
+					if own == 0 && tc.wantCod > 0 {
+						own = int(tc.wantCod)
+					}
+					sameEnd(t, plain, traced, own)
 					pm := postMortemOf(t, dir)
 					f := pm.First
 					if f == nil {
@@ -75,33 +81,40 @@ func TestPostMortem_NamesFirstRankHowItEndedAndEveryCallInFlight(t *testing.T) {
 					if tc.thread && f.Thread <= 0 {
 						t.Errorf("the crash was in a second thread, the end names thread %d: %s", f.Thread, f.Text)
 					}
-					// every other rank is inside instance n of
-					// MPI_Allreduce on world, whose missing member is the
-					// rank that ended
+					// every other rank is inside MPI_Allreduce on world,
+					// instance n (or n-1: MPICH lets a rank leave the last
+					// allreduce of the loop while another still waits for
+					// the ending rank's part), and the rank that ended is
+					// among the members not inside it
 					want := map[int]bool{}
 					for r := 0; r < np; r++ {
 						if r != tc.who {
 							want[r] = true
 						}
 					}
-					found := false
 					for _, g := range pm.InFlight {
-						if g.Op != "MPI_Allreduce" || g.Comm != "world" || g.Instance == nil || *g.Instance != n {
-							if tc.how != "abort" || g.Op != "MPI_Allreduce" { // MPI_Abort's own rank is in no call
-								t.Errorf("unexpected call in flight: %s", g.Text)
-							}
+						if g.Op != "MPI_Allreduce" || g.Comm != "world" || g.Instance == nil || (*g.Instance != n && *g.Instance != n-1) {
+							t.Errorf("unexpected call in flight: %s", g.Text)
 							continue
 						}
-						found = true
 						for _, r := range g.Ranks {
 							delete(want, r)
 						}
-						if len(g.NotInside) != 1 || len(g.NotInside[0].Ranks) != 1 || g.NotInside[0].Ranks[0] != tc.who {
-							t.Errorf("members never entered: %+v, want rank %d: %s", g.NotInside, tc.who, g.Text)
+						absent := false
+						for _, m := range g.NotInside {
+							for _, r := range m.Ranks {
+								absent = absent || r == tc.who
+							}
+						}
+						if !absent {
+							t.Errorf("rank %d is not among the members outside the collective: %s", tc.who, g.Text)
 						}
 					}
-					if !found || len(want) > 0 {
+					if len(want) > 0 {
 						t.Errorf("ranks %v not named inside MPI_Allreduce instance %d; in flight: %+v", keys(want), n, pm.InFlight)
+					}
+					if len(pm.Deadlocks) > 0 {
+						t.Errorf("a deadlock was named, but the ranks wait for one that ended: %+v", pm.Deadlocks)
 					}
 					out, _ := exec.Command(filepath.Join(repoRoot, "build", "tracemerge"), "info", dir).CombinedOutput()
 					if !strings.Contains(string(out), "first to end: rank "+strconv.Itoa(tc.who)+" ") {
@@ -129,7 +142,7 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 			plain := timeout(false, nil)
 			dir := filepath.Join(t.TempDir(), "tr")
 			traced := timeout(true, []string{"GCLOCK_DIR=" + dir})
-			sameEnd(t, plain, traced)
+			sameEnd(t, plain, traced, 0)
 			if traced.Code != 124 {
 				t.Errorf("the job ended with %d before the time limit (124):\n%s", traced.Code, traced.Stderr)
 			}
@@ -160,13 +173,20 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 				merge.RankRanges(absent, ",") != "0-1" {
 				t.Errorf("want ranks 2-3 in MPI_Allreduce instance %d without ranks 0-1; in flight %+v", n, pm.InFlight)
 			}
+			// the launcher's SIGTERM, or nothing recorded: a launcher
+			// follows its SIGTERM with a SIGKILL, and on a loaded machine
+			// a rank may not have run its handler in between (seen once
+			// for all four ranks under Open MPI)
 			for _, e := range pm.Ends {
 				if e.How != merge.EndSignaled && e.How != merge.EndKilled {
 					t.Errorf("rank %d ended %s (%s); the time limit ended them all", e.Rank, e.How, e.Text)
 				}
+				if e.How == merge.EndSignaled && e.SignalName != "SIGTERM" {
+					t.Errorf("rank %d: %s, want SIGTERM", e.Rank, e.Text)
+				}
 			}
-			if f := pm.First; f == nil || f.How != merge.EndSignaled || f.SignalName != "SIGTERM" {
-				t.Errorf("first: %+v, want a SIGTERM", f)
+			if f := pm.First; f == nil || f.How == merge.EndSignaled && f.SignalName != "SIGTERM" {
+				t.Errorf("first: %+v, want a SIGTERM or an inferred end", f)
 			}
 			t.Logf("%s", strings.Join(merge.PostMortemLines(pm), "\n"))
 		})
@@ -174,10 +194,17 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 }
 
 // sameEnd checks that the job ended as it does without the preload: exit
-// code, and the crash report's lines.
-func sameEnd(t *testing.T, plain, traced result) {
+// code, and the crash report's lines. own is the exit code the ending
+// rank gives (its fatal signal or exit status; 0 none): MPICH's mpiexec
+// exits with the code of whichever rank it reaps first, the ending one's
+// or a SIGKILLed one's 9 (without the preload, `mpiexec.mpich -np 3
+// postmortem fpe 200 2` exited 8, 8, 8, 8, 9 and `... exit 200 1` 1, 9,
+// 1, 1, 1, 9 by hand on 2026-11-28), so those two codes stand for each
+// other.
+func sameEnd(t *testing.T, plain, traced result, own int) {
 	t.Helper()
-	if plain.Code != traced.Code {
+	same := func(c int) bool { return own != 0 && (c == own || c == 9) }
+	if plain.Code != traced.Code && !(same(plain.Code) && same(traced.Code)) {
 		t.Errorf("exit code %d under the preload, %d without", traced.Code, plain.Code)
 	}
 	if plain.Code == 0 {
