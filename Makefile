@@ -67,6 +67,14 @@ $(BUILD)/libgclock.so: $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortr
 	@mkdir -p $(BUILD)
 	$(CC) $(SHIM_CFLAGS) -shared -Wl,-soname,libgclock.so -o $@.tmp$$$$ cshim/libgclock.c -ldl -lm && mv -f $@.tmp$$$$ $@
 
+# The recorder without the call-in-flight marker (docs/postmortem.md), for
+# make bench's side-by-side rows (sections 1 and 10); the Go half is the
+# one beside $(BUILD)/libgclock.so.
+$(BUILD)/noinflight/libgclock.so: $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c cshim/pmpi_gen.c cshim/pmpi_gen.h
+	@mkdir -p $(BUILD)/noinflight
+	$(CC) $(SHIM_CFLAGS) -DGCK_NO_INFLIGHT -shared -Wl,-soname,libgclock.so -o $@.tmp$$$$ cshim/libgclock.c -ldl -lm && mv -f $@.tmp$$$$ $@
+	ln -sf ../libgclock-go.so $(BUILD)/noinflight/libgclock-go.so
+
 # Linked against $(BUILD)/libgclock.so; at run time it binds to
 # the libgclock.so already loaded (same soname), whichever MPI's.
 $(BUILD)/libgclock-go.so: $(LIB_SRC) $(C_SRC) $(BUILD)/libgclock.so
@@ -100,7 +108,7 @@ demo: all
 	bash scripts/demo.sh
 
 # Section 10 of the benchmarks counts instructions under valgrind's callgrind.
-bench: bench-setup all
+bench: bench-setup all $(BUILD)/noinflight/libgclock.so
 	bash scripts/bench.sh
 
 bench-setup:

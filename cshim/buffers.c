@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "gclock.h"
@@ -44,6 +45,7 @@ static uint32_t live_threads;
 static char live_path[4096];
 static int live_warned;
 static dev_t live_dev; /* the sidecar's identity, checked before each use */
+static gclock_live_end *end_rec; /* how the process ended (below) */
 static ino_t live_ino;
 
 /* fsize_allows says whether the process's file size limit (RLIMIT_FSIZE,
@@ -71,7 +73,9 @@ int gclock_live_open(const char *path)
 	char hdr[GCK_LIVE_PAGE];
 	memset(hdr, 0, sizeof hdr);
 	memcpy(hdr, "GCKLIVE1", 8);
-	uint32_t v[2] = {1, (uint32_t)sizeof(gclock_event)}; /* version, record size */
+	/* version 2: 128-byte region headers with the call in flight, the end
+	 * record at byte 64 (docs/postmortem.md) */
+	uint32_t v[2] = {2, (uint32_t)sizeof(gclock_event)}; /* version, record size */
 	memcpy(hdr + 8, v, sizeof v);
 	struct stat st;
 	if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || fstat(fd, &st) != 0) {
@@ -81,7 +85,50 @@ int gclock_live_open(const char *path)
 	live_dev = st.st_dev;
 	live_ino = st.st_ino;
 	live_fd = fd;
+	/* The first page mapped too: a dying process's end is a few stores
+	 * (gclock_end_record, also from a signal handler). */
+	void *p = mmap(NULL, GCK_LIVE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED)
+		__atomic_store_n(&end_rec, (gclock_live_end *)((char *)p + 64), __ATOMIC_RELEASE);
 	return 0;
+}
+
+/* ---- how the process ended (docs/postmortem.md) ---------------------------
+ * end_rec points into the sidecar's first page once it is mapped, else at
+ * end_mem (what the footer then still gets). */
+static gclock_live_end end_mem;
+
+int gclock_end_record(uint32_t kind, int32_t code, int32_t si_code, uint64_t addr, uint64_t callsite,
+		      int32_t pid)
+{
+	gclock_live_end *e = __atomic_load_n(&end_rec, __ATOMIC_ACQUIRE);
+	if (e == NULL)
+		e = &end_mem;
+	if (__atomic_exchange_n(&e->state, 1u, __ATOMIC_ACQ_REL) != 0)
+		return 0; /* an earlier end (or another thread's) stands */
+	gclock_tbuf *b = gclock_tl_buf;
+	e->kind = kind;
+	e->t = gclock_now();
+	e->code = code;
+	e->si_code = si_code;
+	e->addr = addr;
+	e->callsite = callsite;
+	e->pid = pid;
+	e->tid = (int32_t)syscall(SYS_gettid);
+	e->thread = b != NULL && b->live != NULL ? b->live->thread : UINT32_MAX;
+	__atomic_store_n(&e->state, 2u, __ATOMIC_RELEASE); /* last: complete */
+	return 1;
+}
+
+int gclock_end_get(gclock_live_end *out)
+{
+	gclock_live_end *e = __atomic_load_n(&end_rec, __ATOMIC_ACQUIRE);
+	if (e == NULL)
+		e = &end_mem;
+	if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != 2)
+		return 0;
+	*out = *e;
+	return 1;
 }
 
 #ifndef MADV_POPULATE_WRITE
@@ -179,6 +226,7 @@ static gclock_live_region *live_region(uint32_t cap)
 	gclock_live_region *r = p;
 	r->cap = cap;
 	r->thread = live_threads++;
+	r->fl.comm = UINT32_MAX;
 	memcpy(r->magic, "GCKTHRD1", 8); /* last: the region is described */
 	return r;
 }
@@ -218,8 +266,12 @@ static void tbuf_drain(gclock_tbuf *b)
 static void tbuf_exit(void *p)
 {
 	gclock_tbuf *b = p;
-	if (gclock_tl_buf == b)
+	if (gclock_tl_buf == b) {
 		gclock_tl_buf = NULL;
+		gclock_tl_fl = NULL;
+	}
+	__atomic_store_n(&b->live->fl.mark, 0u, __ATOMIC_RELEASE);
+	b->live->tid = 0;
 	pthread_mutex_lock(&buf_mu);
 	b->idle_next = idle_bufs;
 	idle_bufs = b;
@@ -252,6 +304,8 @@ static void tbuf_key_make(void) { tbuf_key_ok = pthread_key_create(&tbuf_key, tb
 /* tbuf_adopt makes b the calling thread's buffer. */
 static gclock_tbuf *tbuf_adopt(gclock_tbuf *b)
 {
+	b->live->tid = (int32_t)syscall(SYS_gettid);
+	gclock_tl_fl = &b->live->fl;
 	gclock_tl_buf = b;
 	if (tbuf_key_ok)
 		pthread_setspecific(tbuf_key, b);
@@ -296,6 +350,7 @@ gclock_tbuf *gclock_tbuf_new(void)
 			return NULL;
 		}
 		b->live->cap = cap;
+		b->live->fl.comm = UINT32_MAX;
 	}
 	gclock_event *evs = (gclock_event *)(b->live + 1);
 	b->halves[0] = evs;
@@ -324,6 +379,16 @@ gclock_tbuf *gclock_tbuf_new(void)
 	all_bufs = b;
 	pthread_mutex_unlock(&buf_mu);
 	return tbuf_adopt(b);
+}
+
+/* gclock_fl_slow gives a thread its buffer at its first wrapped call (the
+ * buffer's region holds the in-flight slot), as gclock_record would at
+ * its first event; NULL when it cannot. */
+gclock_inflight *gclock_fl_slow(void)
+{
+	if (gclock_tl_buf == NULL && gclock_tbuf_new() == NULL)
+		return NULL;
+	return gclock_tl_fl;
 }
 
 /* gclock_shared_peers_each calls f on the member list of every request

@@ -223,7 +223,7 @@ GCK_F_ONE(mpi_pcontrol, 1, 0, mpi_pcontrol_f08_, (MPI_Fint *level, MPI_Fint *ier
 GCK_F_INLINE void body_mpi_abort(gclock_fsub real, void *ra, int desc, MPI_Fint *comm, MPI_Fint *errorcode,
 				 MPI_Fint *ierr)
 {
-	(void)ra, (void)desc;
+	(void)desc;
 	MPI_Fint own = 0;
 	if (ierr == NULL)
 		ierr = &own;
@@ -231,7 +231,7 @@ GCK_F_INLINE void body_mpi_abort(gclock_fsub real, void *ra, int desc, MPI_Fint 
 		gclock_fortran_missing(ierr);
 		return;
 	}
-	gclock_abort_begin();
+	gclock_abort_begin(errorcode != NULL ? *errorcode : 0, ra);
 	real(comm, errorcode, ierr);
 }
 GCK_F_WRAP(mpi_abort, MPI_ABORT, (MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr), comm,

@@ -27,8 +27,10 @@ GCK_F_INLINE void body_mpi_barrier(gclock_fsub real, void *ra, int desc, MPI_Fin
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_none(cs, &sent, &recv);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_BARRIER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BARRIER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -61,8 +63,10 @@ GCK_F_INLINE void body_mpi_bcast(gclock_fsub real, void *ra, int desc, void *buf
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_bcast(cs, &sent, &recv, *count, datatype_c, *root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(buffer, count, datatype, root, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BCAST, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -95,8 +99,10 @@ GCK_F_INLINE void body_mpi_reduce(gclock_fsub real, void *ra, int desc, void *se
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce(cs, &sent, &recv, *count, datatype_c, *root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, root, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -129,8 +135,10 @@ GCK_F_INLINE void body_mpi_allreduce(gclock_fsub real, void *ra, int desc, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, *count, datatype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -164,8 +172,10 @@ GCK_F_INLINE void body_mpi_gather(gclock_fsub real, void *ra, int desc, void *se
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gather(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHER, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -199,8 +209,10 @@ GCK_F_INLINE void body_mpi_gatherv(gclock_fsub real, void *ra, int desc, void *s
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gatherv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHERV, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -234,8 +246,10 @@ GCK_F_INLINE void body_mpi_scatter(gclock_fsub real, void *ra, int desc, void *s
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatter(cs, &sent, &recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTER, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -269,8 +283,10 @@ GCK_F_INLINE void body_mpi_scatterv(gclock_fsub real, void *ra, int desc, void *
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatterv(cs, &sent, &recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTERV, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -304,8 +320,10 @@ GCK_F_INLINE void body_mpi_allgather(gclock_fsub real, void *ra, int desc, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgather(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -339,8 +357,10 @@ GCK_F_INLINE void body_mpi_allgatherv(gclock_fsub real, void *ra, int desc, void
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgatherv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -374,8 +394,10 @@ GCK_F_INLINE void body_mpi_alltoall(gclock_fsub real, void *ra, int desc, void *
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoall(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -409,8 +431,10 @@ GCK_F_INLINE void body_mpi_alltoallv(gclock_fsub real, void *ra, int desc, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallv(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -447,8 +471,10 @@ GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, int desc, void 
 	if (sendtypes_ok && recvtypes_ok)
 		gclock_bytes_alltoallw(cs, &sent, &recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -481,8 +507,10 @@ GCK_F_INLINE void body_mpi_reduce_scatter(gclock_fsub real, void *ra, int desc, 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter(cs, &sent, &recv, (const int *)recvcounts, datatype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -515,8 +543,10 @@ GCK_F_INLINE void body_mpi_reduce_scatter_block(gclock_fsub real, void *ra, int 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter_block(cs, &sent, &recv, *recvcount, datatype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -549,8 +579,10 @@ GCK_F_INLINE void body_mpi_scan(gclock_fsub real, void *ra, int desc, void *send
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, *count, datatype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -583,8 +615,10 @@ GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, int desc, void *se
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_exscan(cs, &sent, &recv, *count, datatype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -618,8 +652,10 @@ GCK_F_INLINE void body_mpi_neighbor_allgather(gclock_fsub real, void *ra, int de
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -653,8 +689,10 @@ GCK_F_INLINE void body_mpi_neighbor_allgatherv(gclock_fsub real, void *ra, int d
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -688,8 +726,10 @@ GCK_F_INLINE void body_mpi_neighbor_alltoall(gclock_fsub real, void *ra, int des
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -723,8 +763,10 @@ GCK_F_INLINE void body_mpi_neighbor_alltoallv(gclock_fsub real, void *ra, int de
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -761,8 +803,10 @@ GCK_F_INLINE void body_mpi_neighbor_alltoallw(gclock_fsub real, void *ra, int de
 	if (sendtypes_ok && recvtypes_ok)
 		gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -792,9 +836,11 @@ GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, int desc, void *buf,
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
@@ -824,9 +870,11 @@ GCK_F_INLINE void body_mpi_ssend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
@@ -856,9 +904,11 @@ GCK_F_INLINE void body_mpi_rsend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
@@ -888,9 +938,11 @@ GCK_F_INLINE void body_mpi_bsend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
 	gclock_tl_guard--;
 }
@@ -923,9 +975,11 @@ GCK_F_INLINE void body_mpi_recv(gclock_fsub real, void *ra, int desc, void *buf,
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_recv_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_recv_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &status_c);
 	gclock_tl_guard--;
@@ -960,9 +1014,11 @@ GCK_F_INLINE void body_mpi_sendrecv(gclock_fsub real, void *ra, int desc, void *
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_pre(&cx, *sendcount, sendtype_c, *dest, *sendtag, *recvcount, recvtype_c, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_sendrecv_post(&cx, rc, *sendcount, sendtype_c, *dest, *sendtag, *recvcount, recvtype_c, *source, *recvtag, comm_c, &status_c);
 	gclock_tl_guard--;
@@ -996,9 +1052,11 @@ GCK_F_INLINE void body_mpi_sendrecv_replace(gclock_fsub real, void *ra, int desc
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_replace_pre(&cx, *count, datatype_c, *dest, *sendtag, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, sendtag, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_sendrecv_replace_post(&cx, rc, *count, datatype_c, *dest, *sendtag, *source, *recvtag, comm_c, &status_c);
 	gclock_tl_guard--;
@@ -1031,9 +1089,11 @@ GCK_F_INLINE void body_mpi_probe(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_probe_pre(&cx, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_probe_post(&cx, rc, *source, *tag, comm_c, &status_c);
 	gclock_tl_guard--;
@@ -1066,9 +1126,11 @@ GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_iprobe_pre(&cx, *source, *tag, comm_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_iprobe_post(&cx, rc, *source, *tag, comm_c, (int *)flag, &status_c);
 	gclock_tl_guard--;
@@ -1102,9 +1164,11 @@ GCK_F_INLINE void body_mpi_mprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mprobe_pre(&cx, *source, *tag, comm_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	if (rc == MPI_SUCCESS)
 		message_c = gclock_message_f2c(*message);
@@ -1140,9 +1204,11 @@ GCK_F_INLINE void body_mpi_improbe(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_improbe_pre(&cx, *source, *tag, comm_c, (int *)flag, &message_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	if (rc == MPI_SUCCESS)
 		message_c = gclock_message_f2c(*message);
@@ -1178,9 +1244,11 @@ GCK_F_INLINE void body_mpi_mrecv(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mrecv_pre(&cx, *count, datatype_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_mrecv_post(&cx, rc, *count, datatype_c, &message_c, &status_c);
 	gclock_tl_guard--;
@@ -1212,9 +1280,11 @@ GCK_F_INLINE void body_mpi_imrecv(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_imrecv_pre(&cx, *count, datatype_c, &message_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_imrecv_post(&cx, rc, *count, datatype_c, &message_c, &request_c);
@@ -1247,9 +1317,11 @@ GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1282,9 +1354,11 @@ GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1317,9 +1391,11 @@ GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1352,9 +1428,11 @@ GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1387,9 +1465,11 @@ GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_irecv_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_irecv_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &request_c);
@@ -1422,9 +1502,11 @@ GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, int desc, void 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1457,9 +1539,11 @@ GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1492,9 +1576,11 @@ GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1527,9 +1613,11 @@ GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
@@ -1562,9 +1650,11 @@ GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, int desc, void 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_recv_init_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_recv_init_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &request_c);
@@ -1595,9 +1685,11 @@ GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_start_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_start_post(&cx, rc, &request_c);
 	gclock_tl_guard--;
 }
@@ -1631,9 +1723,11 @@ GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, int desc, MPI_Fi
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, n_c, reqs_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_startall_post(&cx, rc, n_c, reqs_c);
 	gclock_tl_guard--;
 }
@@ -1662,9 +1756,11 @@ GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, int desc, MP
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_request_free_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_request_free_post(&cx, rc, &request_c);
 	gclock_tl_guard--;
 }
@@ -1696,9 +1792,11 @@ GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_wait_pre(&cx, &request_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_wait_post(&cx, rc, &request_c, &status_c);
 	gclock_tl_guard--;
@@ -1738,9 +1836,11 @@ GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_waitall_pre(&cx, n_c, reqs_c, sts_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, n_c);
 	gclock_p2p_waitall_post(&cx, rc, n_c, reqs_c, sts_c);
@@ -1780,9 +1880,11 @@ GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_waitany_pre(&cx, n_c, reqs_c, &index_c, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	index_c = gclock_f_index(*index);
 	gclock_p2p_waitany_post(&cx, rc, n_c, reqs_c, &index_c, &status_c);
@@ -1820,9 +1922,11 @@ GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_waitsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, (*outcount >= 0 && *outcount <= n_c ? *outcount : 0));
 	if (rc == MPI_SUCCESS)
@@ -1860,9 +1964,11 @@ GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_test_pre(&cx, &request_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_test_post(&cx, rc, &request_c, (int *)flag, &status_c);
 	gclock_tl_guard--;
@@ -1899,9 +2005,11 @@ GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_testall_pre(&cx, n_c, reqs_c, (int *)flag, sts_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, flag, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, n_c);
 	gclock_p2p_testall_post(&cx, rc, n_c, reqs_c, (int *)flag, sts_c);
@@ -1941,9 +2049,11 @@ GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_testany_pre(&cx, n_c, reqs_c, &index_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	index_c = gclock_f_index(*index);
 	gclock_p2p_testany_post(&cx, rc, n_c, reqs_c, &index_c, (int *)flag, &status_c);
@@ -1981,9 +2091,11 @@ GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_testsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, (*outcount >= 0 && *outcount <= n_c ? *outcount : 0));
 	if (rc == MPI_SUCCESS)
@@ -2021,9 +2133,11 @@ GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, int desc, MPI_Fi
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2058,9 +2172,11 @@ GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, int desc, void *bu
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buffer, count, datatype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
@@ -2095,9 +2211,11 @@ GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
@@ -2132,9 +2250,11 @@ GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2170,9 +2290,11 @@ GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
@@ -2208,9 +2330,11 @@ GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
@@ -2246,9 +2370,11 @@ GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
@@ -2284,9 +2410,11 @@ GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
@@ -2322,9 +2450,11 @@ GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2360,9 +2490,11 @@ GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, int desc, voi
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2398,9 +2530,11 @@ GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2436,9 +2570,11 @@ GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2476,9 +2612,11 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2513,9 +2651,11 @@ GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, int desc,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, (const int *)recvcounts, datatype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2550,9 +2690,11 @@ GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, int
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, *recvcount, datatype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2587,9 +2729,11 @@ GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, int desc, void *sen
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2624,9 +2768,11 @@ GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2662,9 +2808,11 @@ GCK_F_INLINE void body_mpi_ineighbor_allgather(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2700,9 +2848,11 @@ GCK_F_INLINE void body_mpi_ineighbor_allgatherv(gclock_fsub real, void *ra, int 
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2738,9 +2888,11 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoall(gclock_fsub real, void *ra, int de
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2776,9 +2928,11 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallv(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2816,9 +2970,11 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallw(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
@@ -2850,9 +3006,11 @@ GCK_F_INLINE void body_mpi_win_create(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(base, size, disp_unit, info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_post(&cx, rc, *size, comm_c, &win_c);
@@ -2884,9 +3042,11 @@ GCK_F_INLINE void body_mpi_win_allocate(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_post(&cx, rc, *size, comm_c, &win_c);
@@ -2918,9 +3078,11 @@ GCK_F_INLINE void body_mpi_win_allocate_shared(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_post(&cx, rc, *size, comm_c, &win_c);
@@ -2952,9 +3114,11 @@ GCK_F_INLINE void body_mpi_win_create_dynamic(gclock_fsub real, void *ra, int de
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_dynamic_pre(&cx, comm_c, &win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_dynamic_post(&cx, rc, comm_c, &win_c);
@@ -2985,9 +3149,11 @@ GCK_F_INLINE void body_mpi_win_free(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_free_pre(&cx, &win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_free_post(&cx, rc, &win_c);
 	gclock_tl_guard--;
 }
@@ -3017,9 +3183,11 @@ GCK_F_INLINE void body_mpi_put(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3049,9 +3217,11 @@ GCK_F_INLINE void body_mpi_get(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_get_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_rma_get_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3081,9 +3251,11 @@ GCK_F_INLINE void body_mpi_accumulate(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3114,9 +3286,11 @@ GCK_F_INLINE void body_mpi_get_accumulate(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_getacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_rma_getacc_post(&cx, rc, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3146,9 +3320,11 @@ GCK_F_INLINE void body_mpi_fetch_and_op(gclock_fsub real, void *ra, int desc, vo
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype_c, *target_rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3178,9 +3354,11 @@ GCK_F_INLINE void body_mpi_compare_and_swap(gclock_fsub real, void *ra, int desc
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype_c, *target_rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3211,9 +3389,11 @@ GCK_F_INLINE void body_mpi_rput(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rput_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
@@ -3246,9 +3426,11 @@ GCK_F_INLINE void body_mpi_rget(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rget_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rget_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
@@ -3281,9 +3463,11 @@ GCK_F_INLINE void body_mpi_raccumulate(gclock_fsub real, void *ra, int desc, voi
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rput_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
@@ -3317,9 +3501,11 @@ GCK_F_INLINE void body_mpi_rget_accumulate(gclock_fsub real, void *ra, int desc,
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rgetacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rgetacc_post(&cx, rc, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c, &request_c);
@@ -3350,9 +3536,11 @@ GCK_F_INLINE void body_mpi_win_fence(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_fence_pre(&cx, *assert, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_fence_post(&cx, rc, *assert, win_c);
 	gclock_tl_guard--;
 }
@@ -3381,9 +3569,11 @@ GCK_F_INLINE void body_mpi_win_lock(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_lock_pre(&cx, *lock_type, *rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(lock_type, rank, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_lock_post(&cx, rc, *lock_type, *rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3412,9 +3602,11 @@ GCK_F_INLINE void body_mpi_win_unlock(gclock_fsub real, void *ra, int desc, MPI_
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, *rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3443,9 +3635,11 @@ GCK_F_INLINE void body_mpi_win_lock_all(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
 	gclock_tl_guard--;
 }
@@ -3474,9 +3668,11 @@ GCK_F_INLINE void body_mpi_win_unlock_all(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
 	gclock_tl_guard--;
 }
@@ -3505,9 +3701,11 @@ GCK_F_INLINE void body_mpi_win_flush(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, *rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3536,9 +3734,11 @@ GCK_F_INLINE void body_mpi_win_flush_all(gclock_fsub real, void *ra, int desc, M
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
 	gclock_tl_guard--;
 }
@@ -3567,9 +3767,11 @@ GCK_F_INLINE void body_mpi_win_flush_local(gclock_fsub real, void *ra, int desc,
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, *rank, win_c);
 	gclock_tl_guard--;
 }
@@ -3598,9 +3800,11 @@ GCK_F_INLINE void body_mpi_win_flush_local_all(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
 	gclock_tl_guard--;
 }
@@ -3630,9 +3834,11 @@ GCK_F_INLINE void body_mpi_win_post(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group_c, win_c);
 	gclock_tl_guard--;
 }
@@ -3662,9 +3868,11 @@ GCK_F_INLINE void body_mpi_win_start(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group_c, win_c);
 	gclock_tl_guard--;
 }
@@ -3693,9 +3901,11 @@ GCK_F_INLINE void body_mpi_win_complete(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
 	gclock_tl_guard--;
 }
@@ -3724,9 +3934,11 @@ GCK_F_INLINE void body_mpi_win_wait(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
 	gclock_tl_guard--;
 }
@@ -3755,9 +3967,11 @@ GCK_F_INLINE void body_mpi_win_test(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_test_pre(&cx, win_c, (int *)flag);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, flag, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_test_post(&cx, rc, win_c, (int *)flag);
 	gclock_tl_guard--;
 }
@@ -3786,9 +4000,11 @@ GCK_F_INLINE void body_mpi_win_sync(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
 	gclock_tl_guard--;
 }

@@ -142,18 +142,76 @@ typedef struct gclock_shared_req {
 #define GCK_LIVE_FILLING 1u
 #define GCK_LIVE_HANDED 2u
 #define GCK_LIVE_WRITTEN 3u
+/* The call a thread is inside (docs/postmortem.md): written by every
+ * wrapper right before it calls into MPI (gclock_fl_enter), cleared right
+ * after the call returns (gclock_fl_leave), in the thread's region of the
+ * sidecar, so a rank that dies or is killed inside a call leaves it
+ * behind. The fields are stored while mark is 0 and mark is stored last
+ * (release: the compiler keeps the order, and a process dies between two
+ * instructions), so a slot whose mark is set is complete; one whose mark
+ * is 0 says the thread was not inside a recorded call. No syscall, no
+ * lock, a handful of stores. */
+#define GCK_FL_NONE INT32_MIN /* no peer / tag / root */
+typedef struct gclock_inflight {
+	int64_t enter_ns;   /* local timer at entry */
+	uint64_t callsite;  /* return address into the application */
+	uint32_t comm;      /* communicator local index, UINT32_MAX none */
+	uint32_t seq;       /* a collective's instance (its number on comm), else 0 */
+	int32_t peer;       /* source, else dest, as comm rank (-1 any, -2 null), GCK_FL_NONE */
+	int32_t tag;        /* its tag, GCK_FL_NONE */
+	/* the fields most calls store constants in, together (stores merge) */
+	int32_t root;       /* root as comm rank, GCK_FL_NONE */
+	int32_t peer2;      /* MPI_Sendrecv: dest, GCK_FL_NONE */
+	int32_t tag2;       /* its tag */
+	uint32_t count;     /* requests of a wait/test call, 0 */
+	uint16_t op;        /* trace.Op */
+	uint16_t flags;     /* reserved, 0 */
+	uint32_t reserved[2];
+	uint32_t mark;      /* 1: the fields describe the call the thread is in; 0: none */
+} gclock_inflight;
+_Static_assert(sizeof(gclock_inflight) == 64, "trace/live.go reads a 64-byte in-flight slot");
+
 typedef struct gclock_live_region {
 	char magic[8];      /* "GCKTHRD1" */
 	uint32_t cap;       /* events per half */
 	uint32_t thread;    /* buffer number in this process */
-	uint64_t reserved;
+	int32_t tid;        /* kernel thread id of the thread using it (sidecar version 2) */
+	uint32_t reserved;
 	struct {
 		uint32_t gen;   /* generation of the events in the half (>= 1) */
 		uint32_t state; /* GCK_LIVE_* */
 		uint64_t reserved;
 	} half[2];
+	uint64_t pad;       /* the slot on its own cache line */
+	gclock_inflight fl; /* the call in flight (sidecar version 2) */
 } gclock_live_region;
-_Static_assert(sizeof(gclock_live_region) == 56, "trace/live.go reads a 56-byte region header");
+_Static_assert(sizeof(gclock_live_region) == 128, "trace/live.go reads a 128-byte region header");
+
+/* How the process ended, where it could be recorded (docs/postmortem.md):
+ * at byte 64 of the sidecar's first page, and in the footer (trace.End).
+ * The first end claims it (state 0 -> 1, an atomic exchange, safe in a
+ * signal handler), fills the fields and stores state 2 last. */
+enum { GCK_END_ABORT = 1, GCK_END_SIGNAL = 2, GCK_END_EXIT = 3 };
+typedef struct gclock_live_end {
+	uint32_t state;    /* 0 nothing, 1 being written, 2 complete */
+	uint32_t kind;     /* GCK_END_* */
+	int64_t t;         /* local timer */
+	int32_t code;      /* MPI_Abort's errorcode, exit()'s status, the signal number */
+	int32_t si_code;   /* the signal's si_code */
+	uint64_t addr;     /* a fault's address (si_addr) */
+	uint64_t callsite; /* MPI_Abort's call site; a signal's interrupted pc */
+	int32_t pid;       /* the sender of a signal sent by kill() (si_pid), 0 */
+	int32_t tid;       /* the thread that got it */
+	uint32_t thread;   /* its buffer number, UINT32_MAX none */
+	uint32_t reserved;
+	uint64_t reserved2;
+} gclock_live_end;
+_Static_assert(sizeof(gclock_live_end) == 64, "trace/live.go reads a 64-byte end record");
+/* gclock_end_get copies the end recorded so far (footer); 0 when none. */
+GCK_EXPORT int gclock_end_get(gclock_live_end *out);
+/* gclock_end_record claims and fills the end record (buffers.c). */
+int gclock_end_record(uint32_t kind, int32_t code, int32_t si_code, uint64_t addr, uint64_t callsite,
+		      int32_t pid);
 
 typedef struct gclock_tbuf {
 	gclock_event *ev;
@@ -206,6 +264,7 @@ GCK_EXPORT void gclock_set_op_off(int op, int off);
 void gclock_pcontrol(int level, int64_t t0, int64_t t1, void *ra);
 extern GCK_TLS int gclock_tl_guard;    /* reentrancy depth */
 extern GCK_TLS gclock_tbuf *gclock_tl_buf;
+extern GCK_TLS gclock_inflight *gclock_tl_fl; /* the thread's in-flight slot, NULL before its buffer */
 extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 gclock_comm_slot *gclock_slot_find_more(uintptr_t k); /* comms.c */
 int gclock_scratch_grow(gclock_tbuf *b, int count); /* buffers.c */
@@ -383,6 +442,65 @@ resync:
 		gclock_resync_point(cs, op, sent, recv);
 }
 
+/* ---- calls in flight (docs/postmortem.md) --------------------------------
+ * gclock_fl_enter marks the call the thread enters, right before the
+ * generated wrapper calls into MPI; gclock_fl_leave clears it right after
+ * the call returned. GCK_NO_INFLIGHT (a compile-time switch, make
+ * bench's side-by-side build) compiles both to nothing. */
+gclock_inflight *gclock_fl_slow(void); /* buffers.c: the thread's first call */
+
+/* gclock_fl_rank normalises a comm rank argument: MPI_ANY_SOURCE -1,
+ * MPI_PROC_NULL -2 (trace.PeerAny, trace.PeerNull) whatever the MPI's values. */
+static GCK_INLINE int32_t gclock_fl_rank(int r)
+{
+	return r == MPI_ANY_SOURCE ? -1 : r == MPI_PROC_NULL ? -2 : r;
+}
+
+/* coll (a constant at every call site): a blocking collective, whose cs
+ * is never NULL and whose instance is cs->seq. */
+static GCK_INLINE void gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
+				       int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,
+				       void *ra, int64_t t0)
+{
+#ifndef GCK_NO_INFLIGHT
+	gclock_inflight *f = gclock_tl_fl;
+	if (GCK_UNLIKELY(f == NULL) && (f = gclock_fl_slow()) == NULL)
+		return;
+	f->enter_ns = t0;
+	f->callsite = (uint64_t)(uintptr_t)ra;
+	if (coll) {
+		f->comm = cs->local;
+		f->seq = cs->seq;
+	} else {
+		f->comm = cs != NULL ? cs->local : UINT32_MAX;
+		f->seq = 0;
+	}
+	f->peer = peer;
+	f->tag = tag;
+	f->root = root;
+	f->peer2 = peer2;
+	f->tag2 = tag2;
+	f->count = count;
+	f->op = op;
+	f->flags = 0;
+	/* last: the stores above cannot move past it (release), and a
+	 * process dies between instructions, so a set mark has them all */
+	__atomic_store_n(&f->mark, 1u, __ATOMIC_RELEASE);
+#else
+	(void)op, (void)coll, (void)cs, (void)root, (void)peer, (void)tag, (void)peer2, (void)tag2, (void)count, (void)ra,
+		(void)t0;
+#endif
+}
+
+static GCK_INLINE void gclock_fl_leave(void)
+{
+#ifndef GCK_NO_INFLIGHT
+	gclock_inflight *f = gclock_tl_fl;
+	if (GCK_LIKELY(f != NULL))
+		__atomic_store_n(&f->mark, 0u, __ATOMIC_RELEASE);
+#endif
+}
+
 /* Byte-count rules (one per table rule), defined in bytes.h. */
 #include "bytes.h"
 
@@ -392,7 +510,7 @@ int gclock_init_begin(void);
 void gclock_init_end(int swapped, int rc);
 int gclock_finalize_begin(void);
 void gclock_finalize_end(void);
-void gclock_abort_begin(void);
+void gclock_abort_begin(int errorcode, void *callsite);
 gclock_comm_slot *gclock_comm_new_begin(MPI_Comm parentcomm, uint32_t *counter);
 void gclock_comm_new_end(int rc, gclock_comm_slot *parent, uint32_t counter, MPI_Comm newcomm,
 			 const char *kind);

@@ -66,10 +66,15 @@ static void requests_lost_say(void)
 			world_rank, (unsigned long long)n);
 }
 
-static void gclock_atexit(void)
+/* gclock_onexit runs at exit() and at the return from main without
+ * MPI_Finalize: the footer says "exit" and, since 2026-11-28, the status
+ * (trace.End; docs/postmortem.md). */
+static void gclock_onexit(int status, void *arg)
 {
+	(void)arg;
 	if (!started || finished)
 		return;
+	gclock_end_record(GCK_END_EXIT, status, 0, 0, 0, 0);
 	finished = 1;
 	gclock_active = 0;
 	requests_lost_say();
@@ -184,6 +189,66 @@ static void crash_install(void)
 	}
 }
 
+/* ---- how the process ended: signals (docs/postmortem.md) -------------------
+ *
+ * Once recording runs, a handler of the shim's own stands in front of
+ * whatever handles the fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGABRT: the MPI library's through crash_dispatch, Go's, the
+ * application's or the default action) and the ones a launcher or batch
+ * system ends a job with (SIGTERM, SIGINT, SIGXCPU, SIGUSR1, SIGUSR2). It
+ * records the signal into the sidecar's end record (a few stores and the
+ * timer: async-signal-safe) and hands the signal on, unchanged, to the
+ * action that was installed before it: the MPI library still prints its
+ * report, the default action still ends the process with the signal (and
+ * its core). A signal that was ignored stays ignored (no handler). A fault
+ * inside the Go half is Go's (a recovered panic), not recorded. After the
+ * footer is written (MPI_Finalize, MPI_Abort, exit) nothing is recorded. */
+static const int end_sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTERM, SIGINT, SIGXCPU, SIGUSR1, SIGUSR2};
+#define NEND (int)(sizeof end_sigs / sizeof end_sigs[0])
+static struct sigaction end_prev[NEND];
+static int end_fatal(int sig) { return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT; }
+
+static void end_signal(int sig, siginfo_t *si, void *ucv)
+{
+	int i = 0;
+	while (i < NEND && end_sigs[i] != sig)
+		i++;
+	if (i == NEND)
+		return;
+	uintptr_t pc = 0;
+#if defined(__x86_64__)
+	if (ucv != NULL)
+		pc = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#endif
+	int in_go = end_fatal(sig) && self_hi != 0 && pc >= self_lo && pc < self_hi;
+	if (!in_go && !__atomic_load_n(&finished, __ATOMIC_RELAXED) && si != NULL) {
+		int sent = si->si_code <= 0; /* kill(), tgkill(), sigqueue(): si_pid is the sender */
+		uint64_t addr = end_fatal(sig) && !sent ? (uint64_t)(uintptr_t)si->si_addr : 0;
+		gclock_end_record(GCK_END_SIGNAL, sig, si->si_code, addr, pc, sent ? si->si_pid : 0);
+	}
+	call_action(&end_prev[i], sig, si, ucv);
+}
+
+/* end_signals_install puts end_signal in front of each signal's action;
+ * run once, at the end of the start (after crash_install). */
+static void end_signals_install(void)
+{
+	for (int i = 0; i < NEND; i++) {
+		struct sigaction old;
+		if (sigaction(end_sigs[i], NULL, &old) != 0)
+			continue;
+		if (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN)
+			continue; /* ignored: stays ignored */
+		if ((old.sa_flags & SA_SIGINFO) && old.sa_sigaction == end_signal)
+			continue;
+		end_prev[i] = old;
+		struct sigaction d = old; /* its mask and flags (SA_RESTART, SA_NODEFER, ...) */
+		d.sa_sigaction = end_signal;
+		d.sa_flags = old.sa_flags | SA_SIGINFO | SA_ONSTACK;
+		sigaction(end_sigs[i], &d, NULL);
+	}
+}
+
 /* first_missing is an MPI reduction: the lowest rank without the Go half
  * (world_size where every rank has it). A user-defined op, so no
  * predefined op handle has to be resolved. */
@@ -261,7 +326,7 @@ static void after_init(void)
 		level = MPI_THREAD_MULTIPLE;
 	gclock_mt = level == MPI_THREAD_MULTIPLE;
 	started = 1;
-	atexit(gclock_atexit);
+	on_exit(gclock_onexit, NULL);
 	int go_started = gclock_go.start();
 	gclock_go_nice_again();
 	if (!go_started)
@@ -283,6 +348,8 @@ static void after_init(void)
 	 * allocates; other threads get theirs at their first event (once). */
 	if (gclock_active && gclock_tl_buf == NULL)
 		(void)gclock_tbuf_new();
+	if (gclock_active)
+		end_signals_install();
 }
 
 extern int gclock_init_seen; /* resolve.c */
@@ -462,9 +529,10 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
 
 /* gclock_abort_begin writes the calling rank's buffered events (footer
  * reason "abort", no sync epoch) before the real MPI_Abort of any binding. */
-void gclock_abort_begin(void)
+void gclock_abort_begin(int errorcode, void *callsite)
 {
 	if (started && !finished && !gclock_tl_guard) {
+		gclock_end_record(GCK_END_ABORT, errorcode, 0, 0, (uint64_t)(uintptr_t)callsite, 0);
 		gclock_tl_guard++;
 		finished = 1;
 		gclock_active = 0;
@@ -479,7 +547,7 @@ void gclock_abort_begin(void)
  * ranks keep what they flushed before. */
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-	gclock_abort_begin();
+	gclock_abort_begin(errorcode, __builtin_return_address(0));
 	return PMPI_Abort(comm, errorcode);
 }
 

@@ -21,8 +21,10 @@ int MPI_Barrier(MPI_Comm comm)
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_none(cs, &sent, &recv);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_BARRIER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Barrier(comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BARRIER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -44,8 +46,10 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_bcast(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BCAST, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -67,8 +71,10 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -90,8 +96,10 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -113,8 +121,10 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -136,8 +146,10 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -159,8 +171,10 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatter(cs, &sent, &recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -182,8 +196,10 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatterv(cs, &sent, &recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -205,8 +221,10 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -228,8 +246,10 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -251,8 +271,10 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoall(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -274,8 +296,10 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallv(cs, &sent, &recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -297,8 +321,10 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallw(cs, &sent, &recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -320,8 +346,10 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter(cs, &sent, &recv, recvcounts, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -343,8 +371,10 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter_block(cs, &sent, &recv, recvcount, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -366,8 +396,10 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -389,8 +421,10 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_exscan(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -412,8 +446,10 @@ int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -435,8 +471,10 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -458,8 +496,10 @@ int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -481,8 +521,10 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -504,8 +546,10 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -523,8 +567,10 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -542,8 +588,10 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -561,8 +609,10 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -580,8 +630,10 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -599,8 +651,10 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_recv_post(&cx, rc, count, datatype, source, tag, comm, status);
 	gclock_tl_guard--;
 	return rc;
@@ -618,8 +672,10 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_sendrecv_post(&cx, rc, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	gclock_tl_guard--;
 	return rc;
@@ -637,8 +693,10 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_sendrecv_replace_post(&cx, rc, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	gclock_tl_guard--;
 	return rc;
@@ -656,8 +714,10 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_probe_pre(&cx, source, tag, comm, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Probe(source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_probe_post(&cx, rc, source, tag, comm, status);
 	gclock_tl_guard--;
 	return rc;
@@ -675,8 +735,10 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	gclock_tl_guard++;
 	gclock_p2p_iprobe_pre(&cx, source, tag, comm, flag, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iprobe(source, tag, comm, flag, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_iprobe_post(&cx, rc, source, tag, comm, flag, status);
 	gclock_tl_guard--;
 	return rc;
@@ -694,8 +756,10 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 	gclock_tl_guard++;
 	gclock_p2p_mprobe_pre(&cx, source, tag, comm, message, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mprobe(source, tag, comm, message, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_mprobe_post(&cx, rc, source, tag, comm, message, status);
 	gclock_tl_guard--;
 	return rc;
@@ -713,8 +777,10 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 	gclock_tl_guard++;
 	gclock_p2p_improbe_pre(&cx, source, tag, comm, flag, message, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Improbe(source, tag, comm, flag, message, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_improbe_post(&cx, rc, source, tag, comm, flag, message, status);
 	gclock_tl_guard--;
 	return rc;
@@ -732,8 +798,10 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
 	gclock_tl_guard--;
 	return rc;
@@ -751,8 +819,10 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
 	gclock_tl_guard--;
 	return rc;
@@ -770,8 +840,10 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -789,8 +861,10 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -808,8 +882,10 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -827,8 +903,10 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -846,8 +924,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 	gclock_tl_guard++;
 	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_irecv_post(&cx, rc, count, datatype, source, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -865,8 +945,10 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -884,8 +966,10 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -903,8 +987,10 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -922,8 +1008,10 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -941,8 +1029,10 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 	gclock_tl_guard++;
 	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_recv_init_post(&cx, rc, count, datatype, source, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -960,8 +1050,10 @@ int MPI_Start(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_start_pre(&cx, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Start(request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_start_post(&cx, rc, request);
 	gclock_tl_guard--;
 	return rc;
@@ -979,8 +1071,10 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, count, array_of_requests);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Startall(count, array_of_requests);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_startall_post(&cx, rc, count, array_of_requests);
 	gclock_tl_guard--;
 	return rc;
@@ -998,8 +1092,10 @@ int MPI_Request_free(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_request_free_pre(&cx, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Request_free(request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_request_free_post(&cx, rc, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1017,8 +1113,10 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_wait_pre(&cx, request, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Wait(request, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_wait_post(&cx, rc, request, status);
 	gclock_tl_guard--;
 	return rc;
@@ -1036,8 +1134,10 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 	gclock_tl_guard++;
 	gclock_p2p_waitall_pre(&cx, count, array_of_requests, array_of_statuses);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitall(count, array_of_requests, cx.sts);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_waitall_post(&cx, rc, count, array_of_requests, array_of_statuses);
 	gclock_tl_guard--;
 	return rc;
@@ -1055,8 +1155,10 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 	gclock_tl_guard++;
 	gclock_p2p_waitany_pre(&cx, count, array_of_requests, index, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitany(count, array_of_requests, index, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_waitany_post(&cx, rc, count, array_of_requests, index, status);
 	gclock_tl_guard--;
 	return rc;
@@ -1074,8 +1176,10 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_waitsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_waitsome_post(&cx, rc, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	gclock_tl_guard--;
 	return rc;
@@ -1093,8 +1197,10 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_test_pre(&cx, request, flag, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Test(request, flag, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_test_post(&cx, rc, request, flag, status);
 	gclock_tl_guard--;
 	return rc;
@@ -1112,8 +1218,10 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 	gclock_tl_guard++;
 	gclock_p2p_testall_pre(&cx, count, array_of_requests, flag, array_of_statuses);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testall(count, array_of_requests, flag, cx.sts);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_testall_post(&cx, rc, count, array_of_requests, flag, array_of_statuses);
 	gclock_tl_guard--;
 	return rc;
@@ -1131,8 +1239,10 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 	gclock_tl_guard++;
 	gclock_p2p_testany_pre(&cx, count, array_of_requests, index, flag, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testany(count, array_of_requests, index, flag, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_testany_post(&cx, rc, count, array_of_requests, index, flag, status);
 	gclock_tl_guard--;
 	return rc;
@@ -1150,8 +1260,10 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_testsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_testsome_post(&cx, rc, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	gclock_tl_guard--;
 	return rc;
@@ -1171,8 +1283,10 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibarrier(comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1192,8 +1306,10 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1213,8 +1329,10 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1234,8 +1352,10 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1255,8 +1375,10 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1276,8 +1398,10 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1297,8 +1421,10 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1318,8 +1444,10 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1339,8 +1467,10 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1360,8 +1490,10 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1381,8 +1513,10 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1402,8 +1536,10 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1423,8 +1559,10 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1444,8 +1582,10 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1465,8 +1605,10 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1486,8 +1628,10 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1507,8 +1651,10 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1528,8 +1674,10 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1549,8 +1697,10 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1570,8 +1720,10 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1591,8 +1743,10 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1612,8 +1766,10 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1631,8 +1787,10 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1650,8 +1808,10 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1669,8 +1829,10 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1688,8 +1850,10 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_create_dynamic_pre(&cx, comm, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_dynamic(info, comm, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_create_dynamic_post(&cx, rc, comm, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1707,8 +1871,10 @@ int MPI_Win_free(MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_free_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_free(win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_free_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1726,8 +1892,10 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1745,8 +1913,10 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_get_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1764,8 +1934,10 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1783,8 +1955,10 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_getacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1802,8 +1976,10 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1821,8 +1997,10 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1840,8 +2018,10 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1859,8 +2039,10 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rget_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1878,8 +2060,10 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1897,8 +2081,10 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rgetacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;
@@ -1916,8 +2102,10 @@ int MPI_Win_fence(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_fence_pre(&cx, assert, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_fence(assert, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_fence_post(&cx, rc, assert, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1935,8 +2123,10 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_lock_pre(&cx, lock_type, rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock(lock_type, rank, assert, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_lock_post(&cx, rc, lock_type, rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1954,8 +2144,10 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock(rank, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1973,8 +2165,10 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock_all(assert, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -1992,8 +2186,10 @@ int MPI_Win_unlock_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock_all(win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2011,8 +2207,10 @@ int MPI_Win_flush(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush(rank, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2030,8 +2228,10 @@ int MPI_Win_flush_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_all(win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2049,8 +2249,10 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local(rank, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2068,8 +2270,10 @@ int MPI_Win_flush_local_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local_all(win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2087,8 +2291,10 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_post(group, assert, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2106,8 +2312,10 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_start(group, assert, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2125,8 +2333,10 @@ int MPI_Win_complete(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_complete(win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2144,8 +2354,10 @@ int MPI_Win_wait(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_wait(win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2163,8 +2375,10 @@ int MPI_Win_test(MPI_Win win, int *flag)
 	gclock_tl_guard++;
 	gclock_p2p_win_test_pre(&cx, win, flag);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_test(win, flag);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_test_post(&cx, rc, win, flag);
 	gclock_tl_guard--;
 	return rc;
@@ -2182,8 +2396,10 @@ int MPI_Win_sync(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_sync(win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
 	gclock_tl_guard--;
 	return rc;
@@ -2202,8 +2418,10 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -2224,8 +2442,10 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -2246,8 +2466,10 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -2268,8 +2490,10 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
 	gclock_tl_guard--;
 	return rc;
@@ -2290,8 +2514,10 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_recv_post(&cx, rc, count, datatype, source, tag, comm, status);
 	gclock_tl_guard--;
 	return rc;
@@ -2312,8 +2538,10 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_sendrecv_post(&cx, rc, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	gclock_tl_guard--;
 	return rc;
@@ -2334,8 +2562,10 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_sendrecv_replace_post(&cx, rc, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	gclock_tl_guard--;
 	return rc;
@@ -2356,8 +2586,10 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv_c(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
 	gclock_tl_guard--;
 	return rc;
@@ -2378,8 +2610,10 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2400,8 +2634,10 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2422,8 +2658,10 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2444,8 +2682,10 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2466,8 +2706,10 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 	gclock_tl_guard++;
 	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_irecv_post(&cx, rc, count, datatype, source, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2488,8 +2730,10 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2510,8 +2754,10 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2532,8 +2778,10 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2554,8 +2802,10 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2576,8 +2826,10 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2598,8 +2850,10 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
 	gclock_tl_guard++;
 	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_recv_init_post(&cx, rc, count, datatype, source, tag, comm, request);
 	gclock_tl_guard--;
 	return rc;
@@ -2624,8 +2878,10 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_bcast(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BCAST, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2650,8 +2906,10 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce(cs, &sent, &recv, count, datatype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2676,8 +2934,10 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2702,8 +2962,10 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2728,8 +2990,10 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatter(cs, &sent, &recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2754,8 +3018,10 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgather(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2780,8 +3046,10 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoall(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2806,8 +3074,10 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter_block(cs, &sent, &recv, recvcount, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2832,8 +3102,10 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allreduce(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2858,8 +3130,10 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_exscan(cs, &sent, &recv, count, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2884,8 +3158,10 @@ int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2910,8 +3186,10 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgather(cs, &sent, &recv, sendcount, sendtype, recvcount, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2936,8 +3214,10 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_gatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2962,8 +3242,10 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_scatterv(cs, &sent, &recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2988,8 +3270,10 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_allgatherv(cs, &sent, &recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3014,8 +3298,10 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallv(cs, &sent, &recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3040,8 +3326,10 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_alltoallw(cs, &sent, &recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3066,8 +3354,10 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_reduce_scatter(cs, &sent, &recv, recvcounts, datatype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3092,8 +3382,10 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_allgatherv(cs, &sent, &recv, sendcount, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3118,8 +3410,10 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallv(cs, &sent, &recv, sendcounts, sendtype, recvcounts, recvtype);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3144,8 +3438,10 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	uint64_t sent = 0, recv = 0;
 	gclock_bytes_neighbor_alltoallw(cs, &sent, &recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	int64_t t0 = gclock_now();
+	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3168,8 +3464,10 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3192,8 +3490,10 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3216,8 +3516,10 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3240,8 +3542,10 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3264,8 +3568,10 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3288,8 +3594,10 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3312,8 +3620,10 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3336,8 +3646,10 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3360,8 +3672,10 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3384,8 +3698,10 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3408,8 +3724,10 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3432,8 +3750,10 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3456,8 +3776,10 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3480,8 +3802,10 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3504,8 +3828,10 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3528,8 +3854,10 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3552,8 +3880,10 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3576,8 +3906,10 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3600,8 +3932,10 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3624,8 +3958,10 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3648,8 +3984,10 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3670,8 +4008,10 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
 	gclock_tl_guard--;
 	return rc;
@@ -3692,8 +4032,10 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
 	gclock_tl_guard--;
 	return rc;
@@ -3714,8 +4056,10 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
 	gclock_tl_guard--;
 	return rc;
@@ -3736,8 +4080,10 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -3758,8 +4104,10 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_get_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -3780,8 +4128,10 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -3802,8 +4152,10 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_getacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	gclock_tl_guard--;
 	return rc;
@@ -3824,8 +4176,10 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3846,8 +4200,10 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rget_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3868,8 +4224,10 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;
@@ -3890,8 +4248,10 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
+	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
+	gclock_fl_leave();
 	gclock_p2p_rma_rgetacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	gclock_tl_guard--;
 	return rc;

@@ -33,6 +33,9 @@ type RunInfo struct {
 	Epochs    []EpochInfo    `json:"epochs"`
 	Ranks     []RankFileInfo `json:"ranks"`
 	Problems  []string       `json:"problems"`
+	// PostMortem: how the run ended when it did not end cleanly
+	// (postmortem.go, docs/postmortem.md); omitted when it did.
+	PostMortem *PostMortem `json:"postmortem,omitempty"`
 }
 
 // HostInfo lists the ranks of one host.
@@ -84,6 +87,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 	}
 	info := &RunInfo{Dir: run.Dir, JobID: run.JobID, WorldSize: run.WorldSize, Found: len(run.Ranks),
 		Missing: run.Missing, ClockMode: mode.String(), Problems: append([]string(nil), run.Problems...)}
+	info.PostMortem = PostMortemOf(run, mode, nil)
 	h0 := &run.Ranks[0].Meta.Header
 	info.Exe, info.Args, info.MPILib, info.Timer = h0.Exe, h0.Args, h0.MPILib, h0.Timer.Name
 	hosts := map[string][]int32{}

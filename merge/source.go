@@ -30,6 +30,13 @@ type LiveInfo struct {
 	Threads int
 	LastNS  int64  // latest recovered exit (local ns), 0 when none
 	Err     string // what could not be read ("" all)
+	// End, InFlight, LastCall and Tids are trace.LiveRecovery's: how the
+	// process ended (nil: not recorded), the calls its threads were in,
+	// each thread's last returned call (postmortem.go).
+	End      *trace.End
+	InFlight []trace.InFlight
+	LastCall []*trace.Event
+	Tids     []int32
 }
 
 // Source is one rank's trace as merge reads it. *trace.Reader satisfies it
@@ -132,6 +139,7 @@ func OpenTrace(path string) (Source, error) {
 			if rec != nil {
 				ts.live, ts.firsts = rec, map[liveKey]bool{}
 				info.Threads, info.LastNS = rec.Threads, rec.LastNS
+				info.End, info.InFlight, info.LastCall, info.Tids = rec.End, rec.InFlight, rec.LastCall, rec.Tids
 				for _, h := range rec.Halves {
 					info.Events += len(h.Events) // until NextChunk skips written halves
 				}

@@ -271,15 +271,18 @@ type Analysis struct {
 	// StartNS, EndNS, WindowFrom/To and all instance times are relative
 	// to it; absolute = OriginNS + round(t).
 	OriginNS  int64             `json:"origin_ns"`
-	StartNS   float64           `json:"start_ns"`   // first global enter
-	EndNS     float64           `json:"end_ns"`     // last global exit
-	Clock     ClockQuality      `json:"clock"`      // how far the corrected timeline can be trusted
-	Ops       []OpSummary       `json:"ops"`        // per collective op, largest TotalTime first
-	Callsites []CallsiteSummary `json:"callsites"`  // per (call site, collective op), largest total wait first
-	Ranks     []RankSummary     `json:"ranks"`      // per rank with a usable file, by rank
-	Worst     []Instance        `json:"worst"`      // top-N by entry skew
-	Problems  []string          `json:"problems"`   // damaged chunks, missing ranks...
-	Hists     []OpHistograms    `json:"histograms"` // per op of Ops: exit-skew and wait histograms
+	StartNS   float64           `json:"start_ns"`  // first global enter
+	EndNS     float64           `json:"end_ns"`    // last global exit
+	Clock     ClockQuality      `json:"clock"`     // how far the corrected timeline can be trusted
+	Ops       []OpSummary       `json:"ops"`       // per collective op, largest TotalTime first
+	Callsites []CallsiteSummary `json:"callsites"` // per (call site, collective op), largest total wait first
+	Ranks     []RankSummary     `json:"ranks"`     // per rank with a usable file, by rank
+	Worst     []Instance        `json:"worst"`     // top-N by entry skew
+	Problems  []string          `json:"problems"`  // damaged chunks, missing ranks...
+	// PostMortem: how the run ended when it did not end cleanly
+	// (postmortem.go, docs/postmortem.md); nil when it did.
+	PostMortem *PostMortem    `json:"postmortem,omitempty"`
+	Hists      []OpHistograms `json:"histograms"` // per op of Ops: exit-skew and wait histograms
 
 	// Added by merge (not in the first contract):
 	ClockMode    string  `json:"clock_mode"`              // mode requested

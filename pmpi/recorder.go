@@ -750,6 +750,9 @@ func (r *recorder) finish(why string) {
 		Reason:      why,
 		BufferBytes: 2 * int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
 	}
+	if why != "finalize" {
+		f.End = endOfProcess() // docs/postmortem.md
+	}
 	if err := r.w.Close(f); err != nil {
 		r.warnf("closing %s: %v", r.path, err)
 	} else if r.live != "" {

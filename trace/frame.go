@@ -9,7 +9,7 @@ import (
 // (FormatVersion). A minor bump only adds things an older reader of the same
 // major version can skip (new frame kinds, new trailing msgpack fields);
 // readers accept any minor of their major version.
-const FormatMinor = 0 // 3.1 added SPAN frames (2026-11-27); 4.0 has them
+const FormatMinor = 1 // 3.1 added SPAN frames (2026-11-27); 4.0 has them; 4.1 the footer's end (2026-11-28)
 
 // preambleSize is len(Magic) + major u16 + minor u16.
 const preambleSize = len(Magic) + 4

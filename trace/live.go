@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"sort"
 )
@@ -16,10 +17,15 @@ import (
 // still on disk. A cleanly finished rank removes it. Layout (little
 // endian, cshim/gclock.h):
 //
-//	page 0      "GCKLIVE1", uint32 version (1), uint32 record size (72)
+//	page 0      "GCKLIVE1", uint32 version (2; 1 before 2026-11-28),
+//	            uint32 record size (72); version 2: at byte 64 the end
+//	            record (64 bytes, cshim/gclock.h gclock_live_end)
 //	each region (page aligned, one per thread buffer):
-//	  "GCKTHRD1", uint32 cap, uint32 thread, 8 reserved bytes,
+//	  "GCKTHRD1", uint32 cap, uint32 thread, version 2: int32 tid,
+//	  4 reserved bytes (version 1: 8 reserved bytes),
 //	  2 × {uint32 gen, uint32 state, 8 reserved bytes},
+//	  version 2: 8 bytes, then the in-flight slot (64 bytes,
+//	  gclock_inflight), so the region header is 128 bytes (56 in version 1)
 //	  2 × cap records of 72 bytes (two halves)
 //
 // A half in state 1 (being filled) or 2 (handed to the writer, maybe not
@@ -32,7 +38,8 @@ const LiveSuffix = ".live"
 
 const (
 	livePage       = 4096
-	liveRegionHdr  = 56
+	liveRegionHdr1 = 56  // sidecar version 1
+	liveRegionHdr2 = 128 // version 2: the in-flight slot
 	liveRecordSize = 72
 	liveFilling    = 1
 	liveHanded     = 2
@@ -50,7 +57,44 @@ type LiveRecovery struct {
 	// latest exit time among the recovered events (0 when none).
 	Threads int
 	LastNS  int64
+	// Version is the sidecar's version (1 before 2026-11-28: no end
+	// record, no calls in flight).
+	Version int
+	// End is how the process ended when a signal's handler recorded it
+	// (nil: nothing recorded; version 2).
+	End *End
+	// InFlight is every thread's call in flight when the process ended
+	// (version 2), by thread buffer; a thread that was not inside a
+	// recorded call has none. LastCall[i] is thread i's last recovered
+	// event (the last call it returned from), nil when none.
+	InFlight []InFlight
+	LastCall []*Event
+	// Tids are the kernel thread ids of the buffers' threads (0 unknown).
+	Tids []int32
 }
+
+// InFlight is the MPI call a thread was inside (entered, not returned)
+// when its process ended: the wrapper's mark in the live sidecar
+// (docs/postmortem.md).
+type InFlight struct {
+	Thread  int
+	Op      Op
+	EnterNS int64  // local time
+	Site    uint64 // call site
+	// Comm is the communicator's local index (as Event.Comm), -1 none;
+	// Seq a collective's instance on it.
+	Comm int64
+	Seq  uint32
+	// Root, Peer and Tag are as the application passed them, comm ranks
+	// (Peer PeerAny for MPI_ANY_SOURCE, PeerNull for MPI_PROC_NULL);
+	// NoArg when the call has none. Peer2/Tag2: MPI_Sendrecv's send side.
+	Root, Peer, Tag, Peer2, Tag2 int32
+	// Requests is the number of requests a wait or test call was given.
+	Requests uint32
+}
+
+// NoArg marks an InFlight field the call has no argument for.
+const NoArg = math.MinInt32
 
 // LiveHalf is one recovered buffer half.
 type LiveHalf struct {
@@ -86,10 +130,16 @@ func ReadLive(path string) (*LiveRecovery, error) {
 	if len(b) < livePage || string(b[:8]) != "GCKLIVE1" {
 		return nil, fmt.Errorf("trace: %s: not a gclock live sidecar (%d bytes, no GCKLIVE1 header)", path, len(b))
 	}
-	if v, rs := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:]); v != 1 || rs != liveRecordSize {
-		return nil, fmt.Errorf("trace: %s: live sidecar version %d with %d-byte records, this tracemerge reads version 1 with %d", path, v, rs, liveRecordSize)
+	v, rs := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+	if (v != 1 && v != 2) || rs != liveRecordSize {
+		return nil, fmt.Errorf("trace: %s: live sidecar version %d with %d-byte records, this tracemerge reads versions 1 and 2 with %d", path, v, rs, liveRecordSize)
 	}
-	out := &LiveRecovery{}
+	out := &LiveRecovery{Version: int(v)}
+	liveRegionHdr := liveRegionHdr1
+	if v == 2 {
+		liveRegionHdr = liveRegionHdr2
+		out.End = liveEnd(b[64:128])
+	}
 	for off := livePage; off+liveRegionHdr <= len(b); {
 		r := b[off:]
 		if string(r[:8]) != "GCKTHRD1" {
@@ -111,6 +161,16 @@ func ReadLive(path string) (*LiveRecovery, error) {
 			hs = append(hs, halfInfo{binary.LittleEndian.Uint32(p), binary.LittleEndian.Uint32(p[4:]), h})
 		}
 		sort.Slice(hs, func(i, j int) bool { return hs[i].gen < hs[j].gen })
+		var tid int32
+		if v == 2 {
+			tid = int32(binary.LittleEndian.Uint32(r[16:]))
+			if fl, ok := liveInFlight(r[64:128]); ok {
+				fl.Thread = out.Threads - 1
+				out.InFlight = append(out.InFlight, fl)
+			}
+		}
+		out.Tids = append(out.Tids, tid)
+		var last *Event
 		for _, h := range hs {
 			if h.gen == 0 || (h.state != liveFilling && h.state != liveHanded) {
 				continue
@@ -128,8 +188,10 @@ func ReadLive(path string) (*LiveRecovery, error) {
 			}
 			if len(lh.Events) > 0 {
 				out.Halves = append(out.Halves, lh)
+				last = &lh.Events[len(lh.Events)-1]
 			}
 		}
+		out.LastCall = append(out.LastCall, last)
 		off += (size + livePage - 1) / livePage * livePage
 	}
 	return out, nil
@@ -152,4 +214,62 @@ func liveEvent(e []byte) Event {
 		Tag:      int32(le.Uint32(e[60:])),
 		Req:      le.Uint32(e[64:]),
 	}
+}
+
+// liveInFlight decodes a region's 64-byte in-flight slot (cshim/gclock.h
+// gclock_inflight); ok false when its mark says no call is in flight.
+func liveInFlight(p []byte) (InFlight, bool) {
+	le := binary.LittleEndian
+	if le.Uint32(p[60:]) != 1 {
+		return InFlight{}, false
+	}
+	fl := InFlight{
+		EnterNS:  int64(le.Uint64(p[0:])),
+		Site:     le.Uint64(p[8:]),
+		Comm:     int64(le.Uint32(p[16:])),
+		Seq:      le.Uint32(p[20:]),
+		Peer:     int32(le.Uint32(p[24:])),
+		Tag:      int32(le.Uint32(p[28:])),
+		Root:     int32(le.Uint32(p[32:])),
+		Peer2:    int32(le.Uint32(p[36:])),
+		Tag2:     int32(le.Uint32(p[40:])),
+		Requests: le.Uint32(p[44:]),
+		Op:       Op(le.Uint16(p[48:])),
+	}
+	if fl.Comm == math.MaxUint32 {
+		fl.Comm = -1
+	}
+	return fl, true
+}
+
+// liveEnd decodes the 64-byte end record (cshim/gclock.h gclock_live_end):
+// nil when none was recorded; Partial when the process died writing it.
+func liveEnd(p []byte) *End {
+	le := binary.LittleEndian
+	state := le.Uint32(p[0:])
+	if state == 0 {
+		return nil
+	}
+	e := &End{Partial: state != 2, Thread: -1}
+	switch le.Uint32(p[4:]) {
+	case 1:
+		e.Kind = EndAbort
+	case 2:
+		e.Kind = EndSignal
+	case 3:
+		e.Kind = EndExit
+	default:
+		e.Partial = true
+	}
+	e.NS = int64(le.Uint64(p[8:]))
+	e.Code = int32(le.Uint32(p[16:]))
+	e.SigCode = int32(le.Uint32(p[20:]))
+	e.Addr = le.Uint64(p[24:])
+	e.Site = le.Uint64(p[32:])
+	e.Pid = int32(le.Uint32(p[40:]))
+	e.Tid = int32(le.Uint32(p[44:]))
+	if t := le.Uint32(p[48:]); t != math.MaxUint32 {
+		e.Thread = int32(t)
+	}
+	return e
 }

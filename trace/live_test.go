@@ -8,13 +8,22 @@ import (
 	"testing"
 )
 
-// liveFile builds a sidecar with one thread region of cap events per half:
-// half 0 written (state 3), half 1 being filled with n complete records
-// (pad = gen 2) followed by one stale record of generation 1.
-func liveFile(capN, n int) []byte {
+// liveFile builds a sidecar of version 1 with one thread region of cap
+// events per half: half 0 written (state 3), half 1 being filled with n
+// complete records (pad = gen 2) followed by one stale record of
+// generation 1.
+func liveFile(capN, n int) []byte { return liveFileV(1, capN, n) }
+
+// liveFileV builds liveFile's sidecar in version v (2: 128-byte region
+// headers; the caller fills the in-flight slot and the end record).
+func liveFileV(v uint32, capN, n int) []byte {
+	liveRegionHdr := liveRegionHdr1
+	if v == 2 {
+		liveRegionHdr = liveRegionHdr2
+	}
 	b := make([]byte, livePage)
 	copy(b, "GCKLIVE1")
-	binary.LittleEndian.PutUint32(b[8:], 1)
+	binary.LittleEndian.PutUint32(b[8:], v)
 	binary.LittleEndian.PutUint32(b[12:], liveRecordSize)
 	size := liveRegionHdr + 2*capN*liveRecordSize
 	r := make([]byte, (size+livePage-1)/livePage*livePage)
@@ -76,5 +85,76 @@ func TestReadLive_RecoversCompleteRecordsAndNeverPanics(t *testing.T) {
 	}
 	if _, err := ReadLive(filepath.Join(dir, "absent"+LiveSuffix)); err != ErrNoLive {
 		t.Errorf("a missing sidecar: %v, want ErrNoLive", err)
+	}
+}
+
+func TestReadLive_Version2ReadsInFlightCallAndEnd(t *testing.T) {
+	le := binary.LittleEndian
+	b := liveFileV(2, 16, 3)
+	r := b[livePage:]
+	le.PutUint32(r[16:], 4242) // tid
+	fl := r[64:128]
+	le.PutUint64(fl[0:], 5000)
+	le.PutUint64(fl[8:], 0x401234)
+	le.PutUint32(fl[16:], 0)
+	le.PutUint32(fl[20:], 7)
+	le.PutUint32(fl[24:], 1)                  // peer
+	le.PutUint32(fl[28:], 9)                  // tag
+	le.PutUint32(fl[32:], uint32(0x80000000)) // root: none
+	le.PutUint32(fl[36:], uint32(0x80000000))
+	le.PutUint32(fl[40:], uint32(0x80000000))
+	le.PutUint16(fl[48:], uint16(OpRecv))
+	le.PutUint32(fl[60:], 1)
+	end := b[64:128]
+	le.PutUint32(end[0:], 2)
+	le.PutUint32(end[4:], 2)
+	le.PutUint64(end[8:], 6000)
+	le.PutUint32(end[16:], 11)
+	le.PutUint64(end[24:], 0x10)
+	le.PutUint32(end[48:], 0)
+	cases := []struct {
+		name     string
+		mark     uint32
+		state    uint32
+		inflight int
+		partial  bool
+	}{
+		{"marked call and complete end", 1, 2, 1, false},
+		{"mark cleared: no call in flight", 0, 2, 0, false},
+		{"end being written when the process died", 1, 1, 1, true},
+	}
+	dir := t.TempDir()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := append([]byte(nil), b...)
+			le.PutUint32(d[livePage+64+60:], tc.mark)
+			le.PutUint32(d[64:], tc.state)
+			p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+LiveSuffix)
+			if err := os.WriteFile(p, d, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rec, err := ReadLive(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.Events()) != 3 || rec.Version != 2 || rec.Tids[0] != 4242 {
+				t.Fatalf("version %d, %d events, tids %v", rec.Version, len(rec.Events()), rec.Tids)
+			}
+			if len(rec.InFlight) != tc.inflight {
+				t.Fatalf("%d calls in flight, want %d", len(rec.InFlight), tc.inflight)
+			}
+			if tc.inflight > 0 {
+				f := rec.InFlight[0]
+				if f.Op != OpRecv || f.EnterNS != 5000 || f.Peer != 1 || f.Tag != 9 || f.Root != NoArg || f.Seq != 7 || f.Comm != 0 {
+					t.Errorf("in flight %+v", f)
+				}
+			}
+			if rec.End == nil || rec.End.Kind != EndSignal || rec.End.Code != 11 || rec.End.Addr != 0x10 || rec.End.Partial != tc.partial {
+				t.Errorf("end %+v", rec.End)
+			}
+			if rec.LastCall[0] == nil || rec.LastCall[0].EnterNS != 1002 {
+				t.Errorf("last call %+v", rec.LastCall[0])
+			}
+		})
 	}
 }

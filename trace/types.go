@@ -241,4 +241,41 @@ type Footer struct {
 	Stopped string `msgpack:"stopped,omitempty"`
 	// BufferBytes is the per-thread C buffer size in use.
 	BufferBytes int `msgpack:"buf"`
+	// End says how the rank ended when it did not end in MPI_Finalize:
+	// MPI_Abort's errorcode and call site, exit()'s status (version 4.1,
+	// 2026-11-28; nil before, and after MPI_Finalize).
+	End *End `msgpack:"end,omitempty"`
+}
+
+// End kinds (End.Kind).
+const (
+	EndAbort  = "abort"  // MPI_Abort
+	EndSignal = "signal" // a signal's handler ran (fatal, or the launcher's SIGTERM, ...)
+	EndExit   = "exit"   // exit() or a return from main without MPI_Finalize
+)
+
+// End is how a process ended, as the recorder wrote it (docs/postmortem.md):
+// in the footer (abort, exit) or in the live sidecar's first page (a
+// signal, when the process then died).
+type End struct {
+	Kind string `msgpack:"kind"` // EndAbort, EndSignal, EndExit
+	// Code is MPI_Abort's errorcode, exit()'s status or the signal number.
+	Code int32 `msgpack:"code"`
+	// SigCode is the signal's si_code (SI_USER 0, SI_TKILL -6, or the
+	// kernel's reason for a fault).
+	SigCode int32 `msgpack:"sicode,omitempty"`
+	// Addr is a fault's address (si_addr); Site MPI_Abort's call site or
+	// the program counter the signal interrupted.
+	Addr uint64 `msgpack:"addr,omitempty"`
+	Site uint64 `msgpack:"site,omitempty"`
+	// NS is the local time it was recorded.
+	NS int64 `msgpack:"t"`
+	// Pid is the sender of a signal sent with kill() (0 for a fault).
+	Pid int32 `msgpack:"pid,omitempty"`
+	// Tid is the kernel thread that got it; Thread its buffer number (the
+	// order of LiveRecovery's threads), -1 when it had none.
+	Tid    int32 `msgpack:"tid,omitempty"`
+	Thread int32 `msgpack:"thread"`
+	// Partial: the process died while recording it (fields not trusted).
+	Partial bool `msgpack:"-"`
 }

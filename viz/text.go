@@ -116,6 +116,7 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	}
 	fmt.Fprintf(w, "gclock imbalance report: job %s, %d ranks on %d %s, %d events, span %s\n",
 		term(job), a.WorldSize, hostCount(a), hosts, a.Events, fmtDur(a.EndNS-a.StartNS))
+	writePostMortemText(w, a.PostMortem) // postmortem.go
 	if bs := clockBanners(a); len(bs) > 0 {
 		line := strings.Repeat("!", 78)
 		fmt.Fprintln(w, line)

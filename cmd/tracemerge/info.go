@@ -72,6 +72,7 @@ const infoHosts = 32
 
 func writeInfo(w io.Writer, in *merge.RunInfo) {
 	ns := merge.FormatNS
+	writePostMortem(w, in.PostMortem) // postmortem.go: first, when the run did not end cleanly
 	fmt.Fprintf(w, "run:       %s (job %s)\n", oneLine(in.Dir), oneLine(in.JobID))
 	fmt.Fprintf(w, "ranks:     %d of %d rank files", in.Found, in.WorldSize)
 	if len(in.Missing) > 0 {

@@ -142,6 +142,7 @@ func run(c *Config) (*Report, error) {
 	}{
 		{"1", benchOverhead},
 		{"1", benchP2PSelf},
+		{"1", benchInflight},
 		{"2", benchAllreduce},
 		{"3", benchTraceSize},
 		{"4", benchSync},
@@ -155,6 +156,7 @@ func run(c *Config) (*Report, error) {
 		{"8", benchGoTest},
 		{"9", benchApps},
 		{"10", benchCallgrind},
+		{"10", benchInflightCallgrind},
 	}
 	for _, s := range steps {
 		if !c.want(s.sec) {

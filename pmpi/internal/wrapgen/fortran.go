@@ -296,8 +296,10 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 		}
 		fmt.Fprintf(b, "\t%sgclock_bytes_%s(cs, &sent, &recv%s);\n", cond, r.Rule, ra)
 		b.WriteString("\tint64_t t0 = gclock_now();\n")
+		b.WriteString(InflightEnter(r, fName, OpConst(r.Op), "cs", "ra", "t0"))
 		fmt.Fprintf(b, "\t%s;\n", passCall)
 		b.WriteString("\tint64_t t1 = gclock_now();\n")
+		b.WriteString(InflightLeave)
 		fmt.Fprintf(b, "\tgclock_record(%s, cs, %s, sent, recv, t0, t1, ra);\n", OpConst(r.Op), root)
 		b.WriteString("\tgclock_tl_guard--;\n}\n")
 		fmt.Fprintf(b, "%s(%s, %s, (%s), %s)\n\n", wrapMacro, lower, strings.ToUpper(lower), strings.Join(fparams, ", "), strings.Join(fargs, ", "))
@@ -364,8 +366,10 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 	}
 	b.WriteString(pre)
 	b.WriteString("\tcx.t0 = gclock_now();\n")
+	b.WriteString(InflightEnter(r, fName, "cx.op", "cx.cs", "cx.ra", "cx.t0"))
 	fmt.Fprintf(b, "\t%s;\n", realCall)
 	b.WriteString("\tcx.t1 = gclock_now();\n\tint rc = *ierr;\n")
+	b.WriteString(InflightLeave)
 	if hasStatus {
 		b.WriteString("\tgclock_f_status(status_f, &status_c);\n")
 	}
@@ -401,6 +405,9 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 	fmt.Fprintf(b, "%s(%s, %s, (%s), %s)\n\n", wrapMacro, lower, strings.ToUpper(lower), strings.Join(fparams, ", "), strings.Join(fargs, ", "))
 	return nil
 }
+
+// fName is a Fortran wrapper's integer parameter's value (MPI_Fint *).
+func fName(n string) string { return "*" + n }
 
 // used reports whether parameter n is an argument of r's rule.
 func used(r Row, n string) bool {

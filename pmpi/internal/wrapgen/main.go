@@ -242,8 +242,10 @@ func generateCollective(b *bytes.Buffer, r Row) {
 	b.WriteString("\tuint64_t sent = 0, recv = 0;\n")
 	fmt.Fprintf(b, "\tgclock_bytes_%s(cs, &sent, &recv%s);\n", r.Rule, ruleArgs)
 	b.WriteString("\tint64_t t0 = gclock_now();\n")
+	b.WriteString(InflightEnter(r, cName, OpConst(r.Op), "cs", "ra", "t0"))
 	fmt.Fprintf(b, "\tint rc = %s;\n", call)
 	b.WriteString("\tint64_t t1 = gclock_now();\n")
+	b.WriteString(InflightLeave)
 	fmt.Fprintf(b, "\tgclock_record(%s, cs, %s, sent, recv, t0, t1, ra);\n", OpConst(r.Op), root)
 	b.WriteString("\tgclock_tl_guard--;\n\treturn rc;\n}\n\n")
 }
@@ -301,11 +303,68 @@ func generateP2P(b *bytes.Buffer, r Row) {
 	b.WriteString("\tcx.ra = __builtin_return_address(0);\n\tgclock_tl_guard++;\n")
 	b.WriteString(pre)
 	b.WriteString("\tcx.t0 = gclock_now();\n")
+	b.WriteString(InflightEnter(r, cName, "cx.op", "cx.cs", "cx.ra", "cx.t0"))
 	fmt.Fprintf(b, "\tint rc = %s;\n", tcall)
 	b.WriteString("\tcx.t1 = gclock_now();\n")
+	b.WriteString(InflightLeave)
 	b.WriteString(post)
 	b.WriteString("\tgclock_tl_guard--;\n\treturn rc;\n}\n\n")
 }
+
+// InflightEnter is the statement that marks r's call in flight
+// (gclock_fl_enter, cshim/gclock.h; docs/postmortem.md), written after
+// the enter time is read and before the call into MPI: op, communicator
+// slot cs, root, peer and tag (source, else dest; MPI_Sendrecv's dest and
+// send tag second), the number of requests of a wait or test call, call
+// site ra and enter time t0. val gives the C value of a parameter (the
+// Fortran wrappers dereference theirs).
+func InflightEnter(r Row, val func(name string) string, op, cs, ra, t0 string) string {
+	have := map[string]bool{}
+	for _, p := range r.Params {
+		have[p.Name] = true
+	}
+	none := "GCK_FL_NONE"
+	arg := func(names ...string) string {
+		for _, n := range names {
+			if have[n] {
+				return val(n)
+			}
+		}
+		return none
+	}
+	rank := func(names ...string) string {
+		if v := arg(names...); v != none {
+			return "gclock_fl_rank(" + v + ")"
+		}
+		return none
+	}
+	root, peer, tag := arg("root"), rank("source", "dest"), arg("tag", "recvtag")
+	peer2, tag2 := none, none
+	if have["source"] && have["dest"] {
+		peer2, tag2 = rank("dest"), arg("sendtag")
+	}
+	count := "0"
+	switch {
+	case have["array_of_requests"] && have["incount"]:
+		count = "(uint32_t)" + val("incount")
+	case have["array_of_requests"] && have["count"]:
+		count = "(uint32_t)" + val("count")
+	case have["request"] && (strings.HasPrefix(r.Rule, "wait") || strings.HasPrefix(r.Rule, "test")):
+		count = "1"
+	}
+	coll := "0"
+	if !r.P2P {
+		coll = "1" // a blocking collective: cs is set, its instance is cs->seq
+	}
+	return fmt.Sprintf("\tgclock_fl_enter(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
+		op, coll, cs, root, peer, tag, peer2, tag2, count, ra, t0)
+}
+
+// cName is a C wrapper's parameter's value: its name.
+func cName(n string) string { return n }
+
+// InflightLeave is the statement that clears the mark, after the call.
+const InflightLeave = "\tgclock_fl_leave();\n"
 
 func main() {
 	table := flag.String("table", "../cshim/collectives.tbl", "wrapper table")

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/gclock/gclock/merge"
+)
+
+// writePostMortem prints the post-mortem section (docs/postmortem.md) of
+// tracemerge info, nothing when the run ended cleanly.
+func writePostMortem(w io.Writer, pm *merge.PostMortem) {
+	if pm == nil {
+		return
+	}
+	fmt.Fprintln(w, "POST-MORTEM: the run did not end cleanly")
+	for _, l := range merge.PostMortemLines(pm) {
+		fmt.Fprintf(w, "  %s\n", oneLine(l))
+	}
+	fmt.Fprintln(w)
+}
