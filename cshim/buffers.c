@@ -74,7 +74,7 @@ int gclock_live_open(const char *path)
 	memset(hdr, 0, sizeof hdr);
 	memcpy(hdr, "GCKLIVE1", 8);
 	/* version 2: 128-byte region headers with the call in flight, the end
-	 * record at byte 64 (docs/postmortem.md) */
+	 * record at byte 64 (docs/guide/crash-hang.md) */
 	uint32_t v[2] = {2, (uint32_t)sizeof(gclock_event)}; /* version, record size */
 	memcpy(hdr + 8, v, sizeof v);
 	struct stat st;
@@ -93,7 +93,7 @@ int gclock_live_open(const char *path)
 	return 0;
 }
 
-/* ---- how the process ended (docs/postmortem.md) ---------------------------
+/* ---- how the process ended (docs/guide/crash-hang.md) ---------------------------
  * end_rec points into the sidecar's first page once it is mapped, else at
  * end_mem (what the footer then still gets). */
 static gclock_live_end end_mem;

@@ -191,7 +191,7 @@ void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint6
 	resync_disarm_all(); /* Go arms the next point */
 	int64_t t0 = gclock_now();
 	/* a rank stuck in the recorder's own sync epoch (another rank died)
-	 * shows it as its call in flight (docs/postmortem.md) */
+	 * shows it as its call in flight (docs/guide/crash-hang.md) */
 	gclock_fl_enter(GCK_OP_GCLOCK_RESYNC, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0,
 			NULL, t0);
 	uint64_t r = gclock_go.resync(cs->id, cs->seq - 1);

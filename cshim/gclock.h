@@ -142,7 +142,7 @@ typedef struct gclock_shared_req {
 #define GCK_LIVE_FILLING 1u
 #define GCK_LIVE_HANDED 2u
 #define GCK_LIVE_WRITTEN 3u
-/* The call a thread is inside (docs/postmortem.md): written by every
+/* The call a thread is inside (docs/guide/crash-hang.md): written by every
  * wrapper right before it calls into MPI (gclock_fl_enter), cleared right
  * after the call returns (gclock_fl_leave), in the thread's region of the
  * sidecar, so a rank that dies or is killed inside a call leaves it
@@ -187,7 +187,7 @@ typedef struct gclock_live_region {
 } gclock_live_region;
 _Static_assert(sizeof(gclock_live_region) == 128, "trace/live.go reads a 128-byte region header");
 
-/* How the process ended, where it could be recorded (docs/postmortem.md):
+/* How the process ended, where it could be recorded (docs/guide/crash-hang.md):
  * at byte 64 of the sidecar's first page, and in the footer (trace.End).
  * The first end claims it (state 0 -> 1, an atomic exchange, safe in a
  * signal handler), fills the fields and stores state 2 last. */
@@ -442,7 +442,7 @@ resync:
 		gclock_resync_point(cs, op, sent, recv);
 }
 
-/* ---- calls in flight (docs/postmortem.md) --------------------------------
+/* ---- calls in flight (docs/guide/crash-hang.md) --------------------------------
  * gclock_fl_enter marks the call the thread enters, right before the
  * generated wrapper calls into MPI; gclock_fl_leave clears it right after
  * the call returned. GCK_NO_INFLIGHT (a compile-time switch, make

@@ -68,7 +68,7 @@ static void requests_lost_say(void)
 
 /* gclock_onexit runs at exit() and at the return from main without
  * MPI_Finalize: the footer says "exit" and, since 2026-11-28, the status
- * (trace.End; docs/postmortem.md). */
+ * (trace.End; docs/guide/crash-hang.md). */
 static void gclock_onexit(int status, void *arg)
 {
 	(void)arg;
@@ -189,7 +189,7 @@ static void crash_install(void)
 	}
 }
 
-/* ---- how the process ended: signals (docs/postmortem.md) -------------------
+/* ---- how the process ended: signals (docs/guide/crash-hang.md) -------------------
  *
  * Once recording runs, a handler of the shim's own stands in front of
  * whatever handles the fatal signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL,

@@ -34,7 +34,7 @@ type RunInfo struct {
 	Ranks     []RankFileInfo `json:"ranks"`
 	Problems  []string       `json:"problems"`
 	// PostMortem: how the run ended when it did not end cleanly
-	// (postmortem.go, docs/postmortem.md); omitted when it did.
+	// (postmortem.go, docs/guide/crash-hang.md); omitted when it did.
 	PostMortem *PostMortem `json:"postmortem,omitempty"`
 }
 

@@ -1,6 +1,6 @@
 package merge
 
-// The post-mortem of a run that did not end cleanly (docs/postmortem.md,
+// The post-mortem of a run that did not end cleanly (docs/guide/crash-hang.md,
 // issue 36): which rank ended first and how, the order and cause of the
 // others' ends, the calls left in flight grouped STAT-like, the members a
 // collective still waited for, and the wait-for graph's cycles named as

@@ -10,7 +10,7 @@ import "github.com/gclock/gclock/trace"
 // endOfProcess is how the process ended as the C shim recorded it
 // (cshim/buffers.c gclock_end_record: MPI_Abort's errorcode and call site,
 // exit()'s status), for the footer; nil when nothing was recorded (an
-// MPI_Finalize). docs/postmortem.md.
+// MPI_Finalize). docs/guide/crash-hang.md.
 func endOfProcess() *trace.End {
 	var e C.gclock_live_end
 	if C.gclock_end_get(&e) == 0 {

@@ -751,7 +751,7 @@ func (r *recorder) finish(why string) {
 		BufferBytes: 2 * int(C.gclock_buffer_events()) * int(unsafe.Sizeof(C.gclock_event{})),
 	}
 	if why != "finalize" {
-		f.End = endOfProcess() // docs/postmortem.md
+		f.End = endOfProcess() // docs/guide/crash-hang.md
 	}
 	if err := r.w.Close(f); err != nil {
 		r.warnf("closing %s: %v", r.path, err)

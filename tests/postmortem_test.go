@@ -1,6 +1,6 @@
 package tests
 
-// Post-mortem (issue 36, docs/postmortem.md): a job whose rank crashes,
+// Post-mortem (issue 36, docs/guide/crash-hang.md): a job whose rank crashes,
 // aborts, exits without MPI_Finalize, is killed or deadlocks. tracemerge
 // must name the rank that ended first and how, and every other rank's call
 // in flight; the job's exit code and its crash report on stderr must be

@@ -75,7 +75,7 @@ type LiveRecovery struct {
 
 // InFlight is the MPI call a thread was inside (entered, not returned)
 // when its process ended: the wrapper's mark in the live sidecar
-// (docs/postmortem.md).
+// (docs/guide/crash-hang.md).
 type InFlight struct {
 	Thread  int
 	Op      Op

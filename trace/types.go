@@ -254,7 +254,7 @@ const (
 	EndExit   = "exit"   // exit() or a return from main without MPI_Finalize
 )
 
-// End is how a process ended, as the recorder wrote it (docs/postmortem.md):
+// End is how a process ended, as the recorder wrote it (docs/guide/crash-hang.md):
 // in the footer (abort, exit) or in the live sidecar's first page (a
 // signal, when the process then died).
 type End struct {

@@ -8,7 +8,7 @@ import (
 	"github.com/gclock/gclock/merge"
 )
 
-// writePostMortemText writes the post-mortem section (docs/postmortem.md)
+// writePostMortemText writes the post-mortem section (docs/guide/crash-hang.md)
 // at the top of the text report, nothing when the run ended cleanly.
 func writePostMortemText(w *bufio.Writer, pm *merge.PostMortem) {
 	if pm == nil {

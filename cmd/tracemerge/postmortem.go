@@ -7,7 +7,7 @@ import (
 	"github.com/gclock/gclock/merge"
 )
 
-// writePostMortem prints the post-mortem section (docs/postmortem.md) of
+// writePostMortem prints the post-mortem section (docs/guide/crash-hang.md) of
 // tracemerge info, nothing when the run ended cleanly.
 func writePostMortem(w io.Writer, pm *merge.PostMortem) {
 	if pm == nil {

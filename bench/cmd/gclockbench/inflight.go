@@ -1,6 +1,6 @@
 package main
 
-// The call-in-flight marker's cost (docs/postmortem.md, issue 36: at most
+// The call-in-flight marker's cost (docs/guide/crash-hang.md, issue 36: at most
 // 2 ns per call): the library beside it built without the marker
 // (build/noinflight/libgclock.so, cshim/gclock.h GCK_NO_INFLIGHT) against
 // the library, side by side. Section 1: wall time, interleaved runs of
@@ -28,7 +28,7 @@ func (c *Config) noInflightLib() (string, error) {
 
 func benchInflight(c *Config, rep *Report) []Row {
 	const sec = "1"
-	name := "call-in-flight marker (docs/postmortem.md): added per call, with the marker vs the same library without it"
+	name := "call-in-flight marker (docs/guide/crash-hang.md): added per call, with the marker vs the same library without it"
 	if err := c.libErr(); err != nil {
 		return []Row{unavailable(sec, name, err)}
 	}

@@ -312,7 +312,7 @@ func generateP2P(b *bytes.Buffer, r Row) {
 }
 
 // InflightEnter is the statement that marks r's call in flight
-// (gclock_fl_enter, cshim/gclock.h; docs/postmortem.md), written after
+// (gclock_fl_enter, cshim/gclock.h; docs/guide/crash-hang.md), written after
 // the enter time is read and before the call into MPI: op, communicator
 // slot cs, root, peer and tag (source, else dest; MPI_Sendrecv's dest and
 // send tag second), the number of requests of a wait or test call, call
