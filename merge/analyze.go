@@ -101,7 +101,7 @@ type rankState struct {
 	unsorted int  // events sent after later ones (overlap beyond the reorder window)
 	heaped   bool // the decoder's order went to its heap (chunks overlap: order.go)
 	badTimes int  // exit before enter
-	pcCache  [256]pcSlot
+	pcCache  []pcSlot
 	sum      RankSummary // Events, TimeInMPI: written by the merge goroutine
 	pause    pauseState  // MPI_Pcontrol pauses: merge goroutine
 	wait     rankWait    // written by the metrics goroutine
@@ -332,7 +332,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 	a.an.OriginNS = a.origin
 	var fallback []rankNote
 	for _, ri := range run.Ranks {
-		rs := &rankState{in: ri, sites: map[uint64]int32{}}
+		rs := &rankState{in: ri, sites: map[uint64]int32{}, pcCache: make([]pcSlot, pcCacheLen(len(run.Ranks)))}
 		h := &ri.Meta.Header
 		if h.StartNS != 0 && refStart != 0 {
 			if d := refStart - h.StartNS; d > 1e9 || d < -1e9 {
@@ -506,6 +506,13 @@ func (a *analyzer) run() error {
 		depth := 2
 		if len(a.rn.Ranks) > 64 {
 			depth = 1 // many ranks: the heap always has others to merge
+		}
+		if len(a.rn.Ranks) > directRanks {
+			// thousands: the merge takes a batch from its blocked
+			// decoder directly, which has the other ranks' turns to
+			// convert the next; a third batch per rank was 64 MB at
+			// 16,384 ranks
+			depth = 0
 		}
 		rs.out = make(chan *batch, depth)
 		rs.free = make(chan *batch, depth+2)

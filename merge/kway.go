@@ -100,7 +100,16 @@ func (c *cursor) next() bool {
 	}
 	b, ok := <-c.rs.out
 	if !ok {
-		return false
+		// the decoder has ended: its spare batches are garbage now
+		// (kept, they were 200 MB at 16,384 ranks while the reports
+		// were written)
+		for {
+			select {
+			case <-c.rs.free:
+			default:
+				return false
+			}
+		}
 	}
 	c.b, c.i, c.key = b, 0, b.ev[0].Enter
 	return true
