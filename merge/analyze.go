@@ -107,6 +107,8 @@ type rankState struct {
 	wait     rankWait    // written by the metrics goroutine
 	// remoteDamage: damage another process's decoder found (dist.go)
 	remoteDamage []string
+	// sync: the rank's decoder when it runs on the merge goroutine
+	sync *decState
 }
 
 // Analyze makes one streaming pass over run: corrects every timestamp,
@@ -507,12 +509,12 @@ func (a *analyzer) run() error {
 		if len(a.rn.Ranks) > 64 {
 			depth = 1 // many ranks: the heap always has others to merge
 		}
-		if len(a.rn.Ranks) > directRanks {
-			// thousands: the merge takes a batch from its blocked
-			// decoder directly, which has the other ranks' turns to
-			// convert the next; a third batch per rank was 64 MB at
-			// 16,384 ranks
-			depth = 0
+		if len(a.rn.Ranks) > syncRanks {
+			// thousands: the rank is decoded on the merge goroutine
+			// when its cursor needs a batch (decState.syncStep)
+			rs.sync = a.newDecState(rs, nil, true)
+			rs.free = make(chan *batch, 1)
+			continue
 		}
 		rs.out = make(chan *batch, depth)
 		rs.free = make(chan *batch, depth+2)

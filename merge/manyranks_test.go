@@ -14,7 +14,7 @@ import (
 // TestManyRanks_SameAnalysisWithEveryMemorySaving: what many ranks turn
 // on to keep memory per rank small (pieces, shared raw buffers, a smaller
 // call-site cache, batches sent without holding one back when the horizon
-// allows, no buffered batch between decoder and merge) gives the analysis
+// allows, decoding on the merge goroutine) gives the analysis
 // and point-to-point result of whole chunks byte for byte.
 func TestManyRanks_SameAnalysisWithEveryMemorySaving(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
@@ -29,11 +29,11 @@ func TestManyRanks_SameAnalysisWithEveryMemorySaving(t *testing.T) {
 		return wholeChunks{s}, nil
 	}
 	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: ClockInterp}, whole)
-	for _, direct := range []int{4096, 100} {
-		t.Run(fmt.Sprintf("directRanks=%d", direct), func(t *testing.T) {
-			old := directRanks
-			directRanks = direct
-			defer func() { directRanks = old }()
+	for _, sr := range []int{4096, 100} {
+		t.Run(fmt.Sprintf("syncRanks=%d", sr), func(t *testing.T) {
+			old := syncRanks
+			syncRanks = sr
+			defer func() { syncRanks = old }()
 			an, p := analyseJSON(t, dir, 1, Options{Clock: ClockInterp})
 			if !bytes.Equal(an1, an) || !bytes.Equal(p1, p) {
 				t.Errorf("analysis of 300 ranks in pieces differs from whole chunks (%d/%d vs %d/%d bytes)", len(an), len(p), len(an1), len(p1))

@@ -38,6 +38,8 @@ type rankOrder struct {
 	horizon    float64
 	hasHorizon bool
 	arrived    uint64 // events put in the heap so far (GEvent.ord)
+	// sync: batches go to sync.ready (decoding on the merge goroutine)
+	sync *decState
 }
 
 func (d *rankOrder) newBatch() *batch {
@@ -67,6 +69,10 @@ func (d *rankOrder) send(b *batch) bool {
 		} else {
 			d.lastSent = b.ev[i].Enter
 		}
+	}
+	if d.sync != nil {
+		d.sync.ready = append(d.sync.ready, b)
+		return true
 	}
 	select {
 	case d.rs.out <- b:

@@ -17,8 +17,8 @@ func TestGCForRanks_OnlyManyRanksAndNeverOverGOGC(t *testing.T) {
 	}{
 		{8, "", 100},
 		{manyRanksGC, "", 100},
-		{manyRanksGC + 1, "", 15},
-		{16384, "", 15},
+		{manyRanksGC + 1, "", 25},
+		{16384, "", 25},
 		{16384, "100", 100},
 	} {
 		t.Setenv("GOGC", tc.gogc)
