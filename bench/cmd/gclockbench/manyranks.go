@@ -24,7 +24,7 @@ func benchTracemergeManyRanks(c *Config, rep *Report) []Row {
 	if c.Quick {
 		ranks, n = 1024, 1_024_000
 	}
-	name := fmt.Sprintf("tracemerge, one process, default outputs, synthetic halo run of %s events on %s ranks", num(float64(n)), num(float64(ranks)))
+	name := fmt.Sprintf("tracemerge, one process, default outputs, synthetic halo run of %.1f M events on %d ranks", float64(n)/1e6, ranks)
 	if _, err := os.Stat(c.Tracemerge); err != nil {
 		return []Row{unavailable(sec, name, fmt.Errorf("%s not built (make tracemerge)", rel(c.Root, c.Tracemerge)))}
 	}
@@ -70,7 +70,7 @@ func benchTracemergeManyRanks(c *Config, rep *Report) []Row {
 		return append(rows, unavailable(sec, name+": over 8 ranks", e))
 	}
 	fw, fc := s.get("few", "wall"), s.get("few", "cpu")
-	rows = append(rows, Row{Section: sec, Name: fmt.Sprintf("tracemerge, one process, default outputs, %s events: %s ranks over 8 ranks", num(float64(n)), num(float64(ranks))),
+	rows = append(rows, Row{Section: sec, Name: fmt.Sprintf("tracemerge, one process, default outputs, %.1f M events: %d ranks over 8 ranks", float64(n)/1e6, ranks),
 		Value:    fmt.Sprintf("%s s wall, %s s CPU", num(median(wall)), num(median(cpu))),
 		Baseline: fmt.Sprintf("%s s wall, %s s CPU (8 ranks)", num(median(fw)), num(median(fc))),
 		Ratio:    ratio(median(wall), median(fw)),
