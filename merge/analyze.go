@@ -101,12 +101,14 @@ type rankState struct {
 	unsorted int  // events sent after later ones (overlap beyond the reorder window)
 	heaped   bool // the decoder's order went to its heap (chunks overlap: order.go)
 	badTimes int  // exit before enter
-	pcCache  [256]pcSlot
+	pcCache  []pcSlot
 	sum      RankSummary // Events, TimeInMPI: written by the merge goroutine
 	pause    pauseState  // MPI_Pcontrol pauses: merge goroutine
 	wait     rankWait    // written by the metrics goroutine
 	// remoteDamage: damage another process's decoder found (dist.go)
 	remoteDamage []string
+	// sync: the rank's decoder when it runs on the merge goroutine
+	sync *decState
 }
 
 // Analyze makes one streaming pass over run: corrects every timestamp,
@@ -332,7 +334,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 	a.an.OriginNS = a.origin
 	var fallback []rankNote
 	for _, ri := range run.Ranks {
-		rs := &rankState{in: ri, sites: map[uint64]int32{}}
+		rs := &rankState{in: ri, sites: map[uint64]int32{}, pcCache: make([]pcSlot, pcCacheLen(len(run.Ranks)))}
 		h := &ri.Meta.Header
 		if h.StartNS != 0 && refStart != 0 {
 			if d := refStart - h.StartNS; d > 1e9 || d < -1e9 {
@@ -506,6 +508,13 @@ func (a *analyzer) run() error {
 		depth := 2
 		if len(a.rn.Ranks) > 64 {
 			depth = 1 // many ranks: the heap always has others to merge
+		}
+		if len(a.rn.Ranks) > syncRanks {
+			// thousands: the rank is decoded on the merge goroutine
+			// when its cursor needs a batch (decState.syncStep)
+			rs.sync = a.newDecState(rs, nil, true)
+			rs.free = make(chan *batch, 1)
+			continue
 		}
 		rs.out = make(chan *batch, depth)
 		rs.free = make(chan *batch, depth+2)

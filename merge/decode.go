@@ -38,9 +38,78 @@ func batchSize(n int) int {
 	return max(32, min(maxBatch, (1<<17)/max(n, 1)))
 }
 
+// pcCacheLen is the length of a rank's call-site cache (a power of two)
+// in a run of n ranks: 256 up to 256 ranks, then smaller, at least 16, so
+// that all ranks' caches together stay near 1.5 MB (at 16,384 ranks the
+// 6 kB of 256 slots were 100 MB; a rank has a few call sites, and a miss
+// costs one lookup in the rank's own map).
+func pcCacheLen(n int) int {
+	l := 256
+	for l > 16 && l*n > 1<<16 {
+		l /= 2
+	}
+	return l
+}
+
+// syncRanks is the number of ranks above which the serial analysis
+// decodes a rank on the merge goroutine, when the rank's cursor needs its
+// next batch, instead of in a goroutine per rank: at 16,384 ranks the
+// goroutines' stacks were 128 MB and the batches in flight between them
+// and the merge another 64 MB, and each batch cost two goroutine switches.
+var syncRanks = 4096
+
+// rawFree holds raw-event buffers between the pieces decoders convert.
+var rawFree = make(chan []trace.Event, 64)
+
 // testPiece, when > 0, makes every PieceSource be read in pieces of that
 // many events (tests).
 var testPiece int
+
+// decState is one rank's decoder: its source, its order and the piece it
+// holds. A decoder runs in its own goroutine (decode), or, with thousands
+// of ranks, on the merge goroutine whenever the rank's cursor needs a
+// batch (syncRanks).
+type decState struct {
+	a      *analyzer
+	rs     *rankState
+	d      *rankOrder
+	raw    []trace.Event
+	rest   []int64 // the earliest entry of raw[i:]
+	empty  int
+	hs     HorizonSource
+	next   func(dst []trace.Event) ([]trace.Event, error)
+	pooled bool
+	ended  bool
+	ready  []*batch // sync: batches sent and not yet taken, in order
+}
+
+// newDecState prepares rank rs's decoder; with sync its batches queue in
+// ready instead of going to rs.out.
+func (a *analyzer) newDecState(rs *rankState, done <-chan struct{}, sync bool) *decState {
+	st := &decState{a: a, rs: rs}
+	st.d = &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1), size: batchSize(len(a.rn.Ranks))}
+	if sync {
+		st.d.sync = st
+	}
+	// Above 64 ranks (smaller batches) a trace file is read in pieces of
+	// one batch: every rank's decoder holds its unconverted events at
+	// once, and a whole chunk each (590 KB, touched fresh for every rank)
+	// cost more than decoding it (1024 ranks, 2026-11-25: docs/tracemerge.md).
+	st.hs, _ = rs.in.Src.(HorizonSource)
+	st.next = rs.in.Src.NextChunk
+	if ps, ok := rs.in.Src.(PieceSource); ok && (st.d.size < maxBatch || testPiece > 0) {
+		piece := st.d.size
+		if testPiece > 0 {
+			piece = testPiece
+		}
+		st.next = func(dst []trace.Event) ([]trace.Event, error) { return ps.NextEvents(dst, piece) }
+	}
+	// Pieces: a decoder needs its raw events only while it converts them,
+	// so the buffers are shared (rawFree) instead of one per rank held
+	// while the rank waits for the merge (37 MB at 16,384 ranks).
+	st.pooled = st.d.size < maxBatch && testPiece == 0
+	return st
+}
 
 // decode is one rank's decoder goroutine: read chunks, correct, batch.
 func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGroup) {
@@ -51,69 +120,91 @@ func (a *analyzer) decode(rs *rankState, done <-chan struct{}, wg *sync.WaitGrou
 			rs.err = fmt.Errorf("reader failed: %v", r)
 		}
 	}()
-	var raw []trace.Event
-	var rest []int64 // the earliest entry of raw[i:]
-	empty := 0
-	d := &rankOrder{rs: rs, done: done, lastSent: math.Inf(-1), size: batchSize(len(a.rn.Ranks))}
-	// Above 64 ranks (smaller batches) a trace file is read in pieces of
-	// one batch: every rank's decoder holds its unconverted events at
-	// once, and a whole chunk each (590 KB, touched fresh for every rank)
-	// cost more than decoding it (1024 ranks, 2026-11-25: docs/tracemerge.md).
-	hs, _ := rs.in.Src.(HorizonSource)
-	next := rs.in.Src.NextChunk
-	if ps, ok := rs.in.Src.(PieceSource); ok && (d.size < maxBatch || testPiece > 0) {
-		piece := d.size
-		if testPiece > 0 {
-			piece = testPiece
-		}
-		next = func(dst []trace.Event) ([]trace.Event, error) { return ps.NextEvents(dst, piece) }
+	st := a.newDecState(rs, done, false)
+	for st.step() {
 	}
-	for {
-		var err error
-		raw, err = next(raw[:0])
-		if err != nil {
-			if !errors.Is(err, errEOF) {
-				rs.err = err
-			}
+}
+
+// syncStep is step on the merge goroutine: a panic of the reader ends the
+// rank with an error, as in a decoder goroutine.
+func (st *decState) syncStep() {
+	defer func() {
+		if r := recover(); r != nil {
+			st.rs.err = fmt.Errorf("reader failed: %v", r)
+			st.ended = true
+		}
+	}()
+	if !st.step() {
+		st.ended = true
+	}
+}
+
+// step reads, corrects and hands on one piece (or chunk) of the rank's
+// events; false when the rank's stream has ended or the analysis stopped.
+func (st *decState) step() bool {
+	a, rs, d := st.a, st.rs, st.d
+	var err error
+	if st.pooled && st.raw == nil {
+		select {
+		case st.raw = <-rawFree:
+		default:
+		}
+	}
+	st.raw, err = st.next(st.raw[:0])
+	raw := st.raw
+	if err != nil {
+		if !errors.Is(err, errEOF) {
+			rs.err = err
+		}
+		if r, ok := rs.in.Src.(releaser); ok {
+			r.Release()
+		}
+		d.finish()
+		return false
+	}
+	if len(raw) == 0 {
+		if st.empty++; st.empty > 1<<20 {
+			rs.err = errors.New("reader returns empty chunks without end")
 			d.finish()
-			return
+			return false
 		}
-		if len(raw) == 0 {
-			if empty++; empty > 1<<20 {
-				rs.err = errors.New("reader returns empty chunks without end")
-				d.finish()
-				return
-			}
-			continue
-		}
-		empty = 0
-		srcH, hok := int64(0), false
-		if hs != nil {
-			srcH, hok = hs.Horizon()
-		}
-		if hok { // the earliest entry of raw from each position on
-			rest = slices.Grow(rest[:0], len(raw)+1)[:len(raw)+1]
-			rest[len(raw)] = math.MaxInt64
-			for i := len(raw) - 1; i >= 0; i-- {
-				rest[i] = min(rest[i+1], raw[i].EnterNS)
-			}
-		}
-		for off := 0; off < len(raw); off += d.size {
-			end := min(off+d.size, len(raw))
-			part := raw[off:end]
-			b := d.newBatch()
-			a.convert(rs, part, b)
-			// What is still to come: the rest of raw and what the source
-			// has not returned (its horizon).
-			d.hasHorizon = hok
-			if hok {
-				d.horizon = rs.corr.Global(min(srcH, rest[end]))
-			}
-			if !d.add(b) {
-				return
-			}
+		return true
+	}
+	st.empty = 0
+	srcH, hok := int64(0), false
+	if st.hs != nil {
+		srcH, hok = st.hs.Horizon()
+	}
+	if hok { // the earliest entry of raw from each position on
+		st.rest = slices.Grow(st.rest[:0], len(raw)+1)[:len(raw)+1]
+		st.rest[len(raw)] = math.MaxInt64
+		for i := len(raw) - 1; i >= 0; i-- {
+			st.rest[i] = min(st.rest[i+1], raw[i].EnterNS)
 		}
 	}
+	for off := 0; off < len(raw); off += d.size {
+		end := min(off+d.size, len(raw))
+		part := raw[off:end]
+		b := d.newBatch()
+		a.convert(rs, part, b)
+		// What is still to come: the rest of raw and what the source
+		// has not returned (its horizon).
+		d.hasHorizon = hok
+		if hok {
+			d.horizon = rs.corr.Global(min(srcH, st.rest[end]))
+		}
+		if st.pooled && end == len(raw) {
+			select {
+			case rawFree <- raw[:0]:
+			default:
+			}
+			st.raw = nil
+		}
+		if !d.add(b) {
+			return false
+		}
+	}
+	return true
 }
 
 // convert corrects one piece of a rank's raw events into b, sorted by
@@ -125,7 +216,7 @@ func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 	b.ev = b.ev[:len(raw)]
 	rank := int32(rs.in.Rank)
 	corr := rs.corr
-	cache := &rs.pcCache
+	cache := rs.pcCache
 	sorted := true
 	last := math.Inf(-1)
 	for i := range raw {

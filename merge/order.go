@@ -38,6 +38,8 @@ type rankOrder struct {
 	horizon    float64
 	hasHorizon bool
 	arrived    uint64 // events put in the heap so far (GEvent.ord)
+	// sync: batches go to sync.ready (decoding on the merge goroutine)
+	sync *decState
 }
 
 func (d *rankOrder) newBatch() *batch {
@@ -68,6 +70,10 @@ func (d *rankOrder) send(b *batch) bool {
 			d.lastSent = b.ev[i].Enter
 		}
 	}
+	if d.sync != nil {
+		d.sync.ready = append(d.sync.ready, b)
+		return true
+	}
 	select {
 	case d.rs.out <- b:
 		return true
@@ -83,8 +89,7 @@ func (d *rankOrder) add(b *batch) bool {
 		return d.push(b)
 	}
 	if d.held == nil {
-		d.held = b
-		return true
+		return d.hold(b)
 	}
 	h := d.held
 	hl := h.ev[len(h.ev)-1].Enter
@@ -94,8 +99,23 @@ func (d *rankOrder) add(b *batch) bool {
 		d.heapAdd(h) // nothing emitted before b is in the heap too
 		return d.push(b)
 	}
+	d.held = nil
+	if !d.send(h) {
+		return false
+	}
+	return d.hold(b)
+}
+
+// hold keeps b until the next batch shows whether they overlap, or sends
+// it at once when the horizon says nothing earlier than its last event
+// is still to come: a batch held per rank was a quarter of the batches'
+// memory (64 MB at 16,384 ranks) and a batch of latency.
+func (d *rankOrder) hold(b *batch) bool {
+	if d.hasHorizon && d.horizon >= b.ev[len(b.ev)-1].Enter {
+		return d.send(b)
+	}
 	d.held = b
-	return d.send(h)
+	return true
 }
 
 // heapAdd moves b's events into the heap.

@@ -211,7 +211,7 @@ func keyBefore(a, b p2pKey) bool {
 // exist and no unresolved wildcard receive of the destination was posted
 // before the head receive (it might still turn out to be the n-th).
 func (s *P2PStream) tryMatch(k p2pKey, ch *p2pChan) {
-	rs := s.ranks[k.dst]
+	rs := s.rankOrNil(k.dst)
 	for len(ch.sends) > 0 && len(ch.recvs) > 0 {
 		r, snd := ch.recvs[0], ch.sends[0]
 		if rs != nil && len(rs.unresolved) > 0 && rs.minUnres < r.order {

@@ -308,7 +308,7 @@ func (s *P2PStream) ownerEnd() *P2POwnEnd {
 		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
 	}
 	for _, rs := range s.ranks {
-		if !s.owns(rs.rank) {
+		if rs == nil || !s.owns(rs.rank) {
 			continue
 		}
 		wf := rs.sum.WaitedFor
@@ -347,7 +347,7 @@ func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
 	s.peak += e.Peak
 	s.ownerEnds++
 	for _, r := range e.Ranks {
-		rs := s.ranks[r.Rank]
+		rs := s.rankOrNil(r.Rank)
 		if rs == nil {
 			return fmt.Errorf("parallel analysis: point-to-point figures of rank %d, which has no file", r.Rank)
 		}

@@ -55,6 +55,7 @@ type p2pCall struct {
 	recvs       []*p2pMsg
 	open        int  // receives not yet settled
 	closed      bool // no more records of this call will come
+	live        int  // 1 + its index in P2PStream.live while not finished; 0 once finished
 }
 
 type p2pPending struct {
@@ -100,13 +101,20 @@ type p2pKey struct {
 	tag      int32
 }
 
-// p2pRankState is the parsing state of one rank.
+// p2pRankState is the parsing state of one rank. At many ranks every
+// event finds its rank's state cold (the merged stream visits all ranks
+// between two events of one), so what an event touches is kept in this
+// one object: its open requests (up to pendInline inline, more in a map),
+// its summary, its last call sites (docs/tracemerge.md, "Many ranks").
 type p2pRankState struct {
-	rank    int32
-	order   int
-	pending map[uint32]*p2pPending
-	cur     *p2pCall
-	curKey  [3]int64
+	rank   int32
+	order  int
+	npend  int                    // requests in pend
+	pend   [pendInline]pendSlot   // open requests by id (the head of each id's chain)
+	more   map[uint32]*p2pPending // open requests beyond pend (nil until needed)
+	cur    *p2pCall
+	curKey [3]int64
+	memo   [siteMemoLen]siteMemo // the rank's last call sites (addSite)
 	// unresolved: posted receives whose source or tag is a wildcard until
 	// they complete, by posting order; a receive of this rank can only be
 	// matched once no unresolved receive was posted before it.
@@ -117,7 +125,90 @@ type p2pRankState struct {
 	// resolves (releaseRank); visiting every key of the run instead made
 	// a 10,000-rank analysis quadratic
 	blocked map[p2pKey]struct{}
-	sum     *P2PRank
+	sum     *P2PRank // -> sumv
+	sumv    P2PRank
+}
+
+// pendInline is the number of open requests a rank keeps inline (a halo
+// exchange has four); more go to the rank's map.
+const pendInline = 6
+
+// pendSlot is one open request id and the head of its chain.
+type pendSlot struct {
+	req uint32
+	p   *p2pPending
+}
+
+// siteMemoLen is the number of (call site, op) entries a rank remembers.
+const siteMemoLen = 4
+
+// siteMemo is a rank's accumulator for one (call site, op): the rank is
+// already in its set of ranks.
+type siteMemo struct {
+	pc  uint64
+	op  trace.Op
+	acc *siteAcc
+}
+
+// getPending returns the head of request id req's chain (nil: none).
+func (rs *p2pRankState) getPending(req uint32) *p2pPending {
+	for i := 0; i < rs.npend; i++ {
+		if rs.pend[i].req == req {
+			return rs.pend[i].p
+		}
+	}
+	if rs.more != nil {
+		return rs.more[req]
+	}
+	return nil
+}
+
+// setPending makes p the head of req's chain (nil: req has none).
+func (rs *p2pRankState) setPending(req uint32, p *p2pPending) {
+	for i := 0; i < rs.npend; i++ {
+		if rs.pend[i].req == req {
+			if p != nil {
+				rs.pend[i].p = p
+				return
+			}
+			rs.npend--
+			rs.pend[i] = rs.pend[rs.npend]
+			rs.pend[rs.npend] = pendSlot{}
+			return
+		}
+	}
+	if rs.more != nil {
+		if _, ok := rs.more[req]; ok {
+			if p != nil {
+				rs.more[req] = p
+			} else {
+				delete(rs.more, req)
+			}
+			return
+		}
+	}
+	if p == nil {
+		return
+	}
+	if rs.npend < pendInline {
+		rs.pend[rs.npend] = pendSlot{req, p}
+		rs.npend++
+		return
+	}
+	if rs.more == nil {
+		rs.more = map[uint32]*p2pPending{}
+	}
+	rs.more[req] = p
+}
+
+// eachPending calls f with the head of every open request id's chain.
+func (rs *p2pRankState) eachPending(f func(p *p2pPending)) {
+	for i := 0; i < rs.npend; i++ {
+		f(rs.pend[i].p)
+	}
+	for _, p := range rs.more {
+		f(p)
+	}
 }
 
 // P2PStream is the streaming point-to-point analysis (see the file
@@ -129,8 +220,8 @@ type P2PStream struct {
 	rep       repairs // P2POptions.CollectRepairs
 	siteName  func(rank int32, pc uint64) string
 	commSize  map[uint64]int
-	ranks     map[int32]*p2pRankState
-	calls     map[*p2pCall]struct{} // calls not yet finished
+	ranks     []*p2pRankState // by world rank (nil: no such rank seen)
+	live      []*p2pCall      // calls not yet finished (p2pCall.live)
 	chans     map[p2pKey]*p2pChan
 	freeChans []*p2pChan
 	nbc       map[InstanceKey]*nbcInst
@@ -171,8 +262,8 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 		opt.TopN = 10
 	}
 	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
-		ranks: map[int32]*p2pRankState{}, calls: map[*p2pCall]struct{}{}, chans: map[p2pKey]*p2pChan{},
-		nbc: map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
+		chans: map[p2pKey]*p2pChan{},
+		nbc:   map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
 		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}, waitedFor: map[[2]int32]float64{}}
 	for _, ri := range run.Ranks {
 		for _, c := range ri.Meta.Comms {
@@ -184,12 +275,28 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 }
 
 func (s *P2PStream) rank(r int32) *p2pRankState {
-	rs := s.ranks[r]
-	if rs == nil {
-		rs = &p2pRankState{rank: r, pending: map[uint32]*p2pPending{}, unresolved: map[int]bool{}, sum: &P2PRank{Rank: r}}
-		s.ranks[r] = rs
+	if r >= 0 && int(r) < len(s.ranks) {
+		if rs := s.ranks[r]; rs != nil {
+			return rs
+		}
+	} else if r >= 0 {
+		s.ranks = append(s.ranks, make([]*p2pRankState, int(r)+1-len(s.ranks))...)
+	} else {
+		panic(fmt.Sprintf("p2p: negative rank %d", r))
 	}
+	rs := &p2pRankState{rank: r}
+	rs.sumv.Rank = r
+	rs.sum = &rs.sumv
+	s.ranks[r] = rs
 	return rs
+}
+
+// rankOrNil is rank r's state, nil if r has none.
+func (s *P2PStream) rankOrNil(r int32) *p2pRankState {
+	if r >= 0 && int(r) < len(s.ranks) {
+		return s.ranks[r]
+	}
+	return nil
 }
 
 func (s *P2PStream) site(rank int32, pc uint64) string {
@@ -206,16 +313,33 @@ func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls
 		s.part.site(rank, pc, op, calls, polls, d)
 		return
 	}
-	k := p2pSiteKey{s.site(rank, pc), op}
-	a := s.sites[k]
+	rs := s.rank(rank)
+	var a *siteAcc
+	for i := range rs.memo {
+		if m := &rs.memo[i]; m.acc != nil && m.pc == pc && m.op == op {
+			a = m.acc
+			if i > 0 { // most recent first
+				hit := *m
+				copy(rs.memo[1:i+1], rs.memo[:i])
+				rs.memo[0] = hit
+			}
+			break
+		}
+	}
 	if a == nil {
-		a = &siteAcc{ranks: map[int32]bool{}}
-		s.sites[k] = a
+		k := p2pSiteKey{s.site(rank, pc), op}
+		a = s.sites[k]
+		if a == nil {
+			a = &siteAcc{ranks: map[int32]bool{}}
+			s.sites[k] = a
+		}
+		a.ranks[rank] = true
+		copy(rs.memo[1:], rs.memo[:len(rs.memo)-1])
+		rs.memo[0] = siteMemo{pc: pc, op: op, acc: a}
 	}
 	a.calls += calls
 	a.polls += polls
 	a.time += d
-	a.ranks[rank] = true
 }
 
 // Add consumes one event (a Sink; events of other kinds are ignored).
@@ -318,7 +442,7 @@ func (s *P2PStream) Add(e *GEvent) error {
 		s.inFlight--
 		s.addPending(rs, e.Req, p)
 	case op == trace.OpStart || op == trace.OpStartall:
-		p := rs.pending[e.Req]
+		p := rs.getPending(e.Req)
 		for p != nil && !p.persistent {
 			p = p.next
 		}
@@ -432,7 +556,8 @@ func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCa
 	} else {
 		c = &p2pCall{rank: rank, op: op, enter: enter, exit: exit}
 	}
-	s.calls[c] = struct{}{}
+	s.live = append(s.live, c)
+	c.live = len(s.live)
 	return c
 }
 
@@ -468,6 +593,9 @@ func (s *P2PStream) complete(rs *p2pRankState, m *p2pMsg, e *GEvent, c *p2pCall)
 // wildcard waits for its completion.
 func (s *P2PStream) post(rs *p2pRankState, m *p2pMsg) {
 	if m.recv && !m.done && (m.src == trace.PeerAny || m.tag == trace.TagAny) {
+		if rs.unresolved == nil {
+			rs.unresolved = map[int]bool{}
+		}
 		rs.unresolved[m.order] = true
 		if len(rs.unresolved) == 1 || m.order < rs.minUnres {
 			rs.minUnres = m.order
@@ -592,10 +720,16 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 	if !c.closed || c.open > 0 {
 		return
 	}
-	if _, ok := s.calls[c]; !ok {
+	if c.live == 0 {
 		return // finished already
 	}
-	delete(s.calls, c)
+	// out of the live list: the last live call (a recent one, in cache)
+	// takes its place
+	tail := s.live[len(s.live)-1]
+	s.live[c.live-1], tail.live = tail, c.live
+	s.live[len(s.live)-1] = nil
+	s.live = s.live[:len(s.live)-1]
+	c.live = 0
 	var last *p2pMsg
 	ls := 0.0
 	for _, m := range c.recvs {
@@ -646,11 +780,11 @@ func (s *P2PStream) allocPending() *p2pPending {
 
 // freePending forgets request req of rs (state p), for reuse.
 func (s *P2PStream) freePending(rs *p2pRankState, req uint32, p *p2pPending) {
-	switch head := rs.pending[req]; {
+	switch head := rs.getPending(req); {
 	case head == p && p.next == nil:
-		delete(rs.pending, req)
+		rs.setPending(req, nil)
 	case head == p:
-		rs.pending[req] = p.next
+		rs.setPending(req, p.next)
 	default:
 		for q := head; q != nil; q = q.next {
 			if q.next == p {
@@ -668,9 +802,9 @@ func (s *P2PStream) freePending(rs *p2pRankState, req uint32, p *p2pPending) {
 // addPending enters p, the request a start gave id req, behind any still
 // open request with the same id (ids wrap: p2pPending.next).
 func (s *P2PStream) addPending(rs *p2pRankState, req uint32, p *p2pPending) {
-	head := rs.pending[req]
+	head := rs.getPending(req)
 	if head == nil {
-		rs.pending[req] = p
+		rs.setPending(req, p)
 		return
 	}
 	if s.mine {
@@ -690,7 +824,7 @@ func (s *P2PStream) addPending(rs *p2pRankState, req uint32, p *p2pPending) {
 // peer with e's tag, a receive posted for e's source (or any) and tag (or
 // any); failing that the oldest active one.
 func (s *P2PStream) findPending(rs *p2pRankState, e *GEvent) *p2pPending {
-	head := rs.pending[e.Req]
+	head := rs.getPending(e.Req)
 	if head == nil || head.next == nil {
 		return head
 	}
@@ -803,6 +937,9 @@ func (s *P2PStream) Result() *P2PResult {
 		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
 	}
 	for _, rs := range s.ranks {
+		if rs == nil {
+			continue
+		}
 		wf := rs.sum.WaitedFor
 		sort.Slice(wf, func(i, j int) bool {
 			if wf[i].NS != wf[j].NS {
@@ -850,7 +987,9 @@ func (s *P2PStream) Result() *P2PResult {
 func (s *P2PStream) leftovers() {
 	out := s.out
 	for _, rs := range s.ranks {
-		s.closeCall(rs)
+		if rs != nil {
+			s.closeCall(rs)
+		}
 	}
 	for _, ch := range s.chans {
 		for _, m := range ch.recvs {
@@ -865,21 +1004,18 @@ func (s *P2PStream) leftovers() {
 		}
 	}
 	for _, rs := range s.ranks {
-		if s.own != nil && !s.owns(rs.rank) {
+		if rs == nil || s.own != nil && !s.owns(rs.rank) {
 			continue // another owner's rank: its requests are counted there
 		}
-		for _, p := range rs.pending {
+		rs.eachPending(func(p *p2pPending) {
 			if p.msg != nil || p.coll {
 				out.Uncompleted++
 			}
-		}
+		})
 	}
 	// Calls still waiting for a receive that was never matched, or whose
 	// send never completed: what is known counts, in call order.
-	calls := make([]*p2pCall, 0, len(s.calls))
-	for c := range s.calls {
-		calls = append(calls, c)
-	}
+	calls := append([]*p2pCall(nil), s.live...)
 	sort.Slice(calls, func(i, j int) bool {
 		if calls[i].rank != calls[j].rank {
 			return calls[i].rank < calls[j].rank

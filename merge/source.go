@@ -207,3 +207,13 @@ func (s *traceSource) NextEvents(dst []trace.Event, max int) ([]trace.Event, err
 
 // Close closes the file.
 func (s *traceSource) Close() error { return s.r.Close() }
+
+// Release implements releaser: the reader drops its chunk buffers.
+func (s *traceSource) Release() { s.r.Release() }
+
+// releaser is a Source that can drop the buffers it keeps between reads
+// (read again, it allocates them anew). A rank's decoder calls it when
+// the rank's stream has ended, so that thousands of finished ranks do not
+// hold their last chunk while the other ranks end and the reports are
+// written.
+type releaser interface{ Release() }

@@ -455,6 +455,19 @@ func where(next, size int64) string {
 	return "the next valid frame at byte " + fmt.Sprint(next)
 }
 
+// Release drops the buffers the reader keeps between chunks (the
+// compressed and decompressed chunk, the decoder's templates and state);
+// a later read allocates them again. Call it between reads, never while
+// events of a chunk are still to be handed out (NextEvents): tracemerge
+// calls it when a rank's stream has ended, so that thousands of finished
+// readers do not hold their last chunk.
+func (r *Reader) Release() {
+	r.buf = nil
+	d := &r.dec
+	d.raw, d.p, d.tm, d.s2, d.whole, d.wholeAt, d.streaming = nil, chunkPayload{}, nil, stream2{}, nil, 0, false
+	d.br.Reset(nil)
+}
+
 // NextChunk decodes the next intact event chunk into dst[:0] (reusing its
 // storage) and returns it. Chunks that turn out undecodable are skipped and
 // added to Meta().Damage. At the end it returns io.EOF.

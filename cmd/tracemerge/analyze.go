@@ -250,6 +250,7 @@ load:
 		return exitNoData
 	}
 	defer run.Close()
+	gcForRanks(len(run.Ranks))
 	for _, p := range run.Problems {
 		fmt.Fprintf(stderr, "tracemerge: warning: %s\n", p)
 	}

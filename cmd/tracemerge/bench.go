@@ -90,6 +90,7 @@ func cmdBenchSynth(args []string, stdout, stderr io.Writer) int {
 		return exitNoData
 	}
 	defer run.Close()
+	gcForRanks(len(run.Ranks))
 	pass, err := merge.Prepare(run, merge.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "tracemerge: bench-synth: %v\n", err)

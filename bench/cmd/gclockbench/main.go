@@ -150,6 +150,7 @@ func run(c *Config) (*Report, error) {
 		{"5", benchClocksim},
 		{"6", benchTracemerge},
 		{"6", benchTracemergeHalo},
+		{"6", benchTracemergeManyRanks},
 		{"6", benchTracemergeParallel},
 		{"6", benchTracemergeParallelP2P},
 		{"7", benchExec},

@@ -193,3 +193,27 @@ FAIL
 		t.Errorf("failed package row = %+v", rows[2])
 	}
 }
+
+// TestManyRanksSection_RowsCarryFigures runs the many-ranks section in its
+// quick form (1024 ranks) and wants its two rows with figures, not reasons.
+func TestManyRanksSection_RowsCarryFigures(t *testing.T) {
+	wd, _ := os.Getwd()
+	root, err := findRoot(wd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Root: root, Quick: true, Reps: 1, Work: t.TempDir(), Log: testWriter{t},
+		Tracemerge: filepath.Join(root, "build", "tracemerge")}
+	rows := benchTracemergeManyRanks(c, &Report{})
+	if len(rows) != 2 {
+		t.Fatalf("%d rows, want 2: %+v", len(rows), rows)
+	}
+	for _, r := range rows {
+		if strings.HasPrefix(r.Value, notAvailablePrefix) || !strings.Contains(r.Value, " s") && !strings.Contains(r.Value, "M events/s") {
+			t.Errorf("row %q: value %q is not a figure", r.Name, r.Value)
+		}
+	}
+	if rows[1].Ratio == "" {
+		t.Errorf("ratio row without ratio: %+v", rows[1])
+	}
+}

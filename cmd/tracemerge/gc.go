@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+	"runtime/debug"
+)
+
+// manyRanksGC is the ranks above which tracemerge collects garbage more
+// often (gcForRanks).
+const manyRanksGC = 4096
+
+// gcForRanks sets the garbage collector's target for a run of n ranks:
+// with thousands of ranks the heap is mostly the ranks' decoder buffers,
+// live for the whole pass (≈ 0.5–0.6 GB at 16,384 ranks), and Go's
+// default (GOGC=100: grow to twice the live heap before collecting) put
+// the peak RSS over 1 GiB. Above manyRanksGC ranks the heap may grow by a
+// quarter instead (777 MiB); the pass allocates little per event, so the
+// extra collections cost little (D36, docs/tracemerge.md "Many ranks in
+// one process"). A GOGC set in the environment wins.
+func gcForRanks(n int) {
+	if n > manyRanksGC && os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(25)
+	}
+}

@@ -1,0 +1,80 @@
+package merge
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// haloStream is the merged stream of a ring halo exchange on ranks ranks
+// for steps steps, as the k-way merge hands it to the point-to-point
+// stream: each of the eight records of a step (two Irecv, two Isend, a
+// Waitall's four completions) of every rank in turn.
+func haloStream(ranks, steps int) []GEvent {
+	evs := make([]GEvent, 0, ranks*steps*8)
+	t := 0.0
+	for s := 0; s < steps; s++ {
+		base := uint32(4 * s)
+		for k := 0; k < 8; k++ {
+			for r := 0; r < ranks; r++ {
+				left, right := int32((r+ranks-1)%ranks), int32((r+1)%ranks)
+				peer := []int32{left, right, left, right}[k%4]
+				e := GEvent{Rank: int32(r), CommID: trace.CommWorldID, Root: -1, Peer: peer, Tag: int32(k % 2), Req: base + uint32(k%4) + 1,
+					Enter: t, Exit: t + 1, LocalEnter: int64(t), LocalExit: int64(t) + 1, Callsite: 0x1000 + uint64(k%4)}
+				switch k {
+				case 0, 1:
+					e.Op, e.Recv, e.Tag = trace.OpIrecv, 8, int32(1-k) // from the left with tag 1: its send to the right
+				case 2, 3:
+					e.Op, e.Sent, e.Tag = trace.OpIsend, 8, int32(k-2)
+				default:
+					e.Op, e.Seq = trace.OpWaitall, 4
+					e.Enter, e.Exit = float64(s)*1e6+5e5, float64(s)*1e6+6e5
+					e.LocalEnter, e.LocalExit = int64(e.Enter), int64(e.Exit)
+					if k < 6 {
+						e.Recv, e.Tag = 8, int32(5-k)
+					} else {
+						e.Sent, e.Tag = 8, int32(k-6)
+					}
+				}
+				evs = append(evs, e)
+				t++
+			}
+		}
+	}
+	return evs
+}
+
+// BenchmarkP2PStream_ManyRanks feeds the point-to-point stream a halo
+// exchange on 8 and on 16,384 ranks (the same number of events), in
+// AsyncSink-sized batches: what the stream costs per event beyond the
+// ranks' data (every rank's state is cold at 16,384 ranks).
+func BenchmarkP2PStream_ManyRanks(b *testing.B) {
+	const events = 2 << 20
+	for _, ranks := range []int{8, 16384} {
+		evs := haloStream(ranks, events/8/ranks)
+		run := &Run{WorldSize: ranks}
+		for r := 0; r < ranks; r++ {
+			run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+		}
+		{
+			b.Run(fmt.Sprintf("ranks=%d", ranks), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					s := NewP2PStream(run, P2POptions{}, nil)
+					for off := 0; off < len(evs); off += asyncBatch {
+						batch := evs[off:min(off+asyncBatch, len(evs))]
+						for j := range batch {
+							if err := s.Add(&batch[j]); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					if res := s.Result(); res.Messages != len(evs)/4 {
+						b.Fatalf("%d messages, want %d", res.Messages, len(evs)/4)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+			})
+		}
+	}
+}
