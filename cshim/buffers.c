@@ -386,7 +386,7 @@ static void tbuf_swap(gclock_tbuf *b)
 {
 	int h = b->cur, o = 1 - h;
 	__atomic_store_n(&b->live->half[h].state, GCK_LIVE_HANDED, __ATOMIC_RELEASE);
-	gclock_go.flush(b->ev, (int64_t)b->n, &b->live->half[h].state);
+	gclock_cw_flush(b->ev, (int64_t)b->n, &b->live->half[h].state); /* in C, or to Go */
 	if (__atomic_load_n(&b->live->half[o].state, __ATOMIC_ACQUIRE) == GCK_LIVE_HANDED)
 		gclock_go.flush_wait(&b->live->half[o].state);
 	b->gen++;

@@ -24,6 +24,10 @@ type config struct {
 	// MPI_Finalize, exit or abort). Off by default: docs/recorder.md,
 	// "Durability".
 	Fsync bool
+	// CWrite (GCLOCK_CWRITE, default 1) writes full buffer halves in C on
+	// the thread that filled them, without a call into Go (cshim/cwrite.c;
+	// 0: every chunk goes through Go, as before 2026-11-28).
+	CWrite bool
 	// CheckAfter (GCLOCK_CHECK_AFTER, seconds; 0 = off) repeats the
 	// self-check that long after sync epoch 0, inside MPI_Init.
 	CheckAfter float64
@@ -103,6 +107,13 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 		c.Fsync = true
 	default:
 		return c, fmt.Errorf("GCLOCK_FSYNC=%q: want 0 or 1", s)
+	}
+	switch s := strings.TrimSpace(getenv("GCLOCK_CWRITE")); s {
+	case "", "1":
+		c.CWrite = true
+	case "0":
+	default:
+		return c, fmt.Errorf("GCLOCK_CWRITE=%q: want 0 or 1", s)
 	}
 	q := strings.TrimSpace(getenv("GCLOCK_QUIET"))
 	c.Quiet = q != "" && q != "0"

@@ -353,6 +353,9 @@ func (r *recorder) start() bool {
 		return false
 	}
 	r.prepareFlush(cfg.Buffer)
+	if why := r.armCWriter(cfg, cfg.Buffer); why != "" && r.rank == 0 {
+		r.warnf("chunks are written through the Go half (%s)", why)
+	}
 	return true
 }
 
@@ -587,6 +590,10 @@ func (r *recorder) flushLocked(evs []C.gclock_event) {
 	for len(evs) > 0 && err == nil {
 		n := min(len(evs), trace.MaxChunkEvents)
 		var cols trace.Columns
+		// The column encoder's workspace is the C writer's too: it
+		// takes it only while armed (cshim/cwrite.c); the next frame
+		// arms it again.
+		C.gclock_cw_disarm()
 		if cols, err = cColumns(evs[:n]); err == nil {
 			err = r.w.WriteColumns(&cols)
 		}
