@@ -15,7 +15,13 @@ type config struct {
 	Dir      string            // GCLOCK_DIR; empty = ./gclock-trace/<job id>
 	Timer    string            // GCLOCK_TIMER
 	Buffer   int               // GCLOCK_BUFFER, events per thread buffer
-	Codec    trace.Codec       // GCLOCK_CODEC: compression of event chunks (default s2)
+	// Codec (GCLOCK_CODEC) is the compression of the chunks the Go half
+	// writes; CodecGiven says it was named. Unnamed, the C writer
+	// (cshim/cwrite.c) writes zstd chunks with the timing columns raw, as
+	// S2's; "zstd": everything compressed, in C too; "s2": every chunk
+	// written by Go with S2 (the C writer has no S2).
+	Codec      trace.Codec
+	CodecGiven bool
 	NodeSize int               // GCLOCK_NODE_SIZE, 0 = real nodes
 	Fake     string            // GCLOCK_FAKE_CLOCK as given
 	Pairs    []trace.Injection // per emulated node (trace.ParseFakeClock)
@@ -71,7 +77,7 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 		if err != nil {
 			return c, fmt.Errorf("GCLOCK_CODEC: %w", err)
 		}
-		c.Codec = codec
+		c.Codec, c.CodecGiven = codec, true
 	}
 	if s := strings.TrimSpace(getenv("GCLOCK_BUFFER")); s != "" {
 		n, err := strconv.Atoi(s)

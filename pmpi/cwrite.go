@@ -53,15 +53,16 @@ func (c *cShared) Unlock(st trace.SharedState) {
 // armCWriter sets up the C chunk writer (cshim/cwrite.c) for buffer halves
 // of n events and shares the rank file with it: from now on a full half is
 // written on the thread that filled it without a call into Go. Only with
-// synchronous flushes (the default): GCLOCK_FLUSH_SYNC=0 queues halves
-// for a goroutine. Returns why not, or "".
+// synchronous flushes (the default: GCLOCK_FLUSH_SYNC=0 queues halves
+// for a goroutine), and not with GCLOCK_CODEC=s2 (S2 is Go's). Returns why
+// it could not be set up, or "".
 func (r *recorder) armCWriter(cfg config, n int) string {
-	if !cfg.CWrite || !fq.sync || r.w == nil {
+	if !cfg.CWrite || !fq.sync || r.w == nil || (cfg.CodecGiven && cfg.Codec == trace.CodecS2) {
 		return ""
 	}
 	tail := 0
 	if cfg.Codec == trace.CodecS2 {
-		tail = 1 // the timing columns raw after the block, as the S2 chunks keep them
+		tail = 1 // the default: the timing columns raw after the block, as the S2 chunks keep them
 	}
 	if why := C.gclock_cw_setup(C.int(cWriterLevel), C.int(tail), C.uint32_t(min(n, trace.MaxChunkEvents))); why != nil {
 		return C.GoString(why)
