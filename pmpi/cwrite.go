@@ -17,7 +17,7 @@ import (
 // without the two timing columns (a few KB of template indices, seq and
 // request codes), which every level shrinks to almost nothing
 // (docs/decisions.md, "Chunks written in C").
-const cWriterLevel = 1
+const cWriterLevel = -1
 
 // cShared is the C chunk writer's side of the rank file (cshim/cwrite.c),
 // for trace.Writer.SetShared.
