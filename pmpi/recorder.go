@@ -354,7 +354,7 @@ func (r *recorder) start() bool {
 	}
 	r.prepareFlush(cfg.Buffer)
 	if why := r.armCWriter(cfg, cfg.Buffer); why != "" && r.rank == 0 {
-		r.warnf("chunks are written through the Go half (%s)", why)
+		r.warnf("%s: event chunks are written by the recorder's Go half, with %s (docs/recorder.md, \"Flush pauses\")", why, cfg.Codec)
 	}
 	return true
 }
