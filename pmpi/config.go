@@ -12,9 +12,9 @@ import (
 // config is the recorder's configuration, read from GCLOCK_* variables
 // (documented in docs/recorder.md).
 type config struct {
-	Dir      string            // GCLOCK_DIR; empty = ./gclock-trace/<job id>
-	Timer    string            // GCLOCK_TIMER
-	Buffer   int               // GCLOCK_BUFFER, events per thread buffer
+	Dir    string // GCLOCK_DIR; empty = ./gclock-trace/<job id>
+	Timer  string // GCLOCK_TIMER
+	Buffer int    // GCLOCK_BUFFER, events per thread buffer
 	// Codec (GCLOCK_CODEC) is the compression of the chunks the Go half
 	// writes; CodecGiven says it was named. Unnamed, the C writer
 	// (cshim/cwrite.c) writes zstd chunks with the timing columns raw, as
@@ -22,10 +22,10 @@ type config struct {
 	// written by Go with S2 (the C writer has no S2).
 	Codec      trace.Codec
 	CodecGiven bool
-	NodeSize int               // GCLOCK_NODE_SIZE, 0 = real nodes
-	Fake     string            // GCLOCK_FAKE_CLOCK as given
-	Pairs    []trace.Injection // per emulated node (trace.ParseFakeClock)
-	Quiet    bool              // GCLOCK_QUIET: no rank-0 summary line
+	NodeSize   int               // GCLOCK_NODE_SIZE, 0 = real nodes
+	Fake       string            // GCLOCK_FAKE_CLOCK as given
+	Pairs      []trace.Injection // per emulated node (trace.ParseFakeClock)
+	Quiet      bool              // GCLOCK_QUIET: no rank-0 summary line
 	// Fsync (GCLOCK_FSYNC=1) fsyncs the rank file when it is closed (at
 	// MPI_Finalize, exit or abort). Off by default: docs/recorder.md,
 	// "Durability".
