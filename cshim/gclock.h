@@ -109,7 +109,7 @@ enum {
 #define GCK_INLINE inline __attribute__((always_inline))
 #define GCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Thread buffer: events appended in place; handed to Go when full. */
+/* Thread buffer: events appended in place; written when full (cwrite.c). */
 /* Per-thread scratch for the request-completion wrappers (p2p_rules.h):
  * copies of the request handles passed in, and statuses to hand to PMPI
  * when the application passes MPI_STATUS(ES)_IGNORE. GCK_SCRATCH of each
@@ -447,7 +447,7 @@ typedef struct gclock_object {
 } gclock_object;
 GCK_EXPORT int gclock_objects(gclock_object *out, int max);
 
-/* Flush every thread buffer into Go (finalize / exit). */
+/* Flush every thread buffer to the rank file (finalize / exit). */
 void gclock_flush_all(void);
 GCK_EXPORT uint64_t gclock_dropped(void);
 GCK_EXPORT int gclock_buffer_events(void);
