@@ -817,19 +817,22 @@ func defaultTimer(t *testing.T) string {
 
 // TestCodec_EachChoiceReadable: every GCLOCK_CODEC value gives complete
 // traces whose event chunks carry its codec: by default and with zstd the
-// chunks are written in C with zstd (cshim/cwrite.c), with GCLOCK_CWRITE=0
-// by Go with S2, as with s2.
+// chunks are written in C with zstd (cshim/cwrite.c); with GCLOCK_CWRITE=0
+// or GCLOCK_FLUSH_SYNC=0 by Go with S2, as with s2.
 func TestCodec_EachChoiceReadable(t *testing.T) {
 	needSetup(t)
 	for _, tc := range []struct {
-		env    string
-		cwrite string
-		want   trace.Codec
-	}{{"", "", trace.CodecZstd}, {"zstd", "", trace.CodecZstd}, {"s2", "", trace.CodecS2}, {"", "0", trace.CodecS2}} {
-		t.Run("codec="+tc.env+",cwrite="+tc.cwrite, func(t *testing.T) {
+		env       string
+		cwrite    string
+		flushSync string // GCLOCK_FLUSH_SYNC=0 queues halves for Go's goroutine: no C writer
+		want      trace.Codec
+	}{{"", "", "", trace.CodecZstd}, {"zstd", "", "", trace.CodecZstd}, {"s2", "", "", trace.CodecS2},
+		{"", "0", "", trace.CodecS2}, {"", "", "0", trace.CodecS2}} {
+		t.Run("codec="+tc.env+",cwrite="+tc.cwrite+",flushsync="+tc.flushSync, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "tr")
 			r := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: []string{"exit", "0"},
-				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_CODEC=" + tc.env, "GCLOCK_CWRITE=" + tc.cwrite, "GCLOCK_QUIET=1"}})
+				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_CODEC=" + tc.env, "GCLOCK_CWRITE=" + tc.cwrite,
+					"GCLOCK_FLUSH_SYNC=" + tc.flushSync, "GCLOCK_QUIET=1"}})
 			if r.Code != 0 || len(gclockLines(r.Stderr)) != 0 {
 				t.Fatalf("code %d, stderr:\n%s", r.Code, r.Stderr)
 			}
