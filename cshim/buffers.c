@@ -2,7 +2,7 @@
  * buffers.c: thread buffers: two halves of events per thread, in a region of
  * the rank file's sidecar (<rank file>.live) mapped shared, so that what a
  * thread stored survives its process (docs/recorder.md, "Durability");
- * gclock_tbuf_full hands a full half to Go.
+ * gclock_tbuf_full writes a full half to the rank file (cwrite.c, or Go).
  *
  * Part of the C shim; compiled in the unity build pmpi/cshim.c after timer.c.
  */
@@ -251,7 +251,7 @@ static int idle_unwritten;     /* an idle buffer holds events (flush_idle) */
 
 static void tbuf_swap(gclock_tbuf *b);
 
-/* tbuf_drain hands what b holds to Go: its run of polls as an event, then
+/* tbuf_drain writes what b holds: its run of polls as an event, then
  * its half (the caller holds the guard). */
 static void tbuf_drain(gclock_tbuf *b)
 {
@@ -440,18 +440,18 @@ int gclock_scratch_grow(gclock_tbuf *b, int count)
 	return 1;
 }
 
-/* gclock_tbuf_full hands a full buffer to Go in one cgo call and records
+/* gclock_tbuf_full writes a full buffer (in C, cwrite.c, or through Go) and records
  * the pause as a gclock_flush event (flush.c). */
 void gclock_flush_mark(gclock_tbuf *b, uint32_t handed, int64_t t0, int64_t t1);
 
-/* tbuf_swap hands the filled half to Go (which sets its state to
- * written once the rank file holds it) and starts filling the other one,
+/* tbuf_swap writes the filled half in C or hands it to Go (either sets
+ * its state to written once the rank file holds it) and starts filling the other one,
  * first waiting for Go to have written it if it is still queued. */
 static void tbuf_swap(gclock_tbuf *b)
 {
 	int h = b->cur, o = 1 - h;
 	__atomic_store_n(&b->live->half[h].state, GCK_LIVE_HANDED, __ATOMIC_RELEASE);
-	gclock_go.flush(b->ev, (int64_t)b->n, &b->live->half[h].state);
+	gclock_cw_flush(b->ev, (int64_t)b->n, &b->live->half[h].state); /* in C, or to Go */
 	if (__atomic_load_n(&b->live->half[o].state, __ATOMIC_ACQUIRE) == GCK_LIVE_HANDED)
 		gclock_go.flush_wait(&b->live->half[o].state);
 	b->gen++;

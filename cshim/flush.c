@@ -1,6 +1,6 @@
 /*
  * flush.c: the recorder's own pause made visible. When a thread buffer is
- * full, gclock_tbuf_full (buffers.c) hands it to Go inside the application's
+ * full, gclock_tbuf_full (buffers.c) writes it (cwrite.c, or through Go) inside the application's
  * MPI call; the time that takes is recorded as one gclock_flush event
  * (trace.OpFlush) at the start of the emptied buffer, so a trace shows the
  * pause instead of letting it pass for application imbalance.

@@ -109,7 +109,7 @@ enum {
 #define GCK_INLINE inline __attribute__((always_inline))
 #define GCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* Thread buffer: events appended in place; handed to Go when full. */
+/* Thread buffer: events appended in place; written when full (cwrite.c). */
 /* Per-thread scratch for the request-completion wrappers (p2p_rules.h):
  * copies of the request handles passed in, and statuses to hand to PMPI
  * when the application passes MPI_STATUS(ES)_IGNORE. GCK_SCRATCH of each
@@ -565,7 +565,7 @@ typedef struct gclock_object {
 } gclock_object;
 GCK_EXPORT int gclock_objects(gclock_object *out, int max);
 
-/* Flush every thread buffer into Go (finalize / exit). */
+/* Flush every thread buffer to the rank file (finalize / exit). */
 void gclock_flush_all(void);
 GCK_EXPORT uint64_t gclock_dropped(void);
 GCK_EXPORT int gclock_buffer_events(void);
@@ -602,6 +602,27 @@ void gclock_go_nice_again(void);
 /* gclock_go_note: what loading it changed (a raised limit), or "". */
 extern const char *gclock_go_note;
 GCK_EXPORT int gclock_live_open(const char *path);
+
+/* The C chunk writer (cwrite.c): a full half written without a call into
+ * Go when the Go half armed it. The state is shared with trace.Writer
+ * (pmpi/cwrite.go), which holds lock around each of its own frames. */
+typedef struct gclock_cw_state {
+	uint32_t lock;	 /* cw_lock's word */
+	int32_t armed;	 /* C may write events frames */
+	int32_t fd;	 /* the rank file's descriptor */
+	int32_t err;	 /* errno of a failed C write, for Go to report */
+	uint64_t dev, ino; /* the file it must name */
+	int64_t off;	 /* the file's end */
+	int64_t err_len; /* the frame that failed */
+	uint64_t events, calls;
+	uint32_t chunks; /* EVENTS frames in the file (the next SPAN index) */
+} gclock_cw_state;
+void gclock_cw_flush(gclock_event *ev, int64_t n, uint32_t *state);
+GCK_EXPORT gclock_cw_state *gclock_cw_lock(void);
+GCK_EXPORT void gclock_cw_unlock(void);
+GCK_EXPORT void gclock_cw_disarm(void);
+GCK_EXPORT const char *gclock_cw_setup(int level, int tail, uint32_t events);
+GCK_EXPORT int gclock_cw_write_test(const gclock_event *ev, uint32_t n);
 
 /* Resync arming (comms.c), called from Go. */
 void gclock_resync_arm(uint64_t comm_id, uint32_t seq);

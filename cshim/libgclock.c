@@ -17,5 +17,6 @@
 #include "pingpong.c"
 #include "flush.c"
 #include "encode.c"
+#include "cwrite.c"
 #include "typesize.c"
 #include "gobridge.c"

@@ -12,18 +12,28 @@ import (
 // config is the recorder's configuration, read from GCLOCK_* variables
 // (documented in docs/recorder.md).
 type config struct {
-	Dir      string            // GCLOCK_DIR; empty = ./gclock-trace/<job id>
-	Timer    string            // GCLOCK_TIMER
-	Buffer   int               // GCLOCK_BUFFER, events per thread buffer
-	Codec    trace.Codec       // GCLOCK_CODEC: compression of event chunks (default s2)
-	NodeSize int               // GCLOCK_NODE_SIZE, 0 = real nodes
-	Fake     string            // GCLOCK_FAKE_CLOCK as given
-	Pairs    []trace.Injection // per emulated node (trace.ParseFakeClock)
-	Quiet    bool              // GCLOCK_QUIET: no rank-0 summary line
+	Dir    string // GCLOCK_DIR; empty = ./gclock-trace/<job id>
+	Timer  string // GCLOCK_TIMER
+	Buffer int    // GCLOCK_BUFFER, events per thread buffer
+	// Codec (GCLOCK_CODEC) is the compression of the chunks the Go half
+	// writes; CodecGiven says it was named. Unnamed, the C writer
+	// (cshim/cwrite.c) writes zstd chunks with the timing columns raw, as
+	// S2's; "zstd": everything compressed, in C too; "s2": every chunk
+	// written by Go with S2 (the C writer has no S2).
+	Codec      trace.Codec
+	CodecGiven bool
+	NodeSize   int               // GCLOCK_NODE_SIZE, 0 = real nodes
+	Fake       string            // GCLOCK_FAKE_CLOCK as given
+	Pairs      []trace.Injection // per emulated node (trace.ParseFakeClock)
+	Quiet      bool              // GCLOCK_QUIET: no rank-0 summary line
 	// Fsync (GCLOCK_FSYNC=1) fsyncs the rank file when it is closed (at
 	// MPI_Finalize, exit or abort). Off by default: docs/recorder.md,
 	// "Durability".
 	Fsync bool
+	// CWrite (GCLOCK_CWRITE, default 1) writes full buffer halves in C on
+	// the thread that filled them, without a call into Go (cshim/cwrite.c;
+	// 0: every chunk goes through Go, as before 2026-11-28).
+	CWrite bool
 	// CheckAfter (GCLOCK_CHECK_AFTER, seconds; 0 = off) repeats the
 	// self-check that long after sync epoch 0, inside MPI_Init.
 	CheckAfter float64
@@ -67,7 +77,7 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 		if err != nil {
 			return c, fmt.Errorf("GCLOCK_CODEC: %w", err)
 		}
-		c.Codec = codec
+		c.Codec, c.CodecGiven = codec, true
 	}
 	if s := strings.TrimSpace(getenv("GCLOCK_BUFFER")); s != "" {
 		n, err := strconv.Atoi(s)
@@ -103,6 +113,13 @@ func loadConfig(getenv func(string) string, environ []string) (config, error) {
 		c.Fsync = true
 	default:
 		return c, fmt.Errorf("GCLOCK_FSYNC=%q: want 0 or 1", s)
+	}
+	switch s := strings.TrimSpace(getenv("GCLOCK_CWRITE")); s {
+	case "", "1":
+		c.CWrite = true
+	case "0":
+	default:
+		return c, fmt.Errorf("GCLOCK_CWRITE=%q: want 0 or 1", s)
 	}
 	q := strings.TrimSpace(getenv("GCLOCK_QUIET"))
 	c.Quiet = q != "" && q != "0"

@@ -36,6 +36,19 @@ func TestLoadConfig_Codec(t *testing.T) {
 	}
 }
 
+func TestLoadConfig_CodecGivenAndCWrite(t *testing.T) {
+	for _, tc := range []struct {
+		codec, cwrite string
+		given, cw     bool
+	}{{"", "", false, true}, {"s2", "", true, true}, {"zstd", "0", true, false}, {"", " 1 ", false, true}, {"", "0", false, false}} {
+		c, err := loadConfig(env(map[string]string{"GCLOCK_CODEC": tc.codec, "GCLOCK_CWRITE": tc.cwrite}), nil)
+		if err != nil || c.CodecGiven != tc.given || c.CWrite != tc.cw {
+			t.Errorf("GCLOCK_CODEC=%q GCLOCK_CWRITE=%q: given %v, CWrite %v, err %v; want %v, %v",
+				tc.codec, tc.cwrite, c.CodecGiven, c.CWrite, err, tc.given, tc.cw)
+		}
+	}
+}
+
 func TestLoadConfig_Fsync(t *testing.T) {
 	for _, tc := range []struct {
 		v    string
@@ -62,6 +75,7 @@ func TestLoadConfig_RejectsBadValues(t *testing.T) {
 		{"GCLOCK_CHECK_AFTER": "soon"},
 		{"GCLOCK_CHECK_AFTER": "NaN"},
 		{"GCLOCK_FSYNC": "yes"},
+		{"GCLOCK_CWRITE": "on"},
 	} {
 		if _, err := loadConfig(env(m), nil); err == nil {
 			t.Errorf("%v accepted", m)

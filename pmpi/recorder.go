@@ -361,6 +361,9 @@ func (r *recorder) start() bool {
 		return false
 	}
 	r.prepareFlush(cfg.Buffer)
+	if why := r.armCWriter(cfg, cfg.Buffer); why != "" && r.rank == 0 {
+		r.warnf("%s: event chunks are written by the recorder's Go half, with %s (docs/recorder.md, \"Flush pauses\")", why, cfg.Codec)
+	}
 	return true
 }
 
@@ -595,6 +598,10 @@ func (r *recorder) flushLocked(evs []C.gclock_event) {
 	for len(evs) > 0 && err == nil {
 		n := min(len(evs), trace.MaxChunkEvents)
 		var cols trace.Columns
+		// The column encoder's workspace is the C writer's too: it
+		// takes it only while armed (cshim/cwrite.c); the next frame
+		// arms it again.
+		C.gclock_cw_disarm()
 		if cols, err = cColumns(evs[:n]); err == nil {
 			err = r.w.WriteColumns(&cols)
 		}

@@ -815,18 +815,24 @@ func defaultTimer(t *testing.T) string {
 	return "monotonic"
 }
 
-// TestCodec_EachChoiceReadable: both GCLOCK_CODEC values give complete
-// traces whose event chunks carry that codec.
+// TestCodec_EachChoiceReadable: every GCLOCK_CODEC value gives complete
+// traces whose event chunks carry its codec: by default and with zstd the
+// chunks are written in C with zstd (cshim/cwrite.c); with GCLOCK_CWRITE=0
+// or GCLOCK_FLUSH_SYNC=0 by Go with S2, as with s2.
 func TestCodec_EachChoiceReadable(t *testing.T) {
 	needSetup(t)
 	for _, tc := range []struct {
-		env  string
-		want trace.Codec
-	}{{"", trace.CodecS2}, {"zstd", trace.CodecZstd}, {"s2", trace.CodecS2}} {
-		t.Run("codec="+tc.env, func(t *testing.T) {
+		env       string
+		cwrite    string
+		flushSync string // GCLOCK_FLUSH_SYNC=0 queues halves for Go's goroutine: no C writer
+		want      trace.Codec
+	}{{"", "", "", trace.CodecZstd}, {"zstd", "", "", trace.CodecZstd}, {"s2", "", "", trace.CodecS2},
+		{"", "0", "", trace.CodecS2}, {"", "", "0", trace.CodecS2}} {
+		t.Run("codec="+tc.env+",cwrite="+tc.cwrite+",flushsync="+tc.flushSync, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "tr")
 			r := mpirun(t, run{NP: 2, Preload: true, Prog: "exitcode", Args: []string{"exit", "0"},
-				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_CODEC=" + tc.env, "GCLOCK_QUIET=1"}})
+				Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_CODEC=" + tc.env, "GCLOCK_CWRITE=" + tc.cwrite,
+					"GCLOCK_FLUSH_SYNC=" + tc.flushSync, "GCLOCK_QUIET=1"}})
 			if r.Code != 0 || len(gclockLines(r.Stderr)) != 0 {
 				t.Fatalf("code %d, stderr:\n%s", r.Code, r.Stderr)
 			}
@@ -839,6 +845,65 @@ func TestCodec_EachChoiceReadable(t *testing.T) {
 						t.Errorf("rank %d chunk %d: codec %v, want %v", rank, c.Index, c.Codec, tc.want)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestCWriter_WithoutLibzstdGoWritesTheChunks: where the system's
+// libzstd cannot be loaded (GCLOCK_TEST_FAULT=nozstd), rank 0 says so
+// once and the Go half writes every chunk with S2: the same events as
+// the C writer's run (all zstd), every call of the loop recorded. Both
+// MPIs.
+func TestCWriter_WithoutLibzstdGoWritesTheChunks(t *testing.T) {
+	const calls = 20000
+	for _, m := range mpis(t) {
+		t.Run(m.Name, func(t *testing.T) {
+			counts := map[string][]int{}
+			for _, tc := range []struct {
+				fault string
+				want  trace.Codec
+				warns int
+			}{{"", trace.CodecZstd, 0}, {"nozstd", trace.CodecS2, 1}} {
+				dir := filepath.Join(t.TempDir(), "tr")
+				r := mpirun(t, run{NP: 2, Preload: true, MPI: m, Prog: "loopsum", Args: []string{strconv.Itoa(calls)},
+					Env: []string{"GCLOCK_DIR=" + dir, "GCLOCK_BUFFER=1024", "GCLOCK_TEST_FAULT=" + tc.fault, "GCLOCK_QUIET=1"}})
+				want := fmt.Sprintf("%d of %d calls right", calls, calls)
+				if r.Code != 0 || !strings.Contains(r.Stdout, want) {
+					t.Fatalf("fault %q: code %d, stdout %q\n%s", tc.fault, r.Code, r.Stdout, r.Stderr)
+				}
+				warns := 0
+				for _, l := range gclockLines(r.Stderr) {
+					if strings.Contains(l, "libzstd.so.1 cannot be loaded") && strings.HasPrefix(l, "gclock: rank 0: ") {
+						warns++
+					} else {
+						t.Errorf("fault %q: unexpected line %q", tc.fault, l)
+					}
+				}
+				if warns != tc.warns {
+					t.Errorf("fault %q: %d warnings from rank 0, want %d:\n%s", tc.fault, warns, tc.warns, r.Stderr)
+				}
+				for rank, rt := range readTraces(t, dir, 2) {
+					allreduce := 0
+					for _, e := range rt.Events {
+						if e.Op == trace.OpAllreduce {
+							allreduce++
+						}
+					}
+					if allreduce != calls || len(rt.Meta.Chunks) < calls/1024 {
+						t.Errorf("fault %q rank %d: %d MPI_Allreduce events in %d chunks, want %d in at least %d",
+							tc.fault, rank, allreduce, len(rt.Meta.Chunks), calls, calls/1024)
+					}
+					for _, c := range rt.Meta.Chunks {
+						if c.Codec != tc.want {
+							t.Errorf("fault %q rank %d chunk %d: codec %v, want %v", tc.fault, rank, c.Index, c.Codec, tc.want)
+						}
+					}
+					counts[tc.fault] = append(counts[tc.fault], len(rt.Events))
+				}
+			}
+			if fmt.Sprint(counts[""]) != fmt.Sprint(counts["nozstd"]) {
+				t.Errorf("events per rank: %v with the C writer, %v through Go", counts[""], counts["nozstd"])
 			}
 		})
 	}

@@ -160,6 +160,78 @@ type Writer struct {
 	chunks int
 	err    error
 	closed bool
+	// shared: another writer of EVENTS frames to the same descriptor
+	// (SetShared), nil if none.
+	shared SharedFile
+}
+
+// SharedState is what a Writer and another writer of EVENTS frames to the
+// same file (the recorder's C chunk writer, cshim/cwrite.c) share: the
+// file's end and counts, which both advance, and what the other writer
+// needs to know of the file.
+type SharedState struct {
+	Off           int64 // bytes in the file
+	Chunks        int   // EVENTS frames in the file
+	Events, Calls uint64
+	// WriteErr is the error of the other writer's failed write of a frame
+	// of ErrLen bytes (part of it may be in the file), nil if none.
+	WriteErr error
+	ErrLen   int64
+	// Set by the Writer: the descriptor and the file it must name, and
+	// whether the other writer may write now (the Writer usable, no frame
+	// of its own waiting to go with the next one, no fsync per frame).
+	FD       int
+	Dev, Ino uint64
+	Armed    bool
+}
+
+// SharedFile is the other writer's side of a shared file. Lock waits until
+// it is between frames and keeps it there; Unlock lets it go on with the
+// given state. Lock and Unlock may be called from different threads.
+type SharedFile interface {
+	Lock() SharedState
+	Unlock(SharedState)
+}
+
+// SetShared makes s a second writer of EVENTS frames to w's file: from now
+// on each of w's frames is written with s locked, after w took up the
+// position and counts s left, and s gets them back (with Armed) after it.
+// Only for a Writer made by Create.
+func (w *Writer) SetShared(s SharedFile) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.shared != nil || s == nil {
+		return
+	}
+	s.Lock()
+	w.shared = s
+	s.Unlock(w.sharedState())
+}
+
+// begin takes the shared file's lock (SetShared) and w's position and
+// counts from it; the returned function gives them back. Called with mu
+// held, before anything that writes or reads them.
+func (w *Writer) begin() func() {
+	if w.shared == nil {
+		return func() {}
+	}
+	st := w.shared.Lock()
+	w.off, w.chunks, w.events, w.calls = st.Off, st.Chunks, st.Events, st.Calls
+	if st.WriteErr != nil && w.err == nil {
+		w.err = fmt.Errorf("trace: %s: writing events frame of %d bytes, the file now %d bytes: %w",
+			w.opts.name, st.ErrLen, st.Off, st.WriteErr)
+	}
+	return func() { w.shared.Unlock(w.sharedState()) }
+}
+
+// sharedState is what w publishes to the shared file's other writer.
+func (w *Writer) sharedState() SharedState {
+	st := SharedState{Off: w.off, Chunks: w.chunks, Events: w.events, Calls: w.calls, FD: -1}
+	if w.file != nil && w.idOK {
+		st.FD, st.Dev, st.Ino = w.id.fd, w.id.dev, w.id.ino
+	}
+	st.Armed = st.FD >= 0 && w.err == nil && !w.closed && !w.lost && !w.opts.syncEvery && len(w.later) == 0
+	return st
 }
 
 var errClosed = errors.New("writer is closed")
@@ -365,6 +437,7 @@ func (w *Writer) usable() error {
 func (w *Writer) WriteEvents(evs []Event) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -389,6 +462,7 @@ func (w *Writer) writeChunk(evs []Event) error {
 func (w *Writer) WriteColumns(cols *Columns) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -521,6 +595,7 @@ func (w *Writer) WriteComm(c Comm) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -542,6 +617,7 @@ const maxLater = 64 << 10
 func (w *Writer) WriteEpoch(e Epoch) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	return w.writeMeta(KindEpoch, &e)
 }
 
@@ -551,6 +627,7 @@ func (w *Writer) WriteEpoch(e Epoch) error {
 func (w *Writer) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	if w.err != nil {
 		return w.err
 	}
@@ -567,6 +644,7 @@ func (w *Writer) Sync() error {
 func (w *Writer) Events() uint64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	return w.events
 }
 
@@ -575,6 +653,7 @@ func (w *Writer) Events() uint64 {
 func (w *Writer) Offset() int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	return w.off
 }
 
@@ -586,6 +665,7 @@ func (w *Writer) Offset() int64 {
 func (w *Writer) Close(f Footer) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	if w.closed {
 		return fmt.Errorf("trace: %s: %w", w.opts.name, errClosed)
 	}
@@ -614,6 +694,7 @@ func (w *Writer) Close(f Footer) error {
 func (w *Writer) Abort() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	defer w.begin()()
 	if w.closed {
 		return fmt.Errorf("trace: %s: %w", w.opts.name, errClosed)
 	}

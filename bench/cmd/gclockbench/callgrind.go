@@ -55,6 +55,7 @@ func benchCallgrind(c *Config, rep *Report) []Row {
 type callgrindResult struct {
 	perFunc map[string]float64
 	iters   float64
+	zstd    float64 // instructions in libzstd (the C chunk writer's compression)
 }
 
 func (r callgrindResult) total() float64 {
@@ -85,8 +86,8 @@ func (r callgrindResult) row(sec, name string, k callgrindCase) Row {
 		value += fmt.Sprintf(" (%s per %s)", num(perIter), k.iterWord)
 	}
 	return Row{Section: sec, Name: name, Value: value,
-		Notes: fmt.Sprintf("valgrind --tool=callgrind, one rank, %s %ss; all of the library's C code in the run (wrappers, request table, column split, init and finalize; not the Go runtime, not libmpi); per %s, largest: %s. Deterministic: compare runs to see a change",
-			num(r.iters), k.iterWord, k.iterWord, strings.Join(top, ", "))}
+		Notes: fmt.Sprintf("valgrind --tool=callgrind, one rank, %s %ss; all of the library's C code in the run (wrappers, request table, column split, the chunk writer's packing and CRC, init and finalize; not the Go runtime, not libmpi); per %s, largest: %s; besides, in libzstd (the chunk writer's compression, since 2026-11-28): %s per event. Deterministic: compare runs to see a change",
+			num(r.iters), k.iterWord, k.iterWord, strings.Join(top, ", "), num(r.zstd/r.iters/k.perIter))}
 }
 
 // callgrindCount runs one case under callgrind with the preload.
@@ -129,7 +130,23 @@ func callgrindCount(c *Config, k callgrindCase) (callgrindResult, error) {
 	if vs[0] <= 0 {
 		return callgrindResult{}, errors.New(k.prog + " made no iterations")
 	}
-	return callgrindResult{perFunc: per, iters: vs[0]}, nil
+	return callgrindResult{perFunc: per, iters: vs[0], zstd: objectTotal(a.Stdout, "libzstd.so")}, nil
+}
+
+// objectTotal sums callgrind_annotate's per-function counts of the objects
+// whose base name starts with prefix.
+func objectTotal(annotate, prefix string) float64 {
+	t := 0.0
+	for _, l := range strings.Split(annotate, "\n") {
+		m := annotateLine.FindStringSubmatch(l)
+		if m == nil || !strings.HasPrefix(filepath.Base(m[4]), prefix) {
+			continue
+		}
+		if ir, err := strconv.ParseFloat(strings.ReplaceAll(m[1], ",", ""), 64); err == nil {
+			t += ir
+		}
+	}
+	return t
 }
 
 // annotateLine is one function line of callgrind_annotate's output:

@@ -52,3 +52,19 @@ func TestCallgrindRow_PerEventAndPerIteration(t *testing.T) {
 		}
 	}
 }
+
+func TestObjectTotal_SumsEveryFunctionOfTheObject(t *testing.T) {
+	const annotate = `   148,561 ( 0.23%)  ???:0x000000000003a050 [/usr/lib/x86_64-linux-gnu/libzstd.so.1.5.4]
+    68,168 ( 0.10%)  ???:0x000000000001c320 [/usr/lib/x86_64-linux-gnu/libzstd.so.1.5.4]
+24,659,859 (11.49%)  pmpi/../cshim/encode.c:gclock_encode_columns [/tmp/dbg/libgclock.so]
+     1,000 ( 0.00%)  ???:ZSTD_compressCCtx [/opt/zstd/libzstd.so.1]
+`
+	for _, tc := range []struct {
+		prefix string
+		want   float64
+	}{{"libzstd.so", 217729}, {"libgclock.so", 24659859}, {"libmpi.so", 0}} {
+		if got := objectTotal(annotate, tc.prefix); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.prefix, got, tc.want)
+		}
+	}
+}
