@@ -27,6 +27,9 @@ const (
 	// facts say it must, to the nearest clock they allow (refine.go;
 	// Options.Refine carries the moves a first pass computed).
 	ClockRefined
+	// ClockLinear is ClockInterp with straight lines between the knots
+	// (the interp of issue 10, before the smooth model of issue 38).
+	ClockLinear
 )
 
 func (m ClockMode) String() string {
@@ -39,11 +42,13 @@ func (m ClockMode) String() string {
 		return "raw"
 	case ClockRefined:
 		return "refined"
+	case ClockLinear:
+		return "linear"
 	}
 	return fmt.Sprintf("ClockMode(%d)", int(m))
 }
 
-// ParseClockMode parses "interp", "init", "raw" or "refined".
+// ParseClockMode parses "interp", "init", "raw", "refined" or "linear".
 func ParseClockMode(s string) (ClockMode, error) {
 	switch s {
 	case "interp", "":
@@ -54,8 +59,10 @@ func ParseClockMode(s string) (ClockMode, error) {
 		return ClockRaw, nil
 	case "refined":
 		return ClockRefined, nil
+	case "linear":
+		return ClockLinear, nil
 	}
-	return 0, fmt.Errorf("unknown clock mode %q (want interp, init, raw or refined)", s)
+	return 0, fmt.Errorf("unknown clock mode %q (want interp, init, raw, refined or linear)", s)
 }
 
 // knot is one point of the interpolated offset curve: the offset an
@@ -82,9 +89,11 @@ type knot struct {
 //
 // with o0 = m0.Offset(te0), o1 = m1.Offset(te1). The curve is continuous at
 // both knots; outside the knots the nearest epoch's own model (its own
-// slope) is the best available extrapolation. More than two epochs
-// generalise to a piecewise-linear curve through every epoch's knot. Epochs
-// whose EndNS does not increase are dropped (keeping the earlier one).
+// slope) is the best available extrapolation. More than two epochs (resync
+// knots) generalise to a curve through every epoch's knot: by default a
+// cubic spline with kinks where a frequency step shows (offsetmodel.go,
+// DefaultScheme), with ClockLinear straight lines. Epochs whose EndNS does
+// not increase are dropped (keeping the earlier one).
 //
 // global(t) = t − offset(t). Global returns it relative to an origin (an
 // int64 ns in rank 0's timebase, SetOrigin; 0 by default): t − origin is
@@ -99,9 +108,10 @@ type Corrector struct {
 	first  trace.Model
 	last   trace.Model
 	knots  []knot
+	// curve: the offset model through the knots (offsetmodel.go)
+	curve *offsetCurve
 	// fast path for the segment between the first two knots
 	t0, t1 int64
-	o0, k  float64
 	// adjust: ClockRefined's moves (refine.go), nil otherwise
 	adjust *rankAdjust
 	// loose: what steadyLooseKnots moved ("" nothing)
@@ -146,7 +156,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		return c, note + "no sync epoch: times left uncorrected"
 	}
 	if mode == ClockInit || len(eps) == 1 {
-		if mode == ClockInterp || mode == ClockRefined {
+		if mode == ClockInterp || mode == ClockRefined || mode == ClockLinear {
 			note += fmt.Sprintf("only epoch %d present: interpolation impossible, its model is used for the whole run", eps[0].Index)
 		}
 		c.mode = ClockInit
@@ -176,8 +186,16 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		c.last.Intercept += last.off - c.last.Offset(last.t)
 	}
 	c.t0, c.t1 = c.knots[0].t, c.knots[1].t
-	c.o0 = c.knots[0].off
-	c.k = (c.knots[1].off - c.knots[0].off) / float64(c.t1-c.t0)
+	ts := make([]int64, len(c.knots))
+	offs := make([]float64, len(c.knots))
+	for i, k := range c.knots {
+		ts[i], offs[i] = k.t, k.off
+	}
+	scheme := DefaultScheme
+	if mode == ClockLinear {
+		scheme = LinearScheme
+	}
+	c.curve = newOffsetCurve(ts, offs, scheme)
 	return c, note
 }
 
@@ -314,7 +332,7 @@ func (c *Corrector) interpOffset(t int64) float64 {
 		return c.first.Offset(t)
 	}
 	if t >= c.t0 && t <= c.t1 {
-		return c.o0 + c.k*float64(t-c.t0)
+		return c.curve.at(0, t)
 	}
 	if t < c.t0 {
 		return c.first.Offset(t)
@@ -324,8 +342,7 @@ func (c *Corrector) interpOffset(t int64) float64 {
 		return c.last.Offset(t)
 	}
 	i := sort.Search(len(ks), func(i int) bool { return ks[i].t >= t }) // ks[i-1].t < t <= ks[i].t
-	a, b := ks[i-1], ks[i]
-	return a.off + (b.off-a.off)*float64(t-a.t)/float64(b.t-a.t)
+	return c.curve.at(i-1, t)
 }
 
 // SetOrigin makes Global and Raw return ns relative to origin (ns in rank

@@ -91,7 +91,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.out, "o", "tracemerge-out", "output directory")
 	fs.StringVar(&f.out, "out", "tracemerge-out", "output directory")
-	fs.StringVar(&f.clock, "clock", "interp", "interp, refined, init or raw")
+	fs.StringVar(&f.clock, "clock", "interp", "interp, refined, linear, init or raw")
 	fs.StringVar(&f.from, "from", "", "window start after run start")
 	fs.StringVar(&f.to, "to", "", "window end after run start")
 	fs.Var(&f.instances, "instance", "COMM:SEQ to zoom into")

@@ -1,0 +1,296 @@
+package merge
+
+import (
+	"math"
+	"sort"
+)
+
+// The offset model between sync knots (issue 38 §1, docs/decisions.md
+// "A smooth offset model through the sync knots").
+//
+// The knots give a rank's offset (local − reference) at the end of each
+// sync epoch. Between knots the offset follows a cubic Hermite curve: in
+// interval i (knots i and i+1, width h, secant slope m) with u = (t−t_i)/h,
+//
+//	off(t) = o_i + h·u·[m + (1−u)·((d_i − m)·(1−u) − (d_{i+1} − m)·u)]
+//
+// which is the Hermite cubic with value o_i, o_{i+1} and derivative d_i,
+// d_{i+1} at the ends, written as the chord plus a correction that
+// vanishes at both knots (so the curve still passes through every knot, as
+// the piecewise-linear one did). The derivatives come from a C² cubic
+// spline through the knots (Scheme SplineScheme), chosen by the
+// measurements in TestOffsetModel_SchemesOnInjectedShapes: with knots 2 s
+// apart a straight line through a 20 µs / 20 s sine misses by ≈ 0.99 µs,
+// the spline by ≈ 0.05 µs, and a 1 ppm frequency step inside an interval
+// costs the spline at most ≈ 0.2 µs instead of up to 0.5 µs.
+//
+// Noisy knots: a derivative estimated from knots close together amplifies
+// their measurement error (a 10 ns miss over a 100 ms interval is a slope
+// error of 1e-7, which bends a 2 s interval by ≈ 30 ns). Where an
+// interval's knots are close together compared with their sync-path
+// bounds, the cubic correction is damped toward the chord (dampFactor).
+
+// DefaultScheme is the offset model of --clock interp (and refined).
+const DefaultScheme = SplineKinkScheme
+
+// Scheme is how the knots' derivatives of the offset model are chosen.
+type Scheme int
+
+// Offset model schemes (all interpolate the knots).
+const (
+	// SplineScheme: a C² cubic spline, ends clamped to the parabola
+	// through the first (last) three knots. The default of --clock interp.
+	SplineScheme Scheme = iota
+	// LinearScheme: straight lines between knots (--clock linear; the
+	// interp of issue 10).
+	LinearScheme
+	// BesselScheme: each knot's derivative from the parabola through it
+	// and its two neighbours (C¹ only).
+	BesselScheme
+	// AkimaScheme: Akima's weights on the neighbouring secants (follows a
+	// kink; C¹ only).
+	AkimaScheme
+	// PCHIPScheme: Fritsch–Carlson monotone cubic (flat at every local
+	// extremum of the knots).
+	PCHIPScheme
+	// SplineKinkScheme: SplineScheme, except in an interval whose
+	// neighbours' secants differ by far more than their own neighbours'
+	// (a frequency step inside it): there the two neighbouring lines,
+	// extended to where they meet.
+	SplineKinkScheme
+)
+
+func (s Scheme) String() string {
+	switch s {
+	case SplineScheme:
+		return "spline"
+	case LinearScheme:
+		return "linear"
+	case BesselScheme:
+		return "bessel"
+	case AkimaScheme:
+		return "akima"
+	case PCHIPScheme:
+		return "pchip"
+	case SplineKinkScheme:
+		return "spline+kinks"
+	}
+	return "scheme?"
+}
+
+// knotDerivs returns the derivative of the offset model at every knot
+// (len(ts) ≥ 2; ts strictly increasing).
+func knotDerivs(ts []int64, off []float64, s Scheme) []float64 {
+	n := len(ts)
+	h := make([]float64, n-1)
+	m := make([]float64, n-1)
+	for i := range h {
+		h[i] = float64(ts[i+1] - ts[i])
+		m[i] = (off[i+1] - off[i]) / h[i]
+	}
+	d := make([]float64, n)
+	if s == LinearScheme || n == 2 {
+		// with two knots every scheme is the straight line
+		for i := range d {
+			d[i] = m[min(i, n-2)]
+		}
+		if s == LinearScheme {
+			return nil
+		}
+		return d
+	}
+	// parabola through knots 0,1,2 (n-3..n-1) at the end knots
+	endDeriv := func(h0, h1, m0, m1 float64) float64 {
+		return ((2*h0+h1)*m0 - h0*m1) / (h0 + h1)
+	}
+	d[0] = endDeriv(h[0], h[1], m[0], m[1])
+	d[n-1] = endDeriv(h[n-2], h[n-3], m[n-2], m[n-3])
+	switch s {
+	case BesselScheme:
+		for i := 1; i < n-1; i++ {
+			d[i] = (h[i]*m[i-1] + h[i-1]*m[i]) / (h[i-1] + h[i])
+		}
+	case AkimaScheme:
+		// secants relative to their mean, so that a constant drift
+		// (which all share) does not enter the weights
+		for i := 1; i < n-1; i++ {
+			var w1, w2 float64
+			if i+1 < n-1 {
+				w1 = math.Abs(m[i+1] - m[i])
+			}
+			if i-2 >= 0 {
+				w2 = math.Abs(m[i-1] - m[i-2])
+			}
+			if w1+w2 == 0 {
+				d[i] = (h[i]*m[i-1] + h[i-1]*m[i]) / (h[i-1] + h[i])
+			} else {
+				d[i] = (w1*m[i-1] + w2*m[i]) / (w1 + w2)
+			}
+		}
+	case PCHIPScheme:
+		for i := 1; i < n-1; i++ {
+			if m[i-1]*m[i] <= 0 {
+				d[i] = 0
+				continue
+			}
+			w1, w2 := 2*h[i]+h[i-1], h[i]+2*h[i-1]
+			d[i] = (w1 + w2) / (w1/m[i-1] + w2/m[i])
+		}
+	case SplineScheme, SplineKinkScheme:
+		return splineDerivs(h, m, nil)
+	}
+	return d
+}
+
+// hermite is the offset at local time t in interval [t0, t1] with values
+// o0, o1 and derivatives d0, d1 (chord plus a correction that is 0 at
+// both ends).
+func hermite(t, t0, t1 int64, o0, o1, d0, d1 float64) float64 {
+	h := float64(t1 - t0)
+	x := float64(t - t0)
+	u := x / h
+	m := (o1 - o0) / h
+	return o0 + x*(m+(1-u)*((d0-m)*(1-u)-(d1-m)*u))
+}
+
+// splineDerivs returns the knot derivatives of the C² cubic spline with
+// not-a-knot ends (de Boor; scipy's CubicSpline default) through knots
+// with interval widths h and secant slopes m (len(h) ≥ 2). fixed, when not
+// nil, holds derivatives to keep (NaN: free): the spline is then C² only
+// between fixed knots (each run between them a clamped spline).
+func splineDerivs(h, m, fixed []float64) []float64 {
+	n := len(h) + 1
+	d := make([]float64, n)
+	if n == 3 && fixed == nil { // one parabola through the three knots
+		d[0] = ((2*h[0]+h[1])*m[0] - h[0]*m[1]) / (h[0] + h[1])
+		d[2] = ((2*h[1]+h[0])*m[1] - h[1]*m[0]) / (h[0] + h[1])
+		d[1] = (h[1]*m[0] + h[0]*m[1]) / (h[0] + h[1])
+		return d
+	}
+	// tridiagonal rows: a[i]·d[i-1] + b[i]·d[i] + c[i]·d[i+1] = r[i]
+	a := make([]float64, n)
+	b := make([]float64, n)
+	c := make([]float64, n)
+	r := make([]float64, n)
+	for i := 1; i < n-1; i++ {
+		a[i], b[i], c[i] = h[i], 2*(h[i-1]+h[i]), h[i-1]
+		r[i] = 3 * (h[i]*m[i-1] + h[i-1]*m[i])
+	}
+	if n == 3 { // fixed ends: clamp to the end parabolas' slopes
+		b[0], r[0] = 1, ((2*h[0]+h[1])*m[0]-h[0]*m[1])/(h[0]+h[1])
+		b[2], r[2] = 1, ((2*h[1]+h[0])*m[1]-h[1]*m[0])/(h[0]+h[1])
+	} else {
+		// not-a-knot: the third derivative is continuous at knots 1 and n-2
+		s := h[0] + h[1]
+		b[0], c[0] = h[1], s
+		r[0] = ((h[0]+2*s)*h[1]*m[0] + h[0]*h[0]*m[1]) / s
+		s = h[n-2] + h[n-3]
+		a[n-1], b[n-1] = s, h[n-3]
+		r[n-1] = (h[n-2]*h[n-2]*m[n-3] + (2*s+h[n-2])*h[n-3]*m[n-2]) / s
+	}
+	for i, v := range fixed {
+		if !math.IsNaN(v) {
+			a[i], b[i], c[i], r[i] = 0, 1, 0, v
+		}
+	}
+	// Thomas algorithm
+	for i := 1; i < n; i++ {
+		w := a[i] / b[i-1]
+		b[i] -= w * c[i-1]
+		r[i] -= w * r[i-1]
+	}
+	d[n-1] = r[n-1] / b[n-1]
+	for i := n - 2; i >= 0; i-- {
+		d[i] = (r[i] - c[i]*d[i+1]) / b[i]
+	}
+	return d
+}
+
+// KinkRatio: an interval is a kink (a frequency step inside it) when the
+// secants on either side of it differ by more than KinkRatio times the
+// change of secant next to them on both sides together.
+const KinkRatio = 4.0
+
+// offsetCurve is the offset model through a rank's knots.
+type offsetCurve struct {
+	ts   []int64
+	off  []float64
+	d    []float64 // derivatives at the knots; nil: straight lines
+	kink []float64 // per interval: u in (0,1) where the two lines meet, 0: none
+}
+
+// newOffsetCurve builds the model of scheme s through the knots.
+func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
+	c := &offsetCurve{ts: ts, off: off}
+	n := len(ts)
+	if s == LinearScheme || n < 2 {
+		return c
+	}
+	if s != SplineKinkScheme || n < 5 {
+		c.d = knotDerivs(ts, off, s)
+		return c
+	}
+	h := make([]float64, n-1)
+	m := make([]float64, n-1)
+	for i := range h {
+		h[i] = float64(ts[i+1] - ts[i])
+		m[i] = (off[i+1] - off[i]) / h[i]
+	}
+	fixed := make([]float64, n)
+	for i := range fixed {
+		fixed[i] = math.NaN()
+	}
+	// The typical bend between neighbouring intervals (knot noise and
+	// smooth wander): a kink must stand out of it too, or noisy knots
+	// read as kinks (2.6 µs off on the 20 µs sine with 130 ns knot noise).
+	bends := make([]float64, 0, n-2)
+	for j := 0; j+1 < n-1; j++ {
+		bends = append(bends, math.Abs(m[j+1]-m[j])*(h[j]+h[j+1])/2)
+	}
+	sort.Float64s(bends)
+	typical := bends[len(bends)/2]
+	c.kink = make([]float64, n-1)
+	any := false
+	for i := 2; i+2 < n-1; i++ {
+		a, b := m[i-1], m[i+1]
+		jump := math.Abs(b - a)
+		// both sides must show straight lines: with one side only, a
+		// sine near its inflection reads as a kink (2.3 µs off in the
+		// study)
+		if i-2 < 0 || i+2 >= n-1 {
+			continue
+		}
+		around := math.Abs(m[i-1]-m[i-2]) + math.Abs(m[i+2]-m[i+1])
+		if jump <= KinkRatio*around || jump*h[i] <= KinkRatio*typical {
+			continue
+		}
+		u := (m[i] - b) / (a - b)
+		if !(u > 0.02 && u < 0.98) {
+			continue
+		}
+		c.kink[i] = u
+		fixed[i], fixed[i+1] = a, b
+		any = true
+	}
+	if !any {
+		c.kink = nil
+	}
+	c.d = splineDerivs(h, m, fixed)
+	return c
+}
+
+// at is the model's offset at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
+func (c *offsetCurve) at(i int, t int64) float64 {
+	t0, t1 := c.ts[i], c.ts[i+1]
+	o0, o1 := c.off[i], c.off[i+1]
+	if c.d == nil {
+		return o0 + (o1-o0)*float64(t-t0)/float64(t1-t0)
+	}
+	if c.kink != nil && c.kink[i] > 0 {
+		if u := float64(t-t0) / float64(t1-t0); u <= c.kink[i] {
+			return o0 + c.d[i]*float64(t-t0)
+		}
+		return o1 - c.d[i+1]*float64(t1-t)
+	}
+	return hermite(t, t0, t1, o0, o1, c.d[i], c.d[i+1])
+}
