@@ -110,6 +110,8 @@ type Corrector struct {
 	knots  []knot
 	// curve: the offset model through the knots (offsetmodel.go)
 	curve *offsetCurve
+	// bars: the model's error bars (offsetmodel.go)
+	bars *errorBars
 	// fast path for the segment between the first two knots
 	t0, t1 int64
 	// adjust: ClockRefined's moves (refine.go), nil otherwise
@@ -155,7 +157,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		c.mode = ClockRaw
 		return c, note + "no sync epoch: times left uncorrected"
 	}
-	if mode == ClockInit || len(eps) == 1 {
+	if len(eps) == 1 {
 		if mode == ClockInterp || mode == ClockRefined || mode == ClockLinear {
 			note += fmt.Sprintf("only epoch %d present: interpolation impossible, its model is used for the whole run", eps[0].Index)
 		}
@@ -165,7 +167,9 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 	}
 	for _, e := range eps {
 		if n := len(c.knots); n > 0 && e.EndNS <= c.knots[n-1].t {
-			note += fmt.Sprintf("epoch %d ends before the previous one: ignored", e.Index)
+			if mode != ClockInit {
+				note += fmt.Sprintf("epoch %d ends before the previous one: ignored", e.Index)
+			}
 			continue
 		}
 		c.knots = append(c.knots, knot{t: e.EndNS, off: e.Model.Offset(e.EndNS), bound: epochBound(e), epoch: e.Index})
@@ -176,6 +180,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 	}
 	if len(c.knots) < 2 {
 		c.mode = ClockInit
+		c.first = eps[0].Model
 		return c, note
 	}
 	if n := steadyLooseKnots(c.knots); n != "" {
@@ -196,6 +201,10 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		scheme = LinearScheme
 	}
 	c.curve = newOffsetCurve(ts, offs, scheme)
+	c.bars = newErrorBars(ts, offs)
+	if mode == ClockInit { // epoch 0's model; the knots serve its error bar only
+		c.first, c.loose = eps[0].Model, ""
+	}
 	return c, note
 }
 
@@ -343,6 +352,50 @@ func (c *Corrector) interpOffset(t int64) float64 {
 	}
 	i := sort.Search(len(ks), func(i int) bool { return ks[i].t >= t }) // ks[i-1].t < t <= ks[i].t
 	return c.curve.at(i-1, t)
+}
+
+// ErrorBar is the estimated error (ns) of Global(t) against the
+// reference clock: from the knots' leave-one-out residuals, the model's
+// bend and the distance to the nearest knots (offsetmodel.go, "Error
+// bars"); with --clock init the distance of epoch 0's model from the
+// knots' curve comes on top, with refined the moves. -1 when unknown (raw
+// mode, or fewer than three knots). Rank 0, the reference, has 0.
+func (c *Corrector) ErrorBar(t int64) float64 {
+	if c.mode == ClockRaw || c.bars == nil || len(c.knots) < 3 {
+		return -1
+	}
+	ks := c.knots
+	var b float64
+	switch n := len(ks); {
+	case t < ks[0].t: // the slope beyond the end knot is off by about bar/h
+		b = c.bars.at(c.curve.ts, 0, ks[0].t) * (1 + float64(ks[0].t-t)/float64(ks[1].t-ks[0].t))
+	case t > ks[n-1].t:
+		b = c.bars.at(c.curve.ts, n-2, ks[n-1].t) * (1 + float64(t-ks[n-1].t)/float64(ks[n-1].t-ks[n-2].t))
+	default:
+		i := sort.Search(n, func(i int) bool { return ks[i].t >= t })
+		b = c.bars.at(c.curve.ts, max(0, i-1), t)
+	}
+	if c.mode == ClockInit {
+		b += math.Abs(c.first.Offset(t) - c.knotCurve(t))
+	}
+	if c.adjust != nil || c.clc != nil {
+		b += math.Abs(c.Offset(t) - c.interpOffset(t))
+	}
+	return b
+}
+
+// knotCurve is the offset model through the knots at t (the nearest
+// epoch's model beyond them).
+func (c *Corrector) knotCurve(t int64) float64 {
+	ks := c.knots
+	switch {
+	case t < ks[0].t:
+		return ks[0].off + c.first.Slope*float64(t-ks[0].t)
+	case t > ks[len(ks)-1].t:
+		return ks[len(ks)-1].off + c.last.Slope*float64(t-ks[len(ks)-1].t)
+	}
+	i := sort.Search(len(ks), func(i int) bool { return ks[i].t >= t })
+	return c.curve.at(max(0, i-1), t)
 }
 
 // SetOrigin makes Global and Raw return ns relative to origin (ns in rank

@@ -294,3 +294,161 @@ func (c *offsetCurve) at(i int, t int64) float64 {
 	}
 	return hermite(t, t0, t1, o0, o1, c.d[i], c.d[i+1])
 }
+
+// Error bars (issue 38 §2). Each knot's offset is measured with an error
+// the sync path bounds only loosely (its SKaMPI intervals are 10–30 times
+// wider than the typical miss), and between knots the model adds its own.
+// Both show in the knots themselves: a knot predicted from its neighbours
+// (leave one out, the cubic through up to two knots on each side) misses
+// by its own error, its neighbours' and the model's error over twice the
+// spacing. The bar at knot i is
+//
+//	q_i = BarScale · sqrt(s² + max(|r_{i−1}|, |r_i|, |r_{i+1}|)²)
+//
+// with r the leave-one-out residuals and s their median magnitude over the
+// rank (the typical miss, which the local term widens where a kink, a
+// disturbed knot or a bend shows); between knots it is interpolated
+// linearly; beyond the end knots it grows with the distance as a slope
+// error of q/h would. BarScale is calibrated on the simulated knots of
+// TestOffsetModel_ErrorBarsCoverTheTruth (the real-MPI tests check it
+// against injected truth) and the bar never exceeds a knot's sync-path
+// bound plus the model's own bend there (a proven bound stays a bound).
+
+// BarScale is the factor of the error bar over the knots' typical and
+// local leave-one-out residual (see above).
+const BarScale = 3.5
+
+// BarCurve and BarKink are the shares of the residuals' smooth part that
+// the model between knots keeps: of a bend common to the knots around
+// (the spline's error is about 5/384 h^4 f”” where the leave-one-out
+// residual at twice the spacing is about h^4 f””/6) and of what stands
+// out at one or two knots (a frequency step the kink rule did not take).
+const (
+	BarCurve = 0.03
+	BarKink  = 0.5
+)
+
+// looResiduals returns, per knot, its offset minus the value the cubic
+// through up to two knots on each side predicts (0 where fewer than two
+// other knots exist).
+func looResiduals(ts []int64, off []float64) []float64 {
+	n := len(ts)
+	r := make([]float64, n)
+	var xs, ys [4]float64
+	for i := range n {
+		k := 0
+		for j := max(0, i-2); j <= min(n-1, i+2); j++ {
+			if j != i {
+				xs[k], ys[k] = float64(ts[j]-ts[i]), off[j]
+				k++
+			}
+		}
+		if k < 2 {
+			continue
+		}
+		// Lagrange polynomial through the k points, at x = 0
+		p := 0.0
+		for a := range k {
+			w := 1.0
+			for b := range k {
+				if b != a {
+					w *= (0 - xs[b]) / (xs[a] - xs[b])
+				}
+			}
+			p += w * ys[a]
+		}
+		r[i] = off[i] - p
+	}
+	return r
+}
+
+// newErrorBars estimates the error bars of the model through the knots
+// from their leave-one-out residuals (see BarScale).
+func newErrorBars(ts []int64, off []float64) *errorBars {
+	n := len(ts)
+	b := &errorBars{model: make([]float64, n), gKnot: make([]float64, n), gMid: make([]float64, max(0, n-1))}
+	if n < 3 {
+		return b
+	}
+	r := looResiduals(ts, off)
+	// Noise: neighbouring residuals share their knots (for equal spacing
+	// the residual is the 4th difference / 6, lag-1 correlation −0.8), so
+	// their difference carries 7σ² of knot noise and cancels the smooth
+	// part; their mean carries 7σ²/36 and keeps the smooth part.
+	diffs := make([]float64, 0, n-1)
+	smooth := make([]float64, n-1)
+	for i := 0; i+1 < n; i++ {
+		diffs = append(diffs, math.Abs(r[i]-r[i+1]))
+		smooth[i] = math.Abs(r[i]+r[i+1]) / 2
+	}
+	sort.Float64s(diffs)
+	b.sigma = diffs[len(diffs)/2] / (0.6745 * math.Sqrt(7))
+	// The model's share: a smooth bend shows in the residuals of many
+	// knots alike (the spline keeps a small share of a 4th difference
+	// between knots: BarCurve), a kink or a disturbed knot in one or two
+	// (the spline can miss by as much: BarKink on what stands out).
+	for i := range n {
+		loc := 0.0
+		for j := max(0, i-2); j <= min(n-2, i+1); j++ {
+			loc = math.Max(loc, smooth[j])
+		}
+		lo, hi := max(0, i-5), min(n-2, i+4)
+		w := append([]float64(nil), smooth[lo:hi+1]...)
+		sort.Float64s(w)
+		wide := w[len(w)/2]
+		b.model[i] = BarCurve*wide + BarKink*max(0, loc-2*wide)
+	}
+	b.gKnot, b.gMid = noiseGains(ts)
+	return b
+}
+
+// noiseGains returns, per knot and per interval middle, how much the
+// default model amplifies independent knot errors of unit size there:
+// sqrt(Σ_j L_j(t)²), L_j the curve through a unit error at knot j alone
+// (a cubic spline is linear in its knot values; its response to one knot
+// decays by ≈ 0.27 per knot, so a window of 8 knots each side suffices).
+// A short interval next to long ones (the finalize resync 0.2 s before the
+// full sync's knot) makes the ends of the spline swing: the gain says so.
+func noiseGains(ts []int64) (atKnot, atMid []float64) {
+	n := len(ts)
+	atKnot = make([]float64, n)
+	atMid = make([]float64, n-1)
+	const w = 8
+	for j := range n {
+		lo, hi := max(0, j-w), min(n-1, j+w)
+		sub := ts[lo : hi+1]
+		v := make([]float64, len(sub))
+		v[j-lo] = 1
+		c := newOffsetCurve(sub, v, SplineScheme)
+		for k := range sub {
+			atKnot[lo+k] += v[k] * v[k]
+			if k+1 < len(sub) {
+				x := c.at(k, sub[k]+(sub[k+1]-sub[k])/2)
+				atMid[lo+k] += x * x
+			}
+		}
+	}
+	for i := range atKnot {
+		atKnot[i] = math.Sqrt(atKnot[i])
+	}
+	for i := range atMid {
+		atMid[i] = math.Sqrt(atMid[i])
+	}
+	return atKnot, atMid
+}
+
+// errorBars is the error bar of the offset model through a rank's knots.
+type errorBars struct {
+	sigma float64   // the knots' typical error (ns)
+	model []float64 // per knot: the model's share (ns)
+	gKnot []float64 // noise gain at each knot (1 for interpolation)
+	gMid  []float64 // noise gain at each interval's middle
+}
+
+// at is the bar at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
+func (b *errorBars) at(ts []int64, i int, t int64) float64 {
+	u := float64(t-ts[i]) / float64(ts[i+1]-ts[i])
+	g := (1-u)*b.gKnot[i] + u*b.gKnot[i+1] + 4*u*(1-u)*(b.gMid[i]-(b.gKnot[i]+b.gKnot[i+1])/2)
+	m := (1-u)*b.model[i] + u*b.model[i+1]
+	return BarScale * math.Hypot(b.sigma*g, m)
+}

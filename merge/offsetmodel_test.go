@@ -134,3 +134,96 @@ func TestOffsetModel_SchemesOnInjectedShapes(t *testing.T) {
 		}
 	}
 }
+
+// barStudy returns, over every probe (every 10 ms between the first and
+// last knot) of every seed, the true errors and the bars of the default
+// model.
+func barStudy(t *testing.T, sh shapeCase, sigma float64, heavy bool, seeds uint64) (errs, bars []float64) {
+	t.Helper()
+	for seed := uint64(1); seed <= seeds; seed++ {
+		ins, err := trace.ParseFakeClock(sh.spec(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := ins[0]
+		off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+		rng := rand.New(rand.NewPCG(seed, 38))
+		ts, o := studyKnots(off, 40e9, 2e9, sigma, rng)
+		if heavy { // one knot in 20 off by 5σ more
+			for i := range o {
+				if rng.IntN(20) == 0 {
+					o[i] += 5 * sigma * (2*float64(rng.IntN(2)) - 1)
+				}
+			}
+		}
+		c := newOffsetCurve(ts, o, DefaultScheme)
+		q := newErrorBars(ts, o)
+		i := 0
+		for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
+			for i < len(ts)-2 && tt > ts[i+1] {
+				i++
+			}
+			errs = append(errs, math.Abs(c.at(i, tt)-off(float64(tt))))
+			bars = append(bars, q.at(ts, i, tt))
+		}
+	}
+	return errs, bars
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// TestOffsetModel_ErrorBarsCoverTheTruth: on every injected shape, with
+// knot errors of σ = 10 ns and 130 ns (Gaussian, and with one knot in 20
+// off by 5σ more), the true error of the default model lies within the
+// error bar at ≥ 99 % of the probes (≥ 98 % with the heavy tails). The
+// median bar is not yet within issue 38's 4× of the median error: for
+// Gaussian knot errors no bar that is one width per rank can be (2.58/0.674
+// = 3.8 at 99 % coverage even with σ known), and estimated from 20 knots
+// it measures 6–8× where the noise dominates, 11–14× where a slow wander
+// adds to the residuals, ≈ 55× on the sine (its residuals are the sine's
+// 4th difference, which the noise estimate does not yet tell from noise).
+// The test guards those figures (16×, 60× on the sine); see
+// docs/clock-accuracy.md "Error bars". Logs the scale the bar would need
+// for 99 %.
+func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "%-26s %6s %5s %9s %9s %9s %12s\n", "shape", "σ ns", "tails", "coverage", "med bar", "med err", "scale @99%")
+	for _, sh := range studyShapes {
+		for _, sigma := range []float64{10, 130} {
+			for _, heavy := range []bool{false, true} {
+				errs, bars := barStudy(t, sh, sigma, heavy, 40)
+				in := 0
+				ratios := make([]float64, len(errs))
+				for i := range errs {
+					if errs[i] <= bars[i] {
+						in++
+					}
+					ratios[i] = errs[i] / bars[i] * BarScale
+				}
+				sort.Float64s(ratios)
+				cov := float64(in) / float64(len(errs))
+				mb, me := median(bars), median(errs)
+				fmt.Fprintf(&tab, "%-26s %6g %5v %8.2f%% %9.1f %9.1f %12.2f\n", sh.name, sigma, heavy, 100*cov, mb, me, ratios[len(ratios)*99/100])
+				want := 0.99
+				if heavy {
+					want = 0.98
+				}
+				if cov < want {
+					t.Errorf("%s σ %g (heavy tails %v): the true error lies within the bar at %.2f%% of the probes, want ≥ %.0f%%", sh.name, sigma, heavy, 100*cov, 100*want)
+				}
+				limit := 16.0
+				if strings.HasPrefix(sh.name, "sine") {
+					limit = 60
+				}
+				if mb > limit*me {
+					t.Errorf("%s σ %g (heavy tails %v): median bar %.1f ns is %.1f× the median error %.1f ns, want ≤ %g×", sh.name, sigma, heavy, mb, mb/me, me, limit)
+				}
+			}
+		}
+	}
+	t.Logf("error bars of the default model, knots every 2 s over 40 s, 40 seeds:\n%s", tab.String())
+}

@@ -28,6 +28,7 @@ import (
 type accuracy struct {
 	Events       int       // timestamps compared (enter and exit of every event)
 	MaxInterp    float64   // max |corrected - truth|, ns, interp between epochs 0 and 1
+	MaxLinear    float64   // the same with straight lines between knots (--clock linear)
 	P99Interp    float64   // 99th percentile of the same, ns
 	MaxInit      float64   // the same with epoch 0's model only
 	MaxRaw       float64   // uncorrected
@@ -84,6 +85,7 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 		if c.Mode() != merge.ClockInterp {
 			t.Fatalf("rank %d: interpolation not possible: %s", rank, note)
 		}
+		lin, _ := merge.NewCorrector(merge.ClockLinear, rt.Meta.Epochs, 0)
 		e0, _ := rt.Meta.Epoch(0)
 		e1, _ := rt.Meta.Epoch(1)
 		a.Sync0 = append(a.Sync0, float64(e0.EndNS-e0.StartNS))
@@ -104,6 +106,7 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 				e := math.Abs(c.Global(ts) - w)
 				errs = append(errs, e)
 				a.MaxInterp = math.Max(a.MaxInterp, e)
+				a.MaxLinear = math.Max(a.MaxLinear, math.Abs(lin.Global(ts)-w))
 				a.MaxInit = math.Max(a.MaxInit, math.Abs(e0.Model.Global(ts)-w))
 				a.MaxRaw = math.Max(a.MaxRaw, math.Abs(float64(ts)-w))
 			}
