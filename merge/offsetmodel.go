@@ -217,10 +217,80 @@ type offsetCurve struct {
 	off  []float64
 	d    []float64 // derivatives at the knots; nil: straight lines
 	kink []float64 // per interval: u in (0,1) where the two lines meet, 0: none
+	// straight: per interval, a straight line (next to a close knot); nil: none
+	straight []bool
 }
 
 // newOffsetCurve builds the model of scheme s through the knots.
 func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
+	n := len(ts)
+	if s == LinearScheme || n < 3 {
+		return &offsetCurve{ts: ts, off: off}
+	}
+	// Close knots: a knot nearer than CloseKnot median spacings to the
+	// previous kept one (the full sync closing MPI_Finalize, 0.1-2 s after
+	// the resync that opened it) gives a slope over a short baseline: its
+	// error, divided by that baseline, would bend the curve around it.
+	// The curve is built through the other knots; intervals touching a
+	// close knot are straight.
+	gaps := make([]float64, n-1)
+	for i := range gaps {
+		gaps[i] = float64(ts[i+1] - ts[i])
+	}
+	sort.Float64s(gaps)
+	minGap := CloseKnot * gaps[len(gaps)/2]
+	keep := []int{0}
+	for i := 1; i < n; i++ {
+		if float64(ts[i]-ts[keep[len(keep)-1]]) >= minGap {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == n {
+		return smoothCurve(ts, off, s)
+	}
+	kts := make([]int64, len(keep))
+	koff := make([]float64, len(keep))
+	for k, i := range keep {
+		kts[k], koff[k] = ts[i], off[i]
+	}
+	sub := smoothCurve(kts, koff, s)
+	c := &offsetCurve{ts: ts, off: off, d: make([]float64, n), straight: make([]bool, n-1)}
+	if sub.d == nil { // too few kept knots for a curve
+		for i := range c.straight {
+			c.straight[i] = true
+		}
+		return c
+	}
+	kept := make([]int, n) // per knot: its index in keep, -1 when close
+	for i := range kept {
+		kept[i] = -1
+	}
+	for k, i := range keep {
+		kept[i] = k
+		c.d[i] = sub.d[k]
+	}
+	for i := range n - 1 {
+		a, b := kept[i], kept[i+1]
+		if a < 0 || b < 0 {
+			c.straight[i] = true
+			continue
+		}
+		if sub.kink != nil && sub.kink[a] > 0 {
+			if c.kink == nil {
+				c.kink = make([]float64, n-1)
+			}
+			c.kink[i] = sub.kink[a]
+		}
+	}
+	return c
+}
+
+// CloseKnot: knots nearer than this many median knot spacings to the
+// previous one do not shape the curve (newOffsetCurve).
+const CloseKnot = 0.25
+
+// smoothCurve is the curve of scheme s through every knot.
+func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	c := &offsetCurve{ts: ts, off: off}
 	n := len(ts)
 	if s == LinearScheme || n < 2 {
@@ -283,7 +353,7 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 func (c *offsetCurve) at(i int, t int64) float64 {
 	t0, t1 := c.ts[i], c.ts[i+1]
 	o0, o1 := c.off[i], c.off[i+1]
-	if c.d == nil {
+	if c.d == nil || c.straight != nil && c.straight[i] {
 		return o0 + (o1-o0)*float64(t-t0)/float64(t1-t0)
 	}
 	if c.kink != nil && c.kink[i] > 0 {
@@ -324,9 +394,13 @@ const BarScale = 3.5
 // residual at twice the spacing is about h^4 f””/6) and of what stands
 // out at one or two knots (a frequency step the kink rule did not take).
 const (
-	BarCurve = 0.03
+	BarCurve = 0.1
 	BarKink  = 0.5
 )
+
+// BarRough is the rough part's standard deviation per unit of knot noise
+// (for equal spacing; measured on the simulated knots).
+var BarRough = 1.52
 
 // looResiduals returns, per knot, its offset minus the value the cubic
 // through up to two knots on each side predicts (0 where fewer than two
@@ -371,32 +445,31 @@ func newErrorBars(ts []int64, off []float64) *errorBars {
 		return b
 	}
 	r := looResiduals(ts, off)
-	// Noise: neighbouring residuals share their knots (for equal spacing
-	// the residual is the 4th difference / 6, lag-1 correlation −0.8), so
-	// their difference carries 7σ² of knot noise and cancels the smooth
-	// part; their mean carries 7σ²/36 and keeps the smooth part.
-	diffs := make([]float64, 0, n-1)
-	smooth := make([]float64, n-1)
-	for i := 0; i+1 < n; i++ {
-		diffs = append(diffs, math.Abs(r[i]-r[i+1]))
-		smooth[i] = math.Abs(r[i]+r[i+1]) / 2
-	}
-	sort.Float64s(diffs)
-	b.sigma = diffs[len(diffs)/2] / (0.6745 * math.Sqrt(7))
-	// The model's share: a smooth bend shows in the residuals of many
-	// knots alike (the spline keeps a small share of a 4th difference
-	// between knots: BarCurve), a kink or a disturbed knot in one or two
-	// (the spline can miss by as much: BarKink on what stands out).
+	// The residuals hold the knots' noise and the model's error at twice
+	// the spacing. A slow bend (a sine, a wander) varies smoothly from
+	// knot to knot; noise does not (for equal spacing a residual is the
+	// 4th difference / 6, lag-1 correlation -0.8). So each residual is
+	// split into its trend (a quadratic over its 7 neighbours by index)
+	// and the rough rest, whose median magnitude gives the noise.
+	trend := make([]float64, n)
+	rough := make([]float64, n)
 	for i := range n {
-		loc := 0.0
-		for j := max(0, i-2); j <= min(n-2, i+1); j++ {
-			loc = math.Max(loc, smooth[j])
+		trend[i] = quadTrend(r, i, 3)
+		rough[i] = math.Abs(r[i] - trend[i])
+	}
+	sorted := append([]float64(nil), rough...)
+	sort.Float64s(sorted)
+	b.sigma = sorted[n/2] / (0.6745 * BarRough)
+	for i := range n {
+		var bend, out float64
+		for j := max(0, i-1); j <= min(n-1, i+1); j++ {
+			bend = math.Max(bend, math.Abs(trend[j]))
+			out = math.Max(out, rough[j])
 		}
-		lo, hi := max(0, i-5), min(n-2, i+4)
-		w := append([]float64(nil), smooth[lo:hi+1]...)
-		sort.Float64s(w)
-		wide := w[len(w)/2]
-		b.model[i] = BarCurve*wide + BarKink*max(0, loc-2*wide)
+		// the model's share: of the bend (BarCurve), and of a residual
+		// far beyond the noise (a kink the kink rule did not take, a
+		// disturbed knot: BarKink)
+		b.model[i] = BarCurve*bend + BarKink*max(0, out-3*BarRough*b.sigma)
 	}
 	b.gKnot, b.gMid = noiseGains(ts)
 	return b
@@ -451,4 +524,36 @@ func (b *errorBars) at(ts []int64, i int, t int64) float64 {
 	g := (1-u)*b.gKnot[i] + u*b.gKnot[i+1] + 4*u*(1-u)*(b.gMid[i]-(b.gKnot[i]+b.gKnot[i+1])/2)
 	m := (1-u)*b.model[i] + u*b.model[i+1]
 	return BarScale * math.Hypot(b.sigma*g, m)
+}
+
+// quadTrend is the least-squares quadratic through r[i-w..i+w] (by index,
+// clipped to r) at i; the mean where fewer than 4 points exist.
+func quadTrend(r []float64, i, w int) float64 {
+	lo, hi := max(0, i-w), min(len(r)-1, i+w)
+	if hi-lo+1 < 4 {
+		s := 0.0
+		for j := lo; j <= hi; j++ {
+			s += r[j]
+		}
+		return s / float64(hi-lo+1)
+	}
+	// normal equations in x = j - i
+	var s0, s1, s2, s3, s4, t0, t1, t2 float64
+	for j := lo; j <= hi; j++ {
+		x := float64(j - i)
+		s0++
+		s1 += x
+		s2 += x * x
+		s3 += x * x * x
+		s4 += x * x * x * x
+		t0 += r[j]
+		t1 += x * r[j]
+		t2 += x * x * r[j]
+	}
+	// solve [s0 s1 s2; s1 s2 s3; s2 s3 s4]·(a, b, c) = (t0, t1, t2) for a
+	det := s0*(s2*s4-s3*s3) - s1*(s1*s4-s3*s2) + s2*(s1*s3-s2*s2)
+	if det == 0 {
+		return t0 / s0
+	}
+	return (t0*(s2*s4-s3*s3) - s1*(t1*s4-s3*t2) + s2*(t1*s3-s2*t2)) / det
 }

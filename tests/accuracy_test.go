@@ -29,6 +29,10 @@ type accuracy struct {
 	Events       int       // timestamps compared (enter and exit of every event)
 	MaxInterp    float64   // max |corrected - truth|, ns, interp between epochs 0 and 1
 	MaxLinear    float64   // the same with straight lines between knots (--clock linear)
+	// BarCover is the share of the timestamps of ranks other than 0 whose
+	// true error lies within the corrector's error bar (ErrorBar);
+	// BarMedian and ErrMedian are the medians of bar and true error there.
+	BarCover, BarMedian, ErrMedian float64
 	P99Interp    float64   // 99th percentile of the same, ns
 	MaxInit      float64   // the same with epoch 0's model only
 	MaxRaw       float64   // uncorrected
@@ -79,7 +83,8 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 	}
 	var a accuracy
 	a.Algorithm = traces[0].Meta.Epochs[0].Algorithm
-	var errs []float64
+	var errs, bars, errs1 []float64
+	covered := 0
 	for rank, rt := range traces {
 		c, note := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
 		if c.Mode() != merge.ClockInterp {
@@ -107,6 +112,14 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 				errs = append(errs, e)
 				a.MaxInterp = math.Max(a.MaxInterp, e)
 				a.MaxLinear = math.Max(a.MaxLinear, math.Abs(lin.Global(ts)-w))
+				if rank > 0 {
+					b := c.ErrorBar(ts)
+					if e <= b+0.5 { // timestamps are whole ns
+						covered++
+					}
+					bars = append(bars, b)
+					errs1 = append(errs1, e)
+				}
 				a.MaxInit = math.Max(a.MaxInit, math.Abs(e0.Model.Global(ts)-w))
 				a.MaxRaw = math.Max(a.MaxRaw, math.Abs(float64(ts)-w))
 			}
@@ -118,6 +131,12 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 	}
 	sort.Float64s(errs)
 	a.P99Interp = errs[(len(errs)*99)/100]
+	if len(bars) > 0 {
+		a.BarCover = float64(covered) / float64(len(bars))
+		sort.Float64s(bars)
+		sort.Float64s(errs1)
+		a.BarMedian, a.ErrMedian = bars[len(bars)/2], errs1[len(errs1)/2]
+	}
 	return a
 }
 
