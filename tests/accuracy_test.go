@@ -26,20 +26,20 @@ import (
 
 // accuracy is what one run measured.
 type accuracy struct {
-	Events       int       // timestamps compared (enter and exit of every event)
-	MaxInterp    float64   // max |corrected - truth|, ns, interp between epochs 0 and 1
-	MaxLinear    float64   // the same with straight lines between knots (--clock linear)
+	Events    int     // timestamps compared (enter and exit of every event)
+	MaxInterp float64 // max |corrected - truth|, ns, interp between epochs 0 and 1
+	MaxLinear float64 // the same with straight lines between knots (--clock linear)
 	// BarCover is the share of the timestamps of ranks other than 0 whose
 	// true error lies within the corrector's error bar (ErrorBar);
 	// BarMedian and ErrMedian are the medians of bar and true error there.
 	BarCover, BarMedian, ErrMedian float64
-	P99Interp    float64   // 99th percentile of the same, ns
-	MaxInit      float64   // the same with epoch 0's model only
-	MaxRaw       float64   // uncorrected
-	Sync0, Sync1 []float64 // per-rank sync durations, ns (epoch End-Start)
-	Check0       float64   // rank 0's max |self-check residual| of epoch 0, ns
-	Algorithm    string
-	Span         float64 // ns between first and last event of rank 0
+	P99Interp                      float64   // 99th percentile of the same, ns
+	MaxInit                        float64   // the same with epoch 0's model only
+	MaxRaw                         float64   // uncorrected
+	Sync0, Sync1                   []float64 // per-rank sync durations, ns (epoch End-Start)
+	Check0                         float64   // rank 0's max |self-check residual| of epoch 0, ns
+	Algorithm                      string
+	Span                           float64 // ns between first and last event of rank 0
 }
 
 func (a accuracy) String() string {
