@@ -309,7 +309,7 @@ load:
 	if f.from != "" || f.to != "" {
 		calls = -1 // the window's calls are not counted in advance
 	}
-	exp, err := openExports(out, formats, limit, calls, rmeta, pass.Origin(), pcName, siteName)
+	exp, err := openExports(out, formats, limit, calls, rmeta, pass.Origin(), pcName, siteName, pass.ErrorBar())
 	if err != nil {
 		return out.fail(stderr, err)
 	}
