@@ -271,7 +271,7 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	}
 	for i := range n - 1 {
 		a, b := kept[i], kept[i+1]
-		if a < 0 || b < 0 {
+		if a < 0 || b < 0 || sub.straight != nil && sub.straight[a] {
 			c.straight[i] = true
 			continue
 		}
@@ -344,6 +344,27 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	}
 	if !any {
 		c.kink = nil
+	}
+	// A kink at a knot (the step fell within 2% of an interval's end):
+	// the secants on either side of knot i differ by far more than their
+	// neighbours do. Both intervals are then straight, and the curve
+	// beyond them leaves with their slopes (a spline through the corner
+	// rang by ≈ 0.1 of the step times the spacing: 0.21 µs on a 1 ppm step
+	// with 2 s knots, where straight lines were exact).
+	for i := 2; i+1 < n-1; i++ {
+		if c.kink != nil && (c.kink[i-1] > 0 || c.kink[i] > 0) || !math.IsNaN(fixed[i-1]) || !math.IsNaN(fixed[i+1]) {
+			continue
+		}
+		jump := math.Abs(m[i] - m[i-1])
+		around := math.Abs(m[i-1]-m[i-2]) + math.Abs(m[i+1]-m[i])
+		if jump <= KinkRatio*around || jump*min(h[i-1], h[i]) <= KinkRatio*typical {
+			continue
+		}
+		if c.straight == nil {
+			c.straight = make([]bool, n-1)
+		}
+		c.straight[i-1], c.straight[i] = true, true
+		fixed[i-1], fixed[i], fixed[i+1] = m[i-1], m[i-1], m[i]
 	}
 	c.d = splineDerivs(h, m, fixed)
 	return c

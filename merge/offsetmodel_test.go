@@ -227,3 +227,34 @@ func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
 	}
 	t.Logf("error bars of the default model, knots every 2 s over 40 s, 40 seeds:\n%s", tab.String())
 }
+
+// TestOffsetModel_StepAtAKnotStaysStraight: a 1 ppm frequency step that
+// falls on a knot (or within 2% of an interval from it) leaves straight
+// lines on both sides, which the default model must keep (a spline
+// through the corner rings by about 0.1 × step × spacing), and a step
+// inside an interval is found where the two lines meet.
+func TestOffsetModel_StepAtAKnotStaysStraight(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		at    float64 // step time, s
+		limit float64 // ns
+	}{
+		{"on knot 10", 20, 1},
+		{"1% after knot 10", 20.02, 20}, // straight lines: 19.8 ns
+		{"mid-interval", 21, 1},
+		{"a third into the interval", 20.66, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ts []int64
+			var o []float64
+			off := func(x float64) float64 { return 1e6 + 10e-6*x + 1e-6*max(0, x-tc.at*1e9) }
+			for i := range 21 {
+				ts = append(ts, int64(i)*2e9)
+				o = append(o, off(float64(ts[i])))
+			}
+			if e := modelMaxError(ts, o, DefaultScheme, off); e > tc.limit {
+				t.Errorf("max error %.1f ns (limit %g ns; straight lines give %.1f ns)", e, tc.limit, modelMaxError(ts, o, LinearScheme, off))
+			}
+		})
+	}
+}

@@ -95,7 +95,7 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 				t.Errorf("%d resync epochs in an 8 s run with GCLOCK_RESYNC=2", resyncs)
 			}
 			if a.MaxInterp > tc.bound {
-				t.Errorf("corrected times off by up to %.3f µs (bound %.3f µs); knots' true errors:\n%s", a.MaxInterp/1e3, tc.bound/1e3, knotErrors(traces))
+				t.Errorf("corrected times off by up to %.3f µs (bound %.3f µs) at %s; knots' true errors:\n%s", a.MaxInterp/1e3, tc.bound/1e3, worstTimestamp(traces), knotErrors(traces))
 			}
 		})
 	}
