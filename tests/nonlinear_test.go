@@ -102,7 +102,7 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 }
 
 // TestResync_HundredsOfEpochsKeepComing: a long run makes hundreds of
-// resync epochs (here GCLOCK_RESYNC=0.01 over about 2 s on 2 emulated nodes,
+// resync epochs (here GCLOCK_RESYNC=0.01, not adapted, over about 2 s on 2 emulated nodes,
 // so H2HCA's node and leader communicators are in play at each one). Every
 // epoch must reuse the sync's communicators: creating new ones each time
 // exhausted the shim's table of private communicators after about 30
@@ -112,7 +112,7 @@ func TestResync_HundredsOfEpochsKeepComing(t *testing.T) {
 	needSetup(t)
 	const iters = 200
 	traces, r := runClockprog(t, accRun{NP: 4, NodeSize: 2, Fake: "0:0,1e6:10+sin(20us,2s)",
-		Iters: iters, SleepUS: 10000, Env: []string{"GCLOCK_RESYNC=0.01"}})
+		Iters: iters, SleepUS: 10000, Env: []string{"GCLOCK_RESYNC=0.01", "GCLOCK_RESYNC_ADAPT=0"}})
 	if strings.Contains(r.Stderr, "resync") {
 		t.Errorf("the recorder warned about resync epochs:\n%s", r.Stderr)
 	}
