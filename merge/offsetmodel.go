@@ -419,6 +419,10 @@ const (
 	BarKink  = 0.5
 )
 
+// BarFewKnots: with fewer knots the noise is taken from the whole
+// residuals, not their rough part (newErrorBars).
+const BarFewKnots = 12
+
 // BarRough is the rough part's standard deviation per unit of knot noise
 // (for equal spacing; measured on the simulated knots).
 var BarRough = 1.52
@@ -481,6 +485,18 @@ func newErrorBars(ts []int64, off []float64) *errorBars {
 	sorted := append([]float64(nil), rough...)
 	sort.Float64s(sorted)
 	b.sigma = sorted[n/2] / (0.6745 * BarRough)
+	if n < BarFewKnots {
+		// Too few knots for a trend: the quadratic over 7 of them fits
+		// the residuals themselves (a 6-knot run read σ ≈ 0 while a
+		// random walk between its knots missed by 60 ns). Take the
+		// residuals whole (≈ 1.39σ of noise for equal spacing).
+		abs := make([]float64, n)
+		for i, v := range r {
+			abs[i] = math.Abs(v)
+		}
+		sort.Float64s(abs)
+		b.sigma = max(b.sigma, abs[n/2]/(0.6745*1.39))
+	}
 	for i := range n {
 		var bend, out float64
 		for j := max(0, i-1); j <= min(n-1, i+1); j++ {
