@@ -9,7 +9,7 @@ package main
 // closes the epoch (one allgather of an int, as before), together with how
 // long their epoch took; rank 0 then halves the interval when any rank
 // disagreed, lengthens it by half when all were calm, and keeps it between
-// GCLOCK_RESYNC/8 and 4·GCLOCK_RESYNC, and never below what keeps the
+// GCLOCK_RESYNC/8 and 2·GCLOCK_RESYNC, and never below what keeps the
 // resyncs' cost under resyncBudget of the run (the slowest rank's epoch
 // time over the interval) unless GCLOCK_RESYNC itself is shorter. Knots stay at agreed collectives as before;
 // only the time rank 0 waits between them changes.
@@ -23,13 +23,15 @@ import (
 const (
 	// resyncTolNS: a knot missing the line through the two before it by
 	// more than this disagrees (the chord between knots then misses by
-	// about an eighth of it).
-	resyncTolNS = 1000.0
+	// about an eighth of it). 1 µs let a 1 ppm step pass unseen (its miss
+	// is the step times the spacing times where it fell: 0.5-1 µs).
+	resyncTolNS = 500.0
 	// resyncBudget: the largest share of the run's time resyncs may take.
 	resyncBudget = 0.001
-	// resync interval bounds, as multiples of GCLOCK_RESYNC
+	// resync interval bounds, as multiples of GCLOCK_RESYNC (at 4× a
+	// random-walk frequency wandered 0.1 µs between knots unseen by them)
 	resyncMinFactor = 1.0 / 8
-	resyncMaxFactor = 4.0
+	resyncMaxFactor = 2.0
 )
 
 // resyncAdaptOn reads GCLOCK_RESYNC_ADAPT (default on; 0/off/false: the

@@ -51,7 +51,7 @@ func TestAgreeEncoding_RoundTrips(t *testing.T) {
 
 // TestNextInterval_HalvesOnDisagreementAndKeepsTheBudget: disagreement
 // halves the interval down to GCLOCK_RESYNC/8, calm lengthens it by half
-// up to 4·GCLOCK_RESYNC, and the interval never gets shorter than
+// up to 2·GCLOCK_RESYNC, and the interval never gets shorter than
 // GCLOCK_RESYNC where the resyncs would then take more than resyncBudget of
 // the run.
 func TestNextInterval_HalvesOnDisagreementAndKeepsTheBudget(t *testing.T) {
@@ -64,7 +64,7 @@ func TestNextInterval_HalvesOnDisagreementAndKeepsTheBudget(t *testing.T) {
 		{"disagree", 2, true, false, 1e-4, 1},
 		{"disagree at the floor", 0.25, true, false, 1e-4, 0.25},
 		{"calm", 2, false, true, 1e-4, 3},
-		{"calm at the ceiling", 8, false, true, 1e-4, 8},
+		{"calm at the ceiling", 4, false, true, 1e-4, 4},
 		{"keep", 2, false, false, 1e-4, 2},
 		{"costly resync: the budget sets the floor", 2, true, false, 1.5e-3, 1.5},
 		{"very costly: GCLOCK_RESYNC wins", 2, false, false, 0.02, 2},
