@@ -193,15 +193,16 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 	c.t0, c.t1 = c.knots[0].t, c.knots[1].t
 	ts := make([]int64, len(c.knots))
 	offs := make([]float64, len(c.knots))
+	bounds := make([]float64, len(c.knots))
 	for i, k := range c.knots {
-		ts[i], offs[i] = k.t, k.off
+		ts[i], offs[i], bounds[i] = k.t, k.off, k.bound
 	}
 	scheme := DefaultScheme
 	if mode == ClockLinear {
 		scheme = LinearScheme
 	}
 	c.curve = newOffsetCurve(ts, offs, scheme)
-	c.bars = newErrorBars(ts, offs)
+	c.bars = newErrorBars(ts, offs, bounds)
 	if mode == ClockInit { // epoch 0's model; the knots serve its error bar only
 		c.first, c.loose = eps[0].Model, ""
 	}

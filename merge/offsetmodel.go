@@ -419,6 +419,13 @@ const (
 	BarKink  = 0.5
 )
 
+// BarBoundShare: the bar is never below this share of the knots'
+// sync-path bounds (interpolated). The bound is proven but 10-30× the
+// typical miss; the largest knot errors measured on real MPI were 0.03-0.3
+// of it (docs/clock-accuracy.md "Sync-path bounds"), so a few knots whose
+// errors the residuals cannot show (an 8 s run has 6) stay covered.
+const BarBoundShare = 0.15
+
 // BarFewKnots: with fewer knots the noise is taken from the whole
 // residuals, not their rough part (newErrorBars).
 const BarFewKnots = 12
@@ -463,12 +470,20 @@ func looResiduals(ts []int64, off []float64) []float64 {
 
 // newErrorBars estimates the error bars of the model through the knots
 // from their leave-one-out residuals (see BarScale).
-func newErrorBars(ts []int64, off []float64) *errorBars {
+func newErrorBars(ts []int64, off, bounds []float64) *errorBars {
 	n := len(ts)
-	b := &errorBars{model: make([]float64, n), gKnot: make([]float64, n), gMid: make([]float64, max(0, n-1))}
+	b := &errorBars{model: make([]float64, n), gKnot: make([]float64, n), gMid: make([]float64, max(0, n-1)), floor: make([]float64, n), scale: 1}
+	for i, v := range bounds {
+		if v > 0 {
+			b.floor[i] = BarBoundShare * v
+		}
+	}
 	if n < 3 {
 		return b
 	}
+	// σ estimated from n knots is itself uncertain: widen as Student's t
+	// does over the normal quantile (≈ 1.34 at 7 knots, 1.1 at 21).
+	b.scale = math.Sqrt(1 + 4/float64(max(n-2, 1)))
 	r := looResiduals(ts, off)
 	// The residuals hold the knots' noise and the model's error at twice
 	// the spacing. A slow bend (a sine, a wander) varies smoothly from
@@ -553,6 +568,8 @@ type errorBars struct {
 	model []float64 // per knot: the model's share (ns)
 	gKnot []float64 // noise gain at each knot (1 for interpolation)
 	gMid  []float64 // noise gain at each interval's middle
+	floor []float64 // per knot: BarBoundShare of its sync-path bound (0: none)
+	scale float64   // small-sample widening of the noise estimate
 }
 
 // at is the bar at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
@@ -560,7 +577,8 @@ func (b *errorBars) at(ts []int64, i int, t int64) float64 {
 	u := float64(t-ts[i]) / float64(ts[i+1]-ts[i])
 	g := (1-u)*b.gKnot[i] + u*b.gKnot[i+1] + 4*u*(1-u)*(b.gMid[i]-(b.gKnot[i]+b.gKnot[i+1])/2)
 	m := (1-u)*b.model[i] + u*b.model[i+1]
-	return BarScale * math.Hypot(b.sigma*g, m)
+	f := (1-u)*b.floor[i] + u*b.floor[i+1]
+	return max(BarScale*b.scale*math.Hypot(b.sigma*g, m), f)
 }
 
 // quadTrend is the least-squares quadratic through r[i-w..i+w] (by index,

@@ -157,7 +157,7 @@ func barStudy(t *testing.T, sh shapeCase, span, sigma float64, heavy bool, seeds
 			}
 		}
 		c := newOffsetCurve(ts, o, DefaultScheme)
-		q := newErrorBars(ts, o)
+		q := newErrorBars(ts, o, nil)
 		i := 0
 		for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
 			for i < len(ts)-2 && tt > ts[i+1] {
@@ -183,12 +183,13 @@ func median(v []float64) float64 {
 // median bar is not yet within issue 38's 4× of the median error: for
 // Gaussian knot errors no bar that is one width per rank can be (2.58/0.674
 // = 3.8 at 99 % coverage even with σ known), and estimated from 20 knots
-// it measures 6–8× where the noise dominates, 11–14× where a slow wander
+// it measures 6–8× where the noise dominates, 11–17× where a slow wander
 // adds to the residuals, ≈ 55× on the sine (its residuals are the sine's
 // 4th difference, which the noise estimate does not yet tell from noise).
-// With the 4 knots of an 8 s run the bar takes the whole residuals (its
-// trend cannot be told apart): 9–93×. The test guards those figures (16×,
-// 60× on the sine, 100× in 8 s runs); see
+// With the 6 knots of an 8 s run the bar takes the whole residuals (their
+// trend cannot be told apart) and widens for the small sample: 13–131×.
+// The test guards those figures (20×, 60× on the sine, 150× in 8 s runs);
+// see
 // docs/clock-accuracy.md "Error bars". Logs the scale the bar would need
 // for 99 %.
 func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
@@ -230,10 +231,10 @@ func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
 				if cov < want {
 					t.Errorf("%s %g s σ %g (heavy tails %v): the true error lies within the bar at %.2f%% of the probes, want ≥ %.0f%%", sh.name, rn.span/1e9, sigma, heavy, 100*cov, 100*want)
 				}
-				limit := 16.0
+				limit := 20.0
 				switch {
 				case rn.span < 20e9: // 4 knots: the noise is taken from the whole residuals
-					limit = 100
+					limit = 150
 				case strings.HasPrefix(sh.name, "sine"):
 					limit = 60
 				}
