@@ -223,10 +223,15 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 // knot spacings from the loose one (one loose knot between steady ones,
 // or the init knot next to the first resyncs); a longer run of loose
 // knots is left as measured.
+//
+// A loose knot is moved only when it misses the prediction by more than
+// LooseKnotEvidence times the steady knots' median leave-one-out miss (a
+// bending clock's knots miss each other's predictions by the bend).
 const (
-	LooseKnotFactor = 4.0
-	LooseKnotMinNS  = 1000.0
-	LooseKnotReach  = 2.5
+	LooseKnotEvidence = 3.0
+	LooseKnotFactor   = 4.0
+	LooseKnotMinNS    = 1000.0
+	LooseKnotReach    = 2.5
 )
 
 // epochBound reads an epoch's sync-path bound (ns; -1: none recorded).
@@ -261,6 +266,25 @@ func steadyLooseKnots(ks []knot) string {
 		spacing = gaps[len(gaps)/2]
 	}
 	steady := func(k knot) bool { return k.bound <= limit }
+	// How well the steady knots predict each other (leave one out): on a
+	// bending clock they miss by the bend, and a loose knot that misses
+	// its prediction by no more than that is no evidence of a bad knot.
+	var sts []int64
+	var sof []float64
+	for _, k := range ks {
+		if steady(k) {
+			sts, sof = append(sts, k.t), append(sof, k.off)
+		}
+	}
+	typ := 0.0
+	if len(sts) >= 3 {
+		r := looResiduals(sts, sof)
+		for i := range r {
+			r[i] = math.Abs(r[i])
+		}
+		sort.Float64s(r)
+		typ = r[len(r)/2]
+	}
 	var moved []string
 	orig := append([]knot(nil), ks...)
 	for i, k := range orig {
@@ -300,14 +324,15 @@ func steadyLooseKnots(ks []knot) string {
 			continue
 		}
 		pred := a.off + (b.off-a.off)*float64(k.t-a.t)/float64(b.t-a.t)
-		// With two steady knots on each side within reach, the cubic
-		// through them (the default offset model is a spline): on a 20 µs
+		// With steady knots on both sides and three or four within reach,
+		// the parabola or cubic through them (the default offset model is
+		// a spline): on a 20 µs
 		// / 20 s sine the line between the neighbours of a loose knot 2 s
 		// either side missed by 1.5 µs in a real run, where the knot had
 		// measured within 0.03 µs (the cubic: 0.29 µs at the sine's
 		// strongest bend, TestNewCorrector_LooseKnotOnABendingClockFollowsTheCurve).
-		if len(left) == 2 && len(right) == 2 {
-			pts := []knot{left[1], left[0], right[0], right[1]}
+		if len(left) > 0 && len(right) > 0 && len(left)+len(right) >= 3 {
+			pts := append(append([]knot(nil), left...), right...)
 			near := true
 			for _, p := range pts {
 				if reach := LooseKnotReach * spacing; reach > 0 && math.Abs(float64(p.t-k.t)) > reach {
@@ -326,6 +351,9 @@ func steadyLooseKnots(ks []knot) string {
 					pred += w * p.off
 				}
 			}
+		}
+		if math.Abs(pred-k.off) <= LooseKnotEvidence*typ {
+			continue // within what the steady knots miss each other by
 		}
 		v := max(k.off-k.bound, min(k.off+k.bound, pred))
 		if v != k.off {
