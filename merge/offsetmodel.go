@@ -419,8 +419,8 @@ const (
 	BarKink  = 0.5
 )
 
-// BarBoundShare: the bar is never below this share of the knots'
-// sync-path bounds (interpolated). The bound is proven but 10-30× the
+// BarBoundShare: the bar is never below this share of the median of the
+// rank's knots' sync-path bounds. The bound is proven but 10-30× the
 // typical miss; the largest knot errors measured on real MPI were 0.03-0.3
 // of it (docs/clock-accuracy.md "Sync-path bounds"), so a few knots whose
 // errors the residuals cannot show (an 8 s run has 6) stay covered.
@@ -473,9 +473,19 @@ func looResiduals(ts []int64, off []float64) []float64 {
 func newErrorBars(ts []int64, off, bounds []float64) *errorBars {
 	n := len(ts)
 	b := &errorBars{model: make([]float64, n), gKnot: make([]float64, n), gMid: make([]float64, max(0, n-1)), floor: make([]float64, n), scale: 1}
-	for i, v := range bounds {
+	// the rank's median bound: one knot taken under load can have a
+	// bound 50× its neighbours' (and its own small error), which would
+	// widen the bars of both its intervals for nothing
+	var bs []float64
+	for _, v := range bounds {
 		if v > 0 {
-			b.floor[i] = BarBoundShare * v
+			bs = append(bs, v)
+		}
+	}
+	if len(bs) > 0 {
+		sort.Float64s(bs)
+		for i := range b.floor {
+			b.floor[i] = BarBoundShare * bs[len(bs)/2]
 		}
 	}
 	if n < 3 {
@@ -568,7 +578,7 @@ type errorBars struct {
 	model []float64 // per knot: the model's share (ns)
 	gKnot []float64 // noise gain at each knot (1 for interpolation)
 	gMid  []float64 // noise gain at each interval's middle
-	floor []float64 // per knot: BarBoundShare of its sync-path bound (0: none)
+	floor []float64 // per knot: BarBoundShare of the median sync-path bound (0: none)
 	scale float64   // small-sample widening of the noise estimate
 }
 
