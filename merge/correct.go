@@ -225,8 +225,12 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 // knots is left as measured.
 //
 // A loose knot is moved only when it misses the prediction by more than
-// LooseKnotEvidence times the steady knots' median leave-one-out miss (a
-// bending clock's knots miss each other's predictions by the bend).
+// LooseKnotEvidence times the steady knots' median miss of the same kind
+// of prediction (leave one out between neighbours, or a line from two on
+// one side for a loose knot at an end): a bending clock's knots miss each
+// other's predictions by the bend (on a 20 µs / 20 s sine three loose but
+// correct knots at a run's start were moved 2.1 µs off by the line from
+// the first steady ones).
 const (
 	LooseKnotEvidence = 3.0
 	LooseKnotFactor   = 4.0
@@ -276,7 +280,7 @@ func steadyLooseKnots(ks []knot) string {
 			sts, sof = append(sts, k.t), append(sof, k.off)
 		}
 	}
-	typ := 0.0
+	typ, typExt := 0.0, 0.0
 	if len(sts) >= 3 {
 		r := looResiduals(sts, sof)
 		for i := range r {
@@ -284,6 +288,22 @@ func steadyLooseKnots(ks []knot) string {
 		}
 		sort.Float64s(r)
 		typ = r[len(r)/2]
+		// and by a line from two steady knots on one side (the
+		// prediction a loose knot at either end of the run gets)
+		var ext []float64
+		line := func(a, b, at int) float64 {
+			return sof[a] + (sof[b]-sof[a])*float64(sts[at]-sts[a])/float64(sts[b]-sts[a])
+		}
+		for j := range sts {
+			if j+2 < len(sts) {
+				ext = append(ext, math.Abs(sof[j]-line(j+1, j+2, j)))
+			}
+			if j >= 2 {
+				ext = append(ext, math.Abs(sof[j]-line(j-2, j-1, j)))
+			}
+		}
+		sort.Float64s(ext)
+		typExt = ext[len(ext)/2]
 	}
 	var moved []string
 	orig := append([]knot(nil), ks...)
@@ -304,13 +324,16 @@ func steadyLooseKnots(ks []knot) string {
 			}
 		}
 		var a, b knot
+		evidence := typ
 		switch {
 		case len(left) > 0 && len(right) > 0:
 			a, b = left[0], right[0]
 		case len(right) == 2:
 			a, b = right[0], right[1]
+			evidence = typExt
 		case len(left) == 2:
 			a, b = left[1], left[0]
+			evidence = typExt
 		default:
 			continue // no line to lean on
 		}
@@ -352,7 +375,7 @@ func steadyLooseKnots(ks []knot) string {
 				}
 			}
 		}
-		if math.Abs(pred-k.off) <= LooseKnotEvidence*typ {
+		if math.Abs(pred-k.off) <= LooseKnotEvidence*evidence {
 			continue // within what the steady knots miss each other by
 		}
 		v := max(k.off-k.bound, min(k.off+k.bound, pred))
