@@ -256,20 +256,30 @@ func TestOffsetModel_StepAtAKnotStaysStraight(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		at    float64 // step time, s
+		span  int     // knots every 2 s up to span s, then one 0.2 s later (the finalize pair)
 		limit float64 // ns
 	}{
-		{"on knot 10", 20, 1},
-		{"1% after knot 10", 20.02, 20}, // straight lines: 19.8 ns
-		{"mid-interval", 21, 1},
-		{"a third into the interval", 20.66, 1},
+		{"on knot 10", 20, 40, 1},
+		{"1% after knot 10", 20.02, 40, 20}, // straight lines: 19.8 ns
+		{"mid-interval", 21, 40, 1},
+		{"a third into the interval", 20.66, 40, 1},
+		// an 8 s run: the step falls next to an end knot, where only one
+		// side could show a straight line; no kink is taken there (a sine
+		// would read as one), and the spline stays under straight lines'
+		// 495 ns
+		{"8 s run, second interval", 3.1, 8, 360},
+		{"8 s run, last full interval", 6.9, 8, 360},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ts []int64
 			var o []float64
 			off := func(x float64) float64 { return 1e6 + 10e-6*x + 1e-6*max(0, x-tc.at*1e9) }
-			for i := range 21 {
+			for i := 0; i <= tc.span/2; i++ {
 				ts = append(ts, int64(i)*2e9)
-				o = append(o, off(float64(ts[i])))
+			}
+			ts = append(ts, ts[len(ts)-1]+2e8)
+			for _, x := range ts {
+				o = append(o, off(float64(x)))
 			}
 			if e := modelMaxError(ts, o, DefaultScheme, off); e > tc.limit {
 				t.Errorf("max error %.1f ns (limit %g ns; straight lines give %.1f ns)", e, tc.limit, modelMaxError(ts, o, LinearScheme, off))
