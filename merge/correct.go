@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -110,8 +111,12 @@ type Corrector struct {
 	knots  []knot
 	// curve: the offset model through the knots (offsetmodel.go)
 	curve *offsetCurve
-	// bars: the model's error bars (offsetmodel.go)
-	bars *errorBars
+	// bars: the model's error bars (offsetmodel.go), built on first use
+	// (most correctors only map times); barsOnce guards it, barBounds
+	// keeps the knots' bounds for it
+	bars      *errorBars
+	barsOnce  *sync.Once
+	barBounds []float64
 	// fast path for the segment between the first two knots
 	t0, t1 int64
 	// adjust: ClockRefined's moves (refine.go), nil otherwise
@@ -202,7 +207,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		scheme = LinearScheme
 	}
 	c.curve = newOffsetCurve(ts, offs, scheme)
-	c.bars = newErrorBars(ts, offs, bounds)
+	c.barBounds, c.barsOnce = bounds, new(sync.Once)
 	if mode == ClockInit { // epoch 0's model; the knots serve its error bar only
 		c.first, c.loose = eps[0].Model, ""
 	}
@@ -440,9 +445,10 @@ func (c *Corrector) interpOffset(t int64) float64 {
 // knots' curve comes on top, with refined the moves. -1 when unknown (raw
 // mode, or fewer than three knots). Rank 0, the reference, has 0.
 func (c *Corrector) ErrorBar(t int64) float64 {
-	if c.mode == ClockRaw || c.bars == nil || len(c.knots) < 3 {
+	if c.mode == ClockRaw || c.barsOnce == nil || len(c.knots) < 3 {
 		return -1
 	}
+	c.barsOnce.Do(func() { c.bars = newErrorBars(c.curve.ts, c.curve.off, c.barBounds) })
 	ks := c.knots
 	var b float64
 	switch n := len(ks); {

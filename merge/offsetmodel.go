@@ -548,14 +548,14 @@ func newErrorBars(ts []int64, off, bounds []float64) *errorBars {
 // default model amplifies independent knot errors of unit size there:
 // sqrt(Σ_j L_j(t)²), L_j the curve through a unit error at knot j alone
 // (a cubic spline is linear in its knot values; its response to one knot
-// decays by ≈ 0.27 per knot, so a window of 8 knots each side suffices).
+// decays by ≈ 0.27 per knot, so a window of 4 knots each side, 0.5 %, suffices).
 // A short interval next to long ones (the finalize resync 0.2 s before the
 // full sync's knot) makes the ends of the spline swing: the gain says so.
 func noiseGains(ts []int64) (atKnot, atMid []float64) {
 	n := len(ts)
 	atKnot = make([]float64, n)
 	atMid = make([]float64, n-1)
-	const w = 8
+	const w = 4
 	for j := range n {
 		lo, hi := max(0, j-w), min(n-1, j+w)
 		sub := ts[lo : hi+1]
