@@ -11,7 +11,7 @@ package main
 // disagreed, lengthens it by half when all were calm, and keeps it between
 // GCLOCK_RESYNC/8 and 2·GCLOCK_RESYNC, and never below what keeps the
 // resyncs' cost under resyncBudget of the run (the slowest rank's epoch
-// time over the interval) unless GCLOCK_RESYNC itself is shorter. Knots stay at agreed collectives as before;
+// time, a running mean, over the interval) unless GCLOCK_RESYNC itself is shorter. Knots stay at agreed collectives as before;
 // only the time rank 0 waits between them changes.
 
 import (
