@@ -218,6 +218,20 @@ func (p *Pass) PCName() func(pc uint64) string {
 	}
 }
 
+// ErrorBar returns a function giving the estimated clock error (ns) of
+// the global time of world rank rank's local timestamp local: the rank's
+// Corrector.ErrorBar (-1: unknown, e.g. --clock raw or a rank without
+// three knots; 0 for rank 0, the reference). Safe for concurrent use.
+func (p *Pass) ErrorBar() func(rank int32, local int64) float64 {
+	a := p.a
+	return func(rank int32, local int64) float64 {
+		if rank < 0 || int(rank) >= len(a.ranks) || a.ranks[rank] == nil {
+			return -1
+		}
+		return a.ranks[rank].corr.ErrorBar(local)
+	}
+}
+
 // SiteName returns a function naming the call site pc of an event of
 // world rank rank, for the exports (CSV, Perfetto): the pc is placed in
 // that rank's own loaded objects (Header.Objects), so position-independent

@@ -2,6 +2,7 @@ package merge
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,6 +72,48 @@ func TestNewCorrector_LooseKnotsLeanOnSteadyNeighbours(t *testing.T) {
 				at := int64(i) * 2 * sec
 				if d := math.Abs(c.Offset(at) - (truth(at) + x.errNS)); d > x.boundNS+1e-6 {
 					t.Errorf("knot %d moved by %.1f ns, beyond its bound %.1f ns", i, d, x.boundNS)
+				}
+			}
+		})
+	}
+}
+
+// TestNewCorrector_LooseKnotOnABendingClockFollowsTheCurve: a loose knot
+// that measured right on a bending clock (20 µs / 20 s sine, knots 2 s
+// apart) stays within 0.4 µs of the truth: the line between its
+// neighbours misses there by 2.2 µs, the parabola through three steady
+// knots by 0.93 µs, the cubic through four by 0.29 µs, and since the
+// steady knots miss each other's predictions by as much, the knot is not
+// moved at all (LooseKnotEvidence); nor are three loose knots at the
+// run's start, which only a line from the first steady knots could judge.
+func TestNewCorrector_LooseKnotOnABendingClockFollowsTheCurve(t *testing.T) {
+	const sec = int64(1e9)
+	truth := func(t int64) float64 { return 1e6 + 20e3*math.Sin(2*math.Pi*float64(t)/20e9) }
+	for _, tc := range []struct {
+		name  string
+		loose []int   // indices of the loose knots (knots every 2 s)
+		limit float64 // ns
+	}{
+		{"two steady knots each side", []int{4}, 400},
+		{"one steady knot before, two after", []int{1}, 400},
+		{"three loose knots at the start", []int{0, 1, 2}, 400},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var eps []trace.Epoch
+			for i := range 9 {
+				at := int64(i) * 2 * sec
+				bound := 300.0
+				if slices.Contains(tc.loose, i) {
+					bound = 3000 // loose; measured right
+				}
+				eps = append(eps, trace.Epoch{Index: i, EndNS: at, Params: map[string]string{"bound_ns": strconv.FormatFloat(bound, 'f', 1, 64)},
+					Model: trace.Model{T0: at, Intercept: truth(at)}})
+			}
+			c, _ := NewCorrector(ClockInterp, eps, 0)
+			for _, i := range tc.loose {
+				at := int64(i) * 2 * sec
+				if d := math.Abs(c.Offset(at) - truth(at)); d > tc.limit {
+					t.Errorf("loose knot %d was moved %.0f ns off the truth (%s)", i, d, c.LooseKnots())
 				}
 			}
 		})

@@ -515,6 +515,7 @@ func (a *analyzer) clockQuality() ClockQuality {
 	}
 	q.SyncBoundNS = -1
 	q.LooseKnots = a.looseKnots
+	q.ErrorBars, q.errBars = a.errorBarSummaries()
 	if c := a.opt.CLC; c != nil {
 		q.CLCBefore, q.CLCRepairs, q.CLCRanks, q.CLCMaxNS = c.Before, c.Repairs, c.Ranks(), c.MaxNS
 	}

@@ -553,8 +553,9 @@ func RefinedOptions(opt Options, first *Result) Options {
 }
 
 // RankBoundNS is rank's typical bound (0 for rank 0, the reference): from
-// the happened-before facts where the trace has some about it, else its
-// sync-path bound at the knots; -1 when neither is known.
+// the happened-before facts where the trace has some about it, else the
+// median of its clock error bars (errorbars.go), else its sync-path bound
+// at the knots; -1 when none is known.
 func (q *ClockQuality) RankBoundNS(rank int32) float64 {
 	if rank == 0 {
 		return 0
@@ -563,6 +564,9 @@ func (q *ClockQuality) RankBoundNS(rank int32) float64 {
 		if b.Rank == rank && b.Facts > 0 {
 			return b.TypicalNS
 		}
+	}
+	if rank > 0 && int(rank) < len(q.errBars) && q.errBars[rank] >= 0 {
+		return q.errBars[rank]
 	}
 	if rank > 0 && int(rank) < len(q.SyncBounds) {
 		return q.SyncBounds[rank]
@@ -582,11 +586,19 @@ func (q *ClockQuality) BelowBound(ns float64, a, b int32) bool {
 }
 
 // FlagBoundNS is the bound ops are flagged against: the typical bound of
-// the happened-before facts, or without facts the largest sync-path bound
-// (-1: neither known).
+// the happened-before facts, or without facts the largest rank's median
+// clock error bar, or without those the largest sync-path bound (-1: none
+// known).
 func (q *ClockQuality) FlagBoundNS() float64 {
 	if q.TypicalBoundNS >= 0 {
 		return q.TypicalBoundNS
+	}
+	if len(q.ErrorBars) > 0 { // the largest rank's median error bar
+		m := 0.0
+		for _, b := range q.ErrorBars {
+			m = max(m, b.MedianNS)
+		}
+		return m
 	}
 	return q.SyncBoundNS
 }

@@ -246,6 +246,12 @@ type ClockQuality struct {
 	// between knots the chord's error comes on top (MaxKnotGapNS).
 	SyncBounds  []float64 `json:"sync_bounds_ns,omitempty"`
 	SyncBoundNS float64   `json:"sync_bound_ns"` // largest of SyncBounds, ns (-1: none known)
+	// ErrorBars: per rank, the estimated error of its corrected
+	// timestamps over the run (errorbars.go; the per-event values are
+	// events.csv's enter_err_ns and exit_err_ns). errBars indexes their
+	// medians by world rank (-1: unknown).
+	ErrorBars []RankErrorBars `json:"error_bars,omitempty"`
+	errBars   []float64
 	// LooseKnots: per rank, the sync knots whose bound was far wider than
 	// their neighbours' and which the correction moved toward them
 	// (merge.LooseKnotFactor).

@@ -441,8 +441,10 @@ func TestResolver_CMainInTextStartup(t *testing.T) {
 }
 
 // TestCorrector_InterpolatesThroughEveryKnot: with resync epochs the
-// offset curve is piecewise linear through each epoch's knot (the offset
-// its model gives at its end), not the chord between the first and last.
+// offset curve passes through each epoch's knot (the offset its model
+// gives at its end), not the chord between the first and last; with
+// --clock linear it is straight between knots, with interp (three knots)
+// the parabola through them.
 func TestCorrector_InterpolatesThroughEveryKnot(t *testing.T) {
 	// offsets 0 at t=1e9, 1000 at t=3e9, -500 at t=5e9 (ns), slopes 0
 	eps := []trace.Epoch{
@@ -450,18 +452,26 @@ func TestCorrector_InterpolatesThroughEveryKnot(t *testing.T) {
 		{Index: 1, EndNS: 3e9, Model: trace.Model{T0: 0, Intercept: 1000}, Params: map[string]string{"resync": "1"}},
 		{Index: 2, EndNS: 5e9, Model: trace.Model{T0: 0, Intercept: -500}},
 	}
-	c, note := NewCorrector(ClockInterp, eps, 0)
-	if c.Mode() != ClockInterp {
-		t.Fatalf("mode %v: %s", c.Mode(), note)
-	}
-	for _, tc := range []struct {
-		t    int64
-		want float64 // offset
-	}{
-		{1e9, 0}, {2e9, 500}, {3e9, 1000}, {4e9, 250}, {5e9, -500},
-	} {
-		if got := float64(tc.t) - c.Global(tc.t); math.Abs(got-tc.want) > 1e-6 {
-			t.Errorf("offset at %d: %v, want %v", tc.t, got, tc.want)
+	// the parabola through the knots: 1000 − 312.5·(x−3)² − 125·(x−3), x in s
+	par := func(x float64) float64 { return 1000 - 312.5*(x-3)*(x-3) - 125*(x-3) }
+	for _, mode := range []ClockMode{ClockLinear, ClockInterp} {
+		c, note := NewCorrector(mode, eps, 0)
+		if c.Mode() != mode {
+			t.Fatalf("mode %v: %s", c.Mode(), note)
+		}
+		for _, tc := range []struct {
+			t      int64
+			linear float64 // offset
+		}{
+			{1e9, 0}, {2e9, 500}, {3e9, 1000}, {4e9, 250}, {5e9, -500},
+		} {
+			want := tc.linear
+			if mode == ClockInterp {
+				want = par(float64(tc.t) / 1e9)
+			}
+			if got := float64(tc.t) - c.Global(tc.t); math.Abs(got-want) > 1e-6 {
+				t.Errorf("%v: offset at %d: %v, want %v", mode, tc.t, got, want)
+			}
 		}
 	}
 }

@@ -314,6 +314,9 @@ func (r *recorder) start() bool {
 		r.warnf("%v; no resync epochs", err)
 		r.rs.interval = 0
 	}
+	if r.rs.adapt, err = resyncAdaptOn(os.Getenv); err != nil {
+		r.warnf("%v; adapting the resync interval", err)
+	}
 	r.applyOpsFilter()
 	if cfg.CheckAfter > 0 {
 		r.checkAfter(&ep, cfg.CheckAfter)

@@ -60,9 +60,13 @@ func resyncInterval(getenv func(string) string) (float64, error) {
 
 // resyncState is rank 0's planning state (other ranks only follow).
 type resyncState struct {
-	interval  float64 // seconds; 0 = off
-	lastEpoch int64   // local ns at the end of the latest epoch
-	lastSeq   uint32  // instance of the latest meeting
+	interval  float64      // seconds (GCLOCK_RESYNC); 0 = off
+	cur       float64      // rank 0: the current interval (adapt.go), s
+	adapt     bool         // GCLOCK_RESYNC_ADAPT
+	knots     [2]knotPoint // this rank's two latest knots (adapt.go)
+	costS     float64      // rank 0: the slowest rank's latest resync epoch, s
+	lastEpoch int64        // local ns at the end of the latest epoch
+	lastSeq   uint32       // instance of the latest meeting
 	lastComm  uint64
 	lastNS    int64 // local ns of the latest meeting
 	epochs    int   // resync epochs written
@@ -97,6 +101,9 @@ func (r *recorder) finalizeResync() {
 		return
 	}
 	dec := []int64{0}
+	// (GCLOCK_RESYNC's half, not the adapted interval's: at 6.75 s the
+	// finalize resync was skipped and the full sync's knot, 0.87 µs off
+	// under load, bent the last 2 s)
 	if r.rank == 0 && float64(int64(C.gclock_now_ext())-r.rs.lastEpoch)*1e-9 >= r.rs.interval/2 {
 		dec[0] = 1
 	}
@@ -119,6 +126,9 @@ func (r *recorder) finalizeResync() {
 func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 	r.rs.lastEpoch = ep.EndNS
 	r.rs.prior = clocksync.LinearModel{Slope: ep.Model.Slope, Intercept: ep.Model.Intercept * 1e-9}
+	r.rs.cur = r.rs.interval
+	k := knotPoint{ep.EndNS, ep.Model.Offset(ep.EndNS)}
+	r.rs.knots = [2]knotPoint{k, k}
 	mine := C.int(0)
 	if recording && r.rs.interval > 0 {
 		mine = 1
@@ -162,10 +172,10 @@ func (r *recorder) resync(commID uint64, seq uint32) (next uint32, epoch bool) {
 	dec := []int64{0, 0}
 	if r.rank == 0 {
 		since := float64(now-rs.lastEpoch) * 1e-9
-		resyncNow := since >= 0.9*rs.interval
-		due := rs.interval
+		resyncNow := since >= 0.9*rs.cur
+		due := rs.cur
 		if !resyncNow {
-			due = rs.interval - since
+			due = rs.cur - since
 		}
 		// The rate over the window since the first meeting after the
 		// latest epoch; the step at most doubles per meeting, so a burst
@@ -242,23 +252,28 @@ func pingpongLoop(goLoop bool) string {
 	return "c"
 }
 
-// agree is an allgather of ok over all ranks (it also leaves them
-// together, as a barrier would): nil when every rank says ok.
-func (r *recorder) agree(ok bool) error {
-	mine := C.int(0)
-	if ok {
-		mine = 1
-	}
+// agreeResync is an allgather at the end of a resync epoch (it also
+// leaves the ranks together, as a barrier would): every rank's ok,
+// its verdict on its knot and its epoch's time (µs) in one allgather.
+// It returns whether any rank disagreed, whether all were calm, and the
+// slowest rank's time.
+func (r *recorder) agreeResync(ok bool, v knotVerdict, costUS int64) (anyDisagree, allCalm bool, maxUS int64, err error) {
+	mine := C.int(encodeAgree(ok, v, costUS))
 	all := make([]C.int, r.size)
 	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
-		return fmt.Errorf("agreement after the resync: MPI error %d", int(rc))
+		return false, false, 0, fmt.Errorf("agreement after the resync: MPI error %d", int(rc))
 	}
-	for rank, v := range all {
-		if v == 0 {
-			return fmt.Errorf("the resync failed on rank %d", rank)
+	allCalm = true
+	for rank, x := range all {
+		ok, v, us := decodeAgree(int32(x))
+		if !ok {
+			return false, false, 0, fmt.Errorf("the resync failed on rank %d", rank)
 		}
+		anyDisagree = anyDisagree || v == knotDisagree
+		allCalm = allCalm && v == knotCalm
+		maxUS = max(maxUS, us)
 	}
-	return nil
+	return anyDisagree, allCalm, maxUS, nil
 }
 
 // resyncEpoch runs the offset-only resync and writes its epoch.
@@ -274,22 +289,47 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	alg.SetPrior(r.rs.prior)
 	t0 := int64(C.gclock_now_ext())
 	g, err := alg.SyncClocks(r.tr, r.clock)
+	// This rank's verdict on its new knot (adapt.go), judged before the
+	// agreement so that rank 0 can plan with every rank's.
+	var m clocksync.LinearModel
+	verdict, miss := knotKeep, 0.0
+	tk := int64(C.gclock_now_ext())
+	if err == nil {
+		m, _ = clocksync.FlattenTo(g, r.clock)
+		mod := trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}
+		verdict, miss = judgeKnot(r.rs.knots[0], r.rs.knots[1], knotPoint{tk, mod.Offset(tk)})
+	}
 	// Leave together, as after the full sync (recorder.epoch), and agree:
 	// a rank whose resync failed (before talking to anyone) must not stop
 	// meeting while the others go on, or they would wait for it inside the
 	// next meeting's collective for ever. So every rank says whether it
-	// succeeded, and all stop together when one did not.
-	if aerr := r.agree(err == nil); aerr != nil && err == nil {
+	// succeeded, and all stop together when one did not; with it, its
+	// verdict and its epoch's time.
+	anyDisagree, allCalm, costUS, aerr := r.agreeResync(err == nil, verdict, (tk-t0)/1000)
+	if aerr != nil && err == nil {
 		err = aerr
 	}
 	t1 := int64(C.gclock_now_ext())
 	if err != nil {
 		return err
 	}
-	m, _ := clocksync.FlattenTo(g, r.clock)
+	if r.rs.adapt && !atFinalize {
+		// the cost the budget counts is a running mean (a quick epoch
+		// after slow ones let the interval drop to 0.4 s while the
+		// resyncs took 1.4 % of a loaded run): one in four from the
+		// latest epoch, and never below it
+		c := float64(costUS) * 1e-6
+		if r.rs.costS == 0 {
+			r.rs.costS = c
+		}
+		r.rs.costS = max(c, 0.75*r.rs.costS+0.25*c)
+		r.rs.cur = nextInterval(r.rs.cur, r.rs.interval, anyDisagree, allCalm, r.rs.costS)
+	}
 	r.global = g
 	r.rs.prior = m
 	r.rs.lastEpoch = t1
+	k := knotPoint{t1, trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
+	r.rs.knots = [2]knotPoint{r.rs.knots[1], k}
 	r.rs.epochs++
 	r.nextEpoch++
 	ep := trace.Epoch{
@@ -302,12 +342,17 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		Params: map[string]string{
 			"resync":         strconv.Itoa(r.rs.epochs),
 			"interval_s":     strconv.FormatFloat(r.rs.interval, 'g', -1, 64),
+			"knot_miss_ns":   strconv.FormatFloat(miss, 'f', 1, 64),
 			"trigger_comm":   strconv.FormatUint(commID, 10),
 			"trigger_seq":    strconv.FormatUint(uint64(seq), 10),
 			"pingpong_token": strconv.FormatBool(r.token),
 			"pingpong_loop":  pingpongLoop(r.tr.goLoop),
 			"ranks":          strconv.Itoa(r.size),
 		},
+	}
+	if r.rank == 0 && r.rs.adapt {
+		ep.Params["next_interval_s"] = strconv.FormatFloat(r.rs.cur, 'g', 4, 64)
+		ep.Params["resync_cost_us"] = strconv.FormatInt(costUS, 10)
 	}
 	if atFinalize {
 		delete(ep.Params, "trigger_comm")

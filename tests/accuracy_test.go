@@ -26,15 +26,20 @@ import (
 
 // accuracy is what one run measured.
 type accuracy struct {
-	Events       int       // timestamps compared (enter and exit of every event)
-	MaxInterp    float64   // max |corrected - truth|, ns, interp between epochs 0 and 1
-	P99Interp    float64   // 99th percentile of the same, ns
-	MaxInit      float64   // the same with epoch 0's model only
-	MaxRaw       float64   // uncorrected
-	Sync0, Sync1 []float64 // per-rank sync durations, ns (epoch End-Start)
-	Check0       float64   // rank 0's max |self-check residual| of epoch 0, ns
-	Algorithm    string
-	Span         float64 // ns between first and last event of rank 0
+	Events    int     // timestamps compared (enter and exit of every event)
+	MaxInterp float64 // max |corrected - truth|, ns, interp between epochs 0 and 1
+	MaxLinear float64 // the same with straight lines between knots (--clock linear)
+	// BarCover is the share of the timestamps of ranks other than 0 whose
+	// true error lies within the corrector's error bar (ErrorBar);
+	// BarMedian and ErrMedian are the medians of bar and true error there.
+	BarCover, BarMedian, ErrMedian float64
+	P99Interp                      float64   // 99th percentile of the same, ns
+	MaxInit                        float64   // the same with epoch 0's model only
+	MaxRaw                         float64   // uncorrected
+	Sync0, Sync1                   []float64 // per-rank sync durations, ns (epoch End-Start)
+	Check0                         float64   // rank 0's max |self-check residual| of epoch 0, ns
+	Algorithm                      string
+	Span                           float64 // ns between first and last event of rank 0
 }
 
 func (a accuracy) String() string {
@@ -78,12 +83,14 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 	}
 	var a accuracy
 	a.Algorithm = traces[0].Meta.Epochs[0].Algorithm
-	var errs []float64
+	var errs, bars, errs1 []float64
+	covered := 0
 	for rank, rt := range traces {
 		c, note := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
 		if c.Mode() != merge.ClockInterp {
 			t.Fatalf("rank %d: interpolation not possible: %s", rank, note)
 		}
+		lin, _ := merge.NewCorrector(merge.ClockLinear, rt.Meta.Epochs, 0)
 		e0, _ := rt.Meta.Epoch(0)
 		e1, _ := rt.Meta.Epoch(1)
 		a.Sync0 = append(a.Sync0, float64(e0.EndNS-e0.StartNS))
@@ -104,6 +111,15 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 				e := math.Abs(c.Global(ts) - w)
 				errs = append(errs, e)
 				a.MaxInterp = math.Max(a.MaxInterp, e)
+				a.MaxLinear = math.Max(a.MaxLinear, math.Abs(lin.Global(ts)-w))
+				if rank > 0 {
+					b := c.ErrorBar(ts)
+					if e <= b+0.5 { // timestamps are whole ns
+						covered++
+					}
+					bars = append(bars, b)
+					errs1 = append(errs1, e)
+				}
 				a.MaxInit = math.Max(a.MaxInit, math.Abs(e0.Model.Global(ts)-w))
 				a.MaxRaw = math.Max(a.MaxRaw, math.Abs(float64(ts)-w))
 			}
@@ -115,6 +131,12 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 	}
 	sort.Float64s(errs)
 	a.P99Interp = errs[(len(errs)*99)/100]
+	if len(bars) > 0 {
+		a.BarCover = float64(covered) / float64(len(bars))
+		sort.Float64s(bars)
+		sort.Float64s(errs1)
+		a.BarMedian, a.ErrMedian = bars[len(bars)/2], errs1[len(errs1)/2]
+	}
 	return a
 }
 

@@ -62,10 +62,16 @@ func TestAccuracy_NonLinearInjectionIsExactlyTheChordError(t *testing.T) {
 }
 
 // TestAccuracy_ResyncHoldsNonLinearClocks: the same non-linear clocks with
-// resync epochs (GCLOCK_RESYNC default, 2 s): every corrected timestamp
-// within 2 µs of the truth (issue 10's target; without resync the sine
-// case is off by about 25 µs, the step case by 2.5 µs, see above), and a
-// linear injection still within 0.1 µs.
+// resync epochs (GCLOCK_RESYNC default, 2 s, adapted) and tracemerge's
+// default model through the knots (a cubic spline with kinks where a
+// frequency step shows, merge/offsetmodel.go): every corrected timestamp
+// within 0.3 µs of the truth for a 1 ppm frequency step, a 20 µs / 20 s
+// sine and a random-walk frequency at 2 and 4 ranks on 2 emulated nodes
+// (issue 38; straight lines between the knots miss the sine by ≈ 1 µs),
+// a linear injection within 0.1 µs (beyond what the sync itself missed at
+// the knots: 1.25 × the largest knot error is added); and the true error within the error
+// bar (merge.Corrector.ErrorBar) at ≥ 99 % of the timestamps of the ranks
+// other than rank 0. MPICH's case keeps issue 10's 2 µs.
 func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 	mp := mpis(t)
 	for _, tc := range []struct {
@@ -74,35 +80,52 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 		np, node   int
 		bound      float64
 	}{
-		{mp[0], "sine_2ranks", "0:0,1e6:10+sin(20us,20s)", 2, 1, 2e3},
-		{mp[0], "step_4ranks_2nodes", "0:0,1e6:10+step(4s,1ppm)", 4, 2, 2e3},
-		{mp[0], "randomwalk_2ranks", "0:0,1e6:10+rw(1s,0.05ppm,7)", 2, 1, 2e3},
+		{mp[0], "sine_2ranks", "0:0,1e6:10+sin(20us,20s)", 2, 1, 300},
+		{mp[0], "sine_4ranks_2nodes", "0:0,1e6:10+sin(20us,20s)", 4, 2, 300},
+		{mp[0], "step_2ranks", "0:0,1e6:10+step(4s,1ppm)", 2, 1, 300},
+		{mp[0], "step_4ranks_2nodes", "0:0,1e6:10+step(4s,1ppm)", 4, 2, 300},
+		{mp[0], "randomwalk_2ranks", "0:0,1e6:10+rw(1s,0.05ppm,7)", 2, 1, 300},
+		{mp[0], "randomwalk_4ranks_2nodes", "0:0,1e6:10+rw(1s,0.05ppm,7)", 4, 2, 300},
 		{mp[0], "linear_2ranks", "5e6:100,-5e6:-100", 2, 1, 100},
 		{mp[1], "step_4ranks_2nodes", "0:0,1e6:10+step(4s,1ppm)", 4, 2, 2e3},
 	} {
 		t.Run(tc.mpi.Name+"/"+tc.name, func(t *testing.T) {
 			traces, _ := runClockprog(t, accRun{MPI: tc.mpi, NP: tc.np, NodeSize: tc.node, Fake: tc.fake, Iters: 200, SleepUS: 40000})
 			resyncs := 0
+			var intervals []string
 			for _, e := range traces[0].Meta.Epochs {
 				if e.Params["resync"] != "" {
 					resyncs++
+					intervals = append(intervals, e.Params["next_interval_s"])
 				}
 			}
 			a := measureAccuracy(t, traces, nil)
-			t.Logf("%s: %d resync epochs; max |corrected - truth| %.3f µs (p99 %.3f µs); init model alone %.2f µs",
-				tc.name, resyncs, a.MaxInterp/1e3, a.P99Interp/1e3, a.MaxInit/1e3)
+			t.Logf("%s: %d resync epochs (next intervals %v s); max |corrected - truth| %.3f µs (p99 %.3f µs), straight lines between knots %.3f µs; init model alone %.2f µs; error bars cover %.2f%% of ranks 1+'s timestamps, median bar %.1f ns, median error %.1f ns",
+				tc.name, resyncs, intervals, a.MaxInterp/1e3, a.P99Interp/1e3, a.MaxLinear/1e3, a.MaxInit/1e3, 100*a.BarCover, a.BarMedian, a.ErrMedian)
 			if resyncs < 2 {
 				t.Errorf("%d resync epochs in an 8 s run with GCLOCK_RESYNC=2", resyncs)
 			}
-			if a.MaxInterp > tc.bound {
-				t.Errorf("corrected times off by up to %.3f µs (bound %.3f µs)", a.MaxInterp/1e3, tc.bound/1e3)
+			// The bound is the model's: what the sync itself missed at the
+			// knots comes on top (on this 2-core machine at load 12-16 a
+			// resync of 0.6 s missed by 2.5 µs with a bound of 0.4 µs; no
+			// curve through the knots can correct that). The figure
+			// against the bound alone is logged and in docs/clock-accuracy.md.
+			ke := maxKnotError(traces)
+			if a.MaxInterp > tc.bound+1.25*ke {
+				t.Errorf("corrected times off by up to %.3f µs (bound %.3f µs + 1.25 × the largest knot error %.3f µs) at %s; knots' true errors:\n%s",
+					a.MaxInterp/1e3, tc.bound/1e3, ke/1e3, worstTimestamp(traces), knotErrors(traces))
+			} else if a.MaxInterp > tc.bound {
+				t.Logf("over %.3f µs because a knot missed by %.3f µs (the sync under load)", tc.bound/1e3, ke/1e3)
+			}
+			if tc.bound <= 300 && a.BarCover < 0.99 {
+				t.Errorf("the true error lies within the error bar at %.2f%% of the timestamps, want ≥ 99%%; knots' true errors:\n%s", 100*a.BarCover, knotErrors(traces))
 			}
 		})
 	}
 }
 
 // TestResync_HundredsOfEpochsKeepComing: a long run makes hundreds of
-// resync epochs (here GCLOCK_RESYNC=0.01 over about 2 s on 2 emulated nodes,
+// resync epochs (here GCLOCK_RESYNC=0.01, not adapted, over about 2 s on 2 emulated nodes,
 // so H2HCA's node and leader communicators are in play at each one). Every
 // epoch must reuse the sync's communicators: creating new ones each time
 // exhausted the shim's table of private communicators after about 30
@@ -112,7 +135,7 @@ func TestResync_HundredsOfEpochsKeepComing(t *testing.T) {
 	needSetup(t)
 	const iters = 200
 	traces, r := runClockprog(t, accRun{NP: 4, NodeSize: 2, Fake: "0:0,1e6:10+sin(20us,2s)",
-		Iters: iters, SleepUS: 10000, Env: []string{"GCLOCK_RESYNC=0.01"}})
+		Iters: iters, SleepUS: 10000, Env: []string{"GCLOCK_RESYNC=0.01", "GCLOCK_RESYNC_ADAPT=0"}})
 	if strings.Contains(r.Stderr, "resync") {
 		t.Errorf("the recorder warned about resync epochs:\n%s", r.Stderr)
 	}
@@ -184,4 +207,18 @@ func chordDeviation(t *testing.T, traces []rankTrace) (dev, gap, chord float64) 
 		}
 	}
 	return dev, gap, chord
+}
+
+// maxKnotError is the largest |knot − truth| over every epoch of every
+// rank: what the sync itself missed, before any curve between knots.
+func maxKnotError(traces []rankTrace) float64 {
+	in0 := traces[0].Meta.Header.Inject
+	worst := 0.0
+	for _, rt := range traces {
+		in := rt.Meta.Header.Inject
+		for _, e := range rt.Meta.Epochs {
+			worst = math.Max(worst, math.Abs(e.Model.Global(e.EndNS)-in0.Recorded(in.TrueTime(e.EndNS))))
+		}
+	}
+	return worst
 }

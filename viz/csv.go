@@ -14,17 +14,22 @@ import (
 var csvHeader = []string{
 	"rank", "op", "comm", "seq", "root", "bytes_sent", "bytes_recv",
 	"local_enter_ns", "local_exit_ns", "global_enter_ns", "global_exit_ns", "callsite",
+	"enter_err_ns", "exit_err_ns",
 }
 
 // CSV writes one row per event (a merge.Sink). Columns:
 // rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,
-// global_enter_ns,global_exit_ns,callsite. Global times are absolute ns in
+// global_enter_ns,global_exit_ns,callsite,enter_err_ns,exit_err_ns. Global
+// times are absolute ns in
 // rank 0's timebase: the run origin (SetOrigin, an int64) plus the event's
 // relative float64 time, written exactly as the integer sum followed by the
 // relative time's fraction to the ps when it has one
 // (1800000000000123456.25), so a CLOCK_REALTIME timebase loses nothing; the call site is the resolver's
-// name, or the address as 0x... when resolve is nil or returns "".
+// name, or the address as 0x... when resolve is nil or returns "". The
+// last two columns are the estimated clock error of the two global times
+// (ns, one decimal; SetErrorBar), empty where unknown.
 type CSV struct {
+	errBar ErrorBarFunc
 	origin int64
 	w      *csv.Writer
 	siteNamer
@@ -46,6 +51,26 @@ func NewCSV(w io.Writer, resolve func(pc uint64) string) *CSV {
 // SetRankResolve names call sites per rank (merge.Pass.SiteName); it takes
 // precedence over NewCSV's pc-only resolver.
 func (c *CSV) SetRankResolve(fn func(rank int32, pc uint64) string) { c.rankRes = fn }
+
+// SetErrorBar sets the clock error estimate of the err columns
+// (merge.Pass.ErrorBar); without it they stay empty.
+func (c *CSV) SetErrorBar(fn ErrorBarFunc) { c.errBar = fn }
+
+// ErrorBarFunc gives the estimated clock error (ns) of the global time of
+// a rank's local timestamp; negative: unknown (merge.Pass.ErrorBar).
+type ErrorBarFunc func(rank int32, local int64) float64
+
+// errCell formats an error bar for a CSV cell ("" when unknown).
+func errCell(fn ErrorBarFunc, rank int32, local int64) string {
+	if fn == nil {
+		return ""
+	}
+	v := fn(rank, local)
+	if !(v >= 0) || math.IsInf(v, 0) {
+		return ""
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
 
 // SetOrigin sets the run origin added to the events' relative global
 // times (merge.Analysis.OriginNS, merge.Pass.Origin); default 0.
@@ -99,6 +124,8 @@ func (c *CSV) Add(ev *merge.GEvent) error {
 	r[9] = absTime(c.origin, ev.Enter)
 	r[10] = absTime(c.origin, ev.Exit)
 	r[11] = c.callsite(ev.Rank, ev.Callsite)
+	r[12] = errCell(c.errBar, ev.Rank, ev.LocalEnter)
+	r[13] = errCell(c.errBar, ev.Rank, ev.LocalExit)
 	if err := c.w.Write(r); err != nil {
 		return fmt.Errorf("viz: csv row %d (rank %d %s seq %d): %w", c.rows+1, ev.Rank, ev.Op, ev.Seq, err)
 	}

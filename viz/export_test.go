@@ -49,7 +49,7 @@ func TestCSV_ColumnsAndValues(t *testing.T) {
 			if err != nil {
 				t.Fatalf("CSV does not parse: %v", err)
 			}
-			if got := strings.Join(recs[0], ","); got != "rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,global_exit_ns,callsite" {
+			if got := strings.Join(recs[0], ","); got != "rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,global_exit_ns,callsite,enter_err_ns,exit_err_ns" {
 				t.Fatalf("header %q", got)
 			}
 			if len(recs) != 1+len(exportEvents) {

@@ -20,6 +20,7 @@ type Perfetto struct {
 	w     *bufio.Writer
 	ranks []RankMeta
 	siteNamer
+	errBar  ErrorBarFunc
 	origin  float64
 	runOrig int64
 	started bool
@@ -56,6 +57,13 @@ func PerfettoRankResolve(fn func(rank int32, pc uint64) string) PerfettoOption {
 // can be recovered: origin + ts·1000 (+ the PerfettoOrigin offset).
 func PerfettoRunOrigin(originNS int64) PerfettoOption {
 	return func(p *Perfetto) { p.runOrig = originNS }
+}
+
+// PerfettoErrorBar adds each call's estimated clock error
+// (merge.Pass.ErrorBar) as args.enter_err_ns and args.exit_err_ns (ns, one
+// decimal; left out where unknown).
+func PerfettoErrorBar(fn ErrorBarFunc) PerfettoOption {
+	return func(p *Perfetto) { p.errBar = fn }
 }
 
 // NewPerfetto returns a streaming Chrome trace writer. ranks names the
@@ -149,6 +157,14 @@ func (p *Perfetto) Add(ev *merge.GEvent) error {
 	b = strconv.AppendUint(b, ev.Recv, 10)
 	b = append(b, `,"callsite":`...)
 	b = appendJSONString(b, p.callsite(ev.Rank, ev.Callsite))
+	if c := errCell(p.errBar, ev.Rank, ev.LocalEnter); c != "" {
+		b = append(b, `,"enter_err_ns":`...)
+		b = append(b, c...)
+	}
+	if c := errCell(p.errBar, ev.Rank, ev.LocalExit); c != "" {
+		b = append(b, `,"exit_err_ns":`...)
+		b = append(b, c...)
+	}
 	b = append(b, `}}`...)
 	p.buf = b
 	if _, err := p.w.Write(b); err != nil {

@@ -89,9 +89,11 @@ const (
 	pfAnnTag
 	pfAnnBytes
 	pfAnnTarget
+	pfAnnEnterErr
+	pfAnnExitErr
 )
 
-var pfAnnNames = []string{"", "comm", "seq", "root", "bytes_sent", "bytes_recv", "callsite", "tag", "bytes", "target"}
+var pfAnnNames = []string{"", "comm", "seq", "root", "bytes_sent", "bytes_recv", "callsite", "tag", "bytes", "target", "enter_err_ns", "exit_err_ns"}
 
 // Interned categories.
 const (
@@ -105,13 +107,15 @@ const (
 // ui.perfetto.dev or with trace_processor): one process per rank named
 // "rank N (host)", one thread track "MPI" in it, a slice per MPI call with
 // annotations comm, seq, root, bytes_sent, bytes_recv and callsite, and a
-// flow arrow per matched point-to-point message (AddMessages). Timestamps
+// flow arrow per matched point-to-point message (AddMessages); with
+// SetErrorBar also enter_err_ns and exit_err_ns. Timestamps
 // are absolute ns in rank 0's timebase (the run origin plus the event's
 // global time), so they keep the recorder's nanosecond resolution. Only the
 // interning tables (op names, call-site names) are held in memory.
 type PerfettoProto struct {
-	w     *bufio.Writer
-	ranks []RankMeta
+	errBar ErrorBarFunc
+	w      *bufio.Writer
+	ranks  []RankMeta
 	siteNamer
 	runOrig  int64
 	declared map[int32]bool
@@ -149,6 +153,11 @@ func (p *PerfettoProto) SetRunOrigin(originNS int64) { p.runOrig = originNS }
 
 // SetRankResolve names call sites per rank (merge.Pass.SiteName).
 func (p *PerfettoProto) SetRankResolve(fn func(rank int32, pc uint64) string) { p.rankRes = fn }
+
+// SetErrorBar adds each call's estimated clock error (merge.Pass.ErrorBar)
+// as the annotations enter_err_ns and exit_err_ns (whole ns; left out where
+// unknown).
+func (p *PerfettoProto) SetErrorBar(fn ErrorBarFunc) { p.errBar = fn }
 
 // Packets reports how many trace packets were written so far.
 func (p *PerfettoProto) Packets() int64 { return p.n }
@@ -411,6 +420,14 @@ func (p *PerfettoProto) Add(ev *merge.GEvent) error {
 		te = appendAnnUint(te, pfAnnRecv, ev.Recv)
 	}
 	te = appendAnnStr(te, pfAnnSite, p.strIID(p.callsite(ev.Rank, ev.Callsite)))
+	if p.errBar != nil { // the clock's estimated error, whole ns (unknown: none)
+		if v := p.errBar(ev.Rank, ev.LocalEnter); v >= 0 && v < 1<<62 {
+			te = appendAnnInt(te, pfAnnEnterErr, int64(math.Round(v)))
+		}
+		if v := p.errBar(ev.Rank, ev.LocalExit); v >= 0 && v < 1<<62 {
+			te = appendAnnInt(te, pfAnnExitErr, int64(math.Round(v)))
+		}
+	}
 	p.te = te
 	p.trackEvent(p.absNS(ev.Enter), te)
 	exit := ev.Exit

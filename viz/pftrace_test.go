@@ -160,7 +160,7 @@ type pfSlice struct {
 func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	evs := []merge.GEvent{
 		{Rank: 0, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Root: -1, Sent: 8, Recv: 8, Enter: 1000, Exit: 2500.4, Callsite: 0x10},
-		{Rank: 1, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Root: -1, Sent: 8, Recv: 8, Enter: 1200, Exit: 2501, Callsite: 0x10},
+		{Rank: 1, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Root: -1, Sent: 8, Recv: 8, Enter: 1200, Exit: 2501, Callsite: 0x10, LocalEnter: 100, LocalExit: 200},
 		{Rank: 1, Op: trace.OpBcast, CommID: 1, Seq: 1, Root: 0, Recv: 64, Enter: 3000, Exit: 3100, Callsite: 0x20},
 		{Rank: 0, Op: trace.OpBcast, CommID: 1, Seq: 1, Root: 0, Sent: 64, Enter: 2990, Exit: 3050, Callsite: 0x20},
 	}
@@ -169,6 +169,15 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	const origin = int64(1_800_000_000_000_000_000) // CLOCK_REALTIME-sized origin keeps its ns
 	p := NewPerfettoProto(&buf, []RankMeta{{Rank: 0, Host: "n0"}, {Rank: 1, Host: "n1"}})
 	p.SetRunOrigin(origin)
+	p.SetErrorBar(func(rank int32, local int64) float64 { // rank 0: exact; local 0: unknown
+		switch {
+		case rank == 0:
+			return 0
+		case local == 0:
+			return -1
+		}
+		return float64(local) + 0.4
+	})
 	p.SetRankResolve(func(rank int32, pc uint64) string {
 		if pc == 0x10 {
 			return "solver.c:42"
@@ -339,6 +348,11 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	}
 	if slices[0].ann["callsite"] != "solver.c:42" || slices[2].ann["callsite"] != "0x20" || slices[2].ann["root"] != "0" || slices[2].ann["bytes_recv"] != "64" {
 		t.Errorf("annotations: %v / %v", slices[0].ann, slices[2].ann)
+	}
+	for i, want := range [][2]string{{"0", "0"}, {"100", "200"}, {"", ""}, {"0", "0"}} {
+		if a := slices[i].ann; a["enter_err_ns"] != want[0] || a["exit_err_ns"] != want[1] {
+			t.Errorf("slice %d: clock error annotations %q/%q, want %q/%q", i, a["enter_err_ns"], a["exit_err_ns"], want[0], want[1])
+		}
 	}
 	if flowStart[1] != threadUUID(0) || flowEnd[1] != threadUUID(1) {
 		t.Errorf("flow 1: from track %d to %d, want rank 0 -> rank 1", flowStart[1], flowEnd[1])

@@ -92,7 +92,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.out, "o", "tracemerge-out", "output directory")
 	fs.StringVar(&f.out, "out", "tracemerge-out", "output directory")
-	fs.StringVar(&f.clock, "clock", "interp", "interp, refined, init or raw")
+	fs.StringVar(&f.clock, "clock", "interp", "interp, refined, linear, init or raw")
 	fs.StringVar(&f.from, "from", "", "window start after run start")
 	fs.StringVar(&f.to, "to", "", "window end after run start")
 	fs.Var(&f.instances, "instance", "COMM:SEQ to zoom into")
@@ -312,7 +312,7 @@ load:
 	if f.from != "" || f.to != "" {
 		calls = -1 // the window's calls are not counted in advance
 	}
-	exp, err := openExports(out, formats, limit, calls, rmeta, pass.Origin(), pcName, siteName)
+	exp, err := openExports(out, formats, limit, calls, rmeta, pass.Origin(), pcName, siteName, pass.ErrorBar())
 	if err != nil {
 		return out.fail(stderr, err)
 	}

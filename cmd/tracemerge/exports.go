@@ -103,7 +103,7 @@ type exports struct {
 // 2026-11-26) and then be thrown away. The returned sinks are to be fed
 // the merged stream.
 func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmeta []viz.RankMeta, origin int64,
-	pcName func(uint64) string, siteName func(int32, uint64) string) (*exports, error) {
+	pcName func(uint64) string, siteName func(int32, uint64) string, errBar viz.ErrorBarFunc) (*exports, error) {
 	e := &exports{limit: limit, sinks: map[string]*limitSink{}}
 	if limit > 0 && calls > limit {
 		for _, f := range []string{"csv", "csvgz", "perfetto", "perfetto-json"} {
@@ -121,6 +121,7 @@ func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmet
 		e.csv = viz.NewCSV(w, pcName)
 		e.csv.SetOrigin(origin) // absolute ns in rank 0's timebase
 		e.csv.SetRankResolve(siteName)
+		e.csv.SetErrorBar(errBar)
 		e.sinks["csv"] = &limitSink{s: e.csv, limit: limit}
 	}
 	if formats["csvgz"] {
@@ -136,6 +137,7 @@ func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmet
 		e.csvgz = viz.NewCSV(gz, pcName)
 		e.csvgz.SetOrigin(origin)
 		e.csvgz.SetRankResolve(siteName)
+		e.csvgz.SetErrorBar(errBar)
 		e.sinks["csvgz"] = &limitSink{s: e.csvgz, limit: limit}
 	}
 	if formats["perfetto"] {
@@ -146,6 +148,7 @@ func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmet
 		e.pb = viz.NewPerfettoProto(w, rmeta)
 		e.pb.SetRunOrigin(origin)
 		e.pb.SetRankResolve(siteName)
+		e.pb.SetErrorBar(errBar)
 		e.sinks["perfetto"] = &limitSink{s: e.pb, limit: limit}
 	}
 	if formats["perfetto-json"] {
@@ -155,7 +158,7 @@ func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmet
 		}
 		// ts in µs relative to the run origin (rank 0's MPI_Init exit),
 		// which is recorded in otherData.gclock_origin_ns.
-		e.js = viz.NewPerfetto(w, rmeta, viz.PerfettoRankResolve(siteName), viz.PerfettoRunOrigin(origin))
+		e.js = viz.NewPerfetto(w, rmeta, viz.PerfettoRankResolve(siteName), viz.PerfettoRunOrigin(origin), viz.PerfettoErrorBar(errBar))
 		e.sinks["perfetto-json"] = &limitSink{s: e.js, limit: limit}
 	}
 	return e, nil

@@ -15,7 +15,7 @@ import (
 func cmdInfo(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tracemerge info", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	clock := fs.String("clock", "interp", "interp, refined, init or raw")
+	clock := fs.String("clock", "interp", "interp, refined, linear, init or raw")
 	asJSON := fs.Bool("json", false, "print JSON")
 	help := fs.Bool("h", false, "help")
 	fs.BoolVar(help, "help", false, "help")

@@ -70,7 +70,8 @@ Outputs in OUT (select with --formats):
             p2p.json: point-to-point messages and waits (docs/p2p.md)
   csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
             bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
-            global_exit_ns,callsite (global times in rank 0's timer, ns)
+            global_exit_ns,callsite,enter_err_ns,exit_err_ns (global times
+            in rank 0's timer, ns; err: the clock's estimated error, ns)
   csvgz     events.csv.gz: the same, gzip-compressed (pandas/polars read it)
   perfetto  trace.pftrace: Perfetto's native protobuf trace (ui.perfetto.dev,
             trace_processor), ns timestamps, one track per rank, message flows

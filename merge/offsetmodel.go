@@ -1,0 +1,631 @@
+package merge
+
+import (
+	"math"
+	"sort"
+)
+
+// The offset model between sync knots (issue 38 §1, docs/decisions.md
+// "A smooth offset model through the sync knots").
+//
+// The knots give a rank's offset (local − reference) at the end of each
+// sync epoch. Between knots the offset follows a cubic Hermite curve: in
+// interval i (knots i and i+1, width h, secant slope m) with u = (t−t_i)/h,
+//
+//	off(t) = o_i + h·u·[m + (1−u)·((d_i − m)·(1−u) − (d_{i+1} − m)·u)]
+//
+// which is the Hermite cubic with value o_i, o_{i+1} and derivative d_i,
+// d_{i+1} at the ends, written as the chord plus a correction that
+// vanishes at both knots (so the curve still passes through every knot, as
+// the piecewise-linear one did). The derivatives come from a C² cubic
+// spline through the knots (Scheme SplineScheme), chosen by the
+// measurements in TestOffsetModel_SchemesOnInjectedShapes: with knots 2 s
+// apart a straight line through a 20 µs / 20 s sine misses by ≈ 0.99 µs,
+// the spline by ≈ 0.05 µs, and a 1 ppm frequency step inside an interval
+// costs the spline at most ≈ 0.2 µs instead of up to 0.5 µs.
+//
+// Noisy knots: a derivative estimated from knots close together amplifies
+// their measurement error (a 10 ns miss over a 100 ms interval is a slope
+// error of 1e-7, which bends a 2 s interval by ≈ 30 ns). Where an
+// interval's knots are close together compared with their sync-path
+// bounds, the cubic correction is damped toward the chord (dampFactor).
+
+// DefaultScheme is the offset model of --clock interp (and refined).
+const DefaultScheme = SplineKinkScheme
+
+// Scheme is how the knots' derivatives of the offset model are chosen.
+type Scheme int
+
+// Offset model schemes (all interpolate the knots).
+const (
+	// SplineScheme: a C² cubic spline, ends clamped to the parabola
+	// through the first (last) three knots. The default of --clock interp.
+	SplineScheme Scheme = iota
+	// LinearScheme: straight lines between knots (--clock linear; the
+	// interp of issue 10).
+	LinearScheme
+	// BesselScheme: each knot's derivative from the parabola through it
+	// and its two neighbours (C¹ only).
+	BesselScheme
+	// AkimaScheme: Akima's weights on the neighbouring secants (follows a
+	// kink; C¹ only).
+	AkimaScheme
+	// PCHIPScheme: Fritsch–Carlson monotone cubic (flat at every local
+	// extremum of the knots).
+	PCHIPScheme
+	// SplineKinkScheme: SplineScheme, except in an interval whose
+	// neighbours' secants differ by far more than their own neighbours'
+	// (a frequency step inside it): there the two neighbouring lines,
+	// extended to where they meet.
+	SplineKinkScheme
+)
+
+func (s Scheme) String() string {
+	switch s {
+	case SplineScheme:
+		return "spline"
+	case LinearScheme:
+		return "linear"
+	case BesselScheme:
+		return "bessel"
+	case AkimaScheme:
+		return "akima"
+	case PCHIPScheme:
+		return "pchip"
+	case SplineKinkScheme:
+		return "spline+kinks"
+	}
+	return "scheme?"
+}
+
+// knotDerivs returns the derivative of the offset model at every knot
+// (len(ts) ≥ 2; ts strictly increasing).
+func knotDerivs(ts []int64, off []float64, s Scheme) []float64 {
+	n := len(ts)
+	h := make([]float64, n-1)
+	m := make([]float64, n-1)
+	for i := range h {
+		h[i] = float64(ts[i+1] - ts[i])
+		m[i] = (off[i+1] - off[i]) / h[i]
+	}
+	d := make([]float64, n)
+	if s == LinearScheme || n == 2 {
+		// with two knots every scheme is the straight line
+		for i := range d {
+			d[i] = m[min(i, n-2)]
+		}
+		if s == LinearScheme {
+			return nil
+		}
+		return d
+	}
+	// parabola through knots 0,1,2 (n-3..n-1) at the end knots
+	endDeriv := func(h0, h1, m0, m1 float64) float64 {
+		return ((2*h0+h1)*m0 - h0*m1) / (h0 + h1)
+	}
+	d[0] = endDeriv(h[0], h[1], m[0], m[1])
+	d[n-1] = endDeriv(h[n-2], h[n-3], m[n-2], m[n-3])
+	switch s {
+	case BesselScheme:
+		for i := 1; i < n-1; i++ {
+			d[i] = (h[i]*m[i-1] + h[i-1]*m[i]) / (h[i-1] + h[i])
+		}
+	case AkimaScheme:
+		// secants relative to their mean, so that a constant drift
+		// (which all share) does not enter the weights
+		for i := 1; i < n-1; i++ {
+			var w1, w2 float64
+			if i+1 < n-1 {
+				w1 = math.Abs(m[i+1] - m[i])
+			}
+			if i-2 >= 0 {
+				w2 = math.Abs(m[i-1] - m[i-2])
+			}
+			if w1+w2 == 0 {
+				d[i] = (h[i]*m[i-1] + h[i-1]*m[i]) / (h[i-1] + h[i])
+			} else {
+				d[i] = (w1*m[i-1] + w2*m[i]) / (w1 + w2)
+			}
+		}
+	case PCHIPScheme:
+		for i := 1; i < n-1; i++ {
+			if m[i-1]*m[i] <= 0 {
+				d[i] = 0
+				continue
+			}
+			w1, w2 := 2*h[i]+h[i-1], h[i]+2*h[i-1]
+			d[i] = (w1 + w2) / (w1/m[i-1] + w2/m[i])
+		}
+	case SplineScheme, SplineKinkScheme:
+		return splineDerivs(h, m, nil)
+	}
+	return d
+}
+
+// hermite is the offset at local time t in interval [t0, t1] with values
+// o0, o1 and derivatives d0, d1 (chord plus a correction that is 0 at
+// both ends).
+func hermite(t, t0, t1 int64, o0, o1, d0, d1 float64) float64 {
+	h := float64(t1 - t0)
+	x := float64(t - t0)
+	u := x / h
+	m := (o1 - o0) / h
+	return o0 + x*(m+(1-u)*((d0-m)*(1-u)-(d1-m)*u))
+}
+
+// splineDerivs returns the knot derivatives of the C² cubic spline with
+// not-a-knot ends (de Boor; scipy's CubicSpline default) through knots
+// with interval widths h and secant slopes m (len(h) ≥ 2). fixed, when not
+// nil, holds derivatives to keep (NaN: free): the spline is then C² only
+// between fixed knots (each run between them a clamped spline).
+func splineDerivs(h, m, fixed []float64) []float64 {
+	n := len(h) + 1
+	d := make([]float64, n)
+	if n == 3 && fixed == nil { // one parabola through the three knots
+		d[0] = ((2*h[0]+h[1])*m[0] - h[0]*m[1]) / (h[0] + h[1])
+		d[2] = ((2*h[1]+h[0])*m[1] - h[1]*m[0]) / (h[0] + h[1])
+		d[1] = (h[1]*m[0] + h[0]*m[1]) / (h[0] + h[1])
+		return d
+	}
+	// tridiagonal rows: a[i]·d[i-1] + b[i]·d[i] + c[i]·d[i+1] = r[i]
+	a := make([]float64, n)
+	b := make([]float64, n)
+	c := make([]float64, n)
+	r := make([]float64, n)
+	for i := 1; i < n-1; i++ {
+		a[i], b[i], c[i] = h[i], 2*(h[i-1]+h[i]), h[i-1]
+		r[i] = 3 * (h[i]*m[i-1] + h[i-1]*m[i])
+	}
+	if n == 3 { // fixed ends: clamp to the end parabolas' slopes
+		b[0], r[0] = 1, ((2*h[0]+h[1])*m[0]-h[0]*m[1])/(h[0]+h[1])
+		b[2], r[2] = 1, ((2*h[1]+h[0])*m[1]-h[1]*m[0])/(h[0]+h[1])
+	} else {
+		// not-a-knot: the third derivative is continuous at knots 1 and n-2
+		s := h[0] + h[1]
+		b[0], c[0] = h[1], s
+		r[0] = ((h[0]+2*s)*h[1]*m[0] + h[0]*h[0]*m[1]) / s
+		s = h[n-2] + h[n-3]
+		a[n-1], b[n-1] = s, h[n-3]
+		r[n-1] = (h[n-2]*h[n-2]*m[n-3] + (2*s+h[n-2])*h[n-3]*m[n-2]) / s
+	}
+	for i, v := range fixed {
+		if !math.IsNaN(v) {
+			a[i], b[i], c[i], r[i] = 0, 1, 0, v
+		}
+	}
+	// Thomas algorithm
+	for i := 1; i < n; i++ {
+		w := a[i] / b[i-1]
+		b[i] -= w * c[i-1]
+		r[i] -= w * r[i-1]
+	}
+	d[n-1] = r[n-1] / b[n-1]
+	for i := n - 2; i >= 0; i-- {
+		d[i] = (r[i] - c[i]*d[i+1]) / b[i]
+	}
+	return d
+}
+
+// KinkRatio: an interval is a kink (a frequency step inside it) when the
+// secants on either side of it differ by more than KinkRatio times the
+// change of secant next to them on both sides together.
+const KinkRatio = 4.0
+
+// offsetCurve is the offset model through a rank's knots.
+type offsetCurve struct {
+	ts   []int64
+	off  []float64
+	d    []float64 // derivatives at the knots; nil: straight lines
+	kink []float64 // per interval: u in (0,1) where the two lines meet, 0: none
+	// straight: per interval, a straight line (next to a close knot); nil: none
+	straight []bool
+}
+
+// newOffsetCurve builds the model of scheme s through the knots.
+func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
+	n := len(ts)
+	if s == LinearScheme || n < 3 {
+		return &offsetCurve{ts: ts, off: off}
+	}
+	// Close knots: a knot nearer than CloseKnot median spacings to the
+	// previous kept one (the full sync closing MPI_Finalize, 0.1-2 s after
+	// the resync that opened it) gives a slope over a short baseline: its
+	// error, divided by that baseline, would bend the curve around it.
+	// The curve is built through the other knots; intervals touching a
+	// close knot are straight.
+	gaps := make([]float64, n-1)
+	for i := range gaps {
+		gaps[i] = float64(ts[i+1] - ts[i])
+	}
+	sort.Float64s(gaps)
+	minGap := CloseKnot * gaps[len(gaps)/2]
+	keep := []int{0}
+	for i := 1; i < n; i++ {
+		if float64(ts[i]-ts[keep[len(keep)-1]]) >= minGap {
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) == n {
+		return smoothCurve(ts, off, s)
+	}
+	kts := make([]int64, len(keep))
+	koff := make([]float64, len(keep))
+	for k, i := range keep {
+		kts[k], koff[k] = ts[i], off[i]
+	}
+	sub := smoothCurve(kts, koff, s)
+	c := &offsetCurve{ts: ts, off: off, d: make([]float64, n), straight: make([]bool, n-1)}
+	if sub.d == nil { // too few kept knots for a curve
+		for i := range c.straight {
+			c.straight[i] = true
+		}
+		return c
+	}
+	kept := make([]int, n) // per knot: its index in keep, -1 when close
+	for i := range kept {
+		kept[i] = -1
+	}
+	for k, i := range keep {
+		kept[i] = k
+		c.d[i] = sub.d[k]
+	}
+	for i := range n - 1 {
+		a, b := kept[i], kept[i+1]
+		if a < 0 || b < 0 || sub.straight != nil && sub.straight[a] {
+			c.straight[i] = true
+			continue
+		}
+		if sub.kink != nil && sub.kink[a] > 0 {
+			if c.kink == nil {
+				c.kink = make([]float64, n-1)
+			}
+			c.kink[i] = sub.kink[a]
+		}
+	}
+	return c
+}
+
+// CloseKnot: knots nearer than this many median knot spacings to the
+// previous one do not shape the curve (newOffsetCurve).
+const CloseKnot = 0.25
+
+// smoothCurve is the curve of scheme s through every knot.
+func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
+	c := &offsetCurve{ts: ts, off: off}
+	n := len(ts)
+	if s == LinearScheme || n < 2 {
+		return c
+	}
+	if s != SplineKinkScheme || n < 5 {
+		c.d = knotDerivs(ts, off, s)
+		return c
+	}
+	h := make([]float64, n-1)
+	m := make([]float64, n-1)
+	for i := range h {
+		h[i] = float64(ts[i+1] - ts[i])
+		m[i] = (off[i+1] - off[i]) / h[i]
+	}
+	fixed := make([]float64, n)
+	for i := range fixed {
+		fixed[i] = math.NaN()
+	}
+	// The typical bend between neighbouring intervals (knot noise and
+	// smooth wander): a kink must stand out of it too, or noisy knots
+	// read as kinks (2.6 µs off on the 20 µs sine with 130 ns knot noise).
+	bends := make([]float64, 0, n-2)
+	for j := 0; j+1 < n-1; j++ {
+		bends = append(bends, math.Abs(m[j+1]-m[j])*(h[j]+h[j+1])/2)
+	}
+	sort.Float64s(bends)
+	typical := bends[len(bends)/2]
+	c.kink = make([]float64, n-1)
+	any := false
+	for i := 2; i+2 < n-1; i++ {
+		a, b := m[i-1], m[i+1]
+		jump := math.Abs(b - a)
+		// both sides must show straight lines: with one side only, a
+		// sine near its inflection reads as a kink (2.3 µs off in the
+		// study, in 40 s runs and again in 8 s runs with the typical
+		// bend taken without the candidate's own). So a step next to an
+		// end knot is left to the spline (0.28-0.35 µs for 1 ppm with
+		// 2 s knots, straight lines 0.5 µs).
+		if i-2 < 0 || i+2 >= n-1 {
+			continue
+		}
+		around := math.Abs(m[i-1]-m[i-2]) + math.Abs(m[i+2]-m[i+1])
+		if jump <= KinkRatio*around || jump*h[i] <= KinkRatio*typical {
+			continue
+		}
+		u := (m[i] - b) / (a - b)
+		if !(u > 0.02 && u < 0.98) {
+			continue
+		}
+		c.kink[i] = u
+		fixed[i], fixed[i+1] = a, b
+		any = true
+	}
+	if !any {
+		c.kink = nil
+	}
+	// A kink at a knot (the step fell within 2% of an interval's end):
+	// the secants on either side of knot i differ by far more than their
+	// neighbours do. Both intervals are then straight, and the curve
+	// beyond them leaves with their slopes (a spline through the corner
+	// rang by ≈ 0.1 of the step times the spacing: 0.21 µs on a 1 ppm step
+	// with 2 s knots, where straight lines were exact).
+	for i := 2; i+1 < n-1; i++ {
+		if c.kink != nil && (c.kink[i-1] > 0 || c.kink[i] > 0) || !math.IsNaN(fixed[i-1]) || !math.IsNaN(fixed[i+1]) {
+			continue
+		}
+		jump := math.Abs(m[i] - m[i-1])
+		around := math.Abs(m[i-1]-m[i-2]) + math.Abs(m[i+1]-m[i])
+		if jump <= KinkRatio*around || jump*min(h[i-1], h[i]) <= KinkRatio*typical {
+			continue
+		}
+		if c.straight == nil {
+			c.straight = make([]bool, n-1)
+		}
+		c.straight[i-1], c.straight[i] = true, true
+		fixed[i-1], fixed[i], fixed[i+1] = m[i-1], m[i-1], m[i]
+	}
+	c.d = splineDerivs(h, m, fixed)
+	return c
+}
+
+// at is the model's offset at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
+func (c *offsetCurve) at(i int, t int64) float64 {
+	t0, t1 := c.ts[i], c.ts[i+1]
+	o0, o1 := c.off[i], c.off[i+1]
+	if c.d == nil || c.straight != nil && c.straight[i] {
+		return o0 + (o1-o0)*float64(t-t0)/float64(t1-t0)
+	}
+	if c.kink != nil && c.kink[i] > 0 {
+		if u := float64(t-t0) / float64(t1-t0); u <= c.kink[i] {
+			return o0 + c.d[i]*float64(t-t0)
+		}
+		return o1 - c.d[i+1]*float64(t1-t)
+	}
+	return hermite(t, t0, t1, o0, o1, c.d[i], c.d[i+1])
+}
+
+// Error bars (issue 38 §2). Each knot's offset is measured with an error
+// the sync path bounds only loosely (its SKaMPI intervals are 10–30 times
+// wider than the typical miss), and between knots the model adds its own.
+// Both show in the knots themselves: a knot predicted from its neighbours
+// (leave one out, the cubic through up to two knots on each side) misses
+// by its own error, its neighbours' and the model's error over twice the
+// spacing. The bar at knot i is
+//
+//	q_i = BarScale · sqrt(s² + max(|r_{i−1}|, |r_i|, |r_{i+1}|)²)
+//
+// with r the leave-one-out residuals and s their median magnitude over the
+// rank (the typical miss, which the local term widens where a kink, a
+// disturbed knot or a bend shows); between knots it is interpolated
+// linearly; beyond the end knots it grows with the distance as a slope
+// error of q/h would. BarScale is calibrated on the simulated knots of
+// TestOffsetModel_ErrorBarsCoverTheTruth (the real-MPI tests check it
+// against injected truth) and the bar never exceeds a knot's sync-path
+// bound plus the model's own bend there (a proven bound stays a bound).
+
+// BarScale is the factor of the error bar over the knots' typical and
+// local leave-one-out residual (see above).
+const BarScale = 3.5
+
+// BarCurve and BarKink are the shares of the residuals' smooth part that
+// the model between knots keeps: of a bend common to the knots around
+// (the spline's error is about 5/384 h^4 f”” where the leave-one-out
+// residual at twice the spacing is about h^4 f””/6) and of what stands
+// out at one or two knots (a frequency step the kink rule did not take).
+const (
+	BarCurve = 0.1
+	BarKink  = 0.5
+)
+
+// BarBoundShare: the bar is never below this share of the median of the
+// rank's knots' sync-path bounds. The bound is proven but 10-30× the
+// typical miss; the largest knot errors measured on real MPI were 0.03-0.3
+// of it (docs/clock-accuracy.md "Sync-path bounds"), so a few knots whose
+// errors the residuals cannot show (an 8 s run has 6) stay covered.
+const BarBoundShare = 0.15
+
+// BarFewKnots: with fewer knots the noise is taken from the whole
+// residuals, not their rough part (newErrorBars).
+const BarFewKnots = 12
+
+// BarRough is the rough part's standard deviation per unit of knot noise
+// (for equal spacing; measured on the simulated knots).
+var BarRough = 1.52
+
+// looResiduals returns, per knot, its offset minus the value the cubic
+// through up to two knots on each side predicts (0 where fewer than two
+// other knots exist).
+func looResiduals(ts []int64, off []float64) []float64 {
+	n := len(ts)
+	r := make([]float64, n)
+	var xs, ys [4]float64
+	for i := range n {
+		k := 0
+		for j := max(0, i-2); j <= min(n-1, i+2); j++ {
+			if j != i {
+				xs[k], ys[k] = float64(ts[j]-ts[i]), off[j]
+				k++
+			}
+		}
+		if k < 2 {
+			continue
+		}
+		// Lagrange polynomial through the k points, at x = 0
+		p := 0.0
+		for a := range k {
+			w := 1.0
+			for b := range k {
+				if b != a {
+					w *= (0 - xs[b]) / (xs[a] - xs[b])
+				}
+			}
+			p += w * ys[a]
+		}
+		r[i] = off[i] - p
+	}
+	return r
+}
+
+// newErrorBars estimates the error bars of the model through the knots
+// from their leave-one-out residuals (see BarScale).
+func newErrorBars(ts []int64, off, bounds []float64) *errorBars {
+	n := len(ts)
+	b := &errorBars{model: make([]float64, n), gKnot: make([]float64, n), gMid: make([]float64, max(0, n-1)), floor: make([]float64, n), scale: 1}
+	// the rank's median bound: one knot taken under load can have a
+	// bound 50× its neighbours' (and its own small error), which would
+	// widen the bars of both its intervals for nothing
+	var bs []float64
+	for _, v := range bounds {
+		if v > 0 {
+			bs = append(bs, v)
+		}
+	}
+	if len(bs) > 0 {
+		sort.Float64s(bs)
+		share := BarBoundShare
+		if n < 8 { // the residuals of so few knots say little (a 4 s run: 87 % coverage at 0.15)
+			share *= 2
+		}
+		for i := range b.floor {
+			b.floor[i] = share * bs[len(bs)/2]
+		}
+	}
+	if n < 3 {
+		return b
+	}
+	// σ estimated from n knots is itself uncertain: widen as Student's t
+	// does over the normal quantile (≈ 1.34 at 7 knots, 1.1 at 21).
+	b.scale = math.Sqrt(1 + 4/float64(max(n-2, 1)))
+	r := looResiduals(ts, off)
+	// The residuals hold the knots' noise and the model's error at twice
+	// the spacing. A slow bend (a sine, a wander) varies smoothly from
+	// knot to knot; noise does not (for equal spacing a residual is the
+	// 4th difference / 6, lag-1 correlation -0.8). So each residual is
+	// split into its trend (a quadratic over its 7 neighbours by index)
+	// and the rough rest, whose median magnitude gives the noise.
+	trend := make([]float64, n)
+	rough := make([]float64, n)
+	for i := range n {
+		trend[i] = quadTrend(r, i, 3)
+		rough[i] = math.Abs(r[i] - trend[i])
+	}
+	sorted := append([]float64(nil), rough...)
+	sort.Float64s(sorted)
+	b.sigma = sorted[n/2] / (0.6745 * BarRough)
+	if n < BarFewKnots {
+		// Too few knots for a trend: the quadratic over 7 of them fits
+		// the residuals themselves (a 6-knot run read σ ≈ 0 while a
+		// random walk between its knots missed by 60 ns). Take the
+		// residuals whole (≈ 1.39σ of noise for equal spacing).
+		abs := make([]float64, n)
+		for i, v := range r {
+			abs[i] = math.Abs(v)
+		}
+		sort.Float64s(abs)
+		b.sigma = max(b.sigma, abs[n/2]/(0.6745*1.39))
+	}
+	for i := range n {
+		var bend, out float64
+		for j := max(0, i-1); j <= min(n-1, i+1); j++ {
+			bend = math.Max(bend, math.Abs(trend[j]))
+			out = math.Max(out, rough[j])
+		}
+		// the model's share: of the bend (BarCurve), and of a residual
+		// far beyond the noise (a kink the kink rule did not take, a
+		// disturbed knot: BarKink)
+		b.model[i] = BarCurve*bend + BarKink*max(0, out-3*BarRough*b.sigma)
+	}
+	b.gKnot, b.gMid = noiseGains(ts)
+	return b
+}
+
+// noiseGains returns, per knot and per interval middle, how much the
+// default model amplifies independent knot errors of unit size there:
+// sqrt(Σ_j L_j(t)²), L_j the curve through a unit error at knot j alone
+// (a cubic spline is linear in its knot values; its response to one knot
+// decays by ≈ 0.27 per knot, so a window of 4 knots each side, 0.5 %, suffices).
+// A short interval next to long ones (the finalize resync 0.2 s before the
+// full sync's knot) makes the ends of the spline swing: the gain says so.
+func noiseGains(ts []int64) (atKnot, atMid []float64) {
+	n := len(ts)
+	atKnot = make([]float64, n)
+	atMid = make([]float64, n-1)
+	const w = 4
+	for j := range n {
+		lo, hi := max(0, j-w), min(n-1, j+w)
+		sub := ts[lo : hi+1]
+		v := make([]float64, len(sub))
+		v[j-lo] = 1
+		c := newOffsetCurve(sub, v, SplineScheme)
+		for k := range sub {
+			atKnot[lo+k] += v[k] * v[k]
+			if k+1 < len(sub) {
+				x := c.at(k, sub[k]+(sub[k+1]-sub[k])/2)
+				atMid[lo+k] += x * x
+			}
+		}
+	}
+	for i := range atKnot {
+		atKnot[i] = math.Sqrt(atKnot[i])
+	}
+	for i := range atMid {
+		atMid[i] = math.Sqrt(atMid[i])
+	}
+	return atKnot, atMid
+}
+
+// errorBars is the error bar of the offset model through a rank's knots.
+type errorBars struct {
+	sigma float64   // the knots' typical error (ns)
+	model []float64 // per knot: the model's share (ns)
+	gKnot []float64 // noise gain at each knot (1 for interpolation)
+	gMid  []float64 // noise gain at each interval's middle
+	floor []float64 // per knot: BarBoundShare of the median sync-path bound (0: none)
+	scale float64   // small-sample widening of the noise estimate
+}
+
+// at is the bar at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
+func (b *errorBars) at(ts []int64, i int, t int64) float64 {
+	u := float64(t-ts[i]) / float64(ts[i+1]-ts[i])
+	g := (1-u)*b.gKnot[i] + u*b.gKnot[i+1] + 4*u*(1-u)*(b.gMid[i]-(b.gKnot[i]+b.gKnot[i+1])/2)
+	m := (1-u)*b.model[i] + u*b.model[i+1]
+	f := (1-u)*b.floor[i] + u*b.floor[i+1]
+	return max(BarScale*b.scale*math.Hypot(b.sigma*g, m), f)
+}
+
+// quadTrend is the least-squares quadratic through r[i-w..i+w] (by index,
+// clipped to r) at i; the mean where fewer than 4 points exist.
+func quadTrend(r []float64, i, w int) float64 {
+	lo, hi := max(0, i-w), min(len(r)-1, i+w)
+	if hi-lo+1 < 4 {
+		s := 0.0
+		for j := lo; j <= hi; j++ {
+			s += r[j]
+		}
+		return s / float64(hi-lo+1)
+	}
+	// normal equations in x = j - i
+	var s0, s1, s2, s3, s4, t0, t1, t2 float64
+	for j := lo; j <= hi; j++ {
+		x := float64(j - i)
+		s0++
+		s1 += x
+		s2 += x * x
+		s3 += x * x * x
+		s4 += x * x * x * x
+		t0 += r[j]
+		t1 += x * r[j]
+		t2 += x * x * r[j]
+	}
+	// solve [s0 s1 s2; s1 s2 s3; s2 s3 s4]·(a, b, c) = (t0, t1, t2) for a
+	det := s0*(s2*s4-s3*s3) - s1*(s1*s4-s3*s2) + s2*(s1*s3-s2*s2)
+	if det == 0 {
+		return t0 / s0
+	}
+	return (t0*(s2*s4-s3*s3) - s1*(t1*s4-s3*t2) + s2*(t1*s3-s2*t2)) / det
+}

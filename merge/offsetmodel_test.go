@@ -1,0 +1,289 @@
+package merge
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// shapeCase is one injected clock shape of the offset-model study: the
+// offset (ns) of a rank at time t (ns) for a seed.
+type shapeCase struct {
+	name string
+	spec func(seed uint64) string // GCLOCK_FAKE_CLOCK node spec of the rank
+}
+
+var studyShapes = []shapeCase{
+	{"linear 100 ppm", func(uint64) string { return "5e6:100" }},
+	{"step 1 ppm", func(s uint64) string { return fmt.Sprintf("1e6:10+step(%.3fs,1ppm)", 15+10*float64(s%97)/97) }},
+	{"sine 20 µs / 20 s", func(s uint64) string { return fmt.Sprintf("1e6:10+sin(20us,20s,%.3f)", 2*math.Pi*float64(s%89)/89) }},
+	{"random walk 0.05 ppm/√s", func(s uint64) string { return fmt.Sprintf("1e6:10+rw(1s,0.05ppm,%d)", s) }},
+	{"step + wander", func(s uint64) string {
+		return fmt.Sprintf("1e6:10+step(%.3fs,1ppm)+sin(5us,30s,%.3f)+rw(1s,0.02ppm,%d)", 15+10*float64(s%97)/97, float64(s%13)/2, s)
+	}},
+}
+
+// studyKnots places knots as the recorder does over a run of span ns: the
+// init sync's end at 0.1 s, resyncs every interval (±2% jitter: they wait
+// for an agreed collective), a resync opening MPI_Finalize and the full
+// sync's end 0.2 s later; each knot's offset is the truth plus a Gaussian
+// error of sigma ns.
+func studyKnots(off func(float64) float64, span, interval, sigma float64, rng *rand.Rand) ([]int64, []float64) {
+	var ts []int64
+	ts = append(ts, 1e8)
+	for t := 1e8 + interval; t < span-interval/2; t += interval {
+		ts = append(ts, int64(t+interval*0.02*(2*rng.Float64()-1)))
+	}
+	ts = append(ts, int64(span), int64(span+2e8))
+	o := make([]float64, len(ts))
+	for i, t := range ts {
+		o[i] = off(float64(t)) + sigma*rng.NormFloat64()
+	}
+	return ts, o
+}
+
+// modelMaxError is the largest |model − truth| over [ts[0], ts[n−1]]
+// probed every 10 ms.
+func modelMaxError(ts []int64, o []float64, s Scheme, off func(float64) float64) float64 {
+	c := newOffsetCurve(ts, o, s)
+	worst := 0.0
+	i := 0
+	for t := ts[0]; t <= ts[len(ts)-1]; t += 1e7 {
+		for i < len(ts)-2 && t > ts[i+1] {
+			i++
+		}
+		v := c.at(i, t)
+		worst = math.Max(worst, math.Abs(v-off(float64(t))))
+	}
+	return worst
+}
+
+// TestOffsetModel_SchemesOnInjectedShapes is the measurement behind the
+// default offset model (docs/decisions.md): every scheme on every injected
+// shape of GCLOCK_FAKE_CLOCK, knots 2 s apart over 40 s, the knots' own
+// errors Gaussian with σ = 0 (model error alone), 10 ns (shared memory)
+// and 130 ns (TCP between namespace hosts, docs/clock-accuracy.md); the
+// worst and median max error over 40 seeds. It asserts what the choice
+// rests on: the default (spline with kinks) beats the straight line on the
+// sine by 5× and on the step by 2×, is as good on the random walk (within
+// 20%), and costs at most 1.5× the line's error on a linear clock with
+// noisy knots.
+func TestOffsetModel_SchemesOnInjectedShapes(t *testing.T) {
+	schemes := []Scheme{LinearScheme, SplineScheme, SplineKinkScheme, BesselScheme, AkimaScheme, PCHIPScheme}
+	const seeds = 40
+	type cell struct{ worst, median float64 }
+	res := map[string]map[Scheme]cell{}
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "%-26s %6s", "shape", "σ ns")
+	for _, s := range schemes {
+		fmt.Fprintf(&tab, " %17s", s.String()+" (max/med)")
+	}
+	tab.WriteString("\n")
+	for _, sh := range studyShapes {
+		for _, sigma := range []float64{0, 10, 130} {
+			key := fmt.Sprintf("%s/%g", sh.name, sigma)
+			res[key] = map[Scheme]cell{}
+			errs := map[Scheme][]float64{}
+			for seed := uint64(1); seed <= seeds; seed++ {
+				ins, err := trace.ParseFakeClock(sh.spec(seed))
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := ins[0]
+				off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+				rng := rand.New(rand.NewPCG(seed, 38))
+				ts, o := studyKnots(off, 40e9, 2e9, sigma, rng)
+				for _, s := range schemes {
+					errs[s] = append(errs[s], modelMaxError(ts, o, s, off))
+				}
+			}
+			fmt.Fprintf(&tab, "%-26s %6g", sh.name, sigma)
+			for _, s := range schemes {
+				e := errs[s]
+				sort.Float64s(e)
+				c := cell{e[len(e)-1], e[len(e)/2]}
+				res[key][s] = c
+				fmt.Fprintf(&tab, " %8.3f/%-8.3f", c.worst/1e3, c.median/1e3)
+			}
+			tab.WriteString("\n")
+		}
+	}
+	t.Logf("max |model − truth| (µs), knots every 2 s over 40 s, %d seeds:\n%s", seeds, tab.String())
+	for _, tc := range []struct {
+		key    string
+		factor float64 // the default's worst must be ≤ linear's worst / factor
+	}{
+		{"sine 20 µs / 20 s/0", 5},
+		{"sine 20 µs / 20 s/10", 5},
+		{"step 1 ppm/0", 2},
+		{"step 1 ppm/10", 2},
+		{"step + wander/10", 1.5},
+		{"random walk 0.05 ppm/√s/0", 1 / 1.2},
+		{"random walk 0.05 ppm/√s/10", 1 / 1.2},
+		{"linear 100 ppm/10", 1 / 1.5},
+		{"linear 100 ppm/130", 1 / 1.5},
+	} {
+		lin, def := res[tc.key][LinearScheme].worst, res[tc.key][DefaultScheme].worst
+		if def > lin/tc.factor {
+			t.Errorf("%s: %v worst %.3f µs, linear %.3f µs: want ≤ linear/%.2f", tc.key, DefaultScheme, def/1e3, lin/1e3, tc.factor)
+		}
+	}
+}
+
+// barStudy returns, over every probe (every 10 ms between the first and
+// last knot) of every seed, the true errors and the bars of the default
+// model.
+func barStudy(t *testing.T, sh shapeCase, span, sigma float64, heavy bool, seeds uint64) (errs, bars []float64) {
+	t.Helper()
+	for seed := uint64(1); seed <= seeds; seed++ {
+		ins, err := trace.ParseFakeClock(sh.spec(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in := ins[0]
+		off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+		rng := rand.New(rand.NewPCG(seed, 38))
+		ts, o := studyKnots(off, span, 2e9, sigma, rng)
+		if heavy { // one knot in 20 off by 5σ more
+			for i := range o {
+				if rng.IntN(20) == 0 {
+					o[i] += 5 * sigma * (2*float64(rng.IntN(2)) - 1)
+				}
+			}
+		}
+		c := newOffsetCurve(ts, o, DefaultScheme)
+		q := newErrorBars(ts, o, nil)
+		i := 0
+		for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
+			for i < len(ts)-2 && tt > ts[i+1] {
+				i++
+			}
+			errs = append(errs, math.Abs(c.at(i, tt)-off(float64(tt))))
+			bars = append(bars, q.at(ts, i, tt))
+		}
+	}
+	return errs, bars
+}
+
+func median(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// TestOffsetModel_ErrorBarsCoverTheTruth: on every injected shape, with
+// knot errors of σ = 10 ns and 130 ns (Gaussian, and with one knot in 20
+// off by 5σ more), the true error of the default model lies within the
+// error bar at ≥ 99 % of the probes (≥ 98 % with the heavy tails). The
+// median bar is not yet within issue 38's 4× of the median error: for
+// Gaussian knot errors no bar that is one width per rank can be (2.58/0.674
+// = 3.8 at 99 % coverage even with σ known), and estimated from 20 knots
+// it measures 6–8× where the noise dominates, 11–17× where a slow wander
+// adds to the residuals, ≈ 55× on the sine (its residuals are the sine's
+// 4th difference, which the noise estimate does not yet tell from noise).
+// With the 6 knots of an 8 s run the bar takes the whole residuals (their
+// trend cannot be told apart) and widens for the small sample: 13–131×.
+// The test guards those figures (20×, 60× on the sine, 150× in 8 s runs);
+// see
+// docs/clock-accuracy.md "Error bars". Logs the scale the bar would need
+// for 99 %.
+func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
+	var tab strings.Builder
+	fmt.Fprintf(&tab, "%-26s %4s %6s %5s %9s %9s %9s %12s\n", "shape", "run", "σ ns", "tails", "coverage", "med bar", "med err", "scale @99%")
+	type run struct {
+		span  float64
+		sigma float64
+		heavy bool
+	}
+	var runs []run
+	for _, sigma := range []float64{10, 130} {
+		for _, heavy := range []bool{false, true} {
+			runs = append(runs, run{40e9, sigma, heavy})
+		}
+	}
+	runs = append(runs, run{8e9, 10, false}, run{8e9, 130, false})
+	for _, sh := range studyShapes {
+		for _, rn := range runs {
+			sigma, heavy := rn.sigma, rn.heavy
+			{
+				errs, bars := barStudy(t, sh, rn.span, sigma, heavy, 40)
+				in := 0
+				ratios := make([]float64, len(errs))
+				for i := range errs {
+					if errs[i] <= bars[i] {
+						in++
+					}
+					ratios[i] = errs[i] / bars[i] * BarScale
+				}
+				sort.Float64s(ratios)
+				cov := float64(in) / float64(len(errs))
+				mb, me := median(bars), median(errs)
+				fmt.Fprintf(&tab, "%-26s %3gs %6g %5v %8.2f%% %9.1f %9.1f %12.2f\n", sh.name, rn.span/1e9, sigma, heavy, 100*cov, mb, me, ratios[len(ratios)*99/100])
+				want := 0.99
+				if heavy {
+					want = 0.98
+				}
+				if cov < want {
+					t.Errorf("%s %g s σ %g (heavy tails %v): the true error lies within the bar at %.2f%% of the probes, want ≥ %.0f%%", sh.name, rn.span/1e9, sigma, heavy, 100*cov, 100*want)
+				}
+				limit := 20.0
+				switch {
+				case rn.span < 20e9: // 4 knots: the noise is taken from the whole residuals
+					limit = 150
+				case strings.HasPrefix(sh.name, "sine"):
+					limit = 60
+				}
+				if mb > limit*me {
+					t.Errorf("%s σ %g (heavy tails %v): median bar %.1f ns is %.1f× the median error %.1f ns, want ≤ %g×", sh.name, sigma, heavy, mb, mb/me, me, limit)
+				}
+			}
+		}
+	}
+	t.Logf("error bars of the default model, knots every 2 s over 40 s and 8 s, 40 seeds:\n%s", tab.String())
+}
+
+// TestOffsetModel_StepAtAKnotStaysStraight: a 1 ppm frequency step that
+// falls on a knot (or within 2% of an interval from it) leaves straight
+// lines on both sides, which the default model must keep (a spline
+// through the corner rings by about 0.1 × step × spacing), and a step
+// inside an interval is found where the two lines meet.
+func TestOffsetModel_StepAtAKnotStaysStraight(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		at    float64 // step time, s
+		span  int     // knots every 2 s up to span s, then one 0.2 s later (the finalize pair)
+		limit float64 // ns
+	}{
+		{"on knot 10", 20, 40, 1},
+		{"1% after knot 10", 20.02, 40, 20}, // straight lines: 19.8 ns
+		{"mid-interval", 21, 40, 1},
+		{"a third into the interval", 20.66, 40, 1},
+		// an 8 s run: the step falls next to an end knot, where only one
+		// side could show a straight line; no kink is taken there (a sine
+		// would read as one), and the spline stays under straight lines'
+		// 495 ns
+		{"8 s run, second interval", 3.1, 8, 360},
+		{"8 s run, last full interval", 6.9, 8, 360},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ts []int64
+			var o []float64
+			off := func(x float64) float64 { return 1e6 + 10e-6*x + 1e-6*max(0, x-tc.at*1e9) }
+			for i := 0; i <= tc.span/2; i++ {
+				ts = append(ts, int64(i)*2e9)
+			}
+			ts = append(ts, ts[len(ts)-1]+2e8)
+			for _, x := range ts {
+				o = append(o, off(float64(x)))
+			}
+			if e := modelMaxError(ts, o, DefaultScheme, off); e > tc.limit {
+				t.Errorf("max error %.1f ns (limit %g ns; straight lines give %.1f ns)", e, tc.limit, modelMaxError(ts, o, LinearScheme, off))
+			}
+		})
+	}
+}
