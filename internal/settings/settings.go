@@ -17,7 +17,7 @@ type Kind uint8
 const (
 	// User: a setting a user of gclock sets.
 	User Kind = iota
-	// Study: a knob of the clock-sync studies (docs/clocksync.md).
+	// Study: a knob of the clock-sync studies (docs/explanation/clocksync.md).
 	Study
 	// Test: for tests and demos only (emulated nodes, injected clock
 	// error, fault injection).
@@ -73,7 +73,7 @@ var All = []Setting{
 	{"GCLOCK_FAKE_CLOCK", "unset", "recorder", Test, "Inject clock error per emulated node: `offset_ns:drift_ppm[+step(AT,PPM)][+sin(AMP,PERIOD[,PHASE])][+rw(STEP,SIGMA[,SEED[,SPAN]])][,...]`; recorded, and every report warns."},
 	{"GCLOCK_TEST_FAULT", "unset", "recorder", Test, "Fault injection for the recorder's tests."},
 	{"GCLOCK_PAR_TEST_FAIL", "unset", "tracemerge", Test, "Fault injection for parallel tracemerge's tests."},
-	{"GCLOCK_NETNS_ID", "unset", "recorder", Test, "Set by the namespace-host test bed (docs/testbed.md)."},
+	{"GCLOCK_NETNS_ID", "unset", "recorder", Test, "Set by the namespace-host test bed (docs/explanation/testbed.md)."},
 }
 
 // Markdown returns docs/reference/settings.md.
@@ -81,7 +81,7 @@ func Markdown() string {
 	var b strings.Builder
 	b.WriteString("<!-- Generated from internal/settings/settings.go by `go test ./internal/settings -update`; edit the list there. -->\n")
 	b.WriteString("# Settings\n\n")
-	b.WriteString("gclock is configured only through environment variables. The recorder's are read once in `MPI_Init` on every rank: give every rank the same values (Open MPI `mpirun -x NAME`, MPICH `mpiexec -genv NAME value`, Slurm `srun --export=ALL,NAME=value`). Every `GCLOCK_*` variable in effect is copied into each rank file's header, so a run can be reproduced from its trace. A malformed value is printed once by every rank, which then records nothing; the application always runs on. `tracemerge`'s own options are on its command line ([tracemerge.md](tracemerge.md)).\n\n")
+	b.WriteString("gclock is configured only through environment variables. The recorder's are read once in `MPI_Init` on every rank: give every rank the same values (Open MPI `mpirun -x NAME`, MPICH `mpiexec -genv NAME value`, Slurm `srun --export=ALL,NAME=value`). Every `GCLOCK_*` variable in effect is copied into each rank file's header, so a run can be reproduced from its trace. A malformed value is printed once by every rank, which then records nothing; the application always runs on. `tracemerge`'s own options are on its command line ([tracemerge-cli.md](tracemerge-cli.md)). Each setting in more detail, with examples: [settings-details.md](settings-details.md).\n\n")
 	section := func(title, intro string, k Kind) {
 		fmt.Fprintf(&b, "## %s\n\n%s\n\n| variable | default | read by | meaning |\n| --- | --- | --- | --- |\n", title, intro)
 		for _, s := range All {
