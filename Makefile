@@ -58,7 +58,7 @@ LIB_SRC := $(shell find pmpi trace clocksync -name '*.go' -not -name '*_test.go'
 
 # libgclock.so, the preloaded library, is C only (cshim/libgclock.c, one
 # translation unit); the recorder's Go half, libgclock-go.so, sits next to
-# it and is loaded at MPI_Init (cshim/gobridge.c, docs/architecture.md).
+# it and is loaded at MPI_Init (cshim/gobridge.c, docs/explanation/architecture.md).
 CC       ?= cc
 # No -g: the library is built as cgo built it before (section 10 of make bench
 # parses callgrind_annotate, which splits a function by source file with it).
@@ -67,7 +67,7 @@ $(BUILD)/libgclock.so: $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortr
 	@mkdir -p $(BUILD)
 	$(CC) $(SHIM_CFLAGS) -shared -Wl,-soname,libgclock.so -o $@.tmp$$$$ cshim/libgclock.c -ldl -lm && mv -f $@.tmp$$$$ $@
 
-# The recorder without the call-in-flight marker (docs/postmortem.md), for
+# The recorder without the call-in-flight marker (docs/guide/crash-hang.md), for
 # make bench's side-by-side rows (sections 1 and 10); the Go half is the
 # one beside $(BUILD)/libgclock.so.
 $(BUILD)/noinflight/libgclock.so: $(C_SRC) cshim/wrappers_gen.c cshim/ops_gen.h cshim/fortran_gen.c cshim/pmpi_gen.c cshim/pmpi_gen.h

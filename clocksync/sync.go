@@ -8,7 +8,7 @@ import (
 )
 
 // Default parameters, chosen from the simulated measurements documented in
-// docs/clocksync.md.
+// docs/explanation/clocksync.md.
 const (
 	DefaultAlgorithm = "h2hca"
 	DefaultInter     = "hca3"

@@ -1,7 +1,7 @@
 /*
  * buffers.c: thread buffers: two halves of events per thread, in a region of
  * the rank file's sidecar (<rank file>.live) mapped shared, so that what a
- * thread stored survives its process (docs/recorder.md, "Durability");
+ * thread stored survives its process (docs/explanation/recorder.md, "Durability");
  * gclock_tbuf_full writes a full half to the rank file (cwrite.c, or Go).
  *
  * Part of the C shim; compiled in the unity build pmpi/cshim.c after timer.c.
@@ -30,7 +30,7 @@ void gclock_set_buffer_events(int n)
 }
 uint64_t gclock_dropped(void) { return __atomic_load_n(&dropped, __ATOMIC_RELAXED); }
 
-/* ---- file-backed thread buffers (docs/recorder.md, "Durability") ---------
+/* ---- file-backed thread buffers (docs/explanation/recorder.md, "Durability") ---------
  * Every thread buffer lives in a MAP_SHARED mapping of the rank's sidecar
  * file (<rank file>.live, opened by pmpi at start): whatever a thread
  * stored is in the page cache the moment it is stored, so a killed process

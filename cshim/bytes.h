@@ -8,7 +8,7 @@
  * is still read and combined, so it counts as sent. Only arguments
  * significant at this rank are looked at (a non-root's recvtype may be
  * MPI_DATATYPE_NULL), and a zero count never queries its datatype.
- * Intercommunicators record 0/0 (see docs/recorder.md).
+ * Intercommunicators record 0/0 (see docs/explanation/recorder.md).
  *
  * Every rule has the signature (cs, &sent, &recv, <table arguments>).
  */

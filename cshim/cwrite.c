@@ -1,7 +1,7 @@
 /*
  * cwrite.c: a full buffer half written to the rank file in C, on the thread
- * that filled it, without a call into Go (docs/recorder.md "Flush pauses",
- * docs/decisions.md "Chunks written in C").
+ * that filled it, without a call into Go (docs/explanation/recorder.md "Flush pauses",
+ * docs/explanation/decisions.md "Chunks written in C").
  *
  * The Go half (pmpi, trace.Writer) owns the rank file: it creates it,
  * writes the header, communicators, epochs and footer, and reopens it when
@@ -509,7 +509,7 @@ GCK_EXPORT const char *gclock_cw_setup(int level, int tail, uint32_t events)
 	cw.level = level;
 	cw.tail = tail != 0;
 	/* A loop's chunk array takes a few bytes per event, its frames a few
-	 * more (docs/trace-format.md); grow() takes more if a chunk needs it. */
+	 * more (docs/reference/trace-format.md); grow() takes more if a chunk needs it. */
 	size_t n = (size_t)(events < CW_MAX_CHUNK ? events : CW_MAX_CHUNK);
 	if (!grow(&cw.mp, &cw.mp_cap, 8 * n + 4096) || !grow(&cw.frame, &cw.frame_cap, 12 * n + 4096))
 		return "out of memory";

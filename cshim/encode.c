@@ -2,7 +2,7 @@
  * encode.c: the chunk column encoder of the recorder, in C.
  *
  * A full buffer half (72-byte gclock_event records) becomes the columns of
- * one layout-2 EVENTS chunk (docs/trace-format.md; trace.Columns) here,
+ * one layout-2 EVENTS chunk (docs/reference/trace-format.md; trace.Columns) here,
  * straight from the records: each event is a template index (the fields it
  * shares with others: op, comm, root, sizes, call site, peer, tag) plus its
  * seq, times and request id, which halves what S2 then compresses. In C
@@ -57,7 +57,7 @@ typedef struct enc_tmpl_s {
 
 /* gclock_op_multi: records of op with seq > 0 continue a call written as
  * several records (trace.Op.Continues; the exports' per-event limit
- * counts calls, docs/trace-format.md "Footer"). */
+ * counts calls, docs/reference/trace-format.md "Footer"). */
 static inline int gclock_op_multi(uint16_t op)
 {
 	return (op >= GCK_OP_MPI_SEND && op <= GCK_OP_MPI_REQUEST_FREE) || op == GCK_OP_MPI_WIN_POST ||

@@ -10,7 +10,7 @@
 
 #include "gclock.h"
 
-/* Per-event columns of one layout-2 chunk (docs/trace-format.md), in
+/* Per-event columns of one layout-2 chunk (docs/reference/trace-format.md), in
  * trace.Columns order. */
 enum { GCK_ENC_SEQ, GCK_ENC_ENTER, GCK_ENC_DUR, GCK_ENC_REQ, GCK_ENC_TMPL, GCK_ENC_COLS };
 

@@ -1,5 +1,5 @@
 /*
- * Fortran bindings, hand-written part (issue 11; docs/recorder.md
+ * Fortran bindings, hand-written part (issue 11; docs/explanation/recorder.md
  * "Fortran"): finding the real Fortran entry points and the Fortran
  * sentinels, and the wrappers that are hand-written on the C side too
  * (MPI_Init, MPI_Init_thread, MPI_Finalize, MPI_Abort, the communicator

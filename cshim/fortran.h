@@ -1,5 +1,5 @@
 /*
- * Fortran bindings (issue 11, docs/recorder.md "Fortran"): helpers of the
+ * Fortran bindings (issue 11, docs/explanation/recorder.md "Fortran"): helpers of the
  * wrappers generated into fortran_gen.c from the same table rows as the C
  * wrappers, and of the hand-written lifecycle and communicator wrappers in
  * fortran.c.

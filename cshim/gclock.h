@@ -46,7 +46,7 @@ int gclock_mpi_loaded(char *name, int len);
 typedef struct gclock_event {
 	int64_t enter_ns;  /* local timer at entry */
 	int64_t exit_ns;   /* local timer at exit */
-	uint64_t sent;     /* bytes this rank sends (see docs/recorder.md) */
+	uint64_t sent;     /* bytes this rank sends (see docs/explanation/recorder.md) */
 	uint64_t recv;     /* bytes this rank receives */
 	uint64_t callsite; /* return address into the application */
 	uint32_t comm;     /* communicator local index */
@@ -56,7 +56,7 @@ typedef struct gclock_event {
 	uint16_t flags;    /* reserved, 0 */
 	int32_t peer;      /* point-to-point: peer world rank (trace.PeerAny/PeerNull) */
 	int32_t tag;       /* point-to-point: tag (trace.TagAny unresolved) */
-	uint32_t req;      /* request id (docs/p2p.md); polls: number of calls */
+	uint32_t req;      /* request id (docs/explanation/p2p.md); polls: number of calls */
 	uint32_t pad;      /* its buffer half's generation, stored last (durability) */
 } gclock_event;
 _Static_assert(sizeof(gclock_event) == 72, "trace/live.go reads 72-byte records");
@@ -80,7 +80,7 @@ typedef struct gclock_comm_slot {
 	 * (comms.c): freed once no slot and no live request holds it. */
 	const int32_t *peers;
 	int32_t npeers;
-	/* Resync (docs/clocksync.md): the first resync-eligible collective
+	/* Resync (docs/explanation/clocksync.md): the first resync-eligible collective
 	 * with seq >= resync_at runs a sync epoch; UINT32_MAX = not armed. */
 	uint32_t resync_at;
 } gclock_comm_slot;
@@ -105,7 +105,7 @@ enum {
  * MPI_Isend/MPI_Irecv, the request table's walk and the byte count as
  * calls, each with its own prologue (make bench section 10: 1,496 → 1,370
  * instructions per p2p_self iteration once they are forced inline;
- * docs/recorder.md, "Fourth round"). */
+ * docs/explanation/recorder.md, "Fourth round"). */
 #define GCK_INLINE inline __attribute__((always_inline))
 #define GCK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -134,7 +134,7 @@ typedef struct gclock_shared_req {
 } gclock_shared_req;
 #define GCK_SHARED_CAP 1024
 
-/* A thread buffer's file-backed region (docs/recorder.md, "Durability"):
+/* A thread buffer's file-backed region (docs/explanation/recorder.md, "Durability"):
  * this header, then two halves of cap events each. The thread fills one
  * half while Go writes the other to the rank file; a record is complete
  * when its pad holds its half's generation (stored last). After a crash
@@ -253,7 +253,7 @@ extern int gclock_active;                 /* recording on (set after init) */
  * wrappers at once, and only then do the shared tables need locked
  * instructions (reqtable.h). */
 extern int gclock_mt;
-/* Selective tracing (docs/configuration.md): gclock_op_off[op] is 1 for an
+/* Selective tracing (docs/reference/settings-details.md): gclock_op_off[op] is 1 for an
  * op GCLOCK_OPS excludes, gclock_paused 1 between MPI_Pcontrol(0) and the
  * next MPI_Pcontrol(level != 0). A skipped call keeps all bookkeeping
  * (instance counts, requests, resync meetings) and writes no event. */

@@ -9,7 +9,7 @@
  * address space at start (≈ 1 GiB on linux/amd64, mostly never touched)
  * and ends the process when that fails, which under an address-space
  * limit (ulimit -v, RLIMIT_AS: Grid Engine's h_vmem, for one) killed the
- * application before its main (docs/recorder.md, "Address-space limit").
+ * application before its main (docs/explanation/recorder.md, "Address-space limit").
  *
  * Until the Go half is there, gclock_go holds stubs that record nothing.
  *
@@ -70,7 +70,7 @@ void gclock_go_register(const gclock_go_api *api)
  * allocator's index for the whole 48-bit space, mostly never touched), its
  * heap, the encoder's buffers, with room to spare. Measured 2026-11-27 on
  * linux/amd64, Go 1.26: VmSize of a rank during 3·10⁶ MPI_Allreduce
- * 178,180 kB untraced, 1,813,940 kB traced (+1.56 GiB; docs/recorder.md,
+ * 178,180 kB untraced, 1,813,940 kB traced (+1.56 GiB; docs/explanation/recorder.md,
  * "Address-space limit"). */
 #define GCK_GO_ADDRESS_SPACE ((uint64_t)2 << 30)
 
@@ -277,7 +277,7 @@ static void keep_nofile(const struct rlimit *before)
  * perf stat, AMG-like example, 2026-11-27: 2,430-2,750 switches per rank
  * against 1,470-1,960 with the hand-off dropped). The runtime's threads therefore
  * run at nice GCLOCK_GO_NICE (default 19): they still run, but no longer
- * preempt the rank when they wake (docs/recorder.md, "The Go runtime's
+ * preempt the rank when they wake (docs/explanation/recorder.md, "The Go runtime's
  * threads"). Which threads are the runtime's: those that appeared while the
  * Go half was loading and are blocked at an instruction of the Go half
  * (/proc/self/task/<tid>/syscall), so that a thread the application starts

@@ -1,6 +1,6 @@
 /*
  * The recording rules of the point-to-point, request and nonblocking-
- * collective wrappers (docs/p2p.md): one gclock_p2p_<rule>_pre and
+ * collective wrappers (docs/explanation/p2p.md): one gclock_p2p_<rule>_pre and
  * gclock_p2p_<rule>_post per rule name of cshim/p2p.tbl, which the
  * generated wrappers (wrappers_gen.c, fortran_gen.c) call before and after
  * their PMPI function. Hot path: no Go call, no allocation, no lock, no
@@ -491,7 +491,7 @@ static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request
 	gclock_copy_reqs(cx, count, reqs, statuses);
 	/* Beyond the scratch area the handles cannot be remembered; every
 	 * request of a Waitall completes, so their slots are freed now (their
-	 * completions are not recorded, see docs/p2p.md). */
+	 * completions are not recorded, see docs/explanation/p2p.md). */
 	for (int i = cx->ncopy; i < count; i++)
 		gclock_forget(reqs[i]);
 }

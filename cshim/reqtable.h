@@ -1,6 +1,6 @@
 /*
  * The request table: which live MPI_Request stands for which recorded
- * request (docs/p2p.md), used by requests.h and rma.h; hot path. A
+ * request (docs/explanation/p2p.md), used by requests.h and rma.h; hot path. A
  * 16384-slot open-addressing table keyed by the MPI_Request handle,
  * lock-free (a slot is claimed with one CAS of its key and published with
  * a release store; lookups are acquire loads). Probe chains are bounded

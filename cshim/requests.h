@@ -1,6 +1,6 @@
 /*
  * Point-to-point, request and nonblocking-collective recording (issue 7;
- * docs/p2p.md): the per-call context of a generated wrapper, the event
+ * docs/explanation/p2p.md): the per-call context of a generated wrapper, the event
  * writer gclock_put, runs of unsuccessful polls, and a request's start
  * (gclock_track) and completion (gclock_take, gclock_complete) over the
  * request table of reqtable.h. The rules the wrappers call, one per rule
@@ -319,7 +319,7 @@ static inline void gclock_forget(MPI_Request k)
 /* gclock_copy_reqs saves the handles of a multi-request call (they are
  * overwritten with MPI_REQUEST_NULL by the call) and picks the statuses to
  * hand to PMPI: the application's, else the thread's scratch if count fits,
- * else none (MPI_STATUSES_IGNORE: values as posted, see docs/p2p.md). */
+ * else none (MPI_STATUSES_IGNORE: values as posted, see docs/explanation/p2p.md). */
 static inline void gclock_copy_reqs(gclock_p2p *cx, int count, const MPI_Request reqs[],
 				    MPI_Status *statuses)
 {

@@ -126,7 +126,7 @@ static void unseen_init_check(void)
 	const char *base = strrchr(name, '/');
 	fprintf(stderr, "gclock: this process used MPI (%s) but the recorder never saw MPI_Init, so nothing "
 			"was recorded: its MPI binding calls the library without going through MPI_Init "
-			"(for example a binding gclock does not wrap); see docs/recorder.md\n",
+			"(for example a binding gclock does not wrap); see docs/explanation/recorder.md\n",
 		base ? base + 1 : name);
 }
 

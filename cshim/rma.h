@@ -1,5 +1,5 @@
 /*
- * One-sided (RMA) recording (issue 11 §4; docs/rma.md). The wrappers are
+ * One-sided (RMA) recording (issue 11 §4; docs/explanation/rma.md). The wrappers are
  * generated from cshim/rma.tbl into wrappers_gen.c exactly like the
  * point-to-point ones (requests.h): gclock_p2p_<rule>_pre before and
  * gclock_p2p_<rule>_post after the PMPI function. Hot path: no Go call, no

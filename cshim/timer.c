@@ -1,5 +1,5 @@
 /*
- * timer.c: the recorder's timers (docs/recorder.md, "Timers"): clock_gettime
+ * timer.c: the recorder's timers (docs/explanation/recorder.md, "Timers"): clock_gettime
  * variants, the TSC calibrated against CLOCK_MONOTONIC_RAW where it is
  * invariant, MPI_Wtime, and the injected clock error of GCLOCK_FAKE_CLOCK.
  *

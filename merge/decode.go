@@ -33,7 +33,7 @@ const maxBatch = 2048
 // batches in flight). The floor was 128 before 2026-11-27 evening: at
 // 10,000 ranks × 2,000 events the default run's peak RSS 1.66 GB against
 // 1.06 GB at 32, same output and time within 4 %; at 16, 0.93–0.95 GB
-// but 12–15 % slower (docs/tracemerge.md).
+// but 12–15 % slower (docs/explanation/tracemerge.md).
 func batchSize(n int) int {
 	return max(32, min(maxBatch, (1<<17)/max(n, 1)))
 }
@@ -94,7 +94,7 @@ func (a *analyzer) newDecState(rs *rankState, done <-chan struct{}, sync bool) *
 	// Above 64 ranks (smaller batches) a trace file is read in pieces of
 	// one batch: every rank's decoder holds its unconverted events at
 	// once, and a whole chunk each (590 KB, touched fresh for every rank)
-	// cost more than decoding it (1024 ranks, 2026-11-25: docs/tracemerge.md).
+	// cost more than decoding it (1024 ranks, 2026-11-25: docs/explanation/tracemerge.md).
 	st.hs, _ = rs.in.Src.(HorizonSource)
 	st.next = rs.in.Src.NextChunk
 	if ps, ok := rs.in.Src.(PieceSource); ok && (st.d.size < maxBatch || testPiece > 0) {

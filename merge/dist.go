@@ -135,7 +135,7 @@ func ownedBlock(p, n, procs int, share0 float64) (lo, hi int) {
 }
 
 // DefaultShare0 is process 0's default share of the rank files relative to
-// a worker's (Dist.Share0), chosen by measurement (docs/tracemerge.md
+// a worker's (Dist.Share0), chosen by measurement (docs/explanation/tracemerge.md
 // "Speed and scaling model"): with 2 processes on 2 cores, 0.3 was the
 // fastest of 0-1 (process 0's analysis takes a little less CPU per event
 // than decoding and merging); with more, its analysis alone is the

@@ -9,5 +9,5 @@
 //
 // Memory is bounded by the number of ranks and open instances, not by the
 // trace length; quantiles come from bounded reservoirs. See
-// docs/tracemerge.md for the design and the measurements.
+// docs/explanation/tracemerge.md for the design and the measurements.
 package merge

@@ -5,7 +5,7 @@ import (
 	"sort"
 )
 
-// The offset model between sync knots (issue 38 §1, docs/decisions.md
+// The offset model between sync knots (issue 38 §1, docs/explanation/decisions.md
 // "A smooth offset model through the sync knots").
 //
 // The knots give a rank's offset (local − reference) at the end of each
@@ -425,7 +425,7 @@ const (
 // BarBoundShare: the bar is never below this share of the median of the
 // rank's knots' sync-path bounds. The bound is proven but 10-30× the
 // typical miss; the largest knot errors measured on real MPI were 0.03-0.3
-// of it (docs/clock-accuracy.md "Sync-path bounds"), so a few knots whose
+// of it (docs/explanation/clock-accuracy.md "Sync-path bounds"), so a few knots whose
 // errors the residuals cannot show (an 8 s run has 6) stay covered.
 const BarBoundShare = 0.15
 

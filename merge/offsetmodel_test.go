@@ -64,10 +64,10 @@ func modelMaxError(ts []int64, o []float64, s Scheme, off func(float64) float64)
 }
 
 // TestOffsetModel_SchemesOnInjectedShapes is the measurement behind the
-// default offset model (docs/decisions.md): every scheme on every injected
+// default offset model (docs/explanation/decisions.md): every scheme on every injected
 // shape of GCLOCK_FAKE_CLOCK, knots 2 s apart over 40 s, the knots' own
 // errors Gaussian with σ = 0 (model error alone), 10 ns (shared memory)
-// and 130 ns (TCP between namespace hosts, docs/clock-accuracy.md); the
+// and 130 ns (TCP between namespace hosts, docs/explanation/clock-accuracy.md); the
 // worst and median max error over 40 seeds. It asserts what the choice
 // rests on: the default (spline with kinks) beats the straight line on the
 // sine by 5× and on the step by 2×, is as good on the random walk (within
@@ -190,7 +190,7 @@ func median(v []float64) float64 {
 // trend cannot be told apart) and widens for the small sample: 13–131×.
 // The test guards those figures (20×, 60× on the sine, 150× in 8 s runs);
 // see
-// docs/clock-accuracy.md "Error bars". Logs the scale the bar would need
+// docs/explanation/clock-accuracy.md "Error bars". Logs the scale the bar would need
 // for 99 %.
 func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
 	var tab strings.Builder

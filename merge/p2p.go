@@ -1,6 +1,6 @@
 package merge
 
-// Point-to-point analysis (issue 7, docs/p2p.md): match every send to its
+// Point-to-point analysis (issue 7, docs/explanation/p2p.md): match every send to its
 // receive, then Late Sender, Late Receiver, time in completion calls per
 // rank and call site, "who makes me wait" for halo exchanges, the
 // point-to-point clock condition, and nonblocking-collective instances.

@@ -1,6 +1,6 @@
 package merge
 
-// The partitioned point-to-point analysis (docs/p2p.md "Partitioned",
+// The partitioned point-to-point analysis (docs/explanation/p2p.md "Partitioned",
 // decision D24): with a partitioned pass (part.go) the P2PStream does not
 // run on process 0 over every event any more.
 //

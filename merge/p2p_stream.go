@@ -105,7 +105,7 @@ type p2pKey struct {
 // event finds its rank's state cold (the merged stream visits all ranks
 // between two events of one), so what an event touches is kept in this
 // one object: its open requests (up to pendInline inline, more in a map),
-// its summary, its last call sites (docs/tracemerge.md, "Many ranks").
+// its summary, its last call sites (docs/explanation/tracemerge.md, "Many ranks").
 type p2pRankState struct {
 	rank   int32
 	order  int

@@ -1,6 +1,6 @@
 package merge
 
-// Partitioned parallel analysis (docs/tracemerge.md "Partitioning the
+// Partitioned parallel analysis (docs/explanation/tracemerge.md "Partitioning the
 // analysis"): under mpirun with K processes and no per-event output, the
 // collective analysis itself is split, not only the decoding.
 //

@@ -3,7 +3,7 @@ package merge
 // prefetchEvent asks the CPU to bring the 128-byte GEvent at p (both
 // cache lines) into the cache without waiting for it (PREFETCHT0; Go has
 // no prefetch a package can call). A plain load of the second line at the
-// same place measured no gain (docs/tracemerge.md). With the
+// same place measured no gain (docs/explanation/tracemerge.md). With the
 // prefetch in the k-way merge, `--formats json,txt` of a 10^7-event
 // synthetic run, interleaved rounds (2026-11-26, Intel VM): 1024 ranks
 // 5.70 → 5.00 s, 256 ranks 3.75 → 3.01 s, 64 ranks 2.67 → 2.25 s; the

@@ -6,7 +6,7 @@ import (
 )
 
 // Post-mortem refinement from the trace itself (issue 10 §4,
-// docs/clocksync.md "Refinement and error bounds").
+// docs/explanation/clocksync.md "Refinement and error bounds").
 //
 // Happened-before facts. In an N×N collective that carries data (Barrier,
 // Allreduce, Allgather, Alltoall(v,w), Reduce_scatter(_block)) no member
@@ -45,7 +45,7 @@ import (
 // (RankBound.Limited) and its cell's facts may stay violated.
 // Contradictory cells take their range's midpoint; their violation remains
 // and is reported, never hidden. Rank 0 is never moved. Point-to-point
-// messages are not used yet (docs/clocksync.md says what that leaves out).
+// messages are not used yet (docs/explanation/clocksync.md says what that leaves out).
 
 // RefineCells is the target number of grid cells over a run; the cell is
 // never shorter than RefineMinCellNS.

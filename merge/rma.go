@@ -1,6 +1,6 @@
 package merge
 
-// One-sided communication (issue 11 §4, docs/rma.md): RMAStream is a Sink
+// One-sided communication (issue 11 §4, docs/explanation/rma.md): RMAStream is a Sink
 // fed by the merge pass with every event; it counts transfers and bytes
 // per window, op and rank, and measures the time ranks wait in window
 // synchronisation with Scalasca's patterns:

@@ -5,7 +5,7 @@ import (
 )
 
 // SelectiveTracing says what the recorder deliberately left out of the
-// trace (docs/configuration.md, "Selective tracing"): operations excluded
+// trace (docs/reference/settings-details.md, "Selective tracing"): operations excluded
 // by GCLOCK_OPS and the intervals in which a rank paused recording with
 // MPI_Pcontrol(0). Nil in an Analysis when neither happened. Waits,
 // imbalance and message matching only see what was recorded.

@@ -34,7 +34,7 @@ type GEvent struct {
 	// op's root apart and orders a scan's prefix.
 	CommRank int32
 	// Peer, Tag and Req are the point-to-point fields of trace.Event
-	// (docs/p2p.md): the other side as a world rank (trace.PeerAny,
+	// (docs/explanation/p2p.md): the other side as a world rank (trace.PeerAny,
 	// trace.PeerNull), the tag, and the per-rank request id (0: none).
 	Peer int32
 	Tag  int32

@@ -26,7 +26,7 @@ import (
 //
 // Data rule: member i can depend on member j only if j contributes data
 // (Sent_j > 0) and i receives data (Recv_i > 0), the byte counts the
-// recorder writes per event (docs/recorder.md, "Byte counts"). With no data
+// recorder writes per event (docs/explanation/recorder.md, "Byte counts"). With no data
 // flowing an MPI library may return at once without waiting for anyone
 // (Open MPI does for a count-0 Bcast, Allreduce, Reduce, Gather, Scan...),
 // so a member may legitimately leave before the others enter. Concretely:

@@ -2,7 +2,7 @@
 // libraries at build time: the MPI library is dlopen()ed at run time
 // (cshim/mpidl.c), so `go build ./cmd/tracemerge` works on any machine and
 // the same binary runs under Open MPI's mpirun and MPICH's mpiexec
-// (docs/decisions.md D17). Only what the parallel tracemerge needs is
+// (docs/explanation/decisions.md D17). Only what the parallel tracemerge needs is
 // bound: init, rank and size, byte send and receive (waiting by polling) on
 // MPI_COMM_WORLD, finalize and abort.
 //

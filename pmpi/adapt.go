@@ -1,6 +1,6 @@
 package main
 
-// Adaptive resync intervals (issue 38 §3, docs/clocksync.md "Adaptive
+// Adaptive resync intervals (issue 38 §3, docs/explanation/clocksync.md "Adaptive
 // resync"). After each resync epoch every rank compares its new knot with
 // the straight line through its two previous knots: a miss above
 // resyncTolNS means the clock bends faster than the knots follow (a

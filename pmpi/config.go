@@ -10,7 +10,7 @@ import (
 )
 
 // config is the recorder's configuration, read from GCLOCK_* variables
-// (documented in docs/recorder.md).
+// (documented in docs/explanation/recorder.md).
 type config struct {
 	Dir    string // GCLOCK_DIR; empty = ./gclock-trace/<job id>
 	Timer  string // GCLOCK_TIMER
@@ -27,7 +27,7 @@ type config struct {
 	Pairs      []trace.Injection // per emulated node (trace.ParseFakeClock)
 	Quiet      bool              // GCLOCK_QUIET: no rank-0 summary line
 	// Fsync (GCLOCK_FSYNC=1) fsyncs the rank file when it is closed (at
-	// MPI_Finalize, exit or abort). Off by default: docs/recorder.md,
+	// MPI_Finalize, exit or abort). Off by default: docs/explanation/recorder.md,
 	// "Durability".
 	Fsync bool
 	// CWrite (GCLOCK_CWRITE, default 1) writes full buffer halves in C on

@@ -16,7 +16,7 @@ import (
 // zstd's fastest regular level. What it compresses is the chunk array
 // without the two timing columns (a few KB of template indices, seq and
 // request codes), which every level shrinks to almost nothing
-// (docs/decisions.md, "Chunks written in C").
+// (docs/explanation/decisions.md, "Chunks written in C").
 const cWriterLevel = -1
 
 // cShared is the C chunk writer's side of the rank file (cshim/cwrite.c),

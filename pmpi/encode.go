@@ -40,7 +40,7 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 		sites = unsafe.Slice((*uint64)(unsafe.Pointer(out.sites)), int(out.nsites))
 	}
 	// A thread's records are in call order, so their entry times rise
-	// (docs/recorder.md "Threads"), with one exception: a half that filled
+	// (docs/explanation/recorder.md "Threads"), with one exception: a half that filled
 	// inside a call with several records (MPI_Waitall's completions) starts
 	// with the gclock_flush record of that pause, and the call's remaining
 	// records, which entered earlier, follow it. So the earliest entry is

@@ -16,7 +16,7 @@ import (
 // Background encoding of full thread buffers.
 //
 // A full C buffer half is handed off without a copy: each thread buffer
-// has two halves in a file-backed mapping (cshim/buffers.c, docs/recorder.md
+// has two halves in a file-backed mapping (cshim/buffers.c, docs/explanation/recorder.md
 // "Durability"), the thread goes on filling the other half, and one
 // goroutine encodes and writes queued halves in order; once a half's
 // events are in the rank file, its state word (in the mapping) says
@@ -35,7 +35,7 @@ import (
 // The encoding still costs CPU time. With Open MPI's default bind-to-core
 // the goroutine runs on the rank's core and competes with the application
 // there; what goes away is the single multi-millisecond stall inside one
-// MPI call (see docs/recorder.md "Flush pauses").
+// MPI call (see docs/explanation/recorder.md "Flush pauses").
 
 const flushQueueMax = 2
 
@@ -62,7 +62,7 @@ var fq = newFlushQueue()
 func newFlushQueue() *flushQueue {
 	f := &flushQueue{wake: make(chan struct{}, 1)}
 	f.done = sync.NewCond(&f.mu)
-	// Synchronous unless GCLOCK_FLUSH_SYNC=0 (docs/recorder.md, "Flush
+	// Synchronous unless GCLOCK_FLUSH_SYNC=0 (docs/explanation/recorder.md, "Flush
 	// pauses": on cores the ranks fill, a writer goroutine costs more wall
 	// time than the same work on the application thread).
 	f.sync = strings.TrimSpace(os.Getenv("GCLOCK_FLUSH_SYNC")) != "0"

@@ -7,12 +7,12 @@
 // one trace file per rank (package trace).
 //
 // No Go runtime starts in processes that never call MPI_Init. See
-// docs/recorder.md ("Two libraries") for the user-facing description.
+// docs/explanation/recorder.md ("Two libraries") for the user-facing description.
 //
 // containermaxprocs=0: GOMAXPROCS follows the rank's CPU affinity only, as
 // before Go 1.25; the cgroup-aware default keeps two cgroup files open for
 // the whole run, two descriptors an application near its limit (ulimit -n)
-// would miss (docs/recorder.md, "Descriptor limit").
+// would miss (docs/explanation/recorder.md, "Descriptor limit").
 //
 //go:debug containermaxprocs=0
 package main

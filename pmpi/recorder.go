@@ -140,7 +140,7 @@ func guard(what string, fail func()) {
 // has finished starting (it starts in a thread of its own when the library
 // is loaded): so the crash-signal handlers the wrapper saves are Go's, not
 // the defaults Go has yet to replace, and the MPI library's initialisation
-// never runs alongside the Go runtime's (docs/recorder.md, "Crash
+// never runs alongside the Go runtime's (docs/explanation/recorder.md, "Crash
 // signals").
 //
 //export gclockGoReady
@@ -365,7 +365,7 @@ func (r *recorder) start() bool {
 	}
 	r.prepareFlush(cfg.Buffer)
 	if why := r.armCWriter(cfg, cfg.Buffer); why != "" && r.rank == 0 {
-		r.warnf("%s: event chunks are written by the recorder's Go half, with %s (docs/recorder.md, \"Flush pauses\")", why, cfg.Codec)
+		r.warnf("%s: event chunks are written by the recorder's Go half, with %s (docs/explanation/recorder.md, \"Flush pauses\")", why, cfg.Codec)
 	}
 	return true
 }
@@ -374,7 +374,7 @@ func (r *recorder) start() bool {
 // for a buffer half of n events and touches them, and encodes a few
 // stand-in records, writing nothing: so these allocations and page faults
 // happen here in MPI_Init rather than inside the application's first full
-// buffer (docs/recorder.md, "Flush pauses": that first flush took about
+// buffer (docs/explanation/recorder.md, "Flush pauses": that first flush took about
 // three times as long as the later ones).
 func (r *recorder) prepareFlush(n int) {
 	n = min(n, trace.MaxChunkEvents)

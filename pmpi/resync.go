@@ -1,6 +1,6 @@
 package main
 
-// Resync epochs (issue 10, docs/clocksync.md "Resync epochs"): sync epochs
+// Resync epochs (issue 10, docs/explanation/clocksync.md "Resync epochs"): sync epochs
 // between MPI_Init and MPI_Finalize, so the offset curve tracemerge
 // interpolates has knots every GCLOCK_RESYNC seconds instead of only at
 // both ends, and clocks whose drift is not a straight line (NTP slews,

@@ -48,7 +48,7 @@ func (c shiftedClock) GetTime() float64 { return c.base.GetTime() - c.off }
 
 // skampiMeasure is the reference side of SKaMPI-Offset with client p: n
 // ping-pongs, the one with the smallest round trip wins. It returns
-// client-minus-reference in seconds (docs/decisions.md D1).
+// client-minus-reference in seconds (docs/explanation/decisions.md D1).
 func skampiMeasure(t clocksync.Transport, clk clocksync.Clock, p, n int) (float64, error) {
 	best, off := math.Inf(1), 0.0
 	buf := []float64{0}

@@ -59,7 +59,7 @@ func syncConfigEnv(nodeID int) (clocksync.Config, bool, error) {
 // syncRetries more times, and the attempt with the smallest largest
 // residual is kept. A machine with more busy processes than cores (other
 // jobs, or a test suite running beside the ranks) can starve a whole sync
-// of co-scheduled ping-pongs; the self-check sees that (docs/clock-accuracy.md).
+// of co-scheduled ping-pongs; the self-check sees that (docs/explanation/clock-accuracy.md).
 const (
 	syncRetries          = 2
 	defaultSyncRetryUS   = 5.0

@@ -128,7 +128,7 @@ func bcastInt64s(t clocksync.Transport, root int, v []int64) ([]int64, error) {
 }
 
 // localClock is the sync's local clock: x = (timer_ns - base0_ns)*1e-9 so
-// offsets stay small and float64 keeps sub-ns precision (docs/decisions.md D2).
+// offsets stay small and float64 keeps sub-ns precision (docs/explanation/decisions.md D2).
 type localClock struct{ base0 int64 }
 
 // GetTime returns local seconds since rank 0's base0.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# netns-hosts.sh: separate MPI "hosts" on one machine (docs/testbed.md).
+# netns-hosts.sh: separate MPI "hosts" on one machine (docs/explanation/testbed.md).
 #
 # Each host is a network namespace with its own UTS namespace (own
 # hostname), linked by a veth pair to a bridge in a namespace of its own;

@@ -14,7 +14,7 @@ import (
 	"github.com/gclock/gclock/trace"
 )
 
-// Clock accuracy on real MPI against injected truth (docs/clock-accuracy.md).
+// Clock accuracy on real MPI against injected truth (docs/explanation/clock-accuracy.md).
 //
 // What "truth" is here: all ranks run on one machine and read one physical
 // CLOCK_MONOTONIC, so the true global time of an event is its raw timer

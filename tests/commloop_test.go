@@ -1,7 +1,7 @@
 package tests
 
 // A program that creates and frees a communicator every step
-// (progs/commloop.c; docs/recorder.md "Communicators created in a loop").
+// (progs/commloop.c; docs/explanation/recorder.md "Communicators created in a loop").
 
 import (
 	"fmt"

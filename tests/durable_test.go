@@ -1,6 +1,6 @@
 package tests
 
-// Durability (issue 12, docs/recorder.md "Durability"): a rank that dies
+// Durability (issue 12, docs/explanation/recorder.md "Durability"): a rank that dies
 // (kill -9, MPI_Abort from another rank, a segfault in the application)
 // loses no event of a call that returned before it died. progs/killme.c
 // counts its returned MPI_Barrier(MPI_COMM_SELF) calls in a file it maps,

@@ -39,7 +39,7 @@ func parseNice(t *testing.T, out string) []niceLine {
 
 // TestGoNice_RuntimeThreadsYieldTheRank: the Go runtime's own threads run at
 // GCLOCK_GO_NICE (default 19) so that their wake-ups at every buffer
-// hand-off do not preempt the rank (docs/recorder.md, "The Go runtime's
+// hand-off do not preempt the rank (docs/explanation/recorder.md, "The Go runtime's
 // threads"); the application's threads, started before and after MPI_Init,
 // and the MPI library's keep the nice value the job was started with (2
 // here); 0 leaves the runtime's threads alone, and a bad value is said

@@ -1,6 +1,6 @@
 package tests
 
-// MPI-4 large-count variants (issue 11 §4, docs/recorder.md "Large
+// MPI-4 large-count variants (issue 11 §4, docs/explanation/recorder.md "Large
 // counts"): progs/largecount.c calls the `_c` functions where mpi.h is
 // MPI-4 (MPICH 4.0) and their int-count twins otherwise (Open MPI 4.1);
 // progs/largecount_int.c is the same program with the twins everywhere.

@@ -21,7 +21,7 @@ import (
 	"github.com/gclock/gclock/trace"
 )
 
-// Namespace hosts (docs/testbed.md): scripts/netns-hosts.sh runs the ranks
+// Namespace hosts (docs/explanation/testbed.md): scripts/netns-hosts.sh runs the ranks
 // on separate "hosts" of this one machine, each a network and UTS namespace
 // with its own hostname, joined by veth links to a bridge; Open MPI talks
 // TCP between hosts and shared memory within one. MPI_COMM_TYPE_SHARED then
@@ -278,7 +278,7 @@ func TestNetns_AccuracyOverTCP(t *testing.T) {
 // epochs only, a straight line between them must miss the bend by the
 // chord geometry (µs), and the corrected timeline must equal that
 // prediction event by event within the bound: what remains is the sync's
-// own error over TCP. Resync epochs (docs/clocksync.md) are what shrink the
+// own error over TCP. Resync epochs (docs/explanation/clocksync.md) are what shrink the
 // chord error itself.
 func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 	needNetns(t)

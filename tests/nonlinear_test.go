@@ -15,7 +15,7 @@ import (
 // timeline must be off by exactly what a straight line between the two
 // knots misses of the injected curve (the chord geometry), event by event.
 // This proves the non-linear injection and its truth (trace.Injection)
-// agree to the nanosecond level; resync epochs (docs/clocksync.md) exist to
+// agree to the nanosecond level; resync epochs (docs/explanation/clocksync.md) exist to
 // shrink this error.
 func TestAccuracy_NonLinearInjectionIsExactlyTheChordError(t *testing.T) {
 	needSetup(t)
@@ -109,7 +109,7 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 			// knots comes on top (on this 2-core machine at load 12-16 a
 			// resync of 0.6 s missed by 2.5 µs with a bound of 0.4 µs; no
 			// curve through the knots can correct that). The figure
-			// against the bound alone is logged and in docs/clock-accuracy.md.
+			// against the bound alone is logged and in docs/explanation/clock-accuracy.md.
 			ke := maxKnotError(traces)
 			if a.MaxInterp > tc.bound+1.25*ke {
 				t.Errorf("corrected times off by up to %.3f µs (bound %.3f µs + 1.25 × the largest knot error %.3f µs) at %s; knots' true errors:\n%s",

@@ -2,7 +2,7 @@ package tests
 
 // Parallel tracemerge (issue 13 §1): the same run analysed serially, under
 // Open MPI's mpirun and under MPICH's mpiexec, with process 0 decoding a
-// share of the rank files or none, gives the same reports byte for byte (merge/dist.go, docs/tracemerge.md "Parallel tracemerge").
+// share of the rank files or none, gives the same reports byte for byte (merge/dist.go, docs/explanation/tracemerge.md "Parallel tracemerge").
 
 import (
 	"bytes"

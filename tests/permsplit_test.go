@@ -1,7 +1,7 @@
 package tests
 
 // Communicators with a new member list at every step (progs/permsplit.c;
-// docs/recorder.md "Communicators created in a loop").
+// docs/explanation/recorder.md "Communicators created in a loop").
 
 import (
 	"fmt"

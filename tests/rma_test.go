@@ -1,6 +1,6 @@
 package tests
 
-// One-sided communication (issue 11 §4, docs/rma.md): progs/rma.c makes a
+// One-sided communication (issue 11 §4, docs/explanation/rma.md): progs/rma.c makes a
 // known number of every wrapped RMA call on 3 ranks (fence, passive-target
 // and PSCW epochs on windows from MPI_Win_allocate, MPI_Win_create,
 // MPI_Win_allocate_shared and MPI_Win_create_dynamic) with injected

@@ -55,7 +55,7 @@ func TestRootCause_PropagatedDelayBlamesTheSlowRankOnBothMPIs(t *testing.T) {
 				t.Fatalf("top cause %+v, want rank 2's slow phase (rootcause.c:46 → rootcause.c:50)", top)
 			}
 			// On a quiet machine the top cause has 79-93 % of the waiting
-			// (docs/rootcause.md); with more ranks than cores the rest is
+			// (docs/explanation/rootcause.md); with more ranks than cores the rest is
 			// scheduling noise in every region, so the test asks for a clear
 			// first place, not the exact share (the synthetic tests in
 			// merge/ check the costs exactly).

@@ -1,6 +1,6 @@
 package tests
 
-// The MPI-4 sessions model (docs/recorder.md "Sessions"): a program that
+// The MPI-4 sessions model (docs/explanation/recorder.md "Sessions"): a program that
 // starts MPI with MPI_Session_init has no MPI_COMM_WORLD and never calls
 // MPI_Init; before, it ran unrecorded and without a word. progs/sessions.c
 // runs on MPICH 4 (Open MPI 4.1 has no sessions, and its build of the

@@ -1,6 +1,6 @@
 package tests
 
-// Threads that come and go (progs/threadchurn.c; docs/recorder.md
+// Threads that come and go (progs/threadchurn.c; docs/explanation/recorder.md
 // "Threads").
 
 import (

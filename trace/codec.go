@@ -20,7 +20,7 @@ import (
 const MaxChunkEvents = 1 << 20
 
 // chunkLayout is the column layout version inside the EVENTS payloads
-// this package writes: 2, templates (docs/trace-format.md). Chunks of
+// this package writes: 2, templates (docs/reference/trace-format.md). Chunks of
 // layout 1 (files of format 1.x) are still read.
 const chunkLayout = 2
 
@@ -34,7 +34,7 @@ const maxDecoded = 256 << 20
 // every field in its own column; layout 2 leaves Op, Comm, Root, Sent,
 // Recv, Site, Peer and Tag empty, keeps them in Templates and gives each
 // event a template index (Tmpl), and codes Req as differences. See
-// docs/trace-format.md.
+// docs/reference/trace-format.md.
 type chunkPayload struct {
 	_msgpack  struct{} `msgpack:",as_array"`
 	Layout    uint8    // chunkLayout
@@ -135,7 +135,7 @@ func (k *tmplKey) hash() uint64 {
 }
 
 // Columns is one event chunk split into the columns of chunk layout 2
-// (chunkPayload's fields, see docs/trace-format.md): N events; Tmpl, Seq,
+// (chunkPayload's fields, see docs/reference/trace-format.md): N events; Tmpl, Seq,
 // Enter, Dur and Req columns of N varints each (an all-zero Req column
 // left empty); Templates the rows of the fields events share (op, comm,
 // root, sent, recv, call-site index, peer, tag) in first-use order; Sites
@@ -287,7 +287,7 @@ type chunkPayloadTail struct {
 
 // chunkFlags is the EVENTS frame flags of chunks compressed with enc:
 // zstd compresses everything; S2 (enc nil) leaves the enter and dur
-// columns out of its block (docs/trace-format.md, D21).
+// columns out of its block (docs/reference/trace-format.md, D21).
 func chunkFlags(enc *zstd.Encoder) uint8 {
 	if enc == nil {
 		return flagS2 | flagTail

@@ -10,7 +10,7 @@ import (
 	"sort"
 )
 
-// The live sidecar (docs/recorder.md, "Durability"): the recorder keeps
+// The live sidecar (docs/explanation/recorder.md, "Durability"): the recorder keeps
 // every thread's event buffer in a file-backed mapping next to the rank
 // file, <rank file>.live, so that events stored before the process died
 // (SIGKILL, the OOM killer, MPI_Abort from another rank, a segfault) are

@@ -26,7 +26,7 @@ const (
 	OpScan
 	OpExscan
 	// Point-to-point, nonblocking and persistent requests, nonblocking
-	// collectives (issue 7; docs/p2p.md). OpPolls is not an MPI function: it
+	// collectives (issue 7; docs/explanation/p2p.md). OpPolls is not an MPI function: it
 	// summarises a run of unsuccessful MPI_Test*/MPI_Iprobe calls.
 	OpSend
 	OpSsend
@@ -83,17 +83,17 @@ const (
 	// ExitNS inside the MPI call that filled the buffer.
 	OpFlush
 	// OpResync is the recorder's sync epoch between MPI_Init and
-	// MPI_Finalize (docs/clocksync.md, "Resync epochs"), taken inside a
+	// MPI_Finalize (docs/explanation/clocksync.md, "Resync epochs"), taken inside a
 	// resync-eligible collective right after it returned: Comm FlushComm,
 	// Root -1, Seq the rank's resync count; the application waited from
 	// EnterNS to ExitNS.
 	OpResync
-	// OpPcontrol is MPI_Pcontrol(level) (docs/configuration.md, "Selective
+	// OpPcontrol is MPI_Pcontrol(level) (docs/reference/settings-details.md, "Selective
 	// tracing"): Root holds the level, Comm FlushComm, Seq the rank's call
 	// count. Level 0 pauses recording after this event, any other level
 	// resumes it before; the paused intervals lie between them.
 	OpPcontrol
-	// One-sided communication (issue 11 §4, docs/rma.md). Comm is the
+	// One-sided communication (issue 11 §4, docs/explanation/rma.md). Comm is the
 	// window's local index (windows are entries of the communicator table
 	// with agreed ids, kind "win_create", "win_allocate", ...). Window
 	// creation, MPI_Win_free and MPI_Win_fence take the window's instance
@@ -363,7 +363,7 @@ func itoa(i int) string {
 	return string(b[p:])
 }
 
-// Point-to-point record conventions (docs/p2p.md). A call that concerns
+// Point-to-point record conventions (docs/explanation/p2p.md). A call that concerns
 // several messages or requests (MPI_Waitall completing three requests,
 // MPI_Startall, the two halves of MPI_Sendrecv) is written as several
 // events sharing Op, EnterNS, ExitNS and Callsite; Seq numbers them 0, 1, ...
@@ -445,7 +445,7 @@ func (o Op) BlockingEquivalent() Op {
 }
 
 // IsRMA reports whether o is a one-sided (RMA) operation: window
-// creation and free, communication and synchronisation (docs/rma.md).
+// creation and free, communication and synchronisation (docs/explanation/rma.md).
 func (o Op) IsRMA() bool { return o >= OpWinCreate && o <= OpWinSync }
 
 // IsWinCreate reports whether o creates a window.

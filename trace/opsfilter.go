@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Selective tracing (GCLOCK_OPS, docs/configuration.md): which operations
+// Selective tracing (GCLOCK_OPS, docs/reference/settings-details.md): which operations
 // the recorder writes. The recorder applies the filter; tracemerge reads the
 // same setting back from the header (Header.Config) to say in the report
 // what was left out.

@@ -3,11 +3,11 @@
 // definitions, sync epochs, footer). Writer and reader are streaming.
 //
 // This file is the cross-package contract: pmpi writes these types, merge and
-// viz read them. See docs/trace-format.md for the on-disk layout.
+// viz read them. See docs/reference/trace-format.md for the on-disk layout.
 package trace
 
 // FormatVersion is the version written into every file header: 2 since
-// event chunks moved to layout 2 (templates, docs/trace-format.md), 3 since
+// event chunks moved to layout 2 (templates, docs/reference/trace-format.md), 3 since
 // a COMM frame may name its members by reference (Comm.Same), which an
 // older reader would take for an empty communicator, 4 since it may give
 // them as runs (Comm.Runs), which such a reader would take for one too.

@@ -55,7 +55,7 @@ type options struct {
 // application: level 1 encodes 32768-event AMG-like chunks about 1.9× as
 // fast as level 3 (23.5 vs 12.6 M events/s) for 4.0 instead of 3.1
 // bytes/event, still well under the 6 B/event goal (BenchmarkEncodeChunk,
-// 2026-11-22; docs/decisions.md D6).
+// 2026-11-22; docs/explanation/decisions.md D6).
 const DefaultCompressionLevel = 1
 
 // WithCompressionLevel sets the zstd level for event chunks, on zstd's
@@ -73,7 +73,7 @@ const (
 	// CodecZstd compresses event chunks with zstd (smallest files).
 	CodecZstd Codec = iota
 	// CodecS2 compresses event chunks with S2, about 3.5× as fast as
-	// zstd's fastest level for about 1.7× the bytes (docs/decisions.md
+	// zstd's fastest level for about 1.7× the bytes (docs/explanation/decisions.md
 	// D16): the recorder's default, where encoding time is taken from the
 	// application.
 	CodecS2

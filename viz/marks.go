@@ -90,7 +90,7 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 				f1(b.x1), top+b.lane*pitch, f1(max(1, b.x2-b.x1)), laneH, esc(b.label))
 		}
 		w.WriteString("</g>\n")
-		note += " Orange bands: the delays of the top root causes (their regions on the delaying ranks, docs/rootcause.md)."
+		note += " Orange bands: the delays of the top root causes (their regions on the delaying ranks, docs/explanation/rootcause.md)."
 	}
 	// Critical path: a horizontal run per stay, a vertical step between.
 	// Where stays are narrower than cpColPx pixels, each column shows the

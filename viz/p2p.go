@@ -1,6 +1,6 @@
 package viz
 
-// Point-to-point messages in the exports (issue 7, docs/p2p.md): Perfetto
+// Point-to-point messages in the exports (issue 7, docs/explanation/p2p.md): Perfetto
 // flow events from each send to the call that completed its receive, and
 // message lines in the Gantt chart when the window is short enough to show
 // them.

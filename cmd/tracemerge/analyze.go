@@ -333,7 +333,7 @@ load:
 		}
 		addSink(prv)
 	}
-	// Point-to-point analysis (docs/p2p.md): a stream over every event of
+	// Point-to-point analysis (docs/explanation/p2p.md): a stream over every event of
 	// the main pass, in its own goroutine; the messages kept for drawing
 	// are those whose send starts in the window.
 	var msgFrom, msgTo float64
@@ -357,7 +357,7 @@ load:
 	p2pAsync := merge.NewAsyncSink(p2pStream)
 	asyncs = append(asyncs, p2pAsync)
 	pass.AddStreamSink(p2pAsync)
-	// Root causes of waiting (docs/rootcause.md): delays and the critical
+	// Root causes of waiting (docs/explanation/rootcause.md): delays and the critical
 	// path, a stream over every event with its own matching.
 	var rcStream *merge.RootCauseStream
 	if !f.noRoot {
@@ -366,7 +366,7 @@ load:
 		asyncs = append(asyncs, rcAsync)
 		pass.AddStreamSink(rcAsync)
 	}
-	// One-sided analysis (docs/rma.md), likewise a stream.
+	// One-sided analysis (docs/explanation/rma.md), likewise a stream.
 	rmaStream := merge.NewRMAStream(run, ropt)
 	rmaAsync := merge.NewAsyncSink(rmaStream)
 	asyncs = append(asyncs, rmaAsync)
@@ -730,5 +730,5 @@ func (o *outputs) fail(stderr io.Writer, err error) int {
 }
 
 // markCauses is how many root causes the Gantt chart and Perfetto mark
-// (docs/rootcause.md).
+// (docs/explanation/rootcause.md).
 const markCauses = 2

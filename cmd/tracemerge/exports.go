@@ -4,7 +4,7 @@ package main
 // grow with the run, unlike the summary outputs. By default they are
 // written only while the run (or the --from/--to window) holds at most
 // --per-event-limit events, so that no default output outgrows what a
-// person can open (docs/tracemerge.md, "Output sizes").
+// person can open (docs/explanation/tracemerge.md, "Output sizes").
 
 import (
 	"fmt"

@@ -15,7 +15,7 @@ const manyRanksGC = 4096
 // default (GOGC=100: grow to twice the live heap before collecting) put
 // the peak RSS over 1 GiB. Above manyRanksGC ranks the heap may grow by a
 // quarter instead (777 MiB); the pass allocates little per event, so the
-// extra collections cost little (D36, docs/tracemerge.md "Many ranks in
+// extra collections cost little (D36, docs/explanation/tracemerge.md "Many ranks in
 // one process"). A GOGC set in the environment wins.
 func gcForRanks(n int) {
 	if n > manyRanksGC && os.Getenv("GOGC") == "" {

@@ -17,7 +17,7 @@ import (
 	"os"
 )
 
-// Exit codes (documented in usage and docs/tracemerge.md).
+// Exit codes (documented in usage and docs/explanation/tracemerge.md).
 const (
 	exitOK      = 0
 	exitUsage   = 1
@@ -67,7 +67,7 @@ Outputs in OUT (select with --formats):
   html      index.html: self-contained report (tables, histograms, Gantt)
   txt       imbalance.txt: imbalance report
   json      imbalance.json: the full analysis (merge.Analysis), and
-            p2p.json: point-to-point messages and waits (docs/p2p.md)
+            p2p.json: point-to-point messages and waits (docs/explanation/p2p.md)
   csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
             bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
             global_exit_ns,callsite,enter_err_ns,exit_err_ns (global times
@@ -113,7 +113,7 @@ Options:
                        to 512 ranks, beyond that about 256 lanes; a grouped
                        lane shows its ranks' average)
   --top N              worst instances to list (default 10)
-  --no-root-causes     skip the delay and critical-path analysis (docs/rootcause.md)
+  --no-root-causes     skip the delay and critical-path analysis (docs/explanation/rootcause.md)
   --rendezvous-bytes N standard sends (MPI_Send/Isend) of at least N bytes wait
                        for the receive like MPI_Ssend and count as Late Receiver
                        (default 65536, above common eager limits; 0: only

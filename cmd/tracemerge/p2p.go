@@ -1,6 +1,6 @@
 package main
 
-// The point-to-point part of the report (issue 7, docs/p2p.md).
+// The point-to-point part of the report (issue 7, docs/explanation/p2p.md).
 
 import (
 	"fmt"

@@ -1,6 +1,6 @@
 package main
 
-// Parallel tracemerge under mpirun (docs/tracemerge.md "Parallel
+// Parallel tracemerge under mpirun (docs/explanation/tracemerge.md "Parallel
 // tracemerge"): every process reads, decodes and corrects its share of the
 // rank files (process 0 a smaller one, GCLOCK_PAR_SHARE0). Without
 // per-event output the collective analysis is partitioned: the processes
@@ -111,7 +111,7 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 	case "1":
 	case "":
 		// On 2 processes shipping the events was faster on the 2-core
-		// test machine (docs/tracemerge.md "Partitioned analysis").
+		// test machine (docs/explanation/tracemerge.md "Partitioned analysis").
 		partition = partition && world.Size >= 3
 	default:
 		if world.Rank == 0 {

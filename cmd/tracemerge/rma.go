@@ -1,6 +1,6 @@
 package main
 
-// The one-sided part of the report (issue 11 §4, docs/rma.md).
+// The one-sided part of the report (issue 11 §4, docs/explanation/rma.md).
 
 import (
 	"fmt"

@@ -6,7 +6,7 @@
  *   op comm-label seq root peer tag sent recv req
  *
  * (peer as world rank, req the per-rank request id the recorder assigns:
- * 1, 2, ... in start order; docs/p2p.md), plus "# misses <op> <n>" lines
+ * 1, 2, ... in start order; docs/explanation/p2p.md), plus "# misses <op> <n>" lines
  * for unsuccessful MPI_Test* / MPI_Iprobe calls. Which request a
  * Waitany/Testsome completes is timing dependent, so those lines are
  * written from what MPI returned. Output on stdout comes from rank 0 only
@@ -384,7 +384,7 @@ static void polling(void)
  * with (1024) with MPI_STATUSES_IGNORE: the scratch grows, so every
  * completion is recorded with its status (the any-source receives resolved
  * to this rank, 4 bytes each; before 2026-11-27 the first 1024 were
- * recorded with their posted values and the rest not at all, docs/p2p.md).
+ * recorded with their posted values and the rest not at all, docs/explanation/p2p.md).
  * On Open MPI the inline sends share
  * one handle, more of them than the thread's FIFO of shared handles holds
  * (1024), so the table gets several entries of one handle and its lookups
@@ -465,7 +465,7 @@ static void late(double ms)
 
 /* bench: best-of-batches cost of one Irecv + Isend + Waitall triple on
  * MPI_COMM_SELF (rank 0 prints ns per triple; run it with and without the
- * preload and subtract: docs/p2p.md) */
+ * preload and subtract: docs/explanation/p2p.md) */
 static void bench(int n)
 {
 	int a = 1, b = 0;

@@ -1,5 +1,5 @@
 /*
- * One-sided test program (tests/rma_test.go, docs/rma.md): known counts of
+ * One-sided test program (tests/rma_test.go, docs/explanation/rma.md): known counts of
  * every wrapped RMA call per rank on 3 ranks, with deliberate imbalance:
  * rank 1 arrives 30 ms late at one fence (Wait at Fence of ranks 0 and 2),
  * rank 2 posts 30 ms late in one PSCW round (Late Post of its origin,

@@ -1,4 +1,4 @@
-/* rootcause: the propagated-delay program of docs/rootcause.md. Each
+/* rootcause: the propagated-delay program of docs/explanation/rootcause.md. Each
  * iteration: a balanced phase ending in an 8-byte MPI_Allreduce, a phase
  * SLOW times longer on rank SLOWRANK only ending in a ring halo exchange
  * (Irecv/Isend/Waitall), a balanced phase ending in a second Allreduce.

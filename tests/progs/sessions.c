@@ -1,6 +1,6 @@
 /*
  * sessions.c: a program that starts MPI with the MPI-4 sessions model
- * (tests/sessions_test.go, docs/recorder.md "Sessions"). Its communicator
+ * (tests/sessions_test.go, docs/explanation/recorder.md "Sessions"). Its communicator
  * is made from the process set "mpi://WORLD" of its session; on it every
  * rank makes N steps of a ring exchange (MPI_Isend/MPI_Irecv/MPI_Waitall
  * with both neighbours) and one 8-byte MPI_Allreduce, then a barrier on a

@@ -313,7 +313,7 @@ func has(list []int, r int) bool {
 }
 
 // exactModel returns the model mapping rank-local recorded time to rank 0's
-// recorded time, anchored at t0 (see trace.Model and docs/decisions.md D1).
+// recorded time, anchored at t0 (see trace.Model and docs/explanation/decisions.md D1).
 func exactModel(in, ref *trace.Injection, t0 int64) trace.Model {
 	var offR, dR, off0, d0 float64
 	if in != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/gclock/gclock/trace"
 )
 
-// Section 4, resync epochs (issues 10 and 38, docs/clocksync.md "Resync epochs"):
+// Section 4, resync epochs (issues 10 and 38, docs/explanation/clocksync.md "Resync epochs"):
 // what a resync costs the application at 2 and 8 ranks, and what the
 // knots buy on clocks whose drift is not a straight line, over runs as
 // long as the issue's targets (40 s, 60 s), against the exact truth of the

@@ -88,7 +88,7 @@ func benchTracemerge(c *Config, rep *Report) []Row {
 		return map[string]float64{"evs": float64(n) / r.Wall.Seconds(), "big": float64(big), "wall": r.Wall.Seconds(), "rss_kb": float64(r.MaxRSSKB)}, nil
 	}
 	// The same default run without the delay and critical-path analysis
-	// (issue 35's cost goal, docs/rootcause.md).
+	// (issue 35's cost goal, docs/explanation/rootcause.md).
 	noRoot := func() (map[string]float64, error) {
 		out := filepath.Join(c.Work, "merge-noroot")
 		defer os.RemoveAll(out)

@@ -54,7 +54,7 @@ func bufferRow(sec string, files []rankFile, err error) Row {
 	for _, f := range files {
 		if f.Footer != nil && f.Footer.BufferBytes > 0 {
 			// Each thread buffer is two halves of GCLOCK_BUFFER records of
-			// 72 bytes (cshim/gclock.h, docs/recorder.md "Durability").
+			// 72 bytes (cshim/gclock.h, docs/explanation/recorder.md "Durability").
 			const record = 72
 			per := f.Footer.BufferBytes / (2 * record)
 			how := "default"
