@@ -14,7 +14,7 @@ var updateDocs = flag.Bool("update", false, "rewrite docs/reference/tracemerge-c
 func cliDoc() string {
 	return "<!-- Generated from cmd/tracemerge's usage text by `go test ./cmd/tracemerge -run TestCLI_ReferencePageIsGenerated -update`. -->\n" +
 		"# tracemerge command line\n\n" +
-		"What `tracemerge --help` prints. The outputs and their fields: [outputs.md](outputs.md); how the analysis works: [../tracemerge.md](../tracemerge.md).\n\n" +
+		"What `tracemerge --help` prints. The outputs and their fields: [outputs.md](outputs.md); how the analysis works: [../explanation/tracemerge.md](../explanation/tracemerge.md).\n\n" +
 		"```\n" + usageText + "```\n"
 }
 
