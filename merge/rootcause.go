@@ -63,8 +63,8 @@ type RootCauseOptions struct {
 	TopN int
 	// HistoryPerRank is how many segments (regions and calls) each rank
 	// keeps for synchronisation intervals; 0 picks 4,096 up to 64 ranks,
-	// then fewer so that all ranks together keep about 2^22 segments
-	// (at least 256 each). An interval reaching further back is cut
+	// then fewer so that all ranks together keep about 2^21 segments
+	// (at least 64 each). An interval reaching further back is cut
 	// there (RootCauseResult.TruncatedWaits counts them).
 	HistoryPerRank int
 	// ClockBoundNS is the clock's error bound (ClockQuality): causes
@@ -73,8 +73,13 @@ type RootCauseOptions struct {
 	ClockBoundNS float64
 	// P2P are the point-to-point options of the stream's own matching
 	// (rendezvous threshold); KeepMessages, TopN and OnSync are set by
-	// the stream.
+	// the stream. Unused with Stream.
 	P2P P2POptions
+	// Stream, when set, is the run's point-to-point analysis, which the
+	// root-cause stream then feeds itself (instead of matching the
+	// messages a second time): register the RootCauseStream instead of
+	// it, and read both results after the pass.
+	Stream *P2PStream
 }
 
 // rcVecK is how many causes a wait state's attribution keeps.
@@ -179,7 +184,7 @@ type rcRank struct {
 	lastPC   uint64
 	objs     []trace.Object
 	sites    map[uint64]int32 // pc -> site
-	cache    [64]rcCacheEnt
+	cache    []rcCacheEnt     // power of two: 64 entries, 16 above 1024 ranks
 	regs     map[int32]*rcRegAcc
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
 	comms    []*rcComm           // communicators with an N×N sync of this rank
@@ -341,7 +346,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	if s.hist <= 0 {
 		s.hist = 4096
 		if run.WorldSize > 64 {
-			s.hist = max(256, (1<<22)/run.WorldSize)
+			s.hist = max(64, (1<<21)/run.WorldSize)
 		}
 	}
 	s.hist = 1 << bitsFor(s.hist)
@@ -363,6 +368,11 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 				}
 			}
 		}
+	}
+	if opt.Stream != nil {
+		s.p2p = opt.Stream
+		s.p2p.opt.OnSync = s.onSync
+		return s
 	}
 	popt := opt.P2P
 	popt.KeepMessages, popt.TopN = 0, 1
@@ -407,7 +417,11 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{},
+		nc := 64
+		if s.world > 1024 {
+			nc = 16
+		}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{}, cache: make([]rcCacheEnt, nc),
 			regs: map[int32]*rcRegAcc{}, peers: map[int32][2]rcSync{}}
 		rs.cp.rank = r
 		s.ranks[r] = rs
@@ -549,7 +563,8 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 // and b (op 0) or of a call of op at site a, and r's accumulator of it.
 func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, *rcRegAcc) {
 	h := (a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9) >> 58
-	c, c2 := &r.cache[h&63], &r.cache[(h+1)&63]
+	m := uint64(len(r.cache) - 1)
+	c, c2 := &r.cache[h&m], &r.cache[(h+1)&m]
 	if c.ok && c.a == a && c.b == b && c.op == op {
 		return c.id, c.acc
 	}

@@ -354,17 +354,21 @@ load:
 		popt.KeepMessages, ropt.KeepTransfers = 0, 0
 	}
 	p2pStream := merge.NewP2PStream(run, popt, siteName)
-	p2pAsync := merge.NewAsyncSink(p2pStream)
-	asyncs = append(asyncs, p2pAsync)
-	pass.AddStreamSink(p2pAsync)
 	// Root causes of waiting (docs/explanation/rootcause.md): delays and the critical
 	// path, a stream over every event with its own matching.
+	// It feeds the point-to-point stream itself (one matching of the
+	// messages, on one goroutine); without it that stream is a sink of
+	// its own, which a partitioned pass can spread over the processes.
 	var rcStream *merge.RootCauseStream
 	if !f.noRoot {
-		rcStream = merge.NewRootCauseStream(run, merge.RootCauseOptions{TopN: max(f.top, 10), P2P: popt}, siteName)
+		rcStream = merge.NewRootCauseStream(run, merge.RootCauseOptions{TopN: max(f.top, 10), Stream: p2pStream}, siteName)
 		rcAsync := merge.NewAsyncSink(rcStream)
 		asyncs = append(asyncs, rcAsync)
 		pass.AddStreamSink(rcAsync)
+	} else {
+		p2pAsync := merge.NewAsyncSink(p2pStream)
+		asyncs = append(asyncs, p2pAsync)
+		pass.AddStreamSink(p2pAsync)
 	}
 	// One-sided analysis (docs/explanation/rma.md), likewise a stream.
 	rmaStream := merge.NewRMAStream(run, ropt)
