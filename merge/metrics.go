@@ -653,16 +653,7 @@ func (a *analyzer) pairTop(r int, row bool, topN int) []RankAmount {
 			out = append(out, RankAmount{Rank: int32(o), NS: v})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].NS != out[j].NS {
-			return out[i].NS > out[j].NS
-		}
-		return out[i].Rank < out[j].Rank
-	})
-	if len(out) > topN {
-		out = out[:topN]
-	}
-	return out
+	return largestAmounts(out, topN)
 }
 
 // worstEntry is one of the top-N instances, corrected and raw.

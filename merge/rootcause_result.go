@@ -365,6 +365,11 @@ func topAmounts(m map[int32]float64, n int) []RankAmount {
 			l = append(l, RankAmount{Rank: r, NS: v})
 		}
 	}
+	return largestAmounts(l, n)
+}
+
+// largestAmounts sorts l largest first (ties by rank) and keeps n.
+func largestAmounts(l []RankAmount, n int) []RankAmount {
 	sort.Slice(l, func(i, j int) bool {
 		if l[i].NS != l[j].NS {
 			return l[i].NS > l[j].NS

@@ -61,23 +61,6 @@ func (p *Perfetto) AddMessages(msgs []merge.Message) error {
 	return nil
 }
 
-// laneOfRank is the lane a rank is drawn in (one rank per lane), -1 none.
-func (g *Gantt) laneOfRank(r int32) int {
-	if r < 0 {
-		return -1
-	}
-	if g.sel != nil {
-		if int(r) >= len(g.laneIdx) {
-			return -1
-		}
-		return int(g.laneIdx[r])
-	}
-	if int(r) >= len(g.lanes) {
-		return -1
-	}
-	return int(r)
-}
-
 // DefaultMaxMessageLines is how many message lines a Gantt chart draws at
 // most; with more messages in the window none are drawn (zoom in).
 const DefaultMaxMessageLines = 2000
@@ -119,7 +102,7 @@ func (g *Gantt) renderMessages(w *bufio.Writer, vlo, vhi, pw float64, x0, top, l
 	w.WriteString(`<g stroke="#222" stroke-opacity=".55" stroke-width=".8" fill="none">` + "\n")
 	for i := range g.msgs {
 		m := &g.msgs[i]
-		ls, ld := g.laneOfRank(m.Src), g.laneOfRank(m.Dst)
+		ls, ld := g.laneFor(m.Src), g.laneFor(m.Dst)
 		if m.RecvExit < vlo || m.SendStart > vhi || ls < 0 || ld < 0 {
 			continue
 		}
