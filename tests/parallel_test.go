@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -68,19 +69,7 @@ func TestParallelTracemergeIdentical(t *testing.T) {
 			if strings.Count(r.Stdout, "gclock imbalance report") > 1 {
 				t.Errorf("more than one process printed the report:\n%s", r.Stdout)
 			}
-			for _, f := range files {
-				a, err := os.ReadFile(filepath.Join(serialOut, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := os.ReadFile(filepath.Join(out, f))
-				if err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				if !bytes.Equal(a, b) {
-					t.Errorf("%s with %d processes differs from the serial one (%d vs %d bytes)", f, c.np, len(b), len(a))
-				}
-			}
+			sameOutputs(t, serialOut, out, files, "with "+strconv.Itoa(c.np)+" processes")
 		})
 	}
 	// A run directory that does not exist: every process ends, none hangs.
@@ -226,6 +215,25 @@ func TestParallelTracemergePartitioned(t *testing.T) {
 		r := runCmd(t, dir, []string{"GCLOCK_PAR_TEST_FAIL=1"}, append(m.argv(3, []string{"GCLOCK_PAR_TEST_FAIL=1"}, tm, runDir, "-o", filepath.Join(dir, "fail")), args...)...)
 		if r.Code == 0 || !strings.Contains(r.Stderr, "process 1: failing on purpose") || !strings.Contains(r.Stderr, "aborting the parallel analysis") {
 			t.Errorf("%s: a failing worker: exit %d (want non-zero) and stderr:\n%s", m.Name, r.Code, r.Stderr)
+		}
+	}
+}
+
+// sameOutputs fails the test for each of files whose bytes in dir differ
+// from those in serialDir (how: the run's description for the message).
+func sameOutputs(t *testing.T, serialDir, dir string, files []string, how string) {
+	t.Helper()
+	for _, f := range files {
+		a, err := os.ReadFile(filepath.Join(serialDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s %s differs from the serial run's (%d vs %d bytes)", f, how, len(b), len(a))
 		}
 	}
 }

@@ -9,7 +9,6 @@ package tests
 // parallel under srun. docs/guide/slurm.md states what these tests show.
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -553,19 +552,7 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 			if n := strings.Count(r.Stdout, "gclock imbalance report"); n != 1 {
 				t.Errorf("%d processes printed the report, want 1:\n%s", n, r.Stdout)
 			}
-			for _, f := range files {
-				a, err := os.ReadFile(filepath.Join(serialOut, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := os.ReadFile(filepath.Join(out, f))
-				if err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-				if !bytes.Equal(a, b) {
-					t.Errorf("%s under srun --mpi=%s differs from the serial run's (%d vs %d bytes)", f, tc.mpi, len(b), len(a))
-				}
-			}
+			sameOutputs(t, serialOut, out, files, "under srun --mpi="+tc.mpi)
 		})
 	}
 	t.Logf("the whole Slurm test took %v", time.Since(start).Round(time.Millisecond))
