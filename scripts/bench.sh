@@ -5,7 +5,8 @@
 #
 #   BENCH_QUICK=1   ~1-minute smoke run; its table goes to $BUILD/bench-quick.md,
 #                   never into docs/benchmarks.md
-#   BENCH_ONLY=1,4  run only these sections (1-10); not recorded in docs/ either
+#   BENCH_ONLY=1,4  run only these sections (1-10), or steps of one (1:benchInflight);
+#                   not recorded in docs/ either
 #   BENCH_DOC=path  record into another file
 # The full run takes about 17 minutes on the 2-core CI-class VM (16m57s, 2026-11-25).
 set -euo pipefail

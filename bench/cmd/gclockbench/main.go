@@ -18,6 +18,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -87,12 +89,12 @@ func (c *Config) sizes() sizes {
 	}
 }
 
-func (c *Config) want(section string) bool {
+func (c *Config) want(section, name string) bool {
 	if c.Only == "" {
 		return true
 	}
 	for _, s := range strings.Split(c.Only, ",") {
-		if strings.TrimSpace(s) == section {
+		if s = strings.TrimSpace(s); s == section || s == section+":"+name {
 			return true
 		}
 	}
@@ -139,7 +141,7 @@ func run(c *Config) (*Report, error) {
 	steps := []struct {
 		sec string
 		fn  func(*Config, *Report) []Row
-	}{
+	}{ // BENCH_ONLY=1 runs a section, BENCH_ONLY=1:benchInflight one step of it
 		{"1", benchOverhead},
 		{"1", benchP2PSelf},
 		{"1", benchInflight},
@@ -160,7 +162,7 @@ func run(c *Config) (*Report, error) {
 		{"10", benchInflightCallgrind},
 	}
 	for _, s := range steps {
-		if !c.want(s.sec) {
+		if !c.want(s.sec, stepName(s.fn)) {
 			continue
 		}
 		st := time.Now()
@@ -177,6 +179,12 @@ func run(c *Config) (*Report, error) {
 		}
 	}
 	return rep, nil
+}
+
+// stepName is a step function's name (benchInflight), for BENCH_ONLY=1:benchInflight.
+func stepName(fn any) string {
+	n := runtime.FuncForPC(reflect.ValueOf(fn).Pointer()).Name()
+	return n[strings.LastIndexByte(n, '.')+1:]
 }
 
 // findRoot walks up from dir to the directory holding gclock's go.mod.
