@@ -284,6 +284,7 @@ type analyzer struct {
 
 	ops       [256]opAccum
 	sites     []siteKey
+	siteRank  []int32 // parallel to sites: the rank whose raw pc sites[i].pc is (the lowest seen)
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex
 	csAcc     [][]*csAccum         // by site: one per op seen there

@@ -277,22 +277,7 @@ func (a *analyzer) siteOf(rs *rankState, pc uint64) int32 {
 	if s, ok := rs.sites[pc]; ok {
 		return s
 	}
-	k := siteKey{addr: pc, pc: pc}
-	objs := rs.objs
-	i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
-	if i < len(objs) && objs[i].Lo <= pc && pc < objs[i].Hi {
-		k.obj = objs[i].Path
-		k.addr = pc - objs[i].Base
-	}
-	lookup := siteKey{obj: k.obj, addr: k.addr}
-	a.siteMu.Lock()
-	s, ok := a.siteIndex[lookup]
-	if !ok {
-		s = int32(len(a.sites))
-		a.siteIndex[lookup] = s
-		a.sites = append(a.sites, k)
-	}
-	a.siteMu.Unlock()
+	s := a.siteIndexOf(rs, pc)
 	rs.sites[pc] = s
 	return s
 }

@@ -253,7 +253,10 @@ func (h *floatHeap) Pop() any {
 }
 
 // siteIndexOf is siteOf without the rank's own cache (which its decoder
-// owns): the shared site index of pc in rank rs's objects.
+// owns): the shared site index of pc in rank rs's objects. The raw pc a
+// site keeps (siteKey.pc, in the outputs) is the lowest rank's, whichever
+// decoder got there first: the outputs do not depend on the goroutines'
+// order.
 func (a *analyzer) siteIndexOf(rs *rankState, pc uint64) int32 {
 	k := siteKey{addr: pc, pc: pc}
 	objs := rs.objs
@@ -274,10 +277,14 @@ func (a *analyzer) siteIndexOf(rs *rankState, pc uint64) int32 {
 	a.siteMu.Lock()
 	defer a.siteMu.Unlock()
 	s, ok := a.siteIndex[lookup]
-	if !ok {
+	switch {
+	case !ok:
 		s = int32(len(a.sites))
 		a.siteIndex[lookup] = s
 		a.sites = append(a.sites, k)
+		a.siteRank = append(a.siteRank, int32(rs.in.Rank))
+	case int32(rs.in.Rank) < a.siteRank[s]:
+		a.sites[s].pc, a.siteRank[s] = pc, int32(rs.in.Rank)
 	}
 	return s
 }
