@@ -281,6 +281,7 @@ type analyzer struct {
 	looseKnots []string // Corrector.LooseKnots per rank
 	rep        repairs  // Options.CollectRepairs (metrics goroutine)
 	hb         *hbGrid  // happened-before facts (refine.go)
+	p2pHB      *hbGrid  // the point-to-point messages' facts (Pass.p2pFacts), merged into hb at the end
 
 	ops       [256]opAccum
 	sites     []siteKey
@@ -758,6 +759,9 @@ func (a *analyzer) result() *Result {
 	an.ExitDelays = a.exitDelays()
 	an.Clock = a.clockQuality()
 	var ref *Refinement
+	if a.p2pHB != nil {
+		a.hb.merge(a.p2pHB)
+	}
 	an.Clock.Bounds, ref = a.hb.bounds(a.origin, a.opt.Refine == nil)
 	if a.opt.Refine != nil { // this pass applied a refinement: report it
 		applied(an.Clock.Bounds, a.opt.Refine)

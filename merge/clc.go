@@ -168,6 +168,28 @@ func (c *CLC) at(rank int32, g float64) float64 {
 	return m
 }
 
+// factsPass is --clock refined's first pass (o: ClockInterp): the
+// collectives' happened-before facts and, from a point-to-point stream
+// configured by popt, the messages' with rank 0 (Pass.p2pFacts). The
+// stream is a plain stream sink, not an AsyncSink: every message it
+// matches is a fact before the pass computes its refinement.
+func factsPass(load func() (*Run, error), o Options, popt P2POptions) (*Result, error) {
+	run, err := load()
+	if err != nil {
+		return nil, err
+	}
+	defer run.Close()
+	pass, err := Prepare(run, o)
+	if err != nil {
+		return nil, err
+	}
+	po := popt
+	po.Clock, po.KeepMessages, po.CollectRepairs, po.OnSync = o.Clock, 0, false, nil
+	po.onMessage = pass.p2pFacts()
+	pass.AddStreamSink(NewP2PStream(run, po, nil))
+	return pass.Run()
+}
+
 // RefinedPlan is what PlanRefined found: the options of the final pass
 // and what the repair passes saw.
 type RefinedPlan struct {
@@ -224,7 +246,7 @@ func PlanRefined(load func() (*Run, error), opt Options, popt P2POptions) (*Refi
 	}
 	fo := opt
 	fo.Clock, fo.Capture, fo.Sinks, fo.StreamSinks, fo.Progress = ClockInterp, nil, nil, nil, nil
-	r1, _, err := analyze(fo, false)
+	r1, err := factsPass(load, fo, popt)
 	if err != nil {
 		return nil, fmt.Errorf("refinement pass: %w", err)
 	}

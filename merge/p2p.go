@@ -48,6 +48,11 @@ type P2POptions struct {
 	// two ranks (Late Sender, Late Receiver), in the stream's order: the
 	// delay and critical-path analysis (RootCauseStream) builds on it.
 	OnSync func(P2PSync)
+	// onMessage, when set, is told every matched message's times
+	// (global ns): the send call's entry and exit, the completing receive
+	// call's entry and exit. PlanRefined's first pass turns the messages
+	// with rank 0 into happened-before facts (Pass.p2pFacts).
+	onMessage func(src, dst int32, sendEnter, sendExit, recvEnter, recvExit float64)
 }
 
 // DefaultRendezvousBytes is tracemerge's default P2POptions.RendezvousBytes:

@@ -626,6 +626,9 @@ func (s *P2PStream) settle(m *p2pMsg) {
 		s.keep(Message{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag, Bytes: r.bytes,
 			SendOp: snd.op, RecvOp: r.waitOp, SendStart: snd.post, SendExit: snd.postExit, RecvEnter: r.waitEnter, RecvExit: r.waitExit})
 	}
+	if s.opt.onMessage != nil {
+		s.opt.onMessage(snd.src, r.dst, snd.post, snd.postExit, r.waitEnter, r.waitExit)
+	}
 	if r.waitExit < snd.post {
 		out.Violations++
 		out.MaxViolationNS = max(out.MaxViolationNS, snd.post-r.waitExit)

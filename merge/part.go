@@ -209,7 +209,7 @@ func (pl *partPlan) decoders(nFiles int) []int {
 // returns the plan (nil: ship events as dist.go does).
 func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	if !d.Partition || d.Procs < 2 || len(a.opt.Sinks) > 0 || len(a.zooms) > 0 || a.opt.CollectRepairs ||
-		a.opt.CLC != nil || a.opt.Refine != nil || a.opt.Clock == ClockRefined {
+		a.opt.CLC != nil || a.opt.Refine != nil || a.opt.Clock == ClockRefined || a.p2pHB != nil {
 		return nil
 	}
 	start, end := a.runStart, a.footerEnd()

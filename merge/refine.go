@@ -44,8 +44,20 @@ import (
 // their facts lies. A station the slope cannot reach is limited, counted
 // (RankBound.Limited) and its cell's facts may stay violated.
 // Contradictory cells take their range's midpoint; their violation remains
-// and is reported, never hidden. Rank 0 is never moved. Point-to-point
-// messages are not used yet (docs/explanation/clocksync.md says what that leaves out).
+// and is reported, never hidden. Rank 0 is never moved.
+//
+// Point-to-point messages with rank 0 are facts too, one-sided: a message
+// from rank 0 to r cannot be received before it was sent,
+//
+//	recv_exit_r ≥ send_enter_0  ⇒  e_r ≤ g_recv_exit_r - g_send_enter_0  (hi)
+//
+// and one from r to rank 0 gives e_r ≥ g_send_enter_r - g_recv_exit_0
+// (lo), at the receive's and the send's call of r. A halo exchange with
+// rank 0 gives both sides in one cell. A cell with one side only guides
+// the refinement (its range is open on the other side) but is not counted
+// in the bounds (Bounded, widths, BoundNS), which need both. Messages
+// between two other ranks relate two unknown errors and are not used
+// (docs/explanation/clocksync.md, "Refinement and error bounds").
 
 // RefineCells is the target number of grid cells over a run; the cell is
 // never shorter than RefineMinCellNS.
@@ -126,6 +138,53 @@ func (h *hbGrid) add(rank int32, enter, exit, lo, hi float64) {
 	c.hi = min(c.hi, hi)
 	c.n++
 	h.cells[rank] = cs
+}
+
+// merge adds o's facts (a grid of the same geometry) to h.
+func (h *hbGrid) merge(o *hbGrid) {
+	for r, oc := range o.cells {
+		if r >= len(h.cells) {
+			break
+		}
+		cur := h.cells[r]
+		for len(cur) < len(oc) {
+			cur = append(cur, hbCell{lo: math.Inf(-1), hi: math.Inf(1)})
+		}
+		for i, c := range oc {
+			if c.n == 0 {
+				continue
+			}
+			x := &cur[i]
+			if x.n == 0 {
+				x.first, x.last = c.first, c.last
+			}
+			x.first, x.last = min(x.first, c.first), max(x.last, c.last)
+			x.lo, x.hi = max(x.lo, c.lo), min(x.hi, c.hi)
+			x.n += c.n
+		}
+		h.cells[r] = cur
+	}
+}
+
+// p2pFacts makes the pass collect the happened-before facts of the
+// point-to-point messages with rank 0 that a stream reports
+// (P2POptions.onMessage) in a grid of its own (the stream runs on the
+// merge goroutine, the collectives' facts go to a.hb on the metrics
+// goroutine); the result merges it into a.hb before the bounds. Such a
+// pass is never partitioned (partPlanFor): its facts would stay with the
+// owners.
+func (p *Pass) p2pFacts() func(src, dst int32, sendEnter, sendExit, recvEnter, recvExit float64) {
+	a := p.a
+	g := &hbGrid{start: a.hb.start, step: a.hb.step, cells: make([][]hbCell, len(a.hb.cells))}
+	a.p2pHB = g
+	return func(src, dst int32, sendEnter, sendExit, recvEnter, recvExit float64) {
+		switch {
+		case src == 0 && dst > 0:
+			g.add(dst, recvEnter, recvExit, math.Inf(-1), recvExit-sendEnter)
+		case dst == 0 && src > 0:
+			g.add(src, sendEnter, sendExit, sendEnter-recvExit, math.Inf(1))
+		}
+	}
 }
 
 // RankBound is what the happened-before facts say about one rank's
@@ -280,8 +339,11 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 			if c.n == 0 {
 				continue
 			}
-			b.Bounded++
 			b.Facts += int(c.n)
+			if math.IsInf(c.lo, 0) || math.IsInf(c.hi, 0) {
+				continue // one side only (point-to-point): no bound
+			}
+			b.Bounded++
 			if c.lo > c.hi {
 				b.Contradictions++
 				b.ContradictionFacts += int(c.n)

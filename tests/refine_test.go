@@ -141,3 +141,92 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 		t.Errorf("refined timeline: %d clock-condition violations, only %d facts are in contradictory cells or next to limited points (%d disagreement points)", v, excused, b.Disagreements)
 	}
 }
+
+// TestRefine_PointToPointMessagesBoundTheClock: as above, rank 1's clock
+// wanders by a 60 µs sine and there is no resync, but the ranks exchange
+// only point-to-point messages (MPI_Sendrecv) between MPI_Init and
+// MPI_Finalize. Without collectives the interp pass has no fact about
+// rank 1 and the refinement could not move (the control); --clock
+// refined's first pass (merge.PlanRefined) takes the messages with rank 0
+// as facts, so wherever a message's two calls are narrower than interp's
+// error the refined clock must be within their durations of the truth.
+func TestRefine_PointToPointMessagesBoundTheClock(t *testing.T) {
+	needSetup(t)
+	dir := filepath.Join(t.TempDir(), "tr")
+	const sineNS, periodNS = 60e3, 8e9
+	traces, _ := runClockprog(t, accRun{NP: 2, NodeSize: 1, Fake: "0:0,1e6:10+sin(60us,8s)", Iters: 200, SleepUS: 20000,
+		Env: []string{"GCLOCK_RESYNC=0"}, Dir: dir, P2P: true})
+	load := func() (*merge.Run, error) { return merge.Load(dir, nil) }
+	// The control: the collectives-only pass finds nothing to move.
+	run, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := merge.Analyze(run, merge.Options{Clock: merge.ClockInterp})
+	run.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Refinement == nil || len(first.Refinement.Points[1]) != 0 {
+		t.Fatalf("the collectives alone moved rank 1 (refinement %+v): the run has collectives, the control proves nothing", first.Refinement)
+	}
+	plan, err := merge.PlanRefined(load, merge.Options{Clock: merge.ClockRefined}, merge.P2POptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := plan.Options.Refine
+	if ref == nil || len(ref.Points[1]) == 0 {
+		t.Fatalf("--clock refined did not move rank 1 (refinement %+v): the messages with rank 0 gave no facts", ref)
+	}
+	in0 := traces[0].Meta.Header.Inject
+	rt := traces[1]
+	in := rt.Meta.Header.Inject
+	ci, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
+	cr, _ := merge.NewCorrector(merge.ClockRefined, rt.Meta.Epochs, 0)
+	cr.SetRefinement(ref, 1)
+	evs, evs0 := calls(rt.Events), calls(traces[0].Events)
+	if len(evs) != len(evs0) || len(evs) == 0 {
+		t.Fatalf("rank 1 has %d calls, rank 0 %d: not the same sequence", len(evs), len(evs0))
+	}
+	span := float64(evs[len(evs)-1].ExitNS - evs[0].EnterNS)
+	rate := 2*math.Pi*sineNS/periodNS + 2*sineNS/span
+	var errI, errR float64
+	narrow, within := 0, 0 // call ends whose fact is under half interp's error; of them, refined within the fact
+	for i, ev := range evs {
+		if ev.Op != evs0[i].Op || ev.Op.String() != "MPI_Sendrecv" {
+			t.Fatalf("call %d: rank 1 %v, rank 0 %v: not the program's MPI_Sendrecv sequence", i, ev.Op, evs0[i].Op)
+		}
+		// Each MPI_Sendrecv both sends to and receives from the other
+		// rank: e_1 lies within the two calls' durations (in rank 0's
+		// time), plus the wander within the call and rounding.
+		d1, d0 := float64(ev.ExitNS-ev.EnterNS), float64(evs0[i].ExitNS-evs0[i].EnterNS)
+		width := (d0+d1)*(1+1e-4) + rate*d1 + 1
+		for _, ts := range []int64{ev.EnterNS, ev.ExitNS} {
+			want := in0.Recorded(in.TrueTime(ts))
+			eI, eR := math.Abs(ci.Global(ts)-want), math.Abs(cr.Global(ts)-want)
+			errI, errR = math.Max(errI, eI), math.Max(errR, eR)
+			if width < eI/2 {
+				narrow++
+				if eR <= width {
+					within++
+				}
+			}
+		}
+	}
+	t.Logf("interp: max |error| %.2f µs; refined with the messages' facts: %.2f µs; %d of %d call ends have a fact under half interp's error there, refined is within the fact at %d of them",
+		errI/1e3, errR/1e3, narrow, 2*len(evs), within)
+	if errI < 5e3 {
+		t.Errorf("interp is off by only %.2f µs: the sine did not bend the clock, the test proves nothing", errI/1e3)
+	}
+	// (on a quiet machine about one in ten: the sine's error is small
+	// near its zeros and the first MPI_Sendrecv of a round waits)
+	if narrow < 20 {
+		t.Errorf("only %d of %d call ends have a fact under half interp's error: the test proves nothing (machine too loaded?)", narrow, 2*len(evs))
+	}
+	// A cell whose facts contradict each other (a clock that wandered
+	// within the 50 ms cell by more than the facts' width) or that the
+	// slope limit could not reach may miss: at most one in ten.
+	if within*10 < narrow*9 {
+		t.Errorf("refined is within its message's fact at only %d of %d call ends where the fact is under half interp's error: the refinement did not follow the messages", within, narrow)
+	}
+}

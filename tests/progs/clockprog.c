@@ -3,7 +3,12 @@
  * rounds of (uneven sleep, MPI_Barrier, MPI_Allreduce) on MPI_COMM_WORLD,
  * spreading events over a few hundred milliseconds.
  *
- * usage: clockprog <iters> <sleep-us> [wtime]
+ * usage: clockprog <iters> <sleep-us> [wtime|p2p]
+ *
+ * With "p2p" the rounds are point-to-point only: (uneven sleep, MPI_Sendrecv
+ * with both ring neighbours, which absorbs the unevenness, MPI_Sendrecv
+ * again, which the ranks enter nearly together), no collective between
+ * MPI_Init and MPI_Finalize.
  *
  * With "wtime" every rank prints "wtime-start <rank> <ns>": CLOCK_MONOTONIC
  * minus MPI_Wtime (ns), read back to back (the sample with the shortest
@@ -48,10 +53,22 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	int iters = argc > 1 ? atoi(argv[1]) : 50;
 	long us = argc > 2 ? atol(argv[2]) : 2000;
+	int p2p = argc > 3 && strcmp(argv[3], "p2p") == 0;
+	int left = (rank + size - 1) % size, right = (rank + 1) % size;
 	double acc = 0;
 	for (int i = 0; i < iters; i++) {
 		struct timespec ts = {0, (us * 1000L * (1 + (rank + i) % 3)) / 2};
 		nanosleep(&ts, NULL);
+		if (p2p) {
+			double out[2] = {rank, i}, in[2] = {0, 0};
+			for (int k = 0; k < 2; k++) {
+				/* to the right, from the left; the second round again */
+				MPI_Sendrecv(out, 2, MPI_DOUBLE, right, 7 + k, in, 2, MPI_DOUBLE, left, 7 + k, MPI_COMM_WORLD,
+					     MPI_STATUS_IGNORE);
+				acc += in[0] + in[1];
+			}
+			continue;
+		}
 		MPI_Barrier(MPI_COMM_WORLD);
 		double x = rank + i, y = 0;
 		MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
