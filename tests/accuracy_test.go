@@ -206,25 +206,28 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 		{mp[1], 4, 2, 10e3},
 	} {
 		t.Run(fmt.Sprintf("%s/np%d_node%d", tc.mpi.Name, tc.np, tc.nodeSize), func(t *testing.T) {
-			traces, _ := runClockprog(t, accRun{MPI: tc.mpi, NP: tc.np, NodeSize: tc.nodeSize, Fake: fakeSpec, Iters: 100, SleepUS: 10000})
-			a := measureAccuracy(t, traces, nil)
-			t.Log(a)
-			// More ranks than CPUs: the timed loops take turns (pingpong.c).
-			wantToken := strconv.FormatBool(tc.np > runtime.NumCPU())
-			for rank, rt := range traces {
-				for _, e := range rt.Meta.Epochs {
-					if e.Params["pingpong_token"] != wantToken || e.Params["pingpong_loop"] != "c" {
-						t.Errorf("rank %d epoch %d: pingpong_loop %q token %q, want c and %s (%d CPUs)", rank, e.Index, e.Params["pingpong_loop"], e.Params["pingpong_token"], wantToken, runtime.NumCPU())
+			twoTries(t, tc.boundNS, func(t *testing.T, v *verdict) []rankTrace {
+				traces, _ := runClockprog(t, accRun{MPI: tc.mpi, NP: tc.np, NodeSize: tc.nodeSize, Fake: fakeSpec, Iters: 100, SleepUS: 10000})
+				a := measureAccuracy(t, traces, nil)
+				t.Log(a)
+				// More ranks than CPUs: the timed loops take turns (pingpong.c).
+				wantToken := strconv.FormatBool(tc.np > runtime.NumCPU())
+				for rank, rt := range traces {
+					for _, e := range rt.Meta.Epochs {
+						if e.Params["pingpong_token"] != wantToken || e.Params["pingpong_loop"] != "c" {
+							t.Errorf("rank %d epoch %d: pingpong_loop %q token %q, want c and %s (%d CPUs)", rank, e.Index, e.Params["pingpong_loop"], e.Params["pingpong_token"], wantToken, runtime.NumCPU())
+						}
 					}
 				}
-			}
-			if a.MaxRaw < 1e6 {
-				t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
-			}
-			checkSyncBounds(t, traces, 50)
-			if a.MaxInterp > tc.boundNS {
-				t.Errorf("corrected times off by up to %.3f us (bound %.1f us)", a.MaxInterp/1e3, tc.boundNS/1e3)
-			}
+				if a.MaxRaw < 1e6 {
+					t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
+				}
+				checkSyncBounds(t, traces, 50)
+				if a.MaxInterp > tc.boundNS {
+					v.errorf("corrected times off by up to %.3f us (bound %.1f us); knots' true errors:\n%s", a.MaxInterp/1e3, tc.boundNS/1e3, knotErrors(traces))
+				}
+				return traces
+			})
 		})
 	}
 }

@@ -291,7 +291,9 @@ func (v *verdict) errorf(format string, args ...any) {
 // that one sync under the machine's load (over TCP between namespace
 // hosts on a shared 2-vCPU machine a few resync knots in a hundred runs
 // came out 1.1-1.3 µs off, within their recorded sync-path bounds of
-// 9-19 µs; checkSyncBounds checks those). A failure whose knots were all
+// 9-19 µs; checkSyncBounds checks those; 8 oversubscribed ranks at load
+// 11 once took 5.7 s to sync and missed 10 µs). Used by the TCP tests
+// here and TestAccuracy_InjectedClocksCorrectToTruth. A failure whose knots were all
 // within the bound is the model's and fails at once; the second run's
 // failures are reported whatever their cause.
 func twoTries(t *testing.T, boundNS float64, try func(t *testing.T, v *verdict) []rankTrace) {
