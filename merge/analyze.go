@@ -552,30 +552,29 @@ func (a *analyzer) run() error {
 		}
 	}
 
-	h := make(cursorHeap, 0, len(a.rn.Ranks))
+	h := newCursorHeap(len(a.rn.Ranks))
 	for _, rs := range a.ranks {
 		if rs == nil {
 			continue
 		}
 		c := &cursor{rs: rs}
 		if c.next() {
-			h = append(h, c)
+			h.add(c)
 		} else {
 			a.m.endRank(int32(rs.in.Rank))
 		}
 	}
-	heap.Init(&h)
-	if len(h) > 0 {
-		a.startWindow(h[0].key)
+	heap.Init(h)
+	if h.Len() > 0 {
+		a.startWindow(h.e[0].key)
 	} else {
 		a.startWindow(math.Inf(1))
 	}
 	sinks := a.opt.Sinks
 	var n int64
-	for len(h) > 0 {
-		c := h[0]
-		ev := &c.b.ev[c.i]
-		if err := a.consume(ev, c.rs, sinks); err != nil {
+	for h.Len() > 0 {
+		c := h.top()
+		if err := a.consume(&c.b.ev[c.i], c.rs, sinks); err != nil {
 			return err
 		}
 		n++

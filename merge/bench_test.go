@@ -108,7 +108,7 @@ func cpuTime() float64 {
 // BenchmarkKWayMerge measures the streaming merge alone: k in-memory ranks
 // of point-to-point-like events (not matched), no sinks.
 func BenchmarkKWayMerge(b *testing.B) {
-	for _, k := range []int{8, 64, 512} {
+	for _, k := range []int{8, 64, 512, 16384} {
 		b.Run(fmt.Sprintf("ranks=%d", k), func(b *testing.B) {
 			const total = 1 << 21
 			per := total / k
@@ -125,6 +125,7 @@ func BenchmarkKWayMerge(b *testing.B) {
 				run.Ranks = append(run.Ranks, &RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
 			}
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			n := 0
 			for i := 0; i < b.N; i++ {
 				for _, s := range srcs {
@@ -137,6 +138,7 @@ func BenchmarkKWayMerge(b *testing.B) {
 				n += res.Analysis.Events
 			}
 			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "events/s")
+			b.ReportMetric((cpuTime()-cpu0)*1e9/float64(n), "cpu-ns/event")
 		})
 	}
 }

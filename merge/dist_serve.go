@@ -192,18 +192,18 @@ func distGroups(n int) int {
 // in the serial merge's order, emitting events and end markers; false
 // when emit stops.
 func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
-	h := make(cursorHeap, 0, len(ranks))
+	h := newCursorHeap(len(ranks))
 	for _, rs := range ranks {
 		c := &cursor{rs: rs}
 		if c.next() {
-			h = append(h, c)
+			h.add(c)
 		} else if !emit(GEvent{Rank: -1 - int32(rs.in.Rank), Enter: math.Inf(-1)}) {
 			return false
 		}
 	}
-	heap.Init(&h)
-	for len(h) > 0 {
-		c := h[0]
+	heap.Init(h)
+	for h.Len() > 0 {
+		c := h.top()
 		ev := &c.b.ev[c.i]
 		last := ev.Enter
 		if !emit(*ev) {

@@ -15,46 +15,84 @@ type cursor struct {
 	key float64
 }
 
-type cursorHeap []*cursor
-
-func (h cursorHeap) Len() int { return len(h) }
-
-func (h cursorHeap) Less(i, j int) bool { return cursorLess(h[i], h[j]) }
-
-func (h cursorHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-
-func (h *cursorHeap) Push(x any) { *h = append(*h, x.(*cursor)) }
-
-func (h *cursorHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// cursorHeap orders the cursors by (key, rank). Its entries hold the
+// order inline and no pointer: the sift compares and moves 16-byte
+// values in one array, not through pointers to cursors spread over
+// memory (at 16,384 ranks every level of the sift was a cache miss on a
+// cursor and its rank's state), and without write barriers. The cursors
+// and the addresses the merge loads next for each (its event, its rank's
+// running sums: prefetchNext) stay in place, indexed by the entry's ci.
+type cursorHeap struct {
+	e   []cursorEntry
+	cur []*cursor    // by ci
+	at  []prefetchAt // by ci
 }
 
-// siftTop restores the heap after the top cursor's key grew. It is
+type cursorEntry struct {
+	key  float64 // cur[ci].key
+	rank int32   // cur[ci].rs.in.Rank
+	ci   int32
+}
+
+// prefetchAt are addresses only, never dereferenced (the batch and the
+// rank's state stay reachable through the cursor).
+type prefetchAt struct{ ev, c, sum uintptr }
+
+func newCursorHeap(n int) *cursorHeap {
+	return &cursorHeap{e: make([]cursorEntry, 0, n), cur: make([]*cursor, 0, n), at: make([]prefetchAt, 0, n)}
+}
+
+// add appends c (heap.Init orders the heap afterwards).
+func (h *cursorHeap) add(c *cursor) {
+	ci := int32(len(h.cur))
+	h.cur = append(h.cur, c)
+	h.at = append(h.at, prefetchAt{ev: uintptr(unsafe.Pointer(&c.b.ev[c.i])), c: uintptr(unsafe.Pointer(c)), sum: uintptr(unsafe.Pointer(&c.rs.sum))})
+	h.e = append(h.e, cursorEntry{key: c.key, rank: int32(c.rs.in.Rank), ci: ci})
+}
+
+// top is the cursor whose event comes next.
+func (h *cursorHeap) top() *cursor { return h.cur[h.e[0].ci] }
+
+func (h *cursorHeap) Len() int { return len(h.e) }
+
+func (h *cursorHeap) Less(i, j int) bool { return entryLess(h.e[i], h.e[j]) }
+
+func (h *cursorHeap) Swap(i, j int) { h.e[i], h.e[j] = h.e[j], h.e[i] }
+
+func (h *cursorHeap) Push(x any) { h.add(x.(*cursor)) }
+
+func (h *cursorHeap) Pop() any {
+	x := h.e[len(h.e)-1]
+	h.e = h.e[:len(h.e)-1]
+	return h.cur[x.ci]
+}
+
+// siftTop restores the heap after the top cursor's key grew: top is the
+// new top entry (passed by value, not re-read from h[0] right after its
+// fields were stored: that wide load stalled on the narrow stores). It is
 // heap.Fix(h, 0) specialised to the concrete type (no interface calls: this
 // runs once per event); container/heap still does Init and Pop.
-func (h cursorHeap) siftTop() {
-	n := len(h)
+func (h *cursorHeap) siftTop(top cursorEntry) {
+	e := h.e
+	n := len(e)
 	i := 0
-	c := h[0]
+	tk, tr := top.key, top.rank
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && cursorLess(h[r], h[l]) {
+		if r := l + 1; r < n && (e[r].key < e[l].key || e[r].key == e[l].key && e[r].rank < e[l].rank) {
 			m = r
 		}
-		if !cursorLess(h[m], c) {
+		if mk := e[m].key; !(mk < tk || mk == tk && e[m].rank < tr) { // entryLess, spelled out on fields
 			break
 		}
-		h[i] = h[m]
+		e[i] = e[m]
 		i = m
 	}
-	h[i] = c
+	e[i] = top
 }
 
 // advanceTop moves the top cursor past the event it stands on: to its
@@ -62,31 +100,55 @@ func (h cursorHeap) siftTop() {
 // the rank's stream has ended it pops the cursor and returns it (nil
 // otherwise).
 func (h *cursorHeap) advanceTop() *cursor {
-	c := (*h)[0]
+	e := h.e[0]
+	c := h.cur[e.ci]
+	at := &h.at[e.ci]
 	c.i++
 	if c.i < len(c.b.ev) {
-		c.key = c.b.ev[c.i].Enter
+		ev := &c.b.ev[c.i]
+		c.key, e.key, at.ev = ev.Enter, ev.Enter, uintptr(unsafe.Pointer(ev))
 		// The event is consumed when c is on top again, about one
 		// event per rank later; with hundreds of interleaved streams
 		// the hardware prefetcher does not follow, and its second line
 		// would be a cache miss then (see prefetchEvent).
-		prefetchEvent(uintptr(unsafe.Pointer(&c.b.ev[c.i])))
-		h.siftTop()
+		prefetchEvent(at.ev)
+		h.siftTop(e)
+		h.prefetchNext()
 		return nil
 	}
 	if c.next() {
-		h.siftTop()
+		e.key, at.ev = c.key, uintptr(unsafe.Pointer(&c.b.ev[c.i]))
+		h.siftTop(e)
+		h.prefetchNext()
 		return nil
 	}
 	heap.Pop(h)
 	return c
 }
 
-func cursorLess(a, b *cursor) bool {
+// prefetchNext prefetches what the merge touches for the two entries
+// below the top, one of which is the next top: its event, cursor and
+// rank's running sums. Across thousands of ranks each of them is a cache
+// miss when reached (one rank's turn comes once per rank), and the
+// prefetch lets them load while the current event is consumed. Below
+// prefetchRanks ranks they are still in the cache and the call would only
+// cost.
+func (h *cursorHeap) prefetchNext() {
+	if len(h.e) < prefetchRanks {
+		return
+	}
+	a, b := &h.at[h.e[1].ci], &h.at[h.e[2].ci]
+	prefetchLines6(a.ev, a.c, a.sum, b.ev, b.c, b.sum)
+}
+
+// prefetchRanks is the number of ranks from which prefetchNext runs.
+const prefetchRanks = 1024
+
+func entryLess(a, b cursorEntry) bool {
 	if a.key != b.key {
 		return a.key < b.key
 	}
-	return a.rs.in.Rank < b.rs.in.Rank
+	return a.rank < b.rank
 }
 
 // next advances c to its next batch; false at the end of the rank's stream.

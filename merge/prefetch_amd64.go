@@ -11,3 +11,9 @@ package merge
 //
 //go:noescape
 func prefetchEvent(p uintptr)
+
+// prefetchLines6 prefetches, in one call, two events (a and d, both their
+// lines) and one line at each of b, c, e and f (kway.go's prefetchNext).
+//
+//go:noescape
+func prefetchLines6(a, b, c, d, e, f uintptr)

@@ -6,3 +6,21 @@ TEXT ·prefetchEvent(SB),NOSPLIT,$0-8
 	PREFETCHT0 (AX)
 	PREFETCHT0 64(AX)
 	RET
+
+// func prefetchLines6(a, b, c, d, e, f uintptr)
+TEXT ·prefetchLines6(SB),NOSPLIT,$0-48
+	MOVQ a+0(FP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	MOVQ b+8(FP), AX
+	PREFETCHT0 (AX)
+	MOVQ c+16(FP), AX
+	PREFETCHT0 (AX)
+	MOVQ d+24(FP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	MOVQ e+32(FP), AX
+	PREFETCHT0 (AX)
+	MOVQ f+40(FP), AX
+	PREFETCHT0 (AX)
+	RET

@@ -5,3 +5,6 @@ package merge
 // prefetchEvent is a no-op where no prefetch instruction is wired up
 // (prefetch_amd64.s).
 func prefetchEvent(p uintptr) {}
+
+// prefetchLines6 is a no-op here too.
+func prefetchLines6(a, b, c, d, e, f uintptr) {}
