@@ -360,12 +360,24 @@ func Run(c Config) (*Result, error) {
 	return res, nil
 }
 
-// histBin is the width of the error histogram's bins (s) for the
-// percentiles; errors beyond histMax count in the last bin.
+// The percentiles come from a histogram of relative bin width histStep
+// (0.1 %) from histMin to 1 s.
 const (
-	histBin = 0.1e-9
-	histMax = 100e-6
+	histMin  = 1e-12
+	histStep = 1.001
 )
+
+var histBins = int(math.Ceil(math.Log(1/histMin)/math.Log(histStep))) + 2
+
+func histIndex(e float64) int {
+	if e <= histMin {
+		return 0
+	}
+	return min(histBins-1, 1+int(math.Log(e/histMin)/math.Log(histStep)))
+}
+
+// histUpper is the upper edge of bin i.
+func histUpper(i int) float64 { return histMin * math.Pow(histStep, float64(i)) }
 
 type partial struct {
 	max, knotMax float64
@@ -383,7 +395,7 @@ func correct(c Config, w *sim.World, knotT []float64, ks []rankKnots, res *Resul
 	errs := make([]error, c.Workers)
 	var wg sync.WaitGroup
 	for i := range parts {
-		parts[i] = &partial{hist: make([]int64, int(histMax/histBin)+1)}
+		parts[i] = &partial{hist: make([]int64, histBins)}
 		wg.Add(1)
 		go func(pt *partial, ep *error) {
 			defer wg.Done()
@@ -426,10 +438,10 @@ func quantile(hist []int64, n int64, q float64) float64 {
 	for i, x := range hist {
 		acc += x
 		if acc >= want {
-			return float64(i+1) * histBin
+			return histUpper(i)
 		}
 	}
-	return histMax
+	return histUpper(len(hist) - 1)
 }
 
 func correctRank(c Config, w *sim.World, r int, knotT []float64, k *rankKnots, pt *partial) error {
@@ -469,7 +481,7 @@ func correctRank(c Config, w *sim.World, r int, knotT []float64, k *rankKnots, p
 			pt.max, pt.worstRank, pt.worstT = e, r, T
 		}
 		pt.n++
-		pt.hist[min(len(pt.hist)-1, int(e/histBin))]++
+		pt.hist[histIndex(e)]++
 	}
 	fr := fractions(c.Samples - 1)
 	for i := 0; i < n; i++ {
