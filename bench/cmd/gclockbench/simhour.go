@@ -68,7 +68,7 @@ func benchClocksimHour(c *Config, rep *Report) []Row {
 		row := Row{Section: sec, Name: fmt.Sprintf("%s, %s", name, lr.Shape),
 			Value: fmt.Sprintf("corrected timestamps off by %s max (p99 %s, median %s)", dur(lr.MaxErr*1e9), dur(lr.P99Err*1e9), dur(lr.MedianErr*1e9)),
 			Goal:  fmt.Sprintf("≤ %s — %s", dur(simHourGoal*1e9), metOrMissed(lr.MaxErr <= simHourGoal)),
-			Notes: fmt.Sprintf("clocksim -ranks %d -nodes %d -seed 1 -long %.0f -shape %s; %d knots per rank (intervals %.2f-%.2f s, adaptive policy), %.2f ms per resync (%.3f%% of the run); at the knots %s; %d timestamps (8 per interval per rank); wall %s s (simulation %s s, correction %s s), %s MiB peak RSS",
+			Notes: fmt.Sprintf("clocksim -ranks %d -nodes %d -seed 1 -long %.0f -shape %s; %d knots per rank (intervals %.2f-%.2f s, adaptive policy), %.2f ms per resync (%.3f%% of the run); at the knots %s; %d timestamps (every knot and 8 between each two, per rank); wall %s s (simulation %s s, correction %s s), %s MiB peak RSS",
 				ranks, nodes, seconds, shape, lr.Knots, lr.MinInterval, lr.MaxInterval, lr.ResyncVirtual*1e3, lr.ResyncShare*100,
 				dur(lr.KnotMaxErr*1e9), lr.Samples, num(r.Wall.Seconds()), num(lr.SimWall), num(lr.CorrectWall), num(float64(r.MaxRSSKB)/1024))}
 		if ctl, _, err := run(shape, true); err == nil {
