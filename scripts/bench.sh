@@ -8,7 +8,8 @@
 #   BENCH_ONLY=1,4  run only these sections (1-10), or steps of one (1:benchInflight);
 #                   not recorded in docs/ either
 #   BENCH_DOC=path  record into another file
-# The full run takes about 17 minutes on the 2-core CI-class VM (16m57s, 2026-11-25).
+# The full run takes about 17 minutes on the 2-core CI-class VM (16m57s, 2026-11-25),
+# plus about 19 for section 5's simulated hour at 16,384 ranks (18m52s at load 5-11, 2026-11-28).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export OMPI_ALLOW_RUN_AS_ROOT="${OMPI_ALLOW_RUN_AS_ROOT:-1}"

@@ -87,14 +87,23 @@ func DefaultParams(ranks, nodes int, seed uint64) Params {
 }
 
 // NodeClock is the true clock of one node: at true time T it reads
-// Base + T + Offset + Skew*T + DriftRate*T*T/2.
+// Base + T + Offset + Skew*T + DriftRate*T*T/2 + Extra(T).
 type NodeClock struct {
 	Base, Offset, Skew, DriftRate float64
+	// Extra is an optional non-linear part (s) at true time T, e.g. a
+	// random-walk frequency or a frequency step (set it on World.Clocks
+	// after New, before Run; nil: none). It must be safe for concurrent
+	// use and keep the clock strictly increasing.
+	Extra func(T float64) float64
 }
 
 // At returns the node clock's reading at true time T.
-func (c NodeClock) At(T float64) float64 {
-	return c.Base + (T + c.Offset + c.Skew*T + 0.5*c.DriftRate*T*T)
+func (c *NodeClock) At(T float64) float64 {
+	v := T + c.Offset + c.Skew*T + 0.5*c.DriftRate*T*T
+	if c.Extra != nil {
+		v += c.Extra(T)
+	}
+	return c.Base + v
 }
 
 // World is one simulated machine.

@@ -150,6 +150,7 @@ func run(c *Config) (*Report, error) {
 		{"4", benchSync},
 		{"4", benchResync},
 		{"5", benchClocksim},
+		{"5", benchClocksimHour},
 		{"6", benchTracemerge},
 		{"6", benchTracemergeHalo},
 		{"6", benchTracemergeManyRanks},
