@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "gclock.h"
+#include "hotpath.h"
+
 
 /* ---- communicator table --------------------------------------------------- */
 

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gclock.h"
+#include "hotpath.h"
 
 /* ---- timers -------------------------------------------------------------- */
 
