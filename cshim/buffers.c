@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "gclock.h"
+#include "hotpath.h"
 
 /* ---- thread buffers ------------------------------------------------------- */
 

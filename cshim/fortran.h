@@ -20,9 +20,7 @@
 #ifndef GCK_FORTRAN_H
 #define GCK_FORTRAN_H
 
-#include "gclock.h"
-#include "p2p_rules.h"
-#include "rma.h"
+#include <mpi.h>
 
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint must be a C int");
 /* A Fortran status (MPI_STATUS_SIZE integers) fits in a C MPI_Status in

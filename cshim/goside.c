@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "gclock.h"
+#include "hotpath.h"
 
 /* ---- PMPI helpers for Go's own traffic ------------------------------------ */
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "gclock.h"
+#include "hotpath.h"
 
 /* ---- lifecycle ------------------------------------------------------------ */
 

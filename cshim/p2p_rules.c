@@ -6,6 +6,7 @@
  */
 #include "p2p_rules.h"
 #include "requests.h"
+#include "reqtable.h"
 #include "hotpath.h"
 #include "bytes.h"
 

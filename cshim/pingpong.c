@@ -18,6 +18,7 @@
  * whose private communicator table (tc_get), MPI_DOUBLE handle (h_double)
  * and tag (GCK_TAG) it uses.
  */
+#include "hotpath.h"
 #include "pingpong.h"
 
 #include <errno.h>

@@ -11,7 +11,6 @@
 #define GCK_REQUESTS_H
 
 #include "gclock.h"
-#include "reqtable.h"
 
 /* GCK_REQ_RMA_PUT / _GET: MPI_Rput, MPI_Raccumulate / MPI_Rget,
  * MPI_Rget_accumulate (rma.h): bytes to Sent / Recv at completion. */
