@@ -11,6 +11,10 @@
  * Intercommunicators record 0/0 (see docs/explanation/recorder.md).
  *
  * Every rule has the signature (cs, &sent, &recv, <table arguments>).
+ *
+ * This header declares; the definitions are in bytes.c (static inline
+ * functions, compiled in the one translation unit cshim/libgclock.c;
+ * docs/explanation/cshim.md).
  */
 #ifndef GCK_BYTES_H
 #define GCK_BYTES_H

@@ -16,6 +16,10 @@
  * own Fortran status(es), so a receive's source, tag and size are known.
  * MPICH's Fortran layer calls the C MPI_* functions; the reentrancy guard
  * keeps those calls from being recorded twice.
+ *
+ * This header declares; the definitions are in fortran.c (static inline
+ * functions, compiled in the one translation unit cshim/libgclock.c;
+ * docs/explanation/cshim.md).
  */
 #ifndef GCK_FORTRAN_H
 #define GCK_FORTRAN_H

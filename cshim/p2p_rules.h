@@ -5,6 +5,10 @@
  * generated wrappers (wrappers_gen.c, fortran_gen.c) call before and after
  * their PMPI function. Hot path: no Go call, no allocation, no lock, no
  * system call beyond the timer.
+ *
+ * This header declares; the definitions are in p2p_rules.c (static inline
+ * functions, compiled in the one translation unit cshim/libgclock.c;
+ * docs/explanation/cshim.md).
  */
 #ifndef GCK_P2P_RULES_H
 #define GCK_P2P_RULES_H

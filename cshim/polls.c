@@ -1,7 +1,7 @@
 /*
  * polls.c: a run of unsuccessful MPI_Test* / MPI_Iprobe calls on a thread
- * becomes one gclock_polls event (gclock_poll_miss in requests.h counts
- * them). Compiled in the unity build pmpi/cshim.c.
+ * becomes one gclock_polls event (gclock_poll_miss in requests.c counts
+ * them). Compiled in the unity build cshim/libgclock.c.
  */
 #include "gclock.h"
 #include "requests.h"

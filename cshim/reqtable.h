@@ -1,6 +1,6 @@
 /*
  * The request table: which live MPI_Request stands for which recorded
- * request (docs/explanation/p2p.md), used by requests.h and rma.h; hot path. A
+ * request (docs/explanation/p2p.md), used by requests.c and rma.c; hot path. A
  * 16384-slot open-addressing table keyed by the MPI_Request handle,
  * lock-free (a slot is claimed with one CAS of its key and published with
  * a release store; lookups are acquire loads). Probe chains are bounded
@@ -14,6 +14,10 @@
  *
  * Request ids (trace.Event.Req) are per rank, from 1, in start order; a
  * persistent request keeps the id of its MPI_*_init for all activations.
+ *
+ * This header declares; the definitions are in reqtable.c (static inline
+ * functions, compiled in the one translation unit cshim/libgclock.c;
+ * docs/explanation/cshim.md).
  */
 #ifndef GCK_REQTABLE_H
 #define GCK_REQTABLE_H

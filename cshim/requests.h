@@ -6,6 +6,10 @@
  * request table of reqtable.h. The rules the wrappers call, one per rule
  * name of cshim/p2p.tbl, are in p2p_rules.h. Everything here is hot path:
  * no Go call, no allocation, no lock, no system call beyond the timer.
+ *
+ * This header declares; the definitions are in requests.c (static inline
+ * functions, compiled in the one translation unit cshim/libgclock.c;
+ * docs/explanation/cshim.md).
  */
 #ifndef GCK_REQUESTS_H
 #define GCK_REQUESTS_H

@@ -13,6 +13,10 @@
  * sequence counter for its collective calls (creation, MPI_Win_fence,
  * MPI_Win_free). MPI_Win and MPI_Comm handles of live objects never
  * coincide (Open MPI: distinct objects; MPICH: the handle's kind bits).
+ *
+ * This header declares; the definitions are in rma.c (static inline
+ * functions, compiled in the one translation unit cshim/libgclock.c;
+ * docs/explanation/cshim.md).
  */
 #ifndef GCK_RMA_H
 #define GCK_RMA_H

@@ -16,7 +16,7 @@
  *
  * The collective, point-to-point and one-sided wrappers are generated
  * into wrappers_gen.c from the tables (collectives.tbl, p2p.tbl, rma.tbl),
- * with their rules in bytes.h, requests.h, p2p_rules.h and rma.h; after
+ * with their rules in bytes.c, requests.c, p2p_rules.c and rma.c; after
  * them the unity build compiles polls.c, the Fortran wrappers (fortran.c,
  * fortran_gen.c), the sync's ping-pong loop (pingpong.c), the flush event
  * (flush.c), the column split (encode.c) and the datatype size cache

@@ -2,6 +2,7 @@ package cshimdeps
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -251,4 +252,44 @@ func init() {
 	}
 	knownStatic["comms.c comm_register"] = true
 	knownStatic["goside.c tc_get"] = true
+}
+
+// docs/explanation/cshim.md lists what each header (and some .c files)
+// includes; every line must match the sources, and every header be there.
+func TestDocs_IncludeListMatchesTheSources(t *testing.T) {
+	files := load(t)
+	path := filepath.Join(cshimDir(), "..", "docs", "explanation", "cshim.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i := strings.Index(doc, "<!-- cshimdeps:includes -->\n```\n")
+	if i < 0 {
+		t.Fatalf("%s: no <!-- cshimdeps:includes --> block", path)
+	}
+	block := doc[i+len("<!-- cshimdeps:includes -->\n```\n"):]
+	block = block[:strings.Index(block, "```")]
+	listed := map[string]bool{}
+	for _, l := range strings.Split(block, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		name, incs, ok := strings.Cut(l, "─►")
+		name = strings.TrimSpace(name)
+		f := files[name]
+		if !ok || f == nil {
+			t.Errorf("%s: line %q names no file of cshim/", path, l)
+			continue
+		}
+		listed[name] = true
+		if got, want := strings.Join(f.Includes, " "), strings.Join(strings.Fields(incs), " "); got != want {
+			t.Errorf("%s: %s includes %q, the page says %q", path, name, got, want)
+		}
+	}
+	for _, h := range sorted(files, isHeader) {
+		if !listed[h.Name] {
+			t.Errorf("%s: header %s is not in the include list", path, h.Name)
+		}
+	}
 }
