@@ -20,6 +20,7 @@
 
 #include "gclock.h"
 #include "hotpath.h"
+#include "shim.h"
 
 /* ---- thread buffers ------------------------------------------------------- */
 

@@ -12,6 +12,8 @@
 
 #include "gclock.h"
 #include "hotpath.h"
+#include "comms.h"
+#include "shim.h"
 
 
 /* ---- communicator table --------------------------------------------------- */

@@ -13,6 +13,8 @@
 
 #include "gclock.h"
 #include "hotpath.h"
+#include "goside.h"
+#include "shim.h"
 
 /* ---- PMPI helpers for Go's own traffic ------------------------------------ */
 

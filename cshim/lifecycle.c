@@ -18,6 +18,8 @@
 
 #include "gclock.h"
 #include "hotpath.h"
+#include "comms.h"
+#include "shim.h"
 
 /* ---- lifecycle ------------------------------------------------------------ */
 

@@ -20,6 +20,8 @@
  */
 #include "hotpath.h"
 #include "pingpong.h"
+#include "goside.h"
+#include "shim.h"
 
 #include <errno.h>
 #include <fcntl.h>

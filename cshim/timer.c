@@ -13,6 +13,7 @@
 
 #include "gclock.h"
 #include "hotpath.h"
+#include "shim.h"
 
 /* ---- timers -------------------------------------------------------------- */
 

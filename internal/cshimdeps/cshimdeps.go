@@ -353,6 +353,7 @@ func declare(f *File, st string, header, typedefOpen, enumOpen bool) {
 	}
 	// a prototype, an extern, a variable definition, a struct declaration
 	name := ""
+	var more []string // further declarators of a variable statement
 	isFunc := false
 	if p := strings.Index(st, "("); p >= 0 && !strings.Contains(st[:p], "=") {
 		// "T (*name)(args)" is a variable (function pointer): its first
@@ -366,12 +367,22 @@ func declare(f *File, st string, header, typedefOpen, enumOpen bool) {
 			isFunc = true
 		}
 	} else {
-		s := st
-		if eq := strings.Index(s, "="); eq >= 0 {
-			s = s[:eq]
-		}
-		if m := varNameRE.FindStringSubmatch(strings.TrimSpace(s)); m != nil {
-			name = m[1]
+		// "T a = 1, *b, c[N]": one name a declarator
+		for k, part := range splitTop(st) {
+			if eq := strings.Index(part, "="); eq >= 0 {
+				part = part[:eq]
+			}
+			part = strings.TrimSpace(part)
+			if k > 0 {
+				part = "T " + strings.TrimLeft(part, "* ")
+			}
+			if m := varNameRE.FindStringSubmatch(part); m != nil {
+				if k == 0 {
+					name = m[1]
+				} else {
+					more = append(more, m[1])
+				}
+			}
 		}
 	}
 	if name == "" || notNames[name] {
@@ -391,13 +402,23 @@ func declare(f *File, st string, header, typedefOpen, enumOpen bool) {
 			}
 		}
 	case !isFunc && !extern && !regexp.MustCompile(`^(struct|union|enum)\s+\w+$`).MatchString(st):
-		f.Defined[name] = true
-		if regexp.MustCompile(`^static\b`).MatchString(st) {
-			f.Static[name] = true
+		for _, n := range append([]string{name}, more...) {
+			f.Defined[n] = true
+			if regexp.MustCompile(`^static\b`).MatchString(st) {
+				f.Static[n] = true
+			}
+		}
+	}
+	if header {
+		for _, n := range more {
+			f.Declared[n] = true
+			if !extern {
+				f.Defined[n] = true
+			}
 		}
 	}
 	for _, id := range ids {
-		if id != name {
+		if id != name && !contains(more, id) {
 			f.Used[id] = true
 		}
 	}
@@ -475,4 +496,34 @@ func Cycle(files map[string]*File) []string {
 		}
 	}
 	return nil
+}
+
+// splitTop splits a statement at the commas outside parentheses, brackets
+// and braces.
+func splitTop(st string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i, c := range st {
+		switch c {
+		case '(', '[', '{':
+			depth++
+		case ')', ']', '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				parts = append(parts, st[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(parts, st[start:])
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
