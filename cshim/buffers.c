@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "gclock.h"
+#include "hotpath.h"
+#include "shim.h"
 
 /* ---- thread buffers ------------------------------------------------------- */
 

@@ -1,5 +1,5 @@
 /*
- * comms.c: the communicator table (hot path: gclock_comm_get in gclock.h),
+ * comms.c: the communicator table (its hot-path lookup gclock_comm_get is in hotpath.c),
  * the wrappers that create and free communicators, and the resync points
  * (issue 10, pmpi/resync.go).
  *
@@ -11,6 +11,10 @@
 #include <string.h>
 
 #include "gclock.h"
+#include "hotpath.h"
+#include "comms.h"
+#include "shim.h"
+
 
 /* ---- communicator table --------------------------------------------------- */
 

@@ -12,6 +12,107 @@
 #include <string.h>
 
 #include "fortran.h"
+#include "hotpath.h"
+#include "requests.h"
+
+/* ---- the generated Fortran wrappers' conversions (fortran.h) ------------- */
+
+static inline int gclock_f_is(const void *p, const void *const set[GCK_F_SENTINELS])
+{
+	if (p == NULL)
+		return 1;
+	for (int i = 0; i < GCK_F_SENTINELS; i++)
+		if (set[i] != NULL && p == set[i])
+			return 1;
+	return 0;
+}
+
+static inline const void *gclock_f_buf(const void *p, int desc)
+{
+	if (desc && p != NULL)
+		p = *(const void *const *)p;
+	return (p != NULL && gclock_f_is(p, gclock_f_in_place)) ? MPI_IN_PLACE : p;
+}
+
+static inline void gclock_f_status(const MPI_Fint *f, MPI_Status *c)
+{
+	if (gclock_fp_status_f2c == NULL || gclock_fp_status_f2c(f, c) != MPI_SUCCESS) {
+		c->MPI_SOURCE = MPI_ANY_SOURCE;
+		c->MPI_TAG = MPI_ANY_TAG;
+	}
+}
+
+static inline MPI_Fint *gclock_f_status_arg(MPI_Fint *status, MPI_Fint *own)
+{
+	return gclock_f_is(status, gclock_f_status_ignore) ? own : status;
+}
+
+static inline int gclock_f_reqs(const MPI_Fint *freqs, int count)
+{
+	gclock_tbuf *b = gclock_buf();
+	if (b != NULL && GCK_UNLIKELY(count > b->sc_cap))
+		(void)gclock_scratch_grow(b, count);
+	if (b == NULL || b->sc_req == NULL || count > b->sc_cap)
+		return -1;
+	int n = count < 0 ? 0 : count;
+	for (int i = 0; i < n; i++)
+		b->sc_req[i] = gclock_request_f2c(freqs[i]);
+	return n;
+}
+
+static inline MPI_Fint *gclock_f_statuses_arg(MPI_Fint *statuses, int count, int n,
+					      MPI_Status **cst)
+{
+	gclock_tbuf *b = gclock_tl_buf;
+	*cst = MPI_STATUSES_IGNORE;
+	if (b == NULL || b->sc_st == NULL || n != count)
+		return statuses;
+	*cst = b->sc_st;
+	if (gclock_f_is(statuses, gclock_f_statuses_ignore))
+		return (MPI_Fint *)(void *)b->sc_st;
+	return statuses;
+}
+
+static inline void gclock_f_statuses(const MPI_Fint *f, MPI_Status *c, int n)
+{
+	for (int i = n - 1; i >= 0; i--) {
+		MPI_Status t;
+		gclock_f_status(f + (size_t)i * GCK_F_STATUS_INTS, &t);
+		c[i] = t;
+	}
+}
+
+static inline int gclock_f_types(const MPI_Fint *f, MPI_Comm comm, MPI_Datatype *out, int which)
+{
+	gclock_comm_slot *cs = gclock_comm_get(comm);
+	if (cs == NULL || cs->inter)
+		return 0;
+	int n = which == GCK_F_TYPES_OUTDEG ? cs->outdeg : which == GCK_F_TYPES_INDEG ? cs->indeg : cs->size;
+	if (n < 0 || n > GCK_F_TYPES)
+		return 0;
+	for (int i = 0; i < n; i++)
+		out[i] = gclock_type_f2c(f[i]);
+	return 1;
+}
+
+static inline int gclock_f_index(MPI_Fint i)
+{
+	return (i == MPI_UNDEFINED || i < 1) ? i : i - 1;
+}
+
+static inline void gclock_f_indices(MPI_Fint *idx, const MPI_Fint *outcount, int n, int d)
+{
+	if (*outcount == MPI_UNDEFINED || *outcount < 0 || *outcount > n)
+		return;
+	for (int i = 0; i < *outcount; i++)
+		idx[i] += d;
+}
+
+static inline void gclock_f_forget(const MPI_Fint *freqs, int count)
+{
+	for (int i = 0; i < count; i++)
+		gclock_forget(gclock_request_f2c(freqs[i]));
+}
 
 #ifdef OPEN_MPI
 MPI_Comm (*gclock_fp_comm_f2c)(MPI_Fint);

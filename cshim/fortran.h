@@ -16,13 +16,15 @@
  * own Fortran status(es), so a receive's source, tag and size are known.
  * MPICH's Fortran layer calls the C MPI_* functions; the reentrancy guard
  * keeps those calls from being recorded twice.
+ *
+ * This header declares; the definitions are in fortran.c (static inline
+ * functions, compiled in the one translation unit cshim/libgclock.c;
+ * docs/explanation/cshim.md).
  */
 #ifndef GCK_FORTRAN_H
 #define GCK_FORTRAN_H
 
-#include "gclock.h"
-#include "p2p_rules.h"
-#include "rma.h"
+#include <mpi.h>
 
 _Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint must be a C int");
 /* A Fortran status (MPI_STATUS_SIZE integers) fits in a C MPI_Status in
@@ -89,89 +91,37 @@ extern const void *gclock_f_in_place[GCK_F_SENTINELS];
 extern const void *gclock_f_status_ignore[GCK_F_SENTINELS];
 extern const void *gclock_f_statuses_ignore[GCK_F_SENTINELS];
 
-static inline int gclock_f_is(const void *p, const void *const set[GCK_F_SENTINELS])
-{
-	if (p == NULL)
-		return 1;
-	for (int i = 0; i < GCK_F_SENTINELS; i++)
-		if (set[i] != NULL && p == set[i])
-			return 1;
-	return 0;
-}
-
 /* gclock_f_buf maps Fortran's MPI_IN_PLACE to C's, for the byte rules only;
  * desc: p is an array descriptor (MPICH's f08ts bindings), whose first
  * member is the data address. */
-static inline const void *gclock_f_buf(const void *p, int desc)
-{
-	if (desc && p != NULL)
-		p = *(const void *const *)p;
-	return (p != NULL && gclock_f_is(p, gclock_f_in_place)) ? MPI_IN_PLACE : p;
-}
+static inline const void *gclock_f_buf(const void *p, int desc);
 
 /* gclock_f_status converts a Fortran status the real call filled. */
-static inline void gclock_f_status(const MPI_Fint *f, MPI_Status *c)
-{
-	if (gclock_fp_status_f2c == NULL || gclock_fp_status_f2c(f, c) != MPI_SUCCESS) {
-		c->MPI_SOURCE = MPI_ANY_SOURCE;
-		c->MPI_TAG = MPI_ANY_TAG;
-	}
-}
+static inline void gclock_f_status(const MPI_Fint *f, MPI_Status *c);
 
 /* gclock_f_status_arg is the status to hand to the real call: the
  * application's, or own when it passed MPI_STATUS_IGNORE. */
-static inline MPI_Fint *gclock_f_status_arg(MPI_Fint *status, MPI_Fint *own)
-{
-	return gclock_f_is(status, gclock_f_status_ignore) ? own : status;
-}
+static inline MPI_Fint *gclock_f_status_arg(MPI_Fint *status, MPI_Fint *own);
 
 /* gclock_f_reqs converts the request handles of a multi-request call
  * (before the call, while they are still valid) into the thread's scratch
  * array (grown to count when needed); returns how many, -1 when it cannot
  * hold them (more than GCK_SCRATCH_MAX, or no memory) or
  * the thread has no scratch (the call is then not recorded). */
-static inline int gclock_f_reqs(const MPI_Fint *freqs, int count)
-{
-	gclock_tbuf *b = gclock_buf();
-	if (b != NULL && GCK_UNLIKELY(count > b->sc_cap))
-		(void)gclock_scratch_grow(b, count);
-	if (b == NULL || b->sc_req == NULL || count > b->sc_cap)
-		return -1;
-	int n = count < 0 ? 0 : count;
-	for (int i = 0; i < n; i++)
-		b->sc_req[i] = gclock_request_f2c(freqs[i]);
-	return n;
-}
+static inline int gclock_f_reqs(const MPI_Fint *freqs, int count);
 
 /* gclock_f_statuses_arg: the statuses array to hand to the real call for n
  * converted requests: the application's, or the thread's scratch (used as
  * Fortran statuses) when it passed MPI_STATUSES_IGNORE and n fits. *cst
  * gets the C statuses the rule reads (scratch), or MPI_STATUSES_IGNORE. */
 static inline MPI_Fint *gclock_f_statuses_arg(MPI_Fint *statuses, int count, int n,
-					      MPI_Status **cst)
-{
-	gclock_tbuf *b = gclock_tl_buf;
-	*cst = MPI_STATUSES_IGNORE;
-	if (b == NULL || b->sc_st == NULL || n != count)
-		return statuses;
-	*cst = b->sc_st;
-	if (gclock_f_is(statuses, gclock_f_statuses_ignore))
-		return (MPI_Fint *)(void *)b->sc_st;
-	return statuses;
-}
+					      MPI_Status **cst);
 
 /* gclock_f_statuses converts the first n Fortran statuses at f into the C
  * statuses at c; f may be c itself (the scratch): converting from the last
  * to the first never overwrites a Fortran status not yet read, because a
  * C status is at least as large as a Fortran one. */
-static inline void gclock_f_statuses(const MPI_Fint *f, MPI_Status *c, int n)
-{
-	for (int i = n - 1; i >= 0; i--) {
-		MPI_Status t;
-		gclock_f_status(f + (size_t)i * GCK_F_STATUS_INTS, &t);
-		c[i] = t;
-	}
-}
+static inline void gclock_f_statuses(const MPI_Fint *f, MPI_Status *c, int n);
 
 /* gclock_f_types converts the Fortran datatype handles of an Alltoallw
  * (one per member: GCK_F_TYPES_SIZE) or a Neighbor_alltoallw (one per
@@ -179,35 +129,15 @@ static inline void gclock_f_statuses(const MPI_Fint *f, MPI_Status *c, int n)
  * entries); 0 if they do not fit (bytes then recorded as 0). */
 #define GCK_F_TYPES 256
 enum { GCK_F_TYPES_SIZE, GCK_F_TYPES_OUTDEG, GCK_F_TYPES_INDEG };
-static inline int gclock_f_types(const MPI_Fint *f, MPI_Comm comm, MPI_Datatype *out, int which)
-{
-	gclock_comm_slot *cs = gclock_comm_get(comm);
-	if (cs == NULL || cs->inter)
-		return 0;
-	int n = which == GCK_F_TYPES_OUTDEG ? cs->outdeg : which == GCK_F_TYPES_INDEG ? cs->indeg : cs->size;
-	if (n < 0 || n > GCK_F_TYPES)
-		return 0;
-	for (int i = 0; i < n; i++)
-		out[i] = gclock_type_f2c(f[i]);
-	return 1;
-}
+static inline int gclock_f_types(const MPI_Fint *f, MPI_Comm comm, MPI_Datatype *out, int which);
 
 /* gclock_f_index: a Fortran index (1-based) as the C rules read it. */
-static inline int gclock_f_index(MPI_Fint i)
-{
-	return (i == MPI_UNDEFINED || i < 1) ? i : i - 1;
-}
+static inline int gclock_f_index(MPI_Fint i);
 
 /* gclock_f_indices shifts n Fortran indices by d (-1 before the rule reads
  * them, +1 after, so the application's array is as the MPI library left
  * it). */
-static inline void gclock_f_indices(MPI_Fint *idx, const MPI_Fint *outcount, int n, int d)
-{
-	if (*outcount == MPI_UNDEFINED || *outcount < 0 || *outcount > n)
-		return;
-	for (int i = 0; i < *outcount; i++)
-		idx[i] += d;
-}
+static inline void gclock_f_indices(MPI_Fint *idx, const MPI_Fint *outcount, int n, int d);
 
 /* Exported names of one Fortran wrapper: the four manglings of mpif.h and
  * `use mpi` (gfortran and most compilers: lower_; g77/-fsecond-underscore:
@@ -260,10 +190,6 @@ static inline void gclock_f_indices(MPI_Fint *idx, const MPI_Fint *outcount, int
 
 /* gclock_f_forget drops the requests of a Fortran MPI_Waitall too large to
  * record (the scratch cannot hold them): every one completes. */
-static inline void gclock_f_forget(const MPI_Fint *freqs, int count)
-{
-	for (int i = 0; i < count; i++)
-		gclock_forget(gclock_request_f2c(freqs[i]));
-}
+static inline void gclock_f_forget(const MPI_Fint *freqs, int count);
 
 #endif

@@ -12,6 +12,9 @@
 #include <string.h>
 
 #include "gclock.h"
+#include "hotpath.h"
+#include "goside.h"
+#include "shim.h"
 
 /* ---- PMPI helpers for Go's own traffic ------------------------------------ */
 

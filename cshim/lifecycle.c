@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "gclock.h"
+#include "hotpath.h"
+#include "comms.h"
+#include "shim.h"
 
 /* ---- lifecycle ------------------------------------------------------------ */
 

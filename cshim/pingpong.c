@@ -18,7 +18,10 @@
  * whose private communicator table (tc_get), MPI_DOUBLE handle (h_double)
  * and tag (GCK_TAG) it uses.
  */
+#include "hotpath.h"
 #include "pingpong.h"
+#include "goside.h"
+#include "shim.h"
 
 #include <errno.h>
 #include <fcntl.h>

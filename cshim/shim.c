@@ -1,9 +1,11 @@
 /*
- * gclock C shim, the hand-written core. The unity build pmpi/cshim.c
- * compiles these files first and in this order, each seeing what the ones
- * before it define:
+ * gclock C shim, the hand-written core. The unity build cshim/libgclock.c
+ * compiles these files in this order (after hotpath.c and bytes.c, the
+ * hot path's static inline helpers); each includes the headers declaring
+ * what it uses from the others (docs/explanation/cshim.md):
  *
- *   shim.c       state shared by all of them, predefined handles, guard
+ *   shim.c       state shared by all of them (shim.h), predefined handles,
+ *                guard
  *   timer.c      timers: clock_gettime variants, the calibrated TSC,
  *                MPI_Wtime, the injected clock error
  *   buffers.c    thread buffers in the file-backed sidecar (durability)
@@ -16,11 +18,11 @@
  *
  * The collective, point-to-point and one-sided wrappers are generated
  * into wrappers_gen.c from the tables (collectives.tbl, p2p.tbl, rma.tbl),
- * with their rules in bytes.h, requests.h, p2p_rules.h and rma.h; after
- * them the unity build compiles polls.c, the Fortran wrappers (fortran.c,
- * fortran_gen.c), the sync's ping-pong loop (pingpong.c), the flush event
- * (flush.c), the column split (encode.c) and the datatype size cache
- * (typesize.c). resolve.c, compiled before all of them, finds libmpi's
+ * with their rules in bytes.c, reqtable.c, requests.c, p2p_rules.c and
+ * rma.c; after them the unity build compiles polls.c, reqscan.c, the
+ * Fortran wrappers (fortran.c, fortran_gen.c), the sync's ping-pong loop
+ * (pingpong.c), the flush event (flush.c), the column split (encode.c) and
+ * the datatype size cache (typesize.c). resolve.c, compiled before all of them, finds libmpi's
  * PMPI functions.
  */
 #ifndef _GNU_SOURCE
@@ -40,6 +42,7 @@
 #include <unistd.h>
 
 #include "gclock.h"
+#include "shim.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -63,20 +66,19 @@ uint64_t gclock_tsc0;
 int64_t gclock_tsc_ns0;
 uint64_t gclock_tsc_mult;
 
-static int started;  /* Go start ran: epoch 1 and finish are owed */
-static int finished; /* finish ran */
-static int world_rank = -1, world_size;
-static MPI_Group world_group;
-static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
-static uint32_t next_local;
-static pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
-static gclock_tbuf *all_bufs;
-static int buffer_events = 32768;
-static uint64_t dropped;
+int started;
+int finished;
+int world_rank = -1, world_size;
+MPI_Group world_group;
+pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
+uint32_t next_local;
+pthread_mutex_t buf_mu = PTHREAD_MUTEX_INITIALIZER;
+gclock_tbuf *all_bufs;
+int buffer_events = 32768;
+uint64_t dropped;
 
-#define GCK_MAX_TCOMM 64
-static MPI_Comm tcomm[GCK_MAX_TCOMM];
-static int ntcomm;
+MPI_Comm tcomm[GCK_MAX_TCOMM];
+int ntcomm;
 
 /* ---- predefined handles ----------------------------------------------------
  *
@@ -85,12 +87,10 @@ static int ntcomm;
  * wherever libmpi is loaded (resolve.c), also when it was dlopen()ed after
  * this library (Python's mpi4py, Julia, R, ...). MPICH's are constants. */
 
-static MPI_Comm h_world, h_self, h_null;
-static MPI_Datatype h_double, h_byte, h_int, h_int64;
-static MPI_Info h_info_null;
+MPI_Comm h_world, h_self, h_null;
+MPI_Datatype h_double, h_byte, h_int, h_int64;
+MPI_Info h_info_null;
 
-/* handles_resolve looks up every PMPI pointer still unresolved and fills
- * the h_* handles; 0 if a predefined object cannot be found. */
 static int handles_resolve(void)
 {
 	(void)gclock_pmpi_resolve_all();

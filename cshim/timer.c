@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "gclock.h"
+#include "hotpath.h"
+#include "shim.h"
 
 /* ---- timers -------------------------------------------------------------- */
 

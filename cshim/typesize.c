@@ -3,7 +3,8 @@
  * whose handles are pointers (Open MPI). Off the hot path: reached once per
  * predefined datatype and slot, and for every call with a derived one.
  */
-#include "gclock.h"
+#include "typesize.h"
+#include "pmpi_gen.h" /* PMPI_Type_size, PMPI_Type_get_envelope */
 
 uint64_t gclock_tsz[GCK_TSZ_SLOTS];
 

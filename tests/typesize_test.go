@@ -17,7 +17,7 @@ var mpichDatatypeDef = regexp.MustCompile(`^#define (MPIX?_[A-Z0-9_]+) \(\(MPI_D
 
 // TestTypeSize_MPICHBuiltinSizeReadFromHandle: on MPICH-family MPIs the
 // recorder reads a builtin datatype's size from its handle instead of
-// calling PMPI_Type_size (cshim/bytes.h, gclock_builtin_size). Every
+// calling PMPI_Type_size (cshim/typesize.h, gclock_builtin_size). Every
 // datatype constant of MPICH's mpi.h (taken from the preprocessor, not a
 // list of ours) must get either the size MPI_Type_size reports or a
 // deferral to it; most named scalar types must be read from the handle.
@@ -25,7 +25,7 @@ func TestTypeSize_MPICHBuiltinSizeReadFromHandle(t *testing.T) {
 	m := mpich(t)
 	names := datatypeConstants(t, m, mpichDatatypeDef)
 	var src strings.Builder
-	fmt.Fprintf(&src, "#define _GNU_SOURCE\n#include <stdio.h>\n#include %q\n", filepath.Join(repoRoot, "cshim", "gclock.h"))
+	fmt.Fprintf(&src, "#define _GNU_SOURCE\n#include <stdio.h>\n#include %q\n", filepath.Join(repoRoot, "cshim", "typesize.h"))
 	src.WriteString("static const struct { const char *name; MPI_Datatype t; } types[] = {\n")
 	for _, n := range names {
 		fmt.Fprintf(&src, "\t{%q, %s},\n", n, n)
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 // TestTypeSize_RecordedBytesMatchMPITypeSize: the bytes recorded for a
 // send and a receive are count × MPI_Type_size for every datatype constant
 // of the MPI's mpi.h (taken from the preprocessor), each sent twice (on
-// Open MPI the second send reads the size cached by handle, cshim/bytes.h
+// Open MPI the second send reads the size cached by handle, cshim/bytes.c
 // gclock_type_size), and for derived datatypes freed and re-created, so
 // that one handle comes back with another size (a cache that kept a
 // derived datatype's size would record the old one).

@@ -1,8 +1,8 @@
-/* reqtable: unit test of the recorder's request table (cshim/reqtable.h,
- * used through cshim/requests.h).
+/* reqtable: unit test of the recorder's request table (cshim/reqtable.c,
+ * used through cshim/requests.c).
  *
- * Compiled with the header itself and the few definitions it needs from
- * cshim/shim.c and timer.c; no MPI library is initialised and the handles are
+ * Compiled with those files and the few definitions they need from
+ * cshim/shim.c and buffers.c; no MPI library is initialised and the handles are
  * synthetic, chosen so that their hashes collide where a case needs it.
  * Every case runs below MPI_THREAD_MULTIPLE (one walk per start, lookups
  * that stop at the first match while handles are unique) and with it
@@ -17,10 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../cshim/requests.h"
+#include "../../cshim/reqtable.c"
+#include "../../cshim/requests.c"
 #include "../../cshim/polls.c"
 
-/* What requests.h uses from cshim/shim.c and timer.c. */
+/* What those files use from cshim/shim.c and buffers.c. */
 int gclock_active, gclock_mt, gclock_paused, gclock_timer_kind, gclock_fake_on, gclock_tsc_fast,
 	gclock_fake_nl;
 uint8_t gclock_op_off[GCK_OP_COUNT];

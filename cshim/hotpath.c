@@ -1,0 +1,201 @@
+/*
+ * hotpath.c: what every generated wrapper does per call besides its rule
+ * (declared in hotpath.h): read the timer (gclock_now), find the
+ * communicator's slot (gclock_comm_get), write a collective's event
+ * (gclock_record) and mark the call in flight (gclock_fl_enter,
+ * gclock_fl_leave). Static inline, compiled into libgclock.c first, so
+ * every file of the one translation unit inlines them. No Go call, no
+ * allocation, no lock, no system call beyond the timer.
+ */
+#include <time.h>
+
+#include "hotpath.h"
+
+/* ---- the timer ------------------------------------------------------------ */
+
+/* gclock_rdtsc reads the TSC. Plain rdtsc (≈10 ns here) rather than
+ * rdtscp (≈19 ns): the reads bracket an MPI call of ≥ 4 ns, so the few
+ * cycles rdtsc may run ahead of program order do not matter. */
+#if defined(__x86_64__) || defined(__i386__)
+static inline uint64_t gclock_rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+#else
+static inline uint64_t gclock_rdtsc(void) { return 0; }
+#endif
+
+static inline int64_t gclock_clock(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* gclock_tsc_ns reads the TSC in ns (the calibration of gclock_timer_setup). */
+static inline int64_t gclock_tsc_ns(void)
+{
+	uint64_t d = gclock_rdtsc() - gclock_tsc0;
+	return gclock_tsc_ns0 + (int64_t)(((unsigned __int128)d * gclock_tsc_mult) >> 32);
+}
+
+/* gclock_timer_raw_inline reads the configured timer without injection. */
+static inline int64_t gclock_timer_raw_inline(void)
+{
+	switch (gclock_timer_kind) {
+	case GCK_TIMER_MONOTONIC_RAW:
+		return gclock_clock(CLOCK_MONOTONIC_RAW);
+	case GCK_TIMER_REALTIME:
+		return gclock_clock(CLOCK_REALTIME);
+	case GCK_TIMER_TSC:
+		return gclock_tsc_ns();
+	case GCK_TIMER_MPI_WTIME:
+		return (int64_t)(PMPI_Wtime() * 1e9);
+	default:
+		return gclock_clock(CLOCK_MONOTONIC);
+	}
+}
+
+static inline int64_t gclock_now(void)
+{
+	if (GCK_LIKELY(gclock_tsc_fast))
+		return gclock_tsc_ns();
+	return gclock_now_slow();
+}
+
+/* gclock_now_any is gclock_now's general path. */
+static inline int64_t gclock_now_any(void)
+{
+	int64_t t = gclock_timer_raw_inline();
+	if (GCK_UNLIKELY(gclock_fake_on)) {
+		int64_t raw = t;
+		t += gclock_fake_off + (int64_t)(gclock_fake_k * (double)raw);
+		if (gclock_fake_nl)
+			t += (int64_t)__builtin_llround(gclock_fake_extra(raw));
+	}
+	return t;
+}
+
+/* ---- the communicator table's lookups ------------------------------------- */
+
+/* gclock_slot_find finds the table slot keyed k (a communicator's or a
+ * window's handle), NULL when absent. Readers take no lock: slots are
+ * written only by the create/free wrappers, key last. */
+static GCK_INLINE gclock_comm_slot *gclock_slot_find(uintptr_t k)
+{
+	uint32_t i = (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> (64 - GCK_COMM_BITS));
+	for (uint32_t probe = 0; probe < GCK_COMM_PROBES; probe++) {
+		gclock_comm_slot *s = &gclock_comms[(i + probe) & (GCK_COMM_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		if (GCK_LIKELY(sk == k))
+			return s;
+		if (sk == GCK_KEY_EMPTY)
+			return NULL;
+	}
+	return gclock_slot_find_more(k);
+}
+
+/* gclock_comm_get finds the slot of comm; NULL means "do not record"
+ * (MPI_COMM_NULL or table full). */
+static GCK_INLINE gclock_comm_slot *gclock_comm_get(MPI_Comm comm)
+{
+	gclock_comm_slot *s = gclock_slot_find((uintptr_t)comm);
+	if (GCK_LIKELY(s != NULL))
+		return s;
+	return gclock_comm_unknown(comm);
+}
+
+/* ---- the event and the call in flight ------------------------------------- */
+
+static GCK_INLINE void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t root,
+				 uint64_t sent, uint64_t recv, int64_t t0,
+				 int64_t t1, void *callsite)
+{
+	uint32_t seq = cs->seq++; /* counted even if the event is dropped */
+	if (GCK_UNLIKELY(gclock_skip(op)))
+		goto resync; /* selective tracing: counted, not written */
+	gclock_tbuf *b = gclock_tl_buf;
+	if (GCK_UNLIKELY(b == NULL)) {
+		b = gclock_tbuf_new();
+		if (b == NULL)
+			goto resync; /* counted as dropped */
+	}
+	if (GCK_UNLIKELY(b->poll_n != 0))
+		gclock_polls_flush(b);
+	gclock_event *e = &b->ev[b->n];
+	e->enter_ns = t0;
+	e->exit_ns = t1;
+	e->sent = sent;
+	e->recv = recv;
+	e->callsite = (uint64_t)(uintptr_t)callsite;
+	e->comm = cs->local;
+	e->seq = seq;
+	e->root = root;
+	e->op = op;
+	e->flags = 0;
+	e->peer = 0;
+	e->tag = 0;
+	e->req = 0;
+	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
+	if (GCK_UNLIKELY(++b->n == b->cap))
+		gclock_tbuf_full(b);
+resync:
+	/* One predictable compare: armed only on the communicator and instance
+	 * every rank agreed on (pmpi/resync.go). */
+	if (GCK_UNLIKELY(seq >= cs->resync_at))
+		gclock_resync_point(cs, op, sent, recv);
+}
+
+/* gclock_fl_rank normalises a comm rank argument: MPI_ANY_SOURCE -1,
+ * MPI_PROC_NULL -2 (trace.PeerAny, trace.PeerNull) whatever the MPI's values. */
+static GCK_INLINE int32_t gclock_fl_rank(int r)
+{
+	return r == MPI_ANY_SOURCE ? -1 : r == MPI_PROC_NULL ? -2 : r;
+}
+
+/* coll (a constant at every call site): a blocking collective, whose cs
+ * is never NULL and whose instance is cs->seq. */
+static GCK_INLINE void gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
+				       int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,
+				       void *ra, int64_t t0)
+{
+#ifndef GCK_NO_INFLIGHT
+	gclock_inflight *f = gclock_tl_fl;
+	if (GCK_UNLIKELY(f == NULL) && (f = gclock_fl_slow()) == NULL)
+		return;
+	f->enter_ns = t0;
+	f->callsite = (uint64_t)(uintptr_t)ra;
+	if (coll) {
+		f->comm = cs->local;
+		f->seq = cs->seq;
+	} else {
+		f->comm = cs != NULL ? cs->local : UINT32_MAX;
+		f->seq = 0;
+	}
+	f->peer = peer;
+	f->tag = tag;
+	f->root = root;
+	f->peer2 = peer2;
+	f->tag2 = tag2;
+	f->count = count;
+	f->op = op;
+	f->flags = 0;
+	/* last: the stores above cannot move past it (release), and a
+	 * process dies between instructions, so a set mark has them all */
+	__atomic_store_n(&f->mark, 1u, __ATOMIC_RELEASE);
+#else
+	(void)op, (void)coll, (void)cs, (void)root, (void)peer, (void)tag, (void)peer2, (void)tag2, (void)count, (void)ra,
+		(void)t0;
+#endif
+}
+
+static GCK_INLINE void gclock_fl_leave(void)
+{
+#ifndef GCK_NO_INFLIGHT
+	gclock_inflight *f = gclock_tl_fl;
+	if (GCK_LIKELY(f != NULL))
+		__atomic_store_n(&f->mark, 0u, __ATOMIC_RELEASE);
+#endif
+}

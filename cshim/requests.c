@@ -1,0 +1,298 @@
+/*
+ * requests.c: point-to-point, request and nonblocking-collective recording
+ * (declared, with what each does, in requests.h): the event writer
+ * gclock_put, runs of unsuccessful polls, a request's start and
+ * completion over the request table (reqtable.c). Hot path, static inline,
+ * compiled into libgclock.c before p2p_rules.c and rma.c.
+ */
+#include "requests.h"
+#include "reqtable.h"
+
+static inline int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
+{
+	if (r == MPI_PROC_NULL)
+		return GCK_PEER_NULL;
+	if (r == MPI_ANY_SOURCE)
+		return GCK_PEER_ANY;
+	if (peers != NULL && r >= 0 && r < n)
+		return peers[r];
+	return r; /* no member list: the comm rank as given */
+}
+
+static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r)
+{
+	return gclock_peer_of(cs->peers, cs->npeers, r);
+}
+
+static inline uint64_t gclock_status_bytes(MPI_Status *st, uint64_t posted)
+{
+#if defined(OPEN_MPI)
+	(void)posted;
+	return (uint64_t)st->_ucount;
+#elif defined(MPICH)
+	(void)posted;
+	return ((uint64_t)((unsigned int)st->count_hi_and_cancelled >> 1) << (8 * sizeof(int))) +
+	       (uint64_t)(unsigned int)st->count_lo;
+#else
+	int n = 0;
+	if (PMPI_Get_count(st, gclock_byte_type(), &n) != MPI_SUCCESS || n < 0)
+		return posted;
+	return (uint64_t)n;
+#endif
+}
+
+static inline gclock_tbuf *gclock_buf(void)
+{
+	gclock_tbuf *b = gclock_tl_buf;
+	if (GCK_UNLIKELY(b == NULL))
+		b = gclock_tbuf_new();
+	return b;
+}
+
+static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
+			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+			      uint64_t recv)
+{
+	cx->nrec++; /* the call's logic counts it even when not written */
+	if (GCK_UNLIKELY(gclock_skip(cx->op)))
+		return; /* selective tracing */
+	gclock_tbuf *b = gclock_buf();
+	if (b == NULL)
+		return; /* counted as dropped */
+	if (GCK_UNLIKELY(b->poll_n != 0))
+		gclock_polls_flush(b);
+	gclock_event *e = &b->ev[b->n];
+	e->enter_ns = cx->t0;
+	e->exit_ns = cx->t1;
+	e->sent = sent;
+	e->recv = recv;
+	e->callsite = (uint64_t)(uintptr_t)cx->ra;
+	e->comm = comm;
+	e->seq = seq;
+	e->root = root;
+	e->op = cx->op;
+	e->flags = 0;
+	e->peer = peer;
+	e->tag = tag;
+	e->req = req;
+	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
+	if (GCK_UNLIKELY(++b->n == b->cap))
+		gclock_tbuf_full(b);
+}
+
+static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
+{
+	if (GCK_UNLIKELY(gclock_skip(cx->op)))
+		return;
+	gclock_tbuf *b = gclock_buf();
+	if (b == NULL)
+		return;
+	if (b->poll_n != 0 && (b->poll_op != cx->op || b->poll_comm != comm ||
+			       b->poll_pc != (uint64_t)(uintptr_t)cx->ra || b->poll_n == 0xffffffffu))
+		gclock_polls_flush(b);
+	if (b->poll_n == 0) {
+		b->poll_op = cx->op;
+		b->poll_comm = comm;
+		b->poll_pc = (uint64_t)(uintptr_t)cx->ra;
+		b->poll_t0 = cx->t0;
+		b->poll_dur = 0;
+	}
+	b->poll_n++;
+	b->poll_dur += cx->t1 - cx->t0;
+}
+
+static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
+				    uint16_t persistent, int32_t peer, int32_t tag,
+				    uint64_t bytes)
+{
+	gclock_tbuf *b = gclock_buf();
+	uint32_t id = gclock_req_id(b);
+	uintptr_t k = gclock_req_key(r);
+	const int fifo = !persistent && b != NULL && b->shq != NULL &&
+			 b->shq_tail - b->shq_head < GCK_SHARED_CAP;
+	gclock_req_slot *s;
+	if (!gclock_mt) {
+		int live;
+		s = gclock_req_walk(k, &live);
+		if (fifo && (live || (b->shq_head != b->shq_tail && gclock_shq_find(b, k, 0) != NULL))) {
+			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
+			return id;
+		}
+		if (live) /* a second entry of k (gclock_req_unique) */
+			gclock_req_dups_seen();
+		if (s != NULL)
+			s->key = GCK_REQ_BUSY;
+		else
+			gclock_req_lost_one();
+	} else {
+		if (fifo && (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
+			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
+			return id;
+		}
+		s = gclock_req_claim(k);
+	}
+	if (s != NULL) {
+		s->bytes = bytes;
+		s->peers = cx->cs->peers;
+		s->npeers = cx->cs->npeers;
+		s->id = id;
+		s->comm = cx->cs->local;
+		s->peer = peer;
+		s->tag = tag;
+		s->kind = kind;
+		s->persistent = persistent;
+		s->owner = b;
+		gclock_req_publish(s, k);
+	}
+	return id;
+}
+
+static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_Status *st,
+				  gclock_shared_req *out, int32_t *src)
+{
+	gclock_tbuf *b = gclock_tl_buf;
+	gclock_req_slot *s = gclock_req_find_owned(key, b);
+	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 0) : NULL;
+	if (s == NULL && q == NULL)
+		return 0;
+	/* The older of the two, if the table's entry was started by this
+	 * thread; another thread's shared handle is never this thread's. */
+	if (s != NULL && q != NULL && s->owner == (const void *)b && (int32_t)(q->id - s->id) > 0)
+		q = NULL;
+	if (q != NULL) {
+		*out = *q;
+		if (st != NULL && q->kind == GCK_REQ_RECV)
+			*src = gclock_peer_of(q->peers, q->npeers, st->MPI_SOURCE);
+		gclock_shq_consume(b, q);
+		return 1;
+	}
+	out->key = key;
+	out->bytes = s->bytes;
+	out->id = s->id;
+	out->comm = s->comm;
+	out->peer = s->peer;
+	out->tag = s->tag;
+	out->kind = s->kind;
+	if (st != NULL && s->kind == GCK_REQ_RECV)
+		*src = gclock_peer_of(s->peers, s->npeers, st->MPI_SOURCE);
+	if (!s->persistent || free_persistent)
+		gclock_req_drop(s);
+	return 1;
+}
+
+/* gclock_status_cancelled reads MPI_Test_cancelled's answer from the
+ * status without a call (Open MPI's _cancelled field, the low bit of
+ * MPICH's count_hi_and_cancelled, which Intel MPI, MVAPICH and Cray MPICH
+ * share). */
+static inline int gclock_status_cancelled(const MPI_Status *st)
+{
+#if defined(OPEN_MPI)
+	return st->_cancelled != 0;
+#elif defined(MPICH)
+	return (st->count_hi_and_cancelled & 1) != 0;
+#else
+	int c = 0;
+	PMPI_Test_cancelled(st, &c);
+	return c;
+#endif
+}
+
+static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+{
+	gclock_shared_req r;
+	int32_t src = GCK_PEER_ANY;
+	if (!gclock_take(gclock_req_key(k), 0, st, &r, &src))
+		return 0;
+	int32_t peer = r.peer, tag = r.tag;
+	uint64_t sent = 0, recv = 0;
+	switch (r.kind) {
+	case GCK_REQ_SEND:
+		sent = r.bytes;
+		if (st != NULL && gclock_status_cancelled(st)) {
+			tag = GCK_TAG_CANCELLED;
+			sent = 0;
+		}
+		break;
+	case GCK_REQ_RECV:
+		recv = r.bytes;
+		if (st != NULL && gclock_status_cancelled(st)) {
+			tag = GCK_TAG_CANCELLED;
+			recv = 0;
+		} else if (st != NULL) {
+			peer = src;
+			tag = st->MPI_TAG;
+			recv = peer == GCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);
+		}
+		break;
+	case GCK_REQ_RMA_PUT: /* MPI_Rput, MPI_Raccumulate (rma.h) */
+		sent = r.bytes;
+		break;
+	case GCK_REQ_RMA_GET: /* MPI_Rget, MPI_Rget_accumulate */
+		recv = r.bytes;
+		break;
+	default: /* nonblocking collective: bytes were recorded at the start */
+		peer = 0;
+		tag = 0;
+		break;
+	}
+	gclock_put(cx, r.comm, seq, -1, peer, tag, r.id, sent, recv);
+	return 1;
+}
+
+static inline void gclock_forget(MPI_Request k)
+{
+	uintptr_t key = gclock_req_key(k);
+	gclock_tbuf *b = gclock_tl_buf;
+	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 1) : NULL;
+	if (q != NULL) {
+		gclock_shq_consume(b, q);
+		return;
+	}
+	gclock_req_slot *s = gclock_req_find(key);
+	if (s != NULL && !s->persistent)
+		gclock_req_drop(s);
+}
+
+static inline void gclock_copy_reqs(gclock_p2p *cx, int count, const MPI_Request reqs[],
+				    MPI_Status *statuses)
+{
+	cx->b = gclock_buf();
+	cx->ncopy = 0;
+	cx->sts = statuses;
+	if (cx->b == NULL || cx->b->sc_req == NULL || count <= 0)
+		return;
+	if (GCK_UNLIKELY(count > cx->b->sc_cap) && reqs != cx->b->sc_req)
+		(void)gclock_scratch_grow(cx->b, count);
+	int cap = cx->b->sc_cap;
+	int n = count < cap ? count : cap;
+	for (int i = 0; i < n; i++)
+		cx->b->sc_req[i] = reqs[i];
+	cx->ncopy = n;
+	if (statuses == MPI_STATUSES_IGNORE && count <= cap)
+		cx->sts = cx->b->sc_st;
+}
+
+static inline void gclock_p2p_begin(gclock_p2p *cx)
+{
+	cx->cs = NULL;
+	cx->b = NULL;
+	cx->st = NULL;
+	cx->sts = NULL;
+	cx->ncopy = 0;
+	cx->nrec = 0;
+	cx->sent = 0;
+	cx->recv = 0;
+	cx->peer = 0;
+	cx->tag = 0;
+}
+
+static inline MPI_Status *gclock_own_status(gclock_p2p *cx, MPI_Status *status)
+{
+	return status == MPI_STATUS_IGNORE ? &cx->own : status;
+}
+
+static inline void gclock_call_only(gclock_p2p *cx)
+{
+	if (cx->nrec == 0)
+		gclock_put(cx, 0, 0, -1, 0, 0, 0, 0, 0);
+}
