@@ -40,7 +40,7 @@ package merge
 //
 // Memory per rank: a ring of the rank's last segments (regions and calls,
 // 48 bytes each; RootCauseOptions.HistoryPerRank), its last matched
-// message per partner, a 16-entry region cache and the critical-path
+// message per partner, a table of its regions and the critical-path
 // state; per communicator the members' positions at its last N×N
 // instance; the open collective instances; per (rank, region) a count
 // and a time. Nothing grows with the length of the run except the
@@ -160,16 +160,17 @@ type rcSync struct {
 	t            float64
 }
 
-type rcCacheEnt struct {
-	a, b uint64 // pcs (compute region) or pc and 0 (call)
+// rcRegSlot is one slot of a rank's region table: the pcs of a compute
+// region (a, b; op 0) or of a call (a, 0, op), interned once.
+type rcRegSlot struct {
+	a, b uint64
 	op   trace.Op
-	ok   bool
-	id   int32
-	acc  *rcRegAcc
+	idx  int32 // 1 + index in rcRank.regAccs; 0: empty
 }
 
 // rcRegAcc is one (rank, region)'s time.
 type rcRegAcc struct {
+	id    int32 // region
 	count int
 	total float64
 }
@@ -183,9 +184,9 @@ type rcRank struct {
 	lastExit float64
 	lastPC   uint64
 	objs     []trace.Object
-	sites    map[uint64]int32 // pc -> site
-	cache    []rcCacheEnt     // power of two: 64 entries, 16 above 1024 ranks
-	regs     map[int32]*rcRegAcc
+	sites    map[uint64]int32    // pc -> site
+	regTab   []rcRegSlot         // open addressing, power of two, at most half full
+	regAccs  []rcRegAcc          // the rank's regions, first seen first
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
 	comms    []*rcComm           // communicators with an N×N sync of this rank
 	cp       rcPath
@@ -417,12 +418,8 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		nc := 64
-		if s.world > 1024 {
-			nc = 16
-		}
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{}, cache: make([]rcCacheEnt, nc),
-			regs: map[int32]*rcRegAcc{}, peers: map[int32][2]rcSync{}}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{}, regTab: make([]rcRegSlot, 16),
+			peers: map[int32][2]rcSync{}}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -461,7 +458,8 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	if !r.started {
 		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
-		id, acc := s.region(r, r.lastPC, e.Callsite, 0)
+		id, i := s.region(r, r.lastPC, e.Callsite, 0)
+		acc := &r.regAccs[i]
 		acc.count++
 		acc.total += gap
 		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
@@ -471,7 +469,8 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := max(0, e.Exit-from)
-	id, acc := s.region(r, e.Callsite, 0, e.Op)
+	id, i := s.region(r, e.Callsite, 0, e.Op)
+	acc := &r.regAccs[i]
 	acc.count++
 	acc.total += dur
 	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id, call: true})
@@ -560,19 +559,20 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 }
 
 // region returns the region of a compute interval between call sites a
-// and b (op 0) or of a call of op at site a, and r's accumulator of it.
-func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, *rcRegAcc) {
-	h := (a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9) >> 58
-	m := uint64(len(r.cache) - 1)
-	c, c2 := &r.cache[h&m], &r.cache[(h+1)&m]
-	if c.ok && c.a == a && c.b == b && c.op == op {
-		return c.id, c.acc
+// and b (op 0) or of a call of op at site a, and the index of r's
+// accumulator of it (r.regAccs). Each (a, b, op) is interned once per
+// rank in r.regTab, which holds every region the rank has run.
+func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, int) {
+	m := uint64(len(r.regTab) - 1)
+	for i := rcRegHash(a, b, op) & m; ; i = (i + 1) & m {
+		sl := &r.regTab[i]
+		if sl.idx == 0 {
+			break
+		}
+		if sl.a == a && sl.b == b && sl.op == op {
+			return r.regAccs[sl.idx-1].id, int(sl.idx - 1)
+		}
 	}
-	if c2.ok && c2.a == a && c2.b == b && c2.op == op {
-		*c, *c2 = *c2, *c // two ways, the latest in the first
-		return c.id, c.acc
-	}
-	*c2 = *c
 	k := rcRegionKey{a: s.site(r, a), b: -1, op: op}
 	if op == 0 {
 		k.b = s.site(r, b)
@@ -583,13 +583,34 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, *r
 		s.regionIdx[k] = id
 		s.regions = append(s.regions, k)
 	}
-	acc := r.regs[id]
-	if acc == nil {
-		acc = &rcRegAcc{}
-		r.regs[id] = acc
+	r.regAccs = append(r.regAccs, rcRegAcc{id: id})
+	if 2*len(r.regAccs) > len(r.regTab) {
+		old := r.regTab
+		r.regTab = make([]rcRegSlot, 2*len(old))
+		for _, sl := range old {
+			if sl.idx != 0 {
+				r.regInsert(sl)
+			}
+		}
 	}
-	*c = rcCacheEnt{a: a, b: b, op: op, ok: true, id: id, acc: acc}
-	return id, acc
+	r.regInsert(rcRegSlot{a: a, b: b, op: op, idx: int32(len(r.regAccs))})
+	return id, len(r.regAccs) - 1
+}
+
+func rcRegHash(a, b uint64, op trace.Op) uint64 {
+	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9
+	return h ^ h>>29
+}
+
+// regInsert puts sl into the first free slot of its probe sequence.
+func (r *rcRank) regInsert(sl rcRegSlot) {
+	m := uint64(len(r.regTab) - 1)
+	for i := rcRegHash(sl.a, sl.b, sl.op) & m; ; i = (i + 1) & m {
+		if r.regTab[i].idx == 0 {
+			r.regTab[i] = sl
+			return
+		}
+	}
 }
 
 // collective adds a member's call to its instance; a complete instance

@@ -284,8 +284,8 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if r == nil {
 			continue
 		}
-		for id, acc := range r.regs {
-			g := &aggs[id]
+		for _, acc := range r.regAccs {
+			g := &aggs[acc.id]
 			g.count += acc.count
 			g.ranks++
 			g.total += acc.total
