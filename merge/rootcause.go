@@ -191,6 +191,7 @@ type rcRank struct {
 	comms    []*rcComm           // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
+	lastColl *rcColl // the communicator of the rank's last collective
 }
 
 // rcComm is a communicator's last N×N synchronisation.
@@ -217,6 +218,7 @@ func (c *rcComm) pos(rank int32) int {
 
 // rcInst is a collective instance being matched.
 type rcInst struct {
+	seq        uint32
 	op         trace.Op
 	root       int32
 	got        int
@@ -295,8 +297,7 @@ type RootCauseStream struct {
 	ranks     []*rcRank
 	world     int
 	comms     map[uint64]*rcComm
-	commSize  map[uint64]int
-	open      map[InstanceKey]*rcInst
+	coll      map[uint64]*rcColl // by communicator id
 	p2p       *P2PStream
 	siteIdx   map[rcSiteKey]int32
 	sitePC    []rcSitePC // a pc and rank naming each site
@@ -314,7 +315,6 @@ type RootCauseStream struct {
 	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
 	freeVec   []*rcVec
-	freeInst  map[int][]*rcInst // by size
 	waitBuf   []float64
 	causeBuf  []int
 	siteName  func(rank int32, pc uint64) string
@@ -340,9 +340,8 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		opt.TopN = 20
 	}
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
-		commSize: map[uint64]int{}, open: map[InstanceKey]*rcInst{},
-		siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName, freeInst: map[int][]*rcInst{}}
+		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
+		causes: map[int64]*rcCause{}, siteName: siteName}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
@@ -361,14 +360,17 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 			r.objs = append([]trace.Object(nil), ri.Meta.Header.Objects...)
 			sort.Slice(r.objs, func(i, j int) bool { return r.objs[i].Hi < r.objs[j].Hi })
 			for _, c := range ri.Meta.Comms {
-				if _, ok := s.commSize[c.ID]; !ok {
-					s.commSize[c.ID] = len(c.Members)
+				if _, ok := s.coll[c.ID]; !ok {
+					s.coll[c.ID] = &rcColl{size: len(c.Members), comm: c.ID}
 				}
 				if _, ok := s.comms[c.ID]; !ok && len(c.Members) > 1 {
 					s.comms[c.ID] = newRCComm(c.Members)
 				}
 			}
 		}
+	}
+	for id, cc := range s.coll {
+		cc.sync = s.comms[id]
 	}
 	if opt.Stream != nil {
 		s.p2p = opt.Stream
@@ -445,7 +447,7 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 		s.p2p.endCall(e.Rank)
 	}
 	for _, d := range s.done {
-		s.finishInstance(d.comm, d.in)
+		s.finishInstance(d.cc, d.in)
 	}
 	s.done = s.done[:0]
 	s.flushSide()
@@ -613,27 +615,73 @@ func (r *rcRank) regInsert(sl rcRegSlot) {
 	}
 }
 
+// rcColl is a communicator's collective matching: its size, its open
+// instances (few: a slice, and a map once there are many) and completed
+// ones for reuse.
+type rcColl struct {
+	size int
+	open []*rcInst
+	many map[uint32]*rcInst // the open instances when more than rcOpenSmall
+	free []*rcInst
+	comm uint64
+	sync *rcComm // its N×N synchronisations (nil: one member)
+}
+
+const rcOpenSmall = 32
+
+func (c *rcColl) find(seq uint32) (*rcInst, int) {
+	if c.many != nil {
+		return c.many[seq], -1
+	}
+	for i := len(c.open) - 1; i >= 0; i-- {
+		if c.open[i].seq == seq {
+			return c.open[i], i
+		}
+	}
+	return nil, -1
+}
+
 // collective adds a member's call to its instance; a complete instance
 // yields its waits and, for N×N ops, a synchronisation of all members.
 func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
-	n := s.commSize[e.CommID]
+	cc := r.lastColl
+	if cc == nil || cc.comm != e.CommID {
+		cc = s.coll[e.CommID]
+		if cc == nil {
+			return
+		}
+		r.lastColl = cc
+	}
+	n := cc.size
 	if n <= 1 || int(e.CommRank) >= n {
 		return
 	}
-	k := InstanceKey{e.CommID, e.Seq}
-	in := s.open[k]
+	in, at := cc.find(e.Seq)
 	if in == nil {
-		if l := s.freeInst[n]; len(l) > 0 {
-			in = l[len(l)-1]
-			s.freeInst[n] = l[:len(l)-1]
+		if l := len(cc.free); l > 0 {
+			in = cc.free[l-1]
+			cc.free = cc.free[:l-1]
 			clear(in.have)
 			in.got = 0
 		} else {
 			in = &rcInst{enter: make([]float64, n), exit: make([]float64, n),
 				seg: make([]uint64, n), sent: make([]uint64, n), recv: make([]uint64, n), have: make([]bool, n)}
 		}
-		in.op, in.root = e.Op, e.Root
-		s.open[k] = in
+		in.seq, in.op, in.root = e.Seq, e.Op, e.Root
+		if cc.many != nil {
+			cc.many[e.Seq] = in
+		} else {
+			at = len(cc.open)
+			cc.open = append(cc.open, in)
+			if len(cc.open) > rcOpenSmall {
+				cc.many = make(map[uint32]*rcInst, 2*rcOpenSmall)
+				for _, x := range cc.open {
+					cc.many[x.seq] = x
+				}
+				cc.open = cc.open[:0]
+				at = -1
+			}
+		}
 	}
 	p := e.CommRank
 	if in.have[p] {
@@ -645,16 +693,26 @@ func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
 	if in.got < n {
 		return
 	}
-	delete(s.open, k)
-	s.done = append(s.done, rcDone{e.CommID, in})
+	if cc.many != nil {
+		delete(cc.many, e.Seq)
+		if len(cc.many) == 0 {
+			cc.many = nil
+		}
+	} else {
+		last := len(cc.open) - 1
+		copy(cc.open[at:], cc.open[at+1:])
+		cc.open[last] = nil
+		cc.open = cc.open[:last]
+	}
+	s.done = append(s.done, rcDone{cc, in})
 }
 
 type rcDone struct {
-	comm uint64
-	in   *rcInst
+	cc *rcColl
+	in *rcInst
 }
 
-func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
+func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 	n := len(in.enter)
 	cls, flow, kind := WaitClassOf(in.op), FlowOf(in.op, in.sent, in.recv), 0
 	if in.op == trace.OpWinFence { // Wait at Fence: everyone for the last
@@ -665,8 +723,8 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 	}
 	wait, cause := s.waitBuf[:n], s.causeBuf[:n]
 	defer func() {
-		if len(s.freeInst[n]) < 64 {
-			s.freeInst[n] = append(s.freeInst[n], in)
+		if len(cc.free) < 64 {
+			cc.free = append(cc.free, in)
 		}
 	}()
 	root := -1
@@ -674,7 +732,7 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 		root = int(in.root)
 	}
 	CollectiveWaitsFlow(cls, root, in.enter, in.exit, flow, wait, cause)
-	c := s.comms[comm]
+	c := cc.sync
 	for i := 0; i < n; i++ {
 		if wait[i] > 0 && cause[i] >= 0 && c != nil {
 			s.waitState(kind, cls != WaitNxN, c.members[i], in.seg[i], c.members[cause[i]], in.seg[cause[i]], wait[i], in.exit[i], in.enter[cause[i]])
