@@ -92,26 +92,12 @@ type rcEnt struct {
 }
 
 // rcVec is the attribution of one wait state over root causes: the
-// largest rcVecK causes and the sum of the others.
+// largest rcVecK causes and the sum of the others. It is built in a
+// scratch rcVec and kept in the waiting rank's arena (rcRank.vecs).
 type rcVec struct {
 	ent   []rcEnt
 	other float64
 	total float64 // Σ ent.amt + other
-	buf   [rcVecK]rcEnt
-}
-
-// newVec returns an empty attribution, reusing one whose segment left
-// the ring.
-func (s *RootCauseStream) newVec() *rcVec {
-	if n := len(s.freeVec); n > 0 {
-		v := s.freeVec[n-1]
-		s.freeVec = s.freeVec[:n-1]
-		v.ent, v.other, v.total = v.buf[:0], 0, 0
-		return v
-	}
-	v := &rcVec{}
-	v.ent = v.buf[:0]
-	return v
 }
 
 func (v *rcVec) add(cause int64, amt float64) {
@@ -137,7 +123,66 @@ func (v *rcVec) trim() {
 	for _, e := range v.ent[rcVecK:] {
 		v.other += e.amt
 	}
-	v.ent = append(v.buf[:0], v.ent[:rcVecK]...)
+	v.ent = v.ent[:rcVecK]
+}
+
+// The attributions of a rank's wait states live in the rank's arena,
+// rcRank.vecs: a record at position q is a header {segment position,
+// other}, {entries n, total}, then its n entries. A segment names its
+// record by q+1 (rcSeg.res). Records are appended; when the arena is
+// full, the records still named by a segment in the ring are moved to
+// its front (and the arena doubled if they fill more than half of it),
+// so it holds at most about four times the live records: at most
+// rcVecK+2 entries per segment in the ring.
+
+// vecLoad reads r's record q+1 = res into v (v's entries reuse its
+// slice).
+func (r *rcRank) vecLoad(res uint64, v *rcVec) {
+	q := res - 1
+	n := int(r.vecs[q+1].cause)
+	v.other, v.total = r.vecs[q].amt, r.vecs[q+1].amt
+	v.ent = append(v.ent[:0], r.vecs[q+2:q+2+uint64(n)]...)
+}
+
+// vecStore appends v as the record of r's segment at position seg and
+// names it there.
+func (r *rcRank) vecStore(seg uint64, v *rcVec) {
+	g := r.seg(seg)
+	if g.res != 0 { // the segment's record is the last one: overwrite it
+		q := g.res - 1
+		if q+2+uint64(r.vecs[q+1].cause) == uint64(len(r.vecs)) {
+			r.vecs = r.vecs[:q]
+		}
+	}
+	need := len(v.ent) + 2
+	if len(r.vecs)+need > cap(r.vecs) {
+		r.vecCompact(need)
+	}
+	q := uint64(len(r.vecs))
+	r.vecs = append(r.vecs, rcEnt{int64(seg), v.other}, rcEnt{int64(len(v.ent)), v.total})
+	r.vecs = append(r.vecs, v.ent...)
+	g.res = q + 1
+}
+
+// vecCompact moves the live records to the front of the arena, then
+// makes room for need more entries.
+func (r *rcRank) vecCompact(need int) {
+	old, w := r.oldest(), 0
+	for q := 0; q < len(r.vecs); {
+		seg, n := uint64(r.vecs[q].cause), int(r.vecs[q+1].cause)
+		if seg >= old && seg < r.n && r.seg(seg).res == uint64(q)+1 {
+			copy(r.vecs[w:], r.vecs[q:q+2+n])
+			r.seg(seg).res = uint64(w) + 1
+			w += 2 + n
+		}
+		q += 2 + n
+	}
+	r.vecs = r.vecs[:w]
+	if c := cap(r.vecs); 2*(w+need) > c {
+		nv := make([]rcEnt, w, max(64, 2*c, 2*(w+need)))
+		copy(nv, r.vecs)
+		r.vecs = nv
+	}
 }
 
 func rcCauseKey(rank int32, region int32) int64 { return int64(rank)<<32 | int64(uint32(region)) }
@@ -149,7 +194,7 @@ type rcSeg struct {
 	wait       float64 // wait states in this call (found so far)
 	region     int32
 	call       bool
-	res        *rcVec // attribution of wait (nil: none)
+	res        uint64 // 1 + position of the attribution of wait in the rank's arena (0: none)
 }
 
 // rcSync is where a rank and one partner last synchronised: the
@@ -191,6 +236,7 @@ type rcRank struct {
 	comms    []*rcComm           // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
+	vecs     []rcEnt // arena of the attributions of wait states (vecStore)
 	lastColl *rcColl // the communicator of the rank's last collective
 }
 
@@ -314,7 +360,8 @@ type RootCauseStream struct {
 	side      rcSide
 	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
-	freeVec   []*rcVec
+	vecA      rcVec    // scratch attributions
+	vecB      rcVec
 	waitBuf   []float64
 	causeBuf  []int
 	siteName  func(rank int32, pc uint64) string
@@ -499,9 +546,6 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 	}
 	p := r.n
 	slot := &r.segs[p&uint64(len(r.segs)-1)]
-	if slot.res != nil && len(s.freeVec) < 1<<16 {
-		s.freeVec = append(s.freeVec, slot.res)
-	}
 	*slot = g
 	r.n++
 	r.cp.add(g.region, g.dur)
@@ -886,11 +930,16 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	var vec *rcVec
 	if D+sd.W > 0 {
 		scale := min(w/(D+sd.W), 1)
-		vec = s.newVec()
+		vec = &s.vecA
+		vec.ent, vec.other, vec.total = vec.ent[:0], 0, 0
 		for i, x := range sd.tB { // regions are distinct: no search
 			if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
 				key := rcCauseKey(b.rank, int32(x.cause))
-				c := s.cause(key)
+				c := sd.cause[i]
+				if c == nil {
+					c = s.cause(key)
+					sd.cause[i] = c
+				}
 				c.direct += scale * d
 				c.delay += d
 				c.waits++
@@ -934,16 +983,18 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	g := a.seg(pa)
 	g.wait = min(g.dur, g.wait+w)
 	if vec != nil {
-		if g.res == nil {
-			g.res = vec
-		} else {
+		if g.res != 0 {
+			old := &s.vecB
+			a.vecLoad(g.res, old)
 			for _, e := range vec.ent {
-				g.res.add(e.cause, e.amt)
+				old.add(e.cause, e.amt)
 			}
-			g.res.other += vec.other
-			g.res.total += vec.other
-			g.res.trim()
+			old.other += vec.other
+			old.total += vec.other
+			old.trim()
+			vec = old
 		}
+		a.vecStore(pa, vec)
 	}
 	if pair {
 		a.addPeer(b.rank, rcSync{pa + 1, pb + 1, end})
@@ -961,6 +1012,7 @@ type rcSide struct {
 	gen    uint64
 	tB     []rcEnt      // region (in cause) -> time, wait states excluded
 	span   [][2]float64 // parallel to tB: the region's first start, last end
+	cause  []*rcCause   // parallel to tB: the cause (rank b, region) once looked up
 	W      float64      // b's wait states in the interval
 	prop   map[int64]float64
 	top    []rcEnt // prop's rcVecK largest, for the waiters' attributions
@@ -981,7 +1033,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	}
 	s.flushSide()
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
-	sd.tB, sd.top, sd.span = sd.tB[:0], sd.top[:0], sd.span[:0]
+	sd.tB, sd.top, sd.span, sd.cause = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
 	clear(sd.prop)
 	if sd.prop == nil {
@@ -1005,21 +1057,22 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			continue
 		}
 		sd.W += g.wait
-		res := g.res
-		if res == nil || !(res.total > 0) {
+		if g.res == 0 || !(b.vecs[g.res].amt > 0) { // the record's total
 			sd.unres += g.wait
 			continue
 		}
-		f := g.wait / res.total
-		for _, e := range res.ent {
+		q := g.res - 1
+		f := g.wait / b.vecs[q+1].amt
+		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
 			sd.prop[e.cause] += f * e.amt
 		}
-		sd.small += f * res.other
+		sd.small += f * b.vecs[q].amt
 	}
 	for _, reg := range s.touchedB {
 		if s.tB[reg] != 0 {
 			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
 			sd.span = append(sd.span, [2]float64{s.fromB[reg], s.toB[reg]})
+			sd.cause = append(sd.cause, nil)
 		}
 		s.tB[reg] = 0
 	}
