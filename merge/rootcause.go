@@ -360,7 +360,8 @@ type RootCauseStream struct {
 	side      rcSide
 	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
-	vecA      rcVec    // scratch attributions
+	cpScratch map[int64]float64
+	vecA      rcVec // scratch attributions
 	vecB      rcVec
 	waitBuf   []float64
 	causeBuf  []int
@@ -388,7 +389,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	}
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName}
+		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{}}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
