@@ -198,8 +198,8 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch)
 		}
 		b.cp.pending = buf[nAll:nAll]
-		if cap(b.cp.pending) < 4 {
-			b.cp.pending = make([]rcEnt, 0, max(4, nP))
+		if cap(b.cp.pending) < 4 { // the nodes end before it
+			b.cp.pending = make([]rcEnt, 0, max(16, 2*nAll)) // room for the next waits too
 		}
 		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st

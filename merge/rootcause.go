@@ -233,11 +233,17 @@ type rcRank struct {
 	regTab   []rcRegSlot         // open addressing, power of two, at most half full
 	regAccs  []rcRegAcc          // the rank's regions, first seen first
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
-	comms    []*rcComm           // communicators with an N×N sync of this rank
+	comms    []rcCommRef         // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
 	vecs     []rcEnt // arena of the attributions of wait states (vecStore)
 	lastColl *rcColl // the communicator of the rank's last collective
+}
+
+// rcCommRef is a communicator of a rank and the rank's place in it.
+type rcCommRef struct {
+	c   *rcComm
+	pos int32
 }
 
 // rcComm is a communicator's last N×N synchronisation.
@@ -794,9 +800,9 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 	c.t = t
 	if !c.valid {
 		c.valid = true
-		for _, m := range c.members {
+		for i, m := range c.members {
 			if rs := s.rankIf(m); rs != nil && !rs.inComm(c) {
-				rs.comms = append(rs.comms, c)
+				rs.comms = append(rs.comms, rcCommRef{c, int32(i)})
 			}
 		}
 	}
@@ -804,7 +810,7 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 
 func (r *rcRank) inComm(c *rcComm) bool {
 	for _, x := range r.comms {
-		if x == c {
+		if x.c == c {
 			return true
 		}
 	}
@@ -859,17 +865,20 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
 	best := math.Inf(-1)
 	var pa, pb uint64
-	for _, y := range a.peers[b.rank] {
-		if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
-			best, pa, pb = y.t, y.mine, y.theirs
+	if len(a.peers) > 0 {
+		for _, y := range a.peers[b.rank] {
+			if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
+				best, pa, pb = y.t, y.mine, y.theirs
+			}
 		}
 	}
-	for _, c := range a.comms {
-		if !c.valid || c.t <= best {
+	for _, ref := range a.comms {
+		c, i := ref.c, int(ref.pos)
+		if !c.valid || c.t <= best || c.last[i] > ea {
 			continue
 		}
-		i, j := c.pos(a.rank), c.pos(b.rank)
-		if i < 0 || j < 0 || c.last[i] > ea || c.last[j] > eb {
+		j := c.pos(b.rank)
+		if j < 0 || c.last[j] > eb {
 			continue
 		}
 		best, pa, pb = c.t, c.last[i], c.last[j]
