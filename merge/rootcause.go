@@ -206,18 +206,14 @@ type rcSync struct {
 }
 
 // rcRegSlot is one slot of a rank's region table: the pcs of a compute
-// region (a, b; op 0) or of a call (a, 0, op), interned once.
+// region (a, b; op 0) or of a call (a, 0, op), interned once, and the
+// rank's count and time in the region.
 type rcRegSlot struct {
-	a, b uint64
-	op   trace.Op
-	idx  int32 // 1 + index in rcRank.regAccs; 0: empty
-}
-
-// rcRegAcc is one (rank, region)'s time.
-type rcRegAcc struct {
-	id    int32 // region
+	a, b  uint64
 	count int
 	total float64
+	id1   int32 // 1 + region; 0: empty
+	op    trace.Op
 }
 
 // rcRank is the per-rank state.
@@ -230,8 +226,8 @@ type rcRank struct {
 	lastPC   uint64
 	objs     []trace.Object
 	sites    map[uint64]int32    // pc -> site
-	regTab   []rcRegSlot         // open addressing, power of two, at most half full
-	regAccs  []rcRegAcc          // the rank's regions, first seen first
+	regTab   []rcRegSlot         // the rank's regions: open addressing, power of two, at most half full
+	nRegs    int                 // regions in regTab
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
 	comms    []rcCommRef         // communicators with an N×N sync of this rank
 	cp       rcPath
@@ -514,10 +510,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	if !r.started {
 		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
-		id, i := s.region(r, r.lastPC, e.Callsite, 0)
-		acc := &r.regAccs[i]
+		acc := s.region(r, r.lastPC, e.Callsite, 0)
 		acc.count++
 		acc.total += gap
+		id := acc.id1 - 1
 		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
@@ -525,10 +521,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := max(0, e.Exit-from)
-	id, i := s.region(r, e.Callsite, 0, e.Op)
-	acc := &r.regAccs[i]
+	acc := s.region(r, e.Callsite, 0, e.Op)
 	acc.count++
 	acc.total += dur
+	id := acc.id1 - 1
 	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id, call: true})
 	if r.n == 1 || e.Exit > r.lastExit {
 		r.lastExit, r.lastPC = e.Exit, e.Callsite
@@ -611,19 +607,19 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 	return id
 }
 
-// region returns the region of a compute interval between call sites a
-// and b (op 0) or of a call of op at site a, and the index of r's
-// accumulator of it (r.regAccs). Each (a, b, op) is interned once per
-// rank in r.regTab, which holds every region the rank has run.
-func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, int) {
+// region returns r's slot of the region of a compute interval between
+// call sites a and b (op 0) or of a call of op at site a (valid until the
+// next call). Each (a, b, op) is interned once per rank in r.regTab,
+// which holds every region the rank has run with its count and time.
+func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot {
 	m := uint64(len(r.regTab) - 1)
 	for i := rcRegHash(a, b, op) & m; ; i = (i + 1) & m {
 		sl := &r.regTab[i]
-		if sl.idx == 0 {
+		if sl.id1 == 0 {
 			break
 		}
 		if sl.a == a && sl.b == b && sl.op == op {
-			return r.regAccs[sl.idx-1].id, int(sl.idx - 1)
+			return sl
 		}
 	}
 	k := rcRegionKey{a: s.site(r, a), b: -1, op: op}
@@ -636,18 +632,17 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, in
 		s.regionIdx[k] = id
 		s.regions = append(s.regions, k)
 	}
-	r.regAccs = append(r.regAccs, rcRegAcc{id: id})
-	if 2*len(r.regAccs) > len(r.regTab) {
+	r.nRegs++
+	if 2*r.nRegs > len(r.regTab) {
 		old := r.regTab
 		r.regTab = make([]rcRegSlot, 2*len(old))
 		for _, sl := range old {
-			if sl.idx != 0 {
+			if sl.id1 != 0 {
 				r.regInsert(sl)
 			}
 		}
 	}
-	r.regInsert(rcRegSlot{a: a, b: b, op: op, idx: int32(len(r.regAccs))})
-	return id, len(r.regAccs) - 1
+	return r.regInsert(rcRegSlot{a: a, b: b, op: op, id1: id + 1})
 }
 
 func rcRegHash(a, b uint64, op trace.Op) uint64 {
@@ -656,12 +651,12 @@ func rcRegHash(a, b uint64, op trace.Op) uint64 {
 }
 
 // regInsert puts sl into the first free slot of its probe sequence.
-func (r *rcRank) regInsert(sl rcRegSlot) {
+func (r *rcRank) regInsert(sl rcRegSlot) *rcRegSlot {
 	m := uint64(len(r.regTab) - 1)
 	for i := rcRegHash(sl.a, sl.b, sl.op) & m; ; i = (i + 1) & m {
-		if r.regTab[i].idx == 0 {
+		if r.regTab[i].id1 == 0 {
 			r.regTab[i] = sl
-			return
+			return &r.regTab[i]
 		}
 	}
 }
