@@ -199,7 +199,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		}
 		b.cp.pending = buf[nAll:nAll]
 		if cap(b.cp.pending) < 4 { // the nodes end before it
-			b.cp.pending = make([]rcEnt, 0, max(16, 2*nAll)) // room for the next waits too
+			b.cp.pending = make([]rcEnt, 0, max(4, nP))
 		}
 		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st

@@ -131,9 +131,9 @@ func (v *rcVec) trim() {
 // other}, {entries n, total}, then its n entries. A segment names its
 // record by q+1 (rcSeg.res). Records are appended; when the arena is
 // full, the records still named by a segment in the ring are moved to
-// its front (and the arena doubled if they fill more than half of it),
-// so it holds at most about four times the live records: at most
-// rcVecK+2 entries per segment in the ring.
+// its front (and the arena doubled if they fill more than three
+// quarters of it), so it holds at most about 8/3 of the live records,
+// which are at most rcVecK+2 entries per segment in the ring.
 
 // vecLoad reads r's record q+1 = res into v (v's entries reuse its
 // slice).
@@ -178,8 +178,8 @@ func (r *rcRank) vecCompact(need int) {
 		q += 2 + n
 	}
 	r.vecs = r.vecs[:w]
-	if c := cap(r.vecs); 2*(w+need) > c {
-		nv := make([]rcEnt, w, max(64, 2*c, 2*(w+need)))
+	if c := cap(r.vecs); 4*(w+need) > 3*c {
+		nv := make([]rcEnt, w, max(16, 2*c, 2*(w+need)))
 		copy(nv, r.vecs)
 		r.vecs = nv
 	}
@@ -226,7 +226,7 @@ type rcRank struct {
 	lastPC   uint64
 	objs     []trace.Object
 	sites    map[uint64]int32    // pc -> site
-	regTab   []rcRegSlot         // the rank's regions: open addressing, power of two, at most half full
+	regTab   []rcRegSlot         // the rank's regions: open addressing, power of two, at most 3/4 full
 	nRegs    int                 // regions in regTab
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
 	comms    []rcCommRef         // communicators with an N×N sync of this rank
@@ -633,7 +633,7 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot
 		s.regions = append(s.regions, k)
 	}
 	r.nRegs++
-	if 2*r.nRegs > len(r.regTab) {
+	if 4*r.nRegs > 3*len(r.regTab) {
 		old := r.regTab
 		r.regTab = make([]rcRegSlot, 2*len(old))
 		for _, sl := range old {
