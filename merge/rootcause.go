@@ -39,13 +39,24 @@ package merge
 // rcVecK largest causes; what is cut goes to RootCauseResult.SmallNS.
 //
 // Memory per rank: a ring of the rank's last segments (regions and calls,
-// 48 bytes each; RootCauseOptions.HistoryPerRank), its last matched
-// message per partner, a table of its regions and the critical-path
+// 40 bytes each; RootCauseOptions.HistoryPerRank), an arena of the
+// attributions of the wait states in those segments (at most rcVecK+2
+// entries of 16 bytes per segment, and up to 8/3 of that before a
+// compaction), its last two synchronisations with each partner, its
+// region table (pcs interned once, with the rank's count and time per
+// region: 40 bytes a slot, at most 3/4 full) and the critical-path
 // state; per communicator the members' positions at its last N×N
-// instance; the open collective instances; per (rank, region) a count
-// and a time. Nothing grows with the length of the run except the
-// (rank, region) tables, which grow with the code's distinct call-site
-// pairs.
+// instance; the open collective instances. Nothing grows with the
+// length of the run except the region tables, which grow with the
+// code's distinct call-site pairs.
+//
+// Per event the work is: two region lookups in the rank's table (no
+// map), two segments appended to the ring, and the collective's instance
+// found among its communicator's few open ones; per wait state a look
+// at the two ranks' segments since their last synchronisation, the
+// attribution appended to the waiting rank's arena (sequential writes,
+// no pointers for the garbage collector to scan), and one node of the
+// critical path per waited-for call.
 
 import (
 	"cmp"
