@@ -99,23 +99,14 @@ func (p *rcPath) add(reg int32, dur float64) {
 	p.pending = append(p.pending, rcEnt{k, dur})
 }
 
-// materialize turns the pending part into a node, which becomes base.
-func (p *rcPath) materialize() *cpNode {
-	if len(p.pending) == 0 {
-		return p.base
+// newCPNode returns the node of delta after parent; m is scratch.
+func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64) *cpNode {
+	if parent != nil && parent.depth >= cpMaxDepth {
+		return &cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
 	}
-	p.base = newCPNode(p.base, p.pending)
-	p.pending = make([]rcEnt, 0, max(4, len(p.base.delta))) // the node keeps the old one
-	return p.base
-}
-
-func newCPNode(parent *cpNode, delta []rcEnt) *cpNode {
 	n := &cpNode{parent: parent, delta: delta, depth: 1}
 	if parent != nil {
 		n.depth = parent.depth + 1
-	}
-	if n.depth > cpMaxDepth {
-		n = &cpNode{delta: mergeEnts(parent.flatten(), delta), depth: 1}
 	}
 	return n
 }
@@ -123,7 +114,7 @@ func newCPNode(parent *cpNode, delta []rcEnt) *cpNode {
 // flatten returns the sum of the chain ending at n, memoised on n only
 // (the nodes between are summed in one walk, oldest first, so the float
 // sums do not depend on which nodes were flattened before).
-func (n *cpNode) flatten() []rcEnt {
+func (n *cpNode) flatten(m map[int64]float64) []rcEnt {
 	if n == nil {
 		return nil
 	}
@@ -134,7 +125,7 @@ func (n *cpNode) flatten() []rcEnt {
 	for x := n; x != nil; x = x.parent {
 		chain = append(chain, x)
 	}
-	m := map[int64]float64{}
+	clear(m)
 	for i := len(chain) - 1; i >= 0; i-- {
 		for _, e := range chain[i].delta {
 			m[e.cause] += e.amt
@@ -146,7 +137,12 @@ func (n *cpNode) flatten() []rcEnt {
 
 // mergeEnts returns a + b summed per key (a new slice; zeros dropped).
 func mergeEnts(a, b []rcEnt) []rcEnt {
-	m := make(map[int64]float64, len(a)+len(b))
+	return mergeEntsIn(a, b, make(map[int64]float64, len(a)+len(b)))
+}
+
+// mergeEntsIn is mergeEnts with m as scratch.
+func mergeEntsIn(a, b []rcEnt, m map[int64]float64) []rcEnt {
+	clear(m)
 	for _, e := range a {
 		m[e.cause] += e.amt
 	}
@@ -180,24 +176,37 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 	if b.cp.nodeAt == pb+1 && b.cp.node != nil {
 		nb, st = b.cp.node, b.cp.stint
 	} else {
-		base := b.cp.materialize()
-		var back []rcEnt
+		// b's pending part becomes a node of b's path (its new base); the
+		// waiters' node is that part followed by b's segments from the
+		// needed call on, subtracted (the same sums, in the same order,
+		// as a node of them after b's new base). Both nodes share the
+		// pending array; b's next pending part goes on after them.
+		old, nP := b.cp.base, len(b.cp.pending)
+		buf := b.cp.pending
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
 			g := b.seg(p)
 			if g.dur != 0 {
-				back = append(back, rcEnt{rcCauseKey(b.rank, g.region), -g.dur})
+				buf = append(buf, rcEnt{rcCauseKey(b.rank, g.region), -g.dur})
 			}
 		}
-		nb = base
-		if len(back) > 0 {
-			nb = newCPNode(base, back)
+		nAll := len(buf)
+		if nP > 0 {
+			b.cp.base = newCPNode(old, buf[:nP:nP], s.cpScratch)
+		}
+		nb = b.cp.base
+		if nAll > nP {
+			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch)
+		}
+		b.cp.pending = buf[nAll:nAll]
+		if cap(b.cp.pending) < 4 { // the nodes end before it
+			b.cp.pending = make([]rcEnt, 0, max(4, nP))
 		}
 		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
 	}
 	a.cp.base = nb
 	a.cp.stints, a.cp.start = st, need
-	a.cp.pending = a.cp.pending[:0] // no node shares it (materialize clears it)
+	a.cp.pending = a.cp.pending[:0] // no node shares it (nodes end before it)
 	a.cp.since = pa
 	a.cp.nodeAt, a.cp.node, a.cp.stint = 0, nil, nil
 	g := a.seg(pa)
@@ -215,7 +224,7 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 	if r == nil {
 		return nil
 	}
-	return mergeEnts(r.cp.base.flatten(), r.cp.pending)
+	return mergeEnts(r.cp.base.flatten(map[int64]float64{}), r.cp.pending)
 }
 
 // criticalStints returns the critical path's stays on ranks, oldest

@@ -39,13 +39,24 @@ package merge
 // rcVecK largest causes; what is cut goes to RootCauseResult.SmallNS.
 //
 // Memory per rank: a ring of the rank's last segments (regions and calls,
-// 48 bytes each; RootCauseOptions.HistoryPerRank), its last matched
-// message per partner, a 16-entry region cache and the critical-path
+// 40 bytes each; RootCauseOptions.HistoryPerRank), an arena of the
+// attributions of the wait states in those segments (at most rcVecK+2
+// entries of 16 bytes per segment, and up to 8/3 of that before a
+// compaction), its last two synchronisations with each partner, its
+// region table (pcs interned once, with the rank's count and time per
+// region: 40 bytes a slot, at most 3/4 full) and the critical-path
 // state; per communicator the members' positions at its last N×N
-// instance; the open collective instances; per (rank, region) a count
-// and a time. Nothing grows with the length of the run except the
-// (rank, region) tables, which grow with the code's distinct call-site
-// pairs.
+// instance; the open collective instances. Nothing grows with the
+// length of the run except the region tables, which grow with the
+// code's distinct call-site pairs.
+//
+// Per event the work is: two region lookups in the rank's table (no
+// map), two segments appended to the ring, and the collective's instance
+// found among its communicator's few open ones; per wait state a look
+// at the two ranks' segments since their last synchronisation, the
+// attribution appended to the waiting rank's arena (sequential writes,
+// no pointers for the garbage collector to scan), and one node of the
+// critical path per waited-for call.
 
 import (
 	"cmp"
@@ -92,26 +103,12 @@ type rcEnt struct {
 }
 
 // rcVec is the attribution of one wait state over root causes: the
-// largest rcVecK causes and the sum of the others.
+// largest rcVecK causes and the sum of the others. It is built in a
+// scratch rcVec and kept in the waiting rank's arena (rcRank.vecs).
 type rcVec struct {
 	ent   []rcEnt
 	other float64
 	total float64 // Σ ent.amt + other
-	buf   [rcVecK]rcEnt
-}
-
-// newVec returns an empty attribution, reusing one whose segment left
-// the ring.
-func (s *RootCauseStream) newVec() *rcVec {
-	if n := len(s.freeVec); n > 0 {
-		v := s.freeVec[n-1]
-		s.freeVec = s.freeVec[:n-1]
-		v.ent, v.other, v.total = v.buf[:0], 0, 0
-		return v
-	}
-	v := &rcVec{}
-	v.ent = v.buf[:0]
-	return v
 }
 
 func (v *rcVec) add(cause int64, amt float64) {
@@ -137,7 +134,66 @@ func (v *rcVec) trim() {
 	for _, e := range v.ent[rcVecK:] {
 		v.other += e.amt
 	}
-	v.ent = append(v.buf[:0], v.ent[:rcVecK]...)
+	v.ent = v.ent[:rcVecK]
+}
+
+// The attributions of a rank's wait states live in the rank's arena,
+// rcRank.vecs: a record at position q is a header {segment position,
+// other}, {entries n, total}, then its n entries. A segment names its
+// record by q+1 (rcSeg.res). Records are appended; when the arena is
+// full, the records still named by a segment in the ring are moved to
+// its front (and the arena doubled if they fill more than three
+// quarters of it), so it holds at most about 8/3 of the live records,
+// which are at most rcVecK+2 entries per segment in the ring.
+
+// vecLoad reads r's record q+1 = res into v (v's entries reuse its
+// slice).
+func (r *rcRank) vecLoad(res uint64, v *rcVec) {
+	q := res - 1
+	n := int(r.vecs[q+1].cause)
+	v.other, v.total = r.vecs[q].amt, r.vecs[q+1].amt
+	v.ent = append(v.ent[:0], r.vecs[q+2:q+2+uint64(n)]...)
+}
+
+// vecStore appends v as the record of r's segment at position seg and
+// names it there.
+func (r *rcRank) vecStore(seg uint64, v *rcVec) {
+	g := r.seg(seg)
+	if g.res != 0 { // the segment's record is the last one: overwrite it
+		q := g.res - 1
+		if q+2+uint64(r.vecs[q+1].cause) == uint64(len(r.vecs)) {
+			r.vecs = r.vecs[:q]
+		}
+	}
+	need := len(v.ent) + 2
+	if len(r.vecs)+need > cap(r.vecs) {
+		r.vecCompact(need)
+	}
+	q := uint64(len(r.vecs))
+	r.vecs = append(r.vecs, rcEnt{int64(seg), v.other}, rcEnt{int64(len(v.ent)), v.total})
+	r.vecs = append(r.vecs, v.ent...)
+	g.res = q + 1
+}
+
+// vecCompact moves the live records to the front of the arena, then
+// makes room for need more entries.
+func (r *rcRank) vecCompact(need int) {
+	old, w := r.oldest(), 0
+	for q := 0; q < len(r.vecs); {
+		seg, n := uint64(r.vecs[q].cause), int(r.vecs[q+1].cause)
+		if seg >= old && seg < r.n && r.seg(seg).res == uint64(q)+1 {
+			copy(r.vecs[w:], r.vecs[q:q+2+n])
+			r.seg(seg).res = uint64(w) + 1
+			w += 2 + n
+		}
+		q += 2 + n
+	}
+	r.vecs = r.vecs[:w]
+	if c := cap(r.vecs); 4*(w+need) > 3*c {
+		nv := make([]rcEnt, w, max(16, 2*c, 2*(w+need)))
+		copy(nv, r.vecs)
+		r.vecs = nv
+	}
 }
 
 func rcCauseKey(rank int32, region int32) int64 { return int64(rank)<<32 | int64(uint32(region)) }
@@ -149,7 +205,7 @@ type rcSeg struct {
 	wait       float64 // wait states in this call (found so far)
 	region     int32
 	call       bool
-	res        *rcVec // attribution of wait (nil: none)
+	res        uint64 // 1 + position of the attribution of wait in the rank's arena (0: none)
 }
 
 // rcSync is where a rank and one partner last synchronised: the
@@ -160,18 +216,15 @@ type rcSync struct {
 	t            float64
 }
 
-type rcCacheEnt struct {
-	a, b uint64 // pcs (compute region) or pc and 0 (call)
-	op   trace.Op
-	ok   bool
-	id   int32
-	acc  *rcRegAcc
-}
-
-// rcRegAcc is one (rank, region)'s time.
-type rcRegAcc struct {
+// rcRegSlot is one slot of a rank's region table: the pcs of a compute
+// region (a, b; op 0) or of a call (a, 0, op), interned once, and the
+// rank's count and time in the region.
+type rcRegSlot struct {
+	a, b  uint64
 	count int
 	total float64
+	id1   int32 // 1 + region; 0: empty
+	op    trace.Op
 }
 
 // rcRank is the per-rank state.
@@ -183,13 +236,21 @@ type rcRank struct {
 	lastExit float64
 	lastPC   uint64
 	objs     []trace.Object
-	sites    map[uint64]int32 // pc -> site
-	cache    []rcCacheEnt     // power of two: 64 entries, 16 above 1024 ranks
-	regs     map[int32]*rcRegAcc
+	sites    map[uint64]int32    // pc -> site
+	regTab   []rcRegSlot         // the rank's regions: open addressing, power of two, at most 3/4 full
+	nRegs    int                 // regions in regTab
 	peers    map[int32][2]rcSync // last two syncs per partner, latest first
-	comms    []*rcComm           // communicators with an N×N sync of this rank
+	comms    []rcCommRef         // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
+	vecs     []rcEnt // arena of the attributions of wait states (vecStore)
+	lastColl *rcColl // the communicator of the rank's last collective
+}
+
+// rcCommRef is a communicator of a rank and the rank's place in it.
+type rcCommRef struct {
+	c   *rcComm
+	pos int32
 }
 
 // rcComm is a communicator's last N×N synchronisation.
@@ -216,6 +277,7 @@ func (c *rcComm) pos(rank int32) int {
 
 // rcInst is a collective instance being matched.
 type rcInst struct {
+	seq        uint32
 	op         trace.Op
 	root       int32
 	got        int
@@ -294,8 +356,7 @@ type RootCauseStream struct {
 	ranks     []*rcRank
 	world     int
 	comms     map[uint64]*rcComm
-	commSize  map[uint64]int
-	open      map[InstanceKey]*rcInst
+	coll      map[uint64]*rcColl // by communicator id
 	p2p       *P2PStream
 	siteIdx   map[rcSiteKey]int32
 	sitePC    []rcSitePC // a pc and rank naming each site
@@ -312,8 +373,9 @@ type RootCauseStream struct {
 	side      rcSide
 	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
-	freeVec   []*rcVec
-	freeInst  map[int][]*rcInst // by size
+	cpScratch map[int64]float64
+	vecA      rcVec // scratch attributions
+	vecB      rcVec
 	waitBuf   []float64
 	causeBuf  []int
 	siteName  func(rank int32, pc uint64) string
@@ -339,9 +401,8 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		opt.TopN = 20
 	}
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
-		commSize: map[uint64]int{}, open: map[InstanceKey]*rcInst{},
-		siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName, freeInst: map[int][]*rcInst{}}
+		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
+		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{}}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
@@ -360,14 +421,17 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 			r.objs = append([]trace.Object(nil), ri.Meta.Header.Objects...)
 			sort.Slice(r.objs, func(i, j int) bool { return r.objs[i].Hi < r.objs[j].Hi })
 			for _, c := range ri.Meta.Comms {
-				if _, ok := s.commSize[c.ID]; !ok {
-					s.commSize[c.ID] = len(c.Members)
+				if _, ok := s.coll[c.ID]; !ok {
+					s.coll[c.ID] = &rcColl{size: len(c.Members), comm: c.ID}
 				}
 				if _, ok := s.comms[c.ID]; !ok && len(c.Members) > 1 {
 					s.comms[c.ID] = newRCComm(c.Members)
 				}
 			}
 		}
+	}
+	for id, cc := range s.coll {
+		cc.sync = s.comms[id]
 	}
 	if opt.Stream != nil {
 		s.p2p = opt.Stream
@@ -417,12 +481,8 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		nc := 64
-		if s.world > 1024 {
-			nc = 16
-		}
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{}, cache: make([]rcCacheEnt, nc),
-			regs: map[int32]*rcRegAcc{}, peers: map[int32][2]rcSync{}}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{}, regTab: make([]rcRegSlot, 16),
+			peers: map[int32][2]rcSync{}}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -448,7 +508,7 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 		s.p2p.endCall(e.Rank)
 	}
 	for _, d := range s.done {
-		s.finishInstance(d.comm, d.in)
+		s.finishInstance(d.cc, d.in)
 	}
 	s.done = s.done[:0]
 	s.flushSide()
@@ -461,9 +521,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	if !r.started {
 		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
-		id, acc := s.region(r, r.lastPC, e.Callsite, 0)
+		acc := s.region(r, r.lastPC, e.Callsite, 0)
 		acc.count++
 		acc.total += gap
+		id := acc.id1 - 1
 		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
@@ -471,9 +532,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := max(0, e.Exit-from)
-	id, acc := s.region(r, e.Callsite, 0, e.Op)
+	acc := s.region(r, e.Callsite, 0, e.Op)
 	acc.count++
 	acc.total += dur
+	id := acc.id1 - 1
 	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id, call: true})
 	if r.n == 1 || e.Exit > r.lastExit {
 		r.lastExit, r.lastPC = e.Exit, e.Callsite
@@ -498,9 +560,6 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 	}
 	p := r.n
 	slot := &r.segs[p&uint64(len(r.segs)-1)]
-	if slot.res != nil && len(s.freeVec) < 1<<16 {
-		s.freeVec = append(s.freeVec, slot.res)
-	}
 	*slot = g
 	r.n++
 	r.cp.add(g.region, g.dur)
@@ -559,20 +618,21 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 	return id
 }
 
-// region returns the region of a compute interval between call sites a
-// and b (op 0) or of a call of op at site a, and r's accumulator of it.
-func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, *rcRegAcc) {
-	h := (a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9) >> 58
-	m := uint64(len(r.cache) - 1)
-	c, c2 := &r.cache[h&m], &r.cache[(h+1)&m]
-	if c.ok && c.a == a && c.b == b && c.op == op {
-		return c.id, c.acc
+// region returns r's slot of the region of a compute interval between
+// call sites a and b (op 0) or of a call of op at site a (valid until the
+// next call). Each (a, b, op) is interned once per rank in r.regTab,
+// which holds every region the rank has run with its count and time.
+func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot {
+	m := uint64(len(r.regTab) - 1)
+	for i := rcRegHash(a, b, op) & m; ; i = (i + 1) & m {
+		sl := &r.regTab[i]
+		if sl.id1 == 0 {
+			break
+		}
+		if sl.a == a && sl.b == b && sl.op == op {
+			return sl
+		}
 	}
-	if c2.ok && c2.a == a && c2.b == b && c2.op == op {
-		*c, *c2 = *c2, *c // two ways, the latest in the first
-		return c.id, c.acc
-	}
-	*c2 = *c
 	k := rcRegionKey{a: s.site(r, a), b: -1, op: op}
 	if op == 0 {
 		k.b = s.site(r, b)
@@ -583,36 +643,102 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (int32, *r
 		s.regionIdx[k] = id
 		s.regions = append(s.regions, k)
 	}
-	acc := r.regs[id]
-	if acc == nil {
-		acc = &rcRegAcc{}
-		r.regs[id] = acc
+	r.nRegs++
+	if 4*r.nRegs > 3*len(r.regTab) {
+		old := r.regTab
+		r.regTab = make([]rcRegSlot, 2*len(old))
+		for _, sl := range old {
+			if sl.id1 != 0 {
+				r.regInsert(sl)
+			}
+		}
 	}
-	*c = rcCacheEnt{a: a, b: b, op: op, ok: true, id: id, acc: acc}
-	return id, acc
+	return r.regInsert(rcRegSlot{a: a, b: b, op: op, id1: id + 1})
+}
+
+func rcRegHash(a, b uint64, op trace.Op) uint64 {
+	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9
+	return h ^ h>>29
+}
+
+// regInsert puts sl into the first free slot of its probe sequence.
+func (r *rcRank) regInsert(sl rcRegSlot) *rcRegSlot {
+	m := uint64(len(r.regTab) - 1)
+	for i := rcRegHash(sl.a, sl.b, sl.op) & m; ; i = (i + 1) & m {
+		if r.regTab[i].id1 == 0 {
+			r.regTab[i] = sl
+			return &r.regTab[i]
+		}
+	}
+}
+
+// rcColl is a communicator's collective matching: its size, its open
+// instances (few: a slice, and a map once there are many) and completed
+// ones for reuse.
+type rcColl struct {
+	size int
+	open []*rcInst
+	many map[uint32]*rcInst // the open instances when more than rcOpenSmall
+	free []*rcInst
+	comm uint64
+	sync *rcComm // its N×N synchronisations (nil: one member)
+}
+
+const rcOpenSmall = 32
+
+func (c *rcColl) find(seq uint32) (*rcInst, int) {
+	if c.many != nil {
+		return c.many[seq], -1
+	}
+	for i := len(c.open) - 1; i >= 0; i-- {
+		if c.open[i].seq == seq {
+			return c.open[i], i
+		}
+	}
+	return nil, -1
 }
 
 // collective adds a member's call to its instance; a complete instance
 // yields its waits and, for N×N ops, a synchronisation of all members.
 func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
-	n := s.commSize[e.CommID]
+	cc := r.lastColl
+	if cc == nil || cc.comm != e.CommID {
+		cc = s.coll[e.CommID]
+		if cc == nil {
+			return
+		}
+		r.lastColl = cc
+	}
+	n := cc.size
 	if n <= 1 || int(e.CommRank) >= n {
 		return
 	}
-	k := InstanceKey{e.CommID, e.Seq}
-	in := s.open[k]
+	in, at := cc.find(e.Seq)
 	if in == nil {
-		if l := s.freeInst[n]; len(l) > 0 {
-			in = l[len(l)-1]
-			s.freeInst[n] = l[:len(l)-1]
+		if l := len(cc.free); l > 0 {
+			in = cc.free[l-1]
+			cc.free = cc.free[:l-1]
 			clear(in.have)
 			in.got = 0
 		} else {
 			in = &rcInst{enter: make([]float64, n), exit: make([]float64, n),
 				seg: make([]uint64, n), sent: make([]uint64, n), recv: make([]uint64, n), have: make([]bool, n)}
 		}
-		in.op, in.root = e.Op, e.Root
-		s.open[k] = in
+		in.seq, in.op, in.root = e.Seq, e.Op, e.Root
+		if cc.many != nil {
+			cc.many[e.Seq] = in
+		} else {
+			at = len(cc.open)
+			cc.open = append(cc.open, in)
+			if len(cc.open) > rcOpenSmall {
+				cc.many = make(map[uint32]*rcInst, 2*rcOpenSmall)
+				for _, x := range cc.open {
+					cc.many[x.seq] = x
+				}
+				cc.open = cc.open[:0]
+				at = -1
+			}
+		}
 	}
 	p := e.CommRank
 	if in.have[p] {
@@ -624,16 +750,26 @@ func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
 	if in.got < n {
 		return
 	}
-	delete(s.open, k)
-	s.done = append(s.done, rcDone{e.CommID, in})
+	if cc.many != nil {
+		delete(cc.many, e.Seq)
+		if len(cc.many) == 0 {
+			cc.many = nil
+		}
+	} else {
+		last := len(cc.open) - 1
+		copy(cc.open[at:], cc.open[at+1:])
+		cc.open[last] = nil
+		cc.open = cc.open[:last]
+	}
+	s.done = append(s.done, rcDone{cc, in})
 }
 
 type rcDone struct {
-	comm uint64
-	in   *rcInst
+	cc *rcColl
+	in *rcInst
 }
 
-func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
+func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 	n := len(in.enter)
 	cls, flow, kind := WaitClassOf(in.op), FlowOf(in.op, in.sent, in.recv), 0
 	if in.op == trace.OpWinFence { // Wait at Fence: everyone for the last
@@ -644,8 +780,8 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 	}
 	wait, cause := s.waitBuf[:n], s.causeBuf[:n]
 	defer func() {
-		if len(s.freeInst[n]) < 64 {
-			s.freeInst[n] = append(s.freeInst[n], in)
+		if len(cc.free) < 64 {
+			cc.free = append(cc.free, in)
 		}
 	}()
 	root := -1
@@ -653,7 +789,7 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 		root = int(in.root)
 	}
 	CollectiveWaitsFlow(cls, root, in.enter, in.exit, flow, wait, cause)
-	c := s.comms[comm]
+	c := cc.sync
 	for i := 0; i < n; i++ {
 		if wait[i] > 0 && cause[i] >= 0 && c != nil {
 			s.waitState(kind, cls != WaitNxN, c.members[i], in.seg[i], c.members[cause[i]], in.seg[cause[i]], wait[i], in.exit[i], in.enter[cause[i]])
@@ -670,9 +806,9 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 	c.t = t
 	if !c.valid {
 		c.valid = true
-		for _, m := range c.members {
+		for i, m := range c.members {
 			if rs := s.rankIf(m); rs != nil && !rs.inComm(c) {
-				rs.comms = append(rs.comms, c)
+				rs.comms = append(rs.comms, rcCommRef{c, int32(i)})
 			}
 		}
 	}
@@ -680,7 +816,7 @@ func (s *RootCauseStream) finishInstance(comm uint64, in *rcInst) {
 
 func (r *rcRank) inComm(c *rcComm) bool {
 	for _, x := range r.comms {
-		if x == c {
+		if x.c == c {
 			return true
 		}
 	}
@@ -735,17 +871,20 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
 	best := math.Inf(-1)
 	var pa, pb uint64
-	for _, y := range a.peers[b.rank] {
-		if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
-			best, pa, pb = y.t, y.mine, y.theirs
+	if len(a.peers) > 0 {
+		for _, y := range a.peers[b.rank] {
+			if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
+				best, pa, pb = y.t, y.mine, y.theirs
+			}
 		}
 	}
-	for _, c := range a.comms {
-		if !c.valid || c.t <= best {
+	for _, ref := range a.comms {
+		c, i := ref.c, int(ref.pos)
+		if !c.valid || c.t <= best || c.last[i] > ea {
 			continue
 		}
-		i, j := c.pos(a.rank), c.pos(b.rank)
-		if i < 0 || j < 0 || c.last[i] > ea || c.last[j] > eb {
+		j := c.pos(b.rank)
+		if j < 0 || c.last[j] > eb {
 			continue
 		}
 		best, pa, pb = c.t, c.last[i], c.last[j]
@@ -807,11 +946,16 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	var vec *rcVec
 	if D+sd.W > 0 {
 		scale := min(w/(D+sd.W), 1)
-		vec = s.newVec()
+		vec = &s.vecA
+		vec.ent, vec.other, vec.total = vec.ent[:0], 0, 0
 		for i, x := range sd.tB { // regions are distinct: no search
 			if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
 				key := rcCauseKey(b.rank, int32(x.cause))
-				c := s.cause(key)
+				c := sd.cause[i]
+				if c == nil {
+					c = s.cause(key)
+					sd.cause[i] = c
+				}
 				c.direct += scale * d
 				c.delay += d
 				c.waits++
@@ -855,16 +999,18 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	g := a.seg(pa)
 	g.wait = min(g.dur, g.wait+w)
 	if vec != nil {
-		if g.res == nil {
-			g.res = vec
-		} else {
+		if g.res != 0 {
+			old := &s.vecB
+			a.vecLoad(g.res, old)
 			for _, e := range vec.ent {
-				g.res.add(e.cause, e.amt)
+				old.add(e.cause, e.amt)
 			}
-			g.res.other += vec.other
-			g.res.total += vec.other
-			g.res.trim()
+			old.other += vec.other
+			old.total += vec.other
+			old.trim()
+			vec = old
 		}
+		a.vecStore(pa, vec)
 	}
 	if pair {
 		a.addPeer(b.rank, rcSync{pa + 1, pb + 1, end})
@@ -882,6 +1028,7 @@ type rcSide struct {
 	gen    uint64
 	tB     []rcEnt      // region (in cause) -> time, wait states excluded
 	span   [][2]float64 // parallel to tB: the region's first start, last end
+	cause  []*rcCause   // parallel to tB: the cause (rank b, region) once looked up
 	W      float64      // b's wait states in the interval
 	prop   map[int64]float64
 	top    []rcEnt // prop's rcVecK largest, for the waiters' attributions
@@ -902,7 +1049,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	}
 	s.flushSide()
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
-	sd.tB, sd.top, sd.span = sd.tB[:0], sd.top[:0], sd.span[:0]
+	sd.tB, sd.top, sd.span, sd.cause = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
 	clear(sd.prop)
 	if sd.prop == nil {
@@ -926,21 +1073,22 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			continue
 		}
 		sd.W += g.wait
-		res := g.res
-		if res == nil || !(res.total > 0) {
+		if g.res == 0 || !(b.vecs[g.res].amt > 0) { // the record's total
 			sd.unres += g.wait
 			continue
 		}
-		f := g.wait / res.total
-		for _, e := range res.ent {
+		q := g.res - 1
+		f := g.wait / b.vecs[q+1].amt
+		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
 			sd.prop[e.cause] += f * e.amt
 		}
-		sd.small += f * res.other
+		sd.small += f * b.vecs[q].amt
 	}
 	for _, reg := range s.touchedB {
 		if s.tB[reg] != 0 {
 			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
 			sd.span = append(sd.span, [2]float64{s.fromB[reg], s.toB[reg]})
+			sd.cause = append(sd.cause, nil)
 		}
 		s.tB[reg] = 0
 	}

@@ -284,8 +284,11 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if r == nil {
 			continue
 		}
-		for id, acc := range r.regs {
-			g := &aggs[id]
+		for _, acc := range r.regTab {
+			if acc.id1 == 0 {
+				continue
+			}
+			g := &aggs[acc.id1-1]
 			g.count += acc.count
 			g.ranks++
 			g.total += acc.total
