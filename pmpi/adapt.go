@@ -1,7 +1,7 @@
 package main
 
 // Adaptive resync intervals (issue 38 §3, docs/explanation/clocksync.md "Adaptive
-// resync"). After each resync epoch every rank compares its new knot with
+// resync"; the policy itself is clocksync/adapt.go). After each resync epoch every rank compares its new knot with
 // the straight line through its two previous knots: a miss above
 // resyncTolNS means the clock bends faster than the knots follow (a
 // frequency step, a fast wander), a miss below a quarter of it that the
@@ -16,22 +16,9 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strings"
-)
 
-const (
-	// resyncTolNS: a knot missing the line through the two before it by
-	// more than this disagrees (the chord between knots then misses by
-	// about an eighth of it). 1 µs let a 1 ppm step pass unseen (its miss
-	// is the step times the spacing times where it fell: 0.5-1 µs).
-	resyncTolNS = 500.0
-	// resyncBudget: the largest share of the run's time resyncs may take.
-	resyncBudget = 0.001
-	// resync interval bounds, as multiples of GCLOCK_RESYNC (at 4× a
-	// random-walk frequency wandered 0.1 µs between knots unseen by them)
-	resyncMinFactor = 1.0 / 8
-	resyncMaxFactor = 2.0
+	"github.com/gclock/gclock/clocksync"
 )
 
 // resyncAdaptOn reads GCLOCK_RESYNC_ADAPT (default on; 0/off/false: the
@@ -47,41 +34,9 @@ func resyncAdaptOn(getenv func(string) string) (bool, error) {
 	}
 }
 
-// knotPoint is one knot of this rank's offset curve (local ns, offset ns).
-type knotPoint struct {
-	t   int64
-	off float64
-}
-
-// knotVerdict is what a rank says of its new knot.
-type knotVerdict int
-
-const (
-	knotKeep     knotVerdict = iota // neither: keep the interval
-	knotDisagree                    // missed the line through the last two by > resyncTolNS
-	knotCalm                        // missed it by < resyncTolNS/4
-)
-
-// judgeKnot compares knot k with the line through a and b (b after a).
-// With fewer than two earlier knots (a.t == b.t) it says keep.
-func judgeKnot(a, b, k knotPoint) (knotVerdict, float64) {
-	if b.t <= a.t || k.t <= b.t {
-		return knotKeep, 0
-	}
-	pred := b.off + (b.off-a.off)*float64(k.t-b.t)/float64(b.t-a.t)
-	miss := math.Abs(k.off - pred)
-	switch {
-	case miss > resyncTolNS:
-		return knotDisagree, miss
-	case miss < resyncTolNS/4:
-		return knotCalm, miss
-	}
-	return knotKeep, miss
-}
-
 // encodeAgree packs a rank's part of the closing agreement into one int:
 // bit 0 ok, bits 1-2 the verdict, bits 3.. the epoch's duration in µs.
-func encodeAgree(ok bool, v knotVerdict, costUS int64) int32 {
+func encodeAgree(ok bool, v clocksync.KnotVerdict, costUS int64) int32 {
 	if !ok {
 		return 0
 	}
@@ -89,24 +44,6 @@ func encodeAgree(ok bool, v knotVerdict, costUS int64) int32 {
 }
 
 // decodeAgree unpacks encodeAgree.
-func decodeAgree(x int32) (ok bool, v knotVerdict, costUS int64) {
-	return x&1 != 0, knotVerdict(x >> 1 & 3), int64(x >> 3)
-}
-
-// nextInterval is rank 0's next resync interval (s) after an epoch: cur
-// the current one, base GCLOCK_RESYNC, anyDisagree and allCalm the ranks'
-// verdicts, costS the slowest rank's epoch time (s).
-func nextInterval(cur, base float64, anyDisagree, allCalm bool, costS float64) float64 {
-	next := cur
-	switch {
-	case anyDisagree:
-		next = cur / 2
-	case allCalm:
-		next = cur * 1.5
-	}
-	// never shorter than the budget allows, unless GCLOCK_RESYNC itself
-	// asks for more (a test, or a user who knows the cost)
-	lo := min(base, max(base*resyncMinFactor, costS/resyncBudget))
-	hi := base * resyncMaxFactor
-	return min(max(next, lo), hi)
+func decodeAgree(x int32) (ok bool, v clocksync.KnotVerdict, costUS int64) {
+	return x&1 != 0, clocksync.KnotVerdict(x >> 1 & 3), int64(x >> 3)
 }

@@ -60,13 +60,13 @@ func resyncInterval(getenv func(string) string) (float64, error) {
 
 // resyncState is rank 0's planning state (other ranks only follow).
 type resyncState struct {
-	interval  float64      // seconds (GCLOCK_RESYNC); 0 = off
-	cur       float64      // rank 0: the current interval (adapt.go), s
-	adapt     bool         // GCLOCK_RESYNC_ADAPT
-	knots     [2]knotPoint // this rank's two latest knots (adapt.go)
-	costS     float64      // rank 0: the slowest rank's latest resync epoch, s
-	lastEpoch int64        // local ns at the end of the latest epoch
-	lastSeq   uint32       // instance of the latest meeting
+	interval  float64                // seconds (GCLOCK_RESYNC); 0 = off
+	cur       float64                // rank 0: the current interval (adapt.go), s
+	adapt     bool                   // GCLOCK_RESYNC_ADAPT
+	knots     [2]clocksync.KnotPoint // this rank's two latest knots (adapt.go)
+	costS     float64                // rank 0: the slowest rank's latest resync epoch, s
+	lastEpoch int64                  // local ns at the end of the latest epoch
+	lastSeq   uint32                 // instance of the latest meeting
 	lastComm  uint64
 	lastNS    int64 // local ns of the latest meeting
 	epochs    int   // resync epochs written
@@ -127,8 +127,8 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 	r.rs.lastEpoch = ep.EndNS
 	r.rs.prior = clocksync.LinearModel{Slope: ep.Model.Slope, Intercept: ep.Model.Intercept * 1e-9}
 	r.rs.cur = r.rs.interval
-	k := knotPoint{ep.EndNS, ep.Model.Offset(ep.EndNS)}
-	r.rs.knots = [2]knotPoint{k, k}
+	k := clocksync.KnotPoint{T: ep.EndNS, Off: ep.Model.Offset(ep.EndNS)}
+	r.rs.knots = [2]clocksync.KnotPoint{k, k}
 	mine := C.int(0)
 	if recording && r.rs.interval > 0 {
 		mine = 1
@@ -257,7 +257,7 @@ func pingpongLoop(goLoop bool) string {
 // its verdict on its knot and its epoch's time (µs) in one allgather.
 // It returns whether any rank disagreed, whether all were calm, and the
 // slowest rank's time.
-func (r *recorder) agreeResync(ok bool, v knotVerdict, costUS int64) (anyDisagree, allCalm bool, maxUS int64, err error) {
+func (r *recorder) agreeResync(ok bool, v clocksync.KnotVerdict, costUS int64) (anyDisagree, allCalm bool, maxUS int64, err error) {
 	mine := C.int(encodeAgree(ok, v, costUS))
 	all := make([]C.int, r.size)
 	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
@@ -269,8 +269,8 @@ func (r *recorder) agreeResync(ok bool, v knotVerdict, costUS int64) (anyDisagre
 		if !ok {
 			return false, false, 0, fmt.Errorf("the resync failed on rank %d", rank)
 		}
-		anyDisagree = anyDisagree || v == knotDisagree
-		allCalm = allCalm && v == knotCalm
+		anyDisagree = anyDisagree || v == clocksync.KnotDisagree
+		allCalm = allCalm && v == clocksync.KnotCalm
 		maxUS = max(maxUS, us)
 	}
 	return anyDisagree, allCalm, maxUS, nil
@@ -292,12 +292,12 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	// This rank's verdict on its new knot (adapt.go), judged before the
 	// agreement so that rank 0 can plan with every rank's.
 	var m clocksync.LinearModel
-	verdict, miss := knotKeep, 0.0
+	verdict, miss := clocksync.KnotKeep, 0.0
 	tk := int64(C.gclock_now_ext())
 	if err == nil {
 		m, _ = clocksync.FlattenTo(g, r.clock)
 		mod := trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}
-		verdict, miss = judgeKnot(r.rs.knots[0], r.rs.knots[1], knotPoint{tk, mod.Offset(tk)})
+		verdict, miss = clocksync.JudgeKnot(r.rs.knots[0], r.rs.knots[1], clocksync.KnotPoint{T: tk, Off: mod.Offset(tk)})
 	}
 	// Leave together, as after the full sync (recorder.epoch), and agree:
 	// a rank whose resync failed (before talking to anyone) must not stop
@@ -314,22 +314,14 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		return err
 	}
 	if r.rs.adapt && !atFinalize {
-		// the cost the budget counts is a running mean (a quick epoch
-		// after slow ones let the interval drop to 0.4 s while the
-		// resyncs took 1.4 % of a loaded run): one in four from the
-		// latest epoch, and never below it
-		c := float64(costUS) * 1e-6
-		if r.rs.costS == 0 {
-			r.rs.costS = c
-		}
-		r.rs.costS = max(c, 0.75*r.rs.costS+0.25*c)
-		r.rs.cur = nextInterval(r.rs.cur, r.rs.interval, anyDisagree, allCalm, r.rs.costS)
+		r.rs.costS = clocksync.ResyncCost(r.rs.costS, float64(costUS)*1e-6)
+		r.rs.cur = clocksync.NextResyncInterval(r.rs.cur, r.rs.interval, anyDisagree, allCalm, r.rs.costS)
 	}
 	r.global = g
 	r.rs.prior = m
 	r.rs.lastEpoch = t1
-	k := knotPoint{t1, trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
-	r.rs.knots = [2]knotPoint{r.rs.knots[1], k}
+	k := clocksync.KnotPoint{T: t1, Off: trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
+	r.rs.knots = [2]clocksync.KnotPoint{r.rs.knots[1], k}
 	r.rs.epochs++
 	r.nextEpoch++
 	ep := trace.Epoch{

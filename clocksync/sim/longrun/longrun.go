@@ -2,7 +2,7 @@
 // §5): every rank syncs fully at the start (as in MPI_Init), then resyncs
 // with the offset-only tree (clocksync.NewResyncAlg, one algorithm reused,
 // its prior set to the last model) at the intervals the recorder's
-// adaptive policy chooses (mirrored from pmpi/adapt.go), and once more at
+// adaptive policy chooses (clocksync.NextResyncInterval, the recorder's), and once more at
 // the end (as in MPI_Finalize). The node clocks carry the recorder's
 // injected non-linear shapes (trace.FakeTerm: random-walk frequency,
 // frequency step). Each rank's knots become trace.Epochs, corrected as
@@ -26,59 +26,6 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
-
-// The recorder's adaptive resync policy (pmpi/adapt.go, package main, so
-// mirrored here; TestPolicy_MirrorsTheRecorder pins the copies to the same
-// values).
-const (
-	resyncTolNS     = 500.0
-	resyncBudget    = 0.001
-	resyncMinFactor = 1.0 / 8
-	resyncMaxFactor = 2.0
-)
-
-type verdict int
-
-const (
-	keep verdict = iota
-	disagree
-	calm
-)
-
-type knotPoint struct {
-	t   int64
-	off float64
-}
-
-// judgeKnot is pmpi's judgeKnot: knot k against the line through a and b.
-func judgeKnot(a, b, k knotPoint) verdict {
-	if b.t <= a.t || k.t <= b.t {
-		return keep
-	}
-	pred := b.off + (b.off-a.off)*float64(k.t-b.t)/float64(b.t-a.t)
-	miss := math.Abs(k.off - pred)
-	switch {
-	case miss > resyncTolNS:
-		return disagree
-	case miss < resyncTolNS/4:
-		return calm
-	}
-	return keep
-}
-
-// nextInterval is pmpi's nextInterval.
-func nextInterval(cur, base float64, anyDisagree, allCalm bool, costS float64) float64 {
-	next := cur
-	switch {
-	case anyDisagree:
-		next = cur / 2
-	case allCalm:
-		next = cur * 1.5
-	}
-	lo := min(base, max(base*resyncMinFactor, costS/resyncBudget))
-	hi := base * resyncMaxFactor
-	return min(max(next, lo), hi)
-}
 
 // Shape is the non-linear clock error of the nodes.
 type Shape int
@@ -197,10 +144,10 @@ func newBarrier(n int) *barrier {
 	return &barrier{n: n, gen: make(chan struct{}), all: true}
 }
 
-func (b *barrier) wait(v verdict, cost, end float64) (anyDis, allCalm bool, maxCost, maxEnd float64) {
+func (b *barrier) wait(v clocksync.KnotVerdict, cost, end float64) (anyDis, allCalm bool, maxCost, maxEnd float64) {
 	b.mu.Lock()
-	b.anyDis = b.anyDis || v == disagree
-	b.all = b.all && v == calm
+	b.anyDis = b.anyDis || v == clocksync.KnotDisagree
+	b.all = b.all && v == clocksync.KnotCalm
 	b.maxCost = max(b.maxCost, cost)
 	b.maxEnd = max(b.maxEnd, end)
 	b.arrived++
@@ -265,7 +212,7 @@ func Run(c Config) (*Result, error) {
 			return fmt.Errorf("init sync: %w", err)
 		}
 		m, _ := clocksync.FlattenTo(s.Global, clk)
-		add := func(m clocksync.LinearModel, b float64) knotPoint {
+		add := func(m clocksync.LinearModel, b float64) clocksync.KnotPoint {
 			T := w.Now(r)
 			if r == 0 {
 				knotT = append(knotT, T)
@@ -281,12 +228,12 @@ func Run(c Config) (*Result, error) {
 				k.slope0 = m.Slope
 			}
 			k.sl = m.Slope
-			return knotPoint{t, off}
+			return clocksync.KnotPoint{T: t, Off: off}
 		}
 		// leave the init sync together (recorder.epoch)
-		_, _, _, end := bar.wait(keep, 0, w.Now(r))
+		_, _, _, end := bar.wait(clocksync.KnotKeep, 0, w.Now(r))
 		w.Advance(r, end+lat-w.Now(r))
-		last := [2]knotPoint{{}, add(m, clocksync.SyncBound(tr, s.Global))}
+		last := [2]clocksync.KnotPoint{{}, add(m, clocksync.SyncBound(tr, s.Global))}
 		alg, err := clocksync.NewResyncAlg(cc, m)
 		if err != nil {
 			return err
@@ -309,18 +256,15 @@ func Run(c Config) (*Result, error) {
 			}
 			m, _ := clocksync.FlattenTo(g, clk)
 			tk := int64(math.Round(w.LocalTime(r, w.Now(r)) * 1e9))
-			v := judgeKnot(last[0], last[1], knotPoint{tk, trace.Model{Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(tk)})
+			v, _ := clocksync.JudgeKnot(last[0], last[1], clocksync.KnotPoint{T: tk, Off: trace.Model{Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(tk)})
 			dis, allCalm, cost, end := bar.wait(v, w.Now(r)-t0, w.Now(r))
 			w.Advance(r, end+lat-w.Now(r))
 			if !c.NoAdapt && !final {
-				if costS == 0 {
-					costS = cost
-				}
-				costS = max(cost, 0.75*costS+0.25*cost)
-				interval = nextInterval(interval, c.Resync, dis, allCalm, costS)
+				costS = clocksync.ResyncCost(costS, cost)
+				interval = clocksync.NextResyncInterval(interval, c.Resync, dis, allCalm, costS)
 			}
 			prior = m
-			last = [2]knotPoint{last[1], add(m, clocksync.SyncBound(tr, g))}
+			last = [2]clocksync.KnotPoint{last[1], add(m, clocksync.SyncBound(tr, g))}
 			if r == 0 {
 				costSum += cost
 				epochs++

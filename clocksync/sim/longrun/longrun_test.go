@@ -1,10 +1,6 @@
 package longrun
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"strconv"
 	"testing"
 )
@@ -72,92 +68,6 @@ func TestLongRun_WithoutResyncsTheErrorIsFarLarger(t *testing.T) {
 	}
 	if r.MaxErr < 10*goal {
 		t.Errorf("without resyncs the error is only %.3f µs: the clocks do not wander enough to test the resyncs", r.MaxErr*1e6)
-	}
-}
-
-// TestPolicy_MirrorsTheRecorder: the resync policy's constants here are
-// the recorder's (pmpi/adapt.go, a main package that cannot be imported).
-func TestPolicy_MirrorsTheRecorder(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "..", "..", "pmpi", "adapt.go"), nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]float64{"resyncTolNS": resyncTolNS, "resyncBudget": resyncBudget,
-		"resyncMinFactor": resyncMinFactor, "resyncMaxFactor": resyncMaxFactor}
-	found := 0
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok || len(vs.Names) != 1 || len(vs.Values) != 1 {
-			return true
-		}
-		w, ok := want[vs.Names[0].Name]
-		if !ok {
-			return true
-		}
-		found++
-		if got, ok := constValue(vs.Values[0]); !ok || got != w {
-			t.Errorf("pmpi/adapt.go: %s = %v (evaluated %v), mirrored here as %v", vs.Names[0].Name, vs.Values[0], got, w)
-		}
-		return true
-	})
-	if found != len(want) {
-		t.Errorf("found %d of the %d policy constants in pmpi/adapt.go", found, len(want))
-	}
-}
-
-// constValue evaluates a constant expression of number literals, / and *.
-func constValue(e ast.Expr) (float64, bool) {
-	switch x := e.(type) {
-	case *ast.BasicLit:
-		v, err := strconv.ParseFloat(x.Value, 64)
-		return v, err == nil
-	case *ast.ParenExpr:
-		return constValue(x.X)
-	case *ast.BinaryExpr:
-		a, ok1 := constValue(x.X)
-		b, ok2 := constValue(x.Y)
-		if !ok1 || !ok2 {
-			return 0, false
-		}
-		switch x.Op {
-		case token.QUO:
-			return a / b, true
-		case token.MUL:
-			return a * b, true
-		}
-	}
-	return 0, false
-}
-
-// TestPolicy_IntervalFollowsTheVerdicts: the mirrored policy halves the
-// interval on a disagreeing knot, lengthens it by half when all are calm,
-// and keeps it between the budget's floor and 2·GCLOCK_RESYNC.
-func TestPolicy_IntervalFollowsTheVerdicts(t *testing.T) {
-	for _, c := range []struct {
-		name              string
-		cur, cost         float64
-		disagree, allCalm bool
-		want              float64
-	}{
-		{"disagree halves", 2, 0, true, false, 1},
-		{"calm lengthens", 2, 0, false, true, 3},
-		{"calm capped at 2·base", 3.5, 0, false, true, 4},
-		{"floor base/8", 0.3, 0, true, false, 0.25},
-		{"budget floor", 2, 1.5e-3, true, false, 1.5},
-		{"keep", 1.7, 0, false, false, 1.7},
-	} {
-		if got := nextInterval(c.cur, 2, c.disagree, c.allCalm, c.cost); got != c.want {
-			t.Errorf("%s: next interval %v, want %v", c.name, got, c.want)
-		}
-	}
-	a, b := knotPoint{0, 0}, knotPoint{1e9, 100}
-	for _, c := range []struct {
-		off  float64
-		want verdict
-	}{{200, calm}, {200 + 300, keep}, {200 + 600, disagree}} {
-		if got := judgeKnot(a, b, knotPoint{2e9, c.off}); got != c.want {
-			t.Errorf("knot at %v ns (line predicts 200): verdict %v, want %v", c.off, got, c.want)
-		}
 	}
 }
 
