@@ -205,8 +205,12 @@ func main() {
 	// The root cause of the waiting (delay analysis).
 	if rc := a.RootCauses; rc != nil && len(rc.Causes) > 0 {
 		c := rc.Causes[0]
-		fmt.Printf("   root cause: ranks %s, in %s: %s of the %s of waiting (%.0f%%; direct %s, propagated %s",
-			c.Ranks, c.Region, us(c.Cost), us(rc.Total), 100*c.Share, us(c.Direct), us(c.Propagated))
+		who := "ranks " + c.Ranks
+		if !strings.ContainsAny(c.Ranks, ",-") {
+			who = "rank " + c.Ranks
+		}
+		fmt.Printf("   root cause: %s, in %s: %s of the %s of waiting (%.0f%%; direct %s, propagated %s",
+			who, c.Region, us(c.Cost), us(rc.Total), 100*c.Share, us(c.Direct), us(c.Propagated))
 		if len(c.Via) > 0 {
 			var v []string
 			for _, x := range c.Via {
