@@ -17,6 +17,7 @@
  * right after the MPI call that filled it returned from PMPI (the default),
  * or on the background goroutine with GCLOCK_FLUSH_SYNC=0.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,16 +45,27 @@ typedef struct {
 	int64_t last;
 } enc_seq;
 
+/* enc_key holds two 64-bit lanes: a template's fields are compared as
+ * three of them (GCC's vector extension: SSE2 on x86-64, NEON on arm64),
+ * not field by field. */
+typedef uint64_t enc_key __attribute__((vector_size(16)));
+
 /* enc_tmpl is one template: the fields an event shares with many others
- * (everything but seq, times and request id), its index and stamp. */
+ * (everything but seq, times and request id), its index and stamp. key
+ * is the record's bytes from sent up to req (enc_key_of), with seq and
+ * flags masked out. */
 typedef struct enc_tmpl_s {
-	uint64_t sent, recv, site;
-	uint32_t comm, gen, idx;
-	int32_t root, peer, tag;
-	uint16_t op;
+	enc_key key[3];
+	struct enc_tmpl_s *next; /* the template that followed this one last; enc.none if none */
+	uint32_t gen, idx;
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
-	struct enc_tmpl_s *next; /* the template that followed this one last, or NULL */
 } enc_tmpl;
+
+/* The template bytes of a record: sent, recv, callsite, comm (+ seq),
+ * root, op (+ flags), peer, tag; enc.mask clears seq and flags. */
+#define GCK_ENC_KEY_OFF offsetof(gclock_event, sent)
+_Static_assert(offsetof(gclock_event, sent) + 3 * sizeof(enc_key) == offsetof(gclock_event, req),
+	       "the template key spans sent .. tag");
 
 /* gclock_op_multi: records of op with seq > 0 continue a call written as
  * several records (trace.Op.Continues; the exports' per-event limit
@@ -75,6 +87,8 @@ static struct {
 	enc_tmpl **tlist; /* cap entries: this chunk's templates by index */
 	uint32_t tmask;
 	uint32_t gen; /* stamps the tables' live entries (this chunk's) */
+	enc_key mask[3]; /* ones over the template fields (enc_reserve) */
+	enc_tmpl none;   /* a template no record matches (op 0xFFFF) */
 	/* The chunk being split: template rows written so far and counts (the
 	 * lookups below keep them here, out of the split's registers). */
 	uint8_t *tr;
@@ -123,6 +137,19 @@ static int enc_reserve(uint32_t n)
 	if (enc.trows == NULL || enc.sites == NULL || enc.stab == NULL || enc.qtab == NULL ||
 	    enc.ttab == NULL || enc.tlist == NULL)
 		goto fail;
+	/* The masks, endian-neutral: a record with ones in its template fields. */
+	gclock_event m;
+	memset(&m, 0, sizeof m);
+	m.sent = m.recv = m.callsite = UINT64_MAX;
+	m.comm = UINT32_MAX;
+	m.root = m.peer = m.tag = -1;
+	m.op = UINT16_MAX;
+	memcpy(enc.mask, (const char *)&m + GCK_ENC_KEY_OFF, sizeof enc.mask);
+	memset(&m, 0, sizeof m);
+	m.op = UINT16_MAX; /* GCK_OP_COUNT < 0xFFFF: no record has it */
+	memset(&enc.none, 0, sizeof enc.none);
+	memcpy(enc.none.key, (const char *)&m + GCK_ENC_KEY_OFF, sizeof enc.none.key);
+	enc.none.next = &enc.none;
 	enc.tmask = t - 1;
 	enc.gen = 0;
 	enc.cap = n;
@@ -139,8 +166,8 @@ static inline uint8_t *put_u(uint8_t *p, uint64_t v)
 		*p++ = (uint8_t)v | 0x80;
 		v >>= 7;
 	}
-	*p++ = (uint8_t)v;
-	return p;
+	p[0] = (uint8_t)v;
+	return p + 1;
 }
 
 static inline uint8_t *put_s(uint8_t *p, int64_t v)
@@ -163,11 +190,22 @@ static inline uint32_t tmpl_hash(const gclock_event *e)
 	return (uint32_t)(((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 32);
 }
 
-static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e)
+/* enc_load reads lane i of a record's template bytes (unaligned). */
+static inline enc_key enc_load(const gclock_event *e, int i)
 {
-	return t->site == e->callsite && t->sent == e->sent && t->recv == e->recv &&
-	       t->comm == e->comm && t->op == e->op && t->peer == e->peer && t->tag == e->tag &&
-	       t->root == e->root;
+	enc_key k;
+	memcpy(&k, (const char *)e + GCK_ENC_KEY_OFF + (size_t)i * sizeof k, sizeof k);
+	return k;
+}
+
+/* tmpl_is reports whether e has t's template fields; m is enc.mask (in
+ * registers, passed by value, in the split's loop). */
+static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e, enc_key m0, enc_key m1,
+			  enc_key m2)
+{
+	const enc_key x = ((enc_load(e, 0) ^ t->key[0]) & m0) | ((enc_load(e, 1) ^ t->key[1]) & m1) |
+			  ((enc_load(e, 2) ^ t->key[2]) & m2);
+	return (x[0] | x[1]) == 0;
 }
 
 /* site_index returns the call site's index in the chunk's dictionary,
@@ -197,21 +235,16 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 {
 	const uint32_t gen = enc.gen, mask = enc.tmask;
 	uint32_t h = tmpl_hash(e) & mask;
-	while (enc.ttab[h].gen == gen && !tmpl_is(&enc.ttab[h], e))
+	while (enc.ttab[h].gen == gen &&
+	       !tmpl_is(&enc.ttab[h], e, enc.mask[0], enc.mask[1], enc.mask[2]))
 		h = (h + 1) & mask;
 	enc_tmpl *t = &enc.ttab[h];
 	if (t->gen != gen) { /* a new template: its row, in first-use order */
-		t->sent = e->sent;
-		t->recv = e->recv;
-		t->site = e->callsite;
-		t->comm = e->comm;
-		t->root = e->root;
-		t->peer = e->peer;
-		t->tag = e->tag;
-		t->op = e->op;
+		for (int i = 0; i < 3; i++)
+			t->key[i] = enc_load(e, i) & enc.mask[i];
 		t->multi = (uint16_t)gclock_op_multi(e->op);
 		t->gen = gen;
-		t->next = NULL;
+		t->next = &enc.none;
 		t->idx = enc.ntmpl;
 		enc.tlist[enc.ntmpl++] = t;
 		uint8_t *tr = enc.tr;
@@ -270,8 +303,12 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	enc.ntmpl = enc.nsites = 0;
 	uint64_t prev_exit = 0; /* the first event's gap is its EnterNS */
 	uint32_t prev_req = 0;  /* stays 0 while every req is 0 */
-	enc_seq *q = NULL;      /* the previous event's communicator entry */
-	enc_tmpl start = {0};   /* predicts nothing */
+	/* the previous event's communicator entry: first a stand-in that
+	 * the first event's comm misses */
+	enc_seq qnone = {.comm = ev[0].comm ^ 1u};
+	enc_seq *q = &qnone;
+	const enc_key m0 = enc.mask[0], m1 = enc.mask[1], m2 = enc.mask[2];
+	enc_tmpl start = {.next = &enc.none}; /* predicts nothing */
 	enc_tmpl *prev = &start; /* the previous event's template */
 	uint32_t conts = 0;     /* records that continue a call */
 	for (const gclock_event *restrict e = ev, *end = ev + n; e != end; e++) {
@@ -288,7 +325,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		/* A program repeats its sequence of calls: the template that
 		 * followed the previous event's last time is tried first. */
 		enc_tmpl *t;
-		if (GCK_LIKELY(prev->next != NULL) && tmpl_is(prev->next, e))
+		if (GCK_LIKELY(tmpl_is(prev->next, e, m0, m1, m2)))
 			t = prev->next;
 		else
 			t = tmpl_find(e, prev);
@@ -297,7 +334,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		ptmpl = put_u(ptmpl, t->idx);
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
 		 * runs of one communicator skip the table */
-		if (GCK_UNLIKELY(q == NULL || comm != q->comm))
+		if (GCK_UNLIKELY(comm != q->comm))
 			q = seq_find(comm);
 		const int64_t last = q->last;
 		q->last = seq;
