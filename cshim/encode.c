@@ -52,8 +52,8 @@ typedef uint64_t enc_key __attribute__((vector_size(16)));
 
 /* enc_tmpl is one template: the fields an event shares with many others
  * (everything but seq, times and request id), its index and stamp. key
- * is the record's bytes from sent up to req (enc_key_of), with seq and
- * flags masked out. */
+ * holds the record's template bytes as three lanes (enc_load), the last
+ * with flags cleared (enc.mask). */
 typedef struct enc_tmpl_s {
 	enc_key key[3];
 	struct enc_tmpl_s *next; /* the template that followed this one last; enc.none if none */
@@ -61,11 +61,19 @@ typedef struct enc_tmpl_s {
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
 } enc_tmpl;
 
-/* The template bytes of a record: sent, recv, callsite, comm (+ seq),
- * root, op (+ flags), peer, tag; enc.mask clears seq and flags. */
-#define GCK_ENC_KEY_OFF offsetof(gclock_event, sent)
-_Static_assert(offsetof(gclock_event, sent) + 3 * sizeof(enc_key) == offsetof(gclock_event, req),
-	       "the template key spans sent .. tag");
+/* The lanes' offsets in a record: sent and recv; recv's upper half,
+ * callsite and comm (ending where seq starts: no mask needed); root, op,
+ * flags, peer and tag (flags masked). */
+static const size_t enc_lane[3] = {offsetof(gclock_event, sent),
+				   offsetof(gclock_event, seq) - sizeof(enc_key),
+				   offsetof(gclock_event, root)};
+_Static_assert(offsetof(gclock_event, sent) + sizeof(enc_key) == offsetof(gclock_event, callsite) &&
+		       offsetof(gclock_event, seq) - sizeof(enc_key) <= offsetof(gclock_event, callsite) &&
+		       offsetof(gclock_event, callsite) + 8 == offsetof(gclock_event, comm) &&
+		       offsetof(gclock_event, comm) + 4 == offsetof(gclock_event, seq) &&
+		       offsetof(gclock_event, seq) + 4 == offsetof(gclock_event, root) &&
+		       offsetof(gclock_event, root) + sizeof(enc_key) == offsetof(gclock_event, req),
+	       "the template lanes cover sent .. comm and root .. tag, never seq");
 
 /* gclock_op_multi: records of op with seq > 0 continue a call written as
  * several records (trace.Op.Continues; the exports' per-event limit
@@ -87,13 +95,21 @@ static struct {
 	enc_tmpl **tlist; /* cap entries: this chunk's templates by index */
 	uint32_t tmask;
 	uint32_t gen; /* stamps the tables' live entries (this chunk's) */
-	enc_key mask[3]; /* ones over the template fields (enc_reserve) */
+	enc_key mask;  /* ones over the last lane's template fields (enc_reserve) */
 	enc_tmpl none;   /* a template no record matches (op 0xFFFF) */
 	/* The chunk being split: template rows written so far and counts (the
 	 * lookups below keep them here, out of the split's registers). */
 	uint8_t *tr;
 	uint32_t ntmpl, nsites;
 } enc;
+
+/* enc_load reads lane i of a record's template bytes (unaligned). */
+static inline enc_key enc_load(const gclock_event *e, int i)
+{
+	enc_key k;
+	memcpy(&k, (const char *)e + enc_lane[i], sizeof k);
+	return k;
+}
 
 static void enc_release(void)
 {
@@ -137,18 +153,18 @@ static int enc_reserve(uint32_t n)
 	if (enc.trows == NULL || enc.sites == NULL || enc.stab == NULL || enc.qtab == NULL ||
 	    enc.ttab == NULL || enc.tlist == NULL)
 		goto fail;
-	/* The masks, endian-neutral: a record with ones in its template fields. */
+	/* The mask, endian-neutral: a record with ones in its template
+	 * fields. */
 	gclock_event m;
 	memset(&m, 0, sizeof m);
-	m.sent = m.recv = m.callsite = UINT64_MAX;
-	m.comm = UINT32_MAX;
 	m.root = m.peer = m.tag = -1;
 	m.op = UINT16_MAX;
-	memcpy(enc.mask, (const char *)&m + GCK_ENC_KEY_OFF, sizeof enc.mask);
+	memcpy(&enc.mask, (const char *)&m + enc_lane[2], sizeof enc.mask);
 	memset(&m, 0, sizeof m);
 	m.op = UINT16_MAX; /* GCK_OP_COUNT < 0xFFFF: no record has it */
 	memset(&enc.none, 0, sizeof enc.none);
-	memcpy(enc.none.key, (const char *)&m + GCK_ENC_KEY_OFF, sizeof enc.none.key);
+	for (int i = 0; i < 3; i++)
+		enc.none.key[i] = enc_load(&m, i);
 	enc.none.next = &enc.none;
 	enc.tmask = t - 1;
 	enc.gen = 0;
@@ -190,21 +206,13 @@ static inline uint32_t tmpl_hash(const gclock_event *e)
 	return (uint32_t)(((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 32);
 }
 
-/* enc_load reads lane i of a record's template bytes (unaligned). */
-static inline enc_key enc_load(const gclock_event *e, int i)
-{
-	enc_key k;
-	memcpy(&k, (const char *)e + GCK_ENC_KEY_OFF + (size_t)i * sizeof k, sizeof k);
-	return k;
-}
 
-/* tmpl_is reports whether e has t's template fields; m is enc.mask (in
- * registers, passed by value, in the split's loop). */
-static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e, enc_key m0, enc_key m1,
-			  enc_key m2)
+/* tmpl_is reports whether e has t's template fields; m is enc.mask (in a
+ * register, passed by value, in the split's loop). */
+static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e, enc_key m)
 {
-	const enc_key x = ((enc_load(e, 0) ^ t->key[0]) & m0) | ((enc_load(e, 1) ^ t->key[1]) & m1) |
-			  ((enc_load(e, 2) ^ t->key[2]) & m2);
+	const enc_key x = (enc_load(e, 0) ^ t->key[0]) | (enc_load(e, 1) ^ t->key[1]) |
+			  ((enc_load(e, 2) ^ t->key[2]) & m);
 	return (x[0] | x[1]) == 0;
 }
 
@@ -236,12 +244,13 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 	const uint32_t gen = enc.gen, mask = enc.tmask;
 	uint32_t h = tmpl_hash(e) & mask;
 	while (enc.ttab[h].gen == gen &&
-	       !tmpl_is(&enc.ttab[h], e, enc.mask[0], enc.mask[1], enc.mask[2]))
+	       !tmpl_is(&enc.ttab[h], e, enc.mask))
 		h = (h + 1) & mask;
 	enc_tmpl *t = &enc.ttab[h];
 	if (t->gen != gen) { /* a new template: its row, in first-use order */
-		for (int i = 0; i < 3; i++)
-			t->key[i] = enc_load(e, i) & enc.mask[i];
+		t->key[0] = enc_load(e, 0);
+		t->key[1] = enc_load(e, 1);
+		t->key[2] = enc_load(e, 2) & enc.mask;
 		t->multi = (uint16_t)gclock_op_multi(e->op);
 		t->gen = gen;
 		t->next = &enc.none;
@@ -307,7 +316,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	 * the first event's comm misses */
 	enc_seq qnone = {.comm = ev[0].comm ^ 1u};
 	enc_seq *q = &qnone;
-	const enc_key m0 = enc.mask[0], m1 = enc.mask[1], m2 = enc.mask[2];
+	const enc_key mask = enc.mask;
 	enc_tmpl start = {.next = &enc.none}; /* predicts nothing */
 	enc_tmpl *prev = &start; /* the previous event's template */
 	uint32_t conts = 0;     /* records that continue a call */
@@ -325,7 +334,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		/* A program repeats its sequence of calls: the template that
 		 * followed the previous event's last time is tried first. */
 		enc_tmpl *t;
-		if (GCK_LIKELY(tmpl_is(prev->next, e, m0, m1, m2)))
+		if (GCK_LIKELY(tmpl_is(prev->next, e, mask)))
 			t = prev->next;
 		else
 			t = tmpl_find(e, prev);
