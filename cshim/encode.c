@@ -58,6 +58,7 @@ typedef struct enc_tmpl_s {
 	enc_key key[3];
 	struct enc_tmpl_s *next; /* the template that followed this one last; enc.none if none */
 	uint32_t gen, idx;
+	uint32_t later; /* this chunk's events of it with seq > 0 */
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
 } enc_tmpl;
 
@@ -253,6 +254,7 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 		t->key[2] = enc_load(e, 2) & enc.mask;
 		t->multi = (uint16_t)gclock_op_multi(e->op);
 		t->gen = gen;
+		t->later = 0;
 		t->next = &enc.none;
 		t->idx = enc.ntmpl;
 		enc.tlist[enc.ntmpl++] = t;
@@ -319,7 +321,6 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	const enc_key mask = enc.mask;
 	enc_tmpl start = {.next = &enc.none}; /* predicts nothing */
 	enc_tmpl *prev = &start; /* the previous event's template */
-	uint32_t conts = 0;     /* records that continue a call */
 	for (const gclock_event *restrict e = ev, *end = ev + n; e != end; e++) {
 		/* A half fills over thousands of MPI calls whose own data pushes
 		 * it out of the core's caches: ask for both lines of the record
@@ -330,7 +331,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		__builtin_prefetch(ahead, 0, 3);
 		__builtin_prefetch(ahead + sizeof *e - 1, 0, 3);
 		const uint64_t enter = (uint64_t)e->enter_ns, exit = (uint64_t)e->exit_ns;
-		const uint32_t comm = e->comm, seq = e->seq, req = e->req;
+		const uint32_t seq = e->seq;
 		/* A program repeats its sequence of calls: the template that
 		 * followed the previous event's last time is tried first. */
 		enc_tmpl *t;
@@ -339,12 +340,12 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		else
 			t = tmpl_find(e, prev);
 		prev = t;
-		conts += t->multi & (seq > 0);
+		t->later += seq > 0; /* summed per template after the loop */
 		ptmpl = put_u(ptmpl, t->idx);
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
 		 * runs of one communicator skip the table */
-		if (GCK_UNLIKELY(comm != q->comm))
-			q = seq_find(comm);
+		if (GCK_UNLIKELY(e->comm != q->comm))
+			q = seq_find(e->comm);
 		const int64_t last = q->last;
 		q->last = seq;
 		pseq = put_s(pseq, (int64_t)seq - (last + 1));
@@ -353,6 +354,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		prev_exit = exit;
 		pdur = put_s(pdur, (int64_t)(exit - enter));
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
+		const uint32_t req = e->req;
 		if (req == 0) {
 			*preq++ = 0;
 		} else {
@@ -362,6 +364,10 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		}
 	}
 	const int any_req = prev_req != 0;
+	uint32_t conts = 0; /* records that continue a call */
+	for (uint32_t i = 0; i < enc.ntmpl; i++)
+		if (enc.tlist[i]->multi)
+			conts += enc.tlist[i]->later;
 	uint8_t *p[GCK_ENC_COLS];
 	p[GCK_ENC_SEQ] = pseq;
 	p[GCK_ENC_ENTER] = pent;
