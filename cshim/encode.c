@@ -42,7 +42,7 @@ typedef struct {
 
 typedef struct {
 	uint32_t comm, gen;
-	int64_t last;
+	int64_t want; /* the seq that follows the comm's last one in the chunk */
 } enc_seq;
 
 /* enc_key holds two 64-bit lanes: a template's fields are compared as
@@ -274,7 +274,7 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 }
 
 /* seq_find returns comm's entry of the sequence table, entering it (last
- * seq -1) on first sight. */
+ * seq -1, so want 0) on first sight. */
 static __attribute__((noinline)) enc_seq *seq_find(uint32_t comm)
 {
 	const uint32_t gen = enc.gen, mask = enc.tmask;
@@ -285,7 +285,7 @@ static __attribute__((noinline)) enc_seq *seq_find(uint32_t comm)
 	if (q->gen != gen) {
 		q->comm = comm;
 		q->gen = gen;
-		q->last = -1;
+		q->want = 0;
 	}
 	return q;
 }
@@ -346,9 +346,9 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		 * runs of one communicator skip the table */
 		if (GCK_UNLIKELY(e->comm != q->comm))
 			q = seq_find(e->comm);
-		const int64_t last = q->last;
-		q->last = seq;
-		pseq = put_s(pseq, (int64_t)seq - (last + 1));
+		const int64_t want = q->want;
+		q->want = (int64_t)seq + 1;
+		pseq = put_s(pseq, (int64_t)seq - want);
 		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping) */
 		pent = put_s(pent, (int64_t)(enter - prev_exit));
 		prev_exit = exit;
