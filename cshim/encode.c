@@ -207,7 +207,6 @@ static inline uint32_t tmpl_hash(const gclock_event *e)
 	return (uint32_t)(((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 32);
 }
 
-
 /* tmpl_is reports whether e has t's template fields; m is enc.mask (in a
  * register, passed by value, in the split's loop). */
 static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e, enc_key m)
@@ -244,8 +243,7 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 {
 	const uint32_t gen = enc.gen, mask = enc.tmask;
 	uint32_t h = tmpl_hash(e) & mask;
-	while (enc.ttab[h].gen == gen &&
-	       !tmpl_is(&enc.ttab[h], e, enc.mask))
+	while (enc.ttab[h].gen == gen && !tmpl_is(&enc.ttab[h], e, enc.mask))
 		h = (h + 1) & mask;
 	enc_tmpl *t = &enc.ttab[h];
 	if (t->gen != gen) { /* a new template: its row, in first-use order */
