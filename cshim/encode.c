@@ -17,6 +17,7 @@
  * right after the MPI call that filled it returned from PMPI (the default),
  * or on the background goroutine with GCLOCK_FLUSH_SYNC=0.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,19 +42,39 @@ typedef struct {
 
 typedef struct {
 	uint32_t comm, gen;
-	int64_t last;
+	int64_t want; /* the seq that follows the comm's last one in the chunk */
 } enc_seq;
 
+/* enc_key holds two 64-bit lanes: a template's fields are compared as
+ * three of them (GCC's vector extension: SSE2 on x86-64, NEON on arm64),
+ * not field by field. */
+typedef uint64_t enc_key __attribute__((vector_size(16)));
+
 /* enc_tmpl is one template: the fields an event shares with many others
- * (everything but seq, times and request id), its index and stamp. */
+ * (everything but seq, times and request id), its index and stamp. key
+ * holds the record's template bytes as three lanes (enc_load), the last
+ * with flags cleared (enc.mask). */
 typedef struct enc_tmpl_s {
-	uint64_t sent, recv, site;
-	uint32_t comm, gen, idx;
-	int32_t root, peer, tag;
-	uint16_t op;
+	enc_key key[3];
+	struct enc_tmpl_s *next; /* the template that followed this one last; enc.none if none */
+	uint32_t gen, idx;
+	uint32_t later; /* this chunk's events of it with seq > 0 */
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
-	struct enc_tmpl_s *next; /* the template that followed this one last, or NULL */
 } enc_tmpl;
+
+/* The lanes' offsets in a record: sent and recv; recv's upper half,
+ * callsite and comm (ending where seq starts: no mask needed); root, op,
+ * flags, peer and tag (flags masked). */
+static const size_t enc_lane[3] = {offsetof(gclock_event, sent),
+				   offsetof(gclock_event, seq) - sizeof(enc_key),
+				   offsetof(gclock_event, root)};
+_Static_assert(offsetof(gclock_event, sent) + sizeof(enc_key) == offsetof(gclock_event, callsite) &&
+		       offsetof(gclock_event, seq) - sizeof(enc_key) <= offsetof(gclock_event, callsite) &&
+		       offsetof(gclock_event, callsite) + 8 == offsetof(gclock_event, comm) &&
+		       offsetof(gclock_event, comm) + 4 == offsetof(gclock_event, seq) &&
+		       offsetof(gclock_event, seq) + 4 == offsetof(gclock_event, root) &&
+		       offsetof(gclock_event, root) + sizeof(enc_key) == offsetof(gclock_event, req),
+	       "the template lanes cover sent .. comm and root .. tag, never seq");
 
 /* gclock_op_multi: records of op with seq > 0 continue a call written as
  * several records (trace.Op.Continues; the exports' per-event limit
@@ -75,11 +96,21 @@ static struct {
 	enc_tmpl **tlist; /* cap entries: this chunk's templates by index */
 	uint32_t tmask;
 	uint32_t gen; /* stamps the tables' live entries (this chunk's) */
+	enc_key mask;  /* ones over the last lane's template fields (enc_reserve) */
+	enc_tmpl none;   /* a template no record matches (op 0xFFFF) */
 	/* The chunk being split: template rows written so far and counts (the
 	 * lookups below keep them here, out of the split's registers). */
 	uint8_t *tr;
 	uint32_t ntmpl, nsites;
 } enc;
+
+/* enc_load reads lane i of a record's template bytes (unaligned). */
+static inline enc_key enc_load(const gclock_event *e, int i)
+{
+	enc_key k;
+	memcpy(&k, (const char *)e + enc_lane[i], sizeof k);
+	return k;
+}
 
 static void enc_release(void)
 {
@@ -123,6 +154,19 @@ static int enc_reserve(uint32_t n)
 	if (enc.trows == NULL || enc.sites == NULL || enc.stab == NULL || enc.qtab == NULL ||
 	    enc.ttab == NULL || enc.tlist == NULL)
 		goto fail;
+	/* The mask, endian-neutral: a record with ones in its template
+	 * fields. */
+	gclock_event m;
+	memset(&m, 0, sizeof m);
+	m.root = m.peer = m.tag = -1;
+	m.op = UINT16_MAX;
+	memcpy(&enc.mask, (const char *)&m + enc_lane[2], sizeof enc.mask);
+	memset(&m, 0, sizeof m);
+	m.op = UINT16_MAX; /* GCK_OP_COUNT < 0xFFFF: no record has it */
+	memset(&enc.none, 0, sizeof enc.none);
+	for (int i = 0; i < 3; i++)
+		enc.none.key[i] = enc_load(&m, i);
+	enc.none.next = &enc.none;
 	enc.tmask = t - 1;
 	enc.gen = 0;
 	enc.cap = n;
@@ -139,8 +183,8 @@ static inline uint8_t *put_u(uint8_t *p, uint64_t v)
 		*p++ = (uint8_t)v | 0x80;
 		v >>= 7;
 	}
-	*p++ = (uint8_t)v;
-	return p;
+	p[0] = (uint8_t)v;
+	return p + 1;
 }
 
 static inline uint8_t *put_s(uint8_t *p, int64_t v)
@@ -163,11 +207,13 @@ static inline uint32_t tmpl_hash(const gclock_event *e)
 	return (uint32_t)(((a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)) >> 32);
 }
 
-static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e)
+/* tmpl_is reports whether e has t's template fields; m is enc.mask (in a
+ * register, passed by value, in the split's loop). */
+static inline int tmpl_is(const enc_tmpl *t, const gclock_event *e, enc_key m)
 {
-	return t->site == e->callsite && t->sent == e->sent && t->recv == e->recv &&
-	       t->comm == e->comm && t->op == e->op && t->peer == e->peer && t->tag == e->tag &&
-	       t->root == e->root;
+	const enc_key x = (enc_load(e, 0) ^ t->key[0]) | (enc_load(e, 1) ^ t->key[1]) |
+			  ((enc_load(e, 2) ^ t->key[2]) & m);
+	return (x[0] | x[1]) == 0;
 }
 
 /* site_index returns the call site's index in the chunk's dictionary,
@@ -197,21 +243,17 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 {
 	const uint32_t gen = enc.gen, mask = enc.tmask;
 	uint32_t h = tmpl_hash(e) & mask;
-	while (enc.ttab[h].gen == gen && !tmpl_is(&enc.ttab[h], e))
+	while (enc.ttab[h].gen == gen && !tmpl_is(&enc.ttab[h], e, enc.mask))
 		h = (h + 1) & mask;
 	enc_tmpl *t = &enc.ttab[h];
 	if (t->gen != gen) { /* a new template: its row, in first-use order */
-		t->sent = e->sent;
-		t->recv = e->recv;
-		t->site = e->callsite;
-		t->comm = e->comm;
-		t->root = e->root;
-		t->peer = e->peer;
-		t->tag = e->tag;
-		t->op = e->op;
+		t->key[0] = enc_load(e, 0);
+		t->key[1] = enc_load(e, 1);
+		t->key[2] = enc_load(e, 2) & enc.mask;
 		t->multi = (uint16_t)gclock_op_multi(e->op);
 		t->gen = gen;
-		t->next = NULL;
+		t->later = 0;
+		t->next = &enc.none;
 		t->idx = enc.ntmpl;
 		enc.tlist[enc.ntmpl++] = t;
 		uint8_t *tr = enc.tr;
@@ -230,7 +272,7 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 }
 
 /* seq_find returns comm's entry of the sequence table, entering it (last
- * seq -1) on first sight. */
+ * seq -1, so want 0) on first sight. */
 static __attribute__((noinline)) enc_seq *seq_find(uint32_t comm)
 {
 	const uint32_t gen = enc.gen, mask = enc.tmask;
@@ -241,7 +283,7 @@ static __attribute__((noinline)) enc_seq *seq_find(uint32_t comm)
 	if (q->gen != gen) {
 		q->comm = comm;
 		q->gen = gen;
-		q->last = -1;
+		q->want = 0;
 	}
 	return q;
 }
@@ -270,10 +312,13 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	enc.ntmpl = enc.nsites = 0;
 	uint64_t prev_exit = 0; /* the first event's gap is its EnterNS */
 	uint32_t prev_req = 0;  /* stays 0 while every req is 0 */
-	enc_seq *q = NULL;      /* the previous event's communicator entry */
-	enc_tmpl start = {0};   /* predicts nothing */
+	/* the previous event's communicator entry: first a stand-in that
+	 * the first event's comm misses */
+	enc_seq qnone = {.comm = ev[0].comm ^ 1u};
+	enc_seq *q = &qnone;
+	const enc_key mask = enc.mask;
+	enc_tmpl start = {.next = &enc.none}; /* predicts nothing */
 	enc_tmpl *prev = &start; /* the previous event's template */
-	uint32_t conts = 0;     /* records that continue a call */
 	for (const gclock_event *restrict e = ev, *end = ev + n; e != end; e++) {
 		/* A half fills over thousands of MPI calls whose own data pushes
 		 * it out of the core's caches: ask for both lines of the record
@@ -284,29 +329,30 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		__builtin_prefetch(ahead, 0, 3);
 		__builtin_prefetch(ahead + sizeof *e - 1, 0, 3);
 		const uint64_t enter = (uint64_t)e->enter_ns, exit = (uint64_t)e->exit_ns;
-		const uint32_t comm = e->comm, seq = e->seq, req = e->req;
+		const uint32_t seq = e->seq;
 		/* A program repeats its sequence of calls: the template that
 		 * followed the previous event's last time is tried first. */
 		enc_tmpl *t;
-		if (GCK_LIKELY(prev->next != NULL) && tmpl_is(prev->next, e))
+		if (GCK_LIKELY(tmpl_is(prev->next, e, mask)))
 			t = prev->next;
 		else
 			t = tmpl_find(e, prev);
 		prev = t;
-		conts += t->multi & (seq > 0);
+		t->later += seq > 0; /* summed per template after the loop */
 		ptmpl = put_u(ptmpl, t->idx);
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
 		 * runs of one communicator skip the table */
-		if (GCK_UNLIKELY(q == NULL || comm != q->comm))
-			q = seq_find(comm);
-		const int64_t last = q->last;
-		q->last = seq;
-		pseq = put_s(pseq, (int64_t)seq - (last + 1));
+		if (GCK_UNLIKELY(e->comm != q->comm))
+			q = seq_find(e->comm);
+		const int64_t want = q->want;
+		q->want = (int64_t)seq + 1;
+		pseq = put_s(pseq, (int64_t)seq - want);
 		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping) */
 		pent = put_s(pent, (int64_t)(enter - prev_exit));
 		prev_exit = exit;
 		pdur = put_s(pdur, (int64_t)(exit - enter));
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
+		const uint32_t req = e->req;
 		if (req == 0) {
 			*preq++ = 0;
 		} else {
@@ -316,6 +362,10 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		}
 	}
 	const int any_req = prev_req != 0;
+	uint32_t conts = 0; /* records that continue a call */
+	for (uint32_t i = 0; i < enc.ntmpl; i++)
+		if (enc.tlist[i]->multi)
+			conts += enc.tlist[i]->later;
 	uint8_t *p[GCK_ENC_COLS];
 	p[GCK_ENC_SEQ] = pseq;
 	p[GCK_ENC_ENTER] = pent;

@@ -8,15 +8,20 @@
 #include "requests.h"
 #include "reqtable.h"
 
+/* gclock_peer_of tries a member first: MPI_PROC_NULL and MPI_ANY_SOURCE
+ * are negative in every MPI the shim builds with, so a rank in [0, n)
+ * is neither, and one unsigned comparison finds it. */
+_Static_assert(MPI_PROC_NULL < 0 && MPI_ANY_SOURCE < 0, "the special ranks are negative");
+
 static inline int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
 {
+	if (GCK_LIKELY((uint32_t)r < (uint32_t)n) && peers != NULL)
+		return peers[r];
 	if (r == MPI_PROC_NULL)
 		return GCK_PEER_NULL;
 	if (r == MPI_ANY_SOURCE)
 		return GCK_PEER_ANY;
-	if (peers != NULL && r >= 0 && r < n)
-		return peers[r];
-	return r; /* no member list: the comm rank as given */
+	return r; /* no member list (or out of range): the comm rank as given */
 }
 
 static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r)

@@ -116,6 +116,17 @@ func cRecords(evs []trace.Event) ([]C.gclock_event, func()) {
 	return recs, func() { C.free(p) }
 }
 
+// stampRecords sets the fields of recs that are no part of an event
+// (flags, reserved; pad, the half's generation) to values derived from
+// each record's index and salt (tests: the encoder must ignore them).
+func stampRecords(recs []C.gclock_event, salt uint32) {
+	for i := range recs {
+		v := uint32(i)*0x9E3779B1 ^ salt
+		recs[i].flags = C.uint16_t(v>>16 | 1)
+		recs[i].pad = C.uint32_t(v | 1)
+	}
+}
+
 // encodeWithC runs cRecords and cColumns over evs and returns copies of
 // the columns (tests).
 func encodeWithC(evs []trace.Event) (trace.Columns, error) {

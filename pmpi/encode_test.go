@@ -193,6 +193,37 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 	}
 }
 
+// TestCColumns_IgnoresFlagsAndGeneration checks that a record's flags and
+// generation (no part of the event; cshim/encode.c compares templates as
+// masked 16-byte lanes next to them) change no byte of the columns.
+func TestCColumns_IgnoresFlagsAndGeneration(t *testing.T) {
+	evs := make([]trace.Event, 4000)
+	for i := range evs {
+		evs[i] = trace.Event{Op: []trace.Op{trace.OpIsend, trace.OpIrecv, trace.OpWaitall}[i%3],
+			Comm: uint32(i % 2), Seq: uint32(i % 3), Root: -1, Sent: uint64(8 * (i % 5)),
+			EnterNS: int64(1000 + 10*i), ExitNS: int64(1005 + 10*i), Callsite: uint64(0x400000 + i%3),
+			Peer: int32(i % 4), Tag: int32(i % 7), Req: uint32(i + 1)}
+	}
+	want := trace.EncodeColumns(evs)
+	for _, salt := range []uint32{0, 0xFFFFFFFF, 0x12345678} {
+		recs, free := cRecords(evs)
+		stampRecords(recs, salt)
+		got, err := cColumns(recs)
+		if err != nil {
+			free()
+			t.Fatal(err)
+		}
+		same := got.N == want.N && got.Calls == want.Calls && bytes.Equal(got.Tmpl, want.Tmpl) &&
+			bytes.Equal(got.Templates, want.Templates) && bytes.Equal(got.Seq, want.Seq) &&
+			bytes.Equal(got.Enter, want.Enter) && bytes.Equal(got.Dur, want.Dur) && bytes.Equal(got.Req, want.Req)
+		free() // the records; got is the encoder's memory
+		if !same {
+			t.Errorf("salt %#x: columns differ from the Go encoder's (tmpl column %d bytes, templates %d bytes, want %d, %d)",
+				salt, len(got.Tmpl), len(got.Templates), len(want.Tmpl), len(want.Templates))
+		}
+	}
+}
+
 // TestCColumns_WrittenChunkReadsBack writes C-encoded chunks with
 // trace.Writer.WriteColumns, with either codec, and reads every event back.
 func TestCColumns_WrittenChunkReadsBack(t *testing.T) {
