@@ -18,12 +18,29 @@ import (
 // rank entered the call it was waited for. rcPath keeps that as a chain of
 // immutable nodes (each a few (rank, region) amounts and a parent), so a
 // wait costs a pointer and one node however many ranks waited for the
-// same call; a chain longer than cpMaxDepth is flattened into one node.
+// same call; a chain longer than the stream's cpDepth is flattened into
+// one node.
 // At the end the path of the rank that left its last call last is the
 // critical path, summed per (rank, region).
 
-// cpMaxDepth bounds a path's chain of nodes before it is flattened.
-const cpMaxDepth = 256
+// cpMinDepth and cpMaxDepth bound a path's chain of nodes before it is
+// flattened (RootCauseStream.cpDepth): cpNodeBudget nodes over all ranks,
+// within these bounds. A flatten costs a sort of every (rank, region) on
+// the path, so a longer chain makes it rarer (at 8 ranks, 256 nodes made
+// flattens 13 % of the stream's CPU), while the chains' memory is at most
+// ranks × depth nodes. The sums do not depend on the depth: a flattened
+// node holds the left-to-right sum of the chain it replaces, and the
+// chain after it goes on adding in the same order.
+const (
+	cpMinDepth   = 256
+	cpMaxDepth   = 4096
+	cpNodeBudget = 1 << 15
+)
+
+// cpDepthFor returns the chain depth for a run of ranks ranks.
+func cpDepthFor(ranks int) int {
+	return min(cpMaxDepth, max(cpMinDepth, cpNodeBudget/max(1, ranks)))
+}
 
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it.
@@ -99,9 +116,10 @@ func (p *rcPath) add(reg int32, dur float64) {
 	p.pending = append(p.pending, rcEnt{k, dur})
 }
 
-// newCPNode returns the node of delta after parent; m is scratch.
-func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64) *cpNode {
-	if parent != nil && parent.depth >= cpMaxDepth {
+// newCPNode returns the node of delta after parent, flattening a chain
+// of maxDepth nodes; m is scratch.
+func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64, maxDepth int) *cpNode {
+	if parent != nil && parent.depth >= maxDepth {
 		return &cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
 	}
 	n := &cpNode{parent: parent, delta: delta, depth: 1}
@@ -191,11 +209,11 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		}
 		nAll := len(buf)
 		if nP > 0 {
-			b.cp.base = newCPNode(old, buf[:nP:nP], s.cpScratch)
+			b.cp.base = newCPNode(old, buf[:nP:nP], s.cpScratch, s.cpDepth)
 		}
 		nb = b.cp.base
 		if nAll > nP {
-			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch)
+			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch, s.cpDepth)
 		}
 		b.cp.pending = buf[nAll:nAll]
 		if cap(b.cp.pending) < 4 { // the nodes end before it
