@@ -53,8 +53,13 @@ type cpNode struct {
 
 // rcPath is a rank's critical-path state.
 type rcPath struct {
-	base    *cpNode
-	pending []rcEnt // the rank's own segments since base
+	base *cpNode
+	// frozen, when set, are the rank's own segments after base and
+	// before pending, shared with a node of the waiters' path: the node
+	// of frozen after base that is the rank's path is only made when the
+	// path grows on it (base), not when the rank's next wait replaces it.
+	frozen  []rcEnt
+	pending []rcEnt // the rank's own segments since base (and frozen)
 	rank    int32
 	since   uint64 // position of the call of the last wait taken
 	nodeAt  uint64 // position the cached node was made at (+1; 0 none)
@@ -198,7 +203,10 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		// waiters' node is that part followed by b's segments from the
 		// needed call on, subtracted (the same sums, in the same order,
 		// as a node of them after b's new base). Both nodes share the
-		// pending array; b's next pending part goes on after them.
+		// pending array; b's next pending part goes on after them. b's
+		// node is made only when needed (frozen until then: b often
+		// waits next, and its path is then replaced).
+		b.cp.materialise(s)
 		old, nP := b.cp.base, len(b.cp.pending)
 		buf := b.cp.pending
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
@@ -209,11 +217,13 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		}
 		nAll := len(buf)
 		if nP > 0 {
-			b.cp.base = newCPNode(old, buf[:nP:nP], s.cpScratch, s.cpDepth)
+			b.cp.frozen = buf[:nP:nP]
 		}
-		nb = b.cp.base
 		if nAll > nP {
 			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch, s.cpDepth)
+		} else { // the waiters' path is b's
+			b.cp.materialise(s)
+			nb = b.cp.base
 		}
 		b.cp.pending = buf[nAll:nAll]
 		if cap(b.cp.pending) < 4 { // the nodes end before it
@@ -222,7 +232,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
 	}
-	a.cp.base = nb
+	a.cp.base, a.cp.frozen = nb, nil
 	a.cp.stints, a.cp.start = st, need
 	a.cp.pending = a.cp.pending[:0] // no node shares it (nodes end before it)
 	a.cp.since = pa
@@ -242,7 +252,17 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 	if r == nil {
 		return nil
 	}
+	r.cp.materialise(s)
 	return mergeEnts(r.cp.base.flatten(map[int64]float64{}), r.cp.pending)
+}
+
+// materialise makes the node of p's frozen segments after its base its
+// new base.
+func (p *rcPath) materialise(s *RootCauseStream) {
+	if p.frozen != nil {
+		p.base = newCPNode(p.base, p.frozen, s.cpScratch, s.cpDepth)
+		p.frozen = nil
+	}
 }
 
 // criticalStints returns the critical path's stays on ranks, oldest
