@@ -42,6 +42,18 @@ func cpDepthFor(ranks int) int {
 	return min(cpMaxDepth, max(cpMinDepth, cpNodeBudget/max(1, ranks)))
 }
 
+// cpChunkFor returns the entries of a rank's new pending array for a run
+// of ranks ranks: the nodes made at its waited-for calls share it, so
+// one allocation serves several (16 entries, about 4 calls) where the
+// ranks are few; beyond 128 ranks a node may keep its whole array alive
+// on its own, so it takes 4 (one call).
+func cpChunkFor(ranks int) int {
+	if ranks <= 128 {
+		return 16
+	}
+	return 4
+}
+
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it.
 type cpNode struct {
@@ -227,7 +239,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		}
 		b.cp.pending = buf[nAll:nAll]
 		if cap(b.cp.pending) < 4 { // the nodes end before it
-			b.cp.pending = make([]rcEnt, 0, max(4, nP))
+			b.cp.pending = make([]rcEnt, 0, max(s.cpChunk, nP))
 		}
 		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st

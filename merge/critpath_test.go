@@ -57,3 +57,13 @@ func TestCPDepthFor_BoundedByTheNodeBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestCPChunkFor_SmallArraysBeyond128Ranks: pending arrays serve several
+// calls up to 128 ranks, one call's worth beyond.
+func TestCPChunkFor_SmallArraysBeyond128Ranks(t *testing.T) {
+	for _, c := range []struct{ ranks, want int }{{1, 16}, {8, 16}, {128, 16}, {129, 4}, {16384, 4}} {
+		if got := cpChunkFor(c.ranks); got != c.want {
+			t.Errorf("cpChunkFor(%d) = %d, want %d", c.ranks, got, c.want)
+		}
+	}
+}
