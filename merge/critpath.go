@@ -189,14 +189,19 @@ func mergeEntsIn(a, b []rcEnt, m map[int64]float64) []rcEnt {
 
 // entsOf returns m's non-zero entries sorted by key.
 func entsOf(m map[int64]float64) []rcEnt {
-	out := make([]rcEnt, 0, len(m))
+	return entsAppend(make([]rcEnt, 0, len(m)), m)
+}
+
+// entsAppend appends m's non-zero entries, sorted by key, to dst.
+func entsAppend(dst []rcEnt, m map[int64]float64) []rcEnt {
+	n := len(dst)
 	for k, v := range m {
 		if v != 0 {
-			out = append(out, rcEnt{k, v})
+			dst = append(dst, rcEnt{k, v})
 		}
 	}
-	slices.SortFunc(out, func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
-	return out
+	slices.SortFunc(dst[n:], func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
+	return dst
 }
 
 // jump: rank a waited w in its call at pa for rank b's call at pb. a's
