@@ -18,12 +18,41 @@ import (
 // rank entered the call it was waited for. rcPath keeps that as a chain of
 // immutable nodes (each a few (rank, region) amounts and a parent), so a
 // wait costs a pointer and one node however many ranks waited for the
-// same call; a chain longer than cpMaxDepth is flattened into one node.
+// same call; a chain longer than the stream's cpDepth is flattened into
+// one node.
 // At the end the path of the rank that left its last call last is the
 // critical path, summed per (rank, region).
 
-// cpMaxDepth bounds a path's chain of nodes before it is flattened.
-const cpMaxDepth = 256
+// cpMinDepth and cpMaxDepth bound a path's chain of nodes before it is
+// flattened (RootCauseStream.cpDepth): cpNodeBudget nodes over all ranks,
+// within these bounds. A flatten costs a sort of every (rank, region) on
+// the path, so a longer chain makes it rarer (at 8 ranks, 256 nodes made
+// flattens 13 % of the stream's CPU), while the chains' memory is at most
+// ranks × depth nodes. The sums do not depend on the depth: a flattened
+// node holds the left-to-right sum of the chain it replaces, and the
+// chain after it goes on adding in the same order.
+const (
+	cpMinDepth   = 256
+	cpMaxDepth   = 4096
+	cpNodeBudget = 1 << 15
+)
+
+// cpDepthFor returns the chain depth for a run of ranks ranks.
+func cpDepthFor(ranks int) int {
+	return min(cpMaxDepth, max(cpMinDepth, cpNodeBudget/max(1, ranks)))
+}
+
+// cpChunkFor returns the entries of a rank's new pending array for a run
+// of ranks ranks: the nodes made at its waited-for calls share it, so
+// one allocation serves several (16 entries, about 4 calls) where the
+// ranks are few; beyond 128 ranks a node may keep its whole array alive
+// on its own, so it takes 4 (one call).
+func cpChunkFor(ranks int) int {
+	if ranks <= 128 {
+		return 16
+	}
+	return 4
+}
 
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it.
@@ -36,8 +65,13 @@ type cpNode struct {
 
 // rcPath is a rank's critical-path state.
 type rcPath struct {
-	base    *cpNode
-	pending []rcEnt // the rank's own segments since base
+	base *cpNode
+	// frozen, when set, are the rank's own segments after base and
+	// before pending, shared with a node of the waiters' path: the node
+	// of frozen after base that is the rank's path is only made when the
+	// path grows on it (base), not when the rank's next wait replaces it.
+	frozen  []rcEnt
+	pending []rcEnt // the rank's own segments since base (and frozen)
 	rank    int32
 	since   uint64 // position of the call of the last wait taken
 	nodeAt  uint64 // position the cached node was made at (+1; 0 none)
@@ -99,9 +133,10 @@ func (p *rcPath) add(reg int32, dur float64) {
 	p.pending = append(p.pending, rcEnt{k, dur})
 }
 
-// newCPNode returns the node of delta after parent; m is scratch.
-func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64) *cpNode {
-	if parent != nil && parent.depth >= cpMaxDepth {
+// newCPNode returns the node of delta after parent, flattening a chain
+// of maxDepth nodes; m is scratch.
+func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64, maxDepth int) *cpNode {
+	if parent != nil && parent.depth >= maxDepth {
 		return &cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
 	}
 	n := &cpNode{parent: parent, delta: delta, depth: 1}
@@ -154,14 +189,19 @@ func mergeEntsIn(a, b []rcEnt, m map[int64]float64) []rcEnt {
 
 // entsOf returns m's non-zero entries sorted by key.
 func entsOf(m map[int64]float64) []rcEnt {
-	out := make([]rcEnt, 0, len(m))
+	return entsAppend(make([]rcEnt, 0, len(m)), m)
+}
+
+// entsAppend appends m's non-zero entries, sorted by key, to dst.
+func entsAppend(dst []rcEnt, m map[int64]float64) []rcEnt {
+	n := len(dst)
 	for k, v := range m {
 		if v != 0 {
-			out = append(out, rcEnt{k, v})
+			dst = append(dst, rcEnt{k, v})
 		}
 	}
-	slices.SortFunc(out, func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
-	return out
+	slices.SortFunc(dst[n:], func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
+	return dst
 }
 
 // jump: rank a waited w in its call at pa for rank b's call at pb. a's
@@ -180,7 +220,10 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		// waiters' node is that part followed by b's segments from the
 		// needed call on, subtracted (the same sums, in the same order,
 		// as a node of them after b's new base). Both nodes share the
-		// pending array; b's next pending part goes on after them.
+		// pending array; b's next pending part goes on after them. b's
+		// node is made only when needed (frozen until then: b often
+		// waits next, and its path is then replaced).
+		b.cp.materialise(s)
 		old, nP := b.cp.base, len(b.cp.pending)
 		buf := b.cp.pending
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
@@ -191,20 +234,22 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		}
 		nAll := len(buf)
 		if nP > 0 {
-			b.cp.base = newCPNode(old, buf[:nP:nP], s.cpScratch)
+			b.cp.frozen = buf[:nP:nP]
 		}
-		nb = b.cp.base
 		if nAll > nP {
-			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch)
+			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch, s.cpDepth)
+		} else { // the waiters' path is b's
+			b.cp.materialise(s)
+			nb = b.cp.base
 		}
 		b.cp.pending = buf[nAll:nAll]
 		if cap(b.cp.pending) < 4 { // the nodes end before it
-			b.cp.pending = make([]rcEnt, 0, max(4, nP))
+			b.cp.pending = make([]rcEnt, 0, max(s.cpChunk, nP))
 		}
 		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
 	}
-	a.cp.base = nb
+	a.cp.base, a.cp.frozen = nb, nil
 	a.cp.stints, a.cp.start = st, need
 	a.cp.pending = a.cp.pending[:0] // no node shares it (nodes end before it)
 	a.cp.since = pa
@@ -224,7 +269,17 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 	if r == nil {
 		return nil
 	}
+	r.cp.materialise(s)
 	return mergeEnts(r.cp.base.flatten(map[int64]float64{}), r.cp.pending)
+}
+
+// materialise makes the node of p's frozen segments after its base its
+// new base.
+func (p *rcPath) materialise(s *RootCauseStream) {
+	if p.frozen != nil {
+		p.base = newCPNode(p.base, p.frozen, s.cpScratch, s.cpDepth)
+		p.frozen = nil
+	}
 }
 
 // criticalStints returns the critical path's stays on ranks, oldest

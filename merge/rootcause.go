@@ -374,7 +374,10 @@ type RootCauseStream struct {
 	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
 	cpScratch map[int64]float64
-	vecA      rcVec // scratch attributions
+	flushBuf  []rcEnt // flushSide's causes, reused
+	cpDepth   int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
+	cpChunk   int     // entries of a rank's new pending array (cpChunkFor)
+	vecA      rcVec   // scratch attributions
 	vecB      rcVec
 	waitBuf   []float64
 	causeBuf  []int
@@ -402,7 +405,8 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	}
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{}}
+		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{},
+		cpDepth: cpDepthFor(run.WorldSize), cpChunk: cpChunkFor(run.WorldSize)}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
@@ -1092,7 +1096,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 		}
 		s.tB[reg] = 0
 	}
-	sd.top = append(sd.top, entsOf(sd.prop)...)
+	sd.top = entsAppend(sd.top, sd.prop)
 	slices.SortFunc(sd.top, func(x, y rcEnt) int {
 		if x.amt != y.amt {
 			return cmp.Compare(y.amt, x.amt)
@@ -1122,7 +1126,8 @@ func (s *RootCauseStream) flushSide() {
 	}
 	s.small += sd.scale * sd.small
 	s.unresolved += sd.scale * sd.unres
-	for _, e := range entsOf(sd.prop) {
+	s.flushBuf = entsAppend(s.flushBuf[:0], sd.prop)
+	for _, e := range s.flushBuf {
 		amt := sd.scale * e.amt
 		c := s.cause(e.cause)
 		c.long += amt

@@ -23,6 +23,8 @@ type rcProg struct {
 	waits []float64 // per rank: every wait state's time, as simulated
 	lat   int64
 	rc    *RootCauseStream // of the last run
+	// cpDepth, when set, replaces the stream's critical-path chain depth.
+	cpDepth int
 }
 
 func newRCProg(n int) *rcProg {
@@ -152,6 +154,9 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 		t.Fatal(err)
 	}
 	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
+	if p.cpDepth > 0 {
+		rc.cpDepth = p.cpDepth
+	}
 	p.rc = rc
 	pass.AddStreamSink(rc)
 	if _, err := pass.Run(); err != nil {
