@@ -222,7 +222,7 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 				if a.MaxRaw < 1e6 {
 					t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
 				}
-				checkSyncBounds(t, traces, 50)
+				checkSyncBoundsTo(t, v.noisef, traces, 50)
 				if a.MaxInterp > tc.boundNS {
 					v.errorf("corrected times off by up to %.3f us (bound %.1f us); knots' true errors:\n%s", a.MaxInterp/1e3, tc.boundNS/1e3, knotErrors(traces))
 				}

