@@ -227,6 +227,15 @@ func TestDistIdentical(t *testing.T) {
 // wholeChunks hides a Source's PieceSource side: NextChunk only.
 type wholeChunks struct{ Source }
 
+// openWhole opens a rank file read in whole chunks only (wholeChunks).
+func openWhole(path string) (Source, error) {
+	s, err := OpenTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	return wholeChunks{s}, nil
+}
+
 // TestPieces_SameAnalysisAsWholeChunks: rank files read in pieces (as
 // with many ranks: PieceSource) give the analysis and point-to-point
 // result of whole chunks byte for byte, pieces smaller than, equal to and
@@ -236,13 +245,7 @@ func TestPieces_SameAnalysisAsWholeChunks(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 10, Steps: 400, Seed: 11, ChunkEvents: 256, Halo: true}); err != nil {
 		t.Fatal(err)
 	}
-	whole := func(path string) (Source, error) {
-		s, err := OpenTrace(path)
-		if err != nil {
-			return nil, err
-		}
-		return wholeChunks{s}, nil
-	}
+	whole := openWhole
 	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: ClockInterp}, whole)
 	for _, piece := range []int{1, 37, 256, 1000} {
 		for _, k := range []int{1, 3} {

@@ -21,13 +21,7 @@ func TestManyRanks_SameAnalysisWithEveryMemorySaving(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 300, Steps: 40, Seed: 3, ChunkEvents: 64, Halo: true}); err != nil {
 		t.Fatal(err)
 	}
-	whole := func(path string) (Source, error) {
-		s, err := OpenTrace(path)
-		if err != nil {
-			return nil, err
-		}
-		return wholeChunks{s}, nil
-	}
+	whole := openWhole
 	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: ClockInterp}, whole)
 	for _, sr := range []int{4096, 100} {
 		t.Run(fmt.Sprintf("syncRanks=%d", sr), func(t *testing.T) {

@@ -18,17 +18,10 @@ func TestParallelTracemergeIdentical(t *testing.T) {
 	needSetup(t)
 	impls := mpis(t)
 	dir := t.TempDir()
-	tm := filepath.Join(dir, "tracemerge")
-	if out, err := exec.Command("go", "build", "-o", tm, filepath.Join(repoRoot, "cmd", "tracemerge")).CombinedOutput(); err != nil {
-		t.Fatalf("building tracemerge: %v\n%s", err, out)
-	}
+	tm := buildTracemerge(t, dir)
 	// A synthetic run: 12 ranks, collectives on two communicators and a
 	// ring halo exchange (point-to-point), injected clock error.
-	runDir := filepath.Join(dir, "run")
-	if r := runCmd(t, dir, nil, tm, "bench-synth", "--generate-only", "--dir", runDir,
-		"--events", "60000", "--ranks", "12", "--halo"); r.Code != 0 {
-		t.Fatalf("generating the run: exit %d\n%s", r.Code, r.Stderr)
-	}
+	runDir := synthRun(t, tm, dir, "run", "--events", "60000", "--ranks", "12", "--halo")
 	args := []string{runDir, "--formats", "json,txt,csv", "--instance", "world:5"}
 	files := []string{"imbalance.json", "p2p.json", "imbalance.txt", "events.csv"}
 	serialOut := filepath.Join(dir, "serial")
@@ -96,24 +89,13 @@ func TestParallelTracemergePartitioned(t *testing.T) {
 	needSetup(t)
 	impls := mpis(t)
 	dir := t.TempDir()
-	tm := filepath.Join(dir, "tracemerge")
-	if out, err := exec.Command("go", "build", "-o", tm, filepath.Join(repoRoot, "cmd", "tracemerge")).CombinedOutput(); err != nil {
-		t.Fatalf("building tracemerge: %v\n%s", err, out)
-	}
-	runDir := filepath.Join(dir, "run")
-	if r := runCmd(t, dir, nil, tm, "bench-synth", "--generate-only", "--dir", runDir,
-		"--events", "300000", "--ranks", "16", "--halo"); r.Code != 0 {
-		t.Fatalf("generating the run: exit %d\n%s", r.Code, r.Stderr)
-	}
+	tm := buildTracemerge(t, dir)
+	runDir := synthRun(t, tm, dir, "run", "--events", "300000", "--ranks", "16", "--halo")
 	// Every form of halo exchange: wildcard receives, synchronous sends,
 	// persistent requests, a nonblocking collective completed in the
 	// Waitall (the point-to-point analysis is partitioned by receiving
 	// rank: merge/p2p_part.go).
-	mixDir := filepath.Join(dir, "mix")
-	if r := runCmd(t, dir, nil, tm, "bench-synth", "--generate-only", "--dir", mixDir,
-		"--events", "200000", "--ranks", "13", "--halo-mix"); r.Code != 0 {
-		t.Fatalf("generating the mixed run: exit %d\n%s", r.Code, r.Stderr)
-	}
+	mixDir := synthRun(t, tm, dir, "mix", "--events", "200000", "--ranks", "13", "--halo-mix")
 	// The damaged copy: a corrupt chunk in one rank's file (its events are
 	// lost, so the rank skips sequence numbers: the partitioned pass
 	// cannot reproduce the serial matcher's handling and runs again).
@@ -236,4 +218,25 @@ func sameOutputs(t *testing.T, serialDir, dir string, files []string, how string
 			t.Errorf("%s %s differs from the serial run's (%d vs %d bytes)", f, how, len(b), len(a))
 		}
 	}
+}
+
+// buildTracemerge builds cmd/tracemerge into dir and returns its path.
+func buildTracemerge(t *testing.T, dir string) string {
+	t.Helper()
+	tm := filepath.Join(dir, "tracemerge")
+	if out, err := exec.Command("go", "build", "-o", tm, filepath.Join(repoRoot, "cmd", "tracemerge")).CombinedOutput(); err != nil {
+		t.Fatalf("building tracemerge: %v\n%s", err, out)
+	}
+	return tm
+}
+
+// synthRun generates a synthetic run (tracemerge bench-synth with args)
+// into dir/name and returns its path.
+func synthRun(t *testing.T, tm, dir, name string, args ...string) string {
+	t.Helper()
+	runDir := filepath.Join(dir, name)
+	if r := runCmd(t, dir, nil, append([]string{tm, "bench-synth", "--generate-only", "--dir", runDir}, args...)...); r.Code != 0 {
+		t.Fatalf("generating the run %s: exit %d\n%s", name, r.Code, r.Stderr)
+	}
+	return runDir
 }

@@ -520,15 +520,8 @@ func TestSlurm_TracesSrunAndMpirunJobsAndMergesInParallel(t *testing.T) {
 	// (c) parallel tracemerge under srun: a synthetic 12-rank run with
 	// collectives on two communicators and a halo exchange.
 	dir := t.TempDir()
-	tm := filepath.Join(dir, "tracemerge")
-	if out, err := exec.Command("go", "build", "-o", tm, filepath.Join(repoRoot, "cmd", "tracemerge")).CombinedOutput(); err != nil {
-		t.Fatalf("building tracemerge: %v\n%s", err, out)
-	}
-	runDir := filepath.Join(dir, "run")
-	if r := runCmd(t, dir, nil, tm, "bench-synth", "--generate-only", "--dir", runDir,
-		"--events", "60000", "--ranks", "12", "--halo"); r.Code != 0 {
-		t.Fatalf("generating the run: exit %d\n%s", r.Code, r.Stderr)
-	}
+	tm := buildTracemerge(t, dir)
+	runDir := synthRun(t, tm, dir, "run", "--events", "60000", "--ranks", "12", "--halo")
 	args := []string{runDir, "--formats", "json,txt,csv"}
 	files := []string{"imbalance.json", "p2p.json", "imbalance.txt", "events.csv"}
 	serialOut := filepath.Join(dir, "serial")
