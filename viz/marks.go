@@ -49,6 +49,17 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 		return ""
 	}
 	x := func(t float64) float64 { return float64(x0) + (min(max(t, vlo), vhi)-vlo)/pw }
+	// place is a mark's lane and x range; ok false when it is out of view
+	// or its rank has no lane
+	place := func(m merge.Mark) (l int, x1, x2 float64, ok bool) {
+		if m.End < vlo || m.Start > vhi {
+			return 0, 0, 0, false
+		}
+		if l = g.laneFor(m.Rank); l < 0 {
+			return 0, 0, 0, false
+		}
+		return l, x(m.Start), x(m.End), true
+	}
 	// Root-cause bands, merged per lane within a pixel.
 	type band struct {
 		lane   int
@@ -63,14 +74,10 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 			path = append(path, m)
 			continue
 		}
-		if m.End < vlo || m.Start > vhi {
+		l, x1, x2, ok := place(m)
+		if !ok {
 			continue
 		}
-		l := g.laneFor(m.Rank)
-		if l < 0 {
-			continue
-		}
-		x1, x2 := x(m.Start), x(m.End)
 		if i, ok := last[l]; ok && bands[i].label == m.Label && x1 <= bands[i].x2+1 {
 			bands[i].x2 = max(bands[i].x2, x2)
 			continue
@@ -122,14 +129,10 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 		colLane = nil
 	}
 	for _, m := range path {
-		if m.End < vlo || m.Start > vhi {
+		l, x1, x2, ok := place(m)
+		if !ok {
 			continue
 		}
-		l := g.laneFor(m.Rank)
-		if l < 0 {
-			continue
-		}
-		x1, x2 := x(m.Start), x(m.End)
 		if x2-x1 >= colW { // wide: its own run
 			flush()
 			if n := len(runs); n > 0 && runs[n-1].lane == l {
