@@ -111,7 +111,7 @@ type Corrector struct {
 	knots  []knot
 	// curve: the offset model through the knots (offsetmodel.go)
 	curve *offsetCurve
-	// bars: the model's error bars (offsetmodel.go), built on first use
+	// bars: the model's error bars (errorbars.go), built on first use
 	// (most correctors only map times); barsOnce guards it, barBounds
 	// keeps the knots' bounds for it
 	bars      *errorBars
@@ -439,27 +439,19 @@ func (c *Corrector) interpOffset(t int64) float64 {
 }
 
 // ErrorBar is the estimated error (ns) of Global(t) against the
-// reference clock: from the knots' leave-one-out residuals, the model's
-// bend and the distance to the nearest knots (offsetmodel.go, "Error
-// bars"); with --clock init the distance of epoch 0's model from the
+// reference clock: the knots' noise estimated from their leave-one-out
+// residuals, carried through the curve to t, plus the model's own miss
+// between knots (errorbars.go, "Error bars of the offset model"): small
+// at a knot, growing toward the middle of an interval, wide around a
+// disturbed knot and beyond the end knots; with --clock init the distance of epoch 0's model from the
 // knots' curve comes on top, with refined the moves. -1 when unknown (raw
 // mode, or fewer than three knots). Rank 0, the reference, has 0.
 func (c *Corrector) ErrorBar(t int64) float64 {
 	if c.mode == ClockRaw || c.barsOnce == nil || len(c.knots) < 3 {
 		return -1
 	}
-	c.barsOnce.Do(func() { c.bars = newErrorBars(c.curve.ts, c.curve.off, c.barBounds) })
-	ks := c.knots
-	var b float64
-	switch n := len(ks); {
-	case t < ks[0].t: // the slope beyond the end knot is off by about bar/h
-		b = c.bars.at(c.curve.ts, 0, ks[0].t) * (1 + float64(ks[0].t-t)/float64(ks[1].t-ks[0].t))
-	case t > ks[n-1].t:
-		b = c.bars.at(c.curve.ts, n-2, ks[n-1].t) * (1 + float64(t-ks[n-1].t)/float64(ks[n-1].t-ks[n-2].t))
-	default:
-		i := sort.Search(n, func(i int) bool { return ks[i].t >= t })
-		b = c.bars.at(c.curve.ts, max(0, i-1), t)
-	}
+	c.barsOnce.Do(func() { c.bars = newErrorBars(c.curve, c.barBounds) })
+	b := c.bars.at(t)
 	if c.mode == ClockInit {
 		b += math.Abs(c.first.Offset(t) - c.knotCurve(t))
 	}

@@ -72,3 +72,390 @@ func summarizeErrorBars(c *Corrector, rank int32) (RankErrorBars, bool) {
 	s.MedianNS, s.MaxNS = vals[len(vals)/2], vals[len(vals)-1]
 	return s, true
 }
+
+// Error bars of the offset model (issue 38 §4). The true error of a
+// corrected timestamp has two parts: the knots' own errors carried
+// through the curve, and what the curve misses of the clock between
+// knots. The bar follows both where they are, rather than being one width
+// per rank (for Gaussian knot errors no bar of one width can be under
+// 3.8× the median error at 99 % coverage, and a one-width bar must be as
+// wide as the worst interval everywhere):
+//
+//	bar(t) = BarZ · κ(n) · G(t) + 4u(1−u) · M_i
+//
+// G(t) is the knots' noise carried to t: sqrt(Σ_j L_j(t)² s_j²), L_j the
+// curve's response to a unit error at knot j (a cubic spline is linear in
+// its knot values), s_j knot j's estimated noise; at a knot G is that
+// knot's own s, in the middle of an interval about 0.86 of it (the curve
+// averages its neighbours). M_i is the model's error in the middle of
+// interval i (0 at its knots: the curve passes through them), u the
+// position in it. κ(n) = sqrt(1 + 4/(n−2) + 20/(n−2)²) widens for a noise
+// estimated from few knots (1.11 at 21 knots, 1.89 at 5).
+//
+// The noise is estimated from the knots themselves, not from the sync-path
+// bound (a proven bound, but 10-100× the typical miss): each knot's
+// leave-one-out residual r_j (its offset minus the cubic through up to two
+// knots on each side, looResiduals) is, for independent knot errors of
+// size σ, σ times a gain ρ_j set by the spacing (≈ 1.39 for equal
+// spacing), plus the clock's bend over twice the spacing (≈ h⁴f⁗/6).
+// Applying the leave-one-out operator once more cancels most of that bend
+// (≈ (ωh)⁴/6 of it is left for a sine: 0.03 at 2 s knots on a 20 s sine)
+// while the noise stays measurable, so σ comes from the twice-applied
+// residuals r2_j divided by their exact noise gain for the actual spacing
+// (adapted resyncs are not evenly spaced): their winsorised root mean
+// square (robustScale), over the interior knots when there are 9 or more.
+// σ never exceeds the median sync-path bound / BarZ (with five knots a
+// bend and noise give the same single fourth difference; the bound caps
+// what noise can be).
+//
+// A knot whose residual stands out of σ by BarOutlier in r and by
+// BarOutlier2 in r2 (a sync disturbed by load: on real MPI 0.1-1.4 µs off
+// among knots 10 ns off) gets its own residual as its noise (an isolated
+// error E at knot j gives r_j ≈ E), never more than its own bound; the
+// others get σ. M_i is BarCurve times the largest excess of |r_j|/ρ_j over
+// BarExcess·σ among the knots around interval i (a smooth bend: the
+// spline misses by about h⁴f⁗/384 mid-interval where the residual holds
+// h⁴f⁗/6), plus BarHinge·σ in an interval where the model took a
+// frequency step (where the two lines meet is itself measured). Before
+// all this the hinges of the steps the model took come off the knots:
+// the model is not wrong there, and a step read as noise (a 1 ppm step
+// inside an 8 s run gave 100 ns bars on 10 ns knots).
+//
+// Calibrated on the simulated knots of TestOffsetModel_ErrorBarsCoverTheTruth
+// (every injected shape, Gaussian and heavy-tailed knot errors, 8 s and
+// 40 s runs) and checked on real MPI with injected clocks
+// (TestAccuracy_ResyncHoldsNonLinearClocks, make bench section 4).
+
+// BarZ is the multiple of the carried noise G(t) the bar spans: 2.58 for
+// 99 % of a Gaussian with σ known, more for σ estimated from 20 knots.
+const BarZ = 3.2
+
+// BarOutlier and BarOutlier2: a knot is disturbed when its leave-one-out
+// residual exceeds BarOutlier times its noise's expected size and its
+// twice-applied residual BarOutlier2 times (see BarZ).
+const (
+	BarOutlier  = 3.0
+	BarOutlier2 = 2.0
+)
+
+// BarCurve is the share of the residuals' excess over BarExcess·σ that
+// the model misses in the middle of an interval, BarHinge the σ added in
+// an interval with a frequency step (see BarZ).
+const (
+	BarCurve  = 0.05
+	BarExcess = 2.0
+	BarHinge  = 2.0
+)
+
+// BarBias is the share of the median sync-path bound the bar allows for
+// an error common to all of a rank's knots (a delay asymmetry the sync
+// cannot see, and so neither can the residuals: 10-20 ns on knots with
+// bounds of 150-200 ns in real runs), added in quadrature.
+const BarBias = 0.1
+
+// barInteriorFrom: with this many knots or more the two at each end do
+// not enter the noise estimate.
+const barInteriorFrom = 9
+
+// looOp returns, per knot, the coefficients of its leave-one-out residual
+// (looResiduals) on knots i−2 … i+2.
+func looOp(ts []int64) [][5]float64 {
+	n := len(ts)
+	A := make([][5]float64, n)
+	var xs [4]float64
+	var idx [4]int
+	for i := range n {
+		k := 0
+		for j := max(0, i-2); j <= min(n-1, i+2); j++ {
+			if j != i {
+				xs[k], idx[k] = float64(ts[j]-ts[i]), j
+				k++
+			}
+		}
+		if k < 2 {
+			continue
+		}
+		A[i][2] = 1
+		for a := range k {
+			w := 1.0
+			for b := range k {
+				if b != a {
+					w *= xs[b] / (xs[b] - xs[a])
+				}
+			}
+			A[i][idx[a]-i+2] -= w
+		}
+	}
+	return A
+}
+
+// applyLoo returns A·x for a leave-one-out operator A (looOp).
+func applyLoo(A [][5]float64, x []float64) []float64 {
+	y := make([]float64, len(x))
+	for i := range x {
+		for d := -2; d <= 2; d++ {
+			if j := i + d; j >= 0 && j < len(x) {
+				y[i] += A[i][d+2] * x[j]
+			}
+		}
+	}
+	return y
+}
+
+// errorBars is the error bar of the offset model through a rank's knots.
+type errorBars struct {
+	ts    []int64   // the knots the bars are built on (keptKnots)
+	sigma float64   // the knots' typical noise (ns)
+	noise []float64 // per knot: its estimated noise s_j (ns)
+	gKnot []float64 // carried noise G at each knot (ns)
+	gMid  []float64 // carried noise G at each interval's middle (ns)
+	model []float64 // per interval: the model's error M_i at its middle (ns)
+	scale float64   // BarZ · κ(n)
+	bias  float64   // BarBias of the median sync-path bound (ns)
+}
+
+// newErrorBars estimates the error bars of the model through the knots
+// (see BarZ).
+func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
+	ts, off := c.ts, c.off
+	hinged := len(c.hinges) > 0 && len(keptKnots(ts)) > 5
+	if hinged {
+		// The frequency steps the model took are no error of it: their
+		// hinges come off the knots before the residuals are taken (a
+		// step inside an 8 s run read as 100 ns of knot noise). Not with
+		// five knots: their one fourth difference is all the evidence
+		// of both the kink and the noise (a kink read into noise left
+		// the bars of a linear clock at 98 %).
+		off = append([]float64(nil), off...)
+		for i, t := range ts {
+			for _, h := range c.hinges {
+				if x := float64(t) - h.t; x > 0 {
+					off[i] -= h.dslope * x
+				}
+			}
+		}
+	}
+	// the knots the curve is shaped by (a close knot's residual, over a
+	// baseline of a few ms, says nothing of the noise)
+	if keep := keptKnots(ts); len(keep) >= 3 && len(keep) < len(ts) {
+		kts := make([]int64, len(keep))
+		koff := make([]float64, len(keep))
+		var kb []float64
+		for k, i := range keep {
+			kts[k], koff[k] = ts[i], off[i]
+			if bounds != nil {
+				kb = append(kb, bounds[i])
+			}
+		}
+		ts, off, bounds = kts, koff, kb
+	}
+	n := len(ts)
+	b := &errorBars{ts: ts, noise: make([]float64, n), model: make([]float64, max(0, n-1))}
+	k := 1 / float64(max(n-2, 1))
+	b.scale = BarZ * math.Sqrt(1+4*k+20*k*k)
+	A := looOp(ts)
+	r := applyLoo(A, off)
+	rho := make([]float64, n) // noise gain of r_j
+	for i := range n {
+		for _, w := range A[i] {
+			rho[i] += w * w
+		}
+		rho[i] = math.Sqrt(rho[i])
+	}
+	var z2 []float64 // per knot: |r2_j| over its noise gain
+	b.sigma, z2 = looNoise(ts, A, r)
+	// A proven bound caps the noise: residuals beyond what knot errors
+	// within it could make are the clock's bend (with five knots a bend
+	// and noise give the same single fourth difference).
+	var bs []float64
+	for _, v := range bounds {
+		if v > 0 {
+			bs = append(bs, v)
+		}
+	}
+	if len(bs) > 0 {
+		bmed := medianOf(bs)
+		b.sigma = math.Min(b.sigma, bmed/BarZ)
+		b.bias = BarBias * bmed
+	}
+	// Disturbed knots: a knot whose residual stands out of the noise in
+	// both the once- and the twice-applied residuals (a smooth bend only
+	// in the first) gets its residual as its own noise (an isolated error
+	// E at knot j gives r_j ≈ E), never more than its own bound.
+	excess := make([]float64, n)
+	for j := range n {
+		b.noise[j] = b.sigma
+		if rho[j] == 0 {
+			continue
+		}
+		if math.Abs(r[j]) > BarOutlier*rho[j]*b.sigma && z2[j] > BarOutlier2*b.sigma {
+			b.noise[j] = math.Abs(r[j])
+			if j < len(bounds) && bounds[j] > 0 {
+				b.noise[j] = math.Min(b.noise[j], math.Max(b.sigma, bounds[j]))
+			}
+			continue
+		}
+		excess[j] = max(0, math.Abs(r[j])/rho[j]-BarExcess*b.sigma)
+	}
+	// the model's share: BarCurve of the residuals' excess over the
+	// noise around the interval (a smooth bend)
+	for i := range b.model {
+		m := 0.0
+		for j := max(0, i-1); j <= min(n-1, i+2); j++ {
+			m = math.Max(m, excess[j])
+		}
+		b.model[i] = BarCurve * m
+	}
+	if hinged {
+		// where the kink sits is itself measured (from three secants of
+		// noisy knots): the intervals next to a hinge get BarHinge σ more
+		for _, h := range c.hinges {
+			for i := range b.model {
+				if float64(ts[i]) <= h.t+1 && h.t-1 <= float64(ts[i+1]) {
+					b.model[i] += BarHinge * b.sigma
+				}
+			}
+		}
+	}
+	b.gKnot, b.gMid = noiseGains(ts, b.noise)
+	return b
+}
+
+// looNoise estimates the knots' typical noise σ from the twice-applied
+// leave-one-out residuals r2 (r the once-applied ones), each divided by
+// its exact noise gain for the spacing (see BarZ): the winsorised root
+// mean square (robustScale) of the interior knots' (the two at each end,
+// extrapolations, keep more of a bend) once there are barInteriorFrom
+// knots. It returns σ and, per knot, |r2_j| over its gain.
+func looNoise(ts []int64, A [][5]float64, r []float64) (sigma float64, z []float64) {
+	n := len(ts)
+	z = make([]float64, n)
+	if n < 3 {
+		return 0, z
+	}
+	zs := make([]float64, 0, n)
+	for i := range n {
+		// r2_i = Σ_k A_ik Σ_j A_kj e_j: the gain is the norm of row i of A·A
+		var row [9]float64
+		for d := -2; d <= 2; d++ {
+			k := i + d
+			if k < 0 || k >= n {
+				continue
+			}
+			for e := -2; e <= 2; e++ {
+				if j := k + e; j >= 0 && j < n {
+					row[d+e+4] += A[i][d+2] * A[k][e+2]
+				}
+			}
+		}
+		v := 0.0
+		for _, w := range row {
+			v += w * w
+		}
+		if v > 0 {
+			z[i] = math.Abs(r2At(A, r, i)) / math.Sqrt(v)
+			if n < barInteriorFrom || i >= 2 && i < n-2 {
+				zs = append(zs, z[i])
+			}
+		}
+	}
+	if len(zs) == 0 {
+		return 0, z
+	}
+	return robustScale(zs), z
+}
+
+// robustScale is σ of values |σ·Z| (Z standard normal): their root mean
+// square winsorised at 2.5 times the median's estimate (E[min(Z², 6.25)]
+// = 0.9775); the median alone spreads by a third over 20 knots, this by a
+// quarter. zs is sorted in place.
+func robustScale(zs []float64) float64 {
+	sort.Float64s(zs)
+	med := zs[len(zs)/2] / 0.6745
+	ss := 0.0
+	for _, v := range zs {
+		v = math.Min(v, 2.5*med)
+		ss += v * v
+	}
+	return math.Sqrt(ss / float64(len(zs)) / 0.9775)
+}
+
+// r2At is the twice-applied leave-one-out residual at knot i, r the
+// once-applied ones.
+func r2At(A [][5]float64, r []float64, i int) float64 {
+	v := 0.0
+	for d := -2; d <= 2; d++ {
+		if j := i + d; j >= 0 && j < len(r) {
+			v += A[i][d+2] * r[j]
+		}
+	}
+	return v
+}
+
+// noiseGains returns the knots' noise s carried to every knot and every
+// interval's middle by the default model: sqrt(Σ_j L_j(t)² s_j²), L_j the
+// curve through a unit error at knot j alone (a cubic spline is linear in
+// its knot values; its response to one knot decays by ≈ 0.27 per knot, so
+// a window of 4 knots each side, 0.5 %, suffices). A short interval next
+// to long ones (the finalize resync 0.2 s before the full sync's knot)
+// makes the ends of the spline swing: the gain says so.
+func noiseGains(ts []int64, s []float64) (atKnot, atMid []float64) {
+	n := len(ts)
+	atKnot = make([]float64, n)
+	atMid = make([]float64, n-1)
+	const w = 4
+	for j := range n {
+		lo, hi := max(0, j-w), min(n-1, j+w)
+		sub := ts[lo : hi+1]
+		v := make([]float64, len(sub))
+		v[j-lo] = 1
+		c := newOffsetCurve(sub, v, SplineScheme)
+		s2 := s[j] * s[j]
+		for k := range sub {
+			atKnot[lo+k] += v[k] * v[k] * s2
+			if k+1 < len(sub) {
+				x := c.at(k, sub[k]+(sub[k+1]-sub[k])/2)
+				atMid[lo+k] += x * x * s2
+			}
+		}
+	}
+	for i := range atKnot {
+		atKnot[i] = math.Sqrt(atKnot[i])
+	}
+	for i := range atMid {
+		atMid[i] = math.Sqrt(atMid[i])
+	}
+	return atKnot, atMid
+}
+
+// at is the bar at t. Beyond the end knots it grows as a slope error of
+// bar/h would (h the end interval).
+func (b *errorBars) at(t int64) float64 {
+	ts := b.ts
+	n := len(ts)
+	switch {
+	case t < ts[0]:
+		return b.in(0, ts[0]) * (1 + float64(ts[0]-t)/float64(ts[1]-ts[0]))
+	case t > ts[n-1]:
+		return b.in(n-2, ts[n-1]) * (1 + float64(t-ts[n-1])/float64(ts[n-1]-ts[n-2]))
+	}
+	i := sort.Search(n, func(i int) bool { return ts[i] >= t }) // ts[i-1] < t <= ts[i]
+	return b.in(max(0, i-1), t)
+}
+
+// in is the bar at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
+func (b *errorBars) in(i int, t int64) float64 {
+	ts := b.ts
+	u := float64(t-ts[i]) / float64(ts[i+1]-ts[i])
+	g := (1-u)*b.gKnot[i] + u*b.gKnot[i+1] + 4*u*(1-u)*(b.gMid[i]-(b.gKnot[i]+b.gKnot[i+1])/2)
+	return math.Hypot(b.scale*g, b.bias) + 4*u*(1-u)*b.model[i]
+}
+
+// medianOf is the median of v (sorted in place; 0 when empty).
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	return v[len(v)/2]
+}

@@ -219,6 +219,16 @@ type offsetCurve struct {
 	kink []float64 // per interval: u in (0,1) where the two lines meet, 0: none
 	// straight: per interval, a straight line (next to a close knot); nil: none
 	straight []bool
+	// hinges: the frequency steps the kink rules took (where and by how
+	// much the slope changes), for the error bars' residuals
+	hinges []hinge
+}
+
+// hinge is a frequency step the model took: at local time t the slope of
+// the offset changes by dslope.
+type hinge struct {
+	t      float64
+	dslope float64
 }
 
 // newOffsetCurve builds the model of scheme s through the knots.
@@ -233,18 +243,7 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	// error, divided by that baseline, would bend the curve around it.
 	// The curve is built through the other knots; intervals touching a
 	// close knot are straight.
-	gaps := make([]float64, n-1)
-	for i := range gaps {
-		gaps[i] = float64(ts[i+1] - ts[i])
-	}
-	sort.Float64s(gaps)
-	minGap := CloseKnot * gaps[len(gaps)/2]
-	keep := []int{0}
-	for i := 1; i < n; i++ {
-		if float64(ts[i]-ts[keep[len(keep)-1]]) >= minGap {
-			keep = append(keep, i)
-		}
-	}
+	keep := keptKnots(ts)
 	if len(keep) == n {
 		return smoothCurve(ts, off, s)
 	}
@@ -254,7 +253,7 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		kts[k], koff[k] = ts[i], off[i]
 	}
 	sub := smoothCurve(kts, koff, s)
-	c := &offsetCurve{ts: ts, off: off, d: make([]float64, n), straight: make([]bool, n-1)}
+	c := &offsetCurve{ts: ts, off: off, d: make([]float64, n), straight: make([]bool, n-1), hinges: sub.hinges}
 	if sub.d == nil { // too few kept knots for a curve
 		for i := range c.straight {
 			c.straight[i] = true
@@ -283,6 +282,26 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		}
 	}
 	return c
+}
+
+// keptKnots returns the indexes of the knots that shape the curve: all
+// but those nearer than CloseKnot median spacings to the previous kept one
+// (len(ts) ≥ 2).
+func keptKnots(ts []int64) []int {
+	n := len(ts)
+	gaps := make([]float64, n-1)
+	for i := range gaps {
+		gaps[i] = float64(ts[i+1] - ts[i])
+	}
+	sort.Float64s(gaps)
+	minGap := CloseKnot * gaps[len(gaps)/2]
+	keep := []int{0}
+	for i := 1; i < n; i++ {
+		if float64(ts[i]-ts[keep[len(keep)-1]]) >= minGap {
+			keep = append(keep, i)
+		}
+	}
+	return keep
 }
 
 // CloseKnot: knots nearer than this many median knot spacings to the
@@ -344,6 +363,7 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		c.kink[i] = u
 		fixed[i], fixed[i+1] = a, b
 		any = true
+		c.hinges = append(c.hinges, hinge{float64(ts[i]) + u*h[i], b - a})
 	}
 	if !any {
 		c.kink = nil
@@ -368,6 +388,7 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		}
 		c.straight[i-1], c.straight[i] = true, true
 		fixed[i-1], fixed[i], fixed[i+1] = m[i-1], m[i-1], m[i]
+		c.hinges = append(c.hinges, hinge{float64(ts[i]), m[i] - m[i-1]})
 	}
 	c.d = splineDerivs(h, m, fixed)
 	return c
@@ -388,54 +409,6 @@ func (c *offsetCurve) at(i int, t int64) float64 {
 	}
 	return hermite(t, t0, t1, o0, o1, c.d[i], c.d[i+1])
 }
-
-// Error bars (issue 38 §2). Each knot's offset is measured with an error
-// the sync path bounds only loosely (its SKaMPI intervals are 10–30 times
-// wider than the typical miss), and between knots the model adds its own.
-// Both show in the knots themselves: a knot predicted from its neighbours
-// (leave one out, the cubic through up to two knots on each side) misses
-// by its own error, its neighbours' and the model's error over twice the
-// spacing. The bar at knot i is
-//
-//	q_i = BarScale · sqrt(s² + max(|r_{i−1}|, |r_i|, |r_{i+1}|)²)
-//
-// with r the leave-one-out residuals and s their median magnitude over the
-// rank (the typical miss, which the local term widens where a kink, a
-// disturbed knot or a bend shows); between knots it is interpolated
-// linearly; beyond the end knots it grows with the distance as a slope
-// error of q/h would. BarScale is calibrated on the simulated knots of
-// TestOffsetModel_ErrorBarsCoverTheTruth (the real-MPI tests check it
-// against injected truth) and the bar never exceeds a knot's sync-path
-// bound plus the model's own bend there (a proven bound stays a bound).
-
-// BarScale is the factor of the error bar over the knots' typical and
-// local leave-one-out residual (see above).
-const BarScale = 3.5
-
-// BarCurve and BarKink are the shares of the residuals' smooth part that
-// the model between knots keeps: of a bend common to the knots around
-// (the spline's error is about 5/384 h^4 f”” where the leave-one-out
-// residual at twice the spacing is about h^4 f””/6) and of what stands
-// out at one or two knots (a frequency step the kink rule did not take).
-const (
-	BarCurve = 0.1
-	BarKink  = 0.5
-)
-
-// BarBoundShare: the bar is never below this share of the median of the
-// rank's knots' sync-path bounds. The bound is proven but 10-30× the
-// typical miss; the largest knot errors measured on real MPI were 0.03-0.3
-// of it (docs/explanation/clock-accuracy.md "Sync-path bounds"), so a few knots whose
-// errors the residuals cannot show (an 8 s run has 6) stay covered.
-const BarBoundShare = 0.15
-
-// BarFewKnots: with fewer knots the noise is taken from the whole
-// residuals, not their rough part (newErrorBars).
-const BarFewKnots = 12
-
-// BarRough is the rough part's standard deviation per unit of knot noise
-// (for equal spacing; measured on the simulated knots).
-var BarRough = 1.52
 
 // looResiduals returns, per knot, its offset minus the value the cubic
 // through up to two knots on each side predicts (0 where fewer than two
@@ -469,163 +442,4 @@ func looResiduals(ts []int64, off []float64) []float64 {
 		r[i] = off[i] - p
 	}
 	return r
-}
-
-// newErrorBars estimates the error bars of the model through the knots
-// from their leave-one-out residuals (see BarScale).
-func newErrorBars(ts []int64, off, bounds []float64) *errorBars {
-	n := len(ts)
-	b := &errorBars{model: make([]float64, n), gKnot: make([]float64, n), gMid: make([]float64, max(0, n-1)), floor: make([]float64, n), scale: 1}
-	// the rank's median bound: one knot taken under load can have a
-	// bound 50× its neighbours' (and its own small error), which would
-	// widen the bars of both its intervals for nothing
-	var bs []float64
-	for _, v := range bounds {
-		if v > 0 {
-			bs = append(bs, v)
-		}
-	}
-	if len(bs) > 0 {
-		sort.Float64s(bs)
-		share := BarBoundShare
-		if n < 8 { // the residuals of so few knots say little (a 4 s run: 87 % coverage at 0.15)
-			share *= 2
-		}
-		for i := range b.floor {
-			b.floor[i] = share * bs[len(bs)/2]
-		}
-	}
-	if n < 3 {
-		return b
-	}
-	// σ estimated from n knots is itself uncertain: widen as Student's t
-	// does over the normal quantile (≈ 1.34 at 7 knots, 1.1 at 21).
-	b.scale = math.Sqrt(1 + 4/float64(max(n-2, 1)))
-	r := looResiduals(ts, off)
-	// The residuals hold the knots' noise and the model's error at twice
-	// the spacing. A slow bend (a sine, a wander) varies smoothly from
-	// knot to knot; noise does not (for equal spacing a residual is the
-	// 4th difference / 6, lag-1 correlation -0.8). So each residual is
-	// split into its trend (a quadratic over its 7 neighbours by index)
-	// and the rough rest, whose median magnitude gives the noise.
-	trend := make([]float64, n)
-	rough := make([]float64, n)
-	for i := range n {
-		trend[i] = quadTrend(r, i, 3)
-		rough[i] = math.Abs(r[i] - trend[i])
-	}
-	sorted := append([]float64(nil), rough...)
-	sort.Float64s(sorted)
-	b.sigma = sorted[n/2] / (0.6745 * BarRough)
-	if n < BarFewKnots {
-		// Too few knots for a trend: the quadratic over 7 of them fits
-		// the residuals themselves (a 6-knot run read σ ≈ 0 while a
-		// random walk between its knots missed by 60 ns). Take the
-		// residuals whole (≈ 1.39σ of noise for equal spacing).
-		abs := make([]float64, n)
-		for i, v := range r {
-			abs[i] = math.Abs(v)
-		}
-		sort.Float64s(abs)
-		b.sigma = max(b.sigma, abs[n/2]/(0.6745*1.39))
-	}
-	for i := range n {
-		var bend, out float64
-		for j := max(0, i-1); j <= min(n-1, i+1); j++ {
-			bend = math.Max(bend, math.Abs(trend[j]))
-			out = math.Max(out, rough[j])
-		}
-		// the model's share: of the bend (BarCurve), and of a residual
-		// far beyond the noise (a kink the kink rule did not take, a
-		// disturbed knot: BarKink)
-		b.model[i] = BarCurve*bend + BarKink*max(0, out-3*BarRough*b.sigma)
-	}
-	b.gKnot, b.gMid = noiseGains(ts)
-	return b
-}
-
-// noiseGains returns, per knot and per interval middle, how much the
-// default model amplifies independent knot errors of unit size there:
-// sqrt(Σ_j L_j(t)²), L_j the curve through a unit error at knot j alone
-// (a cubic spline is linear in its knot values; its response to one knot
-// decays by ≈ 0.27 per knot, so a window of 4 knots each side, 0.5 %, suffices).
-// A short interval next to long ones (the finalize resync 0.2 s before the
-// full sync's knot) makes the ends of the spline swing: the gain says so.
-func noiseGains(ts []int64) (atKnot, atMid []float64) {
-	n := len(ts)
-	atKnot = make([]float64, n)
-	atMid = make([]float64, n-1)
-	const w = 4
-	for j := range n {
-		lo, hi := max(0, j-w), min(n-1, j+w)
-		sub := ts[lo : hi+1]
-		v := make([]float64, len(sub))
-		v[j-lo] = 1
-		c := newOffsetCurve(sub, v, SplineScheme)
-		for k := range sub {
-			atKnot[lo+k] += v[k] * v[k]
-			if k+1 < len(sub) {
-				x := c.at(k, sub[k]+(sub[k+1]-sub[k])/2)
-				atMid[lo+k] += x * x
-			}
-		}
-	}
-	for i := range atKnot {
-		atKnot[i] = math.Sqrt(atKnot[i])
-	}
-	for i := range atMid {
-		atMid[i] = math.Sqrt(atMid[i])
-	}
-	return atKnot, atMid
-}
-
-// errorBars is the error bar of the offset model through a rank's knots.
-type errorBars struct {
-	sigma float64   // the knots' typical error (ns)
-	model []float64 // per knot: the model's share (ns)
-	gKnot []float64 // noise gain at each knot (1 for interpolation)
-	gMid  []float64 // noise gain at each interval's middle
-	floor []float64 // per knot: BarBoundShare of the median sync-path bound (0: none)
-	scale float64   // small-sample widening of the noise estimate
-}
-
-// at is the bar at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
-func (b *errorBars) at(ts []int64, i int, t int64) float64 {
-	u := float64(t-ts[i]) / float64(ts[i+1]-ts[i])
-	g := (1-u)*b.gKnot[i] + u*b.gKnot[i+1] + 4*u*(1-u)*(b.gMid[i]-(b.gKnot[i]+b.gKnot[i+1])/2)
-	m := (1-u)*b.model[i] + u*b.model[i+1]
-	f := (1-u)*b.floor[i] + u*b.floor[i+1]
-	return max(BarScale*b.scale*math.Hypot(b.sigma*g, m), f)
-}
-
-// quadTrend is the least-squares quadratic through r[i-w..i+w] (by index,
-// clipped to r) at i; the mean where fewer than 4 points exist.
-func quadTrend(r []float64, i, w int) float64 {
-	lo, hi := max(0, i-w), min(len(r)-1, i+w)
-	if hi-lo+1 < 4 {
-		s := 0.0
-		for j := lo; j <= hi; j++ {
-			s += r[j]
-		}
-		return s / float64(hi-lo+1)
-	}
-	// normal equations in x = j - i
-	var s0, s1, s2, s3, s4, t0, t1, t2 float64
-	for j := lo; j <= hi; j++ {
-		x := float64(j - i)
-		s0++
-		s1 += x
-		s2 += x * x
-		s3 += x * x * x
-		s4 += x * x * x * x
-		t0 += r[j]
-		t1 += x * r[j]
-		t2 += x * x * r[j]
-	}
-	// solve [s0 s1 s2; s1 s2 s3; s2 s3 s4]·(a, b, c) = (t0, t1, t2) for a
-	det := s0*(s2*s4-s3*s3) - s1*(s1*s4-s3*s2) + s2*(s1*s3-s2*s2)
-	if det == 0 {
-		return t0 / s0
-	}
-	return (t0*(s2*s4-s3*s3) - s1*(t1*s4-s3*t2) + s2*(t1*s3-s2*t2)) / det
 }

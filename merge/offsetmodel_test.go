@@ -157,14 +157,19 @@ func barStudy(t *testing.T, sh shapeCase, span, sigma float64, heavy bool, seeds
 			}
 		}
 		c := newOffsetCurve(ts, o, DefaultScheme)
-		q := newErrorBars(ts, o, nil)
+		// sync-path bounds: 10σ (on real MPI 10-100× the typical miss)
+		bounds := make([]float64, len(ts))
+		for i := range bounds {
+			bounds[i] = 10 * sigma
+		}
+		q := newErrorBars(c, bounds)
 		i := 0
 		for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
 			for i < len(ts)-2 && tt > ts[i+1] {
 				i++
 			}
 			errs = append(errs, math.Abs(c.at(i, tt)-off(float64(tt))))
-			bars = append(bars, q.at(ts, i, tt))
+			bars = append(bars, q.at(tt))
 		}
 	}
 	return errs, bars
@@ -178,23 +183,25 @@ func median(v []float64) float64 {
 
 // TestOffsetModel_ErrorBarsCoverTheTruth: on every injected shape, with
 // knot errors of σ = 10 ns and 130 ns (Gaussian, and with one knot in 20
-// off by 5σ more), the true error of the default model lies within the
-// error bar at ≥ 99 % of the probes (≥ 98 % with the heavy tails). The
-// median bar is not yet within issue 38's 4× of the median error: for
-// Gaussian knot errors no bar that is one width per rank can be (2.58/0.674
-// = 3.8 at 99 % coverage even with σ known), and estimated from 20 knots
-// it measures 6–8× where the noise dominates, 11–17× where a slow wander
-// adds to the residuals, ≈ 55× on the sine (its residuals are the sine's
-// 4th difference, which the noise estimate does not yet tell from noise).
-// With the 6 knots of an 8 s run the bar takes the whole residuals (their
-// trend cannot be told apart) and widens for the small sample: 13–131×.
-// The test guards those figures (20×, 60× on the sine, 150× in 8 s runs);
-// see
-// docs/explanation/clock-accuracy.md "Error bars". Logs the scale the bar would need
-// for 99 %.
+// off by 5σ more), in 40 s and 8 s runs, the true error of the default
+// model lies within the error bar at ≥ 99 % of the probes (≥ 98 % with
+// the heavy tails), and the median bar is at most a few times the median
+// error (the table's ratio column). Issue 38 asks for 4×; for Gaussian
+// knot errors even a bar that knows σ exactly and follows the curve's
+// noise gain needs ≈ 3.9× for 99 % (the reference line logged below), and
+// σ estimated from 20 knots spreads by a quarter, so the noise-dominated
+// rows reach 5-6×. Where the clock wanders (sine, random walk, step +
+// wander at σ = 10 ns) the residuals hold the wander too and the bar
+// counts it as noise: 9-13×; with the 5 knots of an 8 s run a bend and
+// noise give the same single fourth difference and the bar takes it as
+// noise, capped by the sync-path bound (simulated here as 10σ): up to
+// 38×. The test guards those figures: 6× where the noise dominates
+// (linear and step at 40 s), 8× for every shape at σ = 130 ns, 14× at
+// σ = 10 ns and with heavy tails, 40× in 8 s runs. See
+// docs/explanation/clock-accuracy.md "Error bars" and errorbars.go.
 func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
 	var tab strings.Builder
-	fmt.Fprintf(&tab, "%-26s %4s %6s %5s %9s %9s %9s %12s\n", "shape", "run", "σ ns", "tails", "coverage", "med bar", "med err", "scale @99%")
+	fmt.Fprintf(&tab, "%-26s %4s %6s %5s %9s %9s %9s %7s\n", "shape", "run", "σ ns", "tails", "coverage", "med bar", "med err", "ratio")
 	type run struct {
 		span  float64
 		sigma float64
@@ -210,41 +217,75 @@ func TestOffsetModel_ErrorBarsCoverTheTruth(t *testing.T) {
 	for _, sh := range studyShapes {
 		for _, rn := range runs {
 			sigma, heavy := rn.sigma, rn.heavy
-			{
-				errs, bars := barStudy(t, sh, rn.span, sigma, heavy, 40)
-				in := 0
-				ratios := make([]float64, len(errs))
-				for i := range errs {
-					if errs[i] <= bars[i] {
-						in++
-					}
-					ratios[i] = errs[i] / bars[i] * BarScale
+			errs, bars := barStudy(t, sh, rn.span, sigma, heavy, 40)
+			in := 0
+			for i := range errs {
+				if errs[i] <= bars[i] {
+					in++
 				}
-				sort.Float64s(ratios)
-				cov := float64(in) / float64(len(errs))
-				mb, me := median(bars), median(errs)
-				fmt.Fprintf(&tab, "%-26s %3gs %6g %5v %8.2f%% %9.1f %9.1f %12.2f\n", sh.name, rn.span/1e9, sigma, heavy, 100*cov, mb, me, ratios[len(ratios)*99/100])
-				want := 0.99
-				if heavy {
-					want = 0.98
-				}
-				if cov < want {
-					t.Errorf("%s %g s σ %g (heavy tails %v): the true error lies within the bar at %.2f%% of the probes, want ≥ %.0f%%", sh.name, rn.span/1e9, sigma, heavy, 100*cov, 100*want)
-				}
-				limit := 20.0
-				switch {
-				case rn.span < 20e9: // 4 knots: the noise is taken from the whole residuals
-					limit = 150
-				case strings.HasPrefix(sh.name, "sine"):
-					limit = 60
-				}
-				if mb > limit*me {
-					t.Errorf("%s σ %g (heavy tails %v): median bar %.1f ns is %.1f× the median error %.1f ns, want ≤ %g×", sh.name, sigma, heavy, mb, mb/me, me, limit)
-				}
+			}
+			cov := float64(in) / float64(len(errs))
+			mb, me := median(bars), median(errs)
+			fmt.Fprintf(&tab, "%-26s %3gs %6g %5v %8.2f%% %9.1f %9.1f %6.2f×\n", sh.name, rn.span/1e9, sigma, heavy, 100*cov, mb, me, mb/me)
+			want := 0.99
+			if heavy {
+				want = 0.98
+			}
+			if cov < want {
+				t.Errorf("%s %g s σ %g (heavy tails %v): the true error lies within the bar at %.2f%% of the probes, want ≥ %.0f%%", sh.name, rn.span/1e9, sigma, heavy, 100*cov, 100*want)
+			}
+			limit := 14.0
+			switch {
+			case rn.span < 20e9:
+				limit = 40
+			case !heavy && (strings.HasPrefix(sh.name, "linear") || strings.HasPrefix(sh.name, "step 1")):
+				limit = 6
+			case !heavy && sigma == 130:
+				limit = 8
+			}
+			if mb > limit*me {
+				t.Errorf("%s %g s σ %g (heavy tails %v): median bar %.1f ns is %.2f× the median error %.1f ns, want ≤ %g×", sh.name, rn.span/1e9, sigma, heavy, mb, mb/me, me, limit)
 			}
 		}
 	}
-	t.Logf("error bars of the default model, knots every 2 s over 40 s and 8 s, 40 seeds:\n%s", tab.String())
+	z, ratio := knownSigmaReference(t)
+	t.Logf("error bars of the default model, knots every 2 s over 40 s and 8 s, 40 seeds:\n%s"+
+		"reference: a bar z·σ·G(t) with σ known exactly needs z = %.2f for 99 %% on the linear clock, a median ratio of %.2f×", tab.String(), z, ratio)
+}
+
+// knownSigmaReference returns, for the linear clock with Gaussian knot
+// errors (σ = 10 ns, 40 s runs), the multiple z of the exactly known
+// noise carried through the curve (σ·G(t), errorBars' G) that covers 99 %
+// of the probes, and the median ratio of that bar to the error: the floor
+// no estimate of σ can go under.
+func knownSigmaReference(t *testing.T) (z, ratio float64) {
+	t.Helper()
+	const sigma = 10
+	var q, errs, g []float64
+	for seed := uint64(1); seed <= 40; seed++ {
+		off := func(tt float64) float64 { return 5e6 + 100e-6*tt }
+		rng := rand.New(rand.NewPCG(seed, 38))
+		ts, o := studyKnots(off, 40e9, 2e9, sigma, rng)
+		c := newOffsetCurve(ts, o, DefaultScheme)
+		unit := make([]float64, len(ts))
+		for i := range unit {
+			unit[i] = sigma
+		}
+		b := &errorBars{ts: ts, model: make([]float64, len(ts)-1), scale: 1}
+		b.gKnot, b.gMid = noiseGains(ts, unit)
+		i := 0
+		for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
+			for i < len(ts)-2 && tt > ts[i+1] {
+				i++
+			}
+			e, gt := math.Abs(c.at(i, tt)-off(float64(tt))), b.at(tt)
+			errs, g = append(errs, e), append(g, gt)
+			q = append(q, e/gt)
+		}
+	}
+	sort.Float64s(q)
+	z = q[len(q)*99/100]
+	return z, z * median(g) / median(errs)
 }
 
 // TestOffsetModel_StepAtAKnotStaysStraight: a 1 ppm frequency step that
