@@ -81,7 +81,7 @@ func summarizeErrorBars(c *Corrector, rank int32) (RankErrorBars, bool) {
 // 3.8× the median error at 99 % coverage, and a one-width bar must be as
 // wide as the worst interval everywhere):
 //
-//	bar(t) = BarZ · κ(n) · G(t) + 4u(1−u) · M_i
+//	bar(t) = hypot(BarZ · κ(n) · G(t), BarBias · B) + 4u(1−u) · M_i
 //
 // G(t) is the knots' noise carried to t: sqrt(Σ_j L_j(t)² s_j²), L_j the
 // curve's response to a unit error at knot j (a cubic spline is linear in
@@ -90,7 +90,9 @@ func summarizeErrorBars(c *Corrector, rank int32) (RankErrorBars, bool) {
 // averages its neighbours). M_i is the model's error in the middle of
 // interval i (0 at its knots: the curve passes through them), u the
 // position in it. κ(n) = sqrt(1 + 4/(n−2) + 20/(n−2)²) widens for a noise
-// estimated from few knots (1.11 at 21 knots, 1.89 at 5).
+// estimated from few knots (1.11 at 21 knots, 1.89 at 5). B is the rank's
+// median sync-path bound: an error common to all its knots (a delay
+// asymmetry) shows in no residual.
 //
 // The noise is estimated from the knots themselves, not from the sync-path
 // bound (a proven bound, but 10-100× the typical miss): each knot's
@@ -112,7 +114,9 @@ func summarizeErrorBars(c *Corrector, rank int32) (RankErrorBars, bool) {
 // BarOutlier2 in r2 (a sync disturbed by load: on real MPI 0.1-1.4 µs off
 // among knots 10 ns off) gets its own residual as its noise (an isolated
 // error E at knot j gives r_j ≈ E), never more than its own bound; the
-// others get σ. M_i is BarCurve times the largest excess of |r_j|/ρ_j over
+// others get σ; a knot whose bound is BarLooseBound times the median and
+// whose residual is over twice the noise's gets at least its bound / BarZ.
+// M_i is BarCurve times the largest excess of |r_j|/ρ_j over
 // BarExcess·σ among the knots around interval i (a smooth bend: the
 // spline misses by about h⁴f⁗/384 mid-interval where the residual holds
 // h⁴f⁗/6), plus BarHinge·σ in an interval where the model took a
@@ -149,13 +153,21 @@ const (
 
 // BarBias is the share of the median sync-path bound the bar allows for
 // an error common to all of a rank's knots (a delay asymmetry the sync
-// cannot see, and so neither can the residuals: 10-20 ns on knots with
-// bounds of 150-200 ns in real runs), added in quadrature.
-const BarBias = 0.1
+// cannot see, and so neither can the residuals: 20-46 ns, 0.11-0.13 of
+// the median bound, in real runs of 2 ranks), added in quadrature.
+const BarBias = 0.155
 
 // barInteriorFrom: with this many knots or more the two at each end do
 // not enter the noise estimate.
 const barInteriorFrom = 9
+
+// BarLooseBound: a knot whose sync-path bound exceeds this many times
+// its rank's median bound (a sync taken under worse conditions) and whose
+// residual exceeds twice its noise's expected size may be off by its
+// bound: its noise is at least bound / BarZ, so the bar there spans the
+// bound (on real MPI with 4 ranks on 2 loaded cores, knots 1.1-2.0 µs off
+// had bounds 1.5-2× the median and hid each other's residuals).
+const BarLooseBound = 1.3
 
 // looOp returns, per knot, the coefficients of its leave-one-out residual
 // (looResiduals) on knots i−2 … i+2.
@@ -273,8 +285,9 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 			bs = append(bs, v)
 		}
 	}
+	bmed := 0.0
 	if len(bs) > 0 {
-		bmed := medianOf(bs)
+		bmed = medianOf(bs)
 		b.sigma = math.Min(b.sigma, bmed/BarZ)
 		b.bias = BarBias * bmed
 	}
@@ -282,13 +295,19 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 	// both the once- and the twice-applied residuals (a smooth bend only
 	// in the first) gets its residual as its own noise (an isolated error
 	// E at knot j gives r_j ≈ E), never more than its own bound.
+	// (σ estimated again without the disturbed knots' neighbourhoods
+	// was tried: lower bars far from them, but on real runs with adapted
+	// intervals the lower σ left 96-99 % coverage where this has 100 %)
+	disturbed := func(j int) bool {
+		return rho[j] > 0 && math.Abs(r[j]) > BarOutlier*rho[j]*b.sigma && z2[j] > BarOutlier2*b.sigma
+	}
 	excess := make([]float64, n)
 	for j := range n {
 		b.noise[j] = b.sigma
 		if rho[j] == 0 {
 			continue
 		}
-		if math.Abs(r[j]) > BarOutlier*rho[j]*b.sigma && z2[j] > BarOutlier2*b.sigma {
+		if disturbed(j) {
 			b.noise[j] = math.Abs(r[j])
 			if j < len(bounds) && bounds[j] > 0 {
 				b.noise[j] = math.Min(b.noise[j], math.Max(b.sigma, bounds[j]))
@@ -296,6 +315,13 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 			continue
 		}
 		excess[j] = max(0, math.Abs(r[j])/rho[j]-BarExcess*b.sigma)
+	}
+	// a knot taken under worse conditions than its rank's typical one
+	// (BarLooseBound)
+	for j := range n {
+		if j < len(bounds) && bmed > 0 && bounds[j] > BarLooseBound*bmed && rho[j] > 0 && math.Abs(r[j]) > 2*rho[j]*b.sigma {
+			b.noise[j] = math.Max(b.noise[j], bounds[j]/BarZ)
+		}
 	}
 	// the model's share: BarCurve of the residuals' excess over the
 	// noise around the interval (a smooth bend)

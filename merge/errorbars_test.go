@@ -66,3 +66,62 @@ func TestErrorBars_SummaryFollowsTheKnotsNoise(t *testing.T) {
 		t.Errorf("flag bound %v, want the largest median error bar 42", got)
 	}
 }
+
+// TestErrorBars_FollowTheLocalError: on knots every 2 s of a linear clock
+// with 10 ns of noise, the bar is widest around a disturbed knot (1 µs
+// off): five knots away it is under a third of that; a knot with twice
+// the median sync-path bound and a residual over the noise gets a bar of
+// at least its bound; and a frequency step the model took (a hinge) does
+// not read as noise: the bars far from it stay as without the step.
+func TestErrorBars_FollowTheLocalError(t *testing.T) {
+	const n = 21
+	rng := rand.New(rand.NewPCG(5, 38))
+	ts := make([]int64, n)
+	base := make([]float64, n)
+	bounds := make([]float64, n)
+	for i := range ts {
+		ts[i] = int64(i) * 2e9
+		base[i] = 1e6 + 100e-6*float64(ts[i]) + 10*rng.NormFloat64()
+		bounds[i] = 300
+	}
+	bar := func(off, bnd []float64, t int64) float64 {
+		return newErrorBars(newOffsetCurve(ts, off, DefaultScheme), bnd).at(t)
+	}
+	typical := bar(base, bounds, ts[4])
+	if typical <= 0 || typical > 100 {
+		t.Fatalf("bar at a knot with 10 ns noise: %.1f ns, want a few times 10", typical)
+	}
+	// a disturbed knot: wide there, typical four knots away
+	off := append([]float64(nil), base...)
+	off[10] += 1000
+	if b := bar(off, bounds, ts[10]); b < 1000 {
+		t.Errorf("bar at a knot 1 µs off: %.1f ns, want ≥ 1000", b)
+	}
+	if b, far := bar(off, bounds, ts[10]), bar(off, bounds, ts[15]); far > b/3 {
+		t.Errorf("bar five knots from the disturbed one %.1f ns, at it %.1f ns: want under a third (the typical is %.1f ns)", far, b, typical)
+	}
+	// a knot with twice the median bound, 100 ns off: its bound
+	off = append([]float64(nil), base...)
+	off[10] += 100
+	bnd := append([]float64(nil), bounds...)
+	bnd[10] = 600
+	if b := bar(off, bnd, ts[10]); b < 600 {
+		t.Errorf("bar at a knot with twice the median bound and 100 ns off: %.1f ns, want ≥ its bound 600", b)
+	}
+	// a 1 ppm frequency step inside interval 10 (the kink rule takes it)
+	off = append([]float64(nil), base...)
+	step := float64(ts[10]) + 1e9
+	for i := range off {
+		off[i] += 1e-6 * max(0, float64(ts[i])-step)
+	}
+	if c := newOffsetCurve(ts, off, DefaultScheme); len(c.hinges) == 0 {
+		t.Fatalf("the kink rule did not take a 1 ppm step in mid-interval")
+	}
+	if b := bar(off, bounds, ts[4]); b > 1.3*typical {
+		t.Errorf("bar far from a frequency step the model took: %.1f ns, without the step %.1f ns", b, typical)
+	}
+	// in the middle of an interval the model's noise is averaged: smaller
+	if mid := bar(base, bounds, ts[4]+1e9); mid >= typical {
+		t.Errorf("bar mid-interval %.1f ns, at the knot %.1f ns: want smaller (the curve averages two knots)", mid, typical)
+	}
+}

@@ -101,8 +101,8 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 				}
 			}
 			a := measureAccuracy(t, traces, nil)
-			t.Logf("%s: %d resync epochs (next intervals %v s); max |corrected - truth| %.3f µs (p99 %.3f µs), straight lines between knots %.3f µs; init model alone %.2f µs; error bars cover %.2f%% of ranks 1+'s timestamps, median bar %.1f ns, median error %.1f ns",
-				tc.name, resyncs, intervals, a.MaxInterp/1e3, a.P99Interp/1e3, a.MaxLinear/1e3, a.MaxInit/1e3, 100*a.BarCover, a.BarMedian, a.ErrMedian)
+			t.Logf("%s: %d resync epochs (next intervals %v s); max |corrected - truth| %.3f µs (p99 %.3f µs), straight lines between knots %.3f µs; init model alone %.2f µs; error bars cover %.2f%% of ranks 1+'s timestamps, median bar %.1f ns, median error %.1f ns (%.1f×)",
+				tc.name, resyncs, intervals, a.MaxInterp/1e3, a.P99Interp/1e3, a.MaxLinear/1e3, a.MaxInit/1e3, 100*a.BarCover, a.BarMedian, a.ErrMedian, a.BarMedian/a.ErrMedian)
 			if resyncs < 2 {
 				t.Errorf("%d resync epochs in an 8 s run with GCLOCK_RESYNC=2", resyncs)
 			}
