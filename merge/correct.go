@@ -231,9 +231,10 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 //
 // A loose knot is moved only when it misses the prediction by more than
 // LooseKnotEvidence times the steady knots' median miss of the same kind
-// of prediction (leave one out between neighbours, or a line from two on
-// one side for a loose knot at an end): a bending clock's knots miss each
-// other's predictions by the bend (on a 20 µs / 20 s sine three loose but
+// of prediction (a line, parabola or cubic through as many steady knots
+// on each side as the loose knot has, the miss scaled up to the loose
+// knot's wider spacing as a bend's would be): a bending clock's knots
+// miss each other's predictions by the bend (on a 20 µs / 20 s sine three loose but
 // correct knots at a run's start were moved 2.1 µs off by the line from
 // the first steady ones).
 const (
@@ -285,30 +286,47 @@ func steadyLooseKnots(ks []knot) string {
 			sts, sof = append(sts, k.t), append(sof, k.off)
 		}
 	}
-	typ, typExt := 0.0, 0.0
-	if len(sts) >= 3 {
-		r := looResiduals(sts, sof)
-		for i := range r {
-			r[i] = math.Abs(r[i])
-		}
-		sort.Float64s(r)
-		typ = r[len(r)/2]
-		// and by a line from two steady knots on one side (the
-		// prediction a loose knot at either end of the run gets)
-		var ext []float64
-		line := func(a, b, at int) float64 {
-			return sof[a] + (sof[b]-sof[a])*float64(sts[at]-sts[a])/float64(sts[b]-sts[a])
-		}
-		for j := range sts {
-			if j+2 < len(sts) {
-				ext = append(ext, math.Abs(sof[j]-line(j+1, j+2, j)))
+	// typFor(nl, nr, span): the steady knots' median miss of the
+	// prediction from nl steady knots before and nr after them (the same
+	// kind of prediction a loose knot gets: a line, a parabola or a cubic,
+	// between or beyond its neighbours), each scaled up to the loose
+	// knot's own geometry: a bend's miss grows as Π|x − x_q| over the
+	// points used (span, the loose knot's), and the steady knots of a run
+	// with adapted intervals sit closer together than the ones a loose
+	// knot leans on (a loose knot measured within 0.03 µs on a 20 µs / 20 s
+	// sine was moved 4 µs by a parabola reaching 4 s back and 1.8 s on,
+	// judged by parabolas over 1 s spacings); 0 when no steady knot has
+	// those neighbours.
+	typFor := func(nl, nr int, span float64) float64 {
+		var miss []float64
+		var xs, ys [4]float64
+		for j := nl; j+nr < len(sts); j++ {
+			m := 0
+			own := 1.0
+			for q := j - nl; q <= j+nr; q++ {
+				if q != j {
+					xs[m], ys[m] = float64(sts[q]-sts[j]), sof[q]
+					own *= math.Abs(xs[m])
+					m++
+				}
 			}
-			if j >= 2 {
-				ext = append(ext, math.Abs(sof[j]-line(j-2, j-1, j)))
+			p := 0.0
+			for a := range m {
+				w := 1.0
+				for b := range m {
+					if b != a {
+						w *= xs[b] / (xs[b] - xs[a])
+					}
+				}
+				p += w * ys[a]
 			}
+			miss = append(miss, math.Abs(sof[j]-p)*max(1, span/own))
 		}
-		sort.Float64s(ext)
-		typExt = ext[len(ext)/2]
+		if len(miss) == 0 {
+			return 0
+		}
+		sort.Float64s(miss)
+		return miss[len(miss)/2]
 	}
 	var moved []string
 	orig := append([]knot(nil), ks...)
@@ -329,19 +347,18 @@ func steadyLooseKnots(ks []knot) string {
 			}
 		}
 		var a, b knot
-		evidence := typ
+		var nl, nr int
 		switch {
 		case len(left) > 0 && len(right) > 0:
-			a, b = left[0], right[0]
+			a, b, nl, nr = left[0], right[0], 1, 1
 		case len(right) == 2:
-			a, b = right[0], right[1]
-			evidence = typExt
+			a, b, nl, nr = right[0], right[1], 0, 2
 		case len(left) == 2:
-			a, b = left[1], left[0]
-			evidence = typExt
+			a, b, nl, nr = left[1], left[0], 2, 0
 		default:
 			continue // no line to lean on
 		}
+		span := math.Abs(float64(a.t-k.t)) * math.Abs(float64(b.t-k.t))
 		// A line reaching far past the knot's own place misses a bending
 		// clock by more than the knot's measurement may: lean only on
 		// neighbours within LooseKnotReach median spacings (a run of loose
@@ -368,6 +385,10 @@ func steadyLooseKnots(ks []knot) string {
 				}
 			}
 			if near {
+				nl, nr, span = len(left), len(right), 1
+				for _, p := range pts {
+					span *= math.Abs(float64(p.t - k.t))
+				}
 				pred = 0
 				for i, p := range pts {
 					w := 1.0
@@ -380,7 +401,7 @@ func steadyLooseKnots(ks []knot) string {
 				}
 			}
 		}
-		if math.Abs(pred-k.off) <= LooseKnotEvidence*evidence {
+		if math.Abs(pred-k.off) <= LooseKnotEvidence*typFor(nl, nr, span) {
 			continue // within what the steady knots miss each other by
 		}
 		v := max(k.off-k.bound, min(k.off+k.bound, pred))
