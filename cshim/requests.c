@@ -54,19 +54,57 @@ static inline gclock_tbuf *gclock_buf(void)
 	return b;
 }
 
-static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
-			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
-			      uint64_t recv)
+static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, uint32_t seq,
+				   int32_t root, int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+				   uint64_t recv)
 {
-	cx->nrec++; /* the call's logic counts it even when not written */
-	if (GCK_UNLIKELY(gclock_skip(cx->op)))
+	int first = cx->nrec++ == 0; /* the call's logic counts it even when not written */
+	if (GCK_UNLIKELY(gclock_skip(cx->op))) {
+#ifndef GCK_NO_INFLIGHT
+		if (first)
+			gclock_fl_clear(); /* marked at entry, no record */
+#endif
 		return; /* selective tracing */
+	}
 	gclock_tbuf *b = gclock_buf();
 	if (b == NULL)
 		return; /* counted as dropped */
-	if (GCK_UNLIKELY(b->poll_n != 0))
-		gclock_polls_flush(b);
+	if (GCK_UNLIKELY(b->poll_n != 0)) {
+		gclock_polls_flush(b); /* over the marked record (it clears it first) */
+		first = 0;
+	}
 	gclock_event *e = &b->ev[b->n];
+#ifndef GCK_NO_INFLIGHT
+	if (first) {
+		/* The call's first record is the one gclock_fl_enter marked in
+		 * flight (slot n has not moved: only this thread writes its
+		 * buffer): only what the entry did not store as the record
+		 * keeps it goes in. A send's or a request start's record
+		 * (GCK_SAME_LOC) has its comm, root, peer and tag, and the
+		 * fields stored here are none the in-flight reader takes from
+		 * it (gclock.h GCK_FLF_*): it stays marked until its pad.
+		 * Any other is unmarked first, so that no exit field is read as
+		 * part of the call in flight. */
+		if (!(same & GCK_SAME_LOC)) {
+			__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			e->comm = comm;
+			e->root = root;
+			e->peer = peer;
+			e->tag = tag;
+		}
+		e->exit_ns = cx->t1;
+		e->sent = sent;
+		e->recv = recv;
+		e->seq = seq;
+		e->req = req;
+		__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
+		if (GCK_UNLIKELY(++b->n == b->cap))
+			gclock_tbuf_full(b);
+		return;
+	}
+#endif
+	(void)same, (void)first;
 	e->enter_ns = cx->t0;
 	e->exit_ns = cx->t1;
 	e->sent = sent;
@@ -83,6 +121,13 @@ static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, i
 	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
 	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
+}
+
+static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
+			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+			      uint64_t recv)
+{
+	gclock_put_same(cx, 0, comm, seq, root, peer, tag, req, sent, recv);
 }
 
 static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
