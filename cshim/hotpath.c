@@ -189,32 +189,38 @@ static GCK_INLINE int32_t gclock_fl_peer(const gclock_comm_slot *cs, int r)
  * constant GCK_FL_NONE), known at compile time where it is constant. */
 #define gclock_fl_given(v) (!(__builtin_constant_p(v) && (v) == GCK_FL_NONE))
 
-/* gclock_fl_enter writes the call into the thread's next record and marks
- * it in flight (gclock.h GCK_PAD_FL). coll (a constant at every call site):
- * a blocking collective, whose cs is never NULL and whose instance is
- * cs->seq; its record gets here every field its return keeps (comm, seq,
- * root, peer and tag 0, req 0), so gclock_record stores only exit_ns,
- * sent, recv and the pad. A point-to-point call stores what it was given,
+/* gclock_fl_enter writes the call into the thread's next record, marks
+ * it in flight (gclock.h GCK_PAD_FL) and returns it (NULL: not marked).
+ * coll (a constant at every call site): 1, a blocking collective, whose
+ * cs is never NULL and whose instance is cs->seq; its record gets here
+ * every field its return keeps (comm, seq, root, peer and tag 0, req 0),
+ * so gclock_record stores only exit_ns, sent, recv and the pad. 2, a send
+ * or a request start whose first record keeps the comm, root, peer and
+ * tag stored here (gclock_put_same's GCK_SAME_LOC), and which is never a
+ * poll: like a collective it ends a run of polls here, so that its return
+ * writes the record returned here without looking for one. 0, any other
+ * point-to-point call. A point-to-point call stores what it was given,
  * and flags say which (GCK_FLF_*): an argument the call has not (the
  * constant GCK_FL_NONE, or count 0 of a call that is no wait or test)
  * costs no store. */
-static GCK_INLINE void gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
-				       int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,
-				       void *ra, int64_t t0)
+static GCK_INLINE gclock_event *gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
+						int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,
+						void *ra, int64_t t0)
 {
 #ifndef GCK_NO_INFLIGHT
 	gclock_tbuf *b = gclock_tl_buf;
 	if (GCK_UNLIKELY(b == NULL) && (b = gclock_tbuf_new()) == NULL)
-		return;
-	/* a collective ends a run of polls as its record would (a call that
-	 * may be a poll itself keeps it going: its record ends it) */
-	if (coll && GCK_UNLIKELY(b->poll_n != 0))
+		return NULL;
+	/* a collective (a send) ends a run of polls as its record would (a
+	 * call that may be a poll itself keeps it going: its record ends it);
+	 * a send on a communicator not recorded makes no record */
+	if (coll && GCK_UNLIKELY(b->poll_n != 0) && (coll == 1 || cs != NULL))
 		gclock_fl_polls(b, op);
 	gclock_event *e = &b->ev[b->n];
 	uint16_t flags = 0;
 	e->enter_ns = t0;
 	e->callsite = (uint64_t)(uintptr_t)ra;
-	if (coll) {
+	if (coll == 1) {
 		e->comm = cs->local;
 		e->seq = cs->seq;
 		e->peer = 0;
@@ -245,9 +251,11 @@ static GCK_INLINE void gclock_fl_enter(uint16_t op, int coll, const gclock_comm_
 	/* last: the stores above cannot move past it (release), and a process
 	 * dies between instructions, so a marked record has them all */
 	__atomic_store_n(&e->pad, b->gen | GCK_PAD_FL, __ATOMIC_RELEASE);
+	return e;
 #else
 	(void)op, (void)coll, (void)cs, (void)root, (void)peer, (void)tag, (void)peer2, (void)tag2, (void)count, (void)ra,
 		(void)t0;
+	return NULL;
 #endif
 }
 

@@ -43,6 +43,7 @@ typedef struct gclock_p2p {
 	int32_t peer, tag;
 	MPI_Request saved;  /* single-request calls: the handle before the call */
 	uintptr_t wkey;     /* MPI_Win_free: the window handle before the call */
+	gclock_event *fl;   /* the record gclock_fl_enter marked in flight, NULL */
 } gclock_p2p;
 
 static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r);

@@ -310,7 +310,7 @@ func generateP2P(b *bytes.Buffer, r Row) {
 	b.WriteString("\tcx.ra = __builtin_return_address(0);\n\tgclock_tl_guard++;\n")
 	b.WriteString(pre)
 	b.WriteString("\tcx.t0 = gclock_now();\n")
-	b.WriteString(InflightEnter(r, cName, OpConst(r.Op), InflightCS(r), "cx.ra", "cx.t0"))
+	b.WriteString("\tcx.fl = " + strings.TrimPrefix(InflightEnter(r, cName, OpConst(r.Op), InflightCS(r), "cx.ra", "cx.t0"), "\t"))
 	fmt.Fprintf(b, "\tint rc = %s;\n", tcall)
 	b.WriteString("\tcx.t1 = gclock_now();\n")
 	b.WriteString(post)
@@ -363,8 +363,11 @@ func InflightEnter(r Row, val func(name string) string, op, cs, ra, t0 string) s
 		count = "1"
 	}
 	coll := "0"
-	if !r.P2P {
+	switch {
+	case !r.P2P:
 		coll = "1" // a blocking collective: cs is set, its instance is cs->seq
+	case peerInCx[r.Rule]:
+		coll = "2" // a send or request start: its record keeps what the marker stores
 	}
 	return fmt.Sprintf("\tgclock_fl_enter(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
 		op, coll, cs, root, peer, tag, peer2, tag2, count, ra, t0)
