@@ -443,7 +443,7 @@ static void tbuf_swap(gclock_tbuf *b)
 		gclock_go.flush_wait(&b->live->half[o].state);
 	/* below 2^31: the top bit of a record's pad marks a call in flight
 	 * (gclock.h GCK_PAD_FL) */
-	b->gen = (b->gen + 1) & ~GCK_PAD_FL;
+	b->gen = (b->gen + 1) & 0x7fffffffu;
 	if (b->gen == 0)
 		b->gen = 1;
 	b->cur = o;

@@ -959,7 +959,7 @@ GCK_F_INLINE void body_mpi_recv(gclock_fsub real, void *ra, int desc, void *buf,
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_recv_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -998,7 +998,7 @@ GCK_F_INLINE void body_mpi_sendrecv(gclock_fsub real, void *ra, int desc, void *
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_pre(&cx, *sendcount, sendtype_c, *dest, *sendtag, *recvcount, recvtype_c, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *recvtag, gclock_fl_peer(cx.cs, *dest), *sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *recvtag, gclock_fl_peer(cx.cs, *dest), *sendtag, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1036,7 +1036,7 @@ GCK_F_INLINE void body_mpi_sendrecv_replace(gclock_fsub real, void *ra, int desc
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_replace_pre(&cx, *count, datatype_c, *dest, *sendtag, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *recvtag, gclock_fl_peer(cx.cs, *dest), *sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *recvtag, gclock_fl_peer(cx.cs, *dest), *sendtag, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, sendtag, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1073,7 +1073,7 @@ GCK_F_INLINE void body_mpi_probe(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_probe_pre(&cx, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_PROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1110,7 +1110,7 @@ GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_iprobe_pre(&cx, *source, *tag, comm_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1148,7 +1148,7 @@ GCK_F_INLINE void body_mpi_mprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mprobe_pre(&cx, *source, *tag, comm_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_MPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1188,7 +1188,7 @@ GCK_F_INLINE void body_mpi_improbe(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_improbe_pre(&cx, *source, *tag, comm_c, (int *)flag, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IMPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1228,7 +1228,7 @@ GCK_F_INLINE void body_mpi_mrecv(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mrecv_pre(&cx, *count, datatype_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1264,7 +1264,7 @@ GCK_F_INLINE void body_mpi_imrecv(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_imrecv_pre(&cx, *count, datatype_c, &message_c, &request_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1669,7 +1669,7 @@ GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_start_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_START, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_START, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1707,7 +1707,7 @@ GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, int desc, MPI_Fi
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, n_c, reqs_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_STARTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_STARTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1740,7 +1740,7 @@ GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, int desc, MP
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_request_free_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_REQUEST_FREE, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_REQUEST_FREE, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1776,7 +1776,7 @@ GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_wait_pre(&cx, &request_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAIT, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAIT, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1820,7 +1820,7 @@ GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_waitall_pre(&cx, n_c, reqs_c, sts_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAITALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1864,7 +1864,7 @@ GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_waitany_pre(&cx, n_c, reqs_c, &index_c, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAITANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1906,7 +1906,7 @@ GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_waitsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAITSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1948,7 +1948,7 @@ GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_test_pre(&cx, &request_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TEST, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TEST, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -1989,7 +1989,7 @@ GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_testall_pre(&cx, n_c, reqs_c, (int *)flag, sts_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TESTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, flag, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2033,7 +2033,7 @@ GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_testany_pre(&cx, n_c, reqs_c, &index_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TESTANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2075,7 +2075,7 @@ GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_testsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TESTSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2117,7 +2117,7 @@ GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, int desc, MPI_Fi
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBARRIER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBARRIER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2156,7 +2156,7 @@ GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, int desc, void *bu
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buffer, count, datatype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2195,7 +2195,7 @@ GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2234,7 +2234,7 @@ GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2274,7 +2274,7 @@ GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2314,7 +2314,7 @@ GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2354,7 +2354,7 @@ GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2394,7 +2394,7 @@ GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2434,7 +2434,7 @@ GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2474,7 +2474,7 @@ GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, int desc, voi
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2514,7 +2514,7 @@ GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2554,7 +2554,7 @@ GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2596,7 +2596,7 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2635,7 +2635,7 @@ GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, int desc,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, (const int *)recvcounts, datatype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2674,7 +2674,7 @@ GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, int
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, *recvcount, datatype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2713,7 +2713,7 @@ GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, int desc, void *sen
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2752,7 +2752,7 @@ GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2792,7 +2792,7 @@ GCK_F_INLINE void body_mpi_ineighbor_allgather(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2832,7 +2832,7 @@ GCK_F_INLINE void body_mpi_ineighbor_allgatherv(gclock_fsub real, void *ra, int 
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2872,7 +2872,7 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoall(gclock_fsub real, void *ra, int de
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2912,7 +2912,7 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallv(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2954,7 +2954,7 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallw(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -2990,7 +2990,7 @@ GCK_F_INLINE void body_mpi_win_create(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(base, size, disp_unit, info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3026,7 +3026,7 @@ GCK_F_INLINE void body_mpi_win_allocate(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3062,7 +3062,7 @@ GCK_F_INLINE void body_mpi_win_allocate_shared(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3098,7 +3098,7 @@ GCK_F_INLINE void body_mpi_win_create_dynamic(gclock_fsub real, void *ra, int de
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_dynamic_pre(&cx, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_CREATE_DYNAMIC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE_DYNAMIC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3133,7 +3133,7 @@ GCK_F_INLINE void body_mpi_win_free(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_free_pre(&cx, &win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FREE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FREE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3167,7 +3167,7 @@ GCK_F_INLINE void body_mpi_put(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3201,7 +3201,7 @@ GCK_F_INLINE void body_mpi_get(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_get_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3235,7 +3235,7 @@ GCK_F_INLINE void body_mpi_accumulate(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3270,7 +3270,7 @@ GCK_F_INLINE void body_mpi_get_accumulate(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_getacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3304,7 +3304,7 @@ GCK_F_INLINE void body_mpi_fetch_and_op(gclock_fsub real, void *ra, int desc, vo
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_FETCH_AND_OP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_FETCH_AND_OP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3338,7 +3338,7 @@ GCK_F_INLINE void body_mpi_compare_and_swap(gclock_fsub real, void *ra, int desc
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_COMPARE_AND_SWAP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_COMPARE_AND_SWAP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3373,7 +3373,7 @@ GCK_F_INLINE void body_mpi_rput(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3410,7 +3410,7 @@ GCK_F_INLINE void body_mpi_rget(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rget_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3447,7 +3447,7 @@ GCK_F_INLINE void body_mpi_raccumulate(gclock_fsub real, void *ra, int desc, voi
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3485,7 +3485,7 @@ GCK_F_INLINE void body_mpi_rget_accumulate(gclock_fsub real, void *ra, int desc,
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rgetacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3520,7 +3520,7 @@ GCK_F_INLINE void body_mpi_win_fence(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_fence_pre(&cx, *assert, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FENCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FENCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3553,7 +3553,7 @@ GCK_F_INLINE void body_mpi_win_lock(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_lock_pre(&cx, *lock_type, *rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_LOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(lock_type, rank, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3586,7 +3586,7 @@ GCK_F_INLINE void body_mpi_win_unlock(gclock_fsub real, void *ra, int desc, MPI_
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3619,7 +3619,7 @@ GCK_F_INLINE void body_mpi_win_lock_all(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_LOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3652,7 +3652,7 @@ GCK_F_INLINE void body_mpi_win_unlock_all(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3685,7 +3685,7 @@ GCK_F_INLINE void body_mpi_win_flush(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3718,7 +3718,7 @@ GCK_F_INLINE void body_mpi_win_flush_all(gclock_fsub real, void *ra, int desc, M
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3751,7 +3751,7 @@ GCK_F_INLINE void body_mpi_win_flush_local(gclock_fsub real, void *ra, int desc,
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3784,7 +3784,7 @@ GCK_F_INLINE void body_mpi_win_flush_local_all(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3818,7 +3818,7 @@ GCK_F_INLINE void body_mpi_win_post(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_POST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_POST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3852,7 +3852,7 @@ GCK_F_INLINE void body_mpi_win_start(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_START, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_START, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3885,7 +3885,7 @@ GCK_F_INLINE void body_mpi_win_complete(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_COMPLETE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_COMPLETE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3918,7 +3918,7 @@ GCK_F_INLINE void body_mpi_win_wait(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_WAIT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_WAIT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3951,7 +3951,7 @@ GCK_F_INLINE void body_mpi_win_test(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_test_pre(&cx, win_c, (int *)flag);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_TEST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_TEST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, flag, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
@@ -3984,7 +3984,7 @@ GCK_F_INLINE void body_mpi_win_sync(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_SYNC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_SYNC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;

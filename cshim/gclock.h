@@ -146,7 +146,7 @@ typedef struct gclock_shared_req {
  * the record's own slot is the marker. Right before a wrapper calls into
  * MPI (gclock_fl_enter) it writes what it knows of the call into the next
  * record of its thread's buffer half, b->ev[b->n], and stores that
- * record's pad last as the half's generation with GCK_PAD_FL set. At exit
+ * record's pad last as GCK_PAD_FL, which no generation is. At exit
  * the record is completed in place and published with pad = the
  * generation (a returned call, as before); a call that writes no record
  * (a poll miss, an op GCLOCK_OPS skips) clears the pad to 0. An in-flight
@@ -171,8 +171,12 @@ typedef struct gclock_shared_req {
  * the mark is the call in flight, whole, and never a returned call; one
  * that is neither marked nor complete is no call (trace/live.go). No
  * syscall, no lock, no store outside the record. Generations stay below
- * 2^31 (tbuf_swap) so the bit is free. */
-#define GCK_PAD_FL 0x80000000u
+ * 2^31 (tbuf_swap). The mark is a constant, not the generation with a
+ * bit set (two instructions less per call): every marked record is
+ * completed or cleared before its thread makes another call, so a mark
+ * outlives its call only in a process that died inside it, and a reused
+ * half holds none. */
+#define GCK_PAD_FL 0xffffffffu
 enum { GCK_FLF_SEQ = 1, GCK_FLF_ROOT = 2, GCK_FLF_PEER = 4, GCK_FLF_PEER2 = 8, GCK_FLF_COUNT = 16 };
 #define GCK_FL_NONE INT32_MIN /* no peer / tag / root */
 

@@ -250,7 +250,7 @@ static GCK_INLINE gclock_event *gclock_fl_enter(uint16_t op, int coll, const gcl
 	e->flags = flags;
 	/* last: the stores above cannot move past it (release), and a process
 	 * dies between instructions, so a marked record has them all */
-	__atomic_store_n(&e->pad, b->gen | GCK_PAD_FL, __ATOMIC_RELEASE);
+	__atomic_store_n(&e->pad, GCK_PAD_FL, __ATOMIC_RELEASE);
 	return e;
 #else
 	(void)op, (void)coll, (void)cs, (void)root, (void)peer, (void)tag, (void)peer2, (void)tag2, (void)count, (void)ra,
@@ -281,7 +281,7 @@ void gclock_fl_clear(void)
 	if (b == NULL)
 		return;
 	gclock_event *e = &b->ev[b->n];
-	if (__atomic_load_n(&e->pad, __ATOMIC_RELAXED) == (b->gen | GCK_PAD_FL))
+	if (__atomic_load_n(&e->pad, __ATOMIC_RELAXED) == GCK_PAD_FL)
 		__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
 	/* the writer's next stores into the record stay after it */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -632,7 +632,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_recv_post(&cx, rc, count, datatype, source, tag, comm, status);
@@ -653,7 +653,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_sendrecv_post(&cx, rc, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
@@ -674,7 +674,7 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_sendrecv_replace_post(&cx, rc, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -695,7 +695,7 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_probe_pre(&cx, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_PROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Probe(source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_probe_post(&cx, rc, source, tag, comm, status);
@@ -716,7 +716,7 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	gclock_tl_guard++;
 	gclock_p2p_iprobe_pre(&cx, source, tag, comm, flag, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iprobe(source, tag, comm, flag, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_iprobe_post(&cx, rc, source, tag, comm, flag, status);
@@ -737,7 +737,7 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 	gclock_tl_guard++;
 	gclock_p2p_mprobe_pre(&cx, source, tag, comm, message, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_MPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mprobe(source, tag, comm, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_mprobe_post(&cx, rc, source, tag, comm, message, status);
@@ -758,7 +758,7 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 	gclock_tl_guard++;
 	gclock_p2p_improbe_pre(&cx, source, tag, comm, flag, message, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IMPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Improbe(source, tag, comm, flag, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_improbe_post(&cx, rc, source, tag, comm, flag, message, status);
@@ -779,7 +779,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
@@ -800,7 +800,7 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
@@ -1031,7 +1031,7 @@ int MPI_Start(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_start_pre(&cx, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_START, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_START, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Start(request);
 	cx.t1 = gclock_now();
 	gclock_p2p_start_post(&cx, rc, request);
@@ -1052,7 +1052,7 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, count, array_of_requests);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_STARTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_STARTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Startall(count, array_of_requests);
 	cx.t1 = gclock_now();
 	gclock_p2p_startall_post(&cx, rc, count, array_of_requests);
@@ -1073,7 +1073,7 @@ int MPI_Request_free(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_request_free_pre(&cx, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_REQUEST_FREE, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_REQUEST_FREE, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Request_free(request);
 	cx.t1 = gclock_now();
 	gclock_p2p_request_free_post(&cx, rc, request);
@@ -1094,7 +1094,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_wait_pre(&cx, request, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAIT, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAIT, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Wait(request, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_wait_post(&cx, rc, request, status);
@@ -1115,7 +1115,7 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 	gclock_tl_guard++;
 	gclock_p2p_waitall_pre(&cx, count, array_of_requests, array_of_statuses);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAITALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitall(count, array_of_requests, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_p2p_waitall_post(&cx, rc, count, array_of_requests, array_of_statuses);
@@ -1136,7 +1136,7 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 	gclock_tl_guard++;
 	gclock_p2p_waitany_pre(&cx, count, array_of_requests, index, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAITANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitany(count, array_of_requests, index, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_waitany_post(&cx, rc, count, array_of_requests, index, status);
@@ -1157,7 +1157,7 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_waitsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WAITSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_p2p_waitsome_post(&cx, rc, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -1178,7 +1178,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_test_pre(&cx, request, flag, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TEST, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TEST, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Test(request, flag, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_test_post(&cx, rc, request, flag, status);
@@ -1199,7 +1199,7 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 	gclock_tl_guard++;
 	gclock_p2p_testall_pre(&cx, count, array_of_requests, flag, array_of_statuses);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TESTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testall(count, array_of_requests, flag, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_p2p_testall_post(&cx, rc, count, array_of_requests, flag, array_of_statuses);
@@ -1220,7 +1220,7 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 	gclock_tl_guard++;
 	gclock_p2p_testany_pre(&cx, count, array_of_requests, index, flag, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TESTANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testany(count, array_of_requests, index, flag, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_testany_post(&cx, rc, count, array_of_requests, index, flag, status);
@@ -1241,7 +1241,7 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_testsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_TESTSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
 	gclock_p2p_testsome_post(&cx, rc, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
@@ -1264,7 +1264,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBARRIER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBARRIER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibarrier(comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1287,7 +1287,7 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -1310,7 +1310,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -1333,7 +1333,7 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1356,7 +1356,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -1379,7 +1379,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -1402,7 +1402,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -1425,7 +1425,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -1448,7 +1448,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1471,7 +1471,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1494,7 +1494,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1517,7 +1517,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1540,7 +1540,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1563,7 +1563,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1586,7 +1586,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1609,7 +1609,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1632,7 +1632,7 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1655,7 +1655,7 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1678,7 +1678,7 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1701,7 +1701,7 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1724,7 +1724,7 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1747,7 +1747,7 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -1768,7 +1768,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
@@ -1789,7 +1789,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
@@ -1810,7 +1810,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
@@ -1831,7 +1831,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_create_dynamic_pre(&cx, comm, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_CREATE_DYNAMIC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE_DYNAMIC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_dynamic(info, comm, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_create_dynamic_post(&cx, rc, comm, win);
@@ -1852,7 +1852,7 @@ int MPI_Win_free(MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_free_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FREE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FREE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_free(win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_free_post(&cx, rc, win);
@@ -1873,7 +1873,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
@@ -1894,7 +1894,7 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_get_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
@@ -1915,7 +1915,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
@@ -1936,7 +1936,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_getacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
@@ -1957,7 +1957,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_FETCH_AND_OP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_FETCH_AND_OP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype, target_rank, win);
@@ -1978,7 +1978,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_COMPARE_AND_SWAP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_COMPARE_AND_SWAP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype, target_rank, win);
@@ -1999,7 +1999,7 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
@@ -2020,7 +2020,7 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rget_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
@@ -2041,7 +2041,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
@@ -2062,7 +2062,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rgetacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
@@ -2083,7 +2083,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_fence_pre(&cx, assert, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FENCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FENCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_fence(assert, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_fence_post(&cx, rc, assert, win);
@@ -2104,7 +2104,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_lock_pre(&cx, lock_type, rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_LOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock(lock_type, rank, assert, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_lock_post(&cx, rc, lock_type, rank, win);
@@ -2125,7 +2125,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock(rank, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
@@ -2146,7 +2146,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_LOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock_all(assert, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_all_post(&cx, rc, win);
@@ -2167,7 +2167,7 @@ int MPI_Win_unlock_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock_all(win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_all_post(&cx, rc, win);
@@ -2188,7 +2188,7 @@ int MPI_Win_flush(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush(rank, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
@@ -2209,7 +2209,7 @@ int MPI_Win_flush_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_all(win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_all_post(&cx, rc, win);
@@ -2230,7 +2230,7 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local(rank, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
@@ -2251,7 +2251,7 @@ int MPI_Win_flush_local_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local_all(win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_all_post(&cx, rc, win);
@@ -2272,7 +2272,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_POST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_POST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_post(group, assert, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_group_post(&cx, rc, group, win);
@@ -2293,7 +2293,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_START, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_START, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_start(group, assert, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_group_post(&cx, rc, group, win);
@@ -2314,7 +2314,7 @@ int MPI_Win_complete(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_COMPLETE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_COMPLETE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_complete(win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_all_post(&cx, rc, win);
@@ -2335,7 +2335,7 @@ int MPI_Win_wait(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_WAIT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_WAIT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_wait(win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_all_post(&cx, rc, win);
@@ -2356,7 +2356,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
 	gclock_tl_guard++;
 	gclock_p2p_win_test_pre(&cx, win, flag);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_TEST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_TEST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_test(win, flag);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_test_post(&cx, rc, win, flag);
@@ -2377,7 +2377,7 @@ int MPI_Win_sync(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_SYNC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_SYNC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_sync(win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_all_post(&cx, rc, win);
@@ -2495,7 +2495,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_recv_post(&cx, rc, count, datatype, source, tag, comm, status);
@@ -2519,7 +2519,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_sendrecv_post(&cx, rc, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
@@ -2543,7 +2543,7 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_sendrecv_replace_post(&cx, rc, count, datatype, dest, sendtag, source, recvtag, comm, status);
@@ -2567,7 +2567,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv_c(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
 	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
@@ -2711,7 +2711,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
@@ -3424,7 +3424,7 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -3450,7 +3450,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -3476,7 +3476,7 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3502,7 +3502,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -3528,7 +3528,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -3554,7 +3554,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3580,7 +3580,7 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3606,7 +3606,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3632,7 +3632,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3658,7 +3658,7 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3684,7 +3684,7 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3710,7 +3710,7 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3736,7 +3736,7 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -3762,7 +3762,7 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
@@ -3788,7 +3788,7 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3814,7 +3814,7 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3840,7 +3840,7 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3866,7 +3866,7 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3892,7 +3892,7 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3918,7 +3918,7 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3944,7 +3944,7 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
@@ -3968,7 +3968,7 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
@@ -3992,7 +3992,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
@@ -4016,7 +4016,7 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
@@ -4040,7 +4040,7 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
@@ -4064,7 +4064,7 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_get_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
@@ -4088,7 +4088,7 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
@@ -4112,7 +4112,7 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_getacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
@@ -4136,7 +4136,7 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
@@ -4160,7 +4160,7 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rget_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
@@ -4184,7 +4184,7 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
@@ -4208,7 +4208,7 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	cx.fl = gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
 	gclock_p2p_rma_rgetacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);

@@ -33,8 +33,8 @@ import (
 // yet in the rank file) holds events the rank file may lack; its records
 // are complete up to the first one whose last field (pad) is not the
 // half's generation. In version 3 the call a thread is inside is that
-// next record of its half being filled, when its pad is the generation
-// with the top bit set (liveInFlightRecord).
+// next record of its half being filled, when its pad is 0xffffffff, which
+// no generation is (liveInFlightRecord).
 
 // LiveSuffix is appended to a rank file's name for its live sidecar.
 const LiveSuffix = ".live"
@@ -204,7 +204,7 @@ func parseLive(path string, b []byte) (*LiveRecovery, error) {
 				out.LastNS = max(out.LastNS, ev.ExitNS)
 			}
 			if v >= 3 && h.state == liveFilling && i < capN {
-				if fl, ok := liveInFlightRecord(recs[i*liveRecordSize:(i+1)*liveRecordSize], h.gen); ok {
+				if fl, ok := liveInFlightRecord(recs[i*liveRecordSize : (i+1)*liveRecordSize]); ok {
 					fl.Thread = out.Threads - 1
 					fl3 = &fl
 				}
@@ -269,28 +269,32 @@ func liveInFlight(p []byte) (InFlight, bool) {
 }
 
 // The in-flight record of version 3 (cshim/gclock.h GCK_PAD_FL, GCK_FLF_*):
-// pad is the half's generation with liveFlightBit set; flags (bytes 54-55)
+// pad is liveFlightMark (generations stay below 2^31); flags (bytes 54-55)
 // say which fields the call gave.
 const (
-	liveFlightBit = 1 << 31
-	liveFlfSeq    = 1
-	liveFlfRoot   = 2
-	liveFlfPeer   = 4
-	liveFlfPeer2  = 8
-	liveFlfCount  = 16
+	liveFlightMark = 0xffffffff
+	liveFlfSeq     = 1
+	liveFlfRoot    = 2
+	liveFlfPeer    = 4
+	liveFlfPeer2   = 8
+	liveFlfCount   = 16
 )
 
-// liveInFlightRecord decodes a record of a half of generation gen as the
-// call in flight (version 3); ok false unless its pad marks it so. Only
+// liveInFlightRecord decodes the record after the complete ones of the
+// half being filled as the call in flight (version 3); ok false unless
+// its pad marks it so. The mark carries no generation: the recorder
+// completes or clears every record it marked before the thread goes on,
+// so a mark is only ever left behind by a process that died inside the
+// call. Only
 // the fields its flags name are taken, besides enter time, call site, op
 // and communicator: the wrapper stores nothing else of the call while the
 // mark stands, and never stores an exit value into one of these before
 // it takes the mark away (a record half-way from marked to returned is
 // either still the call in flight, whole, or neither; never a returned
 // call, whose pad is gen itself).
-func liveInFlightRecord(e []byte, gen uint32) (InFlight, bool) {
+func liveInFlightRecord(e []byte) (InFlight, bool) {
 	le := binary.LittleEndian
-	if le.Uint32(e[68:]) != gen|liveFlightBit {
+	if le.Uint32(e[68:]) != liveFlightMark {
 		return InFlight{}, false
 	}
 	flags := le.Uint16(e[54:])

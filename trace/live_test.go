@@ -162,8 +162,8 @@ func TestReadLive_Version2ReadsInFlightCallAndEnd(t *testing.T) {
 
 // A version 3 sidecar with one thread region: half 0 written (generation
 // 2), half 1 being filled (generation 3) with two complete records, then
-// the record a call marks in flight (index 2), which holds a stale record
-// of generation 1 marked in flight when the image starts.
+// the record a call marks in flight (index 2), which holds a record of
+// generation 1 (the fill before last) when the image starts.
 const (
 	v3Cap      = 8
 	v3Gen      = 3
@@ -191,7 +191,7 @@ func liveFileV3() []byte {
 		le.PutUint16(e[52:], uint16(OpBarrier))
 		gen := uint32(v3Gen)
 		if i >= v3Complete {
-			gen = (v3Gen - 2) | liveFlightBit // stale, of the fill before last
+			gen = v3Gen - 2 // of the fill before last
 			le.PutUint16(e[54:], liveFlfPeer|liveFlfPeer2|liveFlfCount|liveFlfSeq|liveFlfRoot)
 		}
 		le.PutUint32(e[68:], gen)
@@ -243,7 +243,7 @@ type flightPath struct {
 }
 
 func TestReadLive_Version3MarkedRecordIsNeverAReturnedCall(t *testing.T) {
-	const fl = v3Gen | liveFlightBit
+	const fl = liveFlightMark
 	paths := []flightPath{
 		{
 			name: "blocking collective (gclock_fl_enter coll, gclock_record)",

@@ -367,7 +367,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 	}
 	b.WriteString(pre)
 	b.WriteString("\tcx.t0 = gclock_now();\n")
-	b.WriteString("\tcx.fl = " + strings.TrimPrefix(InflightEnter(r, fName, OpConst(r.Op), InflightCS(r), "cx.ra", "cx.t0"), "\t"))
+	b.WriteString(InflightEnterP2P(r, fName))
 	fmt.Fprintf(b, "\t%s;\n", realCall)
 	b.WriteString("\tcx.t1 = gclock_now();\n\tint rc = *ierr;\n")
 	if hasStatus {

@@ -310,7 +310,7 @@ func generateP2P(b *bytes.Buffer, r Row) {
 	b.WriteString("\tcx.ra = __builtin_return_address(0);\n\tgclock_tl_guard++;\n")
 	b.WriteString(pre)
 	b.WriteString("\tcx.t0 = gclock_now();\n")
-	b.WriteString("\tcx.fl = " + strings.TrimPrefix(InflightEnter(r, cName, OpConst(r.Op), InflightCS(r), "cx.ra", "cx.t0"), "\t"))
+	b.WriteString(InflightEnterP2P(r, cName))
 	fmt.Fprintf(b, "\tint rc = %s;\n", tcall)
 	b.WriteString("\tcx.t1 = gclock_now();\n")
 	b.WriteString(post)
@@ -394,6 +394,17 @@ func InflightCS(r Row) string {
 // marker takes it from there, and their first record keeps it
 // (gclock_put_same's GCK_SAME_LOC).
 var peerInCx = map[string]bool{"send": true, "isend": true, "irecv": true, "send_init": true, "recv_init": true}
+
+// InflightEnterP2P is InflightEnter for a p2p row's wrapper (C or
+// Fortran, val as InflightEnter's): a send or a request start keeps the
+// marked record in cx.fl for its first record (gclock_put_same).
+func InflightEnterP2P(r Row, val func(name string) string) string {
+	s := InflightEnter(r, val, OpConst(r.Op), InflightCS(r), "cx.ra", "cx.t0")
+	if peerInCx[r.Rule] {
+		s = "\tcx.fl = " + strings.TrimPrefix(s, "\t")
+	}
+	return s
+}
 
 // cName is a C wrapper's parameter's value: its name.
 func cName(n string) string { return n }
