@@ -76,8 +76,9 @@ int gclock_live_open(const char *path)
 	memset(hdr, 0, sizeof hdr);
 	memcpy(hdr, "GCKLIVE1", 8);
 	/* version 2: 128-byte region headers with the call in flight, the end
-	 * record at byte 64 (docs/guide/crash-hang.md) */
-	uint32_t v[2] = {2, (uint32_t)sizeof(gclock_event)}; /* version, record size */
+	 * record at byte 64 (docs/guide/crash-hang.md); version 3: the call in
+	 * flight is the thread's next record, marked (gclock.h GCK_PAD_FL) */
+	uint32_t v[2] = {3, (uint32_t)sizeof(gclock_event)}; /* version, record size */
 	memcpy(hdr + 8, v, sizeof v);
 	struct stat st;
 	if (pwrite(fd, hdr, sizeof hdr, 0) != (ssize_t)sizeof hdr || fstat(fd, &st) != 0) {
@@ -228,7 +229,6 @@ static gclock_live_region *live_region(uint32_t cap)
 	gclock_live_region *r = p;
 	r->cap = cap;
 	r->thread = live_threads++;
-	r->fl.comm = UINT32_MAX;
 	memcpy(r->magic, "GCKTHRD1", 8); /* last: the region is described */
 	return r;
 }
@@ -268,11 +268,8 @@ static void tbuf_drain(gclock_tbuf *b)
 static void tbuf_exit(void *p)
 {
 	gclock_tbuf *b = p;
-	if (gclock_tl_buf == b) {
+	if (gclock_tl_buf == b)
 		gclock_tl_buf = NULL;
-		gclock_tl_fl = NULL;
-	}
-	__atomic_store_n(&b->live->fl.mark, 0u, __ATOMIC_RELEASE);
 	b->live->tid = 0;
 	pthread_mutex_lock(&buf_mu);
 	b->idle_next = idle_bufs;
@@ -307,7 +304,6 @@ static void tbuf_key_make(void) { tbuf_key_ok = pthread_key_create(&tbuf_key, tb
 static gclock_tbuf *tbuf_adopt(gclock_tbuf *b)
 {
 	b->live->tid = (int32_t)syscall(SYS_gettid);
-	gclock_tl_fl = &b->live->fl;
 	gclock_tl_buf = b;
 	if (tbuf_key_ok)
 		pthread_setspecific(tbuf_key, b);
@@ -352,7 +348,6 @@ gclock_tbuf *gclock_tbuf_new(void)
 			return NULL;
 		}
 		b->live->cap = cap;
-		b->live->fl.comm = UINT32_MAX;
 	}
 	gclock_event *evs = (gclock_event *)(b->live + 1);
 	b->halves[0] = evs;
@@ -381,16 +376,6 @@ gclock_tbuf *gclock_tbuf_new(void)
 	all_bufs = b;
 	pthread_mutex_unlock(&buf_mu);
 	return tbuf_adopt(b);
-}
-
-/* gclock_fl_slow gives a thread its buffer at its first wrapped call (the
- * buffer's region holds the in-flight slot), as gclock_record would at
- * its first event; NULL when it cannot. */
-gclock_inflight *gclock_fl_slow(void)
-{
-	if (gclock_tl_buf == NULL && gclock_tbuf_new() == NULL)
-		return NULL;
-	return gclock_tl_fl;
 }
 
 /* gclock_shared_peers_each calls f on the member list of every request
@@ -456,7 +441,9 @@ static void tbuf_swap(gclock_tbuf *b)
 	gclock_cw_flush(b->ev, (int64_t)b->n, &b->live->half[h].state); /* in C, or to Go */
 	if (__atomic_load_n(&b->live->half[o].state, __ATOMIC_ACQUIRE) == GCK_LIVE_HANDED)
 		gclock_go.flush_wait(&b->live->half[o].state);
-	b->gen++;
+	/* below 2^31: the top bit of a record's pad marks a call in flight
+	 * (gclock.h GCK_PAD_FL) */
+	b->gen = (b->gen + 1) & 0x7fffffffu;
 	if (b->gen == 0)
 		b->gen = 1;
 	b->cur = o;

@@ -199,7 +199,7 @@ void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint6
 	gclock_fl_enter(GCK_OP_GCLOCK_RESYNC, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0,
 			NULL, t0);
 	uint64_t r = gclock_go.resync(cs->id, cs->seq - 1);
-	gclock_fl_leave();
+	gclock_fl_clear(); /* before the epoch's record goes over it */
 	int64_t t1 = gclock_now();
 	cs->resync_at = (uint32_t)r;
 	/* An epoch's time, like a flush pause (trace.OpResync); a meeting

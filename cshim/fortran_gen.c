@@ -36,7 +36,6 @@ GCK_F_INLINE void body_mpi_barrier(gclock_fsub real, void *ra, int desc, MPI_Fin
 	gclock_fl_enter(GCK_OP_MPI_BARRIER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BARRIER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -72,7 +71,6 @@ GCK_F_INLINE void body_mpi_bcast(gclock_fsub real, void *ra, int desc, void *buf
 	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(buffer, count, datatype, root, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BCAST, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -108,7 +106,6 @@ GCK_F_INLINE void body_mpi_reduce(gclock_fsub real, void *ra, int desc, void *se
 	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, root, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -144,7 +141,6 @@ GCK_F_INLINE void body_mpi_allreduce(gclock_fsub real, void *ra, int desc, void 
 	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -181,7 +177,6 @@ GCK_F_INLINE void body_mpi_gather(gclock_fsub real, void *ra, int desc, void *se
 	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHER, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -218,7 +213,6 @@ GCK_F_INLINE void body_mpi_gatherv(gclock_fsub real, void *ra, int desc, void *s
 	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHERV, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -255,7 +249,6 @@ GCK_F_INLINE void body_mpi_scatter(gclock_fsub real, void *ra, int desc, void *s
 	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTER, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -292,7 +285,6 @@ GCK_F_INLINE void body_mpi_scatterv(gclock_fsub real, void *ra, int desc, void *
 	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTERV, cs, *root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -329,7 +321,6 @@ GCK_F_INLINE void body_mpi_allgather(gclock_fsub real, void *ra, int desc, void 
 	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -366,7 +357,6 @@ GCK_F_INLINE void body_mpi_allgatherv(gclock_fsub real, void *ra, int desc, void
 	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -403,7 +393,6 @@ GCK_F_INLINE void body_mpi_alltoall(gclock_fsub real, void *ra, int desc, void *
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -440,7 +429,6 @@ GCK_F_INLINE void body_mpi_alltoallv(gclock_fsub real, void *ra, int desc, void 
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -480,7 +468,6 @@ GCK_F_INLINE void body_mpi_alltoallw(gclock_fsub real, void *ra, int desc, void 
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -516,7 +503,6 @@ GCK_F_INLINE void body_mpi_reduce_scatter(gclock_fsub real, void *ra, int desc, 
 	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -552,7 +538,6 @@ GCK_F_INLINE void body_mpi_reduce_scatter_block(gclock_fsub real, void *ra, int 
 	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, recvcount, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -588,7 +573,6 @@ GCK_F_INLINE void body_mpi_scan(gclock_fsub real, void *ra, int desc, void *send
 	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -624,7 +608,6 @@ GCK_F_INLINE void body_mpi_exscan(gclock_fsub real, void *ra, int desc, void *se
 	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -661,7 +644,6 @@ GCK_F_INLINE void body_mpi_neighbor_allgather(gclock_fsub real, void *ra, int de
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -698,7 +680,6 @@ GCK_F_INLINE void body_mpi_neighbor_allgatherv(gclock_fsub real, void *ra, int d
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -735,7 +716,6 @@ GCK_F_INLINE void body_mpi_neighbor_alltoall(gclock_fsub real, void *ra, int des
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -772,7 +752,6 @@ GCK_F_INLINE void body_mpi_neighbor_alltoallv(gclock_fsub real, void *ra, int de
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -812,7 +791,6 @@ GCK_F_INLINE void body_mpi_neighbor_alltoallw(gclock_fsub real, void *ra, int de
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierr);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 }
@@ -842,12 +820,12 @@ GCK_F_INLINE void body_mpi_send(gclock_fsub real, void *ra, int desc, void *buf,
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_send, MPI_SEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
@@ -876,12 +854,12 @@ GCK_F_INLINE void body_mpi_ssend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ssend, MPI_SSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
@@ -910,12 +888,12 @@ GCK_F_INLINE void body_mpi_rsend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_rsend, MPI_RSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
@@ -944,12 +922,12 @@ GCK_F_INLINE void body_mpi_bsend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Datatype datatype_c = gclock_type_f2c(*datatype);
 	gclock_p2p_send_pre(&cx, *count, datatype_c, *dest, *tag, comm_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_BSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_bsend, MPI_BSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, ierr)
@@ -981,13 +959,13 @@ GCK_F_INLINE void body_mpi_recv(gclock_fsub real, void *ra, int desc, void *buf,
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_recv_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_recv_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_recv, MPI_RECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, status, ierr)
@@ -1020,13 +998,13 @@ GCK_F_INLINE void body_mpi_sendrecv(gclock_fsub real, void *ra, int desc, void *
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_pre(&cx, *sendcount, sendtype_c, *dest, *sendtag, *recvcount, recvtype_c, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *recvtag, gclock_fl_peer(cx.cs, *dest), *sendtag, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_sendrecv_post(&cx, rc, *sendcount, sendtype_c, *dest, *sendtag, *recvcount, recvtype_c, *source, *recvtag, comm_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_sendrecv, MPI_SENDRECV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierr)
@@ -1058,13 +1036,13 @@ GCK_F_INLINE void body_mpi_sendrecv_replace(gclock_fsub real, void *ra, int desc
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_sendrecv_replace_pre(&cx, *count, datatype_c, *dest, *sendtag, *source, *recvtag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *recvtag, gclock_fl_rank(*dest), *sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *recvtag, gclock_fl_peer(cx.cs, *dest), *sendtag, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, sendtag, source, recvtag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_sendrecv_replace_post(&cx, rc, *count, datatype_c, *dest, *sendtag, *source, *recvtag, comm_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierr)
@@ -1095,13 +1073,13 @@ GCK_F_INLINE void body_mpi_probe(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_probe_pre(&cx, *source, *tag, comm_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_probe_post(&cx, rc, *source, *tag, comm_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_probe, MPI_PROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, status, ierr)
@@ -1132,13 +1110,13 @@ GCK_F_INLINE void body_mpi_iprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_iprobe_pre(&cx, *source, *tag, comm_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_iprobe_post(&cx, rc, *source, *tag, comm_c, (int *)flag, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_iprobe, MPI_IPROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, flag, status, ierr)
@@ -1170,15 +1148,15 @@ GCK_F_INLINE void body_mpi_mprobe(gclock_fsub real, void *ra, int desc, MPI_Fint
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mprobe_pre(&cx, *source, *tag, comm_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	if (rc == MPI_SUCCESS)
 		message_c = gclock_message_f2c(*message);
 	gclock_p2p_mprobe_post(&cx, rc, *source, *tag, comm_c, &message_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_mprobe, MPI_MPROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, message, status, ierr)
@@ -1210,15 +1188,15 @@ GCK_F_INLINE void body_mpi_improbe(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_improbe_pre(&cx, *source, *tag, comm_c, (int *)flag, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, *source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(source, tag, comm, flag, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	if (rc == MPI_SUCCESS)
 		message_c = gclock_message_f2c(*message);
 	gclock_p2p_improbe_post(&cx, rc, *source, *tag, comm_c, (int *)flag, &message_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_improbe, MPI_IMPROBE, (MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr), source, tag, comm, flag, message, status, ierr)
@@ -1250,13 +1228,13 @@ GCK_F_INLINE void body_mpi_mrecv(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Fint *status_f = gclock_f_status_arg(status, status_own);
 	gclock_p2p_mrecv_pre(&cx, *count, datatype_c, &message_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_mrecv_post(&cx, rc, *count, datatype_c, &message_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_mrecv, MPI_MRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr), buf, count, datatype, message, status, ierr)
@@ -1286,14 +1264,14 @@ GCK_F_INLINE void body_mpi_imrecv(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_imrecv_pre(&cx, *count, datatype_c, &message_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, message, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_imrecv_post(&cx, rc, *count, datatype_c, &message_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_imrecv, MPI_IMRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, message, request, ierr)
@@ -1323,14 +1301,14 @@ GCK_F_INLINE void body_mpi_isend(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_isend, MPI_ISEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1360,14 +1338,14 @@ GCK_F_INLINE void body_mpi_issend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_issend, MPI_ISSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1397,14 +1375,14 @@ GCK_F_INLINE void body_mpi_irsend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IRSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_irsend, MPI_IRSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1434,14 +1412,14 @@ GCK_F_INLINE void body_mpi_ibsend(gclock_fsub real, void *ra, int desc, void *bu
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_isend_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_isend_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ibsend, MPI_IBSEND, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1471,14 +1449,14 @@ GCK_F_INLINE void body_mpi_irecv(gclock_fsub real, void *ra, int desc, void *buf
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_irecv_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IRECV, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_irecv_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_irecv, MPI_IRECV, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
@@ -1508,14 +1486,14 @@ GCK_F_INLINE void body_mpi_send_init(gclock_fsub real, void *ra, int desc, void 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_send_init, MPI_SEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1545,14 +1523,14 @@ GCK_F_INLINE void body_mpi_ssend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ssend_init, MPI_SSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1582,14 +1560,14 @@ GCK_F_INLINE void body_mpi_rsend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_rsend_init, MPI_RSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1619,14 +1597,14 @@ GCK_F_INLINE void body_mpi_bsend_init(gclock_fsub real, void *ra, int desc, void
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_send_init_pre(&cx, *count, datatype_c, *dest, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*dest), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_BSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, dest, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_send_init_post(&cx, rc, *count, datatype_c, *dest, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_bsend_init, MPI_BSEND_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, dest, tag, comm, request, ierr)
@@ -1656,14 +1634,14 @@ GCK_F_INLINE void body_mpi_recv_init(gclock_fsub real, void *ra, int desc, void 
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_recv_init_pre(&cx, *count, datatype_c, *source, *tag, comm_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(*source), *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RECV_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, *tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buf, count, datatype, source, tag, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_recv_init_post(&cx, rc, *count, datatype_c, *source, *tag, comm_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_recv_init, MPI_RECV_INIT, (void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buf, count, datatype, source, tag, comm, request, ierr)
@@ -1691,12 +1669,12 @@ GCK_F_INLINE void body_mpi_start(gclock_fsub real, void *ra, int desc, MPI_Fint 
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_start_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_START, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_start_post(&cx, rc, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_start, MPI_START, (MPI_Fint *request, MPI_Fint *ierr), request, ierr)
@@ -1729,12 +1707,12 @@ GCK_F_INLINE void body_mpi_startall(gclock_fsub real, void *ra, int desc, MPI_Fi
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, n_c, reqs_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_STARTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_startall_post(&cx, rc, n_c, reqs_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_startall, MPI_STARTALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ierr), count, array_of_requests, ierr)
@@ -1762,12 +1740,12 @@ GCK_F_INLINE void body_mpi_request_free(gclock_fsub real, void *ra, int desc, MP
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_request_free_pre(&cx, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_REQUEST_FREE, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_request_free_post(&cx, rc, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_request_free, MPI_REQUEST_FREE, (MPI_Fint *request, MPI_Fint *ierr), request, ierr)
@@ -1798,13 +1776,13 @@ GCK_F_INLINE void body_mpi_wait(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_wait_pre(&cx, &request_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAIT, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_wait_post(&cx, rc, &request_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_wait, MPI_WAIT, (MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr), request, status, ierr)
@@ -1842,14 +1820,14 @@ GCK_F_INLINE void body_mpi_waitall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_waitall_pre(&cx, n_c, reqs_c, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, n_c);
 	gclock_p2p_waitall_post(&cx, rc, n_c, reqs_c, sts_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_waitall, MPI_WAITALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *array_of_statuses, MPI_Fint *ierr), count, array_of_requests, array_of_statuses, ierr)
@@ -1886,14 +1864,14 @@ GCK_F_INLINE void body_mpi_waitany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_waitany_pre(&cx, n_c, reqs_c, &index_c, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	index_c = gclock_f_index(*index);
 	gclock_p2p_waitany_post(&cx, rc, n_c, reqs_c, &index_c, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_waitany, MPI_WAITANY, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr), count, array_of_requests, index, status, ierr)
@@ -1928,16 +1906,16 @@ GCK_F_INLINE void body_mpi_waitsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_waitsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, (*outcount >= 0 && *outcount <= n_c ? *outcount : 0));
 	if (rc == MPI_SUCCESS)
 		gclock_f_indices(array_of_indices, outcount, n_c, -1);
 	gclock_p2p_waitsome_post(&cx, rc, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
+	gclock_fl_leave(cx.nrec);
 	if (rc == MPI_SUCCESS)
 		gclock_f_indices(array_of_indices, outcount, n_c, 1);
 	gclock_tl_guard--;
@@ -1970,13 +1948,13 @@ GCK_F_INLINE void body_mpi_test(gclock_fsub real, void *ra, int desc, MPI_Fint *
 	MPI_Request request_c = gclock_request_f2c(*request);
 	gclock_p2p_test_pre(&cx, &request_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TEST, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	real(request, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	gclock_p2p_test_post(&cx, rc, &request_c, (int *)flag, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_test, MPI_TEST, (MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), request, flag, status, ierr)
@@ -2011,14 +1989,14 @@ GCK_F_INLINE void body_mpi_testall(gclock_fsub real, void *ra, int desc, MPI_Fin
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *count, n_c, &sts_c);
 	gclock_p2p_testall_pre(&cx, n_c, reqs_c, (int *)flag, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, flag, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, n_c);
 	gclock_p2p_testall_post(&cx, rc, n_c, reqs_c, (int *)flag, sts_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_testall, MPI_TESTALL, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *flag, MPI_Fint *array_of_statuses, MPI_Fint *ierr), count, array_of_requests, flag, array_of_statuses, ierr)
@@ -2055,14 +2033,14 @@ GCK_F_INLINE void body_mpi_testany(gclock_fsub real, void *ra, int desc, MPI_Fin
 	int index_c = MPI_UNDEFINED;
 	gclock_p2p_testany_pre(&cx, n_c, reqs_c, &index_c, (int *)flag, &status_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*count, cx.ra, cx.t0);
 	real(count, array_of_requests, index, flag, status_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_f_status(status_f, &status_c);
 	index_c = gclock_f_index(*index);
 	gclock_p2p_testany_post(&cx, rc, n_c, reqs_c, &index_c, (int *)flag, &status_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_testany, MPI_TESTANY, (MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr), count, array_of_requests, index, flag, status, ierr)
@@ -2097,16 +2075,16 @@ GCK_F_INLINE void body_mpi_testsome(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Fint *sts_f = gclock_f_statuses_arg(array_of_statuses, *incount, n_c, &sts_c);
 	gclock_p2p_testsome_pre(&cx, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)*incount, cx.ra, cx.t0);
 	real(incount, array_of_requests, outcount, array_of_indices, sts_f, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS && sts_c != MPI_STATUSES_IGNORE)
 		gclock_f_statuses(sts_f, sts_c, (*outcount >= 0 && *outcount <= n_c ? *outcount : 0));
 	if (rc == MPI_SUCCESS)
 		gclock_f_indices(array_of_indices, outcount, n_c, -1);
 	gclock_p2p_testsome_post(&cx, rc, n_c, reqs_c, (int *)outcount, (int *)array_of_indices, sts_c);
+	gclock_fl_leave(cx.nrec);
 	if (rc == MPI_SUCCESS)
 		gclock_f_indices(array_of_indices, outcount, n_c, 1);
 	gclock_tl_guard--;
@@ -2139,14 +2117,14 @@ GCK_F_INLINE void body_mpi_ibarrier(gclock_fsub real, void *ra, int desc, MPI_Fi
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBARRIER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_ibarrier, MPI_IBARRIER, (MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), comm, request, ierr)
@@ -2178,14 +2156,14 @@ GCK_F_INLINE void body_mpi_ibcast(gclock_fsub real, void *ra, int desc, void *bu
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(buffer, count, datatype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ibcast, MPI_IBCAST, (void *buffer, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), buffer, count, datatype, root, comm, request, ierr)
@@ -2217,14 +2195,14 @@ GCK_F_INLINE void body_mpi_ireduce(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ireduce, MPI_IREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, root, comm, request, ierr)
@@ -2256,14 +2234,14 @@ GCK_F_INLINE void body_mpi_iallreduce(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iallreduce, MPI_IALLREDUCE, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
@@ -2296,14 +2274,14 @@ GCK_F_INLINE void body_mpi_igather(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_igather, MPI_IGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
@@ -2336,14 +2314,14 @@ GCK_F_INLINE void body_mpi_igatherv(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_igatherv, MPI_IGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierr)
@@ -2376,14 +2354,14 @@ GCK_F_INLINE void body_mpi_iscatter(gclock_fsub real, void *ra, int desc, void *
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iscatter, MPI_ISCATTER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
@@ -2416,14 +2394,14 @@ GCK_F_INLINE void body_mpi_iscatterv(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, gclock_f_buf(recvbuf, desc), *recvcount, recvtype_c, *root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, *root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, *root, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iscatterv, MPI_ISCATTERV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *displs, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierr)
@@ -2456,14 +2434,14 @@ GCK_F_INLINE void body_mpi_iallgather(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iallgather, MPI_IALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
@@ -2496,14 +2474,14 @@ GCK_F_INLINE void body_mpi_iallgatherv(gclock_fsub real, void *ra, int desc, voi
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iallgatherv, MPI_IALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr)
@@ -2536,14 +2514,14 @@ GCK_F_INLINE void body_mpi_ialltoall(gclock_fsub real, void *ra, int desc, void 
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ialltoall, MPI_IALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
@@ -2576,14 +2554,14 @@ GCK_F_INLINE void body_mpi_ialltoallv(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ialltoallv, MPI_IALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr)
@@ -2618,14 +2596,14 @@ GCK_F_INLINE void body_mpi_ialltoallw(gclock_fsub real, void *ra, int desc, void
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, gclock_f_buf(sendbuf, desc), (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ialltoallw, MPI_IALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr)
@@ -2657,14 +2635,14 @@ GCK_F_INLINE void body_mpi_ireduce_scatter(gclock_fsub real, void *ra, int desc,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, (const int *)recvcounts, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, (void *sendbuf, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierr)
@@ -2696,14 +2674,14 @@ GCK_F_INLINE void body_mpi_ireduce_scatter_block(gclock_fsub real, void *ra, int
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, *recvcount, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, (void *sendbuf, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierr)
@@ -2735,14 +2713,14 @@ GCK_F_INLINE void body_mpi_iscan(gclock_fsub real, void *ra, int desc, void *sen
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iscan, MPI_ISCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
@@ -2774,14 +2752,14 @@ GCK_F_INLINE void body_mpi_iexscan(gclock_fsub real, void *ra, int desc, void *s
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, *count, datatype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, recvbuf, count, datatype, op, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_iexscan, MPI_IEXSCAN, (void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, recvbuf, count, datatype, op, comm, request, ierr)
@@ -2814,14 +2792,14 @@ GCK_F_INLINE void body_mpi_ineighbor_allgather(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
@@ -2854,14 +2832,14 @@ GCK_F_INLINE void body_mpi_ineighbor_allgatherv(gclock_fsub real, void *ra, int 
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *displs, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierr)
@@ -2894,14 +2872,14 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoall(gclock_fsub real, void *ra, int de
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, *sendcount, sendtype_c, *recvcount, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, (void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierr)
@@ -2934,14 +2912,14 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallv(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtype_c, (const int *)recvcounts, recvtype_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, (void *sendbuf, MPI_Fint *sendcounts, MPI_Fint *sdispls, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcounts, MPI_Fint *rdispls, MPI_Fint *recvtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierr)
@@ -2976,14 +2954,14 @@ GCK_F_INLINE void body_mpi_ineighbor_alltoallw(gclock_fsub real, void *ra, int d
 	if (cx.cs != NULL && sendtypes_ok && recvtypes_ok)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, (const int *)sendcounts, sendtypes_c, (const int *)recvcounts, recvtypes_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_icoll_post(&cx, rc, -1, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, (void *sendbuf, MPI_Fint *sendcounts, MPI_Aint *sdispls, MPI_Fint *sendtypes, void *recvbuf, MPI_Fint *recvcounts, MPI_Aint *rdispls, MPI_Fint *recvtypes, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr), sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierr)
@@ -3012,14 +2990,14 @@ GCK_F_INLINE void body_mpi_win_create(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(base, size, disp_unit, info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_post(&cx, rc, *size, comm_c, &win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_win_create, MPI_WIN_CREATE, (void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr), base, size, disp_unit, info, comm, win, ierr)
@@ -3048,14 +3026,14 @@ GCK_F_INLINE void body_mpi_win_allocate(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_post(&cx, rc, *size, comm_c, &win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_win_allocate, MPI_WIN_ALLOCATE, (MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr), size, disp_unit, info, comm, baseptr, win, ierr)
@@ -3084,14 +3062,14 @@ GCK_F_INLINE void body_mpi_win_allocate_shared(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_pre(&cx, *size, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(size, disp_unit, info, comm, baseptr, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_post(&cx, rc, *size, comm_c, &win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, (MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr, MPI_Fint *win, MPI_Fint *ierr), size, disp_unit, info, comm, baseptr, win, ierr)
@@ -3120,14 +3098,14 @@ GCK_F_INLINE void body_mpi_win_create_dynamic(gclock_fsub real, void *ra, int de
 	MPI_Win win_c = (MPI_Win)0; /* set by the call */
 	gclock_p2p_win_create_dynamic_pre(&cx, comm_c, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE_DYNAMIC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(info, comm, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_create_dynamic_post(&cx, rc, comm_c, &win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC, (MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr), info, comm, win, ierr)
@@ -3155,12 +3133,12 @@ GCK_F_INLINE void body_mpi_win_free(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_free_pre(&cx, &win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FREE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_free_post(&cx, rc, &win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_free, MPI_WIN_FREE, (MPI_Fint *win, MPI_Fint *ierr), win, ierr)
@@ -3189,12 +3167,12 @@ GCK_F_INLINE void body_mpi_put(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_put, MPI_PUT, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr)
@@ -3223,12 +3201,12 @@ GCK_F_INLINE void body_mpi_get(gclock_fsub real, void *ra, int desc, void *origi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_get_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_rma_get_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_get, MPI_GET, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr)
@@ -3257,12 +3235,12 @@ GCK_F_INLINE void body_mpi_accumulate(gclock_fsub real, void *ra, int desc, void
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_put_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_accumulate, MPI_ACCUMULATE, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr)
@@ -3292,12 +3270,12 @@ GCK_F_INLINE void body_mpi_get_accumulate(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_getacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_rma_getacc_post(&cx, rc, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_get_accumulate, MPI_GET_ACCUMULATE, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr)
@@ -3326,12 +3304,12 @@ GCK_F_INLINE void body_mpi_fetch_and_op(gclock_fsub real, void *ra, int desc, vo
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_FETCH_AND_OP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype_c, *target_rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_fetch_and_op, MPI_FETCH_AND_OP, (void *origin_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *op, MPI_Fint *win, MPI_Fint *ierr), origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierr)
@@ -3360,12 +3338,12 @@ GCK_F_INLINE void body_mpi_compare_and_swap(gclock_fsub real, void *ra, int desc
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_rma_fetch_pre(&cx, datatype_c, *target_rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_COMPARE_AND_SWAP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype_c, *target_rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_compare_and_swap, MPI_COMPARE_AND_SWAP, (void *origin_addr, void *compare_addr, void *result_addr, MPI_Fint *datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *win, MPI_Fint *ierr), origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierr)
@@ -3395,14 +3373,14 @@ GCK_F_INLINE void body_mpi_rput(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rput_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_rput, MPI_RPUT, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr)
@@ -3432,14 +3410,14 @@ GCK_F_INLINE void body_mpi_rget(gclock_fsub real, void *ra, int desc, void *orig
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rget_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rget_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_rget, MPI_RGET, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierr)
@@ -3469,14 +3447,14 @@ GCK_F_INLINE void body_mpi_raccumulate(gclock_fsub real, void *ra, int desc, voi
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rput_pre(&cx, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rput_post(&cx, rc, *origin_count, origin_datatype_c, *target_rank, win_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_raccumulate, MPI_RACCUMULATE, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr)
@@ -3507,14 +3485,14 @@ GCK_F_INLINE void body_mpi_rget_accumulate(gclock_fsub real, void *ra, int desc,
 	MPI_Request request_c = 0; /* set by the call */
 	gclock_p2p_rma_rgetacc_pre(&cx, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c, &request_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	if (rc == MPI_SUCCESS)
 		request_c = gclock_request_f2c(*request);
 	gclock_p2p_rma_rgetacc_post(&cx, rc, *origin_count, origin_datatype_c, *result_count, result_datatype_c, *target_rank, win_c, &request_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP_BUF(mpi_rget_accumulate, MPI_RGET_ACCUMULATE, (void *origin_addr, MPI_Fint *origin_count, MPI_Fint *origin_datatype, void *result_addr, MPI_Fint *result_count, MPI_Fint *result_datatype, MPI_Fint *target_rank, MPI_Aint *target_disp, MPI_Fint *target_count, MPI_Fint *target_datatype, MPI_Fint *op, MPI_Fint *win, MPI_Fint *request, MPI_Fint *ierr), origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierr)
@@ -3542,12 +3520,12 @@ GCK_F_INLINE void body_mpi_win_fence(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_fence_pre(&cx, *assert, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FENCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_fence_post(&cx, rc, *assert, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_fence, MPI_WIN_FENCE, (MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr), assert, win, ierr)
@@ -3575,12 +3553,12 @@ GCK_F_INLINE void body_mpi_win_lock(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_lock_pre(&cx, *lock_type, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(lock_type, rank, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_lock_post(&cx, rc, *lock_type, *rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_lock, MPI_WIN_LOCK, (MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr), lock_type, rank, assert, win, ierr)
@@ -3608,12 +3586,12 @@ GCK_F_INLINE void body_mpi_win_unlock(gclock_fsub real, void *ra, int desc, MPI_
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, *rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_unlock, MPI_WIN_UNLOCK, (MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr), rank, win, ierr)
@@ -3641,12 +3619,12 @@ GCK_F_INLINE void body_mpi_win_lock_all(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_lock_all, MPI_WIN_LOCK_ALL, (MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr), assert, win, ierr)
@@ -3674,12 +3652,12 @@ GCK_F_INLINE void body_mpi_win_unlock_all(gclock_fsub real, void *ra, int desc, 
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_unlock_all, MPI_WIN_UNLOCK_ALL, (MPI_Fint *win, MPI_Fint *ierr), win, ierr)
@@ -3707,12 +3685,12 @@ GCK_F_INLINE void body_mpi_win_flush(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, *rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_flush, MPI_WIN_FLUSH, (MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr), rank, win, ierr)
@@ -3740,12 +3718,12 @@ GCK_F_INLINE void body_mpi_win_flush_all(gclock_fsub real, void *ra, int desc, M
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_flush_all, MPI_WIN_FLUSH_ALL, (MPI_Fint *win, MPI_Fint *ierr), win, ierr)
@@ -3773,12 +3751,12 @@ GCK_F_INLINE void body_mpi_win_flush_local(gclock_fsub real, void *ra, int desc,
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_target_pre(&cx, *rank, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(rank, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, *rank, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL, (MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr), rank, win, ierr)
@@ -3806,12 +3784,12 @@ GCK_F_INLINE void body_mpi_win_flush_local_all(gclock_fsub real, void *ra, int d
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_flush_local_all, MPI_WIN_FLUSH_LOCAL_ALL, (MPI_Fint *win, MPI_Fint *ierr), win, ierr)
@@ -3840,12 +3818,12 @@ GCK_F_INLINE void body_mpi_win_post(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_POST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group_c, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_post, MPI_WIN_POST, (MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr), group, assert, win, ierr)
@@ -3874,12 +3852,12 @@ GCK_F_INLINE void body_mpi_win_start(gclock_fsub real, void *ra, int desc, MPI_F
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_group_pre(&cx, group_c, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_START, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(group, assert, win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group_c, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_start, MPI_WIN_START, (MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr), group, assert, win, ierr)
@@ -3907,12 +3885,12 @@ GCK_F_INLINE void body_mpi_win_complete(gclock_fsub real, void *ra, int desc, MP
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_COMPLETE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_complete, MPI_WIN_COMPLETE, (MPI_Fint *win, MPI_Fint *ierr), win, ierr)
@@ -3940,12 +3918,12 @@ GCK_F_INLINE void body_mpi_win_wait(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_WAIT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_wait, MPI_WIN_WAIT, (MPI_Fint *win, MPI_Fint *ierr), win, ierr)
@@ -3973,12 +3951,12 @@ GCK_F_INLINE void body_mpi_win_test(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_test_pre(&cx, win_c, (int *)flag);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_TEST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, flag, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_test_post(&cx, rc, win_c, (int *)flag);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_test, MPI_WIN_TEST, (MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr), win, flag, ierr)
@@ -4006,12 +3984,12 @@ GCK_F_INLINE void body_mpi_win_sync(gclock_fsub real, void *ra, int desc, MPI_Fi
 	MPI_Win win_c = gclock_win_f2c(*win);
 	gclock_p2p_win_all_pre(&cx, win_c);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_SYNC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	real(win, ierr);
 	cx.t1 = gclock_now();
 	int rc = *ierr;
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win_c);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 }
 GCK_F_WRAP(mpi_win_sync, MPI_WIN_SYNC, (MPI_Fint *win, MPI_Fint *ierr), win, ierr)

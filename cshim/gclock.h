@@ -53,7 +53,7 @@ typedef struct gclock_event {
 	uint32_t seq;      /* per-communicator sequence number */
 	int32_t root;      /* root as comm rank, -1 if none */
 	uint16_t op;       /* trace.Op */
-	uint16_t flags;    /* reserved, 0 */
+	uint16_t flags;    /* ignored by readers; in flight: GCK_FLF_* (below) */
 	int32_t peer;      /* point-to-point: peer world rank (trace.PeerAny/PeerNull) */
 	int32_t tag;       /* point-to-point: tag (trace.TagAny unresolved) */
 	uint32_t req;      /* request id (docs/explanation/p2p.md); polls: number of calls */
@@ -142,34 +142,43 @@ typedef struct gclock_shared_req {
 #define GCK_LIVE_FILLING 1u
 #define GCK_LIVE_HANDED 2u
 #define GCK_LIVE_WRITTEN 3u
-/* The call a thread is inside (docs/guide/crash-hang.md): written by every
- * wrapper right before it calls into MPI (gclock_fl_enter), cleared right
- * after the call returns (gclock_fl_leave), in the thread's region of the
- * sidecar, so a rank that dies or is killed inside a call leaves it
- * behind. The fields are stored while mark is 0 and mark is stored last
- * (release: the compiler keeps the order, and a process dies between two
- * instructions), so a slot whose mark is set is complete; one whose mark
- * is 0 says the thread was not inside a recorded call. No syscall, no
- * lock, a handful of stores. */
+/* The call a thread is inside (docs/guide/crash-hang.md; sidecar version 3):
+ * the record's own slot is the marker. Right before a wrapper calls into
+ * MPI (gclock_fl_enter) it writes what it knows of the call into the next
+ * record of its thread's buffer half, b->ev[b->n], and stores that
+ * record's pad last as GCK_PAD_FL, which no generation is. At exit
+ * the record is completed in place and published with pad = the
+ * generation (a returned call, as before); a call that writes no record
+ * (a poll miss, an op GCLOCK_OPS skips) clears the pad to 0. An in-flight
+ * record holds enter_ns, callsite, op and comm (UINT32_MAX none), and
+ * flags say which of the rest it holds (GCK_FLF_*):
+ *   SEQ        seq: a blocking collective's instance (its number on comm)
+ *   ROOT       root as passed (comm rank); else root is -1
+ *   PEER       peer, tag: the source (else dest) and tag as passed, the
+ *              rank as the record keeps it (world rank; -1 any, -2 null;
+ *              GCK_FL_NONE none)
+ *   PEER2      exit_ns: MPI_Sendrecv's dest (low 32 bits, a world rank)
+ *              and send tag (high)
+ *   COUNT      req: the number of requests of a wait or test call
+ * A returned call's record keeps the flags: every reader ignores them
+ * (encode.c masks them; trace/live.go does not read them from a record).
+ * Nothing of the exit is stored while the pad says in flight, except
+ * fields the flags leave out (a blocking collective's exit_ns, sent and
+ * recv; a send's or a request start's exit_ns, sent, recv, seq and req:
+ * its first record has its comm, root, peer and tag already); any other
+ * point-to-point record is cleared (pad 0) before its exit fields are
+ * stored. So a record with
+ * the mark is the call in flight, whole, and never a returned call; one
+ * that is neither marked nor complete is no call (trace/live.go). No
+ * syscall, no lock, no store outside the record. Generations stay below
+ * 2^31 (tbuf_swap). The mark is a constant, not the generation with a
+ * bit set (two instructions less per call): every marked record is
+ * completed or cleared before its thread makes another call, so a mark
+ * outlives its call only in a process that died inside it, and a reused
+ * half holds none. */
+#define GCK_PAD_FL 0xffffffffu
+enum { GCK_FLF_SEQ = 1, GCK_FLF_ROOT = 2, GCK_FLF_PEER = 4, GCK_FLF_PEER2 = 8, GCK_FLF_COUNT = 16 };
 #define GCK_FL_NONE INT32_MIN /* no peer / tag / root */
-typedef struct gclock_inflight {
-	int64_t enter_ns;   /* local timer at entry */
-	uint64_t callsite;  /* return address into the application */
-	uint32_t comm;      /* communicator local index, UINT32_MAX none */
-	uint32_t seq;       /* a collective's instance (its number on comm), else 0 */
-	int32_t peer;       /* source, else dest, as comm rank (-1 any, -2 null), GCK_FL_NONE */
-	int32_t tag;        /* its tag, GCK_FL_NONE */
-	/* the fields most calls store constants in, together (stores merge) */
-	int32_t root;       /* root as comm rank, GCK_FL_NONE */
-	int32_t peer2;      /* MPI_Sendrecv: dest, GCK_FL_NONE */
-	int32_t tag2;       /* its tag */
-	uint32_t count;     /* requests of a wait/test call, 0 */
-	uint16_t op;        /* trace.Op */
-	uint16_t flags;     /* reserved, 0 */
-	uint32_t reserved[2];
-	uint32_t mark;      /* 1: the fields describe the call the thread is in; 0: none */
-} gclock_inflight;
-_Static_assert(sizeof(gclock_inflight) == 64, "trace/live.go reads a 64-byte in-flight slot");
 
 typedef struct gclock_live_region {
 	char magic[8];      /* "GCKTHRD1" */
@@ -182,8 +191,10 @@ typedef struct gclock_live_region {
 		uint32_t state; /* GCK_LIVE_* */
 		uint64_t reserved;
 	} half[2];
-	uint64_t pad;       /* the slot on its own cache line */
-	gclock_inflight fl; /* the call in flight (sidecar version 2) */
+	uint64_t pad;
+	/* version 2's in-flight slot; unused since version 3 (the marker is
+	 * the record's own slot), kept so the layout stays the same */
+	uint32_t reserved_fl[16];
 } gclock_live_region;
 _Static_assert(sizeof(gclock_live_region) == 128, "trace/live.go reads a 128-byte region header");
 
@@ -264,7 +275,6 @@ GCK_EXPORT void gclock_set_op_off(int op, int off);
 void gclock_pcontrol(int level, int64_t t0, int64_t t1, void *ra);
 extern GCK_TLS int gclock_tl_guard;    /* reentrancy depth */
 extern GCK_TLS gclock_tbuf *gclock_tl_buf;
-extern GCK_TLS gclock_inflight *gclock_tl_fl; /* the thread's in-flight slot, NULL before its buffer */
 extern gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];
 gclock_comm_slot *gclock_slot_find_more(uintptr_t k); /* comms.c */
 int gclock_scratch_grow(gclock_tbuf *b, int count); /* buffers.c */
@@ -307,7 +317,8 @@ extern GCK_TLS uint32_t gclock_msg_next;
 
 void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint64_t recv);
 
-gclock_inflight *gclock_fl_slow(void); /* buffers.c: the thread's first call */
+void gclock_fl_clear(void); /* hotpath.c: a marked call that wrote no record */
+void gclock_fl_polls(gclock_tbuf *b, uint16_t op); /* hotpath.c: a collective ends a run of polls */
 
 /* ---- shared by the C and Fortran wrappers (lifecycle.c, comms.c) ---------- */
 

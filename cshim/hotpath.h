@@ -51,21 +51,33 @@ static GCK_INLINE void gclock_record(uint16_t op, gclock_comm_slot *cs, int32_t 
 				 int64_t t1, void *callsite);
 
 /* ---- calls in flight (docs/guide/crash-hang.md) --------------------------------
- * gclock_fl_enter marks the call the thread enters, right before the
- * generated wrapper calls into MPI; gclock_fl_leave clears it right after
- * the call returned. GCK_NO_INFLIGHT (a compile-time switch, make
- * bench's side-by-side build) compiles both to nothing. */
+ * gclock_fl_enter writes the call the thread enters into its next record
+ * and marks it in flight (gclock.h GCK_PAD_FL), right before the
+ * generated wrapper calls into MPI; the call's own record takes it over
+ * when the call returned (gclock_record, gclock_put), and gclock_fl_leave
+ * clears the mark of a point-to-point call that made no record.
+ * GCK_NO_INFLIGHT (a compile-time switch, make bench's side-by-side
+ * build) compiles the marker out and the writers store every field. */
 
 /* gclock_fl_rank normalises a comm rank argument: MPI_ANY_SOURCE -1,
  * MPI_PROC_NULL -2 (trace.PeerAny, trace.PeerNull) whatever the MPI's values. */
 static GCK_INLINE int32_t gclock_fl_rank(int r);
 
-/* coll (a constant at every call site): a blocking collective, whose cs
- * is never NULL and whose instance is cs->seq. */
-static GCK_INLINE void gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
-				       int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,
-				       void *ra, int64_t t0);
+/* gclock_fl_peer is a comm rank argument as the record keeps it: the world
+ * rank of a member of cs (NULL: not known), -1 any, -2 null. */
+static GCK_INLINE int32_t gclock_fl_peer(const gclock_comm_slot *cs, int r);
 
-static GCK_INLINE void gclock_fl_leave(void);
+/* coll (a constant at every call site): 1, a blocking collective, whose cs
+ * is never NULL and whose instance is cs->seq; its record is finished by
+ * gclock_record, which follows. 2, a send or request start (cx.fl, then
+ * gclock_put_same's GCK_SAME_LOC); 0, another point-to-point call.
+ * Returns the marked record, NULL when none. */
+static GCK_INLINE gclock_event *gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
+						int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,
+						void *ra, int64_t t0);
+
+/* gclock_fl_leave follows a point-to-point rule's post (nrec: the
+ * records it made). */
+static GCK_INLINE void gclock_fl_leave(int nrec);
 
 #endif

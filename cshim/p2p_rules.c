@@ -17,6 +17,8 @@ static GCK_INLINE void gclock_p2p_send_pre(gclock_p2p *cx, MPI_Count count, MPI_
 	if (cx->cs != NULL) {
 		cx->sent = dest == MPI_PROC_NULL ? 0 : gclock_tsize(count, type);
 		cx->peer = gclock_peer(cx->cs, dest);
+	} else {
+		cx->peer = gclock_fl_rank(dest); /* the marker's (wrapgen peerInCx) */
 	}
 	cx->tag = tag;
 }
@@ -26,7 +28,7 @@ static inline void gclock_p2p_send_post(gclock_p2p *cx, int rc, MPI_Count count,
 {
 	(void)rc, (void)count, (void)type, (void)dest, (void)comm;
 	if (cx->cs != NULL)
-		gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, 0, cx->sent, 0);
+		gclock_put_same(cx, GCK_SAME_LOC, cx->cs->local, 0, -1, cx->peer, tag, 0, cx->sent, 0);
 }
 
 static inline void gclock_p2p_recv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
@@ -158,7 +160,7 @@ static inline void gclock_p2p_iprobe_post(gclock_p2p *cx, int rc, int source, in
  * message is not found (probed by another thread, or on a communicator
  * not recorded) is passed through unrecorded. */
 static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
-					uint16_t kind, uint16_t persistent, int32_t tag);
+					uint16_t kind, uint16_t persistent, int32_t tag, int same);
 
 static inline void gclock_msg_keep(MPI_Message m, gclock_comm_slot *cs, int32_t peer, int32_t tag)
 {
@@ -265,13 +267,14 @@ static inline void gclock_p2p_imrecv_post(gclock_p2p *cx, int rc, MPI_Count coun
 					  MPI_Message *message, MPI_Request *request)
 {
 	(void)count, (void)type, (void)message;
-	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 0, cx->tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 0, cx->tag, 0); /* tag: the probe's */
 }
 
 /* isend / irecv / send_init / recv_init (count, datatype, peer, tag, comm,
- * request): the request enters the table; the event carries its id. */
+ * request): the request enters the table; the event carries its id. same:
+ * gclock_put_same's (the in-flight mark holds comm, seq 0, root -1, tag). */
 static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
-					uint16_t kind, uint16_t persistent, int32_t tag)
+					uint16_t kind, uint16_t persistent, int32_t tag, int same)
 {
 	if (cx->cs == NULL)
 		return;
@@ -279,7 +282,7 @@ static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request 
 	if (rc == MPI_SUCCESS)
 		id = gclock_track(cx, *request, kind, persistent, cx->peer, tag,
 				  kind == GCK_REQ_SEND ? cx->sent : cx->recv);
-	gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
+	gclock_put_same(cx, same, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
 }
 
 static GCK_INLINE void gclock_p2p_isend_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int dest,
@@ -293,7 +296,7 @@ static GCK_INLINE void gclock_p2p_isend_post(gclock_p2p *cx, int rc, MPI_Count c
 					 int dest, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)dest, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 0, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 0, tag, GCK_SAME_LOC);
 }
 
 static GCK_INLINE void gclock_p2p_irecv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int source,
@@ -304,6 +307,8 @@ static GCK_INLINE void gclock_p2p_irecv_pre(gclock_p2p *cx, MPI_Count count, MPI
 	if (cx->cs != NULL) {
 		cx->recv = source == MPI_PROC_NULL ? 0 : gclock_tsize(count, type);
 		cx->peer = gclock_peer(cx->cs, source);
+	} else {
+		cx->peer = gclock_fl_rank(source); /* the marker's (wrapgen peerInCx) */
 	}
 }
 
@@ -311,7 +316,7 @@ static GCK_INLINE void gclock_p2p_irecv_post(gclock_p2p *cx, int rc, MPI_Count c
 					 int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)source, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 0, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 0, tag, GCK_SAME_LOC);
 }
 
 static inline void gclock_p2p_send_init_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
@@ -326,7 +331,7 @@ static inline void gclock_p2p_send_init_post(gclock_p2p *cx, int rc, MPI_Count c
 					     MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)dest, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 1, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_SEND, 1, tag, GCK_SAME_LOC);
 }
 
 static inline void gclock_p2p_recv_init_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
@@ -341,7 +346,7 @@ static inline void gclock_p2p_recv_init_post(gclock_p2p *cx, int rc, MPI_Count c
 					     MPI_Comm comm, MPI_Request *request)
 {
 	(void)count, (void)type, (void)source, (void)comm;
-	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 1, tag);
+	gclock_p2p_start_msg(cx, rc, request, GCK_REQ_RECV, 1, tag, GCK_SAME_LOC);
 }
 
 /* gclock_restart records one activation of a persistent request. */

@@ -16,6 +16,10 @@ void gclock_polls_flush(gclock_tbuf *b)
 		return;
 	b->poll_n = 0;
 	gclock_event *e = &b->ev[b->n];
+	/* the record may be the current call's, marked in flight (gclock.h
+	 * GCK_PAD_FL): unmarked before anything of the polls goes in */
+	__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	e->enter_ns = b->poll_t0;
 	e->exit_ns = b->poll_t0 + b->poll_dur;
 	e->sent = 0;

@@ -54,19 +54,78 @@ static inline gclock_tbuf *gclock_buf(void)
 	return b;
 }
 
-static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
-			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
-			      uint64_t recv)
+static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, uint32_t seq,
+				   int32_t root, int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+				   uint64_t recv)
 {
-	cx->nrec++; /* the call's logic counts it even when not written */
-	if (GCK_UNLIKELY(gclock_skip(cx->op)))
+	int first = cx->nrec++ == 0; /* the call's logic counts it even when not written */
+	if (GCK_UNLIKELY(gclock_skip(cx->op))) {
+#ifndef GCK_NO_INFLIGHT
+		if (first)
+			gclock_fl_clear(); /* marked at entry, no record */
+#endif
 		return; /* selective tracing */
-	gclock_tbuf *b = gclock_buf();
+	}
+	gclock_tbuf *b;
+	gclock_event *e;
+#ifndef GCK_NO_INFLIGHT
+	if ((same & GCK_SAME_LOC) && first && cx->fl != NULL) {
+		/* A send's or a request start's first record: the marker
+		 * returned it and ended any run of polls before it (coll 2), and
+		 * it is still the thread's next (only this thread writes its
+		 * buffer); it has the comm, root, peer and tag already, and the
+		 * fields stored here are none the in-flight reader takes from it
+		 * (gclock.h GCK_FLF_*): it stays marked until its pad. */
+		b = gclock_tl_buf;
+		e = cx->fl;
+		e->exit_ns = cx->t1;
+		e->sent = sent;
+		e->recv = recv;
+		e->seq = seq;
+		e->req = req;
+		__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
+		if (GCK_UNLIKELY(++b->n == b->cap))
+			gclock_tbuf_full(b);
+		return;
+	}
+#endif
+	b = gclock_buf();
 	if (b == NULL)
 		return; /* counted as dropped */
-	if (GCK_UNLIKELY(b->poll_n != 0))
-		gclock_polls_flush(b);
-	gclock_event *e = &b->ev[b->n];
+	if (GCK_UNLIKELY(b->poll_n != 0)) {
+		gclock_polls_flush(b); /* over the marked record (it clears it first) */
+		first = 0;
+	}
+	e = &b->ev[b->n];
+#ifndef GCK_NO_INFLIGHT
+	if (first) {
+		/* The call's first record is the one gclock_fl_enter marked in
+		 * flight (slot n has not moved: only this thread writes its
+		 * buffer): only what the entry did not store as the record
+		 * keeps it goes in (a send's on a path above: GCK_SAME_LOC
+		 * without the marker's record, or behind a run of polls). Any
+		 * other is unmarked first, so that no exit field is read as
+		 * part of the call in flight. */
+		if (!(same & GCK_SAME_LOC)) {
+			__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			e->comm = comm;
+			e->root = root;
+			e->peer = peer;
+			e->tag = tag;
+		}
+		e->exit_ns = cx->t1;
+		e->sent = sent;
+		e->recv = recv;
+		e->seq = seq;
+		e->req = req;
+		__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
+		if (GCK_UNLIKELY(++b->n == b->cap))
+			gclock_tbuf_full(b);
+		return;
+	}
+#endif
+	(void)same, (void)first;
 	e->enter_ns = cx->t0;
 	e->exit_ns = cx->t1;
 	e->sent = sent;
@@ -83,6 +142,13 @@ static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, i
 	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
 	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
+}
+
+static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
+			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+			      uint64_t recv)
+{
+	gclock_put_same(cx, 0, comm, seq, root, peer, tag, req, sent, recv);
 }
 
 static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
@@ -289,6 +355,7 @@ static inline void gclock_p2p_begin(gclock_p2p *cx)
 	cx->recv = 0;
 	cx->peer = 0;
 	cx->tag = 0;
+	cx->fl = NULL;
 }
 
 static inline MPI_Status *gclock_own_status(gclock_p2p *cx, MPI_Status *status)

@@ -43,6 +43,7 @@ typedef struct gclock_p2p {
 	int32_t peer, tag;
 	MPI_Request saved;  /* single-request calls: the handle before the call */
 	uintptr_t wkey;     /* MPI_Win_free: the window handle before the call */
+	gclock_event *fl;   /* the record gclock_fl_enter marked in flight, NULL */
 } gclock_p2p;
 
 static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r);
@@ -59,10 +60,22 @@ static inline uint64_t gclock_status_bytes(MPI_Status *st, uint64_t posted);
 
 static inline gclock_tbuf *gclock_buf(void);
 
-/* gclock_put writes one event of the current call. */
+/* gclock_put writes one event of the current call. The call's first
+ * one completes the record gclock_fl_enter marked in flight (hotpath.c):
+ * enter_ns, callsite, op and flags are there already. */
 static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
 			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
 			      uint64_t recv);
+
+/* gclock_put_same is gclock_put where the caller knows more of the first
+ * record is there already: GCK_SAME_LOC, the marker stored comm, root,
+ * peer and tag with the values given here (a send or a request start on
+ * cx->cs, root -1, peer gclock_peer(cx->cs, its rank argument), the tag
+ * the call was given) and flagged no other field in flight. */
+#define GCK_SAME_LOC 1
+static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, uint32_t seq,
+				   int32_t root, int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+				   uint64_t recv);
 
 /* gclock_poll_miss counts an unsuccessful MPI_Test* / MPI_Iprobe. A run of
  * misses of one op (and call site) on a thread becomes one event. */

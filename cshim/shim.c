@@ -53,7 +53,6 @@ int gclock_active;
 int gclock_mt = 1; /* until MPI_Init says otherwise */
 GCK_TLS int gclock_tl_guard;
 GCK_TLS gclock_tbuf *gclock_tl_buf;
-GCK_TLS gclock_inflight *gclock_tl_fl;
 GCK_TLS gclock_msg_slot gclock_msgs[GCK_MSG_SLOTS]; /* p2p_rules.h: matched probes */
 GCK_TLS uint32_t gclock_msg_next;
 gclock_comm_slot gclock_comms[GCK_COMM_SLOTS];

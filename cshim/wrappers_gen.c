@@ -27,7 +27,6 @@ int MPI_Barrier(MPI_Comm comm)
 	gclock_fl_enter(GCK_OP_MPI_BARRIER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Barrier(comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BARRIER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -52,7 +51,6 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Bcast(buffer, count, datatype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BCAST, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -77,7 +75,6 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -102,7 +99,6 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -127,7 +123,6 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -152,7 +147,6 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -177,7 +171,6 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -202,7 +195,6 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -227,7 +219,6 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -252,7 +243,6 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -277,7 +267,6 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -302,7 +291,6 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -327,7 +315,6 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -352,7 +339,6 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -377,7 +363,6 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, 
 	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -402,7 +387,6 @@ int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatyp
 	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -427,7 +411,6 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -452,7 +435,6 @@ int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -477,7 +459,6 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -502,7 +483,6 @@ int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -527,7 +507,6 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -552,7 +531,6 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -570,11 +548,11 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -591,11 +569,11 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -612,11 +590,11 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -633,11 +611,11 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_BSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -654,11 +632,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_recv_post(&cx, rc, count, datatype, source, tag, comm, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -675,11 +653,11 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_sendrecv_post(&cx, rc, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -696,11 +674,11 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_sendrecv_replace_post(&cx, rc, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -717,11 +695,11 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_probe_pre(&cx, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Probe(source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_probe_post(&cx, rc, source, tag, comm, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -738,11 +716,11 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	gclock_tl_guard++;
 	gclock_p2p_iprobe_pre(&cx, source, tag, comm, flag, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iprobe(source, tag, comm, flag, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_iprobe_post(&cx, rc, source, tag, comm, flag, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -759,11 +737,11 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Sta
 	gclock_tl_guard++;
 	gclock_p2p_mprobe_pre(&cx, source, tag, comm, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mprobe(source, tag, comm, message, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_mprobe_post(&cx, rc, source, tag, comm, message, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -780,11 +758,11 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mess
 	gclock_tl_guard++;
 	gclock_p2p_improbe_pre(&cx, source, tag, comm, flag, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMPROBE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Improbe(source, tag, comm, flag, message, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_improbe_post(&cx, rc, source, tag, comm, flag, message, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -801,11 +779,11 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -822,11 +800,11 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -843,11 +821,11 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -864,11 +842,11 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Issend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -885,11 +863,11 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IRSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irsend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -906,11 +884,11 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -927,11 +905,11 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 	gclock_tl_guard++;
 	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IRECV, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_irecv_post(&cx, rc, count, datatype, source, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -948,11 +926,11 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -969,11 +947,11 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -990,11 +968,11 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1011,11 +989,11 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_BSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1032,11 +1010,11 @@ int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int t
 	gclock_tl_guard++;
 	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RECV_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_recv_init_post(&cx, rc, count, datatype, source, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1053,11 +1031,11 @@ int MPI_Start(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_start_pre(&cx, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_START, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Start(request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_start_post(&cx, rc, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1074,11 +1052,11 @@ int MPI_Startall(int count, MPI_Request array_of_requests[])
 	gclock_tl_guard++;
 	gclock_p2p_startall_pre(&cx, count, array_of_requests);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_STARTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Startall(count, array_of_requests);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_startall_post(&cx, rc, count, array_of_requests);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1095,11 +1073,11 @@ int MPI_Request_free(MPI_Request *request)
 	gclock_tl_guard++;
 	gclock_p2p_request_free_pre(&cx, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_REQUEST_FREE, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Request_free(request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_request_free_post(&cx, rc, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1116,11 +1094,11 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_wait_pre(&cx, request, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAIT, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Wait(request, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_wait_post(&cx, rc, request, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1137,11 +1115,11 @@ int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_
 	gclock_tl_guard++;
 	gclock_p2p_waitall_pre(&cx, count, array_of_requests, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitall(count, array_of_requests, cx.sts);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_waitall_post(&cx, rc, count, array_of_requests, array_of_statuses);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1158,11 +1136,11 @@ int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Stat
 	gclock_tl_guard++;
 	gclock_p2p_waitany_pre(&cx, count, array_of_requests, index, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Waitany(count, array_of_requests, index, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_waitany_post(&cx, rc, count, array_of_requests, index, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1179,11 +1157,11 @@ int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_waitsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WAITSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Waitsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_waitsome_post(&cx, rc, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1200,11 +1178,11 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	gclock_tl_guard++;
 	gclock_p2p_test_pre(&cx, request, flag, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TEST, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 1, cx.ra, cx.t0);
 	int rc = PMPI_Test(request, flag, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_test_post(&cx, rc, request, flag, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1221,11 +1199,11 @@ int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Statu
 	gclock_tl_guard++;
 	gclock_p2p_testall_pre(&cx, count, array_of_requests, flag, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTALL, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testall(count, array_of_requests, flag, cx.sts);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_testall_post(&cx, rc, count, array_of_requests, flag, array_of_statuses);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1242,11 +1220,11 @@ int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fla
 	gclock_tl_guard++;
 	gclock_p2p_testany_pre(&cx, count, array_of_requests, index, flag, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTANY, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)count, cx.ra, cx.t0);
 	int rc = PMPI_Testany(count, array_of_requests, index, flag, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_testany_post(&cx, rc, count, array_of_requests, index, flag, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1263,11 +1241,11 @@ int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, in
 	gclock_tl_guard++;
 	gclock_p2p_testsome_pre(&cx, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_TESTSOME, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, (uint32_t)incount, cx.ra, cx.t0);
 	int rc = PMPI_Testsome(incount, array_of_requests, outcount, array_of_indices, cx.sts);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_testsome_post(&cx, rc, incount, array_of_requests, outcount, array_of_indices, array_of_statuses);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1286,11 +1264,11 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 	if (cx.cs != NULL)
 		gclock_bytes_none(cx.cs, &cx.sent, &cx.recv);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBARRIER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibarrier(comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1309,11 +1287,11 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1332,11 +1310,11 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1355,11 +1333,11 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1378,11 +1356,11 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1401,11 +1379,11 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1424,11 +1402,11 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1447,11 +1425,11 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1470,11 +1448,11 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1493,11 +1471,11 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1516,11 +1494,11 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1539,11 +1517,11 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1562,11 +1540,11 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1585,11 +1563,11 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1608,11 +1586,11 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1631,11 +1609,11 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1654,11 +1632,11 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1677,11 +1655,11 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1700,11 +1678,11 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1723,11 +1701,11 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1746,11 +1724,11 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1769,11 +1747,11 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1790,11 +1768,11 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1811,11 +1789,11 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1832,11 +1810,11 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1853,11 +1831,11 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_create_dynamic_pre(&cx, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE_DYNAMIC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_dynamic(info, comm, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_create_dynamic_post(&cx, rc, comm, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1874,11 +1852,11 @@ int MPI_Win_free(MPI_Win *win)
 	gclock_tl_guard++;
 	gclock_p2p_win_free_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FREE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_free(win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_free_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1895,11 +1873,11 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1916,11 +1894,11 @@ int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, i
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_get_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1937,11 +1915,11 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1958,11 +1936,11 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_getacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -1979,11 +1957,11 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_FETCH_AND_OP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Fetch_and_op(origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2000,11 +1978,11 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 	gclock_tl_guard++;
 	gclock_p2p_rma_fetch_pre(&cx, datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_COMPARE_AND_SWAP, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Compare_and_swap(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_fetch_post(&cx, rc, datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2021,11 +1999,11 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2042,11 +2020,11 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rget_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2063,11 +2041,11 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2084,11 +2062,11 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rgetacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2105,11 +2083,11 @@ int MPI_Win_fence(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_fence_pre(&cx, assert, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FENCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_fence(assert, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_fence_post(&cx, rc, assert, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2126,11 +2104,11 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_lock_pre(&cx, lock_type, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock(lock_type, rank, assert, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_lock_post(&cx, rc, lock_type, rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2147,11 +2125,11 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock(rank, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2168,11 +2146,11 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_LOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_lock_all(assert, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2189,11 +2167,11 @@ int MPI_Win_unlock_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_UNLOCK_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_unlock_all(win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2210,11 +2188,11 @@ int MPI_Win_flush(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush(rank, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2231,11 +2209,11 @@ int MPI_Win_flush_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_all(win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2252,11 +2230,11 @@ int MPI_Win_flush_local(int rank, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_target_pre(&cx, rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local(rank, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_target_post(&cx, rc, rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2273,11 +2251,11 @@ int MPI_Win_flush_local_all(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_FLUSH_LOCAL_ALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_flush_local_all(win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2294,11 +2272,11 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_POST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_post(group, assert, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2315,11 +2293,11 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_group_pre(&cx, group, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_START, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_start(group, assert, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_group_post(&cx, rc, group, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2336,11 +2314,11 @@ int MPI_Win_complete(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_COMPLETE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_complete(win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2357,11 +2335,11 @@ int MPI_Win_wait(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_WAIT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_wait(win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2378,11 +2356,11 @@ int MPI_Win_test(MPI_Win win, int *flag)
 	gclock_tl_guard++;
 	gclock_p2p_win_test_pre(&cx, win, flag);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_TEST, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_test(win, flag);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_test_post(&cx, rc, win, flag);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2399,11 +2377,11 @@ int MPI_Win_sync(MPI_Win win)
 	gclock_tl_guard++;
 	gclock_p2p_win_all_pre(&cx, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_SYNC, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_sync(win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_all_post(&cx, rc, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2421,11 +2399,11 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2445,11 +2423,11 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2469,11 +2447,11 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2493,11 +2471,11 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_send_pre(&cx, count, datatype, dest, tag, comm);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_BSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_c(buf, count, datatype, dest, tag, comm);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_post(&cx, rc, count, datatype, dest, tag, comm);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2517,11 +2495,11 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 	gclock_tl_guard++;
 	gclock_p2p_recv_pre(&cx, count, datatype, source, tag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_c(buf, count, datatype, source, tag, comm, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_recv_post(&cx, rc, count, datatype, source, tag, comm, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2541,11 +2519,11 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_pre(&cx, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_sendrecv_post(&cx, rc, sendcount, sendtype, dest, sendtag, recvcount, recvtype, source, recvtag, comm, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2565,11 +2543,11 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_sendrecv_replace_pre(&cx, count, datatype, dest, sendtag, source, recvtag, comm, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), recvtag, gclock_fl_rank(dest), sendtag, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_SENDRECV_REPLACE, 0, cx.cs, GCK_FL_NONE, gclock_fl_peer(cx.cs, source), recvtag, gclock_fl_peer(cx.cs, dest), sendtag, 0, cx.ra, cx.t0);
 	int rc = PMPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_sendrecv_replace_post(&cx, rc, count, datatype, dest, sendtag, source, recvtag, comm, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2589,11 +2567,11 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 	gclock_tl_guard++;
 	gclock_p2p_mrecv_pre(&cx, count, datatype, message, status);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_MRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Mrecv_c(buf, count, datatype, message, cx.st);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_mrecv_post(&cx, rc, count, datatype, message, status);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2613,11 +2591,11 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Isend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2637,11 +2615,11 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_ISSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Issend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2661,11 +2639,11 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IRSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irsend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2685,11 +2663,11 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 	gclock_tl_guard++;
 	gclock_p2p_isend_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IBSEND, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_isend_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2709,11 +2687,11 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 	gclock_tl_guard++;
 	gclock_p2p_irecv_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_IRECV, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Irecv_c(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_irecv_post(&cx, rc, count, datatype, source, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2733,11 +2711,11 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 	gclock_tl_guard++;
 	gclock_p2p_imrecv_pre(&cx, count, datatype, message, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IMRECV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Imrecv_c(buf, count, datatype, message, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_imrecv_post(&cx, rc, count, datatype, message, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2757,11 +2735,11 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Send_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2781,11 +2759,11 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_SSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2805,11 +2783,11 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2829,11 +2807,11 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 	gclock_tl_guard++;
 	gclock_p2p_send_init_pre(&cx, count, datatype, dest, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(dest), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_BSEND_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_send_init_post(&cx, rc, count, datatype, dest, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2853,11 +2831,11 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
 	gclock_tl_guard++;
 	gclock_p2p_recv_init_pre(&cx, count, datatype, source, tag, comm, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, gclock_fl_rank(source), tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	cx.fl = gclock_fl_enter(GCK_OP_MPI_RECV_INIT, 2, cx.cs, GCK_FL_NONE, cx.peer, tag, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Recv_init_c(buf, count, datatype, source, tag, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_recv_init_post(&cx, rc, count, datatype, source, tag, comm, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -2884,7 +2862,6 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 	gclock_fl_enter(GCK_OP_MPI_BCAST, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Bcast_c(buffer, count, datatype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_BCAST, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2912,7 +2889,6 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	gclock_fl_enter(GCK_OP_MPI_REDUCE, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2940,7 +2916,6 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 	gclock_fl_enter(GCK_OP_MPI_ALLREDUCE, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLREDUCE, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2968,7 +2943,6 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 	gclock_fl_enter(GCK_OP_MPI_GATHER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -2996,7 +2970,6 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	gclock_fl_enter(GCK_OP_MPI_SCATTER, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTER, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3024,7 +2997,6 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	gclock_fl_enter(GCK_OP_MPI_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3052,7 +3024,6 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3080,7 +3051,6 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
 	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER_BLOCK, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3108,7 +3078,6 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
 	gclock_fl_enter(GCK_OP_MPI_SCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3136,7 +3105,6 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 	gclock_fl_enter(GCK_OP_MPI_EXSCAN, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_EXSCAN, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3164,7 +3132,6 @@ int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3192,7 +3159,6 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALL, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALL, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3220,7 +3186,6 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	gclock_fl_enter(GCK_OP_MPI_GATHERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_GATHERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3248,7 +3213,6 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
 	gclock_fl_enter(GCK_OP_MPI_SCATTERV, 1, cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_SCATTERV, cs, root, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3276,7 +3240,6 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	gclock_fl_enter(GCK_OP_MPI_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3304,7 +3267,6 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3332,7 +3294,6 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	gclock_fl_enter(GCK_OP_MPI_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3360,7 +3321,6 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
 	gclock_fl_enter(GCK_OP_MPI_REDUCE_SCATTER, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_REDUCE_SCATTER, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3388,7 +3348,6 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLGATHERV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3416,7 +3375,6 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLV, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3444,7 +3402,6 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], 
 	gclock_fl_enter(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, 1, cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, ra, t0);
 	int rc = PMPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm);
 	int64_t t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_record(GCK_OP_MPI_NEIGHBOR_ALLTOALLW, cs, -1, sent, recv, t0, t1, ra);
 	gclock_tl_guard--;
 	return rc;
@@ -3467,11 +3424,11 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 	if (cx.cs != NULL)
 		gclock_bytes_bcast(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IBCAST, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ibcast_c(buffer, count, datatype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3493,11 +3450,11 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_reduce(cx.cs, &cx.sent, &cx.recv, count, datatype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3519,11 +3476,11 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLREDUCE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3545,11 +3502,11 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 	if (cx.cs != NULL)
 		gclock_bytes_gather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3571,11 +3528,11 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_scatter(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTER, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3597,11 +3554,11 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 	if (cx.cs != NULL)
 		gclock_bytes_allgather(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3623,11 +3580,11 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 	if (cx.cs != NULL)
 		gclock_bytes_alltoall(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3649,11 +3606,11 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter_block(cx.cs, &cx.sent, &cx.recv, recvcount, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER_BLOCK, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3675,11 +3632,11 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 	if (cx.cs != NULL)
 		gclock_bytes_allreduce(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3701,11 +3658,11 @@ int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_exscan(cx.cs, &cx.sent, &cx.recv, count, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IEXSCAN, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3727,11 +3684,11 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3753,11 +3710,11 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgather(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcount, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALL, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3779,11 +3736,11 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 	if (cx.cs != NULL)
 		gclock_bytes_gatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IGATHERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3805,11 +3762,11 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
 	if (cx.cs != NULL)
 		gclock_bytes_scatterv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvbuf, recvcount, recvtype, root);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ISCATTERV, 0, cx.cs, root, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, root, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3831,11 +3788,11 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
 	if (cx.cs != NULL)
 		gclock_bytes_allgatherv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3857,11 +3814,11 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallv(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3883,11 +3840,11 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
 	if (cx.cs != NULL)
 		gclock_bytes_alltoallw(cx.cs, &cx.sent, &cx.recv, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3909,11 +3866,11 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 	if (cx.cs != NULL)
 		gclock_bytes_reduce_scatter(cx.cs, &cx.sent, &cx.recv, recvcounts, datatype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_IREDUCE_SCATTER, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3935,11 +3892,11 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_allgatherv(cx.cs, &cx.sent, &cx.recv, sendcount, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLGATHERV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3961,11 +3918,11 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallv(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtype, recvcounts, recvtype);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLV, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -3987,11 +3944,11 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
 	if (cx.cs != NULL)
 		gclock_bytes_neighbor_alltoallw(cx.cs, &cx.sent, &cx.recv, sendcounts, sendtypes, recvcounts, recvtypes);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_INEIGHBOR_ALLTOALLW, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_icoll_post(&cx, rc, -1, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4011,11 +3968,11 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_CREATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_create_c(base, size, disp_unit, info, comm, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4035,11 +3992,11 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4059,11 +4016,11 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 	gclock_tl_guard++;
 	gclock_p2p_win_create_pre(&cx, size, comm, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_WIN_ALLOCATE_SHARED, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_win_create_post(&cx, rc, size, comm, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4083,11 +4040,11 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_PUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4107,11 +4064,11 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
 	gclock_tl_guard++;
 	gclock_p2p_rma_get_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_get_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4131,11 +4088,11 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
 	gclock_tl_guard++;
 	gclock_p2p_rma_put_pre(&cx, origin_count, origin_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_put_post(&cx, rc, origin_count, origin_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4155,11 +4112,11 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Da
 	gclock_tl_guard++;
 	gclock_p2p_rma_getacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_GET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_getacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4179,11 +4136,11 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RPUT, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4203,11 +4160,11 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
 	gclock_tl_guard++;
 	gclock_p2p_rma_rget_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rget_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4227,11 +4184,11 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
 	gclock_tl_guard++;
 	gclock_p2p_rma_rput_pre(&cx, origin_count, origin_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rput_post(&cx, rc, origin_count, origin_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }
@@ -4251,11 +4208,11 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_D
 	gclock_tl_guard++;
 	gclock_p2p_rma_rgetacc_pre(&cx, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
 	cx.t0 = gclock_now();
-	gclock_fl_enter(cx.op, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
+	gclock_fl_enter(GCK_OP_MPI_RGET_ACCUMULATE, 0, cx.cs, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0, cx.ra, cx.t0);
 	int rc = PMPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request);
 	cx.t1 = gclock_now();
-	gclock_fl_leave();
 	gclock_p2p_rma_rgetacc_post(&cx, rc, origin_count, origin_datatype, result_count, result_datatype, target_rank, win, request);
+	gclock_fl_leave(cx.nrec);
 	gclock_tl_guard--;
 	return rc;
 }

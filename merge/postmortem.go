@@ -480,6 +480,8 @@ func resolveCall(pr *pmRank, fl trace.InFlight, sec func(*pmRank, int64) float64
 			return math.MinInt
 		case r < 0:
 			return int(r) // any, null
+		case fl.WorldPeers:
+			return int(r) // sidecar version 3: stored as world ranks
 		case c.comm != nil && int(r) < len(c.comm.Members):
 			return int(c.comm.Members[r])
 		}

@@ -17,21 +17,24 @@ import (
 // still on disk. A cleanly finished rank removes it. Layout (little
 // endian, cshim/gclock.h):
 //
-//	page 0      "GCKLIVE1", uint32 version (2; 1 before 2026-11-28),
-//	            uint32 record size (72); version 2: at byte 64 the end
+//	page 0      "GCKLIVE1", uint32 version (3; 2 and 1 before),
+//	            uint32 record size (72); version 2 on: at byte 64 the end
 //	            record (64 bytes, cshim/gclock.h gclock_live_end)
 //	each region (page aligned, one per thread buffer):
-//	  "GCKTHRD1", uint32 cap, uint32 thread, version 2: int32 tid,
+//	  "GCKTHRD1", uint32 cap, uint32 thread, version 2 on: int32 tid,
 //	  4 reserved bytes (version 1: 8 reserved bytes),
 //	  2 × {uint32 gen, uint32 state, 8 reserved bytes},
-//	  version 2: 8 bytes, then the in-flight slot (64 bytes,
-//	  gclock_inflight), so the region header is 128 bytes (56 in version 1)
+//	  version 2 on: 8 bytes, then 64 bytes (version 2: the in-flight
+//	  slot, gclock_inflight; version 3: unused), so the region header is
+//	  128 bytes (56 in version 1)
 //	  2 × cap records of 72 bytes (two halves)
 //
 // A half in state 1 (being filled) or 2 (handed to the writer, maybe not
 // yet in the rank file) holds events the rank file may lack; its records
 // are complete up to the first one whose last field (pad) is not the
-// half's generation.
+// half's generation. In version 3 the call a thread is inside is that
+// next record of its half being filled, when its pad is 0xffffffff, which
+// no generation is (liveInFlightRecord).
 
 // LiveSuffix is appended to a rank file's name for its live sidecar.
 const LiveSuffix = ".live"
@@ -39,7 +42,7 @@ const LiveSuffix = ".live"
 const (
 	livePage       = 4096
 	liveRegionHdr1 = 56  // sidecar version 1
-	liveRegionHdr2 = 128 // version 2: the in-flight slot
+	liveRegionHdr2 = 128 // version 2 on: the in-flight slot (unused in 3)
 	liveRecordSize = 72
 	liveFilling    = 1
 	liveHanded     = 2
@@ -58,13 +61,14 @@ type LiveRecovery struct {
 	Threads int
 	LastNS  int64
 	// Version is the sidecar's version (1 before 2026-11-28: no end
-	// record, no calls in flight).
+	// record, no calls in flight; 2: the call in flight in a slot of its
+	// own; 3: the call in flight is the thread's next record).
 	Version int
 	// End is how the process ended when a signal's handler recorded it
 	// (nil: nothing recorded; version 2).
 	End *End
 	// InFlight is every thread's call in flight when the process ended
-	// (version 2), by thread buffer; a thread that was not inside a
+	// (version 2 on), by thread buffer; a thread that was not inside a
 	// recorded call has none. LastCall[i] is thread i's last recovered
 	// event (the last call it returned from), nil when none.
 	InFlight []InFlight
@@ -85,10 +89,14 @@ type InFlight struct {
 	// Seq a collective's instance on it.
 	Comm int64
 	Seq  uint32
-	// Root, Peer and Tag are as the application passed them, comm ranks
+	// Root, Peer and Tag are as the application passed them, Root a comm
+	// rank, Peer a comm rank or, with WorldPeers, the world rank it names
 	// (Peer PeerAny for MPI_ANY_SOURCE, PeerNull for MPI_PROC_NULL);
 	// NoArg when the call has none. Peer2/Tag2: MPI_Sendrecv's send side.
 	Root, Peer, Tag, Peer2, Tag2 int32
+	// WorldPeers says Peer and Peer2 are world ranks (version 3, which
+	// stores them as its records do), not comm ranks (version 2).
+	WorldPeers bool
 	// Requests is the number of requests a wait or test call was given.
 	Requests uint32
 }
@@ -127,16 +135,21 @@ func ReadLive(path string) (*LiveRecovery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: %s: %w", path, err)
 	}
+	return parseLive(path, b)
+}
+
+// parseLive is ReadLive of the sidecar's bytes b (path names it in errors).
+func parseLive(path string, b []byte) (*LiveRecovery, error) {
 	if len(b) < livePage || string(b[:8]) != "GCKLIVE1" {
 		return nil, fmt.Errorf("trace: %s: not a gclock live sidecar (%d bytes, no GCKLIVE1 header)", path, len(b))
 	}
 	v, rs := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
-	if (v != 1 && v != 2) || rs != liveRecordSize {
-		return nil, fmt.Errorf("trace: %s: live sidecar version %d with %d-byte records, this tracemerge reads versions 1 and 2 with %d", path, v, rs, liveRecordSize)
+	if (v < 1 || v > 3) || rs != liveRecordSize {
+		return nil, fmt.Errorf("trace: %s: live sidecar version %d with %d-byte records, this tracemerge reads versions 1 to 3 with %d", path, v, rs, liveRecordSize)
 	}
 	out := &LiveRecovery{Version: int(v)}
 	liveRegionHdr := liveRegionHdr1
-	if v == 2 {
+	if v >= 2 {
 		liveRegionHdr = liveRegionHdr2
 		out.End = liveEnd(b[64:128])
 	}
@@ -162,8 +175,10 @@ func ReadLive(path string) (*LiveRecovery, error) {
 		}
 		sort.Slice(hs, func(i, j int) bool { return hs[i].gen < hs[j].gen })
 		var tid int32
-		if v == 2 {
+		if v >= 2 {
 			tid = int32(binary.LittleEndian.Uint32(r[16:]))
+		}
+		if v == 2 {
 			if fl, ok := liveInFlight(r[64:128]); ok {
 				fl.Thread = out.Threads - 1
 				out.InFlight = append(out.InFlight, fl)
@@ -171,13 +186,15 @@ func ReadLive(path string) (*LiveRecovery, error) {
 		}
 		out.Tids = append(out.Tids, tid)
 		var last *Event
+		var fl3 *InFlight // version 3: the marked record after the newest filling half's events
 		for _, h := range hs {
 			if h.gen == 0 || (h.state != liveFilling && h.state != liveHanded) {
 				continue
 			}
 			recs := r[liveRegionHdr+h.idx*capN*liveRecordSize:]
 			lh := LiveHalf{Thread: out.Threads - 1, Handed: h.state == liveHanded}
-			for i := 0; i < capN; i++ {
+			i := 0
+			for ; i < capN; i++ {
 				e := recs[i*liveRecordSize : (i+1)*liveRecordSize]
 				if binary.LittleEndian.Uint32(e[68:]) != h.gen {
 					break
@@ -186,10 +203,19 @@ func ReadLive(path string) (*LiveRecovery, error) {
 				lh.Events = append(lh.Events, ev)
 				out.LastNS = max(out.LastNS, ev.ExitNS)
 			}
+			if v >= 3 && h.state == liveFilling && i < capN {
+				if fl, ok := liveInFlightRecord(recs[i*liveRecordSize : (i+1)*liveRecordSize]); ok {
+					fl.Thread = out.Threads - 1
+					fl3 = &fl
+				}
+			}
 			if len(lh.Events) > 0 {
 				out.Halves = append(out.Halves, lh)
 				last = &lh.Events[len(lh.Events)-1]
 			}
+		}
+		if fl3 != nil {
+			out.InFlight = append(out.InFlight, *fl3)
 		}
 		out.LastCall = append(out.LastCall, last)
 		off += (size + livePage - 1) / livePage * livePage
@@ -238,6 +264,65 @@ func liveInFlight(p []byte) (InFlight, bool) {
 	}
 	if fl.Comm == math.MaxUint32 {
 		fl.Comm = -1
+	}
+	return fl, true
+}
+
+// The in-flight record of version 3 (cshim/gclock.h GCK_PAD_FL, GCK_FLF_*):
+// pad is liveFlightMark (generations stay below 2^31); flags (bytes 54-55)
+// say which fields the call gave.
+const (
+	liveFlightMark = 0xffffffff
+	liveFlfSeq     = 1
+	liveFlfRoot    = 2
+	liveFlfPeer    = 4
+	liveFlfPeer2   = 8
+	liveFlfCount   = 16
+)
+
+// liveInFlightRecord decodes the record after the complete ones of the
+// half being filled as the call in flight (version 3); ok false unless
+// its pad marks it so. The mark carries no generation: the recorder
+// completes or clears every record it marked before the thread goes on,
+// so a mark is only ever left behind by a process that died inside the
+// call. Only
+// the fields its flags name are taken, besides enter time, call site, op
+// and communicator: the wrapper stores nothing else of the call while the
+// mark stands, and never stores an exit value into one of these before
+// it takes the mark away (a record half-way from marked to returned is
+// either still the call in flight, whole, or neither; never a returned
+// call, whose pad is gen itself).
+func liveInFlightRecord(e []byte) (InFlight, bool) {
+	le := binary.LittleEndian
+	if le.Uint32(e[68:]) != liveFlightMark {
+		return InFlight{}, false
+	}
+	flags := le.Uint16(e[54:])
+	fl := InFlight{
+		EnterNS: int64(le.Uint64(e[0:])),
+		Site:    le.Uint64(e[32:]),
+		Comm:    int64(le.Uint32(e[40:])),
+		Op:      Op(le.Uint16(e[52:])),
+		Root:    NoArg, Peer: NoArg, Tag: NoArg, Peer2: NoArg, Tag2: NoArg,
+		WorldPeers: true,
+	}
+	if fl.Comm == math.MaxUint32 {
+		fl.Comm = -1
+	}
+	if flags&liveFlfSeq != 0 {
+		fl.Seq = le.Uint32(e[44:])
+	}
+	if flags&liveFlfRoot != 0 {
+		fl.Root = int32(le.Uint32(e[48:]))
+	}
+	if flags&liveFlfPeer != 0 {
+		fl.Peer, fl.Tag = int32(le.Uint32(e[56:])), int32(le.Uint32(e[60:]))
+	}
+	if flags&liveFlfPeer2 != 0 {
+		fl.Peer2, fl.Tag2 = int32(le.Uint32(e[8:])), int32(le.Uint32(e[12:]))
+	}
+	if flags&liveFlfCount != 0 {
+		fl.Requests = le.Uint32(e[64:])
 	}
 	return fl, true
 }

@@ -301,7 +301,6 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 		b.WriteString(InflightEnter(r, fName, OpConst(r.Op), "cs", "ra", "t0"))
 		fmt.Fprintf(b, "\t%s;\n", passCall)
 		b.WriteString("\tint64_t t1 = gclock_now();\n")
-		b.WriteString(InflightLeave)
 		fmt.Fprintf(b, "\tgclock_record(%s, cs, %s, sent, recv, t0, t1, ra);\n", OpConst(r.Op), root)
 		b.WriteString("\tgclock_tl_guard--;\n}\n")
 		fmt.Fprintf(b, "%s(%s, %s, (%s), %s)\n\n", wrapMacro, lower, strings.ToUpper(lower), strings.Join(fparams, ", "), strings.Join(fargs, ", "))
@@ -368,10 +367,9 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 	}
 	b.WriteString(pre)
 	b.WriteString("\tcx.t0 = gclock_now();\n")
-	b.WriteString(InflightEnter(r, fName, "cx.op", "cx.cs", "cx.ra", "cx.t0"))
+	b.WriteString(InflightEnterP2P(r, fName))
 	fmt.Fprintf(b, "\t%s;\n", realCall)
 	b.WriteString("\tcx.t1 = gclock_now();\n\tint rc = *ierr;\n")
-	b.WriteString(InflightLeave)
 	if hasStatus {
 		b.WriteString("\tgclock_f_status(status_f, &status_c);\n")
 	}
@@ -400,6 +398,7 @@ func generateFortranRow(b *bytes.Buffer, r Row) error {
 		b.WriteString("\tif (rc == MPI_SUCCESS)\n\t\tgclock_f_indices(array_of_indices, outcount, n_c, -1);\n")
 	}
 	b.WriteString(post)
+	b.WriteString(InflightLeave)
 	if hasIndices {
 		b.WriteString("\tif (rc == MPI_SUCCESS)\n\t\tgclock_f_indices(array_of_indices, outcount, n_c, 1);\n")
 	}

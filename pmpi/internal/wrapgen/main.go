@@ -253,7 +253,6 @@ func generateCollective(b *bytes.Buffer, r Row) {
 	b.WriteString(InflightEnter(r, cName, OpConst(r.Op), "cs", "ra", "t0"))
 	fmt.Fprintf(b, "\tint rc = %s;\n", call)
 	b.WriteString("\tint64_t t1 = gclock_now();\n")
-	b.WriteString(InflightLeave)
 	fmt.Fprintf(b, "\tgclock_record(%s, cs, %s, sent, recv, t0, t1, ra);\n", OpConst(r.Op), root)
 	b.WriteString("\tgclock_tl_guard--;\n\treturn rc;\n}\n\n")
 }
@@ -311,20 +310,20 @@ func generateP2P(b *bytes.Buffer, r Row) {
 	b.WriteString("\tcx.ra = __builtin_return_address(0);\n\tgclock_tl_guard++;\n")
 	b.WriteString(pre)
 	b.WriteString("\tcx.t0 = gclock_now();\n")
-	b.WriteString(InflightEnter(r, cName, "cx.op", "cx.cs", "cx.ra", "cx.t0"))
+	b.WriteString(InflightEnterP2P(r, cName))
 	fmt.Fprintf(b, "\tint rc = %s;\n", tcall)
 	b.WriteString("\tcx.t1 = gclock_now();\n")
-	b.WriteString(InflightLeave)
 	b.WriteString(post)
+	b.WriteString(InflightLeave)
 	b.WriteString("\tgclock_tl_guard--;\n\treturn rc;\n}\n\n")
 }
 
 // InflightEnter is the statement that marks r's call in flight
 // (gclock_fl_enter, cshim/gclock.h; docs/guide/crash-hang.md), written after
 // the enter time is read and before the call into MPI: op, communicator
-// slot cs, root, peer and tag (source, else dest; MPI_Sendrecv's dest and
-// send tag second), the number of requests of a wait or test call, call
-// site ra and enter time t0. val gives the C value of a parameter (the
+// slot cs, root, peer (as a world rank, gclock_fl_peer) and tag (source,
+// else dest; MPI_Sendrecv's dest and send tag second), the number of
+// requests of a wait or test call, call site ra and enter time t0. val gives the C value of a parameter (the
 // Fortran wrappers dereference theirs).
 func InflightEnter(r Row, val func(name string) string, op, cs, ra, t0 string) string {
 	have := map[string]bool{}
@@ -342,11 +341,14 @@ func InflightEnter(r Row, val func(name string) string, op, cs, ra, t0 string) s
 	}
 	rank := func(names ...string) string {
 		if v := arg(names...); v != none {
-			return "gclock_fl_rank(" + v + ")"
+			return "gclock_fl_peer(" + cs + ", " + v + ")"
 		}
 		return none
 	}
 	root, peer, tag := arg("root"), rank("source", "dest"), arg("tag", "recvtag")
+	if r.P2P && peerInCx[r.Rule] && peer != none {
+		peer = "cx.peer" // the same value, computed once
+	}
 	peer2, tag2 := none, none
 	if have["source"] && have["dest"] {
 		peer2, tag2 = rank("dest"), arg("sendtag")
@@ -361,18 +363,57 @@ func InflightEnter(r Row, val func(name string) string, op, cs, ra, t0 string) s
 		count = "1"
 	}
 	coll := "0"
-	if !r.P2P {
+	switch {
+	case !r.P2P:
 		coll = "1" // a blocking collective: cs is set, its instance is cs->seq
+	case peerInCx[r.Rule]:
+		coll = "2" // a send or request start: its record keeps what the marker stores
 	}
 	return fmt.Sprintf("\tgclock_fl_enter(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s);\n",
 		op, coll, cs, root, peer, tag, peer2, tag2, count, ra, t0)
 }
 
+// noCommRules are the p2p.tbl rules whose _pre leaves cx.cs NULL (the
+// request calls name no communicator).
+var noCommRules = map[string]bool{"wait": true, "test": true, "waitall": true, "testall": true, "waitany": true,
+	"testany": true, "waitsome": true, "testsome": true, "start": true, "startall": true, "request_free": true}
+
+// InflightCS is the communicator slot a p2p row's marker is given: NULL,
+// a constant the compiler folds, where the rule sets none, else cx.cs.
+// The op is given as its constant too (OpConst): cx, whose address the
+// rules take, is not one.
+func InflightCS(r Row) string {
+	if noCommRules[r.Rule] {
+		return "NULL"
+	}
+	return "cx.cs"
+}
+
+// peerInCx are the p2p.tbl rules whose _pre sets cx.peer to
+// gclock_fl_peer(cx.cs, dest or source) (cshim/p2p_rules.c): their
+// marker takes it from there, and their first record keeps it
+// (gclock_put_same's GCK_SAME_LOC).
+var peerInCx = map[string]bool{"send": true, "isend": true, "irecv": true, "send_init": true, "recv_init": true}
+
+// InflightEnterP2P is InflightEnter for a p2p row's wrapper (C or
+// Fortran, val as InflightEnter's): a send or a request start keeps the
+// marked record in cx.fl for its first record (gclock_put_same).
+func InflightEnterP2P(r Row, val func(name string) string) string {
+	s := InflightEnter(r, val, OpConst(r.Op), InflightCS(r), "cx.ra", "cx.t0")
+	if peerInCx[r.Rule] {
+		s = "\tcx.fl = " + strings.TrimPrefix(s, "\t")
+	}
+	return s
+}
+
 // cName is a C wrapper's parameter's value: its name.
 func cName(n string) string { return n }
 
-// InflightLeave is the statement that clears the mark, after the call.
-const InflightLeave = "\tgclock_fl_leave();\n"
+// InflightLeave is the statement that ends a point-to-point call's mark,
+// after its rule's post: the call's first record took the marked record
+// over, and a call that made none clears it. A blocking collective's
+// gclock_record finishes its marked record itself.
+const InflightLeave = "\tgclock_fl_leave(cx.nrec);\n"
 
 func main() {
 	table := flag.String("table", "../cshim/collectives.tbl", "wrapper table")
