@@ -276,10 +276,14 @@ static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request 
 	if (cx->cs == NULL)
 		return;
 	uint32_t id = 0;
-	if (rc == MPI_SUCCESS)
-		id = gclock_track(cx, *request, kind, persistent, cx->peer, tag,
-				  kind == GCK_REQ_SEND ? cx->sent : cx->recv);
-	gclock_put(cx, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
+	gclock_tbuf *b = gclock_tl_buf; /* read once for both */
+	if (rc == MPI_SUCCESS) {
+		if (GCK_UNLIKELY(b == NULL))
+			b = gclock_tbuf_new();
+		id = gclock_track_in(cx, b, *request, kind, persistent, cx->peer, tag,
+				     kind == GCK_REQ_SEND ? cx->sent : cx->recv);
+	}
+	gclock_put_in(cx, b, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
 }
 
 static GCK_INLINE void gclock_p2p_isend_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int dest,

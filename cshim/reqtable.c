@@ -287,11 +287,12 @@ static GCK_INLINE uint32_t gclock_req_id(gclock_tbuf *b)
 	if (GCK_UNLIKELY(b->req_next == b->req_end)) {
 		b->req_next = (__atomic_add_fetch(&gclock_req_ids, 1, __ATOMIC_RELAXED) - 1) * GCK_REQ_BLOCK + 1;
 		b->req_end = b->req_next + GCK_REQ_BLOCK;
+		/* 0 means "no request": the block whose last id would be 0
+		 * (after 2^32 ids) ends one id early */
+		if (GCK_UNLIKELY(b->req_end == 1))
+			b->req_end = 0;
 	}
-	uint32_t id = b->req_next++;
-	if (GCK_UNLIKELY(id == 0)) /* after 2^32 ids: 0 means "no request"; */
-		return gclock_req_id(b); /* it ends its block, so take the next */
-	return id;
+	return b->req_next++;
 }
 
 static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, int newest)

@@ -54,15 +54,14 @@ static inline gclock_tbuf *gclock_buf(void)
 	return b;
 }
 
-static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
-			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
-			      uint64_t recv)
+static GCK_INLINE void gclock_put_in(gclock_p2p *cx, gclock_tbuf *b, uint32_t comm, uint32_t seq,
+				     int32_t root, int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+				     uint64_t recv)
 {
 	cx->nrec++; /* the call's logic counts it even when not written */
 	if (GCK_UNLIKELY(gclock_skip(cx->op)))
 		return; /* selective tracing */
-	gclock_tbuf *b = gclock_buf();
-	if (b == NULL)
+	if (GCK_UNLIKELY(b == NULL) && (b = gclock_tbuf_new()) == NULL)
 		return; /* counted as dropped */
 	if (GCK_UNLIKELY(b->poll_n != 0))
 		gclock_polls_flush(b);
@@ -83,6 +82,13 @@ static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, i
 	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
 	if (GCK_UNLIKELY(++b->n == b->cap))
 		gclock_tbuf_full(b);
+}
+
+static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
+			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
+			      uint64_t recv)
+{
+	gclock_put_in(cx, gclock_tl_buf, comm, seq, root, peer, tag, req, sent, recv);
 }
 
 static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
@@ -106,20 +112,25 @@ static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
 	b->poll_dur += cx->t1 - cx->t0;
 }
 
-static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
-				    uint16_t persistent, int32_t peer, int32_t tag,
-				    uint64_t bytes)
+/* gclock_fifo_room: a start may go to b's FIFO of shared handles. */
+static inline int gclock_fifo_room(const gclock_tbuf *b, uint16_t persistent)
 {
-	gclock_tbuf *b = gclock_buf();
+	return !persistent && b != NULL && b->shq != NULL && b->shq_tail - b->shq_head < GCK_SHARED_CAP;
+}
+
+static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request r, uint16_t kind,
+					   uint16_t persistent, int32_t peer, int32_t tag, uint64_t bytes)
+{
 	uint32_t id = gclock_req_id(b);
 	uintptr_t k = gclock_req_key(r);
-	const int fifo = !persistent && b != NULL && b->shq != NULL &&
-			 b->shq_tail - b->shq_head < GCK_SHARED_CAP;
 	gclock_req_slot *s;
 	if (!gclock_mt) {
 		int live;
 		s = gclock_req_walk(k, &live);
-		if (fifo && (live || (b->shq_head != b->shq_tail && gclock_shq_find(b, k, 0) != NULL))) {
+		/* the FIFO is looked at only when k is live or it holds
+		 * something (a FIFO entry of k with no table entry) */
+		if (GCK_UNLIKELY(live || (b != NULL && b->shq_head != b->shq_tail)) &&
+		    gclock_fifo_room(b, persistent) && (live || gclock_shq_find(b, k, 0) != NULL)) {
 			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
 			return id;
 		}
@@ -130,7 +141,7 @@ static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t 
 		else
 			gclock_req_lost_one();
 	} else {
-		if (fifo && (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
+		if (gclock_fifo_room(b, persistent) && (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
 			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
 			return id;
 		}
@@ -152,10 +163,16 @@ static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t 
 	return id;
 }
 
-static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_Status *st,
-				  gclock_shared_req *out, int32_t *src)
+static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
+				    uint16_t persistent, int32_t peer, int32_t tag,
+				    uint64_t bytes)
 {
-	gclock_tbuf *b = gclock_tl_buf;
+	return gclock_track_in(cx, gclock_buf(), r, kind, persistent, peer, tag, bytes);
+}
+
+static GCK_INLINE int gclock_take_in(gclock_tbuf *b, uintptr_t key, int free_persistent, const MPI_Status *st,
+				     gclock_shared_req *out, int32_t *src)
+{
 	gclock_req_slot *s = gclock_req_find_owned(key, b);
 	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 0) : NULL;
 	if (s == NULL && q == NULL)
@@ -185,6 +202,12 @@ static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_
 	return 1;
 }
 
+static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_Status *st,
+				  gclock_shared_req *out, int32_t *src)
+{
+	return gclock_take_in(gclock_tl_buf, key, free_persistent, st, out, src);
+}
+
 /* gclock_status_cancelled reads MPI_Test_cancelled's answer from the
  * status without a call (Open MPI's _cancelled field, the low bit of
  * MPICH's count_hi_and_cancelled, which Intel MPI, MVAPICH and Cray MPICH
@@ -206,7 +229,8 @@ static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status 
 {
 	gclock_shared_req r;
 	int32_t src = GCK_PEER_ANY;
-	if (!gclock_take(gclock_req_key(k), 0, st, &r, &src))
+	gclock_tbuf *b = gclock_tl_buf; /* read once for the take and the event */
+	if (!gclock_take_in(b, gclock_req_key(k), 0, st, &r, &src))
 		return 0;
 	int32_t peer = r.peer, tag = r.tag;
 	uint64_t sent = 0, recv = 0;
@@ -240,7 +264,7 @@ static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status 
 		tag = 0;
 		break;
 	}
-	gclock_put(cx, r.comm, seq, -1, peer, tag, r.id, sent, recv);
+	gclock_put_in(cx, b, r.comm, seq, -1, peer, tag, r.id, sent, recv);
 	return 1;
 }
 
