@@ -448,7 +448,7 @@ static inline MPI_Status *gclock_sts_at(gclock_p2p *cx, int i)
 	return &cx->sts[i];
 }
 
-static inline void gclock_complete_all(gclock_p2p *cx)
+static GCK_INLINE void gclock_complete_all(gclock_p2p *cx)
 {
 	uint32_t seq = 0;
 	for (int i = 0; i < cx->ncopy; i++)
@@ -466,7 +466,7 @@ static inline void gclock_complete_some(gclock_p2p *cx, int outcount, const int 
 	}
 }
 
-static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
+static GCK_INLINE void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
 					  MPI_Status *statuses)
 {
 	gclock_copy_reqs(cx, count, reqs, statuses);
@@ -477,7 +477,7 @@ static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request
 		gclock_forget(reqs[i]);
 }
 
-static inline void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
+static GCK_INLINE void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
 					   MPI_Status *statuses)
 {
 	(void)count, (void)reqs, (void)statuses;

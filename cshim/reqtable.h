@@ -110,8 +110,9 @@ static inline gclock_req_slot *gclock_req_claim(uintptr_t k);
 /* gclock_req_walk is the start's one walk of k's chain below
  * MPI_THREAD_MULTIPLE (no other thread is in MPI): it reports whether k
  * has a live entry (*live) and returns the chain's first free slot, NULL
- * if none; the caller claims it with a plain store (a locked instruction
- * would wait for the event record's stores before it to drain). One walk
+ * if none; the caller fills it and publishes it (no claim: no other
+ * thread can look at the slot meanwhile, and a locked instruction would
+ * wait for the event record's stores before it to drain). One walk
  * instead of gclock_req_find and then gclock_req_claim. */
 
 static GCK_INLINE gclock_req_slot *gclock_req_walk(uintptr_t k, int *live);

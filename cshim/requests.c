@@ -113,7 +113,7 @@ static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
 }
 
 /* gclock_fifo_room: a start may go to b's FIFO of shared handles. */
-static inline int gclock_fifo_room(const gclock_tbuf *b, uint16_t persistent)
+static GCK_INLINE int gclock_fifo_room(const gclock_tbuf *b, uint16_t persistent)
 {
 	return !persistent && b != NULL && b->shq != NULL && b->shq_tail - b->shq_head < GCK_SHARED_CAP;
 }
@@ -136,10 +136,8 @@ static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_R
 		}
 		if (live) /* a second entry of k (gclock_req_unique) */
 			gclock_req_dups_seen();
-		if (s != NULL)
-			s->key = GCK_REQ_BUSY;
-		else
-			gclock_req_lost_one();
+		if (s == NULL)
+			gclock_req_lost_one(); /* (a found slot needs no claim: gclock_req_walk) */
 	} else {
 		if (gclock_fifo_room(b, persistent) && (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
 			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
