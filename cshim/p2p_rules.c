@@ -451,8 +451,9 @@ static inline MPI_Status *gclock_sts_at(gclock_p2p *cx, int i)
 static GCK_INLINE void gclock_complete_all(gclock_p2p *cx)
 {
 	uint32_t seq = 0;
+	gclock_tbuf *b = cx->b; /* the thread's buffer (gclock_copy_reqs); not NULL when ncopy > 0 */
 	for (int i = 0; i < cx->ncopy; i++)
-		seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], gclock_sts_at(cx, i), seq);
+		seq += (uint32_t)gclock_complete_in(cx, b, b->sc_req[i], gclock_sts_at(cx, i), seq);
 }
 
 /* gclock_complete_some: the completed indices of a Waitsome/Testsome. */

@@ -223,11 +223,11 @@ static inline int gclock_status_cancelled(const MPI_Status *st)
 #endif
 }
 
-static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+static GCK_INLINE int gclock_complete_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request k, MPI_Status *st,
+					 uint32_t seq)
 {
 	gclock_shared_req r;
 	int32_t src = GCK_PEER_ANY;
-	gclock_tbuf *b = gclock_tl_buf; /* read once for the take and the event */
 	if (!gclock_take_in(b, gclock_req_key(k), 0, st, &r, &src))
 		return 0;
 	int32_t peer = r.peer, tag = r.tag;
@@ -264,6 +264,11 @@ static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status 
 	}
 	gclock_put_in(cx, b, r.comm, seq, -1, peer, tag, r.id, sent, recv);
 	return 1;
+}
+
+static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+{
+	return gclock_complete_in(cx, gclock_tl_buf, k, st, seq); /* one read for the take and the event */
 }
 
 static inline void gclock_forget(MPI_Request k)

@@ -104,6 +104,10 @@ static GCK_INLINE int gclock_take_in(gclock_tbuf *b, uintptr_t key, int free_per
  * k (st: its status, NULL when none was obtained); seq numbers the event
  * within the call. Returns 1 if the request was a tracked one. */
 static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq);
+/* gclock_complete_in is gclock_complete for the thread whose buffer is b
+ * (gclock_tl_buf, read by the caller once for all its completions). */
+static GCK_INLINE int gclock_complete_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request k, MPI_Status *st,
+					 uint32_t seq);
 
 /* gclock_forget drops the newest request of handle k unrecorded (the
  * positions of a Waitall beyond the scratch area, which are the newest
