@@ -77,7 +77,7 @@ static __attribute__((noinline)) gclock_req_slot *gclock_req_claim_more(uintptr_
 				__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
 				return NULL;
 			}
-			gclock_req_tombs = 1;
+			__atomic_store_n(&gclock_req_tombs, 1, __ATOMIC_RELAXED); /* (other threads read it) */
 			__atomic_store_n(tail, t, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&gclock_req_more_mu); /* and try again */
@@ -129,7 +129,7 @@ static __attribute__((noinline)) gclock_req_slot *gclock_req_walk_more(uintptr_t
 	gclock_req_table *t = gclock_req_nomem ? NULL : calloc(1, sizeof *t);
 	if (t == NULL)
 		return NULL; /* counted lost by the caller */
-	gclock_req_tombs = 1;
+	__atomic_store_n(&gclock_req_tombs, 1, __ATOMIC_RELAXED); /* (other threads read it) */
 	__atomic_store_n(tail, t, __ATOMIC_RELEASE);
 	return &t->s[gclock_req_hash(k)];
 }
@@ -265,7 +265,7 @@ static __attribute__((noinline)) void gclock_req_shift(uint32_t i)
 
 static inline void gclock_req_drop(gclock_req_slot *s)
 {
-	if (GCK_LIKELY(!(gclock_mt | gclock_req_tombs))) {
+	if (GCK_LIKELY(!(gclock_mt | __atomic_load_n(&gclock_req_tombs, __ATOMIC_RELAXED)))) {
 		/* s is in the first table, the only one; most often the
 		 * next slot is empty and nothing needs to move (the last
 		 * slot's next is the first: gclock_req_shift sees to it) */
