@@ -196,7 +196,7 @@ static GCK_INLINE int32_t gclock_fl_peer(const gclock_comm_slot *cs, int r)
  * every field its return keeps (comm, seq, root, peer and tag 0, req 0),
  * so gclock_record stores only exit_ns, sent, recv and the pad. 2, a send
  * or a request start whose first record keeps the comm, root, peer and
- * tag stored here (gclock_put_same's GCK_SAME_LOC), and which is never a
+ * tag stored here (gclock_put_in's GCK_SAME_LOC), and which is never a
  * poll: like a collective it ends a run of polls here, so that its return
  * writes the record returned here without looking for one. 0, any other
  * point-to-point call. A point-to-point call stores what it was given,

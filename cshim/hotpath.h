@@ -70,7 +70,7 @@ static GCK_INLINE int32_t gclock_fl_peer(const gclock_comm_slot *cs, int r);
 /* coll (a constant at every call site): 1, a blocking collective, whose cs
  * is never NULL and whose instance is cs->seq; its record is finished by
  * gclock_record, which follows. 2, a send or request start (cx.fl, then
- * gclock_put_same's GCK_SAME_LOC); 0, another point-to-point call.
+ * gclock_put_in's GCK_SAME_LOC); 0, another point-to-point call.
  * Returns the marked record, NULL when none. */
 static GCK_INLINE gclock_event *gclock_fl_enter(uint16_t op, int coll, const gclock_comm_slot *cs, int32_t root,
 						int32_t peer, int32_t tag, int32_t peer2, int32_t tag2, uint32_t count,

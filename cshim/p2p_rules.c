@@ -28,7 +28,7 @@ static inline void gclock_p2p_send_post(gclock_p2p *cx, int rc, MPI_Count count,
 {
 	(void)rc, (void)count, (void)type, (void)dest, (void)comm;
 	if (cx->cs != NULL)
-		gclock_put_same(cx, GCK_SAME_LOC, cx->cs->local, 0, -1, cx->peer, tag, 0, cx->sent, 0);
+		gclock_put_in(cx, gclock_tl_buf, GCK_SAME_LOC, cx->cs->local, 0, -1, cx->peer, tag, 0, cx->sent, 0);
 }
 
 static inline void gclock_p2p_recv_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type,
@@ -272,17 +272,21 @@ static inline void gclock_p2p_imrecv_post(gclock_p2p *cx, int rc, MPI_Count coun
 
 /* isend / irecv / send_init / recv_init (count, datatype, peer, tag, comm,
  * request): the request enters the table; the event carries its id. same:
- * gclock_put_same's (the in-flight mark holds comm, seq 0, root -1, tag). */
+ * gclock_put_in's (the in-flight mark holds comm, seq 0, root -1, tag). */
 static GCK_INLINE void gclock_p2p_start_msg(gclock_p2p *cx, int rc, MPI_Request *request,
 					uint16_t kind, uint16_t persistent, int32_t tag, int same)
 {
 	if (cx->cs == NULL)
 		return;
 	uint32_t id = 0;
-	if (rc == MPI_SUCCESS)
-		id = gclock_track(cx, *request, kind, persistent, cx->peer, tag,
-				  kind == GCK_REQ_SEND ? cx->sent : cx->recv);
-	gclock_put_same(cx, same, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
+	gclock_tbuf *b = gclock_tl_buf; /* read once for both */
+	if (rc == MPI_SUCCESS) {
+		if (GCK_UNLIKELY(b == NULL))
+			b = gclock_tbuf_new();
+		id = gclock_track_in(cx, b, *request, kind, persistent, cx->peer, tag,
+				     kind == GCK_REQ_SEND ? cx->sent : cx->recv);
+	}
+	gclock_put_in(cx, b, same, cx->cs->local, 0, -1, cx->peer, tag, id, cx->sent, cx->recv);
 }
 
 static GCK_INLINE void gclock_p2p_isend_pre(gclock_p2p *cx, MPI_Count count, MPI_Datatype type, int dest,
@@ -449,11 +453,12 @@ static inline MPI_Status *gclock_sts_at(gclock_p2p *cx, int i)
 	return &cx->sts[i];
 }
 
-static inline void gclock_complete_all(gclock_p2p *cx)
+static GCK_INLINE void gclock_complete_all(gclock_p2p *cx)
 {
 	uint32_t seq = 0;
+	gclock_tbuf *b = cx->b; /* the thread's buffer (gclock_copy_reqs); not NULL when ncopy > 0 */
 	for (int i = 0; i < cx->ncopy; i++)
-		seq += (uint32_t)gclock_complete(cx, cx->b->sc_req[i], gclock_sts_at(cx, i), seq);
+		seq += (uint32_t)gclock_complete_in(cx, b, b->sc_req[i], gclock_sts_at(cx, i), seq);
 }
 
 /* gclock_complete_some: the completed indices of a Waitsome/Testsome. */
@@ -467,7 +472,7 @@ static inline void gclock_complete_some(gclock_p2p *cx, int outcount, const int 
 	}
 }
 
-static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
+static GCK_INLINE void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
 					  MPI_Status *statuses)
 {
 	gclock_copy_reqs(cx, count, reqs, statuses);
@@ -478,7 +483,7 @@ static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request
 		gclock_forget(reqs[i]);
 }
 
-static inline void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
+static GCK_INLINE void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
 					   MPI_Status *statuses)
 {
 	(void)count, (void)reqs, (void)statuses;

@@ -158,10 +158,10 @@ static inline void gclock_p2p_test_post(gclock_p2p *cx, int rc, MPI_Request *req
 /* gclock_complete_all: every copied request of a Waitall/Testall. */
 
 /* waitall(count, array_of_requests, array_of_statuses) */
-static inline void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
+static GCK_INLINE void gclock_p2p_waitall_pre(gclock_p2p *cx, int count, MPI_Request reqs[],
 					  MPI_Status *statuses);
 
-static inline void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
+static GCK_INLINE void gclock_p2p_waitall_post(gclock_p2p *cx, int rc, int count, MPI_Request reqs[],
 					   MPI_Status *statuses);
 
 /* testall(count, array_of_requests, flag, array_of_statuses) */

@@ -19,6 +19,10 @@ uint64_t gclock_req_lost; /* requests whose completion cannot be linked (no memo
 /* gclock_req_dups: set once the table may hold two entries of one handle
  * (gclock_req_unique). */
 static int gclock_req_dups;
+/* gclock_req_tombs: set for good once a later table exists; from then on
+ * a freed slot of any table becomes a tombstone (gclock_req_drop), as it
+ * always does under MPI_THREAD_MULTIPLE. */
+static int gclock_req_tombs;
 
 static GCK_INLINE void gclock_req_dups_seen(void) { gclock_req_dups = 1; }
 static GCK_INLINE void gclock_req_lost_one(void) { __atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED); }
@@ -42,6 +46,7 @@ static inline gclock_req_slot *gclock_req_claim_in(gclock_req_slot *t, uintptr_t
 	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &t[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		GCK_REQ_PROBE();
 		if (sk == GCK_KEY_EMPTY || sk == GCK_KEY_TOMB) {
 			if (__atomic_compare_exchange_n(&s->key, &sk, GCK_REQ_BUSY, 0,
 							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
@@ -72,6 +77,7 @@ static __attribute__((noinline)) gclock_req_slot *gclock_req_claim_more(uintptr_
 				__atomic_fetch_add(&gclock_req_lost, 1, __ATOMIC_RELAXED);
 				return NULL;
 			}
+			__atomic_store_n(&gclock_req_tombs, 1, __ATOMIC_RELAXED); /* (other threads read it) */
 			__atomic_store_n(tail, t, __ATOMIC_RELEASE);
 		}
 		pthread_mutex_unlock(&gclock_req_more_mu); /* and try again */
@@ -93,6 +99,7 @@ static GCK_INLINE int gclock_req_walk_in(gclock_req_slot *t, uintptr_t k, int *f
 	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &t[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = s->key;
+		GCK_REQ_PROBE();
 		if (sk == k) {
 			*found = 1;
 		} else if (sk == GCK_KEY_EMPTY) {
@@ -122,6 +129,7 @@ static __attribute__((noinline)) gclock_req_slot *gclock_req_walk_more(uintptr_t
 	gclock_req_table *t = gclock_req_nomem ? NULL : calloc(1, sizeof *t);
 	if (t == NULL)
 		return NULL; /* counted lost by the caller */
+	__atomic_store_n(&gclock_req_tombs, 1, __ATOMIC_RELAXED); /* (other threads read it) */
 	__atomic_store_n(tail, t, __ATOMIC_RELEASE);
 	return &t->s[gclock_req_hash(k)];
 }
@@ -135,6 +143,7 @@ static GCK_INLINE gclock_req_slot *gclock_req_walk(uintptr_t k, int *live)
 	for (p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = s->key;
+		GCK_REQ_PROBE();
 		if (sk == k) {
 			found = 1;
 		} else if (sk == GCK_KEY_EMPTY) {
@@ -167,6 +176,7 @@ static GCK_INLINE int gclock_req_find_in(gclock_req_slot *t, uintptr_t k, const 
 	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &t[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		GCK_REQ_PROBE();
 		if (sk == k) {
 			if (unique) {
 				*best = s;
@@ -207,6 +217,7 @@ static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *ow
 	for (p = 0; p < GCK_REQ_PROBES; p++) {
 		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
 		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		GCK_REQ_PROBE();
 		if (sk == k) {
 			if (unique)
 				return s;
@@ -228,8 +239,42 @@ static inline gclock_req_slot *gclock_req_find(uintptr_t k)
 	return gclock_req_find_owned(k, &gclock_req_nobody);
 }
 
+/* gclock_req_shift closes the hole at slot i of the first table by
+ * backward shifting (below MPI_THREAD_MULTIPLE, no later table): each
+ * entry of the cluster after i whose probe path passes i (its home slot
+ * is not in (i, j], cyclically) moves into the hole, which moves on to
+ * where it was; the last hole becomes empty. Entries only move towards
+ * their home, so they stay within their GCK_REQ_PROBES window, and an
+ * entry GCK_REQ_PROBES or more slots after the hole cannot have it on
+ * its path: the scan ends there even when no slot is empty (a full table
+ * whose later table could not be allocated). */
+static __attribute__((noinline)) void gclock_req_shift(uint32_t i)
+{
+	const uint32_t mask = GCK_REQ_SLOTS - 1;
+	for (uint32_t j = (i + 1) & mask; ((j - i) & mask) < GCK_REQ_PROBES; j = (j + 1) & mask) {
+		uintptr_t kj = gclock_reqs[j].key;
+		if (kj == GCK_KEY_EMPTY)
+			break;
+		if (((j - gclock_req_hash(kj)) & mask) >= ((j - i) & mask)) {
+			gclock_reqs[i] = gclock_reqs[j];
+			i = j;
+		}
+	}
+	__atomic_store_n(&gclock_reqs[i].key, GCK_KEY_EMPTY, __ATOMIC_RELEASE);
+}
+
 static inline void gclock_req_drop(gclock_req_slot *s)
 {
+	if (GCK_LIKELY(!(gclock_mt | __atomic_load_n(&gclock_req_tombs, __ATOMIC_RELAXED)))) {
+		/* s is in the first table, the only one; most often the
+		 * next slot is empty and nothing needs to move (the last
+		 * slot's next is the first: gclock_req_shift sees to it) */
+		if (GCK_LIKELY(s != &gclock_reqs[GCK_REQ_SLOTS - 1] && s[1].key == GCK_KEY_EMPTY))
+			__atomic_store_n(&s->key, GCK_KEY_EMPTY, __ATOMIC_RELEASE);
+		else
+			gclock_req_shift((uint32_t)(s - gclock_reqs));
+		return;
+	}
 	__atomic_store_n(&s->key, GCK_KEY_TOMB, __ATOMIC_RELEASE);
 }
 
@@ -242,11 +287,12 @@ static GCK_INLINE uint32_t gclock_req_id(gclock_tbuf *b)
 	if (GCK_UNLIKELY(b->req_next == b->req_end)) {
 		b->req_next = (__atomic_add_fetch(&gclock_req_ids, 1, __ATOMIC_RELAXED) - 1) * GCK_REQ_BLOCK + 1;
 		b->req_end = b->req_next + GCK_REQ_BLOCK;
+		/* 0 means "no request": the block whose last id would be 0
+		 * (after 2^32 ids) ends one id early */
+		if (GCK_UNLIKELY(b->req_end == 1))
+			b->req_end = 0;
 	}
-	uint32_t id = b->req_next++;
-	if (GCK_UNLIKELY(id == 0)) /* after 2^32 ids: 0 means "no request"; */
-		return gclock_req_id(b); /* it ends its block, so take the next */
-	return id;
+	return b->req_next++;
 }
 
 static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, int newest)

@@ -7,10 +7,17 @@
  * (GCK_REQ_PROBES): a request that finds no free slot in its chain goes to
  * the next table (gclock_req_more), allocated when needed; only when no
  * memory is left is it recorded at its start without its completion
- * (counted in gclock_req_lost). A slot is freed (tombstone) when its request
- * completes, or when MPI_Request_free drops it. A handle that stands for
- * several live requests goes to a per-thread FIFO (see "shared handles"
- * below).
+ * (counted in gclock_req_lost). A slot is freed when its request
+ * completes, or when MPI_Request_free drops it: below MPI_THREAD_MULTIPLE,
+ * while the first table is the only one, by backward-shift deletion (the
+ * entries after it in its cluster that may move closer to their home slot
+ * do, so the table holds no tombstone and a chain ends at the first empty
+ * slot: the probes per start and lookup stay those of the live requests
+ * however many have completed); otherwise with a tombstone
+ * (GCK_KEY_TOMB: lock-free claims and lookups of other threads never see
+ * an entry move, and a key in a later table stays behind a window with no
+ * empty slot). A handle that stands for several live requests goes to a
+ * per-thread FIFO (see "shared handles" below).
  *
  * Request ids (trace.Event.Req) are per rank, from 1, in start order; a
  * persistent request keeps the id of its MPI_*_init for all activations.
@@ -31,6 +38,12 @@
 /* Request ids a thread takes from the shared counter at a time. */
 #define GCK_REQ_BLOCK 4096u
 #define GCK_REQ_BUSY (~(uintptr_t)1) /* being filled in */
+/* GCK_REQ_PROBE() runs once per slot a walk, claim or lookup reads: a
+ * test's counter (tests/progs/reqtable.c defines it before including
+ * reqtable.c); nothing in the library. */
+#ifndef GCK_REQ_PROBE
+#define GCK_REQ_PROBE() ((void)0)
+#endif
 
 typedef struct gclock_req_slot {
 	uintptr_t key;        /* handle; GCK_KEY_EMPTY / _TOMB / GCK_REQ_BUSY */
@@ -44,7 +57,9 @@ typedef struct gclock_req_slot {
 	uint16_t kind;        /* GCK_REQ_* */
 	uint16_t persistent;  /* MPI_*_init: kept across completions */
 	const void *owner;    /* thread buffer of the starting thread */
+	uint64_t spare;       /* to 64 bytes: a slot's address is one shift */
 } gclock_req_slot;
+_Static_assert(sizeof(gclock_req_slot) == 64, "a request slot is 64 bytes");
 
 /* More tables of GCK_REQ_SLOTS, allocated when a start finds its window
  * full in every table so far (more live requests than the first table
@@ -95,8 +110,9 @@ static inline gclock_req_slot *gclock_req_claim(uintptr_t k);
 /* gclock_req_walk is the start's one walk of k's chain below
  * MPI_THREAD_MULTIPLE (no other thread is in MPI): it reports whether k
  * has a live entry (*live) and returns the chain's first free slot, NULL
- * if none; the caller claims it with a plain store (a locked instruction
- * would wait for the event record's stores before it to drain). One walk
+ * if none; the caller fills it and publishes it (no claim: no other
+ * thread can look at the slot meanwhile, and a locked instruction would
+ * wait for the event record's stores before it to drain). One walk
  * instead of gclock_req_find and then gclock_req_claim. */
 
 static GCK_INLINE gclock_req_slot *gclock_req_walk(uintptr_t k, int *live);
@@ -120,6 +136,9 @@ static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *ow
  * first such handle in a call stands for. */
 static inline gclock_req_slot *gclock_req_find(uintptr_t k);
 
+/* gclock_req_drop frees the slot s of a completed or freed request; s may
+ * hold another entry afterwards (a backward shift), so the caller reads
+ * what it needs of s first. */
 static inline void gclock_req_drop(gclock_req_slot *s);
 
 /* gclock_req_id hands out a request id, unique in the process and never

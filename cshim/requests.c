@@ -54,9 +54,9 @@ static inline gclock_tbuf *gclock_buf(void)
 	return b;
 }
 
-static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, uint32_t seq,
-				   int32_t root, int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
-				   uint64_t recv)
+static GCK_INLINE void gclock_put_in(gclock_p2p *cx, gclock_tbuf *b, int same, uint32_t comm,
+				     uint32_t seq, int32_t root, int32_t peer, int32_t tag, uint32_t req,
+				     uint64_t sent, uint64_t recv)
 {
 	int first = cx->nrec++ == 0; /* the call's logic counts it even when not written */
 	if (GCK_UNLIKELY(gclock_skip(cx->op))) {
@@ -66,7 +66,6 @@ static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, 
 #endif
 		return; /* selective tracing */
 	}
-	gclock_tbuf *b;
 	gclock_event *e;
 #ifndef GCK_NO_INFLIGHT
 	if ((same & GCK_SAME_LOC) && first && cx->fl != NULL) {
@@ -75,8 +74,9 @@ static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, 
 		 * it is still the thread's next (only this thread writes its
 		 * buffer); it has the comm, root, peer and tag already, and the
 		 * fields stored here are none the in-flight reader takes from it
-		 * (gclock.h GCK_FLF_*): it stays marked until its pad. */
-		b = gclock_tl_buf;
+		 * (gclock.h GCK_FLF_*): it stays marked until its pad. b is
+		 * that buffer: the caller read gclock_tl_buf, which was set
+		 * before the marker took the record. */
 		e = cx->fl;
 		e->exit_ns = cx->t1;
 		e->sent = sent;
@@ -89,8 +89,7 @@ static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, 
 		return;
 	}
 #endif
-	b = gclock_buf();
-	if (b == NULL)
+	if (GCK_UNLIKELY(b == NULL) && (b = gclock_tbuf_new()) == NULL)
 		return; /* counted as dropped */
 	if (GCK_UNLIKELY(b->poll_n != 0)) {
 		gclock_polls_flush(b); /* over the marked record (it clears it first) */
@@ -148,7 +147,7 @@ static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, i
 			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
 			      uint64_t recv)
 {
-	gclock_put_same(cx, 0, comm, seq, root, peer, tag, req, sent, recv);
+	gclock_put_in(cx, gclock_tl_buf, 0, comm, seq, root, peer, tag, req, sent, recv);
 }
 
 static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
@@ -172,31 +171,34 @@ static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm)
 	b->poll_dur += cx->t1 - cx->t0;
 }
 
-static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
-				    uint16_t persistent, int32_t peer, int32_t tag,
-				    uint64_t bytes)
+/* gclock_fifo_room: a start may go to b's FIFO of shared handles. */
+static GCK_INLINE int gclock_fifo_room(const gclock_tbuf *b, uint16_t persistent)
 {
-	gclock_tbuf *b = gclock_buf();
+	return !persistent && b != NULL && b->shq != NULL && b->shq_tail - b->shq_head < GCK_SHARED_CAP;
+}
+
+static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request r, uint16_t kind,
+					   uint16_t persistent, int32_t peer, int32_t tag, uint64_t bytes)
+{
 	uint32_t id = gclock_req_id(b);
 	uintptr_t k = gclock_req_key(r);
-	const int fifo = !persistent && b != NULL && b->shq != NULL &&
-			 b->shq_tail - b->shq_head < GCK_SHARED_CAP;
 	gclock_req_slot *s;
 	if (!gclock_mt) {
 		int live;
 		s = gclock_req_walk(k, &live);
-		if (fifo && (live || (b->shq_head != b->shq_tail && gclock_shq_find(b, k, 0) != NULL))) {
+		/* the FIFO is looked at only when k is live or it holds
+		 * something (a FIFO entry of k with no table entry) */
+		if (GCK_UNLIKELY(live || (b != NULL && b->shq_head != b->shq_tail)) &&
+		    gclock_fifo_room(b, persistent) && (live || gclock_shq_find(b, k, 0) != NULL)) {
 			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
 			return id;
 		}
 		if (live) /* a second entry of k (gclock_req_unique) */
 			gclock_req_dups_seen();
-		if (s != NULL)
-			s->key = GCK_REQ_BUSY;
-		else
-			gclock_req_lost_one();
+		if (s == NULL)
+			gclock_req_lost_one(); /* (a found slot needs no claim: gclock_req_walk) */
 	} else {
-		if (fifo && (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
+		if (gclock_fifo_room(b, persistent) && (gclock_req_find(k) != NULL || gclock_shq_find(b, k, 0) != NULL)) {
 			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
 			return id;
 		}
@@ -218,10 +220,16 @@ static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t 
 	return id;
 }
 
-static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_Status *st,
-				  gclock_shared_req *out, int32_t *src)
+static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
+				    uint16_t persistent, int32_t peer, int32_t tag,
+				    uint64_t bytes)
 {
-	gclock_tbuf *b = gclock_tl_buf;
+	return gclock_track_in(cx, gclock_buf(), r, kind, persistent, peer, tag, bytes);
+}
+
+static GCK_INLINE int gclock_take_in(gclock_tbuf *b, uintptr_t key, int free_persistent, const MPI_Status *st,
+				     gclock_shared_req *out, int32_t *src)
+{
 	gclock_req_slot *s = gclock_req_find_owned(key, b);
 	gclock_shared_req *q = (b != NULL && b->shq_head != b->shq_tail) ? gclock_shq_find(b, key, 0) : NULL;
 	if (s == NULL && q == NULL)
@@ -251,6 +259,12 @@ static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_
 	return 1;
 }
 
+static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_Status *st,
+				  gclock_shared_req *out, int32_t *src)
+{
+	return gclock_take_in(gclock_tl_buf, key, free_persistent, st, out, src);
+}
+
 /* gclock_status_cancelled reads MPI_Test_cancelled's answer from the
  * status without a call (Open MPI's _cancelled field, the low bit of
  * MPICH's count_hi_and_cancelled, which Intel MPI, MVAPICH and Cray MPICH
@@ -268,11 +282,12 @@ static inline int gclock_status_cancelled(const MPI_Status *st)
 #endif
 }
 
-static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+static GCK_INLINE int gclock_complete_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request k, MPI_Status *st,
+					 uint32_t seq)
 {
 	gclock_shared_req r;
 	int32_t src = GCK_PEER_ANY;
-	if (!gclock_take(gclock_req_key(k), 0, st, &r, &src))
+	if (!gclock_take_in(b, gclock_req_key(k), 0, st, &r, &src))
 		return 0;
 	int32_t peer = r.peer, tag = r.tag;
 	uint64_t sent = 0, recv = 0;
@@ -306,8 +321,13 @@ static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status 
 		tag = 0;
 		break;
 	}
-	gclock_put(cx, r.comm, seq, -1, peer, tag, r.id, sent, recv);
+	gclock_put_in(cx, b, 0, r.comm, seq, -1, peer, tag, r.id, sent, recv);
 	return 1;
+}
+
+static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq)
+{
+	return gclock_complete_in(cx, gclock_tl_buf, k, st, seq); /* one read for the take and the event */
 }
 
 static inline void gclock_forget(MPI_Request k)

@@ -67,25 +67,30 @@ static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, i
 			      int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
 			      uint64_t recv);
 
-/* gclock_put_same is gclock_put where the caller knows more of the first
- * record is there already: GCK_SAME_LOC, the marker stored comm, root,
- * peer and tag with the values given here (a send or a request start on
- * cx->cs, root -1, peer gclock_peer(cx->cs, its rank argument), the tag
- * the call was given) and flagged no other field in flight. */
+/* gclock_put_in is gclock_put into the thread's buffer b, which the
+ * caller read already (gclock_tl_buf; NULL: allocated here, if the event
+ * is written). same says what the caller knows of the call's first record
+ * already: GCK_SAME_LOC, the marker stored comm, root, peer and tag with
+ * the values given here (a send or a request start on cx->cs, root -1,
+ * peer gclock_peer(cx->cs, its rank argument), the tag the call was
+ * given) and flagged no other field in flight; 0, nothing. */
 #define GCK_SAME_LOC 1
-static GCK_INLINE void gclock_put_same(gclock_p2p *cx, int same, uint32_t comm, uint32_t seq,
-				   int32_t root, int32_t peer, int32_t tag, uint32_t req, uint64_t sent,
-				   uint64_t recv);
+static GCK_INLINE void gclock_put_in(gclock_p2p *cx, gclock_tbuf *b, int same, uint32_t comm,
+				     uint32_t seq, int32_t root, int32_t peer, int32_t tag, uint32_t req,
+				     uint64_t sent, uint64_t recv);
 
 /* gclock_poll_miss counts an unsuccessful MPI_Test* / MPI_Iprobe. A run of
  * misses of one op (and call site) on a thread becomes one event. */
 static inline void gclock_poll_miss(gclock_p2p *cx, uint32_t comm);
 
 /* gclock_track enters a new request into the table (or the thread's FIFO
- * of shared handles); returns its id. */
+ * of shared handles); returns its id. gclock_track_in does so with the
+ * thread's buffer b (gclock_buf(): NULL when it has none). */
 static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t kind,
 				    uint16_t persistent, int32_t peer, int32_t tag,
 				    uint64_t bytes);
+static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request r, uint16_t kind,
+					   uint16_t persistent, int32_t peer, int32_t tag, uint64_t bytes);
 
 /* gclock_take finds the oldest request of handle key (table or the
  * thread's FIFO of shared handles), copies it to *out and ends its
@@ -98,11 +103,19 @@ static GCK_INLINE uint32_t gclock_track(gclock_p2p *cx, MPI_Request r, uint16_t 
  * tracked. */
 static GCK_INLINE int gclock_take(uintptr_t key, int free_persistent, const MPI_Status *st,
 				  gclock_shared_req *out, int32_t *src);
+/* gclock_take_in is gclock_take for the thread whose buffer is b
+ * (gclock_tl_buf, read by the caller). */
+static GCK_INLINE int gclock_take_in(gclock_tbuf *b, uintptr_t key, int free_persistent, const MPI_Status *st,
+				     gclock_shared_req *out, int32_t *src);
 
 /* gclock_complete records the completion of the request whose handle was
  * k (st: its status, NULL when none was obtained); seq numbers the event
  * within the call. Returns 1 if the request was a tracked one. */
 static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status *st, uint32_t seq);
+/* gclock_complete_in is gclock_complete for the thread whose buffer is b
+ * (gclock_tl_buf, read by the caller once for all its completions). */
+static GCK_INLINE int gclock_complete_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request k, MPI_Status *st,
+					 uint32_t seq);
 
 /* gclock_forget drops the newest request of handle k unrecorded (the
  * positions of a Waitall beyond the scratch area, which are the newest

@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Every slot a walk, claim or lookup reads (cshim/reqtable.h). */
+static unsigned long probes;
+#define GCK_REQ_PROBE() (probes++)
 #include "../../cshim/reqtable.c"
 #include "../../cshim/requests.c"
 #include "../../cshim/polls.c"
@@ -62,6 +65,7 @@ static void reset(int mt)
 		free(t);
 	}
 	gclock_req_dups = 0;
+	gclock_req_tombs = 0;
 	gclock_req_lost = 0;
 	gclock_req_ids = 0;
 	gclock_mt = mt;
@@ -206,10 +210,156 @@ static void case_chain_full(void)
 	CHECK(take(fresh) == fid, "the request in the reused slot was not found");
 }
 
+/* used counts the slots of the first table that are not empty (live
+ * entries and tombstones). */
+static int used(void)
+{
+	int n = 0;
+	for (uint32_t i = 0; i < GCK_REQ_SLOTS; i++)
+		n += gclock_reqs[i].key != GCK_KEY_EMPTY;
+	return n;
+}
+
+/* rnd is a seeded LCG (the same run every time). */
+static uint64_t rnd_state = 42;
+static uint32_t rnd(uint32_t n)
+{
+	rnd_state = rnd_state * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)((rnd_state >> 33) % n);
+}
+
+/* Lookups after deletions: 48 handles whose home slots lie in the 16
+ * slots around the table's end (so their chains collide and wrap), started
+ * and completed in random order, at most 40 live at once; after every
+ * step every live handle must be found with its own request and a
+ * completed one not at all. Below MPI_THREAD_MULTIPLE a completion moves
+ * later entries of the cluster back (backward shift), which is where a
+ * wrong move would lose an entry. At the end the table must be empty
+ * again (no tombstones below MPI_THREAD_MULTIPLE). */
+static void case_lookup_after_deletions(void)
+{
+	enum { NH = 48, MAXLIVE = 40, STEPS = 20000 };
+	uintptr_t h[NH];
+	uint32_t id[NH] = {0};
+	int nh = 0, nlive = 0;
+	for (uintptr_t c = 0x60000; nh < NH; c += 16) {
+		uint32_t home = gclock_req_hash(c);
+		if (home >= GCK_REQ_SLOTS - 8 || home < 8)
+			h[nh++] = c;
+	}
+	int bad = 0;
+	for (int step = 0; step < STEPS && !bad; step++) {
+		int i = (int)rnd(NH);
+		if (id[i] == 0 && nlive < MAXLIVE) {
+			id[i] = start(h[i], 0);
+			nlive++;
+		} else if (id[i] != 0) {
+			uint32_t got = take(h[i]);
+			CHECK(got == id[i], "step %d: completion of handle %d took request %u, want %u", step, i,
+			      got, id[i]);
+			id[i] = 0;
+			nlive--;
+		}
+		for (int j = 0; j < NH; j++) {
+			gclock_req_slot *sl = gclock_req_find(h[j]);
+			uint32_t found = sl != NULL ? sl->id : 0;
+			if (found != id[j]) {
+				CHECK(0, "step %d: lookup of handle %d found request %u, want %u", step, j, found,
+				      id[j]);
+				bad = 1;
+			}
+		}
+	}
+	CHECK(!bad, "lookups after deletions");
+	for (int i = 0; i < NH; i++)
+		if (id[i] != 0)
+			CHECK(take(h[i]) == id[i], "final completion of handle %d", i);
+	CHECK(gclock_req_more == NULL, "a second table for at most %d live requests", MAXLIVE);
+	if (!gclock_mt)
+		CHECK(used() == 0, "%d slots not empty after every request completed, want 0", used());
+}
+
+/* steady runs `rounds` iterations of a halo-like step (4 requests on
+ * handles never seen before, then their completions) and returns the
+ * slots read per start and per completion. */
+static double steady(uintptr_t *next, int rounds)
+{
+	unsigned long p0 = probes;
+	for (int r = 0; r < rounds; r++) {
+		uintptr_t k[4];
+		uint32_t ids[4];
+		for (int i = 0; i < 4; i++) {
+			k[i] = *next;
+			*next += 16;
+			ids[i] = start(k[i], 0);
+		}
+		for (int i = 0; i < 4; i++)
+			CHECK(take(k[i]) == ids[i], "steady round %d: request %d not found", r, i);
+	}
+	return (double)(probes - p0) / (8.0 * rounds);
+}
+
+/* Probes after many completions (below MPI_THREAD_MULTIPLE, where a start
+ * walks its chain to the end): a halo-like step of 4 requests on fresh
+ * handles costs the same number of slot reads before and after 60,000
+ * requests on other handles came and went, 600 live at a time. With
+ * tombstones the completed requests' slots stayed marked, and a start's
+ * walk grew towards the window's 64 slots. */
+static void case_probes_after_completions(void)
+{
+	if (gclock_mt)
+		return; /* tombstones under MPI_THREAD_MULTIPLE: reqtable.h */
+	uintptr_t next = 0x1000000;
+	double before = steady(&next, 1000);
+	for (int r = 0; r < 100; r++) {
+		uintptr_t k0 = next;
+		uint32_t ids[600];
+		for (int i = 0; i < 600; i++, next += 16)
+			ids[i] = start(next, 0);
+		for (int i = 0; i < 600; i++)
+			CHECK(take(k0 + 16 * (uintptr_t)i) == ids[i], "churn round %d: request %d not found", r, i);
+	}
+	double after = steady(&next, 1000);
+	printf("reqtable: slots read per start and per completion: %.2f before, %.2f after 60000 completions\n",
+	       before, after);
+	CHECK(before <= 1.5, "%.2f slots read per operation on an empty table, want <= 1.5", before);
+	CHECK(after <= before + 0.25, "%.2f slots read per operation after 60000 completions, %.2f before", after,
+	      before);
+	CHECK(used() == 0, "%d slots not empty after every request completed, want 0", used());
+}
+
+/* A first table with no empty slot left and no memory for another
+ * (GCLOCK_TEST_FAULT=reqtable): the starts that find no slot are counted
+ * lost, and completions still find every other request (a backward shift
+ * with no empty slot to end at once looped for ever). */
+static void case_table_full(void)
+{
+	enum { N = GCK_REQ_SLOTS + 64 };
+	static uint32_t ids[N];
+	gclock_req_nomem = 1;
+	for (int i = 0; i < N; i++)
+		ids[i] = start(0x7000000 + 16 * (uintptr_t)i, 0);
+	CHECK(gclock_req_more == NULL, "a second table without memory for it");
+	CHECK(gclock_req_lost >= 64, "%llu starts lost, want at least 64 (more than the table holds)",
+	      (unsigned long long)gclock_req_lost);
+	int found = 0, wrong = 0;
+	for (int i = 0; i < N; i++) {
+		uint32_t got = take(0x7000000 + 16 * (uintptr_t)i);
+		found += got != 0;
+		wrong += got != 0 && got != ids[i];
+	}
+	CHECK(wrong == 0, "%d completions took another request", wrong);
+	CHECK((uint64_t)found + gclock_req_lost == N, "%d found + %llu lost, want %d", found,
+	      (unsigned long long)gclock_req_lost, N);
+	CHECK(used() == 0 || gclock_mt, "%d slots not empty after every request completed, want 0", used());
+	gclock_req_nomem = 0;
+}
+
 int main(void)
 {
 	static void (*const cases[])(void) = {case_single, case_shared, case_fifo_full,
-					     case_persistent, case_chain_full};
+					     case_persistent, case_chain_full, case_lookup_after_deletions,
+					     case_probes_after_completions, case_table_full};
 	for (int mt = 0; mt <= 1; mt++)
 		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 			reset(mt);
