@@ -71,12 +71,21 @@ type rcPath struct {
 	// of frozen after base that is the rank's path is only made when the
 	// path grows on it (base), not when the rank's next wait replaces it.
 	frozen  []rcEnt
-	pending []rcEnt // the rank's own segments since base (and frozen)
-	rank    int32
-	since   uint64 // position of the call of the last wait taken
-	nodeAt  uint64 // position the cached node was made at (+1; 0 none)
-	node    *cpNode
-	stint   *cpStint // cached with node
+	pending []rcEnt // the rank's own segments since base (and frozen), folded up to from
+	// from is the first of the rank's segments not yet folded into
+	// pending: they are summed from the ring only when the path is
+	// needed (the rank is waited for, or the ring is about to overwrite
+	// them), so a rank whose path a wait replaces never sums them.
+	// Segment ovPos−1 counts ovDur instead of its duration (the part of
+	// the waiting call after the wait).
+	from   uint64
+	ovPos  uint64
+	ovDur  float64
+	rank   int32
+	since  uint64 // position of the call of the last wait taken
+	nodeAt uint64 // position the cached node was made at (+1; 0 none)
+	node   *cpNode
+	stint  *cpStint // cached with node
 	// start is when the path reached this rank (its first call, or the
 	// end of its last wait taken); stints are the path's earlier stays.
 	start  float64
@@ -131,6 +140,23 @@ func (p *rcPath) add(reg int32, dur float64) {
 		}
 	}
 	p.pending = append(p.pending, rcEnt{k, dur})
+}
+
+// fold adds r's segments [r.cp.from, to) to its path's pending part, in
+// order (the sums are those of adding each segment as it came).
+func (r *rcRank) fold(to uint64) {
+	p := &r.cp
+	for q := p.from; q < to; q++ {
+		g := r.seg(q)
+		d := g.dur
+		if q+1 == p.ovPos {
+			d = p.ovDur
+		}
+		p.add(g.region, d)
+	}
+	if to > p.from {
+		p.from = to
+	}
 }
 
 // newCPNode returns the node of delta after parent, flattening a chain
@@ -224,6 +250,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		// node is made only when needed (frozen until then: b often
 		// waits next, and its path is then replaced).
 		b.cp.materialise(s)
+		b.fold(b.n)
 		old, nP := b.cp.base, len(b.cp.pending)
 		buf := b.cp.pending
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
@@ -254,12 +281,9 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 	a.cp.pending = a.cp.pending[:0] // no node shares it (nodes end before it)
 	a.cp.since = pa
 	a.cp.nodeAt, a.cp.node, a.cp.stint = 0, nil, nil
-	g := a.seg(pa)
-	a.cp.add(g.region, max(0, g.dur-w))
-	for p := pa + 1; p < a.n; p++ {
-		g := a.seg(p)
-		a.cp.add(g.region, g.dur)
-	}
+	// a's own part: the rest of its call after the wait and its later
+	// segments, summed when needed (fold).
+	a.cp.from, a.cp.ovPos, a.cp.ovDur = pa, pa+1, max(0, a.seg(pa).dur-w)
 }
 
 // criticalPath returns the path of the rank whose last call ended last,
@@ -270,6 +294,7 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 		return nil
 	}
 	r.cp.materialise(s)
+	r.fold(r.n)
 	return mergeEnts(r.cp.base.flatten(map[int64]float64{}), r.cp.pending)
 }
 

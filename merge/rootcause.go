@@ -563,10 +563,13 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 		r.segs = ns
 	}
 	p := r.n
-	slot := &r.segs[p&uint64(len(r.segs)-1)]
-	*slot = g
+	if p >= uint64(len(r.segs)) {
+		if o := p - uint64(len(r.segs)); o >= r.cp.from { // about to be overwritten
+			r.fold(o + 1)
+		}
+	}
+	r.segs[p&uint64(len(r.segs)-1)] = g
 	r.n++
-	r.cp.add(g.region, g.dur)
 	return p
 }
 
