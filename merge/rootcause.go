@@ -1033,16 +1033,17 @@ type rcSide struct {
 	b      *rcRank
 	sb, pb uint64
 	gen    uint64
-	tB     []rcEnt      // region (in cause) -> time, wait states excluded
-	span   [][2]float64 // parallel to tB: the region's first start, last end
-	cause  []*rcCause   // parallel to tB: the cause (rank b, region) once looked up
-	W      float64      // b's wait states in the interval
-	prop   map[int64]float64
-	top    []rcEnt // prop's rcVecK largest, for the waiters' attributions
-	rest   float64 // the rest of prop, and what b's wait states pass to small causes
-	small  float64 // passed to small causes per unit of scale
-	unres  float64 // b's wait states without causes per unit of scale
-	scale  float64 // Σ scale over the waiters so far
+	tB     []rcEnt         // region (in cause) -> time, wait states excluded
+	span   [][2]float64    // parallel to tB: the region's first start, last end
+	cause  []*rcCause      // parallel to tB: the cause (rank b, region) once looked up
+	W      float64         // b's wait states in the interval
+	prop   []rcEnt         // what b's wait states pass on, per cause (first seen first)
+	propIx map[int64]int32 // prop's index once it is long (propAdd)
+	top    []rcEnt         // prop's rcVecK largest, for the waiters' attributions
+	rest   float64         // the rest of prop, and what b's wait states pass to small causes
+	small  float64         // passed to small causes per unit of scale
+	unres  float64         // b's wait states without causes per unit of scale
+	scale  float64         // Σ scale over the waiters so far
 	live   bool
 }
 
@@ -1058,9 +1059,9 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
 	sd.tB, sd.top, sd.span, sd.cause = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
-	clear(sd.prop)
-	if sd.prop == nil {
-		sd.prop = map[int64]float64{}
+	sd.prop = sd.prop[:0]
+	if sd.propIx != nil {
+		clear(sd.propIx)
 	}
 	for len(s.tB) < len(s.regions) {
 		s.tB = append(s.tB, 0)
@@ -1087,7 +1088,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 		q := g.res - 1
 		f := g.wait / b.vecs[q+1].amt
 		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
-			sd.prop[e.cause] += f * e.amt
+			sd.propAdd(e.cause, f*e.amt)
 		}
 		sd.small += f * b.vecs[q].amt
 	}
@@ -1099,7 +1100,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 		}
 		s.tB[reg] = 0
 	}
-	sd.top = entsAppend(sd.top, sd.prop)
+	sd.top = entsAppendSorted(sd.top, sd.prop)
 	slices.SortFunc(sd.top, func(x, y rcEnt) int {
 		if x.amt != y.amt {
 			return cmp.Compare(y.amt, x.amt)
@@ -1116,6 +1117,52 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	return sd
 }
 
+// rcPropLinear is how many causes a side's prop holds before it is
+// indexed by a map.
+const rcPropLinear = 16
+
+// propAdd adds amt to cause k's amount in prop (in a flat slice: few
+// causes, no hashing; a map index beyond rcPropLinear).
+func (sd *rcSide) propAdd(k int64, amt float64) {
+	if len(sd.prop) <= rcPropLinear {
+		for i := range sd.prop {
+			if sd.prop[i].cause == k {
+				sd.prop[i].amt += amt
+				return
+			}
+		}
+		sd.prop = append(sd.prop, rcEnt{k, amt})
+		if len(sd.prop) > rcPropLinear {
+			if sd.propIx == nil {
+				sd.propIx = map[int64]int32{}
+			}
+			for i, e := range sd.prop {
+				sd.propIx[e.cause] = int32(i)
+			}
+		}
+		return
+	}
+	if i, ok := sd.propIx[k]; ok {
+		sd.prop[i].amt += amt
+		return
+	}
+	sd.propIx[k] = int32(len(sd.prop))
+	sd.prop = append(sd.prop, rcEnt{k, amt})
+}
+
+// entsAppendSorted appends es's non-zero entries (distinct keys), sorted
+// by key, to dst.
+func entsAppendSorted(dst, es []rcEnt) []rcEnt {
+	n := len(dst)
+	for _, e := range es {
+		if e.amt != 0 {
+			dst = append(dst, e)
+		}
+	}
+	slices.SortFunc(dst[n:], func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
+	return dst
+}
+
 // flushSide credits the current side's propagated costs: each cause of
 // b's wait states gets its share times the waiters' summed scale.
 func (s *RootCauseStream) flushSide() {
@@ -1129,7 +1176,7 @@ func (s *RootCauseStream) flushSide() {
 	}
 	s.small += sd.scale * sd.small
 	s.unresolved += sd.scale * sd.unres
-	s.flushBuf = entsAppend(s.flushBuf[:0], sd.prop)
+	s.flushBuf = entsAppendSorted(s.flushBuf[:0], sd.prop)
 	for _, e := range s.flushBuf {
 		amt := sd.scale * e.amt
 		c := s.cause(e.cause)
