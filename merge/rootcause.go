@@ -236,15 +236,55 @@ type rcRank struct {
 	lastExit float64
 	lastPC   uint64
 	objs     []trace.Object
-	sites    map[uint64]int32    // pc -> site
-	regTab   []rcRegSlot         // the rank's regions: open addressing, power of two, at most 3/4 full
-	nRegs    int                 // regions in regTab
-	peers    map[int32][2]rcSync // last two syncs per partner, latest first
-	comms    []rcCommRef         // communicators with an N×N sync of this rank
+	regTab   []rcRegSlot // the rank's regions: open addressing, power of two, at most 3/4 full
+	nRegs    int         // regions in regTab
+	peers    []rcPeer    // last two syncs per partner (peerIx indexes them when many)
+	peerIx   map[int32]int32
+	comms    []rcCommRef // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
 	vecs     []rcEnt // arena of the attributions of wait states (vecStore)
 	lastColl *rcColl // the communicator of the rank's last collective
+}
+
+// rcPeer is a rank's last two point-to-point synchronisations with one
+// partner, latest first.
+type rcPeer struct {
+	peer int32
+	y    [2]rcSync
+}
+
+// rcPeerLinear is how many partners a rank looks up by a linear search
+// before it indexes them by a map.
+const rcPeerLinear = 16
+
+// peer returns r's entry for partner p, nil when none (add: created).
+func (r *rcRank) peer(p int32, add bool) *rcPeer {
+	if r.peerIx != nil {
+		if i, ok := r.peerIx[p]; ok {
+			return &r.peers[i]
+		}
+	} else {
+		for i := range r.peers {
+			if r.peers[i].peer == p {
+				return &r.peers[i]
+			}
+		}
+	}
+	if !add {
+		return nil
+	}
+	r.peers = append(r.peers, rcPeer{peer: p})
+	if len(r.peers) > rcPeerLinear {
+		if r.peerIx == nil {
+			r.peerIx = make(map[int32]int32, 2*len(r.peers))
+			for i, x := range r.peers {
+				r.peerIx[x.peer] = int32(i)
+			}
+		}
+		r.peerIx[p] = int32(len(r.peers) - 1)
+	}
+	return &r.peers[len(r.peers)-1]
 }
 
 // rcCommRef is a communicator of a rank and the rank's place in it.
@@ -485,8 +525,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{}, regTab: make([]rcRegSlot, 16),
-			peers: map[int32][2]rcSync{}}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), regTab: make([]rcRegSlot, 16)}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -605,10 +644,9 @@ func (r *rcRank) findCall(t float64) (uint64, bool) {
 
 // site maps a pc of rank r to a site shared by every rank: (object,
 // offset), so that ranks loading objects at different bases agree.
+// It runs once per region new to a rank (region), so nothing per rank
+// caches it.
 func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
-	if id, ok := r.sites[pc]; ok {
-		return id
-	}
 	k := rcSiteKey{addr: pc}
 	objs := r.objs
 	i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
@@ -621,7 +659,6 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 		s.siteIdx[k] = id
 		s.sitePC = append(s.sitePC, rcSitePC{r.rank, pc})
 	}
-	r.sites[pc] = id
 	return id
 }
 
@@ -865,11 +902,11 @@ func (s *RootCauseStream) onSync(y P2PSync) {
 // entered its own, so their timelines meet there). The one before is
 // kept too, for wait states found out of order.
 func (r *rcRank) addPeer(peer int32, y rcSync) {
-	h := r.peers[peer]
-	if h[0].mine == y.mine && h[0].theirs == y.theirs {
+	h := r.peer(peer, true)
+	if h.y[0].mine == y.mine && h.y[0].theirs == y.theirs {
 		return
 	}
-	r.peers[peer] = [2]rcSync{y, h[0]}
+	h.y = [2]rcSync{y, h.y[0]}
 }
 
 // lastSync returns where ranks a and b last synchronised before a's
@@ -878,8 +915,8 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
 	best := math.Inf(-1)
 	var pa, pb uint64
-	if len(a.peers) > 0 {
-		for _, y := range a.peers[b.rank] {
+	if h := a.peer(b.rank, false); h != nil {
+		for _, y := range h.y {
 			if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
 				best, pa, pb = y.t, y.mine, y.theirs
 			}
