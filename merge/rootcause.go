@@ -93,6 +93,11 @@ type RootCauseOptions struct {
 	Stream *P2PStream
 }
 
+// rcMaxHistory bounds RootCauseOptions.HistoryPerRank, so that a
+// position in a rank's attribution arena (at most about 27 entries per
+// segment) fits rcSeg.res.
+const rcMaxHistory = 1 << 24
+
 // rcVecK is how many causes a wait state's attribution keeps.
 const rcVecK = 8
 
@@ -160,7 +165,7 @@ func (r *rcRank) vecLoad(res uint64, v *rcVec) {
 func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	g := r.seg(seg)
 	if g.res != 0 { // the segment's record is the last one: overwrite it
-		q := g.res - 1
+		q := uint64(g.res - 1)
 		if q+2+uint64(r.vecs[q+1].cause) == uint64(len(r.vecs)) {
 			r.vecs = r.vecs[:q]
 		}
@@ -172,7 +177,7 @@ func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	q := uint64(len(r.vecs))
 	r.vecs = append(r.vecs, rcEnt{int64(seg), v.other}, rcEnt{int64(len(v.ent)), v.total})
 	r.vecs = append(r.vecs, v.ent...)
-	g.res = q + 1
+	g.res = uint32(q + 1)
 }
 
 // vecCompact moves the live records to the front of the arena, then
@@ -181,9 +186,9 @@ func (r *rcRank) vecCompact(need int) {
 	old, w := r.oldest(), 0
 	for q := 0; q < len(r.vecs); {
 		seg, n := uint64(r.vecs[q].cause), int(r.vecs[q+1].cause)
-		if seg >= old && seg < r.n && r.seg(seg).res == uint64(q)+1 {
+		if seg >= old && seg < r.n && r.seg(seg).res == uint32(q+1) {
 			copy(r.vecs[w:], r.vecs[q:q+2+n])
-			r.seg(seg).res = uint64(w) + 1
+			r.seg(seg).res = uint32(w + 1)
 			w += 2 + n
 		}
 		q += 2 + n
@@ -200,12 +205,12 @@ func rcCauseKey(rank int32, region int32) int64 { return int64(rank)<<32 | int64
 
 // rcSeg is one segment of a rank's timeline: a region between two calls
 // or one call.
+// It is 32 bytes: whether it is a call is its region's (regCall).
 type rcSeg struct {
 	start, dur float64
 	wait       float64 // wait states in this call (found so far)
 	region     int32
-	call       bool
-	res        uint64 // 1 + position of the attribution of wait in the rank's arena (0: none)
+	res        uint32 // 1 + position of the attribution of wait in the rank's arena (0: none)
 }
 
 // rcSync is where a rank and one partner last synchronised: the
@@ -402,6 +407,7 @@ type RootCauseStream struct {
 	sitePC    []rcSitePC // a pc and rank naming each site
 	regionIdx map[rcRegionKey]int32
 	regions   []rcRegionKey
+	regCall   []bool // by region: a call (not a compute region)
 	causes    map[int64]*rcCause
 	tA, tB    []float64 // scratch by region
 	touched   []int32
@@ -454,7 +460,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 			s.hist = max(64, (1<<21)/run.WorldSize)
 		}
 	}
-	s.hist = 1 << bitsFor(s.hist)
+	s.hist = 1 << bitsFor(min(s.hist, rcMaxHistory))
 	s.ranks = make([]*rcRank, run.WorldSize)
 	for _, ri := range run.Ranks {
 		if ri.Rank < 0 || ri.Rank >= run.WorldSize {
@@ -579,7 +585,7 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	acc.count++
 	acc.total += dur
 	id := acc.id1 - 1
-	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id, call: true})
+	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id})
 	if r.n == 1 || e.Exit > r.lastExit {
 		r.lastExit, r.lastPC = e.Exit, e.Callsite
 	}
@@ -624,7 +630,7 @@ func (r *rcRank) seg(p uint64) *rcSeg { return &r.segs[p&uint64(len(r.segs)-1)] 
 
 // findCall returns the position of r's call that entered at t (the
 // latest call starting at or before t), false when it left the ring.
-func (r *rcRank) findCall(t float64) (uint64, bool) {
+func (r *rcRank) findCall(t float64, regCall []bool) (uint64, bool) {
 	lo, hi := r.oldest(), r.n // search [lo, hi) for the last start <= t
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -635,7 +641,7 @@ func (r *rcRank) findCall(t float64) (uint64, bool) {
 		}
 	}
 	for p := lo; p > r.oldest(); p-- {
-		if g := r.seg(p - 1); g.call {
+		if g := r.seg(p - 1); regCall[g.region] {
 			return p - 1, true
 		}
 	}
@@ -686,6 +692,7 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot
 		id = int32(len(s.regions))
 		s.regionIdx[k] = id
 		s.regions = append(s.regions, k)
+		s.regCall = append(s.regCall, op != 0)
 	}
 	r.nRegs++
 	if 4*r.nRegs > 3*len(r.regTab) {
@@ -880,8 +887,8 @@ func (s *RootCauseStream) onSync(y P2PSync) {
 	if a == nil || b == nil || a == b {
 		return
 	}
-	pa, okA := a.findCall(y.WaiterEnter)
-	pb, okB := b.findCall(y.CauseEnter)
+	pa, okA := a.findCall(y.WaiterEnter, s.regCall)
+	pb, okB := b.findCall(y.CauseEnter, s.regCall)
 	kind := 1
 	if y.Kind == SyncLateReceiver {
 		kind = 2
@@ -1045,7 +1052,7 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	if vec != nil {
 		if g.res != 0 {
 			old := &s.vecB
-			a.vecLoad(g.res, old)
+			a.vecLoad(uint64(g.res), old)
 			for _, e := range vec.ent {
 				old.add(e.cause, e.amt)
 			}
@@ -1122,7 +1129,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			sd.unres += g.wait
 			continue
 		}
-		q := g.res - 1
+		q := uint64(g.res - 1)
 		f := g.wait / b.vecs[q+1].amt
 		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
 			sd.propAdd(e.cause, f*e.amt)
