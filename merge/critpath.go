@@ -54,6 +54,17 @@ func cpChunkFor(ranks int) int {
 	return 4
 }
 
+// cpSlabFor returns how many nodes (and stays) are allocated at once:
+// the nodes of one slab are made one after the other, so a path's chain
+// (its last nodes) keeps few slabs alive; beyond 128 ranks, where every
+// rank's path may keep a node of its own slab alive, slabs are small.
+func cpSlabFor(ranks int) int {
+	if ranks <= 128 {
+		return 256
+	}
+	return 8
+}
+
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it.
 type cpNode struct {
@@ -105,8 +116,13 @@ type cpStint struct {
 // cpMaxStints bounds the stays of the critical path kept for drawing.
 const cpMaxStints = 1 << 14
 
-func newStint(rank int32, from, to float64, prev *cpStint) *cpStint {
-	st := &cpStint{rank: rank, from: from, to: to, prev: prev, count: 1}
+func (s *RootCauseStream) newStint(rank int32, from, to float64, prev *cpStint) *cpStint {
+	if len(s.stintSlab) == 0 {
+		s.stintSlab = make([]cpStint, s.cpSlab)
+	}
+	st := &s.stintSlab[0]
+	s.stintSlab = s.stintSlab[1:]
+	*st = cpStint{rank: rank, from: from, to: to, prev: prev, count: 1}
 	if prev != nil {
 		st.count = prev.count + 1
 	}
@@ -161,11 +177,18 @@ func (r *rcRank) fold(to uint64) {
 
 // newCPNode returns the node of delta after parent, flattening a chain
 // of maxDepth nodes; m is scratch.
-func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64, maxDepth int) *cpNode {
-	if parent != nil && parent.depth >= maxDepth {
-		return &cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
+func (s *RootCauseStream) newCPNode(parent *cpNode, delta []rcEnt) *cpNode {
+	if len(s.nodeSlab) == 0 {
+		s.nodeSlab = make([]cpNode, s.cpSlab)
 	}
-	n := &cpNode{parent: parent, delta: delta, depth: 1}
+	n := &s.nodeSlab[0]
+	s.nodeSlab = s.nodeSlab[1:]
+	if parent != nil && parent.depth >= s.cpDepth {
+		m := s.cpScratch
+		*n = cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
+		return n
+	}
+	*n = cpNode{parent: parent, delta: delta, depth: 1}
 	if parent != nil {
 		n.depth = parent.depth + 1
 	}
@@ -264,7 +287,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 			b.cp.frozen = buf[:nP:nP]
 		}
 		if nAll > nP {
-			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch, s.cpDepth)
+			nb = s.newCPNode(old, buf[:nAll:nAll])
 		} else { // the waiters' path is b's
 			b.cp.materialise(s)
 			nb = b.cp.base
@@ -273,7 +296,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		if cap(b.cp.pending) < 4 { // the nodes end before it
 			b.cp.pending = make([]rcEnt, 0, max(s.cpChunk, nP))
 		}
-		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
+		st = s.newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
 	}
 	a.cp.base, a.cp.frozen = nb, nil
@@ -302,7 +325,7 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 // new base.
 func (p *rcPath) materialise(s *RootCauseStream) {
 	if p.frozen != nil {
-		p.base = newCPNode(p.base, p.frozen, s.cpScratch, s.cpDepth)
+		p.base = s.newCPNode(p.base, p.frozen)
 		p.frozen = nil
 	}
 }
