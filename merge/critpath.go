@@ -54,17 +54,6 @@ func cpChunkFor(ranks int) int {
 	return 4
 }
 
-// cpSlabFor returns how many nodes (and stays) are allocated at once:
-// the nodes of one slab are made one after the other, so a path's chain
-// (its last nodes) keeps few slabs alive; beyond 128 ranks, where every
-// rank's path may keep a node of its own slab alive, slabs are small.
-func cpSlabFor(ranks int) int {
-	if ranks <= 128 {
-		return 256
-	}
-	return 8
-}
-
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it.
 type cpNode struct {
@@ -116,13 +105,8 @@ type cpStint struct {
 // cpMaxStints bounds the stays of the critical path kept for drawing.
 const cpMaxStints = 1 << 14
 
-func (s *RootCauseStream) newStint(rank int32, from, to float64, prev *cpStint) *cpStint {
-	if len(s.stintSlab) == 0 {
-		s.stintSlab = make([]cpStint, s.cpSlab)
-	}
-	st := &s.stintSlab[0]
-	s.stintSlab = s.stintSlab[1:]
-	*st = cpStint{rank: rank, from: from, to: to, prev: prev, count: 1}
+func newStint(rank int32, from, to float64, prev *cpStint) *cpStint {
+	st := &cpStint{rank: rank, from: from, to: to, prev: prev, count: 1}
 	if prev != nil {
 		st.count = prev.count + 1
 	}
@@ -177,18 +161,11 @@ func (r *rcRank) fold(to uint64) {
 
 // newCPNode returns the node of delta after parent, flattening a chain
 // of maxDepth nodes; m is scratch.
-func (s *RootCauseStream) newCPNode(parent *cpNode, delta []rcEnt) *cpNode {
-	if len(s.nodeSlab) == 0 {
-		s.nodeSlab = make([]cpNode, s.cpSlab)
+func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64, maxDepth int) *cpNode {
+	if parent != nil && parent.depth >= maxDepth {
+		return &cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
 	}
-	n := &s.nodeSlab[0]
-	s.nodeSlab = s.nodeSlab[1:]
-	if parent != nil && parent.depth >= s.cpDepth {
-		m := s.cpScratch
-		*n = cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
-		return n
-	}
-	*n = cpNode{parent: parent, delta: delta, depth: 1}
+	n := &cpNode{parent: parent, delta: delta, depth: 1}
 	if parent != nil {
 		n.depth = parent.depth + 1
 	}
@@ -287,7 +264,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 			b.cp.frozen = buf[:nP:nP]
 		}
 		if nAll > nP {
-			nb = s.newCPNode(old, buf[:nAll:nAll])
+			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch, s.cpDepth)
 		} else { // the waiters' path is b's
 			b.cp.materialise(s)
 			nb = b.cp.base
@@ -296,7 +273,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		if cap(b.cp.pending) < 4 { // the nodes end before it
 			b.cp.pending = make([]rcEnt, 0, max(s.cpChunk, nP))
 		}
-		st = s.newStint(b.rank, b.cp.start, need, b.cp.stints)
+		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
 	}
 	a.cp.base, a.cp.frozen = nb, nil
@@ -325,7 +302,7 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 // new base.
 func (p *rcPath) materialise(s *RootCauseStream) {
 	if p.frozen != nil {
-		p.base = s.newCPNode(p.base, p.frozen)
+		p.base = newCPNode(p.base, p.frozen, s.cpScratch, s.cpDepth)
 		p.frozen = nil
 	}
 }

@@ -423,10 +423,7 @@ type RootCauseStream struct {
 	flushBuf  []rcEnt // flushSide's causes, reused
 	cpDepth   int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
 	cpChunk   int     // entries of a rank's new pending array (cpChunkFor)
-	cpSlab    int     // nodes and stays allocated at once (cpSlabFor)
-	nodeSlab  []cpNode
-	stintSlab []cpStint
-	vecA      rcVec // scratch attributions
+	vecA      rcVec   // scratch attributions
 	vecB      rcVec
 	waitBuf   []float64
 	causeBuf  []int
@@ -455,8 +452,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
 		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{},
-		cpDepth: cpDepthFor(run.WorldSize), cpChunk: cpChunkFor(run.WorldSize),
-		cpSlab: cpSlabFor(run.WorldSize)}
+		cpDepth: cpDepthFor(run.WorldSize), cpChunk: cpChunkFor(run.WorldSize)}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
