@@ -423,6 +423,8 @@ type RootCauseStream struct {
 	flushBuf  []rcEnt // flushSide's causes, reused
 	cpDepth   int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
 	cpChunk   int     // entries of a rank's new pending array (cpChunkFor)
+	cpa       cpArena // the critical path's nodes and stays
+	cpBuf     []rcEnt // scratch of jump
 	vecA      rcVec   // scratch attributions
 	vecB      rcVec
 	waitBuf   []float64
