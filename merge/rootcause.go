@@ -348,7 +348,7 @@ type rcCause struct {
 	direct, long float64
 	delay        float64
 	waits        int
-	via          map[int32]float64
+	via          []rcVia // through which ranks (addVia)
 	// iv are the times of the region's segments that were delays, for
 	// drawing (rcMaxIv at most, every stride-th once thinned).
 	iv     [][2]float64
@@ -420,7 +420,6 @@ type RootCauseStream struct {
 	gen       uint64   // events added: a side is valid within one
 	done      []rcDone // instances completed by the event being added
 	cpScratch map[int64]float64
-	flushBuf  []rcEnt // flushSide's causes, reused
 	cpDepth   int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
 	cpChunk   int     // entries of a rank's new pending array (cpChunkFor)
 	cpa       cpArena // the critical path's nodes and stays
@@ -1222,18 +1221,40 @@ func (s *RootCauseStream) flushSide() {
 	}
 	s.small += sd.scale * sd.small
 	s.unresolved += sd.scale * sd.unres
-	s.flushBuf = entsAppendSorted(s.flushBuf[:0], sd.prop)
-	for _, e := range s.flushBuf {
+	// Each cause gets one amount per side: the order of the causes
+	// does not change any sum.
+	for _, e := range sd.prop {
+		if e.amt == 0 {
+			continue
+		}
 		amt := sd.scale * e.amt
 		c := s.cause(e.cause)
 		c.long += amt
-		if c.via == nil {
-			c.via = map[int32]float64{}
-		}
-		if len(c.via) < 64 || c.via[sd.b.rank] > 0 {
-			c.via[sd.b.rank] += amt
+		c.addVia(sd.b.rank, amt)
+	}
+}
+
+// rcMaxVia bounds the ranks a cause keeps as propagating it.
+const rcMaxVia = 64
+
+// addVia adds amt to what cause c propagated through rank r: a rank
+// already listed, or a new one while fewer than rcMaxVia are.
+func (c *rcCause) addVia(r int32, amt float64) {
+	for i := range c.via {
+		if c.via[i].rank == r {
+			c.via[i].amt += amt
+			return
 		}
 	}
+	if len(c.via) < rcMaxVia {
+		c.via = append(c.via, rcVia{r, amt})
+	}
+}
+
+// rcVia is what a cause propagated through one rank.
+type rcVia struct {
+	rank int32
+	amt  float64
 }
 
 func (s *RootCauseStream) cause(k int64) *rcCause {

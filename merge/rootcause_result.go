@@ -242,8 +242,8 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 				rcz.PropagatedNS += x.c.long
 				rcz.DelayNS += x.c.delay
 				rcz.Waits += x.c.waits
-				for v, a := range x.c.via {
-					via[v] += a
+				for _, v := range x.c.via {
+					via[v.rank] += v.amt
 				}
 			}
 			sort.Slice(ranks, func(a, b int) bool { return ranks[a] < ranks[b] })
