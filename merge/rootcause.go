@@ -349,8 +349,12 @@ type rcCause struct {
 	delay        float64
 	waits        int
 	via          []rcVia // through which ranks (addVia)
-	// iv are the times of the region's segments that were delays, for
-	// drawing (rcMaxIv at most, every stride-th once thinned).
+	draw         *rcDraw // the delays drawn (nil: none; few causes draw)
+}
+
+// rcDraw are the times of a cause's segments that were delays, for
+// drawing (rcMaxIv at most, every stride-th once thinned).
+type rcDraw struct {
 	iv     [][2]float64
 	stride int
 	skip   int
@@ -364,16 +368,17 @@ const (
 )
 
 // noteIv keeps the interval [from, to] of a delay of c.
-func (s *RootCauseStream) noteIv(c *rcCause, from, to float64) {
-	if n := len(c.iv); n > 0 && c.iv[n-1] == [2]float64{from, to} {
-		return // the same delay seen by another waiter
-	}
-	if c.iv == nil {
+func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) {
+	c := cc.draw
+	if c == nil {
 		// only causes within 1/100 of the largest direct cost draw
-		if c.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
+		if cc.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
 			return
 		}
-		c.stride = 1
+		c = &rcDraw{stride: 1}
+		cc.draw = c
+	} else if n := len(c.iv); n > 0 && c.iv[n-1] == [2]float64{from, to} {
+		return // the same delay seen by another waiter
 	}
 	if c.skip++; c.skip < c.stride {
 		return

@@ -435,8 +435,8 @@ func (s *RootCauseStream) Marks(res *RootCauseResult, n int) []Mark {
 		}
 		label := fmt.Sprintf("root cause %d: %s (%.0f%% of the waiting)", i+1, c.Region, 100*c.Share)
 		for _, r := range parseRankList(c.Ranks) {
-			if rc := s.causes[rcCauseKey(r, reg)]; rc != nil {
-				for _, iv := range rc.iv {
+			if rc := s.causes[rcCauseKey(r, reg)]; rc != nil && rc.draw != nil {
+				for _, iv := range rc.draw.iv {
 					out = append(out, Mark{Kind: MarkRootCause, Rank: r, Start: iv[0], End: iv[1], Label: label})
 				}
 			}
