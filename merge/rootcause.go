@@ -135,7 +135,10 @@ func (v *rcVec) trim() {
 	if len(v.ent) <= rcVecK {
 		return
 	}
-	sort.Slice(v.ent, func(i, j int) bool { return v.ent[i].amt > v.ent[j].amt })
+	// slices.SortFunc runs the same pattern-defeating quicksort as
+	// sort.Slice did (both are generated from one template), so ties
+	// fall as before, without sort.Slice's allocation.
+	slices.SortFunc(v.ent, func(x, y rcEnt) int { return cmp.Compare(y.amt, x.amt) })
 	for _, e := range v.ent[rcVecK:] {
 		v.other += e.amt
 	}
