@@ -42,18 +42,6 @@ func cpDepthFor(ranks int) int {
 	return min(cpMaxDepth, max(cpMinDepth, cpNodeBudget/max(1, ranks)))
 }
 
-// cpChunkFor returns the entries of a rank's new pending array for a run
-// of ranks ranks: the nodes made at its waited-for calls share it, so
-// one allocation serves several (16 entries, about 4 calls) where the
-// ranks are few; beyond 128 ranks a node may keep its whole array alive
-// on its own, so it takes 4 (one call).
-func cpChunkFor(ranks int) int {
-	if ranks <= 128 {
-		return 16
-	}
-	return 4
-}
-
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it. Nodes live in the stream's arena (cpArena) and name each
 // other by index (0: none), so the garbage collector has no pointers to
@@ -125,6 +113,7 @@ type cpArena struct {
 	spareNodes  []cpNode
 	spareEnts   []rcEnt
 	spareStints []cpStint
+	compactions int // of nodes and of stays (tests)
 }
 
 // reuse returns spare emptied when it holds n, else a new array of n.
@@ -181,6 +170,7 @@ func (s *RootCauseStream) compactStints(extra int32) int32 {
 		}
 	}
 	a.stints, a.spareStints = ns, a.stints
+	a.compactions++
 	s.remapRoots(ix, func(r *rcRank) (*int32, *int32) { return &r.cp.stints, &r.cp.stint }, &extra)
 	return extra
 }
@@ -263,6 +253,7 @@ func (s *RootCauseStream) compactNodes(nn, ne int, extra int32) int32 {
 		nodes = append(nodes, nd)
 	}
 	a.nodes, a.ents, a.spareNodes, a.spareEnts = nodes, ents, a.nodes, a.ents
+	a.compactions++
 	s.remapRoots(ix, roots, &extra)
 	return extra
 }

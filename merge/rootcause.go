@@ -429,7 +429,6 @@ type RootCauseStream struct {
 	done      []rcDone // instances completed by the event being added
 	cpScratch map[int64]float64
 	cpDepth   int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
-	cpChunk   int     // entries of a rank's new pending array (cpChunkFor)
 	cpa       cpArena // the critical path's nodes and stays
 	cpBuf     []rcEnt // scratch of jump
 	vecA      rcVec   // scratch attributions
@@ -461,7 +460,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
 		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{},
-		cpDepth: cpDepthFor(run.WorldSize), cpChunk: cpChunkFor(run.WorldSize)}
+		cpDepth: cpDepthFor(run.WorldSize)}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096

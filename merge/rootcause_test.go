@@ -25,6 +25,9 @@ type rcProg struct {
 	rc    *RootCauseStream // of the last run
 	// cpDepth, when set, replaces the stream's critical-path chain depth.
 	cpDepth int
+	// bigArena gives the critical path's arena room for the whole run,
+	// so that it is never compacted.
+	bigArena bool
 }
 
 func newRCProg(n int) *rcProg {
@@ -156,6 +159,11 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
 	if p.cpDepth > 0 {
 		rc.cpDepth = p.cpDepth
+	}
+	if p.bigArena {
+		rc.cpa.nodes = make([]cpNode, 1, 1<<20)
+		rc.cpa.ents = make([]rcEnt, 0, 1<<22)
+		rc.cpa.stints = make([]cpStint, 1, 1<<20)
 	}
 	p.rc = rc
 	pass.AddStreamSink(rc)
