@@ -60,9 +60,11 @@ package merge
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -224,15 +226,21 @@ type rcSync struct {
 	t            float64
 }
 
-// rcRegSlot is one slot of a rank's region table: the pcs of a compute
-// region (a, b; op 0) or of a call (a, 0, op), interned once, and the
-// rank's count and time in the region.
+// rcRegSlot is one slot of the stream's region table: the pcs of a
+// compute region (a, b; op 0) or of a call (a, 0, op) of the ranks of
+// one layout (the same objects at the same addresses: the same pcs name
+// the same sites), interned once, and the region.
 type rcRegSlot struct {
-	a, b  uint64
+	a, b   uint64
+	layout int32
+	id1    int32 // 1 + region; 0: empty
+	op     trace.Op
+}
+
+// rcRegStat is a rank's count and time in one region.
+type rcRegStat struct {
 	count int
 	total float64
-	id1   int32 // 1 + region; 0: empty
-	op    trace.Op
 }
 
 // rcRank is the per-rank state.
@@ -244,8 +252,8 @@ type rcRank struct {
 	lastExit float64
 	lastPC   uint64
 	objs     []trace.Object
-	regTab   []rcRegSlot // the rank's regions: open addressing, power of two, at most 3/4 full
-	nRegs    int         // regions in regTab
+	layout   int32       // ranks of one layout share their pcs' regions (rcRegSlot)
+	stats    []rcRegStat // by region: the rank's count and time (count 0: never run)
 	peers    []rcPeer    // last two syncs per partner (peerIx indexes them when many)
 	peerIx   map[int32]int32
 	comms    []rcCommRef // communicators with an N×N sync of this rank
@@ -404,38 +412,42 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) {
 // RootCauseStream is the delay and critical-path analysis: a Sink over
 // every event in global Enter order (a stream sink of the main pass).
 type RootCauseStream struct {
-	opt       RootCauseOptions
-	hist      int
-	ranks     []*rcRank
-	world     int
-	comms     map[uint64]*rcComm
-	coll      map[uint64]*rcColl // by communicator id
-	p2p       *P2PStream
-	siteIdx   map[rcSiteKey]int32
-	sitePC    []rcSitePC // a pc and rank naming each site
-	regionIdx map[rcRegionKey]int32
-	regions   []rcRegionKey
-	regCall   []bool // by region: a call (not a compute region)
-	causes    map[int64]*rcCause
-	tA, tB    []float64 // scratch by region
-	touched   []int32
-	touchedB  []int32
-	fromB     []float64 // scratch by region: first start, last end on b
-	toB       []float64
-	maxDirect float64
-	ivKept    int
-	side      rcSide
-	gen       uint64   // events added: a side is valid within one
-	done      []rcDone // instances completed by the event being added
-	cpScratch map[int64]float64
-	cpDepth   int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
-	cpa       cpArena // the critical path's nodes and stays
-	cpBuf     []rcEnt // scratch of jump
-	vecA      rcVec   // scratch attributions
-	vecB      rcVec
-	waitBuf   []float64
-	causeBuf  []int
-	siteName  func(rank int32, pc uint64) string
+	opt        RootCauseOptions
+	hist       int
+	ranks      []*rcRank
+	world      int
+	comms      map[uint64]*rcComm
+	coll       map[uint64]*rcColl // by communicator id
+	p2p        *P2PStream
+	siteIdx    map[rcSiteKey]int32
+	sitePC     []rcSitePC // a pc and rank naming each site
+	regionIdx  map[rcRegionKey]int32
+	regions    []rcRegionKey
+	regCall    []bool      // by region: a call (not a compute region)
+	regTab     []rcRegSlot // (layout, pcs) -> region: open addressing, power of two, at most 3/4 full
+	nRegs      int
+	layouts    map[string]int32 // objects and addresses -> layout
+	layoutObjs [][]trace.Object // by layout, sorted by Hi
+	causes     map[int64]*rcCause
+	tA, tB     []float64 // scratch by region
+	touched    []int32
+	touchedB   []int32
+	fromB      []float64 // scratch by region: first start, last end on b
+	toB        []float64
+	maxDirect  float64
+	ivKept     int
+	side       rcSide
+	gen        uint64   // events added: a side is valid within one
+	done       []rcDone // instances completed by the event being added
+	cpScratch  map[int64]float64
+	cpDepth    int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
+	cpa        cpArena // the critical path's nodes and stays
+	cpBuf      []rcEnt // scratch of jump
+	vecA       rcVec   // scratch attributions
+	vecB       rcVec
+	waitBuf    []float64
+	causeBuf   []int
+	siteName   func(rank int32, pc uint64) string
 
 	total, small          float64
 	noDelay, unresolved   float64
@@ -459,7 +471,8 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	}
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{},
+		causes: map[int64]*rcCause{}, siteName: siteName,
+		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil}, cpScratch: map[int64]float64{},
 		cpDepth: cpDepthFor(run.WorldSize)}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
@@ -476,8 +489,10 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		}
 		r := s.rank(int32(ri.Rank))
 		if ri.Meta != nil {
-			r.objs = append([]trace.Object(nil), ri.Meta.Header.Objects...)
-			sort.Slice(r.objs, func(i, j int) bool { return r.objs[i].Hi < r.objs[j].Hi })
+			objs := append([]trace.Object(nil), ri.Meta.Header.Objects...)
+			sort.Slice(objs, func(i, j int) bool { return objs[i].Hi < objs[j].Hi })
+			r.layout = s.layoutOf(objs)
+			r.objs = s.layoutObjs[r.layout]
 			for _, c := range ri.Meta.Comms {
 				if _, ok := s.coll[c.ID]; !ok {
 					s.coll[c.ID] = &rcColl{size: len(c.Members), comm: c.ID}
@@ -539,7 +554,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), regTab: make([]rcRegSlot, 16)}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16)}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -578,10 +593,9 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	if !r.started {
 		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
-		acc := s.region(r, r.lastPC, e.Callsite, 0)
+		acc, id := s.region(r, r.lastPC, e.Callsite, 0)
 		acc.count++
 		acc.total += gap
-		id := acc.id1 - 1
 		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
@@ -589,10 +603,9 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := max(0, e.Exit-from)
-	acc := s.region(r, e.Callsite, 0, e.Op)
+	acc, id := s.region(r, e.Callsite, 0, e.Op)
 	acc.count++
 	acc.total += dur
-	id := acc.id1 - 1
 	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id})
 	if r.n == 1 || e.Exit > r.lastExit {
 		r.lastExit, r.lastPC = e.Exit, e.Callsite
@@ -676,21 +689,37 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 	return id
 }
 
-// region returns r's slot of the region of a compute interval between
-// call sites a and b (op 0) or of a call of op at site a (valid until the
-// next call). Each (a, b, op) is interned once per rank in r.regTab,
-// which holds every region the rank has run with its count and time.
-func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot {
-	m := uint64(len(r.regTab) - 1)
-	for i := rcRegHash(a, b, op) & m; ; i = (i + 1) & m {
-		sl := &r.regTab[i]
+// region returns r's count and time in the region of a compute interval
+// between call sites a and b (op 0) or of a call of op at site a (valid
+// until the next call), and the region. Each (a, b, op) is interned once
+// per layout in the stream's table (ranks running the same binary at
+// the same addresses share it, so it stays small and in cache); the
+// rank's count and time are in its array by region.
+func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (*rcRegStat, int32) {
+	m := uint64(len(s.regTab) - 1)
+	id := int32(-1)
+	for i := rcRegHash(a, b, op, r.layout) & m; ; i = (i + 1) & m {
+		sl := &s.regTab[i]
 		if sl.id1 == 0 {
 			break
 		}
-		if sl.a == a && sl.b == b && sl.op == op {
-			return sl
+		if sl.a == a && sl.b == b && sl.op == op && sl.layout == r.layout {
+			id = sl.id1 - 1
+			break
 		}
 	}
+	if id < 0 {
+		id = s.newRegion(r, a, b, op)
+	}
+	if int(id) >= len(r.stats) {
+		r.stats = append(r.stats, make([]rcRegStat, max(len(s.regions), int(id)+1)-len(r.stats))...)
+	}
+	return &r.stats[id], id
+}
+
+// newRegion interns (a, b, op) of r's layout: its region (new, or the
+// same sites' region of another layout).
+func (s *RootCauseStream) newRegion(r *rcRank, a, b uint64, op trace.Op) int32 {
 	k := rcRegionKey{a: s.site(r, a), b: -1, op: op}
 	if op == 0 {
 		k.b = s.site(r, b)
@@ -702,33 +731,50 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot
 		s.regions = append(s.regions, k)
 		s.regCall = append(s.regCall, op != 0)
 	}
-	r.nRegs++
-	if 4*r.nRegs > 3*len(r.regTab) {
-		old := r.regTab
-		r.regTab = make([]rcRegSlot, 2*len(old))
+	s.nRegs++
+	if 4*s.nRegs > 3*len(s.regTab) {
+		old := s.regTab
+		s.regTab = make([]rcRegSlot, max(64, 2*len(old)))
 		for _, sl := range old {
 			if sl.id1 != 0 {
-				r.regInsert(sl)
+				s.regInsert(sl)
 			}
 		}
 	}
-	return r.regInsert(rcRegSlot{a: a, b: b, op: op, id1: id + 1})
+	s.regInsert(rcRegSlot{a: a, b: b, op: op, layout: r.layout, id1: id + 1})
+	return id
 }
 
-func rcRegHash(a, b uint64, op trace.Op) uint64 {
-	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9
+func rcRegHash(a, b uint64, op trace.Op, layout int32) uint64 {
+	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ (uint64(op)|uint64(layout)<<8)*0x165667b19e3779f9
 	return h ^ h>>29
 }
 
 // regInsert puts sl into the first free slot of its probe sequence.
-func (r *rcRank) regInsert(sl rcRegSlot) *rcRegSlot {
-	m := uint64(len(r.regTab) - 1)
-	for i := rcRegHash(sl.a, sl.b, sl.op) & m; ; i = (i + 1) & m {
-		if r.regTab[i].id1 == 0 {
-			r.regTab[i] = sl
-			return &r.regTab[i]
+func (s *RootCauseStream) regInsert(sl rcRegSlot) {
+	m := uint64(len(s.regTab) - 1)
+	for i := rcRegHash(sl.a, sl.b, sl.op, sl.layout) & m; ; i = (i + 1) & m {
+		if s.regTab[i].id1 == 0 {
+			s.regTab[i] = sl
+			return
 		}
 	}
+}
+
+// layoutOf returns the layout of objs (sorted by Hi): ranks with the
+// same objects at the same addresses share one.
+func (s *RootCauseStream) layoutOf(objs []trace.Object) int32 {
+	var key strings.Builder
+	for _, o := range objs {
+		fmt.Fprintf(&key, "%x %x %x %x %s\x00", o.Lo, o.Hi, o.Base, len(o.Path), o.Path)
+	}
+	if id, ok := s.layouts[key.String()]; ok {
+		return id
+	}
+	id := int32(len(s.layoutObjs))
+	s.layouts[key.String()] = id
+	s.layoutObjs = append(s.layoutObjs, objs)
+	return id
 }
 
 // rcColl is a communicator's collective matching: its size, its open

@@ -284,11 +284,11 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if r == nil {
 			continue
 		}
-		for _, acc := range r.regTab {
-			if acc.id1 == 0 {
+		for id, acc := range r.stats {
+			if acc.count == 0 {
 				continue
 			}
-			g := &aggs[acc.id1-1]
+			g := &aggs[id]
 			g.count += acc.count
 			g.ranks++
 			g.total += acc.total
