@@ -38,25 +38,33 @@ package merge
 // pass with bounded memory. The distributions are truncated to their
 // rcVecK largest causes; what is cut goes to RootCauseResult.SmallNS.
 //
-// Memory per rank: a ring of the rank's last segments (regions and calls,
-// 40 bytes each; RootCauseOptions.HistoryPerRank), an arena of the
-// attributions of the wait states in those segments (at most rcVecK+2
-// entries of 16 bytes per segment, and up to 8/3 of that before a
-// compaction), its last two synchronisations with each partner, its
-// region table (pcs interned once, with the rank's count and time per
-// region: 40 bytes a slot, at most 3/4 full) and the critical-path
-// state; per communicator the members' positions at its last N×N
+// Memory per rank (docs/explanation/rootcause.md, "What the analysis
+// keeps per rank"): a ring of the rank's last segments (regions and
+// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), an arena of
+// the attributions of the wait states in those segments (at most
+// rcVecK+2 entries of 16 bytes per segment, and up to 8/3 of that before
+// a compaction), its last two synchronisations with each partner (a flat
+// list), its count and time per region (16 bytes a region, by region;
+// the pcs of regions are interned once per layout, shared by the ranks
+// that load the program at the same addresses) and its critical-path
+// state (its own part since its last wait, and a place in the stream's
+// node arena); per communicator the members' positions at its last N×N
 // instance; the open collective instances. Nothing grows with the
 // length of the run except the region tables, which grow with the
 // code's distinct call-site pairs.
 //
-// Per event the work is: two region lookups in the rank's table (no
+// Per event the work is: two region lookups in the stream's table (no
 // map), two segments appended to the ring, and the collective's instance
 // found among its communicator's few open ones; per wait state a look
-// at the two ranks' segments since their last synchronisation, the
-// attribution appended to the waiting rank's arena (sequential writes,
-// no pointers for the garbage collector to scan), and one node of the
-// critical path per waited-for call.
+// at the two ranks' segments since their last synchronisation (the
+// delaying rank's side once for all the ranks that waited for the same
+// call since the same point), the attribution appended to the waiting
+// rank's arena, and one node of the critical path per waited-for call.
+// The critical path's nodes and stays live in a flat arena named by
+// index, and a rank's own part of its path is summed from its ring only
+// when another rank's path takes it: the stream allocates almost
+// nothing per event and keeps no pointers per wait for the garbage
+// collector to scan.
 
 import (
 	"cmp"
