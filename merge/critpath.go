@@ -361,12 +361,7 @@ func (s *RootCauseStream) flatten(n int32) []rcEnt {
 
 // mergeEnts returns a + b summed per key (a new slice; zeros dropped).
 func mergeEnts(a, b []rcEnt) []rcEnt {
-	return mergeEntsIn(a, b, make(map[int64]float64, len(a)+len(b)))
-}
-
-// mergeEntsIn is mergeEnts with m as scratch.
-func mergeEntsIn(a, b []rcEnt, m map[int64]float64) []rcEnt {
-	return mergeEntsAppend(nil, a, b, m)
+	return mergeEntsAppend(make([]rcEnt, 0, len(a)+len(b)), a, b, make(map[int64]float64, len(a)+len(b)))
 }
 
 // mergeEntsAppend appends a + b summed per key, sorted by key, to dst,
@@ -380,11 +375,6 @@ func mergeEntsAppend(dst, a, b []rcEnt, m map[int64]float64) []rcEnt {
 		m[e.cause] += e.amt
 	}
 	return entsAppend(dst, m)
-}
-
-// entsOf returns m's non-zero entries sorted by key.
-func entsOf(m map[int64]float64) []rcEnt {
-	return entsAppend(make([]rcEnt, 0, len(m)), m)
 }
 
 // entsAppend appends m's non-zero entries, sorted by key, to dst.
