@@ -42,74 +42,233 @@ func cpDepthFor(ranks int) int {
 	return min(cpMaxDepth, max(cpMinDepth, cpNodeBudget/max(1, ranks)))
 }
 
-// cpChunkFor returns the entries of a rank's new pending array for a run
-// of ranks ranks: the nodes made at its waited-for calls share it, so
-// one allocation serves several (16 entries, about 4 calls) where the
-// ranks are few; beyond 128 ranks a node may keep its whole array alive
-// on its own, so it takes 4 (one call).
-func cpChunkFor(ranks int) int {
-	if ranks <= 128 {
-		return 16
-	}
-	return 4
-}
-
 // cpNode is one piece of a path: amounts per (rank, region) and the path
-// before it.
+// before it. Nodes live in the stream's arena (cpArena) and name each
+// other by index (0: none), so the garbage collector has no pointers to
+// follow and the stream allocates nothing per node.
 type cpNode struct {
-	parent *cpNode
-	delta  []rcEnt
-	depth  int
-	flat   []rcEnt // memoised sum of the chain (flatten)
+	parent   int32 // 0: none
+	depth    int32
+	off, n   uint32 // delta: cpArena.ents[off:off+n]
+	foff, fn uint32 // memoised sum of the chain (flatten), when hasFlat
+	hasFlat  bool
 }
 
 // rcPath is a rank's critical-path state.
 type rcPath struct {
-	base *cpNode
+	base int32 // node (cpArena.nodes)
 	// frozen, when set, are the rank's own segments after base and
 	// before pending, shared with a node of the waiters' path: the node
 	// of frozen after base that is the rank's path is only made when the
 	// path grows on it (base), not when the rank's next wait replaces it.
 	frozen  []rcEnt
-	pending []rcEnt // the rank's own segments since base (and frozen)
-	rank    int32
-	since   uint64 // position of the call of the last wait taken
-	nodeAt  uint64 // position the cached node was made at (+1; 0 none)
-	node    *cpNode
-	stint   *cpStint // cached with node
+	pending []rcEnt // the rank's own segments since base (and frozen), folded up to from
+	spare   []rcEnt // an array for the next pending part (nodes copy their amounts)
+	// from is the first of the rank's segments not yet folded into
+	// pending: they are summed from the ring only when the path is
+	// needed (the rank is waited for, or the ring is about to overwrite
+	// them), so a rank whose path a wait replaces never sums them.
+	// Segment ovPos−1 counts ovDur instead of its duration (the part of
+	// the waiting call after the wait).
+	from   uint64
+	ovPos  uint64
+	ovDur  float64
+	rank   int32
+	since  uint64 // position of the call of the last wait taken
+	nodeAt uint64 // position the cached node was made at (+1; 0 none)
+	node   int32
+	stint  int32 // cached with node (cpArena.stints)
 	// start is when the path reached this rank (its first call, or the
 	// end of its last wait taken); stints are the path's earlier stays.
 	start  float64
-	stints *cpStint
+	stints int32
 }
 
 // cpStint is one stay of a path on a rank, [from, to], and the stays
-// before it: what the Gantt chart and Perfetto draw. A chain longer than
-// 2·cpMaxStints is cut to the last cpMaxStints.
+// before it (prev, an index in cpArena.stints; 0: none): what the Gantt
+// chart and Perfetto draw. A chain longer than 2·cpMaxStints is cut to
+// the last cpMaxStints.
 type cpStint struct {
-	rank     int32
-	from, to float64
-	prev     *cpStint
-	count    int
+	rank, prev int32
+	count      int32
+	from, to   float64
 }
 
 // cpMaxStints bounds the stays of the critical path kept for drawing.
 const cpMaxStints = 1 << 14
 
-func newStint(rank int32, from, to float64, prev *cpStint) *cpStint {
-	st := &cpStint{rank: rank, from: from, to: to, prev: prev, count: 1}
-	if prev != nil {
-		st.count = prev.count + 1
+// cpArena holds the critical path's nodes, their amounts and the stays,
+// in flat arrays (index 0 of nodes and stints unused). When one is full
+// the live part (reachable from the ranks' paths) is copied to a new
+// array of twice its size, so the arena stays within a small factor of
+// what the paths can still reach, and the copying costs O(1) per node.
+type cpArena struct {
+	nodes  []cpNode
+	ents   []rcEnt
+	stints []cpStint
+	newIx  []int32 // scratch of compactions
+	merge  []rcEnt // scratch of newCPNode
+	chain  []int32 // scratch of flatten
+	// the arrays before the last compaction, reused by the next one
+	spareNodes  []cpNode
+	spareEnts   []rcEnt
+	spareStints []cpStint
+	compactions int // of nodes and of stays (tests)
+}
+
+// reuse returns spare emptied when it holds n, else a new array of n.
+func reuse[T any](spare []T, n int) []T {
+	if cap(spare) >= n {
+		return spare[:0]
+	}
+	return make([]T, 0, n)
+}
+
+func (s *RootCauseStream) newStint(rank int32, from, to float64, prev int32) int32 {
+	a := &s.cpa
+	if len(a.stints) == 0 {
+		a.stints = make([]cpStint, 1, 64)
+	}
+	if len(a.stints) == cap(a.stints) {
+		prev = s.compactStints(prev)
+	}
+	st := cpStint{rank: rank, from: from, to: to, prev: prev, count: 1}
+	if prev != 0 {
+		st.count = a.stints[prev].count + 1
 	}
 	if st.count > 2*cpMaxStints {
-		x := st
-		for i := 1; i < cpMaxStints && x.prev != nil; i++ {
-			x = x.prev
+		x := prev // st's prev chain: st itself is step 0
+		for i := 2; i < cpMaxStints && a.stints[x].prev != 0; i++ {
+			x = a.stints[x].prev
 		}
-		x.prev = nil
+		a.stints[x].prev = 0
 		st.count = cpMaxStints
 	}
-	return st
+	a.stints = append(a.stints, st)
+	return int32(len(a.stints) - 1)
+}
+
+// compactStints moves the stays reachable from the ranks' paths (and
+// extra) to a new array, returning extra's new index.
+func (s *RootCauseStream) compactStints(extra int32) int32 {
+	a := &s.cpa
+	ix := s.markLive(len(a.stints), func(i int32) int32 { return a.stints[i].prev }, func(r *rcRank) (*int32, *int32) {
+		return &r.cp.stints, &r.cp.stint
+	}, &extra)
+	live := 0
+	for i := 1; i < len(a.stints); i++ {
+		if ix[i] != 0 {
+			live++
+		}
+	}
+	ns := append(reuse(a.spareStints, max(64, 2*(live+1))), cpStint{})
+	for i := 1; i < len(a.stints); i++ {
+		if ix[i] != 0 {
+			st := a.stints[i]
+			st.prev = ix[st.prev]
+			ns = append(ns, st)
+		}
+	}
+	a.stints, a.spareStints = ns, a.stints
+	a.compactions++
+	s.remapRoots(ix, func(r *rcRank) (*int32, *int32) { return &r.cp.stints, &r.cp.stint }, &extra)
+	return extra
+}
+
+// markLive numbers the entries of an arena of n reachable from every
+// rank's two roots (and extra) through parent, in their order: ix[i] is
+// the new index of entry i, 0 for the dead.
+func (s *RootCauseStream) markLive(n int, parent func(int32) int32, roots func(*rcRank) (*int32, *int32), extra *int32) []int32 {
+	a := &s.cpa
+	if cap(a.newIx) < n {
+		a.newIx = make([]int32, n)
+	}
+	ix := a.newIx[:n]
+	clear(ix)
+	mark := func(i int32) {
+		for i != 0 && ix[i] == 0 {
+			ix[i] = -1
+			i = parent(i)
+		}
+	}
+	for _, r := range s.ranks {
+		if r != nil {
+			x, y := roots(r)
+			mark(*x)
+			mark(*y)
+		}
+	}
+	mark(*extra)
+	k := int32(1)
+	for i := 1; i < n; i++ {
+		if ix[i] != 0 {
+			ix[i] = k
+			k++
+		}
+	}
+	return ix
+}
+
+// remapRoots gives every rank's two roots (and extra) their new index.
+func (s *RootCauseStream) remapRoots(ix []int32, roots func(*rcRank) (*int32, *int32), extra *int32) {
+	for _, r := range s.ranks {
+		if r != nil {
+			x, y := roots(r)
+			*x, *y = ix[*x], ix[*y]
+		}
+	}
+	*extra = ix[*extra]
+}
+
+// compactNodes moves the nodes reachable from the ranks' paths (and
+// extra) and their amounts to new arrays with room for nn more nodes
+// and ne more amounts, returning extra's new index.
+func (s *RootCauseStream) compactNodes(nn, ne int, extra int32) int32 {
+	a := &s.cpa
+	roots := func(r *rcRank) (*int32, *int32) { return &r.cp.base, &r.cp.node }
+	ix := s.markLive(len(a.nodes), func(i int32) int32 { return a.nodes[i].parent }, roots, &extra)
+	live, lents := 0, 0
+	for i := 1; i < len(a.nodes); i++ {
+		if ix[i] != 0 {
+			live++
+			lents += int(a.nodes[i].n + a.nodes[i].fn)
+		}
+	}
+	nodes := append(reuse(a.spareNodes, max(64, 2*(live+nn+1))), cpNode{})
+	ents := reuse(a.spareEnts, max(256, 2*(lents+ne)))
+	for i := 1; i < len(a.nodes); i++ {
+		if ix[i] == 0 {
+			continue
+		}
+		nd := a.nodes[i]
+		nd.parent = ix[nd.parent]
+		off := uint32(len(ents))
+		ents = append(ents, a.ents[nd.off:nd.off+nd.n]...)
+		nd.off = off
+		if nd.hasFlat {
+			foff := uint32(len(ents))
+			ents = append(ents, a.ents[nd.foff:nd.foff+nd.fn]...)
+			nd.foff = foff
+		}
+		nodes = append(nodes, nd)
+	}
+	a.nodes, a.ents, a.spareNodes, a.spareEnts = nodes, ents, a.nodes, a.ents
+	a.compactions++
+	s.remapRoots(ix, roots, &extra)
+	return extra
+}
+
+// cpReserve makes room for nn nodes and ne amounts, compacting the arena
+// when full; it returns parent's index after that.
+func (s *RootCauseStream) cpReserve(nn, ne int, parent int32) int32 {
+	a := &s.cpa
+	if len(a.nodes) == 0 {
+		a.nodes = make([]cpNode, 1, 64)
+	}
+	if len(a.nodes)+nn > cap(a.nodes) || len(a.ents)+ne > cap(a.ents) {
+		return s.compactNodes(nn, ne, parent)
+	}
+	return parent
 }
 
 // add appends a segment of region reg, dur ns, to the rank's own part.
@@ -133,50 +292,81 @@ func (p *rcPath) add(reg int32, dur float64) {
 	p.pending = append(p.pending, rcEnt{k, dur})
 }
 
-// newCPNode returns the node of delta after parent, flattening a chain
-// of maxDepth nodes; m is scratch.
-func newCPNode(parent *cpNode, delta []rcEnt, m map[int64]float64, maxDepth int) *cpNode {
-	if parent != nil && parent.depth >= maxDepth {
-		return &cpNode{delta: mergeEntsIn(parent.flatten(m), delta, m), depth: 1}
+// fold adds r's segments [r.cp.from, to) to its path's pending part, in
+// order (the sums are those of adding each segment as it came).
+func (r *rcRank) fold(to uint64) {
+	p := &r.cp
+	for q := p.from; q < to; q++ {
+		g := r.seg(q)
+		d := g.dur
+		if q+1 == p.ovPos {
+			d = p.ovDur
+		}
+		p.add(g.region, d)
 	}
-	n := &cpNode{parent: parent, delta: delta, depth: 1}
-	if parent != nil {
-		n.depth = parent.depth + 1
+	if to > p.from {
+		p.from = to
 	}
-	return n
 }
 
-// flatten returns the sum of the chain ending at n, memoised on n only
-// (the nodes between are summed in one walk, oldest first, so the float
-// sums do not depend on which nodes were flattened before).
-func (n *cpNode) flatten(m map[int64]float64) []rcEnt {
-	if n == nil {
+// newCPNode returns the node of delta after parent, flattening a chain
+// of cpDepth nodes.
+func (s *RootCauseStream) newCPNode(parent int32, delta []rcEnt) int32 {
+	a := &s.cpa
+	if parent != 0 && int(a.nodes[parent].depth) >= s.cpDepth {
+		a.merge = mergeEntsAppend(a.merge[:0], s.flatten(parent), delta, s.cpScratch)
+		parent, delta = 0, a.merge
+	}
+	parent = s.cpReserve(1, len(delta), parent)
+	nd := cpNode{parent: parent, depth: 1, off: uint32(len(a.ents)), n: uint32(len(delta))}
+	if parent != 0 {
+		nd.depth = a.nodes[parent].depth + 1
+	}
+	a.ents = append(a.ents, delta...)
+	a.nodes = append(a.nodes, nd)
+	return int32(len(a.nodes) - 1)
+}
+
+// flatten returns the sum of the chain ending at node n (valid until the
+// arena next changes), memoised on n only (the nodes between are summed
+// in one walk, oldest first, so the float sums do not depend on which
+// nodes were flattened before).
+func (s *RootCauseStream) flatten(n int32) []rcEnt {
+	if n == 0 {
 		return nil
 	}
-	if n.flat != nil {
-		return n.flat
+	a := &s.cpa
+	if nd := a.nodes[n]; nd.hasFlat {
+		return a.ents[nd.foff : nd.foff+nd.fn]
 	}
-	var chain []*cpNode
-	for x := n; x != nil; x = x.parent {
-		chain = append(chain, x)
+	a.chain = a.chain[:0]
+	for x := n; x != 0; x = a.nodes[x].parent {
+		a.chain = append(a.chain, x)
 	}
+	m := s.cpScratch
 	clear(m)
-	for i := len(chain) - 1; i >= 0; i-- {
-		for _, e := range chain[i].delta {
+	for i := len(a.chain) - 1; i >= 0; i-- {
+		nd := a.nodes[a.chain[i]]
+		for _, e := range a.ents[nd.off : nd.off+nd.n] {
 			m[e.cause] += e.amt
 		}
 	}
-	n.flat = entsOf(m)
-	return n.flat
+	a.merge = entsAppend(a.merge[:0], m)
+	n = s.cpReserve(0, len(a.merge), n)
+	nd := &a.nodes[n]
+	nd.foff, nd.fn, nd.hasFlat = uint32(len(a.ents)), uint32(len(a.merge)), true
+	a.ents = append(a.ents, a.merge...)
+	return a.ents[nd.foff : nd.foff+nd.fn]
 }
 
 // mergeEnts returns a + b summed per key (a new slice; zeros dropped).
 func mergeEnts(a, b []rcEnt) []rcEnt {
-	return mergeEntsIn(a, b, make(map[int64]float64, len(a)+len(b)))
+	return mergeEntsAppend(make([]rcEnt, 0, len(a)+len(b)), a, b, make(map[int64]float64, len(a)+len(b)))
 }
 
-// mergeEntsIn is mergeEnts with m as scratch.
-func mergeEntsIn(a, b []rcEnt, m map[int64]float64) []rcEnt {
+// mergeEntsAppend appends a + b summed per key, sorted by key, to dst,
+// with m as scratch.
+func mergeEntsAppend(dst, a, b []rcEnt, m map[int64]float64) []rcEnt {
 	clear(m)
 	for _, e := range a {
 		m[e.cause] += e.amt
@@ -184,12 +374,7 @@ func mergeEntsIn(a, b []rcEnt, m map[int64]float64) []rcEnt {
 	for _, e := range b {
 		m[e.cause] += e.amt
 	}
-	return entsOf(m)
-}
-
-// entsOf returns m's non-zero entries sorted by key.
-func entsOf(m map[int64]float64) []rcEnt {
-	return entsAppend(make([]rcEnt, 0, len(m)), m)
+	return entsAppend(dst, m)
 }
 
 // entsAppend appends m's non-zero entries, sorted by key, to dst.
@@ -211,55 +396,51 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 	if pa < a.cp.since || pa < a.oldest() || pb < b.oldest() {
 		return // an older wait than the one a's path already took
 	}
-	var nb *cpNode
-	var st *cpStint
-	if b.cp.nodeAt == pb+1 && b.cp.node != nil {
+	var nb, st int32
+	if b.cp.nodeAt == pb+1 && b.cp.node != 0 {
 		nb, st = b.cp.node, b.cp.stint
 	} else {
 		// b's pending part becomes a node of b's path (its new base); the
 		// waiters' node is that part followed by b's segments from the
 		// needed call on, subtracted (the same sums, in the same order,
-		// as a node of them after b's new base). Both nodes share the
-		// pending array; b's next pending part goes on after them. b's
-		// node is made only when needed (frozen until then: b often
-		// waits next, and its path is then replaced).
+		// as a node of them after b's new base). b's node is made only
+		// when needed (frozen until then: b often waits next, and its
+		// path is then replaced); its next pending part goes into its
+		// spare array.
 		b.cp.materialise(s)
+		b.fold(b.n)
 		old, nP := b.cp.base, len(b.cp.pending)
-		buf := b.cp.pending
+		buf := append(s.cpBuf[:0], b.cp.pending...)
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
 			g := b.seg(p)
 			if g.dur != 0 {
 				buf = append(buf, rcEnt{rcCauseKey(b.rank, g.region), -g.dur})
 			}
 		}
-		nAll := len(buf)
+		s.cpBuf = buf
 		if nP > 0 {
-			b.cp.frozen = buf[:nP:nP]
+			b.cp.frozen, b.cp.pending, b.cp.spare = b.cp.pending, b.cp.spare[:0], nil
 		}
-		if nAll > nP {
-			nb = newCPNode(old, buf[:nAll:nAll], s.cpScratch, s.cpDepth)
+		if len(buf) > nP {
+			nb = s.newCPNode(old, buf)
 		} else { // the waiters' path is b's
 			b.cp.materialise(s)
 			nb = b.cp.base
 		}
-		b.cp.pending = buf[nAll:nAll]
-		if cap(b.cp.pending) < 4 { // the nodes end before it
-			b.cp.pending = make([]rcEnt, 0, max(s.cpChunk, nP))
-		}
-		st = newStint(b.rank, b.cp.start, need, b.cp.stints)
+		st = s.newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
+	}
+	if a.cp.frozen != nil {
+		a.cp.spare = a.cp.frozen[:0]
 	}
 	a.cp.base, a.cp.frozen = nb, nil
 	a.cp.stints, a.cp.start = st, need
-	a.cp.pending = a.cp.pending[:0] // no node shares it (nodes end before it)
+	a.cp.pending = a.cp.pending[:0]
 	a.cp.since = pa
-	a.cp.nodeAt, a.cp.node, a.cp.stint = 0, nil, nil
-	g := a.seg(pa)
-	a.cp.add(g.region, max(0, g.dur-w))
-	for p := pa + 1; p < a.n; p++ {
-		g := a.seg(p)
-		a.cp.add(g.region, g.dur)
-	}
+	a.cp.nodeAt, a.cp.node, a.cp.stint = 0, 0, 0
+	// a's own part: the rest of its call after the wait and its later
+	// segments, summed when needed (fold).
+	a.cp.from, a.cp.ovPos, a.cp.ovDur = pa, pa+1, max(0, a.seg(pa).dur-w)
 }
 
 // criticalPath returns the path of the rank whose last call ended last,
@@ -270,15 +451,16 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 		return nil
 	}
 	r.cp.materialise(s)
-	return mergeEnts(r.cp.base.flatten(map[int64]float64{}), r.cp.pending)
+	r.fold(r.n)
+	return mergeEnts(s.flatten(r.cp.base), r.cp.pending)
 }
 
 // materialise makes the node of p's frozen segments after its base its
 // new base.
 func (p *rcPath) materialise(s *RootCauseStream) {
 	if p.frozen != nil {
-		p.base = newCPNode(p.base, p.frozen, s.cpScratch, s.cpDepth)
-		p.frozen = nil
+		p.base = s.newCPNode(p.base, p.frozen)
+		p.spare, p.frozen = p.frozen[:0], nil
 	}
 }
 
@@ -290,8 +472,9 @@ func (s *RootCauseStream) criticalStints() []cpStint {
 		return nil
 	}
 	out := []cpStint{{rank: r.rank, from: r.cp.start, to: s.cpEnd}}
-	for x := r.cp.stints; x != nil; x = x.prev {
-		out = append(out, cpStint{rank: x.rank, from: x.from, to: x.to})
+	for x := r.cp.stints; x != 0; x = s.cpa.stints[x].prev {
+		st := s.cpa.stints[x]
+		out = append(out, cpStint{rank: st.rank, from: st.from, to: st.to})
 	}
 	slices.Reverse(out)
 	return out

@@ -38,31 +38,41 @@ package merge
 // pass with bounded memory. The distributions are truncated to their
 // rcVecK largest causes; what is cut goes to RootCauseResult.SmallNS.
 //
-// Memory per rank: a ring of the rank's last segments (regions and calls,
-// 40 bytes each; RootCauseOptions.HistoryPerRank), an arena of the
-// attributions of the wait states in those segments (at most rcVecK+2
-// entries of 16 bytes per segment, and up to 8/3 of that before a
-// compaction), its last two synchronisations with each partner, its
-// region table (pcs interned once, with the rank's count and time per
-// region: 40 bytes a slot, at most 3/4 full) and the critical-path
-// state; per communicator the members' positions at its last N×N
+// Memory per rank (docs/explanation/rootcause.md, "What the analysis
+// keeps per rank"): a ring of the rank's last segments (regions and
+// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), an arena of
+// the attributions of the wait states in those segments (at most
+// rcVecK+2 entries of 16 bytes per segment, and up to 8/3 of that before
+// a compaction), its last two synchronisations with each partner (a flat
+// list), its count and time per region (16 bytes a region, by region;
+// the pcs of regions are interned once per layout, shared by the ranks
+// that load the program at the same addresses) and its critical-path
+// state (its own part since its last wait, and a place in the stream's
+// node arena); per communicator the members' positions at its last N×N
 // instance; the open collective instances. Nothing grows with the
 // length of the run except the region tables, which grow with the
 // code's distinct call-site pairs.
 //
-// Per event the work is: two region lookups in the rank's table (no
+// Per event the work is: two region lookups in the stream's table (no
 // map), two segments appended to the ring, and the collective's instance
 // found among its communicator's few open ones; per wait state a look
-// at the two ranks' segments since their last synchronisation, the
-// attribution appended to the waiting rank's arena (sequential writes,
-// no pointers for the garbage collector to scan), and one node of the
-// critical path per waited-for call.
+// at the two ranks' segments since their last synchronisation (the
+// delaying rank's side once for all the ranks that waited for the same
+// call since the same point), the attribution appended to the waiting
+// rank's arena, and one node of the critical path per waited-for call.
+// The critical path's nodes and stays live in a flat arena named by
+// index, and a rank's own part of its path is summed from its ring only
+// when another rank's path takes it: the stream allocates almost
+// nothing per event and keeps no pointers per wait for the garbage
+// collector to scan.
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -92,6 +102,11 @@ type RootCauseOptions struct {
 	// it, and read both results after the pass.
 	Stream *P2PStream
 }
+
+// rcMaxHistory bounds RootCauseOptions.HistoryPerRank, so that a
+// position in a rank's attribution arena (at most about 27 entries per
+// segment) fits rcSeg.res.
+const rcMaxHistory = 1 << 24
 
 // rcVecK is how many causes a wait state's attribution keeps.
 const rcVecK = 8
@@ -130,7 +145,10 @@ func (v *rcVec) trim() {
 	if len(v.ent) <= rcVecK {
 		return
 	}
-	sort.Slice(v.ent, func(i, j int) bool { return v.ent[i].amt > v.ent[j].amt })
+	// slices.SortFunc runs the same pattern-defeating quicksort as
+	// sort.Slice did (both are generated from one template), so ties
+	// fall as before, without sort.Slice's allocation.
+	slices.SortFunc(v.ent, func(x, y rcEnt) int { return cmp.Compare(y.amt, x.amt) })
 	for _, e := range v.ent[rcVecK:] {
 		v.other += e.amt
 	}
@@ -160,7 +178,7 @@ func (r *rcRank) vecLoad(res uint64, v *rcVec) {
 func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	g := r.seg(seg)
 	if g.res != 0 { // the segment's record is the last one: overwrite it
-		q := g.res - 1
+		q := uint64(g.res - 1)
 		if q+2+uint64(r.vecs[q+1].cause) == uint64(len(r.vecs)) {
 			r.vecs = r.vecs[:q]
 		}
@@ -172,7 +190,7 @@ func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	q := uint64(len(r.vecs))
 	r.vecs = append(r.vecs, rcEnt{int64(seg), v.other}, rcEnt{int64(len(v.ent)), v.total})
 	r.vecs = append(r.vecs, v.ent...)
-	g.res = q + 1
+	g.res = uint32(q + 1)
 }
 
 // vecCompact moves the live records to the front of the arena, then
@@ -181,9 +199,9 @@ func (r *rcRank) vecCompact(need int) {
 	old, w := r.oldest(), 0
 	for q := 0; q < len(r.vecs); {
 		seg, n := uint64(r.vecs[q].cause), int(r.vecs[q+1].cause)
-		if seg >= old && seg < r.n && r.seg(seg).res == uint64(q)+1 {
+		if seg >= old && seg < r.n && r.seg(seg).res == uint32(q+1) {
 			copy(r.vecs[w:], r.vecs[q:q+2+n])
-			r.seg(seg).res = uint64(w) + 1
+			r.seg(seg).res = uint32(w + 1)
 			w += 2 + n
 		}
 		q += 2 + n
@@ -200,12 +218,12 @@ func rcCauseKey(rank int32, region int32) int64 { return int64(rank)<<32 | int64
 
 // rcSeg is one segment of a rank's timeline: a region between two calls
 // or one call.
+// It is 32 bytes: whether it is a call is its region's (regCall).
 type rcSeg struct {
 	start, dur float64
 	wait       float64 // wait states in this call (found so far)
 	region     int32
-	call       bool
-	res        uint64 // 1 + position of the attribution of wait in the rank's arena (0: none)
+	res        uint32 // 1 + position of the attribution of wait in the rank's arena (0: none)
 }
 
 // rcSync is where a rank and one partner last synchronised: the
@@ -216,15 +234,21 @@ type rcSync struct {
 	t            float64
 }
 
-// rcRegSlot is one slot of a rank's region table: the pcs of a compute
-// region (a, b; op 0) or of a call (a, 0, op), interned once, and the
-// rank's count and time in the region.
+// rcRegSlot is one slot of the stream's region table: the pcs of a
+// compute region (a, b; op 0) or of a call (a, 0, op) of the ranks of
+// one layout (the same objects at the same addresses: the same pcs name
+// the same sites), interned once, and the region.
 type rcRegSlot struct {
-	a, b  uint64
+	a, b   uint64
+	layout int32
+	id1    int32 // 1 + region; 0: empty
+	op     trace.Op
+}
+
+// rcRegStat is a rank's count and time in one region.
+type rcRegStat struct {
 	count int
 	total float64
-	id1   int32 // 1 + region; 0: empty
-	op    trace.Op
 }
 
 // rcRank is the per-rank state.
@@ -236,15 +260,55 @@ type rcRank struct {
 	lastExit float64
 	lastPC   uint64
 	objs     []trace.Object
-	sites    map[uint64]int32    // pc -> site
-	regTab   []rcRegSlot         // the rank's regions: open addressing, power of two, at most 3/4 full
-	nRegs    int                 // regions in regTab
-	peers    map[int32][2]rcSync // last two syncs per partner, latest first
-	comms    []rcCommRef         // communicators with an N×N sync of this rank
+	layout   int32       // ranks of one layout share their pcs' regions (rcRegSlot)
+	stats    []rcRegStat // by region: the rank's count and time (count 0: never run)
+	peers    []rcPeer    // last two syncs per partner (peerIx indexes them when many)
+	peerIx   map[int32]int32
+	comms    []rcCommRef // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
 	vecs     []rcEnt // arena of the attributions of wait states (vecStore)
 	lastColl *rcColl // the communicator of the rank's last collective
+}
+
+// rcPeer is a rank's last two point-to-point synchronisations with one
+// partner, latest first.
+type rcPeer struct {
+	peer int32
+	y    [2]rcSync
+}
+
+// rcPeerLinear is how many partners a rank looks up by a linear search
+// before it indexes them by a map.
+const rcPeerLinear = 16
+
+// peer returns r's entry for partner p, nil when none (add: created).
+func (r *rcRank) peer(p int32, add bool) *rcPeer {
+	if r.peerIx != nil {
+		if i, ok := r.peerIx[p]; ok {
+			return &r.peers[i]
+		}
+	} else {
+		for i := range r.peers {
+			if r.peers[i].peer == p {
+				return &r.peers[i]
+			}
+		}
+	}
+	if !add {
+		return nil
+	}
+	r.peers = append(r.peers, rcPeer{peer: p})
+	if len(r.peers) > rcPeerLinear {
+		if r.peerIx == nil {
+			r.peerIx = make(map[int32]int32, 2*len(r.peers))
+			for i, x := range r.peers {
+				r.peerIx[x.peer] = int32(i)
+			}
+		}
+		r.peerIx[p] = int32(len(r.peers) - 1)
+	}
+	return &r.peers[len(r.peers)-1]
 }
 
 // rcCommRef is a communicator of a rank and the rank's place in it.
@@ -303,9 +367,13 @@ type rcCause struct {
 	direct, long float64
 	delay        float64
 	waits        int
-	via          map[int32]float64
-	// iv are the times of the region's segments that were delays, for
-	// drawing (rcMaxIv at most, every stride-th once thinned).
+	via          []rcVia // through which ranks (addVia)
+	draw         *rcDraw // the delays drawn (nil: none; few causes draw)
+}
+
+// rcDraw are the times of a cause's segments that were delays, for
+// drawing (rcMaxIv at most, every stride-th once thinned).
+type rcDraw struct {
 	iv     [][2]float64
 	stride int
 	skip   int
@@ -319,16 +387,17 @@ const (
 )
 
 // noteIv keeps the interval [from, to] of a delay of c.
-func (s *RootCauseStream) noteIv(c *rcCause, from, to float64) {
-	if n := len(c.iv); n > 0 && c.iv[n-1] == [2]float64{from, to} {
-		return // the same delay seen by another waiter
-	}
-	if c.iv == nil {
+func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) {
+	c := cc.draw
+	if c == nil {
 		// only causes within 1/100 of the largest direct cost draw
-		if c.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
+		if cc.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
 			return
 		}
-		c.stride = 1
+		c = &rcDraw{stride: 1}
+		cc.draw = c
+	} else if n := len(c.iv); n > 0 && c.iv[n-1] == [2]float64{from, to} {
+		return // the same delay seen by another waiter
 	}
 	if c.skip++; c.skip < c.stride {
 		return
@@ -351,37 +420,42 @@ func (s *RootCauseStream) noteIv(c *rcCause, from, to float64) {
 // RootCauseStream is the delay and critical-path analysis: a Sink over
 // every event in global Enter order (a stream sink of the main pass).
 type RootCauseStream struct {
-	opt       RootCauseOptions
-	hist      int
-	ranks     []*rcRank
-	world     int
-	comms     map[uint64]*rcComm
-	coll      map[uint64]*rcColl // by communicator id
-	p2p       *P2PStream
-	siteIdx   map[rcSiteKey]int32
-	sitePC    []rcSitePC // a pc and rank naming each site
-	regionIdx map[rcRegionKey]int32
-	regions   []rcRegionKey
-	causes    map[int64]*rcCause
-	tA, tB    []float64 // scratch by region
-	touched   []int32
-	touchedB  []int32
-	fromB     []float64 // scratch by region: first start, last end on b
-	toB       []float64
-	maxDirect float64
-	ivKept    int
-	side      rcSide
-	gen       uint64   // events added: a side is valid within one
-	done      []rcDone // instances completed by the event being added
-	cpScratch map[int64]float64
-	flushBuf  []rcEnt // flushSide's causes, reused
-	cpDepth   int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
-	cpChunk   int     // entries of a rank's new pending array (cpChunkFor)
-	vecA      rcVec   // scratch attributions
-	vecB      rcVec
-	waitBuf   []float64
-	causeBuf  []int
-	siteName  func(rank int32, pc uint64) string
+	opt        RootCauseOptions
+	hist       int
+	ranks      []*rcRank
+	world      int
+	comms      map[uint64]*rcComm
+	coll       map[uint64]*rcColl // by communicator id
+	p2p        *P2PStream
+	siteIdx    map[rcSiteKey]int32
+	sitePC     []rcSitePC // a pc and rank naming each site
+	regionIdx  map[rcRegionKey]int32
+	regions    []rcRegionKey
+	regCall    []bool      // by region: a call (not a compute region)
+	regTab     []rcRegSlot // (layout, pcs) -> region: open addressing, power of two, at most 3/4 full
+	nRegs      int
+	layouts    map[string]int32 // objects and addresses -> layout
+	layoutObjs [][]trace.Object // by layout, sorted by Hi
+	causes     map[int64]*rcCause
+	tA, tB     []float64 // scratch by region
+	touched    []int32
+	touchedB   []int32
+	fromB      []float64 // scratch by region: first start, last end on b
+	toB        []float64
+	maxDirect  float64
+	ivKept     int
+	side       rcSide
+	gen        uint64   // events added: a side is valid within one
+	done       []rcDone // instances completed by the event being added
+	cpScratch  map[int64]float64
+	cpDepth    int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
+	cpa        cpArena // the critical path's nodes and stays
+	cpBuf      []rcEnt // scratch of jump
+	vecA       rcVec   // scratch attributions
+	vecB       rcVec
+	waitBuf    []float64
+	causeBuf   []int
+	siteName   func(rank int32, pc uint64) string
 
 	total, small          float64
 	noDelay, unresolved   float64
@@ -405,8 +479,9 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	}
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName, cpScratch: map[int64]float64{},
-		cpDepth: cpDepthFor(run.WorldSize), cpChunk: cpChunkFor(run.WorldSize)}
+		causes: map[int64]*rcCause{}, siteName: siteName,
+		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil}, cpScratch: map[int64]float64{},
+		cpDepth: cpDepthFor(run.WorldSize)}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
@@ -414,7 +489,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 			s.hist = max(64, (1<<21)/run.WorldSize)
 		}
 	}
-	s.hist = 1 << bitsFor(s.hist)
+	s.hist = 1 << bitsFor(min(s.hist, rcMaxHistory))
 	s.ranks = make([]*rcRank, run.WorldSize)
 	for _, ri := range run.Ranks {
 		if ri.Rank < 0 || ri.Rank >= run.WorldSize {
@@ -422,8 +497,10 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		}
 		r := s.rank(int32(ri.Rank))
 		if ri.Meta != nil {
-			r.objs = append([]trace.Object(nil), ri.Meta.Header.Objects...)
-			sort.Slice(r.objs, func(i, j int) bool { return r.objs[i].Hi < r.objs[j].Hi })
+			objs := append([]trace.Object(nil), ri.Meta.Header.Objects...)
+			sort.Slice(objs, func(i, j int) bool { return objs[i].Hi < objs[j].Hi })
+			r.layout = s.layoutOf(objs)
+			r.objs = s.layoutObjs[r.layout]
 			for _, c := range ri.Meta.Comms {
 				if _, ok := s.coll[c.ID]; !ok {
 					s.coll[c.ID] = &rcColl{size: len(c.Members), comm: c.ID}
@@ -485,8 +562,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), sites: map[uint64]int32{}, regTab: make([]rcRegSlot, 16),
-			peers: map[int32][2]rcSync{}}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16)}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -525,10 +601,9 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	if !r.started {
 		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
-		acc := s.region(r, r.lastPC, e.Callsite, 0)
+		acc, id := s.region(r, r.lastPC, e.Callsite, 0)
 		acc.count++
 		acc.total += gap
-		id := acc.id1 - 1
 		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
@@ -536,11 +611,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := max(0, e.Exit-from)
-	acc := s.region(r, e.Callsite, 0, e.Op)
+	acc, id := s.region(r, e.Callsite, 0, e.Op)
 	acc.count++
 	acc.total += dur
-	id := acc.id1 - 1
-	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id, call: true})
+	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id})
 	if r.n == 1 || e.Exit > r.lastExit {
 		r.lastExit, r.lastPC = e.Exit, e.Callsite
 	}
@@ -563,10 +637,13 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 		r.segs = ns
 	}
 	p := r.n
-	slot := &r.segs[p&uint64(len(r.segs)-1)]
-	*slot = g
+	if p >= uint64(len(r.segs)) {
+		if o := p - uint64(len(r.segs)); o >= r.cp.from { // about to be overwritten
+			r.fold(o + 1)
+		}
+	}
+	r.segs[p&uint64(len(r.segs)-1)] = g
 	r.n++
-	r.cp.add(g.region, g.dur)
 	return p
 }
 
@@ -582,7 +659,7 @@ func (r *rcRank) seg(p uint64) *rcSeg { return &r.segs[p&uint64(len(r.segs)-1)] 
 
 // findCall returns the position of r's call that entered at t (the
 // latest call starting at or before t), false when it left the ring.
-func (r *rcRank) findCall(t float64) (uint64, bool) {
+func (r *rcRank) findCall(t float64, regCall []bool) (uint64, bool) {
 	lo, hi := r.oldest(), r.n // search [lo, hi) for the last start <= t
 	for lo < hi {
 		mid := lo + (hi-lo)/2
@@ -593,7 +670,7 @@ func (r *rcRank) findCall(t float64) (uint64, bool) {
 		}
 	}
 	for p := lo; p > r.oldest(); p-- {
-		if g := r.seg(p - 1); g.call {
+		if g := r.seg(p - 1); regCall[g.region] {
 			return p - 1, true
 		}
 	}
@@ -602,10 +679,9 @@ func (r *rcRank) findCall(t float64) (uint64, bool) {
 
 // site maps a pc of rank r to a site shared by every rank: (object,
 // offset), so that ranks loading objects at different bases agree.
+// It runs once per region new to a rank (region), so nothing per rank
+// caches it.
 func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
-	if id, ok := r.sites[pc]; ok {
-		return id
-	}
 	k := rcSiteKey{addr: pc}
 	objs := r.objs
 	i := sort.Search(len(objs), func(i int) bool { return objs[i].Hi > pc })
@@ -618,25 +694,40 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 		s.siteIdx[k] = id
 		s.sitePC = append(s.sitePC, rcSitePC{r.rank, pc})
 	}
-	r.sites[pc] = id
 	return id
 }
 
-// region returns r's slot of the region of a compute interval between
-// call sites a and b (op 0) or of a call of op at site a (valid until the
-// next call). Each (a, b, op) is interned once per rank in r.regTab,
-// which holds every region the rank has run with its count and time.
-func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot {
-	m := uint64(len(r.regTab) - 1)
-	for i := rcRegHash(a, b, op) & m; ; i = (i + 1) & m {
-		sl := &r.regTab[i]
+// region returns r's count and time in the region of a compute interval
+// between call sites a and b (op 0) or of a call of op at site a (valid
+// until the next call), and the region. Each (a, b, op) is interned once
+// per layout in the stream's table (ranks running the same binary at
+// the same addresses share it, so it stays small and in cache); the
+// rank's count and time are in its array by region.
+func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (*rcRegStat, int32) {
+	m := uint64(len(s.regTab) - 1)
+	id := int32(-1)
+	for i := rcRegHash(a, b, op, r.layout) & m; ; i = (i + 1) & m {
+		sl := &s.regTab[i]
 		if sl.id1 == 0 {
 			break
 		}
-		if sl.a == a && sl.b == b && sl.op == op {
-			return sl
+		if sl.a == a && sl.b == b && sl.op == op && sl.layout == r.layout {
+			id = sl.id1 - 1
+			break
 		}
 	}
+	if id < 0 {
+		id = s.newRegion(r, a, b, op)
+	}
+	if int(id) >= len(r.stats) {
+		r.stats = append(r.stats, make([]rcRegStat, max(len(s.regions), int(id)+1)-len(r.stats))...)
+	}
+	return &r.stats[id], id
+}
+
+// newRegion interns (a, b, op) of r's layout: its region (new, or the
+// same sites' region of another layout).
+func (s *RootCauseStream) newRegion(r *rcRank, a, b uint64, op trace.Op) int32 {
 	k := rcRegionKey{a: s.site(r, a), b: -1, op: op}
 	if op == 0 {
 		k.b = s.site(r, b)
@@ -646,34 +737,52 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) *rcRegSlot
 		id = int32(len(s.regions))
 		s.regionIdx[k] = id
 		s.regions = append(s.regions, k)
+		s.regCall = append(s.regCall, op != 0)
 	}
-	r.nRegs++
-	if 4*r.nRegs > 3*len(r.regTab) {
-		old := r.regTab
-		r.regTab = make([]rcRegSlot, 2*len(old))
+	s.nRegs++
+	if 4*s.nRegs > 3*len(s.regTab) {
+		old := s.regTab
+		s.regTab = make([]rcRegSlot, max(64, 2*len(old)))
 		for _, sl := range old {
 			if sl.id1 != 0 {
-				r.regInsert(sl)
+				s.regInsert(sl)
 			}
 		}
 	}
-	return r.regInsert(rcRegSlot{a: a, b: b, op: op, id1: id + 1})
+	s.regInsert(rcRegSlot{a: a, b: b, op: op, layout: r.layout, id1: id + 1})
+	return id
 }
 
-func rcRegHash(a, b uint64, op trace.Op) uint64 {
-	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ uint64(op)*0x165667b19e3779f9
+func rcRegHash(a, b uint64, op trace.Op, layout int32) uint64 {
+	h := a*0x9e3779b97f4a7c15 ^ b*0xc2b2ae3d27d4eb4f ^ (uint64(op)|uint64(layout)<<8)*0x165667b19e3779f9
 	return h ^ h>>29
 }
 
 // regInsert puts sl into the first free slot of its probe sequence.
-func (r *rcRank) regInsert(sl rcRegSlot) *rcRegSlot {
-	m := uint64(len(r.regTab) - 1)
-	for i := rcRegHash(sl.a, sl.b, sl.op) & m; ; i = (i + 1) & m {
-		if r.regTab[i].id1 == 0 {
-			r.regTab[i] = sl
-			return &r.regTab[i]
+func (s *RootCauseStream) regInsert(sl rcRegSlot) {
+	m := uint64(len(s.regTab) - 1)
+	for i := rcRegHash(sl.a, sl.b, sl.op, sl.layout) & m; ; i = (i + 1) & m {
+		if s.regTab[i].id1 == 0 {
+			s.regTab[i] = sl
+			return
 		}
 	}
+}
+
+// layoutOf returns the layout of objs (sorted by Hi): ranks with the
+// same objects at the same addresses share one.
+func (s *RootCauseStream) layoutOf(objs []trace.Object) int32 {
+	var key strings.Builder
+	for _, o := range objs {
+		fmt.Fprintf(&key, "%x %x %x %x %s\x00", o.Lo, o.Hi, o.Base, len(o.Path), o.Path)
+	}
+	if id, ok := s.layouts[key.String()]; ok {
+		return id
+	}
+	id := int32(len(s.layoutObjs))
+	s.layouts[key.String()] = id
+	s.layoutObjs = append(s.layoutObjs, objs)
+	return id
 }
 
 // rcColl is a communicator's collective matching: its size, its open
@@ -840,8 +949,8 @@ func (s *RootCauseStream) onSync(y P2PSync) {
 	if a == nil || b == nil || a == b {
 		return
 	}
-	pa, okA := a.findCall(y.WaiterEnter)
-	pb, okB := b.findCall(y.CauseEnter)
+	pa, okA := a.findCall(y.WaiterEnter, s.regCall)
+	pb, okB := b.findCall(y.CauseEnter, s.regCall)
 	kind := 1
 	if y.Kind == SyncLateReceiver {
 		kind = 2
@@ -862,11 +971,11 @@ func (s *RootCauseStream) onSync(y P2PSync) {
 // entered its own, so their timelines meet there). The one before is
 // kept too, for wait states found out of order.
 func (r *rcRank) addPeer(peer int32, y rcSync) {
-	h := r.peers[peer]
-	if h[0].mine == y.mine && h[0].theirs == y.theirs {
+	h := r.peer(peer, true)
+	if h.y[0].mine == y.mine && h.y[0].theirs == y.theirs {
 		return
 	}
-	r.peers[peer] = [2]rcSync{y, h[0]}
+	h.y = [2]rcSync{y, h.y[0]}
 }
 
 // lastSync returns where ranks a and b last synchronised before a's
@@ -875,8 +984,8 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
 	best := math.Inf(-1)
 	var pa, pb uint64
-	if len(a.peers) > 0 {
-		for _, y := range a.peers[b.rank] {
+	if h := a.peer(b.rank, false); h != nil {
+		for _, y := range h.y {
 			if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
 				best, pa, pb = y.t, y.mine, y.theirs
 			}
@@ -1005,7 +1114,7 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	if vec != nil {
 		if g.res != 0 {
 			old := &s.vecB
-			a.vecLoad(g.res, old)
+			a.vecLoad(uint64(g.res), old)
 			for _, e := range vec.ent {
 				old.add(e.cause, e.amt)
 			}
@@ -1030,16 +1139,17 @@ type rcSide struct {
 	b      *rcRank
 	sb, pb uint64
 	gen    uint64
-	tB     []rcEnt      // region (in cause) -> time, wait states excluded
-	span   [][2]float64 // parallel to tB: the region's first start, last end
-	cause  []*rcCause   // parallel to tB: the cause (rank b, region) once looked up
-	W      float64      // b's wait states in the interval
-	prop   map[int64]float64
-	top    []rcEnt // prop's rcVecK largest, for the waiters' attributions
-	rest   float64 // the rest of prop, and what b's wait states pass to small causes
-	small  float64 // passed to small causes per unit of scale
-	unres  float64 // b's wait states without causes per unit of scale
-	scale  float64 // Σ scale over the waiters so far
+	tB     []rcEnt         // region (in cause) -> time, wait states excluded
+	span   [][2]float64    // parallel to tB: the region's first start, last end
+	cause  []*rcCause      // parallel to tB: the cause (rank b, region) once looked up
+	W      float64         // b's wait states in the interval
+	prop   []rcEnt         // what b's wait states pass on, per cause (first seen first)
+	propIx map[int64]int32 // prop's index once it is long (propAdd)
+	top    []rcEnt         // prop's rcVecK largest, for the waiters' attributions
+	rest   float64         // the rest of prop, and what b's wait states pass to small causes
+	small  float64         // passed to small causes per unit of scale
+	unres  float64         // b's wait states without causes per unit of scale
+	scale  float64         // Σ scale over the waiters so far
 	live   bool
 }
 
@@ -1055,9 +1165,9 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
 	sd.tB, sd.top, sd.span, sd.cause = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
-	clear(sd.prop)
-	if sd.prop == nil {
-		sd.prop = map[int64]float64{}
+	sd.prop = sd.prop[:0]
+	if sd.propIx != nil {
+		clear(sd.propIx)
 	}
 	for len(s.tB) < len(s.regions) {
 		s.tB = append(s.tB, 0)
@@ -1081,10 +1191,10 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			sd.unres += g.wait
 			continue
 		}
-		q := g.res - 1
+		q := uint64(g.res - 1)
 		f := g.wait / b.vecs[q+1].amt
 		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
-			sd.prop[e.cause] += f * e.amt
+			sd.propAdd(e.cause, f*e.amt)
 		}
 		sd.small += f * b.vecs[q].amt
 	}
@@ -1096,7 +1206,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 		}
 		s.tB[reg] = 0
 	}
-	sd.top = entsAppend(sd.top, sd.prop)
+	sd.top = entsAppendSorted(sd.top, sd.prop)
 	slices.SortFunc(sd.top, func(x, y rcEnt) int {
 		if x.amt != y.amt {
 			return cmp.Compare(y.amt, x.amt)
@@ -1113,6 +1223,52 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	return sd
 }
 
+// rcPropLinear is how many causes a side's prop holds before it is
+// indexed by a map.
+const rcPropLinear = 16
+
+// propAdd adds amt to cause k's amount in prop (in a flat slice: few
+// causes, no hashing; a map index beyond rcPropLinear).
+func (sd *rcSide) propAdd(k int64, amt float64) {
+	if len(sd.prop) <= rcPropLinear {
+		for i := range sd.prop {
+			if sd.prop[i].cause == k {
+				sd.prop[i].amt += amt
+				return
+			}
+		}
+		sd.prop = append(sd.prop, rcEnt{k, amt})
+		if len(sd.prop) > rcPropLinear {
+			if sd.propIx == nil {
+				sd.propIx = map[int64]int32{}
+			}
+			for i, e := range sd.prop {
+				sd.propIx[e.cause] = int32(i)
+			}
+		}
+		return
+	}
+	if i, ok := sd.propIx[k]; ok {
+		sd.prop[i].amt += amt
+		return
+	}
+	sd.propIx[k] = int32(len(sd.prop))
+	sd.prop = append(sd.prop, rcEnt{k, amt})
+}
+
+// entsAppendSorted appends es's non-zero entries (distinct keys), sorted
+// by key, to dst.
+func entsAppendSorted(dst, es []rcEnt) []rcEnt {
+	n := len(dst)
+	for _, e := range es {
+		if e.amt != 0 {
+			dst = append(dst, e)
+		}
+	}
+	slices.SortFunc(dst[n:], func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
+	return dst
+}
+
 // flushSide credits the current side's propagated costs: each cause of
 // b's wait states gets its share times the waiters' summed scale.
 func (s *RootCauseStream) flushSide() {
@@ -1126,18 +1282,40 @@ func (s *RootCauseStream) flushSide() {
 	}
 	s.small += sd.scale * sd.small
 	s.unresolved += sd.scale * sd.unres
-	s.flushBuf = entsAppend(s.flushBuf[:0], sd.prop)
-	for _, e := range s.flushBuf {
+	// Each cause gets one amount per side: the order of the causes
+	// does not change any sum.
+	for _, e := range sd.prop {
+		if e.amt == 0 {
+			continue
+		}
 		amt := sd.scale * e.amt
 		c := s.cause(e.cause)
 		c.long += amt
-		if c.via == nil {
-			c.via = map[int32]float64{}
-		}
-		if len(c.via) < 64 || c.via[sd.b.rank] > 0 {
-			c.via[sd.b.rank] += amt
+		c.addVia(sd.b.rank, amt)
+	}
+}
+
+// rcMaxVia bounds the ranks a cause keeps as propagating it.
+const rcMaxVia = 64
+
+// addVia adds amt to what cause c propagated through rank r: a rank
+// already listed, or a new one while fewer than rcMaxVia are.
+func (c *rcCause) addVia(r int32, amt float64) {
+	for i := range c.via {
+		if c.via[i].rank == r {
+			c.via[i].amt += amt
+			return
 		}
 	}
+	if len(c.via) < rcMaxVia {
+		c.via = append(c.via, rcVia{r, amt})
+	}
+}
+
+// rcVia is what a cause propagated through one rank.
+type rcVia struct {
+	rank int32
+	amt  float64
 }
 
 func (s *RootCauseStream) cause(k int64) *rcCause {

@@ -242,8 +242,8 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 				rcz.PropagatedNS += x.c.long
 				rcz.DelayNS += x.c.delay
 				rcz.Waits += x.c.waits
-				for v, a := range x.c.via {
-					via[v] += a
+				for _, v := range x.c.via {
+					via[v.rank] += v.amt
 				}
 			}
 			sort.Slice(ranks, func(a, b int) bool { return ranks[a] < ranks[b] })
@@ -284,11 +284,11 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if r == nil {
 			continue
 		}
-		for _, acc := range r.regTab {
-			if acc.id1 == 0 {
+		for id, acc := range r.stats {
+			if acc.count == 0 {
 				continue
 			}
-			g := &aggs[acc.id1-1]
+			g := &aggs[id]
 			g.count += acc.count
 			g.ranks++
 			g.total += acc.total
@@ -435,8 +435,8 @@ func (s *RootCauseStream) Marks(res *RootCauseResult, n int) []Mark {
 		}
 		label := fmt.Sprintf("root cause %d: %s (%.0f%% of the waiting)", i+1, c.Region, 100*c.Share)
 		for _, r := range parseRankList(c.Ranks) {
-			if rc := s.causes[rcCauseKey(r, reg)]; rc != nil {
-				for _, iv := range rc.iv {
+			if rc := s.causes[rcCauseKey(r, reg)]; rc != nil && rc.draw != nil {
+				for _, iv := range rc.draw.iv {
 					out = append(out, Mark{Kind: MarkRootCause, Rank: r, Start: iv[0], End: iv[1], Label: label})
 				}
 			}

@@ -25,6 +25,9 @@ type rcProg struct {
 	rc    *RootCauseStream // of the last run
 	// cpDepth, when set, replaces the stream's critical-path chain depth.
 	cpDepth int
+	// bigArena gives the critical path's arena room for the whole run,
+	// so that it is never compacted.
+	bigArena bool
 }
 
 func newRCProg(n int) *rcProg {
@@ -156,6 +159,11 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
 	if p.cpDepth > 0 {
 		rc.cpDepth = p.cpDepth
+	}
+	if p.bigArena {
+		rc.cpa.nodes = make([]cpNode, 1, 1<<20)
+		rc.cpa.ents = make([]rcEnt, 0, 1<<22)
+		rc.cpa.stints = make([]cpStint, 1, 1<<20)
 	}
 	p.rc = rc
 	pass.AddStreamSink(rc)
@@ -421,6 +429,53 @@ func TestRankList_Ranges(t *testing.T) {
 	}{{nil, ""}, {[]int32{2}, "2"}, {[]int32{0, 1, 2, 3, 5, 9, 10}, "0-3,5,9-10"}} {
 		if got := RankList(c.in); got != c.want {
 			t.Errorf("RankList(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRootCause_RegionsSharedAcrossLayouts: ranks that load the program
+// at the same address share one layout of the region table, ranks at
+// another address get their own, and the same code (object, offset)
+// is one region on all of them, with each rank's own count and time.
+func TestRootCause_RegionsSharedAcrossLayouts(t *testing.T) {
+	const n = 4
+	run := &Run{WorldSize: n}
+	base := []uint64{0x400000, 0x400000, 0x7f0000000000, 0x7f0000000000}
+	for r := 0; r < n; r++ {
+		m := RankMeta{Header: trace.Header{Rank: r, WorldSize: n,
+			Objects: []trace.Object{{Path: "/bin/app", Base: base[r], Lo: base[r] + 0x1000, Hi: base[r] + 0x9000}}}}
+		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &m})
+	}
+	s := NewRootCauseStream(run, RootCauseOptions{}, nil)
+	if got := len(s.layoutObjs); got != 3 { // none, and two addresses
+		t.Fatalf("%d layouts, want 3", got)
+	}
+	if s.ranks[0].layout != s.ranks[1].layout || s.ranks[0].layout == s.ranks[2].layout {
+		t.Fatalf("layouts %d %d %d %d: want ranks 0,1 and 2,3 to share", s.ranks[0].layout, s.ranks[1].layout, s.ranks[2].layout, s.ranks[3].layout)
+	}
+	for r := 0; r < n; r++ {
+		rk := s.ranks[r]
+		for k := 0; k <= r; k++ { // rank r runs each region r+1 times
+			st, id := s.region(rk, base[r]+0x2000, base[r]+0x3000, 0)
+			st.count++
+			st.total += 10
+			if id != 0 {
+				t.Fatalf("rank %d: compute region %d, want 0 (the same sites on every rank)", r, id)
+			}
+			st, id = s.region(rk, base[r]+0x3000, 0, trace.OpAllreduce)
+			st.count++
+			st.total += 1
+			if id != 1 {
+				t.Fatalf("rank %d: call region %d, want 1", r, id)
+			}
+		}
+	}
+	if len(s.regions) != 2 || s.nRegs != 4 {
+		t.Errorf("%d regions and %d table entries, want 2 and 4 (2 per layout)", len(s.regions), s.nRegs)
+	}
+	for r := 0; r < n; r++ {
+		if st := s.ranks[r].stats[0]; st.count != r+1 || st.total != float64(10*(r+1)) {
+			t.Errorf("rank %d: compute region count %d time %v, want %d and %d", r, st.count, st.total, r+1, 10*(r+1))
 		}
 	}
 }
