@@ -127,6 +127,10 @@ type p2pRankState struct {
 	blocked map[p2pKey]struct{}
 	sum     *P2PRank // -> sumv
 	sumv    P2PRank
+	// the keys to this rank that hold queues (p2p_match.go: chanOf)
+	nchan     int
+	chans     [chanInline]chanSlot
+	moreChans map[p2pKey]*p2pChan
 }
 
 // pendInline is the number of open requests a rank keeps inline (a halo
@@ -994,7 +998,7 @@ func (s *P2PStream) leftovers() {
 			s.closeCall(rs)
 		}
 	}
-	for _, ch := range s.chans {
+	s.eachChan(func(_ p2pKey, ch *p2pChan) {
 		for _, m := range ch.recvs {
 			if m.done {
 				out.UnmatchedRecvs++
@@ -1005,7 +1009,7 @@ func (s *P2PStream) leftovers() {
 				out.UnmatchedSends++
 			}
 		}
-	}
+	})
 	for _, rs := range s.ranks {
 		if rs == nil || s.own != nil && !s.owns(rs.rank) {
 			continue // another owner's rank: its requests are counted there

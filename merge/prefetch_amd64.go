@@ -17,3 +17,10 @@ func prefetchEvent(p uintptr)
 //
 //go:noescape
 func prefetchLines6(a, b, c, d, e, f uintptr)
+
+// prefetchLines4 prefetches an event at a (both its lines) and one line
+// at each of b and c (the windowed merge: an event due soon and its
+// rank's running sums, kway_window.go).
+//
+//go:noescape
+func prefetchLines4(a, b, c uintptr)
