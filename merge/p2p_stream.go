@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"unsafe"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -345,6 +346,30 @@ func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls
 	a.polls += polls
 	a.time += d
 }
+
+// Prefetch implements Prefetcher: it asks for the state of e's rank
+// that Add will touch (its open requests, current call, call sites and
+// sums) and, for a message to another rank, the destination's queues. At
+// thousands of ranks each of them is a cache miss when Add reaches it
+// (the merged stream visits every rank between two events of one).
+func (s *P2PStream) Prefetch(e *GEvent) {
+	if len(s.ranks) < prefetchRanks || !s.Wants(e.Op) {
+		return
+	}
+	if rs := s.rankOrNil(e.Rank); rs != nil {
+		prefetchSpan(uintptr(unsafe.Pointer(rs)), p2pHotLines)
+	}
+	if e.Peer >= 0 && e.Peer != e.Rank {
+		if ps := s.rankOrNil(e.Peer); ps != nil {
+			prefetchSpan(uintptr(unsafe.Pointer(&ps.nchan)), 2)
+		}
+	}
+}
+
+// p2pHotLines is the number of cache lines at the start of a
+// p2pRankState that Add touches for an event of the rank (every field up
+// to and including sumv).
+var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PRank{}) + 63) / 64)
 
 // Add consumes one event (a Sink; events of other kinds are ignored).
 // Wants reports whether Add looks at events of op (OpFilter): point-to-

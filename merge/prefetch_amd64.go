@@ -24,3 +24,10 @@ func prefetchLines6(a, b, c, d, e, f uintptr)
 //
 //go:noescape
 func prefetchLines4(a, b, c uintptr)
+
+// prefetchSpan prefetches lines cache lines from p on (the point-to-point
+// stream's state of a rank an event due soon touches: p2p_stream.go's
+// Prefetch).
+//
+//go:noescape
+func prefetchSpan(p uintptr, lines int)

@@ -35,3 +35,17 @@ TEXT ·prefetchLines4(SB),NOSPLIT,$0-24
 	MOVQ c+16(FP), AX
 	PREFETCHT0 (AX)
 	RET
+
+// func prefetchSpan(p uintptr, lines int)
+TEXT ·prefetchSpan(SB),NOSPLIT,$0-16
+	MOVQ p+0(FP), AX
+	MOVQ lines+8(FP), CX
+	TESTQ CX, CX
+	JLE done
+loop:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ loop
+done:
+	RET
