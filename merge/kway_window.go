@@ -69,8 +69,8 @@ type windowMerge struct {
 	ended []bool    // by ci: the rank's stream has ended
 	live  int       // cursors not ended
 
-	ev, evNext     []GEvent // the window's events, by slot (and the next window's)
-	endAt, endNext []bool   // by slot: the rank's stream ends after this event
+	ev    []GEvent // the window's events, by slot
+	endAt []bool   // by slot: the rank's stream ends after this event
 	ent, sorted    []wEntry // the window in taking order, and sorted
 	count          []int32  // bucket sort
 	// hot: by ci, two addresses the consumer touches for an event of
@@ -99,7 +99,7 @@ func newWindowMerge(cs []*cursor) *windowMerge {
 	// A rank's share of a window is bounded so that a burst (a rank with
 	// many events in a short time) cannot make the window unbounded: the
 	// window then ends just before the first event left out (cut).
-	w.limit = int32(max(16, 4*w.target/max(n, 1)))
+	w.limit = int32(max(4, 2*w.target/max(n, 1)))
 	for ci, c := range cs {
 		w.mx[ci] = math.Inf(-1)
 		w.head[ci] = c.b.ev[c.i].Enter
@@ -318,19 +318,21 @@ func (w *windowMerge) run(emit func(ev *GEvent, ci int32, end bool) error) error
 			// below its bound); never loop for ever
 			return fmt.Errorf("internal error: the windowed merge made no progress (%d events waiting, %d ranks open)", carried+took, w.live)
 		}
-		// the rest waits for the next window, in order
+		// the rest waits for the next window: moved to the front of
+		// the window's arrays in slot order (each to a slot not after
+		// its own, so in place)
 		rest := w.sorted[cons:]
-		w.evNext, w.endNext, w.ent = w.evNext[:0], w.endNext[:0], w.ent[:0]
-		for _, e := range rest {
-			w.evNext = append(w.evNext, w.ev[e.slot])
-			w.endNext = append(w.endNext, w.endAt[e.slot])
-			w.ent = append(w.ent, wEntry{key: e.key, ci: e.ci, slot: int32(len(w.evNext) - 1)})
+		slices.SortFunc(rest, func(a, b wEntry) int { return int(a.slot - b.slot) })
+		w.ent = w.ent[:0]
+		for i, e := range rest {
+			w.ev[i], w.endAt[i] = w.ev[e.slot], w.endAt[e.slot]
+			w.ent = append(w.ent, wEntry{key: e.key, ci: e.ci, slot: int32(i)})
 		}
-		w.ev, w.evNext = w.evNext, w.ev
-		w.endAt, w.endNext = w.endNext, w.endAt
-		// the next window's width: aim at target events
+		w.ev, w.endAt = w.ev[:len(rest)], w.endAt[:len(rest)]
+		// the next window's width: aim at target events (growing at
+		// most twofold, so that the window stays near its target)
 		f := float64(w.target) / float64(max(took, 1))
-		w.delta *= min(16, max(0.25, f))
+		w.delta *= min(2, max(0.25, f))
 		if !(w.delta > 0) || math.IsInf(w.delta, 0) {
 			w.delta = 1
 		}

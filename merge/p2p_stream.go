@@ -128,6 +128,10 @@ type p2pRankState struct {
 	blocked map[p2pKey]struct{}
 	sum     *P2PRank // -> sumv
 	sumv    P2PRank
+	// waited: the ranks this rank waited for, summed (finishCall): the
+	// first waitedInline in the slice, more in the map
+	waited     []RankAmount
+	waitedMore map[int32]float64
 	// the keys to this rank that hold queues (p2p_match.go: chanOf)
 	nchan     int
 	chans     [chanInline]chanSlot
@@ -234,7 +238,6 @@ type P2PStream struct {
 	sites     map[p2pSiteKey]*siteAcc
 	lsPairs   map[[2]int32]*PairWait
 	lrPairs   map[[2]int32]*PairWait
-	waitedFor map[[2]int32]float64
 	list      msgHeap  // earliest sends kept for drawing (max-heap by start)
 	worst     lateHeap // largest late-sender waits (min-heap by wait)
 	inFlight  int      // messages held (for the peak)
@@ -269,7 +272,7 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
 		chans: map[p2pKey]*p2pChan{},
 		nbc:   map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
-		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}, waitedFor: map[[2]int32]float64{}}
+		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}}
 	for _, ri := range run.Ranks {
 		for _, c := range ri.Meta.Comms {
 			s.commSize[c.ID] = len(c.Members)
@@ -370,6 +373,50 @@ func (s *P2PStream) Prefetch(e *GEvent) {
 // p2pRankState that Add touches for an event of the rank (every field up
 // to and including sumv).
 var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PRank{}) + 63) / 64)
+
+// waitedInline is the number of ranks a rank's waits are summed for in a
+// slice (a halo exchange has two to six neighbours); more go to a map.
+const waitedInline = 16
+
+// addWaited adds w to the wait of rs for rank src. The sums live in the
+// waiting rank's state, which finishCall touches anyway (one map of every
+// pair was a cache miss and a hash per call at 16,384 ranks).
+func (rs *p2pRankState) addWaited(src int32, w float64) {
+	for i := range rs.waited {
+		if rs.waited[i].Rank == src {
+			rs.waited[i].NS += w
+			return
+		}
+	}
+	if rs.waitedMore != nil {
+		if _, ok := rs.waitedMore[src]; ok {
+			rs.waitedMore[src] += w
+			return
+		}
+	}
+	if len(rs.waited) < waitedInline {
+		rs.waited = append(rs.waited, RankAmount{Rank: src, NS: w})
+		return
+	}
+	if rs.waitedMore == nil {
+		rs.waitedMore = map[int32]float64{}
+	}
+	rs.waitedMore[src] = w
+}
+
+// collectWaited appends each rank's sums of waits to its summary's
+// WaitedFor (in no order: the caller sorts).
+func (s *P2PStream) collectWaited() {
+	for _, rs := range s.ranks {
+		if rs == nil {
+			continue
+		}
+		rs.sum.WaitedFor = append(rs.sum.WaitedFor, rs.waited...)
+		for r, w := range rs.waitedMore {
+			rs.sum.WaitedFor = append(rs.sum.WaitedFor, RankAmount{Rank: r, NS: w})
+		}
+	}
+}
 
 // Add consumes one event (a Sink; events of other kinds are ignored).
 // Wants reports whether Add looks at events of op (OpFilter): point-to-
@@ -773,7 +820,7 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 	s.ranks[c.rank].sum.LateSenderNS += ls
 	if last != nil {
 		if w := min(last.post, c.exit) - c.enter; w > 0 {
-			s.waitedFor[[2]int32{c.rank, last.src}] += w
+			s.ranks[c.rank].addWaited(last.src, w)
 			if s.opt.OnSync != nil {
 				s.opt.OnSync(P2PSync{Kind: SyncLateSender, Waiter: c.rank, Cause: last.src,
 					WaiterEnter: c.enter, WaiterExit: c.exit, CauseEnter: last.post, Wait: w})
@@ -964,10 +1011,7 @@ func (s *P2PStream) Result() *P2PResult {
 	for _, in := range s.nbc {
 		s.foldNBC(in)
 	}
-	for k, w := range s.waitedFor {
-		rs := s.ranks[k[0]].sum
-		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
-	}
+	s.collectWaited()
 	for _, rs := range s.ranks {
 		if rs == nil {
 			continue
