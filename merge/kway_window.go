@@ -69,10 +69,10 @@ type windowMerge struct {
 	ended []bool    // by ci: the rank's stream has ended
 	live  int       // cursors not ended
 
-	ev    []GEvent // the window's events, by slot
-	endAt []bool   // by slot: the rank's stream ends after this event
-	ent, sorted    []wEntry // the window in taking order, and sorted
-	count          []int32  // bucket sort
+	ev          []GEvent // the window's events, by slot
+	endAt       []bool   // by slot: the rank's stream ends after this event
+	ent, sorted []wEntry // the window in taking order, and sorted
+	count       []int32  // bucket sort
 	// hot: by ci, two addresses the consumer touches for an event of
 	// the rank (its running sums), prefetched a few events ahead
 	// (never dereferenced; nil: none)
