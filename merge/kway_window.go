@@ -72,7 +72,8 @@ type windowMerge struct {
 	ev          []GEvent // the window's events, by slot
 	endAt       []bool   // by slot: the rank's stream ends after this event
 	ent, sorted []wEntry // the window in taking order, and sorted
-	count       []int32  // bucket sort
+	tmp         []wEntry // bucket sort's scratch
+	count       [bucketSortDepth][]int32
 	// hot: by ci, two addresses the consumer touches for an event of
 	// the rank (its running sums), prefetched a few events ahead
 	// (never dereferenced; nil: none)
@@ -105,7 +106,7 @@ func newWindowMerge(cs []*cursor) *windowMerge {
 	// left behind cost tens of MB of peak RSS at 16,384 ranks)
 	most := int(w.limit) * n
 	w.ev, w.endAt = make([]GEvent, 0, most), make([]bool, 0, most)
-	w.ent, w.sorted = make([]wEntry, 0, most), make([]wEntry, 0, most)
+	w.ent, w.sorted, w.tmp = make([]wEntry, 0, most), make([]wEntry, 0, most), make([]wEntry, 0, most)
 	for ci, c := range cs {
 		w.mx[ci] = math.Inf(-1)
 		w.head[ci] = c.b.ev[c.i].Enter
@@ -200,60 +201,76 @@ func (w *windowMerge) gather(wm float64, all bool) (bk float64, bci int32, took 
 	return bk, bci, took
 }
 
-// sortWindow sorts w.ent into w.sorted by (key, ci, slot): a bucket sort
-// by key (the keys of a window spread over its width), then each bucket
-// in order.
+// sortWindow sorts w.ent into w.sorted by (key, ci, slot).
 func (w *windowMerge) sortWindow() {
-	ent := w.ent
-	n := len(ent)
+	n := len(w.ent)
 	w.sorted = slices.Grow(w.sorted[:0], n)[:n]
-	out := w.sorted
+	w.tmp = slices.Grow(w.tmp[:0], n)[:n]
+	w.bucketSort(w.ent, w.sorted, w.tmp, 0)
+}
+
+// bucketSortDepth bounds the levels of bucketSort: a bucket still large
+// at the last level is sorted by comparisons.
+const bucketSortDepth = 3
+
+// bucketSort sorts src into dst (of src's length) by (key, ci, slot): a
+// bucket sort by key (the keys of a window spread over its width), each
+// bucket in turn the same way (events of many ranks close in time make a
+// few buckets large), small ones by insertion. tmp is scratch of src's
+// length; src is scratch too once scattered.
+func (w *windowMerge) bucketSort(src, dst, tmp []wEntry, depth int) {
+	n := len(src)
 	lo, hi := math.Inf(1), math.Inf(-1)
-	for i := range ent {
-		lo, hi = min(lo, ent[i].key), max(hi, ent[i].key)
+	for i := range src {
+		lo, hi = min(lo, src[i].key), max(hi, src[i].key)
 	}
 	nb := n / 2
-	if n < 64 || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(hi > lo) || nb < 2 {
-		copy(out, ent)
-		slices.SortFunc(out, wCmp)
+	if n < 64 || depth >= bucketSortDepth || math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(hi > lo) {
+		copy(dst, src)
+		if !slices.IsSortedFunc(dst, wCmp) { // equal keys come in taking order
+			slices.SortFunc(dst, wCmp)
+		}
 		return
 	}
 	scale := float64(nb) / (hi - lo)
-	w.count = slices.Grow(w.count[:0], nb+1)[:nb+1]
-	cnt := w.count
+	w.count[depth] = slices.Grow(w.count[depth][:0], nb+1)[:nb+1]
+	cnt := w.count[depth]
 	clear(cnt)
 	bucket := func(k float64) int {
 		b := int((k - lo) * scale) // monotone in k
 		return min(max(b, 0), nb-1)
 	}
-	for i := range ent {
-		cnt[bucket(ent[i].key)+1]++
+	for i := range src {
+		cnt[bucket(src[i].key)+1]++
 	}
 	for b := 1; b <= nb; b++ {
 		cnt[b] += cnt[b-1]
 	}
 	// cnt[b] is bucket b's start; scatter advances it to its end
-	for i := range ent {
-		b := bucket(ent[i].key)
-		out[cnt[b]] = ent[i]
+	for i := range src {
+		b := bucket(src[i].key)
+		dst[cnt[b]] = src[i]
 		cnt[b]++
 	}
 	start := int32(0)
 	for b := 0; b < nb; b++ {
 		end := cnt[b]
-		if s := out[start:end]; len(s) > 1 {
-			if len(s) > 32 {
-				slices.SortFunc(s, wCmp)
-			} else {
-				for i := 1; i < len(s); i++ {
-					x := s[i]
-					j := i
-					for j > 0 && wLess(x, s[j-1]) {
-						s[j] = s[j-1]
-						j--
-					}
-					s[j] = x
+		s := dst[start:end]
+		switch {
+		case len(s) <= 1:
+		case len(s) > 32:
+			t := tmp[start:end]
+			copy(t, s)
+			w.bucketSort(t, s, src[start:end], depth+1) // src's part is free now
+		default:
+			for i := 1; i < len(s); i++ {
+				x := s[i]
+				j := i
+				for j > 0 && wLess(x, s[j-1]) {
+					s[j] = s[j-1]
+					j--
 				}
+				s[j] = x
 			}
 		}
 		start = end

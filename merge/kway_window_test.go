@@ -77,7 +77,9 @@ func windowOrder(t *testing.T, streams [][]float64, size int) []mergedPos {
 
 // TestKWayMerge_WindowedOrderIsTheHeapOrder: the windowed merge hands the
 // events on in exactly the heap's order, ends of streams at the same
-// places, with equal times across ranks, streams out of time order (an
+// places, with equal times across ranks, events of all ranks close in
+// time (the window's sort then sorts its buckets again), streams out of
+// time order (an
 // event before its rank's previous one), ranks that end early or have
 // no events, a rank with a burst of events in no time (its share of a
 // window is bounded), times far apart and infinite ones.
@@ -97,6 +99,14 @@ func TestKWayMerge_WindowedOrderIsTheHeapOrder(t *testing.T) {
 			k := make([]float64, n)
 			for i := range k {
 				k[i] = float64(i*50 + rng.IntN(400))
+			}
+			return k
+		},
+		"clustered in time": func(rng *rand.Rand, r int) []float64 {
+			n := rng.IntN(60)
+			k := make([]float64, n)
+			for i := range k {
+				k[i] = float64(i/4)*1e6 + float64(i%4)*1e3 + float64(rng.IntN(1000))
 			}
 			return k
 		},
