@@ -73,6 +73,7 @@ type windowMerge struct {
 	endAt       []bool   // by slot: the rank's stream ends after this event
 	ent, sorted []wEntry // the window in taking order, and sorted
 	tmp         []wEntry // bucket sort's scratch
+	bySlot      []wEntry // the entries left for the next window, by slot
 	count       [bucketSortDepth][]int32
 	// hot: by ci, two addresses the consumer touches for an event of
 	// the rank (its running sums), prefetched a few events ahead
@@ -107,6 +108,7 @@ func newWindowMerge(cs []*cursor) *windowMerge {
 	most := int(w.limit) * n
 	w.ev, w.endAt = make([]GEvent, 0, most), make([]bool, 0, most)
 	w.ent, w.sorted, w.tmp = make([]wEntry, 0, most), make([]wEntry, 0, most), make([]wEntry, 0, most)
+	w.bySlot = make([]wEntry, 0, most)
 	for ci, c := range cs {
 		w.mx[ci] = math.Inf(-1)
 		w.head[ci] = c.b.ev[c.i].Enter
@@ -345,7 +347,26 @@ func (w *windowMerge) run(emit func(ev *GEvent, ci int32, end bool) error) error
 		// the window's arrays in slot order (each to a slot not after
 		// its own, so in place)
 		rest := w.sorted[cons:]
-		slices.SortFunc(rest, func(a, b wEntry) int { return int(a.slot - b.slot) })
+		if len(rest) > 256 {
+			// in slot order by marking the slots (a sort of thousands
+			// of entries by slot was 3 % of a 16,384-rank run's CPU)
+			nev := len(w.ev)
+			w.bySlot = slices.Grow(w.bySlot[:0], nev)[:nev]
+			for i := range w.bySlot {
+				w.bySlot[i].slot = -1
+			}
+			for _, e := range rest {
+				w.bySlot[e.slot] = e
+			}
+			rest = rest[:0] // the same entries, in slot order
+			for _, e := range w.bySlot {
+				if e.slot >= 0 {
+					rest = append(rest, e)
+				}
+			}
+		} else {
+			slices.SortFunc(rest, func(a, b wEntry) int { return int(a.slot - b.slot) })
+		}
 		w.ent = w.ent[:0]
 		for i, e := range rest {
 			w.ev[i], w.endAt[i] = w.ev[e.slot], w.endAt[e.slot]
