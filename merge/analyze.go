@@ -564,13 +564,26 @@ func (a *analyzer) run() error {
 			a.m.endRank(int32(rs.in.Rank))
 		}
 	}
+	sinks := a.opt.Sinks
+	if len(a.rn.Ranks) >= windowRanks {
+		// many ranks: windows instead of the heap (kway_window.go)
+		n, err := a.mergeWindows(h.cur, sinks, total)
+		if err != nil {
+			return err
+		}
+		a.m.flush()
+		if a.opt.Progress != nil {
+			a.opt.Progress(n, total)
+		}
+		a.stopMetrics()
+		return a.finErr
+	}
 	heap.Init(h)
 	if h.Len() > 0 {
 		a.startWindow(h.e[0].key)
 	} else {
 		a.startWindow(math.Inf(1))
 	}
-	sinks := a.opt.Sinks
 	var n int64
 	for h.Len() > 0 {
 		c := h.top()

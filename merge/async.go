@@ -65,13 +65,11 @@ func (a *AsyncSink) loop() {
 			}
 		}
 	}()
+	pf, _ := a.s.(Prefetcher)
 	for b := range a.ch {
 		if a.getErr() == nil {
-			for i := range b {
-				if err := a.s.Add(&b[i]); err != nil {
-					a.setErr(err)
-					break
-				}
+			if err := addBatch(a.s, pf, b); err != nil {
+				a.setErr(err)
 			}
 		}
 		select {
@@ -79,6 +77,40 @@ func (a *AsyncSink) loop() {
 		default:
 		}
 	}
+}
+
+// Prefetcher is implemented by sinks whose state for an event is likely
+// not in the cache (the point-to-point stream at thousands of ranks): an
+// AsyncSink calls Prefetch for the event prefetchDistance ahead of the
+// one it adds, so that the sink's loads for it are under way meanwhile.
+// Prefetch must not change anything.
+type Prefetcher interface {
+	Prefetch(ev *GEvent)
+}
+
+// prefetchDistance is how many events ahead of Add a Prefetcher is asked.
+const prefetchDistance = 8
+
+// addBatch adds the events of b to s in order, prefetching ahead when pf
+// (s as a Prefetcher) is not nil.
+func addBatch(s Sink, pf Prefetcher, b []GEvent) error {
+	if pf == nil {
+		for i := range b {
+			if err := s.Add(&b[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range b {
+		if j := i + prefetchDistance; j < len(b) {
+			pf.Prefetch(&b[j])
+		}
+		if err := s.Add(&b[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (a *AsyncSink) setErr(err error) {

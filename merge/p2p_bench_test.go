@@ -63,10 +63,8 @@ func BenchmarkP2PStream_ManyRanks(b *testing.B) {
 					s := NewP2PStream(run, P2POptions{}, nil)
 					for off := 0; off < len(evs); off += asyncBatch {
 						batch := evs[off:min(off+asyncBatch, len(evs))]
-						for j := range batch {
-							if err := s.Add(&batch[j]); err != nil {
-								b.Fatal(err)
-							}
+						if err := addBatch(s, s, batch); err != nil { // as AsyncSink adds
+							b.Fatal(err)
 						}
 					}
 					if res := s.Result(); res.Messages != len(evs)/4 {

@@ -67,29 +67,124 @@ func (s *P2PStream) enqueue(rs *p2pRankState, m *p2pMsg) {
 	s.tryMatch(k, ch)
 }
 
-// chanOf returns key k's queues, made (or reused) if k has none.
+// chanInline is the number of keys to a rank whose queues live in the
+// rank's own state (a halo exchange has two or four); more go to its map.
+const chanInline = 4
+
+// chanSlot is one key to a rank (its destination) and the key's queues.
+type chanSlot struct {
+	comm     uint64
+	src, tag int32
+	ch       p2pChan
+}
+
+// chanOf returns key k's queues, made (or reused) if k has none. A key's
+// queues live in its destination's state (p2pRankState.chans), which the
+// match touches anyway: at 16,384 ranks a lookup in one map of every key
+// was two cache misses (its bucket, its queues) and a hash per message.
+// Destinations without a state (not in the run) use the stream's map.
 func (s *P2PStream) chanOf(k p2pKey) *p2pChan {
-	if ch := s.chans[k]; ch != nil {
+	rs := s.rankOrNil(k.dst)
+	if rs == nil {
+		if ch := s.chans[k]; ch != nil {
+			return ch
+		}
+		ch := s.newChan()
+		s.chans[k] = ch
 		return ch
 	}
-	var ch *p2pChan
-	if n := len(s.freeChans); n > 0 {
-		ch = s.freeChans[n-1]
-		s.freeChans = s.freeChans[:n-1]
-	} else {
-		ch = &p2pChan{}
+	if ch := rs.chanIf(k); ch != nil {
+		return ch
 	}
-	s.chans[k] = ch
+	if rs.nchan < chanInline {
+		sl := &rs.chans[rs.nchan] // its queues' arrays are kept from an earlier key
+		rs.nchan++
+		sl.comm, sl.src, sl.tag = k.comm, k.src, k.tag
+		return &sl.ch
+	}
+	if rs.moreChans == nil {
+		rs.moreChans = map[p2pKey]*p2pChan{}
+	}
+	ch := s.newChan()
+	rs.moreChans[k] = ch
 	return ch
 }
 
-// dropChanIfEmpty removes key k's queues from the map once both are empty
-// (keys that never recur, such as a tag per iteration, keep no memory).
+// chanIf returns key k's queues at its destination rs, nil if it has none.
+func (rs *p2pRankState) chanIf(k p2pKey) *p2pChan {
+	for i := 0; i < rs.nchan; i++ {
+		if sl := &rs.chans[i]; sl.comm == k.comm && sl.src == k.src && sl.tag == k.tag {
+			return &sl.ch
+		}
+	}
+	if rs.moreChans != nil {
+		return rs.moreChans[k]
+	}
+	return nil
+}
+
+// chanIf returns key k's queues, nil if it has none.
+func (s *P2PStream) chanIf(k p2pKey) *p2pChan {
+	if rs := s.rankOrNil(k.dst); rs != nil {
+		return rs.chanIf(k)
+	}
+	return s.chans[k]
+}
+
+func (s *P2PStream) newChan() *p2pChan {
+	if n := len(s.freeChans); n > 0 {
+		ch := s.freeChans[n-1]
+		s.freeChans = s.freeChans[:n-1]
+		return ch
+	}
+	return &p2pChan{}
+}
+
+// eachChan calls f with every key that holds queues (in no fixed order).
+func (s *P2PStream) eachChan(f func(k p2pKey, ch *p2pChan)) {
+	for k, ch := range s.chans {
+		f(k, ch)
+	}
+	for _, rs := range s.ranks {
+		if rs == nil {
+			continue
+		}
+		for i := 0; i < rs.nchan; i++ {
+			sl := &rs.chans[i]
+			f(p2pKey{comm: sl.comm, src: sl.src, dst: rs.rank, tag: sl.tag}, &sl.ch)
+		}
+		for k, ch := range rs.moreChans {
+			f(k, ch)
+		}
+	}
+}
+
+// dropChanIfEmpty forgets key k's queues once both are empty (keys that
+// never recur, such as a tag per iteration, keep no memory). ch is k's
+// queues; a pointer into the destination's slots is not valid afterwards.
 func (s *P2PStream) dropChanIfEmpty(k p2pKey, ch *p2pChan) {
 	if len(ch.sends) != 0 || len(ch.recvs) != 0 {
 		return
 	}
-	delete(s.chans, k)
+	rs := s.rankOrNil(k.dst)
+	if rs != nil {
+		for i := 0; i < rs.nchan; i++ {
+			if &rs.chans[i].ch == ch {
+				// the last slot takes its place; the freed slot keeps
+				// the empty queues' arrays for the next key
+				last := rs.nchan - 1
+				rs.chans[i], rs.chans[last] = rs.chans[last], rs.chans[i]
+				rs.chans[last].ch.sends, rs.chans[last].ch.recvs = rs.chans[last].ch.sends[:0], rs.chans[last].ch.recvs[:0]
+				rs.nchan--
+				return
+			}
+		}
+		if rs.moreChans != nil {
+			delete(rs.moreChans, k)
+		}
+	} else {
+		delete(s.chans, k)
+	}
 	ch.sends, ch.recvs = ch.sends[:0], ch.recvs[:0]
 	s.freeChans = append(s.freeChans, ch)
 }
@@ -139,7 +234,7 @@ func (s *P2PStream) cancel(m *p2pMsg) {
 	}
 	if m.keyed {
 		k := p2pKey{m.comm, m.src, m.dst, m.tag}
-		if ch := s.chans[k]; ch != nil {
+		if ch := s.chanIf(k); ch != nil {
 			qp := &ch.recvs
 			if !m.recv {
 				qp = &ch.sends
@@ -191,7 +286,7 @@ func (s *P2PStream) releaseRank(rs *p2pRankState) {
 	// this order (reproducible, and the same on a partitioned owner)
 	sort.Slice(keys, func(i, j int) bool { return keyBefore(keys[i], keys[j]) })
 	for _, k := range keys {
-		if ch := s.chans[k]; ch != nil {
+		if ch := s.chanIf(k); ch != nil {
 			s.tryMatch(k, ch)
 		}
 	}

@@ -303,10 +303,7 @@ func (s *P2PStream) ownerEnd() *P2POwnEnd {
 	e.Out = P2PResult{Messages: o.Messages, Bytes: o.Bytes, UnmatchedSends: o.UnmatchedSends, UnmatchedRecvs: o.UnmatchedRecvs,
 		Unresolved: o.Unresolved, Requests: o.Requests, Uncompleted: o.Uncompleted, Cancelled: o.Cancelled, Polls: o.Polls,
 		ReusedRequestIDs: o.ReusedRequestIDs, Violations: o.Violations, MaxViolationNS: o.MaxViolationNS, ListDropped: o.ListDropped}
-	for k, w := range s.waitedFor {
-		rs := s.ranks[k[0]].sum
-		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
-	}
+	s.collectWaited()
 	for _, rs := range s.ranks {
 		if rs == nil || !s.owns(rs.rank) {
 			continue

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"unsafe"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -127,6 +128,14 @@ type p2pRankState struct {
 	blocked map[p2pKey]struct{}
 	sum     *P2PRank // -> sumv
 	sumv    P2PRank
+	// waited: the ranks this rank waited for, summed (finishCall): the
+	// first waitedInline in the slice, more in the map
+	waited     []RankAmount
+	waitedMore map[int32]float64
+	// the keys to this rank that hold queues (p2p_match.go: chanOf)
+	nchan     int
+	chans     [chanInline]chanSlot
+	moreChans map[p2pKey]*p2pChan
 }
 
 // pendInline is the number of open requests a rank keeps inline (a halo
@@ -229,7 +238,6 @@ type P2PStream struct {
 	sites     map[p2pSiteKey]*siteAcc
 	lsPairs   map[[2]int32]*PairWait
 	lrPairs   map[[2]int32]*PairWait
-	waitedFor map[[2]int32]float64
 	list      msgHeap  // earliest sends kept for drawing (max-heap by start)
 	worst     lateHeap // largest late-sender waits (min-heap by wait)
 	inFlight  int      // messages held (for the peak)
@@ -264,7 +272,7 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
 		chans: map[p2pKey]*p2pChan{},
 		nbc:   map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
-		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}, waitedFor: map[[2]int32]float64{}}
+		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}}
 	for _, ri := range run.Ranks {
 		for _, c := range ri.Meta.Comms {
 			s.commSize[c.ID] = len(c.Members)
@@ -340,6 +348,74 @@ func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls
 	a.calls += calls
 	a.polls += polls
 	a.time += d
+}
+
+// Prefetch implements Prefetcher: it asks for the state of e's rank
+// that Add will touch (its open requests, current call, call sites and
+// sums) and, for a message to another rank, the destination's queues. At
+// thousands of ranks each of them is a cache miss when Add reaches it
+// (the merged stream visits every rank between two events of one).
+func (s *P2PStream) Prefetch(e *GEvent) {
+	if len(s.ranks) < prefetchRanks || !s.Wants(e.Op) {
+		return
+	}
+	if rs := s.rankOrNil(e.Rank); rs != nil {
+		prefetchSpan(uintptr(unsafe.Pointer(rs)), p2pHotLines)
+	}
+	if e.Peer >= 0 && e.Peer != e.Rank {
+		if ps := s.rankOrNil(e.Peer); ps != nil {
+			prefetchSpan(uintptr(unsafe.Pointer(&ps.nchan)), 2)
+		}
+	}
+}
+
+// p2pHotLines is the number of cache lines at the start of a
+// p2pRankState that Add touches for an event of the rank (every field up
+// to and including sumv).
+var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PRank{}) + 63) / 64)
+
+// waitedInline is the number of ranks a rank's waits are summed for in a
+// slice (a halo exchange has two to six neighbours); more go to a map.
+const waitedInline = 16
+
+// addWaited adds w to the wait of rs for rank src. The sums live in the
+// waiting rank's state, which finishCall touches anyway (one map of every
+// pair was a cache miss and a hash per call at 16,384 ranks).
+func (rs *p2pRankState) addWaited(src int32, w float64) {
+	for i := range rs.waited {
+		if rs.waited[i].Rank == src {
+			rs.waited[i].NS += w
+			return
+		}
+	}
+	if rs.waitedMore != nil {
+		if _, ok := rs.waitedMore[src]; ok {
+			rs.waitedMore[src] += w
+			return
+		}
+	}
+	if len(rs.waited) < waitedInline {
+		rs.waited = append(rs.waited, RankAmount{Rank: src, NS: w})
+		return
+	}
+	if rs.waitedMore == nil {
+		rs.waitedMore = map[int32]float64{}
+	}
+	rs.waitedMore[src] = w
+}
+
+// collectWaited appends each rank's sums of waits to its summary's
+// WaitedFor (in no order: the caller sorts).
+func (s *P2PStream) collectWaited() {
+	for _, rs := range s.ranks {
+		if rs == nil {
+			continue
+		}
+		rs.sum.WaitedFor = append(rs.sum.WaitedFor, rs.waited...)
+		for r, w := range rs.waitedMore {
+			rs.sum.WaitedFor = append(rs.sum.WaitedFor, RankAmount{Rank: r, NS: w})
+		}
+	}
 }
 
 // Add consumes one event (a Sink; events of other kinds are ignored).
@@ -744,7 +820,7 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 	s.ranks[c.rank].sum.LateSenderNS += ls
 	if last != nil {
 		if w := min(last.post, c.exit) - c.enter; w > 0 {
-			s.waitedFor[[2]int32{c.rank, last.src}] += w
+			s.ranks[c.rank].addWaited(last.src, w)
 			if s.opt.OnSync != nil {
 				s.opt.OnSync(P2PSync{Kind: SyncLateSender, Waiter: c.rank, Cause: last.src,
 					WaiterEnter: c.enter, WaiterExit: c.exit, CauseEnter: last.post, Wait: w})
@@ -935,10 +1011,7 @@ func (s *P2PStream) Result() *P2PResult {
 	for _, in := range s.nbc {
 		s.foldNBC(in)
 	}
-	for k, w := range s.waitedFor {
-		rs := s.ranks[k[0]].sum
-		rs.WaitedFor = append(rs.WaitedFor, RankAmount{Rank: k[1], NS: w})
-	}
+	s.collectWaited()
 	for _, rs := range s.ranks {
 		if rs == nil {
 			continue
@@ -994,7 +1067,7 @@ func (s *P2PStream) leftovers() {
 			s.closeCall(rs)
 		}
 	}
-	for _, ch := range s.chans {
+	s.eachChan(func(_ p2pKey, ch *p2pChan) {
 		for _, m := range ch.recvs {
 			if m.done {
 				out.UnmatchedRecvs++
@@ -1005,7 +1078,7 @@ func (s *P2PStream) leftovers() {
 				out.UnmatchedSends++
 			}
 		}
-	}
+	})
 	for _, rs := range s.ranks {
 		if rs == nil || s.own != nil && !s.owns(rs.rank) {
 			continue // another owner's rank: its requests are counted there

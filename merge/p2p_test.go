@@ -247,8 +247,10 @@ func TestP2PStream_KeysThatNeverRecurKeepNoQueues(t *testing.T) {
 	if _, err := pass.Run(); err != nil {
 		t.Fatal(err)
 	}
-	if len(st.chans) != 0 || len(st.freeChans) > 2 {
-		t.Errorf("after %d matched messages of distinct keys: %d keys hold queues (want 0), %d kept for reuse (want at most 2)", n, len(st.chans), len(st.freeChans))
+	held := 0
+	st.eachChan(func(p2pKey, *p2pChan) { held++ })
+	if held != 0 || len(st.freeChans) > 2 {
+		t.Errorf("after %d matched messages of distinct keys: %d keys hold queues (want 0), %d kept for reuse (want at most 2)", n, held, len(st.freeChans))
 	}
 	if an := st.Result(); an.Messages != n || an.UnmatchedSends != 0 || an.UnmatchedRecvs != 0 {
 		t.Errorf("messages %d (want %d), unmatched %d/%d", an.Messages, n, an.UnmatchedSends, an.UnmatchedRecvs)
@@ -363,9 +365,9 @@ type blockedCheck struct {
 func (c *blockedCheck) Add(ev *GEvent) error {
 	err := c.P2PStream.Add(ev)
 	c.events++
-	for k, ch := range c.chans {
+	c.eachChan(func(k p2pKey, ch *p2pChan) {
 		if len(ch.sends) == 0 || len(ch.recvs) == 0 {
-			continue
+			return
 		}
 		c.waited++
 		rs := c.ranks[k.dst]
@@ -374,6 +376,6 @@ func (c *blockedCheck) Add(ev *GEvent) error {
 			c.t.Fatalf("event %d: key %+v holds a send and a receive; unresolved receives %d (first %d, the head's %d), recorded blocked %v",
 				c.events, k, len(rs.unresolved), rs.minUnres, ch.recvs[0].order, recorded)
 		}
-	}
+	})
 	return err
 }

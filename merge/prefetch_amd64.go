@@ -17,3 +17,17 @@ func prefetchEvent(p uintptr)
 //
 //go:noescape
 func prefetchLines6(a, b, c, d, e, f uintptr)
+
+// prefetchLines4 prefetches an event at a (both its lines) and one line
+// at each of b and c (the windowed merge: an event due soon and its
+// rank's running sums, kway_window.go).
+//
+//go:noescape
+func prefetchLines4(a, b, c uintptr)
+
+// prefetchSpan prefetches lines cache lines from p on (the point-to-point
+// stream's state of a rank an event due soon touches: p2p_stream.go's
+// Prefetch).
+//
+//go:noescape
+func prefetchSpan(p uintptr, lines int)

@@ -24,3 +24,28 @@ TEXT ·prefetchLines6(SB),NOSPLIT,$0-48
 	MOVQ f+40(FP), AX
 	PREFETCHT0 (AX)
 	RET
+
+// func prefetchLines4(a, b, c uintptr)
+TEXT ·prefetchLines4(SB),NOSPLIT,$0-24
+	MOVQ a+0(FP), AX
+	PREFETCHT0 (AX)
+	PREFETCHT0 64(AX)
+	MOVQ b+8(FP), AX
+	PREFETCHT0 (AX)
+	MOVQ c+16(FP), AX
+	PREFETCHT0 (AX)
+	RET
+
+// func prefetchSpan(p uintptr, lines int)
+TEXT ·prefetchSpan(SB),NOSPLIT,$0-16
+	MOVQ p+0(FP), AX
+	MOVQ lines+8(FP), CX
+	TESTQ CX, CX
+	JLE done
+loop:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ loop
+done:
+	RET
