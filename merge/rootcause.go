@@ -569,6 +569,10 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	return rs
 }
 
+// Prefetch implements Prefetcher: the point-to-point stream the root-cause
+// stream drives asks for e's rank state (see P2PStream.Prefetch).
+func (s *RootCauseStream) Prefetch(e *GEvent) { s.p2p.Prefetch(e) }
+
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *GEvent) error {
 	r := s.rank(e.Rank)
