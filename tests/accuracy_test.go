@@ -236,18 +236,25 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 // on 2 emulated nodes with injected clocks for about 30 s.
 func TestAccuracy_ThirtySeconds8Ranks(t *testing.T) {
 	needSetup(t)
-	// 2000 rounds of at most 15 ms sleep: about 30 s.
-	traces, _ := runClockprog(t, accRun{NP: 8, NodeSize: 4, Fake: fakeSpec, Iters: 2000, SleepUS: 10000})
-	a := measureAccuracy(t, traces, nil)
-	t.Log(a)
-	if a.Span < 25e9 {
-		t.Errorf("run spans only %.1f s, want about 30 s", a.Span/1e9)
-	}
-	checkSyncBounds(t, traces, 50)
 	const boundNS = 10e3
-	if a.MaxInterp > boundNS {
-		t.Errorf("corrected times off by up to %.3f us (bound %.0f us); knots' true errors:\n%s", a.MaxInterp/1e3, boundNS/1e3, knotErrors(traces))
-	}
+	// A knot outside its own sync-path bound gets the case a second run,
+	// as in TestAccuracy_InjectedClocksCorrectToTruth (twoTries; one such
+	// knot in a make test at load 5: 1.538 against 0.251 µs); a second
+	// violation fails.
+	twoTries(t, boundNS, func(t *testing.T, v *verdict) []rankTrace {
+		// 2000 rounds of at most 15 ms sleep: about 30 s.
+		traces, _ := runClockprog(t, accRun{NP: 8, NodeSize: 4, Fake: fakeSpec, Iters: 2000, SleepUS: 10000})
+		a := measureAccuracy(t, traces, nil)
+		t.Log(a)
+		if a.Span < 25e9 {
+			v.errorf("run spans only %.1f s, want about 30 s", a.Span/1e9)
+		}
+		checkSyncBoundsTo(t, v.noisef, traces, 50)
+		if a.MaxInterp > boundNS {
+			v.errorf("corrected times off by up to %.3f us (bound %.0f us); knots' true errors:\n%s", a.MaxInterp/1e3, boundNS/1e3, knotErrors(traces))
+		}
+		return traces
+	})
 }
 
 // TestAccuracy_SharedClockModelsNearIdentity: without injection all ranks
