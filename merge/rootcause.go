@@ -3,7 +3,8 @@ package merge
 // Root causes of waiting: delay analysis and the critical path.
 //
 // A wait state (a collective member waiting for the last entrant, a Late
-// Sender, a Late Receiver) is a symptom. Its cause is a delay: the excess
+// Sender, a Late Receiver, the one-sided Wait at Fence, Late Post and
+// Early Wait: rootcause_pscw.go) is a symptom. Its cause is a delay: the excess
 // time the waited-for rank spent, since the two ranks last synchronised,
 // in regions and calls compared with the waiting rank (Böhme, Geimer,
 // Wolf et al., "Identifying the root causes of wait states in large-scale

@@ -66,7 +66,7 @@ type pscwQueue struct {
 
 // pscwState is the stream's PSCW matching.
 type pscwState struct {
-	open  map[rmaWinKey]*pscwEpoch // per (window, rank): the open access and exposure epochs (access: rank+1<<31 key)
+	open  map[rmaWinKey]*pscwEpoch // per (window, rank): the open exposure epochs, and under rank -2-r the open access epochs of r
 	queue map[pscwKey]*pscwQueue
 }
 
