@@ -79,8 +79,7 @@ const (
 // isPSCW reports whether op takes part in general active target
 // synchronisation.
 func isPSCW(op trace.Op) bool {
-	return op == trace.OpWinPost || op == trace.OpWinStart || op == trace.OpWinComplete ||
-		op == trace.OpWinWait || op == trace.OpWinTest
+	return op >= trace.OpWinPost && op <= trace.OpWinTest // post, start, complete, wait, test
 }
 
 // pscw takes one PSCW event of rank r; its call (e's first record) is
