@@ -25,27 +25,33 @@ func withWindow(p *rcProg) *rcProg {
 // first), computes 99+extra, completes; t computes 99 and waits
 // (MPI_Win_wait returns 1 after o's complete was entered: an Early Wait
 // when t entered first). Post and start share call site site, complete
-// and wait site+0x20 (one SPMD code path). It returns the simulated Late
-// Post and Early Wait.
-func (p *rcProg) pscw(o, t int, site uint64, extra int64) (latePost, earlyWait float64) {
+// and wait site+0x20 (one SPMD code path). With lazy, MPI_Win_start
+// returns at once and MPI_Win_complete waits for the post instead (as
+// MPI libraries may). It returns the simulated Late Post and Early
+// Wait.
+func (p *rcProg) pscw(o, t int, site uint64, extra int64, lazy bool) (latePost, earlyWait float64) {
 	tp, to := p.t[t], p.t[o]
 	p.evs[t] = append(p.evs[t], trace.Event{Op: trace.OpWinPost, Comm: 1, Root: -1, Peer: int32(o), Callsite: site,
 		EnterNS: tp, ExitNS: tp + 1})
 	startExit := max(to, tp) + 1
+	if lazy {
+		startExit = to + 1
+	}
 	p.evs[o] = append(p.evs[o], trace.Event{Op: trace.OpWinStart, Comm: 1, Root: -1, Peer: int32(t), Callsite: site,
 		EnterNS: to, ExitNS: startExit})
 	c := startExit + 99 + extra
+	complExit := max(c, tp) + 1
 	p.evs[o] = append(p.evs[o], trace.Event{Op: trace.OpWinComplete, Comm: 1, Root: -1, Peer: -1, Callsite: site + 0x20,
-		EnterNS: c, ExitNS: c + 1})
+		EnterNS: c, ExitNS: complExit})
 	w := tp + 1 + 99
 	waitExit := max(w, c) + 1
 	p.evs[t] = append(p.evs[t], trace.Event{Op: trace.OpWinWait, Comm: 1, Root: -1, Peer: -1, Callsite: site + 0x20,
 		EnterNS: w, ExitNS: waitExit})
-	latePost = float64(max(0, min(tp, startExit)-to))
+	latePost = float64(max(0, min(tp, startExit)-to) + max(0, min(tp, complExit)-c))
 	earlyWait = float64(max(0, min(c, waitExit)-w))
 	p.waits[o] += latePost
 	p.waits[t] += earlyWait
-	p.t[o], p.t[t] = c+1, waitExit
+	p.t[o], p.t[t] = complExit, waitExit
 	return latePost, earlyWait
 }
 
@@ -66,12 +72,14 @@ func TestRootCause_PSCWDelaysAreAttributed(t *testing.T) {
 		late       int   // the late rank
 		postExtra  int64 // extra compute of rank late before MPI_Win_post (a target)
 		complExtra int64 // extra compute of rank late before MPI_Win_complete (an origin)
+		lazy       bool  // MPI_Win_complete, not MPI_Win_start, waits for the post
 		region     string
 		wantLP     float64
 		wantEW     float64
 	}{
-		{"LatePost_target1", 1, delta, 0, "0x100 → 0x300", delta * iters, 0},
-		{"EarlyWait_origin2", 2, 0, delta, "0x300 → 0x320", 0, delta * iters},
+		{"LatePost_target1", 1, delta, 0, false, "0x100 → 0x300", delta * iters, 0},
+		{"LatePostInComplete_target1", 1, delta, 0, true, "0x100 → 0x300", (delta - 99) * iters, 0}, // 1 in the start, the rest in the complete
+		{"EarlyWait_origin2", 2, 0, delta, false, "0x300 → 0x320", 0, delta * iters},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,7 +98,7 @@ func TestRootCause_PSCWDelaysAreAttributed(t *testing.T) {
 					if pr[0] == tc.late {
 						extra = tc.complExtra
 					}
-					a, b := p.pscw(pr[0], pr[1], 0x300, extra)
+					a, b := p.pscw(pr[0], pr[1], 0x300, extra, tc.lazy)
 					lp += a
 					ew += b
 				}
@@ -115,7 +123,13 @@ func TestRootCause_PSCWDelaysAreAttributed(t *testing.T) {
 				t.Fatalf("no root cause: %+v", res)
 			}
 			top := res.Causes[0]
-			want := 3.0 * delta * iters // the partner's PSCW wait and the other pair's at the Allreduce
+			// All the waiting is the late region's: the partner's PSCW
+			// wait, the other pair's Δ at the Allreduce (and, lazy, the
+			// partner's 100 there).
+			want := p.totalWait()
+			if !tc.lazy && want != 3*delta*iters {
+				t.Fatalf("simulation: total wait %v, want %v", want, 3*delta*iters)
+			}
 			if top.Ranks != rankName(tc.late) || top.Region != tc.region || !within(top.CostNS, want, 0.01) {
 				t.Errorf("top cause %+v, want rank %d's region %s with cost %v", top, tc.late, tc.region, want)
 			}
