@@ -124,12 +124,15 @@ func (s *RootCauseStream) pscw(r *rcRank, e *GEvent) {
 			ep.closeEnter = e.Exit // a successful test waited for nobody
 		}
 		if access {
-			for _, x := range ep.partners { // its targets' exposure epochs
+			// Its own Late Post first: a target's Early Wait for this
+			// complete passes on the origin's wait states before it.
+			parts := ep.partners // its targets' exposure epochs
+			s.pscwLatePost(ep)
+			for _, x := range parts {
 				x.closedPartners++
 				x.note(e.Enter, r.rank, pos)
 				s.pscwEarlyWait(x)
 			}
-			s.pscwLatePost(ep)
 		} else {
 			s.pscwEarlyWait(ep)
 		}

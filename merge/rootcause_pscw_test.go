@@ -161,3 +161,98 @@ func TestRootCause_PSCWDelaysAreAttributed(t *testing.T) {
 }
 
 func rankName(r int) string { return string(rune('0' + r)) }
+
+// TestRootCause_PSCWGroupsWaitForTheLatestPartner: with groups of two,
+// the wait is for the latest partner, and through a chain. Origin 0
+// accesses targets 1 and 2 (one MPI_Win_start of two records): target 2
+// posts Δ late, so rank 0 waits Δ in its start (Late Post for rank 2, not
+// rank 1) and completes Δ late, so rank 1 waits Δ in MPI_Win_wait (Early
+// Wait, propagated through rank 0). Target 0 exposed to origins 1 and 2
+// (one MPI_Win_post of two records): origin 2 completes Δ late, so rank 0
+// waits Δ in MPI_Win_wait (Early Wait for rank 2), and rank 1 Δ at the
+// next Allreduce (propagated through rank 0). Either way all the waiting
+// is rank 2's late region's, within 1 %.
+func TestRootCause_PSCWGroupsWaitForTheLatestPartner(t *testing.T) {
+	const delta, iters = 20000, 30
+	ev := func(op trace.Op, peer int32, seq uint32, site uint64, enter, exit int64) trace.Event {
+		return trace.Event{Op: op, Comm: 1, Root: -1, Peer: peer, Seq: seq, Callsite: site, EnterNS: enter, ExitNS: exit}
+	}
+	tests := []struct {
+		name           string
+		epoch          func(p *rcProg) // one iteration's epochs, from the ranks' times
+		region         string
+		wantLP, wantEW float64
+	}{
+		{"OriginWithTwoTargets", func(p *rcProg) {
+			p.t[2] += delta // target 2 computes Δ more before its post
+			t1, t2, t0 := p.t[1], p.t[2], p.t[0]
+			p.evs[1] = append(p.evs[1], ev(trace.OpWinPost, 0, 0, 0x300, t1, t1+1))
+			p.evs[2] = append(p.evs[2], ev(trace.OpWinPost, 0, 0, 0x300, t2, t2+1))
+			se := max(t0, t1, t2) + 1
+			p.evs[0] = append(p.evs[0], ev(trace.OpWinStart, 1, 0, 0x300, t0, se), ev(trace.OpWinStart, 2, 1, 0x300, t0, se))
+			c := se + 99
+			p.evs[0] = append(p.evs[0], ev(trace.OpWinComplete, -1, 0, 0x320, c, c+1))
+			for _, r := range []int{1, 2} {
+				w := p.t[r] + 100
+				p.evs[r] = append(p.evs[r], ev(trace.OpWinWait, -1, 0, 0x320, w, max(w, c)+1))
+				p.waits[r] += float64(max(0, c-w))
+				p.t[r] = max(w, c) + 1
+			}
+			p.waits[0] += float64(max(0, max(t1, t2)-t0))
+			p.t[0] = c + 1
+		}, "0x100 → 0x300", delta * iters, delta * iters},
+		{"TargetWithTwoOrigins", func(p *rcProg) {
+			t0 := p.t[0]
+			p.evs[0] = append(p.evs[0], ev(trace.OpWinPost, 1, 0, 0x300, t0, t0+1), ev(trace.OpWinPost, 2, 1, 0x300, t0, t0+1))
+			last := int64(0)
+			for _, r := range []int{1, 2} {
+				s := p.t[r]
+				se := max(s, t0) + 1
+				c := se + 99
+				if r == 2 {
+					c += delta // origin 2 computes Δ more before its complete
+				}
+				p.evs[r] = append(p.evs[r], ev(trace.OpWinStart, 0, 0, 0x300, s, se), ev(trace.OpWinComplete, -1, 0, 0x320, c, c+1))
+				p.waits[r] += float64(max(0, t0-s))
+				p.t[r] = c + 1
+				last = max(last, c)
+			}
+			w := t0 + 100
+			p.evs[0] = append(p.evs[0], ev(trace.OpWinWait, -1, 0, 0x320, w, max(w, last)+1))
+			p.waits[0] += float64(max(0, last-w))
+			p.t[0] = max(w, last) + 1
+		}, "0x300 → 0x320", 0, delta * iters},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := withWindow(newRCProg(3))
+			p.allreduce(0x100)
+			for it := 0; it < iters; it++ {
+				p.compute(func(int) int64 { return 1000 })
+				tc.epoch(p)
+				p.allreduce(0x100)
+			}
+			res := p.run(t)
+			if !within(res.TotalWaitNS, p.totalWait(), 1e-9) || res.TotalWaitNS != 2*delta*iters {
+				t.Fatalf("total wait %v, simulated %v, want %v", res.TotalWaitNS, p.totalWait(), 2*delta*iters)
+			}
+			if res.LatePostNS != tc.wantLP || res.EarlyWaitNS != tc.wantEW {
+				t.Errorf("Late Post %v, Early Wait %v; want %v, %v", res.LatePostNS, res.EarlyWaitNS, tc.wantLP, tc.wantEW)
+			}
+			if rma := p.rma.Result(); rma.LatePost.TotalNS != res.LatePostNS || rma.EarlyWait.TotalNS != res.EarlyWaitNS {
+				t.Errorf("root causes: Late Post %v, Early Wait %v; the one-sided analysis: %v, %v",
+					res.LatePostNS, res.EarlyWaitNS, rma.LatePost.TotalNS, rma.EarlyWait.TotalNS)
+			}
+			if len(res.Causes) == 0 {
+				t.Fatalf("no root cause: %+v", res)
+			}
+			top := res.Causes[0]
+			if top.Ranks != "2" || top.Region != tc.region || !within(top.CostNS, res.TotalWaitNS, 0.01) {
+				t.Errorf("top cause %+v, want rank 2's region %s with all the waiting, %v", top, tc.region, res.TotalWaitNS)
+			}
+			if !within(top.PropagatedNS, delta*iters, 0.01) || len(top.Via) != 1 || top.Via[0].Rank != 0 {
+				t.Errorf("top cause %+v: want half of it, %v, propagated via rank 0", top, float64(delta*iters))
+			}
+		})
+	}
+}
