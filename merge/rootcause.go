@@ -3,7 +3,8 @@ package merge
 // Root causes of waiting: delay analysis and the critical path.
 //
 // A wait state (a collective member waiting for the last entrant, a Late
-// Sender, a Late Receiver) is a symptom. Its cause is a delay: the excess
+// Sender, a Late Receiver, the one-sided Wait at Fence, Late Post and
+// Early Wait: rootcause_pscw.go) is a symptom. Its cause is a delay: the excess
 // time the waited-for rank spent, since the two ranks last synchronised,
 // in regions and calls compared with the waiting rank (Böhme, Geimer,
 // Wolf et al., "Identifying the root causes of wait states in large-scale
@@ -460,7 +461,8 @@ type RootCauseStream struct {
 	total, small          float64
 	noDelay, unresolved   float64
 	waitStates, truncated int
-	byKind                [4]float64 // collective, Late Sender, Late Receiver, Wait at Fence
+	byKind                [6]float64 // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
+	pscwSt                pscwState  // PSCW epochs not yet resolved (rootcause_pscw.go)
 	cpEnd                 float64
 	cpRank                int32
 	err                   error
@@ -595,6 +597,9 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 		s.finishInstance(d.cc, d.in)
 	}
 	s.done = s.done[:0]
+	if isPSCW(e.Op) {
+		s.pscw(r, e)
+	}
 	s.flushSide()
 	return err
 }
@@ -1011,7 +1016,8 @@ func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64)
 
 // waitState attributes one wait: rank a waited w in its call at
 // position pa for rank b, whose call at pb it needed. kind: 0 collective,
-// 1 Late Sender, 2 Late Receiver, 3 Wait at Fence; pair: the wait synchronises a and b
+// 1 Late Sender, 2 Late Receiver, 3 Wait at Fence, 4 Late Post, 5 Early
+// Wait; pair: the wait synchronises a and b
 // alone (not an N×N collective, whose communicator records it). end is
 // the exit of a's call, need the enter of b's.
 func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb int32, pb uint64, w, end, need float64) {

@@ -20,9 +20,14 @@ type RootCauseResult struct {
 	CollectiveWaitNS float64 `json:"collective_wait_ns"` // of TotalWaitNS, in blocking collectives, ns
 	LateSenderNS     float64 `json:"late_sender_ns"`     // of TotalWaitNS, Late Sender waits, ns
 	LateReceiverNS   float64 `json:"late_receiver_ns"`   // of TotalWaitNS, Late Receiver waits, ns
-	// WaitAtFenceNS: one-sided MPI_Win_fence waits (the PSCW patterns,
-	// Late Post and Early Wait, are not attributed yet).
-	WaitAtFenceNS float64 `json:"wait_at_fence_ns"`
+	WaitAtFenceNS    float64 `json:"wait_at_fence_ns"`   // of TotalWaitNS, one-sided MPI_Win_fence waits, ns
+	// LatePostNS: of TotalWaitNS, one-sided Late Post waits (an origin's
+	// MPI_Win_start/complete for its target's MPI_Win_post), ns; absent
+	// when 0.
+	LatePostNS float64 `json:"late_post_ns,omitempty"`
+	// EarlyWaitNS: of TotalWaitNS, one-sided Early Wait waits (a target's
+	// MPI_Win_wait for its origins' MPI_Win_complete), ns; absent when 0.
+	EarlyWaitNS float64 `json:"early_wait_ns,omitempty"`
 	// AttributedNS is the sum of all causes' costs, short- and long-term.
 	AttributedNS float64 `json:"attributed_ns"`
 	// SmallNS went to causes beyond the rcVecK (8) largest of a wait
@@ -185,6 +190,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	}
 	out := &RootCauseResult{TotalWaitNS: s.total, WaitStates: s.waitStates,
 		CollectiveWaitNS: s.byKind[0], LateSenderNS: s.byKind[1], LateReceiverNS: s.byKind[2], WaitAtFenceNS: s.byKind[3],
+		LatePostNS: s.byKind[rcKindLatePost], EarlyWaitNS: s.byKind[rcKindEarlyWait],
 		SmallNS: s.small, NoDelayNS: s.noDelay, UnresolvedNS: s.unresolved,
 		TruncatedWaits: s.truncated, HistoryPerRank: s.hist}
 	names := make([]string, len(s.regions))

@@ -28,6 +28,9 @@ type rcProg struct {
 	// bigArena gives the critical path's arena room for the whole run,
 	// so that it is never compacted.
 	bigArena bool
+	// comms are more communicators (windows) of every rank.
+	comms []trace.Comm
+	rma   *RMAStream // the one-sided analysis of the last run
 }
 
 func newRCProg(n int) *rcProg {
@@ -148,7 +151,7 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	for r := 0; r < p.n; r++ {
 		evs := p.evs[r]
 		m := RankMeta{Header: trace.Header{Rank: r, WorldSize: p.n},
-			Comms: []trace.Comm{{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: members}}}
+			Comms: append([]trace.Comm{{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: members}}, p.comms...)}
 		src := &MemSource{M: m, Events: evs, ChunkSize: 64}
 		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &src.M, Src: src})
 	}
@@ -167,6 +170,8 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	}
 	p.rc = rc
 	pass.AddStreamSink(rc)
+	p.rma = NewRMAStream(run, RMAOptions{})
+	pass.AddStreamSink(p.rma)
 	if _, err := pass.Run(); err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,12 @@ func RootCauseSummary(rc *merge.RootCauseResult) string {
 	if rc.WaitAtFenceNS > 0 {
 		kinds += ", Wait at Fence " + fmtDur(rc.WaitAtFenceNS)
 	}
+	if rc.LatePostNS > 0 {
+		kinds += ", Late Post " + fmtDur(rc.LatePostNS)
+	}
+	if rc.EarlyWaitNS > 0 {
+		kinds += ", Early Wait " + fmtDur(rc.EarlyWaitNS)
+	}
 	s := fmt.Sprintf("%s of waiting in %d wait states (%s of the ranks' time; %s); %s attributed to delays",
 		fmtDur(rc.TotalWaitNS), rc.WaitStates, pct(rc.TotalWaitNS, rc.RankTimeNS), kinds, pct(rc.AttributedNS+rc.SmallNS, rc.TotalWaitNS))
 	var un []string
