@@ -54,6 +54,23 @@ static inline gclock_tbuf *gclock_buf(void)
 	return b;
 }
 
+/* gclock_put_exit stores what only the call's return knows into record e
+ * of b (exit time, bytes, instance, request id), publishes it with its
+ * half's generation and moves b on: the last step of every record
+ * gclock_put_in writes. */
+static GCK_INLINE void gclock_put_exit(const gclock_p2p *cx, gclock_tbuf *b, gclock_event *e,
+				       uint32_t seq, uint32_t req, uint64_t sent, uint64_t recv)
+{
+	e->exit_ns = cx->t1;
+	e->sent = sent;
+	e->recv = recv;
+	e->seq = seq;
+	e->req = req;
+	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
+	if (GCK_UNLIKELY(++b->n == b->cap))
+		gclock_tbuf_full(b);
+}
+
 static GCK_INLINE void gclock_put_in(gclock_p2p *cx, gclock_tbuf *b, int same, uint32_t comm,
 				     uint32_t seq, int32_t root, int32_t peer, int32_t tag, uint32_t req,
 				     uint64_t sent, uint64_t recv)
@@ -78,14 +95,7 @@ static GCK_INLINE void gclock_put_in(gclock_p2p *cx, gclock_tbuf *b, int same, u
 		 * that buffer: the caller read gclock_tl_buf, which was set
 		 * before the marker took the record. */
 		e = cx->fl;
-		e->exit_ns = cx->t1;
-		e->sent = sent;
-		e->recv = recv;
-		e->seq = seq;
-		e->req = req;
-		__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
-		if (GCK_UNLIKELY(++b->n == b->cap))
-			gclock_tbuf_full(b);
+		gclock_put_exit(cx, b, e, seq, req, sent, recv);
 		return;
 	}
 #endif
@@ -113,34 +123,20 @@ static GCK_INLINE void gclock_put_in(gclock_p2p *cx, gclock_tbuf *b, int same, u
 			e->peer = peer;
 			e->tag = tag;
 		}
-		e->exit_ns = cx->t1;
-		e->sent = sent;
-		e->recv = recv;
-		e->seq = seq;
-		e->req = req;
-		__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
-		if (GCK_UNLIKELY(++b->n == b->cap))
-			gclock_tbuf_full(b);
+		gclock_put_exit(cx, b, e, seq, req, sent, recv);
 		return;
 	}
 #endif
 	(void)same, (void)first;
 	e->enter_ns = cx->t0;
-	e->exit_ns = cx->t1;
-	e->sent = sent;
-	e->recv = recv;
 	e->callsite = (uint64_t)(uintptr_t)cx->ra;
 	e->comm = comm;
-	e->seq = seq;
 	e->root = root;
 	e->op = cx->op;
 	e->flags = 0;
 	e->peer = peer;
 	e->tag = tag;
-	e->req = req;
-	__atomic_store_n(&e->pad, b->gen, __ATOMIC_RELEASE); /* complete */
-	if (GCK_UNLIKELY(++b->n == b->cap))
-		gclock_tbuf_full(b);
+	gclock_put_exit(cx, b, e, seq, req, sent, recv);
 }
 
 static GCK_INLINE void gclock_put(gclock_p2p *cx, uint32_t comm, uint32_t seq, int32_t root,
