@@ -295,6 +295,7 @@ type analyzer struct {
 	exitOrder []exitKey
 	// finished instances travel in batches to the metrics goroutine
 	finBatch  []*openInst
+	finSlots  int // member slots of the instances in finBatch
 	finCh     chan []*openInst
 	finDone   chan struct{}
 	finErr    error
