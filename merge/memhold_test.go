@@ -2,9 +2,13 @@ package merge
 
 import (
 	"fmt"
+	"maps"
+	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/trace/synth"
 )
 
 // TestEnqueue_LargeInstancesLeaveTheBatchEarly: resolved instances go to
@@ -75,5 +79,32 @@ func TestPassRun_DropsSinksAndDecoders(t *testing.T) {
 				t.Fatal("the matcher's communicators and pools are kept after Run")
 			}
 		})
+	}
+}
+
+// TestLoad_RanksWithEqualSettingsShareOneConfigMap: the ranks of one run
+// record the same settings; Load keeps one map for them, not one a rank.
+func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 6, Steps: 3, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	first := run.Ranks[0].Meta.Header.Config
+	if len(first) == 0 {
+		t.Fatal("the synthetic run's rank 0 records no settings: nothing to share")
+	}
+	for _, ri := range run.Ranks[1:] {
+		c := ri.Meta.Header.Config
+		if !maps.Equal(c, first) {
+			t.Fatalf("rank %d's settings differ from rank 0's: %v against %v", ri.Rank, c, first)
+		}
+		if reflect.ValueOf(c).UnsafePointer() != reflect.ValueOf(first).UnsafePointer() {
+			t.Fatalf("rank %d has its own copy of the settings map", ri.Rank)
+		}
 	}
 }
