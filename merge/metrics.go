@@ -45,7 +45,16 @@ type siteKey struct {
 
 // The metrics goroutine: instances the matcher resolved are finalized
 // (metrics, aggregation) off the merge goroutine, which only matches.
-const finBatchSize = 256
+// A batch goes when it holds finBatchSize instances or finBatchSlots
+// member slots, whichever comes first: an instance of a 16,384-rank comm
+// holds ≈ 1 MB of per-member arrays, and a run with fewer than 256
+// collectives would otherwise keep every one of them in the last,
+// unsent batch until the end (≈ 110 MB at 16,384 ranks), then finalize
+// them all at once.
+const (
+	finBatchSize  = 256
+	finBatchSlots = 1 << 14
+)
 
 func (a *analyzer) startMetrics() {
 	a.finCh = make(chan []*openInst, 8)
@@ -76,10 +85,12 @@ func (a *analyzer) startMetrics() {
 // enqueue hands one resolved instance to the metrics goroutine.
 func (a *analyzer) enqueue(in *openInst) {
 	a.finBatch = append(a.finBatch, in)
-	if len(a.finBatch) < finBatchSize {
+	a.finSlots += len(in.state)
+	if len(a.finBatch) < finBatchSize && a.finSlots < finBatchSlots {
 		return
 	}
 	a.finCh <- a.finBatch
+	a.finSlots = 0
 	a.m.reclaim()
 	if n := len(a.m.spare); n > 0 {
 		a.finBatch = a.m.spare[n-1]
@@ -98,6 +109,7 @@ func (a *analyzer) stopMetrics() {
 	if len(a.finBatch) > 0 {
 		a.finCh <- a.finBatch
 		a.finBatch = nil
+		a.finSlots = 0
 	}
 	close(a.finCh)
 	<-a.finDone
