@@ -117,8 +117,8 @@ func summarizeErrorBars(c *Corrector, rank int32) (RankErrorBars, bool) {
 // others get σ; a knot whose bound is BarLooseBound times the median and
 // whose residual is over twice the noise's gets at least its bound / BarZ.
 // M_i is at least the wander floor BarWander·sqrt(D·h_i³) with 6-8
-// knots (D the frequency diffusion the secants show), and BarCurve times the largest excess of |r_j|/ρ_j over
-// BarExcess·σ among the knots around interval i (a smooth bend: the
+// knots (D the frequency diffusion the secants show), and at least
+// BarCurve times the largest excess of |r_j|/ρ_j over BarExcess·σ among the knots around interval i (a smooth bend: the
 // spline misses by about h⁴f⁗/384 mid-interval where the residual holds
 // h⁴f⁗/6), plus BarHinge·σ in an interval where the model took a
 // frequency step (where the two lines meet is itself measured). Before
