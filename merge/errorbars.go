@@ -116,8 +116,9 @@ func summarizeErrorBars(c *Corrector, rank int32) (RankErrorBars, bool) {
 // error E at knot j gives r_j ≈ E), never more than its own bound; the
 // others get σ; a knot whose bound is BarLooseBound times the median and
 // whose residual is over twice the noise's gets at least its bound / BarZ.
-// M_i is BarCurve times the largest excess of |r_j|/ρ_j over
-// BarExcess·σ among the knots around interval i (a smooth bend: the
+// M_i is at least the wander floor BarWander·sqrt(D·h_i³) with 6-8
+// knots (D the frequency diffusion the secants show), and at least
+// BarCurve times the largest excess of |r_j|/ρ_j over BarExcess·σ among the knots around interval i (a smooth bend: the
 // spline misses by about h⁴f⁗/384 mid-interval where the residual holds
 // h⁴f⁗/6), plus BarHinge·σ in an interval where the model took a
 // frequency step (where the two lines meet is itself measured). Before
@@ -156,6 +157,35 @@ const (
 // cannot see, and so neither can the residuals: 20-46 ns, 0.11-0.13 of
 // the median bound, in real runs of 2 ranks), added in quadrature.
 const BarBias = 0.155
+
+// BarWander is the floor of the model's miss M_i in the middle of an
+// interval of length h, in units of sqrt(D·h³), D the frequency's
+// diffusion the knots' secants show (wanderDiffusion), for runs of
+// barWanderFrom up to barInteriorFrom knots: there the twice-applied
+// residuals (σ) do not see a random walk's wander between knots and the
+// once-applied ones hardly (on real MPI, 7 knots 2-4 s apart on a
+// 0.05 ppm/√s walk: bars 46 ns, misses up to 82 ns, 90 % coverage). An
+// integrated random walk misses straight lines mid-interval by
+// sqrt(D·h³/48) = 0.144 sqrt(D·h³) rms; D from 4-5 secant changes is
+// itself uncertain by a factor of several, hence the quantile and 0.5
+// (0.35 left 1 run in 100 under 95 % coverage,
+// TestErrorBars_CoverARandomWalkBetweenFewKnots). Not with 5 knots (σ
+// takes the one fourth difference, capped by the bound: 100 % coverage
+// on the 8 s runs already) nor from 9 (σ from 5+ interior residuals
+// holds the wander). A smooth bend reads as a walk too: a 20 µs / 20 s
+// sine on 7 knots, whose secants change by ppm but which the spline
+// follows within 0.1 µs, gets bars of about 110× its median error (they
+// covered 98 % of it without the floor).
+// BarWanderQuantile is the quantile of the per-change estimates D is
+// taken at.
+const (
+	BarWander         = 0.5
+	BarWanderQuantile = 0.8
+)
+
+// barWanderFrom: the wander floor (BarWander) applies from this many
+// knots up to barInteriorFrom.
+const barWanderFrom = 6
 
 // barInteriorFrom: with this many knots or more the two at each end do
 // not enter the noise estimate.
@@ -343,8 +373,40 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 			}
 		}
 	}
+	// the wander floor: what a random-walk frequency, as large as the
+	// knots' secants show, leaves between knots (BarWander)
+	if n >= barWanderFrom && n < barInteriorFrom {
+		d := wanderDiffusion(ts, off, b.noise)
+		for i := range b.model {
+			h := float64(ts[i+1] - ts[i])
+			b.model[i] = math.Max(b.model[i], BarWander*math.Sqrt(d*h)*h)
+		}
+	}
 	b.gKnot, b.gMid = noiseGains(ts, b.noise)
 	return b
+}
+
+// wanderDiffusion estimates the diffusion D (ns²/ns³: the variance a
+// random-walk frequency gains per ns) from the changes of the knots'
+// secant frequencies: over intervals a and b the change has variance
+// D(a+b)/3 plus the knots' noise s carried through
+// (s₋²/a² + s₀²(1/a+1/b)² + s₊²/b²), which is taken off. Each change gives
+// one estimate; D is their BarWanderQuantile quantile (the largest of up
+// to five: one squared change spreads like χ²₁).
+func wanderDiffusion(ts []int64, off, s []float64) float64 {
+	n := len(ts)
+	if n < 3 {
+		return 0
+	}
+	var ds []float64
+	for j := 1; j < n-1; j++ {
+		a, b := float64(ts[j]-ts[j-1]), float64(ts[j+1]-ts[j])
+		df := (off[j+1]-off[j])/b - (off[j]-off[j-1])/a
+		noise := s[j-1]*s[j-1]/(a*a) + s[j]*s[j]*(1/a+1/b)*(1/a+1/b) + s[j+1]*s[j+1]/(b*b)
+		ds = append(ds, max(0, df*df-noise)/((a+b)/3))
+	}
+	sort.Float64s(ds)
+	return ds[min(len(ds)-1, int(BarWanderQuantile*float64(len(ds))))]
 }
 
 // looNoise estimates the knots' typical noise σ from the twice-applied
