@@ -34,9 +34,11 @@ func (a *HCA3) Name() string { return "hca3/" + a.Offset.Name() }
 func floorLog2(n int) int { return bits.Len(uint(n)) - 1 }
 
 // SyncClocks implements SYNC_CLOCKS of Algorithm 1. Each client's clock
-// also carries its error bound (GlobalClockLM.Bound): its partner's bound,
-// which the partner sends after the fit points, plus the client's own
-// (ModelBound).
+// also carries its error bound (GlobalClockLM.Bound, KnotAt, SlopeBound):
+// at the client's last fit point, its partner's bound (which the partner
+// sends after the fit points) widened by the partner's slope bound since
+// the partner's own knot, plus the client's own (ModelBound); its slope
+// bound is the partner's plus its own fit's (SlopeBound).
 func (a *HCA3) SyncClocks(t Transport, clk Clock) (Clock, error) {
 	nprocs, r := t.Size(), t.Rank()
 	nrounds := floorLog2(nprocs)
@@ -58,13 +60,18 @@ func (a *HCA3) SyncClocks(t Transport, clk Clock) (Clock, error) {
 		if err != nil {
 			return err
 		}
-		refBound, err := recvBound(t, ref)
+		refBound, known, err := recvBound(t, ref)
 		if err != nil {
 			return err
 		}
 		g := NewGlobalClockLM(clk, lm)
-		if own > 0 && refBound >= 0 {
-			withBound(g, refBound+own)
+		if own.Bound > 0 && known {
+			// At the client's last measurement the partner's clock was
+			// off by its bound widened since its own knot; the fitted
+			// slope is relative to the partner's clock, so both slope
+			// errors add up along the path.
+			at := lm.Global(own.X)
+			withKnotBound(g, KnotBound{Bound: refBound.Within(at) + own.Bound, At: at, Slope: refBound.Slope + own.Slope})
 		}
 		myClk = g
 		return nil
@@ -100,23 +107,26 @@ func (a *HCA3) SyncClocks(t Transport, clk Clock) (Clock, error) {
 }
 
 // sendBound sends the reference side's error bound to client after a
-// measurement: ClockBound(clk), -1 when that is not known.
+// measurement: ClockKnotBound(clk) as three doubles (bound, the global time
+// it holds at, its slope bound), the bound -1 when it is not known.
 func sendBound(t Transport, client, ref int, clk Clock) error {
-	b, ok := ClockBound(clk)
+	k, ok := ClockKnotBound(clk)
 	if !ok {
-		b = -1
+		k = KnotBound{Bound: -1}
 	}
-	if err := t.Send(client, []float64{b}); err != nil {
+	if err := t.Send(client, []float64{k.Bound, k.At, k.Slope}); err != nil {
 		return fmt.Errorf("bound %d->%d: %w", ref, client, err)
 	}
 	return nil
 }
 
-// recvBound receives the partner's bound (sendBound; < 0: not known).
-func recvBound(t Transport, ref int) (float64, error) {
-	buf := []float64{0}
+// recvBound receives the partner's bound (sendBound); known is false when
+// the partner does not know its own.
+func recvBound(t Transport, ref int) (k KnotBound, known bool, err error) {
+	buf := []float64{0, 0, 0}
 	if err := t.Recv(ref, buf); err != nil {
-		return 0, fmt.Errorf("bound from %d: %w", ref, err)
+		return KnotBound{}, false, fmt.Errorf("bound from %d: %w", ref, err)
 	}
-	return buf[0], nil
+	k = KnotBound{Bound: buf[0], At: buf[1], Slope: buf[2]}
+	return k, k.Bound >= 0, nil
 }

@@ -26,6 +26,12 @@ type HCA3Offset struct {
 	// Prior is this rank's latest model (offset to the reference as a
 	// function of local seconds); its slope is kept.
 	Prior LinearModel
+	// PriorSlopeBound bounds Prior's slope error against the clock's
+	// true rate relative to the reference now (0: taken as exact): the
+	// knot's bound widens by it away from the measurement (KnotBound),
+	// and a client of this rank counts that widening over the time
+	// between this rank's measurement and its own.
+	PriorSlopeBound float64
 	// Repeats (> 1) lets a pair measure up to Repeats offsets when the
 	// first one is loose: its Uncertainty (SKaMPI's interval half-width)
 	// above Loose seconds, as over a network hop, where one offset's
@@ -81,18 +87,28 @@ func (a *HCA3Offset) SyncClocks(t Transport, clk Clock) (Clock, error) {
 			}
 			return sendBound(t, client, ref, myClk)
 		}
-		icept, own, err := a.knot(t, clk, ref, client)
+		icept, ms, err := a.knot(t, clk, ref, client)
 		if err != nil {
 			return err
 		}
-		refBound, err := recvBound(t, ref)
+		refBound, known, err := recvBound(t, ref)
 		if err != nil {
 			return err
 		}
 		// offset(x) = slope·x + intercept passes through the knot.
-		g := NewGlobalClockLM(clk, LinearModel{Slope: a.Prior.Slope, Intercept: icept})
-		if own > 0 && refBound >= 0 {
-			withBound(g, refBound+own)
+		lm := LinearModel{Slope: a.Prior.Slope, Intercept: icept}
+		g := NewGlobalClockLM(clk, lm)
+		// The clocks drift apart during a measurement at Prior's rate,
+		// give or take Prior's slope error and the partner clock's.
+		rate := math.Abs(lm.Slope) + a.PriorSlopeBound
+		if known {
+			rate += refBound.Slope
+		}
+		if own, x := modelBoundAt(lm, rate, ms.xs, ms.ys, ms.us, ms.ws); own > 0 && known {
+			// The bound holds at the measurement it rests on, with the
+			// partner's bound widened to then; the slope is Prior's.
+			at := lm.Global(x)
+			withKnotBound(g, KnotBound{Bound: refBound.Within(at) + own, At: at, Slope: a.PriorSlopeBound})
 		}
 		myClk = g
 		return nil
@@ -146,15 +162,21 @@ func (a *HCA3Offset) serve(t Transport, clk Clock, ref, client int) error {
 	}
 }
 
+// knotMeasurements are a pair's offset measurements (ClockOffset's
+// fields): the knot's bound is ModelBound's over all of them.
+type knotMeasurements struct {
+	xs, ys, us, ws []float64
+}
+
 // knot is the client's side: the intercept of the line of Prior's slope
-// through the consensus of the measured offsets (KnotConsensus), and its
-// error bound (ModelBound over all the measurements; 0: not known).
-func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, float64, error) {
+// through the consensus of the measured offsets (KnotConsensus), and the
+// measurements, which bound its error (modelBoundAt).
+func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, knotMeasurements, error) {
 	var icepts, xs, ys, us, ws []float64
 	for {
 		ob, err := a.Offset.MeasureOffset(t, clk, ref, client)
 		if err != nil {
-			return 0, 0, err
+			return 0, knotMeasurements{}, err
 		}
 		icepts = append(icepts, ob.Offset-a.Prior.Slope*ob.Timestamp)
 		xs, ys, us, ws = append(xs, ob.Timestamp), append(ys, ob.Offset), append(us, ob.Uncertainty), append(ws, ob.Window)
@@ -171,7 +193,7 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, flo
 			flag[0] = 1
 		}
 		if err := t.Send(ref, flag); err != nil {
-			return 0, 0, fmt.Errorf("hca3-offset: client %d: send to %d: %w", client, ref, err)
+			return 0, knotMeasurements{}, fmt.Errorf("hca3-offset: client %d: send to %d: %w", client, ref, err)
 		}
 		if !more {
 			break
@@ -180,7 +202,7 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, flo
 	group := consensusGroup(icepts, KnotAgree)
 	icept := median(group)
 	a.last = KnotStats{Offsets: len(icepts), Agree: len(group), Spread: slices.Max(group) - slices.Min(group)}
-	return icept, ModelBound(LinearModel{Slope: a.Prior.Slope, Intercept: icept}, xs, ys, us, ws), nil
+	return icept, knotMeasurements{xs, ys, us, ws}, nil
 }
 
 // KnotAgree (seconds) is how close two offsets of one pair must be to
@@ -269,6 +291,14 @@ func (a *ResyncAlg) LastKnot() (KnotStats, bool) { return a.offsets[0].LastKnot(
 func (a *ResyncAlg) SetPrior(prior LinearModel) {
 	for _, o := range a.offsets {
 		o.Prior = prior
+	}
+}
+
+// SetPriorSlopeBound sets the bound on the prior's slope error
+// (HCA3Offset.PriorSlopeBound) for the next resync.
+func (a *ResyncAlg) SetPriorSlopeBound(s float64) {
+	for _, o := range a.offsets {
+		o.PriorSlopeBound = s
 	}
 }
 

@@ -30,11 +30,20 @@ func LearnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 	return lm, err
 }
 
+// ownBound is a client's own part of its sync-path bound: Bound (0: not
+// known) holds at clk time X, the measurement it rests on, and the fitted
+// slope is off the true relative rate by at most Slope (SlopeBound).
+type ownBound struct {
+	Bound, X, Slope float64
+}
+
 // learnClockModel is LearnClockModel with the fit points spread over at
 // least fitSpan seconds of the client's clock (see Config.FitSpan). The
 // client also gets the model's own error bound against clk's reference
-// (modelBound; 0 when the offset algorithm reports no uncertainty).
-func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool, fitSpan float64) (LinearModel, float64, error) {
+// (ModelBound at the last measurement; 0 when the offset algorithm
+// reports no uncertainty) and its slope's (SlopeBound over the fit
+// points).
+func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, fitpoints int, recomputeIntercept bool, fitSpan float64) (LinearModel, ownBound, error) {
 	if fitpoints < 1 {
 		fitpoints = 1
 	}
@@ -43,15 +52,15 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 	case pRef: // process with reference clock
 		for idx := 0; idx < fitpoints; idx++ {
 			if _, err := o.MeasureOffset(t, clk, pRef, otherRank); err != nil {
-				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
+				return LinearModel{}, ownBound{}, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
 			}
 		}
 		if recomputeIntercept {
 			if _, err := ComputeAndSetIntercept(t, LinearModel{}, clk, o, pRef, otherRank); err != nil {
-				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: %w", pRef, otherRank, err)
+				return LinearModel{}, ownBound{}, fmt.Errorf("learn clock model %d<-%d: %w", pRef, otherRank, err)
 			}
 		}
-		return LinearModel{}, 0, nil
+		return LinearModel{}, ownBound{}, nil
 	case otherRank: // client process
 		xfit := make([]float64, fitpoints)
 		yfit := make([]float64, fitpoints)
@@ -63,7 +72,7 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 			}
 			ob, err := o.MeasureOffset(t, clk, pRef, otherRank)
 			if err != nil {
-				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
+				return LinearModel{}, ownBound{}, fmt.Errorf("learn clock model %d<-%d: fit point %d: %w", pRef, otherRank, idx, err)
 			}
 			xfit[idx] = ob.Timestamp
 			yfit[idx] = ob.Offset
@@ -71,21 +80,23 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 			wfit[idx] = ob.Window
 		}
 		lm := FitWeightedLinearModel(xfit, yfit, posUncertainties(ufit))
+		slope := SlopeBound(lm.Slope, xfit, yfit, ufit, wfit)
 		if recomputeIntercept {
 			ob, err := o.MeasureOffset(t, clk, pRef, otherRank)
 			if err != nil {
-				return LinearModel{}, 0, fmt.Errorf("learn clock model %d<-%d: compute intercept: %w", pRef, otherRank, err)
+				return LinearModel{}, ownBound{}, fmt.Errorf("learn clock model %d<-%d: compute intercept: %w", pRef, otherRank, err)
 			}
 			lm.Intercept = lm.Slope*(-ob.Timestamp) + ob.Offset
 			xfit, yfit, ufit, wfit = []float64{ob.Timestamp}, []float64{ob.Offset}, []float64{ob.Uncertainty}, []float64{ob.Window}
 		}
 		// The bound at the last measurement, the one nearest the knot
-		// (the end of the sync): a tighter earlier point would need the
-		// fitted slope's error over the time since, which is not known.
+		// (the end of the sync); it holds at that measurement's time, and
+		// the slope's error counts from there (KnotBound).
 		n := len(xfit) - 1
-		return lm, ModelBound(lm, xfit[n:], yfit[n:], ufit[n:], wfit[n:]), nil
+		b, _ := modelBoundAt(lm, math.Abs(lm.Slope)+slope, xfit[n:], yfit[n:], ufit[n:], wfit[n:])
+		return lm, ownBound{Bound: b, X: xfit[n], Slope: slope}, nil
 	}
-	return LinearModel{}, 0, nil
+	return LinearModel{}, ownBound{}, nil
 }
 
 // ModelBound bounds |lm(x) - true offset| at the measurements: each one's
@@ -93,26 +104,95 @@ func learnClockModel(t Transport, pRef, otherRank int, clk Clock, o OffsetAlg, f
 // while the clocks drift apart by at most |lm.Slope| over the
 // measurement's window wfit[i] (nil: none), so at xfit[i] the model misses
 // by at most |lm(xfit[i]) - yfit[i]| + ufit[i] + |lm.Slope|·wfit[i]; the
-// smallest over the points is returned (the model's slope error between
-// that point and the end of the sync, ns over the milliseconds a sync
-// takes, is left out). A negative ufit[i] (intervals that did not overlap)
-// counts by its size. 0 when some uncertainty is not known (0).
+// smallest over the points is returned. It holds at that point's time;
+// away from it the model's slope error adds (KnotBound). A negative
+// ufit[i] (intervals that did not overlap) counts by its size. 0 when some
+// uncertainty is not known (0).
 func ModelBound(lm LinearModel, xfit, yfit, ufit, wfit []float64) float64 {
-	best := math.Inf(1)
+	b, _ := modelBoundAt(lm, math.Abs(lm.Slope), xfit, yfit, ufit, wfit)
+	return b
+}
+
+// modelBoundAt is ModelBound with rate bounding the clocks' true relative
+// rate during the measurements (|lm.Slope| plus the slope's error bound:
+// a slope fitted under load can be off by far more than a window's drift
+// allows for), and the time xfit[i] of the measurement that gave the
+// bound: it holds there.
+func modelBoundAt(lm LinearModel, rate float64, xfit, yfit, ufit, wfit []float64) (float64, float64) {
+	best, at := math.Inf(1), 0.0
+	for i := range xfit {
+		if i >= len(ufit) || ufit[i] == 0 || math.IsInf(ufit[i], 0) || math.IsNaN(ufit[i]) {
+			return 0, 0
+		}
+		if b := pointHalfWidth(rate, ufit, wfit, i) + math.Abs(lm.Slope*xfit[i]+lm.Intercept-yfit[i]); b < best {
+			best, at = b, xfit[i]
+		}
+	}
+	if math.IsInf(best, 0) {
+		return 0, 0
+	}
+	return best, at
+}
+
+// pointHalfWidth is how far measurement i's truth can lie from its
+// midpoint: the SKaMPI interval's half-width (by its size when the
+// intervals did not overlap) plus the drift over its window at rate.
+func pointHalfWidth(rate float64, ufit, wfit []float64, i int) float64 {
+	h := math.Abs(ufit[i])
+	if i < len(wfit) && wfit[i] > 0 {
+		h += rate * wfit[i]
+	}
+	return h
+}
+
+// SlopeBound bounds the error of a fitted slope against the true relative
+// rate of the two clocks, from the measurements alone: every pair of fit
+// points i < j, each true offset within pointHalfWidth of its midpoint,
+// confines the rate to [(y_j - h_j - y_i - h_i)/(x_j - x_i), (y_j + h_j -
+// y_i + h_i)/(x_j - x_i)]; the intersection over all pairs holds the true
+// rate while it stays constant over the fit (a sync's milliseconds), and
+// the result is slope's largest distance to its ends. The windows' drift
+// counts at |slope| plus the result (one refinement: a descheduled
+// window's drift at a badly fitted slope). 0 when some uncertainty is not
+// known or fewer than two points have distinct times (then nothing is
+// proven, as with ModelBound's 0).
+func SlopeBound(slope float64, xfit, yfit, ufit, wfit []float64) float64 {
 	for i := range xfit {
 		if i >= len(ufit) || ufit[i] == 0 || math.IsInf(ufit[i], 0) || math.IsNaN(ufit[i]) {
 			return 0
 		}
-		b := math.Abs(lm.Slope*xfit[i]+lm.Intercept-yfit[i]) + math.Abs(ufit[i])
-		if i < len(wfit) && wfit[i] > 0 {
-			b += math.Abs(lm.Slope) * wfit[i]
-		}
-		best = math.Min(best, b)
 	}
-	if math.IsInf(best, 0) {
+	s := slopeBound(slope, math.Abs(slope), xfit, yfit, ufit, wfit)
+	if s == 0 {
 		return 0
 	}
-	return best
+	return slopeBound(slope, math.Abs(slope)+s, xfit, yfit, ufit, wfit)
+}
+
+// slopeBound is one pass of SlopeBound with the windows' drift at rate.
+func slopeBound(slope, rate float64, xfit, yfit, ufit, wfit []float64) float64 {
+	lo, hi := math.Inf(-1), math.Inf(1)
+	for i := range xfit {
+		hi1 := pointHalfWidth(rate, ufit, wfit, i)
+		for j := i + 1; j < len(xfit); j++ {
+			dx := xfit[j] - xfit[i]
+			if dx == 0 {
+				continue
+			}
+			h := hi1 + pointHalfWidth(rate, ufit, wfit, j)
+			a, b := (yfit[j]-yfit[i]-h)/dx, (yfit[j]-yfit[i]+h)/dx
+			if dx < 0 {
+				a, b = b, a
+			}
+			lo, hi = math.Max(lo, a), math.Min(hi, b)
+		}
+	}
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return 0
+	}
+	// lo > hi: the points admit no single rate (the clocks bent during the
+	// fit); the distance to the farther end still covers both.
+	return math.Max(math.Abs(slope-lo), math.Abs(hi-slope))
 }
 
 // posUncertainties returns u with entries that are not positive replaced

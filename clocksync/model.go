@@ -96,7 +96,27 @@ type GlobalClockLM struct {
 	// them set it (the reference's own identity clock: 0, known).
 	Bound      float64
 	BoundKnown bool
+	// KnotAt is the global time (this clock's GetTime timebase, seconds)
+	// at which Bound was proven: the time of the measurement it rests on.
+	// SlopeBound bounds the model's rate error against the reference
+	// (|d(GetTime() - reference)/dt|), so that at global time g the clock
+	// is off by at most Bound + SlopeBound·|g - KnotAt| (KnotBound.At).
+	// Both are meaningful only when BoundKnown.
+	KnotAt, SlopeBound float64
 }
+
+// KnotBound is a clock's error bound with the time it holds at and how
+// fast it widens away from that time (GlobalClockLM.Bound, KnotAt and
+// SlopeBound): the bound of a model is proven at its measurement, and the
+// model's slope error counts from there on.
+type KnotBound struct {
+	Bound float64 // seconds, at At
+	At    float64 // global time, seconds
+	Slope float64 // rate error bound, seconds per second
+}
+
+// Within returns the bound at global time g: Bound + Slope·|g - At|.
+func (k KnotBound) Within(g float64) float64 { return k.Bound + k.Slope*math.Abs(g-k.At) }
 
 // NewGlobalClockLM returns GLOBALCLOCKLM(clk, lm).
 func NewGlobalClockLM(clk Clock, lm LinearModel) *GlobalClockLM {
@@ -115,9 +135,24 @@ func ClockBound(c Clock) (float64, bool) {
 	return 0, false
 }
 
-// withBound returns g with a known bound b.
+// ClockKnotBound returns the KnotBound of c's outermost GlobalClockLM
+// level and whether it is known.
+func ClockKnotBound(c Clock) (KnotBound, bool) {
+	if g, ok := c.(*GlobalClockLM); ok && g.BoundKnown {
+		return KnotBound{Bound: g.Bound, At: g.KnotAt, Slope: g.SlopeBound}, true
+	}
+	return KnotBound{}, false
+}
+
+// withBound returns g with a known bound b that does not widen (the
+// reference: b = 0).
 func withBound(g *GlobalClockLM, b float64) *GlobalClockLM {
-	g.Bound, g.BoundKnown = b, true
+	return withKnotBound(g, KnotBound{Bound: b})
+}
+
+// withKnotBound returns g with the known bound k.
+func withKnotBound(g *GlobalClockLM, k KnotBound) *GlobalClockLM {
+	g.Bound, g.KnotAt, g.SlopeBound, g.BoundKnown = k.Bound, k.At, k.Slope, true
 	return g
 }
 
@@ -197,6 +232,8 @@ const (
 	kindLinear   = byte('L')
 	kindOffset   = byte('O')
 	kindBound    = byte('B')
+	kindKnotAt   = byte('K')
+	kindSlopeB   = byte('S')
 )
 
 // FlattenClock (FLATTEN_CLOCK of Algorithm 3) serialises the decorator chain
@@ -204,8 +241,10 @@ const (
 // nested clock on top of another process's local clock. Format: "GCK1",
 // uint32 level count, then per level a kind byte ('L' slope+intercept, 'O'
 // offset) and its float64 values, little endian; then, when c's ClockBound
-// is known, the byte 'B' and the bound as float64 (UnflattenClock puts it
-// on the outermost level).
+// is known, the byte 'B' and the bound as float64, 'K' and KnotAt, 'S' and
+// SlopeBound (UnflattenClock puts them on the outermost level; a buffer
+// with 'B' alone, as older versions wrote, is read with KnotAt and
+// SlopeBound 0).
 func FlattenClock(c Clock) []byte {
 	c0 := c
 	var levels []struct {
@@ -234,9 +273,14 @@ func FlattenClock(c Clock) []byte {
 		}
 		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(l.lm.Intercept))
 	}
-	if b, ok := ClockBound(c0); ok {
-		buf = append(buf, kindBound)
-		buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(b))
+	if k, ok := ClockKnotBound(c0); ok {
+		for _, f := range []struct {
+			kind byte
+			v    float64
+		}{{kindBound, k.Bound}, {kindKnotAt, k.At}, {kindSlopeB, k.Slope}} {
+			buf = append(buf, f.kind)
+			buf = binary.LittleEndian.AppendUint64(buf, math.Float64bits(f.v))
+		}
 	}
 	return buf
 }
@@ -278,12 +322,22 @@ func UnflattenClock(b []byte, base Clock) (Clock, error) {
 		}
 		p += need
 	}
-	if p+9 == len(b) && b[p] == kindBound {
-		bound := math.Float64frombits(binary.LittleEndian.Uint64(b[p+1:]))
-		if g, ok := c.(*GlobalClockLM); ok && bound >= 0 && !math.IsInf(bound, 0) {
-			withBound(g, bound)
-		}
+	if p+9 <= len(b) && b[p] == kindBound {
+		var k KnotBound
+		k.Bound = math.Float64frombits(binary.LittleEndian.Uint64(b[p+1:]))
 		p += 9
+		if p+9 <= len(b) && b[p] == kindKnotAt {
+			k.At = math.Float64frombits(binary.LittleEndian.Uint64(b[p+1:]))
+			p += 9
+		}
+		if p+9 <= len(b) && b[p] == kindSlopeB {
+			k.Slope = math.Float64frombits(binary.LittleEndian.Uint64(b[p+1:]))
+			p += 9
+		}
+		finite := func(v float64) bool { return !math.IsInf(v, 0) && !math.IsNaN(v) }
+		if g, ok := c.(*GlobalClockLM); ok && k.Bound >= 0 && finite(k.Bound) && finite(k.At) && k.Slope >= 0 && finite(k.Slope) {
+			withKnotBound(g, k)
+		}
 	}
 	if p != len(b) {
 		return nil, fmt.Errorf("%w: %d trailing bytes after %d levels", ErrBadClockBuffer, len(b)-p, n)

@@ -292,33 +292,50 @@ func FuzzUnflattenClock(f *testing.F) {
 }
 
 // TestFlattenClock_CarriesTheBound: ClockPropSync's buffer carries the
-// outermost level's bound when it is known (0 included) and nothing when
-// it is not; ModelBound is the smallest |model - midpoint| + half-width.
+// outermost level's bound, the time it holds at and its slope bound when
+// it is known (0 included) and nothing when it is not; a buffer with the
+// bound alone (older versions) reads with time and slope bound 0;
+// ModelBound is the smallest |model - midpoint| + half-width.
 func TestFlattenClock_CarriesTheBound(t *testing.T) {
 	base := &fixedClock{}
 	for _, tc := range []struct {
 		name  string
-		bound float64
+		k     KnotBound
 		known bool
 	}{
-		{"known", 1.5e-6, true},
-		{"zero on the reference", 0, true},
-		{"unknown", 0, false},
+		{"known", KnotBound{Bound: 1.5e-6, At: 12.5, Slope: 3e-6}, true},
+		{"zero on the reference", KnotBound{}, true},
+		{"unknown", KnotBound{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewGlobalClockLM(NewGlobalClockLM(base, LinearModel{Slope: 1e-6, Intercept: 2}), LinearModel{Intercept: 3})
 			if tc.known {
-				withBound(g, tc.bound)
+				withKnotBound(g, tc.k)
 			}
 			c, err := UnflattenClock(FlattenClock(g), base)
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, ok := ClockBound(c)
-			if ok != tc.known || b != tc.bound {
-				t.Errorf("bound after the round trip %g (known %v), want %g (%v)", b, ok, tc.bound, tc.known)
+			k, ok := ClockKnotBound(c)
+			if ok != tc.known || k != tc.k {
+				t.Errorf("bound after the round trip %+v (known %v), want %+v (%v)", k, ok, tc.k, tc.known)
 			}
 		})
+	}
+	t.Run("bound alone, as older versions wrote", func(t *testing.T) {
+		g := NewGlobalClockLM(base, LinearModel{Intercept: 3})
+		withKnotBound(g, KnotBound{Bound: 2e-6, At: 1, Slope: 1e-6})
+		buf := FlattenClock(g)
+		c, err := UnflattenClock(buf[:len(buf)-18], base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k, ok := ClockKnotBound(c); !ok || k != (KnotBound{Bound: 2e-6}) {
+			t.Errorf("got %+v (known %v), want the bound 2e-6 alone", k, ok)
+		}
+	})
+	if got := (KnotBound{Bound: 1e-6, At: 10, Slope: 1e-7}).Within(8); math.Abs(got-1.2e-6) > 1e-18 {
+		t.Errorf("Within 2 s before the knot: %g, want 1.2e-6 (the slope bound counts both ways)", got)
 	}
 	lm := LinearModel{Slope: 0, Intercept: 1e-6}
 	got := ModelBound(lm, []float64{0, 1}, []float64{1.5e-6, 1e-6}, []float64{3e-6, 0.2e-6}, nil)
@@ -334,5 +351,48 @@ func TestFlattenClock_CarriesTheBound(t *testing.T) {
 	got = ModelBound(drift, []float64{0}, []float64{1e-6}, []float64{-0.3e-6}, []float64{10e-3})
 	if want := 1.3e-6; math.Abs(got-want) > 1e-15 {
 		t.Errorf("ModelBound with drift and crossed intervals %g, want %g", got, want)
+	}
+}
+
+// TestSlopeBound_ContainsTheTrueRateAndShrinksWithSpan: fit points on an
+// exact line with SKaMPI half-widths u confine the rate to within 2u over
+// the span of the farthest pair; the true rate is inside; with a point
+// whose interval is loose it still is; unknown uncertainties prove nothing.
+func TestSlopeBound_ContainsTheTrueRateAndShrinksWithSpan(t *testing.T) {
+	const rate, u = 50e-6, 0.1e-6
+	line := func(span float64, n int) (xs, ys, us []float64) {
+		for i := 0; i < n; i++ {
+			x := span * float64(i) / float64(n-1)
+			xs, ys, us = append(xs, x), append(ys, 1e-3+rate*x), append(us, u)
+		}
+		return
+	}
+	for _, tc := range []struct {
+		name       string
+		span       float64
+		fitted     float64 // the slope under test
+		wantAtMost float64
+	}{
+		{"exact slope, 10 ms", 10e-3, rate, 2 * u / 10e-3},
+		{"exact slope, 1 s", 1, rate, 2 * u / 1},
+		{"slope 1e-6 off, 10 ms", 10e-3, rate + 1e-6, 1e-6 + 2*u/10e-3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			xs, ys, us := line(tc.span, 20)
+			got := SlopeBound(tc.fitted, xs, ys, us, nil)
+			if got < math.Abs(tc.fitted-rate) || got > tc.wantAtMost*(1+1e-9) {
+				t.Errorf("SlopeBound %g: want within [%g, %g]", got, math.Abs(tc.fitted-rate), tc.wantAtMost)
+			}
+		})
+	}
+	xs, ys, us := line(10e-3, 20)
+	ys[5] += 3e-6 // a delayed fit point: its interval wide, its midpoint off
+	us[5] = 4e-6
+	if got := SlopeBound(rate, xs, ys, us, nil); got > 2*u/10e-3*(1+1e-9) {
+		t.Errorf("a loose point widened the bound to %g", got)
+	}
+	us[3] = 0
+	if got := SlopeBound(rate, xs, ys, us, nil); got != 0 {
+		t.Errorf("SlopeBound with an unknown uncertainty %g, want 0", got)
 	}
 }

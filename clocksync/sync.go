@@ -296,6 +296,10 @@ type Result struct {
 	// Bound bounds |Global - reference| (seconds) when the model was made
 	// (SyncBound); -1: not known. Also in Params["bound_ns"].
 	Bound float64
+	// Knot is Bound with the global time it holds at and its slope bound
+	// (SyncKnotBound; meaningful when Bound >= 0). Also in
+	// Params["knot_at_s"] and Params["bound_slope"].
+	Knot KnotBound
 	// Anchor is the end anchor's resynchronisation (nil without one),
 	// with its communicators: the recorder reuses it for its resync
 	// epochs.
@@ -341,6 +345,37 @@ func SyncBound(t Transport, g Clock) float64 {
 		return b
 	}
 	return -1
+}
+
+// SyncKnotBound is SyncBound with the time the bound holds at and its
+// slope bound (KnotBound): the zero KnotBound on rank 0; ok false when
+// not known.
+func SyncKnotBound(t Transport, g Clock) (KnotBound, bool) {
+	if t.Rank() == 0 {
+		return KnotBound{}, true
+	}
+	return ClockKnotBound(g)
+}
+
+// setBoundParams records res's bound, where it holds and its slope bound
+// in res.Params (bound_ns, knot_at_s, bound_slope), or removes them when
+// not known.
+func (res *Result) setBoundParams(t Transport, g Clock) {
+	res.Bound = SyncBound(t, g)
+	k, ok := SyncKnotBound(t, g)
+	if !ok {
+		k = KnotBound{Bound: -1}
+	}
+	res.Knot = k
+	if v := BoundParam(res.Bound); v != "" && ok {
+		res.Params["bound_ns"] = v
+		res.Params["knot_at_s"] = strconv.FormatFloat(k.At, 'f', 9, 64)
+		res.Params["bound_slope"] = strconv.FormatFloat(k.Slope, 'g', 4, 64)
+		return
+	}
+	delete(res.Params, "bound_ns")
+	delete(res.Params, "knot_at_s")
+	delete(res.Params, "bound_slope")
 }
 
 // BoundParam formats a SyncBound for an epoch's Params["bound_ns"] ("" when
@@ -394,6 +429,9 @@ func EndAnchor(cfg Config, t Transport, local Clock, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("clocksync: end anchor: %w", err)
 	}
+	if res.Bound >= 0 {
+		ra.SetPriorSlopeBound(res.Knot.Slope)
+	}
 	if h, ok := res.alg.(*H2HCA); ok {
 		ra.shareComms(h)
 	}
@@ -428,12 +466,7 @@ func EndAnchor(cfg Config, t Transport, local Clock, res *Result) error {
 	x := local.GetTime()
 	shift := (fit.Slope*x + fit.Intercept) - (res.Model.Slope*x + res.Model.Intercept)
 	res.Params["end_anchor_shift_ns"] = strconv.FormatFloat(shift*1e9, 'f', 1, 64)
-	res.Bound = SyncBound(t, g)
-	if v := BoundParam(res.Bound); v != "" {
-		res.Params["bound_ns"] = v
-	} else {
-		delete(res.Params, "bound_ns")
-	}
+	res.setBoundParams(t, g)
 	return nil
 }
 
@@ -494,9 +527,6 @@ func SyncModels(cfg Config, t Transport, local Clock) (*Result, error) {
 	res.Global = g
 	res.alg = alg
 	res.Model, res.Chain = FlattenTo(g, local)
-	res.Bound = SyncBound(t, g)
-	if v := BoundParam(res.Bound); v != "" {
-		res.Params["bound_ns"] = v
-	}
+	res.setBoundParams(t, g)
 	return res, nil
 }

@@ -171,13 +171,14 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		return c, note
 	}
 	for _, e := range eps {
-		if n := len(c.knots); n > 0 && e.EndNS <= c.knots[n-1].t {
+		kt := KnotTime(e)
+		if n := len(c.knots); n > 0 && kt <= c.knots[n-1].t {
 			if mode != ClockInit {
 				note += fmt.Sprintf("epoch %d ends before the previous one: ignored", e.Index)
 			}
 			continue
 		}
-		c.knots = append(c.knots, knot{t: e.EndNS, off: e.Model.Offset(e.EndNS), bound: epochBound(e), epoch: e.Index})
+		c.knots = append(c.knots, knot{t: kt, off: e.Model.Offset(kt), bound: epochBound(e), epoch: e.Index})
 		if len(c.knots) == 1 {
 			c.first = e.Model
 		}
@@ -243,6 +244,20 @@ const (
 	LooseKnotMinNS    = 1000.0
 	LooseKnotReach    = 2.5
 )
+
+// KnotTime is where an epoch's knot lies: its Params["knot_ns"] (the
+// local time of the measurement its sync-path bound was proven at; the
+// recorder writes it since issue 38), within [StartNS, EndNS], else the
+// epoch's end. A knot at its measurement is the model as measured; at the
+// epoch's end the model's slope error over the rest of the epoch (hundreds
+// of ms under load) would add.
+func KnotTime(e trace.Epoch) int64 {
+	k, err := strconv.ParseInt(e.Params["knot_ns"], 10, 64)
+	if err != nil || k < e.StartNS || k > e.EndNS {
+		return e.EndNS
+	}
+	return k
+}
 
 // epochBound reads an epoch's sync-path bound (ns; -1: none recorded).
 func epochBound(e trace.Epoch) float64 {

@@ -474,6 +474,7 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 	if out.Params != nil {
 		out.Params["pingpong_loop"] = pingpongLoop(r.tr.goLoop)
 		out.Params["pingpong_token"] = strconv.FormatBool(r.token)
+		setKnotNS(out.Params, clocksync.LinearModel{Slope: out.SlopeS, Intercept: out.Intercept}, r.clock.base0)
 	}
 	ep := trace.Epoch{
 		Index:     index,

@@ -77,6 +77,11 @@ type resyncState struct {
 	winSeq uint32
 	winNS  int64
 	prior  clocksync.LinearModel
+	// slope0 bounds epoch 0's slope error (its bound_slope; the resyncs
+	// keep that slope) and kbound holds the sync-path bounds of knots
+	// (ns; -1 unknown): resyncSlopeBound.
+	slope0 float64
+	kbound [2]float64
 	// alg is the resync algorithm, made at the first resync epoch and
 	// reused (it keeps its communicators).
 	alg *clocksync.ResyncAlg
@@ -129,6 +134,9 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 	r.rs.cur = r.rs.interval
 	k := clocksync.KnotPoint{T: ep.EndNS, Off: ep.Model.Offset(ep.EndNS)}
 	r.rs.knots = [2]clocksync.KnotPoint{k, k}
+	r.rs.slope0 = paramFloat(ep.Params, "bound_slope", 0)
+	b := paramFloat(ep.Params, "bound_ns", -1)
+	r.rs.kbound = [2]float64{b, b}
 	mine := C.int(0)
 	if recording && r.rs.interval > 0 {
 		mine = 1
@@ -287,6 +295,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	}
 	alg := r.rs.alg
 	alg.SetPrior(r.rs.prior)
+	alg.SetPriorSlopeBound(resyncSlopeBound(r.rs))
 	t0 := int64(C.gclock_now_ext())
 	g, err := alg.SyncClocks(r.tr, r.clock)
 	// This rank's verdict on its new knot (adapt.go), judged before the
@@ -322,6 +331,11 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	r.rs.lastEpoch = t1
 	k := clocksync.KnotPoint{T: t1, Off: trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
 	r.rs.knots = [2]clocksync.KnotPoint{r.rs.knots[1], k}
+	kb, kbOK := clocksync.SyncKnotBound(r.tr, g)
+	if !kbOK {
+		kb.Bound = -1
+	}
+	r.rs.kbound = [2]float64{r.rs.kbound[1], kb.Bound * 1e9}
 	r.rs.epochs++
 	r.nextEpoch++
 	ep := trace.Epoch{
@@ -351,8 +365,11 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		delete(ep.Params, "trigger_seq")
 		ep.Params["trigger"] = "MPI_Finalize"
 	}
-	if v := clocksync.BoundParam(clocksync.SyncBound(r.tr, g)); v != "" {
+	if v := clocksync.BoundParam(clocksync.SyncBound(r.tr, g)); v != "" && kbOK {
 		ep.Params["bound_ns"] = v
+		ep.Params["knot_at_s"] = strconv.FormatFloat(kb.At, 'f', 9, 64)
+		ep.Params["bound_slope"] = strconv.FormatFloat(kb.Slope, 'g', 4, 64)
+		setKnotNS(ep.Params, m, r.clock.base0)
 	}
 	// How this rank's knot between node leaders was chosen (docs/
 	// clocksync.md, "Resync epochs"): offsets measured, how many agreed,
@@ -370,4 +387,32 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		}
 	}
 	return nil
+}
+
+// resyncSlopeBound bounds the error of the slope a resync keeps (epoch
+// 0's) against the clock's rate now, for the widening of the resync's
+// bounds (clocksync.HCA3Offset.PriorSlopeBound): epoch 0's own slope bound
+// plus how far that slope lies from the mean rate between the rank's two
+// latest knots, and those knots' bounds over their distance. For a clock
+// that drifts linearly the first term holds alone; for one whose rate
+// wanders the second follows the wander, as of the latest interval.
+func resyncSlopeBound(rs resyncState) float64 {
+	s := rs.slope0
+	k0, k1 := rs.knots[0], rs.knots[1]
+	dt := float64(k1.T - k0.T)
+	if dt <= 0 || rs.kbound[0] < 0 || rs.kbound[1] < 0 {
+		return s
+	}
+	// offsets in ns over ns: d(offset)/dt is the slope of offset(x)
+	mean := (k1.Off - k0.Off) / dt
+	return s + math.Abs(rs.prior.Slope-mean) + (rs.kbound[0]+rs.kbound[1])/dt
+}
+
+// paramFloat reads a float param, def when missing or malformed.
+func paramFloat(p map[string]string, key string, def float64) float64 {
+	v, err := strconv.ParseFloat(p[key], 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return def
+	}
+	return v
 }

@@ -184,3 +184,29 @@ func (o *syncOutcome) fromResult(res *clocksync.Result) {
 		o.Chain = append(o.Chain, [2]float64{m.Slope, m.Intercept})
 	}
 }
+
+// setKnotNS records in params, next to knot_at_s (the global time, in
+// seconds since base0, at which the epoch's sync-path bound holds:
+// clocksync.KnotBound), that time on this rank's local clock as
+// "knot_ns" (local timer ns), through the epoch's flattened model m
+// (offset(x) = m.Slope·x + m.Intercept, x local seconds since base0).
+// tracemerge puts the epoch's knot there (merge.NewCorrector): the bound
+// is proven at the measurement, and the model's slope error would add
+// between it and the epoch's end. Nothing is recorded without a bound,
+// or on the reference, whose bound is 0 everywhere.
+func setKnotNS(params map[string]string, m clocksync.LinearModel, base0 int64) {
+	if params == nil {
+		return
+	}
+	delete(params, "knot_ns")
+	at, err := strconv.ParseFloat(params["knot_at_s"], 64)
+	b, berr := strconv.ParseFloat(params["bound_ns"], 64)
+	if err != nil || berr != nil || !(b > 0) || math.IsInf(at, 0) || math.IsNaN(at) {
+		return
+	}
+	x := m.Local(at)
+	if math.IsInf(x, 0) || math.IsNaN(x) || math.Abs(x) > 1e9 {
+		return
+	}
+	params["knot_ns"] = strconv.FormatInt(base0+int64(math.Round(x*1e9)), 10)
+}

@@ -328,8 +328,8 @@ func twoTries(t *testing.T, boundNS float64, try func(t *testing.T, v *verdict) 
 	}
 }
 
-// worstKnot is the largest true error of any rank's epoch model at the
-// epoch's end (the knot the interpolation goes through), and which.
+// worstKnot is the largest true error of any rank's epoch model at its
+// knot (merge.KnotTime: the one the interpolation goes through), and which.
 func worstKnot(traces []rankTrace) (float64, string) {
 	in0 := traces[0].Meta.Header.Inject
 	worst, where := 0.0, ""
@@ -339,7 +339,8 @@ func worstKnot(traces []rankTrace) (float64, string) {
 			continue
 		}
 		for _, e := range rt.Meta.Epochs {
-			if err := math.Abs(e.Model.Global(e.EndNS) - in0.Recorded(in.TrueTime(e.EndNS))); err > worst {
+			kt := merge.KnotTime(e)
+			if err := math.Abs(e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt))); err > worst {
 				worst, where = err, fmt.Sprintf("rank %d epoch %d", rank, e.Index)
 			}
 		}
@@ -510,7 +511,8 @@ func knotErrors(traces []rankTrace) string {
 		in := rt.Meta.Header.Inject
 		fmt.Fprintf(&b, "rank %d:", rank)
 		for _, e := range rt.Meta.Epochs {
-			err := e.Model.Global(e.EndNS) - in0.Recorded(in.TrueTime(e.EndNS))
+			kt := merge.KnotTime(e)
+			err := e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt))
 			fmt.Fprintf(&b, " %d:%+.3fµs/%.1fms/b%s", e.Index, err/1e3, float64(e.EndNS-e.StartNS)/1e6, e.Params["bound_ns"])
 			if n := e.Params["knot_offsets"]; n != "" { // offsets/agreeing/spread of the knot's pair
 				fmt.Fprintf(&b, "/k%s,%s,%sns", n, e.Params["knot_agree"], e.Params["knot_spread_ns"])
@@ -736,7 +738,8 @@ func checkSyncBoundsTo(t *testing.T, outside func(format string, args ...any), t
 				t.Errorf("rank %d epoch %d: no sync-path bound recorded (bound_ns %q)", rank, e.Index, e.Params["bound_ns"])
 				continue
 			}
-			kerr := math.Abs(e.Model.Global(e.EndNS) - in0.Recorded(in.TrueTime(e.EndNS)))
+			kt := merge.KnotTime(e) // where the bound was proven
+			kerr := math.Abs(e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt)))
 			if kerr > b+slackNS {
 				outside("rank %d epoch %d: knot off by %.3f µs, outside its recorded bound %.3f µs", rank, e.Index, kerr/1e3, b/1e3)
 			}
