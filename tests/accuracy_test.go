@@ -222,7 +222,7 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 				if a.MaxRaw < 1e6 {
 					t.Errorf("uncorrected error only %.0f us: the injection did not take effect", a.MaxRaw/1e3)
 				}
-				checkSyncBoundsTo(t, v.noisef, traces, 50)
+				checkSyncBounds(t, traces, boundSlackNS)
 				if a.MaxInterp > tc.boundNS {
 					v.errorf("corrected times off by up to %.3f us (bound %.1f us); knots' true errors:\n%s", a.MaxInterp/1e3, tc.boundNS/1e3, knotErrors(traces))
 				}
@@ -233,29 +233,30 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 }
 
 // TestAccuracy_ThirtySeconds8Ranks is the long run: 8 oversubscribed ranks
-// on 2 emulated nodes with injected clocks for about 30 s.
+// on 2 emulated nodes with injected clocks for about 30 s. Every knot must
+// lie within its own sync-path bound (no second run: the bound holds at
+// the knot since issue 38's fix, docs/explanation/clock-accuracy.md
+// "Sync-path bounds").
 func TestAccuracy_ThirtySeconds8Ranks(t *testing.T) {
 	needSetup(t)
 	const boundNS = 10e3
-	// A knot outside its own sync-path bound gets the case a second run,
-	// as in TestAccuracy_InjectedClocksCorrectToTruth (twoTries; one such
-	// knot in a make test at load 5: 1.538 against 0.251 µs); a second
-	// violation fails.
-	twoTries(t, boundNS, func(t *testing.T, v *verdict) []rankTrace {
-		// 2000 rounds of at most 15 ms sleep: about 30 s.
-		traces, _ := runClockprog(t, accRun{NP: 8, NodeSize: 4, Fake: fakeSpec, Iters: 2000, SleepUS: 10000})
-		a := measureAccuracy(t, traces, nil)
-		t.Log(a)
-		if a.Span < 25e9 {
-			v.errorf("run spans only %.1f s, want about 30 s", a.Span/1e9)
-		}
-		checkSyncBoundsTo(t, v.noisef, traces, 50)
-		if a.MaxInterp > boundNS {
-			v.errorf("corrected times off by up to %.3f us (bound %.0f us); knots' true errors:\n%s", a.MaxInterp/1e3, boundNS/1e3, knotErrors(traces))
-		}
-		return traces
-	})
+	// 2000 rounds of at most 15 ms sleep: about 30 s.
+	traces, _ := runClockprog(t, accRun{NP: 8, NodeSize: 4, Fake: fakeSpec, Iters: 2000, SleepUS: 10000})
+	a := measureAccuracy(t, traces, nil)
+	t.Log(a)
+	if a.Span < 25e9 {
+		t.Errorf("run spans only %.1f s, want about 30 s", a.Span/1e9)
+	}
+	checkSyncBounds(t, traces, boundSlackNS)
+	if a.MaxInterp > boundNS {
+		t.Errorf("corrected times off by up to %.3f us (bound %.0f us); knots' true errors:\n%s", a.MaxInterp/1e3, boundNS/1e3, knotErrors(traces))
+	}
 }
+
+// boundSlackNS is what checkSyncBounds allows beyond a knot's recorded
+// bound in the real-MPI accuracy tests: whole-ns timestamps and knot
+// times, and float rounding of the fake clock.
+const boundSlackNS = 5
 
 // TestAccuracy_SharedClockModelsNearIdentity: without injection all ranks
 // read the same clock, so every model must be close to the identity.
