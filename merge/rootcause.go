@@ -41,10 +41,10 @@ package merge
 //
 // Memory per rank (docs/explanation/rootcause.md, "What the analysis
 // keeps per rank"): a ring of the rank's last segments (regions and
-// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), an arena of
+// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), a ring of
 // the attributions of the wait states in those segments (at most
-// rcVecK+2 entries of 16 bytes per segment, and up to 8/3 of that before
-// a compaction), its last two synchronisations with each partner (a flat
+// rcVecK+2 entries of 16 bytes per segment, plus those that died out of
+// order until the tail passes them, in a power of two), its last two synchronisations with each partner (a flat
 // list), its count and time per region (16 bytes a region, by region;
 // the pcs of regions are interned once per layout, shared by the ranks
 // that load the program at the same addresses) and its critical-path
@@ -60,7 +60,7 @@ package merge
 // at the two ranks' segments since their last synchronisation (the
 // delaying rank's side once for all the ranks that waited for the same
 // call since the same point), the attribution appended to the waiting
-// rank's arena, and one node of the critical path per waited-for call.
+// rank's ring, and one node of the critical path per waited-for call.
 // The critical path's nodes and stays live in a flat arena named by
 // index, and a rank's own part of its path is summed from its ring only
 // when another rank's path takes it: the stream allocates almost
@@ -121,7 +121,7 @@ type rcEnt struct {
 
 // rcVec is the attribution of one wait state over root causes: the
 // largest rcVecK causes and the sum of the others. It is built in a
-// scratch rcVec and kept in the waiting rank's arena (rcRank.vecs).
+// scratch rcVec and kept in the waiting rank's ring (rcRank.vecs).
 type rcVec struct {
 	ent   []rcEnt
 	other float64
@@ -157,9 +157,9 @@ func (v *rcVec) trim() {
 	v.ent = v.ent[:rcVecK]
 }
 
-// The attributions of a rank's wait states live in the rank's arena,
-// rcRank.vecs, a ring of entries addressed by absolute positions (entry
-// a at vecs[a mod len]; vecTail ≤ a < vecHead are stored): a record at
+// The attributions of a rank's wait states live in rcRank.vecs, a ring
+// of entries addressed by absolute positions (entry a at
+// vecs[a mod len]; vecTail ≤ a < vecHead are stored): a record at
 // position a is a header {segment position, other}, {entries n, total},
 // then its n entries, never wrapping around the end of the array (the
 // rest of the array is skipped by a pad, a single entry {−size}). A
@@ -296,7 +296,7 @@ type rcSeg struct {
 	start, dur float64
 	wait       float64 // wait states in this call (found so far)
 	region     int32
-	res        uint32 // 1 + position of the attribution of wait in the rank's arena (0: none)
+	res        uint32 // 1 + position of the attribution of wait in the rank's ring, modulo 2^32 (0: none; vecAbs)
 }
 
 // rcSync is where a rank and one partner last synchronised: the
