@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"cmp"
 	"slices"
 )
 
@@ -314,7 +313,7 @@ func (r *rcRank) fold(to uint64) {
 func (s *RootCauseStream) newCPNode(parent int32, delta []rcEnt) int32 {
 	a := &s.cpa
 	if parent != 0 && int(a.nodes[parent].depth) >= s.cpDepth {
-		a.merge = mergeEntsAppend(a.merge[:0], s.flatten(parent), delta, s.cpScratch)
+		a.merge = mergeEntsAppend(a.merge[:0], s.flatten(parent), delta, &s.cpScratch)
 		parent, delta = 0, a.merge
 	}
 	parent = s.cpReserve(1, len(delta), parent)
@@ -343,15 +342,15 @@ func (s *RootCauseStream) flatten(n int32) []rcEnt {
 	for x := n; x != 0; x = a.nodes[x].parent {
 		a.chain = append(a.chain, x)
 	}
-	m := s.cpScratch
-	clear(m)
+	m := &s.cpScratch
+	m.reset()
 	for i := len(a.chain) - 1; i >= 0; i-- {
 		nd := a.nodes[a.chain[i]]
 		for _, e := range a.ents[nd.off : nd.off+nd.n] {
-			m[e.cause] += e.amt
+			m.add(e.cause, e.amt)
 		}
 	}
-	a.merge = entsAppend(a.merge[:0], m)
+	a.merge = m.appendTo(a.merge[:0])
 	n = s.cpReserve(0, len(a.merge), n)
 	nd := &a.nodes[n]
 	nd.foff, nd.fn, nd.hasFlat = uint32(len(a.ents)), uint32(len(a.merge)), true
@@ -361,32 +360,20 @@ func (s *RootCauseStream) flatten(n int32) []rcEnt {
 
 // mergeEnts returns a + b summed per key (a new slice; zeros dropped).
 func mergeEnts(a, b []rcEnt) []rcEnt {
-	return mergeEntsAppend(make([]rcEnt, 0, len(a)+len(b)), a, b, make(map[int64]float64, len(a)+len(b)))
+	return mergeEntsAppend(make([]rcEnt, 0, len(a)+len(b)), a, b, &entSums{})
 }
 
 // mergeEntsAppend appends a + b summed per key, sorted by key, to dst,
 // with m as scratch.
-func mergeEntsAppend(dst, a, b []rcEnt, m map[int64]float64) []rcEnt {
-	clear(m)
+func mergeEntsAppend(dst, a, b []rcEnt, m *entSums) []rcEnt {
+	m.reset()
 	for _, e := range a {
-		m[e.cause] += e.amt
+		m.add(e.cause, e.amt)
 	}
 	for _, e := range b {
-		m[e.cause] += e.amt
+		m.add(e.cause, e.amt)
 	}
-	return entsAppend(dst, m)
-}
-
-// entsAppend appends m's non-zero entries, sorted by key, to dst.
-func entsAppend(dst []rcEnt, m map[int64]float64) []rcEnt {
-	n := len(dst)
-	for k, v := range m {
-		if v != 0 {
-			dst = append(dst, rcEnt{k, v})
-		}
-	}
-	slices.SortFunc(dst[n:], func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
-	return dst
+	return m.appendTo(dst)
 }
 
 // jump: rank a waited w in its call at pa for rank b's call at pb. a's

@@ -41,10 +41,10 @@ package merge
 //
 // Memory per rank (docs/explanation/rootcause.md, "What the analysis
 // keeps per rank"): a ring of the rank's last segments (regions and
-// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), an arena of
+// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), a ring of
 // the attributions of the wait states in those segments (at most
-// rcVecK+2 entries of 16 bytes per segment, and up to 8/3 of that before
-// a compaction), its last two synchronisations with each partner (a flat
+// rcVecK+2 entries of 16 bytes per segment, plus those that died out of
+// order until the tail passes them, in a power of two), its last two synchronisations with each partner (a flat
 // list), its count and time per region (16 bytes a region, by region;
 // the pcs of regions are interned once per layout, shared by the ranks
 // that load the program at the same addresses) and its critical-path
@@ -60,7 +60,7 @@ package merge
 // at the two ranks' segments since their last synchronisation (the
 // delaying rank's side once for all the ranks that waited for the same
 // call since the same point), the attribution appended to the waiting
-// rank's arena, and one node of the critical path per waited-for call.
+// rank's ring, and one node of the critical path per waited-for call.
 // The critical path's nodes and stays live in a flat arena named by
 // index, and a rank's own part of its path is summed from its ring only
 // when another rank's path takes it: the stream allocates almost
@@ -74,6 +74,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -105,8 +106,8 @@ type RootCauseOptions struct {
 }
 
 // rcMaxHistory bounds RootCauseOptions.HistoryPerRank, so that a
-// position in a rank's attribution arena (at most about 27 entries per
-// segment) fits rcSeg.res.
+// rank's attribution ring (at most about 40 entries per segment) stays
+// far shorter than the 2^32 positions rcSeg.res tells apart.
 const rcMaxHistory = 1 << 24
 
 // rcVecK is how many causes a wait state's attribution keeps.
@@ -120,7 +121,7 @@ type rcEnt struct {
 
 // rcVec is the attribution of one wait state over root causes: the
 // largest rcVecK causes and the sum of the others. It is built in a
-// scratch rcVec and kept in the waiting rank's arena (rcRank.vecs).
+// scratch rcVec and kept in the waiting rank's ring (rcRank.vecs).
 type rcVec struct {
 	ent   []rcEnt
 	other float64
@@ -156,19 +157,37 @@ func (v *rcVec) trim() {
 	v.ent = v.ent[:rcVecK]
 }
 
-// The attributions of a rank's wait states live in the rank's arena,
-// rcRank.vecs: a record at position q is a header {segment position,
-// other}, {entries n, total}, then its n entries. A segment names its
-// record by q+1 (rcSeg.res). Records are appended; when the arena is
-// full, the records still named by a segment in the ring are moved to
-// its front (and the arena doubled if they fill more than three
-// quarters of it), so it holds at most about 8/3 of the live records,
-// which are at most rcVecK+2 entries per segment in the ring.
+// The attributions of a rank's wait states live in rcRank.vecs, a ring
+// of entries addressed by absolute positions (entry a at
+// vecs[a mod len]; vecTail ≤ a < vecHead are stored): a record at
+// position a is a header {segment position, other}, {entries n, total},
+// then its n entries, never wrapping around the end of the array (the
+// rest of the array is skipped by a pad, a single entry {−size}). A
+// segment names its record by a+1 modulo 2^32 (rcSeg.res; the ring is
+// far shorter than 2^32 entries, so the position is the one below
+// vecHead with those low bits). Records are appended at the head; the
+// tail moves past records no segment in the ring names any more (their
+// segment left the ring, or a later record replaced them), and the ring
+// doubles when the record at the tail is still named. Records come
+// mostly in the order of their segments and die in that order, so
+// nothing is copied but at a doubling, and the ring holds the records of
+// about the segments in the rank's ring (at most rcVecK+2 entries
+// each): the live ones and those between them that died out of order.
 
-// vecLoad reads r's record q+1 = res into v (v's entries reuse its
+// vecAbs returns the absolute position of r's record named res.
+func (r *rcRank) vecAbs(res uint32) uint64 {
+	return r.vecHead - uint64(uint32(r.vecHead)-(res-1))
+}
+
+// vecPhys returns the index in r.vecs of r's record named res.
+func (r *rcRank) vecPhys(res uint32) uint64 {
+	return r.vecAbs(res) & uint64(len(r.vecs)-1)
+}
+
+// vecLoad reads r's record named res into v (v's entries reuse its
 // slice).
-func (r *rcRank) vecLoad(res uint64, v *rcVec) {
-	q := res - 1
+func (r *rcRank) vecLoad(res uint32, v *rcVec) {
+	q := r.vecPhys(res)
 	n := int(r.vecs[q+1].cause)
 	v.other, v.total = r.vecs[q].amt, r.vecs[q+1].amt
 	v.ent = append(v.ent[:0], r.vecs[q+2:q+2+uint64(n)]...)
@@ -179,40 +198,93 @@ func (r *rcRank) vecLoad(res uint64, v *rcVec) {
 func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	g := r.seg(seg)
 	if g.res != 0 { // the segment's record is the last one: overwrite it
-		q := uint64(g.res - 1)
-		if q+2+uint64(r.vecs[q+1].cause) == uint64(len(r.vecs)) {
-			r.vecs = r.vecs[:q]
+		a := r.vecAbs(g.res)
+		if a+2+uint64(r.vecs[a&uint64(len(r.vecs)-1)+1].cause) == r.vecHead {
+			r.vecHead = a
 		}
 	}
-	need := len(v.ent) + 2
-	if len(r.vecs)+need > cap(r.vecs) {
-		r.vecCompact(need)
-	}
-	q := uint64(len(r.vecs))
-	r.vecs = append(r.vecs, rcEnt{int64(seg), v.other}, rcEnt{int64(len(v.ent)), v.total})
-	r.vecs = append(r.vecs, v.ent...)
-	g.res = uint32(q + 1)
+	need := uint64(len(v.ent) + 2)
+	a := r.vecReserve(need)
+	q := a & uint64(len(r.vecs)-1)
+	r.vecs[q] = rcEnt{int64(seg), v.other}
+	r.vecs[q+1] = rcEnt{int64(len(v.ent)), v.total}
+	copy(r.vecs[q+2:q+need], v.ent)
+	r.vecHead = a + need
+	g.res = uint32(a + 1)
 }
 
-// vecCompact moves the live records to the front of the arena, then
-// makes room for need more entries.
-func (r *rcRank) vecCompact(need int) {
-	old, w := r.oldest(), 0
-	for q := 0; q < len(r.vecs); {
-		seg, n := uint64(r.vecs[q].cause), int(r.vecs[q+1].cause)
-		if seg >= old && seg < r.n && r.seg(seg).res == uint32(q+1) {
-			copy(r.vecs[w:], r.vecs[q:q+2+n])
-			r.seg(seg).res = uint32(w + 1)
-			w += 2 + n
+// vecReserve returns the position of a record of need entries at the
+// head: not wrapping around the array's end, and with the ring's room
+// for it (moving the tail past dead records, or doubling).
+func (r *rcRank) vecReserve(need uint64) uint64 {
+	for {
+		l := uint64(len(r.vecs))
+		h := r.vecHead
+		size := need
+		// A record never starts at the array's last entry, so never
+		// at a position 2^32·k − 1, which res would name 0 ("none").
+		if ph := h & (l - 1); l == 0 || ph+need > l {
+			size = l - ph // a pad to the end (none while empty)
 		}
-		q += 2 + n
+		if l == 0 || h+size-r.vecTail > l {
+			// Free in bursts (a quarter of the ring when the records
+			// allow): the tail's records are then read in sequence.
+			for h+size+l/4-r.vecTail > l && r.vecFreeTail() {
+			}
+			if l == 0 || h+size-r.vecTail > l {
+				r.vecGrow(need)
+			}
+			continue
+		}
+		if size != need {
+			r.vecs[h&(l-1)] = rcEnt{cause: -int64(size)}
+			r.vecHead += size
+			continue
+		}
+		return h
 	}
-	r.vecs = r.vecs[:w]
-	if c := cap(r.vecs); 4*(w+need) > 3*c {
-		nv := make([]rcEnt, w, max(16, 2*c, 2*(w+need)))
-		copy(nv, r.vecs)
-		r.vecs = nv
+}
+
+// vecFreeTail moves the tail past the record there if it is dead,
+// reporting whether it did.
+func (r *rcRank) vecFreeTail() bool {
+	t := r.vecTail
+	if t == r.vecHead {
+		return false
 	}
+	q := t & uint64(len(r.vecs)-1)
+	e := r.vecs[q]
+	if e.cause < 0 { // a pad
+		r.vecTail += uint64(-e.cause)
+		return true
+	}
+	seg := uint64(e.cause)
+	if seg >= r.oldest() && seg < r.n && r.seg(seg).res == uint32(t+1) {
+		return false
+	}
+	r.vecTail += 2 + uint64(r.vecs[q+1].cause)
+	return true
+}
+
+// vecGrow doubles the ring (at least 16 entries and room for need more),
+// keeping every record at its position.
+func (r *rcRank) vecGrow(need uint64) {
+	l := uint64(len(r.vecs))
+	n := max(16, 2*l)
+	for n < r.vecHead-r.vecTail+2*need {
+		n *= 2
+	}
+	nv := make([]rcEnt, n)
+	for a := r.vecTail; a < r.vecHead; {
+		q := a & (l - 1)
+		size := uint64(-r.vecs[q].cause)
+		if r.vecs[q].cause >= 0 {
+			size = 2 + uint64(r.vecs[q+1].cause)
+		}
+		copy(nv[a&(n-1):], r.vecs[q:q+size])
+		a += size
+	}
+	r.vecs = nv
 }
 
 func rcCauseKey(rank int32, region int32) int64 { return int64(rank)<<32 | int64(uint32(region)) }
@@ -224,7 +296,7 @@ type rcSeg struct {
 	start, dur float64
 	wait       float64 // wait states in this call (found so far)
 	region     int32
-	res        uint32 // 1 + position of the attribution of wait in the rank's arena (0: none)
+	res        uint32 // 1 + position of the attribution of wait in the rank's ring, modulo 2^32 (0: none; vecAbs)
 }
 
 // rcSync is where a rank and one partner last synchronised: the
@@ -268,7 +340,9 @@ type rcRank struct {
 	comms    []rcCommRef // communicators with an N×N sync of this rank
 	cp       rcPath
 	firstT   float64
-	vecs     []rcEnt // arena of the attributions of wait states (vecStore)
+	vecs     []rcEnt // ring of the attributions of wait states (vecStore)
+	vecHead  uint64  // absolute position of the next record in vecs
+	vecTail  uint64  // absolute position of the oldest record kept
 	lastColl *rcColl // the communicator of the rank's last collective
 }
 
@@ -387,21 +461,23 @@ const (
 	rcIvBudget = 1 << 20
 )
 
-// noteIv keeps the interval [from, to] of a delay of c.
-func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) {
+// noteIv keeps the interval [from, to] of a delay of c, reporting
+// whether it was added (then a call with the same interval does nothing
+// until another one is added to c).
+func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 	c := cc.draw
 	if c == nil {
 		// only causes within 1/100 of the largest direct cost draw
 		if cc.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
-			return
+			return false
 		}
 		c = &rcDraw{stride: 1}
 		cc.draw = c
 	} else if n := len(c.iv); n > 0 && c.iv[n-1] == [2]float64{from, to} {
-		return // the same delay seen by another waiter
+		return false // the same delay seen by another waiter
 	}
 	if c.skip++; c.skip < c.stride {
-		return
+		return false
 	}
 	c.skip = 0
 	if len(c.iv) == rcMaxIv { // keep every other: uniform over the run
@@ -416,6 +492,7 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) {
 	}
 	c.iv = append(c.iv, [2]float64{from, to})
 	s.ivKept++
+	return true
 }
 
 // RootCauseStream is the delay and critical-path analysis: a Sink over
@@ -438,6 +515,7 @@ type RootCauseStream struct {
 	layouts    map[string]int32 // objects and addresses -> layout
 	layoutObjs [][]trace.Object // by layout, sorted by Hi
 	causes     map[int64]*rcCause
+	causeCache [1 << rcCauseCacheBits]rcCauseSlot
 	tA, tB     []float64 // scratch by region
 	touched    []int32
 	touchedB   []int32
@@ -448,7 +526,7 @@ type RootCauseStream struct {
 	side       rcSide
 	gen        uint64   // events added: a side is valid within one
 	done       []rcDone // instances completed by the event being added
-	cpScratch  map[int64]float64
+	cpScratch  entSums
 	cpDepth    int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
 	cpa        cpArena // the critical path's nodes and stays
 	cpBuf      []rcEnt // scratch of jump
@@ -482,7 +560,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
 		causes: map[int64]*rcCause{}, siteName: siteName,
-		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil}, cpScratch: map[int64]float64{},
+		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil},
 		cpDepth: cpDepthFor(run.WorldSize)}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
@@ -572,8 +650,26 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 }
 
 // Prefetch implements Prefetcher: the point-to-point stream the root-cause
-// stream drives asks for e's rank state (see P2PStream.Prefetch).
-func (s *RootCauseStream) Prefetch(e *GEvent) { s.p2p.Prefetch(e) }
+// stream drives asks for e's rank state (see P2PStream.Prefetch), and
+// the stream for the slots of the rank's segment ring that e's region
+// and call will take and for the head of its attribution ring. Each
+// ring is a few hundred KB at a few ranks, so a slot written a ring
+// ago has left the cache: its line was about a tenth of the stream's
+// time.
+func (s *RootCauseStream) Prefetch(e *GEvent) {
+	s.p2p.Prefetch(e)
+	if e.Rank < 0 || int(e.Rank) >= len(s.ranks) {
+		return
+	}
+	r := s.ranks[e.Rank]
+	if r == nil {
+		return
+	}
+	prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&uint64(len(r.segs)-1)])))
+	if len(r.vecs) > 0 {
+		prefetchEvent(uintptr(unsafe.Pointer(&r.vecs[r.vecHead&uint64(len(r.vecs)-1)])))
+	}
+}
 
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *GEvent) error {
@@ -901,11 +997,6 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 		s.waitBuf, s.causeBuf = make([]float64, n), make([]int, n)
 	}
 	wait, cause := s.waitBuf[:n], s.causeBuf[:n]
-	defer func() {
-		if len(cc.free) < 64 {
-			cc.free = append(cc.free, in)
-		}
-	}()
 	root := -1
 	if in.root >= 0 && int(in.root) < n {
 		root = int(in.root)
@@ -917,11 +1008,18 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 			s.waitState(kind, cls != WaitNxN, c.members[i], in.seg[i], c.members[cause[i]], in.seg[cause[i]], wait[i], in.exit[i], in.enter[cause[i]])
 		}
 	}
-	if c == nil || cls != WaitNxN {
-		return
+	if c != nil && cls == WaitNxN {
+		s.syncComm(c, in)
 	}
+	if len(cc.free) < 64 {
+		cc.free = append(cc.free, in)
+	}
+}
+
+// syncComm records the N×N instance in as c's last synchronisation.
+func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 	t := math.Inf(-1)
-	for i := 0; i < n; i++ {
+	for i := range in.seg {
 		c.last[i] = in.seg[i] + 1
 		t = max(t, in.exit[i])
 	}
@@ -1083,7 +1181,9 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 				c.delay += d
 				c.waits++
 				s.maxDirect = max(s.maxDirect, c.direct)
-				s.noteIv(c, sd.span[i][0], sd.span[i][1])
+				if !sd.ivDone[i] && s.noteIv(c, sd.span[i][0], sd.span[i][1]) {
+					sd.ivDone[i] = true // the side's other waiters add nothing
+				}
 				vec.ent = append(vec.ent, rcEnt{key, scale * d})
 				vec.total += scale * d
 			}
@@ -1124,7 +1224,7 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	if vec != nil {
 		if g.res != 0 {
 			old := &s.vecB
-			a.vecLoad(uint64(g.res), old)
+			a.vecLoad(g.res, old)
 			for _, e := range vec.ent {
 				old.add(e.cause, e.amt)
 			}
@@ -1152,6 +1252,7 @@ type rcSide struct {
 	tB     []rcEnt         // region (in cause) -> time, wait states excluded
 	span   [][2]float64    // parallel to tB: the region's first start, last end
 	cause  []*rcCause      // parallel to tB: the cause (rank b, region) once looked up
+	ivDone []bool          // parallel to tB: its delay's interval was kept (noteIv)
 	W      float64         // b's wait states in the interval
 	prop   []rcEnt         // what b's wait states pass on, per cause (first seen first)
 	propIx map[int64]int32 // prop's index once it is long (propAdd)
@@ -1173,7 +1274,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	}
 	s.flushSide()
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
-	sd.tB, sd.top, sd.span, sd.cause = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0]
+	sd.tB, sd.top, sd.span, sd.cause, sd.ivDone = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0], sd.ivDone[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
 	sd.prop = sd.prop[:0]
 	if sd.propIx != nil {
@@ -1197,11 +1298,15 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			continue
 		}
 		sd.W += g.wait
-		if g.res == 0 || !(b.vecs[g.res].amt > 0) { // the record's total
+		if g.res == 0 {
 			sd.unres += g.wait
 			continue
 		}
-		q := uint64(g.res - 1)
+		q := b.vecPhys(g.res)
+		if !(b.vecs[q+1].amt > 0) { // the record's total
+			sd.unres += g.wait
+			continue
+		}
 		f := g.wait / b.vecs[q+1].amt
 		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
 			sd.propAdd(e.cause, f*e.amt)
@@ -1213,6 +1318,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
 			sd.span = append(sd.span, [2]float64{s.fromB[reg], s.toB[reg]})
 			sd.cause = append(sd.cause, nil)
+			sd.ivDone = append(sd.ivDone, false)
 		}
 		s.tB[reg] = 0
 	}
@@ -1328,11 +1434,28 @@ type rcVia struct {
 	amt  float64
 }
 
+// cause returns the cause of key k (rcCauseKey), made when new. A
+// small direct-mapped cache before the map: a run's few busy causes
+// are looked up once per waited-for call.
 func (s *RootCauseStream) cause(k int64) *rcCause {
+	h := uint64(k) * 0x9e3779b97f4a7c15
+	slot := &s.causeCache[h>>(64-rcCauseCacheBits)]
+	if slot.c != nil && slot.k == k {
+		return slot.c
+	}
 	c := s.causes[k]
 	if c == nil {
 		c = &rcCause{}
 		s.causes[k] = c
 	}
+	slot.k, slot.c = k, c
 	return c
+}
+
+// rcCauseCacheBits sizes RootCauseStream.causeCache (2^bits slots).
+const rcCauseCacheBits = 8
+
+type rcCauseSlot struct {
+	k int64
+	c *rcCause
 }
