@@ -418,8 +418,14 @@ func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
 		return
 	}
 	if stage == 1 {
-		prefetchSpan(uintptr(unsafe.Pointer(rs)), p2pHotLines)
+		// only the lines of the state the op touches: each line asked
+		// for holds one of the few loads the core can have under way
+		// (all of them for every event made the prefetches wait)
+		base := uintptr(unsafe.Pointer(rs))
+		prefetchSpan(base, p2pOpenLines)
 		switch {
+		case pend:
+			prefetchSpan(base+uintptr(p2pOpenLines)*64, p2pHotLines-p2pOpenLines+1)
 		case recv:
 			prefetchSpan(uintptr(unsafe.Pointer(&rs.nchan)), p2pChanLines)
 		case send && e.Peer != r:
@@ -499,12 +505,17 @@ func (s *P2PStream) PrefetchDeep() bool { return len(s.ranks) >= prefetchRanks }
 // to and including sumv).
 var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PRank{}) + 63) / 64)
 
-// p2pStateLines, p2pChanLines, p2pMsgLines and p2pCallLines are the
-// cache lines a rank's whole state, its queues (from nchan on), a
-// message and a call span at most (an object need not start on a line).
+// p2pOpenLines is the number of cache lines at the start of a
+// p2pRankState that every event of the rank touches (its posting
+// order, open requests and current call); p2pChanLines the lines from
+// nchan that hold it and the first keys' queues (a halo exchange's two
+// to four); p2pMsgLines, p2pCallLines and p2pPendLines the lines a
+// message, a call and a request span at most (an object need not start
+// on a line).
+const p2pOpenLines = int((unsafe.Offsetof(p2pRankState{}.curKey) + 63) / 64)
+
 var (
-	p2pStateLines = int((unsafe.Sizeof(p2pRankState{}) + 63 + 63) / 64)
-	p2pChanLines  = int((unsafe.Sizeof(p2pRankState{}) - unsafe.Offsetof(p2pRankState{}.nchan) + 63 + 63) / 64)
+	p2pChanLines  = int((unsafe.Sizeof(chanSlot{})*3 + 8 + 63 + 63) / 64)
 	p2pMsgLines   = int((unsafe.Sizeof(p2pMsg{}) + 63 + 63) / 64)
 	p2pCallLines  = int((unsafe.Sizeof(p2pCall{}) + 63 + 63) / 64)
 	p2pPendLines  = int((unsafe.Sizeof(p2pPending{}) + 63 + 63) / 64)
