@@ -515,10 +515,10 @@ var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PR
 const p2pOpenLines = int((unsafe.Offsetof(p2pRankState{}.curKey) + 63) / 64)
 
 var (
-	p2pChanLines  = int((unsafe.Sizeof(chanSlot{})*3 + 8 + 63 + 63) / 64)
-	p2pMsgLines   = int((unsafe.Sizeof(p2pMsg{}) + 63 + 63) / 64)
-	p2pCallLines  = int((unsafe.Sizeof(p2pCall{}) + 63 + 63) / 64)
-	p2pPendLines  = int((unsafe.Sizeof(p2pPending{}) + 63 + 63) / 64)
+	p2pChanLines = int((unsafe.Sizeof(chanSlot{})*3 + 8 + 63 + 63) / 64)
+	p2pMsgLines  = int((unsafe.Sizeof(p2pMsg{}) + 63 + 63) / 64)
+	p2pCallLines = int((unsafe.Sizeof(p2pCall{}) + 63 + 63) / 64)
+	p2pPendLines = int((unsafe.Sizeof(p2pPending{}) + 63 + 63) / 64)
 )
 
 // waitedInline is the number of ranks a rank's waits are summed for in a
