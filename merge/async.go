@@ -3,6 +3,7 @@ package merge
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/gclock/gclock/trace"
 )
@@ -91,11 +92,55 @@ type Prefetcher interface {
 // prefetchDistance is how many events ahead of Add a Prefetcher is asked.
 const prefetchDistance = 8
 
+// DeepPrefetcher is a Prefetcher whose state for an event is a chain of
+// objects, each found through the one before (the point-to-point
+// stream: a rank's state, then its open request, then the request's
+// message, then the message's matched peer). A single prefetch can only
+// ask for the first: what it points to is not known until it has
+// arrived. An AsyncSink therefore asks in stages, each further ahead
+// than the next: PrefetchStage(ev, k) for the event deepStages[k]
+// events ahead of the one it adds, by which time stage k-1's objects for
+// that event are in the cache and their pointers can be read without a
+// stall. Stage 0 replaces Prefetch. PrefetchStage must not change
+// anything. PrefetchDeep says, once per batch, whether the stages are
+// worth asking for (with a few ranks everything is in the cache and the
+// calls would only cost).
+type DeepPrefetcher interface {
+	Prefetcher
+	PrefetchDeep() bool
+	PrefetchStage(ev *GEvent, stage int)
+}
+
+// deepStages is how many events ahead of Add each stage of a
+// DeepPrefetcher is asked (stage 0 first, furthest ahead). Measured on
+// BenchmarkP2PStream_ManyRanks (docs/explanation/tracemerge.md).
+var deepStages = [...]int{20, 16, 11, 6, 2}
+
 // addBatch adds the events of b to s in order, prefetching ahead when pf
 // (s as a Prefetcher) is not nil.
 func addBatch(s Sink, pf Prefetcher, b []GEvent) error {
-	if pf == nil {
+	dp, deep := pf.(DeepPrefetcher)
+	deep = deep && dp.PrefetchDeep()
+	if pf == nil || dp != nil && !deep {
 		for i := range b {
+			if err := s.Add(&b[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if deep {
+		for i := range b {
+			// the event itself first: the batch was written on
+			// another core
+			if j := i + deepStages[0] + prefetchDistance; j < len(b) {
+				prefetchEvent(uintptr(unsafe.Pointer(&b[j])))
+			}
+			for k, d := range deepStages {
+				if j := i + d; j < len(b) {
+					dp.PrefetchStage(&b[j], k)
+				}
+			}
 			if err := s.Add(&b[i]); err != nil {
 				return err
 			}

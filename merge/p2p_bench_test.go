@@ -2,6 +2,7 @@ package merge
 
 import (
 	"fmt"
+	"math/rand"
 	"testing"
 
 	"github.com/gclock/gclock/trace"
@@ -11,13 +12,27 @@ import (
 // for steps steps, as the k-way merge hands it to the point-to-point
 // stream: each of the eight records of a step (two Irecv, two Isend, a
 // Waitall's four completions) of every rank in turn.
-func haloStream(ranks, steps int) []GEvent {
+func haloStream(ranks, steps int) []GEvent { return haloStreamOrder(ranks, steps, nil) }
+
+// haloStreamOrder is haloStream with the ranks of each record visited in
+// the order of a random permutation when rng is not nil: as the merge of
+// a real run hands them on (clock offsets and jitter mix the ranks), so
+// that neither the ranks' states nor their messages are visited in the
+// order they lie in memory.
+func haloStreamOrder(ranks, steps int, rng *rand.Rand) []GEvent {
 	evs := make([]GEvent, 0, ranks*steps*8)
 	t := 0.0
+	perm := make([]int, ranks)
+	for i := range perm {
+		perm[i] = i
+	}
 	for s := 0; s < steps; s++ {
 		base := uint32(4 * s)
 		for k := 0; k < 8; k++ {
-			for r := 0; r < ranks; r++ {
+			if rng != nil {
+				rng.Shuffle(ranks, func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+			}
+			for _, r := range perm {
 				left, right := int32((r+ranks-1)%ranks), int32((r+1)%ranks)
 				peer := []int32{left, right, left, right}[k%4]
 				e := GEvent{Rank: int32(r), CommID: trace.CommWorldID, Root: -1, Peer: peer, Tag: int32(k % 2), Req: base + uint32(k%4) + 1,
@@ -51,14 +66,20 @@ func haloStream(ranks, steps int) []GEvent {
 // ranks' data (every rank's state is cold at 16,384 ranks).
 func BenchmarkP2PStream_ManyRanks(b *testing.B) {
 	const events = 2 << 20
-	for _, ranks := range []int{8, 16384} {
-		evs := haloStream(ranks, events/8/ranks)
-		run := &Run{WorldSize: ranks}
-		for r := 0; r < ranks; r++ {
-			run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
-		}
-		{
-			b.Run(fmt.Sprintf("ranks=%d", ranks), func(b *testing.B) {
+	for _, shuffled := range []bool{false, true} {
+		for _, ranks := range []int{8, 16384} {
+			var rng *rand.Rand
+			name := fmt.Sprintf("ranks=%d", ranks)
+			if shuffled {
+				rng, name = rand.New(rand.NewSource(1)), name+"/shuffled"
+			}
+			evs := haloStreamOrder(ranks, events/8/ranks, rng)
+			run := &Run{WorldSize: ranks}
+			for r := 0; r < ranks; r++ {
+				run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+			}
+			b.Run(name, func(b *testing.B) {
+				cpu0 := cpuTime()
 				for i := 0; i < b.N; i++ {
 					s := NewP2PStream(run, P2POptions{}, nil)
 					for off := 0; off < len(evs); off += asyncBatch {
@@ -72,6 +93,7 @@ func BenchmarkP2PStream_ManyRanks(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/event")
+				b.ReportMetric((cpuTime()-cpu0)*1e9/float64(b.N*len(evs)), "cpu-ns/event")
 			})
 		}
 	}

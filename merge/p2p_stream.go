@@ -26,6 +26,7 @@ type p2pMsg struct {
 	comm      uint64
 	src, dst  int32
 	tag       int32
+	callIdx   int32 // a receive's index in its call's recvs
 	bytes     uint64
 	op        trace.Op // the starting call (Send, Isend, Irecv, ...)
 	sync      bool
@@ -57,6 +58,19 @@ type p2pCall struct {
 	open        int  // receives not yet settled
 	closed      bool // no more records of this call will come
 	live        int  // 1 + its index in P2PStream.live while not finished; 0 once finished
+	// What finishCall needs of the settled receives, gathered as each
+	// settles (settle has them in the cache; at finishCall, a step of
+	// every rank later, each was a cache miss at 16,384 ranks): their
+	// longest late-sender wait, the latest send start among their
+	// senders (lastIdx: that receive's index in recvs, the first of
+	// equal starts wins), and the settled pairs, freed with the call.
+	ls       float64
+	lastPost float64
+	lastSrc  int32
+	lastIdx  int32
+	hasLast  bool
+	nanPost  bool // a sender's start is NaN: finishCall walks recvs instead
+	settled  []*p2pMsg
 }
 
 type p2pPending struct {
@@ -369,10 +383,143 @@ func (s *P2PStream) Prefetch(e *GEvent) {
 	}
 }
 
+// PrefetchStage implements DeepPrefetcher: the objects Add will touch
+// for e, one link of their chain per stage (each stage reads only what
+// the stage before asked for). Stage 0: the slots of e's rank and peer
+// in the table of ranks. 1: the rank's state (its hot lines; for a
+// receive start its own queues, for a send the destination's). 2: the
+// open request a completion ends; the rank's current call (a new call
+// closes it); the arrays of the key's queues a start appends to or
+// matches from. 3: the request's message; the call's arrays; the
+// message a start will be matched with. 4: the request's message's
+// matched peer. Pointers it reads may be stale by the time Add runs (a
+// prefetch of them costs a little, nothing else).
+func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
+	if !s.Wants(e.Op) {
+		return
+	}
+	r := e.Rank
+	if r < 0 || int(r) >= len(s.ranks) {
+		return
+	}
+	op := e.Op
+	pend := op.IsCompletion() || op == trace.OpRequestFree || op == trace.OpStart || op == trace.OpStartall
+	recv := !pend && (op.IsRecvStart() || op == trace.OpRecv || op == trace.OpMrecv)
+	send := !pend && !recv && op.IsSend()
+	if stage == 0 {
+		prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[r])), 1)
+		if send && e.Peer >= 0 && int(e.Peer) < len(s.ranks) {
+			prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[e.Peer])), 1)
+		}
+		return
+	}
+	rs := s.ranks[r]
+	if rs == nil {
+		return
+	}
+	if stage == 1 {
+		// only the lines of the state the op touches: each line asked
+		// for holds one of the few loads the core can have under way
+		// (all of them for every event made the prefetches wait)
+		base := uintptr(unsafe.Pointer(rs))
+		prefetchSpan(base, p2pOpenLines)
+		switch {
+		case pend:
+			prefetchSpan(base+uintptr(p2pOpenLines)*64, p2pHotLines-p2pOpenLines+1)
+		case recv:
+			prefetchSpan(uintptr(unsafe.Pointer(&rs.nchan)), p2pChanLines)
+		case send && e.Peer != r:
+			if ps := s.rankOrNil(e.Peer); ps != nil {
+				prefetchSpan(uintptr(unsafe.Pointer(&ps.nchan)), p2pChanLines)
+			}
+		}
+		return
+	}
+	if c := rs.cur; c != nil {
+		switch stage {
+		case 2:
+			prefetchSpan(uintptr(unsafe.Pointer(c)), p2pCallLines)
+		case 3:
+			if cap(c.recvs) > 0 {
+				prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(c.recvs))), 1)
+			}
+			if cap(c.settled) > 0 {
+				prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(c.settled))), 1)
+			}
+		}
+	}
+	if pend {
+		p := rs.getPending(e.Req)
+		if p == nil {
+			return
+		}
+		switch stage {
+		case 2:
+			prefetchSpan(uintptr(unsafe.Pointer(p)), 1)
+		case 3:
+			if p.msg != nil {
+				prefetchSpan(uintptr(unsafe.Pointer(p.msg)), p2pMsgLines)
+			}
+		case 4:
+			if p.msg != nil && p.msg.peer != nil {
+				prefetchSpan(uintptr(unsafe.Pointer(p.msg.peer)), p2pMsgLines)
+			}
+		}
+		return
+	}
+	if e.Peer < 0 || !(recv || send) {
+		return
+	}
+	// a start: its key's queues live in the destination's state
+	var ch *p2pChan
+	if recv {
+		ch = rs.chanIf(p2pKey{comm: e.CommID, src: e.Peer, dst: r, tag: e.Tag})
+	} else if ps := s.rankOrNil(e.Peer); ps != nil {
+		ch = ps.chanIf(p2pKey{comm: e.CommID, src: r, dst: e.Peer, tag: e.Tag})
+	}
+	if ch == nil {
+		return
+	}
+	switch stage {
+	case 2:
+		if cap(ch.recvs) > 0 {
+			prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(ch.recvs))), 1)
+		}
+		if cap(ch.sends) > 0 {
+			prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(ch.sends))), 1)
+		}
+	case 3:
+		if !recv && len(ch.recvs) > 0 {
+			prefetchSpan(uintptr(unsafe.Pointer(ch.recvs[0])), p2pMsgLines)
+		} else if recv && len(ch.sends) > 0 {
+			prefetchSpan(uintptr(unsafe.Pointer(ch.sends[0])), p2pMsgLines)
+		}
+	}
+}
+
+// PrefetchDeep implements DeepPrefetcher: from prefetchRanks ranks.
+func (s *P2PStream) PrefetchDeep() bool { return len(s.ranks) >= prefetchRanks }
+
 // p2pHotLines is the number of cache lines at the start of a
 // p2pRankState that Add touches for an event of the rank (every field up
 // to and including sumv).
 var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PRank{}) + 63) / 64)
+
+// p2pOpenLines is the number of cache lines at the start of a
+// p2pRankState that every event of the rank touches (its posting
+// order, open requests and current call); p2pChanLines the lines from
+// nchan that hold it and the first keys' queues (a halo exchange's two
+// to four); p2pMsgLines, p2pCallLines and p2pPendLines the lines a
+// message, a call and a request span at most (an object need not start
+// on a line).
+const p2pOpenLines = int((unsafe.Offsetof(p2pRankState{}.curKey) + 63) / 64)
+
+var (
+	p2pChanLines = int((unsafe.Sizeof(chanSlot{})*3 + 8 + 63 + 63) / 64)
+	p2pMsgLines  = int((unsafe.Sizeof(p2pMsg{}) + 63 + 63) / 64)
+	p2pCallLines = int((unsafe.Sizeof(p2pCall{}) + 63 + 63) / 64)
+	p2pPendLines = int((unsafe.Sizeof(p2pPending{}) + 63 + 63) / 64)
+)
 
 // waitedInline is the number of ranks a rank's waits are summed for in a
 // slice (a halo exchange has two to six neighbours); more go to a map.
@@ -628,7 +775,10 @@ func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCa
 	if n := len(s.freeCalls); n > 0 {
 		c = s.freeCalls[n-1]
 		s.freeCalls = s.freeCalls[:n-1]
-		*c = p2pCall{rank: rank, op: op, enter: enter, exit: exit, recvs: c.recvs[:0]}
+		if n > 1 && len(s.ranks) >= prefetchRanks {
+			prefetchSpan(uintptr(unsafe.Pointer(s.freeCalls[n-2])), p2pCallLines)
+		}
+		*c = p2pCall{rank: rank, op: op, enter: enter, exit: exit, recvs: c.recvs[:0], settled: c.settled[:0]}
 	} else {
 		c = &p2pCall{rank: rank, op: op, enter: enter, exit: exit}
 	}
@@ -659,6 +809,7 @@ func (s *P2PStream) complete(rs *p2pRankState, m *p2pMsg, e *GEvent, c *p2pCall)
 	rs.sum.RecvBytes += m.bytes
 	if c != nil && !m.dropped {
 		m.call = c
+		m.callIdx = int32(len(c.recvs))
 		c.recvs = append(c.recvs, m)
 		c.open++
 	}
@@ -740,6 +891,14 @@ func (s *P2PStream) settle(m *p2pMsg) {
 		}
 	}
 	if c := r.call; c != nil {
+		c.ls = max(c.ls, r.lateSender)
+		switch p := snd.post; {
+		case p != p:
+			c.nanPost = true
+		case !c.hasLast || p > c.lastPost || p == c.lastPost && r.callIdx < c.lastIdx:
+			c.hasLast, c.lastPost, c.lastSrc, c.lastIdx = true, p, snd.src, r.callIdx
+		}
+		c.settled = append(c.settled, r, snd)
 		c.open--
 		s.finishCall(c)
 	}
@@ -809,21 +968,29 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 	s.live[len(s.live)-1] = nil
 	s.live = s.live[:len(s.live)-1]
 	c.live = 0
-	var last *p2pMsg
-	ls := 0.0
-	for _, m := range c.recvs {
-		ls = max(ls, m.lateSender)
-		if snd := m.peer; snd != nil && m.settled && (last == nil || snd.post > last.post) {
-			last = snd
+	// the latest sender among the settled receives, the first of equal
+	// starts in call order (settle kept it; with a NaN start only the
+	// walk in call order says which)
+	hasLast, lastPost, lastSrc := c.hasLast, c.lastPost, c.lastSrc
+	if c.nanPost {
+		var last *p2pMsg
+		for _, m := range c.recvs {
+			if snd := m.peer; snd != nil && m.settled && (last == nil || snd.post > last.post) {
+				last = snd
+			}
+		}
+		hasLast = last != nil
+		if hasLast {
+			lastPost, lastSrc = last.post, last.src
 		}
 	}
-	s.ranks[c.rank].sum.LateSenderNS += ls
-	if last != nil {
-		if w := min(last.post, c.exit) - c.enter; w > 0 {
-			s.ranks[c.rank].addWaited(last.src, w)
+	s.ranks[c.rank].sum.LateSenderNS += c.ls
+	if hasLast {
+		if w := min(lastPost, c.exit) - c.enter; w > 0 {
+			s.ranks[c.rank].addWaited(lastSrc, w)
 			if s.opt.OnSync != nil {
-				s.opt.OnSync(P2PSync{Kind: SyncLateSender, Waiter: c.rank, Cause: last.src,
-					WaiterEnter: c.enter, WaiterExit: c.exit, CauseEnter: last.post, Wait: w})
+				s.opt.OnSync(P2PSync{Kind: SyncLateSender, Waiter: c.rank, Cause: lastSrc,
+					WaiterEnter: c.enter, WaiterExit: c.exit, CauseEnter: lastPost, Wait: w})
 			}
 		}
 	}
@@ -831,12 +998,9 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 	// sends any more (matched, completed, out of every queue and request
 	// table); they are reused. Unsettled ones (the end of the run) are
 	// left to the collector.
-	for i, m := range c.recvs {
-		if m.settled && m.peer != nil && m.peer.settled {
-			s.freeMsgs = append(s.freeMsgs, m, m.peer)
-		}
-		c.recvs[i] = nil
-	}
+	s.freeMsgs = append(s.freeMsgs, c.settled...)
+	clear(c.settled)
+	clear(c.recvs)
 	if len(s.freeMsgs) > maxFree {
 		s.freeMsgs = s.freeMsgs[:maxFree]
 	}
@@ -851,6 +1015,9 @@ func (s *P2PStream) allocPending() *p2pPending {
 	if n := len(s.freePend); n > 0 {
 		p := s.freePend[n-1]
 		s.freePend = s.freePend[:n-1]
+		if n > 1 && len(s.ranks) >= prefetchRanks {
+			prefetchSpan(uintptr(unsafe.Pointer(s.freePend[n-2])), p2pPendLines)
+		}
 		*p = p2pPending{}
 		return p
 	}
@@ -944,6 +1111,11 @@ func (s *P2PStream) allocMsg() *p2pMsg {
 	if n := len(s.freeMsgs); n > 0 {
 		m := s.freeMsgs[n-1]
 		s.freeMsgs = s.freeMsgs[:n-1]
+		if n > 1 && len(s.ranks) >= prefetchRanks {
+			// the next one: freed a round of all ranks ago, cold,
+			// and about to be overwritten by the next start
+			prefetchSpan(uintptr(unsafe.Pointer(s.freeMsgs[n-2])), p2pMsgLines)
+		}
 		return m
 	}
 	return new(p2pMsg)

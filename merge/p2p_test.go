@@ -379,3 +379,76 @@ func (c *blockedCheck) Add(ev *GEvent) error {
 	})
 	return err
 }
+
+// TestP2PStream_SlowestNeighbourIsTheLatestSenderFirstInCallOrder: a
+// completion call's wait goes to the sender that started last among its
+// settled receives, and between equal starts to the one whose receive
+// comes first in the call, whatever order the pairs settle in (the call
+// gathers this as each pair settles; finishCall used to walk the
+// receives in call order). Rank 0 waits for receives from ranks 1 and 2
+// in one MPI_Waitall; rank 2's send completes first, so the pair of the
+// call's second receive settles first.
+func TestP2PStream_SlowestNeighbourIsTheLatestSenderFirstInCallOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		post1, post2       float64 // send starts of ranks 1 and 2
+		wantCause          int32
+		wantWait, wantLate float64
+	}{
+		{"equal starts: the first receive of the call", 120, 120, 1, 20, 20},
+		{"the later start settled second", 125, 120, 1, 25, 25},
+		{"the later start settled first", 120, 125, 2, 25, 25},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := &Run{WorldSize: 3}
+			for r := 0; r < 3; r++ {
+				run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
+			}
+			var syncs []P2PSync
+			s := NewP2PStream(run, P2POptions{OnSync: func(y P2PSync) {
+				if y.Kind == SyncLateSender {
+					syncs = append(syncs, y)
+				}
+			}}, nil)
+			ev := func(rank int32, op trace.Op, peer int32, req uint32, seq uint32, enter, exit float64) GEvent {
+				e := GEvent{Rank: rank, Op: op, CommID: trace.CommWorldID, Root: -1, Peer: peer, Req: req, Seq: seq,
+					Enter: enter, Exit: exit, LocalEnter: int64(enter), LocalExit: int64(exit)}
+				if op.IsSend() {
+					e.Sent = 8
+				} else if op != trace.OpWait {
+					e.Recv = 8
+				}
+				return e
+			}
+			evs := []GEvent{
+				ev(0, trace.OpIrecv, 1, 1, 0, 0, 1),
+				ev(0, trace.OpIrecv, 2, 2, 0, 1, 2),
+				ev(0, trace.OpWaitall, 1, 1, 0, 100, 150),
+				ev(0, trace.OpWaitall, 2, 2, 1, 100, 150),
+				ev(1, trace.OpIsend, 0, 1, 0, tc.post1, tc.post1+1),
+				ev(2, trace.OpIsend, 0, 1, 0, tc.post2, tc.post2+1),
+				ev(2, trace.OpWait, 0, 1, 0, 130, 131),
+				ev(1, trace.OpWait, 0, 1, 0, 200, 201),
+			}
+			for i := range evs {
+				if err := s.Add(&evs[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := s.Result()
+			if res.Messages != 2 {
+				t.Fatalf("%d messages matched, want 2", res.Messages)
+			}
+			if len(syncs) != 1 || syncs[0].Waiter != 0 || syncs[0].Cause != tc.wantCause || syncs[0].Wait != tc.wantWait {
+				t.Fatalf("late-sender waits %+v, want one of rank 0 for rank %d of %g ns", syncs, tc.wantCause, tc.wantWait)
+			}
+			r0 := res.Ranks[0]
+			if len(r0.WaitedFor) != 1 || r0.WaitedFor[0].Rank != tc.wantCause || r0.WaitedFor[0].NS != tc.wantWait {
+				t.Fatalf("rank 0 waited for %+v, want rank %d %g ns", r0.WaitedFor, tc.wantCause, tc.wantWait)
+			}
+			if r0.LateSenderNS != tc.wantLate {
+				t.Fatalf("rank 0's late-sender time %g, want %g (the call's longest wait)", r0.LateSenderNS, tc.wantLate)
+			}
+		})
+	}
+}

@@ -511,3 +511,31 @@ func TestMetaProblems_FooterStates(t *testing.T) {
 		})
 	}
 }
+
+// TestPCCache_CallSitesOfOneLoopStayCached: the call sites of a loop lie
+// a few bytes to a few hundred bytes apart (the synthetic halo
+// exchange's: its starts 8 bytes apart, its MPI_Waitall 64 bytes after
+// the first, its collective elsewhere); in the 16 slots a rank has at
+// 16,384 ranks none evicts another, so after the first step every
+// lookup hits (a miss is a map lookup).
+func TestPCCache_CallSitesOfOneLoopStayCached(t *testing.T) {
+	for _, base := range []uint64{0x401000, 0x55d4c3a2b140, 0x7f3a12345678} {
+		cache := make([]pcSlot, pcCacheLen(16384))
+		pcs := []uint64{base, base + 8, base + 16, base + 24, base + 0x40, base + 0x1000}
+		misses := 0
+		for step := 0; step < 100; step++ {
+			for _, pc := range pcs {
+				slot, hit := pcLookup(cache, pc)
+				if !hit {
+					misses++
+					slot.pc, slot.site, slot.ok = pc, int32(pc), true
+				} else if slot.site != int32(pc) {
+					t.Fatalf("base %#x: pc %#x found with site %d", base, pc, slot.site)
+				}
+			}
+		}
+		if misses != len(pcs) {
+			t.Fatalf("base %#x: %d misses in 100 steps over %d call sites, want one each", base, misses, len(pcs))
+		}
+	}
+}
