@@ -176,9 +176,21 @@ fail:
 	return -1;
 }
 
-/* Varints as Go's encoding/binary writes them. */
+/* Varints as Go's encoding/binary writes them. One and two bytes (the
+ * template index, the seq difference, most gaps and durations of a loop)
+ * are written without the loop: two stores and no backward branch, about
+ * three instructions fewer per two-byte varint (make bench section 10). */
 static inline uint8_t *put_u(uint8_t *p, uint64_t v)
 {
+	if (GCK_LIKELY(v < 0x80)) {
+		p[0] = (uint8_t)v;
+		return p + 1;
+	}
+	if (GCK_LIKELY(v < 0x4000)) {
+		p[0] = (uint8_t)v | 0x80;
+		p[1] = (uint8_t)(v >> 7);
+		return p + 2;
+	}
 	while (v >= 0x80) {
 		*p++ = (uint8_t)v | 0x80;
 		v >>= 7;

@@ -13,7 +13,7 @@
  * is neither, and one unsigned comparison finds it. */
 _Static_assert(MPI_PROC_NULL < 0 && MPI_ANY_SOURCE < 0, "the special ranks are negative");
 
-static inline int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
+static GCK_INLINE int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
 {
 	if (GCK_LIKELY((uint32_t)r < (uint32_t)n) && peers != NULL)
 		return peers[r];
@@ -24,7 +24,7 @@ static inline int32_t gclock_peer_of(const int32_t *peers, int32_t n, int r)
 	return r; /* no member list (or out of range): the comm rank as given */
 }
 
-static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r)
+static GCK_INLINE int32_t gclock_peer(const gclock_comm_slot *cs, int r)
 {
 	return gclock_peer_of(cs->peers, cs->npeers, r);
 }

@@ -46,7 +46,7 @@ typedef struct gclock_p2p {
 	gclock_event *fl;   /* the record gclock_fl_enter marked in flight, NULL */
 } gclock_p2p;
 
-static inline int32_t gclock_peer(const gclock_comm_slot *cs, int r);
+static GCK_INLINE int32_t gclock_peer(const gclock_comm_slot *cs, int r);
 
 /* gclock_status_bytes: bytes a status reports. Read from the status
  * itself where the MPI's layout is known, as gclock_status_cancelled does

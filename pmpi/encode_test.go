@@ -135,11 +135,35 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 		}
 		return evs
 	}
+	// Every varint length in every column: values at and next to each
+	// 7-bit boundary (1, 2, 3 ... 10 bytes; the encoder writes one and two
+	// bytes without its loop) as gaps, durations, seq differences, request
+	// differences, template indexes and template fields.
+	var edges []uint64
+	for b := 7; b < 64; b += 7 {
+		edges = append(edges, 1<<b-1, 1<<b, 1<<b+1)
+	}
+	edges = append(edges, 0, 1, math.MaxUint64)
+	varintEdges := func() []trace.Event {
+		var evs []trace.Event
+		t := int64(1 << 40)
+		for i, v := range edges {
+			for j, w := range edges {
+				e := trace.Event{Op: trace.OpIsend, Comm: uint32(i % 3), Seq: uint32(w), Root: -1,
+					Sent: v, Recv: w, EnterNS: t + int64(v>>1), ExitNS: t + int64(v>>1) + int64(w>>1),
+					Callsite: uint64(j % 200), Peer: int32(v), Tag: int32(w >> 1), Req: uint32(v)}
+				t = e.ExitNS
+				evs = append(evs, e)
+			}
+		}
+		return evs
+	}
 	cases := []struct {
 		name  string
 		evs   []trace.Event
 		calls int // -1: whatever the Go encoder counts
 	}{
+		{"varint-length-edges", varintEdges(), -1},
 		{"multi-record-calls", multi(500), 2500},
 		{"runs", runs(5000), -1},
 		{"requests", reqs(5000), -1},

@@ -8,6 +8,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -47,7 +48,53 @@ func benchCallgrind(c *Config, rep *Report) []Row {
 		}
 		rows = append(rows, r.row(sec, name, k))
 	}
+	// The same programs built with MPICH's mpicc under the MPICH build of
+	// the library (make MPI=mpich lib), side by side with Open MPI's rows:
+	// handles, statuses and type sizes differ between the two ABIs.
+	mb := mpichCallgrindProgs(c)
+	for _, k := range callgrindCases {
+		name := "MPICH build (build/mpich/libgclock.so): libgclock.so instructions per event, " + k.name
+		if mb.err != nil {
+			rows = append(rows, unavailable(sec, name, mb.err))
+			continue
+		}
+		r, err := callgrindCountWith(c, k, mb.lib, mb.prog[k.prog])
+		if err != nil {
+			rows = append(rows, unavailable(sec, name, err))
+			continue
+		}
+		rows = append(rows, r.row(sec, name, k))
+	}
 	return rows
+}
+
+// mpichCallgrindProgs compiles section 10's programs with mpicc.mpich; the
+// library is build/mpich/libgclock.so beside c.Lib's directory.
+func mpichCallgrindProgs(c *Config) mpichBuild {
+	b := mpichBuild{lib: filepath.Join(filepath.Dir(c.Lib), "mpich", "libgclock.so"), prog: map[string]string{}}
+	if _, err := os.Stat(b.lib); err != nil {
+		b.err = fmt.Errorf("%s not built (make MPI=mpich lib)", rel(c.Root, b.lib))
+		return b
+	}
+	if _, err := exec.LookPath("mpicc.mpich"); err != nil {
+		b.err = errors.New("mpicc.mpich not found (make setup installs MPICH)")
+		return b
+	}
+	dir := filepath.Join(c.Work, "bin", "mpich-callgrind")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.err = fmt.Errorf("creating %s: %w", dir, err)
+		return b
+	}
+	for _, k := range callgrindCases {
+		out := filepath.Join(dir, k.prog)
+		src := filepath.Join(c.Root, "bench", "c", k.prog+".c")
+		if _, err := runCmd(time.Minute, c.Root, nil, "mpicc.mpich", "-std=c11", "-O2", "-o", out, src); err != nil {
+			b.err = fmt.Errorf("compiling %s with mpicc.mpich: %w", k.prog, err)
+			return b
+		}
+		b.prog[k.prog] = out
+	}
+	return b
 }
 
 // callgrindResult is one counted run: instructions per function of
@@ -90,7 +137,7 @@ func (r callgrindResult) row(sec, name string, k callgrindCase) Row {
 			num(r.iters), k.iterWord, k.iterWord, strings.Join(top, ", "), num(r.zstd/r.iters/k.perIter))}
 }
 
-// callgrindCount runs one case under callgrind with the preload.
+// callgrindCount runs one case under callgrind with the preload of c.Lib.
 func callgrindCount(c *Config, k callgrindCase) (callgrindResult, error) {
 	if err := c.libErr(); err != nil {
 		return callgrindResult{}, err
@@ -99,6 +146,11 @@ func callgrindCount(c *Config, k callgrindCase) (callgrindResult, error) {
 	if err != nil {
 		return callgrindResult{}, err
 	}
+	return callgrindCountWith(c, k, c.Lib, prog)
+}
+
+// callgrindCountWith runs prog (case k) under callgrind with lib preloaded.
+func callgrindCountWith(c *Config, k callgrindCase, lib, prog string) (callgrindResult, error) {
 	for _, tool := range []string{"valgrind", "callgrind_annotate"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return callgrindResult{}, fmt.Errorf("%s not found (make bench installs valgrind as root)", tool)
@@ -109,7 +161,7 @@ func callgrindCount(c *Config, k callgrindCase) (callgrindResult, error) {
 	// A singleton rank started directly, so valgrind runs the program
 	// alone, not a launcher; GODEBUG: the Go runtime's preemption signals
 	// trip callgrind's signal bookkeeping (an assertion, no output file).
-	env := append(c.preloadEnv(dir), "GODEBUG=asyncpreemptoff=1")
+	env := []string{"LD_PRELOAD=" + lib, "GCLOCK_DIR=" + dir, "GODEBUG=asyncpreemptoff=1"}
 	r, err := runCmd(k.timeout, dir, env, "valgrind", "--tool=callgrind", "--callgrind-out-file="+out, prog, k.arg)
 	if err != nil {
 		return callgrindResult{}, err
@@ -123,9 +175,9 @@ func callgrindCount(c *Config, k callgrindCase) (callgrindResult, error) {
 	if err != nil {
 		return callgrindResult{}, err
 	}
-	per := libCFunctions(a.Stdout, filepath.Base(c.Lib))
+	per := libCFunctions(a.Stdout, filepath.Base(lib))
 	if len(per) == 0 {
-		return callgrindResult{}, fmt.Errorf("callgrind_annotate lists no C function of %s: %s", filepath.Base(c.Lib), tail(a.Stdout, 200))
+		return callgrindResult{}, fmt.Errorf("callgrind_annotate lists no C function of %s: %s", rel(c.Root, lib), tail(a.Stdout, 200))
 	}
 	if vs[0] <= 0 {
 		return callgrindResult{}, errors.New(k.prog + " made no iterations")

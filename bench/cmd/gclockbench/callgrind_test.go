@@ -2,6 +2,8 @@ package main
 
 import (
 	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +68,30 @@ func TestObjectTotal_SumsEveryFunctionOfTheObject(t *testing.T) {
 		if got := objectTotal(annotate, tc.prefix); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.prefix, got, tc.want)
 		}
+	}
+}
+
+func TestHaloRow_PerStepPerEventAndLargestShares(t *testing.T) {
+	per := map[string]float64{"gclock_encode_columns": 900, "MPI_Waitall": 630, "MPI_Isend": 450, "MPI_Irecv": 450, "MPI_Allreduce": 150, "crc_hw": 20, "tiny": 0.5}
+	row := haloRow("10", "halo", per)
+	if want := "2600 per step (289 per event)"; row.Value != want {
+		t.Errorf("value %q, want %q", row.Value, want)
+	}
+	for _, want := range []string{"gclock_encode_columns 900 (34.6 %)", "MPI_Waitall 630 (24.2 %)", "crc_hw 20.0 (0.769 %)"} {
+		if !strings.Contains(row.Notes, want) {
+			t.Errorf("notes lack %q: %s", want, row.Notes)
+		}
+	}
+	if strings.Contains(row.Notes, "tiny") {
+		t.Errorf("notes list more than the six largest: %s", row.Notes)
+	}
+}
+
+func TestBenchCallgrind_MPICHRowsSayHowToBuildTheMPICHLibrary(t *testing.T) {
+	dir := t.TempDir()
+	c := &Config{Root: dir, Work: dir, Lib: filepath.Join(dir, "build", "libgclock.so")}
+	b := mpichCallgrindProgs(c)
+	if b.err == nil || !strings.Contains(b.err.Error(), "build/mpich/libgclock.so not built (make MPI=mpich lib)") {
+		t.Fatalf("error %v, want one naming build/mpich/libgclock.so and make MPI=mpich lib", b.err)
 	}
 }

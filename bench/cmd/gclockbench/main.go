@@ -160,6 +160,7 @@ func run(c *Config) (*Report, error) {
 		{"8", benchGoTest},
 		{"9", benchApps},
 		{"10", benchCallgrind},
+		{"10", benchCallgrindHalo},
 		{"10", benchInflightCallgrind},
 	}
 	for _, s := range steps {

@@ -185,6 +185,11 @@ What the rows mean:
    the medians; the notes also give the ratios per round (each traced run over the
    untraced run just before it: their median, range and how many rounds were within the
    goal), which shows how far a verdict can be trusted on the machine of the run.
+10. Instructions libgclock.so executes (valgrind's callgrind, load-independent): per event on
+   one rank (bench/c/p2p_self.c and barrier_self.c), built for Open MPI and for MPICH, with
+   the largest functions; per step of section 9's halo program on 2 ranks under both MPIs
+   (the goal's workload; its column split moves with the machine's load by up to ±10 %);
+   and what the call-in-flight marker adds per call.
 `
 
 // writeDoc replaces (or appends) this machine's section in path and
