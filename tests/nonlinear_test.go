@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/clocksync"
 	"github.com/gclock/gclock/merge"
 )
 
@@ -103,8 +104,14 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 			a := measureAccuracy(t, traces, nil)
 			t.Logf("%s: %d resync epochs (next intervals %v s); max |corrected - truth| %.3f µs (p99 %.3f µs), straight lines between knots %.3f µs; init model alone %.2f µs; error bars cover %.2f%% of ranks 1+'s timestamps, median bar %.1f ns, median error %.1f ns (%.1f×)",
 				tc.name, resyncs, intervals, a.MaxInterp/1e3, a.P99Interp/1e3, a.MaxLinear/1e3, a.MaxInit/1e3, 100*a.BarCover, a.BarMedian, a.ErrMedian, a.BarMedian/a.ErrMedian)
-			if resyncs < 2 {
-				t.Errorf("%d resync epochs in an 8 s run with GCLOCK_RESYNC=2", resyncs)
+			// The budget (0.1 % of the run, clocksync.ResyncSpend) may
+			// allow fewer resyncs in an 8 s run than the interval would
+			// (4 ranks on 2 loaded cores: epochs of 3-600 ms).
+			bud := checkResyncBudget(t, traces)
+			t.Logf("%s: resyncs took %.4f %% of the run (budget %.2f %%)%s", tc.name, 100*bud.share, 100*clocksync.ResyncBudget,
+				map[bool]string{true: "; the budget allowed no more", false: ""}[bud.bound])
+			if resyncs < 2 && !bud.bound {
+				t.Errorf("%d resync epochs in an 8 s run with GCLOCK_RESYNC=2, and the budget allowed more", resyncs)
 			}
 			// The bound is the model's: what the sync itself missed at the
 			// knots comes on top (on this 2-core machine at load 12-16 a
