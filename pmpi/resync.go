@@ -388,6 +388,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		if r.rs.budget > 0 {
 			ep.Params["resync_spent_us"] = strconv.FormatFloat(r.rs.spend.Total()*1e6, 'f', 0, 64)
 			ep.Params["budget_next_s"] = strconv.FormatFloat(r.rs.earliest, 'f', 3, 64)
+			ep.Params["budget_expect_us"] = strconv.FormatFloat(r.rs.spend.Next*1e6, 'f', 0, 64)
 		}
 	}
 	if atFinalize {
