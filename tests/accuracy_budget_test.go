@@ -3,6 +3,7 @@ package tests
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"testing"
 )
@@ -138,4 +139,34 @@ func TestResync_BudgetHoldsAtTheDefault(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resyncShare is the resyncs' share of the run as `make bench` section 4
+// measures it (each resync epoch's slowest rank from its start to its
+// end, summed, over rank 0's span) and the epochs' ms.
+func resyncShare(traces []rankTrace) (float64, string) {
+	actual := map[int]float64{}
+	for _, tr := range traces {
+		for _, e := range tr.Meta.Epochs {
+			if e.Params["resync"] != "" {
+				actual[e.Index] = math.Max(actual[e.Index], float64(e.EndNS-e.StartNS))
+			}
+		}
+	}
+	var idx []int
+	sum := 0.0
+	for i, v := range actual {
+		idx = append(idx, i)
+		sum += v
+	}
+	sort.Ints(idx)
+	costs := ""
+	for _, i := range idx {
+		costs += fmt.Sprintf(" %.2f", actual[i]/1e6)
+	}
+	ev := traces[0].Events
+	if len(ev) < 2 {
+		return 0, costs
+	}
+	return sum / float64(ev[len(ev)-1].ExitNS-ev[0].EnterNS), costs
 }

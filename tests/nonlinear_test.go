@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -92,14 +91,16 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 		{mp[1], "step_4ranks_2nodes", "0:0,1e6:10+step(4s,1ppm)", 4, 2, 2e3},
 	} {
 		t.Run(tc.mpi.Name+"/"+tc.name, func(t *testing.T) {
-			// 1 % of the run for resyncs: an 8 s run's 0.1 % (8 ms) buys 2-3
-			// resync epochs of 1-4 ms at 4 ranks on 2 loaded cores (or one
-			// of 73 ms), and the knots then lie 5-12 s apart; the default
-			// budget is measured over 40 s and 10 minutes in `make bench`
-			// (section 4) and held by TestResync_BudgetHoldsAtTheDefault.
-			const budget = 0.01
+			// No budget: this test holds the model and the interval rule
+			// to the truth with knots at most GCLOCK_RESYNC apart. An 8 s
+			// run's 0.1 % (8 ms) buys 2-3 resync epochs of 1-4 ms at 4
+			// ranks on 2 loaded cores, or none after one of 135 ms, and
+			// the knots then lie 5-12 s apart (a 20 µs / 20 s sine was
+			// 3 µs off, a 1 ppm step 2 µs). The default budget is
+			// TestResync_BudgetHoldsAtTheDefault's, and `make bench`
+			// section 4 measures it over 40 s and 10 minutes.
 			traces, _ := runClockprog(t, accRun{MPI: tc.mpi, NP: tc.np, NodeSize: tc.node, Fake: tc.fake, Iters: 200, SleepUS: 40000,
-				Env: []string{fmt.Sprintf("GCLOCK_RESYNC_BUDGET=%g", budget)}})
+				Env: []string{"GCLOCK_RESYNC_BUDGET=0"}})
 			resyncs := 0
 			var intervals []string
 			for _, e := range traces[0].Meta.Epochs {
@@ -111,11 +112,10 @@ func TestAccuracy_ResyncHoldsNonLinearClocks(t *testing.T) {
 			a := measureAccuracy(t, traces, nil)
 			t.Logf("%s: %d resync epochs (next intervals %v s); max |corrected - truth| %.3f µs (p99 %.3f µs), straight lines between knots %.3f µs; init model alone %.2f µs; error bars cover %.2f%% of ranks 1+'s timestamps, median bar %.1f ns, median error %.1f ns (%.1f×)",
 				tc.name, resyncs, intervals, a.MaxInterp/1e3, a.P99Interp/1e3, a.MaxLinear/1e3, a.MaxInit/1e3, 100*a.BarCover, a.BarMedian, a.ErrMedian, a.BarMedian/a.ErrMedian)
-			bud := checkResyncBudget(t, traces, budget)
-			t.Logf("%s: resyncs took %.4f %% of the run (budget %.2f %%, unforeseen %.4f %%; epochs' ms:%s)%s", tc.name, 100*bud.share, 100*budget, 100*bud.unforeseen, bud.costs,
-				map[bool]string{true: "; the budget allowed no more", false: ""}[bud.bound])
-			if resyncs < 2 && !bud.bound {
-				t.Errorf("%d resync epochs in an 8 s run with GCLOCK_RESYNC=2, and the budget allowed more", resyncs)
+			share, costs := resyncShare(traces)
+			t.Logf("%s: resyncs took %.4f %% of the run (no budget; the slowest rank's ms per epoch:%s)", tc.name, 100*share, costs)
+			if resyncs < 2 {
+				t.Errorf("%d resync epochs in an 8 s run with GCLOCK_RESYNC=2", resyncs)
 			}
 			// The bound is the model's: what the sync itself missed at the
 			// knots comes on top (on this 2-core machine at load 12-16 a
