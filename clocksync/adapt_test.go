@@ -96,14 +96,14 @@ func TestNextResyncInterval_HalvesOnDisagreementWithinItsBounds(t *testing.T) {
 	}
 }
 
-// TestResyncCost_RunningMeanNeverBelowTheLatest: the first epoch's cost is
-// taken as it is, a quick epoch after slow ones moves the cost by a
-// quarter only, a slow one sets it at once.
-func TestResyncCost_RunningMeanNeverBelowTheLatest(t *testing.T) {
+// TestResyncCost_RunningMeanOfTheEpochs: the first epoch's cost is taken
+// as it is, every later one moves the expectation by a quarter of the
+// difference, a costly one too (it is charged in the running total).
+func TestResyncCost_RunningMeanOfTheEpochs(t *testing.T) {
 	for _, tc := range []struct{ prev, c, want float64 }{
 		{0, 0.004, 0.004},
 		{0.004, 0.0, 0.003},
-		{0.001, 0.004, 0.004},
+		{0.001, 0.005, 0.002},
 	} {
 		if got := ResyncCost(tc.prev, tc.c); math.Abs(got-tc.want) > 1e-12 {
 			t.Errorf("ResyncCost(%g, %g) = %g, want %g", tc.prev, tc.c, got, tc.want)
@@ -128,7 +128,7 @@ func TestResyncSpend_EarliestKeepsTwoEpochsInBudget(t *testing.T) {
 		{"one epoch of 1 ms", []float64{0.001}, 0, 0.001, 3},
 		{"three of 1 ms", []float64{0.001, 0.001, 0.001}, 0, 0.001, 5},
 		{"measured 4 ms instead of 1", []float64{0.001}, 0.004, 0.001, 12},
-		{"a costly epoch pushes the next out", []float64{0.001, 0.050}, 0, 0.001, 151},
+		{"a costly epoch pushes the next out by itself and a quarter", []float64{0.001, 0.049}, 0, 0.001, 76},
 		{"no budget", []float64{0.001}, 0, 0, 0},
 	} {
 		var s ResyncSpend
