@@ -5,21 +5,34 @@ import "math"
 // Adaptive resync intervals (issue 38, docs/explanation/clocksync.md
 // "Adaptive resync"): the policy the recorder follows (pmpi/resync.go)
 // and the long simulated runs replay (clocksync/sim/longrun), in one
-// place. After each resync epoch every rank compares its new knot with
-// the straight line through its two previous knots (JudgeKnot): a miss
-// above ResyncTolNS means the clock bends faster than the knots follow (a
-// frequency step, a fast wander), a miss below a quarter of it that the
-// knots could be further apart. Rank 0 then halves the interval when any
-// rank disagreed, lengthens it by half when all were calm, and keeps it
-// between GCLOCK_RESYNC·ResyncMinFactor and GCLOCK_RESYNC·ResyncMaxFactor,
-// never below what keeps the resyncs' cost under ResyncBudget of the run
-// unless GCLOCK_RESYNC itself is shorter (NextResyncInterval).
+// place.
+//
+// The judge. After each resync epoch every rank predicts its new knot
+// from the knots before it (the polynomial through the last two, three or
+// four: JudgeKnot) and turns the miss into an estimate of how far
+// tracemerge's smooth model (a cubic spline through the knots) misses the
+// clock between knots at this spacing: a miss above ResyncTolNS disagrees
+// (the clock bends faster than the knots follow: a frequency step, a fast
+// wander), one below a quarter of it is calm. Rank 0 then halves the
+// interval when any rank disagreed, lengthens it by half when all were
+// calm, and keeps it between GCLOCK_RESYNC·ResyncMinFactor and
+// GCLOCK_RESYNC·ResyncMaxFactor (NextResyncInterval).
+//
+// The budget. Independently of the interval, no resync starts before the
+// run time at which the resyncs' cost so far plus two more epochs (the
+// next one and the one opening MPI_Finalize) is within ResyncBudget of
+// the run (ResyncSpend.Earliest): a running total, not a mean, so a
+// costly epoch under load pushes the next one out until the share is
+// back under the budget.
 const (
-	// ResyncTolNS: a knot missing the line through the two before it by
-	// more than this disagrees (the chord between knots then misses by
-	// about an eighth of it). 1 µs let a 1 ppm step pass unseen (its miss
-	// is the step times the spacing times where it fell: 0.5-1 µs).
-	ResyncTolNS = 500.0
+	// ResyncTolNS: a knot whose miss, scaled to the smooth model's miss
+	// between knots (SplineMissRatio), exceeds this disagrees; below a
+	// quarter of it, it is calm. 80 ns keeps a 0.05 ppm/√s random walk at
+	// about the intervals the straight-line judge of 0.5 µs gave it
+	// (whose miss is about 0.18 of the line's), while a 20 µs / 20 s sine,
+	// which the spline follows within 0.01 µs at 1-1.5 s, is no longer
+	// driven down to 0.25 s.
+	ResyncTolNS = 80.0
 	// ResyncBudget: the largest share of the run's time resyncs may take.
 	ResyncBudget = 0.001
 	// ResyncMinFactor and ResyncMaxFactor bound the interval as multiples
@@ -28,6 +41,17 @@ const (
 	ResyncMinFactor = 1.0 / 8
 	ResyncMaxFactor = 2.0
 )
+
+// SplineMissRatio is, for predictions from the last 2, 3 and 4 knots
+// (index 0, 1, 2), the ratio of the cubic spline's largest miss between
+// knots to the prediction's miss at the next knot, for a random-walk
+// frequency (rms over 40 walks of 0.05 ppm per 1 s step, knots every
+// 2-4 s, exact knots). For a smooth clock the ratio is far smaller (a
+// 20 µs / 20 s sine: 0.002-0.005), so the judge is right for a walk and
+// cautious for a smooth wander: the roughness term that a scale for
+// smooth clocks alone (h⁴ / ∏(t_k − t_i)) lacked, and with which the
+// simulated random walks got calmer and worse.
+var SplineMissRatio = [3]float64{0.18, 0.14, 0.085}
 
 // KnotPoint is one knot of a rank's offset curve: local ns, offset ns.
 type KnotPoint struct {
@@ -40,19 +64,43 @@ type KnotVerdict int
 
 const (
 	KnotKeep     KnotVerdict = iota // neither: keep the interval
-	KnotDisagree                    // missed the line through the last two by > ResyncTolNS
-	KnotCalm                        // missed it by < ResyncTolNS/4
+	KnotDisagree                    // estimated model miss > ResyncTolNS
+	KnotCalm                        // estimated model miss < ResyncTolNS/4
 )
 
-// JudgeKnot compares knot k with the line through a and b (b after a) and
-// returns the verdict and the miss (ns). With fewer than two earlier knots
-// (a.T == b.T) it says keep.
-func JudgeKnot(a, b, k KnotPoint) (KnotVerdict, float64) {
-	if b.T <= a.T || k.T <= b.T {
+// JudgeKnot predicts knot k from the earlier knots prev (oldest first;
+// the last up to four are used: the Lagrange polynomial through them,
+// extrapolated to k.T) and returns the verdict and the estimated miss of
+// the smooth model between knots (ns): the prediction's miss times
+// SplineMissRatio. With fewer than two earlier knots with distinct times
+// before k it says keep.
+func JudgeKnot(prev []KnotPoint, k KnotPoint) (KnotVerdict, float64) {
+	// the latest up to four knots with increasing times before k
+	var use []KnotPoint
+	for i := len(prev) - 1; i >= 0 && len(use) < 4; i-- {
+		p := prev[i]
+		last := k.T
+		if len(use) > 0 {
+			last = use[len(use)-1].T
+		}
+		if p.T < last {
+			use = append(use, p)
+		}
+	}
+	if len(use) < 2 {
 		return KnotKeep, 0
 	}
-	pred := b.Off + (b.Off-a.Off)*float64(k.T-b.T)/float64(b.T-a.T)
-	miss := math.Abs(k.Off - pred)
+	pred := 0.0
+	for i, p := range use {
+		w := 1.0
+		for j, q := range use {
+			if j != i {
+				w *= float64(k.T-q.T) / float64(p.T-q.T)
+			}
+		}
+		pred += w * p.Off
+	}
+	miss := math.Abs(k.Off-pred) * SplineMissRatio[len(use)-2]
 	switch {
 	case miss > ResyncTolNS:
 		return KnotDisagree, miss
@@ -64,8 +112,9 @@ func JudgeKnot(a, b, k KnotPoint) (KnotVerdict, float64) {
 
 // NextResyncInterval is rank 0's next resync interval (s) after an epoch:
 // cur the current one, base GCLOCK_RESYNC, anyDisagree and allCalm the
-// ranks' verdicts, costS the resyncs' cost (ResyncCost, s).
-func NextResyncInterval(cur, base float64, anyDisagree, allCalm bool, costS float64) float64 {
+// ranks' verdicts. The cost budget is not part of it: ResyncSpend gates
+// when a resync may start.
+func NextResyncInterval(cur, base float64, anyDisagree, allCalm bool) float64 {
 	next := cur
 	switch {
 	case anyDisagree:
@@ -73,21 +122,79 @@ func NextResyncInterval(cur, base float64, anyDisagree, allCalm bool, costS floa
 	case allCalm:
 		next = cur * 1.5
 	}
-	// never shorter than the budget allows, unless GCLOCK_RESYNC itself
-	// asks for more (a test, or a user who knows the cost)
-	lo := min(base, max(base*ResyncMinFactor, costS/ResyncBudget))
-	hi := base * ResyncMaxFactor
-	return min(max(next, lo), hi)
+	return min(max(next, base*ResyncMinFactor), base*ResyncMaxFactor)
 }
 
-// ResyncCost is the cost the budget counts after an epoch whose slowest
-// rank took c s, prev the cost before (0: none yet): a running mean, one
-// in four from the latest epoch, never below it (a quick epoch after slow
-// ones let the interval drop to 0.4 s while the resyncs took 1.4 % of a
-// loaded run).
+// ResyncCost is the expected cost of the next epoch after one whose
+// slowest rank took c s, prev the expectation before (0: none yet): a
+// running mean, one in four from the latest epoch. Not "never below the
+// latest": one costly epoch under load (4-135 ms among epochs of
+// 0.3 ms) then set the reserve for two more epochs so high that the next
+// resync waited 10-30 s, and a 20 µs / 20 s sine went 18 µs off in a
+// 40 s bench run; the running total already charges the costly epoch
+// itself.
 func ResyncCost(prev, c float64) float64 {
 	if prev == 0 {
-		prev = c
+		return c
 	}
-	return max(c, 0.75*prev+0.25*c)
+	return 0.75*prev + 0.25*c
+}
+
+// ResyncSpend is rank 0's account of what the resync epochs cost, against
+// ResyncBudget. An epoch's cost is its slowest rank's time from the
+// epoch's start to its end (the span every rank writes as the epoch's
+// StartNS..EndNS, as `make bench` section 4 sums them). Rank 0 learns it
+// one epoch late (each rank reports its previous epoch's span in the next
+// epoch's closing agreement); until then it books an estimate (Book) and
+// replaces it when the measurement comes (Settle).
+type ResyncSpend struct {
+	// Settled is the sum of the measured costs (s).
+	Settled float64
+	// Pending is the estimate booked for the latest epoch, not yet
+	// measured (s).
+	Pending float64
+	// Next is the expected cost of one more epoch (ResyncCost; 0 before
+	// any epoch, s).
+	Next float64
+	// pendW is the weight of Pending in Next.
+	pendW float64
+}
+
+// Book books an epoch whose cost is estimated at est s (the slowest
+// rank's time up to the closing agreement, at least).
+func (s *ResyncSpend) Book(est float64) {
+	s.Settled += s.Pending
+	s.Pending = est
+	s.pendW = 0.25
+	if s.Next == 0 {
+		s.pendW = 1
+	}
+	s.Next = ResyncCost(s.Next, est)
+}
+
+// Settle replaces the estimate booked for the latest epoch by its
+// measured cost c (s), when c is known (c > 0).
+func (s *ResyncSpend) Settle(c float64) {
+	if c <= 0 || s.Pending == 0 {
+		return
+	}
+	s.Settled += c
+	s.Next += s.pendW * (c - s.Pending)
+	s.Pending, s.pendW = 0, 0
+}
+
+// Total is the cost booked so far (s).
+func (s ResyncSpend) Total() float64 { return s.Settled + s.Pending }
+
+// Earliest is the run time (s from the run's start) before which no
+// resync epoch may start with the given budget (a share of the run; ≤ 0:
+// no budget, 0 returned): the cost so far plus two more epochs (this one
+// and the one at MPI_Finalize, at the expected cost) within budget of the
+// run at that time. Before any epoch there is nothing to go by, and the
+// first resync is free.
+func (s ResyncSpend) Earliest(budget float64) float64 {
+	if budget <= 0 || s.Next == 0 {
+		return 0
+	}
+	return (s.Total() + 2*s.Next) / budget
 }

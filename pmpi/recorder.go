@@ -317,6 +317,9 @@ func (r *recorder) start() bool {
 	if r.rs.adapt, err = resyncAdaptOn(os.Getenv); err != nil {
 		r.warnf("%v; adapting the resync interval", err)
 	}
+	if r.rs.budget, err = resyncBudget(os.Getenv); err != nil {
+		r.warnf("%v; using the default", err)
+	}
 	r.applyOpsFilter()
 	if cfg.CheckAfter > 0 {
 		r.checkAfter(&ep, cfg.CheckAfter)

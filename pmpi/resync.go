@@ -60,13 +60,17 @@ func resyncInterval(getenv func(string) string) (float64, error) {
 
 // resyncState is rank 0's planning state (other ranks only follow).
 type resyncState struct {
-	interval  float64                // seconds (GCLOCK_RESYNC); 0 = off
-	cur       float64                // rank 0: the current interval (adapt.go), s
-	adapt     bool                   // GCLOCK_RESYNC_ADAPT
-	knots     [2]clocksync.KnotPoint // this rank's two latest knots (adapt.go)
-	costS     float64                // rank 0: the slowest rank's latest resync epoch, s
-	lastEpoch int64                  // local ns at the end of the latest epoch
-	lastSeq   uint32                 // instance of the latest meeting
+	interval  float64               // seconds (GCLOCK_RESYNC); 0 = off
+	cur       float64               // rank 0: the current interval (adapt.go), s
+	adapt     bool                  // GCLOCK_RESYNC_ADAPT
+	budget    float64               // GCLOCK_RESYNC_BUDGET (share of the run; 0: none)
+	knots     []clocksync.KnotPoint // this rank's latest knots, oldest first, at most 4 (adapt.go)
+	spend     clocksync.ResyncSpend // rank 0: the resyncs' cost so far (adapt.go)
+	earliest  float64               // rank 0: no resync before this run time (s since startNS)
+	startNS   int64                 // local ns of the first meeting: the budget's run start (not before any event)
+	prevUS    int64                 // this rank's latest resync epoch, start to end, µs
+	lastEpoch int64                 // local ns at the end of the latest epoch
+	lastSeq   uint32                // instance of the latest meeting
 	lastComm  uint64
 	lastNS    int64 // local ns of the latest meeting
 	epochs    int   // resync epochs written
@@ -133,23 +137,29 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 	r.rs.prior = clocksync.LinearModel{Slope: ep.Model.Slope, Intercept: ep.Model.Intercept * 1e-9}
 	r.rs.cur = r.rs.interval
 	k := clocksync.KnotPoint{T: ep.EndNS, Off: ep.Model.Offset(ep.EndNS)}
-	r.rs.knots = [2]clocksync.KnotPoint{k, k}
+	r.rs.knots = []clocksync.KnotPoint{k}
 	r.rs.slope0 = paramFloat(ep.Params, "bound_slope", 0)
 	b := paramFloat(ep.Params, "bound_ns", -1)
 	r.rs.kbound = [2]float64{b, b}
-	mine := C.int(0)
-	if recording && r.rs.interval > 0 {
-		mine = 1
-	}
+	// With it, every rank's end anchor time: the first resync's expected
+	// cost for the budget (an offset-only pass of the same tree).
+	mine := C.int(encodeArm(recording && r.rs.interval > 0, int64(paramFloat(ep.Params, "end_anchor_us", 0))))
 	all := make([]C.int, r.size)
 	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
 		r.warnf("resync: agreement failed (MPI error %d); no resync epochs", int(rc))
 		return
 	}
+	anchorUS := int64(0)
 	for _, v := range all {
-		if v == 0 {
+		on, us := decodeArm(int32(v))
+		if !on {
 			return // some rank does not record (or GCLOCK_RESYNC=0): no meetings
 		}
+		anchorUS = max(anchorUS, us)
+	}
+	if r.rs.adapt && r.rs.budget > 0 && anchorUS > 0 {
+		r.rs.spend.Next = float64(anchorUS) * 1e-6
+		r.rs.earliest = r.rs.spend.Earliest(r.rs.budget)
 	}
 	if r.size > 1 {
 		r.resyncArmed = true
@@ -180,10 +190,19 @@ func (r *recorder) resync(commID uint64, seq uint32) (next uint32, epoch bool) {
 	dec := []int64{0, 0}
 	if r.rank == 0 {
 		since := float64(now-rs.lastEpoch) * 1e-9
-		resyncNow := since >= 0.9*rs.cur
+		// The budget (adapt.go): no resync before the run time at which
+		// the resyncs so far and two more fit in it. The run starts, for
+		// the budget, at the first meeting: an application collective, so
+		// not before the first recorded event (the span `make bench`
+		// measures the share against).
+		if rs.startNS == 0 {
+			rs.startNS = now
+		}
+		wait := rs.earliest - float64(now-rs.startNS)*1e-9
+		resyncNow := since >= 0.9*rs.cur && wait <= 0
 		due := rs.cur
 		if !resyncNow {
-			due = rs.cur - since
+			due = max(rs.cur-since, wait, 1e-3)
 		}
 		// The rate over the window since the first meeting after the
 		// latest epoch; the step at most doubles per meeting, so a burst
@@ -261,27 +280,27 @@ func pingpongLoop(goLoop bool) string {
 }
 
 // agreeResync is an allgather at the end of a resync epoch (it also
-// leaves the ranks together, as a barrier would): every rank's ok,
-// its verdict on its knot and its epoch's time (µs) in one allgather.
-// It returns whether any rank disagreed, whether all were calm, and the
-// slowest rank's time.
-func (r *recorder) agreeResync(ok bool, v clocksync.KnotVerdict, costUS int64) (anyDisagree, allCalm bool, maxUS int64, err error) {
-	mine := C.int(encodeAgree(ok, v, costUS))
+// leaves the ranks together, as a barrier would): every rank's ok, its
+// verdict on its knot, its epoch's time up to here and its previous
+// epoch's span (µs) in one allgather. It returns whether any rank
+// disagreed, whether all were calm, and the slowest rank's times.
+func (r *recorder) agreeResync(ok bool, v clocksync.KnotVerdict, costUS, prevUS int64) (anyDisagree, allCalm bool, maxUS, maxPrevUS int64, err error) {
+	mine := C.int(encodeAgree(ok, v, costUS, prevUS))
 	all := make([]C.int, r.size)
 	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
-		return false, false, 0, fmt.Errorf("agreement after the resync: MPI error %d", int(rc))
+		return false, false, 0, 0, fmt.Errorf("agreement after the resync: MPI error %d", int(rc))
 	}
 	allCalm = true
 	for rank, x := range all {
-		ok, v, us := decodeAgree(int32(x))
+		ok, v, us, prev := decodeAgree(int32(x))
 		if !ok {
-			return false, false, 0, fmt.Errorf("the resync failed on rank %d", rank)
+			return false, false, 0, 0, fmt.Errorf("the resync failed on rank %d", rank)
 		}
 		anyDisagree = anyDisagree || v == clocksync.KnotDisagree
 		allCalm = allCalm && v == clocksync.KnotCalm
-		maxUS = max(maxUS, us)
+		maxUS, maxPrevUS = max(maxUS, us), max(maxPrevUS, prev)
 	}
-	return anyDisagree, allCalm, maxUS, nil
+	return anyDisagree, allCalm, maxUS, maxPrevUS, nil
 }
 
 // resyncEpoch runs the offset-only resync and writes its epoch.
@@ -306,7 +325,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	if err == nil {
 		m, _ = clocksync.FlattenTo(g, r.clock)
 		mod := trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}
-		verdict, miss = clocksync.JudgeKnot(r.rs.knots[0], r.rs.knots[1], clocksync.KnotPoint{T: tk, Off: mod.Offset(tk)})
+		verdict, miss = clocksync.JudgeKnot(r.rs.knots, clocksync.KnotPoint{T: tk, Off: mod.Offset(tk)})
 	}
 	// Leave together, as after the full sync (recorder.epoch), and agree:
 	// a rank whose resync failed (before talking to anyone) must not stop
@@ -314,7 +333,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	// next meeting's collective for ever. So every rank says whether it
 	// succeeded, and all stop together when one did not; with it, its
 	// verdict and its epoch's time.
-	anyDisagree, allCalm, costUS, aerr := r.agreeResync(err == nil, verdict, (tk-t0)/1000)
+	anyDisagree, allCalm, costUS, prevUS, aerr := r.agreeResync(err == nil, verdict, ceilUS(tk-t0), r.rs.prevUS)
 	if aerr != nil && err == nil {
 		err = aerr
 	}
@@ -322,15 +341,27 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	if err != nil {
 		return err
 	}
+	r.rs.prevUS = ceilUS(t1 - t0)
+	// The budget's account (rank 0 plans): the previous epoch's measured
+	// span replaces its estimate; this one is booked at the slowest
+	// rank's time up to the agreement or rank 0's own span, the larger.
+	costUS = max(costUS, r.rs.prevUS)
+	if r.rs.adapt && r.rs.budget > 0 {
+		r.rs.spend.Settle(float64(prevUS) * 1e-6)
+		r.rs.spend.Book(float64(costUS) * 1e-6)
+		r.rs.earliest = r.rs.spend.Earliest(r.rs.budget)
+	}
 	if r.rs.adapt && !atFinalize {
-		r.rs.costS = clocksync.ResyncCost(r.rs.costS, float64(costUS)*1e-6)
-		r.rs.cur = clocksync.NextResyncInterval(r.rs.cur, r.rs.interval, anyDisagree, allCalm, r.rs.costS)
+		r.rs.cur = clocksync.NextResyncInterval(r.rs.cur, r.rs.interval, anyDisagree, allCalm)
 	}
 	r.global = g
 	r.rs.prior = m
 	r.rs.lastEpoch = t1
 	k := clocksync.KnotPoint{T: t1, Off: trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
-	r.rs.knots = [2]clocksync.KnotPoint{r.rs.knots[1], k}
+	r.rs.knots = append(r.rs.knots, k)
+	if len(r.rs.knots) > 4 {
+		r.rs.knots = r.rs.knots[len(r.rs.knots)-4:]
+	}
 	kb, kbOK := clocksync.SyncKnotBound(r.tr, g)
 	if !kbOK {
 		kb.Bound = -1
@@ -359,6 +390,12 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	if r.rank == 0 && r.rs.adapt {
 		ep.Params["next_interval_s"] = strconv.FormatFloat(r.rs.cur, 'g', 4, 64)
 		ep.Params["resync_cost_us"] = strconv.FormatInt(costUS, 10)
+		if r.rs.budget > 0 {
+			ep.Params["resync_spent_us"] = strconv.FormatFloat(r.rs.spend.Total()*1e6, 'f', 0, 64)
+			ep.Params["budget_next_s"] = strconv.FormatFloat(r.rs.earliest, 'f', 3, 64)
+			ep.Params["budget_expect_us"] = strconv.FormatFloat(r.rs.spend.Next*1e6, 'f', 0, 64)
+			ep.Params["budget_start_ns"] = strconv.FormatInt(r.rs.startNS, 10)
+		}
 	}
 	if atFinalize {
 		delete(ep.Params, "trigger_comm")
@@ -398,7 +435,10 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 // wanders the second follows the wander, as of the latest interval.
 func resyncSlopeBound(rs resyncState) float64 {
 	s := rs.slope0
-	k0, k1 := rs.knots[0], rs.knots[1]
+	if len(rs.knots) < 2 {
+		return s
+	}
+	k0, k1 := rs.knots[len(rs.knots)-2], rs.knots[len(rs.knots)-1]
 	dt := float64(k1.T - k0.T)
 	if dt <= 0 || rs.kbound[0] < 0 || rs.kbound[1] < 0 {
 		return s

@@ -129,10 +129,16 @@ func clocksyncRun(cfg clocksync.Config, intraAuto bool, retryS float64) func(clo
 		// The end anchor comes last, after the self-check and the retries:
 		// the knot is the epoch's end, and the anchor measures there.
 		if best.res != nil {
+			a0 := time.Now()
 			if err := clocksync.EndAnchor(cfg, t, clk, best.res); err != nil {
 				return nil, err
 			}
+			anchorUS := ceilUS(time.Since(a0).Nanoseconds())
 			best.fromResult(best.res)
+			if best.Params != nil {
+				// the first resync's expected cost (adapt.go, armResync)
+				best.Params["end_anchor_us"] = strconv.FormatInt(anchorUS, 10)
+			}
 		}
 		if best.Params != nil {
 			best.Params["retry_us"] = strconv.FormatFloat(retryS*1e6, 'g', -1, 64)

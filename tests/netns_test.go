@@ -428,7 +428,7 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 			const boundNS = 1.5e3
 			twoTries(t, boundNS, func(t *testing.T, v *verdict) []rankTrace {
 				traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fake, Iters: 200, SleepUS: 10000,
-					Env: []string{"GCLOCK_RESYNC=0.25"}})
+					Env: []string{"GCLOCK_RESYNC=0.25", "GCLOCK_RESYNC_BUDGET=0"}})
 				checkHosts(t, traces, tc.hosts, tc.slots)
 				resyncs := 0
 				for _, e := range traces[0].Meta.Epochs {

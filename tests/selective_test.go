@@ -52,7 +52,7 @@ func TestSelective_PcontrolAndOpsFilter(t *testing.T) {
 	} {
 		t.Run(tc.mpi.Name+"/"+tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "tr")
-			env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_RESYNC=0.02"}
+			env := []string{"GCLOCK_DIR=" + dir, "GCLOCK_RESYNC=0.02", "GCLOCK_RESYNC_BUDGET=0"}
 			if tc.ops != "" {
 				env = append(env, "GCLOCK_OPS="+tc.ops)
 			}

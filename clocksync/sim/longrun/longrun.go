@@ -55,8 +55,12 @@ type Config struct {
 	Shape    Shape
 	// Resync is GCLOCK_RESYNC (s, default 2); 0 with NoResync.
 	Resync float64
-	// NoAdapt keeps the interval at Resync (GCLOCK_RESYNC_ADAPT=0).
+	// NoAdapt keeps the interval at Resync (GCLOCK_RESYNC_ADAPT=0; no
+	// budget then).
 	NoAdapt bool
+	// Budget is GCLOCK_RESYNC_BUDGET (default clocksync.ResyncBudget;
+	// negative: none).
+	Budget float64
 	// NoResync: only the syncs at start and end (the control).
 	NoResync bool
 	// Samples is the number of true times sampled per knot interval and
@@ -181,6 +185,9 @@ func Run(c Config) (*Result, error) {
 	if c.Samples <= 0 {
 		c.Samples = 8
 	}
+	if c.Budget == 0 {
+		c.Budget = clocksync.ResyncBudget
+	}
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -199,7 +206,7 @@ func Run(c Config) (*Result, error) {
 	bar := newBarrier(c.Ranks)
 	cfg := clocksync.DefaultConfig()
 	lat := agreeLatency(w)
-	var costSum float64
+	var costSum, prevT0 float64
 	var epochs int
 	var knotT []float64 // the knots' true times (s), the same on every rank
 	start := time.Now()
@@ -233,16 +240,23 @@ func Run(c Config) (*Result, error) {
 		// leave the init sync together (recorder.epoch)
 		_, _, _, end := bar.wait(clocksync.KnotKeep, 0, w.Now(r))
 		w.Advance(r, end+lat-w.Now(r))
-		last := [2]clocksync.KnotPoint{{}, add(m, clocksync.SyncBound(tr, s.Global))}
+		last := []clocksync.KnotPoint{add(m, clocksync.SyncBound(tr, s.Global))}
 		alg, err := clocksync.NewResyncAlg(cc, m)
 		if err != nil {
 			return err
 		}
 		prior := m
-		interval, costS := c.Resync, 0.0
-		at := w.Now(r) // every rank's time after the init epoch: equal
+		interval := c.Resync
+		var spend clocksync.ResyncSpend // the same on every rank: rank 0's
+		at := w.Now(r)                  // every rank's time after the init epoch: equal
 		for i := 0; ; i++ {
 			next := at + interval
+			if !c.NoAdapt {
+				// the budget: as the recorder's rank 0, with the run's
+				// start at simulated time 0 (the first resync is free:
+				// the simulator does not time the end anchor)
+				next = max(next, spend.Earliest(c.Budget))
+			}
 			final := c.NoResync || next > c.Duration
 			if final {
 				next = c.Duration
@@ -256,22 +270,27 @@ func Run(c Config) (*Result, error) {
 			}
 			m, _ := clocksync.FlattenTo(g, clk)
 			tk := int64(math.Round(w.LocalTime(r, w.Now(r)) * 1e9))
-			v, _ := clocksync.JudgeKnot(last[0], last[1], clocksync.KnotPoint{T: tk, Off: trace.Model{Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(tk)})
+			v, _ := clocksync.JudgeKnot(last, clocksync.KnotPoint{T: tk, Off: trace.Model{Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(tk)})
 			dis, allCalm, cost, end := bar.wait(v, w.Now(r)-t0, w.Now(r))
 			w.Advance(r, end+lat-w.Now(r))
+			spend.Book(cost)
 			if !c.NoAdapt && !final {
-				costS = clocksync.ResyncCost(costS, cost)
-				interval = clocksync.NextResyncInterval(interval, c.Resync, dis, allCalm, costS)
+				interval = clocksync.NextResyncInterval(interval, c.Resync, dis, allCalm)
 			}
 			prior = m
-			last = [2]clocksync.KnotPoint{last[1], add(m, clocksync.SyncBound(tr, g))}
+			last = append(last, add(m, clocksync.SyncBound(tr, g)))
+			if len(last) > 4 {
+				last = last[1:]
+			}
 			if r == 0 {
 				costSum += cost
 				epochs++
-				if !final {
-					res.MinInterval = min(res.MinInterval, interval)
-					res.MaxInterval = max(res.MaxInterval, interval)
+				if !final && i > 0 {
+					// the spacing of the knots (the interval rule and the budget)
+					res.MinInterval = min(res.MinInterval, t0-prevT0)
+					res.MaxInterval = max(res.MaxInterval, t0-prevT0)
 				}
+				prevT0 = t0
 			}
 			at = w.Now(r)
 			if final {
