@@ -68,6 +68,23 @@ const (
 	KnotCalm                        // estimated model miss < ResyncTolNS/4
 )
 
+// LagrangeAt is the value at t of the polynomial through the points
+// (ts[i], vs[i]), whose times must be distinct: what JudgeKnot predicts a
+// knot from, and tracemerge a loose knot from its steady neighbours.
+func LagrangeAt(t int64, ts []int64, vs []float64) float64 {
+	v := 0.0
+	for i := range ts {
+		w := 1.0
+		for j := range ts {
+			if j != i {
+				w *= float64(t-ts[j]) / float64(ts[i]-ts[j])
+			}
+		}
+		v += w * vs[i]
+	}
+	return v
+}
+
 // JudgeKnot predicts knot k from the earlier knots prev (oldest first;
 // the last up to four are used: the Lagrange polynomial through them,
 // extrapolated to k.T) and returns the verdict and the estimated miss of
@@ -90,16 +107,12 @@ func JudgeKnot(prev []KnotPoint, k KnotPoint) (KnotVerdict, float64) {
 	if len(use) < 2 {
 		return KnotKeep, 0
 	}
-	pred := 0.0
+	var ts [4]int64
+	var vs [4]float64
 	for i, p := range use {
-		w := 1.0
-		for j, q := range use {
-			if j != i {
-				w *= float64(k.T-q.T) / float64(p.T-q.T)
-			}
-		}
-		pred += w * p.Off
+		ts[i], vs[i] = p.T, p.Off
 	}
+	pred := LagrangeAt(k.T, ts[:len(use)], vs[:len(use)])
 	miss := math.Abs(k.Off-pred) * SplineMissRatio[len(use)-2]
 	switch {
 	case miss > ResyncTolNS:

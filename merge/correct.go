@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gclock/gclock/clocksync"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -404,16 +405,12 @@ func steadyLooseKnots(ks []knot) string {
 				for _, p := range pts {
 					span *= math.Abs(float64(p.t - k.t))
 				}
-				pred = 0
+				ts := make([]int64, len(pts))
+				vs := make([]float64, len(pts))
 				for i, p := range pts {
-					w := 1.0
-					for j, q := range pts {
-						if j != i {
-							w *= float64(k.t-q.t) / float64(p.t-q.t)
-						}
-					}
-					pred += w * p.off
+					ts[i], vs[i] = p.t, p.off
 				}
+				pred = clocksync.LagrangeAt(k.t, ts, vs)
 			}
 		}
 		if math.Abs(pred-k.off) <= LooseKnotEvidence*typFor(nl, nr, span) {
