@@ -659,7 +659,6 @@ func (a *analyzer) consume(ev *GEvent, rs *rankState, sinks []Sink) error {
 
 func (a *analyzer) result() *Result {
 	an := &a.an
-	an.PostMortem = PostMortemOf(a.rn, a.opt.Clock, a.opt.Resolve) // postmortem.go
 	an.Events = a.events
 	an.Instances = a.instances
 	an.Incomplete = a.incomp

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -412,6 +413,9 @@ load:
 	}
 	elapsed := time.Since(t0)
 	an := result.Analysis
+	// How the run ended when it did not end cleanly (docs/guide/crash-hang.md):
+	// from the rank files' metadata, the same under every partitioning.
+	an.PostMortem = postmortem.Of(run, opt.Clock, opt.Resolve)
 	p2p := p2pStream.Result()
 	if w := p2pClockWarning(p2p); w != "" {
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
