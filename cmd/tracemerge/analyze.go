@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
@@ -207,7 +208,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		zooms = append(zooms, zoomReq{k, name})
 		opt.Capture = append(opt.Capture, k)
 	}
-	res := merge.NewResolver()
+	res := callsite.NewResolver()
 	res.Search = f.debugDirs
 	opt.Resolve = res
 

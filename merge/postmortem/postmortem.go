@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -50,12 +51,12 @@ type pmCall struct {
 // Of computes the post-mortem of run with clock mode (for the
 // times); nil when every rank ended in MPI_Finalize. res resolves call
 // sites (nil: a new resolver).
-func Of(run *merge.Run, mode merge.ClockMode, res *merge.Resolver) *merge.PostMortem {
+func Of(run *merge.Run, mode merge.ClockMode, res *callsite.Resolver) *merge.PostMortem {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil
 	}
 	if res == nil {
-		res = merge.NewResolver()
+		res = callsite.NewResolver()
 	}
 	dirty := len(run.Missing) > 0
 	for _, ri := range run.Ranks {
