@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -44,8 +45,8 @@ type Options struct {
 	// Progress, when set, is called now and then with events processed and
 	// the expected total (0 when unknown).
 	Progress func(done, total int64)
-	// Resolve resolves call sites; nil uses a fresh NewResolver().
-	Resolve *Resolver
+	// Resolve resolves call sites; nil uses a fresh callsite.NewResolver().
+	Resolve *callsite.Resolver
 	// Refine holds ClockRefined's moves (Result.Refinement of a first
 	// pass with ClockInterp; RefinedAnalyze runs both).
 	Refine *Refinement
@@ -136,7 +137,7 @@ func Prepare(run *Run, opt Options) (*Pass, error) {
 		opt.TopN = 10
 	}
 	if opt.Resolve == nil {
-		opt.Resolve = NewResolver()
+		opt.Resolve = callsite.NewResolver()
 	}
 	return &Pass{a: newAnalyzer(run, opt)}, nil
 }
@@ -659,7 +660,6 @@ func (a *analyzer) consume(ev *GEvent, rs *rankState, sinks []Sink) error {
 
 func (a *analyzer) result() *Result {
 	an := &a.an
-	an.PostMortem = PostMortemOf(a.rn, a.opt.Clock, a.opt.Resolve) // postmortem.go
 	an.Events = a.events
 	an.Instances = a.instances
 	an.Incomplete = a.incomp

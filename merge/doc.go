@@ -6,6 +6,10 @@
 // members by (communicator id, sequence number), and aggregates imbalance
 // metrics per op, call site and rank (Analyze). The merged stream feeds any
 // number of Sinks (Gantt, CSV, Perfetto in package viz) in the same pass.
+// Call sites are named by package merge/callsite, below merge; the
+// post-mortem of a run that did not end cleanly is computed by package
+// merge/postmortem, above it (docs/explanation/architecture.md, "Import
+// direction").
 //
 // Memory is bounded by the number of ranks and open instances, not by the
 // trace length; quantiles come from bounded reservoirs. See

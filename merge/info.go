@@ -34,7 +34,8 @@ type RunInfo struct {
 	Ranks     []RankFileInfo `json:"ranks"`
 	Problems  []string       `json:"problems"`
 	// PostMortem: how the run ended when it did not end cleanly
-	// (postmortem.go, docs/guide/crash-hang.md); omitted when it did.
+	// (docs/guide/crash-hang.md; package merge/postmortem computes it,
+	// merge.Analyze and merge.Summarize leave it nil); omitted when it did.
 	PostMortem *PostMortem `json:"postmortem,omitempty"`
 }
 
@@ -87,7 +88,6 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 	}
 	info := &RunInfo{Dir: run.Dir, JobID: run.JobID, WorldSize: run.WorldSize, Found: len(run.Ranks),
 		Missing: run.Missing, ClockMode: mode.String(), Problems: append([]string(nil), run.Problems...)}
-	info.PostMortem = PostMortemOf(run, mode, nil)
 	h0 := &run.Ranks[0].Meta.Header
 	info.Exe, info.Args, info.MPILib, info.Timer = h0.Exe, h0.Args, h0.MPILib, h0.Timer.Name
 	hosts := map[string][]int32{}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -23,8 +24,8 @@ type P2POptions struct {
 	// Sources, when set, replaces Open: the events of world rank r
 	// (tests, synthetic input).
 	Sources func(rank int) (Source, error)
-	// Resolve resolves call sites; nil uses a fresh NewResolver().
-	Resolve *Resolver
+	// Resolve resolves call sites; nil uses a fresh callsite.NewResolver().
+	Resolve *callsite.Resolver
 	// KeepMessages keeps up to this many matched messages (the earliest
 	// sends first) in P2PResult.List, for message lines and flow events;
 	// with From/To only those whose send starts in [From, To] (global ns

@@ -32,7 +32,7 @@ type LiveInfo struct {
 	Err     string // what could not be read ("" all)
 	// End, InFlight, LastCall and Tids are trace.LiveRecovery's: how the
 	// process ended (nil: not recorded), the calls its threads were in,
-	// each thread's last returned call (postmortem.go).
+	// each thread's last returned call (package merge/postmortem).
 	End      *trace.End
 	InFlight []trace.InFlight
 	LastCall []*trace.Event

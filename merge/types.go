@@ -286,7 +286,8 @@ type Analysis struct {
 	Worst     []Instance        `json:"worst"`     // top-N by entry skew
 	Problems  []string          `json:"problems"`  // damaged chunks, missing ranks...
 	// PostMortem: how the run ended when it did not end cleanly
-	// (postmortem.go, docs/guide/crash-hang.md); nil when it did.
+	// (docs/guide/crash-hang.md; package merge/postmortem computes it,
+	// merge.Analyze and merge.Summarize leave it nil); nil when it did.
 	PostMortem *PostMortem    `json:"postmortem,omitempty"`
 	Hists      []OpHistograms `json:"histograms"` // per op of Ops: exit-skew and wait histograms
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/postmortem"
 )
 
 // crashPhrases are the lines of the MPI libraries' and launchers' reports
@@ -120,7 +121,7 @@ func TestPostMortem_NamesFirstRankHowItEndedAndEveryCallInFlight(t *testing.T) {
 					if !strings.Contains(string(out), "first to end: rank "+strconv.Itoa(tc.who)+" ") {
 						t.Errorf("tracemerge info does not name rank %d first:\n%s", tc.who, out)
 					}
-					t.Logf("%s", strings.Join(merge.PostMortemLines(pm), "\n"))
+					t.Logf("%s", strings.Join(postmortem.Lines(pm), "\n"))
 				})
 			}
 		})
@@ -148,7 +149,7 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 			}
 			pm := postMortemOf(t, dir)
 			if len(pm.Deadlocks) != 1 {
-				t.Fatalf("%d deadlocks, want 1: %+v\n%s", len(pm.Deadlocks), pm.Deadlocks, strings.Join(merge.PostMortemLines(pm), "\n"))
+				t.Fatalf("%d deadlocks, want 1: %+v\n%s", len(pm.Deadlocks), pm.Deadlocks, strings.Join(postmortem.Lines(pm), "\n"))
 			}
 			d := pm.Deadlocks[0]
 			if want := "rank 0 in MPI_Recv from 1 tag 7, rank 1 in MPI_Recv from 0 tag 7: deadlock"; !strings.HasPrefix(d.Text, want) {
@@ -188,7 +189,7 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 			if f := pm.First; f == nil || f.How == merge.EndSignaled && f.SignalName != "SIGTERM" {
 				t.Errorf("first: %+v, want a SIGTERM or an inferred end", f)
 			}
-			t.Logf("%s", strings.Join(merge.PostMortemLines(pm), "\n"))
+			t.Logf("%s", strings.Join(postmortem.Lines(pm), "\n"))
 		})
 	}
 }
@@ -224,7 +225,7 @@ func postMortemOf(t *testing.T, dir string) *merge.PostMortem {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	pm := merge.PostMortemOf(run, merge.ClockInterp, nil)
+	pm := postmortem.Of(run, merge.ClockInterp, nil)
 	if pm == nil {
 		t.Fatalf("no post-mortem: every rank of %s ended cleanly?", dir)
 	}

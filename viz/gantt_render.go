@@ -484,3 +484,17 @@ func (g *Gantt) renderLaneShares(w *bufio.Writer, vlo, vhi float64, x, top, lane
 	}
 	w.WriteString("</g>\n")
 }
+
+// absSeconds prints origin + rel ns as seconds with 9 decimals, exactly
+// (integer arithmetic; a float64 of a CLOCK_REALTIME value would not be).
+func absSeconds(origin int64, rel float64) string {
+	if !finite(rel) || math.Abs(rel) > 1<<62 {
+		return strconv.FormatFloat((float64(origin)+rel)/1e9, 'f', 9, 64)
+	}
+	ns := origin + int64(math.Round(rel))
+	sign := ""
+	if ns < 0 {
+		sign, ns = "-", -ns
+	}
+	return fmt.Sprintf("%s%d.%09d", sign, ns/1e9, ns%1e9)
+}

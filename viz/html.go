@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -20,7 +21,7 @@ var reportTmplText string
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"dur":          fmtDur,
-	"postmortem":   merge.PostMortemLines, // viz/postmortem.go, docs/guide/crash-hang.md
+	"postmortem":   postmortem.Lines, // viz/postmortem.go, docs/guide/crash-hang.md
 	"pct":          pct,
 	"hex":          func(pc uint64) string { return "0x" + strconv.FormatUint(pc, 16) },
 	"ns":           func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) },

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/postmortem"
 )
 
 // writePostMortemText writes the post-mortem section (docs/guide/crash-hang.md)
@@ -17,7 +18,7 @@ func writePostMortemText(w *bufio.Writer, pm *merge.PostMortem) {
 	line := strings.Repeat("#", 78)
 	fmt.Fprintln(w, line)
 	fmt.Fprintln(w, "## POST-MORTEM: the run did not end cleanly")
-	for _, l := range merge.PostMortemLines(pm) {
+	for _, l := range postmortem.Lines(pm) {
 		fmt.Fprintf(w, "## %s\n", term(l))
 	}
 	fmt.Fprintln(w, line)

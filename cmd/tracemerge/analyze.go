@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/callsite"
+	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -206,7 +208,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		zooms = append(zooms, zoomReq{k, name})
 		opt.Capture = append(opt.Capture, k)
 	}
-	res := merge.NewResolver()
+	res := callsite.NewResolver()
 	res.Search = f.debugDirs
 	opt.Resolve = res
 
@@ -412,6 +414,9 @@ load:
 	}
 	elapsed := time.Since(t0)
 	an := result.Analysis
+	// How the run ended when it did not end cleanly (docs/guide/crash-hang.md):
+	// from the rank files' metadata, the same under every partitioning.
+	an.PostMortem = postmortem.Of(run, opt.Clock, opt.Resolve)
 	p2p := p2pStream.Result()
 	if w := p2pClockWarning(p2p); w != "" {
 		an.Clock.Warnings = append(an.Clock.Warnings, w)

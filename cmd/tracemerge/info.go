@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/postmortem"
 )
 
 func cmdInfo(args []string, stdout, stderr io.Writer) int {
@@ -50,6 +51,7 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
 		return exitNoData
 	}
+	info.PostMortem = postmortem.Of(run, mode, nil) // docs/guide/crash-hang.md
 	if *asJSON {
 		b, err := json.MarshalIndent(info, "", "  ")
 		if err != nil {

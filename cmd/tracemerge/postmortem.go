@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/postmortem"
 )
 
 // writePostMortem prints the post-mortem section (docs/guide/crash-hang.md) of
@@ -14,7 +15,7 @@ func writePostMortem(w io.Writer, pm *merge.PostMortem) {
 		return
 	}
 	fmt.Fprintln(w, "POST-MORTEM: the run did not end cleanly")
-	for _, l := range merge.PostMortemLines(pm) {
+	for _, l := range postmortem.Lines(pm) {
 		fmt.Fprintf(w, "  %s\n", oneLine(l))
 	}
 	fmt.Fprintln(w)

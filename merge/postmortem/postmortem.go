@@ -1,4 +1,8 @@
-package merge
+// Package postmortem computes the post-mortem of a run that did not end
+// cleanly (docs/guide/crash-hang.md) into merge's data model
+// (merge.PostMortem) and writes it as text. It imports merge; merge never
+// imports it: tracemerge's analyze and info commands call Of.
+package postmortem
 
 // The post-mortem of a run that did not end cleanly (docs/guide/crash-hang.md,
 // issue 36): which rank ended first and how, the order and cause of the
@@ -16,134 +20,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/trace"
 )
-
-// How a rank ended (RankEnd.How).
-const (
-	EndFinalize = "finalize" // MPI_Finalize: clean
-	EndAbort    = "abort"    // MPI_Abort
-	EndFatal    = "fatal"    // a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT)
-	EndSignaled = "signaled" // SIGTERM, SIGINT, SIGXCPU, SIGUSR1/2 (launcher, batch system)
-	EndExit     = "exit"     // exit() or a return from main without MPI_Finalize
-	EndKilled   = "killed"   // nothing recorded: SIGKILL, the OOM killer, node loss (inferred)
-	EndStopped  = "stopped"  // recording stopped early (footer "error"); the rank went on
-	EndNoFile   = "no_file"  // no usable rank file
-)
-
-// PostMortem is the post-mortem section; nil (omitted) when every rank
-// ended in MPI_Finalize.
-type PostMortem struct {
-	// First is the rank that ended first and how (the cause: an abort, a
-	// fatal signal, an exit, a rank that vanished; a launcher's signal
-	// only when nothing else is known). Nil when no rank is known to have
-	// ended abnormally (e.g. only missing files).
-	First *RankEnd `json:"first,omitempty"`
-	// Ends is every rank's end that was not MPI_Finalize, in order of time.
-	Ends []RankEnd `json:"ends"`
-	// EndGroups are Ends grouped by how (for thousands of ranks).
-	EndGroups []EndGroup `json:"end_groups"`
-	// InFlight groups the calls the ranks' threads were inside when they
-	// ended, STAT-like: one group per op, communicator, instance (for a
-	// collective) and tag (for point-to-point).
-	InFlight []FlightGroup `json:"in_flight"`
-	// Deadlocks are the cycles of the wait-for graph of the blocked ranks.
-	Deadlocks []Deadlock `json:"deadlocks,omitempty"`
-	// Finalized lists the ranks that did end in MPI_Finalize.
-	Finalized []int `json:"finalized,omitempty"`
-}
-
-// RankEnd is how one rank ended.
-type RankEnd struct {
-	Rank int    `json:"rank"` // world rank
-	How  string `json:"how"`  // EndAbort, EndFatal, ...
-	// Signal and SignalName: the signal (EndFatal, EndSignaled).
-	Signal     int    `json:"signal,omitempty"`
-	SignalName string `json:"signal_name,omitempty"` // e.g. "SIGSEGV"
-	// Code is MPI_Abort's errorcode or exit()'s status.
-	Code *int32 `json:"code,omitempty"`
-	// FaultAddr is a fault's address (hex); Site MPI_Abort's call site or
-	// where the signal struck, as function (file:line) where resolvable.
-	FaultAddr string `json:"fault_addr,omitempty"`
-	Site      string `json:"site,omitempty"` // MPI_Abort's call site or where the signal struck
-	// SenderPid: a signal sent with kill() (the launcher's), its sender.
-	SenderPid int32 `json:"sender_pid,omitempty"`
-	// Thread is the thread buffer that got the signal (0: the thread that
-	// called MPI_Init), -1 unknown; MainThread whether it is that one.
-	Thread int `json:"thread"`
-	// TimeS is when it ended, in seconds after the run's start (the
-	// earliest MPI_Init exit), on the corrected global clock; for an
-	// inferred end, the rank's last recorded activity.
-	TimeS float64 `json:"time_s"`
-	// Inferred: nothing was recorded; How and TimeS come from the last
-	// activity.
-	Inferred bool `json:"inferred"`
-	// LastCall is the last call the ending thread returned from.
-	LastCall string `json:"last_call,omitempty"`
-	// InCall is the call the rank's threads were inside, if any.
-	InCall string `json:"in_call,omitempty"`
-	// Text is the sentence the reports print.
-	Text string `json:"text"`
-}
-
-// EndGroup is the ranks that ended the same way.
-type EndGroup struct {
-	How    string  `json:"how"`     // the ranks' common end (EndAbort, EndFatal, ...)
-	Text   string  `json:"text"`    // the line the reports print for the group
-	Ranks  []int   `json:"ranks"`   // world ranks, sorted
-	FirstS float64 `json:"first_s"` // the earliest end in the group (global s after the run's start)
-	LastS  float64 `json:"last_s"`  // the latest end in the group (global s after the run's start)
-}
-
-// FlightGroup is the ranks inside the same call when they ended.
-type FlightGroup struct {
-	Op     string `json:"op"`                // the MPI call the ranks are inside
-	Comm   string `json:"comm,omitempty"`    // "world", "self" or the id
-	CommID string `json:"comm_id,omitempty"` // the communicator's agreed id
-	// Instance is a collective's number on the communicator (the n-th
-	// collective the members called on it, from 0).
-	Instance *uint32 `json:"instance,omitempty"`
-	// Tag is the point-to-point tag (all ranks of the group share it).
-	Tag   *int32 `json:"tag,omitempty"`
-	Ranks []int  `json:"ranks"` // world ranks inside the call, sorted
-	// Threads counts the threads (a rank may have several inside).
-	Threads int `json:"threads"`
-	// EnteredFirstS/LastS: the earliest and latest entry (global s after
-	// the run's start).
-	EnteredFirstS float64 `json:"entered_first_s"`
-	EnteredLastS  float64 `json:"entered_last_s"` // the latest entry into the call (global s after the run's start)
-	// Peers: the point-to-point peers as "rank <- peer" ("rank -> peer"
-	// for a send), at most 8, else how many distinct.
-	Peers string   `json:"peers,omitempty"`
-	Sites []string `json:"sites,omitempty"` // the call sites of the ranks' calls, distinct, as function (file:line)
-	// NotInside: a collective's members that were not inside this
-	// instance, grouped by what they were doing (never entered it, for a
-	// synchronizing collective).
-	NotInside []MemberState `json:"not_inside,omitempty"`
-	// Text is the group's line.
-	Text string `json:"text"`
-}
-
-// MemberState is the members of a collective that were elsewhere.
-type MemberState struct {
-	Ranks []int  `json:"ranks"` // members in this state, sorted world ranks
-	State string `json:"state"` // what they were doing instead ("had left it", "inside MPI_Recv", ...)
-}
-
-// Deadlock is one cycle of the wait-for graph.
-type Deadlock struct {
-	Ranks []int  `json:"ranks"` // the ranks of the cycle, in wait-for order
-	Text  string `json:"text"`  // the line the reports print ("rank 0 in MPI_Recv from 1 ...: deadlock")
-	// Blocked are the other blocked ranks that wait on the cycle.
-	Blocked []int `json:"blocked_behind,omitempty"`
-}
 
 // pmRank is what the post-mortem knows of one rank.
 type pmRank struct {
 	rank  int
-	in    *RankInput
-	corr  *Corrector
-	end   RankEnd
+	in    *merge.RankInput
+	corr  *merge.Corrector
+	end   merge.RankEnd
 	clean bool
 	calls []pmCall
 	comms map[uint32]*trace.Comm // by local index
@@ -161,15 +48,15 @@ type pmCall struct {
 	members []int32
 }
 
-// PostMortemOf computes the post-mortem of run with clock mode (for the
+// Of computes the post-mortem of run with clock mode (for the
 // times); nil when every rank ended in MPI_Finalize. res resolves call
 // sites (nil: a new resolver).
-func PostMortemOf(run *Run, mode ClockMode, res *Resolver) *PostMortem {
+func Of(run *merge.Run, mode merge.ClockMode, res *callsite.Resolver) *merge.PostMortem {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil
 	}
 	if res == nil {
-		res = NewResolver()
+		res = callsite.NewResolver()
 	}
 	dirty := len(run.Missing) > 0
 	for _, ri := range run.Ranks {
@@ -180,7 +67,7 @@ func PostMortemOf(run *Run, mode ClockMode, res *Resolver) *PostMortem {
 	if !dirty {
 		return nil
 	}
-	origin := RunOrigin(run, mode)
+	origin := merge.RunOrigin(run, mode)
 	var refStart int64
 	for _, ri := range run.Ranks {
 		if ri.Meta.Header.StartNS != 0 {
@@ -198,7 +85,7 @@ func PostMortemOf(run *Run, mode ClockMode, res *Resolver) *PostMortem {
 				shift = float64(d)
 			}
 		}
-		c, _ := NewCorrector(mode, ri.Meta.Epochs, shift)
+		c, _ := merge.NewCorrector(mode, ri.Meta.Epochs, shift)
 		c.SetOrigin(origin)
 		pr := &pmRank{rank: ri.Rank, in: ri, corr: c, comms: map[uint32]*trace.Comm{}}
 		for i := range ri.Meta.Comms {
@@ -231,13 +118,13 @@ func PostMortemOf(run *Run, mode ClockMode, res *Resolver) *PostMortem {
 		}
 		return fmt.Sprintf("0x%x", pc)
 	}
-	pm := &PostMortem{}
+	pm := &merge.PostMortem{}
 	for _, pr := range ranks {
 		if pr == nil {
 			continue
 		}
 		pr.end = rankEnd(pr, sec, site)
-		pr.clean = pr.end.How == EndFinalize
+		pr.clean = pr.end.How == merge.EndFinalize
 		if pr.clean {
 			pm.Finalized = append(pm.Finalized, pr.rank)
 		}
@@ -256,7 +143,7 @@ func PostMortemOf(run *Run, mode ClockMode, res *Resolver) *PostMortem {
 	}
 	for _, r := range run.Missing {
 		if r >= 0 && r < len(ranks) {
-			pm.Ends = append(pm.Ends, RankEnd{Rank: r, How: EndNoFile, Thread: -1, TimeS: math.NaN(), Inferred: true,
+			pm.Ends = append(pm.Ends, merge.RankEnd{Rank: r, How: merge.EndNoFile, Thread: -1, TimeS: math.NaN(), Inferred: true,
 				Text: "no usable rank file: how it ended is not known"})
 		}
 	}
@@ -267,7 +154,7 @@ func PostMortemOf(run *Run, mode ClockMode, res *Resolver) *PostMortem {
 	}
 	// A rank that vanished inside a call ended some time after it entered
 	// it: after the ends whose time is known.
-	late := func(e RankEnd) bool {
+	late := func(e merge.RankEnd) bool {
 		return e.Inferred && e.Rank < len(ranks) && ranks[e.Rank] != nil && len(ranks[e.Rank].calls) > 0
 	}
 	sort.SliceStable(pm.Ends, func(i, j int) bool {
@@ -349,35 +236,35 @@ func commLabel(c *trace.Comm) string {
 }
 
 // rankEnd says how one rank ended.
-func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, uint64) string) RankEnd {
+func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, uint64) string) merge.RankEnd {
 	m := pr.in.Meta
-	e := RankEnd{Rank: pr.rank, Thread: -1, TimeS: math.NaN()}
+	e := merge.RankEnd{Rank: pr.rank, Thread: -1, TimeS: math.NaN()}
 	var rec *trace.End
 	switch {
 	case m.Footer != nil:
 		e.TimeS = sec(pr, m.Footer.EndNS)
 		switch m.Footer.Reason {
 		case "finalize":
-			e.How, e.Text = EndFinalize, "MPI_Finalize"
+			e.How, e.Text = merge.EndFinalize, "MPI_Finalize"
 			return e
 		case "abort":
-			e.How = EndAbort
+			e.How = merge.EndAbort
 		case "exit":
-			e.How = EndExit
+			e.How = merge.EndExit
 		default:
-			e.How = EndStopped
+			e.How = merge.EndStopped
 			e.Text = "its recording stopped early (" + m.Footer.Stopped + "); how it ended is not known"
 			return e
 		}
 		rec = m.Footer.End
 	case m.Live != nil && m.Live.End != nil && !m.Live.End.Partial:
 		rec = m.Live.End
-		e.How = EndSignaled
+		e.How = merge.EndSignaled
 		if fatalSignal(int(rec.Code)) {
-			e.How = EndFatal
+			e.How = merge.EndFatal
 		}
 	default:
-		e.How, e.Inferred = EndKilled, true
+		e.How, e.Inferred = merge.EndKilled, true
 	}
 	var last *trace.Event
 	if l := m.Live; l != nil {
@@ -408,12 +295,12 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 		e.Thread = int(rec.Thread)
 		e.Site = site(pr, rec.Site)
 		switch e.How {
-		case EndAbort, EndExit:
+		case merge.EndAbort, merge.EndExit:
 			c := rec.Code
 			e.Code = &c
-		case EndFatal, EndSignaled:
+		case merge.EndFatal, merge.EndSignaled:
 			e.Signal, e.SignalName = int(rec.Code), SignalName(int(rec.Code))
-			if e.How == EndFatal && rec.Pid == 0 {
+			if e.How == merge.EndFatal && rec.Pid == 0 {
 				e.FaultAddr = fmt.Sprintf("%#x", rec.Addr)
 			}
 			e.SenderPid = rec.Pid
@@ -421,7 +308,7 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 	}
 	var b strings.Builder
 	switch e.How {
-	case EndAbort:
+	case merge.EndAbort:
 		b.WriteString("called MPI_Abort")
 		if e.Code != nil {
 			fmt.Fprintf(&b, "(errorcode %d)", *e.Code)
@@ -429,12 +316,12 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 		if e.Site != "" {
 			b.WriteString(" at " + e.Site)
 		}
-	case EndExit:
+	case merge.EndExit:
 		b.WriteString("exit() without MPI_Finalize")
 		if e.Code != nil {
 			fmt.Fprintf(&b, " (status %d)", *e.Code)
 		}
-	case EndFatal:
+	case merge.EndFatal:
 		fmt.Fprintf(&b, "%s", e.SignalName)
 		if e.SenderPid != 0 {
 			fmt.Fprintf(&b, " sent by pid %d", e.SenderPid)
@@ -447,12 +334,12 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 		if e.Thread > 0 {
 			fmt.Fprintf(&b, ", in thread %d (not the one that called MPI_Init)", e.Thread)
 		}
-	case EndSignaled:
+	case merge.EndSignaled:
 		fmt.Fprintf(&b, "%s", e.SignalName)
 		if e.SenderPid != 0 {
 			fmt.Fprintf(&b, " from pid %d", e.SenderPid)
 		}
-	case EndKilled:
+	case merge.EndKilled:
 		b.WriteString("ended without a record (SIGKILL, the OOM killer, a lost node?): inferred from its last activity")
 		if l := m.Live; l != nil && len(l.InFlight) > 0 {
 			b.WriteString(" (entering the call it was inside; it ended later)")
@@ -461,7 +348,7 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 			b.WriteString(" (no live sidecar: only what it flushed is known)")
 		}
 	}
-	if e.LastCall != "" && e.How != EndAbort {
+	if e.LastCall != "" && e.How != merge.EndAbort {
 		b.WriteString("; last returned call " + e.LastCall)
 	}
 	e.Text = b.String()
@@ -549,24 +436,24 @@ func callText(c pmCall, withComm bool) string {
 // a fatal signal, an exit, a rank that vanished while not inside an MPI
 // call); a launcher's signal or a rank that vanished inside a call only
 // when nothing else is known.
-func firstEnd(ends []RankEnd, ranks []*pmRank) *RankEnd {
-	cause := func(e RankEnd) int {
+func firstEnd(ends []merge.RankEnd, ranks []*pmRank) *merge.RankEnd {
+	cause := func(e merge.RankEnd) int {
 		switch e.How {
-		case EndAbort, EndFatal, EndExit:
+		case merge.EndAbort, merge.EndFatal, merge.EndExit:
 			return 0
-		case EndKilled:
+		case merge.EndKilled:
 			if e.Rank < len(ranks) && ranks[e.Rank] != nil && len(ranks[e.Rank].calls) == 0 {
 				return 1
 			}
 			return 3
-		case EndSignaled:
+		case merge.EndSignaled:
 			return 2
 		}
 		return 4
 	}
 	best := -1
 	for i, e := range ends {
-		if math.IsNaN(e.TimeS) || e.TimeS < 0 && e.How == EndNoFile {
+		if math.IsNaN(e.TimeS) || e.TimeS < 0 && e.How == merge.EndNoFile {
 			continue
 		}
 		if best < 0 || cause(e) < cause(ends[best]) || cause(e) == cause(ends[best]) && e.TimeS < ends[best].TimeS {
@@ -581,9 +468,9 @@ func firstEnd(ends []RankEnd, ranks []*pmRank) *RankEnd {
 }
 
 // groupEnds groups ends by their text without the rank-specific parts.
-func groupEnds(ends []RankEnd) []EndGroup {
+func groupEnds(ends []merge.RankEnd) []merge.EndGroup {
 	idx := map[string]int{}
-	var out []EndGroup
+	var out []merge.EndGroup
 	for _, e := range ends {
 		key := e.How + "|" + e.SignalName
 		if e.Code != nil {
@@ -595,7 +482,7 @@ func groupEnds(ends []RankEnd) []EndGroup {
 		if !ok {
 			i = len(out)
 			idx[key] = i
-			out = append(out, EndGroup{How: e.How, Text: text, FirstS: e.TimeS, LastS: e.TimeS})
+			out = append(out, merge.EndGroup{How: e.How, Text: text, FirstS: e.TimeS, LastS: e.TimeS})
 		}
 		g := &out[i]
 		g.Ranks = append(g.Ranks, e.Rank)
@@ -614,16 +501,16 @@ func groupEnds(ends []RankEnd) []EndGroup {
 
 // groupText is an end's sentence without what differs rank to rank (pids,
 // addresses, last calls).
-func groupText(e RankEnd) string {
+func groupText(e merge.RankEnd) string {
 	switch e.How {
-	case EndSignaled:
+	case merge.EndSignaled:
 		if e.SenderPid != 0 {
 			return e.SignalName + " sent by another process (the launcher?)"
 		}
 		return e.SignalName
-	case EndFatal:
+	case merge.EndFatal:
 		return e.SignalName
-	case EndKilled:
+	case merge.EndKilled:
 		return "ended without a record (SIGKILL, the OOM killer, a lost node?), inferred from the last activity"
 	}
 	return strings.SplitN(e.Text, "; last returned", 2)[0]
@@ -638,9 +525,9 @@ type flightKey struct {
 }
 
 // groupFlights groups the calls in flight STAT-like.
-func groupFlights(ranks []*pmRank) []FlightGroup {
+func groupFlights(ranks []*pmRank) []merge.FlightGroup {
 	type acc struct {
-		g      FlightGroup
+		g      merge.FlightGroup
 		calls  []pmCall
 		callRk []int // the rank of each call
 		sites  map[string]bool
@@ -694,7 +581,7 @@ func groupFlights(ranks []*pmRank) []FlightGroup {
 			}
 		}
 	}
-	var out []FlightGroup
+	var out []merge.FlightGroup
 	for _, k := range order {
 		a := idx[k]
 		g := a.g
@@ -740,13 +627,13 @@ func groupFlights(ranks []*pmRank) []FlightGroup {
 
 // notInside groups a collective's members that were not inside instance
 // c by what they were doing.
-func notInside(ranks []*pmRank, c pmCall, inside []int) []MemberState {
+func notInside(ranks []*pmRank, c pmCall, inside []int) []merge.MemberState {
 	in := map[int]bool{}
 	for _, r := range inside {
 		in[r] = true
 	}
 	idx := map[string]int{}
-	var out []MemberState
+	var out []merge.MemberState
 	for _, m := range c.members {
 		r := int(m)
 		if in[r] {
@@ -757,7 +644,7 @@ func notInside(ranks []*pmRank, c pmCall, inside []int) []MemberState {
 		if !ok {
 			i = len(out)
 			idx[st] = i
-			out = append(out, MemberState{State: st})
+			out = append(out, merge.MemberState{State: st})
 		}
 		out[i].Ranks = append(out[i].Ranks, r)
 	}
@@ -803,9 +690,9 @@ func memberState(ranks []*pmRank, r int, c pmCall) string {
 }
 
 // flightText is a group's line.
-func flightText(g FlightGroup, op trace.Op) string {
+func flightText(g merge.FlightGroup, op trace.Op) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: inside %s", plural(len(g.Ranks), "rank", "ranks"), RankRanges(g.Ranks, ", "), g.Op)
+	fmt.Fprintf(&b, "%s %s: inside %s", plural(len(g.Ranks), "rank", "ranks"), merge.RankRanges(g.Ranks, ", "), g.Op)
 	if g.Comm != "" && (op.IsCollective() || g.Comm != "world") {
 		b.WriteString(" on " + g.Comm)
 	}
@@ -842,7 +729,7 @@ func flightText(g FlightGroup, op trace.Op) string {
 		} else {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s %s (%s)", plural(len(m.Ranks), "rank", "ranks"), RankRanges(m.Ranks, ", "), m.State)
+		fmt.Fprintf(&b, "%s %s (%s)", plural(len(m.Ranks), "rank", "ranks"), merge.RankRanges(m.Ranks, ", "), m.State)
 	}
 	return b.String()
 }
@@ -860,7 +747,7 @@ func blocking(op trace.Op) bool {
 // deadlocks finds the cycles of the wait-for graph: a rank inside a
 // blocking point-to-point call waits for its peer, a rank inside a
 // collective for the members not inside the same instance.
-func deadlocks(ranks []*pmRank) []Deadlock {
+func deadlocks(ranks []*pmRank) []merge.Deadlock {
 	n := len(ranks)
 	edges := make([][]int, n)
 	why := map[[2]int]string{}
@@ -937,7 +824,7 @@ func deadlocks(ranks []*pmRank) []Deadlock {
 		sort.Ints(edges[i])
 	}
 	sccs := tarjan(edges)
-	var out []Deadlock
+	var out []merge.Deadlock
 	for _, comp := range sccs {
 		self := len(comp) == 1 && contains(edges[comp[0]], comp[0])
 		if len(comp) < 2 && !self {
@@ -953,9 +840,9 @@ func deadlocks(ranks []*pmRank) []Deadlock {
 			}
 			parts = append(parts, fmt.Sprintf("rank %d in %s", r, why[[2]int{r, cyc[(i+1)%len(cyc)]}]))
 		}
-		d := Deadlock{Ranks: comp, Text: strings.Join(parts, ", ") + ": deadlock"}
+		d := merge.Deadlock{Ranks: comp, Text: strings.Join(parts, ", ") + ": deadlock"}
 		if len(comp) > len(cyc) {
-			d.Text += fmt.Sprintf(" (%d ranks wait on each other: %s)", len(comp), RankRanges(comp, ", "))
+			d.Text += fmt.Sprintf(" (%d ranks wait on each other: %s)", len(comp), merge.RankRanges(comp, ", "))
 		}
 		out = append(out, d)
 	}
@@ -986,7 +873,7 @@ func deadlocks(ranks []*pmRank) []Deadlock {
 		}
 		sort.Ints(out[i].Blocked)
 		if len(out[i].Blocked) > 0 {
-			out[i].Text += fmt.Sprintf("; blocked behind it: %s %s", plural(len(out[i].Blocked), "rank", "ranks"), RankRanges(out[i].Blocked, ", "))
+			out[i].Text += fmt.Sprintf("; blocked behind it: %s %s", plural(len(out[i].Blocked), "rank", "ranks"), merge.RankRanges(out[i].Blocked, ", "))
 		}
 	}
 	return out
@@ -1109,9 +996,9 @@ func cycleThrough(edges [][]int, comp []int) []int {
 	return comp
 }
 
-// PostMortemLines is the section as text lines (the text report and
+// Lines is the section as text lines (the text report and
 // tracemerge info print them under "Post-mortem").
-func PostMortemLines(pm *PostMortem) []string {
+func Lines(pm *merge.PostMortem) []string {
 	if pm == nil {
 		return nil
 	}
@@ -1135,7 +1022,7 @@ func PostMortemLines(pm *PostMortem) []string {
 		when := ""
 		switch {
 		case g.FirstS < 0:
-		case g.How == EndKilled:
+		case g.How == merge.EndKilled:
 			when = fmt.Sprintf(" after %.3f s", g.FirstS)
 		case fmt.Sprintf("%.3f", g.FirstS) == fmt.Sprintf("%.3f", g.LastS):
 			when = fmt.Sprintf(" at %.3f s", g.FirstS)
@@ -1150,10 +1037,10 @@ func PostMortemLines(pm *PostMortem) []string {
 				}
 			}
 		}
-		out = append(out, fmt.Sprintf("  %s %s%s: %s", plural(len(g.Ranks), "rank", "ranks"), RankRanges(g.Ranks, ", "), when, txt))
+		out = append(out, fmt.Sprintf("  %s %s%s: %s", plural(len(g.Ranks), "rank", "ranks"), merge.RankRanges(g.Ranks, ", "), when, txt))
 	}
 	if len(pm.Finalized) > 0 {
-		out = append(out, fmt.Sprintf("  %s %s: MPI_Finalize", plural(len(pm.Finalized), "rank", "ranks"), RankRanges(pm.Finalized, ", ")))
+		out = append(out, fmt.Sprintf("  %s %s: MPI_Finalize", plural(len(pm.Finalized), "rank", "ranks"), merge.RankRanges(pm.Finalized, ", ")))
 	}
 	if len(pm.InFlight) > 0 {
 		out = append(out, "calls in flight when the ranks ended:")
@@ -1167,4 +1054,11 @@ func PostMortemLines(pm *PostMortem) []string {
 		out = append(out, "  "+d.Text)
 	}
 	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -1,4 +1,8 @@
-package merge
+// Package callsite resolves a call site (an object's path and an address
+// inside it, as the recorder stores them) into function and file:line from
+// the object's ELF symbols and DWARF line table. It knows nothing of traces:
+// merge imports it, it imports only the standard library.
+package callsite
 
 import (
 	"debug/dwarf"
@@ -39,12 +43,12 @@ type Resolver struct {
 
 	mu    sync.Mutex
 	objs  map[string]*elfInfo
-	cache map[siteKey]Location
+	cache map[objAddr]Location
 }
 
 // NewResolver returns an empty resolver.
 func NewResolver() *Resolver {
-	return &Resolver{objs: map[string]*elfInfo{}, cache: map[siteKey]Location{}}
+	return &Resolver{objs: map[string]*elfInfo{}, cache: map[objAddr]Location{}}
 }
 
 type elfSym struct {
@@ -65,6 +69,12 @@ type elfInfo struct {
 	rows map[*dwarf.Entry][]lineRow // line table per CU, parsed on first use
 }
 
+// objAddr is a resolved address: the object's path and the address inside it.
+type objAddr struct {
+	obj  string
+	addr uint64
+}
+
 // lineRow is one address range of a line table: [lo, hi) -> file:line.
 type lineRow struct {
 	lo, hi uint64
@@ -78,7 +88,7 @@ type lineRow struct {
 func (r *Resolver) Resolve(path string, addr uint64) Location {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	k := siteKey{obj: path, addr: addr}
+	k := objAddr{obj: path, addr: addr}
 	if loc, ok := r.cache[k]; ok {
 		return loc
 	}

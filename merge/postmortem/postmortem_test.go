@@ -1,4 +1,4 @@
-package merge
+package postmortem
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -13,15 +14,15 @@ import (
 // ranks 0 and 1 inside MPI_Recv from each other (tag 7), rank crash ended
 // by a SIGSEGV outside MPI, the others inside MPI_Allreduce on world,
 // instance seq, all killed by the launcher's SIGTERM later.
-func hangRun(n, crash int, seq uint32) *Run {
+func hangRun(n, crash int, seq uint32) *merge.Run {
 	members := make([]int32, n)
 	for i := range members {
 		members[i] = int32(i)
 	}
 	world := trace.Comm{ID: 1, Local: 0, Kind: "world", Members: members}
-	run := &Run{Dir: "synthetic", JobID: "hang", WorldSize: n}
+	run := &merge.Run{Dir: "synthetic", JobID: "hang", WorldSize: n}
 	for r := 0; r < n; r++ {
-		live := &LiveInfo{Path: "synthetic.live", LastNS: 1_000_000_000 + int64(r),
+		live := &merge.LiveInfo{Path: "synthetic.live", LastNS: 1_000_000_000 + int64(r),
 			LastCall: []*trace.Event{{Op: trace.OpAllreduce, Comm: 0, Seq: seq - 1}}}
 		switch {
 		case r == crash:
@@ -35,8 +36,8 @@ func hangRun(n, crash int, seq uint32) *Run {
 				Root: trace.NoArg, Peer: trace.NoArg, Tag: trace.NoArg, Peer2: trace.NoArg, Tag2: trace.NoArg}}
 			live.End = &trace.End{Kind: trace.EndSignal, Code: 15, Pid: 99, NS: 3_000_000_000 + int64(r), Thread: -1}
 		}
-		m := &RankMeta{Header: trace.Header{Rank: r, WorldSize: n, StartNS: 1_000_000_000}, Comms: []trace.Comm{world}, Live: live}
-		run.Ranks = append(run.Ranks, &RankInput{Path: "synthetic", Rank: r, Meta: m})
+		m := &merge.RankMeta{Header: trace.Header{Rank: r, WorldSize: n, StartNS: 1_000_000_000}, Comms: []trace.Comm{world}, Live: live}
+		run.Ranks = append(run.Ranks, &merge.RankInput{Path: "synthetic", Rank: r, Meta: m})
 	}
 	return run
 }
@@ -50,11 +51,11 @@ func TestPostMortem_GroupsThousandsOfRanksAndNamesTheDeadlock(t *testing.T) {
 		{"4 ranks", 4, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pm := PostMortemOf(hangRun(tc.n, tc.crash, 123458), ClockRaw, nil)
+			pm := Of(hangRun(tc.n, tc.crash, 123458), merge.ClockRaw, nil)
 			if pm == nil {
 				t.Fatal("no post-mortem")
 			}
-			if f := pm.First; f == nil || f.Rank != tc.crash || f.How != EndFatal || f.SignalName != "SIGSEGV" {
+			if f := pm.First; f == nil || f.Rank != tc.crash || f.How != merge.EndFatal || f.SignalName != "SIGSEGV" {
 				t.Fatalf("first %+v, want rank %d SIGSEGV", f, tc.crash)
 			}
 			if len(pm.Ends) != tc.n || len(pm.EndGroups) != 2 {
@@ -82,7 +83,7 @@ func TestPostMortem_GroupsThousandsOfRanksAndNamesTheDeadlock(t *testing.T) {
 			if got := len(pm.Deadlocks[0].Blocked); got != tc.n-3 {
 				t.Errorf("%d ranks blocked behind the deadlock, want %d", got, tc.n-3)
 			}
-			lines := PostMortemLines(pm)
+			lines := Lines(pm)
 			if len(lines) > 10 {
 				t.Errorf("%d lines for %d ranks; the section must stay short:\n%s", len(lines), tc.n, strings.Join(lines, "\n"))
 			}
@@ -96,7 +97,7 @@ func TestPostMortem_CleanRunHasNone(t *testing.T) {
 	for _, ri := range run.Ranks {
 		ri.Meta.Footer = &trace.Footer{Reason: "finalize"}
 	}
-	if pm := PostMortemOf(run, ClockRaw, nil); pm != nil {
+	if pm := Of(run, merge.ClockRaw, nil); pm != nil {
 		t.Errorf("a run whose ranks all ended in MPI_Finalize got a post-mortem: %+v", pm)
 	}
 }
@@ -110,40 +111,40 @@ func TestPostMortem_FirstIsTheCauseNotTheEarliestSilence(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		edit      func(run *Run)
+		edit      func(run *merge.Run)
 		wantRank  int
 		wantHow   string
 		wantInfer bool
 	}{
-		{"abort beats earlier silent ranks", func(run *Run) {
+		{"abort beats earlier silent ranks", func(run *merge.Run) {
 			for r, ri := range run.Ranks {
-				ri.Meta.Live = &LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
+				ri.Meta.Live = &merge.LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
 				if r == 2 {
 					ri.Meta.Live = nil
 					ri.Meta.Footer = &trace.Footer{Reason: "abort", EndNS: 1_500_000_000,
 						End: &trace.End{Kind: trace.EndAbort, Code: 3, NS: 1_500_000_000, Thread: 0}}
 				}
 			}
-		}, 2, EndAbort, false},
-		{"a rank that vanished while computing beats ranks killed inside a call", func(run *Run) {
+		}, 2, merge.EndAbort, false},
+		{"a rank that vanished while computing beats ranks killed inside a call", func(run *merge.Run) {
 			for r, ri := range run.Ranks {
-				ri.Meta.Live = &LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
+				ri.Meta.Live = &merge.LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
 				if r == 1 {
-					ri.Meta.Live = &LiveInfo{LastNS: 1_200_000_000}
+					ri.Meta.Live = &merge.LiveInfo{LastNS: 1_200_000_000}
 				}
 			}
-		}, 1, EndKilled, true},
-		{"no sidecar, no footer: time unknown, still encodable", func(run *Run) {
+		}, 1, merge.EndKilled, true},
+		{"no sidecar, no footer: time unknown, still encodable", func(run *merge.Run) {
 			for _, ri := range run.Ranks {
 				ri.Meta.Live = nil
 			}
-			run.Ranks[0].Meta.Live = &LiveInfo{LastNS: 1_300_000_000}
-		}, 0, EndKilled, true},
+			run.Ranks[0].Meta.Live = &merge.LiveInfo{LastNS: 1_300_000_000}
+		}, 0, merge.EndKilled, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := hangRun(4, 3, 9)
 			tc.edit(run)
-			pm := PostMortemOf(run, ClockRaw, nil)
+			pm := Of(run, merge.ClockRaw, nil)
 			if pm == nil || pm.First == nil {
 				t.Fatalf("no first: %+v", pm)
 			}
@@ -168,11 +169,11 @@ func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
 	run.Ranks[1].Meta.Live = nil
 	run.Ranks[0].Meta.Live.InFlight = []trace.InFlight{{Op: trace.OpAllreduce, EnterNS: 1_400_000_000, Comm: 0, Seq: 199,
 		Root: trace.NoArg, Peer: trace.NoArg, Tag: trace.NoArg, Peer2: trace.NoArg, Tag2: trace.NoArg}}
-	pm := PostMortemOf(run, ClockRaw, nil)
+	pm := Of(run, merge.ClockRaw, nil)
 	if len(pm.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v; rank 2 had left instance 199, rank 0 waits for rank 1 only", pm.Deadlocks)
 	}
-	var g199 *FlightGroup
+	var g199 *merge.FlightGroup
 	for i := range pm.InFlight {
 		if pm.InFlight[i].Instance != nil && *pm.InFlight[i].Instance == 199 {
 			g199 = &pm.InFlight[i]
@@ -182,7 +183,7 @@ func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
 		!strings.Contains(g199.Text, "rank 2 (had left it: inside instance 200)") {
 		t.Errorf("instance 199's group: %+v", g199)
 	}
-	if f := pm.First; f == nil || f.Rank != 1 || f.How != EndExit || f.Code == nil || *f.Code != 1 {
+	if f := pm.First; f == nil || f.Rank != 1 || f.How != merge.EndExit || f.Code == nil || *f.Code != 1 {
 		t.Errorf("first %+v", pm.First)
 	}
 }
