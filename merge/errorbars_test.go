@@ -233,8 +233,8 @@ var unevenSpacings = []struct {
 // each residual to the interval's length, counts what the bounds cannot
 // explain of a residual as bend, and keeps the random-walk floor on the
 // long intervals. Before, the long intervals got the short ones' bars:
-// 32-99.9 % (the sine 38.6 % on the doubling gaps). The price is the
-// ratio: the median bar is 8-63× the median error (5-15× before), since
+// 32-100 % (the sine 38.6 % on the doubling gaps). The price is the
+// ratio: the median bar is 7.5-63× the median error (0.3-12× before), since
 // most of the probes lie in the long intervals, where the bar assumes the
 // worst bend the knots allow. The table is logged.
 func TestErrorBars_FollowTheIntervalLengthOnUnevenSpacing(t *testing.T) {
