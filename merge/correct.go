@@ -321,18 +321,8 @@ func steadyLooseKnots(ks []knot) string {
 	// sine was moved 4 µs by a parabola reaching 4 s back and 1.8 s on,
 	// judged by parabolas over 1 s spacings); 0 when no steady knot has
 	// those neighbours.
-	//
-	// Where the knots are unevenly spaced the short spacings' misses,
-	// scaled up, can hide a bend that only shows at the loose knot's own
-	// scale (a 20 µs / 20 s sine between knots 25 s apart: the line misses
-	// by 20 µs, while the knots 2 s apart scale to a few µs at some
-	// phases): so the miss of any steady knot whose own geometry is within
-	// a factor 2 of the loose knot's per point used (own ≥ span / 2^m for m
-	// points) counts in full (the largest such miss, when it exceeds the
-	// median).
 	typFor := func(nl, nr int, span float64) float64 {
 		var miss []float64
-		wide := 0.0 // the largest miss at the loose knot's own scale
 		var xs, ys [4]float64
 		for j := nl; j+nr < len(sts); j++ {
 			m := 0
@@ -354,17 +344,13 @@ func steadyLooseKnots(ks []knot) string {
 				}
 				p += w * ys[a]
 			}
-			mm := math.Abs(sof[j]-p) * max(1, span/own)
-			miss = append(miss, mm)
-			if own >= span/float64(int(1)<<m) {
-				wide = max(wide, mm)
-			}
+			miss = append(miss, math.Abs(sof[j]-p)*max(1, span/own))
 		}
 		if len(miss) == 0 {
 			return 0
 		}
 		sort.Float64s(miss)
-		return max(miss[len(miss)/2], wide)
+		return miss[len(miss)/2]
 	}
 	var moved []string
 	orig := append([]knot(nil), ks...)
