@@ -226,10 +226,15 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 // over LooseKnotMinNS; on a network whose every knot is loose alike
 // (TCP: 10-30 µs bounds) none is.
 //
-// The line leaned on must be near: its knots at most LooseKnotReach median
-// knot spacings from the loose one (one loose knot between steady ones,
-// or the init knot next to the first resyncs); a longer run of loose
-// knots is left as measured.
+// The line leaned on must be near: its knots at most LooseKnotReachKnots
+// places from the loose one (at most one other knot between them), or
+// within LooseKnotReach median knot spacings of it (the init knot next to
+// the first resyncs); a longer run of loose knots is left as measured.
+// Near counts in knots as well as in time because the resync budget spaces
+// knots unevenly under load: a costly epoch holds the next resync off for
+// 10 s among 2 s intervals, and a disturbed knot next to that gap (7.5 µs
+// off, bound 21 µs, in a 30 s run of 8 ranks on 2 cores) had no steady
+// neighbour within 2.5 median spacings to be repaired by.
 //
 // A loose knot is moved only when it misses the prediction by more than
 // LooseKnotEvidence times the steady knots' median miss of the same kind
@@ -244,6 +249,9 @@ const (
 	LooseKnotFactor   = 4.0
 	LooseKnotMinNS    = 1000.0
 	LooseKnotReach    = 2.5
+	// LooseKnotReachKnots: a knot this many places from the loose one
+	// (or fewer) is near whatever the time between them.
+	LooseKnotReachKnots = 2
 )
 
 // KnotTime is where an epoch's knot lies: its Params["knot_ns"] (the
@@ -352,36 +360,46 @@ func steadyLooseKnots(ks []knot) string {
 		}
 		// the nearest steady knots on each side (of the original values)
 		var left, right []knot
+		var li, ri []int // their places
 		for j := i - 1; j >= 0 && len(left) < 2; j-- {
 			if steady(orig[j]) {
-				left = append(left, orig[j])
+				left, li = append(left, orig[j]), append(li, j)
 			}
 		}
 		for j := i + 1; j < len(orig) && len(right) < 2; j++ {
 			if steady(orig[j]) {
-				right = append(right, orig[j])
+				right, ri = append(right, orig[j]), append(ri, j)
 			}
 		}
+		// near: knot j within LooseKnotReachKnots places or LooseKnotReach
+		// median spacings of the loose knot
+		near := func(j int) bool {
+			if d := j - i; d <= LooseKnotReachKnots && d >= -LooseKnotReachKnots {
+				return true
+			}
+			reach := LooseKnotReach * spacing
+			return reach <= 0 || math.Abs(float64(orig[j].t-k.t)) <= reach
+		}
 		var a, b knot
-		var nl, nr int
+		var ai, bi, nl, nr int
 		switch {
 		case len(left) > 0 && len(right) > 0:
-			a, b, nl, nr = left[0], right[0], 1, 1
+			a, b, ai, bi, nl, nr = left[0], right[0], li[0], ri[0], 1, 1
 		case len(right) == 2:
-			a, b, nl, nr = right[0], right[1], 0, 2
+			a, b, ai, bi, nl, nr = right[0], right[1], ri[0], ri[1], 0, 2
 		case len(left) == 2:
-			a, b, nl, nr = left[1], left[0], 2, 0
+			a, b, ai, bi, nl, nr = left[1], left[0], li[1], li[0], 2, 0
 		default:
 			continue // no line to lean on
 		}
 		span := math.Abs(float64(a.t-k.t)) * math.Abs(float64(b.t-k.t))
 		// A line reaching far past the knot's own place misses a bending
-		// clock by more than the knot's measurement may: lean only on
-		// neighbours within LooseKnotReach median spacings (a run of loose
-		// knots keeps what it measured; on a 20 µs / 2 s sine a run of 19
-		// loose knots over 190 ms was moved 4 µs off the truth, where it
-		// had measured 0.2 µs).
-		if reach := LooseKnotReach * spacing; reach > 0 && (math.Abs(float64(a.t-k.t)) > reach || math.Abs(float64(b.t-k.t)) > reach) {
+		// clock by more than the knot's measurement may: lean only on near
+		// neighbours (a run of loose knots keeps what it measured; on a
+		// 20 µs / 2 s sine a run of 19 loose knots over 190 ms was moved
+		// 4 µs off the truth, where it had measured 0.2 µs). Next to a long
+		// gap the bend the line misses is judged by LooseKnotEvidence below.
+		if !near(ai) || !near(bi) {
 			continue
 		}
 		pred := a.off + (b.off-a.off)*float64(k.t-a.t)/float64(b.t-a.t)
@@ -394,13 +412,11 @@ func steadyLooseKnots(ks []knot) string {
 		// strongest bend, TestNewCorrector_LooseKnotOnABendingClockFollowsTheCurve).
 		if len(left) > 0 && len(right) > 0 && len(left)+len(right) >= 3 {
 			pts := append(append([]knot(nil), left...), right...)
-			near := true
-			for _, p := range pts {
-				if reach := LooseKnotReach * spacing; reach > 0 && math.Abs(float64(p.t-k.t)) > reach {
-					near = false
-				}
+			all := true
+			for _, j := range append(append([]int(nil), li...), ri...) {
+				all = all && near(j)
 			}
-			if near {
+			if all {
 				nl, nr, span = len(left), len(right), 1
 				for _, p := range pts {
 					span *= math.Abs(float64(p.t - k.t))
@@ -413,8 +429,16 @@ func steadyLooseKnots(ks []knot) string {
 				pred = clocksync.LagrangeAt(k.t, ts, vs)
 			}
 		}
-		if math.Abs(pred-k.off) <= LooseKnotEvidence*typFor(nl, nr, span) {
+		typ := LooseKnotEvidence * typFor(nl, nr, span)
+		if math.Abs(pred-k.off) <= typ {
 			continue // within what the steady knots miss each other by
+		}
+		// A prediction that may miss by as much as the knot's own bound
+		// says no more than the knot: across a long gap of unevenly spaced
+		// knots on a bending clock the cubic missed a 20 µs / 20 s sine by
+		// 62 µs, 3.3× what the steady knots missed each other by.
+		if typ >= k.bound {
+			continue
 		}
 		v := max(k.off-k.bound, min(k.off+k.bound, pred))
 		if v != k.off {

@@ -172,3 +172,92 @@ func TestNewCorrector_LooseKnotOffOnAdaptedIntervalsIsStillMoved(t *testing.T) {
 		t.Errorf("the loose knot measured 3 µs off is %.0f ns off the truth after correction (%s)", d, c.LooseKnots())
 	}
 }
+
+// unevenKnotsAt is a knot pattern the resync budget gives a 37 s run of 8
+// oversubscribed ranks on 2 cores (s): the init knot, two resyncs about
+// 2 s apart, then one costly epoch held the next ones off for 12 s, and
+// MPI_Finalize's resync and full sync.
+var unevenKnotsAt = []float64{0.1, 2.2, 4.3, 6.2, 18.5, 31, 36.8, 37}
+
+// TestNewCorrector_DisturbedKnotOnUnevenSpacingIsRepaired: on the uneven
+// knots the resync budget gives under load (unevenKnotsAt: gaps of 0.2 to
+// 12.5 s), a knot measured 7.5 µs off with a 21 µs bound (what a full
+// make test saw at 8 ranks) is moved onto its neighbours' curve wherever
+// it lies, on a linear clock (to within 0.5 µs of the truth: the other
+// knots are ±20 ns off, and the cubic through the two end knots 0.2 s
+// apart carries that 0.33 µs to the knot at 31 s) and on a
+// random-walk frequency of 0.05 ppm/√s (the truth from GCLOCK_FAKE_CLOCK's
+// own terms; within 1.5 µs: across the 25 s gap around the knot at 18.5 s
+// the walk wanders 1.3 µs off its neighbours' cubic): its steady
+// neighbours are the next knots, however far apart they are in time
+// (LooseKnotReachKnots). The other knots keep what they measured.
+func TestNewCorrector_DisturbedKnotOnUnevenSpacingIsRepaired(t *testing.T) {
+	for _, tc := range []struct {
+		spec  string
+		limit float64 // ns
+	}{{"5e6:100", 500}, {"1e6:10+rw(1s,0.05ppm,7)", 1500}, {"1e6:10+rw(1s,0.05ppm,11)", 1500}, {"1e6:10+rw(1s,0.05ppm,12)", 1500}} {
+		spec := tc.spec
+		ins, err := trace.ParseFakeClock(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth := func(ns int64) float64 { return ins[0].Recorded(float64(ns)) - float64(ns) }
+		for bad := range unevenKnotsAt {
+			t.Run(spec+"/knot "+strconv.Itoa(bad), func(t *testing.T) {
+				var eps []trace.Epoch
+				for i, s := range unevenKnotsAt {
+					ns := int64(s * 1e9)
+					errNS, bound := 20.0*float64(i%3-1), 300.0
+					if i == bad {
+						errNS, bound = 7500, 21e3
+					}
+					eps = append(eps, trace.Epoch{Index: i, EndNS: ns, Params: map[string]string{"bound_ns": strconv.FormatFloat(bound, 'f', 1, 64)},
+						Model: trace.Model{T0: ns, Intercept: truth(ns) + errNS}})
+				}
+				c, _ := NewCorrector(ClockInterp, eps, 0)
+				ns := int64(unevenKnotsAt[bad] * 1e9)
+				if d := math.Abs(c.Offset(ns) - truth(ns)); d > tc.limit {
+					t.Errorf("the knot measured 7.5 µs off is %.0f ns off the truth after correction, want ≤ %.0f ns (%q)", d, tc.limit, c.LooseKnots())
+				}
+				for i, s := range unevenKnotsAt {
+					if i == bad {
+						continue
+					}
+					ns := int64(s * 1e9)
+					if d := math.Abs(c.Offset(ns) - truth(ns)); d > 21 {
+						t.Errorf("steady knot %d moved: %.0f ns off the truth", i, d)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestNewCorrector_LooseKnotOnUnevenSpacingStaysOnABendingClock: on the
+// same uneven knots on a 20 µs / 20 s sine (16 phases), a loose knot
+// (bound 21 µs) that measured right is not pulled onto a line or cubic
+// reaching 12 s across the bend: the steady knots miss each other's
+// predictions by as much, scaled to the loose knot's span
+// (LooseKnotEvidence), so it stays within 0.5 µs of the truth.
+func TestNewCorrector_LooseKnotOnUnevenSpacingStaysOnABendingClock(t *testing.T) {
+	for ph := range 16 {
+		truth := func(t int64) float64 { return 1e6 + 20e3*math.Sin(2*math.Pi*float64(t)/20e9+float64(ph)*math.Pi/8) }
+		for loose := range unevenKnotsAt {
+			var eps []trace.Epoch
+			for i, s := range unevenKnotsAt {
+				ns := int64(s * 1e9)
+				bound := 300.0
+				if i == loose {
+					bound = 21e3
+				}
+				eps = append(eps, trace.Epoch{Index: i, EndNS: ns, Params: map[string]string{"bound_ns": strconv.FormatFloat(bound, 'f', 1, 64)},
+					Model: trace.Model{T0: ns, Intercept: truth(ns) + 20}})
+			}
+			c, _ := NewCorrector(ClockInterp, eps, 0)
+			ns := int64(unevenKnotsAt[loose] * 1e9)
+			if d := math.Abs(c.Offset(ns) - truth(ns)); d > 500 {
+				t.Errorf("phase %d: loose knot %d, measured 20 ns off, is %.0f ns off the truth after correction (%s)", ph, loose, d, c.LooseKnots())
+			}
+		}
+	}
+}

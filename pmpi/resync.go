@@ -348,7 +348,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	costUS = max(costUS, r.rs.prevUS)
 	if r.rs.adapt && r.rs.budget > 0 {
 		r.rs.spend.Settle(float64(prevUS) * 1e-6)
-		r.rs.spend.Book(float64(costUS) * 1e-6)
+		r.rs.spend.Book(float64(t0-r.rs.startNS)*1e-9, float64(costUS)*1e-6, r.rs.budget)
 		r.rs.earliest = r.rs.spend.Earliest(r.rs.budget)
 	}
 	if r.rs.adapt && !atFinalize {

@@ -233,21 +233,20 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 }
 
 // TestAccuracy_ThirtySeconds8Ranks is the long run: 8 oversubscribed ranks
-// on 2 emulated nodes with injected clocks for about 30 s. Every knot must
-// lie within its own sync-path bound (no second run: the bound holds at
-// the knot since issue 38's fix, docs/explanation/clock-accuracy.md
-// "Sync-path bounds"). The resync budget is off, as in the other resync
-// accuracy tests: 8 oversubscribed ranks on 2 cores pay 5-80 ms an epoch,
-// so 0.1 % of 30 s allows about five resyncs, unevenly spaced, and a
-// disturbed knot then has no steady neighbour within reach to be moved
-// by (a full make test: a knot 7.5 µs off with a 21 µs bound left the
+// on 2 emulated nodes with injected clocks for about 30 s, with the default
+// resync budget. Every knot must lie within its own sync-path bound (no
+// second run: the bound holds at the knot since issue 38's fix,
+// docs/explanation/clock-accuracy.md "Sync-path bounds"). 8 oversubscribed
+// ranks on 2 cores pay 5-80 ms an epoch, so 0.1 % of 30 s allows about
+// five resyncs, unevenly spaced; a disturbed knot next to a long gap is
+// repaired by its neighbours however far apart they are (a full make test
+// before that repair: a knot 7.5 µs off with a 21 µs bound left the
 // corrected times 11.8 µs off; docs/explanation/clock-accuracy.md).
 func TestAccuracy_ThirtySeconds8Ranks(t *testing.T) {
 	needSetup(t)
 	const boundNS = 10e3
 	// 2000 rounds of at most 15 ms sleep: about 30 s.
-	traces, _ := runClockprog(t, accRun{NP: 8, NodeSize: 4, Fake: fakeSpec, Iters: 2000, SleepUS: 10000,
-		Env: []string{"GCLOCK_RESYNC_BUDGET=0"}})
+	traces, _ := runClockprog(t, accRun{NP: 8, NodeSize: 4, Fake: fakeSpec, Iters: 2000, SleepUS: 10000})
 	a := measureAccuracy(t, traces, nil)
 	t.Log(a)
 	if a.Span < 25e9 {

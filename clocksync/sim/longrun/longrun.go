@@ -273,7 +273,7 @@ func Run(c Config) (*Result, error) {
 			v, _ := clocksync.JudgeKnot(last, clocksync.KnotPoint{T: tk, Off: trace.Model{Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(tk)})
 			dis, allCalm, cost, end := bar.wait(v, w.Now(r)-t0, w.Now(r))
 			w.Advance(r, end+lat-w.Now(r))
-			spend.Book(cost)
+			spend.Book(t0, cost, c.Budget)
 			if !c.NoAdapt && !final {
 				interval = clocksync.NextResyncInterval(interval, c.Resync, dis, allCalm)
 			}
