@@ -96,6 +96,14 @@ type cpStint struct {
 // cpMaxStints bounds the stays of the critical path kept for drawing.
 const cpMaxStints = 1 << 14
 
+// cpHeadroom is the size of the arena's arrays after a compaction, in
+// multiples of their live part: a compaction copies the live part, so
+// with room for (cpHeadroom−1)·live new entries it costs about
+// 1/(cpHeadroom−1) copies per entry made (at 2 the stays' compactions
+// were half the stays' cost), for an arena at most cpHeadroom times what
+// the paths reach.
+const cpHeadroom = 4
+
 // cpArena holds the critical path's nodes, their amounts and the stays,
 // in flat arrays (index 0 of nodes and stints unused). When one is full
 // the live part (reachable from the ranks' paths) is copied to a new
@@ -160,7 +168,7 @@ func (s *RootCauseStream) compactStints(extra int32) int32 {
 			live++
 		}
 	}
-	ns := append(reuse(a.spareStints, max(64, 2*(live+1))), cpStint{})
+	ns := append(reuse(a.spareStints, max(64, cpHeadroom*(live+1))), cpStint{})
 	for i := 1; i < len(a.stints); i++ {
 		if ix[i] != 0 {
 			st := a.stints[i]
@@ -233,8 +241,8 @@ func (s *RootCauseStream) compactNodes(nn, ne int, extra int32) int32 {
 			lents += int(a.nodes[i].n + a.nodes[i].fn)
 		}
 	}
-	nodes := append(reuse(a.spareNodes, max(64, 2*(live+nn+1))), cpNode{})
-	ents := reuse(a.spareEnts, max(256, 2*(lents+ne)))
+	nodes := append(reuse(a.spareNodes, max(64, cpHeadroom*(live+nn+1))), cpNode{})
+	ents := reuse(a.spareEnts, max(256, cpHeadroom*(lents+ne)))
 	for i := 1; i < len(a.nodes); i++ {
 		if ix[i] == 0 {
 			continue

@@ -326,24 +326,25 @@ type rcRegStat struct {
 
 // rcRank is the per-rank state.
 type rcRank struct {
-	rank     int32
-	segs     []rcSeg // ring; position p lives at segs[p&(len-1)]
-	n        uint64  // segments appended
-	started  bool
-	lastExit float64
-	lastPC   uint64
-	objs     []trace.Object
-	layout   int32       // ranks of one layout share their pcs' regions (rcRegSlot)
-	stats    []rcRegStat // by region: the rank's count and time (count 0: never run)
-	peers    []rcPeer    // last two syncs per partner (peerIx indexes them when many)
-	peerIx   map[int32]int32
-	comms    []rcCommRef // communicators with an N×N sync of this rank
-	cp       rcPath
-	firstT   float64
-	vecs     []rcEnt // ring of the attributions of wait states (vecStore)
-	vecHead  uint64  // absolute position of the next record in vecs
-	vecTail  uint64  // absolute position of the oldest record kept
-	lastColl *rcColl // the communicator of the rank's last collective
+	rank      int32
+	segs      []rcSeg // ring; position p lives at segs[p&(len-1)]
+	n         uint64  // segments appended
+	started   bool
+	lastExit  float64
+	lastPC    uint64
+	lastCall1 int32 // 1 + the region of the call at lastPC (0: none)
+	objs      []trace.Object
+	layout    int32       // ranks of one layout share their pcs' regions (rcRegSlot)
+	stats     []rcRegStat // by region: the rank's count and time (count 0: never run)
+	peers     []rcPeer    // last two syncs per partner (peerIx indexes them when many)
+	peerIx    map[int32]int32
+	comms     []rcCommRef // communicators with an N×N sync of this rank
+	cp        rcPath
+	firstT    float64
+	vecs      []rcEnt // ring of the attributions of wait states (vecStore)
+	vecHead   uint64  // absolute position of the next record in vecs
+	vecTail   uint64  // absolute position of the oldest record kept
+	lastColl  *rcColl // the communicator of the rank's last collective
 }
 
 // rcPeer is a rank's last two point-to-point synchronisations with one
@@ -511,6 +512,7 @@ type RootCauseStream struct {
 	regions    []rcRegionKey
 	regCall    []bool      // by region: a call (not a compute region)
 	regTab     []rcRegSlot // (layout, pcs) -> region: open addressing, power of two, at most 3/4 full
+	regMemo    []rcRegMemo // by call region: what followed it last (addCall)
 	nRegs      int
 	layouts    map[string]int32 // objects and addresses -> layout
 	layoutObjs [][]trace.Object // by layout, sorted by Hi
@@ -703,10 +705,28 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 // addCall appends the region before e and e's call to its rank's
 // timeline and matches collectives.
 func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
+	// The regions of the last time this rank's previous call site was
+	// followed by this call (a loop repeats its sites): no lookups.
+	var memo *rcRegMemo
+	if r.lastCall1 != 0 && int(r.lastCall1) <= len(s.regMemo) {
+		memo = &s.regMemo[r.lastCall1-1]
+		if memo.a != r.lastPC || memo.b != e.Callsite || memo.op != e.Op || memo.layout != r.layout || memo.call1 == 0 {
+			memo = nil
+		}
+	}
+	compute1 := int32(0) // 1 + the compute region (0: not looked up)
 	if !r.started {
 		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
-		acc, id := s.region(r, r.lastPC, e.Callsite, 0)
+		var acc *rcRegStat
+		var id int32
+		if memo != nil && memo.compute1 != 0 {
+			id = memo.compute1 - 1
+			acc = r.stat(id, len(s.regions))
+		} else {
+			acc, id = s.region(r, r.lastPC, e.Callsite, 0)
+		}
+		compute1 = id + 1
 		acc.count++
 		acc.total += gap
 		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
@@ -716,12 +736,29 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := max(0, e.Exit-from)
-	acc, id := s.region(r, e.Callsite, 0, e.Op)
+	var acc *rcRegStat
+	var id int32
+	if memo != nil {
+		id = memo.call1 - 1
+		acc = r.stat(id, len(s.regions))
+		if compute1 != 0 {
+			memo.compute1 = compute1
+		}
+	} else {
+		acc, id = s.region(r, e.Callsite, 0, e.Op)
+		if r.lastCall1 != 0 {
+			for int(r.lastCall1) > len(s.regMemo) {
+				s.regMemo = append(s.regMemo, rcRegMemo{})
+			}
+			s.regMemo[r.lastCall1-1] = rcRegMemo{a: r.lastPC, b: e.Callsite, op: e.Op, layout: r.layout,
+				compute1: compute1, call1: id + 1}
+		}
+	}
 	acc.count++
 	acc.total += dur
 	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id})
 	if r.n == 1 || e.Exit > r.lastExit {
-		r.lastExit, r.lastPC = e.Exit, e.Callsite
+		r.lastExit, r.lastPC, r.lastCall1 = e.Exit, e.Callsite, id+1
 	}
 	if e.Exit > s.cpEnd || s.cpEnd == 0 {
 		s.cpEnd, s.cpRank = e.Exit, r.rank
@@ -824,10 +861,29 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (*rcRegSta
 	if id < 0 {
 		id = s.newRegion(r, a, b, op)
 	}
+	return r.stat(id, len(s.regions)), id
+}
+
+// stat returns r's count and time in region id, growing r's array to
+// the nregs regions known when it is shorter.
+func (r *rcRank) stat(id int32, nregs int) *rcRegStat {
 	if int(id) >= len(r.stats) {
-		r.stats = append(r.stats, make([]rcRegStat, max(len(s.regions), int(id)+1)-len(r.stats))...)
+		r.stats = append(r.stats, make([]rcRegStat, max(nregs, int(id)+1)-len(r.stats))...)
 	}
-	return &r.stats[id], id
+	return &r.stats[id]
+}
+
+// rcRegMemo is what followed a call region the last time (any rank of
+// the layout): the next call's site and op, and the compute region
+// between (1 + region; 0: none seen) and the next call's region. Ranks
+// in a loop meet the same sites in the same order, so addCall finds
+// both regions here without the table's two lookups.
+type rcRegMemo struct {
+	a, b     uint64 // the call's site and the next call's site
+	layout   int32
+	compute1 int32
+	call1    int32
+	op       trace.Op // the next call's op
 }
 
 // newRegion interns (a, b, op) of r's layout: its region (new, or the
@@ -1034,6 +1090,23 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 	}
 }
 
+// commPos returns r's place in c (−1: not a member): from r's list of
+// communicators with an N×N synchronisation when it is short (no
+// hashing), else from c's index.
+func (r *rcRank) commPos(c *rcComm) int {
+	if len(r.comms) <= rcCommLinear {
+		for _, x := range r.comms {
+			if x.c == c {
+				return int(x.pos)
+			}
+		}
+	}
+	return c.pos(r.rank)
+}
+
+// rcCommLinear is how many communicators commPos searches linearly.
+const rcCommLinear = 8
+
 func (r *rcRank) inComm(c *rcComm) bool {
 	for _, x := range r.comms {
 		if x.c == c {
@@ -1091,10 +1164,12 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
 	best := math.Inf(-1)
 	var pa, pb uint64
-	if h := a.peer(b.rank, false); h != nil {
-		for _, y := range h.y {
-			if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
-				best, pa, pb = y.t, y.mine, y.theirs
+	if len(a.peers) > 0 { // else only communicators: no lookup
+		if h := a.peer(b.rank, false); h != nil {
+			for _, y := range h.y {
+				if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
+					best, pa, pb = y.t, y.mine, y.theirs
+				}
 			}
 		}
 	}
@@ -1103,7 +1178,7 @@ func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64)
 		if !c.valid || c.t <= best || c.last[i] > ea {
 			continue
 		}
-		j := c.pos(b.rank)
+		j := b.commPos(c)
 		if j < 0 || c.last[j] > eb {
 			continue
 		}
