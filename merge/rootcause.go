@@ -338,6 +338,7 @@ type rcRank struct {
 	stats     []rcRegStat // by region: the rank's count and time (count 0: never run)
 	peers     []rcPeer    // last two syncs per partner (peerIx indexes them when many)
 	peerIx    map[int32]int32
+	peerMaxT  float64     // the latest time of a synchronisation with a partner (−Inf: none)
 	comms     []rcCommRef // communicators with an N×N sync of this rank
 	cp        rcPath
 	firstT    float64
@@ -644,7 +645,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16)}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), peerMaxT: math.Inf(-1)}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -1156,35 +1157,46 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 		return
 	}
 	h.y = [2]rcSync{y, h.y[0]}
+	if y.t > r.peerMaxT {
+		r.peerMaxT = y.t
+	}
 }
 
 // lastSync returns where ranks a and b last synchronised before a's
 // call at ea and b's at eb: the first positions after it on each, 0, 0
-// when never.
+// when never. Of a partner's synchronisation and a communicator's at the
+// same time, the partner's counts; a's partners are looked up only when
+// one of them synchronised with a as late as the best communicator
+// (rcRank.peerMaxT).
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
-	best := math.Inf(-1)
-	var pa, pb uint64
-	if len(a.peers) > 0 { // else only communicators: no lookup
-		if h := a.peer(b.rank, false); h != nil {
-			for _, y := range h.y {
-				if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
-					best, pa, pb = y.t, y.mine, y.theirs
-				}
-			}
-		}
-	}
+	cbest := math.Inf(-1)
+	var ca, cb uint64
 	for _, ref := range a.comms {
 		c, i := ref.c, int(ref.pos)
-		if !c.valid || c.t <= best || c.last[i] > ea {
+		if !c.valid || c.t <= cbest || c.last[i] > ea {
 			continue
 		}
 		j := b.commPos(c)
 		if j < 0 || c.last[j] > eb {
 			continue
 		}
-		best, pa, pb = c.t, c.last[i], c.last[j]
+		cbest, ca, cb = c.t, c.last[i], c.last[j]
 	}
-	return pa, pb
+	if len(a.peers) > 0 && !(a.peerMaxT < cbest) {
+		if h := a.peer(b.rank, false); h != nil {
+			best, found := math.Inf(-1), false
+			var pa, pb uint64
+			for _, y := range h.y {
+				if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
+					best, pa, pb, found = y.t, y.mine, y.theirs, true
+				}
+			}
+			if found && best >= cbest {
+				return pa, pb
+			}
+		}
+	}
+	return ca, cb
 }
 
 // waitState attributes one wait: rank a waited w in its call at
