@@ -167,3 +167,54 @@ func TestRootCause_FlatListsSwitchToAnIndexWhenLong(t *testing.T) {
 		}
 	}
 }
+
+// TestCriticalPath_SameWhateverTheFrozenPartsBound: a rank waited for
+// at every call and never waiting itself (the always-late rank) keeps
+// its own part frozen, one node of the waiters' path per call; the
+// critical path (profile and stays) is the same whether that part is
+// made a node at every call (the former two nodes per call), after a
+// few entries, after cpMaxFrozen or never, and with cpMaxFrozen the
+// part stays bounded.
+func TestCriticalPath_SameWhateverTheFrozenPartsBound(t *testing.T) {
+	const n = 5
+	p := newRCProg(n)
+	for it := 0; it < 300; it++ {
+		p.compute(func(r int) int64 {
+			if r == n-1 {
+				return 5000 + int64(it%7)*113
+			}
+			return 1000 + int64((r*7+it*13)%11)*97
+		})
+		p.allreduce(0x100 + uint64(it%3)*0x10) // three call sites: several regions
+		p.compute(func(r int) int64 { return 200 + int64((r+it)%5)*31 })
+	}
+	var want *RootCauseResult
+	var wantMarks []Mark
+	for _, c := range []struct {
+		bound     int
+		maxFrozen int // the longest frozen part allowed at the end
+	}{{-1, 1 << 30}, {3, 3 + 64}, {0, cpMaxFrozen + 64}, {1 << 30, 1 << 30}} {
+		p.maxFrozen = c.bound
+		res := p.run(t)
+		marks := p.rc.Marks(res, 1)
+		if len(res.CriticalPath.Regions) == 0 {
+			t.Fatalf("bound %d: empty critical path", c.bound)
+		}
+		if got := len(p.rc.ranks[n-1].cp.frozen); got > c.maxFrozen {
+			t.Errorf("bound %d: the late rank's frozen part has %d entries, want at most %d", c.bound, got, c.maxFrozen)
+		}
+		if c.bound == 1<<30 && len(p.rc.ranks[n-1].cp.frozen) <= cpMaxFrozen {
+			t.Fatalf("unbounded: the late rank's frozen part has %d entries: the test needs more than %d", len(p.rc.ranks[n-1].cp.frozen), cpMaxFrozen)
+		}
+		if want == nil {
+			want, wantMarks = res, marks
+			continue
+		}
+		if !reflect.DeepEqual(res.CriticalPath, want.CriticalPath) {
+			t.Errorf("bound %d: critical path %+v, want %+v (bound 0)", c.bound, res.CriticalPath, want.CriticalPath)
+		}
+		if !reflect.DeepEqual(marks, wantMarks) {
+			t.Errorf("bound %d: %d marks differ from bound 0's %d", c.bound, len(marks), len(wantMarks))
+		}
+	}
+}
