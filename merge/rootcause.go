@@ -208,7 +208,10 @@ func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	q := a & uint64(len(r.vecs)-1)
 	r.vecs[q] = rcEnt{int64(seg), v.other}
 	r.vecs[q+1] = rcEnt{int64(len(v.ent)), v.total}
-	copy(r.vecs[q+2:q+need], v.ent)
+	dst := r.vecs[q+2 : q+need]
+	for i := range dst { // one or two entries mostly: no memmove call
+		dst[i] = v.ent[i]
+	}
 	r.vecHead = a + need
 	g.res = uint32(a + 1)
 }
