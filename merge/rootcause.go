@@ -734,7 +734,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 		compute1 = id + 1
 		acc.count++
 		acc.total += gap
-		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
+		if r.full(s.hist) { // push, inlined
+			s.pushSlow(r)
+		}
+		r.put(rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
 	if r.started && r.n > 0 && r.lastExit > from {
@@ -761,7 +764,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 	}
 	acc.count++
 	acc.total += dur
-	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id})
+	if r.full(s.hist) { // push, inlined
+		s.pushSlow(r)
+	}
+	idx := r.put(rcSeg{start: e.Enter, dur: dur, region: id})
 	if r.n == 1 || e.Exit > r.lastExit {
 		r.lastExit, r.lastPC, r.lastCall1 = e.Exit, e.Callsite, id+1
 	}
@@ -774,8 +780,37 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 }
 
 // push appends a segment to r's ring, growing it up to the history
-// size, and returns its position.
+// size, and returns its position. addCall writes it out (pushSlow when
+// the ring is full, then put) so that the common case is inlined.
 func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
+	if r.full(s.hist) {
+		s.pushSlow(r)
+	}
+	return r.put(g)
+}
+
+// full reports whether r's ring needs pushSlow before its next segment:
+// it is full and shorter than hist, or the segment the next one
+// overwrites is not yet summed into r's path.
+func (r *rcRank) full(hist int) bool {
+	l := uint64(len(r.segs))
+	return r.n >= l && (int(l) < hist || r.n-l >= r.cp.from)
+}
+
+// put stores g as r's next segment, in a ring with room for it
+// (pushSlow), and returns its position.
+func (r *rcRank) put(g rcSeg) uint64 {
+	p := r.n
+	r.segs[p&uint64(len(r.segs)-1)] = g
+	r.n = p + 1
+	return p
+}
+
+// pushSlow makes room in r's full ring for the next segment: it doubles
+// the ring while shorter than the history, else folds the segment about
+// to be overwritten into r's path when the path has not summed it yet
+// (mostly it has: the rank's last wait was more recent).
+func (s *RootCauseStream) pushSlow(r *rcRank) {
 	if r.n >= uint64(len(r.segs)) && len(r.segs) < s.hist {
 		ns := make([]rcSeg, len(r.segs)*2)
 		for p := r.n - uint64(len(r.segs)); p < r.n; p++ {
@@ -783,15 +818,11 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 		}
 		r.segs = ns
 	}
-	p := r.n
-	if p >= uint64(len(r.segs)) {
+	if p := r.n; p >= uint64(len(r.segs)) {
 		if o := p - uint64(len(r.segs)); o >= r.cp.from { // about to be overwritten
 			r.fold(o + 1)
 		}
 	}
-	r.segs[p&uint64(len(r.segs)-1)] = g
-	r.n++
-	return p
 }
 
 // oldest is the first position still in r's ring.
