@@ -345,10 +345,10 @@ type rcRank struct {
 	comms     []rcCommRef // communicators with an N×N sync of this rank
 	cp        rcPath
 	firstT    float64
-	vecs      []rcEnt // ring of the attributions of wait states (vecStore)
-	vecHead   uint64  // absolute position of the next record in vecs
-	vecTail   uint64  // absolute position of the oldest record kept
-	lastColl  *rcColl // the communicator of the rank's last collective
+	vecs      []rcEnt    // ring of the attributions of wait states (vecStore)
+	vecHead   uint64     // absolute position of the next record in vecs
+	vecTail   uint64     // absolute position of the oldest record kept
+	lastColl  [2]*rcColl // the communicators of the rank's last collectives, latest first (programs alternate between two)
 }
 
 // rcPeer is a rank's last two point-to-point synchronisations with one
@@ -1011,13 +1011,14 @@ func (c *rcColl) find(seq uint32) (*rcInst, int) {
 // collective adds a member's call to its instance; a complete instance
 // yields its waits and, for N×N ops, a synchronisation of all members.
 func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
-	cc := r.lastColl
+	cc := r.lastColl[0]
 	if cc == nil || cc.comm != e.CommID {
-		cc = s.coll[e.CommID]
-		if cc == nil {
-			return
+		if cc = r.lastColl[1]; cc == nil || cc.comm != e.CommID {
+			if cc = s.coll[e.CommID]; cc == nil {
+				return
+			}
 		}
-		r.lastColl = cc
+		r.lastColl[0], r.lastColl[1] = cc, r.lastColl[0]
 	}
 	n := cc.size
 	if n <= 1 || int(e.CommRank) >= n {
