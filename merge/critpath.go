@@ -98,7 +98,7 @@ const cpMaxStints = 1 << 14
 
 // cpMaxFrozen bounds a rank's frozen part (rcPath.frozen) before it is
 // made a node (RootCauseStream.cpMaxFrozen; tests change it).
-const cpMaxFrozen = 8
+const cpMaxFrozen = 32
 
 // cpHeadroom is the size of the arena's arrays after a compaction, in
 // multiples of their live part: a compaction copies the live part, so
