@@ -97,7 +97,7 @@ type cpStint struct {
 const cpMaxStints = 1 << 14
 
 // cpMaxFrozen bounds a rank's frozen part (rcPath.frozen) before it is
-// made a node (RootCauseStream.cpMaxFrozen; tests change it).
+// made a node.
 const cpMaxFrozen = 32
 
 // cpHeadroom is the size of the arena's arrays after a compaction, in
@@ -410,7 +410,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		// waited-for call instead of two. A frozen part longer than
 		// cpMaxFrozen (b waited for many times without waiting) is made
 		// a node first. Its next pending part goes into its spare array.
-		if len(b.cp.frozen) > s.cpMaxFrozen {
+		if len(b.cp.frozen) > cpMaxFrozen {
 			b.cp.materialise(s)
 		}
 		b.fold(b.n)

@@ -503,45 +503,44 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 // RootCauseStream is the delay and critical-path analysis: a Sink over
 // every event in global Enter order (a stream sink of the main pass).
 type RootCauseStream struct {
-	opt         RootCauseOptions
-	hist        int
-	ranks       []*rcRank
-	world       int
-	comms       map[uint64]*rcComm
-	coll        map[uint64]*rcColl // by communicator id
-	p2p         *P2PStream
-	siteIdx     map[rcSiteKey]int32
-	sitePC      []rcSitePC // a pc and rank naming each site
-	regionIdx   map[rcRegionKey]int32
-	regions     []rcRegionKey
-	regCall     []bool      // by region: a call (not a compute region)
-	regTab      []rcRegSlot // (layout, pcs) -> region: open addressing, power of two, at most 3/4 full
-	regMemo     []rcRegMemo // by call region: what followed it last (addCall)
-	nRegs       int
-	layouts     map[string]int32 // objects and addresses -> layout
-	layoutObjs  [][]trace.Object // by layout, sorted by Hi
-	causes      map[int64]*rcCause
-	causeCache  [1 << rcCauseCacheBits]rcCauseSlot
-	tA, tB      []float64 // scratch by region
-	touched     []int32
-	touchedB    []int32
-	fromB       []float64 // scratch by region: first start, last end on b
-	toB         []float64
-	maxDirect   float64
-	ivKept      int
-	side        rcSide
-	gen         uint64   // events added: a side is valid within one
-	done        []rcDone // instances completed by the event being added
-	cpScratch   entSums
-	cpDepth     int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
-	cpMaxFrozen int     // a rank's frozen part of its path before it is made a node (cpMaxFrozen)
-	cpa         cpArena // the critical path's nodes and stays
-	cpBuf       []rcEnt // scratch of jump
-	vecA        rcVec   // scratch attributions
-	vecB        rcVec
-	waitBuf     []float64
-	causeBuf    []int
-	siteName    func(rank int32, pc uint64) string
+	opt        RootCauseOptions
+	hist       int
+	ranks      []*rcRank
+	world      int
+	comms      map[uint64]*rcComm
+	coll       map[uint64]*rcColl // by communicator id
+	p2p        *P2PStream
+	siteIdx    map[rcSiteKey]int32
+	sitePC     []rcSitePC // a pc and rank naming each site
+	regionIdx  map[rcRegionKey]int32
+	regions    []rcRegionKey
+	regCall    []bool      // by region: a call (not a compute region)
+	regTab     []rcRegSlot // (layout, pcs) -> region: open addressing, power of two, at most 3/4 full
+	regMemo    []rcRegMemo // by call region: what followed it last (addCall)
+	nRegs      int
+	layouts    map[string]int32 // objects and addresses -> layout
+	layoutObjs [][]trace.Object // by layout, sorted by Hi
+	causes     map[int64]*rcCause
+	causeCache [1 << rcCauseCacheBits]rcCauseSlot
+	tA, tB     []float64 // scratch by region
+	touched    []int32
+	touchedB   []int32
+	fromB      []float64 // scratch by region: first start, last end on b
+	toB        []float64
+	maxDirect  float64
+	ivKept     int
+	side       rcSide
+	gen        uint64   // events added: a side is valid within one
+	done       []rcDone // instances completed by the event being added
+	cpScratch  entSums
+	cpDepth    int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
+	cpa        cpArena // the critical path's nodes and stays
+	cpBuf      []rcEnt // scratch of jump
+	vecA       rcVec   // scratch attributions
+	vecB       rcVec
+	waitBuf    []float64
+	causeBuf   []int
+	siteName   func(rank int32, pc uint64) string
 
 	total, small          float64
 	noDelay, unresolved   float64
@@ -568,7 +567,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
 		causes: map[int64]*rcCause{}, siteName: siteName,
 		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil},
-		cpDepth: cpDepthFor(run.WorldSize), cpMaxFrozen: cpMaxFrozen}
+		cpDepth: cpDepthFor(run.WorldSize)}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096

@@ -28,8 +28,6 @@ type rcProg struct {
 	// bigArena gives the critical path's arena room for the whole run,
 	// so that it is never compacted.
 	bigArena bool
-	// maxFrozen, when set, replaces the stream's cpMaxFrozen (−1: 0).
-	maxFrozen int
 	// comms are more communicators (windows) of every rank.
 	comms []trace.Comm
 	rma   *RMAStream // the one-sided analysis of the last run
@@ -164,9 +162,6 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
 	if p.cpDepth > 0 {
 		rc.cpDepth = p.cpDepth
-	}
-	if p.maxFrozen != 0 {
-		rc.cpMaxFrozen = max(0, p.maxFrozen)
 	}
 	if p.bigArena {
 		rc.cpa.nodes = make([]cpNode, 1, 1<<20)
