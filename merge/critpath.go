@@ -57,7 +57,7 @@ type cpNode struct {
 type rcPath struct {
 	base int32 // node (cpArena.nodes)
 	// frozen, when set, are the rank's own segments after base and
-	// before pending, the start of a node of the waiters' path: the node
+	// before pending, shared with a node of the waiters' path: the node
 	// of frozen after base that is the rank's path is only made when the
 	// path grows on it (base), not when the rank's next wait replaces it.
 	frozen  []rcEnt
@@ -95,10 +95,6 @@ type cpStint struct {
 
 // cpMaxStints bounds the stays of the critical path kept for drawing.
 const cpMaxStints = 1 << 14
-
-// cpMaxFrozen bounds a rank's frozen part (rcPath.frozen) before it is
-// made a node.
-const cpMaxFrozen = 32
 
 // cpHeadroom is the size of the arena's arrays after a compaction, in
 // multiples of their live part: a compaction copies the live part, so
@@ -400,23 +396,17 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 	if b.cp.nodeAt == pb+1 && b.cp.node != 0 {
 		nb, st = b.cp.node, b.cp.stint
 	} else {
-		// b's own part since its base (its frozen part, then its pending
-		// part) stays b's, frozen: b often waits next, and its path is
-		// then replaced, so its node is made only when the path grows on
-		// it (materialise). The waiters' node is that part followed by
-		// b's segments from the needed call on, subtracted: the same
-		// amounts in the same order as a node of b's part and one of the
-		// rest after it, so the sums are the same, with one node per
-		// waited-for call instead of two. A frozen part longer than
-		// cpMaxFrozen (b waited for many times without waiting) is made
-		// a node first. Its next pending part goes into its spare array.
-		if len(b.cp.frozen) > cpMaxFrozen {
-			b.cp.materialise(s)
-		}
+		// b's pending part becomes a node of b's path (its new base); the
+		// waiters' node is that part followed by b's segments from the
+		// needed call on, subtracted (the same sums, in the same order,
+		// as a node of them after b's new base). b's node is made only
+		// when needed (frozen until then: b often waits next, and its
+		// path is then replaced); its next pending part goes into its
+		// spare array.
+		b.cp.materialise(s)
 		b.fold(b.n)
-		old, nF, nP := b.cp.base, len(b.cp.frozen), len(b.cp.pending)
-		buf := append(s.cpBuf[:0], b.cp.frozen...)
-		buf = append(buf, b.cp.pending...)
+		old, nP := b.cp.base, len(b.cp.pending)
+		buf := append(s.cpBuf[:0], b.cp.pending...)
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
 			g := b.seg(p)
 			if g.dur != 0 {
@@ -424,15 +414,10 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 			}
 		}
 		s.cpBuf = buf
-		switch {
-		case nP == 0:
-		case b.cp.frozen != nil:
-			b.cp.frozen = append(b.cp.frozen, b.cp.pending...)
-			b.cp.pending = b.cp.pending[:0]
-		default:
+		if nP > 0 {
 			b.cp.frozen, b.cp.pending, b.cp.spare = b.cp.pending, b.cp.spare[:0], nil
 		}
-		if len(buf) > nF+nP {
+		if len(buf) > nP {
 			nb = s.newCPNode(old, buf)
 		} else { // the waiters' path is b's
 			b.cp.materialise(s)
