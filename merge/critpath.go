@@ -101,8 +101,8 @@ const cpMaxStints = 1 << 14
 // with room for (cpHeadroom−1)·live new entries it costs about
 // 1/(cpHeadroom−1) copies per entry made, for an arena (and its spare
 // arrays) of up to 2·cpHeadroom times what the paths reach. 4 saved
-// about 1 % of the stream's instructions on the 8-rank benchmark and
-// cost 8–10 MB more peak RSS there (the stays, 32 bytes each): 2 it is.
+// about 10 instructions an event (0.5 %) on the 8-rank benchmark for a
+// few MB more peak RSS on its 10^7-event run: 2 it is.
 const cpHeadroom = 2
 
 // cpArena holds the critical path's nodes, their amounts and the stays,
