@@ -208,7 +208,10 @@ func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	q := a & uint64(len(r.vecs)-1)
 	r.vecs[q] = rcEnt{int64(seg), v.other}
 	r.vecs[q+1] = rcEnt{int64(len(v.ent)), v.total}
-	copy(r.vecs[q+2:q+need], v.ent)
+	dst := r.vecs[q+2 : q+need]
+	for i := range dst { // one or two entries mostly: no memmove call
+		dst[i] = v.ent[i]
+	}
 	r.vecHead = a + need
 	g.res = uint32(a + 1)
 }
@@ -326,24 +329,26 @@ type rcRegStat struct {
 
 // rcRank is the per-rank state.
 type rcRank struct {
-	rank     int32
-	segs     []rcSeg // ring; position p lives at segs[p&(len-1)]
-	n        uint64  // segments appended
-	started  bool
-	lastExit float64
-	lastPC   uint64
-	objs     []trace.Object
-	layout   int32       // ranks of one layout share their pcs' regions (rcRegSlot)
-	stats    []rcRegStat // by region: the rank's count and time (count 0: never run)
-	peers    []rcPeer    // last two syncs per partner (peerIx indexes them when many)
-	peerIx   map[int32]int32
-	comms    []rcCommRef // communicators with an N×N sync of this rank
-	cp       rcPath
-	firstT   float64
-	vecs     []rcEnt // ring of the attributions of wait states (vecStore)
-	vecHead  uint64  // absolute position of the next record in vecs
-	vecTail  uint64  // absolute position of the oldest record kept
-	lastColl *rcColl // the communicator of the rank's last collective
+	rank      int32
+	segs      []rcSeg // ring; position p lives at segs[p&(len-1)]
+	n         uint64  // segments appended
+	started   bool
+	lastExit  float64
+	lastPC    uint64
+	lastCall1 int32 // 1 + the region of the call at lastPC (0: none)
+	objs      []trace.Object
+	layout    int32       // ranks of one layout share their pcs' regions (rcRegSlot)
+	stats     []rcRegStat // by region: the rank's count and time (count 0: never run)
+	peers     []rcPeer    // last two syncs per partner (peerIx indexes them when many)
+	peerIx    map[int32]int32
+	peerMaxT  float64     // the latest time of a synchronisation with a partner (−Inf: none)
+	comms     []rcCommRef // communicators with an N×N sync of this rank
+	cp        rcPath
+	firstT    float64
+	vecs      []rcEnt    // ring of the attributions of wait states (vecStore)
+	vecHead   uint64     // absolute position of the next record in vecs
+	vecTail   uint64     // absolute position of the oldest record kept
+	lastColl  [2]*rcColl // the communicators of the rank's last collectives, latest first (programs alternate between two)
 }
 
 // rcPeer is a rank's last two point-to-point synchronisations with one
@@ -511,6 +516,7 @@ type RootCauseStream struct {
 	regions    []rcRegionKey
 	regCall    []bool      // by region: a call (not a compute region)
 	regTab     []rcRegSlot // (layout, pcs) -> region: open addressing, power of two, at most 3/4 full
+	regMemo    []rcRegMemo // by call region: what followed it last (addCall)
 	nRegs      int
 	layouts    map[string]int32 // objects and addresses -> layout
 	layoutObjs [][]trace.Object // by layout, sorted by Hi
@@ -642,7 +648,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16)}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), peerMaxT: math.Inf(-1)}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -703,25 +709,66 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 // addCall appends the region before e and e's call to its rank's
 // timeline and matches collectives.
 func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
+	// The regions of the last time this rank's previous call site was
+	// followed by this call (a loop repeats its sites): no lookups.
+	var memo *rcRegMemo
+	if r.lastCall1 != 0 && int(r.lastCall1) <= len(s.regMemo) {
+		memo = &s.regMemo[r.lastCall1-1]
+		if memo.a != r.lastPC || memo.b != e.Callsite || memo.op != e.Op || memo.layout != r.layout || memo.call1 == 0 {
+			memo = nil
+		}
+	}
+	compute1 := int32(0) // 1 + the compute region (0: not looked up)
 	if !r.started {
 		r.started, r.firstT, r.cp.start = true, e.Enter, e.Enter
 	} else if gap := e.Enter - r.lastExit; gap > 0 {
-		acc, id := s.region(r, r.lastPC, e.Callsite, 0)
+		var acc *rcRegStat
+		var id int32
+		if memo != nil && memo.compute1 != 0 {
+			id = memo.compute1 - 1
+			acc = r.stat(id, len(s.regions))
+		} else {
+			acc, id = s.region(r, r.lastPC, e.Callsite, 0)
+		}
+		compute1 = id + 1
 		acc.count++
 		acc.total += gap
-		s.push(r, rcSeg{start: r.lastExit, dur: gap, region: id})
+		if r.full(s.hist) { // push, inlined
+			s.pushSlow(r)
+		}
+		r.put(rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
 	if r.started && r.n > 0 && r.lastExit > from {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := max(0, e.Exit-from)
-	acc, id := s.region(r, e.Callsite, 0, e.Op)
+	var acc *rcRegStat
+	var id int32
+	if memo != nil {
+		id = memo.call1 - 1
+		acc = r.stat(id, len(s.regions))
+		if compute1 != 0 {
+			memo.compute1 = compute1
+		}
+	} else {
+		acc, id = s.region(r, e.Callsite, 0, e.Op)
+		if r.lastCall1 != 0 {
+			for int(r.lastCall1) > len(s.regMemo) {
+				s.regMemo = append(s.regMemo, rcRegMemo{})
+			}
+			s.regMemo[r.lastCall1-1] = rcRegMemo{a: r.lastPC, b: e.Callsite, op: e.Op, layout: r.layout,
+				compute1: compute1, call1: id + 1}
+		}
+	}
 	acc.count++
 	acc.total += dur
-	idx := s.push(r, rcSeg{start: e.Enter, dur: dur, region: id})
+	if r.full(s.hist) { // push, inlined
+		s.pushSlow(r)
+	}
+	idx := r.put(rcSeg{start: e.Enter, dur: dur, region: id})
 	if r.n == 1 || e.Exit > r.lastExit {
-		r.lastExit, r.lastPC = e.Exit, e.Callsite
+		r.lastExit, r.lastPC, r.lastCall1 = e.Exit, e.Callsite, id+1
 	}
 	if e.Exit > s.cpEnd || s.cpEnd == 0 {
 		s.cpEnd, s.cpRank = e.Exit, r.rank
@@ -732,8 +779,37 @@ func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
 }
 
 // push appends a segment to r's ring, growing it up to the history
-// size, and returns its position.
+// size, and returns its position. addCall writes it out (pushSlow when
+// the ring is full, then put) so that the common case is inlined.
 func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
+	if r.full(s.hist) {
+		s.pushSlow(r)
+	}
+	return r.put(g)
+}
+
+// full reports whether r's ring needs pushSlow before its next segment:
+// it is full and shorter than hist, or the segment the next one
+// overwrites is not yet summed into r's path.
+func (r *rcRank) full(hist int) bool {
+	l := uint64(len(r.segs))
+	return r.n >= l && (int(l) < hist || r.n-l >= r.cp.from)
+}
+
+// put stores g as r's next segment, in a ring with room for it
+// (pushSlow), and returns its position.
+func (r *rcRank) put(g rcSeg) uint64 {
+	p := r.n
+	r.segs[p&uint64(len(r.segs)-1)] = g
+	r.n = p + 1
+	return p
+}
+
+// pushSlow makes room in r's full ring for the next segment: it doubles
+// the ring while shorter than the history, else folds the segment about
+// to be overwritten into r's path when the path has not summed it yet
+// (mostly it has: the rank's last wait was more recent).
+func (s *RootCauseStream) pushSlow(r *rcRank) {
 	if r.n >= uint64(len(r.segs)) && len(r.segs) < s.hist {
 		ns := make([]rcSeg, len(r.segs)*2)
 		for p := r.n - uint64(len(r.segs)); p < r.n; p++ {
@@ -741,15 +817,11 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 		}
 		r.segs = ns
 	}
-	p := r.n
-	if p >= uint64(len(r.segs)) {
+	if p := r.n; p >= uint64(len(r.segs)) {
 		if o := p - uint64(len(r.segs)); o >= r.cp.from { // about to be overwritten
 			r.fold(o + 1)
 		}
 	}
-	r.segs[p&uint64(len(r.segs)-1)] = g
-	r.n++
-	return p
 }
 
 // oldest is the first position still in r's ring.
@@ -824,10 +896,29 @@ func (s *RootCauseStream) region(r *rcRank, a, b uint64, op trace.Op) (*rcRegSta
 	if id < 0 {
 		id = s.newRegion(r, a, b, op)
 	}
+	return r.stat(id, len(s.regions)), id
+}
+
+// stat returns r's count and time in region id, growing r's array to
+// the nregs regions known when it is shorter.
+func (r *rcRank) stat(id int32, nregs int) *rcRegStat {
 	if int(id) >= len(r.stats) {
-		r.stats = append(r.stats, make([]rcRegStat, max(len(s.regions), int(id)+1)-len(r.stats))...)
+		r.stats = append(r.stats, make([]rcRegStat, max(nregs, int(id)+1)-len(r.stats))...)
 	}
-	return &r.stats[id], id
+	return &r.stats[id]
+}
+
+// rcRegMemo is what followed a call region the last time (any rank of
+// the layout): the next call's site and op, and the compute region
+// between (1 + region; 0: none seen) and the next call's region. Ranks
+// in a loop meet the same sites in the same order, so addCall finds
+// both regions here without the table's two lookups.
+type rcRegMemo struct {
+	a, b     uint64 // the call's site and the next call's site
+	layout   int32
+	compute1 int32
+	call1    int32
+	op       trace.Op // the next call's op
 }
 
 // newRegion interns (a, b, op) of r's layout: its region (new, or the
@@ -919,13 +1010,14 @@ func (c *rcColl) find(seq uint32) (*rcInst, int) {
 // collective adds a member's call to its instance; a complete instance
 // yields its waits and, for N×N ops, a synchronisation of all members.
 func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
-	cc := r.lastColl
+	cc := r.lastColl[0]
 	if cc == nil || cc.comm != e.CommID {
-		cc = s.coll[e.CommID]
-		if cc == nil {
-			return
+		if cc = r.lastColl[1]; cc == nil || cc.comm != e.CommID {
+			if cc = s.coll[e.CommID]; cc == nil {
+				return
+			}
 		}
-		r.lastColl = cc
+		r.lastColl[0], r.lastColl[1] = cc, r.lastColl[0]
 	}
 	n := cc.size
 	if n <= 1 || int(e.CommRank) >= n {
@@ -1034,6 +1126,23 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 	}
 }
 
+// commPos returns r's place in c (−1: not a member): from r's list of
+// communicators with an N×N synchronisation when it is short (no
+// hashing), else from c's index.
+func (r *rcRank) commPos(c *rcComm) int {
+	if len(r.comms) <= rcCommLinear {
+		for _, x := range r.comms {
+			if x.c == c {
+				return int(x.pos)
+			}
+		}
+	}
+	return c.pos(r.rank)
+}
+
+// rcCommLinear is how many communicators commPos searches linearly.
+const rcCommLinear = 8
+
 func (r *rcRank) inComm(c *rcComm) bool {
 	for _, x := range r.comms {
 		if x.c == c {
@@ -1083,33 +1192,46 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 		return
 	}
 	h.y = [2]rcSync{y, h.y[0]}
+	if y.t > r.peerMaxT {
+		r.peerMaxT = y.t
+	}
 }
 
 // lastSync returns where ranks a and b last synchronised before a's
 // call at ea and b's at eb: the first positions after it on each, 0, 0
-// when never.
+// when never. Of a partner's synchronisation and a communicator's at the
+// same time, the partner's counts; a's partners are looked up only when
+// one of them synchronised with a as late as the best communicator
+// (rcRank.peerMaxT).
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
-	best := math.Inf(-1)
-	var pa, pb uint64
-	if h := a.peer(b.rank, false); h != nil {
-		for _, y := range h.y {
-			if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
-				best, pa, pb = y.t, y.mine, y.theirs
-			}
-		}
-	}
+	cbest := math.Inf(-1)
+	var ca, cb uint64
 	for _, ref := range a.comms {
 		c, i := ref.c, int(ref.pos)
-		if !c.valid || c.t <= best || c.last[i] > ea {
+		if !c.valid || c.t <= cbest || c.last[i] > ea {
 			continue
 		}
-		j := c.pos(b.rank)
+		j := b.commPos(c)
 		if j < 0 || c.last[j] > eb {
 			continue
 		}
-		best, pa, pb = c.t, c.last[i], c.last[j]
+		cbest, ca, cb = c.t, c.last[i], c.last[j]
 	}
-	return pa, pb
+	if len(a.peers) > 0 && !(a.peerMaxT < cbest) {
+		if h := a.peer(b.rank, false); h != nil {
+			best, found := math.Inf(-1), false
+			var pa, pb uint64
+			for _, y := range h.y {
+				if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
+					best, pa, pb, found = y.t, y.mine, y.theirs, true
+				}
+			}
+			if found && best >= cbest {
+				return pa, pb
+			}
+		}
+	}
+	return ca, cb
 }
 
 // waitState attributes one wait: rank a waited w in its call at
