@@ -2,7 +2,7 @@
  * encode.c: the chunk column encoder of the recorder, in C.
  *
  * A full buffer half (72-byte gclock_event records) becomes the columns of
- * one layout-2 EVENTS chunk (docs/reference/trace-format.md; trace.Columns) here,
+ * one layout-3 EVENTS chunk (docs/reference/trace-format.md; trace.Columns) here,
  * straight from the records: each event is a template index (the fields it
  * shares with others: op, comm, root, sizes, call site, peer, tag) plus its
  * seq, times and request id, which halves what S2 then compresses. In C
@@ -23,10 +23,13 @@
 
 #include "encode.h"
 
-/* Largest varint of each column (trace.Columns order): seq delta and
- * enter, duration (zigzag int64), req code (zigzag of a difference of two
- * uint32, plus one), template index (uint32). */
-static const uint8_t col_max[GCK_ENC_COLS] = {10, 10, 10, 5, 5};
+/* Largest value of each column (trace.Columns order): a varint seq delta
+ * (zigzag int64), enter and duration (zigzag int64 in at most 8 bytes;
+ * enc_put8 stores 8 bytes wherever the value is shorter, so the column
+ * needs room for 8 at its last value too), a varint req code (zigzag of a
+ * difference of two uint32, plus one), a varint template index (uint32),
+ * one width byte. */
+static const uint8_t col_max[GCK_ENC_COLS] = {10, 8, 8, 5, 5, 1};
 
 /* Largest template row: op (uint16), comm, root, sent, recv, site index,
  * peer, tag. */
@@ -204,6 +207,26 @@ static inline uint8_t *put_s(uint8_t *p, int64_t v)
 	return put_u(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+/* enc_zz is v zigzag-coded (small magnitudes, small values). */
+static inline uint64_t enc_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+/* enc_width is the number of bytes that hold v, 1 to 8 (0 takes one):
+ * bsr, a shift and an add, no branch. */
+static inline unsigned enc_width(uint64_t v) { return ((unsigned)(63 - __builtin_clzll(v | 1)) >> 3) + 1; }
+
+/* enc_put8 stores all 8 bytes of v little-endian at p (the column has
+ * room, col_max); the caller advances p by enc_width(v) only, so the
+ * next value overwrites the high zero bytes. One store whatever v's
+ * length, where a varint takes a branch and a store per 7 bits (layout
+ * 3's timing columns, D44). */
+static inline void enc_put8(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, sizeof v);
+}
+
 static inline uint32_t enc_hash(uint64_t k)
 {
 	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 32);
@@ -319,7 +342,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	 * by the compiler. */
 	uint8_t *restrict pseq = enc.col[GCK_ENC_SEQ], *restrict pent = enc.col[GCK_ENC_ENTER],
 			  *restrict pdur = enc.col[GCK_ENC_DUR], *restrict preq = enc.col[GCK_ENC_REQ],
-			  *restrict ptmpl = enc.col[GCK_ENC_TMPL];
+			  *restrict ptmpl = enc.col[GCK_ENC_TMPL], *restrict ptw = enc.col[GCK_ENC_TW];
 	enc.tr = enc.trows;
 	enc.ntmpl = enc.nsites = 0;
 	uint64_t prev_exit = 0; /* the first event's gap is its EnterNS */
@@ -359,10 +382,16 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		const int64_t want = q->want;
 		q->want = (int64_t)seq + 1;
 		pseq = put_s(pseq, (int64_t)seq - want);
-		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping) */
-		pent = put_s(pent, (int64_t)(enter - prev_exit));
+		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping);
+		 * each in as many bytes as it needs, the two widths in one byte */
+		const uint64_t g = enc_zz((int64_t)(enter - prev_exit)), d = enc_zz((int64_t)(exit - enter));
+		const unsigned wg = enc_width(g), wd = enc_width(d);
+		enc_put8(pent, g);
+		pent += wg;
+		enc_put8(pdur, d);
+		pdur += wd;
+		*ptw++ = (uint8_t)(wg | wd << 4);
 		prev_exit = exit;
-		pdur = put_s(pdur, (int64_t)(exit - enter));
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
 		const uint32_t req = e->req;
 		if (req == 0) {
@@ -384,6 +413,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	p[GCK_ENC_DUR] = pdur;
 	p[GCK_ENC_REQ] = preq;
 	p[GCK_ENC_TMPL] = ptmpl;
+	p[GCK_ENC_TW] = ptw;
 	out->n = n;
 	out->calls = n - conts;
 	for (int i = 0; i < GCK_ENC_COLS; i++) {
