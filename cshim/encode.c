@@ -60,6 +60,7 @@ typedef uint64_t enc_key __attribute__((vector_size(16)));
 typedef struct enc_tmpl_s {
 	enc_key key[3];
 	struct enc_tmpl_s *next; /* the template that followed this one last; enc.none if none */
+	enc_seq *q;              /* its communicator's entry of the sequence table */
 	uint32_t gen, idx;
 	uint32_t later; /* this chunk's events of it with seq > 0 */
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
@@ -210,12 +211,14 @@ static inline uint8_t *put_s(uint8_t *p, int64_t v)
 /* enc_zz is v zigzag-coded (small magnitudes, small values). */
 static inline uint64_t enc_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
 
-/* enc_width is the number of bytes that hold v, 1 to 8 (0 takes one):
- * bsr, a shift and an add, no branch. */
-static inline unsigned enc_width(uint64_t v) { return ((unsigned)(63 - __builtin_clzll(v | 1)) >> 3) + 1; }
+/* enc_wcode is the number of bytes that hold v, minus one: 0 to 7 (0
+ * takes one byte), what layout 3's tw nibbles hold. The highest set bit's
+ * index (63 ^ clz, which the compiler makes one bsr; 63 - clz costs two
+ * more) and a shift, no branch. */
+static inline unsigned enc_wcode(uint64_t v) { return (unsigned)(__builtin_clzll(v | 1) ^ 63) >> 3; }
 
 /* enc_put8 stores all 8 bytes of v little-endian at p (the column has
- * room, col_max); the caller advances p by enc_width(v) only, so the
+ * room, col_max); the caller advances p by enc_wcode(v) + 1 only, so the
  * next value overwrites the high zero bytes. One store whatever v's
  * length, where a varint takes a branch and a store per 7 bits (layout
  * 3's timing columns, D44). */
@@ -269,6 +272,23 @@ static inline uint32_t site_index(uint64_t site)
 	return st->idx;
 }
 
+/* seq_find returns comm's entry of the sequence table, entering it (last
+ * seq -1, so want 0) on first sight. */
+static enc_seq *seq_find(uint32_t comm)
+{
+	const uint32_t gen = enc.gen, mask = enc.tmask;
+	uint32_t k = enc_hash(comm) & mask;
+	while (enc.qtab[k].gen == gen && enc.qtab[k].comm != comm)
+		k = (k + 1) & mask;
+	enc_seq *q = &enc.qtab[k];
+	if (q->gen != gen) {
+		q->comm = comm;
+		q->gen = gen;
+		q->want = 0;
+	}
+	return q;
+}
+
 /* tmpl_find returns e's template from the table, entering it (and its
  * row) on first sight; prev, the previous event's template, learns it as
  * its successor (the first event's prev is a stand-in). Out of line: the
@@ -289,6 +309,7 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 		t->gen = gen;
 		t->later = 0;
 		t->next = &enc.none;
+		t->q = seq_find(e->comm);
 		t->idx = enc.ntmpl;
 		enc.tlist[enc.ntmpl++] = t;
 		uint8_t *tr = enc.tr;
@@ -304,23 +325,6 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 	}
 	prev->next = t;
 	return t;
-}
-
-/* seq_find returns comm's entry of the sequence table, entering it (last
- * seq -1, so want 0) on first sight. */
-static __attribute__((noinline)) enc_seq *seq_find(uint32_t comm)
-{
-	const uint32_t gen = enc.gen, mask = enc.tmask;
-	uint32_t k = enc_hash(comm) & mask;
-	while (enc.qtab[k].gen == gen && enc.qtab[k].comm != comm)
-		k = (k + 1) & mask;
-	enc_seq *q = &enc.qtab[k];
-	if (q->gen != gen) {
-		q->comm = comm;
-		q->gen = gen;
-		q->want = 0;
-	}
-	return q;
 }
 
 int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out)
@@ -347,10 +351,6 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	enc.ntmpl = enc.nsites = 0;
 	uint64_t prev_exit = 0; /* the first event's gap is its EnterNS */
 	uint32_t prev_req = 0;  /* stays 0 while every req is 0 */
-	/* the previous event's communicator entry: first a stand-in that
-	 * the first event's comm misses */
-	enc_seq qnone = {.comm = ev[0].comm ^ 1u};
-	enc_seq *q = &qnone;
 	const enc_key mask = enc.mask;
 	enc_tmpl start = {.next = &enc.none}; /* predicts nothing */
 	enc_tmpl *prev = &start; /* the previous event's template */
@@ -376,20 +376,19 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		t->later += seq > 0; /* summed per template after the loop */
 		ptmpl = put_u(ptmpl, t->idx);
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
-		 * runs of one communicator skip the table */
-		if (GCK_UNLIKELY(e->comm != q->comm))
-			q = seq_find(e->comm);
+		 * the template knows its communicator's entry */
+		enc_seq *const q = t->q;
 		const int64_t want = q->want;
 		q->want = (int64_t)seq + 1;
 		pseq = put_s(pseq, (int64_t)seq - want);
 		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping);
 		 * each in as many bytes as it needs, the two widths in one byte */
 		const uint64_t g = enc_zz((int64_t)(enter - prev_exit)), d = enc_zz((int64_t)(exit - enter));
-		const unsigned wg = enc_width(g), wd = enc_width(d);
+		const unsigned wg = enc_wcode(g), wd = enc_wcode(d);
 		enc_put8(pent, g);
-		pent += wg;
+		pent += wg + 1;
 		enc_put8(pdur, d);
-		pdur += wd;
+		pdur += wd + 1;
 		*ptw++ = (uint8_t)(wg | wd << 4);
 		prev_exit = exit;
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */

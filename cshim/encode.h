@@ -13,8 +13,8 @@
 /* Per-event columns of one layout-3 chunk (docs/reference/trace-format.md), in
  * trace.Columns order: seq, enter and dur (each value in as many
  * little-endian bytes as its width nibble in tw says), req, tmpl, tw (one
- * byte per event: the enter value's width in the low nibble, dur's in the
- * high one). */
+ * byte per event: the enter value's width minus one in the low nibble,
+ * dur's in the high one). */
 enum { GCK_ENC_SEQ, GCK_ENC_ENTER, GCK_ENC_DUR, GCK_ENC_REQ, GCK_ENC_TMPL, GCK_ENC_TW, GCK_ENC_COLS };
 
 /* One encoded chunk. The memory is the encoder's, valid until its next

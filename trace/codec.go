@@ -42,8 +42,8 @@ const maxDecoded = 256 << 20
 // Recv, Site, Peer and Tag empty, keeps them in Templates and gives each
 // event a template index (Tmpl), and codes Req as differences; layout 3
 // is layout 2 with Enter and Dur's zigzag values in 1 to 8 little-endian
-// bytes each, as TW says (one byte per event: Enter's width in the low
-// nibble, Dur's in the high one). See docs/reference/trace-format.md.
+// bytes each, as TW says (one byte per event: Enter's width minus one in
+// the low nibble, Dur's in the high one; 8 to 15 are invalid). See docs/reference/trace-format.md.
 type chunkPayload struct {
 	_msgpack  struct{} `msgpack:",as_array"`
 	Layout    uint8    // chunkLayout
@@ -63,7 +63,7 @@ type chunkPayload struct {
 	Req       []byte   // layout 1: uvarint request id; 2: 0 = none, else 1 + zigzag(Req - previous non-zero Req)
 	Tmpl      []byte   // layout 2: uvarint template index
 	Templates []byte   // layout 2: per template op, comm, root, sent, recv, site index, peer, tag
-	TW        []byte   // layout 3: per event the widths of its Enter (low nibble) and Dur (high nibble) values
+	TW        []byte   // layout 3: per event the widths minus one of its Enter (low nibble) and Dur (high nibble) values
 }
 
 // chunkPayload2 is chunkPayload as layout 2 packs it (no TW element).
@@ -162,8 +162,9 @@ func (k *tmplKey) hash() uint64 {
 // (chunkPayload's fields, see docs/reference/trace-format.md): N events; Tmpl,
 // Seq and Req columns of N varints each (an all-zero Req column left
 // empty); Enter and Dur of N zigzag values in 1 to 8 little-endian bytes
-// each, their widths in TW (N bytes: Enter's in the low nibble, Dur's in
-// the high one; empty in layout 2, whose Enter and Dur are varints); Templates the rows of the fields events share (op, comm,
+// each, their widths minus one in TW (N bytes: Enter's in the low nibble,
+// Dur's in the high one; empty in layout 2, whose Enter and Dur are
+// varints); Templates the rows of the fields events share (op, comm,
 // root, sent, recv, call-site index, peer, tag) in first-use order; Sites
 // the distinct call sites in first-use order. The recorder builds it in C
 // straight from its buffer records (cshim/encode.c) and writes it with
@@ -271,7 +272,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 			wg, wd := width8(g), width8(d)
 			c.cols[1] = putLE(c.cols[1], g, wg)
 			c.cols[2] = putLE(c.cols[2], d, wd)
-			c.cols[5] = append(c.cols[5], byte(wg|wd<<4))
+			c.cols[5] = append(c.cols[5], byte(wg-1|(wd-1)<<4))
 		}
 		if e.Req == 0 {
 			c.cols[3] = append(c.cols[3], 0)
@@ -1045,7 +1046,7 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 		var gap, dur int64
 		if st.tw != nil {
 			w := int(st.tw[i])
-			gap, dur = cols[2].fixed(w&15), cols[3].fixed(w>>4)
+			gap, dur = cols[2].fixed(w&15+1), cols[3].fixed(w>>4+1)
 		} else {
 			gap, dur = cols[2].varint(), cols[3].varint()
 		}
