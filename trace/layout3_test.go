@@ -1,0 +1,141 @@
+package trace
+
+import (
+	"bytes"
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// widthEdgeEvents returns events whose compute gaps and durations, zigzag
+// coded, sit at both sides of every byte width's edge (2^(8k) - 1 and
+// 2^(8k)), negative ones included, and the int64 extremes.
+func widthEdgeEvents() []Event {
+	var vals []int64
+	for k := 1; k < 8; k++ {
+		edge := uint64(1) << (8 * k)
+		for _, z := range []uint64{edge - 1, edge} {
+			vals = append(vals, int64(z>>1)^-int64(z&1)) // un-zigzag: the value whose code is z
+		}
+	}
+	vals = append(vals, 0, 1, -1, math.MaxInt64, math.MinInt64)
+	var evs []Event
+	t := int64(1000)
+	for i, gap := range vals {
+		dur := vals[(i+3)%len(vals)]
+		e := Event{Op: OpBarrier, Comm: 1, Seq: uint32(i), Root: -1, Callsite: 0x401000}
+		e.EnterNS = t + gap // wraps like the recorder's int64 differences
+		e.ExitNS = e.EnterNS + dur
+		t = e.ExitNS
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// TestLayout3_TimingValuesAtEveryWidthEdgeRoundTrip: gaps and durations of
+// every width from 1 to 8 bytes, at the edges, come back exactly with
+// either codec, and the widths column holds every width code.
+func TestLayout3_TimingValuesAtEveryWidthEdgeRoundTrip(t *testing.T) {
+	evs := widthEdgeEvents()
+	var ce chunkEncoder
+	cols := ce.columns(evs)
+	seen := map[byte]bool{}
+	for _, w := range cols.TW {
+		seen[w&15], seen[w>>4] = true, true
+	}
+	for w := byte(0); w < 8; w++ {
+		if !seen[w] {
+			t.Errorf("no timing value of %d bytes in the test data (widths column % x)", w+1, cols.TW)
+		}
+	}
+	if len(cols.TW) != len(evs) {
+		t.Fatalf("widths column of %d bytes for %d events", len(cols.TW), len(evs))
+	}
+	enc, err := sharedEncoder(DefaultCompressionLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		enc   bool
+		flags uint8
+	}{{"zstd", true, flagZstd}, {"s2+tail", false, flagS2 | flagTail}} {
+		e := enc
+		if !tc.enc {
+			e = nil
+		}
+		payload, err := ce.encode(nil, evs, e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cd chunkDecoder
+		got, err := cd.decode(nil, payload, tc.flags)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if !reflect.DeepEqual(got, evs) {
+			for i := range evs {
+				if i < len(got) && got[i] != evs[i] {
+					t.Fatalf("%s: event %d: got %+v, want %+v", tc.name, i, got[i], evs[i])
+				}
+			}
+			t.Fatalf("%s: %d events back, want %d", tc.name, len(got), len(evs))
+		}
+	}
+}
+
+// TestLayout3_BadTimingColumnsAreRefusedByName: a layout-3 chunk whose
+// widths and timing columns do not fit together is refused whole, read
+// at once or in pieces, with a message naming the column; nothing
+// panics.
+func TestLayout3_BadTimingColumnsAreRefusedByName(t *testing.T) {
+	evs := amgEvents(10, 5)
+	enc, err := sharedEncoder(DefaultCompressionLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		edit  func(p *chunkPayload)
+		short bool // pack 17 elements, without tw
+		want  string
+	}{
+		{"width code 8 (9 bytes)", func(p *chunkPayload) { p.TW[4] = p.TW[4]&0xf0 | 8 }, false, "column enter: value 4: width 9 outside 1..8"},
+		{"width code 15 in dur", func(p *chunkPayload) { p.TW[2] |= 0xf0 }, false, "column dur: value 2: width 16 outside 1..8"},
+		{"widths column one short", func(p *chunkPayload) { p.TW = p.TW[:9] }, false, "column tw: 9 bytes for 10 events"},
+		{"widths column missing", func(p *chunkPayload) { p.TW = nil }, false, "column tw: 0 bytes for 10 events"},
+		{"enter column one byte short", func(p *chunkPayload) { p.Enter = p.Enter[:len(p.Enter)-1] }, false, "column enter: value 9:"},
+		{"dur column one byte long", func(p *chunkPayload) { p.Dur = append(p.Dur, 0) }, false, "column dur: 1 trailing bytes"},
+		{"a wider width than written", func(p *chunkPayload) { p.TW[0] += 1 }, false, "column enter"},
+		{"17 elements", func(p *chunkPayload) {}, true, "layout 3 chunk array has 17 elements, want at least 18"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ce chunkEncoder
+			cols := ce.columns(evs)
+			p := chunkPayload{Layout: chunkLayout, N: cols.N, Seq: cols.Seq, Sites: cols.Sites, Req: cols.Req,
+				Tmpl: cols.Tmpl, Templates: cols.Templates,
+				Enter: bytes.Clone(cols.Enter), Dur: bytes.Clone(cols.Dur), TW: bytes.Clone(cols.TW)}
+			tc.edit(&p)
+			raw, err := marshalAppend(nil, &p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.short { // drop the last element (tw): array16 count - 1, its bytes cut
+				tw, err := marshalAppend(nil, p.TW)
+				if err != nil {
+					t.Fatal(err)
+				}
+				raw = append([]byte{0xdc, 0, chunkFields3 - 1}, raw[3:len(raw)-len(tw)]...)
+			}
+			payload := enc.EncodeAll(raw, nil)
+			var cd chunkDecoder
+			if _, err := cd.decode(nil, payload, flagZstd); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("decode: err = %v, want one containing %q", err, tc.want)
+			}
+			if err := cd.start(payload, flagZstd); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("start (pieces): err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
