@@ -378,9 +378,15 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		/* seq - (previous seq on this comm in the chunk + 1), from -1;
 		 * the template knows its communicator's entry */
 		enc_seq *const q = t->q;
-		const int64_t want = q->want;
+		const int64_t sd = (int64_t)seq - q->want;
 		q->want = (int64_t)seq + 1;
-		pseq = put_s(pseq, (int64_t)seq - want);
+		/* layout 3: only a difference other than 0 is written, flagged
+		 * in the widths byte (GCK_TW_SEQ) */
+		unsigned flag = 0;
+		if (GCK_UNLIKELY(sd != 0)) {
+			pseq = put_s(pseq, sd);
+			flag = GCK_TW_SEQ;
+		}
 		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping);
 		 * each in as many bytes as it needs, the two widths in one byte */
 		const uint64_t g = enc_zz((int64_t)(enter - prev_exit)), d = enc_zz((int64_t)(exit - enter));
@@ -389,7 +395,7 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		pent += wg + 1;
 		enc_put8(pdur, d);
 		pdur += wd + 1;
-		*ptw++ = (uint8_t)(wg | wd << 4);
+		*ptw++ = (uint8_t)(wg | flag | wd << 4);
 		prev_exit = exit;
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
 		const uint32_t req = e->req;
@@ -419,7 +425,8 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		out->col[i] = enc.col[i];
 		out->len[i] = (size_t)(p[i] - enc.col[i]);
 	}
-	/* An all-zero req column is stored empty (trace.Columns). */
+	/* An all-zero req column is stored empty (trace.Columns); the seq
+	 * column is empty when no difference was written. */
 	if (!any_req)
 		out->len[GCK_ENC_REQ] = 0;
 	out->templates = enc.trows;

@@ -43,7 +43,8 @@ const maxDecoded = 256 << 20
 // event a template index (Tmpl), and codes Req as differences; layout 3
 // is layout 2 with Enter and Dur's zigzag values in 1 to 8 little-endian
 // bytes each, as TW says (one byte per event: Enter's width minus one in
-// the low nibble, Dur's in the high one; 8 to 15 are invalid). See docs/reference/trace-format.md.
+// bits 0-2, twSeq, Dur's width minus one in bits 4-6, bit 7 zero), and
+// only the Seq differences other than 0 in Seq (the events with twSeq). See docs/reference/trace-format.md.
 type chunkPayload struct {
 	_msgpack  struct{} `msgpack:",as_array"`
 	Layout    uint8    // chunkLayout
@@ -63,8 +64,13 @@ type chunkPayload struct {
 	Req       []byte   // layout 1: uvarint request id; 2: 0 = none, else 1 + zigzag(Req - previous non-zero Req)
 	Tmpl      []byte   // layout 2: uvarint template index
 	Templates []byte   // layout 2: per template op, comm, root, sent, recv, site index, peer, tag
-	TW        []byte   // layout 3: per event the widths minus one of its Enter (low nibble) and Dur (high nibble) values
+	TW        []byte   // layout 3: per event the widths minus one of its Enter (bits 0-2) and Dur (bits 4-6) values, twSeq
 }
+
+// twSeq marks, in an event's TW byte (layout 3), a Seq difference other
+// than 0: the next value of the Seq column. An event without it has the
+// difference 0.
+const twSeq = 0x08
 
 // chunkPayload2 is chunkPayload as layout 2 packs it (no TW element).
 type chunkPayload2 struct {
@@ -159,12 +165,13 @@ func (k *tmplKey) hash() uint64 {
 }
 
 // Columns is one event chunk split into the columns of chunk layout 3
-// (chunkPayload's fields, see docs/reference/trace-format.md): N events; Tmpl,
-// Seq and Req columns of N varints each (an all-zero Req column left
-// empty); Enter and Dur of N zigzag values in 1 to 8 little-endian bytes
-// each, their widths minus one in TW (N bytes: Enter's in the low nibble,
-// Dur's in the high one; empty in layout 2, whose Enter and Dur are
-// varints); Templates the rows of the fields events share (op, comm,
+// (chunkPayload's fields, see docs/reference/trace-format.md): N events; Tmpl
+// and Req columns of N varints each (an all-zero Req column left empty);
+// Seq the varint Seq differences other than 0, of the events TW flags
+// (twSeq; layout 2: N varints); Enter and Dur N zigzag values in 1 to 8
+// little-endian bytes each, their widths minus one in TW (N bytes: Enter's
+// in bits 0-2, Dur's in bits 4-6; empty in layout 2, whose Enter and Dur
+// are varints); Templates the rows of the fields events share (op, comm,
 // root, sent, recv, call-site index, peer, tag) in first-use order; Sites
 // the distinct call sites in first-use order. The recorder builds it in C
 // straight from its buffer records (cshim/encode.c) and writes it with
@@ -257,8 +264,13 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 		}
 		prev = int(idx)
 		c.cols[4] = putU(c.cols[4], idx)
-		c.cols[0] = putS(c.cols[0], int64(e.Seq)-(c.seq.last(e.Comm)+1))
+		sd := int64(e.Seq) - (c.seq.last(e.Comm) + 1)
 		c.seq.set(e.Comm, int64(e.Seq))
+		flag := byte(0)
+		if old || sd != 0 {
+			c.cols[0] = putS(c.cols[0], sd)
+			flag = twSeq
+		}
 		gap := e.EnterNS - prevExit // the first event's is its EnterNS
 		if i == 0 {
 			gap = e.EnterNS
@@ -272,7 +284,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 			wg, wd := width8(g), width8(d)
 			c.cols[1] = putLE(c.cols[1], g, wg)
 			c.cols[2] = putLE(c.cols[2], d, wd)
-			c.cols[5] = append(c.cols[5], byte(wg-1|(wd-1)<<4))
+			c.cols[5] = append(c.cols[5], byte(wg-1)|flag|byte(wd-1)<<4)
 		}
 		if e.Req == 0 {
 			c.cols[3] = append(c.cols[3], 0)
@@ -296,10 +308,14 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 		last = max(last, evs[i].EnterNS)
 	}
 	var tw []byte
+	seq := c.cols[0]
 	if !old {
 		tw = c.cols[5]
+		if len(seq) == 0 {
+			seq = nil // no difference other than 0: stored empty
+		}
 	}
-	return Columns{N: len(evs), Calls: calls, Seq: c.cols[0], Enter: c.cols[1], Dur: c.cols[2], Req: req,
+	return Columns{N: len(evs), Calls: calls, Seq: seq, Enter: c.cols[1], Dur: c.cols[2], Req: req,
 		Tmpl: c.cols[4], TW: tw, Templates: c.trows, Sites: sites, First: first, Last: last, Spanned: len(evs) > 0}
 }
 
@@ -704,6 +720,17 @@ func (c *column) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
+// needVarint reads a zigzag varint that must be there: the column is not
+// one of all zeros (layout 3's seq column, whose values the widths column
+// flags).
+func (c *column) needVarint() int64 {
+	if c.err == nil && c.b == nil {
+		c.err = fmt.Errorf("column %s: value %d: the column holds no more: %w", c.name, c.got, errColumn)
+		return 0
+	}
+	return c.varint()
+}
+
 // fixed reads a layout-3 timing value of w bytes (1 to 8), little-endian
 // and zigzag-coded.
 func (c *column) fixed(w int) int64 {
@@ -964,8 +991,18 @@ func (d *chunkDecoder) prep2() error {
 	if n > 0 && len(p.Tmpl) < n {
 		return fmt.Errorf("column tmpl: %d bytes for %d events: %w", len(p.Tmpl), n, errColumn)
 	}
-	if p.Layout == 3 && len(p.TW) != n {
-		return fmt.Errorf("column tw: %d bytes for %d events: %w", len(p.TW), n, errColumn)
+	nseq := n // the seq column's values
+	if p.Layout == 3 {
+		if len(p.TW) != n {
+			return fmt.Errorf("column tw: %d bytes for %d events: %w", len(p.TW), n, errColumn)
+		}
+		nseq = 0
+		for i, w := range p.TW {
+			if w&0x80 != 0 {
+				return fmt.Errorf("column tw: event %d: reserved bit 7 set (0x%02x): %w", i, w, errColumn)
+			}
+			nseq += int(w>>3) & 1
+		}
 	}
 	// Templates: 8 varints each, in first-use order.
 	d.tm = d.tm[:0]
@@ -1012,6 +1049,7 @@ func (d *chunkDecoder) prep2() error {
 	}
 	if p.Layout == 3 {
 		d.s2.tw = p.TW[:n:n]
+		d.s2.cols[1].n = nseq
 	}
 	d.seq.reset()
 	return nil
@@ -1040,13 +1078,19 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			return dst[:base], fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
 		}
 		*e = d.tm[ti]
-		sq := d.seq.last(e.Comm) + 1 + cols[1].varint()
+		var sd int64
+		if st.tw == nil {
+			sd = cols[1].varint()
+		} else if st.tw[i]&twSeq != 0 {
+			sd = cols[1].needVarint()
+		}
+		sq := d.seq.last(e.Comm) + 1 + sd
 		e.Seq = uint32(sq)
 		d.seq.set(e.Comm, int64(e.Seq))
 		var gap, dur int64
 		if st.tw != nil {
 			w := int(st.tw[i])
-			gap, dur = cols[2].fixed(w&15+1), cols[3].fixed(w>>4+1)
+			gap, dur = cols[2].fixed(w&7+1), cols[3].fixed(w>>4+1)
 		} else {
 			gap, dur = cols[2].varint(), cols[3].varint()
 		}

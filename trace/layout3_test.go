@@ -91,6 +91,7 @@ func TestLayout3_TimingValuesAtEveryWidthEdgeRoundTrip(t *testing.T) {
 // panics.
 func TestLayout3_BadTimingColumnsAreRefusedByName(t *testing.T) {
 	evs := amgEvents(10, 5)
+	evs[3].Seq += 5 // a seq difference other than 0: a flagged event
 	enc, err := sharedEncoder(DefaultCompressionLevel)
 	if err != nil {
 		t.Fatal(err)
@@ -101,14 +102,16 @@ func TestLayout3_BadTimingColumnsAreRefusedByName(t *testing.T) {
 		short bool // pack 17 elements, without tw
 		want  string
 	}{
-		{"width code 8 (9 bytes)", func(p *chunkPayload) { p.TW[4] = p.TW[4]&0xf0 | 8 }, false, "column enter: value 4: width 9 outside 1..8"},
-		{"width code 15 in dur", func(p *chunkPayload) { p.TW[2] |= 0xf0 }, false, "column dur: value 2: width 16 outside 1..8"},
 		{"widths column one short", func(p *chunkPayload) { p.TW = p.TW[:9] }, false, "column tw: 9 bytes for 10 events"},
 		{"widths column missing", func(p *chunkPayload) { p.TW = nil }, false, "column tw: 0 bytes for 10 events"},
 		{"enter column one byte short", func(p *chunkPayload) { p.Enter = p.Enter[:len(p.Enter)-1] }, false, "column enter: value 9:"},
 		{"dur column one byte long", func(p *chunkPayload) { p.Dur = append(p.Dur, 0) }, false, "column dur: 1 trailing bytes"},
-		{"a wider width than written", func(p *chunkPayload) { p.TW[0] += 1 }, false, "column enter"},
+		{"a wider width than written", func(p *chunkPayload) { p.TW[narrowEnter(p.TW)]++ }, false, "column enter"},
 		{"17 elements", func(p *chunkPayload) {}, true, "layout 3 chunk array has 17 elements, want at least 18"},
+		{"reserved bit 7", func(p *chunkPayload) { p.TW[6] |= 0x80 }, false, "column tw: event 6: reserved bit 7 set"},
+		{"a seq flag without its value", func(p *chunkPayload) { p.TW[firstUnflagged(p.TW)] |= twSeq }, false, "column seq"},
+		{"a seq value without its flag", func(p *chunkPayload) { p.TW[firstFlagged(p.TW)] &^= twSeq }, false, "column seq"},
+		{"seq flags and no seq column", func(p *chunkPayload) { p.Seq = nil }, false, "column seq: value 0: the column holds no more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ce chunkEncoder
@@ -138,4 +141,79 @@ func TestLayout3_BadTimingColumnsAreRefusedByName(t *testing.T) {
 			}
 		})
 	}
+}
+
+func firstFlagged(tw []byte) int {
+	for i, w := range tw {
+		if w&twSeq != 0 {
+			return i
+		}
+	}
+	panic("test data: no event with a seq difference")
+}
+
+func firstUnflagged(tw []byte) int {
+	for i, w := range tw {
+		if w&twSeq == 0 {
+			return i
+		}
+	}
+	panic("test data: every event has a seq difference")
+}
+
+// TestLayout3_SeqDifferencesOnlyWhereFlagged: a regular stream writes no
+// seq column at all; the events whose seq is not the one expected are
+// the flagged ones, and only their differences are stored.
+func TestLayout3_SeqDifferencesOnlyWhereFlagged(t *testing.T) {
+	regular := amgEvents(4096, 9)
+	var ce chunkEncoder
+	cols := ce.columns(regular)
+	flagged := 0
+	for _, w := range cols.TW {
+		flagged += int(w>>3) & 1
+	}
+	// The AMG-like pattern's first event on each comm carries its seq
+	// (the first occurrence stores Seq itself); after that, none.
+	if flagged > 4 || len(cols.Seq) > 4*10 {
+		t.Errorf("regular stream: %d flagged events, seq column of %d bytes; want a handful", flagged, len(cols.Seq))
+	}
+	jumpy := amgEvents(300, 9)
+	for i := range jumpy {
+		if i%7 == 3 {
+			jumpy[i].Seq += 5
+		}
+	}
+	cols = ce.columns(jumpy)
+	flagged = 0
+	for _, w := range cols.TW {
+		flagged += int(w>>3) & 1
+	}
+	if flagged < 300/7 {
+		t.Errorf("%d flagged events, want at least the %d with a jump", flagged, 300/7)
+	}
+	var cd chunkDecoder
+	enc, err := sharedEncoder(DefaultCompressionLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, evs := range [][]Event{regular, jumpy} {
+		payload, err := ce.encode(nil, evs, enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := cd.decode(nil, payload, flagZstd)
+		if err != nil || !reflect.DeepEqual(got, evs) {
+			t.Errorf("%d events: err %v, equal %v", len(evs), err, reflect.DeepEqual(got, evs))
+		}
+	}
+}
+
+// narrowEnter returns an event whose enter value is narrower than 8 bytes.
+func narrowEnter(tw []byte) int {
+	for i, w := range tw {
+		if w&7 < 7 {
+			return i
+		}
+	}
+	panic("test data: every enter value 8 bytes wide")
 }
