@@ -43,9 +43,16 @@ typedef struct {
 	uint32_t idx, gen;
 } enc_site;
 
+/* enc_seq predicts an event's seq (layout 3): a communicator's entry
+ * for the templates of collectives and other ops with one record per
+ * call (want: the comm's last seq of such an event in the chunk + 1,
+ * inc 1), or a template's own for ops that write several records per call
+ * (want: the template's last seq, inc 0: a call's n-th record is a
+ * template of its own, its seq always n). */
 typedef struct {
 	uint32_t comm, gen;
-	int64_t want; /* the seq that follows the comm's last one in the chunk */
+	int64_t want; /* the seq expected next */
+	int64_t inc;  /* added to an event's seq for the next want */
 } enc_seq;
 
 /* enc_key holds two 64-bit lanes: a template's fields are compared as
@@ -60,7 +67,8 @@ typedef uint64_t enc_key __attribute__((vector_size(16)));
 typedef struct enc_tmpl_s {
 	enc_key key[3];
 	struct enc_tmpl_s *next; /* the template that followed this one last; enc.none if none */
-	enc_seq *q;              /* its communicator's entry of the sequence table */
+	enc_seq *q;              /* its seq prediction: its communicator's entry, or own */
+	enc_seq own;             /* the prediction of a multi template */
 	uint32_t gen, idx;
 	uint32_t later; /* this chunk's events of it with seq > 0 */
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
@@ -285,6 +293,7 @@ static enc_seq *seq_find(uint32_t comm)
 		q->comm = comm;
 		q->gen = gen;
 		q->want = 0;
+		q->inc = 1;
 	}
 	return q;
 }
@@ -309,7 +318,13 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 		t->gen = gen;
 		t->later = 0;
 		t->next = &enc.none;
-		t->q = seq_find(e->comm);
+		if (t->multi) {
+			t->own.want = 0;
+			t->own.inc = 0;
+			t->q = &t->own;
+		} else {
+			t->q = seq_find(e->comm);
+		}
 		t->idx = enc.ntmpl;
 		enc.tlist[enc.ntmpl++] = t;
 		uint8_t *tr = enc.tr;
@@ -375,11 +390,11 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		prev = t;
 		t->later += seq > 0; /* summed per template after the loop */
 		ptmpl = put_u(ptmpl, t->idx);
-		/* seq - (previous seq on this comm in the chunk + 1), from -1;
-		 * the template knows its communicator's entry */
+		/* seq - the seq expected: the comm's previous one + 1 (from -1),
+		 * or a multi template's previous one (from 0) */
 		enc_seq *const q = t->q;
 		const int64_t sd = (int64_t)seq - q->want;
-		q->want = (int64_t)seq + 1;
+		q->want = (int64_t)seq + q->inc;
 		/* layout 3: only a difference other than 0 is written, flagged
 		 * in the widths byte (GCK_TW_SEQ) */
 		unsigned flag = 0;

@@ -67,6 +67,16 @@ type chunkPayload struct {
 	TW        []byte   // layout 3: per event the widths minus one of its Enter (bits 0-2) and Dur (bits 4-6) values, twSeq
 }
 
+// multiRecord reports whether op may write several records per call
+// (Op.Continues' ops), whose seq numbers a record 0, 1, ... of one call.
+// Layout 3 expects such an event's seq to be its template's previous one
+// in the chunk (0 at first: the n-th record of a call is a template of
+// its own, with seq n) and every other event's the previous seq of the
+// other events on its comm, plus 1; layout 2 expects the latter for all.
+func multiRecord(op Op) bool {
+	return op >= OpSend && op <= OpRequestFree || op == OpWinPost || op == OpWinStart
+}
+
 // twSeq marks, in an event's TW byte (layout 3), a Seq difference other
 // than 0: the next value of the Seq column. An event without it has the
 // difference 0.
@@ -143,6 +153,7 @@ type chunkEncoder struct {
 	// tried first.
 	keys   []tmplKey
 	next   []uint64
+	tseq   []int64 // layout 3: each multi-record template's last seq (multiRecord)
 	nsites []uint64
 	seq    seqTracker
 	mp     []byte
@@ -213,7 +224,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 	clear(c.sites)
 	clear(c.tmpls)
 	clear(c.tmplCache[:])
-	c.keys, c.next = c.keys[:0], c.next[:0]
+	c.keys, c.next, c.tseq = c.keys[:0], c.next[:0], c.tseq[:0]
 	c.seq.reset()
 	sites := c.nsites[:0]
 	var prevExit int64
@@ -242,6 +253,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 				c.tmpls[k] = idx
 				c.keys = append(c.keys, k)
 				c.next = append(c.next, 0)
+				c.tseq = append(c.tseq, 0)
 				si, ok := c.sites[e.Callsite]
 				if !ok {
 					si = uint64(len(sites))
@@ -264,8 +276,14 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 		}
 		prev = int(idx)
 		c.cols[4] = putU(c.cols[4], idx)
-		sd := int64(e.Seq) - (c.seq.last(e.Comm) + 1)
-		c.seq.set(e.Comm, int64(e.Seq))
+		var sd int64
+		if !old && multiRecord(e.Op) {
+			sd = int64(e.Seq) - c.tseq[idx]
+			c.tseq[idx] = int64(e.Seq)
+		} else {
+			sd = int64(e.Seq) - (c.seq.last(e.Comm) + 1)
+			c.seq.set(e.Comm, int64(e.Seq))
+		}
 		flag := byte(0)
 		if old || sd != 0 {
 			c.cols[0] = putS(c.cols[0], sd)
@@ -480,6 +498,7 @@ type chunkDecoder struct {
 	md  *msgpack.Decoder
 	seq seqTracker
 	tm  []Event // layouts 2 and 3: the templates' fields
+	tsq []int64 // layout 3: each multi-record template's last seq
 	s2  stream2 // layouts 2 and 3: the chunk being decoded
 
 	// Pieces (Reader.NextEvents): a checked chunk handed out max events at
@@ -1052,6 +1071,8 @@ func (d *chunkDecoder) prep2() error {
 		d.s2.cols[1].n = nseq
 	}
 	d.seq.reset()
+	d.tsq = slices.Grow(d.tsq[:0], len(d.tm))[:len(d.tm)]
+	clear(d.tsq)
 	return nil
 }
 
@@ -1084,9 +1105,13 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 		} else if st.tw[i]&twSeq != 0 {
 			sd = cols[1].needVarint()
 		}
-		sq := d.seq.last(e.Comm) + 1 + sd
-		e.Seq = uint32(sq)
-		d.seq.set(e.Comm, int64(e.Seq))
+		if st.tw != nil && multiRecord(e.Op) {
+			e.Seq = uint32(d.tsq[ti] + sd)
+			d.tsq[ti] = int64(e.Seq)
+		} else {
+			e.Seq = uint32(d.seq.last(e.Comm) + 1 + sd)
+			d.seq.set(e.Comm, int64(e.Seq))
+		}
 		var gap, dur int64
 		if st.tw != nil {
 			w := int(st.tw[i])

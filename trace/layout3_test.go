@@ -177,6 +177,33 @@ func TestLayout3_SeqDifferencesOnlyWhereFlagged(t *testing.T) {
 	if flagged > 4 || len(cols.Seq) > 4*10 {
 		t.Errorf("regular stream: %d flagged events, seq column of %d bytes; want a handful", flagged, len(cols.Seq))
 	}
+	// A halo step: two MPI_Irecv, two MPI_Isend, MPI_Waitall's four
+	// records (seq 0..3, a template each) and an MPI_Allreduce on the
+	// same communicator: the point-to-point records are predicted by
+	// their templates, the collective by its communicator.
+	var halo []Event
+	t0 := int64(1e6)
+	for step := 0; step < 500; step++ {
+		add := func(op Op, seq uint32, tag int32, req uint32) {
+			halo = append(halo, Event{Op: op, Comm: 0, Seq: seq, Root: -1, Peer: 1, Tag: tag, Req: req,
+				Callsite: 0x400000 + uint64(op)<<4 + uint64(seq), EnterNS: t0, ExitNS: t0 + 300})
+			t0 += 500
+		}
+		r := uint32(4*step + 1)
+		add(OpIrecv, 0, 1, r)
+		add(OpIrecv, 0, 2, r+1)
+		add(OpIsend, 0, 2, r+2)
+		add(OpIsend, 0, 1, r+3)
+		for k := uint32(0); k < 4; k++ {
+			add(OpWaitall, k, int32(k%2+1), r+k)
+		}
+		add(OpAllreduce, uint32(step), 0, 0)
+	}
+	// Only the first step's MPI_Waitall records 1..3 carry their seq (a
+	// template's first seq is predicted 0).
+	if cols := ce.columns(halo); !bytes.Equal(cols.Seq, []byte{2, 4, 6}) {
+		t.Errorf("halo steps: seq column % x, want 02 04 06 (the first Waitall's records 1..3, zigzag)", cols.Seq)
+	}
 	jumpy := amgEvents(300, 9)
 	for i := range jumpy {
 		if i%7 == 3 {
@@ -196,7 +223,7 @@ func TestLayout3_SeqDifferencesOnlyWhereFlagged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, evs := range [][]Event{regular, jumpy} {
+	for _, evs := range [][]Event{regular, halo, jumpy} {
 		payload, err := ce.encode(nil, evs, enc)
 		if err != nil {
 			t.Fatal(err)
