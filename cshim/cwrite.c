@@ -10,8 +10,9 @@
  * descriptor, the file's identity, its end and the counts), an events frame
  * is made here: the columns (encode.c), the chunk array in msgpack, zstd
  * (libzstd, opened with dlopen: on every Debian system, dpkg pre-depends on
- * it) with the two timing columns raw after the block (flags 5, "tail":
- * what trace.Reader has read since format 2.0), CRC-32C, the SPAN frame,
+ * it) with the two timing columns raw after the block (flags 5, "tail"),
+ * chunk layout 3 (format 5: the timing columns' values in as many bytes
+ * as each needs, their widths a column of their own), CRC-32C, the SPAN frame,
  * one write(). Both writers take cw.lock around a frame, so they append in
  * turn and their counts add up.
  *
@@ -284,8 +285,8 @@ static size_t pack(const gclock_enc_out *o)
 	if (!grow(&cw.mp, &cw.mp_cap, need))
 		return 0;
 	uint8_t *p = cw.mp;
-	p = mp_array(p, 17);
-	p = mp_uint(p, 2); /* layout */
+	p = mp_array(p, 18);
+	p = mp_uint(p, 3); /* layout */
 	p = mp_uint(p, o->n);
 	p = mp_bin(p, NULL, 0); /* op */
 	p = mp_bin(p, NULL, 0); /* comm */
@@ -309,6 +310,7 @@ static size_t pack(const gclock_enc_out *o)
 	p = mp_bin(p, o->col[GCK_ENC_REQ], o->len[GCK_ENC_REQ]);
 	p = mp_bin(p, o->col[GCK_ENC_TMPL], o->len[GCK_ENC_TMPL]);
 	p = mp_bin(p, o->templates, o->templates_len);
+	p = mp_bin(p, o->col[GCK_ENC_TW], o->len[GCK_ENC_TW]);
 	return (size_t)(p - cw.mp);
 }
 

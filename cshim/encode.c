@@ -2,7 +2,7 @@
  * encode.c: the chunk column encoder of the recorder, in C.
  *
  * A full buffer half (72-byte gclock_event records) becomes the columns of
- * one layout-2 EVENTS chunk (docs/reference/trace-format.md; trace.Columns) here,
+ * one layout-3 EVENTS chunk (docs/reference/trace-format.md; trace.Columns) here,
  * straight from the records: each event is a template index (the fields it
  * shares with others: op, comm, root, sizes, call site, peer, tag) plus its
  * seq, times and request id, which halves what S2 then compresses. In C
@@ -23,10 +23,13 @@
 
 #include "encode.h"
 
-/* Largest varint of each column (trace.Columns order): seq delta and
- * enter, duration (zigzag int64), req code (zigzag of a difference of two
- * uint32, plus one), template index (uint32). */
-static const uint8_t col_max[GCK_ENC_COLS] = {10, 10, 10, 5, 5};
+/* Largest value of each column (trace.Columns order): a varint seq delta
+ * (zigzag int64), enter and duration (zigzag int64 in at most 8 bytes;
+ * enc_put8 stores 8 bytes wherever the value is shorter, so the column
+ * needs room for 8 at its last value too), a varint req code (zigzag of a
+ * difference of two uint32, plus one), a varint template index (uint32),
+ * one width byte. */
+static const uint8_t col_max[GCK_ENC_COLS] = {10, 8, 8, 5, 5, 1};
 
 /* Largest template row: op (uint16), comm, root, sent, recv, site index,
  * peer, tag. */
@@ -40,9 +43,16 @@ typedef struct {
 	uint32_t idx, gen;
 } enc_site;
 
+/* enc_seq predicts an event's seq (layout 3): a communicator's entry
+ * for the templates of collectives and other ops with one record per
+ * call (want: the comm's last seq of such an event in the chunk + 1,
+ * inc 1), or a template's own for ops that write several records per call
+ * (want: the template's last seq, inc 0: a call's n-th record is a
+ * template of its own, its seq always n). */
 typedef struct {
 	uint32_t comm, gen;
-	int64_t want; /* the seq that follows the comm's last one in the chunk */
+	int64_t want; /* the seq expected next */
+	int64_t inc;  /* added to an event's seq for the next want */
 } enc_seq;
 
 /* enc_key holds two 64-bit lanes: a template's fields are compared as
@@ -57,6 +67,8 @@ typedef uint64_t enc_key __attribute__((vector_size(16)));
 typedef struct enc_tmpl_s {
 	enc_key key[3];
 	struct enc_tmpl_s *next; /* the template that followed this one last; enc.none if none */
+	enc_seq *q;              /* its seq prediction: its communicator's entry, or own */
+	enc_seq own;             /* the prediction of a multi template */
 	uint32_t gen, idx;
 	uint32_t later; /* this chunk's events of it with seq > 0 */
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
@@ -204,6 +216,28 @@ static inline uint8_t *put_s(uint8_t *p, int64_t v)
 	return put_u(p, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
 }
 
+/* enc_zz is v zigzag-coded (small magnitudes, small values). */
+static inline uint64_t enc_zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
+
+/* enc_wcode is the number of bytes that hold v, minus one: 0 to 7 (0
+ * takes one byte), what layout 3's tw nibbles hold. The highest set bit's
+ * index (63 ^ clz, which the compiler makes one bsr; 63 - clz costs two
+ * more) and a shift, no branch. */
+static inline unsigned enc_wcode(uint64_t v) { return (unsigned)(__builtin_clzll(v | 1) ^ 63) >> 3; }
+
+/* enc_put8 stores all 8 bytes of v little-endian at p (the column has
+ * room, col_max); the caller advances p by enc_wcode(v) + 1 only, so the
+ * next value overwrites the high zero bytes. One store whatever v's
+ * length, where a varint takes a branch and a store per 7 bits (layout
+ * 3's timing columns, D47). */
+static inline void enc_put8(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, sizeof v);
+}
+
 static inline uint32_t enc_hash(uint64_t k)
 {
 	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 32);
@@ -246,6 +280,24 @@ static inline uint32_t site_index(uint64_t site)
 	return st->idx;
 }
 
+/* seq_find returns comm's entry of the sequence table, entering it (last
+ * seq -1, so want 0) on first sight. */
+static enc_seq *seq_find(uint32_t comm)
+{
+	const uint32_t gen = enc.gen, mask = enc.tmask;
+	uint32_t k = enc_hash(comm) & mask;
+	while (enc.qtab[k].gen == gen && enc.qtab[k].comm != comm)
+		k = (k + 1) & mask;
+	enc_seq *q = &enc.qtab[k];
+	if (q->gen != gen) {
+		q->comm = comm;
+		q->gen = gen;
+		q->want = 0;
+		q->inc = 1;
+	}
+	return q;
+}
+
 /* tmpl_find returns e's template from the table, entering it (and its
  * row) on first sight; prev, the previous event's template, learns it as
  * its successor (the first event's prev is a stand-in). Out of line: the
@@ -266,6 +318,13 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 		t->gen = gen;
 		t->later = 0;
 		t->next = &enc.none;
+		if (t->multi) {
+			t->own.want = 0;
+			t->own.inc = 0;
+			t->q = &t->own;
+		} else {
+			t->q = seq_find(e->comm);
+		}
 		t->idx = enc.ntmpl;
 		enc.tlist[enc.ntmpl++] = t;
 		uint8_t *tr = enc.tr;
@@ -281,23 +340,6 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 	}
 	prev->next = t;
 	return t;
-}
-
-/* seq_find returns comm's entry of the sequence table, entering it (last
- * seq -1, so want 0) on first sight. */
-static __attribute__((noinline)) enc_seq *seq_find(uint32_t comm)
-{
-	const uint32_t gen = enc.gen, mask = enc.tmask;
-	uint32_t k = enc_hash(comm) & mask;
-	while (enc.qtab[k].gen == gen && enc.qtab[k].comm != comm)
-		k = (k + 1) & mask;
-	enc_seq *q = &enc.qtab[k];
-	if (q->gen != gen) {
-		q->comm = comm;
-		q->gen = gen;
-		q->want = 0;
-	}
-	return q;
 }
 
 int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *out)
@@ -319,15 +361,11 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	 * by the compiler. */
 	uint8_t *restrict pseq = enc.col[GCK_ENC_SEQ], *restrict pent = enc.col[GCK_ENC_ENTER],
 			  *restrict pdur = enc.col[GCK_ENC_DUR], *restrict preq = enc.col[GCK_ENC_REQ],
-			  *restrict ptmpl = enc.col[GCK_ENC_TMPL];
+			  *restrict ptmpl = enc.col[GCK_ENC_TMPL], *restrict ptw = enc.col[GCK_ENC_TW];
 	enc.tr = enc.trows;
 	enc.ntmpl = enc.nsites = 0;
 	uint64_t prev_exit = 0; /* the first event's gap is its EnterNS */
 	uint32_t prev_req = 0;  /* stays 0 while every req is 0 */
-	/* the previous event's communicator entry: first a stand-in that
-	 * the first event's comm misses */
-	enc_seq qnone = {.comm = ev[0].comm ^ 1u};
-	enc_seq *q = &qnone;
 	const enc_key mask = enc.mask;
 	enc_tmpl start = {.next = &enc.none}; /* predicts nothing */
 	enc_tmpl *prev = &start; /* the previous event's template */
@@ -352,17 +390,28 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 		prev = t;
 		t->later += seq > 0; /* summed per template after the loop */
 		ptmpl = put_u(ptmpl, t->idx);
-		/* seq - (previous seq on this comm in the chunk + 1), from -1;
-		 * runs of one communicator skip the table */
-		if (GCK_UNLIKELY(e->comm != q->comm))
-			q = seq_find(e->comm);
-		const int64_t want = q->want;
-		q->want = (int64_t)seq + 1;
-		pseq = put_s(pseq, (int64_t)seq - want);
-		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping) */
-		pent = put_s(pent, (int64_t)(enter - prev_exit));
+		/* seq - the seq expected: the comm's previous one + 1 (from -1),
+		 * or a multi template's previous one (from 0) */
+		enc_seq *const q = t->q;
+		const int64_t sd = (int64_t)seq - q->want;
+		q->want = (int64_t)seq + q->inc;
+		/* layout 3: only a difference other than 0 is written, flagged
+		 * in the widths byte (GCK_TW_SEQ) */
+		unsigned flag = 0;
+		if (GCK_UNLIKELY(sd != 0)) {
+			pseq = put_s(pseq, sd);
+			flag = GCK_TW_SEQ;
+		}
+		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping);
+		 * each in as many bytes as it needs, the two widths in one byte */
+		const uint64_t g = enc_zz((int64_t)(enter - prev_exit)), d = enc_zz((int64_t)(exit - enter));
+		const unsigned wg = enc_wcode(g), wd = enc_wcode(d);
+		enc_put8(pent, g);
+		pent += wg + 1;
+		enc_put8(pdur, d);
+		pdur += wd + 1;
+		*ptw++ = (uint8_t)(wg | flag | wd << 4);
 		prev_exit = exit;
-		pdur = put_s(pdur, (int64_t)(exit - enter));
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
 		const uint32_t req = e->req;
 		if (req == 0) {
@@ -384,13 +433,15 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 	p[GCK_ENC_DUR] = pdur;
 	p[GCK_ENC_REQ] = preq;
 	p[GCK_ENC_TMPL] = ptmpl;
+	p[GCK_ENC_TW] = ptw;
 	out->n = n;
 	out->calls = n - conts;
 	for (int i = 0; i < GCK_ENC_COLS; i++) {
 		out->col[i] = enc.col[i];
 		out->len[i] = (size_t)(p[i] - enc.col[i]);
 	}
-	/* An all-zero req column is stored empty (trace.Columns). */
+	/* An all-zero req column is stored empty (trace.Columns); the seq
+	 * column is empty when no difference was written. */
 	if (!any_req)
 		out->len[GCK_ENC_REQ] = 0;
 	out->templates = enc.trows;

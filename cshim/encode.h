@@ -10,9 +10,17 @@
 
 #include "gclock.h"
 
-/* Per-event columns of one layout-2 chunk (docs/reference/trace-format.md), in
- * trace.Columns order. */
-enum { GCK_ENC_SEQ, GCK_ENC_ENTER, GCK_ENC_DUR, GCK_ENC_REQ, GCK_ENC_TMPL, GCK_ENC_COLS };
+/* Per-event columns of one layout-3 chunk (docs/reference/trace-format.md), in
+ * trace.Columns order: seq (the differences other than 0 only), enter and
+ * dur (each value in as many little-endian bytes as its width code in tw
+ * says), req, tmpl, tw (one byte per event: the enter value's width minus
+ * one in bits 0-2, GCK_TW_SEQ when its seq difference is in the seq
+ * column, dur's width minus one in bits 4-6). */
+enum { GCK_ENC_SEQ, GCK_ENC_ENTER, GCK_ENC_DUR, GCK_ENC_REQ, GCK_ENC_TMPL, GCK_ENC_TW, GCK_ENC_COLS };
+
+/* GCK_TW_SEQ marks, in an event's tw byte, a seq difference other than 0
+ * (the next value of the seq column). */
+#define GCK_TW_SEQ 0x08u
 
 /* One encoded chunk. The memory is the encoder's, valid until its next
  * call; a column length of 0 is an empty (all-zero) column. templates

@@ -53,7 +53,7 @@ func cColumns(evs []C.gclock_event) (trace.Columns, error) {
 	return trace.Columns{
 		N: int(out.n), Calls: int(out.calls),
 		Seq: col(C.GCK_ENC_SEQ), Enter: col(C.GCK_ENC_ENTER), Dur: col(C.GCK_ENC_DUR),
-		Req: col(C.GCK_ENC_REQ), Tmpl: col(C.GCK_ENC_TMPL),
+		Req: col(C.GCK_ENC_REQ), Tmpl: col(C.GCK_ENC_TMPL), TW: col(C.GCK_ENC_TW),
 		Templates: bytesAt(out.templates, out.templates_len), Sites: sites,
 		First: first, Last: max(first, last), Spanned: out.n > 0,
 	}, nil
@@ -144,7 +144,7 @@ func encodeWithC(evs []trace.Event) (trace.Columns, error) {
 	}
 	return trace.Columns{
 		N: c.N, Calls: c.Calls,
-		Seq: cp(c.Seq), Enter: cp(c.Enter), Dur: cp(c.Dur), Req: cp(c.Req), Tmpl: cp(c.Tmpl),
+		Seq: cp(c.Seq), Enter: cp(c.Enter), Dur: cp(c.Dur), Req: cp(c.Req), Tmpl: cp(c.Tmpl), TW: cp(c.TW),
 		Templates: cp(c.Templates), Sites: append([]uint64(nil), c.Sites...),
 		First: c.First, Last: c.Last, Spanned: c.Spanned,
 	}, nil

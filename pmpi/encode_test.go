@@ -158,12 +158,37 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 		}
 		return evs
 	}
+	// widthEdges: compute gaps and durations whose zigzag codes sit on
+	// both sides of every byte width of layout 3's timing columns
+	// (2^(8k) - 1 and 2^(8k)), and the int64 extremes.
+	widthEdges := func() []trace.Event {
+		var vals []int64
+		for k := 1; k < 8; k++ {
+			for _, z := range []uint64{1<<(8*k) - 1, 1 << (8 * k)} {
+				vals = append(vals, int64(z>>1)^-int64(z&1))
+			}
+		}
+		vals = append(vals, 0, -1, math.MaxInt64, math.MinInt64)
+		var evs []trace.Event
+		t := int64(1 << 40)
+		for i, g := range vals {
+			for j, d := range vals {
+				e := trace.Event{Op: trace.OpBarrier, Comm: 1, Seq: uint32(i*len(vals) + j), Root: -1, Callsite: 0x401000}
+				e.EnterNS = t + g
+				e.ExitNS = e.EnterNS + d
+				t = e.ExitNS
+				evs = append(evs, e)
+			}
+		}
+		return evs
+	}
 	cases := []struct {
 		name  string
 		evs   []trace.Event
 		calls int // -1: whatever the Go encoder counts
 	}{
 		{"varint-length-edges", varintEdges(), -1},
+		{"timing-width-edges", widthEdges(), -1},
 		{"multi-record-calls", multi(500), 2500},
 		{"runs", runs(5000), -1},
 		{"requests", reqs(5000), -1},
@@ -196,7 +221,7 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 				}{
 					{"tmpl", got.Tmpl, want.Tmpl}, {"templates", got.Templates, want.Templates},
 					{"seq", got.Seq, want.Seq}, {"enter", got.Enter, want.Enter}, {"dur", got.Dur, want.Dur},
-					{"req", got.Req, want.Req},
+					{"req", got.Req, want.Req}, {"tw", got.TW, want.TW},
 				}
 				for _, c := range cols {
 					if !bytes.Equal(c.got, c.want) || (c.got == nil) != (c.want == nil) {

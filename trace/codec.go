@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -20,9 +21,15 @@ import (
 const MaxChunkEvents = 1 << 20
 
 // chunkLayout is the column layout version inside the EVENTS payloads
-// this package writes: 2, templates (docs/reference/trace-format.md). Chunks of
-// layout 1 (files of format 1.x) are still read.
-const chunkLayout = 2
+// this package writes: 3, templates with the timing columns' values in as
+// many bytes as each needs and their widths in a column of their own
+// (format 5, docs/reference/trace-format.md). Chunks of layout 2 (files of
+// format 2.x to 4.x) and layout 1 (format 1.x) are still read.
+const chunkLayout = 3
+
+// oldChunkLayout is the layout of format 2.x to 4.x files, which the
+// Writer still writes with withFormat4 (tests of the old decoder path).
+const oldChunkLayout = 2
 
 // maxDecoded bounds the decompressed size of one EVENTS payload.
 const maxDecoded = 256 << 20
@@ -33,8 +40,11 @@ const maxDecoded = 256 << 20
 // signed); an empty column means "all N values are zero". Layout 1 has
 // every field in its own column; layout 2 leaves Op, Comm, Root, Sent,
 // Recv, Site, Peer and Tag empty, keeps them in Templates and gives each
-// event a template index (Tmpl), and codes Req as differences. See
-// docs/reference/trace-format.md.
+// event a template index (Tmpl), and codes Req as differences; layout 3
+// is layout 2 with Enter and Dur's zigzag values in 1 to 8 little-endian
+// bytes each, as TW says (one byte per event: Enter's width minus one in
+// bits 0-2, twSeq, Dur's width minus one in bits 4-6, bit 7 zero), and
+// only the Seq differences other than 0 in Seq (the events with twSeq). See docs/reference/trace-format.md.
 type chunkPayload struct {
 	_msgpack  struct{} `msgpack:",as_array"`
 	Layout    uint8    // chunkLayout
@@ -54,6 +64,33 @@ type chunkPayload struct {
 	Req       []byte   // layout 1: uvarint request id; 2: 0 = none, else 1 + zigzag(Req - previous non-zero Req)
 	Tmpl      []byte   // layout 2: uvarint template index
 	Templates []byte   // layout 2: per template op, comm, root, sent, recv, site index, peer, tag
+	TW        []byte   // layout 3: per event the widths minus one of its Enter (bits 0-2) and Dur (bits 4-6) values, twSeq
+}
+
+// multiRecord reports whether op may write several records per call
+// (Op.Continues' ops), whose seq numbers a record 0, 1, ... of one call.
+// Layout 3 expects such an event's seq to be its template's previous one
+// in the chunk (0 at first: the n-th record of a call is a template of
+// its own, with seq n) and every other event's the previous seq of the
+// other events on its comm, plus 1; layout 2 expects the latter for all.
+func multiRecord(op Op) bool {
+	return op >= OpSend && op <= OpRequestFree || op == OpWinPost || op == OpWinStart
+}
+
+// twSeq marks, in an event's TW byte (layout 3), a Seq difference other
+// than 0: the next value of the Seq column. An event without it has the
+// difference 0.
+const twSeq = 0x08
+
+// chunkPayload2 is chunkPayload as layout 2 packs it (no TW element).
+type chunkPayload2 struct {
+	_msgpack                     struct{} `msgpack:",as_array"`
+	Layout                       uint8
+	N                            int
+	Op, Comm, Seq, Root          []byte
+	Sent, Recv, Enter, Dur, Site []byte
+	Sites                        []uint64
+	Peer, Tag, Req, Tmpl, Tmpls  []byte
 }
 
 // encoders are shared per level: creating a zstd encoder is expensive and
@@ -96,11 +133,14 @@ func sharedDecoder() (*zstd.Decoder, error) {
 
 // chunkEncoder holds reusable buffers for encoding event chunks.
 type chunkEncoder struct {
-	p     chunkPayload
-	cols  [5][]byte // seq, enter, dur, req, tmpl
-	trows []byte
-	sites map[uint64]uint64
-	tmpls map[tmplKey]uint64
+	p    chunkPayload
+	cols [6][]byte // seq, enter, dur, req, tmpl, tw
+	// layout is the chunk layout written: chunkLayout, or oldChunkLayout
+	// for a writer made withFormat4; 0 means chunkLayout.
+	layout uint8
+	trows  []byte
+	sites  map[uint64]uint64
+	tmpls  map[tmplKey]uint64
 	// tmplCache is a direct-mapped cache in front of tmpls: a few dozen
 	// templates make up a regular program's chunk, and a map lookup per
 	// event would be most of the encoding time. Entries hold index+1.
@@ -113,6 +153,7 @@ type chunkEncoder struct {
 	// tried first.
 	keys   []tmplKey
 	next   []uint64
+	tseq   []int64 // layout 3: each multi-record template's last seq (multiRecord)
 	nsites []uint64
 	seq    seqTracker
 	mp     []byte
@@ -134,10 +175,14 @@ func (k *tmplKey) hash() uint64 {
 	return a*0x9E3779B97F4A7C15 ^ b*0xC2B2AE3D27D4EB4F
 }
 
-// Columns is one event chunk split into the columns of chunk layout 2
-// (chunkPayload's fields, see docs/reference/trace-format.md): N events; Tmpl, Seq,
-// Enter, Dur and Req columns of N varints each (an all-zero Req column
-// left empty); Templates the rows of the fields events share (op, comm,
+// Columns is one event chunk split into the columns of chunk layout 3
+// (chunkPayload's fields, see docs/reference/trace-format.md): N events; Tmpl
+// and Req columns of N varints each (an all-zero Req column left empty);
+// Seq the varint Seq differences other than 0, of the events TW flags
+// (twSeq; layout 2: N varints); Enter and Dur N zigzag values in 1 to 8
+// little-endian bytes each, their widths minus one in TW (N bytes: Enter's
+// in bits 0-2, Dur's in bits 4-6; empty in layout 2, whose Enter and Dur
+// are varints); Templates the rows of the fields events share (op, comm,
 // root, sent, recv, call-site index, peer, tag) in first-use order; Sites
 // the distinct call sites in first-use order. The recorder builds it in C
 // straight from its buffer records (cshim/encode.c) and writes it with
@@ -151,11 +196,11 @@ type Columns struct {
 	// First and Last are the chunk's earliest and latest local enter
 	// times when Spanned; the writer then follows the EVENTS frame with a
 	// SPAN frame (tracemerge orders a rank's overlapping chunks with it).
-	First, Last                int64
-	Spanned                    bool
-	Seq, Enter, Dur, Req, Tmpl []byte
-	Templates                  []byte
-	Sites                      []uint64
+	First, Last                    int64
+	Spanned                        bool
+	Seq, Enter, Dur, Req, Tmpl, TW []byte
+	Templates                      []byte
+	Sites                          []uint64
 }
 
 // EncodeColumns splits evs into the columns of one chunk (Writer.
@@ -165,8 +210,8 @@ func EncodeColumns(evs []Event) Columns {
 	return c.columns(evs)
 }
 
-// columns splits evs into the columns of a layout-2 chunk; the result
-// aliases buffers of c that the next call reuses.
+// columns splits evs into the columns of a chunk of c's layout; the
+// result aliases buffers of c that the next call reuses.
 func (c *chunkEncoder) columns(evs []Event) Columns {
 	for i := range c.cols {
 		c.cols[i] = c.cols[i][:0]
@@ -179,7 +224,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 	clear(c.sites)
 	clear(c.tmpls)
 	clear(c.tmplCache[:])
-	c.keys, c.next = c.keys[:0], c.next[:0]
+	c.keys, c.next, c.tseq = c.keys[:0], c.next[:0], c.tseq[:0]
 	c.seq.reset()
 	sites := c.nsites[:0]
 	var prevExit int64
@@ -187,6 +232,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 	anyReq := false
 	prev := -1
 	calls := 0
+	old := c.layout == oldChunkLayout
 	for i := range evs {
 		e := &evs[i]
 		if !e.Op.Continues(e.Seq) {
@@ -207,6 +253,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 				c.tmpls[k] = idx
 				c.keys = append(c.keys, k)
 				c.next = append(c.next, 0)
+				c.tseq = append(c.tseq, 0)
 				si, ok := c.sites[e.Callsite]
 				if !ok {
 					si = uint64(len(sites))
@@ -229,15 +276,34 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 		}
 		prev = int(idx)
 		c.cols[4] = putU(c.cols[4], idx)
-		c.cols[0] = putS(c.cols[0], int64(e.Seq)-(c.seq.last(e.Comm)+1))
-		c.seq.set(e.Comm, int64(e.Seq))
-		if i == 0 {
-			c.cols[1] = putS(c.cols[1], e.EnterNS)
+		var sd int64
+		if !old && multiRecord(e.Op) {
+			sd = int64(e.Seq) - c.tseq[idx]
+			c.tseq[idx] = int64(e.Seq)
 		} else {
-			c.cols[1] = putS(c.cols[1], e.EnterNS-prevExit)
+			sd = int64(e.Seq) - (c.seq.last(e.Comm) + 1)
+			c.seq.set(e.Comm, int64(e.Seq))
+		}
+		flag := byte(0)
+		if old || sd != 0 {
+			c.cols[0] = putS(c.cols[0], sd)
+			flag = twSeq
+		}
+		gap := e.EnterNS - prevExit // the first event's is its EnterNS
+		if i == 0 {
+			gap = e.EnterNS
 		}
 		prevExit = e.ExitNS
-		c.cols[2] = putS(c.cols[2], e.ExitNS-e.EnterNS)
+		if old {
+			c.cols[1] = putS(c.cols[1], gap)
+			c.cols[2] = putS(c.cols[2], e.ExitNS-e.EnterNS)
+		} else {
+			g, d := zigzag(gap), zigzag(e.ExitNS-e.EnterNS)
+			wg, wd := width8(g), width8(d)
+			c.cols[1] = putLE(c.cols[1], g, wg)
+			c.cols[2] = putLE(c.cols[2], d, wd)
+			c.cols[5] = append(c.cols[5], byte(wg-1)|flag|byte(wd-1)<<4)
+		}
 		if e.Req == 0 {
 			c.cols[3] = append(c.cols[3], 0)
 		} else {
@@ -259,8 +325,16 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 		}
 		last = max(last, evs[i].EnterNS)
 	}
-	return Columns{N: len(evs), Calls: calls, Seq: c.cols[0], Enter: c.cols[1], Dur: c.cols[2], Req: req,
-		Tmpl: c.cols[4], Templates: c.trows, Sites: sites, First: first, Last: last, Spanned: len(evs) > 0}
+	var tw []byte
+	seq := c.cols[0]
+	if !old {
+		tw = c.cols[5]
+		if len(seq) == 0 {
+			seq = nil // no difference other than 0: stored empty
+		}
+	}
+	return Columns{N: len(evs), Calls: calls, Seq: seq, Enter: c.cols[1], Dur: c.cols[2], Req: req,
+		Tmpl: c.cols[4], TW: tw, Templates: c.trows, Sites: sites, First: first, Last: last, Spanned: len(evs) > 0}
 }
 
 // encode appends the compressed EVENTS payload for evs to dst: zstd with
@@ -274,6 +348,20 @@ func (c *chunkEncoder) encode(dst []byte, evs []Event, enc *zstd.Encoder) ([]byt
 // and dur columns are not in the compressed block but follow it raw
 // (flagTail), and their elements hold their lengths.
 type chunkPayloadTail struct {
+	_msgpack                    struct{} `msgpack:",as_array"`
+	Layout                      uint8
+	N                           int
+	Op, Comm, Seq               []byte
+	Root, Sent, Recv            []byte
+	EnterLen, DurLen            uint64
+	Site                        []byte
+	Sites                       []uint64
+	Peer, Tag, Req, Tmpl, Tmpls []byte
+	TW                          []byte
+}
+
+// chunkPayloadTail2 is chunkPayloadTail of layout 2 (no TW element).
+type chunkPayloadTail2 struct {
 	_msgpack                    struct{} `msgpack:",as_array"`
 	Layout                      uint8
 	N                           int
@@ -299,14 +387,21 @@ func chunkFlags(enc *zstd.Encoder) uint8 {
 // chunkFlags(enc)).
 func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([]byte, error) {
 	var err error
+	old := c.layout == oldChunkLayout
 	if enc != nil {
-		c.p = chunkPayload{
-			Layout: chunkLayout, N: cols.N,
-			Seq: cols.Seq, Enter: cols.Enter, Dur: cols.Dur, Sites: cols.Sites,
-			Req: cols.Req, Tmpl: cols.Tmpl, Templates: cols.Templates,
+		if old {
+			p := chunkPayload2{Layout: oldChunkLayout, N: cols.N, Seq: cols.Seq, Enter: cols.Enter, Dur: cols.Dur,
+				Sites: cols.Sites, Req: cols.Req, Tmpl: cols.Tmpl, Tmpls: cols.Templates}
+			c.mp, err = marshalAppend(c.mp[:0], &p)
+		} else {
+			c.p = chunkPayload{
+				Layout: chunkLayout, N: cols.N,
+				Seq: cols.Seq, Enter: cols.Enter, Dur: cols.Dur, Sites: cols.Sites,
+				Req: cols.Req, Tmpl: cols.Tmpl, Templates: cols.Templates, TW: cols.TW,
+			}
+			c.mp, err = marshalAppend(c.mp[:0], &c.p)
+			c.p = chunkPayload{} // drop aliases of the caller's memory
 		}
-		c.mp, err = marshalAppend(c.mp[:0], &c.p)
-		c.p = chunkPayload{} // drop aliases of the caller's memory
 		if err != nil {
 			return dst, fmt.Errorf("encoding event chunk: %w", err)
 		}
@@ -315,12 +410,21 @@ func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([
 	// S2: the timing columns are mostly jitter, which S2 compresses about
 	// 2.5× at a third of a flush's CPU time; they are stored raw after the
 	// block instead.
-	pt := chunkPayloadTail{
-		Layout: chunkLayout, N: cols.N,
-		Seq: cols.Seq, EnterLen: uint64(len(cols.Enter)), DurLen: uint64(len(cols.Dur)), Sites: cols.Sites,
-		Req: cols.Req, Tmpl: cols.Tmpl, Tmpls: cols.Templates,
+	if old {
+		pt := chunkPayloadTail2{
+			Layout: oldChunkLayout, N: cols.N,
+			Seq: cols.Seq, EnterLen: uint64(len(cols.Enter)), DurLen: uint64(len(cols.Dur)), Sites: cols.Sites,
+			Req: cols.Req, Tmpl: cols.Tmpl, Tmpls: cols.Templates,
+		}
+		c.mp, err = marshalAppend(c.mp[:0], &pt)
+	} else {
+		pt := chunkPayloadTail{
+			Layout: chunkLayout, N: cols.N,
+			Seq: cols.Seq, EnterLen: uint64(len(cols.Enter)), DurLen: uint64(len(cols.Dur)), Sites: cols.Sites,
+			Req: cols.Req, Tmpl: cols.Tmpl, Tmpls: cols.Templates, TW: cols.TW,
+		}
+		c.mp, err = marshalAppend(c.mp[:0], &pt)
 	}
-	c.mp, err = marshalAppend(c.mp[:0], &pt)
 	if err != nil {
 		return dst, fmt.Errorf("encoding event chunk: %w", err)
 	}
@@ -347,7 +451,22 @@ func putU(b []byte, v uint64) []byte {
 
 // putS appends v as a zigzag varint (binary.AppendVarint's encoding).
 func putS(b []byte, v int64) []byte {
-	return putU(b, uint64(v<<1)^uint64(v>>63))
+	return putU(b, zigzag(v))
+}
+
+// zigzag maps small magnitudes to small values (encoding/binary's varint
+// mapping).
+func zigzag(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
+
+// width8 is the number of bytes that hold v, 1 to 8 (0 takes one): the
+// width of a layout-3 timing value.
+func width8(v uint64) int { return (bits.Len64(v|1) + 7) >> 3 }
+
+// putLE appends the w low bytes of v, little-endian.
+func putLE(b []byte, v uint64, w int) []byte {
+	var a [8]byte
+	binary.LittleEndian.PutUint64(a[:], v)
+	return append(b, a[:w]...)
 }
 
 // marshalAppend msgpack-encodes v, reusing buf's storage. Map keys are
@@ -378,8 +497,9 @@ type chunkDecoder struct {
 	br  bytes.Reader
 	md  *msgpack.Decoder
 	seq seqTracker
-	tm  []Event // layout 2: the templates' fields
-	s2  stream2 // layout 2: the chunk being decoded
+	tm  []Event // layouts 2 and 3: the templates' fields
+	tsq []int64 // layout 3: each multi-record template's last seq
+	s2  stream2 // layouts 2 and 3: the chunk being decoded
 
 	// Pieces (Reader.NextEvents): a checked chunk handed out max events at
 	// a time; layout 1 is decoded whole into whole first.
@@ -400,6 +520,7 @@ const checkPiece = 512
 // between pieces.
 type stream2 struct {
 	cols     [5]column
+	tw       []byte // layout 3: the timing widths, one byte per event; nil in layout 2
 	n, i     int
 	prevExit int64
 	prevReq  uint32
@@ -446,6 +567,7 @@ func (s *seqTracker) set(comm uint32, v int64) {
 const (
 	chunkFields  = 15
 	chunkFields2 = 17
+	chunkFields3 = 18
 )
 
 // parse decodes the msgpack array of a chunk payload without reflection;
@@ -479,8 +601,11 @@ func (d *chunkDecoder) parse(raw, tail []byte) error {
 	case lay == 2 && n >= chunkFields2:
 	case lay == 2:
 		return fmt.Errorf("layout 2 chunk array has %d elements, want at least %d", n, chunkFields2)
+	case lay == 3 && n >= chunkFields3:
+	case lay == 3:
+		return fmt.Errorf("layout 3 chunk array has %d elements, want at least %d", n, chunkFields3)
 	default:
-		return fmt.Errorf("chunk layout %d unknown (this reader reads layouts 1 and 2: a file from a newer gclock?)", lay)
+		return fmt.Errorf("chunk layout %d unknown (this reader reads layouts 1 to 3: a file from a newer gclock?)", lay)
 	}
 	if d.p.N, err = md.DecodeInt(); err != nil {
 		return fmt.Errorf("event count: %w", err)
@@ -521,7 +646,7 @@ func (d *chunkDecoder) parse(raw, tail []byte) error {
 	cols := []*[]byte{&d.p.Op, &d.p.Comm, &d.p.Seq, &d.p.Root, &d.p.Sent, &d.p.Recv, &d.p.Enter, &d.p.Dur, &d.p.Site}
 	names := []string{"op", "comm", "seq", "root", "sent", "recv", "enter", "dur", "site"}
 	for i, c := range cols {
-		if lay == 2 && (i == 6 || i == 7) {
+		if lay >= 2 && (i == 6 || i == 7) {
 			code, err := md.PeekCode()
 			if err != nil {
 				return fmt.Errorf("column %s: %w", names[i], err)
@@ -558,7 +683,7 @@ func (d *chunkDecoder) parse(raw, tail []byte) error {
 		}
 	}
 	known := chunkFields
-	if lay == 2 {
+	if lay >= 2 {
 		if d.p.Tmpl, err = bin("tmpl"); err != nil {
 			return err
 		}
@@ -566,6 +691,12 @@ func (d *chunkDecoder) parse(raw, tail []byte) error {
 			return err
 		}
 		known = chunkFields2
+	}
+	if lay == 3 {
+		if d.p.TW, err = bin("tw"); err != nil {
+			return err
+		}
+		known = chunkFields3
 	}
 	for i := known; i < n; i++ {
 		if err := md.Skip(); err != nil {
@@ -608,6 +739,40 @@ func (c *column) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
+// needVarint reads a zigzag varint that must be there: the column is not
+// one of all zeros (layout 3's seq column, whose values the widths column
+// flags).
+func (c *column) needVarint() int64 {
+	if c.err == nil && c.b == nil {
+		c.err = fmt.Errorf("column %s: value %d: the column holds no more: %w", c.name, c.got, errColumn)
+		return 0
+	}
+	return c.varint()
+}
+
+// fixed reads a layout-3 timing value of w bytes (1 to 8), little-endian
+// and zigzag-coded.
+func (c *column) fixed(w int) int64 {
+	if c.err != nil {
+		return 0
+	}
+	if w < 1 || w > 8 {
+		c.err = fmt.Errorf("column %s: value %d: width %d outside 1..8: %w", c.name, c.got, w, errColumn)
+		return 0
+	}
+	if len(c.b) < w {
+		c.err = fmt.Errorf("column %s: value %d: %d bytes, only %d left: %w", c.name, c.got, w, len(c.b), errColumn)
+		return 0
+	}
+	var u uint64
+	for k := w - 1; k >= 0; k-- {
+		u = u<<8 | uint64(c.b[k])
+	}
+	c.b = c.b[w:]
+	c.got++
+	return int64(u>>1) ^ -int64(u&1)
+}
+
 func (c *column) check() error {
 	if c.err != nil {
 		return c.err
@@ -627,7 +792,7 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 	if err := d.load(payload, flags); err != nil {
 		return dst[:0], err
 	}
-	if d.p.Layout == 2 {
+	if d.p.Layout >= 2 {
 		return d.decode2(dst)
 	}
 	return d.decode1(dst)
@@ -636,13 +801,13 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 // start prepares the chunk in payload to be handed out in pieces (more):
 // the whole chunk is decoded and checked first, so an undecodable chunk is
 // refused whole as decode refuses it, but only a small scratch buffer is
-// written (layout 2; a layout-1 chunk is decoded whole into d.whole).
+// written (layouts 2 and 3; a layout-1 chunk is decoded whole into d.whole).
 func (d *chunkDecoder) start(payload []byte, flags uint8) error {
 	d.streaming = false
 	if err := d.load(payload, flags); err != nil {
 		return err
 	}
-	if d.p.Layout != 2 {
+	if d.p.Layout < 2 {
 		w, err := d.decode1(d.whole)
 		d.whole = w
 		if err != nil {
@@ -816,7 +981,7 @@ func (d *chunkDecoder) decode1(dst []Event) ([]Event, error) {
 	return dst, nil
 }
 
-// decode2 decodes the parsed layout-2 chunk d.p into dst[:0].
+// decode2 decodes the parsed layout-2 or layout-3 chunk d.p into dst[:0].
 func (d *chunkDecoder) decode2(dst []Event) ([]Event, error) {
 	if err := d.prep2(); err != nil {
 		return dst[:0], err
@@ -834,8 +999,8 @@ func (d *chunkDecoder) decode2(dst []Event) ([]Event, error) {
 	return dst, nil
 }
 
-// prep2 reads the templates of the parsed layout-2 chunk d.p and sets
-// d.s2 to its first event.
+// prep2 reads the templates of the parsed layout-2 or layout-3 chunk d.p
+// and sets d.s2 to its first event.
 func (d *chunkDecoder) prep2() error {
 	p := &d.p
 	n := p.N
@@ -844,6 +1009,19 @@ func (d *chunkDecoder) prep2() error {
 	// events.
 	if n > 0 && len(p.Tmpl) < n {
 		return fmt.Errorf("column tmpl: %d bytes for %d events: %w", len(p.Tmpl), n, errColumn)
+	}
+	nseq := n // the seq column's values
+	if p.Layout == 3 {
+		if len(p.TW) != n {
+			return fmt.Errorf("column tw: %d bytes for %d events: %w", len(p.TW), n, errColumn)
+		}
+		nseq = 0
+		for i, w := range p.TW {
+			if w&0x80 != 0 {
+				return fmt.Errorf("column tw: event %d: reserved bit 7 set (0x%02x): %w", i, w, errColumn)
+			}
+			nseq += int(w>>3) & 1
+		}
 	}
 	// Templates: 8 varints each, in first-use order.
 	d.tm = d.tm[:0]
@@ -888,12 +1066,19 @@ func (d *chunkDecoder) prep2() error {
 			d.s2.cols[i].b = nil
 		}
 	}
+	if p.Layout == 3 {
+		d.s2.tw = p.TW[:n:n]
+		d.s2.cols[1].n = nseq
+	}
 	d.seq.reset()
+	d.tsq = slices.Grow(d.tsq[:0], len(d.tm))[:len(d.tm)]
+	clear(d.tsq)
 	return nil
 }
 
-// more2 appends the next events of the layout-2 chunk (at most max) to
-// dst. A column that runs out stops the chunk (end2 reports it).
+// more2 appends the next events of the layout-2 or layout-3 chunk (at
+// most max) to dst. A column that runs out stops the chunk (end2 reports
+// it).
 func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 	st := &d.s2
 	cols := &st.cols
@@ -914,15 +1099,32 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			return dst[:base], fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
 		}
 		*e = d.tm[ti]
-		sq := d.seq.last(e.Comm) + 1 + cols[1].varint()
-		e.Seq = uint32(sq)
-		d.seq.set(e.Comm, int64(e.Seq))
-		if i == 0 {
-			e.EnterNS = cols[2].varint()
-		} else {
-			e.EnterNS = prevExit + cols[2].varint()
+		var sd int64
+		if st.tw == nil {
+			sd = cols[1].varint()
+		} else if st.tw[i]&twSeq != 0 {
+			sd = cols[1].needVarint()
 		}
-		e.ExitNS = e.EnterNS + cols[3].varint()
+		if st.tw != nil && multiRecord(e.Op) {
+			e.Seq = uint32(d.tsq[ti] + sd)
+			d.tsq[ti] = int64(e.Seq)
+		} else {
+			e.Seq = uint32(d.seq.last(e.Comm) + 1 + sd)
+			d.seq.set(e.Comm, int64(e.Seq))
+		}
+		var gap, dur int64
+		if st.tw != nil {
+			w := int(st.tw[i])
+			gap, dur = cols[2].fixed(w&7+1), cols[3].fixed(w>>4+1)
+		} else {
+			gap, dur = cols[2].varint(), cols[3].varint()
+		}
+		if i == 0 {
+			e.EnterNS = gap
+		} else {
+			e.EnterNS = prevExit + gap
+		}
+		e.ExitNS = e.EnterNS + dur
 		prevExit = e.ExitNS
 		if r := cols[4].uvarint(); r != 0 {
 			r--
@@ -935,7 +1137,8 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 	return dst, nil
 }
 
-// end2 checks that every column of the layout-2 chunk was used up exactly.
+// end2 checks that every column of the layout-2 or layout-3 chunk was
+// used up exactly.
 func (d *chunkDecoder) end2() error {
 	for i := range d.s2.cols {
 		if err := d.s2.cols[i].check(); err != nil {

@@ -9,7 +9,10 @@ import (
 // (FormatVersion). A minor bump only adds things an older reader of the same
 // major version can skip (new frame kinds, new trailing msgpack fields);
 // readers accept any minor of their major version.
-const FormatMinor = 1 // 3.1 added SPAN frames (2026-11-27); 4.0 has them; 4.1 the footer's end (2026-11-28)
+const FormatMinor = 0 // 3.1 added SPAN frames (2026-11-27); 4.0 has them; 4.1 the footer's end (2026-11-28); 5.0 has both
+
+// format4Minor is the minor version of the format-4 files withFormat4 writes.
+const format4Minor = 1
 
 // preambleSize is len(Magic) + major u16 + minor u16.
 const preambleSize = len(Magic) + 4
@@ -120,9 +123,9 @@ func parseFrameHeader(h []byte) (frameHeader, bool) {
 	return fh, ok
 }
 
-func appendPreamble(dst []byte) []byte {
+func appendPreamble(dst []byte, major, minor uint16) []byte {
 	dst = append(dst, Magic...)
-	dst = binary.LittleEndian.AppendUint16(dst, FormatVersion)
-	dst = binary.LittleEndian.AppendUint16(dst, FormatMinor)
+	dst = binary.LittleEndian.AppendUint16(dst, major)
+	dst = binary.LittleEndian.AppendUint16(dst, minor)
 	return dst
 }

@@ -13,38 +13,49 @@ import (
 )
 
 func TestChunkPayload_IgnoresAppendedElements(t *testing.T) {
-	evs := amgEvents(300, 4)
-	var ce chunkEncoder
-	enc, err := sharedEncoder(DefaultCompressionLevel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ce.encode(nil, evs, enc); err != nil {
-		t.Fatal(err)
-	}
-	// A newer minor version appends an 18th element (a new column).
-	raw := bytes.Clone(ce.mp)
-	if !bytes.Equal(raw[:3], []byte{0xdc, 0, chunkFields2}) {
-		t.Fatalf("payload starts with % x, want array16 of %d", raw[:3], chunkFields2)
-	}
-	ext, err := msgpack.Marshal([]byte{1, 2, 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	newer := append([]byte{0xdc, 0, chunkFields2 + 1}, raw[3:]...)
-	newer = append(newer, ext...)
-	var cd chunkDecoder
-	got, err := cd.decode(nil, enc.EncodeAll(newer, nil), flagZstd)
-	if err != nil {
-		t.Fatalf("decoding a payload with an appended element: %v", err)
-	}
-	if !reflect.DeepEqual(got, evs) {
-		t.Error("events differ when an element is appended")
-	}
-	// Fewer elements than this reader needs is an error, not a panic.
-	older := append([]byte{0xdc, 0, chunkFields2 - 1}, raw[3:]...)
-	if _, err := cd.decode(nil, enc.EncodeAll(older, nil), flagZstd); err == nil {
-		t.Error("payload with too few elements decoded without error")
+	for _, tc := range []struct {
+		name   string
+		layout uint8
+		fields byte
+	}{
+		{"layout 3", chunkLayout, chunkFields3},
+		{"layout 2 (format 4.x files)", oldChunkLayout, chunkFields2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			evs := amgEvents(300, 4)
+			ce := chunkEncoder{layout: tc.layout}
+			enc, err := sharedEncoder(DefaultCompressionLevel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := ce.encode(nil, evs, enc); err != nil {
+				t.Fatal(err)
+			}
+			// A newer minor version appends an element (a new column).
+			raw := bytes.Clone(ce.mp)
+			if !bytes.Equal(raw[:3], []byte{0xdc, 0, tc.fields}) {
+				t.Fatalf("payload starts with % x, want array16 of %d", raw[:3], tc.fields)
+			}
+			ext, err := msgpack.Marshal([]byte{1, 2, 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			newer := append([]byte{0xdc, 0, tc.fields + 1}, raw[3:]...)
+			newer = append(newer, ext...)
+			var cd chunkDecoder
+			got, err := cd.decode(nil, enc.EncodeAll(newer, nil), flagZstd)
+			if err != nil {
+				t.Fatalf("decoding a payload with an appended element: %v", err)
+			}
+			if !reflect.DeepEqual(got, evs) {
+				t.Error("events differ when an element is appended")
+			}
+			// Fewer elements than this reader needs is an error, not a panic.
+			older := append([]byte{0xdc, 0, tc.fields - 1}, raw[3:]...)
+			if _, err := cd.decode(nil, enc.EncodeAll(older, nil), flagZstd); err == nil {
+				t.Error("payload with too few elements decoded without error")
+			}
+		})
 	}
 }
 

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -76,18 +77,42 @@ func smallChunks() [][]Event {
 	return [][]Event{all[:20], all[20:45], all[45:60], all[60:100]}
 }
 
+// TestRoundTrip_PreservesEveryField: a file of the current format (5,
+// chunk layout 3) and one of format 4.1 (layout 2, as recorders before
+// format 5 wrote them: the old decoder path), with either codec, read
+// back with every field, in chunks and whole.
 func TestRoundTrip_PreservesEveryField(t *testing.T) {
-	for _, codec := range []Codec{CodecZstd, CodecS2} {
-		t.Run(codec.String(), func(t *testing.T) { roundTrip(t, codec) })
+	for _, f := range []struct {
+		name         string
+		major, minor int
+		opts         []Option
+	}{
+		{"format 5", FormatVersion, FormatMinor, nil},
+		{"format 4.1", 4, format4Minor, []Option{withFormat4()}},
+	} {
+		for _, codec := range []Codec{CodecZstd, CodecS2} {
+			t.Run(f.name+"/"+codec.String(), func(t *testing.T) {
+				path := roundTrip(t, codec, f.major, f.opts...)
+				pre, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if major, minor := binary.LittleEndian.Uint16(pre[8:]), binary.LittleEndian.Uint16(pre[10:]); int(major) != f.major || int(minor) != f.minor {
+					t.Errorf("preamble says %d.%d, want %d.%d", major, minor, f.major, f.minor)
+				}
+			})
+		}
 	}
 }
 
-func roundTrip(t *testing.T, codec Codec) {
+// roundTrip writes a file with every kind of frame (opts added to the
+// codec's) and checks that it reads back the same; it returns its path.
+func roundTrip(t *testing.T, codec Codec, major int, opts ...Option) string {
 	rng := rand.New(rand.NewPCG(3, 4))
 	chunks := [][]Event{amgEvents(5000, 2), randomEvents(rng, 300), amgEvents(1, 3)}
 	dir := t.TempDir()
 	path := filepath.Join(dir, RankFileName(7))
-	w, err := Create(path, testHeader(), WithCodec(codec))
+	w, err := Create(path, testHeader(), append([]Option{WithCodec(codec)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +149,7 @@ func roundTrip(t *testing.T, codec Codec) {
 	defer r.Close()
 	m := r.Meta()
 	wantH := testHeader()
-	wantH.Version = FormatVersion
+	wantH.Version = major
 	if !reflect.DeepEqual(m.Header, wantH) {
 		t.Errorf("header:\n got %+v\nwant %+v", m.Header, wantH)
 	}
@@ -172,6 +197,7 @@ func roundTrip(t *testing.T, codec Codec) {
 	if err != nil || !reflect.DeepEqual(all, concat(chunks)) {
 		t.Errorf("ReadAll after iteration: err=%v, equal=%v", err, reflect.DeepEqual(all, concat(chunks)))
 	}
+	return path
 }
 
 func TestEventCodec_RoundTripsRandomEvents(t *testing.T) {

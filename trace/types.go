@@ -10,11 +10,13 @@ package trace
 // event chunks moved to layout 2 (templates, docs/reference/trace-format.md), 3 since
 // a COMM frame may name its members by reference (Comm.Same), which an
 // older reader would take for an empty communicator, 4 since it may give
-// them as runs (Comm.Runs), which such a reader would take for one too.
-// Readers read every
+// them as runs (Comm.Runs), which such a reader would take for one too,
+// 5 since event chunks are layout 3 (the timing columns' values in as many
+// bytes as each needs, their widths in a column of their own; D47), which
+// a reader of 4 would refuse chunk by chunk. Readers read every
 // major version from OldestFormatVersion to FormatVersion and refuse others
 // with a clear message.
-const FormatVersion = 4
+const FormatVersion = 5
 
 // OldestFormatVersion is the oldest major version this reader still reads
 // (1: layout-1 event chunks).

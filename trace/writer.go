@@ -47,6 +47,15 @@ type options struct {
 	syncEvery bool
 	noSyncEnd bool // Close does not fsync (WithSyncOnClose(false))
 	name      string
+	format4   bool // withFormat4: a format-4.1 file with layout-2 chunks
+}
+
+// withFormat4 makes the Writer write a file of format 4.1 (chunk layout
+// 2, varint timing columns), as recorders before format 5 did: the tests'
+// way to check that this reader still reads them. Chunks given as Columns
+// (WriteColumns) must then be layout 2's too.
+func withFormat4() Option {
+	return func(o *options) { o.format4 = true }
 }
 
 // DefaultCompressionLevel is the zstd level used unless
@@ -283,11 +292,16 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option, init func(*Writ
 		init(tw)
 	}
 	h.Version = FormatVersion
+	major, minor := uint16(FormatVersion), uint16(FormatMinor)
+	if o.format4 {
+		h.Version, major, minor = 4, 4, format4Minor
+		tw.ce.layout = oldChunkLayout
+	}
 	payload, err := marshalAppend(nil, &h)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %s: encoding header: %w", o.name, err)
 	}
-	tw.buf = appendPreamble(tw.buf[:0])
+	tw.buf = appendPreamble(tw.buf[:0], major, minor)
 	tw.buf = appendFrameHeader(tw.buf, KindHeader, 0, payload)
 	tw.buf = append(tw.buf, payload...)
 	if err := tw.flush("header"); err != nil {

@@ -205,6 +205,9 @@ func objectTotal(annotate, prefix string) float64 {
 // "  24,659,859 (11.49%)  file:function [object]".
 var annotateLine = regexp.MustCompile(`^\s*([0-9,]+)\s+\([^)]*\)\s+([^\s:]*):(\S+)\s+\[([^\]]+)\]\s*$`)
 
+// recursionSuffix is callgrind's mark of a recursion level ('2, '3, ...).
+var recursionSuffix = regexp.MustCompile(`'[0-9]+$`)
+
 // cName matches a C function's name, with the suffixes GCC gives the
 // copies it specialises (gclock_copy_reqs.constprop.0); Go's names have
 // other dots (runtime.mallocgc) or slashes.
@@ -220,7 +223,11 @@ func libCFunctions(annotate, lib string) map[string]float64 {
 		if m == nil || filepath.Base(m[4]) != lib {
 			continue
 		}
-		fn := m[3]
+		// callgrind names a function entered again while it is on the
+		// stack fn'2, fn'3, ... (MPI_Allreduce'2 when a resync meeting
+		// inside it ran the Go half, which calls back into the library):
+		// the same function's instructions.
+		fn := recursionSuffix.ReplaceAllString(m[3], "")
 		if !cName.MatchString(fn) || strings.HasPrefix(fn, "x_cgo") || strings.HasPrefix(fn, "_cgo") ||
 			strings.HasPrefix(fn, "crosscall") {
 			continue

@@ -110,6 +110,6 @@ func haloRow(sec, name string, per map[string]float64) Row {
 	}
 	return Row{Section: sec, Name: name,
 		Value: fmt.Sprintf("%s per step (%s per event)", num(total), num(total/haloEventsPerStep)),
-		Notes: fmt.Sprintf("valgrind --tool=callgrind on both ranks, mean of the two; all of the library's C code in the run (wrappers, request table, column split, chunk writer, init and finalize; not the Go runtime, not libmpi, not libzstd); per step, largest: %s. Not exact from run to run: the two ranks' MPI polls differ, and the timing columns' varints (in the column split) are longer the slower callgrind runs, so the split's count moves with the machine's load by up to ±10 %%",
+		Notes: fmt.Sprintf("valgrind --tool=callgrind on both ranks, mean of the two; all of the library's C code in the run (wrappers, request table, column split, chunk writer, init and finalize; not the Go runtime, not libmpi, not libzstd); per step, largest: %s. Not exact from run to run: the two ranks' MPI polls differ, and a resync meeting (gclock_resync_point) falls into the run when callgrind runs slowly; the column split's count no longer moves with the load (chunk layout 3 stores timing values in whole bytes, one store each, since format 5.0; before, their varints were longer the slower callgrind ran, ±10 %%)",
 			strings.Join(top, ", "))}
 }

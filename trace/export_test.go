@@ -1,0 +1,4 @@
+package trace
+
+// WithFormat4 exports withFormat4 to this directory's external tests.
+var WithFormat4 = withFormat4

@@ -1,0 +1,113 @@
+package trace_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// TestFormat5_AnalysisSameAsFormat4: a synthetic 6-rank run (two
+// communicators, halo exchanges of every form, collectives) written as
+// format-5 files (chunk layout 3) and as format-4.1 files (layout 2, the
+// old decoder path) gives the same collective and point-to-point
+// analysis, byte for byte as JSON, with either codec.
+func TestFormat5_AnalysisSameAsFormat4(t *testing.T) {
+	src := t.TempDir()
+	if _, err := synth.Generate(src, synth.Config{Ranks: 6, NodeSize: 2, Steps: 400, ChunkEvents: 1000, Seed: 7,
+		SplitGroups: 2, Halo: true, HaloMix: true}); err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(src, "rank-*.gct"))
+	if len(files) != 6 {
+		t.Fatalf("synth wrote %d rank files", len(files))
+	}
+	for _, codec := range []trace.Codec{trace.CodecZstd, trace.CodecS2} {
+		results := map[int]string{}
+		for _, major := range []int{5, 4} {
+			dir := filepath.Join(t.TempDir(), "run")
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			opts := []trace.Option{trace.WithCodec(codec)}
+			if major == 4 {
+				opts = append(opts, trace.WithFormat4())
+			}
+			for _, f := range files {
+				rewrite(t, f, filepath.Join(dir, filepath.Base(f)), major, opts...)
+			}
+			run, err := merge.Load(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := merge.Analyze(run, merge.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := json.Marshal([]any{res, p2p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			results[major] = strings.ReplaceAll(string(b), dir, "RUN")
+		}
+		if len(results[5]) < 1000 || results[5] != results[4] {
+			t.Fatalf("%v: analyses differ (or are empty): %d bytes from format 5, %d from format 4.1", codec, len(results[5]), len(results[4]))
+		}
+	}
+}
+
+// rewrite copies the rank file from to to with opts: header,
+// communicators, events in chunks of 1,500, epochs and footer; it checks
+// the copy's major version.
+func rewrite(t *testing.T, from, to string, major int, opts ...trace.Option) {
+	t.Helper()
+	r, err := trace.Open(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	evs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Meta()
+	w, err := trace.Create(to, m.Header, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range m.Comms {
+		if err := w.WriteComm(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < len(evs); i += 1500 {
+		if err := w.WriteEvents(evs[i:min(i+1500, len(evs))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range m.Epochs {
+		if err := w.WriteEpoch(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	foot := *m.Footer
+	if err := w.Close(foot); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := int(b[8]) | int(b[9])<<8; got != major {
+		t.Fatalf("%s: format %d, want %d", to, got, major)
+	}
+}
