@@ -12,9 +12,9 @@ import (
 // Chunk buffers (the compressed payload a Reader reads a frame into, and
 // the block its decoder decompresses a chunk into) are lent between the
 // Readers of a process instead of made for every chunk: tracemerge on
-// 16,384 ranks made ≈ 220 MB of them, one pair per rank file, and most of
-// them are in use only for a moment (the scan at Open, the payload until
-// it is decompressed).
+// 16,384 ranks made ≈ 220 MB of them, one pair per rank file, and the
+// compressed ones are in use only for a moment (the scan at Open, the
+// payload until it is decompressed).
 //
 // Ownership: a Reader owns the buffers it holds in r.buf and r.dec.raw
 // from getBuf until it gives them back with putBuf, and it gives one back
@@ -26,9 +26,12 @@ import (
 //     points into a chunk buffer;
 //   - the decoder's columns (dec.p, dec.s2.cols) and its bytes.Reader
 //     (dec.br) alias the decompressed block, and, with flagTail, the
-//     payload: both are kept until the chunk's last event is handed out,
-//     and Release, the only place that gives back the decompressed block,
-//     clears every alias first;
+//     payload: both are kept until the chunk's last event is handed out;
+//     the decompressed block goes back only in sizeRaw, when the next
+//     chunk needs a larger one (the previous chunk is used up then), and
+//     only after every alias is cleared; Release drops it to the
+//     collector instead (readers of many ranks end together, and kept in
+//     the pool their blocks raised the peak RSS);
 //   - without flagTail nothing aliases the payload once it is
 //     decompressed, so dropPayload gives it back at once;
 //   - the scan at Open gives back its payload buffer when it ends (the
