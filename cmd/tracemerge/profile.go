@@ -14,9 +14,12 @@ import (
 // is in use, "go tool pprof -sample_index=alloc_space") into the file
 // GCLOCK_MEMPROFILE names. A profile that cannot be written is reported on
 // stderr, naming its file, and left out; the analysis runs on.
+//
+// Under a launcher (parallel tracemerge) every process writes its own
+// files: the path gets the process's rank as a suffix (profilePath).
 func startProfiles(stderr io.Writer) (stop func()) {
 	var stops []func()
-	if path := os.Getenv("GCLOCK_CPUPROFILE"); path != "" {
+	if path := profilePath("GCLOCK_CPUPROFILE"); path != "" {
 		if f, err := os.Create(path); err != nil {
 			fmt.Fprintf(stderr, "tracemerge: GCLOCK_CPUPROFILE: %v (no CPU profile)\n", err)
 		} else if err := pprof.StartCPUProfile(f); err != nil {
@@ -31,7 +34,7 @@ func startProfiles(stderr io.Writer) (stop func()) {
 			})
 		}
 	}
-	if path := os.Getenv("GCLOCK_MEMPROFILE"); path != "" {
+	if path := profilePath("GCLOCK_MEMPROFILE"); path != "" {
 		stops = append(stops, func() {
 			if err := writeHeapProfile(path); err != nil {
 				fmt.Fprintf(stderr, "tracemerge: GCLOCK_MEMPROFILE: %v (no heap profile)\n", err)
@@ -60,4 +63,21 @@ func writeHeapProfile(path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
+}
+
+// profilePath is the file the environment variable name gives, with
+// ".<rank>" appended when the process runs under a launcher that says
+// its rank (Open MPI, MPICH/Hydra, Slurm), so that the processes of a
+// parallel run do not write over each other's profiles.
+func profilePath(name string) string {
+	path := os.Getenv(name)
+	if path == "" {
+		return ""
+	}
+	for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
+		if r := os.Getenv(k); r != "" {
+			return path + "." + r
+		}
+	}
+	return path
 }

@@ -25,6 +25,9 @@ func TestProfiles_WrittenWhereTheEnvironmentSaysOrReportedByFileName(t *testing.
 		{"unwritable paths", bad, bad, nil, []string{"GCLOCK_CPUPROFILE", "GCLOCK_MEMPROFILE", bad}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
+				t.Setenv(k, "")
+			}
 			t.Setenv("GCLOCK_CPUPROFILE", tc.cpu)
 			t.Setenv("GCLOCK_MEMPROFILE", tc.mem)
 			var stderr, stdout bytes.Buffer
@@ -49,6 +52,33 @@ func TestProfiles_WrittenWhereTheEnvironmentSaysOrReportedByFileName(t *testing.
 			}
 			if tc.wantStderr == nil && stderr.Len() != 0 {
 				t.Errorf("stderr: %q", stderr.String())
+			}
+		})
+	}
+}
+
+// TestProfilePath_EachProcessOfALaunchedRunGetsItsOwnFile: under Open
+// MPI, MPICH or Slurm the profile's path gets the process's rank; alone,
+// the path is the variable's.
+func TestProfilePath_EachProcessOfALaunchedRunGetsItsOwnFile(t *testing.T) {
+	for _, tc := range []struct {
+		name, rankVar, rank, want string
+	}{
+		{"alone", "", "", "p.prof"},
+		{"Open MPI", "OMPI_COMM_WORLD_RANK", "3", "p.prof.3"},
+		{"MPICH", "PMI_RANK", "0", "p.prof.0"},
+		{"Slurm", "SLURM_PROCID", "12", "p.prof.12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
+				t.Setenv(k, "")
+			}
+			if tc.rankVar != "" {
+				t.Setenv(tc.rankVar, tc.rank)
+			}
+			t.Setenv("GCLOCK_CPUPROFILE", "p.prof")
+			if got := profilePath("GCLOCK_CPUPROFILE"); got != tc.want {
+				t.Errorf("profilePath = %q, want %q", got, tc.want)
 			}
 		})
 	}
