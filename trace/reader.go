@@ -68,6 +68,8 @@ func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	}
 	// The scan's payload buffer (the largest frame's size) is not kept
 	// for the whole pass: at 16,384 ranks open at once that was ≈ 35 MB.
+	// It goes back to the pool (bufpool.go) for the next Open.
+	putBuf(rd.buf)
 	rd.buf = nil
 	return rd, nil
 }
@@ -297,7 +299,8 @@ func (r *Reader) expandRuns(c *Comm) error {
 // payloadAt reads a frame's payload into r.buf.
 func (r *Reader) payloadAt(pos int64, length uint32) ([]byte, error) {
 	if cap(r.buf) < int(length) {
-		r.buf = make([]byte, length)
+		putBuf(r.buf)
+		r.buf = getBuf(int(length))
 	}
 	p := r.buf[:length]
 	if err := r.readAt(p, pos+frameHeaderSize); err != nil {
@@ -464,11 +467,34 @@ func where(next, size int64) string {
 // events of a chunk are still to be handed out (NextEvents): tracemerge
 // calls it when a rank's stream has ended, so that thousands of finished
 // readers do not hold their last chunk.
+//
+// The compressed chunk goes back to the pool (bufpool.go); the
+// decompressed one does not: readers of many ranks hold theirs at once
+// and end together, and 16,384 of them kept in the pool (until the
+// collector empties it) raised the peak RSS more than their reuse saved.
 func (r *Reader) Release() {
-	r.buf = nil
 	d := &r.dec
 	d.raw, d.p, d.tm, d.s2, d.whole, d.wholeAt, d.streaming = nil, chunkPayload{}, nil, stream2{}, nil, 0, false
 	d.br.Reset(nil)
+	putBuf(r.buf)
+	r.buf = nil
+}
+
+// sizeRaw makes the decoder's block buffer hold the chunk in payload
+// before it is decompressed, from the pool (the decoder appends to
+// dec.raw[:0], and allocated a new buffer for every first chunk of a
+// reader). Call it only when the decoder is not in the middle of a
+// chunk: its old buffer goes back to the pool.
+func (r *Reader) sizeRaw(payload []byte, flags uint8) {
+	n := decodedSize(payload, flags)
+	if n <= cap(r.dec.raw) {
+		return
+	}
+	d := &r.dec
+	d.p, d.s2, d.streaming = chunkPayload{Sites: d.p.Sites[:0]}, stream2{}, false
+	d.br.Reset(nil)
+	putBuf(d.raw)
+	d.raw = getBuf(n)[:0]
 }
 
 // NextChunk decodes the next intact event chunk into dst[:0] (reusing its
@@ -481,6 +507,7 @@ func (r *Reader) NextChunk(dst []Event) ([]Event, error) {
 		if err != nil {
 			return dst[:0], err
 		}
+		r.sizeRaw(payload, flags)
 		evs, err := r.dec.decode(dst, payload, flags)
 		if err != nil {
 			r.decodeDamage(ci, "undecodable payload: "+err.Error())
@@ -520,6 +547,7 @@ func (r *Reader) NextEvents(dst []Event, max int) ([]Event, error) {
 			return dst[:0], err
 		}
 		r.streamN = 0
+		r.sizeRaw(payload, flags)
 		if err := r.dec.start(payload, flags); err != nil {
 			r.decodeDamage(ci, "undecodable payload: "+err.Error())
 		} else {
@@ -537,6 +565,7 @@ func (r *Reader) NextEvents(dst []Event, max int) ([]Event, error) {
 // 16,384 ranks, for one allocation per chunk.
 func (r *Reader) dropPayload(flags uint8) {
 	if flags&flagTail == 0 {
+		putBuf(r.buf)
 		r.buf = nil
 	}
 }

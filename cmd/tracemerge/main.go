@@ -27,7 +27,10 @@ const (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	stop := startProfiles(os.Stderr) // GCLOCK_CPUPROFILE, GCLOCK_MEMPROFILE
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run is main without os.Exit, for tests.

@@ -29,7 +29,8 @@ type Setting struct {
 	Name    string
 	Default string // as the reader sees it unset
 	// Reader is "recorder" (libgclock.so, read in MPI_Init on every rank)
-	// or "tracemerge" (read by parallel tracemerge under a launcher).
+	// or "tracemerge" (read by tracemerge: its profiles, and parallel
+	// tracemerge under a launcher).
 	Reader string
 	Kind   Kind
 	Doc    string // one paragraph, Markdown
@@ -54,6 +55,8 @@ var All = []Setting{
 	{"GCLOCK_DISABLE", "unset", "recorder", User, "Set (not `0`/`false`): the library is inert, calls pass straight through, no Go runtime starts."},
 	{"GCLOCK_LIBMPI", "unset", "tracemerge", User, "The MPI library parallel tracemerge loads with `dlopen`; unset: `libmpi.so.40` under Open MPI's mpirun and `srun --mpi=pmix`, else `libmpich.so.12`, `libmpi.so.12`, `libmpi.so.40`."},
 	{"GCLOCK_PAR_SHARE0", "`0.3` with 2 processes (`0.5` partitioned), else `0`", "tracemerge", User, "Process 0's share of the rank files relative to a worker's, 0–1."},
+	{"GCLOCK_CPUPROFILE", "unset", "tracemerge", User, "A file path: tracemerge writes a CPU profile of its run into it (`go tool pprof tracemerge FILE`; explanation/tracemerge.md, \"Performance\"). Under a launcher each process writes `FILE.<rank>`."},
+	{"GCLOCK_MEMPROFILE", "unset", "tracemerge", User, "A file path: tracemerge writes an allocation profile of its run into it at the end (`go tool pprof -sample_index=alloc_space tracemerge FILE`: every allocation; `inuse_space`: what was live at the end). Under a launcher each process writes `FILE.<rank>`."},
 	{"GCLOCK_PAR_PARTITION", "on from 3 processes", "tracemerge", User, "Partition the analysis among the processes (no per-event output): `1` also with 2 processes, `0` never (every event goes to process 0)."},
 
 	{"GCLOCK_SYNC_INTER", "`hca3`", "recorder", Study, "H2HCA: algorithm between nodes."},
