@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/internal/analysistest"
 	"github.com/gclock/gclock/trace"
-	"github.com/gclock/gclock/trace/synth"
 )
 
 // TestCWriter_AnalysisSameAsGoWritten rewrites a synthetic run (6 ranks,
@@ -18,15 +15,7 @@ import (
 // metadata the same, and analyses both: the collective and the
 // point-to-point results are the same, byte for byte as JSON.
 func TestCWriter_AnalysisSameAsGoWritten(t *testing.T) {
-	src := t.TempDir()
-	if _, err := synth.Generate(src, synth.Config{Ranks: 6, NodeSize: 2, Steps: 400, ChunkEvents: 1000, Seed: 4,
-		SplitGroups: 2, Halo: true, HaloMix: true}); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(src, "rank-*.gct"))
-	if len(files) != 6 {
-		t.Fatalf("synth wrote %d rank files", len(files))
-	}
+	files := analysistest.MixedHaloRun(t, 4)
 	results := map[string]string{}
 	for _, how := range []string{"go", "c"} {
 		dir := filepath.Join(t.TempDir(), "run")
@@ -36,23 +25,7 @@ func TestCWriter_AnalysisSameAsGoWritten(t *testing.T) {
 		for _, f := range files {
 			rewriteRank(t, f, filepath.Join(dir, filepath.Base(f)), how == "c")
 		}
-		run, err := merge.Load(dir, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := merge.Analyze(run, merge.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := json.Marshal([]any{res, p2p})
-		if err != nil {
-			t.Fatal(err)
-		}
-		results[how] = strings.ReplaceAll(string(b), dir, "RUN")
+		results[how] = analysistest.AnalysisJSON(t, dir)
 	}
 	if len(results["go"]) < 1000 || results["go"] != results["c"] {
 		t.Fatalf("analyses differ (or are empty): %d bytes through Go, %d in C", len(results["go"]), len(results["c"]))

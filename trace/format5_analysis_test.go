@@ -1,15 +1,12 @@
 package trace_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/internal/analysistest"
 	"github.com/gclock/gclock/trace"
-	"github.com/gclock/gclock/trace/synth"
 )
 
 // TestFormat5_AnalysisSameAsFormat4: a synthetic 6-rank run (two
@@ -18,15 +15,7 @@ import (
 // old decoder path) gives the same collective and point-to-point
 // analysis, byte for byte as JSON, with either codec.
 func TestFormat5_AnalysisSameAsFormat4(t *testing.T) {
-	src := t.TempDir()
-	if _, err := synth.Generate(src, synth.Config{Ranks: 6, NodeSize: 2, Steps: 400, ChunkEvents: 1000, Seed: 7,
-		SplitGroups: 2, Halo: true, HaloMix: true}); err != nil {
-		t.Fatal(err)
-	}
-	files, _ := filepath.Glob(filepath.Join(src, "rank-*.gct"))
-	if len(files) != 6 {
-		t.Fatalf("synth wrote %d rank files", len(files))
-	}
+	files := analysistest.MixedHaloRun(t, 7)
 	for _, codec := range []trace.Codec{trace.CodecZstd, trace.CodecS2} {
 		results := map[int]string{}
 		for _, major := range []int{5, 4} {
@@ -41,23 +30,7 @@ func TestFormat5_AnalysisSameAsFormat4(t *testing.T) {
 			for _, f := range files {
 				rewrite(t, f, filepath.Join(dir, filepath.Base(f)), major, opts...)
 			}
-			run, err := merge.Load(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := merge.Analyze(run, merge.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := json.Marshal([]any{res, p2p})
-			if err != nil {
-				t.Fatal(err)
-			}
-			results[major] = strings.ReplaceAll(string(b), dir, "RUN")
+			results[major] = analysistest.AnalysisJSON(t, dir)
 		}
 		if len(results[5]) < 1000 || results[5] != results[4] {
 			t.Fatalf("%v: analyses differ (or are empty): %d bytes from format 5, %d from format 4.1", codec, len(results[5]), len(results[4]))
