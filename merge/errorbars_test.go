@@ -257,20 +257,7 @@ func TestErrorBars_FollowTheIntervalLengthOnUnevenSpacing(t *testing.T) {
 						ts[i] = int64(s*1e9) + int64(rng.IntN(1e7))
 						o[i] = off(float64(ts[i])) + sigma*rng.NormFloat64()
 					}
-					c := newOffsetCurve(ts, o, DefaultScheme)
-					bounds := make([]float64, len(ts))
-					for i := range bounds {
-						bounds[i] = 10 * sigma
-					}
-					q := newErrorBars(c, bounds)
-					i := 0
-					for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
-						for i < len(ts)-2 && tt > ts[i+1] {
-							i++
-						}
-						errs = append(errs, math.Abs(c.at(i, tt)-off(float64(tt))))
-						bars = append(bars, q.at(tt))
-					}
+					errs, bars = probeBars(errs, bars, ts, o, sigma, off)
 				}
 				in := 0
 				for i := range errs {

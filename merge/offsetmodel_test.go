@@ -156,21 +156,29 @@ func barStudy(t *testing.T, sh shapeCase, span, sigma float64, heavy bool, seeds
 				}
 			}
 		}
-		c := newOffsetCurve(ts, o, DefaultScheme)
-		// sync-path bounds: 10σ (on real MPI 10-100× the typical miss)
-		bounds := make([]float64, len(ts))
-		for i := range bounds {
-			bounds[i] = 10 * sigma
+		errs, bars = probeBars(errs, bars, ts, o, sigma, off)
+	}
+	return errs, bars
+}
+
+// probeBars appends to errs and bars, every 10 ms between the first and
+// last knot (ts, measured offsets o), the default model's true error
+// against off and its error bar, with sync-path bounds of 10σ (on real
+// MPI 10-100× the typical miss).
+func probeBars(errs, bars []float64, ts []int64, o []float64, sigma float64, off func(float64) float64) ([]float64, []float64) {
+	c := newOffsetCurve(ts, o, DefaultScheme)
+	bounds := make([]float64, len(ts))
+	for i := range bounds {
+		bounds[i] = 10 * sigma
+	}
+	q := newErrorBars(c, bounds)
+	i := 0
+	for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
+		for i < len(ts)-2 && tt > ts[i+1] {
+			i++
 		}
-		q := newErrorBars(c, bounds)
-		i := 0
-		for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
-			for i < len(ts)-2 && tt > ts[i+1] {
-				i++
-			}
-			errs = append(errs, math.Abs(c.at(i, tt)-off(float64(tt))))
-			bars = append(bars, q.at(tt))
-		}
+		errs = append(errs, math.Abs(c.at(i, tt)-off(float64(tt))))
+		bars = append(bars, q.at(tt))
 	}
 	return errs, bars
 }
