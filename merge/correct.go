@@ -173,6 +173,9 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 	}
 	for _, e := range eps {
 		kt := KnotTime(e)
+		if n := len(c.knots); n > 0 && kt <= c.knots[n-1].t && kt < e.EndNS {
+			kt = e.EndNS // a copied knot before the previous one: at the epoch's end, as before
+		}
 		if n := len(c.knots); n > 0 && kt <= c.knots[n-1].t {
 			if mode != ClockInit {
 				note += fmt.Sprintf("epoch %d ends before the previous one: ignored", e.Index)
@@ -260,9 +263,19 @@ const (
 // epoch's end. A knot at its measurement is the model as measured; at the
 // epoch's end the model's slope error over the rest of the epoch (hundreds
 // of ms under load) would add.
+//
+// A knot copied from the node leader (Params["knot_copied"] = "1": a node
+// member whose clock ClockPropSync copied, which measured nothing itself)
+// may lie before StartNS: the leader measured while the member had not yet
+// entered the resync (descheduled, or late into the meeting's collective).
+// Its knot is the leader's measurement all the same; at the member's epoch
+// end the model's slope error over the delay would add (1.16 µs after a
+// member entered 111 ms late, TestNetns_ResyncHoldsNonLinearClocksOverTCP).
+// NewCorrector falls back to the epoch's end if such a knot does not
+// follow the previous one.
 func KnotTime(e trace.Epoch) int64 {
 	k, err := strconv.ParseInt(e.Params["knot_ns"], 10, 64)
-	if err != nil || k < e.StartNS || k > e.EndNS {
+	if err != nil || k > e.EndNS || (k < e.StartNS && (e.Params["knot_copied"] != "1" || k < 0)) {
 		return e.EndNS
 	}
 	return k

@@ -50,3 +50,32 @@ func TestSetKnotNS_LocalTimeWhereTheModelReadsTheKnotsGlobalTime(t *testing.T) {
 		})
 	}
 }
+
+// TestMarkCopiedKnot_OnlyAKnotBeforeTheEpochsStart: a node member's knot
+// (its leader's measurement) is marked copied exactly when it lies before
+// the member's epoch start; within the epoch, or without knot_ns, the
+// params stay as they were.
+func TestMarkCopiedKnot_OnlyAKnotBeforeTheEpochsStart(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		knotNS string
+		want   bool
+	}{
+		{"before the start", "999", true},
+		{"at the start", "1000", false},
+		{"inside", "1500", false},
+		{"none", "", false},
+		{"malformed", "9x", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := map[string]string{}
+			if tc.knotNS != "" {
+				p["knot_ns"] = tc.knotNS
+			}
+			markCopiedKnot(p, 1000)
+			if got := p["knot_copied"] == "1"; got != tc.want {
+				t.Errorf("knot_copied %q, want marked %v", p["knot_copied"], tc.want)
+			}
+		})
+	}
+}

@@ -408,6 +408,12 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		ep.Params["bound_slope"] = strconv.FormatFloat(kb.Slope, 'g', 4, 64)
 		setKnotNS(ep.Params, m, r.clock.base0)
 	}
+	// A node member (ClockPropSync: it measured nothing, its clock is its
+	// leader's) may have entered the resync after its leader measured: its
+	// knot is that measurement all the same (merge.KnotTime).
+	if _, measured := alg.LastKnot(); !measured {
+		markCopiedKnot(ep.Params, t0)
+	}
 	// How this rank's knot between node leaders was chosen (docs/
 	// clocksync.md, "Resync epochs"): offsets measured, how many agreed,
 	// their spread.
@@ -455,4 +461,16 @@ func paramFloat(p map[string]string, key string, def float64) float64 {
 		return def
 	}
 	return v
+}
+
+// markCopiedKnot sets params' "knot_copied" to "1" when its knot_ns lies
+// before start, the local ns at which this rank entered the epoch: the
+// knot is a measurement its node leader made before (merge.KnotTime
+// accepts it there); tracemerge would otherwise put the knot at the
+// epoch's end, where the copied model's slope error over the delay adds.
+func markCopiedKnot(params map[string]string, start int64) {
+	k, err := strconv.ParseInt(params["knot_ns"], 10, 64)
+	if err == nil && k < start {
+		params["knot_copied"] = "1"
+	}
 }

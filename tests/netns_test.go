@@ -447,6 +447,7 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 				dev, gap, chordGap := chordDeviation(t, traces)
 				t.Logf("largest gap between knots %.0f ms, where the exact chord misses by up to %.3f µs; corrected minus the chord through the true knots at most %.3f µs", gap/1e6, chordGap/1e3, dev/1e3)
 				checkSyncBounds(t, traces, 100)
+				t.Logf("knots' true errors (epoch:error/duration/bound/offsets,agreeing,spread):\n%s", knotErrors(traces))
 				if chord < 2e3 {
 					t.Errorf("init + finalize alone miss by only %.2f µs: the injected shapes did not bend the clocks", chord/1e3)
 				}
