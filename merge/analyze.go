@@ -745,12 +745,7 @@ func (a *analyzer) result() *Result {
 		if rs.err != nil {
 			a.problems = append(a.problems, fmt.Sprintf("%s: reading stopped early: %v; events before it are used", name, rs.err))
 		}
-		// damage found while reading (not known when the file was opened)
-		if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
-			for _, d := range m.Damage[rs.in.knownDamage:] {
-				a.problems = append(a.problems, damageString(rs.in.Path, d))
-			}
-		}
+		a.problems = append(a.problems, rs.in.LateDamage()...)
 		a.problems = append(a.problems, rs.remoteDamage...)
 		if rs.unknown > 0 {
 			a.problems = append(a.problems, fmt.Sprintf("%s: %d collective events on an undefined communicator: not matched", name, rs.unknown))

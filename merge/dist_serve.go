@@ -163,11 +163,7 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 		if rs.err != nil {
 			e.Err = rs.err.Error()
 		}
-		if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
-			for _, dm := range m.Damage[rs.in.knownDamage:] {
-				e.Damage = append(e.Damage, damageString(rs.in.Path, dm))
-			}
-		}
+		e.Damage = rs.in.LateDamage()
 		if e.Err != "" || e.Unknown+e.Unsorted+e.BadTimes > 0 || len(e.Damage) > 0 {
 			ends[rs.in.Rank] = e
 		}
