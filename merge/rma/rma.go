@@ -189,13 +189,13 @@ func (s *Stream) win(id uint64) *Window {
 	return w
 }
 
-// Add consumes one event (a Sink; events of other kinds are ignored).
-// MPI_Wait*/MPI_Test* completions of MPI_Rput/MPI_Rget requests are left
-// to the point-to-point analysis, which times completion calls.
-// Wants reports whether Add looks at events of op (OpFilter): one-sided
-// operations only.
+// Wants reports whether Add looks at events of op (merge.OpFilter):
+// one-sided operations only.
 func (s *Stream) Wants(op trace.Op) bool { return op.IsRMA() }
 
+// Add consumes one event (a merge.Sink; events of other kinds are ignored).
+// MPI_Wait*/MPI_Test* completions of MPI_Rput/MPI_Rget requests are left
+// to the point-to-point analysis, which times completion calls.
 func (s *Stream) Add(e *merge.GEvent) error {
 	op := e.Op
 	if !op.IsRMA() {
