@@ -525,21 +525,33 @@ func sameMembers(a, b []int32) bool {
 	return true
 }
 
-func (a *analyzer) run() error {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	var total int64
-	if a.dist != nil {
-		return a.runDist()
-	}
+// footerEvents is the events the rank files' footers count (the total
+// progress reports count towards, the partitioned plan's sizes); ok is
+// false, and total 0, when a file has no footer.
+func (a *analyzer) footerEvents() (total int64, ok bool) {
 	for _, rs := range a.ranks {
 		if rs == nil {
 			continue
 		}
-		if f := rs.in.Meta.Footer; f != nil && total >= 0 {
-			total += int64(f.Events)
-		} else {
-			total = -1
+		f := rs.in.Meta.Footer
+		if f == nil {
+			return 0, false
+		}
+		total += int64(f.Events)
+	}
+	return total, true
+}
+
+func (a *analyzer) run() error {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	if a.dist != nil {
+		return a.runDist()
+	}
+	total, _ := a.footerEvents()
+	for _, rs := range a.ranks {
+		if rs == nil {
+			continue
 		}
 		depth := 2
 		if len(a.rn.Ranks) > 64 {
@@ -556,9 +568,6 @@ func (a *analyzer) run() error {
 		rs.free = make(chan *batch, depth+2)
 		wg.Add(1)
 		go a.decode(rs, done, &wg)
-	}
-	if total < 0 {
-		total = 0
 	}
 	a.startMetrics()
 	defer func() {
@@ -745,12 +754,7 @@ func (a *analyzer) result() *Result {
 		if rs.err != nil {
 			a.problems = append(a.problems, fmt.Sprintf("%s: reading stopped early: %v; events before it are used", name, rs.err))
 		}
-		// damage found while reading (not known when the file was opened)
-		if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
-			for _, d := range m.Damage[rs.in.knownDamage:] {
-				a.problems = append(a.problems, damageString(rs.in.Path, d))
-			}
-		}
+		a.problems = append(a.problems, rs.in.LateDamage()...)
 		a.problems = append(a.problems, rs.remoteDamage...)
 		if rs.unknown > 0 {
 			a.problems = append(a.problems, fmt.Sprintf("%s: %d collective events on an undefined communicator: not matched", name, rs.unknown))

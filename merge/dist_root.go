@@ -221,20 +221,7 @@ func (a *analyzer) runDist() error {
 	if d.assignErr != nil {
 		return d.assignErr
 	}
-	var total int64
-	for _, rs := range a.ranks {
-		if rs == nil {
-			continue
-		}
-		if f := rs.in.Meta.Footer; f != nil && total >= 0 {
-			total += int64(f.Events)
-		} else {
-			total = -1
-		}
-	}
-	if total < 0 {
-		total = 0
-	}
+	total, _ := a.footerEvents()
 	a.startMetrics()
 	defer a.stopMetrics()
 	for r, rs := range a.ranks {

@@ -45,20 +45,7 @@ func (p *Pass) Serve(d *Dist) error {
 		mine = append(mine, a.ranks[ri.Rank])
 	}
 	done := make(chan struct{})
-	chunks := make(chan []GEvent, 2)
-	spare := make(chan []GEvent, 4) // sent chunks back to the merger
-	var ends map[int]distEnd
-	go func() {
-		defer close(chunks)
-		ends = a.mergeLocal(mine, n, done, func(c []GEvent) bool {
-			select {
-			case chunks <- c:
-				return true
-			case <-done:
-				return false
-			}
-		}, spare)
-	}()
+	chunks, spare, ends := a.localChunks(mine, n, done) // sent chunks go back on spare
 	defer func() {
 		close(done)
 		for range chunks { // let the merger finish
@@ -81,7 +68,7 @@ func (p *Pass) Serve(d *Dist) error {
 		c, ok := <-chunks
 		if !ok || ended {
 			ended = true
-			j, _ := json.Marshal(ends)
+			j, _ := json.Marshal(*ends)
 			if err := sendReply(d.T, true, j); err != nil {
 				return err
 			}
@@ -97,6 +84,29 @@ func (p *Pass) Serve(d *Dist) error {
 			return err
 		}
 	}
+}
+
+// localChunks runs mergeLocal over mine (of nRanks) in a goroutine and
+// hands its chunks on chunks, which is closed when the merge has ended;
+// then *ends holds what each rank's decoder found. Closing quit stops the
+// merge; a spent chunk given back on spare is reused. The serving worker
+// (Serve) and the partitioned decoder (partDecode) read the same stream.
+func (a *analyzer) localChunks(mine []*rankState, nRanks int, quit <-chan struct{}) (chunks <-chan []GEvent, spare chan<- []GEvent, ends *map[int]distEnd) {
+	c := make(chan []GEvent, 2)
+	sp := make(chan []GEvent, 4)
+	ends = new(map[int]distEnd)
+	go func() {
+		defer close(c)
+		*ends = a.mergeLocal(mine, nRanks, quit, func(ch []GEvent) bool {
+			select {
+			case c <- ch:
+				return true
+			case <-quit:
+				return false
+			}
+		}, sp)
+	}()
+	return c, sp, ends
 }
 
 // mergeLocal decodes the ranks of mine and merges them as the serial pass
@@ -163,11 +173,7 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 		if rs.err != nil {
 			e.Err = rs.err.Error()
 		}
-		if m := rs.in.Src.Meta(); m != nil && len(m.Damage) > rs.in.knownDamage {
-			for _, dm := range m.Damage[rs.in.knownDamage:] {
-				e.Damage = append(e.Damage, damageString(rs.in.Path, dm))
-			}
-		}
+		e.Damage = rs.in.LateDamage()
 		if e.Err != "" || e.Unknown+e.Unsorted+e.BadTimes > 0 || len(e.Damage) > 0 {
 			ends[rs.in.Rank] = e
 		}

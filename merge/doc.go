@@ -6,10 +6,11 @@
 // members by (communicator id, sequence number), and aggregates imbalance
 // metrics per op, call site and rank (Analyze). The merged stream feeds any
 // number of Sinks (Gantt, CSV, Perfetto in package viz) in the same pass.
-// Call sites are named by package merge/callsite, below merge; the
-// post-mortem of a run that did not end cleanly is computed by package
-// merge/postmortem, above it (docs/explanation/architecture.md, "Import
-// direction").
+// Call sites are named by package merge/callsite, below merge; above it,
+// package merge/postmortem computes the post-mortem of a run that did not
+// end cleanly, merge/rma the one-sided analysis (a Sink of the pass) and
+// merge/runinfo the summary of tracemerge info
+// (docs/explanation/architecture.md, "Import direction").
 //
 // Memory is bounded by the number of ranks and open instances, not by the
 // trace length; quantiles come from bounded reservoirs. See

@@ -1,4 +1,4 @@
-package merge
+package merge_test
 
 import (
 	"encoding/json"
@@ -6,13 +6,16 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/runinfo"
 	"github.com/gclock/gclock/trace/synth"
 )
 
 // FuzzLoad feeds arbitrary bytes as one rank file of an otherwise intact
-// two-rank run through Load, Analyze and Summarize: whatever the bytes,
-// nothing may panic, hang or produce an analysis that cannot be written as
-// JSON.
+// two-rank run through merge.Load, merge.Analyze and runinfo.Summarize
+// (an external test, so that it can call merge/runinfo, which imports
+// merge): whatever the bytes, nothing may panic, hang or produce an
+// analysis that cannot be written as JSON.
 func FuzzLoad(f *testing.F) {
 	seedDir := f.TempDir()
 	if _, err := synth.Generate(seedDir, synth.Config{Ranks: 2, NodeSize: 1, Steps: 300, ChunkEvents: 64, Seed: 5}); err != nil {
@@ -42,14 +45,14 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "rank-00001.gct"), good1, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		run, err := Load(dir, nil)
+		run, err := merge.Load(dir, nil)
 		if err != nil {
-			if _, ok := err.(*LoadError); !ok {
-				t.Fatalf("Load error is %T, want *LoadError: %v", err, err)
+			if _, ok := err.(*merge.LoadError); !ok {
+				t.Fatalf("Load error is %T, want *merge.LoadError: %v", err, err)
 			}
 			return
 		}
-		res, err := Analyze(run, Options{Capture: []InstanceKey{{1, 3}}})
+		res, err := merge.Analyze(run, merge.Options{Capture: []merge.InstanceKey{{Comm: 1, Seq: 3}}})
 		run.Close()
 		if err != nil {
 			t.Fatalf("Analyze: %v", err)
@@ -57,12 +60,12 @@ func FuzzLoad(f *testing.F) {
 		if _, err := json.Marshal(res.Analysis); err != nil {
 			t.Fatalf("analysis not JSON-encodable: %v", err)
 		}
-		run2, err := Load(dir, nil)
+		run2, err := merge.Load(dir, nil)
 		if err != nil {
 			t.Fatalf("second Load: %v", err)
 		}
 		defer run2.Close()
-		info, err := Summarize(run2, ClockInterp)
+		info, err := runinfo.Summarize(run2, merge.ClockInterp)
 		if err != nil {
 			t.Fatalf("Summarize: %v", err)
 		}

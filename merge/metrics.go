@@ -146,6 +146,35 @@ func (in *openInst) extent() (fe, le, fx, lx float64, lastPos int, ok bool) {
 }
 
 // finalize computes one instance's metrics and aggregates it.
+// countInstance adds one instance of op, reached by got members, to op's
+// totals and the run's: its entry and exit skew and its clock-condition
+// violation v (counted when got >= 2 and v > 0); it makes the rank-pair
+// matrix when the run is small enough for one and returns op's
+// accumulator. The serial pass (finalize) and the partitioned replay
+// (partReplay.apply) count an instance with it.
+func (a *analyzer) countInstance(op trace.Op, got int, entrySkew, exitSkew, v float64) *opAccum {
+	oa := &a.ops[op]
+	oa.used = true
+	oa.count++
+	oa.calls += got
+	oa.entrySkew.add(entrySkew)
+	oa.exitSkew.add(exitSkew)
+	if got >= 2 && v > 0 {
+		oa.viol++
+		a.clockViol++
+		if v > oa.maxViol {
+			oa.maxViol = v
+		}
+		if v > a.maxViol {
+			a.maxViol = v
+		}
+	}
+	if a.pair == nil && a.rn.WorldSize <= MaxPairRanks {
+		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
+	}
+	return oa
+}
+
 func (a *analyzer) finalize(in *openInst) {
 	cs := in.comm
 	n := len(cs.members)
@@ -179,16 +208,11 @@ func (a *analyzer) finalize(in *openInst) {
 	if complete && op.Synchronizing() && n >= 2 && n <= MaxExitProfile {
 		a.exitProfile(in, op, fx)
 	}
-	oa := &a.ops[op]
-	oa.used = true
-	oa.count++
-	oa.calls += in.got
 	cls := WaitClassOf(op)
 	entrySkew, exitSkew := le-fe, lx-fx
-	oa.entrySkew.add(entrySkew)
-	oa.exitSkew.add(exitSkew)
 	r := a.instWaits(in, false)
 	pos, wait, cause, v := r.pos, r.wait, r.cause, r.viol
+	oa := a.countInstance(op, in.got, entrySkew, exitSkew, v)
 	if cls.HasLatency() && r.synced {
 		oa.latency.add(fx - le)
 		if complete {
@@ -200,19 +224,6 @@ func (a *analyzer) finalize(in *openInst) {
 	}
 	oa.span.add(lx - fe)
 	oa.histExit.add(exitSkew)
-	if in.got >= 2 && v > 0 {
-		oa.viol++
-		a.clockViol++
-		if v > oa.maxViol {
-			oa.maxViol = v
-		}
-		if v > a.maxViol {
-			a.maxViol = v
-		}
-	}
-	if a.pair == nil && a.rn.WorldSize <= MaxPairRanks {
-		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
-	}
 	if in.got >= 2 {
 		a.ranks[cs.members[lastPos]].wait.last++
 	}
@@ -606,12 +617,13 @@ type exitAcc struct {
 	sum, sumsq []float64
 }
 
-// exitProfile accumulates each member's exit delay behind the first exit.
-func (a *analyzer) exitProfile(in *openInst, op trace.Op, firstExit float64) {
-	k := exitKey{op, in.comm}
+// exitAccOf is the exit profile of op on cs, made at its first instance
+// (by the serial exitProfile and the partitioned replay alike).
+func (a *analyzer) exitAccOf(op trace.Op, cs *commState) *exitAcc {
+	k := exitKey{op, cs}
 	acc := a.exits[k]
 	if acc == nil {
-		n := len(in.comm.members)
+		n := len(cs.members)
 		acc = &exitAcc{sum: make([]float64, n), sumsq: make([]float64, n)}
 		if a.exits == nil {
 			a.exits = map[exitKey]*exitAcc{}
@@ -619,6 +631,12 @@ func (a *analyzer) exitProfile(in *openInst, op trace.Op, firstExit float64) {
 		a.exits[k] = acc
 		a.exitOrder = append(a.exitOrder, k)
 	}
+	return acc
+}
+
+// exitProfile accumulates each member's exit delay behind the first exit.
+func (a *analyzer) exitProfile(in *openInst, op trace.Op, firstExit float64) {
+	acc := a.exitAccOf(op, in.comm)
 	acc.n++
 	for p, x := range in.exit {
 		d := x - firstExit

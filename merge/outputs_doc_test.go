@@ -20,20 +20,32 @@ var updateOutputs = flag.Bool("update", false, "rewrite docs/reference/outputs.m
 var outputRoots = []struct{ file, typ string }{
 	{"imbalance.json", "Analysis"},
 	{"p2p.json", "P2PResult"},
-	{"rma.json", "RMAResult"},
+	{"rma.json", "rma.Result"},
 }
 
-// fieldDocs parses the package's source: per struct type, per field, its
-// doc or line comment, type expression and JSON name.
+// fieldDocs parses the source of merge and of the packages whose types
+// are written as output files (docDirs): per struct type (qualified with
+// its package but for merge's own, e.g. rma.Result), per field, its doc or
+// line comment, type expression and JSON name.
 type fieldDoc struct{ name, json, typ, doc string }
 
+// docDirs are the directories parsed, with the qualifier of their types.
+var docDirs = []struct{ dir, qual string }{{".", ""}, {"rma", "rma."}}
+
 func structDocs(t *testing.T) map[string][]fieldDoc {
+	out := map[string][]fieldDoc{}
+	for _, d := range docDirs {
+		structDocsOf(t, d.dir, d.qual, out)
+	}
+	return out
+}
+
+func structDocsOf(t *testing.T, dir, qual string, out map[string][]fieldDoc) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
+	pkgs, err := parser.ParseDir(fset, dir, func(fi os.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string][]fieldDoc{}
 	for _, p := range pkgs {
 		for _, f := range p.Files {
 			ast.Inspect(f, func(n ast.Node) bool {
@@ -58,12 +70,13 @@ func structDocs(t *testing.T) map[string][]fieldDoc {
 						tag = reflect.StructTag(strings.Trim(fl.Tag.Value, "`")).Get("json")
 					}
 					typ := types(fl.Type)
+					name := qual + ts.Name.Name
 					if len(fl.Names) == 0 { // embedded
-						out[ts.Name.Name] = append(out[ts.Name.Name], fieldDoc{name: typ, json: tag, typ: typ, doc: doc})
+						out[name] = append(out[name], fieldDoc{name: typ, json: tag, typ: typ, doc: doc})
 					}
 					for _, nm := range fl.Names {
 						if nm.IsExported() {
-							out[ts.Name.Name] = append(out[ts.Name.Name], fieldDoc{name: nm.Name, json: tag, typ: typ, doc: doc})
+							out[name] = append(out[name], fieldDoc{name: nm.Name, json: tag, typ: typ, doc: doc})
 						}
 					}
 				}
@@ -71,7 +84,6 @@ func structDocs(t *testing.T) map[string][]fieldDoc {
 			})
 		}
 	}
-	return out
 }
 
 func types(e ast.Expr) string {
@@ -95,7 +107,7 @@ func types(e ast.Expr) string {
 func outputsDoc(t *testing.T) (page string, undocumented []string) {
 	docs := structDocs(t)
 	var b strings.Builder
-	b.WriteString("<!-- Generated from the merge package's types and their comments by `go test ./merge -run TestOutputs_ReferencePageIsGenerated -update`. -->\n")
+	b.WriteString("<!-- Generated from the types of merge and merge/rma and their comments by `go test ./merge -run TestOutputs_ReferencePageIsGenerated -update`. -->\n")
 	b.WriteString(`# Output files and their fields
 
 ` + "`tracemerge RUN -o OUT`" + ` writes (select with ` + "`--formats`" + `, [tracemerge-cli.md](tracemerge-cli.md)):
@@ -107,7 +119,7 @@ func outputsDoc(t *testing.T) (page string, undocumented []string) {
 | ` + "`imbalance.txt`" + ` | txt | the text report (also on stdout unless ` + "`-q`" + `) |
 | ` + "`imbalance.json`" + ` | json | ` + "`merge.Analysis`" + `, below |
 | ` + "`p2p.json`" + ` | json | ` + "`merge.P2PResult`" + `, below |
-| ` + "`rma.json`" + ` | json | ` + "`merge.RMAResult`" + `, below (runs with one-sided calls) |
+| ` + "`rma.json`" + ` | json | ` + "`rma.Result`" + ` (package ` + "`merge/rma`" + `), below (runs with one-sided calls) |
 | ` + "`events.csv`" + ` (` + "`csvgz`" + `: ` + "`events.csv.gz`" + `) | csv | one row per event: ` + "`rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,global_exit_ns,callsite`" + ` |
 | ` + "`trace.pftrace`" + ` | perfetto | Perfetto protobuf: a process per rank with an MPI track, flow arrows per message, "root causes" and "critical path" tracks |
 | ` + "`trace.json`" + ` | perfetto-json | legacy Chrome JSON (small runs) |
@@ -141,7 +153,7 @@ renamed.
 			if name == "" {
 				name = f.name
 			}
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, strings.ReplaceAll(f.typ, "|", "\\|"), strings.ReplaceAll(f.doc, "|", "\\|"))
+			ftyp := f.typ
 			if f.doc == "" {
 				undocumented = append(undocumented, typ+"."+name)
 			}
@@ -150,6 +162,13 @@ renamed.
 				base = base[i+1:]
 			}
 			base = strings.TrimLeft(base, "*")
+			if q, _, ok := strings.Cut(typ, "."); ok && !strings.Contains(base, ".") {
+				if _, ok := docs[q+"."+base]; ok { // a type of the same package as typ, shown qualified
+					ftyp = strings.TrimSuffix(ftyp, base) + q + "." + base
+					base = q + "." + base
+				}
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", name, strings.ReplaceAll(ftyp, "|", "\\|"), strings.ReplaceAll(f.doc, "|", "\\|"))
 			if _, ok := docs[base]; ok {
 				next = append(next, base)
 			}
@@ -174,7 +193,7 @@ func TestOutputs_ReferencePageIsGenerated(t *testing.T) {
 	path := filepath.Join("..", "docs", "reference", "outputs.md")
 	want, undocumented := outputsDoc(t)
 	if len(undocumented) > 0 {
-		t.Errorf("%d fields of the JSON outputs have no doc or line comment, so docs/reference/outputs.md gives no meaning for them: %s (comment each field in merge/*.go: what it is, its unit, how it is computed)",
+		t.Errorf("%d fields of the JSON outputs have no doc or line comment, so docs/reference/outputs.md gives no meaning for them: %s (comment each field in merge/*.go or merge/rma/*.go: what it is, its unit, how it is computed)",
 			len(undocumented), strings.Join(undocumented, ", "))
 	}
 	if *updateOutputs {
@@ -187,6 +206,6 @@ func TestOutputs_ReferencePageIsGenerated(t *testing.T) {
 		t.Fatalf("%v (run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update)", err)
 	}
 	if string(got) != want {
-		t.Error("docs/reference/outputs.md differs from the merge package's types: run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update")
+		t.Error("docs/reference/outputs.md differs from the types of merge and merge/rma: run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update")
 	}
 }

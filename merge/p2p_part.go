@@ -50,22 +50,14 @@ const (
 // owner of a send's destination; the serial pass does the calls first)
 // and the step's number in it.
 type p2pRecKey struct {
-	enter float64
-	rank  int32
-	ord   uint64
+	mergeKey
 	phase uint8
 	n     uint32
 }
 
 func p2pKeyLess(a, b *p2pRecKey) bool {
-	if a.enter != b.enter {
-		return a.enter < b.enter
-	}
-	if a.rank != b.rank {
-		return a.rank < b.rank
-	}
-	if a.ord != b.ord {
-		return a.ord < b.ord
+	if before, same := a.mergeKey.before(&b.mergeKey); !same {
+		return before
 	}
 	if a.phase != b.phase {
 		return a.phase < b.phase

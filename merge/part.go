@@ -216,16 +216,9 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	if math.IsInf(start, 0) || math.IsNaN(start) || math.IsInf(end, 0) || math.IsNaN(end) {
 		return nil
 	}
-	var total int64
-	for _, rs := range a.ranks {
-		if rs == nil {
-			continue
-		}
-		f := rs.in.Meta.Footer
-		if f == nil {
-			return nil
-		}
-		total += int64(f.Events)
+	total, ok := a.footerEvents()
+	if !ok {
+		return nil
 	}
 	pl := &partPlan{procs: d.Procs, share0: d.Share0, start: start}
 	var target *P2PStream

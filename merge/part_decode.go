@@ -237,20 +237,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	}
 
 	quit := make(chan struct{})
-	chunks := make(chan []GEvent, 2)
-	spare := make(chan []GEvent, 4) // routed chunks back to the merge
-	var ends map[int]distEnd
-	go func() {
-		defer close(chunks)
-		ends = a.mergeLocal(mine, len(a.rn.Ranks), quit, func(c []GEvent) bool {
-			select {
-			case chunks <- c:
-				return true
-			case <-quit:
-				return false
-			}
-		}, spare)
-	}()
+	chunks, spare, ends := a.localChunks(mine, len(a.rn.Ranks), quit) // routed chunks go back on spare
 	var err error
 	for c := range chunks {
 		if err != nil {
@@ -275,7 +262,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			return err
 		}
 	}
-	end.Ends = ends
+	end.Ends = *ends
 	for _, rs := range mine {
 		p := &rs.pause
 		end.Ranks = append(end.Ranks, partRankSum{Rank: int32(rs.in.Rank), Events: rs.sum.Events, TimeInMPI: rs.sum.TimeInMPI,

@@ -102,28 +102,41 @@ func mergeRound(cs []*evCursor, fn func(ev *GEvent, src int) error) error {
 	}
 }
 
+// mergeKey is an event's place in the serial merge order: its global
+// enter, its rank and its ordinal in the rank. The replays' keys (partKey,
+// p2pRecKey) order by it first.
+type mergeKey struct {
+	enter float64
+	rank  int32
+	ord   uint64
+}
+
+// before reports whether a comes before b in the serial merge order, and
+// same whether they are the same place.
+func (a *mergeKey) before(b *mergeKey) (before, same bool) {
+	if a.enter != b.enter {
+		return a.enter < b.enter, false
+	}
+	if a.rank != b.rank {
+		return a.rank < b.rank, false
+	}
+	return a.ord < b.ord, a.ord == b.ord
+}
+
 // partKey orders the serial finalisation points: the merge key of the
 // event (sub 0) or rank end (sub 1) at which an instance was finalised,
 // the event's ordinal in its rank, then (comm, seq) among the instances
 // finalised at one point; sub 2 is the end of input.
 type partKey struct {
-	enter float64
-	rank  int32
-	sub   uint8
-	ord   uint64
-	comm  int32
-	seq   uint32
+	mergeKey
+	sub  uint8
+	comm int32
+	seq  uint32
 }
 
 func keyLess(a, b *partKey) bool {
-	if a.enter != b.enter {
-		return a.enter < b.enter
-	}
-	if a.rank != b.rank {
-		return a.rank < b.rank
-	}
-	if a.ord != b.ord {
-		return a.ord < b.ord
+	if before, same := a.mergeKey.before(&b.mergeKey); !same {
+		return before
 	}
 	if a.sub != b.sub {
 		return a.sub < b.sub

@@ -312,7 +312,7 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 	handle := func(ev *GEvent, src int) error {
 		if ev.Rank < 0 {
 			r := -1 - ev.Rank
-			o.key = partKey{enter: ev.Enter, rank: r, sub: 1, ord: uint64(ev.LocalEnter)}
+			o.key = partKey{mergeKey: mergeKey{enter: ev.Enter, rank: r, ord: uint64(ev.LocalEnter)}, sub: 1}
 			a.m.endRank(r)
 			return o.err
 		}
@@ -320,7 +320,7 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			ps.part.key.ord = getOrd(ev)
 			return ps.Add(ev)
 		}
-		o.key = partKey{enter: ev.Enter, rank: ev.Rank, ord: uint64(ev.LocalEnter)}
+		o.key = partKey{mergeKey: mergeKey{enter: ev.Enter, rank: ev.Rank, ord: uint64(ev.LocalEnter)}}
 		if ev.commIdx < 0 || int(ev.commIdx) >= len(a.m.comms) || ev.commRank < 0 ||
 			int(ev.commRank) >= len(a.m.comms[ev.commIdx].members) {
 			return fmt.Errorf("parallel analysis: an event on an unknown communicator")
@@ -346,7 +346,7 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			net.putSegs(c.segs)
 		}
 		if r == last {
-			o.key = partKey{enter: math.Inf(1), rank: math.MaxInt32, sub: 2, ord: math.MaxUint64}
+			o.key = partKey{mergeKey: mergeKey{enter: math.Inf(1), rank: math.MaxInt32, ord: math.MaxUint64}, sub: 2}
 			a.m.flush()
 		}
 		if o.err != nil {

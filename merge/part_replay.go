@@ -200,17 +200,8 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 	}
 	p.ms = ms
 	if flags&rfExit != 0 {
-		k := exitKey{op, cs}
-		acc := a.exits[k]
+		acc := a.exitAccOf(op, cs)
 		n := len(cs.members)
-		if acc == nil {
-			acc = &exitAcc{sum: make([]float64, n), sumsq: make([]float64, n)}
-			if a.exits == nil {
-				a.exits = map[exitKey]*exitAcc{}
-			}
-			a.exits[k] = acc
-			a.exitOrder = append(a.exitOrder, k)
-		}
 		acc.n++
 		for q := 0; q < n; q++ {
 			d := r.f64()
@@ -242,12 +233,7 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 	if lastRank < 0 || int(lastRank) >= len(p.present) || !p.present[lastRank] {
 		return false
 	}
-	oa := &a.ops[op]
-	oa.used = true
-	oa.count++
-	oa.calls += got
-	oa.entrySkew.add(entrySkew)
-	oa.exitSkew.add(exitSkew)
+	oa := a.countInstance(op, got, entrySkew, exitSkew, v)
 	if flags&rfLatency != 0 {
 		oa.latency.add(latency)
 	}
@@ -256,19 +242,6 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 	}
 	oa.span.add(span)
 	// histExit and histWait: the owners' counts, added at the end
-	if got >= 2 && v > 0 {
-		oa.viol++
-		a.clockViol++
-		if v > oa.maxViol {
-			oa.maxViol = v
-		}
-		if v > a.maxViol {
-			a.maxViol = v
-		}
-	}
-	if a.pair == nil && a.rn.WorldSize <= MaxPairRanks {
-		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
-	}
 	if got >= 2 {
 		p.wait[lastRank].last++
 	}

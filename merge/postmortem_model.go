@@ -4,7 +4,7 @@ package merge
 // did not end cleanly (docs/guide/crash-hang.md). Package merge/postmortem
 // computes it (postmortem.Of) from the rank files' metadata and writes its
 // text (postmortem.Lines); the analysis (Analysis.PostMortem) and
-// tracemerge info (RunInfo.PostMortem) carry it.
+// tracemerge info (runinfo.Summary.PostMortem, package merge/runinfo) carry it.
 
 // How a rank ended (RankEnd.How).
 const (

@@ -2,7 +2,7 @@ package merge
 
 // The one-sided wait states of general active target synchronisation
 // (MPI_Win_post/start/complete/wait) as wait states of the root-cause
-// stream, with Scalasca's patterns and RMAStream's definitions:
+// stream, with Scalasca's patterns and rma.Stream's definitions (merge/rma):
 //
 //   - Late Post: an origin's MPI_Win_start or MPI_Win_complete entered
 //     before the MPI_Win_post of its latest target waits from its entry
@@ -14,7 +14,7 @@ package merge
 //     the call it needed its MPI_Win_complete.
 //
 // Epochs are matched per (window, origin, target) in order, as in
-// RMAStream: the n-th MPI_Win_start of origin o whose group holds t goes
+// rma.Stream: the n-th MPI_Win_start of origin o whose group holds t goes
 // with the n-th MPI_Win_post of t whose group holds o. An access epoch's
 // Late Post is known once its MPI_Win_complete was seen (then its group is
 // complete) and every target's post matched; an exposure epoch's Early

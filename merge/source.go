@@ -217,3 +217,18 @@ func (s *traceSource) Release() { s.r.Release() }
 // hold their last chunk while the other ranks end and the reports are
 // written.
 type releaser interface{ Release() }
+
+// LateDamage words, one problem line each naming the file, the damage
+// found while reading ri's events that was not known when the file was
+// opened (Load reported that); nil when there is none.
+func (ri *RankInput) LateDamage() []string {
+	m := ri.Src.Meta()
+	if m == nil || len(m.Damage) <= ri.knownDamage {
+		return nil
+	}
+	var out []string
+	for _, d := range m.Damage[ri.knownDamage:] {
+		out = append(out, damageString(ri.Path, d))
+	}
+	return out
+}

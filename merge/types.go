@@ -287,7 +287,7 @@ type Analysis struct {
 	Problems  []string          `json:"problems"`  // damaged chunks, missing ranks...
 	// PostMortem: how the run ended when it did not end cleanly
 	// (docs/guide/crash-hang.md; package merge/postmortem computes it,
-	// merge.Analyze and merge.Summarize leave it nil); nil when it did.
+	// merge.Analyze and runinfo.Summarize leave it nil); nil when it did.
 	PostMortem *PostMortem    `json:"postmortem,omitempty"`
 	Hists      []OpHistograms `json:"histograms"` // per op of Ops: exit-skew and wait histograms
 

@@ -323,3 +323,20 @@ func SynchronizedBy(last int, enter, need []float64) bool {
 	}
 	return true
 }
+
+// ClampWait is min(until, exit) - enter, at least 0: the part of a call,
+// entered at enter and left at exit, spent waiting for an event at until
+// (a wait state capped at the call; merge/rma's Late Post, Early Wait and
+// Wait at Fence, the root-cause stream's PSCW waits).
+func ClampWait(until, enter, exit float64) float64 {
+	return max(0, min(until, exit)-enter)
+}
+
+// clampWait is ClampWait under the name rootcause_pscw.go calls.
+func clampWait(until, enter, exit float64) float64 { return ClampWait(until, enter, exit) }
+
+// rmaWinKey names one rank's epochs on one window (rootcause_pscw.go).
+type rmaWinKey struct {
+	win  uint64
+	rank int32
+}

@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rma"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -144,7 +145,7 @@ func testRMA(t *testing.T, m *mpiImpl, tm string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r merge.RMAResult
+	var r rma.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("rma.json: %v", err)
 	}
@@ -308,7 +309,7 @@ func testFortranRMA(t *testing.T, m fortranMPI, bin string) {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	rs := merge.NewRMAStream(run, merge.RMAOptions{})
+	rs := rma.NewStream(run, rma.Options{})
 	if _, err := merge.Analyze(run, merge.Options{StreamSinks: []merge.Sink{rs}}); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rma"
 )
 
 // ErrNotImplemented is returned by API functions that are not written yet.
@@ -127,9 +128,9 @@ type Report struct {
 	// P2P optionally is the point-to-point analysis (merge.AnalyzeP2P),
 	// shown as its own section.
 	P2P *merge.P2PResult
-	// RMA optionally is the one-sided analysis (merge.RMAStream), shown as
+	// RMA optionally is the one-sided analysis (rma.Stream), shown as
 	// its own section when the run made one-sided calls.
-	RMA *merge.RMAResult
+	RMA *rma.Result
 }
 
 // NamedSVG is one inline SVG with its caption.

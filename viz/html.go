@@ -13,6 +13,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/postmortem"
+	"github.com/gclock/gclock/merge/rma"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -111,7 +112,7 @@ type htmlData struct {
 	P2P         *merge.P2PResult
 	P2PRanks    []htmlP2PRank
 	P2PNote     string
-	RMA         *merge.RMAResult
+	RMA         *rma.Result
 }
 
 // MaxRankRows is how many ranks the HTML report's per-rank tables list in

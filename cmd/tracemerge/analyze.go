@@ -19,6 +19,7 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/postmortem"
+	"github.com/gclock/gclock/merge/rma"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -373,7 +374,7 @@ load:
 		pass.AddStreamSink(p2pAsync)
 	}
 	// One-sided analysis (docs/explanation/rma.md), likewise a stream.
-	rmaStream := merge.NewRMAStream(run, ropt)
+	rmaStream := rma.NewStream(run, ropt)
 	rmaAsync := merge.NewAsyncSink(rmaStream)
 	asyncs = append(asyncs, rmaAsync)
 	pass.AddStreamSink(rmaAsync)

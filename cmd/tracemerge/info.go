@@ -11,6 +11,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/postmortem"
+	"github.com/gclock/gclock/merge/runinfo"
 )
 
 func cmdInfo(args []string, stdout, stderr io.Writer) int {
@@ -46,7 +47,7 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 		return exitNoData
 	}
 	defer run.Close()
-	info, err := merge.Summarize(run, mode)
+	info, err := runinfo.Summarize(run, mode)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracemerge: %v\n", err)
 		return exitNoData
@@ -72,7 +73,7 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 // 10,000 ranks has thousands).
 const infoHosts = 32
 
-func writeInfo(w io.Writer, in *merge.RunInfo) {
+func writeInfo(w io.Writer, in *runinfo.Summary) {
 	ns := merge.FormatNS
 	writePostMortem(w, in.PostMortem) // postmortem.go: first, when the run did not end cleanly
 	fmt.Fprintf(w, "run:       %s (job %s)\n", oneLine(in.Dir), oneLine(in.JobID))

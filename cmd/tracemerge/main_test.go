@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/runinfo"
 	"github.com/gclock/gclock/trace/synth"
 	"github.com/gclock/gclock/viz/otf2"
 )
@@ -360,7 +361,7 @@ func TestCLI_InfoSummarisesRun(t *testing.T) {
 		}
 	}
 	stdout, _, code = runBin(t, tmp, "info", "--json", "run")
-	var ri merge.RunInfo
+	var ri runinfo.Summary
 	if err := json.Unmarshal([]byte(stdout), &ri); err != nil || code != 0 || ri.Events != 2000 {
 		t.Errorf("info --json: code %d, err %v, events %d", code, err, ri.Events)
 	}

@@ -12,7 +12,7 @@ import (
 
 // TestPostMortem_AnalyzeAndInfoReportItOnlyWhenARankDidNotFinalize: the
 // post-mortem (docs/guide/crash-hang.md) is computed by tracemerge itself
-// (package merge/postmortem; merge.Analyze and merge.Summarize leave it
+// (package merge/postmortem; merge.Analyze and runinfo.Summarize leave it
 // nil), so every output that carries it must show it for a run whose rank
 // ended without MPI_Finalize, naming that rank, and none for a clean run.
 func TestPostMortem_AnalyzeAndInfoReportItOnlyWhenARankDidNotFinalize(t *testing.T) {

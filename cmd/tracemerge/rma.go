@@ -8,22 +8,23 @@ import (
 	"text/tabwriter"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rma"
 )
 
 // rmaOptions configures the one-sided analysis; from/to bound (absolute
 // global ns, to 0 = none) the transfers kept for drawing.
-func rmaOptions(from, to float64) merge.RMAOptions {
-	return merge.RMAOptions{KeepTransfers: maxMessageList, From: from, To: to}
+func rmaOptions(from, to float64) rma.Options {
+	return rma.Options{KeepTransfers: maxMessageList, From: from, To: to}
 }
 
 // writeRMAText appends the one-sided section to the text report.
-func writeRMAText(w io.Writer, r *merge.RMAResult, top int) {
+func writeRMAText(w io.Writer, r *rma.Result, top int) {
 	if r == nil || r.Calls == 0 {
 		return
 	}
 	fmt.Fprintf(w, "\nOne-sided: %d calls, %d transfers (%d bytes put or accumulated, %d bytes fetched) on %d windows; %d fence instances (%d incomplete), %d access and %d exposure epochs (%d unmatched)\n",
 		r.Calls, r.Transfers, r.Put, r.Got, len(r.Windows), r.FenceInstances, r.FenceIncomplete, r.AccessEpochs, r.ExposureEpochs, r.Unmatched)
-	for _, p := range []merge.RMAWait{r.WaitAtFence, r.LatePost, r.EarlyWait} {
+	for _, p := range []rma.Wait{r.WaitAtFence, r.LatePost, r.EarlyWait} {
 		fmt.Fprintf(w, "%s: %d waits, total %s, largest %s\n", p.Pattern, p.Count, merge.FormatNS(p.TotalNS), merge.FormatNS(p.MaxNS))
 	}
 	fmt.Fprintln(w, "(Wait at Fence: last member's entry - my entry in MPI_Win_fence; Late Post: origin's MPI_Win_start/complete before its target's MPI_Win_post; Early Wait: target's MPI_Win_wait before its origins' last MPI_Win_complete)")

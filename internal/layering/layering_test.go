@@ -39,6 +39,8 @@ var layers = map[string]int{
 	"merge": 2,
 	// 3: analyses over the engine's run and data model
 	"merge/postmortem":      3,
+	"merge/rma":             3,
+	"merge/runinfo":         3,
 	"internal/analysistest": 3,
 	"clocksync/sim/longrun": 3,
 	// 4: outputs

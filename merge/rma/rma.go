@@ -1,6 +1,4 @@
-package merge
-
-// One-sided communication (issue 11 §4, docs/explanation/rma.md): RMAStream is a Sink
+// Package rma is the one-sided analysis (issue 11 §4, docs/explanation/rma.md): Stream is a merge.Sink
 // fed by the merge pass with every event; it counts transfers and bytes
 // per window, op and rank, and measures the time ranks wait in window
 // synchronisation with Scalasca's patterns:
@@ -21,16 +19,18 @@ package merge
 // folded as soon as every member was seen; post/start/complete/wait
 // epochs are kept (their number, not the run's length) and matched at
 // Result. Lock, unlock and flush calls are timed per rank ("lock time").
+package rma
 
 import (
 	"sort"
 	"strings"
 
+	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
-// RMAOptions configures an RMAStream.
-type RMAOptions struct {
+// Options configures a Stream.
+type Options struct {
 	// KeepTransfers bounds the transfers kept for drawing (Gantt lines,
 	// Perfetto arrows); 0 keeps none. From/To (global ns relative to the
 	// run origin, To 0 = none) select those whose call starts in a window.
@@ -38,15 +38,15 @@ type RMAOptions struct {
 	From, To      float64
 }
 
-// RMAWait sums one wait pattern.
-type RMAWait struct {
+// Wait sums one wait pattern.
+type Wait struct {
 	Pattern string  `json:"pattern"`  // Scalasca's name
 	Count   int     `json:"count"`    // calls with a wait > 0
 	TotalNS float64 `json:"total_ns"` // sum of the waits, ns
 	MaxNS   float64 `json:"max_ns"`   // largest single wait, ns
 }
 
-func (w *RMAWait) add(d float64) {
+func (w *Wait) add(d float64) {
 	if d <= 0 {
 		return
 	}
@@ -55,8 +55,8 @@ func (w *RMAWait) add(d float64) {
 	w.MaxNS = max(w.MaxNS, d)
 }
 
-// RMAOpSummary is one op's calls, bytes and time over all ranks.
-type RMAOpSummary struct {
+// OpSummary is one op's calls, bytes and time over all ranks.
+type OpSummary struct {
 	Op     string  `json:"op"`      // MPI function name, e.g. MPI_Put
 	Calls  int     `json:"calls"`   // calls, all ranks
 	Sent   uint64  `json:"sent"`    // summed Sent bytes: transfers' origin bytes, a new window's size
@@ -64,8 +64,8 @@ type RMAOpSummary struct {
 	TimeNS float64 `json:"time_ns"` // time in its calls, ns
 }
 
-// RMAWindow is one window (agreed id, as in the communicator table).
-type RMAWindow struct {
+// Window is one window (agreed id, as in the communicator table).
+type Window struct {
 	ID          uint64  `json:"id"`               // window id (trace.CommID)
 	Kind        string  `json:"kind"`             // win_create, win_allocate, win_allocate_shared, win_create_dynamic
 	Members     int     `json:"members"`          // ranks in the window (0 unknown)
@@ -78,8 +78,8 @@ type RMAWindow struct {
 	EarlyWaitNS float64 `json:"early_wait_ns"`    // Early Wait of its targets, ns
 }
 
-// RMARank is one rank's one-sided activity.
-type RMARank struct {
+// Rank is one rank's one-sided activity.
+type Rank struct {
 	Rank        int32   `json:"rank"`             // world rank
 	Transfers   int     `json:"transfers"`        // put, get, accumulate and atomic calls it made
 	Put         uint64  `json:"bytes_put"`        // origin bytes sent (put, accumulate)
@@ -92,26 +92,26 @@ type RMARank struct {
 	EarlyWaitNS float64 `json:"early_wait_ns"`    // its Early Wait (as target), ns
 }
 
-// RMAResult is the one-sided part of a tracemerge analysis (rma.json).
-type RMAResult struct {
-	Calls           int            `json:"calls"`            // one-sided calls, all ranks
-	Transfers       int            `json:"transfers"`        // put, get, accumulate and atomic calls (MPI_PROC_NULL excluded)
-	Put             uint64         `json:"bytes_put"`        // origin bytes sent (put, accumulate)
-	Got             uint64         `json:"bytes_got"`        // origin bytes received (get, results)
-	FenceInstances  int            `json:"fence_instances"`  // MPI_Win_fence instances every member reached
-	FenceIncomplete int            `json:"fence_incomplete"` // instances some member never reached
-	AccessEpochs    int            `json:"access_epochs"`    // MPI_Win_start ... MPI_Win_complete
-	ExposureEpochs  int            `json:"exposure_epochs"`  // MPI_Win_post ... MPI_Win_wait
-	Unmatched       int            `json:"unmatched_epochs"` // origin/target pairs without a partner epoch
-	WaitAtFence     RMAWait        `json:"wait_at_fence"`    // Wait at Fence, per member of each fence instance
-	LatePost        RMAWait        `json:"late_post"`        // Late Post, per access epoch
-	EarlyWait       RMAWait        `json:"early_wait"`       // Early Wait, per exposure epoch
-	Ops             []RMAOpSummary `json:"ops"`              // per op
-	Windows         []RMAWindow    `json:"windows"`          // per window
-	Ranks           []RMARank      `json:"ranks"`            // per rank
+// Result is the one-sided part of a tracemerge analysis (rma.json).
+type Result struct {
+	Calls           int         `json:"calls"`            // one-sided calls, all ranks
+	Transfers       int         `json:"transfers"`        // put, get, accumulate and atomic calls (MPI_PROC_NULL excluded)
+	Put             uint64      `json:"bytes_put"`        // origin bytes sent (put, accumulate)
+	Got             uint64      `json:"bytes_got"`        // origin bytes received (get, results)
+	FenceInstances  int         `json:"fence_instances"`  // MPI_Win_fence instances every member reached
+	FenceIncomplete int         `json:"fence_incomplete"` // instances some member never reached
+	AccessEpochs    int         `json:"access_epochs"`    // MPI_Win_start ... MPI_Win_complete
+	ExposureEpochs  int         `json:"exposure_epochs"`  // MPI_Win_post ... MPI_Win_wait
+	Unmatched       int         `json:"unmatched_epochs"` // origin/target pairs without a partner epoch
+	WaitAtFence     Wait        `json:"wait_at_fence"`    // Wait at Fence, per member of each fence instance
+	LatePost        Wait        `json:"late_post"`        // Late Post, per access epoch
+	EarlyWait       Wait        `json:"early_wait"`       // Early Wait, per exposure epoch
+	Ops             []OpSummary `json:"ops"`              // per op
+	Windows         []Window    `json:"windows"`          // per window
+	Ranks           []Rank      `json:"ranks"`            // per rank
 	// List holds transfers for drawing (not in rma.json): Src sends the
 	// data (the origin of a put, the target of a get), Dst receives it.
-	List []Message `json:"-"`
+	List []merge.Message `json:"-"`
 }
 
 type fenceInst struct {
@@ -132,17 +132,17 @@ type rmaWinKey struct {
 	rank int32
 }
 
-// RMAStream is the streaming one-sided analysis (see the file comment).
-// Create it with NewRMAStream, feed it with Add, then call Result.
-type RMAStream struct {
-	opt     RMAOptions
-	out     RMAResult
+// Stream is the streaming one-sided analysis (see the package comment).
+// Create it with NewStream, feed it with Add, then call Result.
+type Stream struct {
+	opt     Options
+	out     Result
 	size    map[uint64]int
 	kind    map[uint64]string
-	wins    map[uint64]*RMAWindow
-	ranks   map[int32]*RMARank
-	ops     map[trace.Op]*RMAOpSummary
-	fences  map[InstanceKey]*fenceInst
+	wins    map[uint64]*Window
+	ranks   map[int32]*Rank
+	ops     map[trace.Op]*OpSummary
+	fences  map[merge.InstanceKey]*fenceInst
 	openExp map[rmaWinKey]*rmaEpoch
 	openAcc map[rmaWinKey]*rmaEpoch
 	exp     []*rmaEpoch
@@ -150,10 +150,10 @@ type RMAStream struct {
 	done    bool
 }
 
-// NewRMAStream prepares a one-sided analysis of run.
-func NewRMAStream(run *Run, opt RMAOptions) *RMAStream {
-	s := &RMAStream{opt: opt, size: map[uint64]int{}, kind: map[uint64]string{}, wins: map[uint64]*RMAWindow{},
-		ranks: map[int32]*RMARank{}, ops: map[trace.Op]*RMAOpSummary{}, fences: map[InstanceKey]*fenceInst{},
+// NewStream prepares a one-sided analysis of run.
+func NewStream(run *merge.Run, opt Options) *Stream {
+	s := &Stream{opt: opt, size: map[uint64]int{}, kind: map[uint64]string{}, wins: map[uint64]*Window{},
+		ranks: map[int32]*Rank{}, ops: map[trace.Op]*OpSummary{}, fences: map[merge.InstanceKey]*fenceInst{},
 		openExp: map[rmaWinKey]*rmaEpoch{}, openAcc: map[rmaWinKey]*rmaEpoch{}}
 	s.out.WaitAtFence.Pattern = "Wait at Fence"
 	s.out.LatePost.Pattern = "Late Post"
@@ -171,32 +171,32 @@ func NewRMAStream(run *Run, opt RMAOptions) *RMAStream {
 	return s
 }
 
-func (s *RMAStream) rank(r int32) *RMARank {
+func (s *Stream) rank(r int32) *Rank {
 	a := s.ranks[r]
 	if a == nil {
-		a = &RMARank{Rank: r}
+		a = &Rank{Rank: r}
 		s.ranks[r] = a
 	}
 	return a
 }
 
-func (s *RMAStream) win(id uint64) *RMAWindow {
+func (s *Stream) win(id uint64) *Window {
 	w := s.wins[id]
 	if w == nil {
-		w = &RMAWindow{ID: id, Kind: s.kind[id], Members: s.size[id]}
+		w = &Window{ID: id, Kind: s.kind[id], Members: s.size[id]}
 		s.wins[id] = w
 	}
 	return w
 }
 
-// Add consumes one event (a Sink; events of other kinds are ignored).
+// Wants reports whether Add looks at events of op (merge.OpFilter):
+// one-sided operations only.
+func (s *Stream) Wants(op trace.Op) bool { return op.IsRMA() }
+
+// Add consumes one event (a merge.Sink; events of other kinds are ignored).
 // MPI_Wait*/MPI_Test* completions of MPI_Rput/MPI_Rget requests are left
 // to the point-to-point analysis, which times completion calls.
-// Wants reports whether Add looks at events of op (OpFilter): one-sided
-// operations only.
-func (s *RMAStream) Wants(op trace.Op) bool { return op.IsRMA() }
-
-func (s *RMAStream) Add(e *GEvent) error {
+func (s *Stream) Add(e *merge.GEvent) error {
 	op := e.Op
 	if !op.IsRMA() {
 		return nil
@@ -209,7 +209,7 @@ func (s *RMAStream) Add(e *GEvent) error {
 		s.out.Calls++
 		o := s.ops[op]
 		if o == nil {
-			o = &RMAOpSummary{Op: op.String()}
+			o = &OpSummary{Op: op.String()}
 			s.ops[op] = o
 		}
 		o.Calls++
@@ -280,11 +280,11 @@ func (s *RMAStream) Add(e *GEvent) error {
 	return nil
 }
 
-func (s *RMAStream) keep(e *GEvent) {
+func (s *Stream) keep(e *merge.GEvent) {
 	if len(s.out.List) >= s.opt.KeepTransfers || e.Enter < s.opt.From || (s.opt.To != 0 && e.Enter > s.opt.To) {
 		return
 	}
-	m := Message{CommID: e.CommID, SendOp: e.Op, RecvOp: e.Op, SendStart: e.Enter, SendExit: e.Exit,
+	m := merge.Message{CommID: e.CommID, SendOp: e.Op, RecvOp: e.Op, SendStart: e.Enter, SendExit: e.Exit,
 		RecvEnter: e.Exit, RecvExit: e.Exit}
 	if e.Recv > 0 && e.Sent == 0 { // a get: the data flows from the target
 		m.Src, m.Dst, m.Bytes = e.Peer, e.Rank, e.Recv
@@ -294,8 +294,8 @@ func (s *RMAStream) keep(e *GEvent) {
 	s.out.List = append(s.out.List, m)
 }
 
-func (s *RMAStream) fence(e *GEvent, w *RMAWindow) {
-	k := InstanceKey{Comm: e.CommID, Seq: e.Seq}
+func (s *Stream) fence(e *merge.GEvent, w *Window) {
+	k := merge.InstanceKey{Comm: e.CommID, Seq: e.Seq}
 	in := s.fences[k]
 	if in == nil {
 		in = &fenceInst{enter: map[int32]float64{}, exit: map[int32]float64{}}
@@ -308,7 +308,7 @@ func (s *RMAStream) fence(e *GEvent, w *RMAWindow) {
 	}
 }
 
-func (s *RMAStream) foldFence(in *fenceInst, w *RMAWindow) {
+func (s *Stream) foldFence(in *fenceInst, w *Window) {
 	s.out.FenceInstances++
 	w.Fences++
 	last := 0.0
@@ -319,21 +319,16 @@ func (s *RMAStream) foldFence(in *fenceInst, w *RMAWindow) {
 		}
 	}
 	for r, t := range in.enter {
-		wt := clampWait(last, t, in.exit[r])
+		wt := merge.ClampWait(last, t, in.exit[r])
 		s.out.WaitAtFence.add(wt)
 		s.rank(r).FenceWaitNS += wt
 		w.FenceWaitNS += wt
 	}
 }
 
-// clampWait is min(until, exit) - enter, at least 0.
-func clampWait(until, enter, exit float64) float64 {
-	return max(0, min(until, exit)-enter)
-}
-
 // Result finishes the analysis (matches the epochs, folds incomplete
 // fences) and returns it. Call it once, after the last Add.
-func (s *RMAStream) Result() *RMAResult {
+func (s *Stream) Result() *Result {
 	if s.done {
 		return &s.out
 	}
@@ -359,7 +354,7 @@ func (s *RMAStream) Result() *RMAResult {
 
 // matchEpochs pairs access and exposure epochs per (window, origin,
 // target) in order and computes Late Post and Early Wait.
-func (s *RMAStream) matchEpochs() {
+func (s *Stream) matchEpochs() {
 	type pair struct {
 		win            uint64
 		origin, target int32
@@ -406,9 +401,9 @@ func (s *RMAStream) matchEpochs() {
 		if !ok {
 			continue
 		}
-		wt := clampWait(p, a.open, a.openX)
+		wt := merge.ClampWait(p, a.open, a.openX)
 		if a.closed {
-			wt += clampWait(p, a.close, a.close2)
+			wt += merge.ClampWait(p, a.close, a.close2)
 		}
 		s.out.LatePost.add(wt)
 		s.rank(a.rank).LatePostNS += wt
@@ -419,7 +414,7 @@ func (s *RMAStream) matchEpochs() {
 		if !ok || !e.closed {
 			continue
 		}
-		wt := clampWait(c, e.close, e.close2)
+		wt := merge.ClampWait(c, e.close, e.close2)
 		s.out.EarlyWait.add(wt)
 		s.rank(e.rank).EarlyWaitNS += wt
 		s.win(e.win).EarlyWaitNS += wt

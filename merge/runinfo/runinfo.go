@@ -1,46 +1,53 @@
-package merge
+// Package runinfo summarises a run without matching (tracemerge info):
+// the job, hosts, timer, event counts per op, the sync epochs and each
+// rank file's state, from one parallel read of every rank file. It
+// imports merge (the loaded run, clock correction); merge never calls it:
+// cmd/tracemerge does.
+package runinfo
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"path/filepath"
 	"sort"
 	"sync"
 
+	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/trace"
 )
 
-// RunInfo summarises a run without matching (tracemerge info).
-type RunInfo struct {
-	Dir       string         `json:"dir"`
-	JobID     string         `json:"job"`
-	WorldSize int            `json:"world_size"`
-	Found     int            `json:"rank_files"`
-	Missing   []int          `json:"missing_ranks,omitempty"`
-	Hosts     []HostInfo     `json:"hosts"`
-	Exe       string         `json:"exe"`
-	Args      []string       `json:"args,omitempty"`
-	MPILib    string         `json:"mpi"`
-	Timer     string         `json:"timer"`
-	Inject    []string       `json:"inject,omitempty"`
-	Events    int64          `json:"events"`
-	Calls     int64          `json:"calls"` // MPI calls among Events (trace.Op.Continues)
-	OpCounts  []OpCount      `json:"ops"`
-	StartNS   float64        `json:"start_ns"` // first global enter
-	EndNS     float64        `json:"end_ns"`   // last global exit
-	ClockMode string         `json:"clock_mode"`
-	Epochs    []EpochInfo    `json:"epochs"`
-	Ranks     []RankFileInfo `json:"ranks"`
-	Problems  []string       `json:"problems"`
+// Summary summarises a run without matching (tracemerge info).
+type Summary struct {
+	Dir       string     `json:"dir"`
+	JobID     string     `json:"job"`
+	WorldSize int        `json:"world_size"`
+	Found     int        `json:"rank_files"`
+	Missing   []int      `json:"missing_ranks,omitempty"`
+	Hosts     []Host     `json:"hosts"`
+	Exe       string     `json:"exe"`
+	Args      []string   `json:"args,omitempty"`
+	MPILib    string     `json:"mpi"`
+	Timer     string     `json:"timer"`
+	Inject    []string   `json:"inject,omitempty"`
+	Events    int64      `json:"events"`
+	Calls     int64      `json:"calls"` // MPI calls among Events (trace.Op.Continues)
+	OpCounts  []OpCount  `json:"ops"`
+	StartNS   float64    `json:"start_ns"` // first global enter
+	EndNS     float64    `json:"end_ns"`   // last global exit
+	ClockMode string     `json:"clock_mode"`
+	Epochs    []Epoch    `json:"epochs"`
+	Ranks     []RankFile `json:"ranks"`
+	Problems  []string   `json:"problems"`
 	// PostMortem: how the run ended when it did not end cleanly
 	// (docs/guide/crash-hang.md; package merge/postmortem computes it,
-	// merge.Analyze and merge.Summarize leave it nil); omitted when it did.
-	PostMortem *PostMortem `json:"postmortem,omitempty"`
+	// merge.Analyze and Summarize leave it nil); omitted when it did.
+	PostMortem *merge.PostMortem `json:"postmortem,omitempty"`
 }
 
-// HostInfo lists the ranks of one host.
-type HostInfo struct {
+// Host lists the ranks of one host.
+type Host struct {
 	Host  string  `json:"host"`
 	Ranks []int32 `json:"ranks"`
 }
@@ -51,8 +58,8 @@ type OpCount struct {
 	Events int64  `json:"events"`
 }
 
-// EpochInfo describes one sync epoch across the ranks.
-type EpochInfo struct {
+// Epoch describes one sync epoch across the ranks.
+type Epoch struct {
 	Index     int     `json:"index"`
 	Algorithm string  `json:"algorithm"`
 	Ranks     int     `json:"ranks"`           // ranks that recorded it
@@ -68,8 +75,8 @@ type EpochInfo struct {
 	MaxOffsetNS float64           `json:"max_abs_offset_ns"` // largest |offset| at the epoch's end
 }
 
-// RankFileInfo is one rank file's summary.
-type RankFileInfo struct {
+// RankFile is one rank file's summary.
+type RankFile struct {
 	Rank   int    `json:"rank"`
 	File   string `json:"file"`
 	Host   string `json:"host"`
@@ -82,11 +89,11 @@ type RankFileInfo struct {
 
 // Summarize reads every event once (in parallel, without merging) and
 // summarises the run.
-func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
+func Summarize(run *merge.Run, mode merge.ClockMode) (*Summary, error) {
 	if run == nil || len(run.Ranks) == 0 {
-		return nil, &LoadError{Kind: ErrNoData, Msg: "no rank files to summarise"}
+		return nil, &merge.LoadError{Kind: merge.ErrNoData, Msg: "no rank files to summarise"}
 	}
-	info := &RunInfo{Dir: run.Dir, JobID: run.JobID, WorldSize: run.WorldSize, Found: len(run.Ranks),
+	info := &Summary{Dir: run.Dir, JobID: run.JobID, WorldSize: run.WorldSize, Found: len(run.Ranks),
 		Missing: run.Missing, ClockMode: mode.String(), Problems: append([]string(nil), run.Problems...)}
 	h0 := &run.Ranks[0].Meta.Header
 	info.Exe, info.Args, info.MPILib, info.Timer = h0.Exe, h0.Args, h0.MPILib, h0.Timer.Name
@@ -101,7 +108,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 		}
 	}
 	for h, rs := range hosts {
-		info.Hosts = append(info.Hosts, HostInfo{Host: h, Ranks: rs})
+		info.Hosts = append(info.Hosts, Host{Host: h, Ranks: rs})
 	}
 	sort.Slice(info.Hosts, func(i, j int) bool { return info.Hosts[i].Ranks[0] < info.Hosts[j].Ranks[0] })
 
@@ -117,7 +124,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 	sem := make(chan struct{}, 4)
 	for i, ri := range run.Ranks {
 		wg.Add(1)
-		go func(i int, ri *RankInput) {
+		go func(i int, ri *merge.RankInput) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -127,7 +134,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 					r.err = fmt.Errorf("reader failed: %v", e)
 				}
 			}()
-			corr, note := NewCorrector(mode, ri.Meta.Epochs, 0)
+			corr, note := merge.NewCorrector(mode, ri.Meta.Epochs, 0)
 			r.fallback = note
 			r.lo, r.hi = math.Inf(1), math.Inf(-1)
 			var buf []trace.Event
@@ -135,7 +142,7 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 				var err error
 				buf, err = ri.Src.NextChunk(buf[:0])
 				if err != nil {
-					if !errors.Is(err, errEOF) {
+					if !errors.Is(err, io.EOF) {
 						r.err = err
 					}
 					return
@@ -176,14 +183,10 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 			info.Problems = append(info.Problems, fmt.Sprintf("%s: reading stopped early: %v", name, r.err))
 		}
 		m := ri.Src.Meta()
-		if m != nil && len(m.Damage) > ri.knownDamage {
-			for _, d := range m.Damage[ri.knownDamage:] {
-				info.Problems = append(info.Problems, damageString(ri.Path, d))
-			}
-		}
+		info.Problems = append(info.Problems, ri.LateDamage()...)
 		stopped := m != nil && m.Footer != nil && m.Footer.Reason == "error"
 		clean := m != nil && m.Footer != nil && len(m.Damage) == 0 && !stopped
-		info.Ranks = append(info.Ranks, RankFileInfo{Rank: ri.Rank, File: name, Host: ri.Meta.Header.Host, Events: r.n,
+		info.Ranks = append(info.Ranks, RankFile{Rank: ri.Rank, File: name, Host: ri.Meta.Header.Host, Events: r.n,
 			Clean: clean, Stopped: stopped})
 	}
 	if info.Events == 0 {
@@ -195,22 +198,22 @@ func Summarize(run *Run, mode ClockMode) (*RunInfo, error) {
 		}
 	}
 	sort.SliceStable(info.OpCounts, func(i, j int) bool { return info.OpCounts[i].Events > info.OpCounts[j].Events })
-	info.Epochs = epochInfos(run)
+	info.Epochs = epochs(run)
 	if info.Problems == nil {
 		info.Problems = []string{}
 	}
 	return info, nil
 }
 
-// epochInfos gathers each epoch across ranks; residuals come from rank 0.
-func epochInfos(run *Run) []EpochInfo {
-	byIdx := map[int]*EpochInfo{}
+// epochs gathers each epoch across ranks; residuals come from rank 0.
+func epochs(run *merge.Run) []Epoch {
+	byIdx := map[int]*Epoch{}
 	var idxs []int
 	for _, ri := range run.Ranks {
 		for _, e := range ri.Meta.Epochs {
 			ei := byIdx[e.Index]
 			if ei == nil {
-				ei = &EpochInfo{Index: e.Index, Algorithm: e.Algorithm, Params: e.Params}
+				ei = &Epoch{Index: e.Index, Algorithm: e.Algorithm, Params: e.Params}
 				byIdx[e.Index] = ei
 				idxs = append(idxs, e.Index)
 			}
@@ -242,7 +245,7 @@ func epochInfos(run *Run) []EpochInfo {
 		}
 	}
 	sort.Ints(idxs)
-	out := make([]EpochInfo, 0, len(idxs))
+	out := make([]Epoch, 0, len(idxs))
 	for _, i := range idxs {
 		out = append(out, *byIdx[i])
 	}
