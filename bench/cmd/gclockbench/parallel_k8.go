@@ -21,11 +21,15 @@ import (
 // merge/dist_stats.go); imbalance.json and p2p.json are checked equal to
 // K=1's. Rows: the largest process's peak RSS over K=1's, and the bytes
 // process 0 received over the rank files' size. Bytes are exact counts;
-// RSS varies by a few %, so each arm runs once.
+// RSS varies by a few %, so each arm runs once; a run that takes
+// more than 3 minutes is reported as not available.
 func benchTracemergeParallelK8(c *Config, rep *Report) []Row {
 	const sec = "6"
 	const ranks, k = 1024, 8
-	n := 4_000_000
+	// 10^7 events hung at K=8 without root causes (process 0 waiting for
+	// a round; docs/explanation/tracemerge.md "Partitioned analysis"):
+	// 10^6, which completes, until that is fixed.
+	n := 1_000_000
 	if c.Quick {
 		n = 400_000
 	}
@@ -57,7 +61,8 @@ func benchTracemergeParallelK8(c *Config, rep *Report) []Row {
 				argv = append(argv, mode.flag)
 			}
 			env := []string{"GOMAXPROCS=1", "GCLOCK_PAR_STATS=1", "GCLOCK_PAR_PARTITION=1"}
-			r, err := runCmd(10*time.Minute, c.Work, env, argv...)
+			// A hung partitioned pass becomes a row that says so.
+			r, err := runCmd(3*time.Minute, c.Work, env, argv...)
 			if err != nil {
 				return parStats{}, nil, err
 			}
