@@ -61,8 +61,12 @@ func (p *parallel) close() {
 	if p == nil || p.world == nil {
 		return
 	}
-	_ = p.dist.Close()
-	all, err := merge.GatherStats(p.world, 0, p.world.Size, procStats(p.count))
+	var all []merge.ProcStats
+	err := p.dist.Close()
+	if err == nil {
+		// The workers stopped serving and each sends its statistics.
+		all, err = merge.GatherStats(p.world, 0, p.world.Size, procStats(p.count))
+	}
 	if os.Getenv("GCLOCK_PAR_STATS") == "1" {
 		for _, s := range all {
 			fmt.Fprintf(p.stderr, "tracemerge: %v\n", s)
