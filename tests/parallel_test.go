@@ -6,9 +6,11 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -239,4 +241,74 @@ func synthRun(t *testing.T, tm, dir, name string, args ...string) string {
 		t.Fatalf("generating the run %s: exit %d\n%s", name, r.Code, r.Stderr)
 	}
 	return runDir
+}
+
+// TestParallelStats_PartitionedProcess0ReceivesLessThanShipping: with
+// GCLOCK_PAR_STATS=1 process 0 prints one line per process (bytes
+// received and sent, peak RSS; merge/dist_stats.go). On the same halo run
+// under Open MPI and MPICH with 3 processes, process 0 of a partitioned
+// --no-root-causes pass receives fewer bytes than process 0 of a pass
+// that ships every event (GCLOCK_PAR_PARTITION=0), which receives at
+// least 128 bytes (a GEvent) per event of the run; every process reports
+// a peak RSS.
+func TestParallelStats_PartitionedProcess0ReceivesLessThanShipping(t *testing.T) {
+	needSetup(t)
+	impls := mpis(t)
+	dir := t.TempDir()
+	tm := buildTracemerge(t, dir)
+	runDir := synthRun(t, tm, dir, "run", "--events", "200000", "--ranks", "16", "--halo")
+	const np = 3
+	line := regexp.MustCompile(`tracemerge: process (\d+): received (\d+) bytes, sent (\d+) bytes, peak RSS (\d+) kB`)
+	// recv0 runs tracemerge with GCLOCK_PAR_PARTITION=part and returns
+	// the bytes process 0 received and the run's event count.
+	recv0 := func(t *testing.T, m *mpiImpl, part string) (recv, events int64) {
+		t.Helper()
+		out := filepath.Join(dir, m.Name+"-part"+part)
+		env := []string{"GCLOCK_PAR_STATS=1", "GCLOCK_PAR_PARTITION=" + part}
+		argv := m.argv(np, env, tm, runDir, "-o", out, "--formats", "json", "-q", "--no-root-causes")
+		r := runCmd(t, dir, env, argv...)
+		if r.Code != 0 {
+			t.Fatalf("%s exited %d:\n%s", strings.Join(argv, " "), r.Code, r.Stderr)
+		}
+		seen := map[int]bool{}
+		recv = -1
+		for _, mm := range line.FindAllStringSubmatch(r.Stderr, -1) {
+			p, _ := strconv.Atoi(mm[1])
+			rss, _ := strconv.ParseInt(mm[4], 10, 64)
+			if rss <= 0 {
+				t.Errorf("process %d reports a peak RSS of %d kB", p, rss)
+			}
+			seen[p] = true
+			if p == 0 {
+				recv, _ = strconv.ParseInt(mm[2], 10, 64)
+			}
+		}
+		if len(seen) != np || recv < 0 {
+			t.Fatalf("want one statistics line for each of %d processes, got %v:\n%s", np, seen, r.Stderr)
+		}
+		var sum struct {
+			Events int64 `json:"events"`
+		}
+		b, err := os.ReadFile(filepath.Join(out, "imbalance.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &sum)
+		}
+		if err != nil || sum.Events <= 0 {
+			t.Fatalf("imbalance.json: no event count (%v)", err)
+		}
+		return recv, sum.Events
+	}
+	for _, m := range impls {
+		t.Run(m.Name, func(t *testing.T) {
+			part, events := recv0(t, m, "1")
+			ship, _ := recv0(t, m, "0")
+			t.Logf("%d events: process 0 received %d bytes partitioned, %d shipping (%.1f and %.1f bytes per event)", events, part, ship, float64(part)/float64(events), float64(ship)/float64(events))
+			if ship < 128*events {
+				t.Errorf("shipping every event: process 0 received %d bytes, want at least 128 × %d events = %d", ship, events, 128*events)
+			}
+			if part >= ship {
+				t.Errorf("partitioned: process 0 received %d bytes, not less than the %d of shipping every event", part, ship)
+			}
+		})
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"syscall"
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/mpirt"
@@ -38,8 +39,10 @@ func launchedRank() int {
 
 // parallel is a started parallel analysis (nil world: serial).
 type parallel struct {
-	world *mpirt.World
-	dist  *merge.Dist
+	world  *mpirt.World
+	dist   *merge.Dist
+	count  *merge.CountingTransport // d.T: bytes sent and received
+	stderr io.Writer
 }
 
 // abort ends every process of the job (MPI_Abort) after process 0 failed
@@ -51,13 +54,40 @@ func (p *parallel) abort(code int) {
 	p.world.Abort(code)
 }
 
-// close stops the workers (process 0) and finalizes MPI.
+// close stops the workers (process 0), gathers every process's bytes sent
+// and received and peak RSS (printed with GCLOCK_PAR_STATS=1) and
+// finalizes MPI.
 func (p *parallel) close() {
 	if p == nil || p.world == nil {
 		return
 	}
-	_ = p.dist.Close()
+	var all []merge.ProcStats
+	err := p.dist.Close()
+	if err == nil {
+		// The workers stopped serving and each sends its statistics.
+		all, err = merge.GatherStats(p.world, 0, p.world.Size, procStats(p.count))
+	}
+	if os.Getenv("GCLOCK_PAR_STATS") == "1" {
+		for _, s := range all {
+			fmt.Fprintf(p.stderr, "tracemerge: %v\n", s)
+		}
+		if err != nil {
+			fmt.Fprintf(p.stderr, "tracemerge: warning: %v\n", err)
+		}
+	}
 	_ = p.world.Finalize()
+}
+
+// procStats is this process's statistics: what c counted and the peak RSS
+// (getrusage, kB on Linux).
+func procStats(c *merge.CountingTransport) merge.ProcStats {
+	var s merge.ProcStats
+	s.Sent, s.Recv = c.Counts()
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		s.MaxRSSkB = int64(ru.Maxrss)
+	}
+	return s
 }
 
 // startParallel joins the MPI job when tracemerge was started by an MPI
@@ -119,7 +149,8 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 		}
 		partition = partition && world.Size >= 3
 	}
-	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: world, Share0: merge.DefaultShare0(world.Size), Partition: partition}
+	count := &merge.CountingTransport{T: world}
+	d := &merge.Dist{Procs: world.Size, Me: world.Rank, T: count, Share0: merge.DefaultShare0(world.Size), Partition: partition}
 	if partition {
 		d.Share0 = merge.DefaultPartShare0(world.Size)
 	}
@@ -155,7 +186,7 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 			fmt.Fprintf(stderr, "tracemerge: parallel analysis on %d processes (%s): all decode and merge the rank files (process 0 a share of %g), process 0 analyses and writes\n",
 				world.Size, world.Impl, d.Share0)
 		}
-		return &parallel{world: world, dist: d}, 0, false
+		return &parallel{world: world, dist: d, count: count, stderr: stderr}, 0, false
 	}
 	code = exitOK
 	if err := serveWorker(dir, opt, d); err != nil {
@@ -166,6 +197,10 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 			fmt.Fprintf(stderr, "tracemerge: process %d: aborting the parallel analysis\n", world.Rank)
 			world.Abort(code)
 		}
+	}
+	// Process 0 waits for every worker's statistics (parallel.close).
+	if _, err := merge.GatherStats(world, world.Rank, world.Size, procStats(count)); err != nil {
+		fmt.Fprintf(stderr, "tracemerge: process %d: %v\n", world.Rank, err)
 	}
 	_ = world.Finalize()
 	return nil, code, true

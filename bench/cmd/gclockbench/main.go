@@ -156,6 +156,7 @@ func run(c *Config) (*Report, error) {
 		{"6", benchTracemergeManyRanks},
 		{"6", benchTracemergeParallel},
 		{"6", benchTracemergeParallelP2P},
+		{"6", benchTracemergeParallelK8},
 		{"7", benchExec},
 		{"8", benchGoTest},
 		{"9", benchApps},

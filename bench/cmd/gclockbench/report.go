@@ -173,7 +173,7 @@ What the rows mean:
    injected truth (trace.Injection.TrueTime), and how far the MPI_Init model alone has
    drifted by MPI_Finalize; the time the library adds to MPI_Init and MPI_Finalize.
 5. Clock sync on the simulated network (cmd/clocksim), and a simulated hour at 16,384 ranks with resyncs on random-walk clocks (clocksim -long).
-6. tracemerge throughput and peak memory (also one process on 16,384 ranks against 8 ranks, the same events, default outputs); parallel tracemerge (K=2 under mpirun and mpiexec.mpich over K=1, and with one core per process under mpirun, 1024 ranks; a halo run with the point-to-point analysis partitioned by receiving rank).
+6. tracemerge throughput and peak memory (also one process on 16,384 ranks against 8 ranks, the same events, default outputs); parallel tracemerge (K=2 under mpirun and mpiexec.mpich over K=1, and with one core per process under mpirun, 1024 ranks; a halo run with the point-to-point analysis partitioned by receiving rank; K=8 oversubscribed on a 1024-rank halo run: every process's peak RSS over K=1's and the bytes process 0 receives over the rank files' size, issue 37).
 7. Preload cost in a process that never calls MPI_Init.
 8. Key ` + "`go test -bench`" + ` lines of trace, merge and clocksync.
 9. Application wall time with and without the preload (the programs' own loop times): a
