@@ -71,16 +71,30 @@ func (w *World) do(fn func()) {
 	<-ch
 }
 
-// Send sends b to rank dest with tag. Small messages go by MPI_Send;
-// larger ones by MPI_Isend and MPI_Test polled with growing sleeps (up to
-// 100 µs), so a sender waiting for its receiver does not spin on a core.
-// b must not change until Send returns.
+// eagerMax is the largest message Send hands to a blocking MPI_Send: one
+// every MPI sends eagerly (it completes without the receiver posting its
+// receive). A blocking MPI_Send that waits for its receiver (rendezvous)
+// holds the process's only MPI thread, so the process cannot post the
+// receive that would let its own peer's send complete: two processes
+// sending each other such a message at the same time wait forever. Open
+// MPI's shared memory (vader) sends by rendezvous above 4096 bytes minus
+// its largest header (≈ 4040 bytes of payload), and a 4080-byte message
+// (30 events) crossing another hung the partitioned tracemerge
+// (docs/benchmarks.md, 2026-11-28, sixth session). MPICH's and Open MPI's
+// other transports send eagerly up to 12–64 KiB.
+const eagerMax = 1024
+
+// Send sends b to rank dest with tag. Small messages (at most eagerMax
+// bytes) go by MPI_Send; larger ones by MPI_Isend and MPI_Test polled with
+// growing sleeps (up to 100 µs), so a sender waiting for its receiver
+// neither holds the MPI thread (other goroutines keep receiving) nor spins
+// on a core. b must not change until Send returns.
 func (w *World) Send(dest, tag int, b []byte) error {
 	if len(b) > 1<<30 {
 		return fmt.Errorf("mpirt: message of %d bytes too large", len(b))
 	}
 	var rc int
-	if len(b) <= 4096 {
+	if len(b) <= eagerMax {
 		w.do(func() { rc = send(b, dest, tag) })
 	} else {
 		w.sendMu.Lock() // one nonblocking send at a time
