@@ -255,7 +255,8 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 // runPart is process 0's partitioned pass (the plan sent already).
 func (a *analyzer) runPart(pl *partPlan) error {
 	d := a.dist
-	net := &partNet{t: d.T, me: 0, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, 32)}
+	net := newPartNet(d.T, 0)
+	defer net.stopWatch()
 	decs := pl.decoders(len(a.rn.Ranks))
 	a.startWindow(math.Inf(1)) // runStart is known (partPlanFor)
 	for _, p := range decs {
@@ -314,7 +315,8 @@ func (a *analyzer) servePart(pl *partPlan, d *Dist) error {
 		return errors.New("parallel analysis: this process sees another run start than process 0 (different files?)")
 	}
 	a.startWindow(math.Inf(1))
-	net := &partNet{t: d.T, me: d.Me, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, 32)}
+	net := newPartNet(d.T, d.Me)
+	defer net.stopWatch()
 	decs := pl.decoders(len(a.rn.Ranks))
 	roles := &partRoles{}
 	if lo, hi := ownedBlock(d.Me, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {

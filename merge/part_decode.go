@@ -136,7 +136,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		cur = rd
 		for _, c := range cons {
 			for c.acked < cur-partAhead && !c.eos {
-				m, err := c.ack.get()
+				m, err := c.ack.get(cur - partAhead)
 				if err != nil {
 					return err
 				}
@@ -281,7 +281,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	// Every consumer's last acknowledgement, so no message is left.
 	for _, c := range cons {
 		for !c.eos {
-			m, err := c.ack.get()
+			m, err := c.ack.get(last)
 			if err != nil {
 				return err
 			}

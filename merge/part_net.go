@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // partHdr heads every message: kind and payload length, the round of the
@@ -45,14 +46,20 @@ type partMsg struct {
 
 // inbox is an unbounded queue of one (source, tag) stream.
 type inbox struct {
-	mu   sync.Mutex
-	cond *sync.Cond
-	q    []partMsg
-	err  error
+	mu       sync.Mutex
+	cond     *sync.Cond
+	q        []partMsg
+	err      error
+	src, tag int
+	// The reader's wait, for the watchdog (part_watch.go): waiting while
+	// in get with nothing queued, since when, for which round.
+	waiting     bool
+	round       int32
+	since, said time.Time
 }
 
-func newInbox() *inbox {
-	b := &inbox{}
+func newInbox(src, tag int) *inbox {
+	b := &inbox{src: src, tag: tag}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
@@ -73,11 +80,17 @@ func (b *inbox) fail(err error) {
 	b.cond.Broadcast()
 }
 
-func (b *inbox) get() (partMsg, error) {
+// get returns the stream's next message, waiting for it; round is what
+// the reader waits for (-1: the end record), for the watchdog.
+func (b *inbox) get(round int32) (partMsg, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for len(b.q) == 0 && b.err == nil {
-		b.cond.Wait()
+	if len(b.q) == 0 && b.err == nil {
+		b.waiting, b.round, b.since = true, round, time.Now()
+		for len(b.q) == 0 && b.err == nil {
+			b.cond.Wait()
+		}
+		b.waiting = false
 	}
 	if len(b.q) == 0 {
 		return partMsg{}, b.err
@@ -97,6 +110,7 @@ type partNet struct {
 	boxes     map[[2]int]*inbox
 	listening map[[2]int]bool
 	free      chan []GEvent // spent event buffers, for reuse
+	watch     watchState
 }
 
 // getBuf returns an empty event buffer (a spent one when there is one).
@@ -146,7 +160,7 @@ func (n *partNet) box(src, tag int) *inbox {
 	k := [2]int{src, tag}
 	b := n.boxes[k]
 	if b == nil {
-		b = newInbox()
+		b = newInbox(src, tag)
 		n.boxes[k] = b
 	}
 	return b
@@ -164,6 +178,7 @@ func (n *partNet) send(dest, tag int, h partHdr, ev []GEvent, body []byte) error
 	}
 
 	h.n = len(p)
+	defer n.sending(dest, tag, h.round, len(p))()
 	if err := n.t.Send(dest, tag, h.bytes()); err != nil {
 		return fmt.Errorf("parallel analysis: sending to process %d: %w", dest, err)
 	}

@@ -21,7 +21,7 @@ type partSource struct {
 // fill reads messages until the producer is done with round r.
 func (s *partSource) fill(r int32, last int32) error {
 	for s.done < r && !s.eos {
-		m, err := s.box.get()
+		m, err := s.box.get(r)
 		if err != nil {
 			return err
 		}

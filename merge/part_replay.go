@@ -436,7 +436,7 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 	var dec partDecEnd
 	first := true
 	for _, p := range decs {
-		m, err := net.listen(p, tagEndDec).get()
+		m, err := net.listen(p, tagEndDec).get(-1)
 		if err != nil {
 			return err
 		}
@@ -484,7 +484,7 @@ func (a *analyzer) partEnds(pl *partPlan, net *partNet, decs []int) error {
 	}
 	a.m.dupes += dec.Dupes
 	for q := pl.owner0; q < pl.procs; q++ {
-		m, err := net.listen(q, tagEndOwn).get()
+		m, err := net.listen(q, tagEndOwn).get(-1)
 		if err != nil {
 			return err
 		}
