@@ -228,7 +228,7 @@ type RankBound struct {
 	// violated.
 	Limited      int `json:"limited"`
 	LimitedFacts int `json:"limited_facts"` // facts in the cells of the Limited stations
-	// MaxShiftNS: the largest move of the refinement (correct.ClockRefined), and
+	// MaxShiftNS: the largest move of the refinement (--clock refined), and
 	// the knots it moved.
 	MaxShiftNS float64 `json:"max_shift_ns"`
 	Moved      int     `json:"moved_points"` // knots of the move that are not 0

@@ -64,7 +64,7 @@ func TestAccuracy_NonLinearInjectionIsExactlyTheChordError(t *testing.T) {
 // TestAccuracy_ResyncHoldsNonLinearClocks: the same non-linear clocks with
 // resync epochs (GCLOCK_RESYNC default, 2 s, adapted) and tracemerge's
 // default model through the knots (a cubic spline with kinks where a
-// frequency step shows, merge/offsetmodel.go): every corrected timestamp
+// frequency step shows, merge/correct/offsetmodel.go): every corrected timestamp
 // within 2 µs of the truth (issue 10's goal) for a 1 ppm frequency step, a
 // 20 µs / 20 s sine and a random-walk frequency at 2 and 4 ranks on 2
 // emulated nodes, a linear injection within 0.1 µs (beyond what the sync
