@@ -34,8 +34,8 @@ const (
 	// timebases that are seconds apart, see RawShift).
 	ClockRaw
 	// ClockRefined is ClockInterp moved, where the trace's happened-before
-	// facts say it must, to the nearest clock they allow (refine.go;
-	// Options.Refine carries the moves a first pass computed).
+	// facts say it must, to the nearest clock they allow (merge/refine.go;
+	// merge.Options.Refine carries the moves a first pass computed).
 	ClockRefined
 	// ClockLinear is ClockInterp with straight lines between the knots
 	// (the interp of issue 10, before the smooth model of issue 38).
@@ -585,7 +585,7 @@ func (c *Corrector) knotCurve(t int64) float64 {
 }
 
 // SetOrigin makes Global and Raw return ns relative to origin (ns in rank
-// 0's timebase; see RunOrigin).
+// 0's timebase; see merge.RunOrigin).
 func (c *Corrector) SetOrigin(origin int64) { c.origin = origin }
 
 // Origin is the origin set by SetOrigin (0: absolute times).
