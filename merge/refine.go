@@ -620,7 +620,7 @@ func RefinedOptions(opt Options, first *Result) Options {
 
 // RankBoundNS is rank's typical bound (0 for rank 0, the reference): from
 // the happened-before facts where the trace has some about it, else the
-// median of its clock error bars (errorbars.go), else its sync-path bound
+// median of its clock error bars (errorbars_summary.go), else its sync-path bound
 // at the knots; -1 when none is known.
 func (q *ClockQuality) RankBoundNS(rank int32) float64 {
 	if rank == 0 {

@@ -247,7 +247,7 @@ type ClockQuality struct {
 	SyncBounds  []float64 `json:"sync_bounds_ns,omitempty"`
 	SyncBoundNS float64   `json:"sync_bound_ns"` // largest of SyncBounds, ns (-1: none known)
 	// ErrorBars: per rank, the estimated error of its corrected
-	// timestamps over the run (errorbars.go; the per-event values are
+	// timestamps over the run (errorbars_summary.go; the per-event values are
 	// events.csv's enter_err_ns and exit_err_ns). errBars indexes their
 	// medians by world rank (-1: unknown).
 	ErrorBars []RankErrorBars `json:"error_bars,omitempty"`
