@@ -174,6 +174,18 @@ func (v *rcVec) trim() {
 // about the segments in the rank's ring (at most rcVecK+2 entries
 // each): the live ones and those between them that died out of order.
 
+// A record of one entry and nothing else (other 0, total the entry's
+// amount: most wait states have a single cause) is not put in the ring:
+// it lives in rcRank.one, parallel to the segment ring, at its
+// segment's slot, and the segment names it rcResOne. It dies with its
+// segment; storing it is two writes instead of a ring record of three
+// entries and the tail's upkeep. rcResOne is never a ring record's
+// name: a ring record never starts two entries before the array's end
+// (vecReserve), so never at a position 2^32·k − 2.
+
+// rcResOne names a segment's record kept in rcRank.one.
+const rcResOne = ^uint32(0)
+
 // vecAbs returns the absolute position of r's record named res.
 func (r *rcRank) vecAbs(res uint32) uint64 {
 	return r.vecHead - uint64(uint32(r.vecHead)-(res-1))
@@ -184,9 +196,15 @@ func (r *rcRank) vecPhys(res uint32) uint64 {
 	return r.vecAbs(res) & uint64(len(r.vecs)-1)
 }
 
-// vecLoad reads r's record named res into v (v's entries reuse its
-// slice).
-func (r *rcRank) vecLoad(res uint32, v *rcVec) {
+// vecLoad reads r's record named res, of its segment at position seg,
+// into v (v's entries reuse its slice).
+func (r *rcRank) vecLoad(res uint32, seg uint64, v *rcVec) {
+	if res == rcResOne {
+		e := r.one[seg&uint64(len(r.segs)-1)]
+		v.other, v.total = 0, e.amt
+		v.ent = append(v.ent[:0], e)
+		return
+	}
 	q := r.vecPhys(res)
 	n := int(r.vecs[q+1].cause)
 	v.other, v.total = r.vecs[q].amt, r.vecs[q+1].amt
@@ -197,11 +215,13 @@ func (r *rcRank) vecLoad(res uint32, v *rcVec) {
 // names it there.
 func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	g := r.seg(seg)
-	if g.res != 0 { // the segment's record is the last one: overwrite it
-		a := r.vecAbs(g.res)
-		if a+2+uint64(r.vecs[a&uint64(len(r.vecs)-1)+1].cause) == r.vecHead {
-			r.vecHead = a
-		}
+	if g.res != 0 && g.res != rcResOne {
+		r.vecDrop(g.res)
+	}
+	if len(v.ent) == 1 && v.other == 0 && v.total == v.ent[0].amt && len(r.one) == len(r.segs) {
+		r.one[seg&uint64(len(r.segs)-1)] = v.ent[0]
+		g.res = rcResOne
+		return
 	}
 	need := uint64(len(v.ent) + 2)
 	a := r.vecReserve(need)
@@ -216,6 +236,16 @@ func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	g.res = uint32(a + 1)
 }
 
+// vecDrop frees the ring record named res, which a new record of its
+// segment replaces, when it is the last one (else the tail frees it
+// once it reaches it).
+func (r *rcRank) vecDrop(res uint32) {
+	a := r.vecAbs(res)
+	if a+2+uint64(r.vecs[a&uint64(len(r.vecs)-1)+1].cause) == r.vecHead {
+		r.vecHead = a
+	}
+}
+
 // vecReserve returns the position of a record of need entries at the
 // head: not wrapping around the array's end, and with the ring's room
 // for it (moving the tail past dead records, or doubling).
@@ -223,11 +253,12 @@ func (r *rcRank) vecReserve(need uint64) uint64 {
 	for {
 		l := uint64(len(r.vecs))
 		h := r.vecHead
-		size := need
-		// A record never starts at the array's last entry, so never
-		// at a position 2^32·k − 1, which res would name 0 ("none").
-		if ph := h & (l - 1); l == 0 || ph+need > l {
-			size = l - ph // a pad to the end (none while empty)
+		size, pad := need, false
+		// A record never starts at the array's last two entries, so
+		// never at a position 2^32·k − 1 or 2^32·k − 2, which res would
+		// name 0 ("none") or rcResOne.
+		if ph := h & (l - 1); l == 0 || ph+need > l || ph+2 == l {
+			size, pad = l-ph, l > 0 // a pad to the end (none while empty)
 		}
 		if l == 0 || h+size-r.vecTail > l {
 			// Free in bursts (a quarter of the ring when the records
@@ -239,7 +270,7 @@ func (r *rcRank) vecReserve(need uint64) uint64 {
 			}
 			continue
 		}
-		if size != need {
+		if pad {
 			r.vecs[h&(l-1)] = rcEnt{cause: -int64(size)}
 			r.vecHead += size
 			continue
@@ -331,6 +362,7 @@ type rcRegStat struct {
 type rcRank struct {
 	rank      int32
 	segs      []rcSeg // ring; position p lives at segs[p&(len-1)]
+	one       []rcEnt // parallel to segs: a segment's record of one entry (rcResOne)
 	n         uint64  // segments appended
 	started   bool
 	lastExit  float64
@@ -648,7 +680,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), peerMaxT: math.Inf(-1)}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), one: make([]rcEnt, 16), peerMaxT: math.Inf(-1)}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -658,10 +690,10 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 // Prefetch implements Prefetcher: the point-to-point stream the root-cause
 // stream drives asks for e's rank state (see P2PStream.Prefetch), and
 // the stream for the slots of the rank's segment ring that e's region
-// and call will take and for the head of its attribution ring. Each
-// ring is a few hundred KB at a few ranks, so a slot written a ring
-// ago has left the cache: its line was about a tenth of the stream's
-// time.
+// and call will take and for the call's slot of its records of one
+// entry. Each ring is a few hundred KB at a few ranks, so a slot
+// written a ring ago has left the cache: its line was about a tenth of
+// the stream's time.
 func (s *RootCauseStream) Prefetch(e *GEvent) {
 	s.p2p.Prefetch(e)
 	if e.Rank < 0 || int(e.Rank) >= len(s.ranks) {
@@ -671,9 +703,10 @@ func (s *RootCauseStream) Prefetch(e *GEvent) {
 	if r == nil {
 		return
 	}
-	prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&uint64(len(r.segs)-1)])))
-	if len(r.vecs) > 0 {
-		prefetchEvent(uintptr(unsafe.Pointer(&r.vecs[r.vecHead&uint64(len(r.vecs)-1)])))
+	m := uint64(len(r.segs) - 1)
+	prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&m])))
+	if len(r.one) == len(r.segs) { // the call's slot after a compute region
+		prefetchEvent(uintptr(unsafe.Pointer(&r.one[(r.n+1)&m])))
 	}
 }
 
@@ -816,6 +849,13 @@ func (s *RootCauseStream) pushSlow(r *rcRank) {
 			ns[p&uint64(len(ns)-1)] = r.segs[p&uint64(len(r.segs)-1)]
 		}
 		r.segs = ns
+		if len(r.one) > 0 { // its records of one entry, in step
+			no := make([]rcEnt, len(ns))
+			for p := r.n - uint64(len(r.one)); p < r.n; p++ {
+				no[p&uint64(len(no)-1)] = r.one[p&uint64(len(r.one)-1)]
+			}
+			r.one = no
+		}
 	}
 	if p := r.n; p >= uint64(len(r.segs)) {
 		if o := p - uint64(len(r.segs)); o >= r.cp.from { // about to be overwritten
@@ -1346,7 +1386,7 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	if vec != nil {
 		if g.res != 0 {
 			old := &s.vecB
-			a.vecLoad(g.res, old)
+			a.vecLoad(g.res, pa, old)
 			for _, e := range vec.ent {
 				old.add(e.cause, e.amt)
 			}
@@ -1422,6 +1462,17 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 		sd.W += g.wait
 		if g.res == 0 {
 			sd.unres += g.wait
+			continue
+		}
+		if g.res == rcResOne { // as a ring record of one entry reads
+			e := b.one[p&uint64(len(b.segs)-1)]
+			if !(e.amt > 0) {
+				sd.unres += g.wait
+				continue
+			}
+			f := g.wait / e.amt
+			sd.propAdd(e.cause, f*e.amt)
+			sd.small += f * 0 // its other (f*0 is not 0 when f is infinite)
 			continue
 		}
 		q := b.vecPhys(g.res)
