@@ -375,12 +375,20 @@ type rcRank struct {
 	peerIx    map[int32]int32
 	peerMaxT  float64     // the latest time of a synchronisation with a partner (−Inf: none)
 	comms     []rcCommRef // communicators with an N×N sync of this rank
-	cp        rcPath
-	firstT    float64
-	vecs      []rcEnt    // ring of the attributions of wait states (vecStore)
-	vecHead   uint64     // absolute position of the next record in vecs
-	vecTail   uint64     // absolute position of the oldest record kept
-	lastColl  [2]*rcColl // the communicators of the rank's last collectives, latest first (programs alternate between two)
+	// topComm is the communicator of the rank's latest N×N
+	// synchronisation (the largest rcComm.t) when every other one's is
+	// strictly earlier (secondT at least any other's time), at topPos;
+	// nil when not known (lastSync then searches every communicator).
+	topComm  *rcComm
+	topPos   int32
+	topT     float64
+	secondT  float64
+	cp       rcPath
+	firstT   float64
+	vecs     []rcEnt    // ring of the attributions of wait states (vecStore)
+	vecHead  uint64     // absolute position of the next record in vecs
+	vecTail  uint64     // absolute position of the oldest record kept
+	lastColl [2]*rcColl // the communicators of the rank's last collectives, latest first (programs alternate between two)
 }
 
 // rcPeer is a rank's last two point-to-point synchronisations with one
@@ -1164,6 +1172,52 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 			}
 		}
 	}
+	for i, m := range c.members {
+		if rs := s.rankIf(m); rs != nil {
+			rs.noteSync(c, int32(i))
+		}
+	}
+}
+
+// noteSync keeps r's latest communicator (topComm) after c, at r's
+// place pos, synchronised at c.t.
+func (r *rcRank) noteSync(c *rcComm, pos int32) {
+	switch t := c.t; {
+	case r.topComm == c && t >= r.topT:
+		r.topT = t
+	case r.topComm != nil && r.topComm != c && t > r.topT:
+		r.secondT = r.topT // ≥ every other one's
+		r.topComm, r.topPos, r.topT = c, pos, t
+	case r.topComm != nil && r.topComm != c && t <= r.topT:
+		r.secondT = max(r.secondT, t)
+	default: // the latest one went back in time, NaN, or none yet
+		r.findTop()
+	}
+}
+
+// findTop finds r's latest communicator among all of them (rare:
+// noteSync keeps it).
+func (r *rcRank) findTop() {
+	r.topComm, r.topT, r.secondT = nil, math.Inf(-1), math.Inf(-1)
+	top := -1
+	for k, ref := range r.comms {
+		t := ref.c.t
+		if t != t || !ref.c.valid {
+			r.topComm = nil
+			return
+		}
+		if top < 0 || t > r.topT {
+			if top >= 0 {
+				r.secondT = max(r.secondT, r.topT)
+			}
+			top, r.topT = k, t
+		} else {
+			r.secondT = max(r.secondT, t)
+		}
+	}
+	if top >= 0 {
+		r.topComm, r.topPos = r.comms[top].c, r.comms[top].pos
+	}
 }
 
 // commPos returns r's place in c (−1: not a member): from r's list of
@@ -1246,6 +1300,13 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
 	cbest := math.Inf(-1)
 	var ca, cb uint64
+	if c := a.topComm; c != nil && c.t > a.secondT && c.last[a.topPos] <= ea {
+		// the latest communicator, strictly: the search would take it
+		if j := b.commPos(c); j >= 0 && c.last[j] <= eb {
+			cbest, ca, cb = c.t, c.last[a.topPos], c.last[j]
+			goto peers
+		}
+	}
 	for _, ref := range a.comms {
 		c, i := ref.c, int(ref.pos)
 		if !c.valid || c.t <= cbest || c.last[i] > ea {
@@ -1257,6 +1318,7 @@ func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64)
 		}
 		cbest, ca, cb = c.t, c.last[i], c.last[j]
 	}
+peers:
 	if len(a.peers) > 0 && !(a.peerMaxT < cbest) {
 		if h := a.peer(b.rank, false); h != nil {
 			best, found := math.Inf(-1), false
@@ -1334,17 +1396,18 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 		for i, x := range sd.tB { // regions are distinct: no search
 			if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
 				key := rcCauseKey(b.rank, int32(x.cause))
-				c := sd.cause[i]
+				sr := &sd.reg[i]
+				c := sr.cause
 				if c == nil {
 					c = s.cause(key)
-					sd.cause[i] = c
+					sr.cause = c
 				}
 				c.direct += scale * d
 				c.delay += d
 				c.waits++
 				s.maxDirect = max(s.maxDirect, c.direct)
-				if !sd.ivDone[i] && s.noteIv(c, sd.span[i][0], sd.span[i][1]) {
-					sd.ivDone[i] = true // the side's other waiters add nothing
+				if !sr.ivDone && s.noteIv(c, sr.span[0], sr.span[1]) {
+					sr.ivDone = true // the side's other waiters add nothing
 				}
 				vec.ent = append(vec.ent, rcEnt{key, scale * d})
 				vec.total += scale * d
@@ -1371,7 +1434,9 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 			vec.other += o
 			vec.total += o
 		}
-		vec.trim()
+		if len(vec.ent) > rcVecK {
+			vec.trim()
+		}
 		s.noDelay += w - scale*(D+sd.W)
 	} else {
 		s.noDelay += w
@@ -1383,7 +1448,11 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	// propagating wait state.
 	g := a.seg(pa)
 	g.wait = min(g.dur, g.wait+w)
-	if vec != nil {
+	if vec != nil && g.res == 0 && len(vec.ent) == 1 && vec.other == 0 && vec.total == vec.ent[0].amt && len(a.one) == len(a.segs) {
+		// one cause, the call's first record (vecStore's slot, inlined)
+		a.one[pa&uint64(len(a.segs)-1)] = vec.ent[0]
+		g.res = rcResOne
+	} else if vec != nil {
 		if g.res != 0 {
 			old := &s.vecB
 			a.vecLoad(g.res, pa, old)
@@ -1412,9 +1481,7 @@ type rcSide struct {
 	sb, pb uint64
 	gen    uint64
 	tB     []rcEnt         // region (in cause) -> time, wait states excluded
-	span   [][2]float64    // parallel to tB: the region's first start, last end
-	cause  []*rcCause      // parallel to tB: the cause (rank b, region) once looked up
-	ivDone []bool          // parallel to tB: its delay's interval was kept (noteIv)
+	reg    []rcSideReg     // parallel to tB
 	W      float64         // b's wait states in the interval
 	prop   []rcEnt         // what b's wait states pass on, per cause (first seen first)
 	propIx map[int64]int32 // prop's index once it is long (propAdd)
@@ -1424,6 +1491,13 @@ type rcSide struct {
 	unres  float64         // b's wait states without causes per unit of scale
 	scale  float64         // Σ scale over the waiters so far
 	live   bool
+}
+
+// rcSideReg is what a side keeps of one of its regions besides its time.
+type rcSideReg struct {
+	span   [2]float64 // the region's first start, last end
+	cause  *rcCause   // the cause (rank b, region) once looked up
+	ivDone bool       // its delay's interval was kept (noteIv)
 }
 
 // sideOf returns b's side for its call pb since sb, computing it when it
@@ -1436,7 +1510,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	}
 	s.flushSide()
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
-	sd.tB, sd.top, sd.span, sd.cause, sd.ivDone = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0], sd.ivDone[:0]
+	sd.tB, sd.top, sd.reg = sd.tB[:0], sd.top[:0], sd.reg[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
 	sd.prop = sd.prop[:0]
 	if sd.propIx != nil {
@@ -1489,19 +1563,19 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	for _, reg := range s.touchedB {
 		if s.tB[reg] != 0 {
 			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
-			sd.span = append(sd.span, [2]float64{s.fromB[reg], s.toB[reg]})
-			sd.cause = append(sd.cause, nil)
-			sd.ivDone = append(sd.ivDone, false)
+			sd.reg = append(sd.reg, rcSideReg{span: [2]float64{s.fromB[reg], s.toB[reg]}})
 		}
 		s.tB[reg] = 0
 	}
-	sd.top = entsAppendSorted(sd.top, sd.prop)
-	slices.SortFunc(sd.top, func(x, y rcEnt) int {
-		if x.amt != y.amt {
-			return cmp.Compare(y.amt, x.amt)
-		}
-		return cmp.Compare(x.cause, y.cause)
-	})
+	if len(sd.prop) > 0 { // b's wait states pass something on
+		sd.top = entsAppendSorted(sd.top, sd.prop)
+		slices.SortFunc(sd.top, func(x, y rcEnt) int {
+			if x.amt != y.amt {
+				return cmp.Compare(y.amt, x.amt)
+			}
+			return cmp.Compare(x.cause, y.cause)
+		})
+	}
 	sd.rest = sd.small
 	if len(sd.top) > rcVecK {
 		for _, e := range sd.top[rcVecK:] {
