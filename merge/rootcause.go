@@ -442,6 +442,7 @@ type rcComm struct {
 	members []int32
 	index   map[int32]int32 // world rank -> comm rank (nil: identity)
 	last    []uint64        // per comm rank: first segment after the call
+	ranks   []*rcRank       // per comm rank: the rank's state (syncComm)
 	t       float64
 	valid   bool
 }
@@ -720,9 +721,14 @@ func (s *RootCauseStream) Prefetch(e *GEvent) {
 
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *GEvent) error {
-	r := s.rank(e.Rank)
+	var r *rcRank
+	if uint32(e.Rank) < uint32(len(s.ranks)) { // a known rank: no call
+		r = s.ranks[e.Rank]
+	}
 	if r == nil {
-		return nil
+		if r = s.rank(e.Rank); r == nil {
+			return nil
+		}
 	}
 	if !e.Continuation() {
 		s.addCall(r, e)
@@ -1172,26 +1178,26 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 			}
 		}
 	}
-	for i, m := range c.members {
-		if rs := s.rankIf(m); rs != nil {
-			rs.noteSync(c, int32(i))
+	if c.ranks == nil {
+		c.ranks = make([]*rcRank, len(c.members))
+		for i, m := range c.members {
+			c.ranks[i] = s.rankIf(m)
 		}
 	}
-}
-
-// noteSync keeps r's latest communicator (topComm) after c, at r's
-// place pos, synchronised at c.t.
-func (r *rcRank) noteSync(c *rcComm, pos int32) {
-	switch t := c.t; {
-	case r.topComm == c && t >= r.topT:
-		r.topT = t
-	case r.topComm != nil && r.topComm != c && t > r.topT:
-		r.secondT = r.topT // ≥ every other one's
-		r.topComm, r.topPos, r.topT = c, pos, t
-	case r.topComm != nil && r.topComm != c && t <= r.topT:
-		r.secondT = max(r.secondT, t)
-	default: // the latest one went back in time, NaN, or none yet
-		r.findTop()
+	// Each member's latest communicator (rcRank.topComm) after c.
+	for i, r := range c.ranks {
+		switch {
+		case r == nil:
+		case r.topComm == c && t >= r.topT:
+			r.topT = t
+		case r.topComm != nil && r.topComm != c && t > r.topT:
+			r.secondT = r.topT // ≥ every other one's
+			r.topComm, r.topPos, r.topT = c, int32(i), t
+		case r.topComm != nil && r.topComm != c && t <= r.topT:
+			r.secondT = max(r.secondT, t)
+		default: // the latest one went back in time, NaN, or none yet
+			r.findTop()
+		}
 	}
 }
 
