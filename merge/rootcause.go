@@ -1411,7 +1411,9 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 				c.direct += scale * d
 				c.delay += d
 				c.waits++
-				s.maxDirect = max(s.maxDirect, c.direct)
+				if !(c.direct <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
+					s.maxDirect = max(s.maxDirect, c.direct)
+				}
 				if !sr.ivDone && s.noteIv(c, sr.span[0], sr.span[1]) {
 					sr.ivDone = true // the side's other waiters add nothing
 				}
