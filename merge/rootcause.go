@@ -41,11 +41,13 @@ package merge
 //
 // Memory per rank (docs/explanation/rootcause.md, "What the analysis
 // keeps per rank"): a ring of the rank's last segments (regions and
-// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), a ring of
-// the attributions of the wait states in those segments (at most
-// rcVecK+2 entries of 16 bytes per segment, plus those that died out of
-// order until the tail passes them, in a power of two), its last two synchronisations with each partner (a flat
-// list), its count and time per region (16 bytes a region, by region;
+// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), beside it a
+// slot of 16 bytes per segment for an attribution of one cause (most
+// of them), a ring of the other attributions of the wait states in
+// those segments (at most rcVecK+2 entries of 16 bytes per segment,
+// plus those that died out of order until the tail passes them, in a
+// power of two), its last two synchronisations with each partner (a
+// flat list), its count and time per region (16 bytes a region, by region;
 // the pcs of regions are interned once per layout, shared by the ranks
 // that load the program at the same addresses) and its critical-path
 // state (its own part since its last wait, and a place in the stream's
@@ -56,11 +58,14 @@ package merge
 //
 // Per event the work is: two region lookups in the stream's table (no
 // map), two segments appended to the ring, and the collective's instance
-// found among its communicator's few open ones; per wait state a look
-// at the two ranks' segments since their last synchronisation (the
-// delaying rank's side once for all the ranks that waited for the same
-// call since the same point), the attribution appended to the waiting
-// rank's ring, and one node of the critical path per waited-for call.
+// found among its communicator's few open ones; per wait state the
+// last synchronisation (the rank's latest communicator without a
+// search when it is strictly the latest: rcRank.topComm), a look at the
+// two ranks' segments since then (the delaying rank's side once for
+// all the ranks that waited for the same call since the same point),
+// the attribution stored in the waiting call's slot (one cause) or
+// appended to the waiting rank's ring, and one node of the critical
+// path per waited-for call.
 // The critical path's nodes and stays live in a flat arena named by
 // index, and a rank's own part of its path is summed from its ring only
 // when another rank's path takes it: the stream allocates almost
