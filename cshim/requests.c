@@ -180,8 +180,16 @@ static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_R
 	uintptr_t k = gclock_req_key(r);
 	gclock_req_slot *s;
 	if (!gclock_mt) {
-		int live;
-		s = gclock_req_walk(k, &live);
+		int live = 0;
+		/* the handle's home slot empty (the usual start): no entry of k
+		 * anywhere (below MPI_THREAD_MULTIPLE a chain has no hole and a
+		 * key sits in the first table whose window had room), and the
+		 * walk would return that slot */
+		s = &gclock_reqs[gclock_req_hash(k)];
+		if (GCK_LIKELY(s->key == GCK_KEY_EMPTY))
+			GCK_REQ_PROBE();
+		else
+			s = gclock_req_walk(k, &live);
 		/* the FIFO is looked at only when k is live or it holds
 		 * something (a FIFO entry of k with no table entry) */
 		if (GCK_UNLIKELY(live || (b != NULL && b->shq_head != b->shq_tail)) &&
