@@ -31,7 +31,8 @@ type filePool struct {
 	mu    sync.Mutex
 	open  int        // descriptors held
 	peak  int        // most held at once (tests)
-	idle  *list.List // *pooledFile open with no reader, least recent at the back
+	opens int        // files opened (tests)
+	idle  *list.List // *pooledFile open with no reader, most recent at the front
 	limit int        // 0: from RLIMIT_NOFILE
 	soft  int        // the limit from RLIMIT_NOFILE (0: not read yet)
 	freed *sync.Cond // a file became idle or was closed (cond)
@@ -109,7 +110,13 @@ func (p *filePool) reopen(pf *pooledFile) (*os.File, error) {
 			p.cond().Wait()
 			continue
 		}
-		old := p.idle.Remove(p.idle.Back()).(*pooledFile)
+		// the file read most recently makes room: the ranks' files are
+		// read in turn, so the least recent one is the next to be read
+		// again (closing it, every read of a run of more ranks than the
+		// limit opened its file again: 16,384 ranks, two opens a file);
+		// this way the files read first stay open and only the ranks
+		// beyond the limit open theirs again
+		old := p.idle.Remove(p.idle.Front()).(*pooledFile)
 		old.idle = nil
 		p.drop(old)
 	}
@@ -131,6 +138,7 @@ func (p *filePool) reopen(pf *pooledFile) (*os.File, error) {
 	}
 	pf.f = f
 	p.open++
+	p.opens++
 	p.peak = max(p.peak, p.open)
 	return f, nil
 }
