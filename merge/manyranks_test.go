@@ -38,18 +38,17 @@ func TestManyRanks_SameAnalysisWithEveryMemorySaving(t *testing.T) {
 
 // TestPcCacheLen_PowerOfTwoBoundedInTotal: the call-site cache of a rank
 // is a power of two (it is indexed by a mask), 256 up to 256 ranks, never
-// below 64, and all ranks' caches together stay near 2^16 slots down to
-// that floor.
+// below 16, and all ranks' caches together stay near 2^16 slots.
 func TestPcCacheLen_PowerOfTwoBoundedInTotal(t *testing.T) {
 	for _, n := range []int{0, 1, 8, 256, 257, 1024, 4096, 16384, 1 << 20} {
 		l := pcCacheLen(n)
-		if l&(l-1) != 0 || l < 64 || l > 256 {
-			t.Errorf("%d ranks: cache length %d, want a power of two in [64, 256]", n, l)
+		if l&(l-1) != 0 || l < 16 || l > 256 {
+			t.Errorf("%d ranks: cache length %d, want a power of two in [16, 256]", n, l)
 		}
 		if n <= 256 && l != 256 {
 			t.Errorf("%d ranks: cache length %d, want 256", n, l)
 		}
-		if n > 256 && l > 64 && l*n > 1<<16 {
+		if n > 256 && l > 16 && l*n > 1<<16 {
 			t.Errorf("%d ranks: %d slots in all, want at most 2^16 unless at the floor", n, l*n)
 		}
 	}
