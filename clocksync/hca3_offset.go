@@ -20,7 +20,7 @@ import (
 // epoch's model, relative to the reference), so the partner's clock the
 // client measures against keeps drifting correctly during the few
 // milliseconds the tree takes; tracemerge interpolates the slope between
-// neighbouring knots (merge.Corrector).
+// neighbouring knots (correct.Corrector).
 type HCA3Offset struct {
 	Offset OffsetAlg
 	// Prior is this rank's latest model (offset to the reference as a

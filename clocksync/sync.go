@@ -472,7 +472,7 @@ func EndAnchor(cfg Config, t Transport, local Clock, res *Result) error {
 
 // anchorLoose reports whether an end anchor's bound (seconds) is too
 // loose to replace the fitted knot: above 1 µs and above 4 times the
-// fit's bound (the loose-knot rule of merge.NewCorrector). Unknown
+// fit's bound (the loose-knot rule of correct.NewCorrector). Unknown
 // bounds (< 0) and the reference (0) never are.
 func anchorLoose(anchorBound, fitBound float64) bool {
 	return fitBound > 0 && anchorBound > 1e-6 && anchorBound > 4*fitBound

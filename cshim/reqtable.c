@@ -248,6 +248,21 @@ static inline gclock_req_slot *gclock_req_find(uintptr_t k)
  * entry GCK_REQ_PROBES or more slots after the hole cannot have it on
  * its path: the scan ends there even when no slot is empty (a full table
  * whose later table could not be allocated). */
+static GCK_INLINE gclock_req_slot *gclock_req_find_unique(uintptr_t k)
+{
+	uint32_t h = gclock_req_hash(k);
+	for (uint32_t p = 0; p < GCK_REQ_PROBES; p++) {
+		gclock_req_slot *s = &gclock_reqs[(h + p) & (GCK_REQ_SLOTS - 1)];
+		uintptr_t sk = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		GCK_REQ_PROBE();
+		if (GCK_LIKELY(sk == k))
+			return s;
+		if (sk == GCK_KEY_EMPTY)
+			return NULL;
+	}
+	return gclock_req_find(k); /* a full window: the later tables too */
+}
+
 static __attribute__((noinline)) void gclock_req_shift(uint32_t i)
 {
 	const uint32_t mask = GCK_REQ_SLOTS - 1;

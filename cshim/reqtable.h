@@ -136,6 +136,10 @@ static inline gclock_req_slot *gclock_req_find_owned(uintptr_t k, const void *ow
  * first such handle in a call stands for. */
 static inline gclock_req_slot *gclock_req_find(uintptr_t k);
 
+/* gclock_req_find_unique is gclock_req_find while gclock_req_unique()
+ * holds (the caller checked): the first entry of k is its only one. */
+static GCK_INLINE gclock_req_slot *gclock_req_find_unique(uintptr_t k);
+
 /* gclock_req_drop frees the slot s of a completed or freed request; s may
  * hold another entry afterwards (a backward shift), so the caller reads
  * what it needs of s first. */

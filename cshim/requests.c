@@ -180,8 +180,16 @@ static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_R
 	uintptr_t k = gclock_req_key(r);
 	gclock_req_slot *s;
 	if (!gclock_mt) {
-		int live;
-		s = gclock_req_walk(k, &live);
+		int live = 0;
+		/* the handle's home slot empty (the usual start): no entry of k
+		 * anywhere (below MPI_THREAD_MULTIPLE a chain has no hole and a
+		 * key sits in the first table whose window had room), and the
+		 * walk would return that slot */
+		s = &gclock_reqs[gclock_req_hash(k)];
+		if (GCK_LIKELY(s->key == GCK_KEY_EMPTY))
+			GCK_REQ_PROBE();
+		else
+			s = gclock_req_walk(k, &live);
 		/* the FIFO is looked at only when k is live or it holds
 		 * something (a FIFO entry of k with no table entry) */
 		if (GCK_UNLIKELY(live || (b != NULL && b->shq_head != b->shq_tail)) &&
@@ -278,6 +286,47 @@ static inline int gclock_status_cancelled(const MPI_Status *st)
 #endif
 }
 
+static GCK_INLINE void gclock_completion_values(const gclock_shared_req *r, const MPI_Status *st, int32_t src,
+					      int32_t *peerp, int32_t *tagp, uint64_t *sentp, uint64_t *recvp)
+{
+	int32_t peer = r->peer, tag = r->tag;
+	uint64_t sent = 0, recv = 0;
+	switch (r->kind) {
+	case GCK_REQ_SEND:
+		sent = r->bytes;
+		if (st != NULL && gclock_status_cancelled(st)) {
+			tag = GCK_TAG_CANCELLED;
+			sent = 0;
+		}
+		break;
+	case GCK_REQ_RECV:
+		recv = r->bytes;
+		if (st != NULL && gclock_status_cancelled(st)) {
+			tag = GCK_TAG_CANCELLED;
+			recv = 0;
+		} else if (st != NULL) {
+			peer = src;
+			tag = st->MPI_TAG;
+			recv = peer == GCK_PEER_NULL ? 0 : gclock_status_bytes((MPI_Status *)st, r->bytes);
+		}
+		break;
+	case GCK_REQ_RMA_PUT: /* MPI_Rput, MPI_Raccumulate (rma.h) */
+		sent = r->bytes;
+		break;
+	case GCK_REQ_RMA_GET: /* MPI_Rget, MPI_Rget_accumulate */
+		recv = r->bytes;
+		break;
+	default: /* nonblocking collective: bytes were recorded at the start */
+		peer = 0;
+		tag = 0;
+		break;
+	}
+	*peerp = peer;
+	*tagp = tag;
+	*sentp = sent;
+	*recvp = recv;
+}
+
 static GCK_INLINE int gclock_complete_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request k, MPI_Status *st,
 					 uint32_t seq)
 {
@@ -285,39 +334,73 @@ static GCK_INLINE int gclock_complete_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Req
 	int32_t src = GCK_PEER_ANY;
 	if (!gclock_take_in(b, gclock_req_key(k), 0, st, &r, &src))
 		return 0;
-	int32_t peer = r.peer, tag = r.tag;
-	uint64_t sent = 0, recv = 0;
-	switch (r.kind) {
-	case GCK_REQ_SEND:
-		sent = r.bytes;
-		if (st != NULL && gclock_status_cancelled(st)) {
-			tag = GCK_TAG_CANCELLED;
-			sent = 0;
-		}
-		break;
-	case GCK_REQ_RECV:
-		recv = r.bytes;
-		if (st != NULL && gclock_status_cancelled(st)) {
-			tag = GCK_TAG_CANCELLED;
-			recv = 0;
-		} else if (st != NULL) {
-			peer = src;
-			tag = st->MPI_TAG;
-			recv = peer == GCK_PEER_NULL ? 0 : gclock_status_bytes(st, r.bytes);
-		}
-		break;
-	case GCK_REQ_RMA_PUT: /* MPI_Rput, MPI_Raccumulate (rma.h) */
-		sent = r.bytes;
-		break;
-	case GCK_REQ_RMA_GET: /* MPI_Rget, MPI_Rget_accumulate */
-		recv = r.bytes;
-		break;
-	default: /* nonblocking collective: bytes were recorded at the start */
-		peer = 0;
-		tag = 0;
-		break;
-	}
+	int32_t peer, tag;
+	uint64_t sent, recv;
+	gclock_completion_values(&r, st, src, &peer, &tag, &sent, &recv);
 	gclock_put_in(cx, b, 0, r.comm, seq, -1, peer, tag, r.id, sent, recv);
+	return 1;
+}
+
+static GCK_INLINE int gclock_complete_run_ok(const gclock_p2p *cx, const gclock_tbuf *b)
+{
+	return !gclock_skip(cx->op) && gclock_req_unique() && b->poll_n == 0;
+}
+
+static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, MPI_Request k,
+					   const MPI_Status *st, uint32_t seq)
+{
+	const uintptr_t key = gclock_req_key(k);
+	gclock_req_slot *s = gclock_req_find_unique(key);
+	gclock_shared_req r;
+	int32_t src = GCK_PEER_ANY;
+	if (fifo && b->shq_head != b->shq_tail) {
+		/* the thread's FIFO holds shared handles (MPICH: a send that
+		 * completed at once): the older of its entry and the table's,
+		 * as gclock_take_in decides */
+		gclock_shared_req *q = gclock_shq_find(b, key, 0);
+		if (q != NULL && (s == NULL || s->owner != (const void *)b || (int32_t)(q->id - s->id) < 0)) {
+			r = *q;
+			if (st != NULL && q->kind == GCK_REQ_RECV)
+				src = gclock_peer_of(q->peers, q->npeers, st->MPI_SOURCE);
+			gclock_shq_consume(b, q);
+			goto write;
+		}
+	}
+	if (s == NULL)
+		return 0;
+	r.bytes = s->bytes;
+	r.id = s->id;
+	r.comm = s->comm;
+	r.peer = s->peer;
+	r.tag = s->tag;
+	r.kind = s->kind;
+	if (st != NULL && s->kind == GCK_REQ_RECV)
+		src = gclock_peer_of(s->peers, s->npeers, st->MPI_SOURCE);
+	if (!s->persistent)
+		gclock_req_drop(s);
+write:;
+	int32_t peer, tag;
+	uint64_t sent, recv;
+	gclock_completion_values(&r, st, src, &peer, &tag, &sent, &recv);
+	gclock_event *e = &b->ev[b->n];
+#ifndef GCK_NO_INFLIGHT
+	if (seq == 0) {
+		/* the call's first record is the one gclock_fl_enter marked in
+		 * flight (slot n has not moved): unmarked before any exit field
+		 * goes in, as gclock_put_in does */
+		__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	}
+#endif
+	e->enter_ns = cx->t0;
+	e->callsite = (uint64_t)(uintptr_t)cx->ra;
+	e->comm = r.comm;
+	e->root = -1;
+	e->op = cx->op;
+	e->flags = 0;
+	e->peer = peer;
+	e->tag = tag;
+	gclock_put_exit(cx, b, e, seq, r.id, sent, recv);
 	return 1;
 }
 

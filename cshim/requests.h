@@ -117,6 +117,32 @@ static GCK_INLINE int gclock_complete(gclock_p2p *cx, MPI_Request k, MPI_Status 
 static GCK_INLINE int gclock_complete_in(gclock_p2p *cx, gclock_tbuf *b, MPI_Request k, MPI_Status *st,
 					 uint32_t seq);
 
+/* gclock_completion_values is what a completion's record keeps of request
+ * r (st: its status, NULL when none; src: the status's source as a world
+ * rank): peer, tag and bytes, the status's where it has them. */
+static GCK_INLINE void gclock_completion_values(const gclock_shared_req *r, const MPI_Status *st, int32_t src,
+					      int32_t *peer, int32_t *tag, uint64_t *sent, uint64_t *recv);
+
+/* ---- a multi-request call's completions in one run ------------------------
+ * gclock_complete_in takes each completion through gclock_take_in and
+ * gclock_put_in, which check per record what cannot change within a
+ * call. When gclock_complete_run_ok holds (the op is traced, every handle
+ * has at most one table entry and no run of polls is pending; a
+ * completion changes none of them), a Waitall/Testall writes its
+ * completions with gclock_complete_next instead: one table lookup (and
+ * the thread's FIFO of shared handles when it holds any, taking the older
+ * entry as gclock_take_in does) and one whole record each, the first of
+ * them over the record the call marked in flight (unmarked first, as
+ * gclock_put_in does). The same records either way. */
+static GCK_INLINE int gclock_complete_run_ok(const gclock_p2p *cx, const gclock_tbuf *b);
+/* gclock_complete_next records the completion of the request whose
+ * handle was k into b, as the call's record number seq (0: its first,
+ * the marked one); returns 1 if it was a tracked one. fifo (a constant
+ * at each call site): 0 when the caller found b's FIFO empty (no
+ * completion fills it), so the loop need not look at it again. */
+static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, MPI_Request k,
+					   const MPI_Status *st, uint32_t seq);
+
 /* gclock_forget drops the newest request of handle k unrecorded (the
  * positions of a Waitall beyond the scratch area, which are the newest
  * when request arrays are in start order). */

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/gclock/gclock/merge/callsite"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -23,7 +24,7 @@ type InstanceKey struct {
 // Options configure Analyze. The zero value analyses everything with the
 // interpolating clock model.
 type Options struct {
-	Clock ClockMode
+	Clock correct.ClockMode
 	// From and To bound the analysed window in ns relative to the run start
 	// (the earliest corrected MPI_Init exit). HasTo false means no end.
 	// Events go to sinks when their Enter lies in the window; instances are
@@ -47,8 +48,8 @@ type Options struct {
 	Progress func(done, total int64)
 	// Resolve resolves call sites; nil uses a fresh callsite.NewResolver().
 	Resolve *callsite.Resolver
-	// Refine holds ClockRefined's moves (Result.Refinement of a first
-	// pass with ClockInterp; RefinedAnalyze runs both).
+	// Refine holds correct.ClockRefined's moves (Result.Refinement of a first
+	// pass with correct.ClockInterp; RefinedAnalyze runs both).
 	Refine *Refinement
 	// CLC is the controlled-logical-clock repair to apply (clc.go; nil:
 	// none); CollectRepairs makes the pass list its collectives'
@@ -74,7 +75,7 @@ type Result struct {
 	// RunStartNS is the global time the window is relative to (ns
 	// relative to Analysis.OriginNS, like every global time).
 	RunStartNS float64
-	// Refinement is what ClockRefined would move (refine.go), computed
+	// Refinement is what correct.ClockRefined would move (refine.go), computed
 	// from this pass's happened-before facts.
 	Refinement *Refinement
 	// Repairs are the collectives' violations (Options.CollectRepairs),
@@ -88,7 +89,7 @@ type Result struct {
 // rankState is the per-rank state of one analysis pass.
 type rankState struct {
 	in      *RankInput
-	corr    *Corrector
+	corr    *correct.Corrector
 	shift   float64
 	commIdx []int32 // by Comm.Local: dense comm index, -1 unknown
 	commPos []int32 // by Comm.Local: position in the comm's members
@@ -239,7 +240,7 @@ func (p *Pass) PCName() func(pc uint64) string {
 
 // ErrorBar returns a function giving the estimated clock error (ns) of
 // the global time of world rank rank's local timestamp local: the rank's
-// Corrector.ErrorBar (-1: unknown, e.g. --clock raw or a rank without
+// correct.Corrector.ErrorBar (-1: unknown, e.g. --clock raw or a rank without
 // three knots; 0 for rank 0, the reference). Safe for concurrent use.
 func (p *Pass) ErrorBar() func(rank int32, local int64) float64 {
 	a := p.a
@@ -297,7 +298,7 @@ type analyzer struct {
 	runStart   float64
 	origin     int64 // RunOrigin: global float64 times are relative to it
 	problems   []string
-	looseKnots []string // Corrector.LooseKnots per rank
+	looseKnots []string // correct.Corrector.LooseKnots per rank
 	rep        repairs  // Options.CollectRepairs (metrics goroutine)
 	hb         *hbGrid  // happened-before facts (refine.go)
 	p2pHB      *hbGrid  // the point-to-point messages' facts (Pass.p2pFacts), merged into hb at the end
@@ -378,10 +379,10 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 			}
 		}
 		var note string
-		rs.corr, note = NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
+		rs.corr, note = correct.NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
 		rs.corr.SetOrigin(a.origin)
-		rs.corr.SetRefinement(opt.Refine, int32(ri.Rank))
-		rs.corr.SetCLC(opt.CLC, int32(ri.Rank))
+		rs.corr.SetRefinement(opt.Refine.Move(int32(ri.Rank), rs.corr.Origin()))
+		rs.corr.SetCLC(opt.CLC.Move(int32(ri.Rank)))
 		if note != "" {
 			fallback = append(fallback, rankNote{rank: ri.Rank, text: note})
 		}

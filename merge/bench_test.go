@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -131,7 +132,7 @@ func BenchmarkKWayMerge(b *testing.B) {
 				for _, s := range srcs {
 					s.Rewind()
 				}
-				res, err := Analyze(run, Options{Clock: ClockRaw})
+				res, err := Analyze(run, Options{Clock: correct.ClockRaw})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -147,9 +148,9 @@ func BenchmarkKWayMerge(b *testing.B) {
 func BenchmarkCorrect(b *testing.B) {
 	e0 := trace.Epoch{Index: 0, EndNS: 1e9, Model: trace.Model{T0: 1e9, Slope: 1e-6, Intercept: 1000}}
 	e1 := trace.Epoch{Index: 1, EndNS: 1e12, Model: trace.Model{T0: 1e12, Slope: 3e-6, Intercept: 5000}}
-	for _, mode := range []ClockMode{ClockInterp, ClockInit, ClockRaw} {
+	for _, mode := range []correct.ClockMode{correct.ClockInterp, correct.ClockInit, correct.ClockRaw} {
 		b.Run(mode.String(), func(b *testing.B) {
-			c, _ := NewCorrector(mode, []trace.Epoch{e0, e1}, 0)
+			c, _ := correct.NewCorrector(mode, []trace.Epoch{e0, e1}, 0)
 			var sink float64
 			for i := 0; i < b.N; i++ {
 				sink += c.Global(int64(i) * 997)

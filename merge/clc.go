@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/gclock/gclock/merge/correct"
 )
 
 // Controlled logical clock repair (issue 10 §4; after Scalasca's CLC,
@@ -147,6 +149,24 @@ func (c *CLC) Ranks() int {
 	return len(c.ranks)
 }
 
+// Move is rank's repair, to attach with correct.Corrector.SetCLC (nil: c is nil
+// or does not move rank).
+func (c *CLC) Move(rank int32) correct.Move {
+	if c == nil || c.ranks[rank] == nil {
+		return nil
+	}
+	return clcMove{c, rank}
+}
+
+// clcMove is one rank's repair (correct.Move).
+type clcMove struct {
+	c    *CLC
+	rank int32
+}
+
+// At is the rank's forward move at g (CLC.at).
+func (m clcMove) At(g float64) float64 { return m.c.at(m.rank, g) }
+
 // at is rank's forward move (ns, >= 0) at global time g (before the move):
 // the envelope max(0, max_k d_k - rate*|g - g_k|).
 func (c *CLC) at(rank int32, g float64) float64 {
@@ -168,7 +188,7 @@ func (c *CLC) at(rank int32, g float64) float64 {
 	return m
 }
 
-// factsPass is --clock refined's first pass (o: ClockInterp): the
+// factsPass is --clock refined's first pass (o: correct.ClockInterp): the
 // collectives' happened-before facts and, from a point-to-point stream
 // configured by popt, the messages' with rank 0 (Pass.p2pFacts). The
 // stream is a plain stream sink, not an AsyncSink: every message it
@@ -202,7 +222,7 @@ type RefinedPlan struct {
 }
 
 // PlanRefined runs the passes that --clock refined needs before its final
-// one: a pass with ClockInterp collecting the happened-before facts
+// one: a pass with correct.ClockInterp collecting the happened-before facts
 // (Options.Refine), then up to CLCPasses passes with the refinement (and
 // the repair so far) applied that list the clock-condition violations left,
 // collectives' and point-to-point, and add their repair (Options.CLC).
@@ -245,7 +265,7 @@ func PlanRefined(load func() (*Run, error), opt Options, popt P2POptions) (*Refi
 		return res, nil, nil
 	}
 	fo := opt
-	fo.Clock, fo.Capture, fo.Sinks, fo.StreamSinks, fo.Progress = ClockInterp, nil, nil, nil, nil
+	fo.Clock, fo.Capture, fo.Sinks, fo.StreamSinks, fo.Progress = correct.ClockInterp, nil, nil, nil, nil
 	r1, err := factsPass(load, fo, popt)
 	if err != nil {
 		return nil, fmt.Errorf("refinement pass: %w", err)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -72,8 +73,8 @@ func TestPlanRefined_RepairsWhatRefinementLeaves(t *testing.T) {
 		}
 		return res.Analysis.Clock.Violations, st.Result().Violations, c.ev
 	}
-	ci, pi, _ := count(Options{Clock: ClockInterp})
-	plan, err := PlanRefined(load, Options{Clock: ClockRefined}, P2POptions{})
+	ci, pi, _ := count(Options{Clock: correct.ClockInterp})
+	plan, err := PlanRefined(load, Options{Clock: correct.ClockRefined}, P2POptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -291,7 +291,7 @@ func (p *rcPath) add(reg int32, dur float64) {
 			return
 		}
 	}
-	for i := range p.pending {
+	for i := range p.pending[:max(0, len(p.pending)-8)] { // the rest (keys are distinct)
 		if p.pending[i].cause == k {
 			p.pending[i].amt += dur
 			return

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -193,9 +194,9 @@ func TestDistIdentical(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 12, Steps: 600, Seed: 5, ChunkEvents: 256, Halo: true}); err != nil {
 		t.Fatal(err)
 	}
-	for _, mode := range []ClockMode{ClockInterp, ClockInit, ClockRaw} {
+	for _, mode := range []correct.ClockMode{correct.ClockInterp, correct.ClockInit, correct.ClockRaw} {
 		opt := Options{Clock: mode, Capture: []InstanceKey{{Comm: 0, Seq: 3}}}
-		if mode == ClockInit { // workers merge their share in groups
+		if mode == correct.ClockInit { // workers merge their share in groups
 			distGroupMin = 2
 		} else {
 			distGroupMin = 128
@@ -246,13 +247,13 @@ func TestPieces_SameAnalysisAsWholeChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := openWhole
-	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: ClockInterp}, whole)
+	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: correct.ClockInterp}, whole)
 	for _, piece := range []int{1, 37, 256, 1000} {
 		for _, k := range []int{1, 3} {
 			t.Run(fmt.Sprintf("piece%d-k%d", piece, k), func(t *testing.T) {
 				testPiece = piece
 				defer func() { testPiece = 0 }()
-				an, p := analyseJSON(t, dir, k, Options{Clock: ClockInterp})
+				an, p := analyseJSON(t, dir, k, Options{Clock: correct.ClockInterp})
 				if !bytes.Equal(an1, an) || !bytes.Equal(p1, p) {
 					t.Errorf("analysis in pieces of %d (%d processes) differs from whole chunks (%d/%d vs %d/%d bytes)", piece, k, len(an), len(p), len(an1), len(p1))
 				}

@@ -1,6 +1,6 @@
 // Package merge turns a gclock run directory into answers: it loads every
 // rank file of one run (Load), corrects each timestamp to the global clock
-// of rank 0 with the sync epochs' models (Corrector: interp, init or raw),
+// of rank 0 with the sync epochs' models (correct.Corrector: interp, init or raw),
 // merges all ranks by global time in one streaming pass (a k-way merge over
 // per-rank decoder goroutines), matches collective instances across their
 // members by (communicator id, sequence number), and aggregates imbalance

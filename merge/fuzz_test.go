@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/runinfo"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -65,7 +66,7 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("second Load: %v", err)
 		}
 		defer run2.Close()
-		info, err := runinfo.Summarize(run2, merge.ClockInterp)
+		info, err := runinfo.Summarize(run2, correct.ClockInterp)
 		if err != nil {
 			t.Fatalf("Summarize: %v", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -42,7 +43,7 @@ func TestKWayMerge_GlobalOrderByEnterThenRank(t *testing.T) {
 				s := &MemSource{M: RankMeta{Header: trace.Header{Rank: r, WorldSize: k}}, Events: evs, ChunkSize: 1 + rng.IntN(8)}
 				run.Ranks = append(run.Ranks, &RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
 			}
-			pass, err := Prepare(run, Options{Clock: ClockRaw})
+			pass, err := Prepare(run, Options{Clock: correct.ClockRaw})
 			if err != nil {
 				t.Fatal(err)
 			}

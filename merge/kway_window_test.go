@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -177,11 +178,11 @@ func TestAnalyze_WindowedMergeGivesTheHeapsAnalysis(t *testing.T) {
 	old, oldSync := windowRanks, syncRanks
 	defer func() { windowRanks, syncRanks = old, oldSync }()
 	windowRanks = 1 << 30
-	an1, p1 := analyseJSON(t, dir, 1, Options{Clock: ClockInterp})
+	an1, p1 := analyseJSON(t, dir, 1, Options{Clock: correct.ClockInterp})
 	for _, sr := range []int{4096, 100} {
 		t.Run(fmt.Sprintf("syncRanks=%d", sr), func(t *testing.T) {
 			windowRanks, syncRanks = 1, sr
-			an, p := analyseJSON(t, dir, 1, Options{Clock: ClockInterp})
+			an, p := analyseJSON(t, dir, 1, Options{Clock: correct.ClockInterp})
 			if !bytes.Equal(an1, an) || !bytes.Equal(p1, p) {
 				t.Errorf("analysis merged in windows differs from the heap's (%d/%d vs %d/%d bytes)", len(an), len(p), len(an1), len(p1))
 			}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -22,13 +23,13 @@ func TestManyRanks_SameAnalysisWithEveryMemorySaving(t *testing.T) {
 		t.Fatal(err)
 	}
 	whole := openWhole
-	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: ClockInterp}, whole)
+	an1, p1 := analyseJSONOpen(t, dir, 1, Options{Clock: correct.ClockInterp}, whole)
 	for _, sr := range []int{4096, 100} {
 		t.Run(fmt.Sprintf("syncRanks=%d", sr), func(t *testing.T) {
 			old := syncRanks
 			syncRanks = sr
 			defer func() { syncRanks = old }()
-			an, p := analyseJSON(t, dir, 1, Options{Clock: ClockInterp})
+			an, p := analyseJSON(t, dir, 1, Options{Clock: correct.ClockInterp})
 			if !bytes.Equal(an1, an) || !bytes.Equal(p1, p) {
 				t.Errorf("analysis of 300 ranks in pieces differs from whole chunks (%d/%d vs %d/%d bytes)", len(an), len(p), len(an1), len(p1))
 			}
@@ -110,7 +111,7 @@ func TestP2PStream_ManyOpenRequestsOnOneRank(t *testing.T) {
 		r0 = append(r0, e(trace.OpWaitall, 1000, 2000, 1, int32(i), 0, 8, uint32(100+i)))
 	}
 	run, srcs := p2pRun(map[int][]trace.Event{0: r0, 1: r1})
-	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: correct.ClockRaw, Sources: srcs})
 	if err != nil {
 		t.Fatal(err)
 	}

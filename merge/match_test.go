@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -204,7 +205,7 @@ func TestAnalyze_ReordersOverlappingThreadChunks(t *testing.T) {
 			}
 			run := &Run{Dir: "mem", JobID: "mem", WorldSize: 1, Ranks: []*RankInput{{Path: "rank-00000.gct", Rank: 0, Meta: src.Meta(), Src: src}}}
 			c := &collect{ordered: true}
-			res, err := Analyze(run, Options{Clock: ClockRaw, Sinks: []Sink{c}})
+			res, err := Analyze(run, Options{Clock: correct.ClockRaw, Sinks: []Sink{c}})
 			if err != nil {
 				t.Fatal(err)
 			}

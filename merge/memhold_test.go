@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -53,7 +54,7 @@ func TestPassRun_DropsSinksAndDecoders(t *testing.T) {
 				s := &MemSource{M: RankMeta{Header: trace.Header{Rank: r, WorldSize: k}}, Events: evs, ChunkSize: 1}
 				run.Ranks = append(run.Ranks, &RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
 			}
-			pass, err := Prepare(run, Options{Clock: ClockRaw})
+			pass, err := Prepare(run, Options{Clock: correct.ClockRaw})
 			if err != nil {
 				t.Fatal(err)
 			}

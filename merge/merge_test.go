@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -84,14 +85,14 @@ func TestAnalyze_CorrectedTimesMatchSynthTruth(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		cfg  synth.Config
-		mode ClockMode
+		mode correct.ClockMode
 		tol  float64 // ns
 	}{
-		{"exact models, interp", synth.Config{Ranks: 8, Steps: 3000, KeepTimes: true, Seed: 11}, ClockInterp, 2},
-		{"exact models, init", synth.Config{Ranks: 8, Steps: 3000, KeepTimes: true, Seed: 12}, ClockInit, 2},
-		{"large drift, interp", synth.Config{Ranks: 6, NodeSize: 2, Steps: 2000, KeepTimes: true, Seed: 13, MaxDriftPPM: 100, MaxOffsetNS: 5e8}, ClockInterp, 2},
+		{"exact models, interp", synth.Config{Ranks: 8, Steps: 3000, KeepTimes: true, Seed: 11}, correct.ClockInterp, 2},
+		{"exact models, init", synth.Config{Ranks: 8, Steps: 3000, KeepTimes: true, Seed: 12}, correct.ClockInit, 2},
+		{"large drift, interp", synth.Config{Ranks: 6, NodeSize: 2, Steps: 2000, KeepTimes: true, Seed: 13, MaxDriftPPM: 100, MaxOffsetNS: 5e8}, correct.ClockInterp, 2},
 		// noisy slopes: interpolation between the epochs removes the slope error
-		{"noisy slope, interp", synth.Config{Ranks: 4, Steps: 3000, KeepTimes: true, Seed: 14, ModelSlopeNoise: 1e-7}, ClockInterp, 50},
+		{"noisy slope, interp", synth.Config{Ranks: 4, Steps: 3000, KeepTimes: true, Seed: 14, ModelSlopeNoise: 1e-7}, correct.ClockInterp, 50},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, tr := genRun(t, tc.cfg)
@@ -129,7 +130,7 @@ func TestAnalyze_CorrectedTimesMatchSynthTruth(t *testing.T) {
 // init-only correction drifts over the run, interpolation does not.
 func TestInterp_BeatsInitWithSlopeError(t *testing.T) {
 	dir, tr := genRun(t, synth.Config{Ranks: 4, Steps: 4000, KeepTimes: true, Seed: 21, ModelSlopeNoise: 1e-6})
-	errOf := func(mode ClockMode) float64 {
+	errOf := func(mode correct.ClockMode) float64 {
 		res, c := analyzeDir(t, dir, Options{Clock: mode})
 		per := byRankIndex(c.ev, 4)
 		m := 0.0
@@ -141,7 +142,7 @@ func TestInterp_BeatsInitWithSlopeError(t *testing.T) {
 		}
 		return m
 	}
-	ei, en := errOf(ClockInterp), errOf(ClockInit)
+	ei, en := errOf(correct.ClockInterp), errOf(correct.ClockInit)
 	t.Logf("max error: interp %.1f ns, init %.1f ns", ei, en)
 	if !(ei < en/5) {
 		t.Errorf("interp max error %.0f ns, init %.0f ns: interp should be far better", ei, en)
@@ -352,7 +353,7 @@ func TestAnalyze_MetricsMatchSynthTruth(t *testing.T) {
 
 func TestAnalyze_RawModeShowsViolationsAndWarns(t *testing.T) {
 	dir, _ := genRun(t, synth.Config{Ranks: 8, Steps: 2000, Seed: 41, MaxOffsetNS: 2e6})
-	res, _ := analyzeDir(t, dir, Options{Clock: ClockRaw})
+	res, _ := analyzeDir(t, dir, Options{Clock: correct.ClockRaw})
 	q := res.Analysis.Clock
 	t.Logf("raw: %d violations, max %.0f ns", q.Violations, q.MaxViolationNS)
 	if q.Violations == 0 || q.MaxViolationNS < 1e4 {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -592,7 +593,7 @@ func (a *analyzer) clockQuality() ClockQuality {
 		q.Warnings = append(q.Warnings, fmt.Sprintf(
 			"CLOCK ERROR WAS INJECTED: this run's timers were deliberately faked (GCLOCK_FAKE_CLOCK=%s%s); the recorded times are a test, not the machine's real clocks", q.InjectSpec, emu))
 	}
-	if a.opt.Clock == ClockRaw {
+	if a.opt.Clock == correct.ClockRaw {
 		q.Warnings = append(q.Warnings,
 			"CLOCK MODE RAW: timestamps are uncorrected local times; skews, waits, the late rank and the Gantt order across ranks are not trustworthy")
 	}

@@ -10,12 +10,13 @@ import (
 	"sort"
 
 	"github.com/gclock/gclock/merge/callsite"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
 // P2POptions configures AnalyzeP2P.
 type P2POptions struct {
-	Clock ClockMode
+	Clock correct.ClockMode
 	// TopN bounds the lists of worst messages and call sites; default 10.
 	TopN int
 	// Open opens a rank file (OpenTrace when nil). The run's own sources

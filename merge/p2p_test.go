@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -48,7 +49,7 @@ func TestAnalyzeP2P_MatchesInPostingOrderAndSizesWaits(t *testing.T) {
 			{Op: trace.OpPolls, EnterNS: 991, ExitNS: 996, Req: 3, Tag: int32(trace.OpTest)},
 		},
 	})
-	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: correct.ClockRaw, Sources: srcs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestAnalyzeP2P_PersistentAndNonblockingCollectives(t *testing.T) {
 		trace.Event{Op: trace.OpIallreduce, EnterNS: 650, ExitNS: 651, Seq: 0, Req: 2, Root: -1},
 		e(trace.OpWait, 652, 720, 0, 0, 0, 0, 2, 0))
 	run, srcs := p2pRun(map[int][]trace.Event{0: r0, 1: r1})
-	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: correct.ClockRaw, Sources: srcs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestAnalyzeP2P_LateReceiverIncludesRendezvousSends(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			run, srcs := p2pRun(evs(c.bytes))
-			an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs, RendezvousBytes: c.threshold})
+			an, err := AnalyzeP2P(run, P2POptions{Clock: correct.ClockRaw, Sources: srcs, RendezvousBytes: c.threshold})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,11 +191,11 @@ func TestP2PStream_HaloRunMatchesEveryMessageWithBoundedMemory(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		pass, err := Prepare(run, Options{Clock: ClockInterp})
+		pass, err := Prepare(run, Options{Clock: correct.ClockInterp})
 		if err != nil {
 			t.Fatal(err)
 		}
-		st := NewP2PStream(run, P2POptions{Clock: ClockInterp}, pass.SiteName())
+		st := NewP2PStream(run, P2POptions{Clock: correct.ClockInterp}, pass.SiteName())
 		pass.AddStreamSink(st)
 		if _, err := pass.Run(); err != nil {
 			t.Fatal(err)
@@ -238,11 +239,11 @@ func TestP2PStream_KeysThatNeverRecurKeepNoQueues(t *testing.T) {
 		c.Src, _ = srcs(ri.Rank)
 		cp.Ranks = append(cp.Ranks, &c)
 	}
-	pass, err := Prepare(&cp, Options{Clock: ClockRaw})
+	pass, err := Prepare(&cp, Options{Clock: correct.ClockRaw})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := NewP2PStream(&cp, P2POptions{Clock: ClockRaw}, pass.SiteName())
+	st := NewP2PStream(&cp, P2POptions{Clock: correct.ClockRaw}, pass.SiteName())
 	pass.AddStreamSink(st)
 	if _, err := pass.Run(); err != nil {
 		t.Fatal(err)
@@ -278,7 +279,7 @@ func TestAnalyzeP2P_CancelledRequestsAreNoMessages(t *testing.T) {
 			ev(trace.OpRecv, 80, 90, 0, 6, 0, 4, 0), // must not take the cancelled Isend
 		},
 	})
-	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: correct.ClockRaw, Sources: srcs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +319,7 @@ func TestAnalyzeP2P_WrappedRequestIDsKeepBothRequests(t *testing.T) {
 	r1 = append(r1, e(trace.OpStart, 400, 401, 0, 4, 0, 8, 7), e(trace.OpWait, 402, 405, 0, 4, 0, 8, 7),
 		e(trace.OpSend, 500, 501, 0, 99, 8, 0, 0))
 	run, srcs := p2pRun(map[int][]trace.Event{0: r0, 1: r1})
-	an, err := AnalyzeP2P(run, P2POptions{Clock: ClockRaw, Sources: srcs})
+	an, err := AnalyzeP2P(run, P2POptions{Clock: correct.ClockRaw, Sources: srcs})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -209,7 +210,7 @@ func (pl *partPlan) decoders(nFiles int) []int {
 // returns the plan (nil: ship events as dist.go does).
 func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	if !d.Partition || d.Procs < 2 || len(a.opt.Sinks) > 0 || len(a.zooms) > 0 || a.opt.CollectRepairs ||
-		a.opt.CLC != nil || a.opt.Refine != nil || a.opt.Clock == ClockRefined || a.p2pHB != nil {
+		a.opt.CLC != nil || a.opt.Refine != nil || a.opt.Clock == correct.ClockRefined || a.p2pHB != nil {
 		return nil
 	}
 	start, end := a.runStart, a.footerEnd()

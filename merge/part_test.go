@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -184,14 +185,14 @@ func TestPartitionIdentical(t *testing.T) {
 		parts  bool  // the partitioned pass must be kept
 		rounds int64 // events per round (0: the default)
 	}{
-		{"interp", dir, Options{Clock: ClockInterp, TopN: 4}, true, 0},
-		{"interp-rounds", dir, Options{Clock: ClockInterp, TopN: 4}, true, 3000},
-		{"raw", dir, Options{Clock: ClockRaw}, true, 0},
-		{"init-window", dir, Options{Clock: ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000},
-		{"damaged", damaged, Options{Clock: ClockInterp}, false, 0},
-		{"mix", mix, Options{Clock: ClockInterp, TopN: 3}, true, 0},
-		{"mix-rounds", mix, Options{Clock: ClockInterp}, true, 2500},
-		{"wrap-rounds", wrap, Options{Clock: ClockInterp, TopN: 3}, false, 2500},
+		{"interp", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 0},
+		{"interp-rounds", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 3000},
+		{"raw", dir, Options{Clock: correct.ClockRaw}, true, 0},
+		{"init-window", dir, Options{Clock: correct.ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000},
+		{"damaged", damaged, Options{Clock: correct.ClockInterp}, false, 0},
+		{"mix", mix, Options{Clock: correct.ClockInterp, TopN: 3}, true, 0},
+		{"mix-rounds", mix, Options{Clock: correct.ClockInterp}, true, 2500},
+		{"wrap-rounds", wrap, Options{Clock: correct.ClockInterp, TopN: 3}, false, 2500},
 	} {
 		partRoundEvents = 1 << 17
 		if tc.rounds > 0 {

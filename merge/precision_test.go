@@ -5,6 +5,7 @@ import (
 	"math/big"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -29,7 +30,7 @@ func bigGlobalRel(m trace.Model, t, origin int64) float64 {
 // absolute value origin + round(t) must be the exact integer.
 func TestCorrection_RealtimeTimebaseKeepsNanoseconds(t *testing.T) {
 	const base = 1_800_000_000_000_000_000
-	for _, mode := range []ClockMode{ClockInit, ClockInterp} {
+	for _, mode := range []correct.ClockMode{correct.ClockInit, correct.ClockInterp} {
 		t.Run(mode.String(), func(t *testing.T) {
 			cfg := synth.Config{Ranks: 4, NodeSize: 2, Steps: 1500, Seed: 91, BaseNS: base,
 				Nodes: []synth.NodeClock{{OffsetNS: 3e6, DriftPPM: 25}, {OffsetNS: -1.5e6, DriftPPM: -40}}}

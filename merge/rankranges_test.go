@@ -1,6 +1,8 @@
 package merge
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestRankRanges_CollapsesConsecutiveRuns(t *testing.T) {
 	for _, c := range []struct {

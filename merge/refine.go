@@ -3,6 +3,8 @@ package merge
 import (
 	"math"
 	"sort"
+
+	"github.com/gclock/gclock/merge/correct"
 )
 
 // Post-mortem refinement from the trace itself (issue 10 §4,
@@ -27,7 +29,7 @@ import (
 // interpolated clock's error wherever the facts reach; the report shows it
 // and flags waits and skews smaller than it.
 //
-// Refinement (ClockRefined). Each rank's offset curve is moved by a
+// Refinement (correct.ClockRefined). Each rank's offset curve is moved by a
 // piecewise-linear δ(g) (the corrected time becomes g - δ(g), so a fact's
 // range [lo, hi] holds after the move where lo ≤ δ ≤ hi). The grid move
 // takes at each grid point the value inside the ranges of both adjacent
@@ -226,13 +228,13 @@ type RankBound struct {
 	// violated.
 	Limited      int `json:"limited"`
 	LimitedFacts int `json:"limited_facts"` // facts in the cells of the Limited stations
-	// MaxShiftNS: the largest move of the refinement (ClockRefined), and
+	// MaxShiftNS: the largest move of the refinement (--clock refined), and
 	// the knots it moved.
 	MaxShiftNS float64 `json:"max_shift_ns"`
 	Moved      int     `json:"moved_points"` // knots of the move that are not 0
 }
 
-// Refinement is ClockRefined's input: per world rank the knots of the move
+// Refinement is correct.ClockRefined's input: per world rank the knots of the move
 // δ (global ns relative to Origin), computed by a first pass over the grid
 // of cells Start + i·Step, and what it had to limit.
 type Refinement struct {
@@ -280,7 +282,8 @@ func newRankAdjust(start, step float64, k []RefineKnot) *rankAdjust {
 	return r
 }
 
-func (r *rankAdjust) at(g float64) float64 {
+// At is δ(g) (correct.Move).
+func (r *rankAdjust) At(g float64) float64 {
 	k := r.k
 	n := len(k)
 	if n == 0 {
@@ -304,22 +307,23 @@ func (r *rankAdjust) at(g float64) float64 {
 	return a.D + (g-a.G)/(b.G-a.G)*(b.D-a.D)
 }
 
-// SetRefinement attaches rank's moves (ClockRefined): Offset and Global
-// include them from then on. Call after SetOrigin.
-func (c *Corrector) SetRefinement(ref *Refinement, rank int32) {
-	if ref == nil || c.mode != ClockRefined {
-		return
+// Move is rank's moves (correct.ClockRefined) for a corrector whose origin is
+// origin, to attach with correct.Corrector.SetRefinement (nil: ref is nil or does
+// not move rank).
+func (ref *Refinement) Move(rank int32, origin int64) correct.Move {
+	if ref == nil {
+		return nil
 	}
 	k := ref.Points[rank]
 	if len(k) == 0 {
-		return
+		return nil
 	}
-	shift := float64(ref.Origin - c.origin)
+	shift := float64(ref.Origin - origin)
 	ks := make([]RefineKnot, len(k))
 	for i, x := range k {
 		ks[i] = RefineKnot{G: x.G + shift, D: x.D}
 	}
-	c.adjust = newRankAdjust(ref.Start+shift, ref.Step, ks)
+	return newRankAdjust(ref.Start+shift, ref.Step, ks)
 }
 
 // bounds turns the grid into per-rank bounds and, when refine, the moves.
@@ -604,10 +608,10 @@ func applied(bs []RankBound, ref *Refinement) {
 	}
 }
 
-// RefinedOptions returns opt for a ClockRefined pass over a run whose
-// first pass (with ClockInterp) gave first.
+// RefinedOptions returns opt for a correct.ClockRefined pass over a run whose
+// first pass (with correct.ClockInterp) gave first.
 func RefinedOptions(opt Options, first *Result) Options {
-	opt.Clock = ClockRefined
+	opt.Clock = correct.ClockRefined
 	if first != nil {
 		opt.Refine = first.Refinement
 	}
@@ -616,7 +620,7 @@ func RefinedOptions(opt Options, first *Result) Options {
 
 // RankBoundNS is rank's typical bound (0 for rank 0, the reference): from
 // the happened-before facts where the trace has some about it, else the
-// median of its clock error bars (errorbars.go), else its sync-path bound
+// median of its clock error bars (errorbars_summary.go), else its sync-path bound
 // at the knots; -1 when none is known.
 func (q *ClockQuality) RankBoundNS(rank int32) float64 {
 	if rank == 0 {

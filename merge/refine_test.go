@@ -68,7 +68,7 @@ func TestRefineKnots_Values(t *testing.T) {
 			}
 			a := newRankAdjust(0, step, ks)
 			for _, x := range tc.want {
-				if v := a.at(x.g); math.Abs(v-x.want) > 2*refineMarginNS {
+				if v := a.At(x.g); math.Abs(v-x.want) > 2*refineMarginNS {
 					t.Errorf("δ(%g) = %g, want %g (knots %v)", x.g, v, x.want, ks)
 				}
 			}
@@ -103,7 +103,7 @@ func TestHBGridBoundsAndAdjust(t *testing.T) {
 	// Facts only in cell 2 ([0.1, 0.15) s): no move before cell 1, a ramp
 	// across the empty cell 1, the fact's nearest value inside cell 2.
 	for _, x := range []struct{ g, want float64 }{{0, 0}, {0.025e9, 0}, {0.075e9, 1.5e3}, {0.1e9, 3e3}, {0.14e9, 3e3}} {
-		if v := a.at(x.g); math.Abs(v-x.want) > 2*refineMarginNS {
+		if v := a.At(x.g); math.Abs(v-x.want) > 2*refineMarginNS {
 			t.Errorf("move at %g ns: %g, want %g", x.g, v, x.want)
 		}
 	}
@@ -175,7 +175,7 @@ func TestRefineKnots_DisjointNeighboursMeetEveryFact(t *testing.T) {
 				return ks[len(ks)-1].D
 			}
 			for g := -step / 2; g < float64(len(tc.cells)+1)*step; g += step / 64 {
-				if v, w := adj.at(g), lin(g); math.Abs(v-w) > 1e-9 {
+				if v, w := adj.At(g), lin(g); math.Abs(v-w) > 1e-9 {
 					t.Fatalf("at(%g) = %g, interpolation %g", g, v, w)
 				}
 			}
@@ -196,7 +196,7 @@ func TestRefineKnots_DisjointNeighboursMeetEveryFact(t *testing.T) {
 				}
 				for _, g := range gs {
 					// strictly inside: rounding cannot break the fact
-					if v := adj.at(g); v <= cl.lo || v >= cl.hi {
+					if v := adj.At(g); v <= cl.lo || v >= cl.hi {
 						t.Errorf("cell %d [%g, %g]: δ(%g) = %g breaks its facts (knots %v)", i, cl.lo, cl.hi, g, v, ks)
 					}
 				}
@@ -234,7 +234,7 @@ func TestRefineKnots_AboutOneKnotPerGridPoint(t *testing.T) {
 			continue
 		}
 		for _, g := range []float64{c.first, c.last} {
-			if v := a.at(g); v <= c.lo || v >= c.hi {
+			if v := a.At(g); v <= c.lo || v >= c.hi {
 				t.Errorf("cell %d [%g, %g]: δ(%g) = %g", j, c.lo, c.hi, g, v)
 			}
 		}

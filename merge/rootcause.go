@@ -41,11 +41,13 @@ package merge
 //
 // Memory per rank (docs/explanation/rootcause.md, "What the analysis
 // keeps per rank"): a ring of the rank's last segments (regions and
-// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), a ring of
-// the attributions of the wait states in those segments (at most
-// rcVecK+2 entries of 16 bytes per segment, plus those that died out of
-// order until the tail passes them, in a power of two), its last two synchronisations with each partner (a flat
-// list), its count and time per region (16 bytes a region, by region;
+// calls, 32 bytes each; RootCauseOptions.HistoryPerRank), beside it a
+// slot of 16 bytes per segment for an attribution of one cause (most
+// of them), a ring of the other attributions of the wait states in
+// those segments (at most rcVecK+2 entries of 16 bytes per segment,
+// plus those that died out of order until the tail passes them, in a
+// power of two), its last two synchronisations with each partner (a
+// flat list), its count and time per region (16 bytes a region, by region;
 // the pcs of regions are interned once per layout, shared by the ranks
 // that load the program at the same addresses) and its critical-path
 // state (its own part since its last wait, and a place in the stream's
@@ -56,11 +58,14 @@ package merge
 //
 // Per event the work is: two region lookups in the stream's table (no
 // map), two segments appended to the ring, and the collective's instance
-// found among its communicator's few open ones; per wait state a look
-// at the two ranks' segments since their last synchronisation (the
-// delaying rank's side once for all the ranks that waited for the same
-// call since the same point), the attribution appended to the waiting
-// rank's ring, and one node of the critical path per waited-for call.
+// found among its communicator's few open ones; per wait state the
+// last synchronisation (the rank's latest communicator without a
+// search when it is strictly the latest: rcRank.topComm), a look at the
+// two ranks' segments since then (the delaying rank's side once for
+// all the ranks that waited for the same call since the same point),
+// the attribution stored in the waiting call's slot (one cause) or
+// appended to the waiting rank's ring, and one node of the critical
+// path per waited-for call.
 // The critical path's nodes and stays live in a flat arena named by
 // index, and a rank's own part of its path is summed from its ring only
 // when another rank's path takes it: the stream allocates almost
@@ -174,6 +179,18 @@ func (v *rcVec) trim() {
 // about the segments in the rank's ring (at most rcVecK+2 entries
 // each): the live ones and those between them that died out of order.
 
+// A record of one entry and nothing else (other 0, total the entry's
+// amount: most wait states have a single cause) is not put in the ring:
+// it lives in rcRank.one, parallel to the segment ring, at its
+// segment's slot, and the segment names it rcResOne. It dies with its
+// segment; storing it is two writes instead of a ring record of three
+// entries and the tail's upkeep. rcResOne is never a ring record's
+// name: a ring record never starts two entries before the array's end
+// (vecReserve), so never at a position 2^32·k − 2.
+
+// rcResOne names a segment's record kept in rcRank.one.
+const rcResOne = ^uint32(0)
+
 // vecAbs returns the absolute position of r's record named res.
 func (r *rcRank) vecAbs(res uint32) uint64 {
 	return r.vecHead - uint64(uint32(r.vecHead)-(res-1))
@@ -184,9 +201,15 @@ func (r *rcRank) vecPhys(res uint32) uint64 {
 	return r.vecAbs(res) & uint64(len(r.vecs)-1)
 }
 
-// vecLoad reads r's record named res into v (v's entries reuse its
-// slice).
-func (r *rcRank) vecLoad(res uint32, v *rcVec) {
+// vecLoad reads r's record named res, of its segment at position seg,
+// into v (v's entries reuse its slice).
+func (r *rcRank) vecLoad(res uint32, seg uint64, v *rcVec) {
+	if res == rcResOne {
+		e := r.one[seg&uint64(len(r.segs)-1)]
+		v.other, v.total = 0, e.amt
+		v.ent = append(v.ent[:0], e)
+		return
+	}
 	q := r.vecPhys(res)
 	n := int(r.vecs[q+1].cause)
 	v.other, v.total = r.vecs[q].amt, r.vecs[q+1].amt
@@ -197,11 +220,13 @@ func (r *rcRank) vecLoad(res uint32, v *rcVec) {
 // names it there.
 func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	g := r.seg(seg)
-	if g.res != 0 { // the segment's record is the last one: overwrite it
-		a := r.vecAbs(g.res)
-		if a+2+uint64(r.vecs[a&uint64(len(r.vecs)-1)+1].cause) == r.vecHead {
-			r.vecHead = a
-		}
+	if g.res != 0 && g.res != rcResOne {
+		r.vecDrop(g.res)
+	}
+	if len(v.ent) == 1 && v.other == 0 && v.total == v.ent[0].amt && len(r.one) == len(r.segs) {
+		r.one[seg&uint64(len(r.segs)-1)] = v.ent[0]
+		g.res = rcResOne
+		return
 	}
 	need := uint64(len(v.ent) + 2)
 	a := r.vecReserve(need)
@@ -216,6 +241,16 @@ func (r *rcRank) vecStore(seg uint64, v *rcVec) {
 	g.res = uint32(a + 1)
 }
 
+// vecDrop frees the ring record named res, which a new record of its
+// segment replaces, when it is the last one (else the tail frees it
+// once it reaches it).
+func (r *rcRank) vecDrop(res uint32) {
+	a := r.vecAbs(res)
+	if a+2+uint64(r.vecs[a&uint64(len(r.vecs)-1)+1].cause) == r.vecHead {
+		r.vecHead = a
+	}
+}
+
 // vecReserve returns the position of a record of need entries at the
 // head: not wrapping around the array's end, and with the ring's room
 // for it (moving the tail past dead records, or doubling).
@@ -223,11 +258,12 @@ func (r *rcRank) vecReserve(need uint64) uint64 {
 	for {
 		l := uint64(len(r.vecs))
 		h := r.vecHead
-		size := need
-		// A record never starts at the array's last entry, so never
-		// at a position 2^32·k − 1, which res would name 0 ("none").
-		if ph := h & (l - 1); l == 0 || ph+need > l {
-			size = l - ph // a pad to the end (none while empty)
+		size, pad := need, false
+		// A record never starts at the array's last two entries, so
+		// never at a position 2^32·k − 1 or 2^32·k − 2, which res would
+		// name 0 ("none") or rcResOne.
+		if ph := h & (l - 1); l == 0 || ph+need > l || ph+2 == l {
+			size, pad = l-ph, l > 0 // a pad to the end (none while empty)
 		}
 		if l == 0 || h+size-r.vecTail > l {
 			// Free in bursts (a quarter of the ring when the records
@@ -239,7 +275,7 @@ func (r *rcRank) vecReserve(need uint64) uint64 {
 			}
 			continue
 		}
-		if size != need {
+		if pad {
 			r.vecs[h&(l-1)] = rcEnt{cause: -int64(size)}
 			r.vecHead += size
 			continue
@@ -331,6 +367,7 @@ type rcRegStat struct {
 type rcRank struct {
 	rank      int32
 	segs      []rcSeg // ring; position p lives at segs[p&(len-1)]
+	one       []rcEnt // parallel to segs: a segment's record of one entry (rcResOne)
 	n         uint64  // segments appended
 	started   bool
 	lastExit  float64
@@ -343,12 +380,20 @@ type rcRank struct {
 	peerIx    map[int32]int32
 	peerMaxT  float64     // the latest time of a synchronisation with a partner (−Inf: none)
 	comms     []rcCommRef // communicators with an N×N sync of this rank
-	cp        rcPath
-	firstT    float64
-	vecs      []rcEnt    // ring of the attributions of wait states (vecStore)
-	vecHead   uint64     // absolute position of the next record in vecs
-	vecTail   uint64     // absolute position of the oldest record kept
-	lastColl  [2]*rcColl // the communicators of the rank's last collectives, latest first (programs alternate between two)
+	// topComm is the communicator of the rank's latest N×N
+	// synchronisation (the largest rcComm.t) when every other one's is
+	// strictly earlier (secondT at least any other's time), at topPos;
+	// nil when not known (lastSync then searches every communicator).
+	topComm  *rcComm
+	topPos   int32
+	topT     float64
+	secondT  float64
+	cp       rcPath
+	firstT   float64
+	vecs     []rcEnt    // ring of the attributions of wait states (vecStore)
+	vecHead  uint64     // absolute position of the next record in vecs
+	vecTail  uint64     // absolute position of the oldest record kept
+	lastColl [2]*rcColl // the communicators of the rank's last collectives, latest first (programs alternate between two)
 }
 
 // rcPeer is a rank's last two point-to-point synchronisations with one
@@ -402,6 +447,7 @@ type rcComm struct {
 	members []int32
 	index   map[int32]int32 // world rank -> comm rank (nil: identity)
 	last    []uint64        // per comm rank: first segment after the call
+	ranks   []*rcRank       // per comm rank: the rank's state (syncComm)
 	t       float64
 	valid   bool
 }
@@ -648,7 +694,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	}
 	rs := s.ranks[r]
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), peerMaxT: math.Inf(-1)}
+		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), one: make([]rcEnt, 16), peerMaxT: math.Inf(-1)}
 		rs.cp.rank = r
 		s.ranks[r] = rs
 	}
@@ -658,10 +704,10 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 // Prefetch implements Prefetcher: the point-to-point stream the root-cause
 // stream drives asks for e's rank state (see P2PStream.Prefetch), and
 // the stream for the slots of the rank's segment ring that e's region
-// and call will take and for the head of its attribution ring. Each
-// ring is a few hundred KB at a few ranks, so a slot written a ring
-// ago has left the cache: its line was about a tenth of the stream's
-// time.
+// and call will take and for the call's slot of its records of one
+// entry. Each ring is a few hundred KB at a few ranks, so a slot
+// written a ring ago has left the cache: its line was about a tenth of
+// the stream's time.
 func (s *RootCauseStream) Prefetch(e *GEvent) {
 	s.p2p.Prefetch(e)
 	if e.Rank < 0 || int(e.Rank) >= len(s.ranks) {
@@ -671,17 +717,23 @@ func (s *RootCauseStream) Prefetch(e *GEvent) {
 	if r == nil {
 		return
 	}
-	prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&uint64(len(r.segs)-1)])))
-	if len(r.vecs) > 0 {
-		prefetchEvent(uintptr(unsafe.Pointer(&r.vecs[r.vecHead&uint64(len(r.vecs)-1)])))
+	m := uint64(len(r.segs) - 1)
+	prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&m])))
+	if len(r.one) == len(r.segs) { // the call's slot after a compute region
+		prefetchEvent(uintptr(unsafe.Pointer(&r.one[(r.n+1)&m])))
 	}
 }
 
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *GEvent) error {
-	r := s.rank(e.Rank)
+	var r *rcRank
+	if uint32(e.Rank) < uint32(len(s.ranks)) { // a known rank: no call
+		r = s.ranks[e.Rank]
+	}
 	if r == nil {
-		return nil
+		if r = s.rank(e.Rank); r == nil {
+			return nil
+		}
 	}
 	if !e.Continuation() {
 		s.addCall(r, e)
@@ -816,6 +868,13 @@ func (s *RootCauseStream) pushSlow(r *rcRank) {
 			ns[p&uint64(len(ns)-1)] = r.segs[p&uint64(len(r.segs)-1)]
 		}
 		r.segs = ns
+		if len(r.one) > 0 { // its records of one entry, in step
+			no := make([]rcEnt, len(ns))
+			for p := r.n - uint64(len(r.one)); p < r.n; p++ {
+				no[p&uint64(len(no)-1)] = r.one[p&uint64(len(r.one)-1)]
+			}
+			r.one = no
+		}
 	}
 	if p := r.n; p >= uint64(len(r.segs)) {
 		if o := p - uint64(len(r.segs)); o >= r.cp.from { // about to be overwritten
@@ -1124,6 +1183,52 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 			}
 		}
 	}
+	if c.ranks == nil {
+		c.ranks = make([]*rcRank, len(c.members))
+		for i, m := range c.members {
+			c.ranks[i] = s.rankIf(m)
+		}
+	}
+	// Each member's latest communicator (rcRank.topComm) after c.
+	for i, r := range c.ranks {
+		switch {
+		case r == nil:
+		case r.topComm == c && t >= r.topT:
+			r.topT = t
+		case r.topComm != nil && r.topComm != c && t > r.topT:
+			r.secondT = r.topT // ≥ every other one's
+			r.topComm, r.topPos, r.topT = c, int32(i), t
+		case r.topComm != nil && r.topComm != c && t <= r.topT:
+			r.secondT = max(r.secondT, t)
+		default: // the latest one went back in time, NaN, or none yet
+			r.findTop()
+		}
+	}
+}
+
+// findTop finds r's latest communicator among all of them (rare:
+// noteSync keeps it).
+func (r *rcRank) findTop() {
+	r.topComm, r.topT, r.secondT = nil, math.Inf(-1), math.Inf(-1)
+	top := -1
+	for k, ref := range r.comms {
+		t := ref.c.t
+		if t != t || !ref.c.valid {
+			r.topComm = nil
+			return
+		}
+		if top < 0 || t > r.topT {
+			if top >= 0 {
+				r.secondT = max(r.secondT, r.topT)
+			}
+			top, r.topT = k, t
+		} else {
+			r.secondT = max(r.secondT, t)
+		}
+	}
+	if top >= 0 {
+		r.topComm, r.topPos = r.comms[top].c, r.comms[top].pos
+	}
 }
 
 // commPos returns r's place in c (−1: not a member): from r's list of
@@ -1206,6 +1311,13 @@ func (r *rcRank) addPeer(peer int32, y rcSync) {
 func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
 	cbest := math.Inf(-1)
 	var ca, cb uint64
+	if c := a.topComm; c != nil && c.t > a.secondT && c.last[a.topPos] <= ea {
+		// the latest communicator, strictly: the search would take it
+		if j := b.commPos(c); j >= 0 && c.last[j] <= eb {
+			cbest, ca, cb = c.t, c.last[a.topPos], c.last[j]
+			goto peers
+		}
+	}
 	for _, ref := range a.comms {
 		c, i := ref.c, int(ref.pos)
 		if !c.valid || c.t <= cbest || c.last[i] > ea {
@@ -1217,6 +1329,7 @@ func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64)
 		}
 		cbest, ca, cb = c.t, c.last[i], c.last[j]
 	}
+peers:
 	if len(a.peers) > 0 && !(a.peerMaxT < cbest) {
 		if h := a.peer(b.rank, false); h != nil {
 			best, found := math.Inf(-1), false
@@ -1294,17 +1407,20 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 		for i, x := range sd.tB { // regions are distinct: no search
 			if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
 				key := rcCauseKey(b.rank, int32(x.cause))
-				c := sd.cause[i]
+				sr := &sd.reg[i]
+				c := sr.cause
 				if c == nil {
 					c = s.cause(key)
-					sd.cause[i] = c
+					sr.cause = c
 				}
 				c.direct += scale * d
 				c.delay += d
 				c.waits++
-				s.maxDirect = max(s.maxDirect, c.direct)
-				if !sd.ivDone[i] && s.noteIv(c, sd.span[i][0], sd.span[i][1]) {
-					sd.ivDone[i] = true // the side's other waiters add nothing
+				if !(c.direct <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
+					s.maxDirect = max(s.maxDirect, c.direct)
+				}
+				if !sr.ivDone && s.noteIv(c, sr.span[0], sr.span[1]) {
+					sr.ivDone = true // the side's other waiters add nothing
 				}
 				vec.ent = append(vec.ent, rcEnt{key, scale * d})
 				vec.total += scale * d
@@ -1331,7 +1447,9 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 			vec.other += o
 			vec.total += o
 		}
-		vec.trim()
+		if len(vec.ent) > rcVecK {
+			vec.trim()
+		}
 		s.noDelay += w - scale*(D+sd.W)
 	} else {
 		s.noDelay += w
@@ -1343,10 +1461,14 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 	// propagating wait state.
 	g := a.seg(pa)
 	g.wait = min(g.dur, g.wait+w)
-	if vec != nil {
+	if vec != nil && g.res == 0 && len(vec.ent) == 1 && vec.other == 0 && vec.total == vec.ent[0].amt && len(a.one) == len(a.segs) {
+		// one cause, the call's first record (vecStore's slot, inlined)
+		a.one[pa&uint64(len(a.segs)-1)] = vec.ent[0]
+		g.res = rcResOne
+	} else if vec != nil {
 		if g.res != 0 {
 			old := &s.vecB
-			a.vecLoad(g.res, old)
+			a.vecLoad(g.res, pa, old)
 			for _, e := range vec.ent {
 				old.add(e.cause, e.amt)
 			}
@@ -1372,9 +1494,7 @@ type rcSide struct {
 	sb, pb uint64
 	gen    uint64
 	tB     []rcEnt         // region (in cause) -> time, wait states excluded
-	span   [][2]float64    // parallel to tB: the region's first start, last end
-	cause  []*rcCause      // parallel to tB: the cause (rank b, region) once looked up
-	ivDone []bool          // parallel to tB: its delay's interval was kept (noteIv)
+	reg    []rcSideReg     // parallel to tB
 	W      float64         // b's wait states in the interval
 	prop   []rcEnt         // what b's wait states pass on, per cause (first seen first)
 	propIx map[int64]int32 // prop's index once it is long (propAdd)
@@ -1384,6 +1504,13 @@ type rcSide struct {
 	unres  float64         // b's wait states without causes per unit of scale
 	scale  float64         // Σ scale over the waiters so far
 	live   bool
+}
+
+// rcSideReg is what a side keeps of one of its regions besides its time.
+type rcSideReg struct {
+	span   [2]float64 // the region's first start, last end
+	cause  *rcCause   // the cause (rank b, region) once looked up
+	ivDone bool       // its delay's interval was kept (noteIv)
 }
 
 // sideOf returns b's side for its call pb since sb, computing it when it
@@ -1396,7 +1523,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	}
 	s.flushSide()
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
-	sd.tB, sd.top, sd.span, sd.cause, sd.ivDone = sd.tB[:0], sd.top[:0], sd.span[:0], sd.cause[:0], sd.ivDone[:0]
+	sd.tB, sd.top, sd.reg = sd.tB[:0], sd.top[:0], sd.reg[:0]
 	sd.W, sd.rest, sd.small, sd.unres, sd.scale = 0, 0, 0, 0, 0
 	sd.prop = sd.prop[:0]
 	if sd.propIx != nil {
@@ -1424,6 +1551,17 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			sd.unres += g.wait
 			continue
 		}
+		if g.res == rcResOne { // as a ring record of one entry reads
+			e := b.one[p&uint64(len(b.segs)-1)]
+			if !(e.amt > 0) {
+				sd.unres += g.wait
+				continue
+			}
+			f := g.wait / e.amt
+			sd.propAdd(e.cause, f*e.amt)
+			sd.small += f * 0 // its other (f*0 is not 0 when f is infinite)
+			continue
+		}
 		q := b.vecPhys(g.res)
 		if !(b.vecs[q+1].amt > 0) { // the record's total
 			sd.unres += g.wait
@@ -1438,19 +1576,19 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	for _, reg := range s.touchedB {
 		if s.tB[reg] != 0 {
 			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
-			sd.span = append(sd.span, [2]float64{s.fromB[reg], s.toB[reg]})
-			sd.cause = append(sd.cause, nil)
-			sd.ivDone = append(sd.ivDone, false)
+			sd.reg = append(sd.reg, rcSideReg{span: [2]float64{s.fromB[reg], s.toB[reg]}})
 		}
 		s.tB[reg] = 0
 	}
-	sd.top = entsAppendSorted(sd.top, sd.prop)
-	slices.SortFunc(sd.top, func(x, y rcEnt) int {
-		if x.amt != y.amt {
-			return cmp.Compare(y.amt, x.amt)
-		}
-		return cmp.Compare(x.cause, y.cause)
-	})
+	if len(sd.prop) > 0 { // b's wait states pass something on
+		sd.top = entsAppendSorted(sd.top, sd.prop)
+		slices.SortFunc(sd.top, func(x, y rcEnt) int {
+			if x.amt != y.amt {
+				return cmp.Compare(y.amt, x.amt)
+			}
+			return cmp.Compare(x.cause, y.cause)
+		})
+	}
 	sd.rest = sd.small
 	if len(sd.top) > rcVecK {
 		for _, e := range sd.top[rcVecK:] {

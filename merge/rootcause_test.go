@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -155,7 +156,7 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 		src := &MemSource{M: m, Events: evs, ChunkSize: 64}
 		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &src.M, Src: src})
 	}
-	pass, err := Prepare(run, Options{Clock: ClockRaw})
+	pass, err := Prepare(run, Options{Clock: correct.ClockRaw})
 	if err != nil {
 		t.Fatal(err)
 	}

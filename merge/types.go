@@ -222,7 +222,7 @@ type ClockQuality struct {
 	MaxKnotGapNS float64 `json:"max_knot_gap_ns"` // longest local time between two consecutive knots of any rank, ns
 	// Happened-before bounds (refine.go): per rank, and over all ranks
 	// the largest bound (-1: no facts), the ranks with facts, the cells
-	// whose facts the corrected clock breaks, and what ClockRefined moves.
+	// whose facts the corrected clock breaks, and what --clock refined moves.
 	Bounds         []RankBound `json:"bounds,omitempty"`
 	BoundNS        float64     `json:"bound_ns"`             // largest RankBound.BoundNS, ns (-1: no facts)
 	TypicalBoundNS float64     `json:"typical_bound_ns"`     // largest rank TypicalNS
@@ -247,14 +247,14 @@ type ClockQuality struct {
 	SyncBounds  []float64 `json:"sync_bounds_ns,omitempty"`
 	SyncBoundNS float64   `json:"sync_bound_ns"` // largest of SyncBounds, ns (-1: none known)
 	// ErrorBars: per rank, the estimated error of its corrected
-	// timestamps over the run (errorbars.go; the per-event values are
+	// timestamps over the run (errorbars_summary.go; the per-event values are
 	// events.csv's enter_err_ns and exit_err_ns). errBars indexes their
 	// medians by world rank (-1: unknown).
 	ErrorBars []RankErrorBars `json:"error_bars,omitempty"`
 	errBars   []float64
 	// LooseKnots: per rank, the sync knots whose bound was far wider than
 	// their neighbours' and which the correction moved toward them
-	// (merge.LooseKnotFactor).
+	// (correct.LooseKnotFactor).
 	LooseKnots []string `json:"loose_knots,omitempty"`
 	// Controlled-logical-clock repair (--clock refined, clc.go): the
 	// violations the refined timeline had before it (collectives and

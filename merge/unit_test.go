@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -18,8 +19,8 @@ func TestCorrector_InterpolatesBetweenEpochsAndUsesNearestOutside(t *testing.T) 
 	// says offset 5000 ns with slope 3e-6 around t=3e9.
 	e0 := trace.Epoch{Index: 0, EndNS: 1e9, Model: trace.Model{T0: 1e9, Slope: 1e-6, Intercept: 1000}}
 	e1 := trace.Epoch{Index: 1, EndNS: 3e9, Model: trace.Model{T0: 3e9, Slope: 3e-6, Intercept: 5000}}
-	c, note := NewCorrector(ClockInterp, []trace.Epoch{e1, e0}, 0)
-	if note != "" || c.Mode() != ClockInterp {
+	c, note := correct.NewCorrector(correct.ClockInterp, []trace.Epoch{e1, e0}, 0)
+	if note != "" || c.Mode() != correct.ClockInterp {
 		t.Fatalf("mode %v note %q", c.Mode(), note)
 	}
 	for _, tc := range []struct {
@@ -45,11 +46,11 @@ func TestCorrector_InterpolatesBetweenEpochsAndUsesNearestOutside(t *testing.T) 
 			t.Errorf("offset jumps by %v ns at knot %d", d, k)
 		}
 	}
-	ci, _ := NewCorrector(ClockInit, []trace.Epoch{e0, e1}, 0)
+	ci, _ := correct.NewCorrector(correct.ClockInit, []trace.Epoch{e0, e1}, 0)
 	if got := ci.Offset(3e9); math.Abs(got-(1000+2e9*1e-6)) > 1e-6 {
 		t.Errorf("init Offset(3e9) = %v", got)
 	}
-	cr, _ := NewCorrector(ClockRaw, []trace.Epoch{e0, e1}, 42)
+	cr, _ := correct.NewCorrector(correct.ClockRaw, []trace.Epoch{e0, e1}, 42)
 	if got := cr.Global(7); got != 49 {
 		t.Errorf("raw Global(7) = %v, want 49 (shift 42)", got)
 	}
@@ -62,16 +63,16 @@ func TestCorrector_FallsBackAndSaysWhy(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		epochs []trace.Epoch
-		mode   ClockMode
+		mode   correct.ClockMode
 		note   string
 	}{
-		{"no epochs", nil, ClockRaw, "no sync epoch"},
-		{"only epoch 0", []trace.Epoch{good}, ClockInit, "only epoch 0 present"},
-		{"NaN model", []trace.Epoch{good, bad}, ClockInit, "unusable model"},
-		{"epoch 1 before epoch 0", []trace.Epoch{good, early}, ClockInit, "ends before the previous one"},
+		{"no epochs", nil, correct.ClockRaw, "no sync epoch"},
+		{"only epoch 0", []trace.Epoch{good}, correct.ClockInit, "only epoch 0 present"},
+		{"NaN model", []trace.Epoch{good, bad}, correct.ClockInit, "unusable model"},
+		{"epoch 1 before epoch 0", []trace.Epoch{good, early}, correct.ClockInit, "ends before the previous one"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, note := NewCorrector(ClockInterp, tc.epochs, 0)
+			c, note := correct.NewCorrector(correct.ClockInterp, tc.epochs, 0)
 			if c.Mode() != tc.mode || !strings.Contains(note, tc.note) {
 				t.Errorf("mode %v note %q, want %v and %q", c.Mode(), note, tc.mode, tc.note)
 			}
@@ -324,8 +325,8 @@ func TestCorrector_InterpolatesThroughEveryKnot(t *testing.T) {
 	}
 	// the parabola through the knots: 1000 − 312.5·(x−3)² − 125·(x−3), x in s
 	par := func(x float64) float64 { return 1000 - 312.5*(x-3)*(x-3) - 125*(x-3) }
-	for _, mode := range []ClockMode{ClockLinear, ClockInterp} {
-		c, note := NewCorrector(mode, eps, 0)
+	for _, mode := range []correct.ClockMode{correct.ClockLinear, correct.ClockInterp} {
+		c, note := correct.NewCorrector(mode, eps, 0)
 		if c.Mode() != mode {
 			t.Fatalf("mode %v: %s", c.Mode(), note)
 		}
@@ -336,7 +337,7 @@ func TestCorrector_InterpolatesThroughEveryKnot(t *testing.T) {
 			{1e9, 0}, {2e9, 500}, {3e9, 1000}, {4e9, 250}, {5e9, -500},
 		} {
 			want := tc.linear
-			if mode == ClockInterp {
+			if mode == correct.ClockInterp {
 				want = par(float64(tc.t) / 1e9)
 			}
 			if got := float64(tc.t) - c.Global(tc.t); math.Abs(got-want) > 1e-6 {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -177,7 +178,7 @@ func TestClockViolation_FollowsDataFlowPerOpClass(t *testing.T) {
 func TestAnalyze_RootedOpsCheckClockCondition(t *testing.T) {
 	dir, _ := genRun(t, synth.Config{Ranks: 8, NodeSize: 2, Steps: 3000, Seed: 31,
 		Nodes: []synth.NodeClock{{}, {OffsetNS: 4e6}, {OffsetNS: -3e6}, {OffsetNS: 2e6}}})
-	raw, _ := analyzeDir(t, dir, Options{Clock: ClockRaw})
+	raw, _ := analyzeDir(t, dir, Options{Clock: correct.ClockRaw})
 	corr, _ := analyzeDir(t, dir, Options{})
 	find := func(a *Analysis, op string) OpSummary {
 		for _, o := range a.Ops {

@@ -410,7 +410,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	}
 	// A node member (ClockPropSync: it measured nothing, its clock is its
 	// leader's) may have entered the resync after its leader measured: its
-	// knot is that measurement all the same (merge.KnotTime).
+	// knot is that measurement all the same (correct.KnotTime).
 	if _, measured := alg.LastKnot(); !measured {
 		markCopiedKnot(ep.Params, t0)
 	}
@@ -465,7 +465,7 @@ func paramFloat(p map[string]string, key string, def float64) float64 {
 
 // markCopiedKnot sets params' "knot_copied" to "1" when its knot_ns lies
 // before start, the local ns at which this rank entered the epoch: the
-// knot is a measurement its node leader made before (merge.KnotTime
+// knot is a measurement its node leader made before (correct.KnotTime
 // accepts it there); tracemerge would otherwise put the knot at the
 // epoch's end, where the copied model's slope error over the delay adds.
 func markCopiedKnot(params map[string]string, start int64) {

@@ -196,7 +196,7 @@ func (o *syncOutcome) fromResult(res *clocksync.Result) {
 // clocksync.KnotBound), that time on this rank's local clock as
 // "knot_ns" (local timer ns), through the epoch's flattened model m
 // (offset(x) = m.Slope·x + m.Intercept, x local seconds since base0).
-// tracemerge puts the epoch's knot there (merge.NewCorrector): the bound
+// tracemerge puts the epoch's knot there (correct.NewCorrector): the bound
 // is proven at the measurement, and the model's slope error would add
 // between it and the epoch's end. Nothing is recorded without a bound,
 // or on the reference, whose bound is 0 everywhere.

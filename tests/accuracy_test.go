@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -22,7 +23,7 @@ import (
 // (faked) timestamp. Corrected times are in rank 0's timebase, i.e. rank
 // 0's faked clock, so the exact expected corrected time of an event is rank
 // 0's injection applied to that raw value. Correction is merge's
-// --clock=interp (merge.NewCorrector), the same code tracemerge runs.
+// --clock=interp (correct.NewCorrector), the same code tracemerge runs.
 
 // accuracy is what one run measured.
 type accuracy struct {
@@ -86,11 +87,11 @@ func measureAccuracy(t *testing.T, traces []rankTrace, shift rawShift) accuracy 
 	var errs, bars, errs1 []float64
 	covered := 0
 	for rank, rt := range traces {
-		c, note := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
-		if c.Mode() != merge.ClockInterp {
+		c, note := correct.NewCorrector(correct.ClockInterp, rt.Meta.Epochs, 0)
+		if c.Mode() != correct.ClockInterp {
 			t.Fatalf("rank %d: interpolation not possible: %s", rank, note)
 		}
-		lin, _ := merge.NewCorrector(merge.ClockLinear, rt.Meta.Epochs, 0)
+		lin, _ := correct.NewCorrector(correct.ClockLinear, rt.Meta.Epochs, 0)
 		e0, _ := rt.Meta.Epoch(0)
 		e1, _ := rt.Meta.Epoch(1)
 		a.Sync0 = append(a.Sync0, float64(e0.EndNS-e0.StartNS))

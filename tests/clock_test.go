@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -16,11 +16,11 @@ const fakeSpec = "5000000:100,-5000000:-100"
 var fakePairs = [][2]float64{{5e6, 100}, {-5e6, -100}}
 
 // correctEpochs maps local time t to global time the way tracemerge's
-// default --clock=interp does (merge.NewCorrector: epoch 0's model before
+// default --clock=interp does (correct.NewCorrector: epoch 0's model before
 // its end, the secant between the epochs' end knots, epoch 1's model
 // after), falling back like merge when an epoch is missing.
 func correctEpochs(m *trace.Meta, t int64) float64 {
-	c, _ := merge.NewCorrector(merge.ClockInterp, m.Epochs, 0)
+	c, _ := correct.NewCorrector(correct.ClockInterp, m.Epochs, 0)
 	return c.Global(t)
 }
 

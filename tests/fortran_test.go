@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -230,7 +231,7 @@ func checkFortranRun(t *testing.T, m fortranMPI, bin string, p fortranProg) {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
+	p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: correct.ClockInterp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/gclock/gclock/clocksync"
 	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -320,7 +321,7 @@ func twoTries(t *testing.T, boundNS float64, try func(t *testing.T, v *verdict) 
 }
 
 // worstKnot is the largest true error of any rank's epoch model at its
-// knot (merge.KnotTime: the one the interpolation goes through), and which.
+// knot (correct.KnotTime: the one the interpolation goes through), and which.
 func worstKnot(traces []rankTrace) (float64, string) {
 	in0 := traces[0].Meta.Header.Inject
 	worst, where := 0.0, ""
@@ -330,7 +331,7 @@ func worstKnot(traces []rankTrace) (float64, string) {
 			continue
 		}
 		for _, e := range rt.Meta.Epochs {
-			kt := merge.KnotTime(e)
+			kt := correct.KnotTime(e)
 			if err := math.Abs(e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt))); err > worst {
 				worst, where = err, fmt.Sprintf("rank %d epoch %d", rank, e.Index)
 			}
@@ -372,7 +373,7 @@ func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 				if wantTerms := rt.Meta.Header.NodeID % 2; in == nil || len(in.Terms) != wantTerms {
 					t.Fatalf("rank %d (node %d): injection %+v, want %d step term(s)", rank, rt.Meta.Header.NodeID, in, wantTerms)
 				}
-				c, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
+				c, _ := correct.NewCorrector(correct.ClockInterp, rt.Meta.Epochs, 0)
 				e0, _ := rt.Meta.Epoch(0)
 				e1, _ := rt.Meta.Epoch(1)
 				t0, t1 := in.TrueTime(e0.EndNS), in.TrueTime(e1.EndNS)
@@ -534,7 +535,7 @@ func knotErrors(traces []rankTrace) string {
 		in := rt.Meta.Header.Inject
 		fmt.Fprintf(&b, "rank %d:", rank)
 		for _, e := range rt.Meta.Epochs {
-			kt := merge.KnotTime(e)
+			kt := correct.KnotTime(e)
 			err := e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt))
 			fmt.Fprintf(&b, " %d:%+.3fµs/%.1fms/b%s", e.Index, err/1e3, float64(e.EndNS-e.StartNS)/1e6, e.Params["bound_ns"])
 			if n := e.Params["knot_offsets"]; n != "" { // offsets/agreeing/spread of the knot's pair
@@ -553,7 +554,7 @@ func worstTimestamp(traces []rankTrace) string {
 	worst, what := -1.0, ""
 	for rank, rt := range traces {
 		in := rt.Meta.Header.Inject
-		c, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
+		c, _ := correct.NewCorrector(correct.ClockInterp, rt.Meta.Epochs, 0)
 		for _, ev := range rt.Events {
 			for side, ts := range []int64{ev.EnterNS, ev.ExitNS} {
 				e := math.Abs(c.Global(ts) - in0.Recorded(in.TrueTime(ts)))
@@ -590,8 +591,8 @@ func chordOnlyError(t *testing.T, traces []rankTrace) float64 {
 				ends = append(ends, e)
 			}
 		}
-		c, note := merge.NewCorrector(merge.ClockInterp, ends, 0)
-		if c.Mode() != merge.ClockInterp {
+		c, note := correct.NewCorrector(correct.ClockInterp, ends, 0)
+		if c.Mode() != correct.ClockInterp {
 			t.Fatalf("rank %d: no chord through init and finalize: %s", rank, note)
 		}
 		in := rt.Meta.Header.Inject
@@ -710,7 +711,7 @@ func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer run.Close()
-			an, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
+			an, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: correct.ClockInterp})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -727,7 +728,7 @@ func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
 				t.Errorf("%d collective clock-condition violations (max %.0f ns) on the corrected timeline", n, max)
 			}
 			// The check has teeth: the raw timestamps (±5 ms apart) break it.
-			raw, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockRaw})
+			raw, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: correct.ClockRaw})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -740,7 +741,7 @@ func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
 
 // checkSyncBounds: every rank's every epoch must carry its sync-path bound
 // (Params["bound_ns"], clocksync.SyncBound) and the knot's exact error at
-// the knot's time (merge.KnotTime: where the bound was proven, as
+// the knot's time (correct.KnotTime: where the bound was proven, as
 // knotErrors computes it) must lie within it, up to slackNS (rounding).
 // It logs the largest and median bound of the ranks other than 0.
 func checkSyncBounds(t *testing.T, traces []rankTrace, slackNS float64) {
@@ -759,7 +760,7 @@ func checkSyncBounds(t *testing.T, traces []rankTrace, slackNS float64) {
 				t.Errorf("rank %d epoch %d: no sync-path bound recorded (bound_ns %q)", rank, e.Index, e.Params["bound_ns"])
 				continue
 			}
-			kt := merge.KnotTime(e) // where the bound was proven
+			kt := correct.KnotTime(e) // where the bound was proven
 			kerr := math.Abs(e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt)))
 			if kerr > b+slackNS {
 				t.Errorf("rank %d epoch %d: knot off by %.3f µs, outside its recorded bound %.3f µs", rank, e.Index, kerr/1e3, b/1e3)

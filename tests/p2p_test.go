@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -206,7 +207,7 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer runDir.Close()
-	an, err := merge.AnalyzeP2P(runDir, merge.P2POptions{Clock: merge.ClockInterp, TopN: 50})
+	an, err := merge.AnalyzeP2P(runDir, merge.P2POptions{Clock: correct.ClockInterp, TopN: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -341,7 +342,7 @@ func TestP2P_ThreadsEveryRequestLinkedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer runDir.Close()
-	an, err := merge.AnalyzeP2P(runDir, merge.P2POptions{Clock: merge.ClockInterp})
+	an, err := merge.AnalyzeP2P(runDir, merge.P2POptions{Clock: correct.ClockInterp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/postmortem"
 )
 
@@ -225,7 +226,7 @@ func postMortemOf(t *testing.T, dir string) *merge.PostMortem {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	pm := postmortem.Of(run, merge.ClockInterp, nil)
+	pm := postmortem.Of(run, correct.ClockInterp, nil)
 	if pm == nil {
 		t.Fatalf("no post-mortem: every rank of %s ended cleanly?", dir)
 	}

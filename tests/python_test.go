@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -97,7 +98,7 @@ func TestPython_MPI4PyUnderMpirunRecordedLikeC(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer run.Close()
-	p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
+	p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: correct.ClockInterp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 )
 
 // TestRefine_BoundsHoldAndRefinedFollowsTheFacts: rank 1's clock wanders
@@ -42,7 +43,7 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 		}
 		return res
 	}
-	first := analyze(merge.Options{Clock: merge.ClockInterp})
+	first := analyze(merge.Options{Clock: correct.ClockInterp})
 	if first.Refinement == nil {
 		t.Fatal("the interp pass computed no refinement")
 	}
@@ -50,9 +51,9 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	in0 := traces[0].Meta.Header.Inject
 	rt := traces[1]
 	in := rt.Meta.Header.Inject
-	ci, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
-	cr, _ := merge.NewCorrector(merge.ClockRefined, rt.Meta.Epochs, 0)
-	cr.SetRefinement(first.Refinement, 1)
+	ci, _ := correct.NewCorrector(correct.ClockInterp, rt.Meta.Epochs, 0)
+	cr, _ := correct.NewCorrector(correct.ClockRefined, rt.Meta.Epochs, 0)
+	cr.SetRefinement(first.Refinement.Move(1, cr.Origin()))
 	// Each call of rank 1 here is a collective with rank 0 (the same
 	// sequence on both ranks): its fact bounds rank 1's error to an
 	// interval as wide as the two calls' durations.
@@ -162,7 +163,7 @@ func TestRefine_PointToPointMessagesBoundTheClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := merge.Analyze(run, merge.Options{Clock: merge.ClockInterp})
+	first, err := merge.Analyze(run, merge.Options{Clock: correct.ClockInterp})
 	run.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +171,7 @@ func TestRefine_PointToPointMessagesBoundTheClock(t *testing.T) {
 	if first.Refinement == nil || len(first.Refinement.Points[1]) != 0 {
 		t.Fatalf("the collectives alone moved rank 1 (refinement %+v): the run has collectives, the control proves nothing", first.Refinement)
 	}
-	plan, err := merge.PlanRefined(load, merge.Options{Clock: merge.ClockRefined}, merge.P2POptions{})
+	plan, err := merge.PlanRefined(load, merge.Options{Clock: correct.ClockRefined}, merge.P2POptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +182,9 @@ func TestRefine_PointToPointMessagesBoundTheClock(t *testing.T) {
 	in0 := traces[0].Meta.Header.Inject
 	rt := traces[1]
 	in := rt.Meta.Header.Inject
-	ci, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
-	cr, _ := merge.NewCorrector(merge.ClockRefined, rt.Meta.Epochs, 0)
-	cr.SetRefinement(ref, 1)
+	ci, _ := correct.NewCorrector(correct.ClockInterp, rt.Meta.Epochs, 0)
+	cr, _ := correct.NewCorrector(correct.ClockRefined, rt.Meta.Epochs, 0)
+	cr.SetRefinement(ref.Move(1, cr.Origin()))
 	evs, evs0 := calls(rt.Events), calls(traces[0].Events)
 	if len(evs) != len(evs0) || len(evs) == 0 {
 		t.Fatalf("rank 1 has %d calls, rank 0 %d: not the same sequence", len(evs), len(evs0))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -127,7 +128,7 @@ func TestSelective_PcontrolAndOpsFilter(t *testing.T) {
 				}
 			}
 			if tc.want[trace.OpIsend] > 0 {
-				p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
+				p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: correct.ClockInterp})
 				if err != nil {
 					t.Fatal(err)
 				}

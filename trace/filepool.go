@@ -31,8 +31,10 @@ type filePool struct {
 	mu    sync.Mutex
 	open  int        // descriptors held
 	peak  int        // most held at once (tests)
-	idle  *list.List // *pooledFile open with no reader, least recent at the back
+	opens int        // files opened (tests)
+	idle  *list.List // *pooledFile open with no reader, most recent at the front
 	limit int        // 0: from RLIMIT_NOFILE
+	soft  int        // the limit from RLIMIT_NOFILE (0: not read yet)
 	freed *sync.Cond // a file became idle or was closed (cond)
 }
 
@@ -43,19 +45,21 @@ var files = &filePool{idle: list.New()}
 var duringRead func()
 
 // SetOpenFileLimit sets how many trace files Open's readers keep open at
-// once (n <= 0: from the process's open-file limit, the default) and
-// returns the previous setting.
+// once (n <= 0: from the process's open-file limit, the default, read
+// again at the next open) and returns the previous setting.
 func SetOpenFileLimit(n int) int {
 	files.mu.Lock()
 	defer files.mu.Unlock()
 	prev := files.limit
 	files.limit = max(n, 0)
+	files.soft = 0 // the open-file limit is read again
 	return prev
 }
 
 // OpenFileLimit reports how many trace files Open's readers keep open at
 // once: the setting, or half of the soft RLIMIT_NOFILE less 64 for the
-// rest of the process (at least 16).
+// rest of the process (at least 16), the limit as it was at the first
+// open (or SetOpenFileLimit) since.
 func OpenFileLimit() int {
 	files.mu.Lock()
 	defer files.mu.Unlock()
@@ -66,11 +70,15 @@ func (p *filePool) max() int {
 	if p.limit > 0 {
 		return p.limit
 	}
-	n, ok := openFileSoftLimit()
-	if !ok {
-		return 1 << 14
+	if p.soft == 0 {
+		// read once: it was a getrlimit call at every open
+		n, ok := openFileSoftLimit()
+		p.soft = 1 << 14
+		if ok {
+			p.soft = max(16, (n-64)/2)
+		}
 	}
-	return max(16, (n-64)/2)
+	return p.soft
 }
 
 // openPooled opens path and registers it with the pool.
@@ -102,11 +110,20 @@ func (p *filePool) reopen(pf *pooledFile) (*os.File, error) {
 			p.cond().Wait()
 			continue
 		}
-		old := p.idle.Remove(p.idle.Back()).(*pooledFile)
+		// the file read most recently makes room: the ranks' files are
+		// read in turn, so the least recent one is the next to be read
+		// again (closing it, every read of a run of more ranks than the
+		// limit opened its file again: 16,384 ranks, two opens a file);
+		// this way the files read first stay open and only the ranks
+		// beyond the limit open theirs again
+		old := p.idle.Remove(p.idle.Front()).(*pooledFile)
 		old.idle = nil
 		p.drop(old)
 	}
-	f, err := os.Open(pf.path)
+	// without the network poller (openFile): os.Open's registration,
+	// which fails for a regular file, and the flags it sets were five
+	// system calls of nine an open (two opens a file at 16,384 ranks)
+	f, err := openFile(pf.path, os.O_RDONLY, 0)
 	if errors.Is(err, syscall.EMFILE) && p.idle.Len() > 0 {
 		// the rest of the process holds more than the limit leaves it
 		for p.idle.Len() > 0 {
@@ -114,13 +131,14 @@ func (p *filePool) reopen(pf *pooledFile) (*os.File, error) {
 			old.idle = nil
 			p.drop(old)
 		}
-		f, err = os.Open(pf.path)
+		f, err = openFile(pf.path, os.O_RDONLY, 0)
 	}
 	if err != nil {
 		return nil, err
 	}
 	pf.f = f
 	p.open++
+	p.opens++
 	p.peak = max(p.peak, p.open)
 	return f, nil
 }

@@ -196,3 +196,39 @@ func TestOpen_ConcurrentReadsWaitForRoom(t *testing.T) {
 	}
 	checkPoolRead(t, got, want, 2)
 }
+
+// TestOpen_ReadsInTurnReopenOnlyTheFilesBeyondTheLimit: n files read in
+// turn, chunk after chunk (as tracemerge reads a run's ranks), with room
+// for fewer: the files read first stay open, so each round opens again
+// only the files beyond the limit, not every file (closing the least
+// recently read file, every read opened its file again).
+func TestOpen_ReadsInTurnReopenOnlyTheFilesBeyondTheLimit(t *testing.T) {
+	const n, limit, chunks = 40, 8, 3
+	dir, want := writeRankFiles(t, n, func(i int) [][]Event {
+		return [][]Event{amgEvents(30+i, uint64(i+1)), amgEvents(20, uint64(i+1)), amgEvents(10+i, uint64(i+1))}
+	})
+	poolLimit(t, limit)
+	files.mu.Lock()
+	before := files.opens
+	files.mu.Unlock()
+	rs := openRankFiles(t, dir, n)
+	got := make([][]Event, n)
+	for round := 0; round < chunks; round++ {
+		for i, r := range rs {
+			evs, err := r.NextChunk(nil)
+			if err != nil {
+				t.Fatalf("reader %d, chunk %d: %v", i, round, err)
+			}
+			got[i] = append(got[i], evs...)
+		}
+	}
+	checkPoolRead(t, got, want, limit)
+	files.mu.Lock()
+	opens := files.opens - before
+	files.mu.Unlock()
+	// n at Open, then per round the n-limit+1 files not kept open
+	if most := n + chunks*(n-limit+1); opens > most {
+		t.Errorf("%d files opened for %d files of %d chunks read in turn with room for %d, want at most %d (every read opening its file: %d)",
+			opens, n, chunks, limit, most, n+n*chunks)
+	}
+}

@@ -58,7 +58,10 @@ func Open(path string) (*Reader, error) {
 // unsupported version, missing or corrupt header frame) return a
 // *FormatError; damage after the header is recorded in Meta().Damage.
 func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
-	rd := &Reader{r: r, meta: Meta{Name: name, Size: size}, bad: map[int]bool{}}
+	// the scan reads the file through a read-ahead buffer (readahead.go)
+	ahead := &readAhead{r: r, size: size}
+	defer ahead.release()
+	rd := &Reader{r: ahead, meta: Meta{Name: name, Size: size}, bad: map[int]bool{}}
 	pos, err := rd.readHeader()
 	if err != nil {
 		return nil, err
@@ -66,6 +69,7 @@ func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	if err := rd.scan(pos); err != nil {
 		return nil, err
 	}
+	rd.r = r
 	// The scan's payload buffer (the largest frame's size) is not kept
 	// for the whole pass: at 16,384 ranks open at once that was ≈ 35 MB.
 	// It goes back to the pool (bufpool.go) for the next Open.

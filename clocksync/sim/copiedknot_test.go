@@ -18,7 +18,7 @@ import (
 // leader's clock. Against the simulator's exact truth: rank 3's knot
 // (clocksync.ClockKnotBound) is its leader's, before rank 3 entered, and
 // rank 3's model is as right there as the leader's; at rank 3's own epoch
-// end (where tracemerge put the knot before knot_copied: merge.KnotTime)
+// end (where tracemerge put the knot before knot_copied: correct.KnotTime)
 // it is off by the slope error times the delay, 100 ns.
 func TestResync_LateNodeMemberSharesItsLeadersKnot(t *testing.T) {
 	const later, late, step = 10.0, 0.1, 1e-6

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/merge/rma"
 	"github.com/gclock/gclock/trace"
@@ -128,7 +129,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		return usageErr(stderr, "expected one run directory, got %d arguments: %s", len(pos), strings.Join(pos, " "))
 	}
 	dir := pos[0]
-	mode, err := merge.ParseClockMode(f.clock)
+	mode, err := correct.ParseClockMode(f.clock)
 	if err != nil {
 		return usageErr(stderr, "--clock: %v", err)
 	}
@@ -230,7 +231,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	// happened-before facts and the moves they call for (merge/refine.go),
 	// then repair passes list the violations left and their controlled-
 	// logical-clock repair (merge/clc.go).
-	if mode == merge.ClockRefined {
+	if mode == correct.ClockRefined {
 		plan, err := merge.PlanRefined(func() (*merge.Run, error) { return merge.Load(dir, nil) }, opt,
 			p2pOptions(mode, res, f.top, 0, 0, f.rendezvous))
 		if err != nil {
@@ -305,7 +306,7 @@ load:
 		if known && !math.IsInf(end, 0) && end > start {
 			gopt.Start, gopt.End = start, end
 		}
-		if mode == merge.ClockRaw {
+		if mode == correct.ClockRaw {
 			gopt.Title += " (UNCORRECTED)"
 		}
 		gantt = viz.NewGantt(gopt)

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/merge/runinfo"
 )
@@ -32,7 +33,7 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 	if len(pos) != 1 {
 		return usageErr(stderr, "info: expected one run directory, got %d arguments", len(pos))
 	}
-	mode, err := merge.ParseClockMode(*clock)
+	mode, err := correct.ParseClockMode(*clock)
 	if err != nil {
 		return usageErr(stderr, "info: --clock: %v", err)
 	}

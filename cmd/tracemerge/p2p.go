@@ -10,6 +10,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
+	"github.com/gclock/gclock/merge/correct"
 )
 
 // maxMessageList bounds the messages kept for Gantt lines and Perfetto
@@ -18,7 +19,7 @@ const maxMessageList = 200_000
 
 // p2pOptions configures the point-to-point analysis; from/to bound
 // (absolute global ns, to 0 = none) the messages kept for drawing.
-func p2pOptions(mode merge.ClockMode, res *callsite.Resolver, top int, from, to float64, rendezvous uint64) merge.P2POptions {
+func p2pOptions(mode correct.ClockMode, res *callsite.Resolver, top int, from, to float64, rendezvous uint64) merge.P2POptions {
 	return merge.P2POptions{Clock: mode, TopN: top, Resolve: res,
 		KeepMessages: maxMessageList, From: from, To: to, RendezvousBytes: rendezvous}
 }

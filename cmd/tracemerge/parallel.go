@@ -20,6 +20,7 @@ import (
 	"syscall"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/mpirt"
 )
 
@@ -99,7 +100,7 @@ func procStats(c *merge.CountingTransport) merge.ProcStats {
 // output); it is used with 3 or more processes, or with 2 when
 // GCLOCK_PAR_PARTITION=1 (0: never), and process 0 still ships events
 // when the pass does not allow it (merge.Dist.Partition).
-func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partition, quiet bool, stderr io.Writer) (p *parallel, code int, done bool) {
+func startParallel(dir string, opt merge.Options, mode correct.ClockMode, partition, quiet bool, stderr io.Writer) (p *parallel, code int, done bool) {
 	size := mpirt.LaunchedSize()
 	tasks, _ := strconv.Atoi(os.Getenv("SLURM_STEP_NUM_TASKS"))
 	if size == 0 && tasks > 1 {
@@ -165,7 +166,7 @@ func startParallel(dir string, opt merge.Options, mode merge.ClockMode, partitio
 			d.Share0 = f
 		}
 	}
-	if mode == merge.ClockRefined {
+	if mode == correct.ClockRefined {
 		// Several passes whose options depend on the earlier ones: process
 		// 0 runs them alone.
 		if world.Rank != 0 {

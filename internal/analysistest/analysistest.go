@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -47,7 +48,7 @@ func AnalysisJSON(t testing.TB, dir string) string {
 	if err != nil {
 		t.Fatalf("analyse %s: %v", dir, err)
 	}
-	p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: merge.ClockInterp})
+	p2p, err := merge.AnalyzeP2P(run, merge.P2POptions{Clock: correct.ClockInterp})
 	if err != nil {
 		t.Fatalf("point-to-point analysis of %s: %v", dir, err)
 	}

@@ -34,15 +34,19 @@ var layers = map[string]int{
 	"trace/synth":           1,
 	"clocksync/sim":         1,
 	"pmpi/internal/wrapgen": 1,
-	// 2: the analysis engine (loading, correction, merge, matching,
+	// the clock correction (local to global time), on trace and clocksync
+	"merge/correct": 1,
+	// 2: the analysis engine (loading, merge, matching,
 	// metrics, the partitioned passes) and the reports' data model
 	"merge": 2,
+	// a simulated long run corrected as tracemerge corrects it (on
+	// clocksync/sim and merge/correct)
+	"clocksync/sim/longrun": 2,
 	// 3: analyses over the engine's run and data model
 	"merge/postmortem":      3,
 	"merge/rma":             3,
 	"merge/runinfo":         3,
 	"internal/analysistest": 3,
-	"clocksync/sim/longrun": 3,
 	// 4: outputs
 	"viz":      4,
 	"viz/otf2": 4,

@@ -22,6 +22,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -29,7 +30,7 @@ import (
 type pmRank struct {
 	rank  int
 	in    *merge.RankInput
-	corr  *merge.Corrector
+	corr  *correct.Corrector
 	end   merge.RankEnd
 	clean bool
 	calls []pmCall
@@ -51,7 +52,7 @@ type pmCall struct {
 // Of computes the post-mortem of run with clock mode (for the
 // times); nil when every rank ended in MPI_Finalize. res resolves call
 // sites (nil: a new resolver).
-func Of(run *merge.Run, mode merge.ClockMode, res *callsite.Resolver) *merge.PostMortem {
+func Of(run *merge.Run, mode correct.ClockMode, res *callsite.Resolver) *merge.PostMortem {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil
 	}
@@ -85,7 +86,7 @@ func Of(run *merge.Run, mode merge.ClockMode, res *callsite.Resolver) *merge.Pos
 				shift = float64(d)
 			}
 		}
-		c, _ := merge.NewCorrector(mode, ri.Meta.Epochs, shift)
+		c, _ := correct.NewCorrector(mode, ri.Meta.Epochs, shift)
 		c.SetOrigin(origin)
 		pr := &pmRank{rank: ri.Rank, in: ri, corr: c, comms: map[uint32]*trace.Comm{}}
 		for i := range ri.Meta.Comms {

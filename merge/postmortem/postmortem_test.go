@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -51,7 +52,7 @@ func TestPostMortem_GroupsThousandsOfRanksAndNamesTheDeadlock(t *testing.T) {
 		{"4 ranks", 4, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pm := Of(hangRun(tc.n, tc.crash, 123458), merge.ClockRaw, nil)
+			pm := Of(hangRun(tc.n, tc.crash, 123458), correct.ClockRaw, nil)
 			if pm == nil {
 				t.Fatal("no post-mortem")
 			}
@@ -97,7 +98,7 @@ func TestPostMortem_CleanRunHasNone(t *testing.T) {
 	for _, ri := range run.Ranks {
 		ri.Meta.Footer = &trace.Footer{Reason: "finalize"}
 	}
-	if pm := Of(run, merge.ClockRaw, nil); pm != nil {
+	if pm := Of(run, correct.ClockRaw, nil); pm != nil {
 		t.Errorf("a run whose ranks all ended in MPI_Finalize got a post-mortem: %+v", pm)
 	}
 }
@@ -144,7 +145,7 @@ func TestPostMortem_FirstIsTheCauseNotTheEarliestSilence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			run := hangRun(4, 3, 9)
 			tc.edit(run)
-			pm := Of(run, merge.ClockRaw, nil)
+			pm := Of(run, correct.ClockRaw, nil)
 			if pm == nil || pm.First == nil {
 				t.Fatalf("no first: %+v", pm)
 			}
@@ -169,7 +170,7 @@ func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
 	run.Ranks[1].Meta.Live = nil
 	run.Ranks[0].Meta.Live.InFlight = []trace.InFlight{{Op: trace.OpAllreduce, EnterNS: 1_400_000_000, Comm: 0, Seq: 199,
 		Root: trace.NoArg, Peer: trace.NoArg, Tag: trace.NoArg, Peer2: trace.NoArg, Tag2: trace.NoArg}}
-	pm := Of(run, merge.ClockRaw, nil)
+	pm := Of(run, correct.ClockRaw, nil)
 	if len(pm.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v; rank 2 had left instance 199, rank 0 waits for rank 1 only", pm.Deadlocks)
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -89,7 +90,7 @@ type RankFile struct {
 
 // Summarize reads every event once (in parallel, without merging) and
 // summarises the run.
-func Summarize(run *merge.Run, mode merge.ClockMode) (*Summary, error) {
+func Summarize(run *merge.Run, mode correct.ClockMode) (*Summary, error) {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil, &merge.LoadError{Kind: merge.ErrNoData, Msg: "no rank files to summarise"}
 	}
@@ -134,7 +135,7 @@ func Summarize(run *merge.Run, mode merge.ClockMode) (*Summary, error) {
 					r.err = fmt.Errorf("reader failed: %v", e)
 				}
 			}()
-			corr, note := merge.NewCorrector(mode, ri.Meta.Epochs, 0)
+			corr, note := correct.NewCorrector(mode, ri.Meta.Epochs, 0)
 			r.fallback = note
 			r.lo, r.hi = math.Inf(1), math.Inf(-1)
 			var buf []trace.Event

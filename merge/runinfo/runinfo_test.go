@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -46,7 +47,7 @@ func TestSummarize_CountsEveryEventAndNamesDamagedFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer run.Close()
-			s, err := Summarize(run, merge.ClockInterp)
+			s, err := Summarize(run, correct.ClockInterp)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -99,7 +99,7 @@ func lateness(ranks []*rankTrace, comm uint64, op trace.Op) (lastCount []int, la
 	}
 	inst := map[uint32][]arrival{}
 	for r, rt := range ranks {
-		corr, _ := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
+		corr, _ := correct.NewCorrector(correct.ClockInterp, rt.Meta.Epochs, 0)
 		for _, ev := range rt.Events {
 			c, ok := rt.Meta.CommByLocal(ev.Comm)
 			if !ok || c.ID != comm || ev.Op != op {

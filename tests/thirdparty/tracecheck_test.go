@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -230,9 +231,9 @@ func checkTrace(t *testing.T, ranks []*rankTrace) traceReport {
 
 	// Clock correction (merge's default) and the exact truth from the
 	// injection recorded in each header.
-	corr := make([]*merge.Corrector, len(ranks))
+	corr := make([]*correct.Corrector, len(ranks))
 	for i, rt := range ranks {
-		c, note := merge.NewCorrector(merge.ClockInterp, rt.Meta.Epochs, 0)
+		c, note := correct.NewCorrector(correct.ClockInterp, rt.Meta.Epochs, 0)
 		if note != "" {
 			t.Logf("rank %d clock correction: %s", i, note)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -127,7 +128,7 @@ func runResync(c *Config, prog string, np, node int, seconds float64, env ...str
 	// The refinement's moves (merge/refine.go), from a pass over the run.
 	var ref *merge.Refinement
 	if run, err := merge.Load(dir, nil); err == nil {
-		if res, err := merge.Analyze(run, merge.Options{Clock: merge.ClockInterp}); err == nil {
+		if res, err := merge.Analyze(run, merge.Options{Clock: correct.ClockInterp}); err == nil {
 			ref = res.Refinement
 		}
 		run.Close()
@@ -227,7 +228,7 @@ type truthFigures struct {
 	linear                         float64 // straight lines between the knots (--clock linear)
 	refined                        float64 // resync knots plus --clock refined's moves
 	knots, n                       int
-	// error bars of ranks 1+ (merge.Corrector.ErrorBar): the share of
+	// error bars of ranks 1+ (correct.Corrector.ErrorBar): the share of
 	// timestamps whose true error is within, the medians of bar and error
 	barCover, barMedian, errMedian float64
 	resyncShare                    float64 // slowest rank's resync epochs over rank 0's span
@@ -251,8 +252,8 @@ func truthErrors(tr []resyncTrace) (truthFigures, error) {
 		if len(eps) < 2 {
 			return f, fmt.Errorf("rank %d: %d sync epochs", rank, len(eps))
 		}
-		full, note := merge.NewCorrector(merge.ClockInterp, eps, 0)
-		if full.Mode() != merge.ClockInterp {
+		full, note := correct.NewCorrector(correct.ClockInterp, eps, 0)
+		if full.Mode() != correct.ClockInterp {
 			return f, fmt.Errorf("rank %d: no interpolation: %s", rank, note)
 		}
 		var ends []trace.Epoch
@@ -261,15 +262,15 @@ func truthErrors(tr []resyncTrace) (truthFigures, error) {
 				ends = append(ends, e)
 			}
 		}
-		chord, note := merge.NewCorrector(merge.ClockInterp, ends, 0)
-		if chord.Mode() != merge.ClockInterp {
+		chord, note := correct.NewCorrector(correct.ClockInterp, ends, 0)
+		if chord.Mode() != correct.ClockInterp {
 			return f, fmt.Errorf("rank %d: no chord: %s", rank, note)
 		}
-		lin, _ := merge.NewCorrector(merge.ClockLinear, eps, 0)
+		lin, _ := correct.NewCorrector(correct.ClockLinear, eps, 0)
 		f.knots = len(eps)
 		init := eps[0].Model
-		ref, _ := merge.NewCorrector(merge.ClockRefined, eps, 0)
-		ref.SetRefinement(t.ref, int32(rank))
+		ref, _ := correct.NewCorrector(correct.ClockRefined, eps, 0)
+		ref.SetRefinement(t.ref.Move(int32(rank), ref.Origin()))
 		for _, ev := range t.events {
 			if ev.Op.IsRecorder() {
 				continue

@@ -6,7 +6,7 @@
 // the end (as in MPI_Finalize). The node clocks carry the recorder's
 // injected non-linear shapes (trace.FakeTerm: random-walk frequency,
 // frequency step). Each rank's knots become trace.Epochs, corrected as
-// tracemerge corrects them (merge.NewCorrector); the corrected timestamps
+// tracemerge corrects them (correct.NewCorrector); the corrected timestamps
 // are compared with the simulator's exact truth at many times between the
 // knots, not only at them.
 package longrun
@@ -23,7 +23,7 @@ import (
 
 	"github.com/gclock/gclock/clocksync"
 	"github.com/gclock/gclock/clocksync/sim"
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -66,8 +66,8 @@ type Config struct {
 	// Samples is the number of true times sampled per knot interval and
 	// rank (default 8: 7 at fixed fractions, 1 random), plus every knot.
 	Samples int
-	// Mode is the correction (default merge.ClockInterp: the smooth model).
-	Mode merge.ClockMode
+	// Mode is the correction (default correct.ClockInterp: the smooth model).
+	Mode correct.ClockMode
 	// Workers bound the goroutines that correct (default GOMAXPROCS).
 	Workers int
 }
@@ -316,7 +316,7 @@ func Run(c Config) (*Result, error) {
 		res.MinInterval, res.MaxInterval = 0, 0
 	}
 	start = time.Now()
-	if err := correct(c, w, knotT, ks, res); err != nil {
+	if err := correctRanks(c, w, knotT, ks, res); err != nil {
 		return nil, err
 	}
 	res.CorrectWall = time.Since(start).Seconds()
@@ -350,9 +350,9 @@ type partial struct {
 	hist         []int64
 }
 
-// correct builds every rank's corrector from its knots and compares it
+// correctRanks builds every rank's corrector from its knots and compares it
 // with the truth at the knots and at c.Samples times in every interval.
-func correct(c Config, w *sim.World, knotT []float64, ks []rankKnots, res *Result) error {
+func correctRanks(c Config, w *sim.World, knotT []float64, ks []rankKnots, res *Result) error {
 	next := make(chan int, 64)
 	parts := make([]*partial, c.Workers)
 	errs := make([]error, c.Workers)
@@ -428,7 +428,7 @@ func correctRank(c Config, w *sim.World, r int, knotT []float64, k *rankKnots, p
 			eps[i].Params = map[string]string{"bound_ns": strconv.FormatFloat(float64(b), 'f', 1, 64)}
 		}
 	}
-	cor, note := merge.NewCorrector(c.Mode, eps, 0)
+	cor, note := correct.NewCorrector(c.Mode, eps, 0)
 	if cor.Mode() != c.Mode {
 		return fmt.Errorf("rank %d: correction fell back to %v: %s", r, cor.Mode(), note)
 	}

@@ -1,77 +1,9 @@
-package merge
+package correct
 
 import (
 	"math"
 	"sort"
 )
-
-// RankErrorBars is one rank's clock error bars over the run
-// (imbalance.json clock.error_bars): the estimated error of its corrected
-// timestamps against the reference clock (Corrector.ErrorBar), probed
-// over the span of its sync knots.
-type RankErrorBars struct {
-	Rank int32 `json:"rank"` // world rank
-	// MedianNS and MaxNS over the rank's knot span (probed evenly in time).
-	MedianNS float64 `json:"median_ns"`
-	MaxNS    float64 `json:"max_ns"` // the largest error bar over the rank's knot span, ns
-	// Series: up to ErrorBarSlices equal slices of the knot span, each
-	// [global start ns relative to the run origin, largest bar ns].
-	Series [][2]float64 `json:"series"`
-}
-
-// ErrorBarSlices is how many time slices RankErrorBars.Series has.
-const ErrorBarSlices = 16
-
-// errorBarProbes per rank over its knot span (the summary's median and
-// slices; at 16,384 ranks 17 M bar evaluations).
-const errorBarProbes = 1024
-
-// errorBarSummaries summarises every rank's error bars (ranks whose bars
-// are unknown are left out) and indexes their medians by world rank.
-func (a *analyzer) errorBarSummaries() (out []RankErrorBars, byRank []float64) {
-	for r, rs := range a.ranks {
-		if rs == nil || rs.corr == nil {
-			continue
-		}
-		s, ok := summarizeErrorBars(rs.corr, int32(r))
-		if !ok {
-			continue
-		}
-		for len(byRank) <= r {
-			byRank = append(byRank, -1)
-		}
-		byRank[r] = s.MedianNS
-		out = append(out, s)
-	}
-	return out, byRank
-}
-
-// summarizeErrorBars probes c's error bars over its knots' span.
-func summarizeErrorBars(c *Corrector, rank int32) (RankErrorBars, bool) {
-	s := RankErrorBars{Rank: rank}
-	ks := c.knots
-	if len(ks) < 3 || c.ErrorBar(ks[0].t) < 0 {
-		return s, false
-	}
-	t0, t1 := ks[0].t, ks[len(ks)-1].t
-	span := float64(t1 - t0)
-	vals := make([]float64, 0, errorBarProbes+1)
-	s.Series = make([][2]float64, 0, ErrorBarSlices)
-	for k := 0; k <= errorBarProbes; k++ {
-		t := t0 + int64(math.Round(span*float64(k)/errorBarProbes))
-		v := c.ErrorBar(t)
-		vals = append(vals, v)
-		sl := min(k*ErrorBarSlices/errorBarProbes, ErrorBarSlices-1)
-		if len(s.Series) <= sl {
-			s.Series = append(s.Series, [2]float64{c.Global(t), v})
-		} else {
-			s.Series[sl][1] = math.Max(s.Series[sl][1], v)
-		}
-	}
-	sort.Float64s(vals)
-	s.MedianNS, s.MaxNS = vals[len(vals)/2], vals[len(vals)-1]
-	return s, true
-}
 
 // Error bars of the offset model (issue 38 §4). The true error of a
 // corrected timestamp has two parts: the knots' own errors carried

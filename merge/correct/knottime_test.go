@@ -1,4 +1,4 @@
-package merge
+package correct
 
 import (
 	"math"

@@ -1,4 +1,12 @@
-package merge
+// Package correct maps each rank's local timestamps to global time (rank
+// 0's timebase) from the sync epochs its trace file records: the offset
+// model through the epochs' knots (a cubic spline with kinks where a
+// frequency step shows, or straight lines), the loose-knot repair, the
+// model's error bars, and the clock modes of tracemerge's --clock
+// (docs/explanation/clocksync.md). It knows nothing of the
+// run or its events: merge builds one Corrector per rank and attaches
+// the refinement's and the controlled logical clock's moves (Move).
+package correct
 
 import (
 	"fmt"
@@ -26,8 +34,8 @@ const (
 	// timebases that are seconds apart, see RawShift).
 	ClockRaw
 	// ClockRefined is ClockInterp moved, where the trace's happened-before
-	// facts say it must, to the nearest clock they allow (refine.go;
-	// Options.Refine carries the moves a first pass computed).
+	// facts say it must, to the nearest clock they allow (merge/refine.go;
+	// merge.Options.Refine carries the moves a first pass computed).
 	ClockRefined
 	// ClockLinear is ClockInterp with straight lines between the knots
 	// (the interp of issue 10, before the smooth model of issue 38).
@@ -120,21 +128,42 @@ type Corrector struct {
 	barBounds []float64
 	// fast path for the segment between the first two knots
 	t0, t1 int64
-	// adjust: ClockRefined's moves (refine.go), nil otherwise
-	adjust *rankAdjust
+	// adjust: ClockRefined's moves (merge's refine.go), nil otherwise
+	adjust Move
 	// loose: what steadyLooseKnots moved ("" nothing)
 	loose string
-	// clc: the controlled-logical-clock repair (clc.go) of rank clcRank
-	clc     *CLC
-	clcRank int32
+	// clc: the controlled-logical-clock repair (merge's clc.go), nil
+	// otherwise
+	clc Move
 }
 
-// SetCLC makes the corrector apply c's repair of rank (nil: none).
-func (c *Corrector) SetCLC(clc *CLC, rank int32) {
-	if clc == nil || clc.ranks[rank] == nil || c.mode == ClockRaw {
+// A Move shifts one rank's offset as a function of its interpolated
+// global time g (ns relative to the corrector's origin, before the move):
+// the refinement's moves (merge.Refinement, ClockRefined) and the
+// controlled-logical-clock repair (merge.CLC) are Moves of a rank. The
+// corrector calls At for every time it maps, so At must not allocate.
+type Move interface {
+	At(g float64) float64
+}
+
+// SetRefinement attaches a rank's refinement moves: Offset adds m.At(g)
+// from then on (a nil m, or a mode other than ClockRefined: nothing).
+// Call after SetOrigin: the moves are in global time relative to it.
+func (c *Corrector) SetRefinement(m Move) {
+	if m == nil || c.mode != ClockRefined {
 		return
 	}
-	c.clc, c.clcRank = clc, rank
+	c.adjust = m
+}
+
+// SetCLC makes the corrector apply a rank's controlled-logical-clock
+// repair: Offset subtracts m.At(g) (forward moves lower the offset; a nil
+// m, or raw mode: nothing).
+func (c *Corrector) SetCLC(m Move) {
+	if m == nil || c.mode == ClockRaw {
+		return
+	}
+	c.clc = m
 }
 
 // LooseKnots describes the loose sync knots the corrector moved toward
@@ -471,6 +500,16 @@ func fmtNS(ns float64) string { return strconv.FormatFloat(ns/1e3, 'f', 3, 64) +
 
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
+// KnotSpan is the local times of the first and the last sync knot and
+// the number of knots (n < 2: no interpolation, t0 and t1 are 0).
+func (c *Corrector) KnotSpan() (t0, t1 int64, n int) {
+	ks := c.knots
+	if len(ks) < 2 {
+		return 0, 0, len(ks)
+	}
+	return ks[0].t, ks[len(ks)-1].t, len(ks)
+}
+
 // Mode is the mode actually applied (after fallbacks).
 func (c *Corrector) Mode() ClockMode { return c.mode }
 
@@ -478,10 +517,10 @@ func (c *Corrector) Mode() ClockMode { return c.mode }
 func (c *Corrector) Offset(t int64) float64 {
 	o := c.interpOffset(t)
 	if c.adjust != nil {
-		o += c.adjust.at(float64(t-c.origin) - o)
+		o += c.adjust.At(float64(t-c.origin) - o)
 	}
 	if c.clc != nil { // forward moves lower the offset
-		o -= c.clc.at(c.clcRank, float64(t-c.origin)-o)
+		o -= c.clc.At(float64(t-c.origin) - o)
 	}
 	return o
 }
@@ -546,7 +585,7 @@ func (c *Corrector) knotCurve(t int64) float64 {
 }
 
 // SetOrigin makes Global and Raw return ns relative to origin (ns in rank
-// 0's timebase; see RunOrigin).
+// 0's timebase; see merge.RunOrigin).
 func (c *Corrector) SetOrigin(origin int64) { c.origin = origin }
 
 // Origin is the origin set by SetOrigin (0: absolute times).
@@ -565,31 +604,4 @@ func (c *Corrector) Global(t int64) float64 {
 // shift), relative to the origin.
 func (c *Corrector) Raw(t int64) float64 {
 	return float64(t + c.shiftI - c.origin)
-}
-
-// RunOrigin is the origin of a run's global times: rank 0's MPI_Init exit
-// (Header.StartNS) in its own timebase, which is the reference timebase;
-// when rank 0 is missing, the lowest rank's StartNS mapped to the reference
-// timebase by its clock model (rounded to ns); 0 when no rank recorded a
-// start. Global times relative to it keep sub-ns precision in float64;
-// absolute times are RunOrigin + round(relative), exactly, in int64.
-func RunOrigin(run *Run, mode ClockMode) int64 {
-	if run == nil {
-		return 0
-	}
-	for _, ri := range run.Ranks {
-		st := ri.Meta.Header.StartNS
-		if st == 0 {
-			continue
-		}
-		if ri.Rank == 0 || mode == ClockRaw {
-			return st
-		}
-		c, _ := NewCorrector(mode, ri.Meta.Epochs, 0)
-		if c.Mode() == ClockRaw {
-			return st
-		}
-		return st - int64(math.Round(c.Offset(st)))
-	}
-	return 0
 }

@@ -1,0 +1,34 @@
+package merge
+
+import (
+	"math"
+
+	"github.com/gclock/gclock/merge/correct"
+)
+
+// RunOrigin is the origin of a run's global times: rank 0's MPI_Init exit
+// (Header.StartNS) in its own timebase, which is the reference timebase;
+// when rank 0 is missing, the lowest rank's StartNS mapped to the reference
+// timebase by its clock model (rounded to ns); 0 when no rank recorded a
+// start. Global times relative to it keep sub-ns precision in float64;
+// absolute times are RunOrigin + round(relative), exactly, in int64.
+func RunOrigin(run *Run, mode correct.ClockMode) int64 {
+	if run == nil {
+		return 0
+	}
+	for _, ri := range run.Ranks {
+		st := ri.Meta.Header.StartNS
+		if st == 0 {
+			continue
+		}
+		if ri.Rank == 0 || mode == correct.ClockRaw {
+			return st
+		}
+		c, _ := correct.NewCorrector(mode, ri.Meta.Epochs, 0)
+		if c.Mode() == correct.ClockRaw {
+			return st
+		}
+		return st - int64(math.Round(c.Offset(st)))
+	}
+	return 0
+}

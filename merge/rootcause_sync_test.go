@@ -1,0 +1,139 @@
+package merge
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// lastSyncSearch is lastSync as a search over every communicator of a
+// and its partners (the definition that rcRank.topComm shortcuts).
+func lastSyncSearch(a, b *rcRank, ea, eb uint64) (uint64, uint64) {
+	cbest := math.Inf(-1)
+	var ca, cb uint64
+	for _, ref := range a.comms {
+		c, i := ref.c, int(ref.pos)
+		if !c.valid || c.t <= cbest || c.last[i] > ea {
+			continue
+		}
+		j := c.pos(b.rank)
+		if j < 0 || c.last[j] > eb {
+			continue
+		}
+		cbest, ca, cb = c.t, c.last[i], c.last[j]
+	}
+	if h := a.peer(b.rank, false); h != nil {
+		best, found := math.Inf(-1), false
+		var pa, pb uint64
+		for _, y := range h.y {
+			if y.mine != 0 && y.mine <= ea && y.theirs <= eb && y.t > best {
+				best, pa, pb, found = y.t, y.mine, y.theirs, true
+			}
+		}
+		if found && best >= cbest {
+			return pa, pb
+		}
+	}
+	return ca, cb
+}
+
+// TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch drives
+// N×N synchronisations of overlapping communicators (times that tie,
+// go back, or are NaN; some point-to-point partners) and checks after
+// each that lastSync, which takes a rank's latest communicator without
+// a search when it is strictly the latest, finds the same last
+// synchronisation as a search over every communicator and partner, for
+// every pair of ranks and positions before, at and after the
+// synchronisations; and that the shortcut was taken most of the time.
+func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
+	type syncCase struct {
+		name           string
+		tie, back, nan float64 // probabilities of an instance's time
+		peers          bool
+	}
+	cases := []syncCase{
+		{"times increasing", 0, 0, 0, false},
+		{"ties between communicators", 0.3, 0, 0, false},
+		{"times going back", 0, 0.2, 0, false},
+		{"NaN times", 0, 0, 0.05, false},
+		{"all of it with partners", 0.2, 0.1, 0.02, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			const world = 6
+			s := &RootCauseStream{}
+			for r := int32(0); r < world; r++ {
+				s.rank(r)
+			}
+			comms := []*rcComm{
+				newRCComm([]int32{0, 1, 2, 3, 4, 5}),
+				newRCComm([]int32{0, 1, 2}),
+				newRCComm([]int32{3, 4, 5}),
+				newRCComm([]int32{5, 1, 3}),
+				newRCComm([]int32{2, 4}),
+			}
+			rng := rand.New(rand.NewPCG(7, uint64(len(tc.name))))
+			now, pos := 100.0, uint64(10)
+			fast, total := 0, 0
+			for step := 0; step < 3000; step++ {
+				c := comms[rng.IntN(len(comms))]
+				in := &rcInst{seg: make([]uint64, len(c.members)), exit: make([]float64, len(c.members))}
+				now += 1 + float64(rng.IntN(3))
+				tm := now
+				switch x := rng.Float64(); {
+				case x < tc.tie:
+					tm = c.t // another communicator may have it too
+					if o := comms[rng.IntN(len(comms))]; o.valid {
+						tm = o.t
+					}
+				case x < tc.tie+tc.back:
+					tm = now - 50
+				case x < tc.tie+tc.back+tc.nan:
+					tm = math.NaN()
+				}
+				for i := range in.seg {
+					pos += uint64(rng.IntN(3))
+					in.seg[i] = pos
+					in.exit[i] = tm - float64(rng.IntN(2)) // the latest is tm
+				}
+				if !math.IsNaN(tm) {
+					in.exit[rng.IntN(len(in.exit))] = tm
+				}
+				s.syncComm(c, in)
+				if tc.peers && rng.Float64() < 0.2 {
+					a, b := s.ranks[rng.IntN(world)], s.ranks[rng.IntN(world)]
+					if a != b {
+						y := rcSync{pos + 1, pos + 2, now - float64(rng.IntN(20))}
+						a.addPeer(b.rank, y)
+						b.addPeer(a.rank, rcSync{y.theirs, y.mine, y.t})
+					}
+				}
+				for _, a := range s.ranks {
+					for _, b := range s.ranks {
+						if a == b {
+							continue
+						}
+						for _, ea := range []uint64{pos - 5, pos + 5, pos - uint64(rng.IntN(40))} {
+							eb := pos + 5 - uint64(rng.IntN(2))*uint64(rng.IntN(40))
+							total++
+							if c := a.topComm; c != nil && c.t > a.secondT {
+								fast++
+							}
+							ga, gb := s.lastSync(a, b, ea, eb)
+							wa, wb := lastSyncSearch(a, b, ea, eb)
+							if ga != wa || gb != wb {
+								t.Fatalf("step %d: ranks %d, %d at %d, %d: lastSync (%d, %d), the search (%d, %d)",
+									step, a.rank, b.rank, ea, eb, ga, gb, wa, wb)
+							}
+						}
+					}
+				}
+			}
+			if tc.name == "times increasing" && fast < total*9/10 {
+				t.Errorf("the latest communicator was known for %d of %d look-ups, want most", fast, total)
+			}
+			t.Log(fmt.Sprintf("%d of %d look-ups with a known latest communicator", fast, total))
+		})
+	}
+}
