@@ -26,9 +26,10 @@ import (
 //
 // Noisy knots: a derivative estimated from knots close together amplifies
 // their measurement error (a 10 ns miss over a 100 ms interval is a slope
-// error of 1e-7, which bends a 2 s interval by ≈ 30 ns). Where an
-// interval's knots are close together compared with their sync-path
-// bounds, the cubic correction is damped toward the chord (dampFactor).
+// error of 1e-7, which bends a 2 s interval by ≈ 30 ns). So knots much
+// closer than the median spacing do not shape the curve (keptKnots), and
+// an end interval much longer than its neighbour leaves along its own
+// secant (splineDerivs, LongEnd).
 
 // DefaultScheme is the offset model of --clock interp (and refined).
 const DefaultScheme = SplineKinkScheme
@@ -193,6 +194,22 @@ func splineDerivs(h, m, fixed []float64) []float64 {
 			a[i], b[i], c[i], r[i] = 0, 1, 0, v
 		}
 	}
+	// A long end interval (the knot of MPI_Finalize after short adapted
+	// intervals): not-a-knot extends the neighbouring interval's cubic
+	// over it, which multiplies the close knots' noise by the ratio of the
+	// widths cubed (simulated: 2-25x the straight line's worst error at
+	// 10-250 ns of knot noise). There the end leaves along its own
+	// secant instead (decisions.md D56).
+	if fixed == nil || math.IsNaN(fixed[0]) {
+		if h[0] >= LongEnd*h[1] {
+			a[0], b[0], c[0], r[0] = 0, 1, 0, m[0]
+		}
+	}
+	if fixed == nil || math.IsNaN(fixed[n-1]) {
+		if h[n-2] >= LongEnd*h[n-3] {
+			a[n-1], b[n-1], c[n-1], r[n-1] = 0, 1, 0, m[n-2]
+		}
+	}
 	// Thomas algorithm
 	for i := 1; i < n; i++ {
 		w := a[i] / b[i-1]
@@ -205,6 +222,10 @@ func splineDerivs(h, m, fixed []float64) []float64 {
 	}
 	return d
 }
+
+// LongEnd: an end interval at least this many times as wide as its
+// neighbour leaves the spline along its own secant (splineDerivs).
+const LongEnd = 2.0
 
 // KinkRatio: an interval is a kink (a frequency step inside it) when the
 // secants on either side of it differ by more than KinkRatio times the
