@@ -256,8 +256,16 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 			t.Errorf("rank %d waited for %+v, want rank %d first with about %.0f ms", rs.Rank, rs.WaitedFor, last, lateMS)
 		}
 	}
-	if an.LateSender.MaxNS < 0.8*lateMS*1e6 || an.LateSender.MaxNS > 3*lateMS*1e6 {
-		t.Errorf("largest late-sender wait %.1f ms, want about %.0f ms", an.LateSender.MaxNS/1e6, lateMS)
+	// The largest wait is the largest true one (the worst list holds every
+	// late message of this run): a loaded machine stretches the late rank's
+	// sleep, so the wait is compared with the truth, not with lateMS above.
+	maxTruth := 0.0
+	for _, m := range an.Worst {
+		maxTruth = max(maxTruth, truth(m))
+	}
+	if an.LateSender.MaxNS < 0.8*lateMS*1e6 || math.Abs(an.LateSender.MaxNS-maxTruth) > tolNS {
+		t.Errorf("largest late-sender wait %.1f ms, want at least %.0f ms and the largest true wait %.3f ms within %.0f us",
+			an.LateSender.MaxNS/1e6, 0.8*lateMS, maxTruth/1e6, tolNS/1e3)
 	}
 
 	// tracemerge reports it: text section, p2p.json, Perfetto flows and
