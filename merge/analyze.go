@@ -562,7 +562,6 @@ func (a *analyzer) run() error {
 			// thousands: the rank is decoded on the merge goroutine
 			// when its cursor needs a batch (decState.syncStep)
 			rs.sync = a.newDecState(rs, nil, true)
-			rs.free = make(chan *batch, 1)
 			continue
 		}
 		rs.out = make(chan *batch, depth)

@@ -81,6 +81,10 @@ type decState struct {
 	pooled bool
 	ended  bool
 	ready  []*batch // sync: batches sent and not yet taken, in order
+	// spare: sync: the batch the cursor gave back, for the next step (a
+	// field of the state the step touches anyway: the rank's channel of
+	// free batches cost two channel operations on a cold channel a step)
+	spare *batch
 }
 
 // newDecState prepares rank rs's decoder; with sync its batches queue in
@@ -247,12 +251,10 @@ func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 		}
 		if int(e.Comm) < len(rs.commIdx) && rs.commIdx[e.Comm] >= 0 {
 			g.commIdx = rs.commIdx[e.Comm]
-			g.commRank = rs.commPos[e.Comm]
-			g.CommRank = g.commRank
+			g.CommRank = rs.commPos[e.Comm]
 			g.CommID = a.m.comms[g.commIdx].id
 		} else {
 			g.commIdx = -1
-			g.commRank = -1
 			g.CommRank = -1
 			g.CommID = 0
 			if e.Op.IsCollective() {

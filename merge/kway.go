@@ -155,23 +155,15 @@ func entryLess(a, b cursorEntry) bool {
 func (c *cursor) next() bool {
 	if st := c.rs.sync; st != nil {
 		if c.b != nil {
-			select {
-			case c.rs.free <- c.b:
-			default:
-			}
+			st.d.recycle(c.b)
 			c.b = nil
 		}
 		for len(st.ready) == 0 && !st.ended {
 			st.syncStep()
 		}
 		if len(st.ready) == 0 {
-			for {
-				select {
-				case <-c.rs.free:
-				default:
-					return false
-				}
-			}
+			st.spare = nil // the rank has ended: its spare batch is garbage now
+			return false
 		}
 		b := st.ready[0]
 		st.ready[0] = nil

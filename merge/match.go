@@ -203,7 +203,7 @@ func (m *matcher) slot(cs *commState, seq int64) **openInst {
 // add matches one collective event (ev.commIdx >= 0).
 func (m *matcher) add(ev *GEvent) {
 	cs := m.comms[ev.commIdx]
-	pos := int(ev.commRank)
+	pos := int(ev.CommRank)
 	seq := cs.unwrap(ev.Seq)
 	last := cs.lastSeq[pos]
 	if seq <= last {

@@ -43,6 +43,13 @@ type rankOrder struct {
 }
 
 func (d *rankOrder) newBatch() *batch {
+	if st := d.sync; st != nil {
+		if b := st.spare; b != nil {
+			st.spare = nil
+			return b
+		}
+		return &batch{ev: make([]GEvent, 0, d.size)}
+	}
 	select {
 	case b := <-d.rs.free:
 		return b
@@ -52,6 +59,12 @@ func (d *rankOrder) newBatch() *batch {
 }
 
 func (d *rankOrder) recycle(b *batch) {
+	if st := d.sync; st != nil {
+		if st.spare == nil {
+			st.spare = b
+		}
+		return
+	}
 	select {
 	case d.rs.free <- b:
 	default:

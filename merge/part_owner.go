@@ -321,8 +321,8 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			return ps.Add(ev)
 		}
 		o.key = partKey{mergeKey: mergeKey{enter: ev.Enter, rank: ev.Rank, ord: uint64(ev.LocalEnter)}}
-		if ev.commIdx < 0 || int(ev.commIdx) >= len(a.m.comms) || ev.commRank < 0 ||
-			int(ev.commRank) >= len(a.m.comms[ev.commIdx].members) {
+		if ev.commIdx < 0 || int(ev.commIdx) >= len(a.m.comms) || ev.CommRank < 0 ||
+			int(ev.CommRank) >= len(a.m.comms[ev.commIdx].members) {
 			return fmt.Errorf("parallel analysis: an event on an unknown communicator")
 		}
 		if ev.Rank >= int32(len(a.ranks)) {
