@@ -65,7 +65,13 @@ const (
 	// partBlock: instances are owned in blocks of partBlock consecutive
 	// sequence numbers per communicator (round robin over the owners).
 	partBlock     = 64
-	partChunk     = 16384 // events per message
+	// partChunk: events per message at most (256 KiB). A decoder holds
+	// at most partHeld events in its buffers to all consumers together
+	// (part_decode.go) and a process pools partFree spent buffers
+	// (part_net.go): memory that does not grow with K or the run.
+	partChunk     = 2048
+	partHeld      = 8192
+	partFree      = 8
 	partMaxRounds = 1 << 20
 
 	tagData   = 7132 // decoder -> owner: collective events and rank ends
@@ -87,8 +93,11 @@ const (
 )
 
 // partRoundEvents is the target number of events (all ranks) per round
-// (a variable for the tests).
-var partRoundEvents int64 = 1 << 17
+// (a variable for the tests). Every process holds up to partAhead rounds
+// of its share in flight: 2^17 (before) was ≈ 8 MB of a K=8 worker's
+// 36 MB live heap on a 1024-rank run; 2^15 holds a quarter of that, for
+// 4× the rounds (each a few header-only messages per pair of processes).
+var partRoundEvents int64 = 1 << 15
 
 // partPlan is what process 0 tells every process: who decodes and owns
 // what, and the rounds.

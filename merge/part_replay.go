@@ -262,7 +262,7 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 				p.wait[cr].caused++
 			}
 			if a.pair != nil {
-				a.pair[int(cr)*a.rn.WorldSize+int(wr)] += w
+				a.pair.add(cr, wr, w)
 			}
 		}
 		if site := p.xlate(x.site); site >= 0 {

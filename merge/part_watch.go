@@ -146,7 +146,7 @@ func (n *partNet) stalled(now time.Time, after time.Duration) []string {
 // newPartNet returns the partitioned pass's messages over t for process
 // me, its watchdog reporting to stderr.
 func newPartNet(t Transport, me int) *partNet {
-	n := &partNet{t: t, me: me, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, 32)}
+	n := &partNet{t: t, me: me, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, partFree)}
 	n.startWatch(os.Stderr, partWatchAfter, partWatchTick)
 	return n
 }
