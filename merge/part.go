@@ -64,7 +64,7 @@ const (
 	partAhead = 3          // rounds a decoder may run ahead of its slowest consumer
 	// partBlock: instances are owned in blocks of partBlock consecutive
 	// sequence numbers per communicator (round robin over the owners).
-	partBlock     = 64
+	partBlock = 64
 	// partChunk: events per message at most (256 KiB). A decoder holds
 	// at most partHeld events in its buffers to all consumers together
 	// (part_decode.go) and a process pools partFree spent buffers
