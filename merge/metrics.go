@@ -729,8 +729,13 @@ func (a *analyzer) pairTop(r int, row bool, topN int) []RankAmount {
 	return largestAmounts(out, topN)
 }
 
-// worstEntry is one of the top-N instances, corrected and raw.
-type worstEntry struct{ inst, raw Instance }
+// worstEntry is one of the top-N instances, corrected and raw. In a
+// partitioned pass, process 0's entries hold only the entry skew until
+// the instances are fetched at the end from the owner ref names.
+type worstEntry struct {
+	inst, raw Instance
+	ref       *partWorstRef
+}
 
 // worstHeap is a min-heap by entry skew holding the top-N instances.
 type worstHeap []worstEntry

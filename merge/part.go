@@ -82,6 +82,9 @@ const (
 	tagEndDec = 7137 // decoder -> 0: end record
 	tagEndOwn = 7138 // owner -> 0: end record
 	tagP2PRes = 7139 // owner -> 0: point-to-point records (p2p_part.go)
+	// The worst instances, fetched at the end (part_replay.go partFetchWorst).
+	tagWorstReq = 7141 // 0 -> owner: the record keys of the worst instances it kept
+	tagWorstRes = 7142 // owner -> 0: those instances
 )
 
 // Message kinds (partHdr.kind).
@@ -275,6 +278,7 @@ func (a *analyzer) runPart(pl *partPlan) error {
 	}
 	for q := pl.owner0; q < pl.procs; q++ {
 		net.listen(q, tagEndOwn)
+		net.listen(q, tagWorstRes)
 		net.listen(q, tagRes)
 		if pl.p2p {
 			net.listen(q, tagP2PRes)

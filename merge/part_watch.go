@@ -38,6 +38,10 @@ func partTagName(tag int) string {
 		return "a decoder's end record"
 	case tagEndOwn:
 		return "an owner's end record"
+	case tagWorstReq:
+		return "process 0's request for the worst instances"
+	case tagWorstRes:
+		return "the worst instances (owner to process 0)"
 	}
 	return fmt.Sprintf("messages of tag %d", tag)
 }
