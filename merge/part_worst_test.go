@@ -1,0 +1,97 @@
+package merge
+
+import (
+	"testing"
+)
+
+// TestPartFetchWorst_OnlyTheKeptInstancesCrossAndAMissingOneIsCounted:
+// at the end of a partitioned pass process 0 asks each owner for the
+// worst instances its replay kept; the owner answers with exactly those
+// (from its own top-N candidates), an instance the owner no longer has is
+// counted as missing (the pass then runs again the event-shipping way),
+// and the fetched instances take the places of their entries.
+func TestPartFetchWorst_OnlyTheKeptInstancesCrossAndAMissingOneIsCounted(t *testing.T) {
+	key := func(enter float64, seq uint32) partKey {
+		return partKey{mergeKey: mergeKey{enter: enter, rank: 3, ord: 7}, comm: 1, seq: seq}
+	}
+	inst := func(skew float64, seq uint32) *partWorst {
+		return &partWorst{Inst: Instance{Seq: seq, EntrySkew: skew, Ranks: []int32{0, 1}}, Raw: Instance{Seq: seq, EntrySkew: skew + 1}}
+	}
+	for _, tc := range []struct {
+		name        string
+		kept        []partKey // process 0's worst entries, all of owner 1
+		wantSeq     []uint32  // the instances they hold afterwards (0: still a placeholder)
+		wantMissing int
+	}{
+		{"every kept instance is the owner's", []partKey{key(10, 2), key(30, 5)}, []uint32{2, 5}, 0},
+		{"one the owner dropped", []partKey{key(10, 2), key(20, 4)}, []uint32{2, 0}, 1},
+		{"none kept: an empty request", nil, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &tagNet{ch: map[[3]int]chan []byte{}}
+			net0, net1 := newPartNet(&tagTransport{n, 0}, 0), newPartNet(&tagTransport{n, 1}, 1)
+			defer net0.stopWatch()
+			defer net1.stopWatch()
+			pl := &partPlan{procs: 2, owner0: 1}
+			// owner 1's candidates: seq 2 (skew 10) and 5 (skew 30); seq 4 was dropped
+			o := &partOwner{}
+			o.worst = ownWorstHeap{{skew: 10, key: key(10, 2), w: inst(10, 2)}, {skew: 30, key: key(30, 5), w: inst(30, 5)}}
+			req := net1.listen(0, tagWorstReq)
+			done := make(chan error, 1)
+			go func() {
+				m, err := req.get(-1)
+				if err == nil {
+					err = o.serveWorst(net1, m.body)
+				}
+				done <- err
+			}()
+			a := &analyzer{}
+			for _, k := range tc.kept {
+				a.worst = append(a.worst, worstEntry{inst: Instance{EntrySkew: k.enter}, ref: &partWorstRef{q: 0, key: k}})
+			}
+			net0.listen(1, tagWorstRes)
+			p := &partReplay{a: a}
+			if err := p.fetchWorst(pl, net0); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if p.missing != tc.wantMissing {
+				t.Errorf("%d missing, want %d", p.missing, tc.wantMissing)
+			}
+			for i, w := range a.worst {
+				if got := w.inst.Seq; got != tc.wantSeq[i] {
+					t.Errorf("entry %d holds instance %d, want %d", i, got, tc.wantSeq[i])
+				}
+				if tc.wantSeq[i] != 0 && (w.ref != nil || w.raw.EntrySkew != w.inst.EntrySkew+1 || len(w.inst.Ranks) != 2) {
+					t.Errorf("entry %d: not the owner's instance: %+v", i, w)
+				}
+			}
+		})
+	}
+}
+
+// TestPartNet_ReceiveBufferIsSizedToTheMessage: a received event message
+// takes a buffer of its own size (or a pooled one), never a fresh one of
+// partChunk events: a worker receives many small messages, and 2 MB per
+// message was most of a K=8 worker's heap.
+func TestPartNet_ReceiveBufferIsSizedToTheMessage(t *testing.T) {
+	for _, events := range []int{1, 10, partChunk} {
+		n := &tagNet{ch: map[[3]int]chan []byte{}}
+		net0, net1 := newPartNet(&tagTransport{n, 0}, 0), newPartNet(&tagTransport{n, 1}, 1)
+		box := net0.listen(1, tagData)
+		if _, err := net1.sendEv(0, tagData, partHdr{kind: pkEv, eos: true}, make([]GEvent, events)); err != nil {
+			t.Fatal(err)
+		}
+		m, err := box.get(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.ev) != events || cap(m.ev) != events {
+			t.Errorf("%d events received into a buffer of length %d, capacity %d", events, len(m.ev), cap(m.ev))
+		}
+		net0.stopWatch()
+		net1.stopWatch()
+	}
+}
