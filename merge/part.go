@@ -23,9 +23,18 @@ package merge
 //     order-dependent aggregation (float sums, reservoirs, histograms,
 //     per-rank waits, the wait matrix, call sites, exit profiles, the
 //     worst instances) exactly in the serial order, so every summary
-//     output is byte for byte the serial one. It also feeds the stream
-//     sinks (point-to-point, RMA) with the events the decoders forwarded,
-//     merged by the same key.
+//     output is byte for byte the serial one. The worst instances
+//     themselves cross once, at the end: a record carries only the entry
+//     skew, the owner keeps its own top-N candidates, and process 0 asks
+//     each owner for the ones its replay kept (part_replay.go
+//     fetchWorst). It also feeds the stream sinks (point-to-point, RMA)
+//     with the events the decoders forwarded, merged by the same key.
+//
+// Memory per process follows its share, not the run (decision "D57
+// (provisional)"): messages of at most partChunk events, received into
+// buffers of their own size; a decoder holds at most partHeld events for
+// all its consumers together; rounds of partRoundEvents events of the
+// whole run, of which a process holds its share of partAhead rounds.
 //
 // Streams are cut into rounds of global time, the same for everyone
 // (partPlan.round): a consumer handles round r once every producer has
