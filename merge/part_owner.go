@@ -129,13 +129,7 @@ func (o *partOwner) emit(in *openInst) {
 	}
 	k := o.key
 	k.comm, k.seq = cs.idx, in.seq
-	b := o.out
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.enter))
-	b = binary.LittleEndian.AppendUint32(b, uint32(k.rank))
-	b = append(b, k.sub)
-	b = binary.LittleEndian.AppendUint64(b, k.ord)
-	b = binary.LittleEndian.AppendUint32(b, uint32(k.comm))
-	b = binary.LittleEndian.AppendUint32(b, k.seq)
+	b := appendKey(o.out, &k)
 	flagAt := len(b)
 	b = binary.LittleEndian.AppendUint16(b, flags)
 	o.n++

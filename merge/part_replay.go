@@ -440,15 +440,7 @@ func (p *partReplay) fetchWorst(pl *partPlan, net *partNet) error {
 		if w.ref == nil {
 			continue
 		}
-		k := &w.ref.key
-		b := reqs[w.ref.q]
-		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.enter))
-		b = binary.LittleEndian.AppendUint32(b, uint32(k.rank))
-		b = append(b, k.sub)
-		b = binary.LittleEndian.AppendUint64(b, k.ord)
-		b = binary.LittleEndian.AppendUint32(b, uint32(k.comm))
-		b = binary.LittleEndian.AppendUint32(b, k.seq)
-		reqs[w.ref.q] = b
+		reqs[w.ref.q] = appendKey(reqs[w.ref.q], &w.ref.key)
 		idx[w.ref.q] = append(idx[w.ref.q], i)
 	}
 	for q := 0; q < owners; q++ {
