@@ -66,6 +66,21 @@ func (r *recReader) u64() uint64 {
 
 func (r *recReader) f64() float64 { return math.Float64frombits(r.u64()) }
 
+// uvarint reads an unsigned varint (binary.AppendUvarint).
+func (r *recReader) uvarint() uint64 {
+	if r.bad || r.i > len(r.b) {
+		r.bad = true
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.i:])
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.i += n
+	return v
+}
+
 // readKey reads a record's key at r.i.
 func (r *recReader) readKey(k *partKey) {
 	k.enter = r.f64()

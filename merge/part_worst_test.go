@@ -95,3 +95,52 @@ func TestPartNet_ReceiveBufferIsSizedToTheMessage(t *testing.T) {
 		net1.stopWatch()
 	}
 }
+
+// TestP2PRecord_KeyAndSiteRoundTripAndATruncatedOneIsBad: a point-to-point
+// record's key and call-site fields (varints since the records were made
+// smaller) read back as written, extreme values included, and every
+// truncation of the record reads as bad, never as a panic.
+func TestP2PRecord_KeyAndSiteRoundTripAndATruncatedOneIsBad(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		key   p2pRecKey
+		rank  int32
+		pc    uint64
+		calls int
+		polls uint64
+	}{
+		{"small", p2pRecKey{mergeKey: mergeKey{enter: 1.5, rank: 3, ord: 7}, phase: 1}, 3, 0x401000, 1, 0},
+		{"extremes", p2pRecKey{mergeKey: mergeKey{enter: -2e18, rank: -1, ord: 1<<64 - 1}}, 1<<31 - 1, 1<<64 - 1, 1<<31 - 1, 1<<64 - 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &p2pOwner{key: tc.key}
+			o.site(tc.rank, tc.pc, 77, tc.calls, tc.polls, 12.25)
+			rec := o.out
+			r := recReader{b: rec}
+			var k p2pRecKey
+			r.readP2PKey(&k)
+			if kind := r.u8(); kind != prSite {
+				t.Fatalf("kind %d, want %d", kind, prSite)
+			}
+			rank, pc, op, calls, polls, d := int32(uint32(r.uvarint())), r.uvarint(), r.uvarint(), int(uint32(r.uvarint())), r.uvarint(), r.f64()
+			want := tc.key
+			if r.bad || r.i != len(rec) || k != want || rank != tc.rank || pc != tc.pc || op != 77 || calls != tc.calls || polls != tc.polls || d != 12.25 {
+				t.Errorf("read back key %+v, site %d %#x %d %d %d %g (bad %v, %d of %d bytes); wrote key %+v", k, rank, pc, op, calls, polls, d, r.bad, r.i, len(rec), want)
+			}
+			for n := 0; n < len(rec); n++ {
+				r := recReader{b: rec[:n]}
+				r.readP2PKey(&k)
+				r.u8()
+				r.uvarint()
+				r.uvarint()
+				r.uvarint()
+				r.uvarint()
+				r.uvarint()
+				r.f64()
+				if !r.bad {
+					t.Errorf("the record cut to %d of %d bytes reads as good", n, len(rec))
+				}
+			}
+		})
+	}
+}
