@@ -210,11 +210,13 @@ func (o *partOwner) emit(in *openInst) {
 		if c := r.cause[i]; c >= 0 {
 			cr = cs.members[r.pos[c]]
 		}
-		b = binary.LittleEndian.AppendUint32(b, uint32(cs.members[p]))
-		b = binary.LittleEndian.AppendUint32(b, uint32(cr))
+		// world rank, causing rank + 1 and site + 1 (0: none) as varints,
+		// wait and duration (19–22 bytes a member; 28 before)
+		b = binary.AppendUvarint(b, uint64(uint32(cs.members[p])))
+		b = binary.AppendUvarint(b, uint64(uint32(cr+1)))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.wait[i]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(in.exit[p]-in.enter[p]))
-		b = binary.LittleEndian.AppendUint32(b, uint32(o.siteRef(in.site[p], cs.members[p], in.pc[p])))
+		b = binary.AppendUvarint(b, uint64(uint32(o.siteRef(in.site[p], cs.members[p], in.pc[p])+1)))
 		o.hists[op].wait.add(r.wait[i])
 	}
 	if exitProf {

@@ -119,6 +119,10 @@ type partWorstRef struct {
 	key partKey
 }
 
+// partMemberMin is the smallest member part of an instance record (three
+// one-byte varints and two float64s: part_owner.go emit).
+const partMemberMin = 19
+
 // partMember is one member's part of an instance record.
 type partMember struct {
 	wr, cr int32 // world rank, causing world rank (-1: none)
@@ -220,12 +224,14 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 	lastRank := int32(r.u32())
 	entrySkew, exitSkew, latency, span, v := r.f64(), r.f64(), r.f64(), r.f64(), r.f64()
 	m := int(r.u32())
-	if r.bad || m > len(cs.members) || 28*m > len(r.b)-r.i {
+	if r.bad || m > len(cs.members) || partMemberMin*m > len(r.b)-r.i {
 		return false
 	}
 	ms := p.ms[:0]
 	for i := 0; i < m; i++ {
-		ms = append(ms, partMember{int32(r.u32()), int32(r.u32()), r.f64(), r.f64(), int32(r.u32())})
+		wr, cr := int32(uint32(r.uvarint())), int32(uint32(r.uvarint()))-1
+		w, d := r.f64(), r.f64()
+		ms = append(ms, partMember{wr, cr, w, d, int32(uint32(r.uvarint())) - 1})
 	}
 	p.ms = ms
 	if flags&rfExit != 0 {
