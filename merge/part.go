@@ -105,11 +105,21 @@ const (
 )
 
 // partRoundEvents is the target number of events (all ranks) per round
-// (a variable for the tests). Every process holds up to partAhead rounds
-// of its share in flight: 2^17 (before) was ≈ 8 MB of a K=8 worker's
-// 36 MB live heap on a 1024-rank run; 2^15 holds a quarter of that, for
-// 4× the rounds (each a few header-only messages per pair of processes).
+// up to 8 processes (a variable for the tests). Every process holds up to
+// partAhead rounds of its share in flight: 2^17 (before) was ≈ 8 MB of a
+// K=8 worker's 36 MB live heap on a 1024-rank run; 2^15 holds a quarter
+// of that, for 4× the rounds (each a few header-only messages per pair of
+// processes).
 var partRoundEvents int64 = 1 << 15
+
+// partRoundSize is the events per round with procs processes:
+// partRoundEvents up to 8, then in proportion to procs, so that what a
+// process holds in flight (its 1/procs of partAhead rounds) stays the
+// same and the rounds, each costing messages between every pair of
+// processes, become fewer as procs grows.
+func partRoundSize(procs int) int64 {
+	return partRoundEvents * int64(max(1, procs/8))
+}
 
 // partPlan is what process 0 tells every process: who decodes and owns
 // what, and the rounds.
@@ -262,7 +272,7 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 			}
 		}
 	}
-	pl.rounds = int(min(max(total/partRoundEvents, 1), partMaxRounds))
+	pl.rounds = int(min(max(total/partRoundSize(d.Procs), 1), partMaxRounds))
 	pl.delta = (end - start) / float64(pl.rounds)
 	if !(pl.delta > 0) || math.IsInf(pl.delta, 0) {
 		pl.rounds, pl.delta = 1, 1

@@ -144,3 +144,22 @@ func TestP2PRecord_KeyAndSiteRoundTripAndATruncatedOneIsBad(t *testing.T) {
 		})
 	}
 }
+
+// TestPartRoundSize_AProcessHoldsTheSameInFlightWhateverK: up to 8
+// processes a round is partRoundEvents events of the run; beyond, it
+// grows with the processes, so a process's share of a round (what it
+// holds in flight) does not shrink below partRoundEvents/8 and the
+// rounds get fewer.
+func TestPartRoundSize_AProcessHoldsTheSameInFlightWhateverK(t *testing.T) {
+	for _, tc := range []struct {
+		procs int
+		want  int64
+	}{{2, partRoundEvents}, {8, partRoundEvents}, {15, partRoundEvents}, {16, 2 * partRoundEvents}, {1024, 128 * partRoundEvents}} {
+		if got := partRoundSize(tc.procs); got != tc.want {
+			t.Errorf("%d processes: rounds of %d events, want %d", tc.procs, got, tc.want)
+		}
+		if tc.procs >= 8 && partRoundSize(tc.procs)/int64(tc.procs) < partRoundEvents/16 {
+			t.Errorf("%d processes: a process's share of a round is %d events", tc.procs, partRoundSize(tc.procs)/int64(tc.procs))
+		}
+	}
+}
