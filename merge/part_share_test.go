@@ -1,7 +1,17 @@
 package merge
 
+// Tests of what a partitioned pass's processes hold and send (D57
+// (provisional)): buffers sized to the share, the worst instances fetched
+// at the end, compact records, rounds, decoding on one core.
+
 import (
+	"bytes"
+	"path/filepath"
+	"runtime"
 	"testing"
+
+	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/trace/synth"
 )
 
 // TestPartFetchWorst_OnlyTheKeptInstancesCrossAndAMissingOneIsCounted:
@@ -160,6 +170,42 @@ func TestPartRoundSize_AProcessHoldsTheSameInFlightWhateverK(t *testing.T) {
 		}
 		if tc.procs >= 8 && partRoundSize(tc.procs)/int64(tc.procs) < partRoundEvents/16 {
 			t.Errorf("%d processes: a process's share of a round is %d events", tc.procs, partRoundSize(tc.procs)/int64(tc.procs))
+		}
+	}
+}
+
+// TestPartitionIdentical_OneCoreDecodesOnTheMergeGoroutine: with
+// GOMAXPROCS=1 (how an oversubscribed job's processes run) a decoder
+// decodes its ranks on its merge goroutine instead of one goroutine per
+// rank; the partitioned and the event-shipping passes still give the
+// serial analysis byte for byte, damaged input included.
+func TestPartitionIdentical_OneCoreDecodesOnTheMergeGoroutine(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	mix := filepath.Join(t.TempDir(), "mix")
+	if _, err := synth.Generate(mix, synth.Config{Ranks: 9, Steps: 800, Seed: 3, ChunkEvents: 256, Halo: true, HaloMix: true,
+		SplitGroups: 2, Slowdown: map[int]float64{4: 1.8}}); err != nil {
+		t.Fatal(err)
+	}
+	damaged := filepath.Join(t.TempDir(), "damaged")
+	if _, err := synth.Generate(damaged, synth.Config{Ranks: 6, Steps: 1500, Seed: 9, ChunkEvents: 256,
+		CorruptChunks: []synth.ChunkRef{{Rank: 2, Chunk: 3}}, MissingRanks: []int{4}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		dir   string
+		parts bool
+	}{{"mix", mix, true}, {"damaged", damaged, false}} {
+		opt := Options{Clock: correct.ClockInterp, TopN: 3}
+		an1, p1, _ := partAnalyse(t, tc.dir, 1, 0, opt)
+		for _, k := range []int{2, 4} {
+			ank, pk, parted := partAnalyse(t, tc.dir, k, 0, opt)
+			if parted != tc.parts {
+				t.Errorf("%s, %d processes: partitioned pass kept: %v, want %v", tc.name, k, parted, tc.parts)
+			}
+			if !bytes.Equal(an1, ank) || !bytes.Equal(p1, pk) {
+				t.Errorf("%s, %d processes: results differ from the serial ones\n%s\n%s", tc.name, k, firstDiff(an1, ank), firstDiff(p1, pk))
+			}
 		}
 	}
 }
