@@ -304,7 +304,9 @@ func (a *analyzer) runPart(pl *partPlan) error {
 		}
 	}
 	roles := &partRoles{}
-	if lo, hi := ownedBlock(0, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {
+	lo0, hi0 := ownedBlock(0, len(a.rn.Ranks), pl.procs, pl.share0)
+	a.releaseOthers(lo0, hi0)
+	if lo, hi := lo0, hi0; hi > lo {
 		mine := a.block(lo, hi)
 		roles.start(func() error { return a.partDecode(pl, net, mine) })
 	}
@@ -352,7 +354,9 @@ func (a *analyzer) servePart(pl *partPlan, d *Dist) error {
 	defer net.stopWatch()
 	decs := pl.decoders(len(a.rn.Ranks))
 	roles := &partRoles{}
-	if lo, hi := ownedBlock(d.Me, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {
+	lo, hi := ownedBlock(d.Me, len(a.rn.Ranks), pl.procs, pl.share0)
+	a.releaseOthers(lo, hi)
+	if hi > lo {
 		mine := a.block(lo, hi)
 		roles.start(func() error { return a.partDecode(pl, net, mine) })
 	}
@@ -374,6 +378,21 @@ func (a *analyzer) servePart(pl *partPlan, d *Dist) error {
 		return nil
 	}
 	return errors.New("parallel analysis: bad request after the partitioned pass")
+}
+
+// releaseOthers drops the read buffers (the header's and footer's frame,
+// ≈ 2 kB a rank) of the rank files outside [lo, hi), which this process
+// does not decode: a process keeps none for ranks it does not read
+// (read again, a source allocates them anew).
+func (a *analyzer) releaseOthers(lo, hi int) {
+	for i, ri := range a.rn.Ranks {
+		if i >= lo && i < hi {
+			continue
+		}
+		if r, ok := ri.Src.(releaser); ok {
+			r.Release()
+		}
+	}
 }
 
 // block returns the rank states of the rank files [lo, hi).
