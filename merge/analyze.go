@@ -309,7 +309,7 @@ type analyzer struct {
 	siteIndex map[siteKey]int32
 	siteMu    sync.Mutex
 	csAcc     [][]*csAccum         // by site: one per op seen there
-	pair      []float64            // [causer*world+waiter] wait caused, metrics goroutine
+	pair      *pairMatrix          // wait caused by causer for waiter, metrics goroutine
 	wscr      waitScratch          // metrics goroutine
 	exits     map[exitKey]*exitAcc // exit-delay profiles, metrics goroutine
 	exitOrder []exitKey

@@ -255,7 +255,7 @@ func (a *analyzer) runDist() error {
 		go func() {
 			defer close(finished)
 			defer close(s.ch)
-			if a.mergeLocal(mine, len(a.rn.Ranks), quit, func(c []GEvent) bool {
+			if a.mergeLocal(mine, len(a.rn.Ranks), distChunk, quit, func(c []GEvent) bool {
 				select {
 				case s.ch <- distFetched{ev: c}:
 					return true

@@ -45,7 +45,7 @@ func (p *Pass) Serve(d *Dist) error {
 		mine = append(mine, a.ranks[ri.Rank])
 	}
 	done := make(chan struct{})
-	chunks, spare, ends := a.localChunks(mine, n, done) // sent chunks go back on spare
+	chunks, spare, ends := a.localChunks(mine, n, distChunk, done) // sent chunks go back on spare
 	defer func() {
 		close(done)
 		for range chunks { // let the merger finish
@@ -90,14 +90,17 @@ func (p *Pass) Serve(d *Dist) error {
 // hands its chunks on chunks, which is closed when the merge has ended;
 // then *ends holds what each rank's decoder found. Closing quit stops the
 // merge; a spent chunk given back on spare is reused. The serving worker
-// (Serve) and the partitioned decoder (partDecode) read the same stream.
-func (a *analyzer) localChunks(mine []*rankState, nRanks int, quit <-chan struct{}) (chunks <-chan []GEvent, spare chan<- []GEvent, ends *map[int]distEnd) {
+// (Serve, chunks of distChunk events: what it ships) and the partitioned
+// decoder (partDecode, chunks of partChunk: it routes them, and up to 8
+// chunks of 4 MB were 17 MB of a K=8 worker's heap) read the same stream
+// in chunks of size events.
+func (a *analyzer) localChunks(mine []*rankState, nRanks, size int, quit <-chan struct{}) (chunks <-chan []GEvent, spare chan<- []GEvent, ends *map[int]distEnd) {
 	c := make(chan []GEvent, 2)
 	sp := make(chan []GEvent, 4)
 	ends = new(map[int]distEnd)
 	go func() {
 		defer close(c)
-		*ends = a.mergeLocal(mine, nRanks, quit, func(ch []GEvent) bool {
+		*ends = a.mergeLocal(mine, nRanks, size, quit, func(ch []GEvent) bool {
 			select {
 			case c <- ch:
 				return true
@@ -113,10 +116,22 @@ func (a *analyzer) localChunks(mine []*rankState, nRanks int, quit <-chan struct
 // does, handing chunks of events and end markers to send (false: stop;
 // spent chunks come back on spare); it returns what each rank's decoder
 // found once every stream has ended.
-func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{}, send func([]GEvent) bool, spare <-chan []GEvent) map[int]distEnd {
+func (a *analyzer) mergeLocal(mine []*rankState, nRanks, size int, done <-chan struct{}, send func([]GEvent) bool, spare <-chan []GEvent) map[int]distEnd {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
+	// With one core (GOMAXPROCS=1, as a process of an oversubscribed job
+	// runs) a decoder goroutine per rank gains nothing and keeps up to
+	// four batches in flight per rank (8 MB of a K=8 worker's 36 MB live
+	// heap at 1024 ranks): the ranks are then decoded on the merge
+	// goroutine when their cursor needs a batch, as the serial pass does
+	// above syncRanks.
+	syncDec := runtime.GOMAXPROCS(0) == 1
 	for _, rs := range mine {
+		if syncDec {
+			rs.sync = a.newDecState(rs, nil, true)
+			rs.free = make(chan *batch, 1)
+			continue
+		}
 		depth := 2
 		if nRanks > 64 {
 			depth = 1
@@ -129,15 +144,17 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 	defer func() {
 		close(stop)
 		for _, rs := range mine {
-			for range rs.out {
+			if rs.out != nil {
+				for range rs.out {
+				}
 			}
 		}
 		wg.Wait()
 	}()
-	chunk := make([]GEvent, 0, distChunk)
+	chunk := make([]GEvent, 0, size)
 	emit := func(e GEvent) bool {
 		chunk = append(chunk, e)
-		if len(chunk) < distChunk {
+		if len(chunk) < size {
 			return true
 		}
 		if !send(chunk) {
@@ -147,7 +164,7 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks int, done <-chan struct{
 		case chunk = <-spare:
 			chunk = chunk[:0]
 		default:
-			chunk = make([]GEvent, 0, distChunk)
+			chunk = make([]GEvent, 0, size)
 		}
 		return true
 	}

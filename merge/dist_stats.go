@@ -37,7 +37,7 @@ func tagKind(tag int) int {
 		return KindData
 	case tagStream:
 		return KindStream
-	case tagRes, tagP2PRes:
+	case tagRes, tagP2PRes, tagWorstRes:
 		return KindRecords
 	}
 	return KindControl

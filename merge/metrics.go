@@ -171,7 +171,7 @@ func (a *analyzer) countInstance(op trace.Op, got int, entrySkew, exitSkew, v fl
 		}
 	}
 	if a.pair == nil && a.rn.WorldSize <= MaxPairRanks {
-		a.pair = make([]float64, a.rn.WorldSize*a.rn.WorldSize)
+		a.pair = newPairMatrix(a.rn.WorldSize)
 	}
 	return oa
 }
@@ -249,7 +249,7 @@ func (a *analyzer) finalize(in *openInst) {
 				a.ranks[cr].wait.caused++
 			}
 			if a.pair != nil {
-				a.pair[int(cr)*a.rn.WorldSize+int(wr)] += w
+				a.pair.add(cr, wr, w)
 			}
 		}
 		if site := in.site[p]; site >= 0 {
@@ -676,9 +676,38 @@ func (a *analyzer) exitDelays() []ExitDelay {
 }
 
 // MaxPairRanks bounds the world size for which the rank-pair wait matrix
-// ("rank A made rank B wait this long") is kept: ranks² float64s, 8 MB at
-// 1024 ranks.
+// ("rank A made rank B wait this long") is kept: at most ranks² float64s,
+// 8 MB at 1024 ranks.
 const MaxPairRanks = 1024
+
+// pairMatrix is the rank-pair wait matrix: one row of n waits per rank
+// that caused a wait, made at its first (a run whose waits few ranks
+// cause keeps few rows; the dense matrix was 8 MB of process 0's heap at
+// 1024 ranks). The sums are those of the dense matrix, in the same order.
+type pairMatrix struct {
+	n    int
+	rows [][]float64 // by causing rank; nil: caused no wait
+}
+
+func newPairMatrix(n int) *pairMatrix { return &pairMatrix{n: n, rows: make([][]float64, n)} }
+
+// add adds wait w that rank cr caused rank wr.
+func (m *pairMatrix) add(cr, wr int32, w float64) {
+	row := m.rows[cr]
+	if row == nil {
+		row = make([]float64, m.n)
+		m.rows[cr] = row
+	}
+	row[wr] += w
+}
+
+// at is the wait rank cr caused rank wr.
+func (m *pairMatrix) at(cr, wr int) float64 {
+	if row := m.rows[cr]; row != nil {
+		return row[wr]
+	}
+	return 0
+}
 
 // pairTop returns the topN largest entries of row r (by=true: the ranks r
 // made wait) or of column r (by=false: the ranks r waited for).
@@ -689,9 +718,9 @@ func (a *analyzer) pairTop(r int, row bool, topN int) []RankAmount {
 	n := a.rn.WorldSize
 	var out []RankAmount
 	for o := 0; o < n; o++ {
-		v := a.pair[r*n+o]
+		v := a.pair.at(r, o)
 		if !row {
-			v = a.pair[o*n+r]
+			v = a.pair.at(o, r)
 		}
 		if v > 0 {
 			out = append(out, RankAmount{Rank: int32(o), NS: v})
@@ -700,8 +729,13 @@ func (a *analyzer) pairTop(r int, row bool, topN int) []RankAmount {
 	return largestAmounts(out, topN)
 }
 
-// worstEntry is one of the top-N instances, corrected and raw.
-type worstEntry struct{ inst, raw Instance }
+// worstEntry is one of the top-N instances, corrected and raw. In a
+// partitioned pass, process 0's entries hold only the entry skew until
+// the instances are fetched at the end from the owner ref names.
+type worstEntry struct {
+	inst, raw Instance
+	ref       *partWorstRef
+}
 
 // worstHeap is a min-heap by entry skew holding the top-N instances.
 type worstHeap []worstEntry

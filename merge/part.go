@@ -23,9 +23,18 @@ package merge
 //     order-dependent aggregation (float sums, reservoirs, histograms,
 //     per-rank waits, the wait matrix, call sites, exit profiles, the
 //     worst instances) exactly in the serial order, so every summary
-//     output is byte for byte the serial one. It also feeds the stream
-//     sinks (point-to-point, RMA) with the events the decoders forwarded,
-//     merged by the same key.
+//     output is byte for byte the serial one. The worst instances
+//     themselves cross once, at the end: a record carries only the entry
+//     skew, the owner keeps its own top-N candidates, and process 0 asks
+//     each owner for the ones its replay kept (part_replay.go
+//     fetchWorst). It also feeds the stream sinks (point-to-point, RMA)
+//     with the events the decoders forwarded, merged by the same key.
+//
+// Memory per process follows its share, not the run (decision
+// D58): messages of at most partChunk events, received into
+// buffers of their own size; a decoder holds at most partHeld events for
+// all its consumers together; rounds of partRoundEvents events of the
+// whole run, of which a process holds its share of partAhead rounds.
 //
 // Streams are cut into rounds of global time, the same for everyone
 // (partPlan.round): a consumer handles round r once every producer has
@@ -64,8 +73,14 @@ const (
 	partAhead = 3          // rounds a decoder may run ahead of its slowest consumer
 	// partBlock: instances are owned in blocks of partBlock consecutive
 	// sequence numbers per communicator (round robin over the owners).
-	partBlock     = 64
-	partChunk     = 16384 // events per message
+	partBlock = 64
+	// partChunk: events per message at most (256 KiB). A decoder holds
+	// at most partHeld events in its buffers to all consumers together
+	// (part_decode.go) and a process pools partFree spent buffers
+	// (part_net.go): memory that does not grow with K or the run.
+	partChunk     = 2048
+	partHeld      = 8192
+	partFree      = 8
 	partMaxRounds = 1 << 20
 
 	tagData   = 7132 // decoder -> owner: collective events and rank ends
@@ -76,6 +91,9 @@ const (
 	tagEndDec = 7137 // decoder -> 0: end record
 	tagEndOwn = 7138 // owner -> 0: end record
 	tagP2PRes = 7139 // owner -> 0: point-to-point records (p2p_part.go)
+	// The worst instances, fetched at the end (part_replay.go partFetchWorst).
+	tagWorstReq = 7141 // 0 -> owner: the record keys of the worst instances it kept
+	tagWorstRes = 7142 // owner -> 0: those instances
 )
 
 // Message kinds (partHdr.kind).
@@ -87,8 +105,21 @@ const (
 )
 
 // partRoundEvents is the target number of events (all ranks) per round
-// (a variable for the tests).
-var partRoundEvents int64 = 1 << 17
+// up to 8 processes (a variable for the tests). Every process holds up to
+// partAhead rounds of its share in flight: 2^17 (before) was ≈ 8 MB of a
+// K=8 worker's 36 MB live heap on a 1024-rank run; 2^15 holds a quarter
+// of that, for 4× the rounds (each a few header-only messages per pair of
+// processes).
+var partRoundEvents int64 = 1 << 15
+
+// partRoundSize is the events per round with procs processes:
+// partRoundEvents up to 8, then in proportion to procs, so that what a
+// process holds in flight (its 1/procs of partAhead rounds) stays the
+// same and the rounds, each costing messages between every pair of
+// processes, become fewer as procs grows.
+func partRoundSize(procs int) int64 {
+	return partRoundEvents * int64(max(1, procs/8))
+}
 
 // partPlan is what process 0 tells every process: who decodes and owns
 // what, and the rounds.
@@ -241,7 +272,7 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 			}
 		}
 	}
-	pl.rounds = int(min(max(total/partRoundEvents, 1), partMaxRounds))
+	pl.rounds = int(min(max(total/partRoundSize(d.Procs), 1), partMaxRounds))
 	pl.delta = (end - start) / float64(pl.rounds)
 	if !(pl.delta > 0) || math.IsInf(pl.delta, 0) {
 		pl.rounds, pl.delta = 1, 1
@@ -266,13 +297,16 @@ func (a *analyzer) runPart(pl *partPlan) error {
 	}
 	for q := pl.owner0; q < pl.procs; q++ {
 		net.listen(q, tagEndOwn)
+		net.listen(q, tagWorstRes)
 		net.listen(q, tagRes)
 		if pl.p2p {
 			net.listen(q, tagP2PRes)
 		}
 	}
 	roles := &partRoles{}
-	if lo, hi := ownedBlock(0, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {
+	lo0, hi0 := ownedBlock(0, len(a.rn.Ranks), pl.procs, pl.share0)
+	a.releaseOthers(lo0, hi0)
+	if lo, hi := lo0, hi0; hi > lo {
 		mine := a.block(lo, hi)
 		roles.start(func() error { return a.partDecode(pl, net, mine) })
 	}
@@ -320,7 +354,9 @@ func (a *analyzer) servePart(pl *partPlan, d *Dist) error {
 	defer net.stopWatch()
 	decs := pl.decoders(len(a.rn.Ranks))
 	roles := &partRoles{}
-	if lo, hi := ownedBlock(d.Me, len(a.rn.Ranks), pl.procs, pl.share0); hi > lo {
+	lo, hi := ownedBlock(d.Me, len(a.rn.Ranks), pl.procs, pl.share0)
+	a.releaseOthers(lo, hi)
+	if hi > lo {
 		mine := a.block(lo, hi)
 		roles.start(func() error { return a.partDecode(pl, net, mine) })
 	}
@@ -342,6 +378,21 @@ func (a *analyzer) servePart(pl *partPlan, d *Dist) error {
 		return nil
 	}
 	return errors.New("parallel analysis: bad request after the partitioned pass")
+}
+
+// releaseOthers drops the read buffers (the header's and footer's frame,
+// ≈ 2 kB a rank) of the rank files outside [lo, hi), which this process
+// does not decode: a process keeps none for ranks it does not read
+// (read again, a source allocates them anew).
+func (a *analyzer) releaseOthers(lo, hi int) {
+	for i, ri := range a.rn.Ranks {
+		if i >= lo && i < hi {
+			continue
+		}
+		if r, ok := ri.Src.(releaser); ok {
+			r.Release()
+		}
+	}
 }
 
 // block returns the rank states of the rank files [lo, hi).

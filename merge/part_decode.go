@@ -99,27 +99,53 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	if pl.p2p {
 		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}, persist: map[uint64]int32{}}
 	}
-	push := func(q int, e *GEvent) error {
-		bufs[q] = append(bufs[q], *e)
-		if len(bufs[q]) >= partChunk {
-			var err error
-			if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-
+	// held: events in bufs and sbuf together. A buffer is sent when it
+	// holds partChunk events, and all are when they hold partHeld
+	// together, so a decoder's buffers stay small whatever K (each grew
+	// to a round's events for its owner before: 11–12 MB on a K=8 run).
+	held := 0
 	flush := func(c *consumer, done int32, eos bool) error {
 		var err error
 		h := partHdr{kind: pkEv, eos: eos, round: cur, done: done}
 		if c == zero {
+			held -= len(sbuf)
 			sbuf, err = net.sendEv(c.p, c.tag, h, sbuf)
 		} else {
+			held -= len(bufs[c.p])
 			bufs[c.p], err = net.sendEv(c.p, c.tag, h, bufs[c.p])
 		}
 		return err
 	}
+	// flushFull sends the buffer of c when full, and every non-empty one
+	// when they hold partHeld events together.
+	flushFull := func(c *consumer, n int) error {
+		if n >= partChunk {
+			return flush(c, cur-1, false)
+		}
+		if held < partHeld {
+			return nil
+		}
+		for _, c := range cons {
+			if (c == zero && len(sbuf) > 0) || (c != zero && len(bufs[c.p]) > 0) {
+				if err := flush(c, cur-1, false); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	byProc := make([]*consumer, pl.procs)
+	for _, c := range cons {
+		if c != zero {
+			byProc[c.p] = c
+		}
+	}
+	push := func(q int, e *GEvent) error {
+		bufs[q] = append(bufs[q], *e)
+		held++
+		return flushFull(byProc[q], len(bufs[q]))
+	}
+
 	advance := func(rd int32) error {
 		if rd < cur {
 			end.Irregular++ // out of order beyond the reorder window, NaN
@@ -157,12 +183,8 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 				mk.LocalEnter = int64(ord[r])
 			}
 			for _, q := range owners {
-				bufs[q] = append(bufs[q], mk)
-				if len(bufs[q]) >= partChunk {
-					var err error
-					if bufs[q], err = net.sendEv(q, tagData, partHdr{kind: pkEv, round: cur, done: cur - 1}, bufs[q]); err != nil {
-						return err
-					}
+				if err := push(q, &mk); err != nil {
+					return err
 				}
 			}
 			return nil
@@ -187,11 +209,9 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		ord[ev.Rank]++
 		if pl.wants(ev.Op) {
 			sbuf = append(sbuf, *ev)
-			if len(sbuf) >= partChunk {
-				var err error
-				if sbuf, err = net.sendEv(0, tagStream, partHdr{kind: pkEv, round: cur, done: cur - 1}, sbuf); err != nil {
-					return err
-				}
+			held++
+			if err := flushFull(zero, len(sbuf)); err != nil {
+				return err
 			}
 		}
 		if ev.commIdx >= 0 && ev.Op.IsNonblockingCollective() {
@@ -237,7 +257,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	}
 
 	quit := make(chan struct{})
-	chunks, spare, ends := a.localChunks(mine, len(a.rn.Ranks), quit) // routed chunks go back on spare
+	chunks, spare, ends := a.localChunks(mine, len(a.rn.Ranks), partChunk, quit) // routed chunks go back on spare
 	var err error
 	for c := range chunks {
 		if err != nil {

@@ -5,7 +5,9 @@
 package merge
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 )
 
 // partSource is a consumer's view of one producer's stream: segments of
@@ -132,6 +134,16 @@ type partKey struct {
 	sub  uint8
 	comm int32
 	seq  uint32
+}
+
+// appendKey appends k as recReader.readKey reads it (29 bytes).
+func appendKey(b []byte, k *partKey) []byte {
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.enter))
+	b = binary.LittleEndian.AppendUint32(b, uint32(k.rank))
+	b = append(b, k.sub)
+	b = binary.LittleEndian.AppendUint64(b, k.ord)
+	b = binary.LittleEndian.AppendUint32(b, uint32(k.comm))
+	return binary.LittleEndian.AppendUint32(b, k.seq)
 }
 
 func keyLess(a, b *partKey) bool {

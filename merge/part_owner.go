@@ -9,6 +9,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"encoding/gob"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -44,8 +45,8 @@ type partOwner struct {
 	pl    *partPlan
 	key   partKey
 	out   []byte
-	worst []float64 // local min-heap of entry skews (TopN)
-	n     int       // records
+	worst ownWorstHeap // local min-heap by entry skew (TopN): candidates for process 0's worst instances
+	n     int          // records
 	err   error
 	// Call sites: the owner's own indices (siteIndexOf); each one is
 	// defined to process 0 (rank, pc) in the message before its first use.
@@ -128,13 +129,7 @@ func (o *partOwner) emit(in *openInst) {
 	}
 	k := o.key
 	k.comm, k.seq = cs.idx, in.seq
-	b := o.out
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(k.enter))
-	b = binary.LittleEndian.AppendUint32(b, uint32(k.rank))
-	b = append(b, k.sub)
-	b = binary.LittleEndian.AppendUint64(b, k.ord)
-	b = binary.LittleEndian.AppendUint32(b, uint32(k.comm))
-	b = binary.LittleEndian.AppendUint32(b, k.seq)
+	b := appendKey(o.out, &k)
 	flagAt := len(b)
 	b = binary.LittleEndian.AppendUint16(b, flags)
 	o.n++
@@ -170,16 +165,15 @@ func (o *partOwner) emit(in *openInst) {
 	if r.zero {
 		flags |= rfZero
 	}
-	var worst *partWorst
-	if len(o.worst) < a.opt.TopN || entrySkew > o.worst[0] {
-		fh := (*floatHeap)(&o.worst)
+	if len(o.worst) < a.opt.TopN || entrySkew > o.worst[0].skew {
+		worst := &partWorst{Inst: a.buildInstance(in, false), Raw: a.buildInstance(in, true)}
+		c := ownWorst{skew: entrySkew, key: k, w: worst, instSkew: worst.Inst.EntrySkew}
 		if len(o.worst) < a.opt.TopN {
-			heap.Push(fh, entrySkew)
+			heap.Push(&o.worst, c)
 		} else {
-			o.worst[0] = entrySkew
-			heap.Fix(fh, 0)
+			o.worst[0] = c
+			heap.Fix(&o.worst, 0)
 		}
-		worst = &partWorst{Inst: a.buildInstance(in, false), Raw: a.buildInstance(in, true)}
 		for i, inst := range []*Instance{&worst.Inst, &worst.Raw} {
 			for p, w := range cs.members {
 				if in.state[p] != stArrived {
@@ -216,11 +210,13 @@ func (o *partOwner) emit(in *openInst) {
 		if c := r.cause[i]; c >= 0 {
 			cr = cs.members[r.pos[c]]
 		}
-		b = binary.LittleEndian.AppendUint32(b, uint32(cs.members[p]))
-		b = binary.LittleEndian.AppendUint32(b, uint32(cr))
+		// world rank, causing rank + 1 and site + 1 (0: none) as varints,
+		// wait and duration (19–22 bytes a member; 28 before)
+		b = binary.AppendUvarint(b, uint64(uint32(cs.members[p])))
+		b = binary.AppendUvarint(b, uint64(uint32(cr+1)))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.wait[i]))
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(in.exit[p]-in.enter[p]))
-		b = binary.LittleEndian.AppendUint32(b, uint32(o.siteRef(in.site[p], cs.members[p], in.pc[p])))
+		b = binary.AppendUvarint(b, uint64(uint32(o.siteRef(in.site[p], cs.members[p], in.pc[p])+1)))
 		o.hists[op].wait.add(r.wait[i])
 	}
 	if exitProf {
@@ -228,15 +224,85 @@ func (o *partOwner) emit(in *openInst) {
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x-fx))
 		}
 	}
-	if worst != nil {
-		var buf bytes.Buffer
-		if err := gob.NewEncoder(&buf).Encode(worst); err != nil && o.err == nil {
-			o.err = fmt.Errorf("parallel analysis: encoding an instance: %w", err)
-		}
-		b = binary.LittleEndian.AppendUint32(b, uint32(buf.Len()))
-		b = append(b, buf.Bytes()...)
+	if flags&rfWorst != 0 {
+		// the candidate's own entry skew, which process 0's heap of the
+		// worst instances compares with (the instance follows at the end)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(o.worst.skewOf(k)))
 	}
 	o.out = b
+}
+
+// ownWorst is a candidate for the worst instances: its entry skew, its
+// record's key, and the instance, which process 0 asks for at the end
+// when the serial replay kept it (partFetchWorst).
+type ownWorst struct {
+	skew     float64
+	key      partKey
+	w        *partWorst
+	instSkew float64 // w.Inst.EntrySkew
+}
+
+// skewOf is the instance entry skew of the candidate with key k (0 when
+// it is none).
+func (h ownWorstHeap) skewOf(k partKey) float64 {
+	for _, c := range h {
+		if c.key == k {
+			return c.instSkew
+		}
+	}
+	return 0
+}
+
+// ownWorstHeap is a min-heap of candidates by entry skew; the same
+// operations on the same skews as the float heap it replaces, so it
+// keeps the same candidates.
+type ownWorstHeap []ownWorst
+
+func (h ownWorstHeap) Len() int           { return len(h) }
+func (h ownWorstHeap) Less(i, j int) bool { return h[i].skew < h[j].skew }
+func (h ownWorstHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *ownWorstHeap) Push(x any)        { *h = append(*h, x.(ownWorst)) }
+func (h *ownWorstHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// serveWorst answers process 0's request for the worst instances it
+// kept (a list of record keys) with those instances, gob-encoded in the
+// request's order; a key no longer among the owner's candidates gets
+// none (Ok false: process 0 then runs the pass again the event-shipping
+// way, as when a record lacked its instance before).
+func (o *partOwner) serveWorst(net *partNet, req []byte) error {
+	r := recReader{b: req}
+	var out []partWorstReply
+	for r.i < len(r.b) {
+		var k partKey
+		r.readKey(&k)
+		if r.bad {
+			return errors.New("parallel analysis: bad request for the worst instances")
+		}
+		var rep partWorstReply
+		for _, c := range o.worst {
+			if c.key == k {
+				rep = partWorstReply{Ok: true, W: *c.w}
+				break
+			}
+		}
+		out = append(out, rep)
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(out); err != nil {
+		return fmt.Errorf("parallel analysis: encoding the worst instances: %w", err)
+	}
+	return net.send(0, tagWorstRes, partHdr{kind: pkEnd}, nil, buf.Bytes())
+}
+
+// partWorstReply is one requested worst instance.
+type partWorstReply struct {
+	Ok bool
+	W  partWorst
 }
 
 type floatHeap []float64
@@ -303,6 +369,7 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			a.m.endRank(int32(r))
 		}
 	}
+	worstReq := net.listen(0, tagWorstReq)
 	srcs := make([]*partSource, len(decs))
 	for i, p := range decs {
 		srcs[i] = &partSource{p: p, box: net.listen(p, tagData), done: -1}
@@ -393,5 +460,12 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 	if err != nil {
 		return err
 	}
-	return net.send(0, tagEndOwn, partHdr{kind: pkEnd}, nil, b)
+	if err := net.send(0, tagEndOwn, partHdr{kind: pkEnd}, nil, b); err != nil {
+		return err
+	}
+	m, err := worstReq.get(-1)
+	if err != nil {
+		return err
+	}
+	return o.serveWorst(net, m.body)
 }

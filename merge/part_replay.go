@@ -66,6 +66,21 @@ func (r *recReader) u64() uint64 {
 
 func (r *recReader) f64() float64 { return math.Float64frombits(r.u64()) }
 
+// uvarint reads an unsigned varint (binary.AppendUvarint).
+func (r *recReader) uvarint() uint64 {
+	if r.bad || r.i > len(r.b) {
+		r.bad = true
+		return 0
+	}
+	v, n := binary.Uvarint(r.b[r.i:])
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.i += n
+	return v
+}
+
 // readKey reads a record's key at r.i.
 func (r *recReader) readKey(k *partKey) {
 	k.enter = r.f64()
@@ -88,7 +103,25 @@ type partReplay struct {
 	missing int          // worst candidates without their instance
 	ms      []partMember // scratch
 	tab     []int32      // the current record's owner's site table
+	q       int          // the current record's owner (index from owner0)
+	key     partKey      // the current record's key
 }
+
+// partWorstRef names a worst instance that process 0's replay kept: its
+// owner (index from owner0) and its record's key. The instances are
+// fetched at the end (partFetchWorst): an owner keeps its own top-N
+// candidates, a superset of those of the global top-N that it finalised,
+// and sending every candidate as it entered the owner's top-N was 6.0 of
+// the 17.3 MB process 0 received on a K=8 run of 1024 ranks (85 of 137
+// instances, 71 kB each).
+type partWorstRef struct {
+	q   int
+	key partKey
+}
+
+// partMemberMin is the smallest member part of an instance record (three
+// one-byte varints and two float64s: part_owner.go emit).
+const partMemberMin = 19
 
 // partMember is one member's part of an instance record.
 type partMember struct {
@@ -191,12 +224,14 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 	lastRank := int32(r.u32())
 	entrySkew, exitSkew, latency, span, v := r.f64(), r.f64(), r.f64(), r.f64(), r.f64()
 	m := int(r.u32())
-	if r.bad || m > len(cs.members) || 28*m > len(r.b)-r.i {
+	if r.bad || m > len(cs.members) || partMemberMin*m > len(r.b)-r.i {
 		return false
 	}
 	ms := p.ms[:0]
 	for i := 0; i < m; i++ {
-		ms = append(ms, partMember{int32(r.u32()), int32(r.u32()), r.f64(), r.f64(), int32(r.u32())})
+		wr, cr := int32(uint32(r.uvarint())), int32(uint32(r.uvarint()))-1
+		w, d := r.f64(), r.f64()
+		ms = append(ms, partMember{wr, cr, w, d, int32(uint32(r.uvarint())) - 1})
 	}
 	p.ms = ms
 	if flags&rfExit != 0 {
@@ -209,17 +244,9 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 			acc.sumsq[q] += d * d
 		}
 	}
-	var worst *partWorst
+	instSkew := 0.0
 	if flags&rfWorst != 0 {
-		n := int(r.u32())
-		if !r.need(n) {
-			return false
-		}
-		worst = &partWorst{}
-		if err := gob.NewDecoder(bytes.NewReader(r.b[r.i : r.i+n])).Decode(worst); err != nil {
-			return false
-		}
-		r.i += n
+		instSkew = r.f64()
 	}
 	if r.bad {
 		return false
@@ -262,7 +289,7 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 				p.wait[cr].caused++
 			}
 			if a.pair != nil {
-				a.pair[int(cr)*a.rn.WorldSize+int(wr)] += w
+				a.pair.add(cr, wr, w)
 			}
 		}
 		if site := p.xlate(x.site); site >= 0 {
@@ -273,24 +300,11 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 		}
 	}
 	if len(a.worst) < a.opt.TopN || entrySkew > a.worst[0].inst.EntrySkew {
-		if worst == nil {
+		if flags&rfWorst == 0 {
 			p.missing++
 			return true
 		}
-		for i, inst := range []*Instance{&worst.Inst, &worst.Raw} {
-			s := worst.Sites[i]
-			inst.lastSite, inst.waitSite, inst.causeSite = -1, -1, -1
-			if s[0].Ok {
-				inst.lastSite = p.site(s[0].Rank, s[0].PC)
-			}
-			if s[1].Ok {
-				inst.waitSite = p.site(s[1].Rank, s[1].PC)
-			}
-			if s[2].Ok {
-				inst.causeSite = p.site(s[2].Rank, s[2].PC)
-			}
-		}
-		w := worstEntry{inst: worst.Inst, raw: worst.Raw}
+		w := worstEntry{inst: Instance{EntrySkew: instSkew}, ref: &partWorstRef{q: p.q, key: p.key}}
 		if len(a.worst) < a.opt.TopN {
 			heap.Push(&a.worst, w)
 		} else {
@@ -398,7 +412,7 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			c := rcs[bi]
 			flags := c.r.u16()
-			rp.tab = tabs[c.q]
+			rp.tab, rp.q, rp.key = tabs[c.q], c.q, c.key
 			if !rp.apply(&c.r, c.key.comm, flags) {
 				return errors.New("parallel analysis: bad instance record")
 			}
@@ -424,8 +438,71 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 		}
 	}
+	if err := rp.fetchWorst(pl, net); err != nil {
+		return err
+	}
 	if rp.missing > 0 {
 		a.partIrregular++
+	}
+	return nil
+}
+
+// fetchWorst asks every owner for the worst instances the replay kept
+// (an empty request when none is its) and puts them into a.worst, in
+// place: the heap's entries keep their order and entry skews, so the
+// outputs are those of the serial pass. An instance an owner no longer
+// has counts as missing (the pass runs again the event-shipping way).
+func (p *partReplay) fetchWorst(pl *partPlan, net *partNet) error {
+	a := p.a
+	owners := pl.procs - pl.owner0
+	reqs := make([][]byte, owners)
+	idx := make([][]int, owners) // by owner: the a.worst entries asked for, in request order
+	for i, w := range a.worst {
+		if w.ref == nil {
+			continue
+		}
+		reqs[w.ref.q] = appendKey(reqs[w.ref.q], &w.ref.key)
+		idx[w.ref.q] = append(idx[w.ref.q], i)
+	}
+	for q := 0; q < owners; q++ {
+		if err := net.send(pl.owner0+q, tagWorstReq, partHdr{kind: pkEnd}, nil, reqs[q]); err != nil {
+			return err
+		}
+	}
+	for q := 0; q < owners; q++ {
+		m, err := net.listen(pl.owner0+q, tagWorstRes).get(-1)
+		if err != nil {
+			return err
+		}
+		var reps []partWorstReply
+		if err := gob.NewDecoder(bytes.NewReader(m.body)).Decode(&reps); err != nil {
+			return fmt.Errorf("parallel analysis: the worst instances from process %d: %w", pl.owner0+q, err)
+		}
+		if len(reps) != len(idx[q]) {
+			return fmt.Errorf("parallel analysis: process %d sent %d worst instances for %d asked", pl.owner0+q, len(reps), len(idx[q]))
+		}
+		for j, rep := range reps {
+			i := idx[q][j]
+			if !rep.Ok || rep.W.Inst.EntrySkew != a.worst[i].inst.EntrySkew {
+				p.missing++
+				continue
+			}
+			worst := rep.W
+			for s, inst := range []*Instance{&worst.Inst, &worst.Raw} {
+				st := worst.Sites[s]
+				inst.lastSite, inst.waitSite, inst.causeSite = -1, -1, -1
+				if st[0].Ok {
+					inst.lastSite = p.site(st[0].Rank, st[0].PC)
+				}
+				if st[1].Ok {
+					inst.waitSite = p.site(st[1].Rank, st[1].PC)
+				}
+				if st[2].Ok {
+					inst.causeSite = p.site(st[2].Rank, st[2].PC)
+				}
+			}
+			a.worst[i] = worstEntry{inst: worst.Inst, raw: worst.Raw}
+		}
 	}
 	return nil
 }

@@ -38,6 +38,10 @@ func partTagName(tag int) string {
 		return "a decoder's end record"
 	case tagEndOwn:
 		return "an owner's end record"
+	case tagWorstReq:
+		return "process 0's request for the worst instances"
+	case tagWorstRes:
+		return "the worst instances (owner to process 0)"
 	}
 	return fmt.Sprintf("messages of tag %d", tag)
 }
@@ -146,7 +150,7 @@ func (n *partNet) stalled(now time.Time, after time.Duration) []string {
 // newPartNet returns the partitioned pass's messages over t for process
 // me, its watchdog reporting to stderr.
 func newPartNet(t Transport, me int) *partNet {
-	n := &partNet{t: t, me: me, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, 32)}
+	n := &partNet{t: t, me: me, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, partFree)}
 	n.startWatch(os.Stderr, partWatchAfter, partWatchTick)
 	return n
 }

@@ -26,10 +26,10 @@ import (
 func benchTracemergeParallelK8(c *Config, rep *Report) []Row {
 	const sec = "6"
 	const ranks, k = 1024, 8
-	// The partitioned pass at K=8 without root causes hangs now and
-	// then (3 of 3 runs at 10^7 events, 1 of 2 at 10^6; docs/explanation/
-	// tracemerge.md "Partitioned analysis"): 10^6 events keep a run that
-	// completes short, and a hung one is cut after 3 minutes.
+	// 10^6 events keep the K=8 runs short on a shared machine; a run
+	// that hangs (the partitioned pass used to, before D55: docs/
+	// explanation/tracemerge.md "Partitioned analysis", "Rounds") is cut
+	// after 3 minutes.
 	n := 1_000_000
 	if c.Quick {
 		n = 400_000
