@@ -62,7 +62,7 @@
 #define GCK_MEET_POLL_NS 200000
 static int meet_polls;
 
-void gclock_meeting_waits(int n) { meet_polls = n; }
+void gclock_meeting_waits(int n) { __atomic_store_n(&meet_polls, n, __ATOMIC_RELAXED); }
 
 /* poll_until tests req without sleeping until it completes or
  * GCK_MEET_POLL_NS have passed; *done says which. */
@@ -80,8 +80,9 @@ static int poll_until(MPI_Request *req, int *done)
 static int wait_idle(MPI_Request *req)
 {
 	long ns = GCK_IDLE_NS;
-	if (meet_polls > 0) {
-		meet_polls--;
+	int left = __atomic_load_n(&meet_polls, __ATOMIC_RELAXED);
+	if (left > 0) {
+		__atomic_store_n(&meet_polls, left - 1, __ATOMIC_RELAXED);
 		int done = 0;
 		int rc = poll_until(req, &done);
 		if (rc != MPI_SUCCESS || done)
