@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"context"
-	"os/exec"
-	"regexp"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -18,25 +14,5 @@ import (
 // other wait (outside a meeting, or a third one in it: a sync epoch the
 // meeting runs) sleeps between polls as before.
 func TestMeetingWaits_DecisionBroadcastsPollBeforeSleeping(t *testing.T) {
-	summary := regexp.MustCompile(`meetwait: (\d+) checks, (\d+) failed`)
-	for _, m := range mpis(t) {
-		t.Run(m.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, m.prog(t, "meetwait")).CombinedOutput()
-			if err != nil {
-				t.Fatalf("meetwait: %v\n%s", err, out)
-			}
-			s := summary.FindSubmatch(out)
-			if s == nil {
-				t.Fatalf("meetwait printed no summary:\n%s", out)
-			}
-			if n, _ := strconv.Atoi(string(s[1])); n < 20 {
-				t.Errorf("meetwait made %d checks, want at least 20 (every case)\n%s", n, out)
-			}
-			if string(s[2]) != "0" {
-				t.Errorf("meetwait:\n%s", out)
-			}
-		})
-	}
+	runCUnit(t, "meetwait", 20, time.Minute)
 }
