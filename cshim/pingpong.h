@@ -15,6 +15,12 @@ int gclock_t_recv_idle(int tc, double *v, int n, int src);
 GCK_EXPORT int gclock_t_bcast_idle(int tc, void *buf, int64_t n, int root);
 GCK_EXPORT int gclock_t_barrier_idle(int tc);
 GCK_EXPORT int gclock_t_allgather_int_idle(int tc, int v, int *all);
+/* gclock_meeting_waits(n): the next n of those waits poll for up to
+ * 0.2 ms before they sleep (a resync meeting's decision broadcast,
+ * comms.c); 0 ends it. */
+#pragma GCC visibility push(hidden)
+void gclock_meeting_waits(int n);
+#pragma GCC visibility pop
 
 /* gclock_pp_token(1) serialises timed loops machine-wide (pingpong.c);
  * 0 turns it off. Returns 0, or -1 if the lock file cannot be opened. */

@@ -1,10 +1,6 @@
 package tests
 
 import (
-	"context"
-	"os/exec"
-	"regexp"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -23,28 +19,5 @@ import (
 // after 60,000 completions (no tombstones), and a full table without
 // memory for another still completes every request it holds.
 func TestRequestTable_CompletionTakesOldestRequestOfItsHandle(t *testing.T) {
-	summary := regexp.MustCompile(`reqtable: (\d+) checks, (\d+) failed`)
-	for _, m := range mpis(t) {
-		t.Run(m.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			out, err := exec.CommandContext(ctx, m.prog(t, "reqtable")).CombinedOutput()
-			if ctx.Err() != nil {
-				t.Fatalf("reqtable did not finish within 2 minutes (a loop in the table?):\n%s", out)
-			}
-			if err != nil {
-				t.Fatalf("reqtable: %v\n%s", err, out)
-			}
-			s := summary.FindSubmatch(out)
-			if s == nil {
-				t.Fatalf("reqtable printed no summary:\n%s", out)
-			}
-			if n, _ := strconv.Atoi(string(s[1])); n < 2000 {
-				t.Errorf("reqtable made %d checks, want at least 2000 (every case in both modes)\n%s", n, out)
-			}
-			if string(s[2]) != "0" {
-				t.Errorf("reqtable:\n%s", out)
-			}
-		})
-	}
+	runCUnit(t, "reqtable", 2000, 2*time.Minute)
 }

@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "common.h"
 
@@ -26,8 +27,10 @@ int main(int argc, char **argv)
 	int right = (rank + 1) % np, left = (rank + np - 1) % np;
 	static char sl[HALO_BYTES], sr[HALO_BYTES], rl[HALO_BYTES], rr[HALO_BYTES];
 	double acc = 0, sum = 0;
+	int64_t *dt = calloc((size_t)steps, sizeof *dt);
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t0 = MPI_Wtime();
+	int64_t ts = bench_now_ns();
 	for (long s = 0; s < steps; s++) {
 		MPI_Request q[4];
 		MPI_Irecv(rl, HALO_BYTES, MPI_BYTE, left, 1, MPI_COMM_WORLD, &q[0]);
@@ -42,10 +45,32 @@ int main(int argc, char **argv)
 			acc += 1e-9;
 		double v = rl[0] + rr[0] + acc;
 		MPI_Allreduce(&v, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		int64_t te = bench_now_ns();
+		if (dt != NULL)
+			dt[s] = te - ts;
+		ts = te;
 	}
 	double wall = MPI_Wtime() - t0;
-	if (rank == 0)
+	if (rank == 0) {
 		printf("halo: wall %.6f s (%ld steps, checksum %.3f)\n", wall, steps, sum);
+		if (dt != NULL) {
+			qsort(dt, (size_t)steps, sizeof *dt, bench_cmp_i64);
+			/* the steps longer than twice the median: how many, and the
+			 * time they took beyond it (a flush, a preemption) */
+			int64_t med = dt[steps / 2], over = 0;
+			long nlong = 0;
+			for (long s = 0; s < steps; s++)
+				if (dt[s] > 2 * med) {
+					nlong++;
+					over += dt[s] - med;
+				}
+			printf("halo: long_steps %ld over_ns %lld\n", nlong, (long long)over);
+			printf("halo: step_ns p10 %lld p25 %lld p50 %lld p75 %lld p90 %lld\n",
+			       (long long)dt[steps / 10], (long long)dt[steps / 4], (long long)dt[steps / 2],
+			       (long long)dt[steps * 3 / 4], (long long)dt[steps * 9 / 10]);
+		}
+	}
+	free(dt);
 	MPI_Finalize();
 	return 0;
 }

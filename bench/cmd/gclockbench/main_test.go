@@ -217,3 +217,33 @@ func TestManyRanksSection_RowsCarryFigures(t *testing.T) {
 		t.Errorf("ratio row without ratio: %+v", rows[1])
 	}
 }
+
+// TestStepNote_MedianOfSameRoundDifferences: section 9's typical-step
+// clause pairs each traced run with the untraced run of its round, skips
+// rounds where either printed no step times, and is empty for a program
+// that prints none.
+func TestStepNote_MedianOfSameRoundDifferences(t *testing.T) {
+	for _, c := range []struct {
+		name          string
+		plain, traced []float64
+		want          string
+	}{
+		{"three rounds", []float64{9000, 10000, 9500}, []float64{9300, 10100, 9900}, "median of 3 rounds) +300 ns"},
+		{"a round without step times is skipped", []float64{9000, 0, 9500}, []float64{9200, 10100, 9800}, "median of 2 rounds) +250 ns"},
+		{"no step times", []float64{0, 0}, []float64{0, 0}, ""},
+		{"none at all", nil, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := stepNote(c.plain, c.traced)
+			if c.want == "" {
+				if got != "" {
+					t.Fatalf("stepNote = %q, want empty", got)
+				}
+				return
+			}
+			if !strings.Contains(got, c.want) {
+				t.Fatalf("stepNote = %q, want it to contain %q", got, c.want)
+			}
+		})
+	}
+}
