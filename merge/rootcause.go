@@ -1430,7 +1430,7 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 		return
 	}
 	scale := min(w/(D+sd.W), 1)
-	n, first := 0, 0 // the regions with a delay, the first of them
+	n, first := 0, 0       // the regions with a delay, the first of them
 	for i, d := range dk { // regions are distinct: no search
 		if d > 0 {
 			sr := &sd.reg[i]
