@@ -1406,7 +1406,10 @@ func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *r
 	// Time per region on the delaying rank, less its own wait states, and
 	// what those pass on: the same for every rank waiting for b's call pb
 	// since the same point (all members of an N×N instance).
-	sd := s.sideOf(b, sb, pb)
+	sd := &s.side
+	if !sd.live || sd.b != b || sd.sb != sb || sd.pb != pb || sd.gen != s.gen {
+		sd = s.newSide(b, sb, pb)
+	}
 	dk, D := s.delays(a, sa, pa, sd)
 	s.attribute(a, pa, b, sd, w, dk, D)
 	if pair {
@@ -1612,17 +1615,9 @@ type rcSideReg struct {
 	ivDone bool       // its delay's interval is its cause's last kept (noteIv)
 }
 
-// sideOf returns b's side for its call pb since sb, computing it when it
-// is not the current one (and crediting the current one's propagated
-// costs first).
-func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
-	if sd := &s.side; sd.live && sd.b == b && sd.sb == sb && sd.pb == pb && sd.gen == s.gen {
-		return sd // small enough to be inlined: the side's other waiters make no call
-	}
-	return s.newSide(b, sb, pb)
-}
-
-// newSide computes b's side for its call pb since sb (sideOf).
+// newSide computes b's side for its call pb since sb, crediting the
+// current one's propagated costs first (waitOf takes the current one
+// when it is b's for pb since sb within the same event).
 func (s *RootCauseStream) newSide(b *rcRank, sb, pb uint64) *rcSide {
 	sd := &s.side
 	s.flushSide()

@@ -87,8 +87,7 @@ func TestRootCause_WaitersDelaysReadInOrderAgreeWithTheTable(t *testing.T) {
 					s.push(a, rcSeg{dur: dur(), region: int32(r)})
 				}
 				pa := s.push(a, rcSeg{dur: 1, region: nregs})
-				s.gen++ // a new side
-				sd := s.sideOf(b, sb, pb)
+				sd := s.newSide(b, sb, pb)
 				if sd.seq {
 					for i, x := range sd.tB {
 						if g := b.seg(sb + uint64(i)); int64(g.region) != x.cause {
