@@ -62,8 +62,9 @@ package merge
 // last synchronisation (the rank's latest communicator without a
 // search when it is strictly the latest: rcRank.topComm), a look at the
 // two ranks' segments since then (the delaying rank's side once for
-// all the ranks that waited for the same call since the same point),
-// the attribution stored in the waiting call's slot (one cause) or
+// all the ranks that waited for the same call since the same point; the
+// waiting rank's position by position when it ran through the side's
+// regions in the same order: delays), the attribution stored in the waiting call's slot (one cause) or
 // appended to the waiting rank's ring, and one node of the critical
 // path per waited-for call.
 // The critical path's nodes and stays live in a flat arena named by
