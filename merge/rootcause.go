@@ -1629,56 +1629,45 @@ func (s *RootCauseStream) newSide(b *rcRank, sb, pb uint64) *rcSide {
 	if sd.propIx != nil {
 		clear(sd.propIx)
 	}
-	for len(s.tB) < len(s.regions) {
-		s.tB = append(s.tB, 0)
-		s.fromB = append(s.fromB, 0)
-		s.toB = append(s.toB, 0)
-	}
-	s.touchedB = s.touchedB[:0]
-	for p := sb; p < pb; p++ {
-		g := b.seg(p)
-		if s.tB[g.region] == 0 {
-			s.touchedB = append(s.touchedB, g.region)
-			s.fromB[g.region] = g.start
-		}
-		s.tB[g.region] += g.dur - g.wait
-		s.toB[g.region] = g.start + g.dur
-		if g.wait <= 0 {
-			continue
-		}
-		sd.W += g.wait
-		if g.res == 0 {
-			sd.unres += g.wait
-			continue
-		}
-		if g.res == rcResOne { // as a ring record of one entry reads
-			e := b.one[p&uint64(len(b.segs)-1)]
-			if !(e.amt > 0) {
-				sd.unres += g.wait
-				continue
+	if distinctRegions(b, sb, pb) {
+		// each region one segment: its time is the segment's, in order
+		// (what the table below gives: 0 + x is x for the x ≠ 0 kept)
+		for p := sb; p < pb; p++ {
+			g := b.seg(p)
+			if x := g.dur - g.wait; x != 0 {
+				sd.tB = append(sd.tB, rcEnt{int64(g.region), x})
+				sd.reg = append(sd.reg, rcSideReg{span: [2]float64{g.start, g.start + g.dur}})
 			}
-			f := g.wait / e.amt
-			sd.propAdd(e.cause, f*e.amt)
-			sd.small += f * 0 // its other (f*0 is not 0 when f is infinite)
-			continue
+			if !(g.wait <= 0) { // NaN included, as the table's loop
+				sd.addWait(b, p, g)
+			}
 		}
-		q := b.vecPhys(g.res)
-		if !(b.vecs[q+1].amt > 0) { // the record's total
-			sd.unres += g.wait
-			continue
+	} else {
+		for len(s.tB) < len(s.regions) {
+			s.tB = append(s.tB, 0)
+			s.fromB = append(s.fromB, 0)
+			s.toB = append(s.toB, 0)
 		}
-		f := g.wait / b.vecs[q+1].amt
-		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
-			sd.propAdd(e.cause, f*e.amt)
+		s.touchedB = s.touchedB[:0]
+		for p := sb; p < pb; p++ {
+			g := b.seg(p)
+			if s.tB[g.region] == 0 {
+				s.touchedB = append(s.touchedB, g.region)
+				s.fromB[g.region] = g.start
+			}
+			s.tB[g.region] += g.dur - g.wait
+			s.toB[g.region] = g.start + g.dur
+			if !(g.wait <= 0) {
+				sd.addWait(b, p, g)
+			}
 		}
-		sd.small += f * b.vecs[q].amt
-	}
-	for _, reg := range s.touchedB {
-		if s.tB[reg] != 0 {
-			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
-			sd.reg = append(sd.reg, rcSideReg{span: [2]float64{s.fromB[reg], s.toB[reg]}})
+		for _, reg := range s.touchedB {
+			if s.tB[reg] != 0 {
+				sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
+				sd.reg = append(sd.reg, rcSideReg{span: [2]float64{s.fromB[reg], s.toB[reg]}})
+			}
+			s.tB[reg] = 0
 		}
-		s.tB[reg] = 0
 	}
 	if len(sd.prop) > 0 { // b's wait states pass something on
 		sd.top = entsAppendSorted(sd.top, sd.prop)
@@ -1698,6 +1687,58 @@ func (s *RootCauseStream) newSide(b *rcRank, sb, pb uint64) *rcSide {
 		sd.top = sd.top[:rcVecK]
 	}
 	return sd
+}
+
+// rcSeqMax bounds the segments distinctRegions compares pairwise.
+const rcSeqMax = 8
+
+// distinctRegions reports whether b's segments [sb, pb) are at most
+// rcSeqMax, each of another region.
+func distinctRegions(b *rcRank, sb, pb uint64) bool {
+	if pb-sb > rcSeqMax {
+		return false
+	}
+	for p := sb + 1; p < pb; p++ {
+		r := b.seg(p).region
+		for q := sb; q < p; q++ {
+			if b.seg(q).region == r {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// addWait adds b's wait state in its segment g at p to the side: its
+// time to W, and what it passes on to its causes (its record's shares
+// per unit of wait) or to unres when it has none.
+func (sd *rcSide) addWait(b *rcRank, p uint64, g *rcSeg) {
+	sd.W += g.wait
+	if g.res == 0 {
+		sd.unres += g.wait
+		return
+	}
+	if g.res == rcResOne { // as a ring record of one entry reads
+		e := b.one[p&uint64(len(b.segs)-1)]
+		if !(e.amt > 0) {
+			sd.unres += g.wait
+			return
+		}
+		f := g.wait / e.amt
+		sd.propAdd(e.cause, f*e.amt)
+		sd.small += f * 0 // its other (f*0 is not 0 when f is infinite)
+		return
+	}
+	q := b.vecPhys(g.res)
+	if !(b.vecs[q+1].amt > 0) { // the record's total
+		sd.unres += g.wait
+		return
+	}
+	f := g.wait / b.vecs[q+1].amt
+	for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
+		sd.propAdd(e.cause, f*e.amt)
+	}
+	sd.small += f * b.vecs[q].amt
 }
 
 // rcPropLinear is how many causes a side's prop holds before it is

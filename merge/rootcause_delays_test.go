@@ -26,6 +26,39 @@ func delaysByTable(a *rcRank, sa, pa uint64, sd *rcSide) ([]float64, float64) {
 	return dk, D
 }
 
+// sideByTable is a side's regions as the table by region gives them:
+// each region's time (its segments' time less their waits, summed from
+// 0 in order) where not 0, in the order the regions were first met (met
+// again once their sum went back to 0), and the first start and last
+// end of its segments.
+func sideByTable(b *rcRank, sb, pb uint64) ([]rcEnt, [][2]float64, float64) {
+	t, from, to := map[int32]float64{}, map[int32]float64{}, map[int32]float64{}
+	var order []int32
+	W := 0.0
+	for p := sb; p < pb; p++ {
+		g := b.seg(p)
+		if t[g.region] == 0 {
+			order = append(order, g.region)
+			from[g.region] = g.start
+		}
+		t[g.region] += g.dur - g.wait
+		to[g.region] = g.start + g.dur
+		if !(g.wait <= 0) {
+			W += g.wait
+		}
+	}
+	var tB []rcEnt
+	var span [][2]float64
+	for _, r := range order {
+		if t[r] != 0 {
+			tB = append(tB, rcEnt{int64(r), t[r]})
+			span = append(span, [2]float64{from[r], to[r]})
+		}
+		t[r] = 0
+	}
+	return tB, span, W
+}
+
 // TestRootCause_WaitersDelaysReadInOrderAgreeWithTheTable builds
 // intervals of a delaying rank and a waiting one (the same regions in
 // the same order with other times, as an SPMD loop has them; other
@@ -33,7 +66,9 @@ func delaysByTable(a *rcRank, sa, pa uint64, sd *rcSide) ([]float64, float64) {
 // leave a region no time) and checks that delays, which reads the
 // waiting rank's times position by position when both intervals run
 // through the same distinct regions, gives every region's delay and
-// their sum bit for bit as a table by region does; that a side marked
+// their sum bit for bit as a table by region does; that the side, read
+// in order when its regions are distinct, has the table's regions,
+// times, spans and waits bit for bit; that a side marked
 // as a sequence is one (region i is the delaying rank's segment i); and
 // that most of the SPMD intervals took the positional read.
 func TestRootCause_WaitersDelaysReadInOrderAgreeWithTheTable(t *testing.T) {
@@ -88,6 +123,18 @@ func TestRootCause_WaitersDelaysReadInOrderAgreeWithTheTable(t *testing.T) {
 				}
 				pa := s.push(a, rcSeg{dur: 1, region: nregs})
 				sd := s.newSide(b, sb, pb)
+				wantTB, wantSpan, wantW := sideByTable(b, sb, pb)
+				if len(sd.tB) != len(wantTB) || math.Float64bits(sd.W) != math.Float64bits(wantW) {
+					t.Fatalf("trial %d: side of %d regions, W %v; the table's %d, %v", trial, len(sd.tB), sd.W, len(wantTB), wantW)
+				}
+				for i, x := range wantTB {
+					g := sd.tB[i]
+					if g.cause != x.cause || math.Float64bits(g.amt) != math.Float64bits(x.amt) ||
+						math.Float64bits(sd.reg[i].span[0]) != math.Float64bits(wantSpan[i][0]) ||
+						math.Float64bits(sd.reg[i].span[1]) != math.Float64bits(wantSpan[i][1]) {
+						t.Fatalf("trial %d: side region %d: %v %v, the table's %v %v", trial, i, g, sd.reg[i].span, x, wantSpan[i])
+					}
+				}
 				if sd.seq {
 					for i, x := range sd.tB {
 						if g := b.seg(sb + uint64(i)); int64(g.region) != x.cause {
