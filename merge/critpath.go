@@ -389,7 +389,7 @@ func mergeEntsAppend(dst, a, b []rcEnt, m *entSums) []rcEnt {
 // path becomes b's path up to pb's enter, then the rest of a's call after
 // the wait and a's later segments.
 func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, need float64) {
-	if pa < a.cp.since || pa < a.oldest() || pb < b.oldest() {
+	if pa < a.cp.since { // (waitOf has seen pa and pb in their rings)
 		return // an older wait than the one a's path already took
 	}
 	var nb, st int32

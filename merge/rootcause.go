@@ -62,8 +62,9 @@ package merge
 // last synchronisation (the rank's latest communicator without a
 // search when it is strictly the latest: rcRank.topComm), a look at the
 // two ranks' segments since then (the delaying rank's side once for
-// all the ranks that waited for the same call since the same point),
-// the attribution stored in the waiting call's slot (one cause) or
+// all the ranks that waited for the same call since the same point; the
+// waiting rank's position by position when it ran through the side's
+// regions in the same order: delays), the attribution stored in the waiting call's slot (one cause) or
 // appended to the waiting rank's ring, and one node of the critical
 // path per waited-for call.
 // The critical path's nodes and stays live in a flat arena named by
@@ -513,8 +514,8 @@ const (
 )
 
 // noteIv keeps the interval [from, to] of a delay of c, reporting
-// whether it was added (then a call with the same interval does nothing
-// until another one is added to c).
+// whether it is now c's last one (added, or already): a call with the
+// same interval then does nothing until another one is added to c.
 func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 	c := cc.draw
 	if c == nil {
@@ -525,7 +526,7 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 		c = &rcDraw{stride: 1}
 		cc.draw = c
 	} else if n := len(c.iv); n > 0 && c.iv[n-1] == [2]float64{from, to} {
-		return false // the same delay seen by another waiter
+		return true // the same delay seen by another waiter
 	}
 	if c.skip++; c.skip < c.stride {
 		return false
@@ -571,6 +572,7 @@ type RootCauseStream struct {
 	tA, tB     []float64 // scratch by region
 	touched    []int32
 	touchedB   []int32
+	dk         []float64 // scratch by side region: the waiter's delays (delays)
 	fromB      []float64 // scratch by region: first start, last end on b
 	toB        []float64
 	maxDirect  float64
@@ -1154,9 +1156,22 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 	}
 	CollectiveWaitsFlow(cls, root, in.enter, in.exit, flow, wait, cause)
 	c := cc.sync
-	for i := 0; i < n; i++ {
-		if wait[i] > 0 && cause[i] >= 0 && c != nil {
-			s.waitState(kind, cls != WaitNxN, c.members[i], in.seg[i], c.members[cause[i]], in.seg[cause[i]], wait[i], in.exit[i], in.enter[cause[i]])
+	if c != nil {
+		// the waiters of an instance mostly wait for one member: its
+		// state, position and enter looked up once
+		pair, j := cls != WaitNxN, -1
+		var b *rcRank
+		var pb uint64
+		var need float64
+		for i, w := range wait {
+			if !(w > 0) || cause[i] < 0 {
+				continue
+			}
+			if cause[i] != j {
+				j = cause[i]
+				b, pb, need = s.rankIf(c.members[j]), in.seg[j], in.enter[j]
+			}
+			s.waitOf(kind, pair, s.rankIf(c.members[i]), in.seg[i], b, pb, w, in.exit[i], need)
 		}
 	}
 	if c != nil && cls == WaitNxN {
@@ -1313,7 +1328,11 @@ func (s *RootCauseStream) lastSync(a, b *rcRank, ea, eb uint64) (uint64, uint64)
 	var ca, cb uint64
 	if c := a.topComm; c != nil && c.t > a.secondT && c.last[a.topPos] <= ea {
 		// the latest communicator, strictly: the search would take it
-		if j := b.commPos(c); j >= 0 && c.last[j] <= eb {
+		j := int(b.topPos) // b's place in c: its own latest one too, mostly
+		if b.topComm != c {
+			j = b.commPos(c)
+		}
+		if j >= 0 && c.last[j] <= eb {
 			cbest, ca, cb = c.t, c.last[a.topPos], c.last[j]
 			goto peers
 		}
@@ -1354,7 +1373,11 @@ peers:
 // alone (not an N×N collective, whose communicator records it). end is
 // the exit of a's call, need the enter of b's.
 func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb int32, pb uint64, w, end, need float64) {
-	a, b := s.rankIf(ra), s.rankIf(rb)
+	s.waitOf(kind, pair, s.rankIf(ra), pa, s.rankIf(rb), pb, w, end, need)
+}
+
+// waitOf is waitState with the ranks' states (nil: unknown).
+func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *rcRank, pb uint64, w, end, need float64) {
 	s.total += w
 	s.byKind[kind] += w
 	s.waitStates++
@@ -1362,26 +1385,185 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 		s.unresolved += w
 		return
 	}
-	sa, sb := s.lastSync(a, b, pa, pb)
-	cut := false
-	if o := a.oldest(); sa < o {
-		sa, cut = o, true
+	var sa, sb uint64
+	if c := a.topComm; c != nil && c.t > a.secondT && b.topComm == c && c.last[a.topPos] <= pa && c.last[b.topPos] <= pb &&
+		(len(a.peers) == 0 || a.peerMaxT < c.t) {
+		// lastSync's shortcut where both ranks' latest communicator is
+		// the same and no partner can be later, inline
+		sa, sb = c.last[a.topPos], c.last[b.topPos]
+	} else {
+		sa, sb = s.lastSync(a, b, pa, pb)
 	}
-	if o := b.oldest(); sb < o {
-		sb, cut = o, true
-	}
-	if pa < a.oldest() || pb < b.oldest() {
+	ao, bo := a.oldest(), b.oldest()
+	if pa < ao || pb < bo {
 		s.truncated++
 		s.unresolved += w
 		return
 	}
-	if cut {
+	if sa < ao || sb < bo {
+		sa, sb = max(sa, ao), max(sb, bo)
 		s.truncated++
 	}
 	// Time per region on the delaying rank, less its own wait states, and
 	// what those pass on: the same for every rank waiting for b's call pb
 	// since the same point (all members of an N×N instance).
-	sd := s.sideOf(b, sb, pb)
+	sd := &s.side
+	if !sd.live || sd.b != b || sd.sb != sb || sd.pb != pb || sd.gen != s.gen {
+		sd = s.newSide(b, sb, pb)
+	}
+	dk, D := s.delays(a, sa, pa, sd)
+	s.attribute(a, pa, b, sd, w, dk, D)
+	if pair {
+		a.addPeer(b.rank, rcSync{pa + 1, pb + 1, end})
+		b.addPeer(a.rank, rcSync{pb + 1, pa + 1, end})
+	}
+	s.jump(a, pa, b, pb, w, need)
+}
+
+// attribute spreads rank a's wait w in its call at pa over b's side sd,
+// given a's delays against it (dk, their positive sum D: delays): in
+// proportion to b's delays (their direct costs) and b's own wait states
+// (passed on to their causes), scaled by min(1, w / their sum), the
+// rest to noDelay.
+// The attribution is kept with a's call (its slot or its ring).
+func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide, w float64, dk []float64, D float64) {
+	g := a.seg(pa)
+	if !(D+sd.W > 0) {
+		s.noDelay += w
+		g.wait = min(g.dur, g.wait+w)
+		return
+	}
+	scale := min(w/(D+sd.W), 1)
+	n, first := 0, 0       // the regions with a delay, the first of them
+	for i, d := range dk { // regions are distinct: no search
+		if d > 0 {
+			sr := &sd.reg[i]
+			c := sr.cause
+			if c == nil {
+				c = s.cause(rcCauseKey(b.rank, int32(sd.tB[i].cause)))
+				sr.cause = c
+			}
+			c.direct += scale * d
+			c.delay += d
+			c.waits++
+			if !(c.direct <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
+				s.maxDirect = max(s.maxDirect, c.direct)
+			}
+			// noteIv, but not called where it returns at once (no
+			// drawing yet, below its bar)
+			if !sr.ivDone && (c.draw != nil || !(c.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget)) &&
+				s.noteIv(c, sr.span[0], sr.span[1]) {
+				sr.ivDone = true // the side's other waiters add nothing
+			}
+			if n == 0 {
+				first = i
+			}
+			n++
+		}
+	}
+	// b's wait states pass their share on to their own causes (credited
+	// once per side, flushSide).
+	sd.scale += scale
+	o := scale * sd.rest
+	s.noDelay += w - scale*(D+sd.W)
+	// The wait belongs to a's call: later delays of a see it as a
+	// propagating wait state.
+	g.wait = min(g.dur, g.wait+w)
+	if n == 1 && len(sd.top) == 0 && !(o > 0) && g.res == 0 && len(a.one) == len(a.segs) {
+		// one cause and nothing else, the call's first record: its slot
+		// (what the record below would be and vecStore would keep so:
+		// its total 0 + amt is amt, NaN aside)
+		if amt := scale * dk[first]; amt == amt {
+			a.one[pa&uint64(len(a.segs)-1)] = rcEnt{rcCauseKey(b.rank, int32(sd.tB[first].cause)), amt}
+			g.res = rcResOne
+			return
+		}
+	}
+	vec := &s.vecA
+	vec.ent, vec.other, vec.total = vec.ent[:0], 0, 0
+	for i, d := range dk {
+		if d > 0 {
+			vec.ent = append(vec.ent, rcEnt{rcCauseKey(b.rank, int32(sd.tB[i].cause)), scale * d})
+			vec.total += scale * d
+		}
+	}
+	// b's wait states' causes are distinct from each other, so only b's
+	// own delays need a look.
+	nd := len(vec.ent)
+top:
+	for _, e := range sd.top {
+		amt := scale * e.amt
+		vec.total += amt
+		for i := 0; i < nd; i++ {
+			if vec.ent[i].cause == e.cause {
+				vec.ent[i].amt += amt
+				continue top
+			}
+		}
+		vec.ent = append(vec.ent, rcEnt{e.cause, amt})
+	}
+	if o > 0 {
+		vec.other += o
+		vec.total += o
+	}
+	if len(vec.ent) > rcVecK {
+		vec.trim()
+	}
+	if g.res == 0 && len(vec.ent) == 1 && vec.other == 0 && vec.total == vec.ent[0].amt && len(a.one) == len(a.segs) {
+		// one cause, the call's first record (vecStore's slot, inlined)
+		a.one[pa&uint64(len(a.segs)-1)] = vec.ent[0]
+		g.res = rcResOne
+		return
+	}
+	if g.res != 0 {
+		old := &s.vecB
+		a.vecLoad(g.res, pa, old)
+		for _, e := range vec.ent {
+			old.add(e.cause, e.amt)
+		}
+		old.other += vec.other
+		old.total += vec.other
+		old.trim()
+		vec = old
+	}
+	a.vecStore(pa, vec)
+}
+
+// delays returns, for each of the side's regions (sd.tB), b's time
+// there less a's over a's interval [sa, pa) (in s.dk), and the sum of
+// the positive ones (Σd). When b's interval is a sequence of distinct regions
+// (sd.seq) and a's runs through the same regions in the same order (an
+// SPMD loop between two synchronisations), a's time in region i is its
+// segment sa+i alone, read in one pass; else it is summed per region in
+// a scratch table. Both give the same values bit for bit: a region's
+// time is a sum of its segments in their order from 0, and 0 + x is x
+// but for x = −0, which sd.tB[i] (never ±0) − x does not tell apart.
+func (s *RootCauseStream) delays(a *rcRank, sa, pa uint64, sd *rcSide) ([]float64, float64) {
+	n := len(sd.tB)
+	if cap(s.dk) < n {
+		s.dk = make([]float64, n, 2*n)
+	}
+	dk := s.dk[:n]
+	D := 0.0
+	if sd.seq && pa-sa == uint64(n) {
+		m := uint64(len(a.segs) - 1)
+		i := 0
+		for ; i < n; i++ {
+			g := &a.segs[(sa+uint64(i))&m]
+			if int64(g.region) != sd.tB[i].cause {
+				break
+			}
+			d := sd.tB[i].amt - g.dur
+			dk[i] = d
+			if d > 0 {
+				D += d
+			}
+		}
+		if i == n {
+			return dk, D
+		}
+		D = 0
+	}
 	for len(s.tA) < len(s.regions) {
 		s.tA = append(s.tA, 0)
 	}
@@ -1393,97 +1575,17 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 		}
 		s.tA[g.region] += g.dur
 	}
-	D := 0.0
-	for _, x := range sd.tB {
-		if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
+	for i, x := range sd.tB {
+		d := x.amt - s.tA[int32(x.cause)]
+		dk[i] = d
+		if d > 0 {
 			D += d
 		}
-	}
-	var vec *rcVec
-	if D+sd.W > 0 {
-		scale := min(w/(D+sd.W), 1)
-		vec = &s.vecA
-		vec.ent, vec.other, vec.total = vec.ent[:0], 0, 0
-		for i, x := range sd.tB { // regions are distinct: no search
-			if d := x.amt - s.tA[int32(x.cause)]; d > 0 {
-				key := rcCauseKey(b.rank, int32(x.cause))
-				sr := &sd.reg[i]
-				c := sr.cause
-				if c == nil {
-					c = s.cause(key)
-					sr.cause = c
-				}
-				c.direct += scale * d
-				c.delay += d
-				c.waits++
-				if !(c.direct <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
-					s.maxDirect = max(s.maxDirect, c.direct)
-				}
-				if !sr.ivDone && s.noteIv(c, sr.span[0], sr.span[1]) {
-					sr.ivDone = true // the side's other waiters add nothing
-				}
-				vec.ent = append(vec.ent, rcEnt{key, scale * d})
-				vec.total += scale * d
-			}
-		}
-		// b's wait states pass their share on to their own causes
-		// (credited once per side, flushSide); their causes are distinct
-		// from each other, so only b's own delays need a look.
-		sd.scale += scale
-		nd := len(vec.ent)
-	top:
-		for _, e := range sd.top {
-			amt := scale * e.amt
-			vec.total += amt
-			for i := 0; i < nd; i++ {
-				if vec.ent[i].cause == e.cause {
-					vec.ent[i].amt += amt
-					continue top
-				}
-			}
-			vec.ent = append(vec.ent, rcEnt{e.cause, amt})
-		}
-		if o := scale * sd.rest; o > 0 {
-			vec.other += o
-			vec.total += o
-		}
-		if len(vec.ent) > rcVecK {
-			vec.trim()
-		}
-		s.noDelay += w - scale*(D+sd.W)
-	} else {
-		s.noDelay += w
 	}
 	for _, reg := range s.touched {
 		s.tA[reg] = 0
 	}
-	// The wait belongs to a's call: later delays of a see it as a
-	// propagating wait state.
-	g := a.seg(pa)
-	g.wait = min(g.dur, g.wait+w)
-	if vec != nil && g.res == 0 && len(vec.ent) == 1 && vec.other == 0 && vec.total == vec.ent[0].amt && len(a.one) == len(a.segs) {
-		// one cause, the call's first record (vecStore's slot, inlined)
-		a.one[pa&uint64(len(a.segs)-1)] = vec.ent[0]
-		g.res = rcResOne
-	} else if vec != nil {
-		if g.res != 0 {
-			old := &s.vecB
-			a.vecLoad(g.res, pa, old)
-			for _, e := range vec.ent {
-				old.add(e.cause, e.amt)
-			}
-			old.other += vec.other
-			old.total += vec.other
-			old.trim()
-			vec = old
-		}
-		a.vecStore(pa, vec)
-	}
-	if pair {
-		a.addPeer(b.rank, rcSync{pa + 1, pb + 1, end})
-		b.addPeer(a.rank, rcSync{pb + 1, pa + 1, end})
-	}
-	s.jump(a, pa, b, pb, w, need)
+	return dk, D
 }
 
 // rcSide is the delaying rank's side of the wait states for one of its
@@ -1503,6 +1605,7 @@ type rcSide struct {
 	small  float64         // passed to small causes per unit of scale
 	unres  float64         // b's wait states without causes per unit of scale
 	scale  float64         // Σ scale over the waiters so far
+	seq    bool            // tB[i] is b's segment sb+i alone: distinct regions, none of time 0 (delays)
 	live   bool
 }
 
@@ -1510,17 +1613,14 @@ type rcSide struct {
 type rcSideReg struct {
 	span   [2]float64 // the region's first start, last end
 	cause  *rcCause   // the cause (rank b, region) once looked up
-	ivDone bool       // its delay's interval was kept (noteIv)
+	ivDone bool       // its delay's interval is its cause's last kept (noteIv)
 }
 
-// sideOf returns b's side for its call pb since sb, computing it when it
-// is not the current one (and crediting the current one's propagated
-// costs first).
-func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
+// newSide computes b's side for its call pb since sb, crediting the
+// current one's propagated costs first (waitOf takes the current one
+// when it is b's for pb since sb within the same event).
+func (s *RootCauseStream) newSide(b *rcRank, sb, pb uint64) *rcSide {
 	sd := &s.side
-	if sd.live && sd.b == b && sd.sb == sb && sd.pb == pb && sd.gen == s.gen {
-		return sd
-	}
 	s.flushSide()
 	sd.b, sd.sb, sd.pb, sd.gen, sd.live = b, sb, pb, s.gen, true
 	sd.tB, sd.top, sd.reg = sd.tB[:0], sd.top[:0], sd.reg[:0]
@@ -1529,56 +1629,45 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 	if sd.propIx != nil {
 		clear(sd.propIx)
 	}
-	for len(s.tB) < len(s.regions) {
-		s.tB = append(s.tB, 0)
-		s.fromB = append(s.fromB, 0)
-		s.toB = append(s.toB, 0)
-	}
-	s.touchedB = s.touchedB[:0]
-	for p := sb; p < pb; p++ {
-		g := b.seg(p)
-		if s.tB[g.region] == 0 {
-			s.touchedB = append(s.touchedB, g.region)
-			s.fromB[g.region] = g.start
-		}
-		s.tB[g.region] += g.dur - g.wait
-		s.toB[g.region] = g.start + g.dur
-		if g.wait <= 0 {
-			continue
-		}
-		sd.W += g.wait
-		if g.res == 0 {
-			sd.unres += g.wait
-			continue
-		}
-		if g.res == rcResOne { // as a ring record of one entry reads
-			e := b.one[p&uint64(len(b.segs)-1)]
-			if !(e.amt > 0) {
-				sd.unres += g.wait
-				continue
+	if distinctRegions(b, sb, pb) {
+		// each region one segment: its time is the segment's, in order
+		// (what the table below gives: 0 + x is x for the x ≠ 0 kept)
+		for p := sb; p < pb; p++ {
+			g := b.seg(p)
+			if x := g.dur - g.wait; x != 0 {
+				sd.tB = append(sd.tB, rcEnt{int64(g.region), x})
+				sd.reg = append(sd.reg, rcSideReg{span: [2]float64{g.start, g.start + g.dur}})
 			}
-			f := g.wait / e.amt
-			sd.propAdd(e.cause, f*e.amt)
-			sd.small += f * 0 // its other (f*0 is not 0 when f is infinite)
-			continue
+			if !(g.wait <= 0) { // NaN included, as the table's loop
+				sd.addWait(b, p, g)
+			}
 		}
-		q := b.vecPhys(g.res)
-		if !(b.vecs[q+1].amt > 0) { // the record's total
-			sd.unres += g.wait
-			continue
+	} else {
+		for len(s.tB) < len(s.regions) {
+			s.tB = append(s.tB, 0)
+			s.fromB = append(s.fromB, 0)
+			s.toB = append(s.toB, 0)
 		}
-		f := g.wait / b.vecs[q+1].amt
-		for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
-			sd.propAdd(e.cause, f*e.amt)
+		s.touchedB = s.touchedB[:0]
+		for p := sb; p < pb; p++ {
+			g := b.seg(p)
+			if s.tB[g.region] == 0 {
+				s.touchedB = append(s.touchedB, g.region)
+				s.fromB[g.region] = g.start
+			}
+			s.tB[g.region] += g.dur - g.wait
+			s.toB[g.region] = g.start + g.dur
+			if !(g.wait <= 0) {
+				sd.addWait(b, p, g)
+			}
 		}
-		sd.small += f * b.vecs[q].amt
-	}
-	for _, reg := range s.touchedB {
-		if s.tB[reg] != 0 {
-			sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
-			sd.reg = append(sd.reg, rcSideReg{span: [2]float64{s.fromB[reg], s.toB[reg]}})
+		for _, reg := range s.touchedB {
+			if s.tB[reg] != 0 {
+				sd.tB = append(sd.tB, rcEnt{int64(reg), s.tB[reg]})
+				sd.reg = append(sd.reg, rcSideReg{span: [2]float64{s.fromB[reg], s.toB[reg]}})
+			}
+			s.tB[reg] = 0
 		}
-		s.tB[reg] = 0
 	}
 	if len(sd.prop) > 0 { // b's wait states pass something on
 		sd.top = entsAppendSorted(sd.top, sd.prop)
@@ -1589,6 +1678,7 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 			return cmp.Compare(x.cause, y.cause)
 		})
 	}
+	sd.seq = uint64(len(sd.tB)) == pb-sb
 	sd.rest = sd.small
 	if len(sd.top) > rcVecK {
 		for _, e := range sd.top[rcVecK:] {
@@ -1597,6 +1687,58 @@ func (s *RootCauseStream) sideOf(b *rcRank, sb, pb uint64) *rcSide {
 		sd.top = sd.top[:rcVecK]
 	}
 	return sd
+}
+
+// rcSeqMax bounds the segments distinctRegions compares pairwise.
+const rcSeqMax = 8
+
+// distinctRegions reports whether b's segments [sb, pb) are at most
+// rcSeqMax, each of another region.
+func distinctRegions(b *rcRank, sb, pb uint64) bool {
+	if pb-sb > rcSeqMax {
+		return false
+	}
+	for p := sb + 1; p < pb; p++ {
+		r := b.seg(p).region
+		for q := sb; q < p; q++ {
+			if b.seg(q).region == r {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// addWait adds b's wait state in its segment g at p to the side: its
+// time to W, and what it passes on to its causes (its record's shares
+// per unit of wait) or to unres when it has none.
+func (sd *rcSide) addWait(b *rcRank, p uint64, g *rcSeg) {
+	sd.W += g.wait
+	if g.res == 0 {
+		sd.unres += g.wait
+		return
+	}
+	if g.res == rcResOne { // as a ring record of one entry reads
+		e := b.one[p&uint64(len(b.segs)-1)]
+		if !(e.amt > 0) {
+			sd.unres += g.wait
+			return
+		}
+		f := g.wait / e.amt
+		sd.propAdd(e.cause, f*e.amt)
+		sd.small += f * 0 // its other (f*0 is not 0 when f is infinite)
+		return
+	}
+	q := b.vecPhys(g.res)
+	if !(b.vecs[q+1].amt > 0) { // the record's total
+		sd.unres += g.wait
+		return
+	}
+	f := g.wait / b.vecs[q+1].amt
+	for _, e := range b.vecs[q+2 : q+2+uint64(b.vecs[q+1].cause)] {
+		sd.propAdd(e.cause, f*e.amt)
+	}
+	sd.small += f * b.vecs[q].amt
 }
 
 // rcPropLinear is how many causes a side's prop holds before it is
