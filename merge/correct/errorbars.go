@@ -42,7 +42,8 @@ import (
 // square (robustScale), over the interior knots when there are 9 or more.
 // σ never exceeds the median sync-path bound / BarZ (with five knots a
 // bend and noise give the same single fourth difference; the bound caps
-// what noise can be).
+// what noise can be). With fewer than 9 knots σ is at least the
+// once-applied residuals' (fewKnotNoise).
 //
 // A knot whose residual stands out of σ by BarOutlier in r and by
 // BarOutlier2 in r2 (a sync disturbed by load: on real MPI 0.1-1.4 µs off
@@ -278,6 +279,9 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 	}
 	var z2 []float64 // per knot: |r2_j| over its noise gain
 	b.sigma, z2 = looNoise(ts, A, r)
+	if n < barInteriorFrom {
+		b.sigma = math.Max(b.sigma, fewKnotNoise(r, rho))
+	}
 	// A proven bound caps the noise: residuals beyond what knot errors
 	// within it could make are the clock's bend (with five knots a bend
 	// and noise give the same single fourth difference).
@@ -548,6 +552,28 @@ func looNoise(ts []int64, A [][5]float64, r []float64) (sigma float64, z []float
 		return 0, z
 	}
 	return robustScale(zs), z
+}
+
+// fewKnotNoise is the knots' noise from the once-applied residuals r
+// (noise gains rho): their winsorised RMS (robustScale). With fewer than
+// barInteriorFrom knots σ is at least this: the twice-applied residuals of
+// 5-8 knots share most of their knots, so their σ has 1.3-2.2 effective
+// degrees of freedom (Satterthwaite, from the spacing) and read under a
+// quarter of the true noise in 1 run of 10 (simulated, linear clock); the
+// once-applied ones keep more of them and of a bend, which errs wide.
+// On 8 s runs with bounds of 8-12σ, runs under 99 % coverage 9-23 → 3-6
+// of 1000 (TestErrorBars_CoverEveryRunWithFewKnots).
+func fewKnotNoise(r, rho []float64) float64 {
+	var zs []float64
+	for j := range r {
+		if rho[j] > 0 {
+			zs = append(zs, math.Abs(r[j])/rho[j])
+		}
+	}
+	if len(zs) == 0 {
+		return 0
+	}
+	return robustScale(zs)
 }
 
 // robustScale is σ of values |σ·Z| (Z standard normal): their root mean

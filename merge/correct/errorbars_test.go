@@ -334,14 +334,16 @@ func injectedOffset(t *testing.T, spec string) func(float64) float64 {
 // clocksync.NextResyncInterval), the resync opening MPI_Finalize when the
 // last knot is at least 1 s old, and the full sync's knot 10-600 ms after
 // it. Each knot's offset is off(t) plus a Gaussian error of sigma ns, its
-// sync-path bound 10-30 sigma (on real MPI at 2 ranks: 140-380 ns for knots
-// within 20 ns).
-func fewKnotRun(off func(float64) float64, sigma float64, rng *rand.Rand) (ts []int64, o, bounds []float64) {
+// sync-path bound the run's ratio (drawn from boundLo-boundHi) times sigma,
+// ±10 % (on real MPI at 2 ranks: 140-380 ns for knots within 20 ns, about
+// 10σ under load, 20-30σ on a quiet machine).
+func fewKnotRun(off func(float64) float64, sigma, boundLo, boundHi float64, rng *rand.Rand) (ts []int64, o, bounds []float64) {
 	const base = 2.0 // GCLOCK_RESYNC, s
+	ratio := boundLo + (boundHi-boundLo)*rng.Float64()
 	add := func(t float64) {
 		ts = append(ts, int64(t*1e9))
 		o = append(o, off(t*1e9)+sigma*rng.NormFloat64())
-		bounds = append(bounds, sigma*(10+20*rng.Float64()))
+		bounds = append(bounds, sigma*ratio*(0.9+0.2*rng.Float64()))
 	}
 	t := 0.01 + 0.59*rng.Float64()
 	end := t + 8 + 0.4*rng.Float64() // 200 rounds of 40 ms sleep and two collectives
@@ -381,7 +383,7 @@ type fewKnotResult struct {
 // (every 10 ms between the first and the last knot, as clockprog's events
 // lie), the runs whose own coverage is under 99 %, the median bar over
 // the median error, and the number of knots the runs had.
-func fewKnotStudy(t *testing.T, sigma float64, seeds uint64) []fewKnotResult {
+func fewKnotStudy(t *testing.T, sigma, boundLo, boundHi float64, seeds uint64) []fewKnotResult {
 	t.Helper()
 	var res []fewKnotResult
 	for _, sh := range fewKnotShapes {
@@ -391,7 +393,7 @@ func fewKnotStudy(t *testing.T, sigma float64, seeds uint64) []fewKnotResult {
 		for seed := uint64(1); seed <= seeds; seed++ {
 			off := injectedOffset(t, sh.spec(seed))
 			rng := rand.New(rand.NewPCG(seed, uint64(sigma)*1000+7))
-			ts, o, bounds := fewKnotRun(off, sigma, rng)
+			ts, o, bounds := fewKnotRun(off, sigma, boundLo, boundHi, rng)
 			r.knotsLo, r.knotsHi = min(r.knotsLo, len(ts)), max(r.knotsHi, len(ts))
 			n0 := len(errs)
 			var in0 int
@@ -414,13 +416,16 @@ func fewKnotStudy(t *testing.T, sigma float64, seeds uint64) []fewKnotResult {
 // intervals of 0.25-4 s, the finalize pair), on every injected shape
 // (linear, a 1 ppm frequency step at 1-7 s, a 20 µs / 20 s sine, a
 // 0.05 ppm/√s random walk), with Gaussian knot errors of 5 and 20 ns and
-// sync-path bounds of 10-30σ, the true error lies within the error bar
-// at ≥ 99 % of all probes and, run by run, at ≥ 99 % of its own probes
-// in ≥ 99 % of the 1000 runs: a run with few knots whose noise estimate
-// reads low must not leave its timestamps outside their bars (real runs
-// of TestAccuracy_ResyncHoldsNonLinearClocks read 96.2-96.5 % now and
-// then; simulated here before the bars counted the steps the knots
-// cannot place, kinkAlternatives: 43 and 19 step runs of 1000). The
+// sync-path bounds of 10-30σ (a quiet machine) and 8-12σ (under load),
+// the true error lies within the error bar at ≥ 99 % of all probes and,
+// run by run, at ≥ 99 % of its own probes in ≥ 99 % of the 1000 runs: a
+// run with few knots whose noise estimate reads low, or whose step the
+// model placed wrong, must not leave its timestamps outside their bars
+// (real runs of TestAccuracy_ResyncHoldsNonLinearClocks read 94.4-96.8 %
+// now and then). Before the bars counted the steps the knots cannot place
+// (kinkAlternatives) 43 and 19 step runs of 1000 were under 99 % at
+// 10-30σ; before the few-knot noise (fewKnotNoise) 9-23 linear and
+// random-walk runs at 8-12σ. The
 // median bar over the median error is logged (issue 38 asks ≤ 4×) and
 // must stay ≤ 40×, but on the sine ≤ 250×: with 6-8 knots a smooth bend
 // reads as a random walk's wander and the bars take its floor (BarWander,
@@ -428,14 +433,15 @@ func fewKnotStudy(t *testing.T, sigma float64, seeds uint64) []fewKnotResult {
 func TestErrorBars_CoverEveryRunWithFewKnots(t *testing.T) {
 	const seeds = 1000
 	var tab strings.Builder
-	for _, sigma := range []float64{5, 20} {
-		for _, r := range fewKnotStudy(t, sigma, seeds) {
+	for _, cs := range []struct{ sigma, boundLo, boundHi float64 }{{5, 10, 30}, {20, 10, 30}, {5, 8, 12}, {20, 8, 12}} {
+		sigma := cs.sigma
+		for _, r := range fewKnotStudy(t, sigma, cs.boundLo, cs.boundHi, seeds) {
 			worst := ""
 			if len(r.low) > 0 {
 				worst = fmt.Sprintf(", lowest %.2f %%", 100*r.low[0])
 			}
-			fmt.Fprintf(&tab, "σ %2.0f ns %-24s %d-%d knots: coverage %6.2f %%, runs under 99 %%: %3d of %d%s; median bar / median error %5.1f×\n",
-				sigma, r.shape, r.knotsLo, r.knotsHi, 100*r.cover, len(r.low), seeds, worst, r.ratio)
+			fmt.Fprintf(&tab, "σ %2.0f ns, bounds %2.0f-%2.0fσ: %-24s %d-%d knots: coverage %6.2f %%, runs under 99 %%: %3d of %d%s; median bar / median error %5.1f×\n",
+				sigma, cs.boundLo, cs.boundHi, r.shape, r.knotsLo, r.knotsHi, 100*r.cover, len(r.low), seeds, worst, r.ratio)
 			if r.cover < 0.99 {
 				t.Errorf("σ %g ns, %s: the true error lies within the bar at %.2f %% of the probes, want ≥ 99 %%", sigma, r.shape, 100*r.cover)
 			}
