@@ -559,7 +559,7 @@ func looNoise(ts []int64, A [][5]float64, r []float64) (sigma float64, z []float
 // barInteriorFrom knots σ is at least this: the twice-applied residuals of
 // 5-8 knots share most of their knots, so their σ has 1.3-2.2 effective
 // degrees of freedom (Satterthwaite, from the spacing) and read under a
-// quarter of the true noise in 1 run of 10 (simulated, linear clock); the
+// third of the true noise in 1 run of 10 (simulated, linear clock); the
 // once-applied ones keep more of them and of a bend, which errs wide.
 // On 8 s runs with bounds of 8-12σ, runs under 99 % coverage 9-23 → 3-6
 // of 1000 (TestErrorBars_CoverEveryRunWithFewKnots).
