@@ -452,7 +452,7 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 				dev, gap, chordGap := chordDeviation(t, traces)
 				t.Logf("largest gap between knots %.0f ms, where the exact chord misses by up to %.3f µs; corrected minus the chord through the true knots at most %.3f µs", gap/1e6, chordGap/1e3, dev/1e3)
 				checkSyncBounds(t, traces, 100)
-				t.Logf("worst timestamp: %s; knots' true errors (epoch:error/duration/bound/offsets,agreeing,spread):\n%s", worstTimestamp(traces), knotErrors(traces))
+				t.Logf("worst timestamp: %s; knots' true errors (epoch@knot time:error/duration/bound/offsets,agreeing,spread):\n%s", worstTimestamp(traces), knotErrors(traces))
 				if chord < 2e3 {
 					t.Errorf("init + finalize alone miss by only %.2f µs: the injected shapes did not bend the clocks", chord/1e3)
 				}
@@ -527,17 +527,23 @@ func checkKnotParams(t *testing.T, traces []rankTrace) {
 }
 
 // knotErrors lists every rank's sync epochs with the true error of the
-// epoch's model at its end (the knot the interpolation goes through).
+// epoch's model at its knot (correct.KnotTime, the knot the interpolation
+// goes through), where the knot lies (s after the rank's first), the
+// epoch's duration and its sync-path bound.
 func knotErrors(traces []rankTrace) string {
 	in0 := traces[0].Meta.Header.Inject
 	var b strings.Builder
 	for rank, rt := range traces {
 		in := rt.Meta.Header.Inject
 		fmt.Fprintf(&b, "rank %d:", rank)
-		for _, e := range rt.Meta.Epochs {
+		var t0 int64
+		for i, e := range rt.Meta.Epochs {
 			kt := correct.KnotTime(e)
+			if i == 0 {
+				t0 = kt
+			}
 			err := e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt))
-			fmt.Fprintf(&b, " %d:%+.3fµs/%.1fms/b%s", e.Index, err/1e3, float64(e.EndNS-e.StartNS)/1e6, e.Params["bound_ns"])
+			fmt.Fprintf(&b, " %d@%.3fs:%+.3fµs/%.1fms/b%s", e.Index, float64(kt-t0)/1e9, err/1e3, float64(e.EndNS-e.StartNS)/1e6, e.Params["bound_ns"])
 			if n := e.Params["knot_offsets"]; n != "" { // offsets/agreeing/spread of the knot's pair
 				fmt.Fprintf(&b, "/k%s,%s,%sns", n, e.Params["knot_agree"], e.Params["knot_spread_ns"])
 			}

@@ -126,6 +126,11 @@ type Corrector struct {
 	bars      *errorBars
 	barsOnce  *sync.Once
 	barBounds []float64
+	// measured: the same model through the knots as measured, when
+	// steadyLooseKnots moved some (nil otherwise), and its bars: the bar
+	// covers it
+	measured     *offsetCurve
+	barsMeasured *errorBars
 	// fast path for the segment between the first two knots
 	t0, t1 int64
 	// adjust: ClockRefined's moves (merge's refine.go), nil otherwise
@@ -222,6 +227,10 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 		c.first = eps[0].Model
 		return c, note
 	}
+	before := make([]float64, len(c.knots))
+	for i, k := range c.knots {
+		before[i] = k.off
+	}
 	if n := steadyLooseKnots(c.knots); n != "" {
 		c.loose = n
 		// the models beyond the end knots follow their knots
@@ -242,6 +251,9 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 	}
 	c.curve = newOffsetCurve(ts, offs, scheme)
 	c.barBounds, c.barsOnce = bounds, new(sync.Once)
+	if c.loose != "" {
+		c.measured = newOffsetCurve(ts, before, scheme)
+	}
 	if mode == ClockInit { // epoch 0's model; the knots serve its error bar only
 		c.first, c.loose = eps[0].Model, ""
 	}
@@ -559,8 +571,23 @@ func (c *Corrector) ErrorBar(t int64) float64 {
 	if c.mode == ClockRaw || c.barsOnce == nil || len(c.knots) < 3 {
 		return -1
 	}
-	c.barsOnce.Do(func() { c.bars = newErrorBars(c.curve, c.barBounds) })
+	c.barsOnce.Do(func() {
+		c.bars = newErrorBars(c.curve, c.barBounds)
+		if c.measured != nil {
+			c.barsMeasured = newErrorBars(c.measured, c.barBounds)
+		}
+	})
 	b := c.bars.at(t)
+	if ks := c.knots; c.measured != nil && t >= ks[0].t && t <= ks[len(ks)-1].t {
+		// Either the repair of a loose knot or its measurement is right:
+		// the bar covers the model through the knots as measured, with
+		// its own bar (a knot measured right, with a wide bound, next to
+		// a frequency step is moved by the step's bend, 0.2-0.7 µs:
+		// TestErrorBars_CoverTheKnotsAsMeasuredWhereLooseOnesWereMoved).
+		i := max(0, sort.Search(len(ks), func(i int) bool { return ks[i].t >= t })-1)
+		i = min(i, len(ks)-2)
+		b = math.Max(b, c.barsMeasured.at(t)+math.Abs(c.curve.at(i, t)-c.measured.at(i, t)))
+	}
 	if c.mode == ClockInit {
 		b += math.Abs(c.first.Offset(t) - c.knotCurve(t))
 	}

@@ -13,7 +13,7 @@ import (
 // 3.8× the median error at 99 % coverage, and a one-width bar must be as
 // wide as the worst interval everywhere):
 //
-//	bar(t) = hypot(BarZ · κ(n) · G(t), BarBias · B) + 4u(1−u) · M_i
+//	bar(t) = hypot(BarZ · κ(n) · G(t), BarBias · B) + 4u(1−u) · M_i + K_i(t)
 //
 // G(t) is the knots' noise carried to t: sqrt(Σ_j L_j(t)² s_j²), L_j the
 // curve's response to a unit error at knot j (a cubic spline is linear in
@@ -24,7 +24,9 @@ import (
 // position in it. κ(n) = sqrt(1 + 4/(n−2) + 20/(n−2)²) widens for a noise
 // estimated from few knots (1.11 at 21 knots, 1.89 at 5). B is the rank's
 // median sync-path bound: an error common to all its knots (a delay
-// asymmetry) shows in no residual.
+// asymmetry) shows in no residual. K_i(t) is the model's distance at t
+// from the frequency steps the knots show around interval i that the
+// model placed elsewhere or did not take (kinkAlternatives; 0 elsewhere).
 //
 // The noise is estimated from the knots themselves, not from the sync-path
 // bound (a proven bound, but 10-100× the typical miss): each knot's
@@ -40,7 +42,8 @@ import (
 // square (robustScale), over the interior knots when there are 9 or more.
 // σ never exceeds the median sync-path bound / BarZ (with five knots a
 // bend and noise give the same single fourth difference; the bound caps
-// what noise can be).
+// what noise can be). With fewer than 9 knots σ is at least the
+// once-applied residuals' (fewKnotNoise).
 //
 // A knot whose residual stands out of σ by BarOutlier in r and by
 // BarOutlier2 in r2 (a sync disturbed by load: on real MPI 0.1-1.4 µs off
@@ -190,6 +193,29 @@ type errorBars struct {
 	// how much the slope changes there, when the kink rule took a
 	// frequency step inside it (kinkBar); nil: none
 	kinks []kinkAt
+	// alts: per interval, the frequency steps the knots show there that
+	// the model may have placed wrong or not taken (kinkAlternatives);
+	// the bar covers the model's distance from each. nil: none
+	alts  [][]altKink
+	curve *offsetCurve // the model the bars are of (for alts)
+}
+
+// altKink is a frequency step the knots cannot rule out in one interval:
+// from knot (t0, o0) the offset follows slope a up to tc, then slope b to
+// knot (t1, o1) (tc ≥ t1: one line of slope a; tc ≤ t0: of slope b).
+type altKink struct {
+	t0, t1 int64
+	o0, o1 float64
+	a, b   float64
+	tc     float64
+}
+
+// at is the alternative's offset at t.
+func (k altKink) at(t int64) float64 {
+	if float64(t) <= k.tc {
+		return k.o0 + k.a*float64(t-k.t0)
+	}
+	return k.o1 - k.b*float64(k.t1-t)
 }
 
 // kinkAt is a frequency step the model took inside an interval: its two
@@ -203,6 +229,7 @@ type kinkAt struct {
 // (see BarZ).
 func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 	ts, off := c.ts, c.off
+	alts := kinkAlternatives(c)
 	hinged := len(c.hinges) > 0 && len(keptKnots(ts)) > 5
 	if hinged {
 		// The frequency steps the model took are no error of it: their
@@ -235,7 +262,10 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 		ts, off, bounds = kts, koff, kb
 	}
 	n := len(ts)
-	b := &errorBars{ts: ts, noise: make([]float64, n), model: make([]float64, max(0, n-1))}
+	b := &errorBars{ts: ts, noise: make([]float64, n), model: make([]float64, max(0, n-1)), curve: c}
+	if len(alts) == n-1 {
+		b.alts = alts
+	}
 	k := 1 / float64(max(n-2, 1))
 	b.scale = BarZ * math.Sqrt(1+4*k+20*k*k)
 	A := looOp(ts)
@@ -249,6 +279,9 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 	}
 	var z2 []float64 // per knot: |r2_j| over its noise gain
 	b.sigma, z2 = looNoise(ts, A, r)
+	if n < barInteriorFrom {
+		b.sigma = math.Max(b.sigma, fewKnotNoise(r, rho))
+	}
 	// A proven bound caps the noise: residuals beyond what knot errors
 	// within it could make are the clock's bend (with five knots a bend
 	// and noise give the same single fourth difference).
@@ -521,6 +554,28 @@ func looNoise(ts []int64, A [][5]float64, r []float64) (sigma float64, z []float
 	return robustScale(zs), z
 }
 
+// fewKnotNoise is the knots' noise from the once-applied residuals r
+// (noise gains rho): their winsorised RMS (robustScale). With fewer than
+// barInteriorFrom knots σ is at least this: the twice-applied residuals of
+// 5-8 knots share most of their knots, so their σ has 1.3-2.2 effective
+// degrees of freedom (Satterthwaite, from the spacing) and read under a
+// third of the true noise in 1 run of 10 (simulated, linear clock); the
+// once-applied ones keep more of them and of a bend, which errs wide.
+// On 8 s runs with bounds of 8-12σ, runs under 99 % coverage 9-23 → 3-6
+// of 1000 (TestErrorBars_CoverEveryRunWithFewKnots).
+func fewKnotNoise(r, rho []float64) float64 {
+	var zs []float64
+	for j := range r {
+		if rho[j] > 0 {
+			zs = append(zs, math.Abs(r[j])/rho[j])
+		}
+	}
+	if len(zs) == 0 {
+		return 0
+	}
+	return robustScale(zs)
+}
+
 // robustScale is σ of values |σ·Z| (Z standard normal): their root mean
 // square winsorised at 2.5 times the median's estimate (E[min(Z², 6.25)]
 // = 0.9775); the median alone spreads by a third over 20 knots, this by a
@@ -607,7 +662,101 @@ func (b *errorBars) in(i int, t int64) float64 {
 	if b.kinks != nil && b.kinks[i].t > 0 {
 		g = math.Max(g, b.kinkNoise(i, float64(t)))
 	}
-	return math.Hypot(b.scale*g, b.bias) + 4*u*(1-u)*b.model[i]
+	return math.Hypot(b.scale*g, b.bias) + 4*u*(1-u)*b.model[i] + b.altMiss(i, t)
+}
+
+// altMiss is the model's largest distance at t in interval i from the
+// frequency steps the knots cannot rule out there (kinkAlternatives).
+func (b *errorBars) altMiss(i int, t int64) float64 {
+	if b.alts == nil || len(b.alts[i]) == 0 {
+		return 0
+	}
+	c := b.curve
+	j := sort.Search(len(c.ts), func(j int) bool { return c.ts[j] >= t })
+	m := c.at(min(max(0, j-1), len(c.ts)-2), t)
+	miss := 0.0
+	for _, k := range b.alts[i] {
+		miss = math.Max(miss, math.Abs(m-k.at(t)))
+	}
+	return miss
+}
+
+// kinkAlternatives returns, per interval of the knots the bars are built
+// on (keptKnots, as newErrorBars), the frequency steps the knots show
+// there that the model may have placed elsewhere or not taken at all:
+// wherever the secants on either side of an interval differ by more
+// than KinkRatio times the change next to them (on the sides that have
+// one: next to an end knot only one does, where the model takes no
+// kink) and by more than KinkRatio times the typical bend, the two lines
+// through those secants, meeting inside the interval where its own
+// secant puts them (or the interval's chord when they cannot), and the
+// chords of the intervals on either side. nil when there is none.
+//
+// The kink rules of the model (smoothCurve) judge a step by both sides,
+// and a step near a knot is taken at the knot: in 8 s runs of 5-8 knots
+// a 1 ppm step next to an end knot left the spline ringing by up to
+// 0.4 µs through the end interval, and a step 0.2 s before the knot the
+// model took it at left the straight interval 0.19 µs off; the bars
+// there covered 93-96 % of a run (TestErrorBars_CoverEveryRunWithFewKnots).
+func kinkAlternatives(c *offsetCurve) [][]altKink {
+	keep := keptKnots(c.ts)
+	if len(keep) < 3 {
+		keep = keep[:0]
+		for i := range c.ts {
+			keep = append(keep, i)
+		}
+	}
+	n := len(keep)
+	if n < 4 {
+		return nil
+	}
+	ts := make([]int64, n)
+	off := make([]float64, n)
+	for k, i := range keep {
+		ts[k], off[k] = c.ts[i], c.off[i]
+	}
+	h := make([]float64, n-1)
+	m := make([]float64, n-1)
+	for i := range h {
+		h[i] = float64(ts[i+1] - ts[i])
+		m[i] = (off[i+1] - off[i]) / h[i]
+	}
+	bends := make([]float64, 0, n-2)
+	for j := 0; j+1 < n-1; j++ {
+		bends = append(bends, math.Abs(m[j+1]-m[j])*(h[j]+h[j+1])/2)
+	}
+	typical := medianOf(bends)
+	chord := func(i int) altKink {
+		return altKink{ts[i], ts[i+1], off[i], off[i+1], m[i], m[i], float64(ts[i+1])}
+	}
+	var alts [][]altKink
+	for j := 1; j+1 < n-1; j++ {
+		a, b := m[j-1], m[j+1]
+		jump := math.Abs(b - a)
+		around, sides := 0.0, 0
+		if j >= 2 {
+			around += math.Abs(m[j-1] - m[j-2])
+			sides++
+		}
+		if j+2 < n-1 {
+			around += math.Abs(m[j+2] - m[j+1])
+			sides++
+		}
+		if sides == 0 || jump <= KinkRatio*around || jump*h[j] <= KinkRatio*typical {
+			continue
+		}
+		if alts == nil {
+			alts = make([][]altKink, n-1)
+		}
+		k := chord(j)
+		if u := (m[j] - b) / (a - b); u > 0 && u < 1 {
+			k.a, k.b, k.tc = a, b, float64(ts[j])+u*h[j]
+		}
+		alts[j] = append(alts[j], k)
+		alts[j-1] = append(alts[j-1], chord(j-1))
+		alts[j+1] = append(alts[j+1], chord(j+1))
+	}
+	return alts
 }
 
 // kinkNoise is the knots' noise carried to t (ns, as G) in interval i, where the

@@ -166,21 +166,33 @@ func barStudy(t *testing.T, sh shapeCase, span, sigma float64, heavy bool, seeds
 // against off and its error bar, with sync-path bounds of 10σ (on real
 // MPI 10-100× the typical miss).
 func probeBars(errs, bars []float64, ts []int64, o []float64, sigma float64, off func(float64) float64) ([]float64, []float64) {
-	c := newOffsetCurve(ts, o, DefaultScheme)
 	bounds := make([]float64, len(ts))
 	for i := range bounds {
 		bounds[i] = 10 * sigma
 	}
+	errs, bars, _ = probeRun(errs, bars, ts, o, bounds, off)
+	return errs, bars
+}
+
+// probeRun appends to errs and bars, every 10 ms between the first and
+// last knot (ts, measured offsets o, sync-path bounds), the default
+// model's true error against off and its error bar, and returns how many
+// of the run's probes lie within their bars.
+func probeRun(errs, bars []float64, ts []int64, o, bounds []float64, off func(float64) float64) ([]float64, []float64, int) {
+	c := newOffsetCurve(ts, o, DefaultScheme)
 	q := newErrorBars(c, bounds)
-	i := 0
+	i, in := 0, 0
 	for tt := ts[0]; tt <= ts[len(ts)-1]; tt += 1e7 {
 		for i < len(ts)-2 && tt > ts[i+1] {
 			i++
 		}
-		errs = append(errs, math.Abs(c.at(i, tt)-off(float64(tt))))
-		bars = append(bars, q.at(tt))
+		e, b := math.Abs(c.at(i, tt)-off(float64(tt))), q.at(tt)
+		errs, bars = append(errs, e), append(bars, b)
+		if e <= b {
+			in++
+		}
 	}
-	return errs, bars
+	return errs, bars, in
 }
 
 func median(v []float64) float64 {
