@@ -279,39 +279,12 @@ func (s *RootCauseStream) cpReserve(nn, ne int, parent int32) int32 {
 	return parent
 }
 
-// cpHints are where each (rank, region) stands in its rank's pending
-// part, by region·w + rank (w: the run's ranks), for the first regions
-// (as entSums' direct table, at most entDirectMax of them): a key is
-// in a pending part exactly when the entry at its hint holds it, since
-// every entry enters through add, which sets its key's hint, and a part
-// restarts empty. Keys outside the table are searched for.
-type cpHints struct {
-	w   uint64
-	pos []int32
-}
-
 // add appends a segment of region reg, dur ns, to the rank's own part.
-func (p *rcPath) add(reg int32, dur float64, h *cpHints) {
+func (p *rcPath) add(reg int32, dur float64) {
 	if dur == 0 {
 		return
 	}
 	k := rcCauseKey(p.rank, reg)
-	rk := uint64(uint32(p.rank))
-	if i := uint64(uint32(reg))*h.w + rk; rk < h.w && i < uint64(len(h.pos)) {
-		if j := h.pos[i]; int(j) < len(p.pending) && p.pending[j].cause == k {
-			p.pending[j].amt += dur
-			return
-		}
-		h.pos[i] = int32(len(p.pending))
-		p.pending = append(p.pending, rcEnt{k, dur})
-		return
-	}
-	if maxR := entDirectMax / max(1, h.w); rk < h.w && uint64(uint32(reg)) < maxR {
-		n := int(min(maxR, max(2*uint64(len(h.pos))/h.w, uint64(uint32(reg))+1, 64)) * h.w)
-		h.pos = append(h.pos, make([]int32, n-len(h.pos))...)
-		p.add(reg, dur, h)
-		return
-	}
 	for i := len(p.pending) - 1; i >= 0 && i >= len(p.pending)-8; i-- {
 		if p.pending[i].cause == k {
 			p.pending[i].amt += dur
@@ -329,7 +302,7 @@ func (p *rcPath) add(reg int32, dur float64, h *cpHints) {
 
 // fold adds r's segments [r.cp.from, to) to its path's pending part, in
 // order (the sums are those of adding each segment as it came).
-func (r *rcRank) fold(to uint64, h *cpHints) {
+func (r *rcRank) fold(to uint64) {
 	p := &r.cp
 	for q := p.from; q < to; q++ {
 		g := r.seg(q)
@@ -337,7 +310,7 @@ func (r *rcRank) fold(to uint64, h *cpHints) {
 		if q+1 == p.ovPos {
 			d = p.ovDur
 		}
-		p.add(g.region, d, h)
+		p.add(g.region, d)
 	}
 	if to > p.from {
 		p.from = to
@@ -422,7 +395,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		// path is then replaced); its next pending part goes into its
 		// spare array.
 		b.cp.materialise(s)
-		b.fold(b.n, &s.cpHint)
+		b.fold(b.n)
 		old, nP := b.cp.base, len(b.cp.pending)
 		buf := append(s.cpBuf[:0], b.cp.pending...)
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
@@ -465,7 +438,7 @@ func (s *RootCauseStream) criticalPath() []rcEnt {
 		return nil
 	}
 	r.cp.materialise(s)
-	r.fold(r.n, &s.cpHint)
+	r.fold(r.n)
 	return mergeEnts(s.flatten(r.cp.base), r.cp.pending)
 }
 

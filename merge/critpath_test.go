@@ -107,18 +107,18 @@ func TestCriticalPath_FoldSumsSegmentsInOrder(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		g := rcSeg{start: float64(i), dur: float64(rng.IntN(5)) * 0.1, region: int32(rng.IntN(23))}
 		p := s.push(r, g)
-		want.add(g.region, g.dur, &cpHints{})
+		want.add(g.region, g.dur)
 		if i == 500 { // a wait of 0.05 taken in this call: the part restarts
 			r.cp.pending = r.cp.pending[:0]
 			r.cp.from, r.cp.ovPos, r.cp.ovDur = p, p+1, max(0, g.dur-0.05)
 			want.pending = want.pending[:0]
-			want.add(g.region, max(0, g.dur-0.05), &cpHints{})
+			want.add(g.region, max(0, g.dur-0.05))
 		}
 	}
 	if len(r.segs) != 16 {
 		t.Fatalf("ring of %d segments, want 16", len(r.segs))
 	}
-	r.fold(r.n, &s.cpHint)
+	r.fold(r.n)
 	if !reflect.DeepEqual(r.cp.pending, want.pending) {
 		t.Errorf("folded part %v, want %v", r.cp.pending, want.pending)
 	}
@@ -164,64 +164,6 @@ func TestRootCause_FlatListsSwitchToAnIndexWhenLong(t *testing.T) {
 		}
 		if r.peer(int32(keys), false) != nil {
 			t.Errorf("%d partners: a partner never seen is found", keys)
-		}
-	}
-}
-
-// TestCriticalPath_HintedOwnPartsAgreeWithTheSearch: ranks' own parts
-// summed through the shared (rank, region) hints hold the same entries,
-// in the same order and bit for bit, as parts summed by searching,
-// across restarts (emptied, or swapped for a used array as a frozen
-// part is) and regions beyond the hints' table.
-func TestCriticalPath_HintedOwnPartsAgreeWithTheSearch(t *testing.T) {
-	{ // a region past the table as it is, added twice to a part with entries
-		h := cpHints{w: 4}
-		p := rcPath{rank: 1}
-		for _, reg := range []int32{0, 1, 300, 300, 1} {
-			p.add(reg, 1, &h)
-		}
-		want := []rcEnt{{rcCauseKey(1, 0), 1}, {rcCauseKey(1, 1), 2}, {rcCauseKey(1, 300), 2}}
-		if !reflect.DeepEqual(p.pending, want) {
-			t.Fatalf("part %v, want %v", p.pending, want)
-		}
-	}
-	for _, w := range []int{1, 5, 3000} {
-		rng := rand.New(rand.NewPCG(uint64(w), 9))
-		h := cpHints{w: uint64(w)}
-		nreg := int32(entDirectMax/w + 40) // some regions beyond the table
-		got, want := make([]rcPath, w), make([]rcPath, w)
-		for r := range got {
-			got[r].rank, want[r].rank = int32(r), int32(r)
-		}
-		for i := 0; i < 200000; i++ {
-			r := rng.IntN(w)
-			switch rng.IntN(400) {
-			case 0: // restarts empty
-				got[r].pending, want[r].pending = got[r].pending[:0], want[r].pending[:0]
-				continue
-			case 1: // restarts in its spare array, with stale entries (as frozen parts are)
-				got[r].pending, got[r].spare = got[r].spare[:0], got[r].pending
-				want[r].pending, want[r].spare = want[r].spare[:0], want[r].pending
-				continue
-			}
-			reg := rng.Int32N(40)
-			switch rng.IntN(10) {
-			case 0:
-				reg = rng.Int32N(nreg)
-			case 1: // rising: the table grows while parts hold entries
-				reg = int32(i/8) % nreg
-			}
-			d := float64(rng.IntN(7)) * 0.3
-			got[r].add(reg, d, &h)
-			want[r].add(reg, d, &cpHints{})
-		}
-		for r := range got {
-			if !reflect.DeepEqual(got[r].pending, want[r].pending) {
-				t.Fatalf("w=%d rank %d: part %v, want %v", w, r, got[r].pending, want[r].pending)
-			}
-		}
-		if uint64(len(h.pos)) > entDirectMax {
-			t.Fatalf("w=%d: %d hints, bound %d", w, len(h.pos), entDirectMax)
 		}
 	}
 }

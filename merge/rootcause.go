@@ -581,7 +581,6 @@ type RootCauseStream struct {
 	gen        uint64   // events added: a side is valid within one
 	done       []rcDone // instances completed by the event being added
 	cpScratch  entSums
-	cpHint     cpHints // where the ranks' own parts hold each (rank, region)
 	cpDepth    int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
 	cpa        cpArena // the critical path's nodes and stays
 	cpBuf      []rcEnt // scratch of jump
@@ -616,8 +615,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
 		causes: map[int64]*rcCause{}, siteName: siteName,
 		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil},
-		cpDepth: cpDepthFor(run.WorldSize), cpScratch: entSums{w: uint64(max(0, run.WorldSize))},
-		cpHint: cpHints{w: uint64(max(0, run.WorldSize))}}
+		cpDepth: cpDepthFor(run.WorldSize), cpScratch: entSums{w: uint64(max(0, run.WorldSize))}}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
@@ -882,7 +880,7 @@ func (s *RootCauseStream) pushSlow(r *rcRank) {
 	}
 	if p := r.n; p >= uint64(len(r.segs)) {
 		if o := p - uint64(len(r.segs)); o >= r.cp.from { // about to be overwritten
-			r.fold(o+1, &s.cpHint)
+			r.fold(o + 1)
 		}
 	}
 }
