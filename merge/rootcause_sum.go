@@ -18,7 +18,8 @@ type entSums struct {
 	w     uint64    // ranks of the direct table (0: no direct table)
 	dval  []float64 // direct table: the sums (0 where not used)
 	dfull []bool
-	dused []int32 // direct slots taken, in the order they were taken
+	dused []int32 // direct slots taken, in the order they were taken: dused[:nu] (as long as dval)
+	nu    int
 
 	keys []int64
 	vals []float64
@@ -37,42 +38,82 @@ func (t *entSums) slot(k int64) uint64 {
 
 // addAll adds each of es to its key's sum, in order.
 func (t *entSums) addAll(es []rcEnt) {
-	for _, e := range es {
-		rk := uint64(e.cause >> 32)
-		if i := uint64(uint32(e.cause))*t.w + rk; rk < t.w && i < uint64(len(t.dval)) {
-			if !t.dfull[i] {
-				t.dfull[i] = true
-				t.dused = append(t.dused, int32(i))
-			}
-			t.dval[i] += e.amt
-			continue
+	for {
+		k := t.addDirect(es)
+		if k == len(es) {
+			return
 		}
-		t.addSlow(e.cause, e.amt)
+		t.addSlow(es[k].cause, es[k].amt)
+		es = es[k+1:]
 	}
 }
 
+// addDirect adds es to their sums in the direct table up to the first
+// key that is not in it, and returns how many it added (a loop without
+// calls, its state in registers).
+func (t *entSums) addDirect(es []rcEnt) int {
+	w, dval, nu := t.w, t.dval, t.nu
+	dfull, dused := t.dfull[:len(dval)], t.dused[:len(dval)]
+	for j, e := range es {
+		rk := uint64(e.cause >> 32)
+		i := uint64(uint32(e.cause))*w + rk
+		if rk >= w || i >= uint64(len(dval)) {
+			t.nu = nu
+			return j
+		}
+		if !dfull[i] {
+			dfull[i] = true
+			dused[nu] = int32(i)
+			nu++
+		}
+		dval[i] += e.amt
+	}
+	t.nu = nu
+	return len(es)
+}
+
 // addChain adds the amounts of a's nodes a.chain, last to first (the
-// path's oldest node first), as addAll of each would, in one loop.
+// path's oldest node first).
 func (t *entSums) addChain(a *cpArena) {
-	w, dval, dfull, dused := t.w, t.dval, t.dfull, t.dused // (in registers)
-	for c := len(a.chain) - 1; c >= 0; c-- {
+	c, j := len(a.chain)-1, uint32(0)
+	for {
+		if c, j = t.addChainDirect(a, c, j); c < 0 {
+			return
+		}
 		nd := &a.nodes[a.chain[c]]
-		for _, e := range a.ents[nd.off : nd.off+nd.n] {
+		e := a.ents[nd.off+j]
+		t.addSlow(e.cause, e.amt)
+		j++
+	}
+}
+
+// addChainDirect adds the amounts of a's nodes a.chain[c], a.chain[c−1],
+// …, a.chain[0], from entry j of the first, to their sums in the direct
+// table up to the first key that is not in it, and returns its node and
+// entry (c < 0: none; a loop without calls, its state in registers).
+func (t *entSums) addChainDirect(a *cpArena, c int, j uint32) (int, uint32) {
+	w, dval, nu := t.w, t.dval, t.nu
+	dfull, dused := t.dfull[:len(dval)], t.dused[:len(dval)]
+	nodes, ents, chain := a.nodes, a.ents, a.chain
+	for ; c >= 0; c, j = c-1, 0 {
+		nd := &nodes[chain[c]]
+		for q, e := range ents[nd.off+j : nd.off+nd.n] {
 			rk := uint64(e.cause >> 32)
-			if i := uint64(uint32(e.cause))*w + rk; rk < w && i < uint64(len(dval)) {
-				if !dfull[i] {
-					dfull[i] = true
-					dused = append(dused, int32(i))
-				}
-				dval[i] += e.amt
-				continue
+			i := uint64(uint32(e.cause))*w + rk
+			if rk >= w || i >= uint64(len(dval)) {
+				t.nu = nu
+				return c, j + uint32(q)
 			}
-			t.dused = dused
-			t.addSlow(e.cause, e.amt)
-			dval, dfull, dused = t.dval, t.dfull, t.dused
+			if !dfull[i] {
+				dfull[i] = true
+				dused[nu] = int32(i)
+				nu++
+			}
+			dval[i] += e.amt
 		}
 	}
-	t.dused = dused
+	t.nu = nu
+	return -1, 0
 }
 
 // addSlow adds v to k's sum when k is not in the direct table as it is:
@@ -84,10 +125,12 @@ func (t *entSums) addSlow(k int64, v float64) {
 		n := int(min(maxR, max(2*uint64(len(t.dval))/t.w, reg+1, 64)) * t.w)
 		t.dval = append(t.dval, make([]float64, n-len(t.dval))...)
 		t.dfull = append(t.dfull, make([]bool, n-len(t.dfull))...)
+		t.dused = append(t.dused, make([]int32, n-len(t.dused))...)
 		i := reg*t.w + rk
 		t.dfull[i] = true
 		t.dval[i] += v
-		t.dused = append(t.dused, int32(i))
+		t.dused[t.nu] = int32(i)
+		t.nu++
 		return
 	}
 	t.hashAdd(k, v)
@@ -132,10 +175,10 @@ func (t *entSums) grow() {
 
 // reset empties the tables (their sizes kept).
 func (t *entSums) reset() {
-	for _, i := range t.dused {
+	for _, i := range t.dused[:t.nu] {
 		t.dfull[i], t.dval[i] = false, 0
 	}
-	t.dused = t.dused[:0]
+	t.nu = 0
 	for _, i := range t.used {
 		t.full[i] = false
 	}
@@ -145,7 +188,7 @@ func (t *entSums) reset() {
 // appendTo appends the non-zero sums, sorted by key, to dst.
 func (t *entSums) appendTo(dst []rcEnt) []rcEnt {
 	n := len(dst)
-	for _, i := range t.dused {
+	for _, i := range t.dused[:t.nu] {
 		if v := t.dval[i]; v != 0 {
 			u := uint64(i)
 			dst = append(dst, rcEnt{rcCauseKey(int32(u%t.w), int32(u/t.w)), v})
