@@ -38,38 +38,9 @@ func (t *entSums) slot(k int64) uint64 {
 
 // addAll adds each of es to its key's sum, in order.
 func (t *entSums) addAll(es []rcEnt) {
-	for {
-		k := t.addDirect(es)
-		if k == len(es) {
-			return
-		}
-		t.addSlow(es[k].cause, es[k].amt)
-		es = es[k+1:]
+	for _, e := range es {
+		t.add(e.cause, e.amt)
 	}
-}
-
-// addDirect adds es to their sums in the direct table up to the first
-// key that is not in it, and returns how many it added (a loop without
-// calls, its state in registers).
-func (t *entSums) addDirect(es []rcEnt) int {
-	w, dval, nu := t.w, t.dval, t.nu
-	dfull, dused := t.dfull[:len(dval)], t.dused[:len(dval)]
-	for j, e := range es {
-		rk := uint64(e.cause >> 32)
-		i := uint64(uint32(e.cause))*w + rk
-		if rk >= w || i >= uint64(len(dval)) {
-			t.nu = nu
-			return j
-		}
-		if !dfull[i] {
-			dfull[i] = true
-			dused[nu] = int32(i)
-			nu++
-		}
-		dval[i] += e.amt
-	}
-	t.nu = nu
-	return len(es)
 }
 
 // addChain adds the amounts of a's nodes a.chain, last to first (the
@@ -82,7 +53,7 @@ func (t *entSums) addChain(a *cpArena) {
 		}
 		nd := &a.nodes[a.chain[c]]
 		e := a.ents[nd.off+j]
-		t.addSlow(e.cause, e.amt)
+		t.add(e.cause, e.amt)
 		j++
 	}
 }
@@ -116,24 +87,28 @@ func (t *entSums) addChainDirect(a *cpArena, c int, j uint32) (int, uint32) {
 	return -1, 0
 }
 
-// addSlow adds v to k's sum when k is not in the direct table as it is:
-// it grows the table to k's region when that stays within entDirectMax,
-// else adds in the hash table.
-func (t *entSums) addSlow(k int64, v float64) {
+// add adds v to k's sum: in the direct table when k's region is within
+// entDirectMax (grown to it when needed), else in the hash table.
+func (t *entSums) add(k int64, v float64) {
 	rk, reg := uint64(k>>32), uint64(uint32(k))
-	if maxR := entDirectMax / max(1, t.w); rk < t.w && reg < maxR {
+	maxR := entDirectMax / max(1, t.w)
+	if rk >= t.w || reg >= maxR {
+		t.hashAdd(k, v)
+		return
+	}
+	i := reg*t.w + rk
+	if i >= uint64(len(t.dval)) {
 		n := int(min(maxR, max(2*uint64(len(t.dval))/t.w, reg+1, 64)) * t.w)
 		t.dval = append(t.dval, make([]float64, n-len(t.dval))...)
 		t.dfull = append(t.dfull, make([]bool, n-len(t.dfull))...)
 		t.dused = append(t.dused, make([]int32, n-len(t.dused))...)
-		i := reg*t.w + rk
+	}
+	if !t.dfull[i] {
 		t.dfull[i] = true
-		t.dval[i] += v
 		t.dused[t.nu] = int32(i)
 		t.nu++
-		return
 	}
-	t.hashAdd(k, v)
+	t.dval[i] += v
 }
 
 // hashAdd adds v to k's sum in the hash table.

@@ -10,7 +10,8 @@ import (
 
 // TestEntSums_SumsLikeAMapInAddOrder: whatever the run's ranks (the
 // direct table's width), entSums gives every key the sum a map built in
-// the same order gives it, bit for bit, drops the zeros, sorts by key,
+// the same order gives it, bit for bit, whether added a slice at a time
+// (addAll) or a chain of nodes at a time (addChain, the flattens' loop), drops the zeros, sorts by key,
 // and starts afresh after a reset: keys in the direct table, beyond its
 // regions, of ranks outside the run, negative, with −0, NaN and sums
 // that cancel to 0.
@@ -31,9 +32,11 @@ func TestEntSums_SumsLikeAMapInAddOrder(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(c.w), 7))
-			tab := entSums{w: c.w}
+			tabs := []*entSums{{w: c.w}, {w: c.w}} // by addAll, by addChain
 			for round := 0; round < 4; round++ {
-				tab.reset()
+				for _, tab := range tabs {
+					tab.reset()
+				}
 				want := map[int64]float64{}
 				var es []rcEnt
 				for i := 0; i < 5000; i++ {
@@ -54,13 +57,19 @@ func TestEntSums_SumsLikeAMapInAddOrder(t *testing.T) {
 					}
 					es = append(es, rcEnt{k, v})
 				}
-				for lo := 0; lo < len(es); lo += 7 {
-					part := es[lo:min(lo+7, len(es))]
-					tab.addAll(part)
+				a := cpArena{nodes: make([]cpNode, 1), ents: es}
+				for lo := 0; lo < len(es); lo += 1 + lo%9 { // nodes of 1 to 9 entries
+					part := es[lo:min(lo+1+lo%9, len(es))]
+					tabs[0].addAll(part)
+					a.nodes = append(a.nodes, cpNode{off: uint32(lo), n: uint32(len(part))})
 					for _, e := range part {
 						want[e.cause] += e.amt
 					}
 				}
+				for x := len(a.nodes) - 1; x > 0; x-- { // the chain: newest first
+					a.chain = append(a.chain, int32(x))
+				}
+				tabs[1].addChain(&a)
 				var wl []rcEnt
 				for k, v := range want {
 					if v != 0 {
@@ -68,18 +77,22 @@ func TestEntSums_SumsLikeAMapInAddOrder(t *testing.T) {
 					}
 				}
 				slices.SortFunc(wl, func(a, b rcEnt) int { return cmp.Compare(a.cause, b.cause) })
-				got := tab.appendTo(nil)
-				if len(got) != len(wl) {
-					t.Fatalf("round %d: %d sums, want %d", round, len(got), len(wl))
-				}
-				for i := range got {
-					if got[i].cause != wl[i].cause || math.Float64bits(got[i].amt) != math.Float64bits(wl[i].amt) {
-						t.Fatalf("round %d: sum %d is %x: %v, want %x: %v", round, i, got[i].cause, got[i].amt, wl[i].cause, wl[i].amt)
+				for ti, tab := range tabs {
+					got := tab.appendTo(nil)
+					if len(got) != len(wl) {
+						t.Fatalf("round %d, table %d: %d sums, want %d", round, ti, len(got), len(wl))
+					}
+					for i := range got {
+						if got[i].cause != wl[i].cause || math.Float64bits(got[i].amt) != math.Float64bits(wl[i].amt) {
+							t.Fatalf("round %d, table %d: sum %d is %x: %v, want %x: %v", round, ti, i, got[i].cause, got[i].amt, wl[i].cause, wl[i].amt)
+						}
 					}
 				}
 			}
-			if uint64(len(tab.dval)) > entDirectMax || len(tab.dval) != len(tab.dfull) {
-				t.Fatalf("direct table of %d sums (%d marks), bound %d", len(tab.dval), len(tab.dfull), entDirectMax)
+			for _, tab := range tabs {
+				if uint64(len(tab.dval)) > entDirectMax || len(tab.dval) != len(tab.dfull) || len(tab.dused) != len(tab.dval) {
+					t.Fatalf("direct table of %d sums (%d marks, %d slots), bound %d", len(tab.dval), len(tab.dfull), len(tab.dused), entDirectMax)
+				}
 			}
 		})
 	}
