@@ -27,8 +27,9 @@ type entSums struct {
 	used []int32 // occupied slots, in the order they were taken
 }
 
-// entDirectMax bounds entSums' direct table (8 + 1 bytes an entry): at
-// 8 ranks it holds 8,192 regions, at 16,384 ranks the first 4.
+// entDirectMax bounds entSums' direct table (8 + 1 + 4 bytes an entry,
+// 832 KB at most): at 8 ranks it holds 8,192 regions, at 16,384 ranks
+// the first 4.
 const entDirectMax = 1 << 16
 
 func (t *entSums) slot(k int64) uint64 {
