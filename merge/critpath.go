@@ -353,12 +353,7 @@ func (s *RootCauseStream) flatten(n int32) []rcEnt {
 	}
 	m := &s.cpScratch
 	m.reset()
-	for i := len(a.chain) - 1; i >= 0; i-- {
-		nd := a.nodes[a.chain[i]]
-		for _, e := range a.ents[nd.off : nd.off+nd.n] {
-			m.add(e.cause, e.amt)
-		}
-	}
+	m.addChain(a)
 	a.merge = m.appendTo(a.merge[:0])
 	n = s.cpReserve(0, len(a.merge), n)
 	nd := &a.nodes[n]
@@ -376,12 +371,8 @@ func mergeEnts(a, b []rcEnt) []rcEnt {
 // with m as scratch.
 func mergeEntsAppend(dst, a, b []rcEnt, m *entSums) []rcEnt {
 	m.reset()
-	for _, e := range a {
-		m.add(e.cause, e.amt)
-	}
-	for _, e := range b {
-		m.add(e.cause, e.amt)
-	}
+	m.addAll(a)
+	m.addAll(b)
 	return m.appendTo(dst)
 }
 

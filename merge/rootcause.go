@@ -615,7 +615,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
 		causes: map[int64]*rcCause{}, siteName: siteName,
 		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil},
-		cpDepth: cpDepthFor(run.WorldSize)}
+		cpDepth: cpDepthFor(run.WorldSize), cpScratch: entSums{w: uint64(max(0, run.WorldSize))}}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096
