@@ -98,3 +98,34 @@ func BenchmarkP2PStream_ManyRanks(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRootCauseStream_ManyRanks is BenchmarkP2PStream_ManyRanks
+// through the root-cause stream, which drives its own point-to-point
+// stream (a default run's chain): the same halo exchange on 8 and on
+// 16,384 ranks, shuffled as a real run's merge hands it on, in
+// AsyncSink-sized batches with the stream's prefetches.
+func BenchmarkRootCauseStream_ManyRanks(b *testing.B) {
+	const events = 2 << 20
+	for _, ranks := range []int{8, 16384} {
+		evs := haloStreamOrder(ranks, events/8/ranks, rand.New(rand.NewSource(1)))
+		run := &Run{WorldSize: ranks}
+		for r := 0; r < ranks; r++ {
+			run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+		}
+		b.Run(fmt.Sprintf("ranks=%d/shuffled", ranks), func(b *testing.B) {
+			cpu0 := cpuTime()
+			for i := 0; i < b.N; i++ {
+				s := NewRootCauseStream(run, RootCauseOptions{}, nil)
+				for off := 0; off < len(evs); off += asyncBatch {
+					if err := addBatch(s, s, evs[off:min(off+asyncBatch, len(evs))]); err != nil { // as AsyncSink adds
+						b.Fatal(err)
+					}
+				}
+				if s.Result() == nil {
+					b.Fatal("no result")
+				}
+			}
+			b.ReportMetric((cpuTime()-cpu0)*1e9/float64(b.N*len(evs)), "cpu-ns/event")
+		})
+	}
+}
