@@ -726,6 +726,55 @@ func (s *RootCauseStream) Prefetch(e *GEvent) {
 	}
 }
 
+// PrefetchDeep implements DeepPrefetcher: when the point-to-point
+// stream it drives asks for stages (thousands of ranks), so that a
+// default run prefetches that stream's chain of objects as one run
+// without the root-cause analysis does.
+func (s *RootCauseStream) PrefetchDeep() bool { return s.p2p.PrefetchDeep() }
+
+// PrefetchStage implements DeepPrefetcher: the point-to-point stream's
+// stages (P2PStream.PrefetchStage) and the stream's own state for e,
+// one link a stage: 0 the rank's slot in the table of ranks, 1 the
+// rank's state (rcRankLines), 2 the slots of its segment ring and of
+// its records of one entry that e's region and call will take (what
+// Prefetch asks for in one go).
+func (s *RootCauseStream) PrefetchStage(e *GEvent, stage int) {
+	s.p2p.PrefetchStage(e, stage)
+	if uint32(e.Rank) >= uint32(len(s.ranks)) {
+		return
+	}
+	switch stage {
+	case 0:
+		prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[e.Rank])), 1)
+	case 1:
+		if r := s.ranks[e.Rank]; r != nil {
+			n := rcRankLines // a call that can wait: its attribution and path too
+			if e.Op.IsRecvStart() || e.Op >= trace.OpIsend && e.Op <= trace.OpIbsend {
+				n = rcRankCallLines
+			}
+			prefetchSpan(uintptr(unsafe.Pointer(r)), n)
+		}
+	case 2:
+		if r := s.ranks[e.Rank]; r != nil {
+			m := uint64(len(r.segs) - 1)
+			prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&m])))
+			if len(r.one) == len(r.segs) {
+				prefetchEvent(uintptr(unsafe.Pointer(&r.one[(r.n+1)&m])))
+			}
+		}
+	}
+}
+
+// rcRankLines is the number of cache lines an rcRank spans at most (it
+// need not start on a line); rcRankCallLines those of its fields before
+// cp, all that addCall touches (a call that cannot wait needs no more:
+// each line asked for takes one of the few loads the core can have
+// under way).
+var (
+	rcRankLines     = int((unsafe.Sizeof(rcRank{}) + 63 + 63) / 64)
+	rcRankCallLines = int((unsafe.Offsetof(rcRank{}.cp) + 63 + 63) / 64)
+)
+
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *GEvent) error {
 	var r *rcRank

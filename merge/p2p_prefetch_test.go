@@ -1,0 +1,75 @@
+package merge
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// TestRootCauseStream_DeepPrefetchAtManyRanksChangesNothing: from
+// prefetchRanks ranks the root-cause stream asks for its point-to-point
+// stream's chain of objects in stages, as that stream does alone (a
+// default run drives the point-to-point stream through the root-cause
+// stream, whose single Prefetch left the chain's later links cold), and
+// the stages change nothing: the same result as events added one by one
+// without prefetches, on a halo run with waits.
+func TestRootCauseStream_DeepPrefetchAtManyRanksChangesNothing(t *testing.T) {
+	const ranks = prefetchRanks + 76
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: ranks, Steps: 6, Seed: 9, ChunkEvents: 64, Halo: true}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	pass, err := Prepare(run, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c rcCapture
+	pass.AddStreamSink(&c)
+	if _, err := pass.Run(); err != nil {
+		t.Fatal(err)
+	}
+	result := func(deep bool) []byte {
+		rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
+		if deep {
+			dp, ok := any(rc).(DeepPrefetcher)
+			if !ok || !dp.PrefetchDeep() {
+				t.Fatalf("the root-cause stream at %d ranks asks for no prefetch stages (DeepPrefetcher %v)", ranks, ok)
+			}
+		}
+		for j := 0; j < len(c.evs); j += asyncBatch {
+			b := c.evs[j:min(j+asyncBatch, len(c.evs))]
+			if deep {
+				err = addBatch(rc, rc, b)
+			} else {
+				for i := range b {
+					if err = rc.Add(&b[i]); err != nil {
+						break
+					}
+				}
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		res := rc.Result()
+		if res == nil || res.TotalWaitNS <= 0 {
+			t.Fatalf("no waits found in the halo run (%+v): the test needs some", res)
+		}
+		js, err := json.Marshal(res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js
+	}
+	plain, deep := result(false), result(true)
+	if string(plain) != string(deep) {
+		t.Errorf("root-cause result with prefetch stages differs from the one without (%d vs %d bytes)", len(deep), len(plain))
+	}
+}
