@@ -80,6 +80,13 @@ func (a *AsyncSink) loop() {
 	}
 }
 
+// pipedSink is a sink that adds a batch on more than one goroutine
+// when piped says so (the root-cause stream at many ranks, p2p_pipe.go).
+type pipedSink interface {
+	piped() bool
+	addBatchPiped(b []GEvent) error
+}
+
 // Prefetcher is implemented by sinks whose state for an event is likely
 // not in the cache (the point-to-point stream at thousands of ranks): an
 // AsyncSink calls Prefetch for the event prefetchDistance ahead of the
@@ -119,6 +126,9 @@ var deepStages = [...]int{20, 16, 11, 6, 2}
 // addBatch adds the events of b to s in order, prefetching ahead when pf
 // (s as a Prefetcher) is not nil.
 func addBatch(s Sink, pf Prefetcher, b []GEvent) error {
+	if ps, ok := s.(pipedSink); ok && ps.piped() {
+		return ps.addBatchPiped(b)
+	}
 	dp, deep := pf.(DeepPrefetcher)
 	deep = deep && dp.PrefetchDeep()
 	if pf == nil || dp != nil && !deep {

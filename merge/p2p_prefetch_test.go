@@ -8,14 +8,16 @@ import (
 	"github.com/gclock/gclock/trace/synth"
 )
 
-// TestRootCauseStream_DeepPrefetchAtManyRanksChangesNothing: from
+// TestRootCauseStream_PrefetchAndPipeAtManyRanksChangeNothing: from
 // prefetchRanks ranks the root-cause stream asks for its point-to-point
 // stream's chain of objects in stages, as that stream does alone (a
 // default run drives the point-to-point stream through the root-cause
 // stream, whose single Prefetch left the chain's later links cold), and
-// the stages change nothing: the same result as events added one by one
+// from pipeRanks it runs that stream on a goroutine of its own
+// (p2p_pipe.go). Neither changes anything: the same root-cause and
+// point-to-point results as events added one by one on one goroutine
 // without prefetches, on a halo run with waits.
-func TestRootCauseStream_DeepPrefetchAtManyRanksChangesNothing(t *testing.T) {
+func TestRootCauseStream_PrefetchAndPipeAtManyRanksChangeNothing(t *testing.T) {
 	const ranks = prefetchRanks + 76
 	dir := filepath.Join(t.TempDir(), "run")
 	if _, err := synth.Generate(dir, synth.Config{Ranks: ranks, Steps: 6, Seed: 9, ChunkEvents: 64, Halo: true}); err != nil {
@@ -35,8 +37,16 @@ func TestRootCauseStream_DeepPrefetchAtManyRanksChangesNothing(t *testing.T) {
 	if _, err := pass.Run(); err != nil {
 		t.Fatal(err)
 	}
-	result := func(deep bool) []byte {
+	result := func(deep, pipe bool) []byte {
+		old := pipeRanks
+		defer func() { pipeRanks = old }()
+		if !pipe {
+			pipeRanks = 1 << 30
+		}
 		rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
+		if rc.piped() != pipe {
+			t.Fatalf("piped %v at %d ranks, want %v", rc.piped(), ranks, pipe)
+		}
 		if deep {
 			dp, ok := any(rc).(DeepPrefetcher)
 			if !ok || !dp.PrefetchDeep() {
@@ -66,10 +76,17 @@ func TestRootCauseStream_DeepPrefetchAtManyRanksChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return js
+		pj, err := json.Marshal(rc.p2p.Result())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(js, pj...)
 	}
-	plain, deep := result(false), result(true)
+	plain, deep := result(false, false), result(true, false)
 	if string(plain) != string(deep) {
 		t.Errorf("root-cause result with prefetch stages differs from the one without (%d vs %d bytes)", len(deep), len(plain))
+	}
+	if piped := result(true, true); string(plain) != string(piped) {
+		t.Errorf("root-cause result with the point-to-point stream on its own goroutine differs from the one on one goroutine (%d vs %d bytes)", len(piped), len(plain))
 	}
 }

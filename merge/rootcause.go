@@ -557,6 +557,7 @@ type RootCauseStream struct {
 	comms      map[uint64]*rcComm
 	coll       map[uint64]*rcColl // by communicator id
 	p2p        *P2PStream
+	pipe       *rcPipe // the point-to-point stream on a goroutine of its own (p2p_pipe.go)
 	siteIdx    map[rcSiteKey]int32
 	sitePC     []rcSitePC // a pc and rank naming each site
 	regionIdx  map[rcRegionKey]int32
@@ -737,9 +738,15 @@ func (s *RootCauseStream) PrefetchDeep() bool { return s.p2p.PrefetchDeep() }
 // one link a stage: 0 the rank's slot in the table of ranks, 1 the
 // rank's state (rcRankLines), 2 the slots of its segment ring and of
 // its records of one entry that e's region and call will take (what
-// Prefetch asks for in one go).
+// Prefetch asks for in one go) and the rank's sums of those regions.
 func (s *RootCauseStream) PrefetchStage(e *GEvent, stage int) {
 	s.p2p.PrefetchStage(e, stage)
+	s.prefetchOwn(e, stage)
+}
+
+// prefetchOwn is PrefetchStage without the point-to-point stream's
+// stages.
+func (s *RootCauseStream) prefetchOwn(e *GEvent, stage int) {
 	if uint32(e.Rank) >= uint32(len(s.ranks)) {
 		return
 	}
@@ -760,6 +767,17 @@ func (s *RootCauseStream) PrefetchStage(e *GEvent, stage int) {
 			prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&m])))
 			if len(r.one) == len(r.segs) {
 				prefetchEvent(uintptr(unsafe.Pointer(&r.one[(r.n+1)&m])))
+			}
+			// the rank's sums of the regions addCall will find in
+			// the memo (an array of the rank's own, a miss an event)
+			if i := int(r.lastCall1) - 1; i >= 0 && i < len(s.regMemo) {
+				memo := &s.regMemo[i]
+				if c := int(memo.call1) - 1; c >= 0 && c < len(r.stats) {
+					prefetchSpan(uintptr(unsafe.Pointer(&r.stats[c])), 1)
+				}
+				if c := int(memo.compute1) - 1; c >= 0 && c < len(r.stats) {
+					prefetchSpan(uintptr(unsafe.Pointer(&r.stats[c])), 1)
+				}
 			}
 		}
 	}
@@ -798,6 +816,13 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 	} else {
 		s.p2p.endCall(e.Rank)
 	}
+	s.afterP2P(r, e)
+	return err
+}
+
+// afterP2P is what Add does for e after the point-to-point stream has
+// taken it (rcPipe replays that stream's wait states before it).
+func (s *RootCauseStream) afterP2P(r *rcRank, e *GEvent) {
 	for _, d := range s.done {
 		s.finishInstance(d.cc, d.in)
 	}
@@ -806,7 +831,6 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 		s.pscw(r, e)
 	}
 	s.flushSide()
-	return err
 }
 
 // addCall appends the region before e and e's call to its rank's
