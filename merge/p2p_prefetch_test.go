@@ -3,8 +3,10 @@ package merge
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -88,5 +90,41 @@ func TestRootCauseStream_PrefetchAndPipeAtManyRanksChangeNothing(t *testing.T) {
 	}
 	if piped := result(true, true); string(plain) != string(piped) {
 		t.Errorf("root-cause result with the point-to-point stream on its own goroutine differs from the one on one goroutine (%d vs %d bytes)", len(piped), len(plain))
+	}
+}
+
+// TestRootCauseStream_PipedP2PPanicIsTheBatchsError: a panic of the
+// point-to-point stream on its own goroutine (p2p_pipe.go) neither
+// crashes the process nor hangs the batch: it is the batch's error, as
+// a panic on the AsyncSink's goroutine is.
+func TestRootCauseStream_PipedP2PPanicIsTheBatchsError(t *testing.T) {
+	const ranks = 64
+	old := pipeRanks
+	defer func() { pipeRanks = old }()
+	pipeRanks = ranks
+	run := &Run{WorldSize: ranks}
+	for r := 0; r < ranks; r++ {
+		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+	}
+	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
+	if !rc.piped() {
+		t.Fatalf("not piped at %d ranks with pipeRanks %d", ranks, pipeRanks)
+	}
+	evs := haloStream(ranks, 20)
+	var errs int
+	rc.p2p.opt.onMessage = func(src, dst int32, sendEnter, sendExit, recvEnter, recvExit float64) {
+		panic("injected")
+	}
+	for off := 0; off < len(evs); off += asyncBatch {
+		err := addBatch(rc, rc, evs[off:min(off+asyncBatch, len(evs))])
+		if err != nil {
+			if !strings.Contains(err.Error(), "point-to-point analysis failed: injected") {
+				t.Fatalf("batch at %d: error %q does not name the panic", off, err)
+			}
+			errs++
+		}
+	}
+	if errs == 0 {
+		t.Fatal("no batch reported the point-to-point stream's panic")
 	}
 }
