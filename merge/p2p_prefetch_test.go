@@ -39,13 +39,20 @@ func TestRootCauseStream_PrefetchAndPipeAtManyRanksChangeNothing(t *testing.T) {
 	if _, err := pass.Run(); err != nil {
 		t.Fatal(err)
 	}
-	result := func(deep, pipe bool) []byte {
+	// the stream's own point-to-point matching, and the run's (a
+	// default tracemerge run: messages kept for drawing, site names)
+	siteName := pass.SiteName()
+	result := func(deep, pipe, shared bool) []byte {
 		old := pipeRanks
 		defer func() { pipeRanks = old }()
 		if !pipe {
 			pipeRanks = 1 << 30
 		}
-		rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
+		var opt RootCauseOptions
+		if shared {
+			opt.Stream = NewP2PStream(run, P2POptions{KeepMessages: 1 << 20, TopN: 10}, siteName)
+		}
+		rc := NewRootCauseStream(run, opt, siteName)
 		if rc.piped() != pipe {
 			t.Fatalf("piped %v at %d ranks, want %v", rc.piped(), ranks, pipe)
 		}
@@ -84,12 +91,14 @@ func TestRootCauseStream_PrefetchAndPipeAtManyRanksChangeNothing(t *testing.T) {
 		}
 		return append(js, pj...)
 	}
-	plain, deep := result(false, false), result(true, false)
-	if string(plain) != string(deep) {
-		t.Errorf("root-cause result with prefetch stages differs from the one without (%d vs %d bytes)", len(deep), len(plain))
-	}
-	if piped := result(true, true); string(plain) != string(piped) {
-		t.Errorf("root-cause result with the point-to-point stream on its own goroutine differs from the one on one goroutine (%d vs %d bytes)", len(piped), len(plain))
+	for _, shared := range []bool{false, true} {
+		plain, deep := result(false, false, shared), result(true, false, shared)
+		if string(plain) != string(deep) {
+			t.Errorf("shared stream %v: root-cause result with prefetch stages differs from the one without (%d vs %d bytes)", shared, len(deep), len(plain))
+		}
+		if piped := result(true, true, shared); string(plain) != string(piped) {
+			t.Errorf("shared stream %v: root-cause result with the point-to-point stream on its own goroutine differs from the one on one goroutine (%d vs %d bytes)", shared, len(piped), len(plain))
+		}
 	}
 }
 
