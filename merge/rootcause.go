@@ -749,14 +749,18 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 	} else {
 		s.p2p.endCall(e.Rank)
 	}
-	for _, d := range s.done {
-		s.finishInstance(d.cc, d.in)
+	if len(s.done) > 0 { // most events complete no instance
+		for _, d := range s.done {
+			s.finishInstance(d.cc, d.in)
+		}
+		s.done = s.done[:0]
 	}
-	s.done = s.done[:0]
 	if isPSCW(e.Op) {
 		s.pscw(r, e)
 	}
-	s.flushSide()
+	if s.side.live { // flushSide's test, without the call
+		s.flushSide()
+	}
 	return err
 }
 
