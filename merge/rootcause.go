@@ -1198,24 +1198,27 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 // entrant among the senders, that one for the second-last (the same
 // waits, bit for bit: TestRootCause_NxNWaitsAgreeWithCollectiveWaits).
 func (s *RootCauseStream) nxnWaiters(c *rcComm, in *rcInst, flow Flow, kind int) {
-	enter, exit := in.enter, in.exit
+	enter := in.enter
+	n := len(enter)
+	// (re-sliced to n: no bounds checks in the loops)
+	exit, seg, members := in.exit[:n], in.seg[:n], c.members[:n]
 	sent, recv := flow.Sent, flow.Recv
-	if !flow.known(len(enter)) {
+	if !flow.known(n) {
 		sent, recv = nil, nil
 	}
 	last, second := nxnLastTwo(enter, sent)
 	if last < 0 {
 		return
 	}
-	b, pb, need := s.rankIf(c.members[last]), in.seg[last], enter[last]
+	b, pb, need := s.rankIf(members[last]), seg[last], enter[last]
 	for i := range enter {
 		w, j := nxnWait(enter, exit, recv, last, second, i)
 		switch {
 		case j < 0:
 		case j == last:
-			s.waitOf(kind, false, s.rankIf(c.members[i]), in.seg[i], b, pb, w, exit[i], need)
+			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], b, pb, w, exit[i], need)
 		default:
-			s.waitOf(kind, false, s.rankIf(c.members[i]), in.seg[i], s.rankIf(c.members[j]), in.seg[j], w, exit[i], enter[j])
+			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], s.rankIf(members[j]), seg[j], w, exit[i], enter[j])
 		}
 	}
 }
