@@ -64,6 +64,7 @@ type resyncState struct {
 	cur       float64               // rank 0: the current interval (adapt.go), s
 	adapt     bool                  // GCLOCK_RESYNC_ADAPT
 	budget    float64               // GCLOCK_RESYNC_BUDGET (share of the run; 0: none)
+	pingpongs int                   // GCLOCK_RESYNC_PINGPONGS (per offset measurement)
 	knots     []clocksync.KnotPoint // this rank's latest knots, oldest first, at most 4 (adapt.go)
 	spend     clocksync.ResyncSpend // rank 0: the resyncs' cost so far (adapt.go)
 	earliest  float64               // rank 0: no resync before this run time (s since startNS)
@@ -311,6 +312,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 			return err
 		}
 		r.rs.alg = alg
+		alg.SetPingPongs(r.rs.pingpongs)
 	}
 	alg := r.rs.alg
 	alg.SetPrior(r.rs.prior)
@@ -322,6 +324,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	var m clocksync.LinearModel
 	verdict, miss := clocksync.KnotKeep, 0.0
 	tk := int64(C.gclock_now_ext())
+	tSync := tk
 	if err == nil {
 		m, _ = clocksync.FlattenTo(g, r.clock)
 		mod := trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}
@@ -375,7 +378,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		StartNS:   t0,
 		EndNS:     t1,
 		Model:     trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9},
-		PingPongs: r.scfg.PingPongs,
+		PingPongs: r.rs.pingpongs,
 		Params: map[string]string{
 			"resync":         strconv.Itoa(r.rs.epochs),
 			"interval_s":     strconv.FormatFloat(r.rs.interval, 'g', -1, 64),
@@ -385,6 +388,11 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 			"pingpong_token": strconv.FormatBool(r.token),
 			"pingpong_loop":  pingpongLoop(r.tr.goLoop),
 			"ranks":          strconv.Itoa(r.size),
+			// where this rank's span went: the sync's tree (its own pair's
+			// ping-pongs and its waits for its partners) and the closing
+			// agreement (its wait for the slowest rank), µs
+			"sync_us":  strconv.FormatInt(ceilUS(tSync-t0), 10),
+			"agree_us": strconv.FormatInt(ceilUS(t1-tk), 10),
 		},
 	}
 	if r.rank == 0 && r.rs.adapt {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/gclock/gclock/clocksync"
 )
 
 // resyncBudget is what checkResyncBudget read from a run.
@@ -136,6 +138,19 @@ func TestResync_BudgetHoldsAtTheDefault(t *testing.T) {
 				b.resyncs, b.costs, 100*b.share, 100*b.unforeseen, map[bool]string{true: "; the budget allowed no more", false: ""}[b.bound], a.MaxInterp/1e3)
 			if b.resyncs == 0 {
 				t.Errorf("no resync epoch at all (MPI_Finalize opens with one when the latest knot is over 1 s old)")
+			}
+			// The resync epochs measure with GCLOCK_RESYNC_PINGPONGS' default
+			// (16 ping-pongs per offset), the full syncs with GCLOCK_PINGPONGS'.
+			for rank, tr := range traces {
+				for _, e := range tr.Meta.Epochs {
+					want := 50
+					if e.Params["resync"] != "" {
+						want = clocksync.ResyncPingPongs
+					}
+					if e.PingPongs != want {
+						t.Errorf("rank %d epoch %d (resync %q): %d ping-pongs per offset, want %d", rank, e.Index, e.Params["resync"], e.PingPongs, want)
+					}
+				}
 			}
 		})
 	}
