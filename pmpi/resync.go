@@ -143,7 +143,8 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 	b := paramFloat(ep.Params, "bound_ns", -1)
 	r.rs.kbound = [2]float64{b, b}
 	// With it, every rank's end anchor time: the first resync's expected
-	// cost for the budget (an offset-only pass of the same tree).
+	// cost for the budget (an offset-only pass of the same tree, scaled
+	// to the resyncs' ping-pongs: clocksync.ResyncSeedCost).
 	mine := C.int(encodeArm(recording && r.rs.interval > 0, int64(paramFloat(ep.Params, "end_anchor_us", 0))))
 	all := make([]C.int, r.size)
 	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
@@ -159,7 +160,7 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 		anchorUS = max(anchorUS, us)
 	}
 	if r.rs.adapt && r.rs.budget > 0 && anchorUS > 0 {
-		r.rs.spend.Next = float64(anchorUS) * 1e-6
+		r.rs.spend.Next = clocksync.ResyncSeedCost(float64(anchorUS)*1e-6, r.scfg.PingPongs, r.rs.pingpongs)
 		r.rs.earliest = r.rs.spend.Earliest(r.rs.budget)
 	}
 	if r.size > 1 {

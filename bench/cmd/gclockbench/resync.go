@@ -142,6 +142,7 @@ func runResync(c *Config, prog string, np, node int, seconds float64, env ...str
 	dir := c.runDir("resync")
 	defer c.keepRun(dir)
 	env = append(c.preloadEnv(dir, env...), fmt.Sprintf("GCLOCK_NODE_SIZE=%d", node))
+	env = append(env, strings.Fields(c.Env)...)
 	iters := clockprogIters(np, seconds)
 	r, err := runCmd(time.Duration(3*seconds+120)*time.Second, dir, nil,
 		mpiRun(np, env, prog, strconv.Itoa(iters), strconv.Itoa(clockprogIterUS))...)
