@@ -65,6 +65,7 @@ var All = []Setting{
 	{"GCLOCK_SYNC_INTRA", "`clockprop`", "recorder", Study, "H2HCA: algorithm within a node."},
 	{"GCLOCK_FITPOINTS", "`100`", "recorder", Study, "Fit points per learned clock model."},
 	{"GCLOCK_PINGPONGS", "`50`", "recorder", Study, "Ping-pongs per fit point / offset measurement."},
+	{"GCLOCK_RESYNC_PINGPONGS", "`16`", "recorder", Study, "Ping-pongs per offset measurement of a resync epoch (the full syncs keep `GCLOCK_PINGPONGS`)."},
 	{"GCLOCK_FIT_SPAN", "`0`", "recorder", Study, "Seconds to spread the fit points over (a longer slope baseline)."},
 	{"GCLOCK_CHECK_AFTER", "`0`", "recorder", Study, "Seconds: repeat the accuracy self-check that long after the init sync (delays `MPI_Init`)."},
 	{"GCLOCK_SYNC_RETRY_US", "`5`", "recorder", Study, "Redo the sync (up to 2 more times) when the self-check residual exceeds this many µs; `0`: never."},
