@@ -178,23 +178,32 @@ func TestPartitionIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func(n int64) { partRoundEvents = n }(partRoundEvents)
+	oldWindow := windowRanks
+	defer func() { windowRanks = oldWindow }()
 	for _, tc := range []struct {
 		name   string
 		dir    string
 		opt    Options
 		parts  bool  // the partitioned pass must be kept
 		rounds int64 // events per round (0: the default)
+		window bool  // decoders (and the serial pass) merge their ranks in windows (kway_window.go), not by the heap
 	}{
-		{"interp", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 0},
-		{"interp-rounds", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 3000},
-		{"raw", dir, Options{Clock: correct.ClockRaw}, true, 0},
-		{"init-window", dir, Options{Clock: correct.ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000},
-		{"damaged", damaged, Options{Clock: correct.ClockInterp}, false, 0},
-		{"mix", mix, Options{Clock: correct.ClockInterp, TopN: 3}, true, 0},
-		{"mix-rounds", mix, Options{Clock: correct.ClockInterp}, true, 2500},
-		{"wrap-rounds", wrap, Options{Clock: correct.ClockInterp, TopN: 3}, false, 2500},
+		{"interp", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 0, false},
+		{"interp-rounds", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 3000, false},
+		{"raw", dir, Options{Clock: correct.ClockRaw}, true, 0, false},
+		{"init-window", dir, Options{Clock: correct.ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000, false},
+		{"damaged", damaged, Options{Clock: correct.ClockInterp}, false, 0, false},
+		{"mix", mix, Options{Clock: correct.ClockInterp, TopN: 3}, true, 0, false},
+		{"mix-rounds", mix, Options{Clock: correct.ClockInterp}, true, 2500, false},
+		{"mix-windows", mix, Options{Clock: correct.ClockInterp, TopN: 3}, true, 2500, true},
+		{"interp-windows", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 0, true},
+		{"wrap-rounds", wrap, Options{Clock: correct.ClockInterp, TopN: 3}, false, 2500, false},
 	} {
 		partRoundEvents = 1 << 17
+		windowRanks = oldWindow
+		if tc.window {
+			windowRanks = 2
+		}
 		if tc.rounds > 0 {
 			partRoundEvents = tc.rounds
 		}
