@@ -229,6 +229,12 @@ func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
 	}
 	if len(ranks) >= windowRanks && h.Len() > 0 {
 		w := newWindowMerge(h.cur) // in ascending rank order, as ranks
+		// the consumer (partDecode's routing) updates each event's rank's
+		// sums and pause state, as the serial consumer does: prefetched
+		w.rs = make([]*rankState, len(h.cur))
+		for ci, c := range h.cur {
+			w.rs[ci] = c.rs
+		}
 		errStop := errors.New("stopped")
 		err := w.run(func(ev *GEvent, ci int32, end bool) error {
 			if !emit(*ev) || end && !emit(GEvent{Rank: -1 - int32(w.cs[ci].rs.in.Rank), Enter: ev.Enter}) {
