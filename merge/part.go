@@ -279,9 +279,28 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	}
 	if d.Procs >= 3 {
 		pl.owner0 = 1 // process 0 replays and feeds the stream sinks
+	} else if !d.Share0Fixed && pl.streamsEveryEvent() {
+		// 2 processes, and a stream sink (the root-cause analysis) takes
+		// every event on process 0: that is already process 0's longest
+		// chain (≈ 45 % of a serial pass's CPU), so it decodes and owns
+		// nothing, as with more processes; process 1 decodes every rank
+		// and owns every instance (decision D62 (provisional)).
+		pl.owner0, pl.share0 = 1, 0
 	}
 	a.p2pTarget = target
 	return pl
+}
+
+// streamsEveryEvent reports whether the stream sinks on process 0 want
+// every collective and point-to-point operation (so process 0 receives
+// every event whatever the partition).
+func (pl *partPlan) streamsEveryEvent() bool {
+	for _, op := range trace.Ops() {
+		if (op.IsCollective() || op.IsPointToPoint()) && !pl.wants(op) {
+			return false
+		}
+	}
+	return true
 }
 
 // runPart is process 0's partitioned pass (the plan sent already).

@@ -58,6 +58,16 @@ func (t *tagTransport) Recv(src, tag int, b []byte) error {
 // JSON and whether the partitioned pass was kept.
 func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (an, p2p []byte, parted bool) {
 	t.Helper()
+	an, p2p, parted, _ = partAnalyseWith(t, dir, k, share0, opt, false)
+	return an, p2p, parted
+}
+
+// partAnalyseWith is partAnalyse, with the root-cause analysis as a
+// stream sink over every event feeding the point-to-point one when roots
+// is set (as tracemerge runs by default; its result is then part of
+// p2p), and the bytes process 0 received by kind.
+func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Options, roots bool) (an, p2p []byte, parted bool, recv0 [NumKinds]int64) {
+	t.Helper()
 	n := &tagNet{ch: map[[3]int]chan []byte{}}
 	var wg sync.WaitGroup
 	errs := make([]error, k)
@@ -84,10 +94,12 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 			}
 		}(w)
 	}
-	d := &Dist{Procs: k, Me: 0, T: &tagTransport{n, 0}, Share0: share0, Partition: k > 1}
+	ct := &CountingTransport{T: &tagTransport{n, 0}}
+	d := &Dist{Procs: k, Me: 0, T: ct, Share0: share0, Partition: k > 1}
 	var res *Result
 	var ps *P2PStream
 	var rs *RMAStream
+	var rc *RootCauseStream
 	for {
 		run, err := Load(dir, nil)
 		if err != nil {
@@ -102,6 +114,10 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 		}
 		ps = NewP2PStream(run, P2POptions{}, pass.SiteName())
 		as := NewAsyncSink(ps)
+		if roots {
+			rc = NewRootCauseStream(run, RootCauseOptions{TopN: 10, Stream: ps}, pass.SiteName())
+			as = NewAsyncSink(rc)
+		}
 		pass.AddStreamSink(as)
 		rs = NewRMAStream(run, RMAOptions{})
 		pass.AddStreamSink(rs)
@@ -119,7 +135,7 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 			t.Fatal(err)
 		}
 		parted = d.Parted() && d.Partition
-		if (ps.ownerEnds > 0) != parted {
+		if (ps.ownerEnds > 0) != (parted && !roots) {
 			t.Errorf("point-to-point analysis partitioned: %v (%d owners), the pass: %v", ps.ownerEnds > 0, ps.ownerEnds, parted)
 		}
 		break
@@ -137,10 +153,15 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 	if an, err = json.Marshal(res.Analysis); err != nil {
 		t.Fatal(err)
 	}
-	if p2p, err = json.Marshal([]any{ps.Result(), rs.Result()}); err != nil {
+	out := []any{ps.Result(), rs.Result()}
+	if rc != nil {
+		out = append(out, rc.Result())
+	}
+	if p2p, err = json.Marshal(out); err != nil {
 		t.Fatal(err)
 	}
-	return an, p2p, parted
+	_, recv0 = ct.Counts()
+	return an, p2p, parted, recv0
 }
 
 // TestPartitionIdentical: the partitioned analysis (instances matched and

@@ -163,7 +163,7 @@ func startParallel(dir string, opt merge.Options, mode correct.ClockMode, partit
 		if _, err := fmt.Sscan(v, &f); err != nil || f < 0 || f > 1 {
 			fmt.Fprintf(stderr, "tracemerge: warning: GCLOCK_PAR_SHARE0=%q is not a number in [0, 1]: using %g\n", v, d.Share0)
 		} else {
-			d.Share0 = f
+			d.Share0, d.Share0Fixed = f, true
 		}
 	}
 	if mode == correct.ClockRefined {
