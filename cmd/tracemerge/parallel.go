@@ -79,14 +79,16 @@ func (p *parallel) close() {
 	_ = p.world.Finalize()
 }
 
-// procStats is this process's statistics: what c counted and the peak RSS
-// (getrusage, kB on Linux).
+// procStats is this process's statistics: what c counted, the peak RSS
+// (getrusage, kB on Linux) and the CPU time used so far.
 func procStats(c *merge.CountingTransport) merge.ProcStats {
 	var s merge.ProcStats
 	s.Sent, s.Recv = c.Counts()
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		s.MaxRSSkB = int64(ru.Maxrss)
+		s.UserMs = ru.Utime.Nano() / 1e6
+		s.SysMs = ru.Stime.Nano() / 1e6
 	}
 	return s
 }
