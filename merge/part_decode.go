@@ -80,12 +80,16 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		ack    *inbox
 		acked  int32
 		eos    bool
+		ahead  int32 // rounds this decoder may run ahead of the consumer
 	}
 	var cons []*consumer
 	for _, q := range owners {
-		cons = append(cons, &consumer{p: q, tag: tagData, ack: net.listen(q, tagAckOwn), acked: -1})
+		cons = append(cons, &consumer{p: q, tag: tagData, ack: net.listen(q, tagAckOwn), acked: -1, ahead: partAhead})
 	}
-	zero := &consumer{p: 0, tag: tagStream, ack: net.listen(0, tagAck0), acked: -1}
+	zero := &consumer{p: 0, tag: tagStream, ack: net.listen(0, tagAck0), acked: -1, ahead: partAhead}
+	if pl.procs == 2 && pl.owner0 == 1 {
+		zero.ahead = partAheadStream // process 0 only feeds the stream (D62)
+	}
 	cons = append(cons, zero)
 	bufs := make([][]GEvent, pl.procs) // by owner process
 	var sbuf []GEvent                  // to process 0's stream sinks
@@ -161,8 +165,8 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		}
 		cur = rd
 		for _, c := range cons {
-			for c.acked < cur-partAhead && !c.eos {
-				m, err := c.ack.get(cur - partAhead)
+			for c.acked < cur-c.ahead && !c.eos {
+				m, err := c.ack.get(cur - c.ahead)
 				if err != nil {
 					return err
 				}

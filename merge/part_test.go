@@ -293,15 +293,21 @@ func TestPartition_TwoProcessesWithRootCauses_ProcessZeroOnlyFeedsTheStream(t *t
 		k        int
 		share0   float64
 		roots    bool
-		dataTo0  bool // process 0 receives decoder-to-owner data (it owns instances)
-		streamTo bool // process 0 receives a stream of events from the decoders (checked with roots)
+		dataTo0  bool  // process 0 receives decoder-to-owner data (it owns instances)
+		streamTo bool  // process 0 receives a stream of events from the decoders (checked with roots)
+		rounds   int64 // events per round (0: the default); small: many rounds, the decoder runs partAheadStream ahead
 	}{
-		{2, 0.5, true, false, true},
-		{2, 1, true, false, true},
-		{3, 0, true, false, true},
-		{2, 0.5, false, true, false},
+		{2, 0.5, true, false, true, 0},
+		{2, 0.5, true, false, true, 1000},
+		{2, 1, true, false, true, 0},
+		{3, 0, true, false, true, 1000},
+		{2, 0.5, false, true, false, 0},
 	} {
-		t.Run(fmt.Sprintf("k%d-share%g-roots%v", tc.k, tc.share0, tc.roots), func(t *testing.T) {
+		t.Run(fmt.Sprintf("k%d-share%g-roots%v-rounds%d", tc.k, tc.share0, tc.roots, tc.rounds), func(t *testing.T) {
+			defer func(n int64) { partRoundEvents = n }(partRoundEvents)
+			if tc.rounds > 0 {
+				partRoundEvents = tc.rounds
+			}
 			an1, p1, _, _ := partAnalyseWith(t, dir, 1, 0, opt, tc.roots)
 			ank, pk, parted, recv0 := partAnalyseWith(t, dir, tc.k, tc.share0, opt, tc.roots)
 			if !parted {
