@@ -58,7 +58,7 @@ var All = []Setting{
 	{"GCLOCK_CPUPROFILE", "unset", "tracemerge", User, "A file path: tracemerge writes a CPU profile of its run into it (`go tool pprof tracemerge FILE`; explanation/tracemerge.md, \"Performance\"). Under a launcher each process writes `FILE.<rank>`."},
 	{"GCLOCK_MEMPROFILE", "unset", "tracemerge", User, "A file path: tracemerge writes an allocation profile of its run into it at the end (`go tool pprof -sample_index=alloc_space tracemerge FILE`: every allocation; `inuse_space`: what was live at the end). Under a launcher each process writes `FILE.<rank>`."},
 	{"GCLOCK_PAR_PARTITION", "on from 3 processes", "tracemerge", User, "Partition the analysis among the processes (no per-event output): `1` also with 2 processes, `0` never (every event goes to process 0)."},
-	{"GCLOCK_PAR_STATS", "unset", "tracemerge", User, "`1`: at the end of a parallel analysis process 0 prints one line per process to stderr: bytes received and sent (received by message kind) and peak RSS (explanation/tracemerge.md, \"Speed and scaling model\")."},
+	{"GCLOCK_PAR_STATS", "unset", "tracemerge", User, "`1`: at the end of a parallel analysis process 0 prints one line per process to stderr: bytes received and sent (received by message kind), peak RSS and CPU time (user, system) (explanation/tracemerge.md, \"Speed and scaling model\")."},
 
 	{"GCLOCK_SYNC_INTER", "`hca3`", "recorder", Study, "H2HCA: algorithm between nodes."},
 	{"GCLOCK_SYNC_MID", "`hca3`", "recorder", Study, "H3HCA: algorithm between the sockets of a node."},
