@@ -157,6 +157,27 @@ func ResyncCost(prev, c float64) float64 {
 	return 0.75*prev + 0.25*min(c, ResyncCostClip*prev)
 }
 
+// ResyncSeedCost is the expected cost (s) of the first resync epoch,
+// before any has been measured, from the end anchor's time anchor (s):
+// the same offset-only tree, run in MPI_Init with anchorPP ping-pongs
+// per offset, while the resyncs measure with resyncPP
+// (GCLOCK_RESYNC_PINGPONGS). Fewer ping-pongs scale it by their ratio,
+// but by no less than a half: an epoch's sleeping waits and wake-ups do
+// not shrink with the ping-pongs (4 ranks on 2 loaded cores: epochs with
+// 16 ping-pongs cost 0.46-0.75 of those with 50 at the median). Unscaled,
+// the anchor's time held the first resync off for twice the steady
+// spacing: at 4 ranks under load 20 s into a 40 s run.
+func ResyncSeedCost(anchor float64, anchorPP, resyncPP int) float64 {
+	if anchorPP <= 0 || resyncPP <= 0 {
+		return anchor
+	}
+	f := float64(resyncPP) / float64(anchorPP)
+	if f < 1 {
+		f = max(f, 0.5)
+	}
+	return anchor * f
+}
+
 // ResyncCostClip is the most an epoch counts in the expected cost, as a
 // multiple of the expectation before it (ResyncCost).
 const ResyncCostClip = 2.0

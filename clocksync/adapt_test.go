@@ -279,3 +279,26 @@ func TestResyncSpend_ShareStaysWithinBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestResyncSeedCost_ScalesTheAnchorToTheResyncsPingPongs: the first
+// resync's expected cost is the end anchor's time scaled by the ratio of
+// the resyncs' ping-pongs to the anchor's, by no less than a half when
+// the resyncs measure with fewer, in full when with more; unknown counts
+// leave the anchor's time.
+func TestResyncSeedCost_ScalesTheAnchorToTheResyncsPingPongs(t *testing.T) {
+	for _, tc := range []struct {
+		anchorPP, resyncPP int
+		want               float64
+	}{
+		{50, ResyncPingPongs, 0.5e-3}, // 16/50 = 0.32: a half
+		{50, 40, 0.8e-3},
+		{50, 50, 1e-3},
+		{50, 100, 2e-3},
+		{0, 16, 1e-3},
+		{50, 0, 1e-3},
+	} {
+		if got := ResyncSeedCost(1e-3, tc.anchorPP, tc.resyncPP); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("anchor 1 ms with %d ping-pongs, resyncs with %d: %g s, want %g s", tc.anchorPP, tc.resyncPP, got, tc.want)
+		}
+	}
+}

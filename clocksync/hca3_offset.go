@@ -273,6 +273,15 @@ const (
 	ResyncLoose      = 2e-6
 )
 
+// ResyncPingPongs is the recorder's default number of ping-pongs per
+// offset of a resync epoch (GCLOCK_RESYNC_PINGPONGS; the full syncs and
+// their end anchors keep GCLOCK_PINGPONGS, 50). With 4 ranks on 2 loaded
+// cores a resync epoch's pair took 36 µs a ping-pong and, with its first
+// offset loose, measured 5 offsets: 50 ping-pongs each made the epochs
+// 8-11 ms at the median, 16 made them 3-5 ms, with knots as close to the
+// truth (docs/explanation/clock-accuracy.md, "Resync cost at 4 ranks").
+const ResyncPingPongs = 16
+
 // ResyncAlg is the offset-only resynchronisation of the resync epochs
 // (NewResyncAlg). One value serves every resync of a run: H2HCA keeps its
 // node and leader communicators between epochs, and SetPrior hands each
@@ -340,4 +349,17 @@ func (a *ResyncAlg) shareComms(main *H2HCA) {
 		return
 	}
 	h.parent, h.intra, h.inter = main.parent, main.intra, main.inter
+}
+
+// SetPingPongs sets the ping-pongs per offset measurement of the next
+// resyncs (SKaMPIOffset.PingPongs; n < 1 leaves them).
+func (a *ResyncAlg) SetPingPongs(n int) {
+	if n < 1 {
+		return
+	}
+	for _, o := range a.offsets {
+		if s, ok := o.Offset.(*SKaMPIOffset); ok {
+			s.PingPongs = n
+		}
+	}
 }

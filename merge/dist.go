@@ -59,6 +59,10 @@ type Dist struct {
 	// counts, it assigns the blocks. Process 0 also matches and
 	// measures every event, so its share is smaller (DefaultShare0).
 	Share0 float64
+	// Share0Fixed: Share0 was chosen by the user (GCLOCK_PAR_SHARE0), and
+	// a partitioned pass keeps it (else a pass of 2 processes whose
+	// stream sinks take every event gives process 0 none: partPlanFor).
+	Share0Fixed bool
 	// Partition asks process 0 to partition the analysis itself when the
 	// pass allows it (part.go: no per-event sink, no capture, no repair
 	// or refinement, a known window and footers); otherwise, and always

@@ -78,12 +78,13 @@ func (c *CountingTransport) Counts() (sent, recv [NumKinds]int64) {
 }
 
 // ProcStats is what one process of a parallel analysis sent and received
-// (bytes, by kind; the statistics message itself not included) and its
-// peak resident set size.
+// (bytes, by kind; the statistics message itself not included), its peak
+// resident set size and the CPU time it used (user and system, in ms).
 type ProcStats struct {
-	Proc       int
-	Sent, Recv [NumKinds]int64
-	MaxRSSkB   int64
+	Proc          int
+	Sent, Recv    [NumKinds]int64
+	MaxRSSkB      int64
+	UserMs, SysMs int64
 }
 
 // SentTotal is the bytes the process sent, all kinds.
@@ -101,7 +102,8 @@ func sum(v []int64) int64 {
 }
 
 // String is the line tracemerge prints for the process: "process k:
-// received N bytes, sent M bytes, peak RSS R kB (received: kind n, ...)".
+// received N bytes, sent M bytes, peak RSS R kB, CPU U s user, S s system
+// (received: kind n, ...)".
 func (s ProcStats) String() string {
 	var kinds []string
 	for k, n := range s.Recv {
@@ -109,18 +111,19 @@ func (s ProcStats) String() string {
 			kinds = append(kinds, fmt.Sprintf("%s %d", KindNames[k], n))
 		}
 	}
-	line := fmt.Sprintf("process %d: received %d bytes, sent %d bytes, peak RSS %d kB", s.Proc, s.RecvTotal(), s.SentTotal(), s.MaxRSSkB)
+	line := fmt.Sprintf("process %d: received %d bytes, sent %d bytes, peak RSS %d kB, CPU %.2f s user, %.2f s system",
+		s.Proc, s.RecvTotal(), s.SentTotal(), s.MaxRSSkB, float64(s.UserMs)/1e3, float64(s.SysMs)/1e3)
 	if len(kinds) > 0 {
 		line += " (received: " + strings.Join(kinds, ", ") + ")"
 	}
 	return line
 }
 
-const statsWords = 2 + 2*NumKinds
+const statsWords = 4 + 2*NumKinds
 
 func (s ProcStats) bytes() []byte {
 	b := make([]byte, 8*statsWords)
-	w := []int64{int64(s.Proc), s.MaxRSSkB}
+	w := []int64{int64(s.Proc), s.MaxRSSkB, s.UserMs, s.SysMs}
 	w = append(append(w, s.Sent[:]...), s.Recv[:]...)
 	for i, x := range w {
 		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
@@ -133,9 +136,9 @@ func parseStats(b []byte) ProcStats {
 	for i := range w {
 		w[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
 	}
-	s := ProcStats{Proc: int(w[0]), MaxRSSkB: w[1]}
-	copy(s.Sent[:], w[2:2+NumKinds])
-	copy(s.Recv[:], w[2+NumKinds:])
+	s := ProcStats{Proc: int(w[0]), MaxRSSkB: w[1], UserMs: w[2], SysMs: w[3]}
+	copy(s.Sent[:], w[4:4+NumKinds])
+	copy(s.Recv[:], w[4+NumKinds:])
 	return s
 }
 

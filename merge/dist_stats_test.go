@@ -8,7 +8,7 @@ import (
 // TestCountingTransport_CountsEveryMessageByKindAndGathersToProcess0: each
 // message's bytes are counted once on the sender and once on the receiver,
 // under the kind of its tag, and GatherStats hands process 0 every
-// worker's counts and peak RSS unchanged.
+// worker's counts, peak RSS and CPU time unchanged.
 func TestCountingTransport_CountsEveryMessageByKindAndGathersToProcess0(t *testing.T) {
 	const k = 3
 	msgs := []struct {
@@ -42,6 +42,7 @@ func TestCountingTransport_CountsEveryMessageByKindAndGathersToProcess0(t *testi
 	for p := range ct {
 		got[p].Sent, got[p].Recv = ct[p].Counts()
 		got[p].MaxRSSkB = int64(1000 + p)
+		got[p].UserMs, got[p].SysMs = int64(2500+p), int64(30+p)
 		if got[p].Sent != wantSent[p] || got[p].Recv != wantRecv[p] {
 			t.Errorf("process %d: sent %v received %v, want %v and %v", p, got[p].Sent, got[p].Recv, wantSent[p], wantRecv[p])
 		}
@@ -71,7 +72,7 @@ func TestCountingTransport_CountsEveryMessageByKindAndGathersToProcess0(t *testi
 			t.Errorf("gathered %+v for process %d, want %+v", all[p], p, want)
 		}
 	}
-	if s := all[1].String(); s != "process 1: received 16 bytes, sent 4826 bytes, peak RSS 1001 kB (received: control 16)" {
+	if s := all[1].String(); s != "process 1: received 16 bytes, sent 4826 bytes, peak RSS 1001 kB, CPU 2.50 s user, 0.03 s system (received: control 16)" {
 		t.Errorf("line %q", s)
 	}
 }

@@ -194,12 +194,18 @@ func TestDistIdentical(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 12, Steps: 600, Seed: 5, ChunkEvents: 256, Halo: true}); err != nil {
 		t.Fatal(err)
 	}
+	oldWindow := windowRanks
+	defer func() { windowRanks = oldWindow }()
 	for _, mode := range []correct.ClockMode{correct.ClockInterp, correct.ClockInit, correct.ClockRaw} {
 		opt := Options{Clock: mode, Capture: []InstanceKey{{Comm: 0, Seq: 3}}}
 		if mode == correct.ClockInit { // workers merge their share in groups
 			distGroupMin = 2
 		} else {
 			distGroupMin = 128
+		}
+		windowRanks = oldWindow
+		if mode == correct.ClockRaw { // workers (and the serial pass) merge in windows
+			windowRanks = 2
 		}
 		an1, p1 := analyseJSON(t, dir, 1, opt)
 		if !bytes.Contains(an1, []byte(`"events":`)) && len(an1) < 100 {

@@ -71,6 +71,13 @@ const (
 	partMagic = 0x54524150 // "PART": a partitioned plan
 	partRerun = 3          // control word after a partitioned pass: serve again
 	partAhead = 3          // rounds a decoder may run ahead of its slowest consumer
+	// partAheadStream: the same for process 0's stream when 2 processes
+	// split the pass with process 0 only feeding a stream over every
+	// event (D64): the two then wait on each other for every round, and
+	// with 3 rounds ahead the K=2 wall time under load was 20.9–30.8 s
+	// against 19.7–21.8 s with 12 (2 interleaved pairs); process 0 holds
+	// up to 12 rounds of the stream (≈ 50 MB at 2^15 events a round).
+	partAheadStream = 12
 	// partBlock: instances are owned in blocks of partBlock consecutive
 	// sequence numbers per communicator (round robin over the owners).
 	partBlock = 64
@@ -279,9 +286,28 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	}
 	if d.Procs >= 3 {
 		pl.owner0 = 1 // process 0 replays and feeds the stream sinks
+	} else if !d.Share0Fixed && pl.streamsEveryEvent() {
+		// 2 processes, and a stream sink (the root-cause analysis) takes
+		// every event on process 0: that is already process 0's longest
+		// chain (≈ 45 % of a serial pass's CPU), so it decodes and owns
+		// nothing, as with more processes; process 1 decodes every rank
+		// and owns every instance (decision D64).
+		pl.owner0, pl.share0 = 1, 0
 	}
 	a.p2pTarget = target
 	return pl
+}
+
+// streamsEveryEvent reports whether the stream sinks on process 0 want
+// every collective and point-to-point operation (so process 0 receives
+// every event whatever the partition).
+func (pl *partPlan) streamsEveryEvent() bool {
+	for _, op := range trace.Ops() {
+		if (op.IsCollective() || op.IsPointToPoint()) && !pl.wants(op) {
+			return false
+		}
+	}
+	return true
 }
 
 // runPart is process 0's partitioned pass (the plan sent already).

@@ -58,6 +58,16 @@ func (t *tagTransport) Recv(src, tag int, b []byte) error {
 // JSON and whether the partitioned pass was kept.
 func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (an, p2p []byte, parted bool) {
 	t.Helper()
+	an, p2p, parted, _ = partAnalyseWith(t, dir, k, share0, opt, false)
+	return an, p2p, parted
+}
+
+// partAnalyseWith is partAnalyse, with the root-cause analysis as a
+// stream sink over every event feeding the point-to-point one when roots
+// is set (as tracemerge runs by default; its result is then part of
+// p2p), and the bytes process 0 received by kind.
+func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Options, roots bool) (an, p2p []byte, parted bool, recv0 [NumKinds]int64) {
+	t.Helper()
 	n := &tagNet{ch: map[[3]int]chan []byte{}}
 	var wg sync.WaitGroup
 	errs := make([]error, k)
@@ -84,10 +94,12 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 			}
 		}(w)
 	}
-	d := &Dist{Procs: k, Me: 0, T: &tagTransport{n, 0}, Share0: share0, Partition: k > 1}
+	ct := &CountingTransport{T: &tagTransport{n, 0}}
+	d := &Dist{Procs: k, Me: 0, T: ct, Share0: share0, Partition: k > 1}
 	var res *Result
 	var ps *P2PStream
 	var rs *RMAStream
+	var rc *RootCauseStream
 	for {
 		run, err := Load(dir, nil)
 		if err != nil {
@@ -102,6 +114,10 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 		}
 		ps = NewP2PStream(run, P2POptions{}, pass.SiteName())
 		as := NewAsyncSink(ps)
+		if roots {
+			rc = NewRootCauseStream(run, RootCauseOptions{TopN: 10, Stream: ps}, pass.SiteName())
+			as = NewAsyncSink(rc)
+		}
 		pass.AddStreamSink(as)
 		rs = NewRMAStream(run, RMAOptions{})
 		pass.AddStreamSink(rs)
@@ -119,7 +135,7 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 			t.Fatal(err)
 		}
 		parted = d.Parted() && d.Partition
-		if (ps.ownerEnds > 0) != parted {
+		if (ps.ownerEnds > 0) != (parted && !roots) {
 			t.Errorf("point-to-point analysis partitioned: %v (%d owners), the pass: %v", ps.ownerEnds > 0, ps.ownerEnds, parted)
 		}
 		break
@@ -137,10 +153,15 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 	if an, err = json.Marshal(res.Analysis); err != nil {
 		t.Fatal(err)
 	}
-	if p2p, err = json.Marshal([]any{ps.Result(), rs.Result()}); err != nil {
+	out := []any{ps.Result(), rs.Result()}
+	if rc != nil {
+		out = append(out, rc.Result())
+	}
+	if p2p, err = json.Marshal(out); err != nil {
 		t.Fatal(err)
 	}
-	return an, p2p, parted
+	_, recv0 = ct.Counts()
+	return an, p2p, parted, recv0
 }
 
 // TestPartitionIdentical: the partitioned analysis (instances matched and
@@ -178,23 +199,32 @@ func TestPartitionIdentical(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func(n int64) { partRoundEvents = n }(partRoundEvents)
+	oldWindow := windowRanks
+	defer func() { windowRanks = oldWindow }()
 	for _, tc := range []struct {
 		name   string
 		dir    string
 		opt    Options
 		parts  bool  // the partitioned pass must be kept
 		rounds int64 // events per round (0: the default)
+		window bool  // decoders (and the serial pass) merge their ranks in windows (kway_window.go), not by the heap
 	}{
-		{"interp", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 0},
-		{"interp-rounds", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 3000},
-		{"raw", dir, Options{Clock: correct.ClockRaw}, true, 0},
-		{"init-window", dir, Options{Clock: correct.ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000},
-		{"damaged", damaged, Options{Clock: correct.ClockInterp}, false, 0},
-		{"mix", mix, Options{Clock: correct.ClockInterp, TopN: 3}, true, 0},
-		{"mix-rounds", mix, Options{Clock: correct.ClockInterp}, true, 2500},
-		{"wrap-rounds", wrap, Options{Clock: correct.ClockInterp, TopN: 3}, false, 2500},
+		{"interp", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 0, false},
+		{"interp-rounds", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 3000, false},
+		{"raw", dir, Options{Clock: correct.ClockRaw}, true, 0, false},
+		{"init-window", dir, Options{Clock: correct.ClockInit, From: 2e6, To: 40e6, HasTo: true}, true, 7000, false},
+		{"damaged", damaged, Options{Clock: correct.ClockInterp}, false, 0, false},
+		{"mix", mix, Options{Clock: correct.ClockInterp, TopN: 3}, true, 0, false},
+		{"mix-rounds", mix, Options{Clock: correct.ClockInterp}, true, 2500, false},
+		{"mix-windows", mix, Options{Clock: correct.ClockInterp, TopN: 3}, true, 2500, true},
+		{"interp-windows", dir, Options{Clock: correct.ClockInterp, TopN: 4}, true, 0, true},
+		{"wrap-rounds", wrap, Options{Clock: correct.ClockInterp, TopN: 3}, false, 2500, false},
 	} {
 		partRoundEvents = 1 << 17
+		windowRanks = oldWindow
+		if tc.window {
+			windowRanks = 2
+		}
 		if tc.rounds > 0 {
 			partRoundEvents = tc.rounds
 		}
@@ -242,4 +272,59 @@ func firstDiff(a, b []byte) string {
 	}
 	lo := max(0, i-200)
 	return fmt.Sprintf("at byte %d:\n serial: %s\n    got: %s", i, a[lo:min(len(a), i+200)], b[lo:min(len(b), i+200)])
+}
+
+// TestPartition_TwoProcessesWithRootCauses_ProcessZeroOnlyFeedsTheStream:
+// with the root-cause analysis on (a stream sink over every event, as
+// tracemerge runs by default), a partitioned pass of 2 processes leaves
+// process 0 only the replay and the stream: process 1 decodes every rank
+// and owns every instance, so process 0 receives no decoder-to-owner
+// data; the results (collective, point-to-point, one-sided, root causes)
+// are the serial ones byte for byte. With 3 processes, and with 2 and
+// no root causes, nothing changes (process 0 still owns instances at 2).
+func TestPartition_TwoProcessesWithRootCauses_ProcessZeroOnlyFeedsTheStream(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "mix")
+	if _, err := synth.Generate(dir, synth.Config{Ranks: 11, Steps: 1500, Seed: 3, ChunkEvents: 256, Halo: true, HaloMix: true,
+		SplitGroups: 2, Slowdown: map[int]float64{4: 1.8}}); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Clock: correct.ClockInterp, TopN: 3}
+	for _, tc := range []struct {
+		k        int
+		share0   float64
+		roots    bool
+		dataTo0  bool  // process 0 receives decoder-to-owner data (it owns instances)
+		streamTo bool  // process 0 receives a stream of events from the decoders (checked with roots)
+		rounds   int64 // events per round (0: the default); small: many rounds, the decoder runs partAheadStream ahead
+	}{
+		{2, 0.5, true, false, true, 0},
+		{2, 0.5, true, false, true, 1000},
+		{2, 1, true, false, true, 0},
+		{3, 0, true, false, true, 1000},
+		{2, 0.5, false, true, false, 0},
+	} {
+		t.Run(fmt.Sprintf("k%d-share%g-roots%v-rounds%d", tc.k, tc.share0, tc.roots, tc.rounds), func(t *testing.T) {
+			defer func(n int64) { partRoundEvents = n }(partRoundEvents)
+			if tc.rounds > 0 {
+				partRoundEvents = tc.rounds
+			}
+			an1, p1, _, _ := partAnalyseWith(t, dir, 1, 0, opt, tc.roots)
+			ank, pk, parted, recv0 := partAnalyseWith(t, dir, tc.k, tc.share0, opt, tc.roots)
+			if !parted {
+				t.Fatalf("the pass was not partitioned")
+			}
+			if !bytes.Equal(an1, ank) {
+				t.Errorf("analysis differs from the serial one\n%s", firstDiff(an1, ank))
+			}
+			if !bytes.Equal(p1, pk) {
+				t.Errorf("point-to-point/RMA/root-cause results differ from the serial ones\n%s", firstDiff(p1, pk))
+			}
+			if got := recv0[KindData] > 0; got != tc.dataTo0 {
+				t.Errorf("process 0 received %d bytes of decoder-to-owner data; want some: %v", recv0[KindData], tc.dataTo0)
+			}
+			if got := recv0[KindStream] > 0; tc.roots && got != tc.streamTo {
+				t.Errorf("process 0 received %d bytes of event stream; want some: %v", recv0[KindStream], tc.streamTo)
+			}
+		})
+	}
 }

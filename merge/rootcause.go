@@ -823,14 +823,18 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 // afterP2P is what Add does for e after the point-to-point stream has
 // taken it (rcPipe replays that stream's wait states before it).
 func (s *RootCauseStream) afterP2P(r *rcRank, e *GEvent) {
-	for _, d := range s.done {
-		s.finishInstance(d.cc, d.in)
+	if len(s.done) > 0 { // most events complete no instance
+		for _, d := range s.done {
+			s.finishInstance(d.cc, d.in)
+		}
+		s.done = s.done[:0]
 	}
-	s.done = s.done[:0]
 	if isPSCW(e.Op) {
 		s.pscw(r, e)
 	}
-	s.flushSide()
+	if s.side.live { // flushSide's test, without the call
+		s.flushSide()
+	}
 }
 
 // addCall appends the region before e and e's call to its rank's
@@ -1219,6 +1223,15 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 	if in.op == trace.OpWinFence { // Wait at Fence: everyone for the last
 		cls, flow, kind = WaitNxN, Flow{}, 3
 	}
+	c := cc.sync
+	if c != nil && cls == WaitNxN {
+		s.nxnWaiters(c, in, flow, kind)
+		s.syncComm(c, in)
+		if len(cc.free) < 64 {
+			cc.free = append(cc.free, in)
+		}
+		return
+	}
 	if len(s.waitBuf) < n {
 		s.waitBuf, s.causeBuf = make([]float64, n), make([]int, n)
 	}
@@ -1228,11 +1241,11 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 		root = int(in.root)
 	}
 	CollectiveWaitsFlow(cls, root, in.enter, in.exit, flow, wait, cause)
-	c := cc.sync
 	if c != nil {
 		// the waiters of an instance mostly wait for one member: its
-		// state, position and enter looked up once
-		pair, j := cls != WaitNxN, -1
+		// state, position and enter looked up once; not N×N, so each
+		// wait synchronises its pair
+		j := -1
 		var b *rcRank
 		var pb uint64
 		var need float64
@@ -1244,15 +1257,83 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 				j = cause[i]
 				b, pb, need = s.rankIf(c.members[j]), in.seg[j], in.enter[j]
 			}
-			s.waitOf(kind, pair, s.rankIf(c.members[i]), in.seg[i], b, pb, w, in.exit[i], need)
+			s.waitOf(kind, true, s.rankIf(c.members[i]), in.seg[i], b, pb, w, in.exit[i], need)
 		}
-	}
-	if c != nil && cls == WaitNxN {
-		s.syncComm(c, in)
 	}
 	if len(cc.free) < 64 {
 		cc.free = append(cc.free, in)
 	}
+}
+
+// nxnWaiters attributes the waits of a complete N×N instance in one loop
+// over its members, in member order, without the tables of
+// CollectiveWaitsFlow: every member that receives waits for the last
+// entrant among the senders, that one for the second-last (the same
+// waits, bit for bit: TestRootCause_NxNWaitsAgreeWithCollectiveWaits).
+func (s *RootCauseStream) nxnWaiters(c *rcComm, in *rcInst, flow Flow, kind int) {
+	enter := in.enter
+	n := len(enter)
+	// (re-sliced to n: no bounds checks in the loops)
+	exit, seg, members := in.exit[:n], in.seg[:n], c.members[:n]
+	sent, recv := flow.Sent, flow.Recv
+	if !flow.known(n) {
+		sent, recv = nil, nil
+	}
+	last, second := nxnLastTwo(enter, sent)
+	if last < 0 {
+		return
+	}
+	b, pb, need := s.rankIf(members[last]), seg[last], enter[last]
+	for i := range enter {
+		w, j := nxnWait(enter, exit, recv, last, second, i)
+		switch {
+		case j < 0:
+		case j == last:
+			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], b, pb, w, exit[i], need)
+		default:
+			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], s.rankIf(members[j]), seg[j], w, exit[i], enter[j])
+		}
+	}
+}
+
+// nxnLastTwo returns the last and the second-last entrant among the
+// members that send (every member when sent is nil), −1 for none, as
+// CollectiveNeedsFlow picks them for an N×N instance.
+func nxnLastTwo(enter []float64, sent []uint64) (last, second int) {
+	last, second = -1, -1
+	for i := range enter {
+		if sent != nil && !(sent[i] > 0) {
+			continue
+		}
+		if last < 0 || enter[i] > enter[last] {
+			last, second = i, last
+		} else if second < 0 || enter[i] > enter[second] {
+			second = i
+		}
+	}
+	return last, second
+}
+
+// nxnWait returns member i's wait in an N×N instance whose last and
+// second-last sending entrants are last and second, and the member it
+// waits for (−1: no wait): as CollectiveWaitsFlow computes it (recv nil:
+// every member receives).
+func nxnWait(enter, exit []float64, recv []uint64, last, second, i int) (float64, int) {
+	j := last
+	if i == last {
+		j = second
+	}
+	if j < 0 || recv != nil && !(recv[i] > 0) {
+		return 0, -1
+	}
+	w := enter[j] - enter[i]
+	if d := exit[i] - enter[i]; w > d {
+		w = d
+	}
+	if !(w > 0) {
+		return 0, -1
+	}
+	return w, j
 }
 
 // syncComm records the N×N instance in as c's last synchronisation.

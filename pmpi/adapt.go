@@ -53,6 +53,21 @@ func resyncBudget(getenv func(string) string) (float64, error) {
 	return f, nil
 }
 
+// resyncPingPongs reads GCLOCK_RESYNC_PINGPONGS: ping-pongs per offset
+// measurement of a resync epoch (default clocksync.ResyncPingPongs; the
+// full syncs keep GCLOCK_PINGPONGS).
+func resyncPingPongs(getenv func(string) string) (int, error) {
+	v := strings.TrimSpace(getenv("GCLOCK_RESYNC_PINGPONGS"))
+	if v == "" {
+		return clocksync.ResyncPingPongs, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 100000 {
+		return clocksync.ResyncPingPongs, fmt.Errorf("GCLOCK_RESYNC_PINGPONGS=%q: want ping-pongs per resync offset, 1 to 100000 (default %d)", v, clocksync.ResyncPingPongs)
+	}
+	return n, nil
+}
+
 // A duration in µs travels in 14 bits as a small float: values below 512
 // exactly, above as 9 bits of mantissa (with the leading 1 implied) and a
 // 5-bit exponent, rounded up (at most 0.2 % over): up to about 10^12 µs.

@@ -84,6 +84,23 @@ func TestResyncBudget_ParsesTheSetting(t *testing.T) {
 	}
 }
 
+// TestResyncPingPongs_ParsesTheSetting: default clocksync.ResyncPingPongs,
+// a count from 1 up; junk, 0 or negative is an error that keeps the
+// default.
+func TestResyncPingPongs_ParsesTheSetting(t *testing.T) {
+	def := clocksync.ResyncPingPongs
+	for _, tc := range []struct {
+		v       string
+		want    int
+		wantErr bool
+	}{{"", def, false}, {"50", 50, false}, {" 1 ", 1, false}, {"0", def, true}, {"-3", def, true}, {"1e3", def, true}, {"many", def, true}} {
+		got, err := resyncPingPongs(func(string) string { return tc.v })
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("GCLOCK_RESYNC_PINGPONGS=%q: %v, %v; want %v (error %v)", tc.v, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
 // TestResyncAdaptOn_ParsesTheSetting: default on, 0/off turn it off, junk
 // is an error that keeps it on.
 func TestResyncAdaptOn_ParsesTheSetting(t *testing.T) {

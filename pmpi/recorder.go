@@ -320,6 +320,9 @@ func (r *recorder) start() bool {
 	if r.rs.budget, err = resyncBudget(os.Getenv); err != nil {
 		r.warnf("%v; using the default", err)
 	}
+	if r.rs.pingpongs, err = resyncPingPongs(os.Getenv); err != nil {
+		r.warnf("%v; using the default", err)
+	}
 	r.applyOpsFilter()
 	if cfg.CheckAfter > 0 {
 		r.checkAfter(&ep, cfg.CheckAfter)

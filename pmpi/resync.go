@@ -64,6 +64,7 @@ type resyncState struct {
 	cur       float64               // rank 0: the current interval (adapt.go), s
 	adapt     bool                  // GCLOCK_RESYNC_ADAPT
 	budget    float64               // GCLOCK_RESYNC_BUDGET (share of the run; 0: none)
+	pingpongs int                   // GCLOCK_RESYNC_PINGPONGS (per offset measurement)
 	knots     []clocksync.KnotPoint // this rank's latest knots, oldest first, at most 4 (adapt.go)
 	spend     clocksync.ResyncSpend // rank 0: the resyncs' cost so far (adapt.go)
 	earliest  float64               // rank 0: no resync before this run time (s since startNS)
@@ -142,7 +143,8 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 	b := paramFloat(ep.Params, "bound_ns", -1)
 	r.rs.kbound = [2]float64{b, b}
 	// With it, every rank's end anchor time: the first resync's expected
-	// cost for the budget (an offset-only pass of the same tree).
+	// cost for the budget (an offset-only pass of the same tree, scaled
+	// to the resyncs' ping-pongs: clocksync.ResyncSeedCost).
 	mine := C.int(encodeArm(recording && r.rs.interval > 0, int64(paramFloat(ep.Params, "end_anchor_us", 0))))
 	all := make([]C.int, r.size)
 	if rc := C.gclock_t_allgather_int_idle(0, mine, &all[0]); rc != 0 {
@@ -158,7 +160,7 @@ func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 		anchorUS = max(anchorUS, us)
 	}
 	if r.rs.adapt && r.rs.budget > 0 && anchorUS > 0 {
-		r.rs.spend.Next = float64(anchorUS) * 1e-6
+		r.rs.spend.Next = clocksync.ResyncSeedCost(float64(anchorUS)*1e-6, r.scfg.PingPongs, r.rs.pingpongs)
 		r.rs.earliest = r.rs.spend.Earliest(r.rs.budget)
 	}
 	if r.size > 1 {
@@ -311,6 +313,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 			return err
 		}
 		r.rs.alg = alg
+		alg.SetPingPongs(r.rs.pingpongs)
 	}
 	alg := r.rs.alg
 	alg.SetPrior(r.rs.prior)
@@ -322,6 +325,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	var m clocksync.LinearModel
 	verdict, miss := clocksync.KnotKeep, 0.0
 	tk := int64(C.gclock_now_ext())
+	tSync := tk
 	if err == nil {
 		m, _ = clocksync.FlattenTo(g, r.clock)
 		mod := trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}
@@ -375,7 +379,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		StartNS:   t0,
 		EndNS:     t1,
 		Model:     trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9},
-		PingPongs: r.scfg.PingPongs,
+		PingPongs: r.rs.pingpongs,
 		Params: map[string]string{
 			"resync":         strconv.Itoa(r.rs.epochs),
 			"interval_s":     strconv.FormatFloat(r.rs.interval, 'g', -1, 64),
@@ -385,6 +389,11 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 			"pingpong_token": strconv.FormatBool(r.token),
 			"pingpong_loop":  pingpongLoop(r.tr.goLoop),
 			"ranks":          strconv.Itoa(r.size),
+			// where this rank's span went: the sync's tree (its own pair's
+			// ping-pongs and its waits for its partners) and the closing
+			// agreement (its wait for the slowest rank), µs
+			"sync_us":  strconv.FormatInt(ceilUS(tSync-t0), 10),
+			"agree_us": strconv.FormatInt(ceilUS(t1-tk), 10),
 		},
 	}
 	if r.rank == 0 && r.rs.adapt {

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	"github.com/gclock/gclock/clocksync"
 )
 
 // resyncBudget is what checkResyncBudget read from a run.
@@ -22,8 +24,9 @@ type resyncBudget struct {
 
 // checkResyncBudget checks, on a run with adaptive resyncs and the given
 // budget (GCLOCK_RESYNC_BUDGET), that rank 0 kept the rule of
-// clocksync.ResyncSpend: the first resync not before two end anchors'
-// time over the budget, each later one not before the previous epoch's
+// clocksync.ResyncSpend: the first resync not before twice its expected
+// cost (the end anchor's time scaled, clocksync.ResyncSeedCost) over the
+// budget, each later one not before the previous epoch's
 // budget_next_s; and that the resyncs' share of the run, measured the way
 // `make bench` section 4 does (each epoch's slowest rank from its start
 // to its end, over rank 0's span), is within the budget plus what the
@@ -72,8 +75,11 @@ func checkResyncBudget(t *testing.T, traces []rankTrace, budget float64) resyncB
 	if anchorUS <= 0 {
 		t.Errorf("epoch 0 has no end_anchor_us on any rank: the first resync's expected cost is unknown")
 	}
-	earliest := 2 * anchorUS * 1e-6 / budget // s from the start
-	expect := anchorUS * 1e3                 // ns: the expectation the next epoch is planned with
+	// the first resync's expected cost: the anchor's time scaled to the
+	// resyncs' ping-pongs (GCLOCK_RESYNC_PINGPONGS' default here)
+	seed := clocksync.ResyncSeedCost(anchorUS*1e-6, eps0[0].PingPongs, clocksync.ResyncPingPongs)
+	earliest := 2 * seed / budget // s from the start
+	expect := seed * 1e9          // ns: the expectation the next epoch is planned with
 	end := float64(eps0[len(eps0)-1].StartNS-start) * 1e-9
 	unforeseen, shortfall := 0.0, 0.0 // ns
 	for _, e := range eps0[1:] {
@@ -136,6 +142,19 @@ func TestResync_BudgetHoldsAtTheDefault(t *testing.T) {
 				b.resyncs, b.costs, 100*b.share, 100*b.unforeseen, map[bool]string{true: "; the budget allowed no more", false: ""}[b.bound], a.MaxInterp/1e3)
 			if b.resyncs == 0 {
 				t.Errorf("no resync epoch at all (MPI_Finalize opens with one when the latest knot is over 1 s old)")
+			}
+			// The resync epochs measure with GCLOCK_RESYNC_PINGPONGS' default
+			// (16 ping-pongs per offset), the full syncs with GCLOCK_PINGPONGS'.
+			for rank, tr := range traces {
+				for _, e := range tr.Meta.Epochs {
+					want := 50
+					if e.Params["resync"] != "" {
+						want = clocksync.ResyncPingPongs
+					}
+					if e.PingPongs != want {
+						t.Errorf("rank %d epoch %d (resync %q): %d ping-pongs per offset, want %d", rank, e.Index, e.Params["resync"], e.PingPongs, want)
+					}
+				}
 			}
 		})
 	}

@@ -21,6 +21,13 @@ type resyncResult struct {
 
 func resyncRun(t *testing.T, p Params, later float64) resyncResult {
 	t.Helper()
+	return resyncRunPP(t, p, later, 0)
+}
+
+// resyncRunPP is resyncRun with the resync's ping-pongs per offset set
+// to pingpongs (ResyncAlg.SetPingPongs; 0: the config's, 50).
+func resyncRunPP(t *testing.T, p Params, later float64, pingpongs int) resyncResult {
+	t.Helper()
 	cfg := clocksync.DefaultConfig()
 	w := New(p)
 	var mu sync.Mutex
@@ -41,6 +48,7 @@ func resyncRun(t *testing.T, p Params, later float64) resyncResult {
 		if err != nil {
 			return err
 		}
+		alg.SetPingPongs(pingpongs)
 		g, err := alg.SyncClocks(tr, clk)
 		if err != nil {
 			return err
@@ -94,6 +102,36 @@ func TestResync_OffsetOnlyTreeRestoresAccuracyInLogP(t *testing.T) {
 			}
 			if r.Duration > c.maxDur {
 				t.Errorf("resync took %.2f ms of virtual time (target ≤ %.0f ms)", r.Duration*1e3, c.maxDur*1e3)
+			}
+		})
+	}
+}
+
+// TestResync_FewerPingPongsPerOffsetKeepTheKnots: the recorder's resync
+// epochs measure each offset with clocksync.ResyncPingPongs (16)
+// ping-pongs instead of the full sync's 50; on the simulated network
+// (1.5 µs hops with jitter, asymmetry and outliers) the resynced clocks
+// must stay within 0.5 µs of the truth as with 50, over 5 seeds, and the
+// resync must take less virtual time (what the cut buys).
+func TestResync_FewerPingPongsPerOffsetKeepTheKnots(t *testing.T) {
+	for _, c := range []struct{ ranks, nodes int }{{4, 2}, {64, 8}} {
+		t.Run(fmt.Sprintf("%d_ranks", c.ranks), func(t *testing.T) {
+			var few, full resyncResult
+			for seed := uint64(1); seed <= 5; seed++ {
+				p := DefaultParams(c.ranks, c.nodes, seed)
+				p.DriftMax = 1e-8
+				a := resyncRunPP(t, p, 30, clocksync.ResyncPingPongs)
+				b := resyncRunPP(t, p, 30, 50)
+				few.NewErr, full.NewErr = math.Max(few.NewErr, a.NewErr), math.Max(full.NewErr, b.NewErr)
+				few.Duration, full.Duration = few.Duration+a.Duration/5, full.Duration+b.Duration/5
+			}
+			t.Logf("%d ranks on %d nodes, 5 seeds: %d ping-pongs per offset: worst error %.3f µs, mean resync %.3f ms virtual; 50: %.3f µs, %.3f ms",
+				c.ranks, c.nodes, clocksync.ResyncPingPongs, few.NewErr*1e6, few.Duration*1e3, full.NewErr*1e6, full.Duration*1e3)
+			if few.NewErr > 0.5e-6 {
+				t.Errorf("with %d ping-pongs per offset the resynced clocks are off by %.3f µs (want ≤ 0.5 µs)", clocksync.ResyncPingPongs, few.NewErr*1e6)
+			}
+			if few.Duration >= full.Duration {
+				t.Errorf("%d ping-pongs per offset took %.3f ms of virtual time, not less than 50's %.3f ms", clocksync.ResyncPingPongs, few.Duration*1e3, full.Duration*1e3)
 			}
 		})
 	}

@@ -79,14 +79,16 @@ func (p *parallel) close() {
 	_ = p.world.Finalize()
 }
 
-// procStats is this process's statistics: what c counted and the peak RSS
-// (getrusage, kB on Linux).
+// procStats is this process's statistics: what c counted, the peak RSS
+// (getrusage, kB on Linux) and the CPU time used so far.
 func procStats(c *merge.CountingTransport) merge.ProcStats {
 	var s merge.ProcStats
 	s.Sent, s.Recv = c.Counts()
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
 		s.MaxRSSkB = int64(ru.Maxrss)
+		s.UserMs = ru.Utime.Nano() / 1e6
+		s.SysMs = ru.Stime.Nano() / 1e6
 	}
 	return s
 }
@@ -163,7 +165,7 @@ func startParallel(dir string, opt merge.Options, mode correct.ClockMode, partit
 		if _, err := fmt.Sscan(v, &f); err != nil || f < 0 || f > 1 {
 			fmt.Fprintf(stderr, "tracemerge: warning: GCLOCK_PAR_SHARE0=%q is not a number in [0, 1]: using %g\n", v, d.Share0)
 		} else {
-			d.Share0 = f
+			d.Share0, d.Share0Fixed = f, true
 		}
 	}
 	if mode == correct.ClockRefined {

@@ -21,7 +21,8 @@ import (
 type result struct {
 	Stdout, Stderr string
 	Wall           time.Duration
-	MaxRSSKB       int64 // peak resident set of the child; see runRSS
+	MaxRSSKB       int64   // peak resident set of the child; see runRSS
+	CPU            float64 // user + system seconds of the child and its waited-for children (runCmd)
 }
 
 // runRSS is runCmd for a command whose peak memory is a figure. It runs the
@@ -81,6 +82,7 @@ func runCmd(timeout time.Duration, dir string, env []string, argv ...string) (re
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			r.MaxRSSKB = ru.Maxrss
 		}
+		r.CPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 	}
 	if ctx.Err() == context.DeadlineExceeded {
 		return r, fmt.Errorf("%s: killed after %v", filepath.Base(argv[0]), timeout)

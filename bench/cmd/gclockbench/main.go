@@ -34,6 +34,9 @@ type Config struct {
 	Work       string // scratch directory
 	Doc        string // markdown file to update ("" = none)
 	Only       string // comma-separated section numbers ("" = all)
+	Rows       string // section 4: parts of row names to run, separated by | ("" = all)
+	Keep       string // section 4: directory that keeps each run's traces ("" = removed)
+	Env        string // section 4: extra settings of the traced runs, KEY=VALUE separated by spaces
 	Log        io.Writer
 
 	bins  map[string]string // compiled C benchmarks by name
@@ -221,6 +224,9 @@ func main() {
 	flag.IntVar(&c.Reps, "reps", 0, "interleaved repetitions per noisy figure (default 5, quick 3)")
 	flag.StringVar(&c.Doc, "doc", "", "markdown file whose section for this machine is replaced (e.g. docs/benchmarks.md)")
 	flag.StringVar(&c.Only, "only", os.Getenv("BENCH_ONLY"), "comma-separated section numbers to run (1-10)")
+	flag.StringVar(&c.Rows, "rows", os.Getenv("BENCH_ROWS"), "section 4: parts of row names separated by |; only rows whose name contains one run (e.g. \"period, 4 ranks|(seed 7), 4 ranks\")")
+	flag.StringVar(&c.Env, "env", "", "section 4: extra settings for the resync rows' traced runs, KEY=VALUE separated by spaces (e.g. GCLOCK_RESYNC_PINGPONGS=50)")
+	flag.StringVar(&c.Keep, "keep", "", "section 4: keep every run's trace directory under this directory")
 	flag.StringVar(&c.Work, "work", "", "scratch directory (default: a fresh temporary one, removed afterwards)")
 	flag.Parse()
 	// Every run's environment preloads c.Lib from its own work directory.

@@ -247,3 +247,26 @@ func TestStepNote_MedianOfSameRoundDifferences(t *testing.T) {
 		})
 	}
 }
+
+// TestWantRow_SelectsSection4RowsByPartsOfTheirNames: -rows takes parts of
+// row names separated by |, so a part may hold commas; empty selects all.
+func TestWantRow_SelectsSection4RowsByPartsOfTheirNames(t *testing.T) {
+	sine4 := resyncScenarios[3].rowName(&Config{})
+	walk2 := resyncScenarios[4].rowName(&Config{})
+	for _, tc := range []struct {
+		rows string
+		name string
+		want bool
+	}{
+		{"", sine4, true},
+		{"period, 4 ranks", sine4, true},
+		{"period, 4 ranks", walk2, false},
+		{"period, 4 ranks|(seed 7), 2 ranks", walk2, true},
+		{"resync epoch cost, 8 ranks", resyncCostName(8), true},
+		{"resync epoch cost, 8 ranks", resyncCostName(2), false},
+	} {
+		if got := (&Config{Rows: tc.rows}).wantRow(tc.name); got != tc.want {
+			t.Errorf("-rows %q, row %q: %v, want %v", tc.rows, tc.name, got, tc.want)
+		}
+	}
+}

@@ -79,6 +79,11 @@ func benchTracemergeParallel(c *Config, rep *Report) []Row {
 		if base == "k1g1" {
 			note += "; K=1 with GOMAXPROCS=1 too: how the distribution scales apart from the serial run's own goroutines"
 		}
+		if pc, kc := cpuNote(s, v.name), cpuNote(s, base); pc != "" && kc != "" {
+			// under load the wall times mislead; each process's CPU
+			// against K=1's says how the work is split (goal: ≈ K=1's / 2)
+			note += "; CPU (user+system, medians): K=2 " + pc + ", K=1 " + strings.TrimPrefix(kc, "process 0 ")
+		}
 		rows = append(rows, Row{Section: sec, Name: name + ", K=2 (" + label + ") over K=1",
 			Value:    fmt.Sprintf("%s s (K=2)", num(median(w))),
 			Baseline: fmt.Sprintf("%s s (K=1)", num(k1)),
@@ -166,10 +171,30 @@ func parArm(c *Config, dir, tag string, files []string, serial map[string][]byte
 	return func() (map[string]float64, error) {
 		out := filepath.Join(c.Work, tag)
 		defer os.RemoveAll(out)
-		argv := append(append([]string(nil), launcher...), c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
+		var argv []string
+		if len(launcher) > 0 {
+			// every process's CPU time (GCLOCK_PAR_STATS=1, merge/dist_stats.go)
+			env = append(append([]string(nil), env...), "GCLOCK_PAR_STATS=1")
+			argv = append(argv, launcher[0])
+			if launcher[0] == "mpirun" {
+				argv = append(argv, "-x", "GCLOCK_PAR_STATS")
+			}
+			argv = append(argv, launcher[1:]...)
+		}
+		argv = append(argv, c.Tracemerge, dir, "-o", out, "--formats", "json,txt", "-q")
 		r, err := runCmd(10*time.Minute, c.Work, env, argv...)
 		if err != nil {
 			return nil, err
+		}
+		m := map[string]float64{"wall": r.Wall.Seconds()}
+		if len(launcher) == 0 {
+			if r.CPU > 0 {
+				m["cpu0"] = r.CPU
+			}
+		} else {
+			for p, cpu := range parseParStats(r.Stderr).cpu {
+				m[fmt.Sprintf("cpu%d", p)] = cpu
+			}
 		}
 		for _, f := range files {
 			b, err := os.ReadFile(filepath.Join(out, f))
@@ -182,6 +207,21 @@ func parArm(c *Config, dir, tag string, files []string, serial map[string][]byte
 				return nil, fmt.Errorf("%s: %s differs from K=1", tag, f)
 			}
 		}
-		return map[string]float64{"wall": r.Wall.Seconds()}, nil
+		return m, nil
 	}
+}
+
+// cpuNote is the median CPU time (user + system) of every process of
+// variant v (cpu0, cpu1, ... recorded by parArm): "process 0 X s, process
+// 1 Y s", or "" when none was recorded.
+func cpuNote(s samples, v string) string {
+	var parts []string
+	for p := 0; ; p++ {
+		c := s.get(v, fmt.Sprintf("cpu%d", p))
+		if len(c) == 0 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("process %d %s s", p, num(median(c))))
+	}
+	return strings.Join(parts, ", ")
 }

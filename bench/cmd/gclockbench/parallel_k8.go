@@ -136,13 +136,14 @@ func pct(a, b float64) string {
 // parStats is what a parallel tracemerge run printed with
 // GCLOCK_PAR_STATS=1.
 type parStats struct {
-	rss        []int64 // peak RSS (kB) by process
-	recv0      int64   // bytes process 0 received
+	rss        []int64   // peak RSS (kB) by process
+	cpu        []float64 // CPU time (user + system, s) by process
+	recv0      int64     // bytes process 0 received
 	recv0Kinds []string
 	wall       float64
 }
 
-var parStatsLine = regexp.MustCompile(`tracemerge: process (\d+): received (\d+) bytes, sent \d+ bytes, peak RSS (\d+) kB(?: \(received: ([^)]*)\))?`)
+var parStatsLine = regexp.MustCompile(`tracemerge: process (\d+): received (\d+) bytes, sent \d+ bytes, peak RSS (\d+) kB(?:, CPU ([0-9.]+) s user, ([0-9.]+) s system)?(?: \(received: ([^)]*)\))?`)
 
 func parseParStats(stderr string) parStats {
 	var s parStats
@@ -153,10 +154,13 @@ func parseParStats(stderr string) parStats {
 			continue
 		}
 		s.rss = append(s.rss, rss)
+		u, _ := strconv.ParseFloat(m[4], 64)
+		sy, _ := strconv.ParseFloat(m[5], 64)
+		s.cpu = append(s.cpu, u+sy)
 		if p == 0 {
 			s.recv0, _ = strconv.ParseInt(m[2], 10, 64)
-			if m[4] != "" {
-				s.recv0Kinds = strings.Split(m[4], ", ")
+			if m[6] != "" {
+				s.recv0Kinds = strings.Split(m[6], ", ")
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gclock/gclock/merge"
@@ -67,18 +68,48 @@ func benchResync(c *Config, rep *Report) []Row {
 		costRanks, costSeconds = []int{2}, 3
 	}
 	for _, np := range costRanks {
-		rows = append(rows, resyncCostRow(c, sec, prog, np, costSeconds))
+		if c.wantRow(resyncCostName(np)) {
+			rows = append(rows, resyncCostRow(c, sec, prog, np, costSeconds))
+		}
 	}
-	for _, s := range resyncScenarios {
-		if c.Quick && s.np > 2 {
+	scen := resyncScenarios
+	if !c.Quick {
+		scen = append(scen[:len(scen):len(scen)], resyncLongScenario)
+	}
+	for _, s := range scen {
+		if (c.Quick && s.np > 2) || !c.wantRow(s.rowName(c)) {
 			continue
 		}
 		rows = append(rows, resyncAccuracyRows(c, sec, prog, s)...)
 	}
-	if !c.Quick {
-		rows = append(rows, resyncAccuracyRows(c, sec, prog, resyncLongScenario)...)
-	}
 	return rows
+}
+
+// wantRow reports whether section 4's row of this name runs (-rows).
+func (c *Config) wantRow(name string) bool {
+	if c.Rows == "" {
+		return true
+	}
+	for _, part := range strings.Split(c.Rows, "|") {
+		if part = strings.TrimSpace(part); part != "" && strings.Contains(name, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// keepRun moves a run's trace directory under c.Keep (-keep) instead of
+// removing it.
+func (c *Config) keepRun(dir string) {
+	if c.Keep != "" {
+		if err := os.MkdirAll(c.Keep, 0o755); err == nil {
+			if err := os.Rename(dir, filepath.Join(c.Keep, filepath.Base(dir))); err == nil {
+				c.logf("gclockbench: kept %s", filepath.Join(c.Keep, filepath.Base(dir)))
+				return
+			}
+		}
+	}
+	os.RemoveAll(dir)
 }
 
 // clockprog compiles tests/progs/clockprog.c (the accuracy tests' program:
@@ -109,8 +140,9 @@ func clockprogIters(np int, seconds float64) int {
 // runResync runs clockprog traced and reads every rank's file whole.
 func runResync(c *Config, prog string, np, node int, seconds float64, env ...string) ([]resyncTrace, error) {
 	dir := c.runDir("resync")
-	defer os.RemoveAll(dir)
+	defer c.keepRun(dir)
 	env = append(c.preloadEnv(dir, env...), fmt.Sprintf("GCLOCK_NODE_SIZE=%d", node))
+	env = append(env, strings.Fields(c.Env)...)
 	iters := clockprogIters(np, seconds)
 	r, err := runCmd(time.Duration(3*seconds+120)*time.Second, dir, nil,
 		mpiRun(np, env, prog, strconv.Itoa(iters), strconv.Itoa(clockprogIterUS))...)
@@ -162,10 +194,7 @@ type resyncTrace struct {
 // resyncCostRow: per resync epoch the slowest rank's time in it, over a
 // run at the default GCLOCK_RESYNC; total = their sum over the run's span.
 func resyncCostRow(c *Config, sec, prog string, np int, seconds float64) Row {
-	name := fmt.Sprintf("resync epoch cost, %d ranks (2 emulated nodes), default GCLOCK_RESYNC", np)
-	if np > 2 {
-		name += fmt.Sprintf(", %d ranks on 2 cores", np)
-	}
+	name := resyncCostName(np)
 	tr, err := runResync(c, prog, np, max(1, np/2), seconds, "GCLOCK_FAKE_CLOCK="+fakeClock)
 	if err != nil {
 		return unavailable(sec, name, err)
@@ -199,6 +228,24 @@ func resyncCostRow(c *Config, sec, prog string, np int, seconds float64) Row {
 		Notes:    fmt.Sprintf("%d resyncs, max %s; injected ±5 ms, ±100 ppm", len(d), dur(d[len(d)-1]))}
 }
 
+// resyncCostName is the name of resyncCostRow's row.
+func resyncCostName(np int) string {
+	name := fmt.Sprintf("resync epoch cost, %d ranks (2 emulated nodes), default GCLOCK_RESYNC", np)
+	if np > 2 {
+		name += fmt.Sprintf(", %d ranks on 2 cores", np)
+	}
+	return name
+}
+
+// rowName is the name of the scenario's row.
+func (s resyncScenario) rowName(c *Config) string {
+	seconds := s.seconds
+	if c.Quick {
+		seconds = 4
+	}
+	return fmt.Sprintf("clock truth, %s, %d ranks on %d emulated nodes, %.0f s run", s.name, s.np, s.np/s.node, seconds)
+}
+
 // resyncAccuracyRows: max |corrected - truth| over every event of every
 // rank, for the three models of the same run.
 func resyncAccuracyRows(c *Config, sec, prog string, s resyncScenario) []Row {
@@ -206,7 +253,7 @@ func resyncAccuracyRows(c *Config, sec, prog string, s resyncScenario) []Row {
 	if c.Quick {
 		seconds = 4
 	}
-	name := fmt.Sprintf("clock truth, %s, %d ranks on %d emulated nodes, %.0f s run", s.name, s.np, s.np/s.node, seconds)
+	name := s.rowName(c)
 	tr, err := runResync(c, prog, s.np, s.node, seconds, "GCLOCK_FAKE_CLOCK="+s.fake)
 	if err != nil {
 		return []Row{unavailable(sec, name, err)}

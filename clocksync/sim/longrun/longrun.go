@@ -245,6 +245,9 @@ func Run(c Config) (*Result, error) {
 		if err != nil {
 			return err
 		}
+		// the recorder's resync epochs measure with GCLOCK_RESYNC_PINGPONGS'
+		// default (pmpi/resync.go; D63)
+		alg.SetPingPongs(clocksync.ResyncPingPongs)
 		prior := m
 		interval := c.Resync
 		var spend clocksync.ResyncSpend // the same on every rank: rank 0's
