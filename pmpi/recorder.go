@@ -425,10 +425,18 @@ func machineKey() uint64 {
 // ping-pong loop run at a time (cshim/pingpong.c) when this machine runs
 // more ranks than it has CPUs online (machineRanks: all ranks with this
 // rank's boot id, whatever MPI node they are on); GCLOCK_PINGPONG_TOKEN=1/0
-// forces it.
+// forces it. Otherwise (every rank has a CPU) a resync meeting's decision
+// broadcasts may poll before they sleep (gclock_meeting_poll, D59): with
+// more ranks than CPUs a polling rank took a core from the sync epoch the
+// meeting started.
 func (r *recorder) pingPongToken(machineRanks int) {
 	ncpu := int(C.sysconf(C._SC_NPROCESSORS_ONLN))
 	on := ncpu > 0 && machineRanks > ncpu
+	poll := C.int(0)
+	if ncpu > 0 && machineRanks > 0 && machineRanks <= ncpu {
+		poll = 1
+	}
+	C.gclock_meeting_poll(poll)
 	switch strings.TrimSpace(os.Getenv("GCLOCK_PINGPONG_TOKEN")) {
 	case "1":
 		on = true

@@ -8,6 +8,9 @@
  * 1 us per read, so the polling's 0.2 ms bound is 200 reads). No MPI
  * library is initialised.
  *
+ * Polling is allowed only after gclock_meeting_poll(1) (pmpi: no more
+ * ranks on the machine than CPUs).
+ *
  * usage: meetwait   prints one line per failed check and "meetwait: N
  * checks, F failed"; exit status 1 when any failed. */
 #define _GNU_SOURCE
@@ -109,8 +112,16 @@ int main(void)
 	s = bcast(50);
 	CHECK(s == 49, "outside a meeting, a request complete at test 50: %d sleeps, want 49", s);
 
+	/* off until pmpi allows it (no more ranks on the machine than
+	 * CPUs): a meeting's broadcasts sleep as outside one */
+	gclock_meeting_waits(2);
+	s = bcast(50);
+	CHECK(s == 49, "polling not allowed (the default), a meeting's broadcast complete at test 50: %d sleeps, want 49", s);
+	gclock_meeting_waits(0);
+
 	/* a meeting's two broadcasts poll: no sleep while the request
 	 * completes within 0.2 ms */
+	gclock_meeting_poll(1);
 	gclock_meeting_waits(2);
 	s = bcast(50);
 	CHECK(s == 0, "the meeting's first broadcast, complete at test 50: %d sleeps, want 0", s);
@@ -129,6 +140,17 @@ int main(void)
 	gclock_meeting_waits(0);
 	s = bcast(50);
 	CHECK(s == 49, "after the meeting, complete at test 50: %d sleeps, want 49", s);
+
+	/* more ranks than CPUs (pmpi turns the polling off): the meeting's
+	 * broadcasts sleep, so they leave the cores to the sync epoch's
+	 * timed pairs */
+	gclock_meeting_poll(0);
+	gclock_meeting_waits(2);
+	s = bcast(50);
+	CHECK(s == 49, "polling turned off, a meeting's broadcast complete at test 50: %d sleeps, want 49", s);
+	s = bcast(50);
+	CHECK(s == 49, "polling turned off, the meeting's second broadcast: %d sleeps, want 49", s);
+	gclock_meeting_waits(0);
 
 	printf("meetwait: %d checks, %d failed\n", checks, failed);
 	return failed != 0;
