@@ -54,6 +54,7 @@ type recorder struct {
 	scfg         clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
 	global       clocksync.Clock  // the latest epoch's global clock
 	token        bool             // timed ping-pong loops serialised machine-wide
+	meetPoll     bool             // a resync meeting's decision broadcasts poll first (gclock_meeting_poll)
 	// Resync epochs (resync.go): planning state, the next epoch index,
 	// epoch 0 (for arming), and whether meetings are armed.
 	rs          resyncState
@@ -432,8 +433,9 @@ func machineKey() uint64 {
 func (r *recorder) pingPongToken(machineRanks int) {
 	ncpu := int(C.sysconf(C._SC_NPROCESSORS_ONLN))
 	on := ncpu > 0 && machineRanks > ncpu
+	r.meetPoll = ncpu > 0 && machineRanks > 0 && machineRanks <= ncpu
 	poll := C.int(0)
-	if ncpu > 0 && machineRanks > 0 && machineRanks <= ncpu {
+	if r.meetPoll {
 		poll = 1
 	}
 	C.gclock_meeting_poll(poll)
@@ -485,6 +487,7 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 	if out.Params != nil {
 		out.Params["pingpong_loop"] = pingpongLoop(r.tr.goLoop)
 		out.Params["pingpong_token"] = strconv.FormatBool(r.token)
+		out.Params["meeting_poll"] = strconv.FormatBool(r.meetPoll)
 		setKnotNS(out.Params, clocksync.LinearModel{Slope: out.SlopeS, Intercept: out.Intercept}, r.clock.base0)
 	}
 	ep := trace.Epoch{
