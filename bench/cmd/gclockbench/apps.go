@@ -249,7 +249,7 @@ func afterNote(plain, traced []float64) string {
 	if len(p) > 0 {
 		base = fmt.Sprintf("%+.0f ns untraced, after a preemption (%d runs)", median(p), len(p))
 	}
-	return fmt.Sprintf("; steps 20-99 after a long step (a flush) %+.0f ns over the median step (%d runs; %s)", median(t), len(t), base)
+	return fmt.Sprintf("; steps 20-99 after a step over 20× the median (traced, on a quiet machine: a flush) %+.0f ns over the median step (%d runs; %s)", median(t), len(t), base)
 }
 
 // mpichBuild is what section 9's MPICH launches need: the library built
