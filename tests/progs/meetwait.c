@@ -103,8 +103,19 @@ static int bcast(int n)
 	return sleeps;
 }
 
+/* meeting runs a meeting's two broadcasts, complete at tests n1 and n2,
+ * and stores the sleeps each took; the meeting stays open (a third wait
+ * may follow) until gclock_meeting_waits(0). */
+static void meeting(int n1, int n2, int *s1, int *s2)
+{
+	gclock_meeting_waits(2);
+	*s1 = bcast(n1);
+	*s2 = bcast(n2);
+}
+
 int main(void)
 {
+	int s1, s2;
 	/* outside a meeting: a wait that does not find its request complete
 	 * at the first test sleeps before the next (as before) */
 	int s = bcast(1);
@@ -114,19 +125,16 @@ int main(void)
 
 	/* off until pmpi allows it (no more ranks on the machine than
 	 * CPUs): a meeting's broadcasts sleep as outside one */
-	gclock_meeting_waits(2);
-	s = bcast(50);
-	CHECK(s == 49, "polling not allowed (the default), a meeting's broadcast complete at test 50: %d sleeps, want 49", s);
+	meeting(50, 50, &s1, &s2);
+	CHECK(s1 == 49 && s2 == 49, "polling not allowed (the default), a meeting's broadcasts complete at test 50: %d and %d sleeps, want 49", s1, s2);
 	gclock_meeting_waits(0);
 
 	/* a meeting's two broadcasts poll: no sleep while the request
 	 * completes within 0.2 ms */
 	gclock_meeting_poll(1);
-	gclock_meeting_waits(2);
-	s = bcast(50);
-	CHECK(s == 0, "the meeting's first broadcast, complete at test 50: %d sleeps, want 0", s);
-	s = bcast(150);
-	CHECK(s == 0, "the meeting's second broadcast, complete at test 150: %d sleeps, want 0", s);
+	meeting(50, 150, &s1, &s2);
+	CHECK(s1 == 0, "the meeting's first broadcast, complete at test 50: %d sleeps, want 0", s1);
+	CHECK(s2 == 0, "the meeting's second broadcast, complete at test 150: %d sleeps, want 0", s2);
 	/* the third wait (a sync epoch the meeting runs) sleeps again */
 	s = bcast(50);
 	CHECK(s == 49, "a third wait in the meeting, complete at test 50: %d sleeps, want 49", s);
@@ -145,11 +153,8 @@ int main(void)
 	 * broadcasts sleep, so they leave the cores to the sync epoch's
 	 * timed pairs */
 	gclock_meeting_poll(0);
-	gclock_meeting_waits(2);
-	s = bcast(50);
-	CHECK(s == 49, "polling turned off, a meeting's broadcast complete at test 50: %d sleeps, want 49", s);
-	s = bcast(50);
-	CHECK(s == 49, "polling turned off, the meeting's second broadcast: %d sleeps, want 49", s);
+	meeting(50, 50, &s1, &s2);
+	CHECK(s1 == 49 && s2 == 49, "polling turned off, a meeting's broadcasts complete at test 50: %d and %d sleeps, want 49", s1, s2);
 	gclock_meeting_waits(0);
 
 	printf("meetwait: %d checks, %d failed\n", checks, failed);
