@@ -13,6 +13,7 @@
 #include "gclock.h"
 #include "hotpath.h"
 #include "comms.h"
+#include "pingpong.h"
 #include "shim.h"
 
 
@@ -198,7 +199,11 @@ void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint6
 	 * shows it as its call in flight (docs/guide/crash-hang.md) */
 	gclock_fl_enter(GCK_OP_GCLOCK_RESYNC, 0, NULL, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, GCK_FL_NONE, 0,
 			NULL, t0);
+	/* the decision's two broadcasts poll before they sleep where every
+	 * rank has a core (pingpong.c meet_poll_ok) */
+	gclock_meeting_waits(2);
 	uint64_t r = gclock_go.resync(cs->id, cs->seq - 1);
+	gclock_meeting_waits(0);
 	gclock_fl_clear(); /* before the epoch's record goes over it */
 	int64_t t1 = gclock_now();
 	cs->resync_at = (uint32_t)r;

@@ -17,7 +17,9 @@ GCK_EXPORT int gclock_t_barrier_idle(int tc);
 GCK_EXPORT int gclock_t_allgather_int_idle(int tc, int v, int *all);
 /* gclock_meeting_waits(n): the next n of those waits poll for up to
  * 0.2 ms before they sleep (a resync meeting's decision broadcast,
- * comms.c); 0 ends it. */
+ * comms.c); 0 ends it. Only while gclock_meeting_poll(1) allows it (pmpi:
+ * no more ranks on the machine than CPUs); off by default. */
+GCK_EXPORT void gclock_meeting_poll(int on);
 #pragma GCC visibility push(hidden)
 void gclock_meeting_waits(int n);
 #pragma GCC visibility pop

@@ -54,6 +54,7 @@ type recorder struct {
 	scfg         clocksync.Config // for the delayed self-check (GCLOCK_CHECK_AFTER)
 	global       clocksync.Clock  // the latest epoch's global clock
 	token        bool             // timed ping-pong loops serialised machine-wide
+	meetPoll     bool             // a resync meeting's decision broadcasts poll first (gclock_meeting_poll)
 	// Resync epochs (resync.go): planning state, the next epoch index,
 	// epoch 0 (for arming), and whether meetings are armed.
 	rs          resyncState
@@ -428,10 +429,19 @@ func machineKey() uint64 {
 // ping-pong loop run at a time (cshim/pingpong.c) when this machine runs
 // more ranks than it has CPUs online (machineRanks: all ranks with this
 // rank's boot id, whatever MPI node they are on); GCLOCK_PINGPONG_TOKEN=1/0
-// forces it.
+// forces it. Otherwise (every rank has a CPU) a resync meeting's decision
+// broadcasts may poll before they sleep (gclock_meeting_poll, D59): with
+// more ranks than CPUs a polling rank took a core from the sync epoch the
+// meeting started.
 func (r *recorder) pingPongToken(machineRanks int) {
 	ncpu := int(C.sysconf(C._SC_NPROCESSORS_ONLN))
 	on := ncpu > 0 && machineRanks > ncpu
+	r.meetPoll = ncpu > 0 && machineRanks > 0 && machineRanks <= ncpu
+	poll := C.int(0)
+	if r.meetPoll {
+		poll = 1
+	}
+	C.gclock_meeting_poll(poll)
 	switch strings.TrimSpace(os.Getenv("GCLOCK_PINGPONG_TOKEN")) {
 	case "1":
 		on = true
@@ -480,6 +490,7 @@ func (r *recorder) epoch(index int) (trace.Epoch, error) {
 	if out.Params != nil {
 		out.Params["pingpong_loop"] = pingpongLoop(r.tr.goLoop)
 		out.Params["pingpong_token"] = strconv.FormatBool(r.token)
+		out.Params["meeting_poll"] = strconv.FormatBool(r.meetPoll)
 		setKnotNS(out.Params, clocksync.LinearModel{Slope: out.SlopeS, Intercept: out.Intercept}, r.clock.base0)
 	}
 	ep := trace.Epoch{

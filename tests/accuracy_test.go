@@ -218,6 +218,11 @@ func TestAccuracy_InjectedClocksCorrectToTruth(t *testing.T) {
 						if e.Params["pingpong_token"] != wantToken || e.Params["pingpong_loop"] != "c" {
 							t.Errorf("rank %d epoch %d: pingpong_loop %q token %q, want c and %s (%d CPUs)", rank, e.Index, e.Params["pingpong_loop"], e.Params["pingpong_token"], wantToken, runtime.NumCPU())
 						}
+						// A resync meeting's broadcasts poll only where every
+						// rank has a CPU (D59).
+						if want := strconv.FormatBool(tc.np <= runtime.NumCPU()); e.Index == 0 && e.Params["meeting_poll"] != want {
+							t.Errorf("rank %d epoch 0: meeting_poll %q, want %s (%d ranks, %d CPUs)", rank, e.Params["meeting_poll"], want, tc.np, runtime.NumCPU())
+						}
 					}
 				}
 				if a.MaxRaw < 1e6 {

@@ -12,7 +12,9 @@ import (
 // meeting) poll without sleeping while their request completes within
 // 0.2 ms, a rank still waiting after that sleeps between polls, and every
 // other wait (outside a meeting, or a third one in it: a sync epoch the
-// meeting runs) sleeps between polls as before.
+// meeting runs) sleeps between polls as before. The polling needs
+// gclock_meeting_poll(1), which pmpi sets only when the machine runs no
+// more ranks than it has CPUs: without it a meeting's broadcasts sleep.
 func TestMeetingWaits_DecisionBroadcastsPollBeforeSleeping(t *testing.T) {
 	runCUnit(t, "meetwait", 20, time.Minute)
 }

@@ -186,6 +186,11 @@ func checkHosts(t *testing.T, traces []rankTrace, hosts, slots int) {
 			if want := strconv.FormatBool(len(traces) > numCPU(t)); e.Params["pingpong_token"] != want {
 				t.Errorf("rank %d epoch %d: pingpong_token %q, want %s (%d ranks on the machine, %d CPUs)", rank, e.Index, e.Params["pingpong_token"], want, len(traces), numCPU(t))
 			}
+			// ... and a resync meeting's broadcasts must sleep, not poll
+			// (D59): a polling rank took a core from the epoch after it.
+			if want := strconv.FormatBool(len(traces) <= numCPU(t)); e.Index == 0 && e.Params["meeting_poll"] != want {
+				t.Errorf("rank %d epoch 0: meeting_poll %q, want %s (%d ranks on the machine, %d CPUs)", rank, e.Params["meeting_poll"], want, len(traces), numCPU(t))
+			}
 		}
 	}
 	if len(names) != hosts {
@@ -226,7 +231,8 @@ func clockViolations(t *testing.T, dir string) (int, float64) {
 }
 
 // TestNetns_AccuracyOverTCP: 2 hosts × 2 ranks and 4 hosts × 1 rank, with
-// and without injected clocks per host; every corrected event time must be
+// and without injected clocks per host, and 2 hosts × 1 rank (no more
+// ranks than CPUs here: the resync meetings poll); every corrected event time must be
 // within the bound of the exact truth, and the analysis must find no
 // clock-condition violation.
 func TestNetns_AccuracyOverTCP(t *testing.T) {
@@ -238,6 +244,9 @@ func TestNetns_AccuracyOverTCP(t *testing.T) {
 	}{
 		{2, 2, "", 1e3},
 		{4, 1, "", 1e3},
+		// every rank has a CPU: the resync meetings' broadcasts poll
+		// (D59), and the epochs after them must stay as accurate
+		{2, 1, "", 1e3},
 		{2, 2, fakeSpec, 1e3},
 		{4, 1, fakeSpec, 1e3},
 	} {
@@ -358,7 +367,9 @@ func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 	// chord geometry tested here does not depend on them.
 	const stepNS = 2.4e9
 	const fake = "0:0,1e6:10+step(2400ms,20ppm)"
-	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}} {
+	// 2 hosts × 1: no more ranks than CPUs here, so the meetings before
+	// the resync epochs poll (D59); the epochs must stay as accurate.
+	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}, {2, 1}} {
 		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
 			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fake, Iters: 400, SleepUS: 10000,
 				Env: []string{"GCLOCK_RESYNC=0", "GCLOCK_FITPOINTS=50"}})
@@ -424,7 +435,9 @@ func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 	needNetns(t)
 	const fake = "0:0,1e6:10+step(1s,2ppm)+sin(5us,4s)+rw(1s,0.05ppm,7)"
-	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}} {
+	// 2 hosts × 1: no more ranks than CPUs here, so the meetings before
+	// the resync epochs poll (D59); the epochs must stay as accurate.
+	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}, {2, 1}} {
 		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
 			const boundNS = 1.5e3
 			twoTries(t, boundNS, func(t *testing.T, v *verdict) []rankTrace {
@@ -708,7 +721,9 @@ func TestNetns_StaleBedRemoved(t *testing.T) {
 func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
 	needNetns(t)
 	needP2P(t)
-	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}} {
+	// 2 hosts × 1: no more ranks than CPUs here, so the meetings before
+	// the resync epochs poll (D59); the epochs must stay as accurate.
+	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}, {2, 1}} {
 		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
 			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fakeSpec, Prog: "p2p", Args: []string{t.TempDir(), "late", "5"}})
 			checkHosts(t, traces, tc.hosts, tc.slots)

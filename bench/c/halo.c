@@ -16,6 +16,48 @@
 
 #define HALO_BYTES 512
 
+/* after_long prints how much slower the steps after a very long one (over
+ * 20 times the median: a recorder's flush or sync epoch, a preemption)
+ * are than the median step: for each such step k with no other within
+ * the 100 steps after it, the median of steps k+1..k+19 and of
+ * k+20..k+99, minus the median of all steps; then the medians over those
+ * k. "halo: after_long n N d1_19 X d20_99 Y" (ns; N 0: none). Untraced,
+ * the long steps are preemptions, the baseline a traced run's flushes
+ * compare with. */
+static void after_long(const int64_t *dt, long steps)
+{
+	int64_t *w = malloc((size_t)steps * sizeof *w);
+	int64_t *a = malloc((size_t)steps * sizeof *a), *b = malloc((size_t)steps * sizeof *b);
+	if (w == NULL || a == NULL || b == NULL) {
+		free(w), free(a), free(b);
+		return;
+	}
+	for (long s = 0; s < steps; s++)
+		w[s] = dt[s];
+	int64_t med = (int64_t)bench_median_i64(w, (size_t)steps);
+	long n = 0;
+	for (long k = 0; k + 100 < steps; k++) {
+		if (dt[k] <= 20 * med)
+			continue;
+		int alone = 1;
+		for (long j = k + 1; j < k + 100; j++)
+			if (dt[j] > 20 * med)
+				alone = 0;
+		if (!alone)
+			continue;
+		for (long j = 0; j < 19; j++)
+			w[j] = dt[k + 1 + j];
+		a[n] = (int64_t)bench_median_i64(w, 19) - med;
+		for (long j = 0; j < 80; j++)
+			w[j] = dt[k + 20 + j];
+		b[n] = (int64_t)bench_median_i64(w, 80) - med;
+		n++;
+	}
+	printf("halo: after_long n %ld d1_19 %.0f d20_99 %.0f\n", n, n ? bench_median_i64(a, (size_t)n) : 0.0,
+	       n ? bench_median_i64(b, (size_t)n) : 0.0);
+	free(w), free(a), free(b);
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -53,6 +95,8 @@ int main(int argc, char **argv)
 	double wall = MPI_Wtime() - t0;
 	if (rank == 0) {
 		printf("halo: wall %.6f s (%ld steps, checksum %.3f)\n", wall, steps, sum);
+		if (dt != NULL)
+			after_long(dt, steps);
 		if (dt != NULL) {
 			qsort(dt, (size_t)steps, sizeof *dt, bench_cmp_i64);
 			/* the steps longer than twice the median: how many, and the

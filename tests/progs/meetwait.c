@@ -8,6 +8,9 @@
  * 1 us per read, so the polling's 0.2 ms bound is 200 reads). No MPI
  * library is initialised.
  *
+ * Polling is allowed only after gclock_meeting_poll(1) (pmpi: no more
+ * ranks on the machine than CPUs).
+ *
  * usage: meetwait   prints one line per failed check and "meetwait: N
  * checks, F failed"; exit status 1 when any failed. */
 #define _GNU_SOURCE
@@ -100,8 +103,19 @@ static int bcast(int n)
 	return sleeps;
 }
 
+/* meeting runs a meeting's two broadcasts, complete at tests n1 and n2,
+ * and stores the sleeps each took; the meeting stays open (a third wait
+ * may follow) until gclock_meeting_waits(0). */
+static void meeting(int n1, int n2, int *s1, int *s2)
+{
+	gclock_meeting_waits(2);
+	*s1 = bcast(n1);
+	*s2 = bcast(n2);
+}
+
 int main(void)
 {
+	int s1, s2;
 	/* outside a meeting: a wait that does not find its request complete
 	 * at the first test sleeps before the next (as before) */
 	int s = bcast(1);
@@ -109,13 +123,18 @@ int main(void)
 	s = bcast(50);
 	CHECK(s == 49, "outside a meeting, a request complete at test 50: %d sleeps, want 49", s);
 
+	/* off until pmpi allows it (no more ranks on the machine than
+	 * CPUs): a meeting's broadcasts sleep as outside one */
+	meeting(50, 50, &s1, &s2);
+	CHECK(s1 == 49 && s2 == 49, "polling not allowed (the default), a meeting's broadcasts complete at test 50: %d and %d sleeps, want 49", s1, s2);
+	gclock_meeting_waits(0);
+
 	/* a meeting's two broadcasts poll: no sleep while the request
 	 * completes within 0.2 ms */
-	gclock_meeting_waits(2);
-	s = bcast(50);
-	CHECK(s == 0, "the meeting's first broadcast, complete at test 50: %d sleeps, want 0", s);
-	s = bcast(150);
-	CHECK(s == 0, "the meeting's second broadcast, complete at test 150: %d sleeps, want 0", s);
+	gclock_meeting_poll(1);
+	meeting(50, 150, &s1, &s2);
+	CHECK(s1 == 0, "the meeting's first broadcast, complete at test 50: %d sleeps, want 0", s1);
+	CHECK(s2 == 0, "the meeting's second broadcast, complete at test 150: %d sleeps, want 0", s2);
 	/* the third wait (a sync epoch the meeting runs) sleeps again */
 	s = bcast(50);
 	CHECK(s == 49, "a third wait in the meeting, complete at test 50: %d sleeps, want 49", s);
@@ -129,6 +148,14 @@ int main(void)
 	gclock_meeting_waits(0);
 	s = bcast(50);
 	CHECK(s == 49, "after the meeting, complete at test 50: %d sleeps, want 49", s);
+
+	/* more ranks than CPUs (pmpi turns the polling off): the meeting's
+	 * broadcasts sleep, so they leave the cores to the sync epoch's
+	 * timed pairs */
+	gclock_meeting_poll(0);
+	meeting(50, 50, &s1, &s2);
+	CHECK(s1 == 49 && s2 == 49, "polling turned off, a meeting's broadcasts complete at test 50: %d and %d sleeps, want 49", s1, s2);
+	gclock_meeting_waits(0);
 
 	printf("meetwait: %d checks, %d failed\n", checks, failed);
 	return failed != 0;

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,17 +21,27 @@ import (
 // so the ratio is what the recorder costs the application while it runs.
 
 var (
-	wallRe = regexp.MustCompile(`wall ([0-9.]+) s`)
-	p25Re  = regexp.MustCompile(`step_ns p10 [0-9]+ p25 ([0-9]+)`)
+	wallRe  = regexp.MustCompile(`wall ([0-9.]+) s`)
+	p25Re   = regexp.MustCompile(`step_ns p10 [0-9]+ p25 ([0-9]+)`)
+	afterRe = regexp.MustCompile(`after_long n ([0-9]+) d1_19 -?[0-9]+ d20_99 (-?[0-9]+)`)
 )
 
-// appWall runs argv (an mpirun command line) in dir and returns the
-// program's own "wall <seconds> s" and, where it prints them (bench/c/halo.c),
-// the 25th percentile of rank 0's step times in ns (0 otherwise).
-func appWall(dir string, argv []string) (wall, p25 float64, err error) {
+// appOut is what one run of a section 9 program reports: its own "wall
+// <seconds> s" and, where it prints them (bench/c/halo.c), the 25th
+// percentile of rank 0's step times and how much slower than the median
+// the steps 20..99 after a very long step are (ns; after is NaN where the
+// program had no such step or prints none).
+type appOut struct {
+	wall, p25, after float64
+}
+
+// appWall runs argv (an mpirun command line) in dir and returns what the
+// program reports (appOut).
+func appWall(dir string, argv []string) (o appOut, err error) {
+	o.after = math.NaN()
 	res, err := runCmd(5*time.Minute, dir, nil, argv...)
 	if err != nil {
-		return 0, 0, err
+		return o, err
 	}
 	out := res.Stdout + res.Stderr
 	m := wallRe.FindStringSubmatch(out)
@@ -39,15 +50,18 @@ func appWall(dir string, argv []string) (wall, p25 float64, err error) {
 		if len(tail) > 200 {
 			tail = "..." + tail[len(tail)-200:]
 		}
-		return 0, 0, fmt.Errorf("no \"wall <s> s\" line in the output: %q", tail)
+		return o, fmt.Errorf("no \"wall <s> s\" line in the output: %q", tail)
 	}
-	if wall, err = strconv.ParseFloat(m[1], 64); err != nil {
-		return 0, 0, fmt.Errorf("the wall time %q: %w", m[1], err)
+	if o.wall, err = strconv.ParseFloat(m[1], 64); err != nil {
+		return o, fmt.Errorf("the wall time %q: %w", m[1], err)
 	}
 	if q := p25Re.FindStringSubmatch(out); q != nil {
-		p25, _ = strconv.ParseFloat(q[1], 64)
+		o.p25, _ = strconv.ParseFloat(q[1], 64)
 	}
-	return wall, p25, nil
+	if q := afterRe.FindStringSubmatch(out); q != nil && q[1] != "0" {
+		o.after, _ = strconv.ParseFloat(q[2], 64)
+	}
+	return o, nil
 }
 
 func benchApps(c *Config, rep *Report) []Row {
@@ -137,13 +151,13 @@ func appRow(c *Config, sec, appName string, goalRow bool, note string, l appLaun
 		{"plain", func() (map[string]float64, error) {
 			d := c.runDir("app")
 			defer os.RemoveAll(d)
-			w, p25, err := appWall(d, l.argv(nil))
-			return map[string]float64{"wall": w, "p25": p25}, err
+			o, err := appWall(d, l.argv(nil))
+			return map[string]float64{"wall": o.wall, "p25": o.p25, "after": o.after}, err
 		}},
 		{"traced", func() (map[string]float64, error) {
 			d := c.runDir("app")
 			defer os.RemoveAll(d)
-			w, p25, err := appWall(d, l.argv([]string{"LD_PRELOAD=" + l.lib, "GCLOCK_DIR=" + d}))
+			o, err := appWall(d, l.argv([]string{"LD_PRELOAD=" + l.lib, "GCLOCK_DIR=" + d}))
 			if err != nil {
 				return nil, err
 			}
@@ -159,7 +173,7 @@ func appRow(c *Config, sec, appName string, goalRow bool, note string, l appLaun
 			if len(files) == 0 || n == 0 {
 				return nil, errors.New("the traced run wrote no events")
 			}
-			return map[string]float64{"wall": w, "p25": p25, "events": float64(n) / float64(len(files))}, nil
+			return map[string]float64{"wall": o.wall, "p25": o.p25, "after": o.after, "events": float64(n) / float64(len(files))}, nil
 		}},
 	}
 	s, errs := interleave(appReps(c), vs, c.logf)
@@ -184,10 +198,11 @@ func appRow(c *Config, sec, appName string, goalRow bool, note string, l appLaun
 	}
 	return Row{Section: sec, Name: name, Value: fmt.Sprintf("%s s", num(t)), Baseline: fmt.Sprintf("%s s without", num(p)),
 		Ratio: ratio(t, p), Goal: goal,
-		Notes: fmt.Sprintf("the program's own loop time, median of %d interleaved runs each; runs %s..%s s traced, %s..%s s without; %s; %s events per rank (%s M events/s per rank untraced), +%s ns per event%s; %s",
+		Notes: fmt.Sprintf("the program's own loop time, median of %d interleaved runs each; runs %s..%s s traced, %s..%s s without; %s; %s events per rank (%s M events/s per rank untraced), +%s ns per event%s%s; %s",
 			len(s.get("traced", "wall")), num(minOf(s.get("traced", "wall"))), num(maxOf(s.get("traced", "wall"))),
 			num(minOf(s.get("plain", "wall"))), num(maxOf(s.get("plain", "wall"))), paired,
-			num(ev), num(ev/p/1e6), num((t-p)/ev*1e9), stepNote(s.get("plain", "p25"), s.get("traced", "p25")), note)}
+			num(ev), num(ev/p/1e6), num((t-p)/ev*1e9), stepNote(s.get("plain", "p25"), s.get("traced", "p25")),
+			afterNote(s.get("plain", "after"), s.get("traced", "after")), note)}
 }
 
 // stepNote is the notes' clause on the step times a program reports
@@ -209,6 +224,32 @@ func stepNote(plain, traced []float64) string {
 	}
 	return fmt.Sprintf("; a typical step (rank 0's 25th percentile, traced minus untraced per round, median of %d rounds) %+.0f ns",
 		len(d), median(d))
+}
+
+// afterNote is the notes' clause on the steps after a very long one
+// (bench/c/halo.c's after_long: steps 20..99 after it against the median
+// step): traced, the long steps are mostly the recorder's flushes;
+// untraced, preemptions by other processes, the baseline. Medians over the
+// runs that had such a step; empty when none did.
+func afterNote(plain, traced []float64) string {
+	finite := func(xs []float64) []float64 {
+		var r []float64
+		for _, x := range xs {
+			if !math.IsNaN(x) {
+				r = append(r, x)
+			}
+		}
+		return r
+	}
+	p, t := finite(plain), finite(traced)
+	if len(t) == 0 {
+		return ""
+	}
+	base := "no untraced run had one"
+	if len(p) > 0 {
+		base = fmt.Sprintf("%+.0f ns untraced, after a preemption (%d runs)", median(p), len(p))
+	}
+	return fmt.Sprintf("; steps 20-99 after a step over 20× the median (traced, on a quiet machine: a flush) %+.0f ns over the median step (%d runs; %s)", median(t), len(t), base)
 }
 
 // mpichBuild is what section 9's MPICH launches need: the library built

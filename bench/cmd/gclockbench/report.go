@@ -184,7 +184,10 @@ What the rows mean:
    (Open MPI, no goal); with the events per rank and the ns added per event. The verdict is on the ratio of
    the medians; the notes also give the ratios per round (each traced run over the
    untraced run just before it: their median, range and how many rounds were within the
-   goal), which shows how far a verdict can be trusted on the machine of the run.
+   goal), which shows how far a verdict can be trusted on the machine of the run. The
+   halo rows' notes add a typical step's cost (rank 0's 25th percentile, traced minus
+   untraced per round), which load does not spoil, and the steps 20-99 after a step over
+   20× the median (on a quiet machine, traced: the flushes) against the same untraced.
 10. Instructions libgclock.so executes (valgrind's callgrind, load-independent): per event on
    one rank (bench/c/p2p_self.c and barrier_self.c), built for Open MPI and for MPICH, with
    the largest functions; per step of section 9's halo program on 2 ranks under both MPIs
