@@ -48,6 +48,7 @@ func tagKind(tag int) int {
 type CountingTransport struct {
 	T          Transport
 	sent, recv [NumKinds]atomic.Int64
+	recvMsgs   [NumKinds]atomic.Int64
 }
 
 // Send sends through T and counts b's bytes when the send succeeded.
@@ -65,8 +66,17 @@ func (c *CountingTransport) Recv(src, tag int, b []byte) error {
 	err := c.T.Recv(src, tag, b)
 	if err == nil {
 		c.recv[tagKind(tag)].Add(int64(len(b)))
+		c.recvMsgs[tagKind(tag)].Add(1)
 	}
 	return err
+}
+
+// Received returns the messages received so far, by kind.
+func (c *CountingTransport) Received() (msgs [NumKinds]int64) {
+	for k := range msgs {
+		msgs[k] = c.recvMsgs[k].Load()
+	}
+	return msgs
 }
 
 // Counts returns the bytes sent and received so far, by kind.

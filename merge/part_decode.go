@@ -103,16 +103,16 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	if pl.p2p {
 		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}, persist: map[uint64]int32{}}
 	}
-	// held: events in bufs and sbuf together. A buffer is sent when it
-	// holds partChunk events, and all are when they hold partHeld
-	// together, so a decoder's buffers stay small whatever K (each grew
-	// to a round's events for its owner before: 11–12 MB on a K=8 run).
+	// held: events in bufs together. A buffer is sent when it holds
+	// partChunk events, and all are when they hold partHeld together, so
+	// a decoder's buffers stay small whatever K (each grew to a round's
+	// events for its owner before: 11–12 MB on a K=8 run). The stream's
+	// buffer to process 0 is sent at partChunkStream events.
 	held := 0
 	flush := func(c *consumer, done int32, eos bool) error {
 		var err error
 		h := partHdr{kind: pkEv, eos: eos, round: cur, done: done}
 		if c == zero {
-			held -= len(sbuf)
 			sbuf, err = net.sendEv(c.p, c.tag, h, sbuf)
 		} else {
 			held -= len(bufs[c.p])
@@ -120,9 +120,15 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		}
 		return err
 	}
-	// flushFull sends the buffer of c when full, and every non-empty one
-	// when they hold partHeld events together.
+	// flushFull sends the buffer of c when full, and every non-empty
+	// owner's buffer when they hold partHeld events together.
 	flushFull := func(c *consumer, n int) error {
+		if c == zero {
+			if n >= partChunkStream {
+				return flush(c, cur-1, false)
+			}
+			return nil
+		}
 		if n >= partChunk {
 			return flush(c, cur-1, false)
 		}
@@ -130,7 +136,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			return nil
 		}
 		for _, c := range cons {
-			if (c == zero && len(sbuf) > 0) || (c != zero && len(bufs[c.p]) > 0) {
+			if c != zero && len(bufs[c.p]) > 0 {
 				if err := flush(c, cur-1, false); err != nil {
 					return err
 				}
@@ -213,7 +219,6 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		ord[ev.Rank]++
 		if pl.wants(ev.Op) {
 			sbuf = append(sbuf, *ev)
-			held++
 			if err := flushFull(zero, len(sbuf)); err != nil {
 				return err
 			}

@@ -128,9 +128,9 @@ func (n *partNet) getBuf() []GEvent {
 }
 
 // putBuf gives a spent event buffer back (the pool keeps partFree
-// buffers of partChunk/8 to 2·partChunk events).
+// buffers of partChunk/8 to partChunkStream events).
 func (n *partNet) putBuf(b []GEvent) {
-	if cap(b) < partChunk/8 || cap(b) > 2*partChunk {
+	if cap(b) < partChunk/8 || cap(b) > partChunkStream {
 		return
 	}
 	select {
