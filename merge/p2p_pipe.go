@@ -17,7 +17,7 @@ import (
 // follows on the AsyncSink's goroutine and replays them at the point of
 // its Add where the stream's own Add would have made them. Neither
 // stream reads the other's state, so the result is the same, event for
-// event (TestRootCauseStream_PipedP2PGivesTheSameResult).
+// event (TestRootCauseStream_PrefetchAndPipeAtManyRanksChangeNothing).
 
 // pipeRanks is the number of ranks from which the root-cause stream
 // runs its point-to-point stream on a goroutine of its own (a variable
