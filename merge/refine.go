@@ -631,8 +631,8 @@ func (q *ClockQuality) RankBoundNS(rank int32) float64 {
 			return b.TypicalNS
 		}
 	}
-	if rank > 0 && int(rank) < len(q.errBars) && q.errBars[rank] >= 0 {
-		return q.errBars[rank]
+	if rank > 0 && int(rank) < len(q.ErrBarsByRank) && q.ErrBarsByRank[rank] >= 0 {
+		return q.ErrBarsByRank[rank]
 	}
 	if rank > 0 && int(rank) < len(q.SyncBounds) {
 		return q.SyncBounds[rank]

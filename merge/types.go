@@ -43,9 +43,9 @@ type GEvent struct {
 	// Filled by merge for matching; not part of the output contract.
 	// (The event's index in its communicator is CommRank: a copy of it
 	// here made a GEvent 136 bytes, three cache lines; TestGEvent_IsTwoCacheLines.)
-	commIdx int32  // dense communicator index, -1 when unknown
-	site    int32  // dense call-site index, -1 when unknown
-	ord     uint64 // arrival order in its rank's reorder heap (merge/order.go): ties keep file order
+	CommIdx int32  // dense communicator index, -1 when unknown
+	Site    int32  // dense call-site index, -1 when unknown
+	Ord     uint64 // arrival order in its rank's reorder heap (merge/order.go): ties keep file order
 }
 
 // gEventSize is the size of a GEvent: two cache lines. Every event is
@@ -141,7 +141,7 @@ type Instance struct {
 	Sent []uint64 `json:"sent,omitempty"`
 	Recv []uint64 `json:"recv,omitempty"` // members' received bytes, parallel to Ranks (see Sent)
 
-	lastSite, waitSite, causeSite int32 // dense site indices until resolved
+	LastSiteIdx, WaitSiteIdx, CauseSiteIdx int32 `json:"-"` // dense site indices until resolved
 }
 
 // OpSummary aggregates all instances of one op.
@@ -260,8 +260,8 @@ type ClockQuality struct {
 	// timestamps over the run (errorbars_summary.go; the per-event values are
 	// events.csv's enter_err_ns and exit_err_ns). errBars indexes their
 	// medians by world rank (-1: unknown).
-	ErrorBars []RankErrorBars `json:"error_bars,omitempty"`
-	errBars   []float64
+	ErrorBars     []RankErrorBars `json:"error_bars,omitempty"`
+	ErrBarsByRank []float64       `json:"-"`
 	// LooseKnots: per rank, the sync knots whose bound was far wider than
 	// their neighbours' and which the correction moved toward them
 	// (correct.LooseKnotFactor).
