@@ -2,9 +2,9 @@
 
 // Command exportfields renames the engine's unexported fields of the
 // reports' data model to exported names, type-aware, in the packages
-// given (default ./merge ./merge/model): the field declarations, every
+// given (default ./merge ./merge/datamodel): the field declarations, every
 // selector whose operand is of the field's type (merge.GEvent,
-// merge.Instance, merge.ClockQuality or their merge/model originals, the
+// merge.Instance, merge.ClockQuality or their merge/datamodel originals, the
 // aliases included) and every keyed composite literal of those types.
 // A selector x.site on another struct is left alone, which a sed could
 // not promise. A renamed field of a struct with JSON tags gets `json:"-"`,
@@ -38,14 +38,14 @@ import (
 const module = "github.com/gclock/gclock/"
 
 // renames: type name -> old field -> new field. The types live in merge
-// (before the move) or merge/model (after it).
+// (before the move) or merge/datamodel (after it).
 var renames = map[string]map[string]string{
 	"GEvent":       {"commIdx": "CommIdx", "site": "Site", "ord": "Ord"},
 	"Instance":     {"lastSite": "LastSiteIdx", "waitSite": "WaitSiteIdx", "causeSite": "CauseSiteIdx"},
 	"ClockQuality": {"errBars": "ErrBarsByRank"},
 }
 
-var homes = map[string]bool{module + "merge": true, module + "merge/model": true}
+var homes = map[string]bool{module + "merge": true, module + "merge/datamodel": true}
 
 type listed struct {
 	ImportPath  string
@@ -86,7 +86,7 @@ type edit struct {
 func main() {
 	pkgs := os.Args[1:]
 	if len(pkgs) == 0 {
-		pkgs = []string{"./merge", "./merge/model"}
+		pkgs = []string{"./merge", "./merge/datamodel"}
 	}
 	deps, err := golist(append([]string{"-export", "-deps", "-test"}, pkgs...)...)
 	if err != nil {
