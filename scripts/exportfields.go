@@ -1,11 +1,12 @@
 //go:build ignore
 
-// Command exportfields renames the engine's unexported fields of the
-// reports' data model to exported names, type-aware, in the packages
-// given (default ./merge ./merge/datamodel): the field declarations, every
-// selector whose operand is of the field's type (merge.GEvent,
-// merge.Instance, merge.ClockQuality or their merge/datamodel originals, the
-// aliases included) and every keyed composite literal of those types.
+// Command exportfields renames the engine's unexported fields (and
+// PairWaits' method add) of the reports' data model to exported names,
+// type-aware, in the packages given (default ./merge ./merge/datamodel):
+// the declarations, every selector whose operand is of the field's type
+// (merge.GEvent, merge.Instance, merge.ClockQuality, merge.PairWaits or
+// their merge/datamodel originals, the aliases included) and every keyed
+// composite literal of those types.
 // A selector x.site on another struct is left alone, which a sed could
 // not promise. A renamed field of a struct with JSON tags gets `json:"-"`,
 // so the JSON outputs do not change.
@@ -43,6 +44,7 @@ var renames = map[string]map[string]string{
 	"GEvent":       {"commIdx": "CommIdx", "site": "Site", "ord": "Ord"},
 	"Instance":     {"lastSite": "LastSiteIdx", "waitSite": "WaitSiteIdx", "causeSite": "CauseSiteIdx"},
 	"ClockQuality": {"errBars": "ErrBarsByRank"},
+	"PairWaits":    {"add": "Add"}, // a method
 }
 
 var homes = map[string]bool{module + "merge": true, module + "merge/datamodel": true}
@@ -173,6 +175,13 @@ func rewrite(p listed, exports map[string]string) (int, error) {
 				fields[st.Field(i)] = nw
 			}
 		}
+		if n, ok := tn.Type().(*types.Named); ok {
+			for i := 0; i < n.NumMethods(); i++ {
+				if nw, ok := m[n.Method(i).Name()]; ok {
+					fields[n.Method(i)] = nw
+				}
+			}
+		}
 	}
 	for _, obj := range info.Defs {
 		if tn, ok := obj.(*types.TypeName); ok && !tn.IsAlias() {
@@ -196,6 +205,17 @@ func rewrite(p listed, exports map[string]string) (int, error) {
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch x := n.(type) {
+			case *ast.FuncDecl:
+				if x.Recv == nil || len(x.Recv.List) != 1 {
+					return true
+				}
+				if fn, ok := info.Defs[x.Name].(*types.Func); ok {
+					if m := home(fn.Type().(*types.Signature).Recv().Type()); m != nil {
+						if nw, ok := m[x.Name.Name]; ok {
+							add(x.Name, nw)
+						}
+					}
+				}
 			case *ast.TypeSpec:
 				m := renames[x.Name.Name]
 				st, ok := x.Type.(*ast.StructType)
