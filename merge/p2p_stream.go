@@ -876,7 +876,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 		if s.part != nil {
 			s.part.lateSender(w, snd, r)
 		} else {
-			out.LateSender.add(w)
+			out.LateSender.Add(w)
 			s.addWorst(lateMessage(w, snd, r))
 		}
 	}
@@ -890,7 +890,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 			if s.part != nil {
 				s.part.lateReceiver(w)
 			} else {
-				out.LateReceiver.add(w)
+				out.LateReceiver.Add(w)
 			}
 		}
 	}
@@ -916,7 +916,7 @@ func lateMessage(w float64, snd, r *p2pMsg) LateMessage {
 }
 
 // add counts one wait of w ns in the totals.
-func (pw *PairWaits) add(w float64) {
+func (pw *PairWaits) Add(w float64) {
 	pw.Count++
 	pw.TotalNS += w
 	pw.MaxNS = max(pw.MaxNS, w)
