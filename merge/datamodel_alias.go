@@ -50,6 +50,33 @@ type (
 	CPRegion        = datamodel.CPRegion
 )
 
+// What the Gantt chart and Perfetto highlight (datamodel/rootcause.go).
+type (
+	Mark     = datamodel.Mark
+	MarkKind = datamodel.MarkKind
+)
+
+// The kinds of Mark (datamodel/rootcause.go).
+const (
+	MarkRootCause    = datamodel.MarkRootCause
+	MarkCriticalPath = datamodel.MarkCriticalPath
+)
+
+// The point-to-point analysis's result, p2p.json (datamodel/p2p.go).
+type (
+	P2PResult   = datamodel.P2PResult
+	Message     = datamodel.Message
+	PairWaits   = datamodel.PairWaits
+	PairWait    = datamodel.PairWait
+	LateMessage = datamodel.LateMessage
+	P2PRank     = datamodel.P2PRank
+	P2PSite     = datamodel.P2PSite
+	NBCSummary  = datamodel.NBCSummary
+)
+
+// A clock-condition violation to repair (datamodel/repair.go).
+type Repair = datamodel.Repair
+
 // The post-mortem (datamodel/postmortem.go).
 type (
 	PostMortem  = datamodel.PostMortem

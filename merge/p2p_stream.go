@@ -915,13 +915,6 @@ func lateMessage(w float64, snd, r *p2pMsg) LateMessage {
 		WaitEnter: r.waitEnter, WaitNS: w, SendLocal: snd.postLocal, WaitLocal: r.waitLocal}
 }
 
-// add counts one wait of w ns in the totals.
-func (pw *PairWaits) Add(w float64) {
-	pw.Count++
-	pw.TotalNS += w
-	pw.MaxNS = max(pw.MaxNS, w)
-}
-
 // addPairSum adds wait w to the culprit -> victim pair.
 func addPairSum(pairs map[[2]int32]*PairWait, culprit, victim int32, w float64) {
 	p := pairs[[2]int32{culprit, victim}]

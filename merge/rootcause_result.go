@@ -264,28 +264,6 @@ func largestAmounts(l []RankAmount, n int) []RankAmount {
 	return l
 }
 
-// MarkKind says what a Mark shows.
-type MarkKind uint8
-
-// The kinds of Mark.
-const (
-	// MarkRootCause: a delay of a listed root cause, on the delaying rank.
-	MarkRootCause MarkKind = iota
-	// MarkCriticalPath: a stay of the critical path on a rank.
-	MarkCriticalPath
-)
-
-// Mark is an interval the Gantt chart and Perfetto highlight: a delay
-// of one of the top root causes, or a stretch of the critical path.
-// Times are global ns relative to the origin.
-type Mark struct {
-	Kind       MarkKind
-	Rank       int32
-	Start, End float64
-	// Label names the cause ("root cause 1: region") or the path.
-	Label string
-}
-
 // MarkMinShare is the share of all waiting a root cause needs for Marks
 // to draw it.
 const MarkMinShare = 0.10

@@ -126,3 +126,25 @@ type CPRegion struct {
 	// Ranks lists the ranks the path visits in the region.
 	Ranks string `json:"ranks"`
 }
+
+// MarkKind says what a Mark shows.
+type MarkKind uint8
+
+// The kinds of Mark.
+const (
+	// MarkRootCause: a delay of a listed root cause, on the delaying rank.
+	MarkRootCause MarkKind = iota
+	// MarkCriticalPath: a stay of the critical path on a rank.
+	MarkCriticalPath
+)
+
+// Mark is an interval the Gantt chart and Perfetto highlight: a delay
+// of one of the top root causes, or a stretch of the critical path.
+// Times are global ns relative to the origin.
+type Mark struct {
+	Kind       MarkKind
+	Rank       int32
+	Start, End float64
+	// Label names the cause ("root cause 1: region") or the path.
+	Label string
+}
