@@ -200,7 +200,7 @@ func (m *matcher) slot(cs *commState, seq int64) **openInst {
 	return &cs.open[d]
 }
 
-// add matches one collective event (ev.commIdx >= 0).
+// add matches one collective event (ev.CommIdx >= 0).
 func (m *matcher) add(ev *GEvent) {
 	cs := m.comms[ev.CommIdx]
 	pos := int(ev.CommRank)

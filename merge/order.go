@@ -37,7 +37,7 @@ type rankOrder struct {
 	// starts before it (global ns), when hasHorizon.
 	horizon    float64
 	hasHorizon bool
-	arrived    uint64 // events put in the heap so far (GEvent.ord)
+	arrived    uint64 // events put in the heap so far (GEvent.Ord)
 	// sync: batches go to sync.ready (decoding on the merge goroutine)
 	sync *decState
 }

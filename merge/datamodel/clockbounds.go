@@ -59,7 +59,7 @@ type RankErrorBars struct {
 	// MedianNS and MaxNS over the rank's knot span (probed evenly in time).
 	MedianNS float64 `json:"median_ns"`
 	MaxNS    float64 `json:"max_ns"` // the largest error bar over the rank's knot span, ns
-	// Series: up to merge.ErrorBarSlices equal slices of the knot span, each
+	// Series: up to 16 (merge.ErrorBarSlices) equal slices of the knot span, each
 	// [global start ns relative to the run origin, largest bar ns].
 	Series [][2]float64 `json:"series"`
 }

@@ -252,11 +252,11 @@ type ClockQuality struct {
 	SyncBoundNS float64   `json:"sync_bound_ns"` // largest of SyncBounds, ns (-1: none known)
 	// ErrorBars: per rank, the estimated error of its corrected
 	// timestamps over the run (errorbars_summary.go; the per-event values are
-	// events.csv's enter_err_ns and exit_err_ns). ErrBarsByRank indexes
-	// their medians by world rank (-1: unknown); set by the engine, not
-	// part of the output contract.
-	ErrorBars     []RankErrorBars `json:"error_bars,omitempty"`
-	ErrBarsByRank []float64       `json:"-"`
+	// events.csv's enter_err_ns and exit_err_ns).
+	ErrorBars []RankErrorBars `json:"error_bars,omitempty"`
+	// ErrBarsByRank indexes their medians by world rank (-1: unknown):
+	// set by the engine for RankBoundNS, not part of the output contract.
+	ErrBarsByRank []float64 `json:"-"`
 	// LooseKnots: per rank, the sync knots whose bound was far wider than
 	// their neighbours' and which the correction moved toward them
 	// (correct.LooseKnotFactor).
