@@ -1297,9 +1297,7 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, in *rcInst, flow Flow, kind int)
 				s.waitOf(kind, false, a, seg[i], b, pb, w, exit[i], need)
 			}
 		default:
-			if a, bj := s.rankIf(members[i]), s.rankIf(members[j]); s.fastOff || !s.waitFast(kind, a, seg[i], bj, seg[j], w, enter[j]) {
-				s.waitOf(kind, false, a, seg[i], bj, seg[j], w, exit[i], enter[j])
-			}
+			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], s.rankIf(members[j]), seg[j], w, exit[i], enter[j])
 		}
 	}
 }

@@ -8,15 +8,11 @@ package merge
 // a waiter made spilled and reloaded the waiter's and the side's state,
 // and each re-derived what the one before knew (the ranks' rings, the
 // side's validity, the waiter's segment). Here a waiter whose case is the
-// common one, known before anything is changed (but the side of the
-// waited-for call, which waitOf would make at the same point), is handled
-// in one body; any other (a cut interval, an interval that is not the
-// side's regions in order, more than one cause, a record already on the
-// call, propagated costs) goes through waitOf as before. It calls out
-// only for what is not per waiter: the side and the waited-for rank's
-// node, made by the call's first waiter (newSide, jump), and the last
-// synchronisation when the ranks' latest communicators differ (lastSync,
-// which changes nothing).
+// common one, known before anything is changed, is handled in one body;
+// any other (no shared latest communicator, a cut interval, the side
+// not yet made for this call, more than one cause, a record already on
+// the call, propagated costs, the waited-for rank's node not yet made) goes
+// through waitOf as before, untouched.
 
 // waitFast attributes rank a's wait w in its call at pa for rank b's
 // call at pb, entered at need (an N×N waiter, kind as waitOf's), when it
@@ -27,24 +23,29 @@ func (s *RootCauseStream) waitFast(kind int, a *rcRank, pa uint64, b *rcRank, pb
 	if a == nil || b == nil || a == b {
 		return false
 	}
-	// the last synchronisation: lastSync's shortcut inline (as in
-	// waitOf), else lastSync
-	var sa, sb uint64
-	if c := a.topComm; c != nil && c.t > a.secondT && b.topComm == c && c.last[a.topPos] <= pa && c.last[b.topPos] <= pb &&
-		(len(a.peers) == 0 || a.peerMaxT < c.t) {
-		sa, sb = c.last[a.topPos], c.last[b.topPos]
-	} else {
-		sa, sb = s.lastSync(a, b, pa, pb)
+	// lastSync's shortcut (waitOf's inline case), or the slow path
+	c := a.topComm
+	if c == nil || b.topComm != c || !(c.t > a.secondT) || len(a.peers) != 0 && !(a.peerMaxT < c.t) {
+		return false
+	}
+	sa, sb := c.last[a.topPos], c.last[b.topPos]
+	if sa > pa || sb > pb {
+		return false
 	}
 	// no interval cut by the rings (waitOf counts those)
 	if sa < a.oldest() || sb < b.oldest() {
 		return false
 	}
-	// the side of b's call since sb, made here when this event has not
-	// made it yet (as waitOf would: a fall-back below finds it made)
+	// the side made for b's call since sb within this event
 	sd := &s.side
 	if !sd.live || sd.b != b || sd.sb != sb || sd.pb != pb || sd.gen != s.gen {
-		sd = s.newSide(b, sb, pb)
+		return false
+	}
+	// jump's cached node for b's call (made by its first waiter), or a
+	// wait older than a's path (jump does nothing)
+	jumps := pa >= a.cp.since
+	if jumps && (b.cp.nodeAt != pb+1 || b.cp.node == 0) {
+		return false
 	}
 	// delays: a's interval runs through the side's distinct regions in
 	// the same order, one delay among them at most
@@ -112,11 +113,7 @@ func (s *RootCauseStream) waitFast(kind int, a *rcRank, pa uint64, b *rcRank, pb
 		a.one[pa&m] = rcEnt{rcCauseKey(b.rank, int32(sd.tB[first].cause)), scale * d1}
 		g.res = rcResOne
 	}
-	switch {
-	case pa < a.cp.since: // an older wait than the one a's path took
-	case b.cp.nodeAt != pb+1 || b.cp.node == 0: // b's node not made yet
-		s.jump(a, pa, b, pb, w, need)
-	default: // jump, b's node made by the call's first waiter
+	if jumps { // jump with b's node made
 		p := &a.cp
 		if p.frozen != nil {
 			p.spare = p.frozen[:0]
