@@ -599,10 +599,6 @@ type RootCauseStream struct {
 	cpEnd                 float64
 	cpRank                int32
 	err                   error
-	// fastOff sends every N×N waiter through waitOf (tests: waitFast
-	// must agree with it); fastWaits counts the waiters waitFast took.
-	fastOff   bool
-	fastWaits int
 }
 
 type rcSitePC struct {
@@ -1293,9 +1289,7 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, in *rcInst, flow Flow, kind int)
 		switch {
 		case j < 0:
 		case j == last:
-			if a := s.rankIf(members[i]); s.fastOff || !s.waitFast(kind, a, seg[i], b, pb, w, need) {
-				s.waitOf(kind, false, a, seg[i], b, pb, w, exit[i], need)
-			}
+			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], b, pb, w, exit[i], need)
 		default:
 			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], s.rankIf(members[j]), seg[j], w, exit[i], enter[j])
 		}
