@@ -157,7 +157,7 @@ func appRow(c *Config, sec, appName string, goalRow bool, note string, l appLaun
 		{"traced", func() (map[string]float64, error) {
 			d := c.runDir("app")
 			defer os.RemoveAll(d)
-			o, err := appWall(d, l.argv([]string{"LD_PRELOAD=" + l.lib, "GCLOCK_DIR=" + d}))
+			o, err := appWall(d, l.argv(tracedAppEnv(c, l.lib, d)))
 			if err != nil {
 				return nil, err
 			}
@@ -203,6 +203,14 @@ func appRow(c *Config, sec, appName string, goalRow bool, note string, l appLaun
 			num(minOf(s.get("plain", "wall"))), num(maxOf(s.get("plain", "wall"))), paired,
 			num(ev), num(ev/p/1e6), num((t-p)/ev*1e9), stepNote(s.get("plain", "p25"), s.get("traced", "p25")),
 			afterNote(s.get("plain", "after"), s.get("traced", "after")), note)}
+}
+
+// tracedAppEnv is the environment section 9 adds to a traced run: the
+// preload, the trace directory and -env's settings (e.g. GCLOCK_BUFFER=2048
+// to compare a setting against the default with one library, alternating
+// runs of the two).
+func tracedAppEnv(c *Config, lib, dir string) []string {
+	return append([]string{"LD_PRELOAD=" + lib, "GCLOCK_DIR=" + dir}, strings.Fields(c.Env)...)
 }
 
 // stepNote is the notes' clause on the step times a program reports

@@ -36,7 +36,7 @@ type Config struct {
 	Only       string // comma-separated section numbers ("" = all)
 	Rows       string // section 4: parts of row names to run, separated by | ("" = all)
 	Keep       string // section 4: directory that keeps each run's traces ("" = removed)
-	Env        string // section 4: extra settings of the traced runs, KEY=VALUE separated by spaces
+	Env        string // sections 4 and 9: extra settings of the traced runs, KEY=VALUE separated by spaces
 	Log        io.Writer
 
 	bins  map[string]string // compiled C benchmarks by name
@@ -225,7 +225,7 @@ func main() {
 	flag.StringVar(&c.Doc, "doc", "", "markdown file whose section for this machine is replaced (e.g. docs/benchmarks.md)")
 	flag.StringVar(&c.Only, "only", os.Getenv("BENCH_ONLY"), "comma-separated section numbers to run (1-10)")
 	flag.StringVar(&c.Rows, "rows", os.Getenv("BENCH_ROWS"), "section 4: parts of row names separated by |; only rows whose name contains one run (e.g. \"period, 4 ranks|(seed 7), 4 ranks\")")
-	flag.StringVar(&c.Env, "env", "", "section 4: extra settings for the resync rows' traced runs, KEY=VALUE separated by spaces (e.g. GCLOCK_RESYNC_PINGPONGS=50)")
+	flag.StringVar(&c.Env, "env", "", "sections 4 and 9: extra settings for the resync rows' and the applications' traced runs, KEY=VALUE separated by spaces (e.g. GCLOCK_RESYNC_PINGPONGS=50, GCLOCK_BUFFER=2048)")
 	flag.StringVar(&c.Keep, "keep", "", "section 4: keep every run's trace directory under this directory")
 	flag.StringVar(&c.Work, "work", "", "scratch directory (default: a fresh temporary one, removed afterwards)")
 	flag.Parse()

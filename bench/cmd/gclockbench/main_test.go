@@ -270,3 +270,25 @@ func TestWantRow_SelectsSection4RowsByPartsOfTheirNames(t *testing.T) {
 		}
 	}
 }
+
+// TestTracedAppEnv_CarriesEnvSettingsAfterThePreload: section 9's traced
+// runs get -env's settings (GCLOCK_BUFFER=2048 against the default with one
+// library), after the preload and the trace directory; without -env only
+// those two.
+func TestTracedAppEnv_CarriesEnvSettingsAfterThePreload(t *testing.T) {
+	for _, tc := range []struct {
+		name, env string
+		want      []string
+	}{
+		{"no -env", "", []string{"LD_PRELOAD=/l.so", "GCLOCK_DIR=/d"}},
+		{"one setting", "GCLOCK_BUFFER=2048", []string{"LD_PRELOAD=/l.so", "GCLOCK_DIR=/d", "GCLOCK_BUFFER=2048"}},
+		{"two settings, extra spaces", "  GCLOCK_BUFFER=2048   GCLOCK_FLUSH_SYNC=0 ", []string{"LD_PRELOAD=/l.so", "GCLOCK_DIR=/d", "GCLOCK_BUFFER=2048", "GCLOCK_FLUSH_SYNC=0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tracedAppEnv(&Config{Env: tc.env}, "/l.so", "/d")
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("tracedAppEnv = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
