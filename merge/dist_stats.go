@@ -18,13 +18,13 @@ const statsTag = 7140
 
 // Message kinds counted by CountingTransport, from the message's tag.
 const (
-	KindShipped = iota // every event shipped to process 0 (dist*.go)
-	KindData           // decoder -> owner: collective and point-to-point events (part_decode.go)
-	KindStream         // decoder -> process 0: the events a stream sink wants (root causes, RMA)
-	KindRecords        // owner -> process 0: collective instance records (part_owner.go)
-	KindP2PRecords     // owner -> process 0: point-to-point records (p2p_part.go)
-	KindWorst          // owner -> process 0: the worst instances, fetched at the end
-	KindControl        // acknowledgements, end records, assignments, statistics
+	KindShipped    = iota // every event shipped to process 0 (dist*.go)
+	KindData              // decoder -> owner: collective and point-to-point events (part_decode.go)
+	KindStream            // decoder -> process 0: the events a stream sink wants (root causes, RMA)
+	KindRecords           // owner -> process 0: collective instance records (part_owner.go)
+	KindP2PRecords        // owner -> process 0: point-to-point records (p2p_part.go)
+	KindWorst             // owner -> process 0: the worst instances, fetched at the end
+	KindControl           // acknowledgements, end records, assignments, statistics
 	NumKinds
 )
 
