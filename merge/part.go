@@ -71,13 +71,6 @@ const (
 	partMagic = 0x54524150 // "PART": a partitioned plan
 	partRerun = 3          // control word after a partitioned pass: serve again
 	partAhead = 3          // rounds a decoder may run ahead of its slowest consumer
-	// partAheadStream: the same for process 0's stream when 2 processes
-	// split the pass with process 0 only feeding a stream over every
-	// event (D64): the two then wait on each other for every round, and
-	// with 3 rounds ahead the K=2 wall time under load was 20.9–30.8 s
-	// against 19.7–21.8 s with 12 (2 interleaved pairs); process 0 holds
-	// up to 12 rounds of the stream (≈ 50 MB at 2^15 events a round).
-	partAheadStream = 12
 	// partBlock: instances are owned in blocks of partBlock consecutive
 	// sequence numbers per communicator (round robin over the owners).
 	partBlock = 64

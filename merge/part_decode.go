@@ -86,10 +86,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	for _, q := range owners {
 		cons = append(cons, &consumer{p: q, tag: tagData, ack: net.listen(q, tagAckOwn), acked: -1, ahead: partAhead})
 	}
+	// Process 0's stream too: 12 rounds (D64, when 2 processes split the
+	// pass with process 0 only feeding it) were no faster than 3 once the
+	// stream went in messages of 16,384 events (D66; decision D67).
 	zero := &consumer{p: 0, tag: tagStream, ack: net.listen(0, tagAck0), acked: -1, ahead: partAhead}
-	if pl.procs == 2 && pl.owner0 == 1 {
-		zero.ahead = partAheadStream // process 0 only feeds the stream (D64)
-	}
 	cons = append(cons, zero)
 	bufs := make([][]GEvent, pl.procs) // by owner process
 	var sbuf []GEvent                  // to process 0's stream sinks
