@@ -114,15 +114,8 @@ func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
 // of a run's ranks record the same parameters; Load keeps one map per
 // epoch for them, not one a rank.
 func TestLoad_RanksWithEqualEpochParametersShareTheirMaps(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := synth.Generate(dir, synth.Config{Ranks: 6, Steps: 3, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	run, err := Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
+	dir, _ := genRun(t, synth.Config{Ranks: 6, Steps: 3, Seed: 5})
+	run, _ := loadPass(t, dir)
 	first := run.Ranks[0].Meta.Epochs
 	if len(first) == 0 || len(first[0].Params) == 0 {
 		t.Fatal("the synthetic run's rank 0 records no epoch parameters: nothing to share")

@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/gclock/gclock/trace/synth"
@@ -13,10 +12,7 @@ import (
 // trace reader, no call-site cache); its own block keeps readers and
 // caches, and reads all its events.
 func TestReleaseOthers_AProcessKeepsNoReaderForRanksItDoesNotDecode(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := synth.Generate(dir, synth.Config{Ranks: 8, Steps: 200, Seed: 3, ChunkEvents: 64, Halo: true}); err != nil {
-		t.Fatal(err)
-	}
+	dir, _ := genRun(t, synth.Config{Ranks: 8, Steps: 200, Seed: 3, ChunkEvents: 64, Halo: true})
 	for _, tc := range []struct {
 		name   string
 		lo, hi int
@@ -26,15 +22,7 @@ func TestReleaseOthers_AProcessKeepsNoReaderForRanksItDoesNotDecode(t *testing.T
 		{"nothing (process 0 with share 0)", 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run, err := Load(dir, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer run.Close()
-			pass, err := Prepare(run, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			run, pass := loadPass(t, dir)
 			a := pass.a
 			metas := make([]*RankMeta, len(run.Ranks))
 			for i, ri := range run.Ranks {
