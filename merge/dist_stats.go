@@ -18,16 +18,18 @@ const statsTag = 7140
 
 // Message kinds counted by CountingTransport, from the message's tag.
 const (
-	KindShipped = iota // every event shipped to process 0 (dist*.go)
-	KindData           // decoder -> owner: collective and point-to-point events (part_decode.go)
-	KindStream         // decoder -> process 0: the events a stream sink wants (root causes, RMA)
-	KindRecords        // owner -> process 0: instance and point-to-point records
-	KindControl        // acknowledgements, end records, assignments, statistics
+	KindShipped    = iota // every event shipped to process 0 (dist*.go)
+	KindData              // decoder -> owner: collective and point-to-point events (part_decode.go)
+	KindStream            // decoder -> process 0: the events a stream sink wants (root causes, RMA)
+	KindRecords           // owner -> process 0: collective instance records (part_owner.go)
+	KindP2PRecords        // owner -> process 0: point-to-point records (p2p_part.go)
+	KindWorst             // owner -> process 0: the worst instances, fetched at the end
+	KindControl           // acknowledgements, end records, assignments, statistics
 	NumKinds
 )
 
 // KindNames names the message kinds, indexed by Kind*.
-var KindNames = [NumKinds]string{"shipping protocol", "partition data", "stream to 0", "records", "control"}
+var KindNames = [NumKinds]string{"shipping protocol", "partition data", "stream to 0", "instance records", "point-to-point records", "worst instances", "control"}
 
 func tagKind(tag int) int {
 	switch tag {
@@ -37,8 +39,12 @@ func tagKind(tag int) int {
 		return KindData
 	case tagStream:
 		return KindStream
-	case tagRes, tagP2PRes, tagWorstRes:
+	case tagRes:
 		return KindRecords
+	case tagP2PRes:
+		return KindP2PRecords
+	case tagWorstRes:
+		return KindWorst
 	}
 	return KindControl
 }

@@ -18,7 +18,8 @@ func TestCountingTransport_CountsEveryMessageByKindAndGathersToProcess0(t *testi
 		{2, 0, tagStream, 100, KindStream},
 		{1, 2, tagData, 700, KindData},
 		{2, 0, tagRes, 50, KindRecords},
-		{1, 0, tagP2PRes, 30, KindRecords},
+		{1, 0, tagP2PRes, 30, KindP2PRecords},
+		{2, 0, tagWorstRes, 20, KindWorst},
 		{0, 1, tagAck0, 16, KindControl},
 	}
 	raw := newChanNet(k)
@@ -47,8 +48,8 @@ func TestCountingTransport_CountsEveryMessageByKindAndGathersToProcess0(t *testi
 			t.Errorf("process %d: sent %v received %v, want %v and %v", p, got[p].Sent, got[p].Recv, wantSent[p], wantRecv[p])
 		}
 	}
-	if r := got[0].RecvTotal(); r != 4096+100+50+30 {
-		t.Errorf("process 0 received %d bytes in all, want %d", r, 4096+100+50+30)
+	if r := got[0].RecvTotal(); r != 4096+100+50+30+20 {
+		t.Errorf("process 0 received %d bytes in all, want %d", r, 4096+100+50+30+20)
 	}
 	var wg sync.WaitGroup
 	for p := 1; p < k; p++ {

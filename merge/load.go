@@ -130,6 +130,7 @@ func Load(dir string, open Opener) (*Run, error) {
 	var jobOrder []string
 	shared := map[uint64][]int32{}
 	var lastConfig map[string]string
+	var lastParams []map[string]string // by epoch, the previous file's
 	for _, name := range files {
 		path := filepath.Join(dir, name)
 		src, err := openSafe(open, path)
@@ -166,6 +167,16 @@ func Load(dir string, open Opener) (*Run, error) {
 			h.Config = lastConfig
 		} else {
 			lastConfig = h.Config
+		}
+		// So do their sync epochs' parameters (≈ 0.3 kB an epoch).
+		for i := range m.Epochs {
+			if e := &m.Epochs[i]; i < len(lastParams) && len(e.Params) > 0 && maps.Equal(e.Params, lastParams[i]) {
+				e.Params = lastParams[i]
+			}
+		}
+		lastParams = lastParams[:0]
+		for _, e := range m.Epochs {
+			lastParams = append(lastParams, e.Params)
 		}
 		ri := &RankInput{Path: path, Rank: h.Rank, Meta: m, Src: src, knownDamage: len(m.Damage)}
 		byRank[h.Rank] = ri

@@ -109,3 +109,25 @@ func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
 		}
 	}
 }
+
+// TestLoad_RanksWithEqualEpochParametersShareTheirMaps: the sync epochs
+// of a run's ranks record the same parameters; Load keeps one map per
+// epoch for them, not one a rank.
+func TestLoad_RanksWithEqualEpochParametersShareTheirMaps(t *testing.T) {
+	dir, _ := genRun(t, synth.Config{Ranks: 6, Steps: 3, Seed: 5})
+	run, _ := loadPass(t, dir)
+	first := run.Ranks[0].Meta.Epochs
+	if len(first) == 0 || len(first[0].Params) == 0 {
+		t.Fatal("the synthetic run's rank 0 records no epoch parameters: nothing to share")
+	}
+	for _, ri := range run.Ranks[1:] {
+		for i, e := range ri.Meta.Epochs {
+			if i >= len(first) || !maps.Equal(e.Params, first[i].Params) {
+				t.Fatalf("rank %d's epoch %d parameters differ from rank 0's", ri.Rank, i)
+			}
+			if reflect.ValueOf(e.Params).UnsafePointer() != reflect.ValueOf(first[i].Params).UnsafePointer() {
+				t.Errorf("rank %d has its own copy of epoch %d's parameters", ri.Rank, i)
+			}
+		}
+	}
+}

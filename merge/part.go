@@ -71,13 +71,6 @@ const (
 	partMagic = 0x54524150 // "PART": a partitioned plan
 	partRerun = 3          // control word after a partitioned pass: serve again
 	partAhead = 3          // rounds a decoder may run ahead of its slowest consumer
-	// partAheadStream: the same for process 0's stream when 2 processes
-	// split the pass with process 0 only feeding a stream over every
-	// event (D64): the two then wait on each other for every round, and
-	// with 3 rounds ahead the K=2 wall time under load was 20.9–30.8 s
-	// against 19.7–21.8 s with 12 (2 interleaved pairs); process 0 holds
-	// up to 12 rounds of the stream (≈ 50 MB at 2^15 events a round).
-	partAheadStream = 12
 	// partBlock: instances are owned in blocks of partBlock consecutive
 	// sequence numbers per communicator (round robin over the owners).
 	partBlock = 64
@@ -413,19 +406,46 @@ func (a *analyzer) servePart(pl *partPlan, d *Dist) error {
 	return errors.New("parallel analysis: bad request after the partitioned pass")
 }
 
-// releaseOthers drops the read buffers (the header's and footer's frame,
-// ≈ 2 kB a rank) of the rank files outside [lo, hi), which this process
-// does not decode: a process keeps none for ranks it does not read
-// (read again, a source allocates them anew).
+// releaseOthers drops what this process keeps of the rank files outside
+// [lo, hi), which it does not decode: a rank file's reader (its chunk
+// index, decoder state and read buffers: ≈ 4 kB a rank, in every process
+// for every rank of the run) goes, closed, and only the rank's metadata
+// stays (metaSource); so does the rank's call-site cache, which only its
+// decoder uses (≈ 1 kB a rank at 1024 ranks). A pass that runs again
+// (ErrPartitionRerun) loads the run again.
 func (a *analyzer) releaseOthers(lo, hi int) {
 	for i, ri := range a.rn.Ranks {
 		if i >= lo && i < hi {
+			continue
+		}
+		if rs := a.ranks[ri.Rank]; rs != nil {
+			rs.pcCache = nil
+		}
+		if ts, ok := ri.Src.(*traceSource); ok {
+			m := ts.Meta()
+			_ = ts.Close() // read-only: nothing to lose
+			// m points into ts, which stays: let go of what it holds.
+			ts.r, ts.live, ts.firsts = nil, nil, nil
+			ri.Src = metaSource{m: m}
 			continue
 		}
 		if r, ok := ri.Src.(releaser); ok {
 			r.Release()
 		}
 	}
+}
+
+// metaSource is the Source left of a rank file that a process of a
+// partitioned pass does not decode: its metadata, no events.
+type metaSource struct{ m *RankMeta }
+
+// Meta implements Source.
+func (s metaSource) Meta() *RankMeta { return s.m }
+
+// NextChunk implements Source: a process never reads a rank it does not
+// decode; if it did, the rank would have no events, so say why.
+func (s metaSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
+	return dst[:0], errors.New("parallel analysis: internal error: a rank file read by a process that does not decode it")
 }
 
 // block returns the rank states of the rank files [lo, hi).

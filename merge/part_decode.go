@@ -68,6 +68,17 @@ func gobBytes(v any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// partOwnChunk is the size (events) at which a decoder sends its buffer
+// to one of owners owners, and the room it makes the buffer with:
+// partChunk with up to partHeld/partChunk owners, less with more, never
+// under partChunk/8. The owners' buffers together then keep room for
+// about partHeld events whatever K, not owners·partChunk (a buffer sent
+// to another process keeps its room for the next events: at K=64 that
+// was 16 MB a decoder).
+func partOwnChunk(owners int) int {
+	return min(partChunk, max(partChunk/8, partHeld/max(owners, 1)))
+}
+
 // partDecode is a decoder: it decodes and merges mine and routes the
 // events (see the package comment above).
 func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) error {
@@ -86,10 +97,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	for _, q := range owners {
 		cons = append(cons, &consumer{p: q, tag: tagData, ack: net.listen(q, tagAckOwn), acked: -1, ahead: partAhead})
 	}
+	// Process 0's stream too: 12 rounds (D64, when 2 processes split the
+	// pass with process 0 only feeding it) were no faster than 3 once the
+	// stream went in messages of 16,384 events (D66; decision D70).
 	zero := &consumer{p: 0, tag: tagStream, ack: net.listen(0, tagAck0), acked: -1, ahead: partAhead}
-	if pl.procs == 2 && pl.owner0 == 1 {
-		zero.ahead = partAheadStream // process 0 only feeds the stream (D64)
-	}
 	cons = append(cons, zero)
 	bufs := make([][]GEvent, pl.procs) // by owner process
 	var sbuf []GEvent                  // to process 0's stream sinks
@@ -104,10 +115,12 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}, persist: map[uint64]int32{}}
 	}
 	// held: events in bufs together. A buffer is sent when it holds
-	// partChunk events, and all are when they hold partHeld together, so
+	// ownChunk events, and all are when they hold partHeld together, so
 	// a decoder's buffers stay small whatever K (each grew to a round's
-	// events for its owner before: 11–12 MB on a K=8 run). The stream's
-	// buffer to process 0 is sent at partChunkStream events.
+	// events for its owner before: 11–12 MB on a K=8 run). A buffer is
+	// made with room for ownChunk events. The stream's buffer to process
+	// 0 is sent at partChunkStream events.
+	ownChunk := partOwnChunk(len(owners))
 	held := 0
 	flush := func(c *consumer, done int32, eos bool) error {
 		var err error
@@ -129,7 +142,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			}
 			return nil
 		}
-		if n >= partChunk {
+		if n >= ownChunk {
 			return flush(c, cur-1, false)
 		}
 		if held < partHeld {
@@ -151,6 +164,9 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		}
 	}
 	push := func(q int, e *GEvent) error {
+		if cap(bufs[q]) == 0 {
+			bufs[q] = make([]GEvent, 0, ownChunk)
+		}
 		bufs[q] = append(bufs[q], *e)
 		held++
 		return flushFull(byProc[q], len(bufs[q]))

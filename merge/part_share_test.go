@@ -208,3 +208,22 @@ func TestPartitionIdentical_OneCoreDecodesOnTheMergeGoroutine(t *testing.T) {
 		}
 	}
 }
+
+// TestPartOwnChunk_ADecodersBuffersToTheOwnersKeepBoundedRoomWhateverK:
+// the room a decoder keeps in its buffers to the owners together stays
+// about partHeld events (at most partChunk/8 a buffer beyond it) for any
+// number of owners, and a message to an owner never exceeds partChunk.
+func TestPartOwnChunk_ADecodersBuffersToTheOwnersKeepBoundedRoomWhateverK(t *testing.T) {
+	for _, owners := range []int{1, 2, 3, 4, 7, 15, 63, 255, 1023} {
+		c := partOwnChunk(owners)
+		if c < 1 || c > partChunk {
+			t.Errorf("%d owners: messages of %d events, want 1..%d", owners, c, partChunk)
+		}
+		if room := owners * c; room > max(partHeld, owners*(partChunk/8)) {
+			t.Errorf("%d owners: room for %d events in the buffers together, want ≤ %d", owners, room, max(partHeld, owners*(partChunk/8)))
+		}
+		if owners <= partHeld/partChunk && c != partChunk {
+			t.Errorf("%d owners: messages of %d events, want partChunk (%d): few owners keep D58's message size", owners, c, partChunk)
+		}
+	}
+}

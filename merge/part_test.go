@@ -300,7 +300,7 @@ func TestPartition_TwoProcessesWithRootCauses_ProcessZeroOnlyFeedsTheStream(t *t
 		roots    bool
 		dataTo0  bool  // process 0 receives decoder-to-owner data (it owns instances)
 		streamTo bool  // process 0 receives a stream of events from the decoders (checked with roots)
-		rounds   int64 // events per round (0: the default); small: many rounds, the decoder runs partAheadStream ahead
+		rounds   int64 // events per round (0: the default); small: many rounds, the decoder runs partAhead ahead of process 0's stream
 	}{
 		{2, 0.5, true, false, true, 0},
 		{2, 0.5, true, false, true, 1000},

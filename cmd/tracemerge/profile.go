@@ -35,7 +35,12 @@ func startProfiles(stderr io.Writer) (stop func()) {
 		}
 	}
 	if path := profilePath("GCLOCK_MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 16 << 10 // fine enough for per-rank tables
+		peak := startPeakHeap()
 		stops = append(stops, func() {
+			if err := peak.write(path + ".peak"); err != nil {
+				fmt.Fprintf(stderr, "tracemerge: GCLOCK_MEMPROFILE: %v (no profile at the peak)\n", err)
+			}
 			if err := writeHeapProfile(path); err != nil {
 				fmt.Fprintf(stderr, "tracemerge: GCLOCK_MEMPROFILE: %v (no heap profile)\n", err)
 			}

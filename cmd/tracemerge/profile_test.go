@@ -10,7 +10,8 @@ import (
 
 // TestProfiles_WrittenWhereTheEnvironmentSaysOrReportedByFileName: with
 // GCLOCK_CPUPROFILE and GCLOCK_MEMPROFILE set, a run of tracemerge leaves
-// a gzipped pprof profile in each file; a path that cannot be created is
+// a gzipped pprof profile in each file (and the heap at its peak in
+// FILE.peak); a path that cannot be created is
 // reported on stderr by its name and the analysis still runs.
 func TestProfiles_WrittenWhereTheEnvironmentSaysOrReportedByFileName(t *testing.T) {
 	dir := t.TempDir()
@@ -20,7 +21,7 @@ func TestProfiles_WrittenWhereTheEnvironmentSaysOrReportedByFileName(t *testing.
 		wantFiles      []string
 		wantStderr     []string
 	}{
-		{"both", filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof"), []string{"cpu.prof", "mem.prof"}, nil},
+		{"both", filepath.Join(dir, "cpu.prof"), filepath.Join(dir, "mem.prof"), []string{"cpu.prof", "mem.prof", "mem.prof.peak"}, nil},
 		{"cpu only", filepath.Join(dir, "cpu2.prof"), "", []string{"cpu2.prof"}, nil},
 		{"unwritable paths", bad, bad, nil, []string{"GCLOCK_CPUPROFILE", "GCLOCK_MEMPROFILE", bad}},
 	} {

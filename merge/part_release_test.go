@@ -1,0 +1,65 @@
+package merge
+
+import (
+	"testing"
+
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// TestReleaseOthers_AProcessKeepsNoReaderForRanksItDoesNotDecode: after
+// releaseOthers a process of a partitioned pass holds, for the rank
+// files outside its block, only their metadata (the same RankMeta, no
+// trace reader, no call-site cache); its own block keeps readers and
+// caches, and reads all its events.
+func TestReleaseOthers_AProcessKeepsNoReaderForRanksItDoesNotDecode(t *testing.T) {
+	dir, _ := genRun(t, synth.Config{Ranks: 8, Steps: 200, Seed: 3, ChunkEvents: 64, Halo: true})
+	for _, tc := range []struct {
+		name   string
+		lo, hi int
+	}{
+		{"a middle block", 3, 6},
+		{"the first block", 0, 2},
+		{"nothing (process 0 with share 0)", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, pass := loadPass(t, dir)
+			a := pass.a
+			metas := make([]*RankMeta, len(run.Ranks))
+			for i, ri := range run.Ranks {
+				metas[i] = ri.Meta
+			}
+			a.releaseOthers(tc.lo, tc.hi)
+			for i, ri := range run.Ranks {
+				rs := a.ranks[ri.Rank]
+				mine := i >= tc.lo && i < tc.hi
+				ts, isReader := ri.Src.(*traceSource)
+				switch {
+				case mine && (!isReader || ts.r == nil || rs.pcCache == nil):
+					t.Errorf("rank %d (decoded here): source %T, call-site cache %d slots; want its reader and cache", ri.Rank, ri.Src, len(rs.pcCache))
+				case !mine && (isReader || rs.pcCache != nil):
+					t.Errorf("rank %d (not decoded here): source %T, call-site cache %d slots; want its metadata only", ri.Rank, ri.Src, len(rs.pcCache))
+				}
+				if ri.Src.Meta() != metas[i] || ri.Meta != metas[i] {
+					t.Errorf("rank %d: metadata changed", ri.Rank)
+				}
+				if !mine {
+					if _, err := ri.Src.NextChunk(nil); err == nil {
+						t.Errorf("rank %d: reading a released rank file gave no error", ri.Rank)
+					}
+					continue
+				}
+				n := 0
+				for {
+					ev, err := ri.Src.NextChunk(nil)
+					n += len(ev)
+					if err != nil {
+						break
+					}
+				}
+				if f := ri.Meta.Footer; f == nil || uint64(n) != f.Events {
+					t.Errorf("rank %d (decoded here): read %d events, footer %+v", ri.Rank, n, f)
+				}
+			}
+		})
+	}
+}
