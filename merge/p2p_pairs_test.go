@@ -130,3 +130,45 @@ func TestP2PStream_NoWaitsGiveEmptyPairLists(t *testing.T) {
 		t.Fatalf("pairs %#v and %#v, want two empty lists", res.LateSender.Pairs, res.LateReceiver.Pairs)
 	}
 }
+
+// TestP2PStream_PrefetchEndCallChangesNothing: the prefetch stages of an
+// event that ends its rank's completion call (p2pPieces' endCall) run
+// for ranks out of range, without state, without a call and with an
+// open call, and leave the stream as it was: the call then ends as
+// without them.
+func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
+	run := &Run{WorldSize: 3}
+	for r := 0; r < 2; r++ { // rank 2 has no file, so no state
+		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
+	}
+	for _, prefetch := range []bool{false, true} {
+		s := NewP2PStream(run, P2POptions{}, nil)
+		s.ranks = append(s.ranks, nil) // rank 2: a slot without state
+		evs := []GEvent{
+			{Rank: 0, Op: trace.OpIrecv, CommID: trace.CommWorldID, Root: -1, Peer: 1, Req: 1, Recv: 8, Enter: 0, Exit: 1},
+			{Rank: 1, Op: trace.OpSend, CommID: trace.CommWorldID, Root: -1, Peer: 0, Sent: 8, Enter: 50, Exit: 60},
+			{Rank: 0, Op: trace.OpWait, CommID: trace.CommWorldID, Root: -1, Peer: 1, Req: 1, Recv: 8, Enter: 10, Exit: 70},
+		}
+		for i := range evs {
+			if err := s.Add(&evs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if s.ranks[0].cur == nil {
+			t.Fatal("rank 0's Wait is not its open call")
+		}
+		if prefetch {
+			for _, r := range []int32{0, 1, 2, 3, 99} { // open call, no call, no state, out of range
+				e := GEvent{Rank: r, Op: trace.OpBarrier}
+				for k := range deepStages {
+					s.prefetchEndCall(&e, k)
+				}
+			}
+		}
+		s.endCall(0)
+		res := s.Result()
+		if len(res.Ranks) < 1 || res.Ranks[0].LateSenderNS != 40 || len(res.Ranks[0].WaitedFor) != 1 {
+			t.Fatalf("prefetch %v: rank 0 %+v, want a late-sender wait of 40 ns for rank 1", prefetch, res.Ranks)
+		}
+	}
+}
