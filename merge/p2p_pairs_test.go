@@ -72,11 +72,7 @@ func TestP2PStream_PairWaitsAreEachPairsMessagesSummed(t *testing.T) {
 				}
 			}
 			sort.SliceStable(evs, func(i, j int) bool { return evs[i].Enter < evs[j].Enter })
-			for i := range evs {
-				if err := s.Add(&evs[i]); err != nil {
-					t.Fatal(err)
-				}
-			}
+			addStream(t, s, evs)
 			res := s.Result()
 			if want := 2 * receivers * tc.senders * tc.msgs; res.Messages != want {
 				t.Fatalf("%d messages matched, want %d", res.Messages, want)
@@ -117,11 +113,7 @@ func TestP2PStream_NoWaitsGiveEmptyPairLists(t *testing.T) {
 		{Rank: 1, Op: trace.OpSend, CommID: trace.CommWorldID, Root: -1, Peer: 0, Sent: 8, Enter: 0, Exit: 10},
 		{Rank: 0, Op: trace.OpRecv, CommID: trace.CommWorldID, Root: -1, Peer: 1, Recv: 8, Enter: 20, Exit: 30},
 	}
-	for i := range evs {
-		if err := s.Add(&evs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
+	addStream(t, s, evs)
 	res := s.Result()
 	if res.Messages != 1 {
 		t.Fatalf("%d messages, want 1", res.Messages)
@@ -149,11 +141,7 @@ func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
 			{Rank: 1, Op: trace.OpSend, CommID: trace.CommWorldID, Root: -1, Peer: 0, Sent: 8, Enter: 50, Exit: 60},
 			{Rank: 0, Op: trace.OpWait, CommID: trace.CommWorldID, Root: -1, Peer: 1, Req: 1, Recv: 8, Enter: 10, Exit: 70},
 		}
-		for i := range evs {
-			if err := s.Add(&evs[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
+		addStream(t, s, evs)
 		if s.ranks[0].cur == nil {
 			t.Fatal("rank 0's Wait is not its open call")
 		}
@@ -169,6 +157,16 @@ func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
 		res := s.Result()
 		if len(res.Ranks) < 1 || res.Ranks[0].LateSenderNS != 40 || len(res.Ranks[0].WaitedFor) != 1 {
 			t.Fatalf("prefetch %v: rank 0 %+v, want a late-sender wait of 40 ns for rank 1", prefetch, res.Ranks)
+		}
+	}
+}
+
+// addStream adds evs to s in order, failing the test at an error.
+func addStream(t *testing.T, s Sink, evs []GEvent) {
+	t.Helper()
+	for i := range evs {
+		if err := s.Add(&evs[i]); err != nil {
+			t.Fatalf("event %d: %v", i, err)
 		}
 	}
 }
