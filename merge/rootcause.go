@@ -2027,8 +2027,10 @@ func (s *RootCauseStream) causeIf(k int64) *rcCause {
 // the regions known then (81 in that run: 0.6 kB, 5.6 MB for its 8,593
 // ranks that caused a wait, about what the map held).
 func (s *RootCauseStream) causeOf(b *rcRank, reg int32) *rcCause {
-	if int(reg) >= len(b.causes) {
-		b.causes = append(b.causes, make([]*rcCause, max(len(s.regions), int(reg)+1)-len(b.causes))...)
+	if n := max(len(s.regions), int(reg)+1); b.causes == nil {
+		b.causes = make([]*rcCause, n)
+	} else if int(reg) >= len(b.causes) {
+		b.causes = append(b.causes, make([]*rcCause, n-len(b.causes))...)
 	}
 	c := b.causes[reg]
 	if c == nil {
