@@ -661,7 +661,7 @@ func (a *analyzer) consume(ev *GEvent, rs *rankState, sinks []Sink) error {
 			return fmt.Errorf("point-to-point pass: %w", err)
 		}
 	}
-	if ev.commIdx >= 0 && ev.Op.IsCollective() {
+	if ev.CommIdx >= 0 && ev.Op.IsCollective() {
 		a.m.add(ev)
 	}
 	return nil

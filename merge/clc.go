@@ -41,13 +41,6 @@ const CLCPasses = 3
 // the largest are kept (Repairs.Dropped counts the others).
 const MaxRepairs = 1 << 20
 
-// Repair is one violation to repair: rank's event at global time G (ns,
-// relative to the run origin) must move forward by at least D ns.
-type Repair struct {
-	Rank int32
-	G, D float64
-}
-
 // repairs collects a pass's violations.
 type repairs struct {
 	list    []Repair

@@ -241,7 +241,7 @@ func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 		if !hit {
 			slot.pc, slot.site, slot.ok = e.Callsite, a.siteOf(rs, e.Callsite), true
 		}
-		g.site = slot.site
+		g.Site = slot.site
 		g.RawEnter = corr.Raw(e.EnterNS)
 		g.RawExit = corr.Raw(e.ExitNS)
 		g.Enter = corr.Global(e.EnterNS)
@@ -250,11 +250,11 @@ func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 			rs.badTimes++
 		}
 		if int(e.Comm) < len(rs.commIdx) && rs.commIdx[e.Comm] >= 0 {
-			g.commIdx = rs.commIdx[e.Comm]
+			g.CommIdx = rs.commIdx[e.Comm]
 			g.CommRank = rs.commPos[e.Comm]
-			g.CommID = a.m.comms[g.commIdx].id
+			g.CommID = a.m.comms[g.CommIdx].id
 		} else {
-			g.commIdx = -1
+			g.CommIdx = -1
 			g.CommRank = -1
 			g.CommID = 0
 			if e.Op.IsCollective() {

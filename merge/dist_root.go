@@ -315,15 +315,15 @@ func (a *analyzer) runDist() error {
 			if s.w != 0 {
 				// A worker's call-site index: process 0's for the same
 				// site (object, offset), which the worker's index names.
-				if ws := ev.site; ws >= 0 && int(ws) < len(s.xlate) && s.xlate[ws] >= 0 {
-					ev.site = s.xlate[ws]
+				if ws := ev.Site; ws >= 0 && int(ws) < len(s.xlate) && s.xlate[ws] >= 0 {
+					ev.Site = s.xlate[ws]
 				} else {
-					ev.site = a.siteOf(rs, ev.Callsite)
+					ev.Site = a.siteOf(rs, ev.Callsite)
 					if ws >= 0 && ws < 1<<20 {
 						for int(ws) >= len(s.xlate) {
 							s.xlate = append(s.xlate, -1)
 						}
-						s.xlate[ws] = ev.site
+						s.xlate[ws] = ev.Site
 					}
 				}
 			}

@@ -7,20 +7,6 @@ import (
 	"github.com/gclock/gclock/merge/correct"
 )
 
-// RankErrorBars is one rank's clock error bars over the run
-// (imbalance.json clock.error_bars): the estimated error of its corrected
-// timestamps against the reference clock (correct.Corrector.ErrorBar), probed
-// over the span of its sync knots.
-type RankErrorBars struct {
-	Rank int32 `json:"rank"` // world rank
-	// MedianNS and MaxNS over the rank's knot span (probed evenly in time).
-	MedianNS float64 `json:"median_ns"`
-	MaxNS    float64 `json:"max_ns"` // the largest error bar over the rank's knot span, ns
-	// Series: up to ErrorBarSlices equal slices of the knot span, each
-	// [global start ns relative to the run origin, largest bar ns].
-	Series [][2]float64 `json:"series"`
-}
-
 // ErrorBarSlices is how many time slices RankErrorBars.Series has.
 const ErrorBarSlices = 16
 

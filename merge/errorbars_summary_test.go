@@ -53,7 +53,7 @@ func TestErrorBars_SummaryFollowsTheKnotsNoise(t *testing.T) {
 	if _, ok := summarizeErrorBars(c, 1); ok {
 		t.Errorf("raw mode has a summary; its error is unknown")
 	}
-	q := ClockQuality{SyncBounds: []float64{0, 500, 700}, errBars: []float64{0, 42, -1},
+	q := ClockQuality{SyncBounds: []float64{0, 500, 700}, ErrBarsByRank: []float64{0, 42, -1},
 		ErrorBars: []RankErrorBars{{Rank: 1, MedianNS: 42}}, TypicalBoundNS: -1}
 	for _, tc := range []struct {
 		rank int32

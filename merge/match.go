@@ -200,9 +200,9 @@ func (m *matcher) slot(cs *commState, seq int64) **openInst {
 	return &cs.open[d]
 }
 
-// add matches one collective event (ev.commIdx >= 0).
+// add matches one collective event (ev.CommIdx >= 0).
 func (m *matcher) add(ev *GEvent) {
-	cs := m.comms[ev.commIdx]
+	cs := m.comms[ev.CommIdx]
 	pos := int(ev.CommRank)
 	seq := cs.unwrap(ev.Seq)
 	last := cs.lastSeq[pos]
@@ -256,7 +256,7 @@ func (m *matcher) add(ev *GEvent) {
 	}
 	in.enter[pos], in.exit[pos] = ev.Enter, ev.Exit
 	in.rawEnter[pos], in.rawExit[pos] = ev.RawEnter, ev.RawExit
-	in.site[pos] = ev.site
+	in.site[pos] = ev.Site
 	in.pc[pos] = ev.Callsite
 	in.sent[pos], in.recv[pos] = ev.Sent, ev.Recv
 	m.try(in)

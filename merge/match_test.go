@@ -116,10 +116,10 @@ func TestMatcher_OpenInstancesStayBounded(t *testing.T) {
 	const lag = 5
 	for s := 0; s < n+lag; s++ {
 		if s < n {
-			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s), commIdx: idx, CommRank: 0})
+			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s), CommIdx: idx, CommRank: 0})
 		}
 		if s >= lag && s-lag != 777 { // rank 1 lags by 5 and lost seq 777
-			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s - lag), commIdx: idx, CommRank: 1})
+			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s - lag), CommIdx: idx, CommRank: 1})
 		}
 	}
 	if m.maxOpen > lag+2 {

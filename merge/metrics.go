@@ -403,16 +403,16 @@ func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 		pcs = append(pcs, in.pc[p])
 	}
 	computeInstanceMetrics(&inst)
-	inst.lastSite, inst.waitSite, inst.causeSite = -1, -1, -1
+	inst.LastSiteIdx, inst.WaitSiteIdx, inst.CauseSiteIdx = -1, -1, -1
 	for i, r := range inst.Ranks {
 		if r == inst.LastRank {
-			inst.lastSite, inst.LastCallsite = sites[i], pcs[i]
+			inst.LastSiteIdx, inst.LastCallsite = sites[i], pcs[i]
 		}
 		if r == inst.MaxWaitRank {
-			inst.waitSite = sites[i]
+			inst.WaitSiteIdx = sites[i]
 		}
 		if r == inst.CauseRank {
-			inst.causeSite = sites[i]
+			inst.CauseSiteIdx = sites[i]
 		}
 	}
 	return inst
@@ -499,7 +499,7 @@ func (a *analyzer) resolveInstance(in *Instance) {
 		sk := a.sites[site]
 		return a.opt.Resolve.Resolve(sk.obj, sk.addr).String()
 	}
-	in.LastSite, in.MaxWaitSite, in.CauseSite = name(in.lastSite), name(in.waitSite), name(in.causeSite)
+	in.LastSite, in.MaxWaitSite, in.CauseSite = name(in.LastSiteIdx), name(in.WaitSiteIdx), name(in.CauseSiteIdx)
 }
 
 // epochsBound is the largest sync-path bound (ns) of a rank's epochs, -1
@@ -552,7 +552,7 @@ func (a *analyzer) clockQuality() ClockQuality {
 	}
 	q.SyncBoundNS = -1
 	q.LooseKnots = a.looseKnots
-	q.ErrorBars, q.errBars = a.errorBarSummaries()
+	q.ErrorBars, q.ErrBarsByRank = a.errorBarSummaries()
 	if c := a.opt.CLC; c != nil {
 		q.CLCBefore, q.CLCRepairs, q.CLCRanks, q.CLCMaxNS = c.Before, c.Repairs, c.Ranks(), c.MaxNS
 	}

@@ -37,7 +37,7 @@ type rankOrder struct {
 	// starts before it (global ns), when hasHorizon.
 	horizon    float64
 	hasHorizon bool
-	arrived    uint64 // events put in the heap so far (GEvent.ord)
+	arrived    uint64 // events put in the heap so far (GEvent.Ord)
 	// sync: batches go to sync.ready (decoding on the merge goroutine)
 	sync *decState
 }
@@ -135,7 +135,7 @@ func (d *rankOrder) hold(b *batch) bool {
 func (d *rankOrder) heapAdd(b *batch) {
 	for i := range b.ev {
 		d.arrived++
-		b.ev[i].ord = d.arrived
+		b.ev[i].Ord = d.arrived
 		d.heap = append(d.heap, b.ev[i])
 		siftUpEv(d.heap, len(d.heap)-1)
 	}
@@ -213,7 +213,7 @@ func evLess(a, b *GEvent) bool {
 	if a.LocalEnter != b.LocalEnter {
 		return a.LocalEnter < b.LocalEnter
 	}
-	return a.ord < b.ord // the records of one call (a Waitall's completions) in file order
+	return a.Ord < b.Ord // the records of one call (a Waitall's completions) in file order
 }
 
 func siftUpEv(h []GEvent, i int) {

@@ -23,14 +23,15 @@ var outputRoots = []struct{ file, typ string }{
 	{"rma.json", "rma.Result"},
 }
 
-// fieldDocs parses the source of merge and of the packages whose types
-// are written as output files (docDirs): per struct type (qualified with
-// its package but for merge's own, e.g. rma.Result), per field, its doc or
+// fieldDocs parses the source of merge, of the reports' data model
+// (merge/datamodel) and of the packages whose types are written as output
+// files (docDirs): per struct type (qualified with its package but for
+// merge's and the data model's own, e.g. rma.Result), per field, its doc or
 // line comment, type expression and JSON name.
 type fieldDoc struct{ name, json, typ, doc string }
 
 // docDirs are the directories parsed, with the qualifier of their types.
-var docDirs = []struct{ dir, qual string }{{".", ""}, {"rma", "rma."}}
+var docDirs = []struct{ dir, qual string }{{".", ""}, {"datamodel", ""}, {"rma", "rma."}}
 
 func structDocs(t *testing.T) map[string][]fieldDoc {
 	out := map[string][]fieldDoc{}
@@ -107,7 +108,7 @@ func types(e ast.Expr) string {
 func outputsDoc(t *testing.T) (page string, undocumented []string) {
 	docs := structDocs(t)
 	var b strings.Builder
-	b.WriteString("<!-- Generated from the types of merge and merge/rma and their comments by `go test ./merge -run TestOutputs_ReferencePageIsGenerated -update`. -->\n")
+	b.WriteString("<!-- Generated from the types of merge/datamodel and merge/rma and their comments by `go test ./merge -run TestOutputs_ReferencePageIsGenerated -update`. -->\n")
 	b.WriteString(`# Output files and their fields
 
 ` + "`tracemerge RUN -o OUT`" + ` writes (select with ` + "`--formats`" + `, [tracemerge-cli.md](tracemerge-cli.md)):
@@ -117,8 +118,8 @@ func outputsDoc(t *testing.T) (page string, undocumented []string) {
 | ` + "`index.html`" + ` | html | self-contained report: root causes, critical path, tables, histograms, the Gantt chart |
 | ` + "`gantt.svg`" + ` | svg | all ranks over time; waits hatched, root-cause delays orange, the critical path red |
 | ` + "`imbalance.txt`" + ` | txt | the text report (also on stdout unless ` + "`-q`" + `) |
-| ` + "`imbalance.json`" + ` | json | ` + "`merge.Analysis`" + `, below |
-| ` + "`p2p.json`" + ` | json | ` + "`merge.P2PResult`" + `, below |
+| ` + "`imbalance.json`" + ` | json | ` + "`datamodel.Analysis`" + ` (package ` + "`merge/datamodel`" + `), below |
+| ` + "`p2p.json`" + ` | json | ` + "`datamodel.P2PResult`" + ` (package ` + "`merge/datamodel`" + `), below |
 | ` + "`rma.json`" + ` | json | ` + "`rma.Result`" + ` (package ` + "`merge/rma`" + `), below (runs with one-sided calls) |
 | ` + "`events.csv`" + ` (` + "`csvgz`" + `: ` + "`events.csv.gz`" + `) | csv | one row per event: ` + "`rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,global_exit_ns,callsite`" + ` |
 | ` + "`trace.pftrace`" + ` | perfetto | Perfetto protobuf: a process per rank with an MPI track, flow arrows per message, "root causes" and "critical path" tracks |
@@ -193,7 +194,7 @@ func TestOutputs_ReferencePageIsGenerated(t *testing.T) {
 	path := filepath.Join("..", "docs", "reference", "outputs.md")
 	want, undocumented := outputsDoc(t)
 	if len(undocumented) > 0 {
-		t.Errorf("%d fields of the JSON outputs have no doc or line comment, so docs/reference/outputs.md gives no meaning for them: %s (comment each field in merge/*.go or merge/rma/*.go: what it is, its unit, how it is computed)",
+		t.Errorf("%d fields of the JSON outputs have no doc or line comment, so docs/reference/outputs.md gives no meaning for them: %s (comment each field in merge/datamodel/*.go or merge/rma/*.go: what it is, its unit, how it is computed)",
 			len(undocumented), strings.Join(undocumented, ", "))
 	}
 	if *updateOutputs {
@@ -206,6 +207,6 @@ func TestOutputs_ReferencePageIsGenerated(t *testing.T) {
 		t.Fatalf("%v (run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update)", err)
 	}
 	if string(got) != want {
-		t.Error("docs/reference/outputs.md differs from the types of merge and merge/rma: run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update")
+		t.Error("docs/reference/outputs.md differs from the types of merge/datamodel and merge/rma: run go test ./merge -run TestOutputs_ReferencePageIsGenerated -update")
 	}
 }

@@ -239,7 +239,7 @@ func (s *P2PStream) replay(r *recReader, kind uint8) error {
 		if r.bad {
 			break
 		}
-		s.out.LateSender.add(w)
+		s.out.LateSender.Add(w)
 		if has == 0 {
 			if len(s.worst) < s.opt.TopN || w > s.worst[0].WaitNS {
 				return errP2PMissing
@@ -255,7 +255,7 @@ func (s *P2PStream) replay(r *recReader, kind uint8) error {
 	case prLR:
 		w := r.f64()
 		if !r.bad {
-			s.out.LateReceiver.add(w)
+			s.out.LateReceiver.Add(w)
 		}
 	case prNBCStart:
 		k := InstanceKey{Comm: r.u64(), Seq: r.u32()}

@@ -1010,7 +1010,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 		if s.part != nil {
 			s.part.lateSender(w, snd, r)
 		} else {
-			out.LateSender.add(w)
+			out.LateSender.Add(w)
 			s.addWorst(lateMessage(w, snd, r))
 		}
 	}
@@ -1024,7 +1024,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 			if s.part != nil {
 				s.part.lateReceiver(w)
 			} else {
-				out.LateReceiver.add(w)
+				out.LateReceiver.Add(w)
 			}
 		}
 	}
@@ -1047,13 +1047,6 @@ func lateMessage(w float64, snd, r *p2pMsg) LateMessage {
 	return LateMessage{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag,
 		Bytes: r.bytes, SendOp: snd.op.String(), RecvOp: r.waitOp.String(), SendStart: snd.post,
 		WaitEnter: r.waitEnter, WaitNS: w, SendLocal: snd.postLocal, WaitLocal: r.waitLocal}
-}
-
-// add counts one wait of w ns in the totals.
-func (pw *PairWaits) add(w float64) {
-	pw.Count++
-	pw.TotalNS += w
-	pw.MaxNS = max(pw.MaxNS, w)
 }
 
 // endCall closes rank's current completion call: a call of the rank that

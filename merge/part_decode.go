@@ -223,12 +223,12 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 				return err
 			}
 		}
-		if ev.commIdx >= 0 && ev.Op.IsNonblockingCollective() {
+		if ev.CommIdx >= 0 && ev.Op.IsNonblockingCollective() {
 			// A nonblocking collective takes its communicator's next
 			// sequence number: the blocking one after it skips none (the
 			// serial matcher has no instance of that number to mark).
-			if l, ok := lastSeq.get(ev.Rank, ev.commIdx); !ok || unwrapAfter(l, ev.Seq) > l {
-				lastSeq.set(ev.Rank, ev.commIdx, unwrapAfter(l, ev.Seq))
+			if l, ok := lastSeq.get(ev.Rank, ev.CommIdx); !ok || unwrapAfter(l, ev.Seq) > l {
+				lastSeq.set(ev.Rank, ev.CommIdx, unwrapAfter(l, ev.Seq))
 			}
 		}
 		if rt != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) && int(ev.Rank) < len(rt.owner) {
@@ -242,10 +242,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			}
 			return nil
 		}
-		if ev.commIdx < 0 || !ev.Op.IsCollective() {
+		if ev.CommIdx < 0 || !ev.Op.IsCollective() {
 			return nil
 		}
-		l, ok := lastSeq.get(ev.Rank, ev.commIdx)
+		l, ok := lastSeq.get(ev.Rank, ev.CommIdx)
 		if !ok {
 			l = -1
 		}
@@ -257,10 +257,10 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		if u > l+1 {
 			end.Irregular++ // skipped sequence numbers
 		}
-		lastSeq.set(ev.Rank, ev.commIdx, u)
+		lastSeq.set(ev.Rank, ev.CommIdx, u)
 		e := *ev
 		e.LocalEnter = int64(ord[ev.Rank])
-		return push(pl.ownerOf(ev.commIdx, ev.Seq), &e)
+		return push(pl.ownerOf(ev.CommIdx, ev.Seq), &e)
 	}
 
 	quit := make(chan struct{})

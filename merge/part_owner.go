@@ -90,7 +90,7 @@ func (o *partOwner) site(ev *GEvent, src int) int32 {
 		o.xl = append(o.xl, nil)
 	}
 	x := o.xl[src]
-	if ws := ev.site; ws >= 0 && int(ws) < len(x) && x[ws] >= 0 {
+	if ws := ev.Site; ws >= 0 && int(ws) < len(x) && x[ws] >= 0 {
 		return x[ws]
 	}
 	rs := a.ranks[ev.Rank]
@@ -98,7 +98,7 @@ func (o *partOwner) site(ev *GEvent, src int) int32 {
 		return -1
 	}
 	s := a.siteIndexOf(rs, ev.Callsite)
-	if ws := ev.site; ws >= 0 && ws < 1<<20 {
+	if ws := ev.Site; ws >= 0 && ws < 1<<20 {
 		for int(ws) >= len(x) {
 			x = append(x, -1)
 		}
@@ -388,14 +388,14 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			return ps.Add(ev)
 		}
 		o.key = partKey{mergeKey: mergeKey{enter: ev.Enter, rank: ev.Rank, ord: uint64(ev.LocalEnter)}}
-		if ev.commIdx < 0 || int(ev.commIdx) >= len(a.m.comms) || ev.CommRank < 0 ||
-			int(ev.CommRank) >= len(a.m.comms[ev.commIdx].members) {
+		if ev.CommIdx < 0 || int(ev.CommIdx) >= len(a.m.comms) || ev.CommRank < 0 ||
+			int(ev.CommRank) >= len(a.m.comms[ev.CommIdx].members) {
 			return fmt.Errorf("parallel analysis: an event on an unknown communicator")
 		}
 		if ev.Rank >= int32(len(a.ranks)) {
 			return fmt.Errorf("parallel analysis: an event of rank %d of %d", ev.Rank, len(a.ranks))
 		}
-		ev.site = o.site(ev, src)
+		ev.Site = o.site(ev, src)
 		a.m.add(ev)
 		return o.err
 	}

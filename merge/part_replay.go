@@ -490,15 +490,15 @@ func (p *partReplay) fetchWorst(pl *partPlan, net *partNet) error {
 			worst := rep.W
 			for s, inst := range []*Instance{&worst.Inst, &worst.Raw} {
 				st := worst.Sites[s]
-				inst.lastSite, inst.waitSite, inst.causeSite = -1, -1, -1
+				inst.LastSiteIdx, inst.WaitSiteIdx, inst.CauseSiteIdx = -1, -1, -1
 				if st[0].Ok {
-					inst.lastSite = p.site(st[0].Rank, st[0].PC)
+					inst.LastSiteIdx = p.site(st[0].Rank, st[0].PC)
 				}
 				if st[1].Ok {
-					inst.waitSite = p.site(st[1].Rank, st[1].PC)
+					inst.WaitSiteIdx = p.site(st[1].Rank, st[1].PC)
 				}
 				if st[2].Ok {
-					inst.causeSite = p.site(st[2].Rank, st[2].PC)
+					inst.CauseSiteIdx = p.site(st[2].Rank, st[2].PC)
 				}
 			}
 			a.worst[i] = worstEntry{inst: worst.Inst, raw: worst.Raw}

@@ -36,8 +36,11 @@ var layers = map[string]int{
 	"pmpi/internal/wrapgen": 1,
 	// the clock correction (local to global time), on trace and clocksync
 	"merge/correct": 1,
+	// the reports' data model (events of the merged stream, the analysis's
+	// results), on trace
+	"merge/datamodel": 1,
 	// 2: the analysis engine (loading, merge, matching,
-	// metrics, the partitioned passes) and the reports' data model
+	// metrics, the partitioned passes)
 	"merge": 2,
 	// a simulated long run corrected as tracemerge corrects it (on
 	// clocksync/sim and merge/correct)

@@ -1,4 +1,4 @@
-package merge
+package datamodel
 
 // The post-mortem's data model: the section the reports print when a run
 // did not end cleanly (docs/guide/crash-hang.md). Package merge/postmortem

@@ -1,4 +1,4 @@
-package merge
+package datamodel
 
 import "github.com/gclock/gclock/trace"
 
@@ -40,22 +40,14 @@ type GEvent struct {
 	Tag  int32
 	Req  uint32
 
-	// Filled by merge for matching; not part of the output contract.
+	// Set by the engine (package merge) for matching; not part of the
+	// output contract.
 	// (The event's index in its communicator is CommRank: a copy of it
 	// here made a GEvent 136 bytes, three cache lines; TestGEvent_IsTwoCacheLines.)
-	commIdx int32  // dense communicator index, -1 when unknown
-	site    int32  // dense call-site index, -1 when unknown
-	ord     uint64 // arrival order in its rank's reorder heap (merge/order.go): ties keep file order
+	CommIdx int32  // dense communicator index, -1 when unknown
+	Site    int32  // dense call-site index, -1 when unknown
+	Ord     uint64 // arrival order in its rank's reorder heap (merge/order.go): ties keep file order
 }
-
-// gEventSize is the size of a GEvent: two cache lines. Every event is
-// copied several times on its way (a rank's batch, the windowed merge,
-// each AsyncSink's batch) and, with thousands of ranks, read where it
-// is cold. In an array that starts on a cache line (Go places the
-// arrays of these sizes at multiples of 64 bytes) each event then takes
-// exactly two lines, the two prefetchEvent asks for; at 136 bytes it
-// took three, and the third was a miss.
-const gEventSize = 128
 
 // Continuation reports whether e is the second or a later record of one
 // point-to-point call written as several records sharing its Enter and
@@ -141,7 +133,9 @@ type Instance struct {
 	Sent []uint64 `json:"sent,omitempty"`
 	Recv []uint64 `json:"recv,omitempty"` // members' received bytes, parallel to Ranks (see Sent)
 
-	lastSite, waitSite, causeSite int32 // dense site indices until resolved
+	// Dense call-site indices of LastSite, MaxWaitSite and CauseSite until
+	// they are resolved: set by the engine, not part of the output contract.
+	LastSiteIdx, WaitSiteIdx, CauseSiteIdx int32 `json:"-"` // dense site indices until resolved
 }
 
 // OpSummary aggregates all instances of one op.
@@ -258,10 +252,11 @@ type ClockQuality struct {
 	SyncBoundNS float64   `json:"sync_bound_ns"` // largest of SyncBounds, ns (-1: none known)
 	// ErrorBars: per rank, the estimated error of its corrected
 	// timestamps over the run (errorbars_summary.go; the per-event values are
-	// events.csv's enter_err_ns and exit_err_ns). errBars indexes their
-	// medians by world rank (-1: unknown).
+	// events.csv's enter_err_ns and exit_err_ns).
 	ErrorBars []RankErrorBars `json:"error_bars,omitempty"`
-	errBars   []float64
+	// ErrBarsByRank indexes their medians by world rank (-1: unknown):
+	// set by the engine for RankBoundNS, not part of the output contract.
+	ErrBarsByRank []float64 `json:"-"`
 	// LooseKnots: per rank, the sync knots whose bound was far wider than
 	// their neighbours' and which the correction moved toward them
 	// (correct.LooseKnotFactor).
