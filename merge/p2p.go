@@ -118,10 +118,11 @@ func AnalyzeP2P(run *Run, opt P2POptions) (*P2PResult, error) {
 	return st.Result(), nil
 }
 
-func topPairs(m map[[2]int32]*PairWait, n int) []PairWait {
-	out := make([]PairWait, 0, len(m))
-	for _, p := range m {
-		out = append(out, *p)
+// topPairs sorts pairs, largest NS first (then by culprit and victim),
+// and returns the first n.
+func topPairs(out []PairWait, n int) []PairWait {
+	if out == nil {
+		out = []PairWait{} // "pairs": [] in JSON, not null
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].NS != out[j].NS {

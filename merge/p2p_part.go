@@ -313,12 +313,7 @@ func (s *P2PStream) ownerEnd() *P2POwnEnd {
 		}
 		e.Ranks = append(e.Ranks, *rs.sum)
 	}
-	for _, p := range s.lsPairs {
-		e.LS = append(e.LS, *p)
-	}
-	for _, p := range s.lrPairs {
-		e.LR = append(e.LR, *p)
-	}
+	e.LS, e.LR = s.pairWaits()
 	e.List = append(e.List, s.list...)
 	return e
 }
@@ -350,15 +345,25 @@ func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
 	}
 	for _, l := range []struct {
 		pairs []PairWait
-		m     map[[2]int32]*PairWait
-	}{{e.LS, s.lsPairs}, {e.LR, s.lrPairs}} {
+		late  bool // late receiver: the culprit is the receiver
+	}{{e.LS, false}, {e.LR, true}} {
 		for _, p := range l.pairs {
-			k := [2]int32{p.Culprit, p.Victim}
-			if l.m[k] != nil {
+			dst, src := p.Victim, p.Culprit
+			if l.late {
+				dst, src = src, dst
+			}
+			rs := s.rankOrNil(dst)
+			if rs == nil {
+				return fmt.Errorf("parallel analysis: wait pair %d -> %d of rank %d, which has no file", p.Culprit, p.Victim, dst)
+			}
+			sum := &rs.pairOf(src).ls
+			if l.late {
+				sum = &rs.pairOf(src).lr
+			}
+			if sum.n != 0 {
 				return fmt.Errorf("parallel analysis: wait pair %d -> %d from two owners", p.Culprit, p.Victim)
 			}
-			p := p
-			l.m[k] = &p
+			*sum = pairSum{p.Count, p.NS}
 		}
 	}
 	for _, m := range e.List {

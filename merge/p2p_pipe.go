@@ -139,7 +139,11 @@ func (s *RootCauseStream) p2pPieces(b []GEvent, p *rcPipe) {
 				}
 				for k, d := range deepStages {
 					if j := i + d; j < len(b) {
-						s.p2p.PrefetchStage(&b[j], k)
+						if e := &b[j]; s.p2p.Wants(e.Op) {
+							s.p2p.PrefetchStage(e, k)
+						} else if e.Rank >= 0 {
+							s.p2p.prefetchEndCall(e, k) // endCall below
+						}
 					}
 				}
 			}

@@ -150,6 +150,75 @@ type p2pRankState struct {
 	nchan     int
 	chans     [chanInline]chanSlot
 	moreChans map[p2pKey]*p2pChan
+	// the late-sender and late-receiver sums of the messages to this
+	// rank, by sender (settle): the first pairInline senders inline,
+	// more in the map
+	npair     int
+	pairPeer  [pairInline]int32
+	pairs     [pairInline]pairSums
+	pairsMore map[int32]*pairSums
+}
+
+// pairInline is the number of senders whose wait sums a rank keeps
+// inline (p2pRankState.pairs; a halo exchange has two to six).
+const pairInline = 6
+
+// pairSums are the waits of the messages from one sender to one
+// receiver: ls the receiver's late-sender waits (the sender their
+// culprit), lr the sender's late-receiver waits (the receiver their
+// culprit).
+type pairSums struct {
+	ls, lr pairSum
+}
+
+// pairSum counts waits > 0 and sums them, ns.
+type pairSum struct {
+	n  int
+	ns float64
+}
+
+func (p *pairSum) add(w float64) {
+	p.n++
+	p.ns += w
+}
+
+// pairOf returns the sums of the messages from sender src to rs's rank,
+// made when new. They live in the receiver's state (one map of every
+// pair was a hash and two or three cache misses per late message at
+// 16,384 ranks); the receiver is the one owner of the pair in a
+// partitioned analysis.
+func (rs *p2pRankState) pairOf(src int32) *pairSums {
+	for i := 0; i < rs.npair; i++ {
+		if rs.pairPeer[i] == src {
+			return &rs.pairs[i]
+		}
+	}
+	if p := rs.pairsMore[src]; p != nil {
+		return p
+	}
+	if rs.npair < pairInline {
+		i := rs.npair
+		rs.npair++
+		rs.pairPeer[i] = src
+		return &rs.pairs[i]
+	}
+	if rs.pairsMore == nil {
+		rs.pairsMore = map[int32]*pairSums{}
+	}
+	p := &pairSums{}
+	rs.pairsMore[src] = p
+	return p
+}
+
+// eachPair calls f with every sender of a message to rs's rank that has
+// sums, and its sums.
+func (rs *p2pRankState) eachPair(f func(src int32, p *pairSums)) {
+	for i := 0; i < rs.npair; i++ {
+		f(rs.pairPeer[i], &rs.pairs[i])
+	}
+	for src, p := range rs.pairsMore {
+		f(src, p)
+	}
 }
 
 // pendInline is the number of open requests a rank keeps inline (a halo
@@ -250,8 +319,6 @@ type P2PStream struct {
 	nbc       map[InstanceKey]*nbcInst
 	nbcAcc    map[trace.Op]*nbcAccum
 	sites     map[p2pSiteKey]*siteAcc
-	lsPairs   map[[2]int32]*PairWait
-	lrPairs   map[[2]int32]*PairWait
 	list      msgHeap  // earliest sends kept for drawing (max-heap by start)
 	worst     lateHeap // largest late-sender waits (min-heap by wait)
 	inFlight  int      // messages held (for the peak)
@@ -288,8 +355,7 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 	}
 	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
 		chans: map[p2pKey]*p2pChan{},
-		nbc:   map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{},
-		lsPairs: map[[2]int32]*PairWait{}, lrPairs: map[[2]int32]*PairWait{}}
+		nbc:   map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{}}
 	for _, ri := range run.Ranks {
 		for _, c := range ri.Meta.Comms {
 			s.commSize[c.ID] = len(c.Members)
@@ -500,6 +566,54 @@ func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
 	}
 }
 
+// prefetchEndCall is PrefetchStage for an event that the stream does
+// not take but that ends its rank's completion call (endCall: a
+// collective after a Waitall), in the same stages: the rank's slot, the
+// lines of its state with its current call, the call, and what
+// finishing it touches (its settled and received messages' arrays, its
+// slot in the live list, the rank's sums of its waits). At 16,384 ranks
+// the rank's state was a cache miss at every such event.
+func (s *P2PStream) prefetchEndCall(e *GEvent, stage int) {
+	r := e.Rank
+	if r < 0 || int(r) >= len(s.ranks) {
+		return
+	}
+	if stage == 0 {
+		prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[r])), 1)
+		return
+	}
+	rs := s.ranks[r]
+	if rs == nil {
+		return
+	}
+	if stage == 1 {
+		prefetchSpan(uintptr(unsafe.Pointer(rs)), p2pOpenLines)
+		return
+	}
+	c := rs.cur
+	if c == nil {
+		return
+	}
+	switch stage {
+	case 2:
+		prefetchSpan(uintptr(unsafe.Pointer(c)), p2pCallLines)
+		prefetchSpan(uintptr(unsafe.Pointer(&rs.sumv.LateSenderNS)), 1)
+	case 3:
+		if cap(c.recvs) > 0 {
+			prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(c.recvs))), 1)
+		}
+		if cap(c.settled) > 0 {
+			prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(c.settled))), 1)
+		}
+		if i := c.live - 1; i >= 0 && i < len(s.live) {
+			prefetchSpan(uintptr(unsafe.Pointer(&s.live[i])), 1)
+		}
+		if cap(rs.waited) > 0 {
+			prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(rs.waited))), 1)
+		}
+	}
+}
+
 // PrefetchDeep implements DeepPrefetcher: from prefetchRanks ranks.
 func (s *P2PStream) PrefetchDeep() bool { return len(s.ranks) >= prefetchRanks }
 
@@ -552,6 +666,26 @@ func (rs *p2pRankState) addWaited(src int32, w float64) {
 		rs.waitedMore = map[int32]float64{}
 	}
 	rs.waitedMore[src] = w
+}
+
+// pairWaits returns every culprit -> victim pair's late-sender and
+// late-receiver waits (in no order), from the receivers' sums.
+func (s *P2PStream) pairWaits() (ls, lr []PairWait) {
+	for _, rs := range s.ranks {
+		if rs == nil {
+			continue
+		}
+		dst := rs.rank
+		rs.eachPair(func(src int32, p *pairSums) {
+			if p.ls.n > 0 {
+				ls = append(ls, PairWait{Culprit: src, Victim: dst, Count: p.ls.n, NS: p.ls.ns})
+			}
+			if p.lr.n > 0 {
+				lr = append(lr, PairWait{Culprit: dst, Victim: src, Count: p.lr.n, NS: p.lr.ns})
+			}
+		})
+	}
+	return ls, lr
 }
 
 // collectWaited appends each rank's sums of waits to its summary's
@@ -871,7 +1005,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 		// The pair's sum is the receiver's (one owner's, in the serial
 		// order); the total and the worst list are global: an owner
 		// records them for process 0.
-		addPairSum(s.lsPairs, snd.src, r.dst, w)
+		s.rank(r.dst).pairOf(snd.src).ls.add(w)
 		r.lateSender = w
 		if s.part != nil {
 			s.part.lateSender(w, snd, r)
@@ -882,7 +1016,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 	}
 	if snd.sync || (s.opt.RendezvousBytes > 0 && isStandardSend(snd.op) && snd.bytes >= s.opt.RendezvousBytes) {
 		if w := min(r.post, snd.waitExit) - snd.waitEnter; r.post > snd.waitEnter && w > 0 {
-			addPairSum(s.lrPairs, r.dst, snd.src, w)
+			s.rank(r.dst).pairOf(snd.src).lr.add(w)
 			if s.opt.OnSync != nil {
 				s.opt.OnSync(P2PSync{Kind: SyncLateReceiver, Waiter: snd.src, Cause: r.dst,
 					WaiterEnter: snd.waitEnter, WaiterExit: snd.waitExit, CauseEnter: r.post, Wait: w})
@@ -913,17 +1047,6 @@ func lateMessage(w float64, snd, r *p2pMsg) LateMessage {
 	return LateMessage{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag,
 		Bytes: r.bytes, SendOp: snd.op.String(), RecvOp: r.waitOp.String(), SendStart: snd.post,
 		WaitEnter: r.waitEnter, WaitNS: w, SendLocal: snd.postLocal, WaitLocal: r.waitLocal}
-}
-
-// addPairSum adds wait w to the culprit -> victim pair.
-func addPairSum(pairs map[[2]int32]*PairWait, culprit, victim int32, w float64) {
-	p := pairs[[2]int32{culprit, victim}]
-	if p == nil {
-		p = &PairWait{Culprit: culprit, Victim: victim}
-		pairs[[2]int32{culprit, victim}] = p
-	}
-	p.Count++
-	p.NS += w
 }
 
 // endCall closes rank's current completion call: a call of the rank that
@@ -1224,8 +1347,9 @@ func (s *P2PStream) Result() *P2PResult {
 	if len(out.Sites) > s.opt.TopN {
 		out.Sites = out.Sites[:s.opt.TopN]
 	}
-	out.LateSender.Pairs = topPairs(s.lsPairs, s.opt.TopN)
-	out.LateReceiver.Pairs = topPairs(s.lrPairs, s.opt.TopN)
+	ls, lr := s.pairWaits()
+	out.LateSender.Pairs = topPairs(ls, s.opt.TopN)
+	out.LateReceiver.Pairs = topPairs(lr, s.opt.TopN)
 	out.List = append([]Message(nil), s.list...)
 	sort.Slice(out.List, func(i, j int) bool { return out.List[i].SendStart < out.List[j].SendStart })
 	out.Worst = append([]LateMessage(nil), s.worst...)

@@ -395,6 +395,7 @@ type rcRank struct {
 	vecHead  uint64     // absolute position of the next record in vecs
 	vecTail  uint64     // absolute position of the oldest record kept
 	lastColl [2]*rcColl // the communicators of the rank's last collectives, latest first (programs alternate between two)
+	causes   []*rcCause // by region: the rank's causes (causeOf; nil until its first)
 }
 
 // rcPeer is a rank's last two point-to-point synchronisations with one
@@ -566,11 +567,10 @@ type RootCauseStream struct {
 	regTab     []rcRegSlot // (layout, pcs) -> region: open addressing, power of two, at most 3/4 full
 	regMemo    []rcRegMemo // by call region: what followed it last (addCall)
 	nRegs      int
-	layouts    map[string]int32 // objects and addresses -> layout
-	layoutObjs [][]trace.Object // by layout, sorted by Hi
-	causes     map[int64]*rcCause
-	causeCache [1 << rcCauseCacheBits]rcCauseSlot
-	tA, tB     []float64 // scratch by region
+	layouts    map[string]int32   // objects and addresses -> layout
+	layoutObjs [][]trace.Object   // by layout, sorted by Hi
+	causesOdd  map[int64]*rcCause // causes whose rank has no state (cause; the others are in their rank's array)
+	tA, tB     []float64          // scratch by region
 	touched    []int32
 	touchedB   []int32
 	dk         []float64 // scratch by side region: the waiter's delays (delays)
@@ -614,7 +614,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 	}
 	s := &RootCauseStream{opt: opt, world: run.WorldSize, comms: map[uint64]*rcComm{},
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
-		causes: map[int64]*rcCause{}, siteName: siteName,
+		causesOdd: map[int64]*rcCause{}, siteName: siteName,
 		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil},
 		cpDepth: cpDepthFor(run.WorldSize), cpScratch: entSums{w: uint64(max(0, run.WorldSize))}}
 	s.hist = opt.HistoryPerRank
@@ -1594,7 +1594,7 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 			sr := &sd.reg[i]
 			c := sr.cause
 			if c == nil {
-				c = s.cause(rcCauseKey(b.rank, int32(sd.tB[i].cause)))
+				c = s.causeOf(b, int32(sd.tB[i].cause))
 				sr.cause = c
 			}
 			c.direct += scale * d
@@ -1990,28 +1990,79 @@ type rcVia struct {
 	amt  float64
 }
 
-// cause returns the cause of key k (rcCauseKey), made when new. A
-// small direct-mapped cache before the map: a run's few busy causes
-// are looked up once per waited-for call.
+// cause returns the cause of key k (rcCauseKey), made when new: in its
+// rank's array by region (causeOf), in the map of odd keys when the
+// rank has no state or the region is negative (never in a run).
 func (s *RootCauseStream) cause(k int64) *rcCause {
-	h := uint64(k) * 0x9e3779b97f4a7c15
-	slot := &s.causeCache[h>>(64-rcCauseCacheBits)]
-	if slot.c != nil && slot.k == k {
-		return slot.c
+	rank, reg := int32(k>>32), int32(uint32(k))
+	if reg >= 0 && rank >= 0 && int(rank) < len(s.ranks) && s.ranks[rank] != nil {
+		return s.causeOf(s.ranks[rank], reg)
 	}
-	c := s.causes[k]
+	c := s.causesOdd[k]
 	if c == nil {
 		c = &rcCause{}
-		s.causes[k] = c
+		s.causesOdd[k] = c
 	}
-	slot.k, slot.c = k, c
 	return c
 }
 
-// rcCauseCacheBits sizes RootCauseStream.causeCache (2^bits slots).
-const rcCauseCacheBits = 8
+// causeIf returns the cause of key k, nil when it was never made.
+func (s *RootCauseStream) causeIf(k int64) *rcCause {
+	rank, reg := int32(k>>32), int32(uint32(k))
+	if reg >= 0 && rank >= 0 && int(rank) < len(s.ranks) && s.ranks[rank] != nil {
+		if cs := s.ranks[rank].causes; int(reg) < len(cs) {
+			return cs[reg]
+		}
+		return nil
+	}
+	return s.causesOdd[k]
+}
 
-type rcCauseSlot struct {
-	k int64
-	c *rcCause
+// causeOf returns the cause of b's region reg ≥ 0 (cause), made when
+// new, from b's array of its causes by region: the attribution has the
+// rank's state at hand, and at 16,384 ranks one map of every cause
+// (275,429 of them in the synthetic halo run) was a hash and two cache
+// misses a delayed region (its cache of 256 slots for all ranks rarely
+// hit). The array is made at the first cause of the rank, as long as
+// the regions known then (81 in that run: 0.6 kB, 5.6 MB for its 8,593
+// ranks that caused a wait, about what the map held).
+func (s *RootCauseStream) causeOf(b *rcRank, reg int32) *rcCause {
+	if n := max(len(s.regions), int(reg)+1); b.causes == nil {
+		b.causes = make([]*rcCause, n)
+	} else if int(reg) >= len(b.causes) {
+		b.causes = append(b.causes, make([]*rcCause, n-len(b.causes))...)
+	}
+	c := b.causes[reg]
+	if c == nil {
+		c = &rcCause{}
+		b.causes[reg] = c
+	}
+	return c
+}
+
+// eachCause calls f with every cause made, in the order of their keys
+// (rcCauseKey).
+func (s *RootCauseStream) eachCause(f func(k int64, c *rcCause)) {
+	odd := make([]int64, 0, len(s.causesOdd))
+	for k := range s.causesOdd {
+		odd = append(odd, k)
+	}
+	sort.Slice(odd, func(i, j int) bool { return odd[i] < odd[j] })
+	for _, r := range s.ranks {
+		if r == nil {
+			continue
+		}
+		for len(odd) > 0 && odd[0] < rcCauseKey(r.rank, 0) {
+			f(odd[0], s.causesOdd[odd[0]])
+			odd = odd[1:]
+		}
+		for reg, c := range r.causes {
+			if c != nil {
+				f(rcCauseKey(r.rank, int32(reg)), c)
+			}
+		}
+	}
+	for _, k := range odd {
+		f(k, s.causesOdd[k])
+	}
 }

@@ -83,17 +83,11 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		c    *rcCause
 	}
 	byRegion := map[int32][]rc{}
-	keys := make([]int64, 0, len(s.causes))
-	for k := range s.causes {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	for _, k := range keys {
-		c := s.causes[k]
+	s.eachCause(func(k int64, c *rcCause) {
 		out.AttributedNS += c.direct + c.long
 		reg := int32(uint32(k))
 		byRegion[reg] = append(byRegion[reg], rc{int32(k >> 32), c})
-	}
+	})
 	var causes []RootCause
 	for reg, l := range byRegion {
 		sort.Slice(l, func(i, j int) bool {
@@ -292,7 +286,7 @@ func (s *RootCauseStream) Marks(res *RootCauseResult, n int) []Mark {
 		}
 		label := fmt.Sprintf("root cause %d: %s (%.0f%% of the waiting)", i+1, c.Region, 100*c.Share)
 		for _, r := range parseRankList(c.Ranks) {
-			if rc := s.causes[rcCauseKey(r, reg)]; rc != nil && rc.draw != nil {
+			if rc := s.causeIf(rcCauseKey(r, reg)); rc != nil && rc.draw != nil {
 				for _, iv := range rc.draw.iv {
 					out = append(out, Mark{Kind: MarkRootCause, Rank: r, Start: iv[0], End: iv[1], Label: label})
 				}
