@@ -41,6 +41,12 @@ func cpDepthFor(ranks int) int {
 	return min(cpMaxDepth, max(cpMinDepth, cpNodeBudget/max(1, ranks)))
 }
 
+// cpMaxFrozen bounds a rank's frozen part (rcPath.frozen, amounts):
+// beyond it the part is made a node of its own at the rank's next turn
+// as the waited-for rank, as the waiters' nodes copy it
+// (RootCauseStream.cpFrozen; 0: a node at every turn).
+const cpMaxFrozen = 32
+
 // cpNode is one piece of a path: amounts per (rank, region) and the path
 // before it. Nodes live in the stream's arena (cpArena) and name each
 // other by index (0: none), so the garbage collector has no pointers to
@@ -285,13 +291,7 @@ func (p *rcPath) add(reg int32, dur float64) {
 		return
 	}
 	k := rcCauseKey(p.rank, reg)
-	for i := len(p.pending) - 1; i >= 0 && i >= len(p.pending)-8; i-- {
-		if p.pending[i].cause == k {
-			p.pending[i].amt += dur
-			return
-		}
-	}
-	for i := range p.pending[:max(0, len(p.pending)-8)] { // the rest (keys are distinct)
+	for i := len(p.pending) - 1; i >= 0; i-- { // latest first (keys are distinct)
 		if p.pending[i].cause == k {
 			p.pending[i].amt += dur
 			return
@@ -394,10 +394,18 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		// when needed (frozen until then: b often waits next, and its
 		// path is then replaced); its next pending part goes into its
 		// spare array.
-		b.cp.materialise(s)
+		// A frozen part from b's earlier turns is not made a node of its
+		// own: the waiters' node holds it, then the pending part (the
+		// same sums per key, added in the same order), so an N×N
+		// instance makes one node (D69).
 		b.fold(b.n)
-		old, nP := b.cp.base, len(b.cp.pending)
-		buf := append(s.cpBuf[:0], b.cp.pending...)
+		bp := &b.cp
+		if len(bp.frozen)+len(bp.pending) > s.cpFrozen {
+			bp.materialise(s)
+		}
+		old := bp.base
+		buf := append(append(s.cpBuf[:0], bp.frozen...), bp.pending...)
+		nP := len(buf)
 		for p := pb; p < b.n; p++ { // b's segments from the needed call on
 			g := b.seg(p)
 			if g.dur != 0 {
@@ -405,14 +413,18 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 			}
 		}
 		s.cpBuf = buf
-		if nP > 0 {
-			b.cp.frozen, b.cp.pending, b.cp.spare = b.cp.pending, b.cp.spare[:0], nil
+		if len(bp.pending) > 0 {
+			if bp.frozen != nil {
+				bp.frozen, bp.pending = append(bp.frozen, bp.pending...), bp.pending[:0]
+			} else {
+				bp.frozen, bp.pending, bp.spare = bp.pending, bp.spare[:0], nil
+			}
 		}
 		if len(buf) > nP {
 			nb = s.newCPNode(old, buf)
 		} else { // the waiters' path is b's
-			b.cp.materialise(s)
-			nb = b.cp.base
+			bp.materialise(s)
+			nb = bp.base
 		}
 		st = s.newStint(b.rank, b.cp.start, need, b.cp.stints)
 		b.cp.node, b.cp.nodeAt, b.cp.stint = nb, pb+1, st
@@ -427,7 +439,11 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 	a.cp.nodeAt, a.cp.node, a.cp.stint = 0, 0, 0
 	// a's own part: the rest of its call after the wait and its later
 	// segments, summed when needed (fold).
-	a.cp.from, a.cp.ovPos, a.cp.ovDur = pa, pa+1, max(0, a.seg(pa).dur-w)
+	ov := a.seg(pa).dur - w
+	if ov < 0 { // max(0, ov) without its NaN and −0 cases (a −0 adds nothing: add skips it)
+		ov = 0
+	}
+	a.cp.from, a.cp.ovPos, a.cp.ovDur = pa, pa+1, ov
 }
 
 // criticalPath returns the path of the rank whose last call ended last,
