@@ -166,15 +166,9 @@ func (s *RootCauseStream) newStint(rank int32, from, to float64, prev int32) int
 // extra) to a new array, returning extra's new index.
 func (s *RootCauseStream) compactStints(extra int32) int32 {
 	a := &s.cpa
-	ix := s.markLive(len(a.stints), func(i int32) int32 { return a.stints[i].prev }, func(r *rcRank) (*int32, *int32) {
+	ix, live := s.markLive(len(a.stints), func(i int32) int32 { return a.stints[i].prev }, func(r *rcRank) (*int32, *int32) {
 		return &r.cp.stints, &r.cp.stint
 	}, &extra)
-	live := 0
-	for i := 1; i < len(a.stints); i++ {
-		if ix[i] != 0 {
-			live++
-		}
-	}
 	ns := append(reuse(a.spareStints, max(64, cpHeadroom*(live+1))), cpStint{})
 	for i := 1; i < len(a.stints); i++ {
 		if ix[i] != 0 {
@@ -191,13 +185,13 @@ func (s *RootCauseStream) compactStints(extra int32) int32 {
 
 // markLive numbers the entries of an arena of n reachable from every
 // rank's two roots (and extra) through parent, in their order: ix[i] is
-// the new index of entry i, 0 for the dead.
-func (s *RootCauseStream) markLive(n int, parent func(int32) int32, roots func(*rcRank) (*int32, *int32), extra *int32) []int32 {
+// the new index of entry i, 0 for the dead; live is how many live.
+func (s *RootCauseStream) markLive(n int, parent func(int32) int32, roots func(*rcRank) (*int32, *int32), extra *int32) (ix []int32, live int) {
 	a := &s.cpa
 	if cap(a.newIx) < n {
 		a.newIx = make([]int32, n)
 	}
-	ix := a.newIx[:n]
+	ix = a.newIx[:n]
 	clear(ix)
 	mark := func(i int32) {
 		for i != 0 && ix[i] == 0 {
@@ -220,7 +214,7 @@ func (s *RootCauseStream) markLive(n int, parent func(int32) int32, roots func(*
 			k++
 		}
 	}
-	return ix
+	return ix, int(k - 1)
 }
 
 // remapRoots gives every rank's two roots (and extra) their new index.
@@ -240,11 +234,10 @@ func (s *RootCauseStream) remapRoots(ix []int32, roots func(*rcRank) (*int32, *i
 func (s *RootCauseStream) compactNodes(nn, ne int, extra int32) int32 {
 	a := &s.cpa
 	roots := func(r *rcRank) (*int32, *int32) { return &r.cp.base, &r.cp.node }
-	ix := s.markLive(len(a.nodes), func(i int32) int32 { return a.nodes[i].parent }, roots, &extra)
-	live, lents := 0, 0
+	ix, live := s.markLive(len(a.nodes), func(i int32) int32 { return a.nodes[i].parent }, roots, &extra)
+	lents := 0
 	for i := 1; i < len(a.nodes); i++ {
 		if ix[i] != 0 {
-			live++
 			lents += int(a.nodes[i].n + a.nodes[i].fn)
 		}
 	}
@@ -387,32 +380,21 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 	if b.cp.nodeAt == pb+1 && b.cp.node != 0 {
 		nb, st = b.cp.node, b.cp.stint
 	} else {
-		// b's pending part becomes a node of b's path (its new base); the
-		// waiters' node is that part followed by b's segments from the
-		// needed call on, subtracted (the same sums, in the same order,
-		// as a node of them after b's new base). b's node is made only
-		// when needed (frozen until then: b often waits next, and its
-		// path is then replaced); its next pending part goes into its
-		// spare array.
-		// A frozen part from b's earlier turns is not made a node of its
-		// own: the waiters' node holds it, then the pending part (the
-		// same sums per key, added in the same order), so an N×N
-		// instance makes one node (D69).
+		// The waiters' node is b's frozen and pending parts followed by
+		// b's segments from the needed call on, subtracted (the same
+		// sums, in the same order, as nodes of them after b's base).
+		// b's pending part joins its frozen part: b's own node of them
+		// is made only when needed (b often waits next, and its path is
+		// then replaced) or when the frozen part grows past cpFrozen, so
+		// an N×N instance makes one node, however often b is the last
+		// (D69 (provisional)). A new pending part goes into b's spare
+		// array.
 		b.fold(b.n)
 		bp := &b.cp
 		if len(bp.frozen)+len(bp.pending) > s.cpFrozen {
 			bp.materialise(s)
 		}
-		old := bp.base
-		buf := append(append(s.cpBuf[:0], bp.frozen...), bp.pending...)
-		nP := len(buf)
-		for p := pb; p < b.n; p++ { // b's segments from the needed call on
-			g := b.seg(p)
-			if g.dur != 0 {
-				buf = append(buf, rcEnt{rcCauseKey(b.rank, g.region), -g.dur})
-			}
-		}
-		s.cpBuf = buf
+		nb = s.waitersNode(b, pb)
 		if len(bp.pending) > 0 {
 			if bp.frozen != nil {
 				bp.frozen, bp.pending = append(bp.frozen, bp.pending...), bp.pending[:0]
@@ -420,9 +402,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 				bp.frozen, bp.pending, bp.spare = bp.pending, bp.spare[:0], nil
 			}
 		}
-		if len(buf) > nP {
-			nb = s.newCPNode(old, buf)
-		} else { // the waiters' path is b's
+		if nb == 0 { // the waiters' path is b's
 			bp.materialise(s)
 			nb = bp.base
 		}
@@ -444,6 +424,48 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		ov = 0
 	}
 	a.cp.from, a.cp.ovPos, a.cp.ovDur = pa, pa+1, ov
+}
+
+// waitersNode returns the node, after b's base, of b's frozen and
+// pending parts followed by b's segments from its call at pb on,
+// subtracted; 0 when there are no such segments (the waiters' path is
+// then b's). The amounts go to the arena directly, unless the chain is
+// to be flattened (newCPNode).
+func (s *RootCauseStream) waitersNode(b *rcRank, pb uint64) int32 {
+	bp, a := &b.cp, &s.cpa
+	nP := len(bp.frozen) + len(bp.pending)
+	if bp.base != 0 && int(a.nodes[bp.base].depth) >= s.cpDepth {
+		buf := append(append(s.cpBuf[:0], bp.frozen...), bp.pending...)
+		for p := pb; p < b.n; p++ { // b's segments from the needed call on
+			if g := b.seg(p); g.dur != 0 {
+				buf = append(buf, rcEnt{rcCauseKey(b.rank, g.region), -g.dur})
+			}
+		}
+		s.cpBuf = buf
+		if len(buf) == nP {
+			return 0
+		}
+		return s.newCPNode(bp.base, buf)
+	}
+	parent := s.cpReserve(1, nP+int(b.n-pb), bp.base) // (bp.base follows a compaction)
+	off := len(a.ents)
+	ents := append(append(a.ents, bp.frozen...), bp.pending...)
+	for p := pb; p < b.n; p++ { // b's segments from the needed call on
+		if g := b.seg(p); g.dur != 0 {
+			ents = append(ents, rcEnt{rcCauseKey(b.rank, g.region), -g.dur})
+		}
+	}
+	if len(ents) == off+nP {
+		a.ents = ents[:off]
+		return 0
+	}
+	a.ents = ents
+	nd := cpNode{parent: parent, depth: 1, off: uint32(off), n: uint32(len(ents) - off)}
+	if parent != 0 {
+		nd.depth = a.nodes[parent].depth + 1
+	}
+	a.nodes = append(a.nodes, nd)
+	return int32(len(a.nodes) - 1)
 }
 
 // criticalPath returns the path of the rank whose last call ended last,
