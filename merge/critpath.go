@@ -111,17 +111,6 @@ const cpMaxStints = 1 << 14
 // few MB more peak RSS on its 10^7-event run: 2 it is.
 const cpHeadroom = 2
 
-// cpMinNodes and cpMinEnts are the least room for nodes and their
-// amounts after a compaction (0.25 MB and 1 MB, and as much for the
-// spare arrays): a compaction scans every node of the arena, live or
-// not, so with the live part a few thousand nodes (the chains since
-// their last flatten) room for only as many again made the scans most
-// of a compaction's cost.
-const (
-	cpMinNodes = 1 << 13
-	cpMinEnts  = 1 << 16
-)
-
 // cpArena holds the critical path's nodes, their amounts and the stays,
 // in flat arrays (index 0 of nodes and stints unused). When one is full
 // the live part (reachable from the ranks' paths) is copied to a new
@@ -135,12 +124,10 @@ type cpArena struct {
 	merge  []rcEnt // scratch of newCPNode
 	chain  []int32 // scratch of flatten
 	// the arrays before the last compaction, reused by the next one
-	spareNodes      []cpNode
-	spareEnts       []rcEnt
-	spareStints     []cpStint
-	compactions     int  // of nodes and of stays (tests)
-	nodeCompactions int  // of nodes (tests)
-	small           bool // room for 64 nodes and 256 amounts at least, not cpMinNodes and cpMinEnts (tests)
+	spareNodes  []cpNode
+	spareEnts   []rcEnt
+	spareStints []cpStint
+	compactions int // of nodes and of stays (tests)
 }
 
 // reuse returns spare emptied when it holds n, else a new array of n.
@@ -254,12 +241,8 @@ func (s *RootCauseStream) compactNodes(nn, ne int, extra int32) int32 {
 			lents += int(a.nodes[i].n + a.nodes[i].fn)
 		}
 	}
-	minN, minE := cpMinNodes, cpMinEnts
-	if a.small {
-		minN, minE = 64, 256
-	}
-	nodes := append(reuse(a.spareNodes, max(minN, cpHeadroom*(live+nn+1))), cpNode{})
-	ents := reuse(a.spareEnts, max(minE, cpHeadroom*(lents+ne)))
+	nodes := append(reuse(a.spareNodes, max(64, cpHeadroom*(live+nn+1))), cpNode{})
+	ents := reuse(a.spareEnts, max(256, cpHeadroom*(lents+ne)))
 	for i := 1; i < len(a.nodes); i++ {
 		if ix[i] == 0 {
 			continue
@@ -278,7 +261,6 @@ func (s *RootCauseStream) compactNodes(nn, ne int, extra int32) int32 {
 	}
 	a.nodes, a.ents, a.spareNodes, a.spareEnts = nodes, ents, a.nodes, a.ents
 	a.compactions++
-	a.nodeCompactions++
 	s.remapRoots(ix, roots, &extra)
 	return extra
 }

@@ -29,9 +29,6 @@ type rcProg struct {
 	// bigArena gives the critical path's arena room for the whole run,
 	// so that it is never compacted.
 	bigArena bool
-	// smallArena compacts the critical path's arena when 64 nodes or
-	// 256 amounts are full, not cpMinNodes or cpMinEnts.
-	smallArena bool
 	// frozenNodes makes a rank's frozen part of its critical path a node
 	// of its own at each of its turns (RootCauseStream.cpFrozen 0).
 	frozenNodes bool
@@ -173,7 +170,6 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	if p.frozenNodes {
 		rc.cpFrozen = 0
 	}
-	rc.cpa.small = p.smallArena
 	if p.bigArena {
 		rc.cpa.nodes = make([]cpNode, 1, 1<<20)
 		rc.cpa.ents = make([]rcEnt, 0, 1<<22)
