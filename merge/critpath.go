@@ -66,9 +66,11 @@ type cpNode struct {
 type rcPath struct {
 	base int32 // node (cpArena.nodes)
 	// frozen, when set, are the rank's own segments after base and
-	// before pending, shared with a node of the waiters' path: the node
-	// of frozen after base that is the rank's path is only made when the
-	// path grows on it (base), not when the rank's next wait replaces it.
+	// before pending, from its turns as the waited-for rank since base
+	// (copied into those turns' waiters' nodes): the node of frozen
+	// after base that is the rank's path is only made when the path
+	// grows on it (base) or frozen passes cpFrozen, not when the rank's
+	// next wait replaces it.
 	frozen  []rcEnt
 	pending []rcEnt // the rank's own segments since base (and frozen), folded up to from
 	spare   []rcEnt // an array for the next pending part (nodes copy their amounts)
