@@ -167,3 +167,55 @@ func TestRootCause_FlatListsSwitchToAnIndexWhenLong(t *testing.T) {
 		}
 	}
 }
+
+// TestCriticalPath_OneNodePerInstanceWhenTheSameRankIsLast: when the
+// same rank enters N×N collectives last turn after turn, each instance
+// makes one node of the critical path (the rank's part from its earlier
+// turns is copied into the waiters' node, not made a node of its own),
+// and the path (profile and stays) is the one made with a node per turn.
+func TestCriticalPath_OneNodePerInstanceWhenTheSameRankIsLast(t *testing.T) {
+	const n, iters = 5, 300
+	p := newRCProg(n)
+	for it := 0; it < iters; it++ {
+		slow := 0
+		if it%10 == 9 { // now and then another rank is last
+			slow = 3
+		}
+		p.compute(func(r int) int64 {
+			if r == slow {
+				return 2000 + int64(it%7)*13
+			}
+			return 700 + int64((r*5+it*3)%11)*29
+		})
+		p.allreduce(0x100)
+		p.compute(func(r int) int64 {
+			if r == slow {
+				return 300
+			}
+			return 100 + int64((r+it)%3)*17
+		})
+		p.allreduce(0x200)
+	}
+	const instances = 2 * iters
+	p.bigArena = true
+	p.frozenNodes = true // a node of the frozen part at every turn
+	want := p.run(t)
+	wantMarks := p.rc.Marks(want, 1)
+	perTurn := len(p.rc.cpa.nodes) - 1
+	if perTurn < 3*instances/2 {
+		t.Fatalf("a node per turn: %d nodes for %d instances, want more than 1.5 an instance (the test needs the same rank last)", perTurn, instances)
+	}
+	p.frozenNodes = false
+	got := p.run(t)
+	// one node an instance, and one more when a frozen part passes
+	// cpMaxFrozen amounts (two a turn here: a fifth of the turns)
+	if nodes := len(p.rc.cpa.nodes) - 1; nodes > instances+instances/4 {
+		t.Errorf("%d nodes for %d instances (%d with a node per turn), want at most 1.25 an instance", nodes, instances, perTurn)
+	}
+	if !reflect.DeepEqual(got.CriticalPath, want.CriticalPath) {
+		t.Errorf("critical path %+v, with a node per turn %+v", got.CriticalPath, want.CriticalPath)
+	}
+	if marks := p.rc.Marks(got, 1); !reflect.DeepEqual(marks, wantMarks) {
+		t.Errorf("%d marks, with a node per turn %d", len(marks), len(wantMarks))
+	}
+}

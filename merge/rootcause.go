@@ -583,6 +583,7 @@ type RootCauseStream struct {
 	done       []rcDone // instances completed by the event being added
 	cpScratch  entSums
 	cpDepth    int     // a critical path's chain of nodes before it is flattened (cpDepthFor)
+	cpFrozen   int     // a rank's frozen part before it is made a node of its own (cpMaxFrozen)
 	cpa        cpArena // the critical path's nodes and stays
 	cpBuf      []rcEnt // scratch of jump
 	vecA       rcVec   // scratch attributions
@@ -616,7 +617,7 @@ func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32
 		coll: map[uint64]*rcColl{}, siteIdx: map[rcSiteKey]int32{}, regionIdx: map[rcRegionKey]int32{},
 		causesOdd: map[int64]*rcCause{}, siteName: siteName,
 		regTab: make([]rcRegSlot, 64), layouts: map[string]int32{}, layoutObjs: [][]trace.Object{nil},
-		cpDepth: cpDepthFor(run.WorldSize), cpScratch: entSums{w: uint64(max(0, run.WorldSize))}}
+		cpDepth: cpDepthFor(run.WorldSize), cpFrozen: cpMaxFrozen, cpScratch: entSums{w: uint64(max(0, run.WorldSize))}}
 	s.hist = opt.HistoryPerRank
 	if s.hist <= 0 {
 		s.hist = 4096

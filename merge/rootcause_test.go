@@ -29,6 +29,9 @@ type rcProg struct {
 	// bigArena gives the critical path's arena room for the whole run,
 	// so that it is never compacted.
 	bigArena bool
+	// frozenNodes makes a rank's frozen part of its critical path a node
+	// of its own at each of its turns (RootCauseStream.cpFrozen 0).
+	frozenNodes bool
 	// comms are more communicators (windows) of every rank.
 	comms []trace.Comm
 	rma   *RMAStream // the one-sided analysis of the last run
@@ -163,6 +166,9 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
 	if p.cpDepth > 0 {
 		rc.cpDepth = p.cpDepth
+	}
+	if p.frozenNodes {
+		rc.cpFrozen = 0
 	}
 	if p.bigArena {
 		rc.cpa.nodes = make([]cpNode, 1, 1<<20)
