@@ -1,0 +1,79 @@
+package correct
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/gclock/gclock/trace"
+)
+
+// TestOffsetModel_KinkRulesJudgeABendAtItsOwnSpacing: the kink rules
+// (a frequency step inside an interval or at a knot) compare a candidate's
+// change of secant with the run's typical bend, scaled to the candidate's
+// spacing (smoothCurve's typicalBend). Three knot spacings, 40 seeds each,
+// the worst max |model − truth|:
+//   - the knots of a 40 s run at 4 ranks whose sixth resync cost 15 ms
+//     (1.5 s apart, then 3.8 s shrinking back: the budget's even repayment,
+//     clocksync/sim/longrun's replay): on a 20 µs / 20 s sine the bend
+//     scaled as knot noise's read the trough in a 3.6 s interval as a
+//     frequency step, 6.5 µs off with exact knots;
+//   - 0.5 s intervals, then 8 s ones, on a 1 ppm step at 15-25 s with
+//     10 ns knot noise: the bend scaled as a smooth clock's alone, inflated
+//     by the short intervals' noise, missed the step (1.36 µs);
+//   - even 2 s spacing, where nothing changes (the figures of
+//     TestOffsetModel_SchemesOnInjectedShapes).
+func TestOffsetModel_KinkRulesJudgeABendAtItsOwnSpacing(t *testing.T) {
+	replay := []float64{0, 0.7}
+	x := 0.7
+	for _, g := range []float64{1.8, 1.1, 1.5, 1.5, 1.5, 1.5, 3.8, 3.6, 3.5, 2.8, 2.3, 2.1, 2.0, 1.9, 1.8, 1.8, 1.7} {
+		x += g
+		replay = append(replay, x)
+	}
+	replay = append(replay, x+0.05)
+	shortLong := []float64{0.1, 0.6, 1.1, 1.6, 2.1, 2.6, 3.1, 3.6, 4.1, 12.1, 20.1, 28.1, 36.1, 40, 40.2}
+	even := []float64{0.1}
+	for x := 2.1; x < 40; x += 2 {
+		even = append(even, x)
+	}
+	even = append(even, 40, 40.2)
+	sine, step := studyShapes[2], studyShapes[1]
+	for _, tc := range []struct {
+		name    string
+		at      []float64
+		shape   shapeCase
+		sigma   float64
+		boundNS float64
+	}{
+		{"costly sixth resync, sine, exact knots", replay, sine, 0, 300},
+		{"costly sixth resync, sine, 10 ns knots", replay, sine, 10, 300},
+		{"costly sixth resync, step, 10 ns knots", replay, step, 10, 150},
+		{"0.5 s then 8 s, step, 10 ns knots", shortLong, step, 10, 300},
+		{"even 2 s, sine, 10 ns knots", even, sine, 10, 120},
+		{"even 2 s, step, 10 ns knots", even, step, 10, 300},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			worst := 0.0
+			for seed := uint64(1); seed <= 40; seed++ {
+				ins, err := trace.ParseFakeClock(tc.shape.spec(seed))
+				if err != nil {
+					t.Fatal(err)
+				}
+				in := ins[0]
+				off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+				rng := rand.New(rand.NewPCG(seed, 39))
+				ts := make([]int64, len(tc.at))
+				o := make([]float64, len(tc.at))
+				for i, s := range tc.at {
+					ts[i] = int64(s*1e9) + int64(rng.IntN(1e7))
+					o[i] = off(float64(ts[i])) + tc.sigma*rng.NormFloat64()
+				}
+				worst = math.Max(worst, modelMaxError(ts, o, DefaultScheme, off))
+			}
+			t.Logf("%s: worst max error %.3f µs over 40 seeds", tc.name, worst/1e3)
+			if worst > tc.boundNS {
+				t.Errorf("worst max |model − truth| %.3f µs, bound %.3f µs", worst/1e3, tc.boundNS/1e3)
+			}
+		})
+	}
+}
