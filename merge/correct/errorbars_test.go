@@ -195,19 +195,7 @@ func TestErrorBars_FollowTheIntervalLengthOnUnevenSpacing(t *testing.T) {
 			for _, sigma := range []float64{10, 130} {
 				var errs, bars []float64
 				for seed := uint64(1); seed <= 40; seed++ {
-					ins, err := trace.ParseFakeClock(sh.spec(seed))
-					if err != nil {
-						t.Fatal(err)
-					}
-					in := ins[0]
-					off := func(tt float64) float64 { return in.Recorded(tt) - tt }
-					rng := rand.New(rand.NewPCG(seed, 39))
-					ts := make([]int64, len(sp.at))
-					o := make([]float64, len(sp.at))
-					for i, s := range sp.at {
-						ts[i] = int64(s*1e9) + int64(rng.IntN(1e7))
-						o[i] = off(float64(ts[i])) + sigma*rng.NormFloat64()
-					}
+					ts, o, off := jitteredKnots(t, sh, seed, sp.at, sigma)
 					errs, bars = probeBars(errs, bars, ts, o, sigma, off)
 				}
 				in := 0

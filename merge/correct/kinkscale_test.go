@@ -55,19 +55,7 @@ func TestOffsetModel_KinkRulesJudgeABendAtItsOwnSpacing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			worst := 0.0
 			for seed := uint64(1); seed <= 40; seed++ {
-				ins, err := trace.ParseFakeClock(tc.shape.spec(seed))
-				if err != nil {
-					t.Fatal(err)
-				}
-				in := ins[0]
-				off := func(tt float64) float64 { return in.Recorded(tt) - tt }
-				rng := rand.New(rand.NewPCG(seed, 39))
-				ts := make([]int64, len(tc.at))
-				o := make([]float64, len(tc.at))
-				for i, s := range tc.at {
-					ts[i] = int64(s*1e9) + int64(rng.IntN(1e7))
-					o[i] = off(float64(ts[i])) + tc.sigma*rng.NormFloat64()
-				}
+				ts, o, off := jitteredKnots(t, tc.shape, seed, tc.at, tc.sigma)
 				worst = math.Max(worst, modelMaxError(ts, o, DefaultScheme, off))
 			}
 			t.Logf("%s: worst max error %.3f µs over 40 seeds", tc.name, worst/1e3)
@@ -76,4 +64,25 @@ func TestOffsetModel_KinkRulesJudgeABendAtItsOwnSpacing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// jitteredKnots places knots at the times at (s), each up to 10 ms late,
+// on shape's clock of seed, with Gaussian errors of sigma ns: their local
+// times, measured offsets and the true offset function.
+func jitteredKnots(t *testing.T, shape shapeCase, seed uint64, at []float64, sigma float64) ([]int64, []float64, func(float64) float64) {
+	t.Helper()
+	ins, err := trace.ParseFakeClock(shape.spec(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ins[0]
+	off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+	rng := rand.New(rand.NewPCG(seed, 39))
+	ts := make([]int64, len(at))
+	o := make([]float64, len(at))
+	for i, s := range at {
+		ts[i] = int64(s*1e9) + int64(rng.IntN(1e7))
+		o[i] = off(float64(ts[i])) + sigma*rng.NormFloat64()
+	}
+	return ts, o, off
 }
