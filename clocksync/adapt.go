@@ -313,8 +313,23 @@ func (s ResyncSpend) Earliest(budget float64) float64 {
 	}
 	forgiven := min(s.Debt, max(s.maxDebt, s.pendDebt))
 	floor := (s.Total() - forgiven + 2*s.Next) / budget
-	return max(floor, min(full, s.Last+s.repayGap(full, budget)))
+	gap := s.repayGap(full, budget)
+	if s.lastOver {
+		// right after an epoch that cost over ResyncCostClip times its
+		// expectation the next gap at most doubles, as a probe: under
+		// lasting load the next epoch costs as much again, and an even
+		// gap would plan it (and the MPI_Finalize epoch after it) at
+		// the expectation from before (TestResync_BudgetHoldsAtTheDefault
+		// at load 12: epochs of 87-537 ms)
+		gap = max(gap, ResyncGapGrowth*s.Gap)
+	}
+	return max(floor, min(full, s.Last+gap))
 }
+
+// ResyncGapGrowth: right after an epoch that cost over ResyncCostClip
+// times its expectation, the next gap is at least this many times the
+// latest (ResyncSpend.Earliest); the gaps after it repay evenly.
+const ResyncGapGrowth = 2.0
 
 // repayGap is the gap (s) after the latest start while the total is over
 // the budget's line: the excess R = budget·(full − Last) is repaid over a
