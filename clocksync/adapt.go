@@ -292,7 +292,9 @@ func (s ResyncSpend) Total() float64 { return s.Settled + s.Pending }
 // (this one and the one at MPI_Finalize, at the expected cost) within
 // budget of the run at that time; but while the total is over the
 // budget's line (an epoch cost more than expected), the next start comes
-// after the gap that repays the excess evenly (repayGap), and never
+// after the gap that repays the excess evenly (repayGap; right after an
+// epoch that cost over ResyncCostClip times its expectation, at least
+// twice the latest gap), and never
 // before the total without its largest single excess plus the two epochs
 // fits the budget. So the share exceeds the budget by at most one
 // epoch's excess and the reserve's shortfall (under lasting load, where
@@ -301,8 +303,8 @@ func (s ResyncSpend) Total() float64 { return s.Settled + s.Pending }
 // 15 ms epoch among 1.5 ms ones) until the total is back on the line,
 // instead of holding the next resync off for its excess over the budget
 // (80 ms at 0.1 %: 80 s) or doubling the gaps (3, 6, 9.4 s: a 20 µs /
-// 20 s sine 5.7 µs off between exact knots; D67). Before any epoch there is nothing to go by, and
-// the first resync is free.
+// 20 s sine 5.7 µs off between exact knots; D67). Before any epoch
+// there is nothing to go by, and the first resync is free.
 func (s ResyncSpend) Earliest(budget float64) float64 {
 	if budget <= 0 || s.Next == 0 {
 		return 0
