@@ -71,12 +71,7 @@ func TestOffsetModel_KinkRulesJudgeABendAtItsOwnSpacing(t *testing.T) {
 // times, measured offsets and the true offset function.
 func jitteredKnots(t *testing.T, shape shapeCase, seed uint64, at []float64, sigma float64) ([]int64, []float64, func(float64) float64) {
 	t.Helper()
-	ins, err := trace.ParseFakeClock(shape.spec(seed))
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := ins[0]
-	off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+	off := shapeOffset(t, shape, seed)
 	rng := rand.New(rand.NewPCG(seed, 39))
 	ts := make([]int64, len(at))
 	o := make([]float64, len(at))
@@ -85,4 +80,16 @@ func jitteredKnots(t *testing.T, shape shapeCase, seed uint64, at []float64, sig
 		o[i] = off(float64(ts[i])) + sigma*rng.NormFloat64()
 	}
 	return ts, o, off
+}
+
+// shapeOffset is the injected offset (ns) of shape's clock of seed at
+// raw time tt (ns).
+func shapeOffset(t *testing.T, shape shapeCase, seed uint64) func(float64) float64 {
+	t.Helper()
+	ins, err := trace.ParseFakeClock(shape.spec(seed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := ins[0]
+	return func(tt float64) float64 { return in.Recorded(tt) - tt }
 }
