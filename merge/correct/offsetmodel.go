@@ -296,9 +296,38 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		kept[i] = k
 		c.d[i] = sub.d[k]
 	}
+	// A close knot between two kept ones (a resync the adaptation placed
+	// 0.25 s after the one before) takes the slope of the curve through
+	// the kept knots there, so the intervals next to it follow that curve
+	// (through the close knot's own value) instead of being straight: on a
+	// 20 µs / 20 s sine a straight 2.7 s interval beside such a knot was
+	// 0.88 µs off in `make bench` at load 3 (decisions.md D67). Close knots
+	// after the last kept one (the full sync closing MPI_Finalize) keep
+	// their straight intervals.
+	inner := make([]int, n) // per knot: the sub-curve interval it lies in, -1: none usable
+	for i := range inner {
+		inner[i] = -1
+	}
+	for i, k := 0, 0; i < n; i++ {
+		if kept[i] >= 0 {
+			k = kept[i]
+			continue
+		}
+		if k+1 < len(keep) && ts[i] < ts[keep[k+1]] && !(sub.straight != nil && sub.straight[k]) && !(sub.kink != nil && sub.kink[k] > 0) {
+			inner[i] = k
+			c.d[i] = sub.slopeAt(k, ts[i])
+		}
+	}
 	for i := range n - 1 {
 		a, b := kept[i], kept[i+1]
-		if a < 0 || b < 0 || sub.straight != nil && sub.straight[a] {
+		if (a < 0 && inner[i] < 0) || (b < 0 && inner[i+1] < 0) {
+			c.straight[i] = true
+			continue
+		}
+		if a < 0 || b < 0 {
+			continue // next to an interior close knot: Hermite with the kept curve's slopes
+		}
+		if sub.straight != nil && sub.straight[a] {
 			c.straight[i] = true
 			continue
 		}
@@ -442,6 +471,17 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	}
 	c.d = splineDerivs(h, m, fixed)
 	return c
+}
+
+// slopeAt is the derivative of the model at t in interval i (a Hermite
+// interval: neither straight nor kinked), by central difference over 1 ms.
+func (c *offsetCurve) slopeAt(i int, t int64) float64 {
+	const dt = 1e6
+	lo, hi := max(t-dt, c.ts[i]), min(t+dt, c.ts[i+1])
+	if hi <= lo {
+		return (c.off[i+1] - c.off[i]) / float64(c.ts[i+1]-c.ts[i])
+	}
+	return (c.at(i, hi) - c.at(i, lo)) / float64(hi-lo)
 }
 
 // at is the model's offset at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
