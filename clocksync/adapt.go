@@ -23,8 +23,8 @@ import "math"
 // next one and the one opening MPI_Finalize) is within ResyncBudget of
 // the run (ResyncSpend.Earliest): a running total, not a mean, so a
 // costly epoch under load pushes the next ones out until the share is
-// back under the budget, its excess over the expected cost repaid by
-// gaps that at most double one after the other.
+// back under the budget, its excess over the expected cost repaid at
+// even gaps of at most twice the budget's steady spacing (D73).
 const (
 	// ResyncTolNS: a knot whose miss, scaled to the smooth model's miss
 	// between knots (SplineMissRatio), exceeds this disagrees; below a
@@ -182,10 +182,11 @@ func ResyncSeedCost(anchor float64, anchorPP, resyncPP int) float64 {
 // multiple of the expectation before it (ResyncCost).
 const ResyncCostClip = 2.0
 
-// ResyncGapGrowth is the most the time between two resync starts may grow
-// over the one before while the budget repays an epoch that cost more
-// than expected (ResyncSpend.Earliest).
-const ResyncGapGrowth = 2.0
+// ResyncRepayHorizon: an excess over the budget's line is repaid over at
+// least this many times the run time the budget needs for it alone
+// (ResyncSpend.Earliest): the gaps while repaying are at most
+// ResyncRepayHorizon/(ResyncRepayHorizon−1) times the steady spacing.
+const ResyncRepayHorizon = 2.0
 
 // ResyncSpend is rank 0's account of what the resync epochs cost, against
 // ResyncBudget. An epoch's cost is its slowest rank's time from the
@@ -196,9 +197,11 @@ const ResyncGapGrowth = 2.0
 // replaces it when the measurement comes (Settle).
 //
 // An epoch that costs more than the expectation it was planned with puts
-// the running total in debt: the excess (Debt) is repaid by intervals
-// that grow by at most ResyncGapGrowth each, not by one long gap, so the
-// knots' spacing changes gradually (Earliest). Only the largest single
+// the running total in debt: the excess (Debt) is repaid at even gaps of
+// at most ResyncRepayHorizon/(ResyncRepayHorizon−1) times the budget's
+// steady spacing, not by one long gap nor by gaps that double (Earliest;
+// a smooth clock's error grows with the fourth power of the spacing, so
+// the longest gap is what counts). Only the largest single
 // excess is ever left out of the budget's floor: under lasting load,
 // where every epoch costs more than expected, the rest counts in full.
 type ResyncSpend struct {
@@ -223,6 +226,8 @@ type ResyncSpend struct {
 	// lastOver: the latest epoch cost over ResyncCostClip times its
 	// expectation; prevOver: the one before it did
 	lastOver, prevOver bool
+	// latest: the latest epoch's cost as booked or measured (s)
+	latest float64
 }
 
 // mean is the expected cost after an epoch of c s, prev the expectation
@@ -247,7 +252,7 @@ func (s *ResyncSpend) Book(at, est, budget float64) {
 		s.Debt, s.maxDebt, s.pendDebt = 0, 0, 0
 	}
 	s.Settled += s.Pending
-	s.Pending = est
+	s.Pending, s.latest = est, est
 	s.Gap, s.Last = at-s.Last, at
 	s.expect = s.Next
 	s.maxDebt = max(s.maxDebt, s.pendDebt)
@@ -268,6 +273,7 @@ func (s *ResyncSpend) Settle(c float64) {
 		return
 	}
 	s.Settled += c
+	s.latest = c
 	s.Next = s.mean(s.before, c)
 	if s.expect > 0 {
 		d := max(0, c-s.expect)
@@ -284,17 +290,21 @@ func (s ResyncSpend) Total() float64 { return s.Settled + s.Pending }
 // resync epoch may start with the given budget (a share of the run; ≤ 0:
 // no budget, 0 returned). In full, the cost so far plus two more epochs
 // (this one and the one at MPI_Finalize, at the expected cost) within
-// budget of the run at that time; but while the total is in debt (an
-// epoch cost more than expected), the next start comes at most
-// ResyncGapGrowth times the latest gap after the latest start, and never
+// budget of the run at that time; but while the total is over the
+// budget's line (an epoch cost more than expected), the next start comes
+// after the gap that repays the excess evenly (repayGap; right after an
+// epoch that cost over ResyncCostClip times its expectation, at least
+// twice the latest gap), and never
 // before the total without its largest single excess plus the two epochs
 // fits the budget. So the share exceeds the budget by at most one
 // epoch's excess and the reserve's shortfall (under lasting load, where
-// every epoch costs more than expected, the others count in full), and a costly epoch stretches the following gaps
-// one by one (2, 4, 8 s ...) until the total is back within the budget,
+// every epoch costs more than expected, the others count in full), and a
+// costly epoch stretches the following gaps evenly (1.5 s to 3.8 s for a
+// 15 ms epoch among 1.5 ms ones) until the total is back on the line,
 // instead of holding the next resync off for its excess over the budget
-// (80 ms at 0.1 %: 80 s). Before any epoch there is nothing to go by, and
-// the first resync is free.
+// (80 ms at 0.1 %: 80 s) or doubling the gaps (3, 6, 9.4 s: a 20 µs /
+// 20 s sine 5.7 µs off between exact knots; D73). Before any epoch
+// there is nothing to go by, and the first resync is free.
 func (s ResyncSpend) Earliest(budget float64) float64 {
 	if budget <= 0 || s.Next == 0 {
 		return 0
@@ -305,5 +315,41 @@ func (s ResyncSpend) Earliest(budget float64) float64 {
 	}
 	forgiven := min(s.Debt, max(s.maxDebt, s.pendDebt))
 	floor := (s.Total() - forgiven + 2*s.Next) / budget
-	return max(floor, min(full, s.Last+ResyncGapGrowth*s.Gap))
+	gap := s.repayGap(full, budget)
+	if s.lastOver {
+		// right after an epoch that cost over ResyncCostClip times its
+		// expectation the next gap at most doubles, as a probe: under
+		// lasting load the next epoch costs as much again, and an even
+		// gap would plan it (and the MPI_Finalize epoch after it) at
+		// the expectation from before (TestResync_BudgetHoldsAtTheDefault
+		// at load 12: epochs of 87-537 ms)
+		gap = max(gap, ResyncGapGrowth*s.Gap)
+	}
+	return max(floor, min(full, s.Last+gap))
+}
+
+// ResyncGapGrowth: right after an epoch that cost over ResyncCostClip
+// times its expectation, the next gap is at least this many times the
+// latest (ResyncSpend.Earliest); the gaps after it repay evenly.
+const ResyncGapGrowth = 2.0
+
+// repayGap is the gap (s) after the latest start while the total is over
+// the budget's line: the excess R = budget·(full − Last) is repaid over a
+// horizon H = max(Last, ResyncRepayHorizon·R/budget), at evenly spaced
+// epochs of the expected cost, Next/(budget − R/H) apart (at most
+// ResyncRepayHorizon/(ResyncRepayHorizon−1) times the budget's steady
+// spacing Next/budget), so the total meets the line at the horizon's end.
+func (s ResyncSpend) repayGap(full, budget float64) float64 {
+	r := budget * (full - s.Last)
+	if r <= 0 {
+		return 0
+	}
+	h := max(s.Last, ResyncRepayHorizon*r/budget)
+	c := s.Next
+	if s.lastOver && s.prevOver {
+		// lasting load: the epochs cost what the latest did, not what the
+		// running mean has caught up to yet
+		c = max(c, s.latest)
+	}
+	return c / (budget - r/h)
 }

@@ -22,6 +22,12 @@ func TestKnotConsensus(t *testing.T) {
 		{"outliers on both sides", []float64{-5 * us, 0.1 * us, 5 * us, 0.3 * us, 0.2 * us}, 0.2 * us, 3},
 		{"tie: the group nearer the median of all", []float64{0, 0.1 * us, 4 * us, 4.1 * us, 2.2 * us}, 4.05 * us, 2},
 		{"one value", []float64{3 * us}, 3 * us, 1},
+		// spread over 1.6 µs, each within ±1 µs of the middle one: no
+		// group agrees within 1 µs by more than 3 of 5, so a loose pair
+		// measures more (the TCP knots that missed by 0.75-1.32 µs had
+		// such groups)
+		{"spread wider than 1 µs: no majority", []float64{0, 0.3 * us, 0.6 * us, 1.2 * us, 1.6 * us}, 0.6 * us, 3},
+		{"a group within 1 µs among a wider spread", []float64{-0.9 * us, 0, 0.2 * us, 0.4 * us, 0.9 * us}, 0.3 * us, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, agree := clocksync.KnotConsensus(tc.vs, clocksync.KnotAgree)

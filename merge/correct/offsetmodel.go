@@ -232,6 +232,13 @@ const LongEnd = 2.0
 // change of secant next to them on both sides together.
 const KinkRatio = 4.0
 
+// BendScaleCap: the typical bend a kink must stand out of, scaled to the
+// candidate's spacing as a smooth clock's bend grows, is at most this
+// many times the bend scaled as knot noise's (smoothCurve): a smooth
+// bend's scaling is trusted up to knots about 4 times as far apart as the
+// typical ones.
+const BendScaleCap = 16.0
+
 // offsetCurve is the offset model through a rank's knots.
 type offsetCurve struct {
 	ts   []int64
@@ -289,9 +296,38 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		kept[i] = k
 		c.d[i] = sub.d[k]
 	}
+	// A close knot between two kept ones (a resync the adaptation placed
+	// 0.25 s after the one before) takes the slope of the curve through
+	// the kept knots there, so the intervals next to it follow that curve
+	// (through the close knot's own value) instead of being straight: on a
+	// 20 µs / 20 s sine a straight 2.7 s interval beside such a knot was
+	// 0.88 µs off in `make bench` at load 3 (decisions.md D73). Close knots
+	// after the last kept one (the full sync closing MPI_Finalize) keep
+	// their straight intervals.
+	inner := make([]int, n) // per knot: the sub-curve interval it lies in, -1: none usable
+	for i := range inner {
+		inner[i] = -1
+	}
+	for i, k := 0, 0; i < n; i++ {
+		if kept[i] >= 0 {
+			k = kept[i]
+			continue
+		}
+		if k+1 < len(keep) && ts[i] < ts[keep[k+1]] && !(sub.straight != nil && sub.straight[k]) && !(sub.kink != nil && sub.kink[k] > 0) {
+			inner[i] = k
+			c.d[i] = sub.slopeAt(k, ts[i])
+		}
+	}
 	for i := range n - 1 {
 		a, b := kept[i], kept[i+1]
-		if a < 0 || b < 0 || sub.straight != nil && sub.straight[a] {
+		if (a < 0 && inner[i] < 0) || (b < 0 && inner[i+1] < 0) {
+			c.straight[i] = true
+			continue
+		}
+		if a < 0 || b < 0 {
+			continue // next to an interior close knot: Hermite with the kept curve's slopes
+		}
+		if sub.straight != nil && sub.straight[a] {
 			c.straight[i] = true
 			continue
 		}
@@ -353,12 +389,34 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	// The typical bend between neighbouring intervals (knot noise and
 	// smooth wander): a kink must stand out of it too, or noisy knots
 	// read as kinks (2.6 µs off on the 20 µs sine with 130 ns knot noise).
-	bends := make([]float64, 0, n-2)
+	// Both of its scalings are kept: the change of secant times the span
+	// between the secants' middles (a displacement: what knot noise
+	// gives, whose secants change by σ over their length) and over it (a
+	// curvature: what a smooth clock gives, whose secants change in
+	// proportion to their spacing). typicalBend is the typical change of
+	// secant for a candidate whose secants' middles are span ns apart and
+	// whose own interval(s) are hOwn ns: the curvature's, but at most
+	// BendScaleCap times the displacement's. With even spacing both are
+	// the bend between neighbouring intervals as before; where the knots
+	// spread out after a costly resync (1.5 s, then 3.8 s) the
+	// displacement's alone read a 20 µs / 20 s sine's trough as a
+	// frequency step (6.5 µs off with exact knots), and the curvature's
+	// alone, inflated by the noise of 0.5 s intervals, missed a 1 ppm step
+	// in the 8 s intervals after them (decisions.md, "The kink rules judge
+	// a bend at the candidate's own spacing").
+	curv := make([]float64, 0, n-2)
+	disp := make([]float64, 0, n-2)
 	for j := 0; j+1 < n-1; j++ {
-		bends = append(bends, math.Abs(m[j+1]-m[j])*(h[j]+h[j+1])/2)
+		s := (h[j] + h[j+1]) / 2
+		curv = append(curv, math.Abs(m[j+1]-m[j])/s)
+		disp = append(disp, math.Abs(m[j+1]-m[j])*s)
 	}
-	sort.Float64s(bends)
-	typical := bends[len(bends)/2]
+	sort.Float64s(curv)
+	sort.Float64s(disp)
+	typCurv, typDisp := curv[len(curv)/2], disp[len(disp)/2]
+	typicalBend := func(span, hOwn float64) float64 {
+		return math.Min(typCurv*span, BendScaleCap*typDisp/hOwn)
+	}
 	c.kink = make([]float64, n-1)
 	any := false
 	for i := 2; i+2 < n-1; i++ {
@@ -374,7 +432,7 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 			continue
 		}
 		around := math.Abs(m[i-1]-m[i-2]) + math.Abs(m[i+2]-m[i+1])
-		if jump <= KinkRatio*around || jump*h[i] <= KinkRatio*typical {
+		if jump <= KinkRatio*around || jump <= KinkRatio*typicalBend((h[i-1]+2*h[i]+h[i+1])/4, h[i]) {
 			continue
 		}
 		u := (m[i] - b) / (a - b)
@@ -401,7 +459,7 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		}
 		jump := math.Abs(m[i] - m[i-1])
 		around := math.Abs(m[i-1]-m[i-2]) + math.Abs(m[i+1]-m[i])
-		if jump <= KinkRatio*around || jump*min(h[i-1], h[i]) <= KinkRatio*typical {
+		if jump <= KinkRatio*around || jump <= KinkRatio*typicalBend((h[i-1]+h[i])/2, min(h[i-1], h[i])) {
 			continue
 		}
 		if c.straight == nil {
@@ -413,6 +471,17 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	}
 	c.d = splineDerivs(h, m, fixed)
 	return c
+}
+
+// slopeAt is the derivative of the model at t in interval i (a Hermite
+// interval: neither straight nor kinked), by central difference over 1 ms.
+func (c *offsetCurve) slopeAt(i int, t int64) float64 {
+	const dt = 1e6
+	lo, hi := max(t-dt, c.ts[i]), min(t+dt, c.ts[i+1])
+	if hi <= lo {
+		return (c.off[i+1] - c.off[i]) / float64(c.ts[i+1]-c.ts[i])
+	}
+	return (c.at(i, hi) - c.at(i, lo)) / float64(hi-lo)
 }
 
 // at is the model's offset at t in interval i (ts[i] ≤ t ≤ ts[i+1]).

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/gclock/gclock/trace"
 )
 
 // shapeCase is one injected clock shape of the offset-model study: the
@@ -90,12 +88,7 @@ func TestOffsetModel_SchemesOnInjectedShapes(t *testing.T) {
 			res[key] = map[Scheme]cell{}
 			errs := map[Scheme][]float64{}
 			for seed := uint64(1); seed <= seeds; seed++ {
-				ins, err := trace.ParseFakeClock(sh.spec(seed))
-				if err != nil {
-					t.Fatal(err)
-				}
-				in := ins[0]
-				off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+				off := shapeOffset(t, sh, seed)
 				rng := rand.New(rand.NewPCG(seed, 38))
 				ts, o := studyKnots(off, 40e9, 2e9, sigma, rng)
 				for _, s := range schemes {
@@ -141,12 +134,7 @@ func TestOffsetModel_SchemesOnInjectedShapes(t *testing.T) {
 func barStudy(t *testing.T, sh shapeCase, span, sigma float64, heavy bool, seeds uint64) (errs, bars []float64) {
 	t.Helper()
 	for seed := uint64(1); seed <= seeds; seed++ {
-		ins, err := trace.ParseFakeClock(sh.spec(seed))
-		if err != nil {
-			t.Fatal(err)
-		}
-		in := ins[0]
-		off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+		off := shapeOffset(t, sh, seed)
 		rng := rand.New(rand.NewPCG(seed, 38))
 		ts, o := studyKnots(off, span, 2e9, sigma, rng)
 		if heavy { // one knot in 20 off by 5σ more
@@ -410,12 +398,7 @@ func TestOffsetModel_KnotsAreInterpolatedNotSmoothed(t *testing.T) {
 				for _, heavy := range []bool{false, true} {
 					var a, b, c []float64
 					for seed := uint64(1); seed <= 40; seed++ {
-						ins, err := trace.ParseFakeClock(sh.spec(seed))
-						if err != nil {
-							t.Fatal(err)
-						}
-						in := ins[0]
-						off := func(tt float64) float64 { return in.Recorded(tt) - tt }
+						off := shapeOffset(t, sh, seed)
 						rng := rand.New(rand.NewPCG(seed, 38))
 						ts, o := studyKnots(off, 40e9, gap, sigma, rng)
 						if heavy {
