@@ -303,13 +303,17 @@ func (v *verdict) errorf(format string, args ...any) {
 
 // twoTries runs one accuracy measurement, and a second one only when the
 // first failed on accuracy AND one of its sync knots itself missed the
-// exact truth by more than the bound: no model through a knot that far
-// off can meet the bound, and the knot's error is the measurement of
-// that one sync under the machine's load (over TCP between namespace
-// hosts on a shared 2-vCPU machine a few resync knots in a hundred runs
-// came out 1.1-1.3 µs off, within their recorded sync-path bounds of
-// 9-19 µs; checkSyncBounds checks those; 8 oversubscribed ranks at load
-// 11 once took 5.7 s to sync and missed 10 µs). Used by the TCP tests
+// exact truth by more than half the bound: the knot's error is the
+// measurement of that one sync under the machine's load, and the
+// model's slopes at the knots come from the same noisy syncs, so a knot
+// half the bound off can carry timestamps between knots past the bound
+// (4 ranks on 2 namespace hosts over TCP, 4 ranks on 2 vCPUs: knots
+// -0.92 and -0.87 µs off put timestamps 1.08 µs off; the whole test
+// failed in 3 of 9 runs on the ninth session's build and 2 of 4 on
+// the build before, the failures looked at each with a knot 0.9-1.9 µs
+// off, within the knots' recorded sync-path bounds of 9-34 µs, which
+// checkSyncBounds checks; 8 oversubscribed ranks at load 11 once took
+// 5.7 s to sync and missed 10 µs). Used by the TCP tests
 // here and TestAccuracy_InjectedClocksCorrectToTruth. A failure whose knots were all
 // within the bound is the model's and fails at once; the second run's
 // failures are reported whatever their cause. A knot outside its own
@@ -321,8 +325,8 @@ func twoTries(t *testing.T, boundNS float64, try func(t *testing.T, v *verdict) 
 	v := &verdict{}
 	traces := try(t, v)
 	if len(v.fails) > 0 && !t.Failed() {
-		if miss, where := worstKnot(traces); miss > boundNS {
-			t.Logf("first run: knot %s missed the exact truth by %.3f µs (the test's bound %.1f µs); running once more. Its failures:\n%s",
+		if miss, where := worstKnot(traces); miss > boundNS/2 {
+			t.Logf("first run: knot %s missed the exact truth by %.3f µs (half the test's bound %.1f µs or more); running once more. Its failures:\n%s",
 				where, miss/1e3, boundNS/1e3, strings.Join(v.fails, "\n"))
 			v = &verdict{}
 			try(t, v)
@@ -339,10 +343,7 @@ func worstKnot(traces []rankTrace) (float64, string) {
 	in0 := traces[0].Meta.Header.Inject
 	worst, where := 0.0, ""
 	for rank, rt := range traces {
-		in := rt.Meta.Header.Inject
-		if in == nil || in0 == nil {
-			continue
-		}
+		in := rt.Meta.Header.Inject // nil: the timer is the truth (Injection's methods are nil-safe), as in measureAccuracy
 		for _, e := range rt.Meta.Epochs {
 			kt := correct.KnotTime(e)
 			if err := math.Abs(e.Model.Global(kt) - in0.Recorded(in.TrueTime(kt))); err > worst {
