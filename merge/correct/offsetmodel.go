@@ -154,6 +154,14 @@ func hermite(t, t0, t1 int64, o0, o1, d0, d1 float64) float64 {
 	return o0 + x*(m+(1-u)*((d0-m)*(1-u)-(d1-m)*u))
 }
 
+// hermiteSlope is the derivative of hermite at t: d0 at t0, d1 at t1.
+func hermiteSlope(t, t0, t1 int64, o0, o1, d0, d1 float64) float64 {
+	h := float64(t1 - t0)
+	u := float64(t-t0) / h
+	m := (o1 - o0) / h
+	return m + (d0-m)*(1-u)*(1-3*u) - (d1-m)*u*(2-3*u)
+}
+
 // splineDerivs returns the knot derivatives of the C² cubic spline with
 // not-a-knot ends (de Boor; scipy's CubicSpline default) through knots
 // with interval widths h and secant slopes m (len(h) ≥ 2). fixed, when not
@@ -474,14 +482,9 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 }
 
 // slopeAt is the derivative of the model at t in interval i (a Hermite
-// interval: neither straight nor kinked), by central difference over 1 ms.
+// interval: neither straight nor kinked).
 func (c *offsetCurve) slopeAt(i int, t int64) float64 {
-	const dt = 1e6
-	lo, hi := max(t-dt, c.ts[i]), min(t+dt, c.ts[i+1])
-	if hi <= lo {
-		return (c.off[i+1] - c.off[i]) / float64(c.ts[i+1]-c.ts[i])
-	}
-	return (c.at(i, hi) - c.at(i, lo)) / float64(hi-lo)
+	return hermiteSlope(t, c.ts[i], c.ts[i+1], c.off[i], c.off[i+1], c.d[i], c.d[i+1])
 }
 
 // at is the model's offset at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
