@@ -1,0 +1,133 @@
+package merge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// rootCauseOf decodes the root-cause result from partAnalyseWith's
+// stream results (point-to-point, one-sided, root causes) and returns
+// it with its JSON.
+func rootCauseOf(t *testing.T, streams []byte) (*RootCauseResult, []byte) {
+	t.Helper()
+	var parts []json.RawMessage
+	if err := json.Unmarshal(streams, &parts); err != nil {
+		t.Fatal(err)
+	}
+	if len(parts) != 3 {
+		t.Fatalf("stream results: %d parts, want point-to-point, one-sided and root causes", len(parts))
+	}
+	var res RootCauseResult
+	if err := json.Unmarshal(parts[2], &res); err != nil {
+		t.Fatal(err)
+	}
+	return &res, parts[2]
+}
+
+// TestPartition_RootCausesIdenticalForEveryK: the root-cause analysis
+// under K = 2, 3 and 4 in-process processes (partitioned passes, process
+// 0's share none or all, rounds of the default size and small ones)
+// gives the serial result byte for byte, and so do the collective,
+// point-to-point and one-sided results beside it. The traces: a delay
+// propagated through a halo ring and then the collectives (one rank
+// computes twice as long; its neighbours, held up in the halo exchange,
+// pass the delay on), and the shapes `tracemerge bench-synth` generates
+// (collectives only, as /tmp/rc10m; the halo run, as the 1024-rank
+// benchmark). The serial results are checked first to contain what the
+// comparison must cover: wait states of every kind the trace has, a cause
+// with a propagated cost through other ranks, and a critical path.
+// Decision D75: every stage of the partitioned root-cause analysis must
+// keep this test passing.
+func TestPartition_RootCausesIdenticalForEveryK(t *testing.T) {
+	tmp := t.TempDir()
+	prop := filepath.Join(tmp, "propagated")
+	if _, err := synth.Generate(prop, synth.Config{Ranks: 12, Steps: 1200, Seed: 11, ChunkEvents: 256, Halo: true,
+		SplitGroups: 2, PatternLen: 4, NoImbalance: true, JitterNS: 20, Slowdown: map[int]float64{5: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	// bench-synth's configuration (cmd/tracemerge/bench.go), smaller
+	bench := filepath.Join(tmp, "bench")
+	if _, err := synth.Generate(bench, synth.Config{Ranks: 8, Steps: 4000, Seed: 7, ChunkEvents: 512}); err != nil {
+		t.Fatal(err)
+	}
+	halo := filepath.Join(tmp, "halo")
+	if _, err := synth.Generate(halo, synth.Config{Ranks: 16, Steps: 800, Seed: 7, ChunkEvents: 512, Halo: true}); err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Clock: correct.ClockInterp, TopN: 5}
+	for _, tc := range []struct {
+		name     string
+		dir      string
+		p2p      bool   // the trace has Late Sender waits
+		topRanks string // the largest cause's ranks ("": not checked)
+		via      bool   // a cause of topRanks propagated through other ranks
+	}{
+		{"propagated", prop, true, "5", true},
+		{"bench-synth", bench, false, "", false},
+		{"bench-synth-halo", halo, true, "", false},
+	} {
+		an1, p1, _, _ := partAnalyseWith(t, tc.dir, 1, 0, opt, true)
+		rc1, rcJSON1 := rootCauseOf(t, p1)
+		// What the comparison covers.
+		if rc1.WaitStates == 0 || rc1.CollectiveWaitNS <= 0 || len(rc1.Causes) == 0 || len(rc1.CriticalPath.Regions) == 0 {
+			t.Fatalf("%s: the serial root-cause result is nearly empty: %.600s", tc.name, rcJSON1)
+		}
+		if tc.p2p != (rc1.LateSenderNS > 0) {
+			t.Fatalf("%s: Late Sender waiting %v ns, want some: %v", tc.name, rc1.LateSenderNS, tc.p2p)
+		}
+		if top := rc1.Causes[0]; tc.topRanks != "" && (top.Ranks != tc.topRanks || top.Share < 0.1) {
+			t.Fatalf("%s: largest cause ranks %q with %.1f%% of the waiting, want ranks %q with at least a tenth: %.600s",
+				tc.name, top.Ranks, 100*top.Share, tc.topRanks, rcJSON1)
+		}
+		if tc.via {
+			prop := 0.0 // of the delaying rank's causes, through others
+			for _, c := range rc1.Causes {
+				if c.Ranks == tc.topRanks && len(c.Via) > 0 {
+					prop += c.PropagatedNS
+				}
+			}
+			if !(prop > 0) {
+				t.Fatalf("%s: no cause of ranks %s has a propagated cost through other ranks: the trace does not cover propagation: %.6000s",
+					tc.name, tc.topRanks, rcJSON1[bytes.Index(rcJSON1, []byte(`"causes"`)):])
+			}
+		}
+		t.Logf("%s: %d wait states, %.3g ns of waiting (Late Sender %.3g ns); largest cause ranks %s, %.1f%%, propagated %.3g ns",
+			tc.name, rc1.WaitStates, rc1.TotalWaitNS, rc1.LateSenderNS, rc1.Causes[0].Ranks, 100*rc1.Causes[0].Share, rc1.Causes[0].PropagatedNS)
+		for _, k := range []struct {
+			k      int
+			share  float64
+			rounds int64 // events per round (0: the default)
+		}{{2, 0, 0}, {2, 0, 1500}, {3, 0, 0}, {3, 1, 1500}, {4, 0, 1500}} {
+			t.Run(fmt.Sprintf("%s-k%d-share%g-rounds%d", tc.name, k.k, k.share, k.rounds), func(t *testing.T) {
+				defer func(n int64) { partRoundEvents = n }(partRoundEvents)
+				if k.rounds > 0 {
+					partRoundEvents = k.rounds
+				}
+				ank, pk, parted, _ := partAnalyseWith(t, tc.dir, k.k, k.share, opt, true)
+				if !parted {
+					t.Errorf("the pass was not partitioned")
+				}
+				_, rcJSONk := rootCauseOf(t, pk)
+				if !bytes.Equal(rcJSON1, rcJSONk) {
+					t.Errorf("root causes with %d processes differ from the serial ones\n%s", k.k, firstDiff(rcJSON1, rcJSONk))
+				}
+				if !bytes.Equal(p1, pk) {
+					t.Errorf("point-to-point/one-sided results with %d processes differ\n%s", k.k, firstDiff(p1, pk))
+				}
+				if !bytes.Equal(an1, ank) {
+					t.Errorf("analysis with %d processes differs from the serial one\n%s", k.k, firstDiff(an1, ank))
+				}
+			})
+		}
+		if !strings.Contains(string(rcJSON1), `"critical_path"`) {
+			t.Fatalf("%s: no critical path in %.300s", tc.name, rcJSON1)
+		}
+	}
+}
