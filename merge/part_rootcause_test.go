@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
@@ -98,20 +97,20 @@ func TestPartition_RootCausesIdenticalForEveryK(t *testing.T) {
 			t.Fatalf("%s: largest cause ranks %q with %.1f%% of the waiting, want ranks %q with at least a tenth: %.600s",
 				tc.name, top.Ranks, 100*top.Share, tc.topRanks, rcJSON1)
 		}
-		prop := 0.0 // of the largest cause's ranks' causes, through others
+		via := 0.0 // of the largest cause's ranks' causes, through others
 		for _, c := range rc1.Causes {
 			if c.Ranks == rc1.Causes[0].Ranks && len(c.Via) > 0 {
-				prop += c.PropagatedNS
+				via += c.PropagatedNS
 			}
 		}
 		if tc.via {
-			if !(prop > 0) {
+			if !(via > 0) {
 				t.Fatalf("%s: no cause of ranks %s has a propagated cost through other ranks: the trace does not cover propagation: %.6000s",
 					tc.name, tc.topRanks, rcJSON1[bytes.Index(rcJSON1, []byte(`"causes"`)):])
 			}
 		}
 		t.Logf("%s: %d wait states, %.3g ns of waiting (Late Sender %.3g ns); largest cause ranks %s, %.1f%%; their causes' propagated cost %.3g ns",
-			tc.name, rc1.WaitStates, rc1.TotalWaitNS, rc1.LateSenderNS, rc1.Causes[0].Ranks, 100*rc1.Causes[0].Share, prop)
+			tc.name, rc1.WaitStates, rc1.TotalWaitNS, rc1.LateSenderNS, rc1.Causes[0].Ranks, 100*rc1.Causes[0].Share, via)
 		for _, k := range []struct {
 			k      int
 			share  float64
@@ -137,9 +136,6 @@ func TestPartition_RootCausesIdenticalForEveryK(t *testing.T) {
 					t.Errorf("analysis with %d processes differs from the serial one\n%s", k.k, firstDiff(an1, ank))
 				}
 			})
-		}
-		if !strings.Contains(string(rcJSON1), `"critical_path"`) {
-			t.Fatalf("%s: no critical path in %.300s", tc.name, rcJSON1)
 		}
 	}
 }
