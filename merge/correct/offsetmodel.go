@@ -255,8 +255,9 @@ const LongEnd = 2.0
 // slope, limited to what the secants next to it support: within 2·h0/(h0 +
 // h1) times the largest change between the first four secants of m[0]
 // (with an extremum inside the first interval its own two secants agree
-// while the slope at its start does not: a 20 µs / 20 s sine needed 5.7
-// times their change). The
+// while the slope at its start does not: on a 20 µs / 20 s sine with
+// 4 s and 2 s intervals the slope lay 5.7 times the first three knots'
+// parabola's departure from m[0] away). The
 // init sync is followed by a first interval twice the budget's steady
 // spacing (its reserve for the MPI_Finalize epoch: the first resync waits
 // until two epochs fit), and there the secant bent a 20 µs / 20 s sine
