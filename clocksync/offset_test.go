@@ -217,8 +217,9 @@ func TestLearnClockModel_RecoversSkewAndOffset(t *testing.T) {
 // differ by 200 ppm (GCLOCK_FAKE_CLOCK's ±100 ppm on two nodes) the offset
 // moves by 200 ns per ms, so an offset read at the loop's end was off by
 // 200 ppm times the time since those ping-pongs (about half the window,
-// always of one sign: −0.1 to −0.2 µs per knot over TCP between namespace
-// hosts, µs when a preemption stretched the window). Both the Go loop and
+// always of one sign: −0.12 to −0.38 µs mean per knot over TCP between
+// namespace hosts, more when a preemption stretched the window). Both the Go
+// loop and
 // the fast path (the C loop's protocol), 20 seeds each, TCP-like
 // latencies (8 µs, 0.3 µs jitter): the mean signed error must be within
 // 5 ns (it was ∓85 ns) and every error within 60 ns (112 ns; with the

@@ -48,8 +48,8 @@ type PingPongTransport interface {
 // local clock: ±100 ppm on two nodes is 200 ns of offset per ms) the
 // loop's end lies half a window or more after those ping-pongs, which
 // biased every offset by the rate difference times that time, with one
-// sign: −0.1 to −0.2 µs per knot over TCP between namespace hosts, more
-// when a preemption stretched the window (decisions.md D80).
+// sign: −0.12 to −0.38 µs mean per knot over TCP between namespace hosts,
+// more when a preemption stretched the window (decisions.md D80).
 //
 // Sign: Algorithm 7 computes diff = (td_min + td_max)/2 = reference - local;
 // MeasureOffset returns Offset = -diff (local - reference).
