@@ -218,10 +218,9 @@ func TestLearnClockModel_RecoversSkewAndOffset(t *testing.T) {
 // moves by 200 ns per ms, so an offset read at the loop's end was off by
 // 200 ppm times the time since those ping-pongs (about half the window,
 // always of one sign: −0.12 to −0.38 µs mean per knot over TCP between
-// namespace hosts, more when a preemption stretched the window). Both the Go
-// loop and
-// the fast path (the C loop's protocol), 20 seeds each, TCP-like
-// latencies (8 µs, 0.3 µs jitter): the mean signed error must be within
+// namespace hosts, more when a preemption stretched the window). Both the
+// Go loop and the fast path (the C loop's protocol), 20 seeds each,
+// TCP-like latencies (8 µs, 0.3 µs jitter): the mean signed error must be within
 // 5 ns (it was ∓85 ns) and every error within 60 ns (112 ns; with the
 // rates equal 6 ns: across the window the rate difference moves the
 // offset by 200 ns, more than the delays' jitter, so the minimum filter
