@@ -1,6 +1,7 @@
 package clocksync_test
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -204,6 +205,61 @@ func TestLearnClockModel_RecoversSkewAndOffset(t *testing.T) {
 		}
 		if e := math.Abs(lm.Offset(end) - trueOffset(w, 1, end)); e > 60e-9 {
 			t.Errorf("recompute=%v: offset error at end of fit %.1f ns", recompute, e*1e9)
+		}
+	}
+}
+
+// TestSKaMPIOffset_TimestampIsWhereTheBoundsWereMeasured: the two
+// ping-pongs whose one-way delays bound the offset (td_max's and
+// td_min's) lie somewhere in the loop's window; the midpoint of their
+// bounds is the offset at the middle between the first's send and the
+// second's receive, not at the end of the loop. Between clocks whose rates
+// differ by 200 ppm (GCLOCK_FAKE_CLOCK's ±100 ppm on two nodes) the offset
+// moves by 200 ns per ms, so an offset read at the loop's end was off by
+// 200 ppm times the time since those ping-pongs (about half the window,
+// always of one sign: −0.12 to −0.38 µs mean per knot over TCP between
+// namespace hosts, more when a preemption stretched the window). Both the
+// Go loop and the fast path (the C loop's protocol), 20 seeds each,
+// TCP-like latencies (8 µs, 0.3 µs jitter): the mean signed error must be within
+// 5 ns (it was ∓85 ns) and every error within 60 ns (112 ns; with the
+// rates equal 6 ns: across the window the rate difference moves the
+// offset by 200 ns, more than the delays' jitter, so the minimum filter
+// picks ping-pongs near the window's ends and keeps their jitter).
+func TestSKaMPIOffset_TimestampIsWhereTheBoundsWereMeasured(t *testing.T) {
+	for _, fast := range []bool{false, true} {
+		for _, skew := range []float64{0, 200e-6, -200e-6} {
+			name := fmt.Sprintf("fast=%v/skew=%g", fast, skew)
+			t.Run(name, func(t *testing.T) {
+				sum, worst := 0.0, 0.0
+				const seeds = 20
+				for seed := uint64(1); seed <= seeds; seed++ {
+					p := sim.DefaultParams(2, 2, seed)
+					p.DriftMax, p.Asymmetry, p.OutlierProb = 0, 0, 0
+					p.InterLatency, p.InterJitter = 8e-6, 0.3e-6
+					p.FastPath = fast
+					w := sim.New(p)
+					w.Clocks[0].Skew, w.Clocks[1].Skew = 0, skew
+					var got clocksync.ClockOffset
+					err := w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
+						ob, err := (&clocksync.SKaMPIOffset{PingPongs: 50}).MeasureOffset(tr, clk, 0, 1)
+						if r == 1 {
+							got = ob
+						}
+						return err
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					e := got.Offset - trueOffset(w, 1, got.Timestamp)
+					sum += e
+					worst = math.Max(worst, math.Abs(e))
+				}
+				mean := sum / seeds
+				t.Logf("mean error %+.1f ns, worst %.1f ns", mean*1e9, worst*1e9)
+				if math.Abs(mean) > 5e-9 || worst > 60e-9 {
+					t.Errorf("offset at its timestamp off by %+.1f ns on average, %.1f ns at worst: the timestamp is not where the offset was measured", mean*1e9, worst*1e9)
+				}
+			})
 		}
 	}
 }

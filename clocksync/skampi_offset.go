@@ -41,6 +41,16 @@ type PingPongTransport interface {
 // SKaMPI_PingPong of the HCA paper): it bounds the offset by the minimum
 // one-way delays seen in PingPongs ping-pongs and takes the midpoint.
 //
+// The midpoint is the offset halfway between the send of the ping-pong
+// that gave td_max and the receive of the one that gave td_min, and that
+// is the Timestamp it is returned with (Algorithm 7 reads the clock after
+// the loop). Where the clocks' rates differ (a client measured on its
+// local clock: ±100 ppm on two nodes is 200 ns of offset per ms) the
+// loop's end lies half a window or more after those ping-pongs, which
+// biased every offset by the rate difference times that time, with one
+// sign: −0.12 to −0.38 µs mean per knot over TCP between namespace hosts,
+// more when a preemption stretched the window (decisions.md D80).
+//
 // Sign: Algorithm 7 computes diff = (td_min + td_max)/2 = reference - local;
 // MeasureOffset returns Offset = -diff (local - reference).
 type SKaMPIOffset struct {
@@ -87,6 +97,7 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 		tdMin, tdMax := math.Inf(-1), math.Inf(1)
 		stale := 0
 		first, last := math.NaN(), 0.0
+		atMax, atMin := 0.0, 0.0 // the send of td_max's ping-pong, the receive of td_min's
 		for i := 0; i < n; i++ {
 			sLast := clk.GetTime()
 			if i == 0 {
@@ -104,10 +115,10 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 			tLast := buf[0]
 			improved := false
 			if d := tLast - sNow; d > tdMin {
-				tdMin, improved = d, true
+				tdMin, atMin, improved = d, sNow, true
 			}
 			if d := tLast - sLast; d < tdMax {
-				tdMax, improved = d, true
+				tdMax, atMax, improved = d, sLast, true
 			}
 			if o.EarlyExit > 0 {
 				if improved {
@@ -125,7 +136,7 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 			}
 		}
 		diff := (tdMin + tdMax) / 2
-		return ClockOffset{Timestamp: clk.GetTime(), Offset: -diff, Uncertainty: (tdMax - tdMin) / 2, Window: last - first}, nil
+		return ClockOffset{Timestamp: (atMax + atMin) / 2, Offset: -diff, Uncertainty: (tdMax - tdMin) / 2, Window: last - first}, nil
 	}
 	return ClockOffset{}, nil
 }
@@ -146,9 +157,14 @@ func (o *SKaMPIOffset) fastPath(pp PingPongTransport, clk Clock, pRef, client, n
 		return ClockOffset{}, fmt.Errorf("skampi offset (fast path): client %d with %d: %w", client, pRef, err)
 	}
 	tdMin, tdMax := math.Inf(-1), math.Inf(1)
+	atMax, atMin := 0.0, 0.0
 	for i := 0; i < n; i++ {
-		tdMin = math.Max(tdMin, tLast[i]-sNow[i])
-		tdMax = math.Min(tdMax, tLast[i]-sLast[i])
+		if d := tLast[i] - sNow[i]; d > tdMin {
+			tdMin, atMin = d, sNow[i]
+		}
+		if d := tLast[i] - sLast[i]; d < tdMax {
+			tdMax, atMax = d, sLast[i]
+		}
 	}
-	return ClockOffset{Timestamp: clk.GetTime(), Offset: -(tdMin + tdMax) / 2, Uncertainty: (tdMax - tdMin) / 2, Window: sNow[n-1] - sLast[0]}, nil
+	return ClockOffset{Timestamp: (atMax + atMin) / 2, Offset: -(tdMin + tdMax) / 2, Uncertainty: (tdMax - tdMin) / 2, Window: sNow[n-1] - sLast[0]}, nil
 }

@@ -249,10 +249,17 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 	if mode == ClockLinear {
 		scheme = LinearScheme
 	}
-	c.curve = newOffsetCurve(ts, offs, scheme)
+	// The first knot's slope as its sync measured it (a full sync's fit;
+	// a resync keeps the slope before it): a long first interval starts
+	// with it (longEndSlope).
+	firstSlope := math.NaN()
+	if e := eps[0]; e.Index == c.knots[0].epoch {
+		firstSlope = measuredFirstSlope(e)
+	}
+	c.curve = newOffsetCurveFrom(ts, offs, scheme, firstSlope)
 	c.barBounds, c.barsOnce = bounds, new(sync.Once)
 	if c.loose != "" {
-		c.measured = newOffsetCurve(ts, before, scheme)
+		c.measured = newOffsetCurveFrom(ts, before, scheme, firstSlope)
 	}
 	if mode == ClockInit { // epoch 0's model; the knots serve its error bar only
 		c.first, c.loose = eps[0].Model, ""
@@ -631,4 +638,31 @@ func (c *Corrector) Global(t int64) float64 {
 // shift), relative to the origin.
 func (c *Corrector) Raw(t int64) float64 {
 	return float64(t + c.shiftI - c.origin)
+}
+
+// AnchoredSlope is how far (per unit time) a full sync's fitted slope may
+// have missed, judged by its end anchor, for the offset curve to start
+// with it (measuredFirstSlope): 1e-6, 0.15 µs of bend over a 4 s
+// interval at most, where the init fit's slopes on 2 cores were 1-2e-7
+// off and under load up to 1e-5 (docs/explanation/clock-accuracy.md).
+const AnchoredSlope = 1e-6
+
+// measuredFirstSlope is the slope of a full sync's model where its end
+// anchor confirmed it, NaN otherwise. The anchor re-measures the offset
+// after the fit (end_anchor_kept "anchor"; end_anchor_shift_ns is how far
+// the fitted line missed it), about half the epoch after the fit's
+// middle, so a shift within AnchoredSlope times that time says the slope
+// extrapolates that well. A resync keeps the slope before it: NaN.
+func measuredFirstSlope(e trace.Epoch) float64 {
+	if e.Params["resync"] != "" || e.Params["end_anchor_kept"] != "anchor" {
+		return math.NaN()
+	}
+	shift, err := strconv.ParseFloat(e.Params["end_anchor_shift_ns"], 64)
+	if err != nil || math.IsNaN(shift) {
+		return math.NaN()
+	}
+	if half := float64(e.EndNS-e.StartNS) / 2; half <= 0 || math.Abs(shift) > AnchoredSlope*half {
+		return math.NaN()
+	}
+	return e.Model.Slope
 }

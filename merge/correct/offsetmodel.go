@@ -82,6 +82,12 @@ func (s Scheme) String() string {
 // knotDerivs returns the derivative of the offset model at every knot
 // (len(ts) ≥ 2; ts strictly increasing).
 func knotDerivs(ts []int64, off []float64, s Scheme) []float64 {
+	return knotDerivsFrom(ts, off, s, math.NaN())
+}
+
+// knotDerivsFrom is knotDerivs with the first knot's measured slope
+// (splineDerivsFrom; NaN: none).
+func knotDerivsFrom(ts []int64, off []float64, s Scheme, firstSlope float64) []float64 {
 	n := len(ts)
 	h := make([]float64, n-1)
 	m := make([]float64, n-1)
@@ -138,7 +144,7 @@ func knotDerivs(ts []int64, off []float64, s Scheme) []float64 {
 			d[i] = (w1 + w2) / (w1/m[i-1] + w2/m[i])
 		}
 	case SplineScheme, SplineKinkScheme:
-		return splineDerivs(h, m, nil)
+		return splineDerivsFrom(h, m, nil, firstSlope)
 	}
 	return d
 }
@@ -168,6 +174,14 @@ func hermiteSlope(t, t0, t1 int64, o0, o1, d0, d1 float64) float64 {
 // nil, holds derivatives to keep (NaN: free): the spline is then C² only
 // between fixed knots (each run between them a clamped spline).
 func splineDerivs(h, m, fixed []float64) []float64 {
+	return splineDerivsFrom(h, m, fixed, math.NaN())
+}
+
+// splineDerivsFrom is splineDerivs where the first knot's slope was
+// measured (firstSlope: the init sync's fitted slope; NaN: none): a long
+// first interval starts with it, limited by the secants next to it
+// (longEndSlope).
+func splineDerivsFrom(h, m, fixed []float64, firstSlope float64) []float64 {
 	n := len(h) + 1
 	d := make([]float64, n)
 	if n == 3 && fixed == nil { // one parabola through the three knots
@@ -210,7 +224,7 @@ func splineDerivs(h, m, fixed []float64) []float64 {
 	// secant instead (decisions.md D56).
 	if fixed == nil || math.IsNaN(fixed[0]) {
 		if h[0] >= LongEnd*h[1] {
-			a[0], b[0], c[0], r[0] = 0, 1, 0, m[0]
+			a[0], b[0], c[0], r[0] = 0, 1, 0, longEndSlope(h, m, firstSlope)
 		}
 	}
 	if fixed == nil || math.IsNaN(fixed[n-1]) {
@@ -234,6 +248,34 @@ func splineDerivs(h, m, fixed []float64) []float64 {
 // LongEnd: an end interval at least this many times as wide as its
 // neighbour leaves the spline along its own secant (splineDerivs).
 const LongEnd = 2.0
+
+// longEndSlope is the derivative a long first interval (width h[0],
+// secant m[0]) starts with: its secant, or where the slope there was
+// measured (the init sync's fitted slope, measured: NaN when not) that
+// slope, limited to what the secants next to it support: within 2·h0/(h0 +
+// h1) times the largest change between the first four secants of m[0]
+// (with an extremum inside the first interval its own two secants agree
+// while the slope at its start does not: on a 20 µs / 20 s sine with
+// 4 s and 2 s intervals the slope lay 5.7 times the first three knots'
+// parabola's departure from m[0] away). The
+// init sync is followed by a first interval twice the budget's steady
+// spacing (its reserve for the MPI_Finalize epoch: the first resync waits
+// until two epochs fit), and there the secant bent a 20 µs / 20 s sine
+// up to 2.6 µs off with exact knots and 2 ms epochs (decisions.md D81).
+// On a straight clock the secants agree and the limit is m0, so the fit's
+// own slope error does not bend the interval; a fit its end anchor
+// disagreed with is not offered (measuredFirstSlope).
+func longEndSlope(h, m []float64, measured float64) float64 {
+	if math.IsNaN(measured) {
+		return m[0]
+	}
+	bend := 0.0
+	for k := 0; k+1 < len(m) && k < 3; k++ {
+		bend = math.Max(bend, math.Abs(m[k+1]-m[k]))
+	}
+	w := 2 * h[0] / (h[0] + h[1]) * bend
+	return math.Max(m[0]-w, math.Min(m[0]+w, measured))
+}
 
 // KinkRatio: an interval is a kink (a frequency step inside it) when the
 // secants on either side of it differ by more than KinkRatio times the
@@ -269,6 +311,13 @@ type hinge struct {
 
 // newOffsetCurve builds the model of scheme s through the knots.
 func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
+	return newOffsetCurveFrom(ts, off, s, math.NaN())
+}
+
+// newOffsetCurveFrom is newOffsetCurve where the slope at the first knot
+// was measured (firstSlope; NaN: not): a long first interval starts with
+// it (longEndSlope).
+func newOffsetCurveFrom(ts []int64, off []float64, s Scheme, firstSlope float64) *offsetCurve {
 	n := len(ts)
 	if s == LinearScheme || n < 3 {
 		return &offsetCurve{ts: ts, off: off}
@@ -281,14 +330,14 @@ func newOffsetCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 	// close knot are straight.
 	keep := keptKnots(ts)
 	if len(keep) == n {
-		return smoothCurve(ts, off, s)
+		return smoothCurveFrom(ts, off, s, firstSlope)
 	}
 	kts := make([]int64, len(keep))
 	koff := make([]float64, len(keep))
 	for k, i := range keep {
 		kts[k], koff[k] = ts[i], off[i]
 	}
-	sub := smoothCurve(kts, koff, s)
+	sub := smoothCurveFrom(kts, koff, s, firstSlope) // keptKnots keeps the first
 	c := &offsetCurve{ts: ts, off: off, d: make([]float64, n), straight: make([]bool, n-1), hinges: sub.hinges}
 	if sub.d == nil { // too few kept knots for a curve
 		for i := range c.straight {
@@ -375,13 +424,19 @@ const CloseKnot = 0.25
 
 // smoothCurve is the curve of scheme s through every knot.
 func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
+	return smoothCurveFrom(ts, off, s, math.NaN())
+}
+
+// smoothCurveFrom is smoothCurve with the first knot's measured slope
+// (longEndSlope; NaN: none).
+func smoothCurveFrom(ts []int64, off []float64, s Scheme, firstSlope float64) *offsetCurve {
 	c := &offsetCurve{ts: ts, off: off}
 	n := len(ts)
 	if s == LinearScheme || n < 2 {
 		return c
 	}
 	if s != SplineKinkScheme || n < 5 {
-		c.d = knotDerivs(ts, off, s)
+		c.d = knotDerivsFrom(ts, off, s, firstSlope)
 		return c
 	}
 	h := make([]float64, n-1)
@@ -477,7 +532,7 @@ func smoothCurve(ts []int64, off []float64, s Scheme) *offsetCurve {
 		fixed[i-1], fixed[i], fixed[i+1] = m[i-1], m[i-1], m[i]
 		c.hinges = append(c.hinges, hinge{float64(ts[i]), m[i] - m[i-1]})
 	}
-	c.d = splineDerivs(h, m, fixed)
+	c.d = splineDerivsFrom(h, m, fixed, firstSlope)
 	return c
 }
 
