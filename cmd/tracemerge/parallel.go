@@ -227,6 +227,7 @@ func serveOnce(dir string, opt merge.Options, d *merge.Dist) error {
 	var pass *merge.Pass
 	if err == nil {
 		defer run.Close()
+		gcForRanks(len(run.Ranks)) // as process 0 does (analyze.go)
 		pass, err = merge.Prepare(run, opt)
 	}
 	if err != nil {
