@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace/synth"
+)
+
+// TestWriteJSON_IsMarshalIndentByteForByte: the streamed indentation
+// writes what json.MarshalIndent(v, "", "  ") and a newline wrote, for
+// values with every kind of JSON token, punctuation and escapes inside
+// strings, empty and nested objects and arrays, and a whole analysis.
+func TestWriteJSON_IsMarshalIndentByteForByte(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	gen(t, dir, synth.Config{Ranks: 4, Steps: 200, Seed: 9})
+	run, err := merge.Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	res, err := merge.Analyze(run, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type inner struct {
+		A []int           `json:"a"`
+		M map[string]any  `json:"m"`
+		E struct{}        `json:"e"`
+		P *inner          `json:"p,omitempty"`
+		S []string        `json:"s"`
+		N map[string]bool `json:"n"`
+	}
+	for _, tc := range []struct {
+		name string
+		v    any
+	}{
+		{"scalar", 3.25},
+		{"string with punctuation", `a{b}[c],d:e "f" \g`},
+		{"escapes and HTML", "tab\tnl\n<&>\u2028 \\\"x\\"},
+		{"empty", []any{map[string]int{}, []int{}, "", nil}},
+		{"nested", inner{A: []int{1, 2}, M: map[string]any{"k,:": []any{}, "{": map[string]any{"x": nil}}, S: []string{"]", "[", ""},
+			P: &inner{A: []int{}, N: map[string]bool{"t": true}}}},
+		{"analysis", res.Analysis},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := json.MarshalIndent(tc.v, "", "  ")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, '\n')
+			o := &outputs{dir: t.TempDir()}
+			if err := o.writeJSON("x.json", tc.v); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(o.dir, "x.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				i := 0
+				for i < len(got) && i < len(want) && got[i] == want[i] {
+					i++
+				}
+				t.Errorf("differs from MarshalIndent at byte %d of %d/%d: got %q, want %q", i, len(got), len(want),
+					got[max(0, i-20):min(len(got), i+20)], want[max(0, i-20):min(len(want), i+20)])
+			}
+		})
+	}
+}
+
+// TestIndentTo_UnbalancedInputIsAnError: input that is not whole JSON
+// is reported, not written as if it were.
+func TestIndentTo_UnbalancedInputIsAnError(t *testing.T) {
+	for _, src := range []string{`{"a":1`, `[1,2`, `"open`, `{`} {
+		var buf bytes.Buffer
+		if err := indentTo(bufio.NewWriter(&buf), []byte(src), "  "); err == nil {
+			t.Errorf("%q: no error", src)
+		}
+	}
+}
