@@ -10,23 +10,21 @@ import (
 
 // writeJSON writes v to the file name of the output directory as
 // json.MarshalIndent(v, "", "  ") followed by a newline, byte for byte,
-// without holding the indented text: the compact encoding is indented
-// while it is written (indentTo). At 16,384 ranks imbalance.json is
-// ≈ 33 MB and MarshalIndent's indented copy (made for twice the compact
-// size) was process 0's largest allocation at its peak (D77).
+// holding only the compact encoding: json.Encoder hands it to an
+// indenter that writes the indented text as it goes. At 16,384 ranks
+// imbalance.json is ≈ 33 MB; MarshalIndent held a copy of the compact
+// text and the indented text (made for twice the compact size) besides
+// the encoder's buffer, process 0's largest allocations at its peak (D77).
 func (o *outputs) writeJSON(name string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
 	f, err := os.Create(filepath.Join(o.dir, name))
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
-	err = indentTo(w, b, "  ")
+	in := &indenter{w: w, indent: "  "}
+	err = json.NewEncoder(in).Encode(v) // compact, then '\n'
 	if err == nil {
-		err = w.WriteByte('\n')
+		err = in.end()
 	}
 	if err == nil {
 		err = w.Flush()
@@ -40,66 +38,87 @@ func (o *outputs) writeJSON(name string, v any) error {
 	return nil
 }
 
-// indentTo writes the compact JSON src (as json.Marshal makes it: no
-// white space outside strings) to w indented as json.Indent(dst, src, "",
-// indent) does: a newline and the depth's indent after '{', '[' and ',',
-// before a closing '}' or ']', ": " after a key, empty objects and arrays
-// kept as {} and [], strings copied unchanged.
-func indentTo(w *bufio.Writer, src []byte, indent string) error {
-	depth := 0
-	needIndent := false // an opened object or array whose first element decides its form
-	inString, escaped := false, false
-	newline := func(d int) {
+// indenter writes the compact JSON written to it (as json.Marshal and
+// json.Encoder make it: no white space outside strings but the newline
+// after a value) to w indented as json.Indent(dst, src, "", indent) does:
+// a newline and the depth's indent after '{', '[' and ',' and before a
+// closing '}' or ']', ": " after a key, empty objects and arrays kept as
+// {} and [], strings copied unchanged. Its state carries from one Write
+// to the next.
+type indenter struct {
+	w      *bufio.Writer
+	indent string
+	depth  int
+	// needIndent: an object or array was opened and its first element
+	// decides its form
+	needIndent        bool
+	inString, escaped bool
+}
+
+// Write implements io.Writer; a write error stays in w (its Flush
+// returns it).
+func (d *indenter) Write(src []byte) (int, error) {
+	w := d.w
+	newline := func() {
 		w.WriteByte('\n')
-		for range d {
-			w.WriteString(indent)
+		for range d.depth {
+			w.WriteString(d.indent)
 		}
 	}
 	for _, c := range src {
-		if inString {
+		if d.inString {
 			w.WriteByte(c)
 			switch {
-			case escaped:
-				escaped = false
+			case d.escaped:
+				d.escaped = false
 			case c == '\\':
-				escaped = true
+				d.escaped = true
 			case c == '"':
-				inString = false
+				d.inString = false
 			}
 			continue
 		}
-		if needIndent && c != '}' && c != ']' {
-			needIndent = false
-			depth++
-			newline(depth)
+		if c == '\n' && d.depth == 0 && !d.needIndent {
+			w.WriteByte(c) // the newline after the value
+			continue
+		}
+		if d.needIndent && c != '}' && c != ']' {
+			d.needIndent = false
+			d.depth++
+			newline()
 		}
 		switch c {
 		case '"':
-			inString = true
+			d.inString = true
 			w.WriteByte(c)
 		case '{', '[':
-			needIndent = true
+			d.needIndent = true
 			w.WriteByte(c)
 		case ',':
 			w.WriteByte(c)
-			newline(depth)
+			newline()
 		case ':':
 			w.WriteByte(c)
 			w.WriteByte(' ')
 		case '}', ']':
-			if needIndent {
-				needIndent = false
+			if d.needIndent {
+				d.needIndent = false
 			} else {
-				depth--
-				newline(depth)
+				d.depth--
+				newline()
 			}
 			w.WriteByte(c)
 		default:
 			w.WriteByte(c)
 		}
 	}
-	if inString || depth != 0 || needIndent {
-		return fmt.Errorf("indenting JSON: unbalanced input (%d bytes)", len(src))
+	return len(src), nil
+}
+
+// end reports input that did not close every string, object and array.
+func (d *indenter) end() error {
+	if d.inString || d.depth != 0 || d.needIndent {
+		return fmt.Errorf("indenting JSON: unbalanced input")
 	}
-	return nil // a write error stays in w: its Flush returns it
+	return nil
 }

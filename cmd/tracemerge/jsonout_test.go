@@ -74,13 +74,38 @@ func TestWriteJSON_IsMarshalIndentByteForByte(t *testing.T) {
 	}
 }
 
-// TestIndentTo_UnbalancedInputIsAnError: input that is not whole JSON
-// is reported, not written as if it were.
-func TestIndentTo_UnbalancedInputIsAnError(t *testing.T) {
-	for _, src := range []string{`{"a":1`, `[1,2`, `"open`, `{`} {
+// TestIndenter_UnbalancedInputIsAnErrorAndPiecesAreOneText: input
+// that is not whole JSON is reported, not written as if it were; and the
+// indenter's output does not depend on how its input is cut into writes.
+func TestIndenter_UnbalancedInputIsAnErrorAndPiecesAreOneText(t *testing.T) {
+	for _, src := range []string{`{"a":1`, `[1,2`, `"open`, `{`, `[{}`} {
 		var buf bytes.Buffer
-		if err := indentTo(bufio.NewWriter(&buf), []byte(src), "  "); err == nil {
+		in := &indenter{w: bufio.NewWriter(&buf), indent: "  "}
+		in.Write([]byte(src))
+		if err := in.end(); err == nil {
 			t.Errorf("%q: no error", src)
+		}
+	}
+	src := []byte(`{"a":[1,{"b\\\"":"x,y"},[]],"c":{},"d":"q\"[{"}` + "\n")
+	var whole bytes.Buffer
+	in := &indenter{w: bufio.NewWriter(&whole), indent: "  "}
+	in.Write(src)
+	in.w.Flush()
+	if err := in.end(); err != nil {
+		t.Fatalf("%q: %v", src, err)
+	}
+	var want bytes.Buffer
+	if err := json.Indent(&want, src, "", "  "); err != nil || !bytes.Equal(whole.Bytes(), want.Bytes()) {
+		t.Fatalf("%q indented to %q, json.Indent gives %q (%v)", src, whole.Bytes(), want.Bytes(), err)
+	}
+	for cut := 1; cut < len(src); cut++ {
+		var buf bytes.Buffer
+		in := &indenter{w: bufio.NewWriter(&buf), indent: "  "}
+		in.Write(src[:cut])
+		in.Write(src[cut:])
+		in.w.Flush()
+		if err := in.end(); err != nil || !bytes.Equal(buf.Bytes(), whole.Bytes()) {
+			t.Errorf("cut at %d: %q (%v), want %q", cut, buf.Bytes(), err, whole.Bytes())
 		}
 	}
 }
