@@ -242,7 +242,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 
 	// Load (again when a partitioned pass met damaged input).
 load:
-	run, err := merge.Load(dir, nil)
+	run, err := loadRun(dir, nil)
 	if err != nil {
 		var le *merge.LoadError
 		if errors.As(err, &le) {
@@ -253,7 +253,6 @@ load:
 		return exitNoData
 	}
 	defer run.Close()
-	gcForRanks(len(run.Ranks))
 	for _, p := range run.Problems {
 		fmt.Fprintf(stderr, "tracemerge: warning: %s\n", p)
 	}

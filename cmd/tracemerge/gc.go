@@ -3,6 +3,9 @@ package main
 import (
 	"os"
 	"runtime/debug"
+	"strings"
+
+	"github.com/gclock/gclock/merge"
 )
 
 // manyRanksGC is the ranks above which tracemerge collects garbage more
@@ -24,4 +27,22 @@ func gcForRanks(n int) {
 	if n > manyRanksGC && os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(25)
 	}
+}
+
+// loadRun loads the run in dir (merge.Load with open) with the
+// collector's target for its number of rank files already set
+// (gcForRanks): opening 16,384 rank files' metadata is the first peak of
+// every process, and with the target set only after it a K=8 worker had
+// reached ≈ 185 MB of RSS before its pass began (D77).
+func loadRun(dir string, open merge.Opener) (*merge.Run, error) {
+	if ents, err := os.ReadDir(dir); err == nil {
+		n := 0
+		for _, e := range ents {
+			if !e.IsDir() && strings.HasSuffix(e.Name(), ".gct") {
+				n++
+			}
+		}
+		gcForRanks(n)
+	}
+	return merge.Load(dir, open)
 }

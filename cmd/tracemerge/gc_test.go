@@ -71,3 +71,43 @@ func TestGCForRanks_AWorkerOfAParallelAnalysisCollectsLikeProcessZero(t *testing
 		}
 	}
 }
+
+// TestLoadRun_SetsTheGCTargetBeforeTheFirstFileIsOpened: the collector's
+// target for many ranks holds while the rank files are opened (the first
+// peak of every process), not only after the run is loaded.
+func TestLoadRun_SetsTheGCTargetBeforeTheFirstFileIsOpened(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer func(n int) { manyRanksGC = n }(manyRanksGC)
+	dir := filepath.Join(t.TempDir(), "run")
+	gen(t, dir, synth.Config{Ranks: 4, Steps: 50, Seed: 3})
+	t.Setenv("GOGC", "")
+	for _, tc := range []struct {
+		threshold int
+		want      int
+	}{
+		{3, 25},
+		{4, 100},
+	} {
+		manyRanksGC = tc.threshold
+		debug.SetGCPercent(100)
+		var seen []int
+		run, err := loadRun(dir, func(path string) (merge.Source, error) {
+			p := debug.SetGCPercent(100)
+			debug.SetGCPercent(p)
+			seen = append(seen, p)
+			return merge.OpenTrace(path)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run.Close()
+		if len(seen) != 4 {
+			t.Fatalf("threshold %d: %d files opened, want 4", tc.threshold, len(seen))
+		}
+		for i, p := range seen {
+			if p != tc.want {
+				t.Errorf("threshold %d: GC percent %d when file %d was opened, want %d", tc.threshold, p, i, tc.want)
+			}
+		}
+	}
+}
