@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,6 +29,40 @@ func TestWriteJSON_IsMarshalIndentByteForByte(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p2pDir := filepath.Join(t.TempDir(), "halo")
+	gen(t, p2pDir, synth.Config{Ranks: 6, Steps: 120, Seed: 4, Halo: true, HaloMix: true})
+	hrun, err := merge.Load(p2pDir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hrun.Close()
+	p2p, err := merge.AnalyzeP2P(hrun, merge.P2POptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type embedded struct{ X int }
+	type withEmbedded struct {
+		embedded
+		Y int `json:"y"`
+	}
+	type odd struct {
+		Skip   int            `json:"-"`
+		Dash   int            `json:"-,"`
+		Str    int            `json:"str,string"`
+		Zero   int            `json:"zero,omitzero"`
+		hidden int            //nolint:unused // unexported: never encoded
+		Bytes  []byte         `json:"bytes"`
+		Iface  any            `json:"iface"`
+		Arr    [2]float64     `json:"arr"`
+		PM     []pointerMarsh `json:"pm"`
+		VM     valueText      `json:"vm"`
+		Nil    []int          `json:"nil"`
+		NilP   *odd           `json:"nilp"`
+		Empty  string         `json:"empty,omitempty"`
+		NoTag  int
+		Opt    *int `json:",omitempty"`
+	}
+	seven := 7
 	type inner struct {
 		A []int           `json:"a"`
 		M map[string]any  `json:"m"`
@@ -47,6 +82,13 @@ func TestWriteJSON_IsMarshalIndentByteForByte(t *testing.T) {
 		{"nested", inner{A: []int{1, 2}, M: map[string]any{"k,:": []any{}, "{": map[string]any{"x": nil}}, S: []string{"]", "[", ""},
 			P: &inner{A: []int{}, N: map[string]bool{"t": true}}}},
 		{"analysis", res.Analysis},
+		{"analysis by value", *res.Analysis},
+		{"point-to-point", p2p},
+		{"embedded falls back", &withEmbedded{embedded{1}, 2}},
+		{"every field rule", &odd{Skip: 1, Dash: 2, Str: 3, hidden: 4, Bytes: []byte("<b>"), Iface: map[string]any{"z": []int{1}, "a": "x"},
+			PM: []pointerMarsh{{1}, {2}}, VM: valueText{"t&"}, Opt: &seven}},
+		{"every field rule by value", odd{Iface: &inner{A: []int{5}}, PM: []pointerMarsh{}}},
+		{"pointer methods by value", []pointerMarsh{{3}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want, err := json.MarshalIndent(tc.v, "", "  ")
@@ -109,3 +151,16 @@ func TestIndenter_UnbalancedInputIsAnErrorAndPiecesAreOneText(t *testing.T) {
 		}
 	}
 }
+
+// pointerMarsh encodes itself by a pointer method: encoding/json calls
+// it only where the value is addressable.
+type pointerMarsh struct{ N int }
+
+func (p *pointerMarsh) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf(`{"n<":%d}`, p.N)), nil
+}
+
+// valueText encodes itself as text by a value method.
+type valueText struct{ s string }
+
+func (v valueText) MarshalText() ([]byte, error) { return []byte("text:" + v.s), nil }
