@@ -20,7 +20,7 @@ import (
 // for twice the compact size), process 0's largest allocations at its
 // peak (D77).
 func (o *outputs) writeJSON(name string, v any) error {
-	f, err := os.Create(filepath.Join(o.dir, name))
+	f, err := os.OpenFile(filepath.Join(o.dir, name), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644) // as writeFile
 	if err != nil {
 		return err
 	}
