@@ -188,9 +188,13 @@ func (s *P2PStream) owns(r int32) bool { return r >= 0 && int(r) < len(s.own) &&
 // sender's owner).
 func (s *P2PStream) ownsDst(dst int32) bool { return dst < 0 || int(dst) >= len(s.own) || s.own[dst] }
 
-// newP2POwner is owner me's stream (owner[r]: world rank r's owner).
+// newP2POwner is owner me's stream (owner[r]: world rank r's owner). It
+// holds state for its own ranks and for the ranks whose sends to them it
+// sees, not for every rank of the run: the messages to another owner's
+// ranks are dropped before matching looks for their destination's state
+// (enqueue), and the owner's end record covers its own ranks only.
 func newP2POwner(run *Run, opt P2POptions, owner []int32, me int) *P2PStream {
-	s := NewP2PStream(run, opt, nil)
+	s := newP2PStream(run, opt, nil, func(r int) bool { return r < len(owner) && int(owner[r]) == me })
 	s.own = make([]bool, len(owner))
 	for r, q := range owner {
 		s.own[r] = int(q) == me

@@ -115,3 +115,58 @@ func TestP2PRouter_SendSideGoesToTheReceiversOwner(t *testing.T) {
 		t.Errorf("request ids left in the tables: %v, persistent %v", rt.reqs, rt.persist)
 	}
 }
+
+// TestP2POwner_HoldsStateForItsOwnRanksOnly: an owner's point-to-point
+// stream starts with a rank state for each of its own ranks and none for
+// the other ranks of the run (they come with their first event, a send to
+// one of its ranks); a stream of the whole run starts with every rank's.
+func TestP2POwner_HoldsStateForItsOwnRanksOnly(t *testing.T) {
+	for _, tc := range []struct {
+		procs, world int
+		share0       float64
+	}{
+		{3, 12, 0},
+		{5, 40, 0.3},
+		{8, 64, 0},
+	} {
+		t.Run(fmt.Sprintf("K%d-world%d", tc.procs, tc.world), func(t *testing.T) {
+			rn := &Run{WorldSize: tc.world}
+			for r := 0; r < tc.world; r++ {
+				rn.Ranks = append(rn.Ranks, &RankInput{Rank: r, Meta: &RankMeta{}})
+			}
+			pl := &partPlan{procs: tc.procs, share0: tc.share0, owner0: 1}
+			owner := p2pOwners(pl, rn)
+			states := func(s *P2PStream) (n int, foreign []int32) {
+				for r, rs := range s.ranks {
+					if rs != nil {
+						n++
+						if !s.owns(int32(r)) && s.own != nil {
+							foreign = append(foreign, int32(r))
+						}
+					}
+				}
+				return n, foreign
+			}
+			if n, _ := states(NewP2PStream(rn, P2POptions{}, nil)); n != tc.world {
+				t.Errorf("the whole run's stream: %d rank states, want %d", n, tc.world)
+			}
+			total := 0
+			for me := pl.owner0; me < tc.procs; me++ {
+				mine := 0
+				for _, q := range owner {
+					if int(q) == me {
+						mine++
+					}
+				}
+				n, foreign := states(newP2POwner(rn, P2POptions{}, owner, me))
+				if n != mine || len(foreign) > 0 {
+					t.Errorf("owner %d: %d rank states (others' ranks %v), want its %d ranks only", me, n, foreign, mine)
+				}
+				total += n
+			}
+			if total != tc.world {
+				t.Errorf("owners hold %d rank states together, want %d", total, tc.world)
+			}
+		})
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -243,7 +242,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 
 	// Load (again when a partitioned pass met damaged input).
 load:
-	run, err := merge.Load(dir, nil)
+	run, err := loadRun(dir, nil)
 	if err != nil {
 		var le *merge.LoadError
 		if errors.As(err, &le) {
@@ -254,7 +253,6 @@ load:
 		return exitNoData
 	}
 	defer run.Close()
-	gcForRanks(len(run.Ranks))
 	for _, p := range run.Problems {
 		fmt.Fprintf(stderr, "tracemerge: warning: %s\n", p)
 	}
@@ -520,28 +518,16 @@ load:
 	}
 	// JSON.
 	if formats["json"] {
-		b, err := json.MarshalIndent(an, "", "  ")
-		if err != nil {
-			return out.fail(stderr, fmt.Errorf("imbalance.json: %w", err))
-		}
-		if err := out.writeFile("imbalance.json", append(b, '\n')); err != nil {
+		if err := out.writeJSON("imbalance.json", an); err != nil {
 			return out.fail(stderr, err)
 		}
 		if p2p != nil {
-			b, err := json.MarshalIndent(p2p, "", "  ")
-			if err != nil {
-				return out.fail(stderr, fmt.Errorf("p2p.json: %w", err))
-			}
-			if err := out.writeFile("p2p.json", append(b, '\n')); err != nil {
+			if err := out.writeJSON("p2p.json", p2p); err != nil {
 				return out.fail(stderr, err)
 			}
 		}
 		if rma != nil && rma.Calls > 0 {
-			b, err := json.MarshalIndent(rma, "", "  ")
-			if err != nil {
-				return out.fail(stderr, fmt.Errorf("rma.json: %w", err))
-			}
-			if err := out.writeFile("rma.json", append(b, '\n')); err != nil {
+			if err := out.writeJSON("rma.json", rma); err != nil {
 				return out.fail(stderr, err)
 			}
 		}

@@ -223,7 +223,7 @@ func serveWorker(dir string, opt merge.Options, d *merge.Dist) error {
 
 // serveOnce serves one pass.
 func serveOnce(dir string, opt merge.Options, d *merge.Dist) error {
-	run, err := merge.Load(dir, nil)
+	run, err := loadRun(dir, nil) // the GC target as process 0's (analyze.go)
 	var pass *merge.Pass
 	if err == nil {
 		defer run.Close()
