@@ -17,6 +17,7 @@ import (
 
 	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -293,7 +294,7 @@ func loadRun(t *testing.T, dir string) *merge.Run {
 }
 
 // analyzeDir is tracemerge's analysis of the run in dir (default options).
-func analyzeDir(t *testing.T, dir string) *merge.Analysis {
+func analyzeDir(t *testing.T, dir string) *datamodel.Analysis {
 	t.Helper()
 	res, err := merge.Analyze(loadRun(t, dir), merge.Options{})
 	if err != nil {
@@ -303,7 +304,7 @@ func analyzeDir(t *testing.T, dir string) *merge.Analysis {
 }
 
 // p2pOfDir is tracemerge's point-to-point analysis of the run in dir.
-func p2pOfDir(t *testing.T, dir string) *merge.P2PResult {
+func p2pOfDir(t *testing.T, dir string) *datamodel.P2PResult {
 	t.Helper()
 	p, err := merge.AnalyzeP2P(loadRun(t, dir), merge.P2POptions{})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -226,7 +227,7 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 			t.Fatalf("rank %d: no injection recorded", ri.Rank)
 		}
 	}
-	truth := func(m merge.LateMessage) float64 {
+	truth := func(m datamodel.LateMessage) float64 {
 		return inject[m.Src].TrueTime(m.SendLocal) - inject[m.Dst].TrueTime(m.WaitLocal)
 	}
 	last := int32(np - 1)

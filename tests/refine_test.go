@@ -7,6 +7,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // TestRefine_BoundsHoldAndRefinedFollowsTheFacts: rank 1's clock wanders
@@ -92,7 +93,7 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	t.Logf("interp: max |error| %.2f µs, bound %.2f µs over %d ranks, %d cells outside; refined: max |error| %.2f µs, moved %d ranks by up to %.2f µs, %d limited points; violations interp %d refined %d",
 		errI/1e3, b.BoundNS/1e3, b.BoundRanks, b.BoundOutside, errR/1e3, rc.RefineMoved, rc.RefineMaxNS/1e3, b.RefineLimited, b.Violations, rc.Violations)
 	t.Logf("refined off by more than the call's fact width at %d of %d call ends; facts narrower than interp's error at %d", over, 2*len(evs), closer)
-	var r1 *merge.RankBound
+	var r1 *datamodel.RankBound
 	for i, rb := range b.Bounds {
 		t.Logf("rank %d: %d facts, bound %.2f µs, width median %.2f µs max %.2f µs, %d cells outside, %d contradictions (%d facts), %d disagreements, %d limited (%d facts)",
 			rb.Rank, rb.Facts, rb.BoundNS/1e3, rb.MedianWidthNS/1e3, rb.MaxWidthNS/1e3, rb.Outside, rb.Contradictions, rb.ContradictionFacts, rb.Disagreements, rb.Limited, rb.LimitedFacts)

@@ -19,6 +19,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -40,7 +41,7 @@ var perEventFiles = map[string]string{
 // calls (continuation records do not count) have arrived; then it stops
 // forwarding and the export is dropped (limit 0: no limit).
 type limitSink struct {
-	s     merge.Sink
+	s     datamodel.Sink
 	n     int64
 	limit int64
 	over  atomic.Bool // also read by the AsyncSink feeding it (Wants)
@@ -52,7 +53,7 @@ type limitSink struct {
 // the merge goroutine of a default run, 2026-11-25).
 func (l *limitSink) Wants(trace.Op) bool { return !l.over.Load() }
 
-func (l *limitSink) Add(ev *merge.GEvent) error {
+func (l *limitSink) Add(ev *datamodel.GEvent) error {
 	if l.over.Load() {
 		return nil
 	}
@@ -165,8 +166,8 @@ func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmet
 }
 
 // Sinks returns the sinks to add to the pass, in a fixed order.
-func (e *exports) Sinks() []merge.Sink {
-	var out []merge.Sink
+func (e *exports) Sinks() []datamodel.Sink {
+	var out []datamodel.Sink
 	for _, f := range []string{"csv", "csvgz", "perfetto", "perfetto-json"} {
 		if s := e.sinks[f]; s != nil {
 			out = append(out, s)
@@ -182,7 +183,7 @@ func (e *exports) Sinks() []merge.Sink {
 // (Perfetto flows).
 func (e *exports) drawsMessages() bool { return e.pb != nil || e.js != nil }
 
-func (e *exports) finish(out *outputs, msgs []merge.Message, marks []merge.Mark) (dropped []string, err error) {
+func (e *exports) finish(out *outputs, msgs []datamodel.Message, marks []datamodel.Mark) (dropped []string, err error) {
 	if e.closed {
 		return nil, nil
 	}

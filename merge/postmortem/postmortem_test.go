@@ -8,6 +8,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -56,7 +57,7 @@ func TestPostMortem_GroupsThousandsOfRanksAndNamesTheDeadlock(t *testing.T) {
 			if pm == nil {
 				t.Fatal("no post-mortem")
 			}
-			if f := pm.First; f == nil || f.Rank != tc.crash || f.How != merge.EndFatal || f.SignalName != "SIGSEGV" {
+			if f := pm.First; f == nil || f.Rank != tc.crash || f.How != datamodel.EndFatal || f.SignalName != "SIGSEGV" {
 				t.Fatalf("first %+v, want rank %d SIGSEGV", f, tc.crash)
 			}
 			if len(pm.Ends) != tc.n || len(pm.EndGroups) != 2 {
@@ -126,7 +127,7 @@ func TestPostMortem_FirstIsTheCauseNotTheEarliestSilence(t *testing.T) {
 						End: &trace.End{Kind: trace.EndAbort, Code: 3, NS: 1_500_000_000, Thread: 0}}
 				}
 			}
-		}, 2, merge.EndAbort, false},
+		}, 2, datamodel.EndAbort, false},
 		{"a rank that vanished while computing beats ranks killed inside a call", func(run *merge.Run) {
 			for r, ri := range run.Ranks {
 				ri.Meta.Live = &merge.LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
@@ -134,13 +135,13 @@ func TestPostMortem_FirstIsTheCauseNotTheEarliestSilence(t *testing.T) {
 					ri.Meta.Live = &merge.LiveInfo{LastNS: 1_200_000_000}
 				}
 			}
-		}, 1, merge.EndKilled, true},
+		}, 1, datamodel.EndKilled, true},
 		{"no sidecar, no footer: time unknown, still encodable", func(run *merge.Run) {
 			for _, ri := range run.Ranks {
 				ri.Meta.Live = nil
 			}
 			run.Ranks[0].Meta.Live = &merge.LiveInfo{LastNS: 1_300_000_000}
-		}, 0, merge.EndKilled, true},
+		}, 0, datamodel.EndKilled, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := hangRun(4, 3, 9)
@@ -174,7 +175,7 @@ func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
 	if len(pm.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v; rank 2 had left instance 199, rank 0 waits for rank 1 only", pm.Deadlocks)
 	}
-	var g199 *merge.FlightGroup
+	var g199 *datamodel.FlightGroup
 	for i := range pm.InFlight {
 		if pm.InFlight[i].Instance != nil && *pm.InFlight[i].Instance == 199 {
 			g199 = &pm.InFlight[i]
@@ -184,7 +185,7 @@ func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
 		!strings.Contains(g199.Text, "rank 2 (had left it: inside instance 200)") {
 		t.Errorf("instance 199's group: %+v", g199)
 	}
-	if f := pm.First; f == nil || f.Rank != 1 || f.How != merge.EndExit || f.Code == nil || *f.Code != 1 {
+	if f := pm.First; f == nil || f.Rank != 1 || f.How != datamodel.EndExit || f.Code == nil || *f.Code != 1 {
 		t.Errorf("first %+v", pm.First)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -78,7 +79,7 @@ func callText(c pmCall, withComm bool) string {
 
 // Lines is the section as text lines (the text report and
 // tracemerge info print them under "Post-mortem").
-func Lines(pm *merge.PostMortem) []string {
+func Lines(pm *datamodel.PostMortem) []string {
 	if pm == nil {
 		return nil
 	}
@@ -102,7 +103,7 @@ func Lines(pm *merge.PostMortem) []string {
 		when := ""
 		switch {
 		case g.FirstS < 0:
-		case g.How == merge.EndKilled:
+		case g.How == datamodel.EndKilled:
 			when = fmt.Sprintf(" after %.3f s", g.FirstS)
 		case fmt.Sprintf("%.3f", g.FirstS) == fmt.Sprintf("%.3f", g.LastS):
 			when = fmt.Sprintf(" at %.3f s", g.FirstS)

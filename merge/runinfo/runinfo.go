@@ -16,6 +16,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -44,7 +45,7 @@ type Summary struct {
 	// PostMortem: how the run ended when it did not end cleanly
 	// (docs/guide/crash-hang.md; package merge/postmortem computes it,
 	// merge.Analyze and Summarize leave it nil); omitted when it did.
-	PostMortem *merge.PostMortem `json:"postmortem,omitempty"`
+	PostMortem *datamodel.PostMortem `json:"postmortem,omitempty"`
 }
 
 // Host lists the ranks of one host.
