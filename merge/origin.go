@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // RunOrigin is the origin of a run's global times: rank 0's MPI_Init exit
@@ -12,7 +13,7 @@ import (
 // timebase by its clock model (rounded to ns); 0 when no rank recorded a
 // start. Global times relative to it keep sub-ns precision in float64;
 // absolute times are RunOrigin + round(relative), exactly, in int64.
-func RunOrigin(run *Run, mode correct.ClockMode) int64 {
+func RunOrigin(run *rundir.Run, mode correct.ClockMode) int64 {
 	if run == nil {
 		return 0
 	}

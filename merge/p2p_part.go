@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -189,7 +190,7 @@ func (s *P2PStream) owns(r int32) bool { return r >= 0 && int(r) < len(s.own) &&
 func (s *P2PStream) ownsDst(dst int32) bool { return dst < 0 || int(dst) >= len(s.own) || s.own[dst] }
 
 // newP2POwner is owner me's stream (owner[r]: world rank r's owner).
-func newP2POwner(run *Run, opt P2POptions, owner []int32, me int) *P2PStream {
+func newP2POwner(run *rundir.Run, opt P2POptions, owner []int32, me int) *P2PStream {
 	s := NewP2PStream(run, opt, nil)
 	s.own = make([]bool, len(owner))
 	for r, q := range owner {
@@ -386,7 +387,7 @@ func sortWaitedFor(wf []RankAmount) {
 // decodes its rank file when it owns collective instances too, else one
 // of those round robin; a rank without a file goes with the nearest file
 // below it (the first owner when none).
-func p2pOwners(pl *partPlan, rn *Run) []int32 {
+func p2pOwners(pl *partPlan, rn *rundir.Run) []int32 {
 	owner := make([]int32, rn.WorldSize)
 	for i := range owner {
 		owner[i] = -1

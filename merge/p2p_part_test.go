@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -26,10 +27,10 @@ func TestP2POwners_EveryRankOneOwnerThatDecodesIt(t *testing.T) {
 		{4, 0, 3, nil}, // more processes than files
 	} {
 		t.Run(fmt.Sprintf("K%d-share%g-world%d", tc.procs, tc.share0, tc.world), func(t *testing.T) {
-			rn := &Run{WorldSize: tc.world}
+			rn := &rundir.Run{WorldSize: tc.world}
 			for r := 0; r < tc.world; r++ {
 				if !tc.missing[r] {
-					rn.Ranks = append(rn.Ranks, &RankInput{Rank: r})
+					rn.Ranks = append(rn.Ranks, &rundir.RankInput{Rank: r})
 				}
 			}
 			pl := &partPlan{procs: tc.procs, share0: tc.share0}

@@ -18,6 +18,7 @@ import (
 	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -283,9 +284,9 @@ func listDir(t *testing.T, dir string) []string {
 }
 
 // loadRun opens the run in dir for the analysis; closed when the test ends.
-func loadRun(t *testing.T, dir string) *merge.Run {
+func loadRun(t *testing.T, dir string) *rundir.Run {
 	t.Helper()
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

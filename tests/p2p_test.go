@@ -13,6 +13,7 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -203,7 +204,7 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("p2p late exited %d:\n%s", res.Code, res.Stderr)
 	}
-	runDir, err := merge.Load(traceDir, nil)
+	runDir, err := rundir.Load(traceDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +347,7 @@ func TestP2P_ThreadsEveryRequestLinkedOnce(t *testing.T) {
 			}
 		}
 	}
-	runDir, err := merge.Load(traceDir, nil)
+	runDir, err := rundir.Load(traceDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/postmortem"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // crashPhrases are the lines of the MPI libraries' and launchers' reports
@@ -157,7 +157,7 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 			if want := "rank 0 in MPI_Recv from 1 tag 7, rank 1 in MPI_Recv from 0 tag 7: deadlock"; !strings.HasPrefix(d.Text, want) {
 				t.Errorf("deadlock %q, want it to start %q", d.Text, want)
 			}
-			if merge.RankRanges(d.Blocked, ",") != "2-3" {
+			if rundir.RankRanges(d.Blocked, ",") != "2-3" {
 				t.Errorf("blocked behind the deadlock: %v, want 2-3", d.Blocked)
 			}
 			var allreduce *datamodel.FlightGroup
@@ -172,8 +172,8 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 					absent = append(absent, m.Ranks...)
 				}
 			}
-			if allreduce == nil || merge.RankRanges(allreduce.Ranks, ",") != "2-3" || *allreduce.Instance != n ||
-				merge.RankRanges(absent, ",") != "0-1" {
+			if allreduce == nil || rundir.RankRanges(allreduce.Ranks, ",") != "2-3" || *allreduce.Instance != n ||
+				rundir.RankRanges(absent, ",") != "0-1" {
 				t.Errorf("want ranks 2-3 in MPI_Allreduce instance %d without ranks 0-1; in flight %+v", n, pm.InFlight)
 			}
 			// the launcher's SIGTERM, or nothing recorded: a launcher
@@ -222,7 +222,7 @@ func sameEnd(t *testing.T, plain, traced result, own int) {
 
 func postMortemOf(t *testing.T, dir string) *datamodel.PostMortem {
 	t.Helper()
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

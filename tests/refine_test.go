@@ -8,6 +8,7 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // TestRefine_BoundsHoldAndRefinedFollowsTheFacts: rank 1's clock wanders
@@ -33,7 +34,7 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	traces, _ := runClockprog(t, accRun{NP: 2, NodeSize: 1, Fake: "0:0,1e6:10+sin(60us,8s)", Iters: 200, SleepUS: 20000,
 		Env: []string{"GCLOCK_RESYNC=0"}, Dir: dir})
 	analyze := func(opt merge.Options) *merge.Result {
-		run, err := merge.Load(dir, nil)
+		run, err := rundir.Load(dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +159,7 @@ func TestRefine_PointToPointMessagesBoundTheClock(t *testing.T) {
 	const sineNS, periodNS = 60e3, 8e9
 	traces, _ := runClockprog(t, accRun{NP: 2, NodeSize: 1, Fake: "0:0,1e6:10+sin(60us,8s)", Iters: 200, SleepUS: 20000,
 		Env: []string{"GCLOCK_RESYNC=0"}, Dir: dir, P2P: true})
-	load := func() (*merge.Run, error) { return merge.Load(dir, nil) }
+	load := func() (*rundir.Run, error) { return rundir.Load(dir, nil) }
 	// The control: the collectives-only pass finds nothing to move.
 	run, err := load()
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rma"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -124,7 +125,7 @@ func testRMA(t *testing.T, m *mpiImpl, tm string) {
 		}
 	}
 
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +306,7 @@ func testFortranRMA(t *testing.T, m fortranMPI, bin string) {
 	if winID == 0 {
 		t.Errorf("no win_create window in the communicator tables")
 	}
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

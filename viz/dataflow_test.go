@@ -7,6 +7,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -103,15 +104,15 @@ func TestGantt_WaitsMatchMergeWithZeroByteInstances(t *testing.T) {
 		}
 	}
 	members := []int32{0, 1, 2, 3}
-	run := &merge.Run{Dir: "mem", JobID: "mem", WorldSize: world}
+	run := &rundir.Run{Dir: "mem", JobID: "mem", WorldSize: world}
 	for r := 0; r < world; r++ {
-		src := &merge.MemSource{M: merge.RankMeta{
+		src := &rundir.MemSource{M: rundir.RankMeta{
 			Header: trace.Header{Rank: r, WorldSize: world, JobID: "mem", Host: "h"},
 			Comms:  []trace.Comm{{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: members}},
 			Epochs: []trace.Epoch{{Index: 0, EndNS: 0}, {Index: 1, EndNS: 1 << 40}},
 			Footer: &trace.Footer{Events: uint64(len(evs[r]))},
 		}, Events: evs[r], ChunkSize: 64}
-		run.Ranks = append(run.Ranks, &merge.RankInput{Path: trace.RankFileName(r), Rank: r, Meta: src.Meta(), Src: src})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Path: trace.RankFileName(r), Rank: r, Meta: src.Meta(), Src: src})
 	}
 	p, err := merge.Prepare(run, merge.Options{})
 	if err != nil {

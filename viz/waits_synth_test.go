@@ -9,6 +9,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -21,7 +22,7 @@ func TestGantt_WaitsMatchMergeOnSynthRun(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 8, Steps: 2000, Seed: 17, SplitGroups: 2}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

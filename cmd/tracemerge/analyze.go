@@ -22,6 +22,7 @@ import (
 	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/merge/rma"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -233,7 +234,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	// then repair passes list the violations left and their controlled-
 	// logical-clock repair (merge/clc.go).
 	if mode == correct.ClockRefined {
-		plan, err := merge.PlanRefined(func() (*merge.Run, error) { return merge.Load(dir, nil) }, opt,
+		plan, err := merge.PlanRefined(func() (*rundir.Run, error) { return rundir.Load(dir, nil) }, opt,
 			p2pOptions(mode, res, f.top, 0, 0, f.rendezvous))
 		if err != nil {
 			fmt.Fprintf(stderr, "tracemerge: %v\n", err)
@@ -244,9 +245,9 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 
 	// Load (again when a partitioned pass met damaged input).
 load:
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
-		var le *merge.LoadError
+		var le *rundir.LoadError
 		if errors.As(err, &le) {
 			fmt.Fprintf(stderr, "tracemerge: %s\n", le.Msg)
 			return exitNoData

@@ -18,8 +18,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -71,7 +71,7 @@ func (l *limitSink) Add(ev *datamodel.GEvent) error {
 // count them (trace.Footer.Calls), or -1 when that is not known: a rank
 // file without footer (the rank ended abnormally) or from a recorder
 // older than the count.
-func runCalls(run *merge.Run) int64 {
+func runCalls(run *rundir.Run) int64 {
 	var n int64
 	for _, ri := range run.Ranks {
 		f := ri.Meta.Footer
@@ -261,7 +261,7 @@ func droppedNote(w io.Writer, dropped []string, limit, calls int64) {
 // openOTF2 starts the OTF2 archive OUT/otf2/traces.otf2 (a directory
 // written by libotf2; an old one is replaced) with the run's ranks, hosts
 // and communicators.
-func openOTF2(outDir string, run *merge.Run, origin int64) (*otf2.Writer, error) {
+func openOTF2(outDir string, run *rundir.Run, origin int64) (*otf2.Writer, error) {
 	info := otf2.RunInfo{Origin: origin}
 	seen := map[uint64]bool{}
 	for _, ri := range run.Ranks {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/mpirt"
 )
 
@@ -223,7 +224,7 @@ func serveWorker(dir string, opt merge.Options, d *merge.Dist) error {
 
 // serveOnce serves one pass.
 func serveOnce(dir string, opt merge.Options, d *merge.Dist) error {
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	var pass *merge.Pass
 	if err == nil {
 		defer run.Close()

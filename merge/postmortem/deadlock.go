@@ -7,8 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -120,7 +120,7 @@ func deadlocks(ranks []*pmRank) []datamodel.Deadlock {
 		}
 		d := datamodel.Deadlock{Ranks: comp, Text: strings.Join(parts, ", ") + ": deadlock"}
 		if len(comp) > len(cyc) {
-			d.Text += fmt.Sprintf(" (%d ranks wait on each other: %s)", len(comp), merge.RankRanges(comp, ", "))
+			d.Text += fmt.Sprintf(" (%d ranks wait on each other: %s)", len(comp), rundir.RankRanges(comp, ", "))
 		}
 		out = append(out, d)
 	}
@@ -151,7 +151,7 @@ func deadlocks(ranks []*pmRank) []datamodel.Deadlock {
 		}
 		sort.Ints(out[i].Blocked)
 		if len(out[i].Blocked) > 0 {
-			out[i].Text += fmt.Sprintf("; blocked behind it: %s %s", plural(len(out[i].Blocked), "rank", "ranks"), merge.RankRanges(out[i].Blocked, ", "))
+			out[i].Text += fmt.Sprintf("; blocked behind it: %s %s", plural(len(out[i].Blocked), "rank", "ranks"), rundir.RankRanges(out[i].Blocked, ", "))
 		}
 	}
 	return out

@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -189,7 +189,7 @@ func memberState(ranks []*pmRank, r int, c pmCall) string {
 // flightText is a group's line.
 func flightText(g datamodel.FlightGroup, op trace.Op) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: inside %s", plural(len(g.Ranks), "rank", "ranks"), merge.RankRanges(g.Ranks, ", "), g.Op)
+	fmt.Fprintf(&b, "%s %s: inside %s", plural(len(g.Ranks), "rank", "ranks"), rundir.RankRanges(g.Ranks, ", "), g.Op)
 	if g.Comm != "" && (op.IsCollective() || g.Comm != "world") {
 		b.WriteString(" on " + g.Comm)
 	}
@@ -226,7 +226,7 @@ func flightText(g datamodel.FlightGroup, op trace.Op) string {
 		} else {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s %s (%s)", plural(len(m.Ranks), "rank", "ranks"), merge.RankRanges(m.Ranks, ", "), m.State)
+		fmt.Fprintf(&b, "%s %s (%s)", plural(len(m.Ranks), "rank", "ranks"), rundir.RankRanges(m.Ranks, ", "), m.State)
 	}
 	return b.String()
 }

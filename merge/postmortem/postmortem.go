@@ -23,13 +23,14 @@ import (
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
 // pmRank is what the post-mortem knows of one rank.
 type pmRank struct {
 	rank  int
-	in    *merge.RankInput
+	in    *rundir.RankInput
 	corr  *correct.Corrector
 	end   datamodel.RankEnd
 	clean bool
@@ -52,7 +53,7 @@ type pmCall struct {
 // Of computes the post-mortem of run with clock mode (for the
 // times); nil when every rank ended in MPI_Finalize. res resolves call
 // sites (nil: a new resolver).
-func Of(run *merge.Run, mode correct.ClockMode, res *callsite.Resolver) *datamodel.PostMortem {
+func Of(run *rundir.Run, mode correct.ClockMode, res *callsite.Resolver) *datamodel.PostMortem {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil
 	}

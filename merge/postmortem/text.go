@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -118,10 +118,10 @@ func Lines(pm *datamodel.PostMortem) []string {
 				}
 			}
 		}
-		out = append(out, fmt.Sprintf("  %s %s%s: %s", plural(len(g.Ranks), "rank", "ranks"), merge.RankRanges(g.Ranks, ", "), when, txt))
+		out = append(out, fmt.Sprintf("  %s %s%s: %s", plural(len(g.Ranks), "rank", "ranks"), rundir.RankRanges(g.Ranks, ", "), when, txt))
 	}
 	if len(pm.Finalized) > 0 {
-		out = append(out, fmt.Sprintf("  %s %s: MPI_Finalize", plural(len(pm.Finalized), "rank", "ranks"), merge.RankRanges(pm.Finalized, ", ")))
+		out = append(out, fmt.Sprintf("  %s %s: MPI_Finalize", plural(len(pm.Finalized), "rank", "ranks"), rundir.RankRanges(pm.Finalized, ", ")))
 	}
 	if len(pm.InFlight) > 0 {
 		out = append(out, "calls in flight when the ranks ended:")

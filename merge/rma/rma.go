@@ -27,6 +27,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -152,7 +153,7 @@ type Stream struct {
 }
 
 // NewStream prepares a one-sided analysis of run.
-func NewStream(run *merge.Run, opt Options) *Stream {
+func NewStream(run *rundir.Run, opt Options) *Stream {
 	s := &Stream{opt: opt, size: map[uint64]int{}, kind: map[uint64]string{}, wins: map[uint64]*Window{},
 		ranks: map[int32]*Rank{}, ops: map[trace.Op]*OpSummary{}, fences: map[merge.InstanceKey]*fenceInst{},
 		openExp: map[rmaWinKey]*rmaEpoch{}, openAcc: map[rmaWinKey]*rmaEpoch{}}

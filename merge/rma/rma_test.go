@@ -3,20 +3,20 @@ package rma
 import (
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
 const win = 0x77
 
 // threeRankWindow is a run whose three ranks share one window.
-func threeRankWindow() *merge.Run {
-	run := &merge.Run{WorldSize: 3}
+func threeRankWindow() *rundir.Run {
+	run := &rundir.Run{WorldSize: 3}
 	for r := range 3 {
-		m := &merge.RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}
+		m := &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}
 		m.Comms = []trace.Comm{{ID: win, Kind: "win_create", Members: []int32{0, 1, 2}}}
-		run.Ranks = append(run.Ranks, &merge.RankInput{Rank: r, Meta: m})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: m})
 	}
 	return run
 }
