@@ -14,10 +14,7 @@ import (
 // TestLoad_ErrorsNameTheFiles: a directory of two runs, or of none, is a
 // LoadError of its kind whose message names the files.
 func TestLoad_ErrorsNameTheFiles(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := synth.Generate(dir, synth.Config{Ranks: 3, Steps: 100, ForeignRanks: []int{2}}); err != nil {
-		t.Fatal(err)
-	}
+	dir := genSynth(t, synth.Config{Ranks: 3, Steps: 100, ForeignRanks: []int{2}})
 	_, err := Load(dir, nil)
 	le, ok := err.(*LoadError)
 	if !ok || le.Kind != ErrMixedRuns || !strings.Contains(le.Msg, "rank-00002.gct") || !strings.Contains(le.Msg, "rank-00000.gct") {
@@ -71,15 +68,7 @@ func TestMetaProblems_FooterStates(t *testing.T) {
 // TestLoad_RanksWithEqualSettingsShareOneConfigMap: the ranks of one run
 // record the same settings; Load keeps one map for them, not one a rank.
 func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := synth.Generate(dir, synth.Config{Ranks: 6, Steps: 3, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	run, err := Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
+	run := loadSynth(t, synth.Config{Ranks: 6, Steps: 3, Seed: 5})
 	first := run.Ranks[0].Meta.Header.Config
 	if len(first) == 0 {
 		t.Fatal("the synthetic run's rank 0 records no settings: nothing to share")
@@ -99,15 +88,7 @@ func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
 // of a run's ranks record the same parameters; Load keeps one map per
 // epoch for them, not one a rank.
 func TestLoad_RanksWithEqualEpochParametersShareTheirMaps(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := synth.Generate(dir, synth.Config{Ranks: 6, Steps: 3, Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	run, err := Load(dir, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer run.Close()
+	run := loadSynth(t, synth.Config{Ranks: 6, Steps: 3, Seed: 5})
 	first := run.Ranks[0].Meta.Epochs
 	if len(first) == 0 || len(first[0].Params) == 0 {
 		t.Fatal("the synthetic run's rank 0 records no epoch parameters: nothing to share")
@@ -128,10 +109,7 @@ func TestLoad_RanksWithEqualEpochParametersShareTheirMaps(t *testing.T) {
 // gives back its metadata (the same RankMeta) and lets go of its reader
 // and sidecar; a source of another kind is left alone.
 func TestDropReader_KeepsTheMetadataOfATraceFileOnly(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := synth.Generate(dir, synth.Config{Ranks: 2, Steps: 20, Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
+	dir := genSynth(t, synth.Config{Ranks: 2, Steps: 20, Seed: 1})
 	src, err := OpenTrace(filepath.Join(dir, "rank-00001.gct"))
 	if err != nil {
 		t.Fatal(err)
@@ -151,4 +129,25 @@ func TestDropReader_KeepsTheMetadataOfATraceFileOnly(t *testing.T) {
 	if ev, err := mem.NextChunk(nil); err != nil || len(ev) != 1 {
 		t.Errorf("the MemSource no longer reads: %v, %v", ev, err)
 	}
+}
+
+// genSynth writes a synthetic run into a new directory and returns it.
+func genSynth(t *testing.T, cfg synth.Config) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := synth.Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// loadSynth loads a synthetic run, closed when the test ends.
+func loadSynth(t *testing.T, cfg synth.Config) *Run {
+	t.Helper()
+	run, err := Load(genSynth(t, cfg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { run.Close() })
+	return run
 }
