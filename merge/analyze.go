@@ -362,11 +362,8 @@ func newAnalyzer(run *rundir.Run, opt Options) *analyzer {
 	// monotonic clocks) are shifted so their MPI_Init exits coincide; closer
 	// timebases are left untouched so raw shows the true raw clock error.
 	var refStart int64
-	for _, ri := range run.Ranks {
-		if ri.Meta.Header.StartNS != 0 {
-			refStart = ri.Meta.Header.StartNS
-			break
-		}
+	if ri := run.FirstStart(); ri != nil {
+		refStart = ri.Meta.Header.StartNS
 	}
 	a.origin = RunOrigin(run, opt.Clock)
 	a.an.OriginNS = a.origin

@@ -48,11 +48,11 @@ var layers = map[string]int{
 	// a simulated long run corrected as tracemerge corrects it (on
 	// clocksync/sim and merge/correct)
 	"clocksync/sim/longrun": 2,
-	// the summary of tracemerge info, on the loaded run and the clock
-	// correction (not the engine)
-	"merge/runinfo": 2,
+	// the summary of tracemerge info and the post-mortem, on the loaded
+	// run and the clock correction (not the engine)
+	"merge/runinfo":    2,
+	"merge/postmortem": 2,
 	// 3: analyses over the engine's run and data model
-	"merge/postmortem":      3,
 	"merge/rma":             3,
 	"internal/analysistest": 3,
 	// 4: outputs

@@ -1,7 +1,9 @@
 // Package postmortem computes the post-mortem of a run that did not end
 // cleanly (docs/guide/crash-hang.md) into the reports' data model
-// (datamodel.PostMortem) and writes it as text. It imports merge; merge
-// never imports it: tracemerge's analyze and info commands call Of.
+// (datamodel.PostMortem) and writes it as text. It needs only the loaded
+// run (merge/rundir) and the clock correction (merge/correct), not the
+// engine; merge never imports it: tracemerge's analyze and info commands
+// call Of.
 package postmortem
 
 // The post-mortem of a run that did not end cleanly (docs/guide/crash-hang.md,
@@ -19,7 +21,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/datamodel"
@@ -69,13 +70,12 @@ func Of(run *rundir.Run, mode correct.ClockMode, res *callsite.Resolver) *datamo
 	if !dirty {
 		return nil
 	}
-	origin := merge.RunOrigin(run, mode)
-	var refStart int64
-	for _, ri := range run.Ranks {
-		if ri.Meta.Header.StartNS != 0 {
-			refStart = ri.Meta.Header.StartNS
-			break
-		}
+	// The run's origin of global times (merge.RunOrigin) and the start
+	// raw-mode alignment shifts to.
+	var origin, refStart int64
+	if ri := run.FirstStart(); ri != nil {
+		refStart = ri.Meta.Header.StartNS
+		origin = correct.ReferenceStart(mode, ri.Rank, refStart, ri.Meta.Epochs)
 	}
 	ranks := make([]*pmRank, run.WorldSize)
 	runStart := math.Inf(1)

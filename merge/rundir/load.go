@@ -79,6 +79,21 @@ func (r *Run) Close() error {
 	return first
 }
 
+// FirstStart returns the input of the lowest rank that recorded its
+// MPI_Init exit (Header.StartNS), whose start is the run's reference
+// start (merge.RunOrigin); nil when no rank recorded one, or r is nil.
+func (r *Run) FirstStart() *RankInput {
+	if r == nil {
+		return nil
+	}
+	for _, ri := range r.Ranks {
+		if ri.Meta.Header.StartNS != 0 {
+			return ri
+		}
+	}
+	return nil
+}
+
 // Rank returns the input of world rank r, or nil.
 func (r *Run) Rank(rank int) *RankInput {
 	i := sort.Search(len(r.Ranks), func(i int) bool { return r.Ranks[i].Rank >= rank })

@@ -151,3 +151,31 @@ func loadSynth(t *testing.T, cfg synth.Config) *Run {
 	t.Cleanup(func() { run.Close() })
 	return run
 }
+
+// TestFirstStart_IsTheLowestRankThatRecordedItsStart: ranks without a
+// recorded MPI_Init exit are passed over; none, or no run, is nil.
+func TestFirstStart_IsTheLowestRankThatRecordedItsStart(t *testing.T) {
+	in := func(rank int, start int64) *RankInput {
+		return &RankInput{Rank: rank, Meta: &RankMeta{Header: trace.Header{Rank: rank, StartNS: start}}}
+	}
+	for _, tc := range []struct {
+		name string
+		run  *Run
+		want int // rank; -1 nil
+	}{
+		{"rank 0 recorded it", &Run{Ranks: []*RankInput{in(0, 7), in(1, 9)}}, 0},
+		{"rank 0 did not", &Run{Ranks: []*RankInput{in(0, 0), in(2, 9), in(3, 8)}}, 2},
+		{"no rank did", &Run{Ranks: []*RankInput{in(0, 0), in(1, 0)}}, -1},
+		{"no run", nil, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.run.FirstStart()
+			switch {
+			case tc.want < 0 && got != nil:
+				t.Errorf("FirstStart = rank %d, want nil", got.Rank)
+			case tc.want >= 0 && (got == nil || got.Rank != tc.want):
+				t.Errorf("FirstStart = %v, want rank %d", got, tc.want)
+			}
+		})
+	}
+}
