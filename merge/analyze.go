@@ -357,10 +357,7 @@ func newAnalyzer(run *rundir.Run, opt Options) *analyzer {
 		}
 	}
 
-	// Raw-mode alignment: ranks whose raw timebase is seconds away from the
-	// reference (MPI_Wtime with per-process start points, different hosts'
-	// monotonic clocks) are shifted so their MPI_Init exits coincide; closer
-	// timebases are left untouched so raw shows the true raw clock error.
+	// Raw-mode alignment (correct.RawShift) to the reference start.
 	var refStart int64
 	if ri := run.FirstStart(); ri != nil {
 		refStart = ri.Meta.Header.StartNS
@@ -371,11 +368,7 @@ func newAnalyzer(run *rundir.Run, opt Options) *analyzer {
 	for _, ri := range run.Ranks {
 		rs := &rankState{in: ri, sites: map[uint64]int32{}, pcCache: make([]pcSlot, pcCacheLen(len(run.Ranks)))}
 		h := &ri.Meta.Header
-		if h.StartNS != 0 && refStart != 0 {
-			if d := refStart - h.StartNS; d > 1e9 || d < -1e9 {
-				rs.shift = float64(d)
-			}
-		}
+		rs.shift = correct.RawShift(refStart, h.StartNS)
 		var note string
 		rs.corr, note = correct.NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
 		rs.corr.SetOrigin(a.origin)

@@ -22,3 +22,20 @@ func ReferenceStart(mode ClockMode, rank int, startNS int64, epochs []trace.Epoc
 	}
 	return startNS - int64(math.Round(c.Offset(startNS)))
 }
+
+// RawShift is the coarse alignment of a rank's raw timebase (the shift
+// NewCorrector takes): ranks whose timebase is seconds away from the
+// reference (MPI_Wtime with per-process start points, different hosts'
+// monotonic clocks) are shifted so that their MPI_Init exit startNS
+// coincides with the reference start refStartNS (Run.FirstStart's);
+// closer timebases, and a rank or run without a recorded start, are left
+// untouched (0), so raw shows the true raw clock error.
+func RawShift(refStartNS, startNS int64) float64 {
+	if startNS == 0 || refStartNS == 0 {
+		return 0
+	}
+	if d := refStartNS - startNS; d > 1e9 || d < -1e9 {
+		return float64(d)
+	}
+	return 0
+}

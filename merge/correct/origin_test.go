@@ -32,3 +32,29 @@ func TestReferenceStart_MapsALaterRanksStartByItsModel(t *testing.T) {
 		})
 	}
 }
+
+// TestRawShift_OnlyTimebasesSecondsApart: a rank whose start is more than
+// a second from the reference start is shifted onto it; a closer one, or
+// one without a start (or a run without a reference), is not.
+func TestRawShift_OnlyTimebasesSecondsApart(t *testing.T) {
+	const ref = 50_000_000_000
+	for _, tc := range []struct {
+		name  string
+		ref   int64
+		start int64
+		want  float64
+	}{
+		{"seconds later", ref, ref + 3e9, -3e9},
+		{"seconds earlier", ref, ref - 1e9 - 1, 1e9 + 1},
+		{"one second exactly", ref, ref - 1e9, 0},
+		{"microseconds apart", ref, ref + 5000, 0},
+		{"no start", ref, 0, 0},
+		{"no reference", 0, ref, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RawShift(tc.ref, tc.start); got != tc.want {
+				t.Errorf("RawShift(%d, %d) = %g, want %g", tc.ref, tc.start, got, tc.want)
+			}
+		})
+	}
+}

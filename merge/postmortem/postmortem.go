@@ -81,13 +81,7 @@ func Of(run *rundir.Run, mode correct.ClockMode, res *callsite.Resolver) *datamo
 	runStart := math.Inf(1)
 	for _, ri := range run.Ranks {
 		h := &ri.Meta.Header
-		shift := 0.0
-		if h.StartNS != 0 && refStart != 0 {
-			if d := refStart - h.StartNS; d > 1e9 || d < -1e9 {
-				shift = float64(d)
-			}
-		}
-		c, _ := correct.NewCorrector(mode, ri.Meta.Epochs, shift)
+		c, _ := correct.NewCorrector(mode, ri.Meta.Epochs, correct.RawShift(refStart, h.StartNS))
 		c.SetOrigin(origin)
 		pr := &pmRank{rank: ri.Rank, in: ri, corr: c, comms: map[uint32]*trace.Comm{}}
 		for i := range ri.Meta.Comms {
