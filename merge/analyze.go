@@ -11,6 +11,7 @@ import (
 
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -88,7 +89,7 @@ type Result struct {
 
 // rankState is the per-rank state of one analysis pass.
 type rankState struct {
-	in      *RankInput
+	in      *rundir.RankInput
 	corr    *correct.Corrector
 	shift   float64
 	commIdx []int32 // by Comm.Local: dense comm index, -1 unknown
@@ -117,7 +118,7 @@ type rankState struct {
 // merges all ranks by global time, matches collective instances and
 // computes the metrics. Memory is bounded by the number of ranks times the
 // reader's chunk size plus the open (not yet complete) instances.
-func Analyze(run *Run, opt Options) (*Result, error) {
+func Analyze(run *rundir.Run, opt Options) (*Result, error) {
 	p, err := Prepare(run, opt)
 	if err != nil {
 		return nil, err
@@ -130,9 +131,9 @@ func Analyze(run *Run, opt Options) (*Result, error) {
 type Pass struct{ a *analyzer }
 
 // Prepare builds the correction models and communicator tables of run.
-func Prepare(run *Run, opt Options) (*Pass, error) {
+func Prepare(run *rundir.Run, opt Options) (*Pass, error) {
 	if run == nil || len(run.Ranks) == 0 {
-		return nil, &LoadError{Kind: ErrNoData, Msg: "no rank files to analyse"}
+		return nil, &rundir.LoadError{Kind: rundir.ErrNoData, Msg: "no rank files to analyse"}
 	}
 	if opt.TopN <= 0 {
 		opt.TopN = 10
@@ -288,7 +289,7 @@ func (p *Pass) SiteName() func(rank int32, pc uint64) string {
 }
 
 type analyzer struct {
-	rn    *Run
+	rn    *rundir.Run
 	opt   Options
 	ranks []*rankState // by world rank (nil when missing)
 	m     matcher
@@ -339,7 +340,7 @@ type analyzer struct {
 	p2pTarget *P2PStream
 }
 
-func newAnalyzer(run *Run, opt Options) *analyzer {
+func newAnalyzer(run *rundir.Run, opt Options) *analyzer {
 	a := &analyzer{rn: run, opt: opt, siteIndex: map[siteKey]int32{}, first: true}
 	a.an.Dir = run.Dir
 	a.an.JobID = run.JobID
@@ -356,35 +357,25 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		}
 	}
 
-	// Raw-mode alignment: ranks whose raw timebase is seconds away from the
-	// reference (MPI_Wtime with per-process start points, different hosts'
-	// monotonic clocks) are shifted so their MPI_Init exits coincide; closer
-	// timebases are left untouched so raw shows the true raw clock error.
+	// Raw-mode alignment (correct.RawShift) to the reference start.
 	var refStart int64
-	for _, ri := range run.Ranks {
-		if ri.Meta.Header.StartNS != 0 {
-			refStart = ri.Meta.Header.StartNS
-			break
-		}
+	if ri := run.FirstStart(); ri != nil {
+		refStart = ri.Meta.Header.StartNS
 	}
 	a.origin = RunOrigin(run, opt.Clock)
 	a.an.OriginNS = a.origin
-	var fallback []rankNote
+	var fallback []rundir.RankNote
 	for _, ri := range run.Ranks {
 		rs := &rankState{in: ri, sites: map[uint64]int32{}, pcCache: make([]pcSlot, pcCacheLen(len(run.Ranks)))}
 		h := &ri.Meta.Header
-		if h.StartNS != 0 && refStart != 0 {
-			if d := refStart - h.StartNS; d > 1e9 || d < -1e9 {
-				rs.shift = float64(d)
-			}
-		}
+		rs.shift = correct.RawShift(refStart, h.StartNS)
 		var note string
 		rs.corr, note = correct.NewCorrector(opt.Clock, ri.Meta.Epochs, rs.shift)
 		rs.corr.SetOrigin(a.origin)
 		rs.corr.SetRefinement(opt.Refine.Move(int32(ri.Rank), rs.corr.Origin()))
 		rs.corr.SetCLC(opt.CLC.Move(int32(ri.Rank)))
 		if note != "" {
-			fallback = append(fallback, rankNote{rank: ri.Rank, text: note})
+			fallback = append(fallback, rundir.RankNote{Rank: ri.Rank, Text: note})
 		}
 		if l := rs.corr.LooseKnots(); l != "" {
 			a.looseKnots = append(a.looseKnots, fmt.Sprintf("rank %d: %s", ri.Rank, l))
@@ -395,7 +386,7 @@ func newAnalyzer(run *Run, opt Options) *analyzer {
 		rs.sum = RankSummary{Rank: int32(ri.Rank), Host: h.Host}
 	}
 	if len(fallback) > 0 {
-		a.problems = append(a.problems, "clock model fallback: "+strings.Join(firstN(sameTextLines(fallback), 8), "; "))
+		a.problems = append(a.problems, "clock model fallback: "+strings.Join(rundir.FirstN(rundir.SameTextLines(fallback), 8), "; "))
 	}
 	a.buildComms()
 
@@ -473,7 +464,7 @@ func (a *analyzer) buildComms() {
 				idx = a.m.addComm(c.ID, c.Members, a.rn.WorldSize)
 			} else if i, ok := byID[c.ID]; ok {
 				idx = i
-				if !sameMembers(a.m.comms[i].members, c.Members) {
+				if !rundir.SameMembers(a.m.comms[i].members, c.Members) {
 					conflicts = append(conflicts, fmt.Sprintf("comm %#x differs between rank %d and an earlier rank", c.ID, rs.in.Rank))
 					continue
 				}
@@ -486,7 +477,7 @@ func (a *analyzer) buildComms() {
 		}
 	}
 	if len(conflicts) > 0 {
-		a.problems = append(a.problems, "communicator definitions disagree: "+strings.Join(firstN(conflicts, 5), "; "))
+		a.problems = append(a.problems, "communicator definitions disagree: "+strings.Join(rundir.FirstN(conflicts, 5), "; "))
 	}
 	// per world rank: the comms it is a member of (for end-of-stream)
 	a.m.memberOf = make([][]memberRef, a.rn.WorldSize)
@@ -509,21 +500,6 @@ func (a *analyzer) buildComms() {
 // fixed bound of 65,536 left every collective on a later one unmatched.
 func maxLocalComms(n int) uint32 {
 	return uint32(min(2*n+1<<16, 1<<30))
-}
-
-func sameMembers(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	if len(a) == 0 || &a[0] == &b[0] { // shared by Load (shareMembers)
-		return true
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // footerEvents is the events the rank files' footers count (the total

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -46,7 +47,7 @@ func BenchmarkAnalyze(b *testing.B) {
 	cpu0 := cpuTime()
 	var events int
 	for i := 0; i < b.N; i++ {
-		run, err := Load(dir, nil)
+		run, err := rundir.Load(dir, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -65,11 +66,11 @@ func BenchmarkAnalyze(b *testing.B) {
 // from memory, so it measures merge's own cost.
 func BenchmarkAnalyzeMem(b *testing.B) {
 	dir := benchRun(b)
-	run, err := Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	var srcs []*MemSource
+	var srcs []*rundir.MemSource
 	for _, ri := range run.Ranks {
 		var evs []trace.Event
 		for {
@@ -79,7 +80,7 @@ func BenchmarkAnalyzeMem(b *testing.B) {
 			}
 			evs = append(evs, chunk...)
 		}
-		ms := &MemSource{M: *ri.Meta, Events: evs, ChunkSize: 8192}
+		ms := &rundir.MemSource{M: *ri.Meta, Events: evs, ChunkSize: 8192}
 		srcs = append(srcs, ms)
 		ri.Src = ms
 	}
@@ -113,17 +114,17 @@ func BenchmarkKWayMerge(b *testing.B) {
 		b.Run(fmt.Sprintf("ranks=%d", k), func(b *testing.B) {
 			const total = 1 << 21
 			per := total / k
-			run := &Run{Dir: "mem", JobID: "mem", WorldSize: k}
-			var srcs []*MemSource
+			run := &rundir.Run{Dir: "mem", JobID: "mem", WorldSize: k}
+			var srcs []*rundir.MemSource
 			for r := 0; r < k; r++ {
 				evs := make([]trace.Event, per)
 				for i := range evs {
 					t := int64(i)*1000 + int64((r*7919)%1000)
 					evs[i] = trace.Event{Op: trace.OpUnknown, EnterNS: t, ExitNS: t + 10}
 				}
-				s := &MemSource{M: RankMeta{Header: trace.Header{Rank: r, WorldSize: k}}, Events: evs, ChunkSize: 8192}
+				s := &rundir.MemSource{M: rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: k}}, Events: evs, ChunkSize: 8192}
 				srcs = append(srcs, s)
-				run.Ranks = append(run.Ranks, &RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
+				run.Ranks = append(run.Ranks, &rundir.RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
 			}
 			b.ResetTimer()
 			cpu0 := cpuTime()

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // Controlled logical clock repair (issue 10 §4; after Scalasca's CLC,
@@ -186,7 +187,7 @@ func (c *CLC) at(rank int32, g float64) float64 {
 // configured by popt, the messages' with rank 0 (Pass.p2pFacts). The
 // stream is a plain stream sink, not an AsyncSink: every message it
 // matches is a fact before the pass computes its refinement.
-func factsPass(load func() (*Run, error), o Options, popt P2POptions) (*Result, error) {
+func factsPass(load func() (*rundir.Run, error), o Options, popt P2POptions) (*Result, error) {
 	run, err := load()
 	if err != nil {
 		return nil, err
@@ -221,7 +222,7 @@ type RefinedPlan struct {
 // collectives' and point-to-point, and add their repair (Options.CLC).
 // load opens the run afresh for every pass; popt configures the
 // point-to-point stream of the repair passes.
-func PlanRefined(load func() (*Run, error), opt Options, popt P2POptions) (*RefinedPlan, error) {
+func PlanRefined(load func() (*rundir.Run, error), opt Options, popt P2POptions) (*RefinedPlan, error) {
 	// analyze runs one pass; with p2p set also the point-to-point stream
 	// configured by popt (whose Result it returns).
 	analyze := func(o Options, p2p bool) (*Result, *P2PResult, error) {

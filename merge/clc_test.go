@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -52,7 +53,7 @@ func TestCLC_TentEnvelope(t *testing.T) {
 // clock repairs them all without reordering any rank's events.
 func TestPlanRefined_RepairsWhatRefinementLeaves(t *testing.T) {
 	dir, _ := genRun(t, synth.Config{Ranks: 8, NodeSize: 1, Steps: 3000, Seed: 11, Halo: true, ModelNoiseNS: 40e3, ComputeNS: 5000})
-	load := func() (*Run, error) { return Load(dir, nil) }
+	load := func() (*rundir.Run, error) { return rundir.Load(dir, nil) }
 	count := func(opt Options) (coll, p2p int, evs []GEvent) {
 		run, err := load()
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // TestCriticalPath_SameWhateverTheChainDepth: the critical path (its
@@ -99,7 +101,7 @@ func TestCriticalPath_SameWithAndWithoutArenaCompactions(t *testing.T) {
 // segment as it came, also when the ring wrapped many times and the
 // part restarted inside a call (a wait taken).
 func TestCriticalPath_FoldSumsSegmentsInOrder(t *testing.T) {
-	s := NewRootCauseStream(&Run{WorldSize: 1}, RootCauseOptions{HistoryPerRank: 16}, nil)
+	s := NewRootCauseStream(&rundir.Run{WorldSize: 1}, RootCauseOptions{HistoryPerRank: 16}, nil)
 	r := s.rank(0)
 	rng := rand.New(rand.NewPCG(1, 2))
 	var want rcPath

@@ -5,11 +5,11 @@ import "github.com/gclock/gclock/merge/datamodel"
 // The reports' data model lives in package merge/datamodel, below the
 // engine (docs/explanation/architecture.md, "Import direction"), so that
 // the packages split out of merge (loading and decoding below it, the
-// analyses above it) can share it without importing the engine. These
-// aliases keep merge's code and its callers (viz, cmd/tracemerge,
-// merge/postmortem, merge/rma, merge/runinfo, the tests) compiling
-// unchanged while they move; a caller can drop them package by package by
-// naming datamodel directly.
+// analyses above it) can share it without importing the engine. Every
+// other package names datamodel directly (scripts/datamodelrefs.go moves
+// a caller that still says merge.X); these aliases are the names merge's
+// own code uses, kept so that its files did not change. The ones no code
+// of merge names (the post-mortem's types, MarkKind, PairWaits) are gone.
 
 // Events and the stream (datamodel/types.go).
 type (
@@ -51,10 +51,7 @@ type (
 )
 
 // What the Gantt chart and Perfetto highlight (datamodel/rootcause.go).
-type (
-	Mark     = datamodel.Mark
-	MarkKind = datamodel.MarkKind
-)
+type Mark = datamodel.Mark
 
 // The kinds of Mark (datamodel/rootcause.go).
 const (
@@ -66,7 +63,6 @@ const (
 type (
 	P2PResult   = datamodel.P2PResult
 	Message     = datamodel.Message
-	PairWaits   = datamodel.PairWaits
 	PairWait    = datamodel.PairWait
 	LateMessage = datamodel.LateMessage
 	P2PRank     = datamodel.P2PRank
@@ -76,25 +72,3 @@ type (
 
 // A clock-condition violation to repair (datamodel/repair.go).
 type Repair = datamodel.Repair
-
-// The post-mortem (datamodel/postmortem.go).
-type (
-	PostMortem  = datamodel.PostMortem
-	RankEnd     = datamodel.RankEnd
-	EndGroup    = datamodel.EndGroup
-	FlightGroup = datamodel.FlightGroup
-	MemberState = datamodel.MemberState
-	Deadlock    = datamodel.Deadlock
-)
-
-// How a rank ended (RankEnd.How; datamodel/postmortem.go).
-const (
-	EndFinalize = datamodel.EndFinalize
-	EndAbort    = datamodel.EndAbort
-	EndFatal    = datamodel.EndFatal
-	EndSignaled = datamodel.EndSignaled
-	EndExit     = datamodel.EndExit
-	EndKilled   = datamodel.EndKilled
-	EndStopped  = datamodel.EndStopped
-	EndNoFile   = datamodel.EndNoFile
-)

@@ -5,11 +5,13 @@ package merge
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"sort"
 	"sync"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -76,7 +78,7 @@ type decState struct {
 	raw    []trace.Event
 	rest   []int64 // the earliest entry of raw[i:]
 	empty  int
-	hs     HorizonSource
+	hs     rundir.HorizonSource
 	next   func(dst []trace.Event) ([]trace.Event, error)
 	pooled bool
 	ended  bool
@@ -99,9 +101,9 @@ func (a *analyzer) newDecState(rs *rankState, done <-chan struct{}, sync bool) *
 	// one batch: every rank's decoder holds its unconverted events at
 	// once, and a whole chunk each (590 KB, touched fresh for every rank)
 	// cost more than decoding it (1024 ranks, 2026-11-25: docs/explanation/tracemerge.md).
-	st.hs, _ = rs.in.Src.(HorizonSource)
+	st.hs, _ = rs.in.Src.(rundir.HorizonSource)
 	st.next = rs.in.Src.NextChunk
-	if ps, ok := rs.in.Src.(PieceSource); ok && (st.d.size < maxBatch || testPiece > 0) {
+	if ps, ok := rs.in.Src.(rundir.PieceSource); ok && (st.d.size < maxBatch || testPiece > 0) {
 		piece := st.d.size
 		if testPiece > 0 {
 			piece = testPiece
@@ -157,10 +159,10 @@ func (st *decState) step() bool {
 	st.raw, err = st.next(st.raw[:0])
 	raw := st.raw
 	if err != nil {
-		if !errors.Is(err, errEOF) {
+		if !errors.Is(err, io.EOF) {
 			rs.err = err
 		}
-		if r, ok := rs.in.Src.(releaser); ok {
+		if r, ok := rs.in.Src.(rundir.Releaser); ok {
 			r.Release()
 		}
 		d.finish()

@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // Transport moves byte messages between the processes of a parallel
@@ -217,6 +219,6 @@ func (d *Dist) assign(n int) {
 // run (why: the reason), with an empty stream that carries the reason,
 // until told to stop; process 0's analysis then fails with it.
 func ServeNothing(d *Dist, why error) error {
-	p := &Pass{a: &analyzer{rn: &Run{}, failed: why}}
+	p := &Pass{a: &analyzer{rn: &rundir.Run{}, failed: why}}
 	return p.Serve(d)
 }

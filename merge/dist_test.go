@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -128,7 +129,7 @@ func analyseJSON(t *testing.T, dir string, k int, opt Options) (an, p2p []byte) 
 // testShare0 is process 0's share (Dist.Share0) in analyseJSON.
 var testShare0 float64
 
-func analyseJSONOpen(t *testing.T, dir string, k int, opt Options, open Opener) (an, p2p []byte) {
+func analyseJSONOpen(t *testing.T, dir string, k int, opt Options, open rundir.Opener) (an, p2p []byte) {
 	t.Helper()
 	net := newChanNet(k)
 	var wg sync.WaitGroup
@@ -137,7 +138,7 @@ func analyseJSONOpen(t *testing.T, dir string, k int, opt Options, open Opener) 
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			run, err := Load(dir, open)
+			run, err := rundir.Load(dir, open)
 			if err != nil {
 				errs[w] = err
 				return
@@ -151,7 +152,7 @@ func analyseJSONOpen(t *testing.T, dir string, k int, opt Options, open Opener) 
 			errs[w] = pass.Serve(&Dist{Procs: k, Me: w, T: net[w]})
 		}(w)
 	}
-	run, err := Load(dir, open)
+	run, err := rundir.Load(dir, open)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,11 +233,11 @@ func TestDistIdentical(t *testing.T) {
 }
 
 // wholeChunks hides a Source's PieceSource side: NextChunk only.
-type wholeChunks struct{ Source }
+type wholeChunks struct{ rundir.Source }
 
 // openWhole opens a rank file read in whole chunks only (wholeChunks).
-func openWhole(path string) (Source, error) {
-	s, err := OpenTrace(path)
+func openWhole(path string) (rundir.Source, error) {
+	s, err := rundir.OpenTrace(path)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +300,7 @@ func TestDistDamagedRank(t *testing.T) {
 		k     int
 		share float64
 	}{{3, 0}, {2, 1}, {3, 1}}
-	compare := func(an1, p1 []byte, open Opener, what string) {
+	compare := func(an1, p1 []byte, open rundir.Opener, what string) {
 		t.Helper()
 		for _, sp := range splits {
 			testShare0 = sp.share
@@ -327,8 +328,8 @@ func TestDistDamagedRank(t *testing.T) {
 
 	// A read error in the middle of rank 2's stream (found only while
 	// reading: the worker must pass it on).
-	failing := func(path string) (Source, error) {
-		src, err := OpenTrace(path)
+	failing := func(path string) (rundir.Source, error) {
+		src, err := rundir.OpenTrace(path)
 		if err != nil || !strings.HasSuffix(path, "rank-00002.gct") {
 			return src, err
 		}
@@ -347,7 +348,7 @@ func TestDistDamagedRank(t *testing.T) {
 
 // failAfter fails its source's NextChunk after n chunks.
 type failAfter struct {
-	Source
+	rundir.Source
 	n int
 }
 

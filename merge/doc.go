@@ -1,7 +1,7 @@
-// Package merge turns a gclock run directory into answers: it loads every
-// rank file of one run (Load), corrects each timestamp to the global clock
-// of rank 0 with the sync epochs' models (correct.Corrector: interp, init or raw),
-// merges all ranks by global time in one streaming pass (a k-way merge over
+// Package merge turns a gclock run directory into answers: over the rank
+// files of one run (loaded by package merge/rundir, below it), it corrects
+// each timestamp to the global clock of rank 0 with the sync epochs'
+// models (correct.Corrector: interp, init or raw), merges all ranks by global time in one streaming pass (a k-way merge over
 // per-rank decoder goroutines), matches collective instances across their
 // members by (communicator id, sequence number), and aggregates imbalance
 // metrics per op, call site and rank (Analyze). The merged stream feeds any

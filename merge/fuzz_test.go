@@ -8,6 +8,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/merge/runinfo"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -46,9 +47,9 @@ func FuzzLoad(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(dir, "rank-00001.gct"), good1, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		run, err := merge.Load(dir, nil)
+		run, err := rundir.Load(dir, nil)
 		if err != nil {
-			if _, ok := err.(*merge.LoadError); !ok {
+			if _, ok := err.(*rundir.LoadError); !ok {
 				t.Fatalf("Load error is %T, want *merge.LoadError: %v", err, err)
 			}
 			return
@@ -61,7 +62,7 @@ func FuzzLoad(f *testing.F) {
 		if _, err := json.Marshal(res.Analysis); err != nil {
 			t.Fatalf("analysis not JSON-encodable: %v", err)
 		}
-		run2, err := merge.Load(dir, nil)
+		run2, err := rundir.Load(dir, nil)
 		if err != nil {
 			t.Fatalf("second Load: %v", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -29,7 +30,7 @@ func TestKWayMerge_GlobalOrderByEnterThenRank(t *testing.T) {
 	for _, k := range []int{1, 7, prefetchRanks + 3} {
 		t.Run(fmt.Sprintf("ranks=%d", k), func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(k), 9))
-			run := &Run{Dir: "mem", JobID: "mem", WorldSize: k}
+			run := &rundir.Run{Dir: "mem", JobID: "mem", WorldSize: k}
 			total := 0
 			for r := 0; r < k; r++ {
 				n := 1 + rng.IntN(40) // ranks end at different times
@@ -40,8 +41,8 @@ func TestKWayMerge_GlobalOrderByEnterThenRank(t *testing.T) {
 					evs[i] = trace.Event{Op: trace.OpUnknown, EnterNS: t0, ExitNS: t0 + 10}
 				}
 				total += n
-				s := &MemSource{M: RankMeta{Header: trace.Header{Rank: r, WorldSize: k}}, Events: evs, ChunkSize: 1 + rng.IntN(8)}
-				run.Ranks = append(run.Ranks, &RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
+				s := &rundir.MemSource{M: rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: k}}, Events: evs, ChunkSize: 1 + rng.IntN(8)}
+				run.Ranks = append(run.Ranks, &rundir.RankInput{Path: "mem", Rank: r, Meta: s.Meta(), Src: s})
 			}
 			pass, err := Prepare(run, Options{Clock: correct.ClockRaw})
 			if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -20,7 +21,7 @@ import (
 func chanCursors(streams [][]float64, size int) []*cursor {
 	var cs []*cursor
 	for r, keys := range streams {
-		rs := &rankState{in: &RankInput{Rank: r}, out: make(chan *batch, len(keys)/size+1), free: make(chan *batch, 1)}
+		rs := &rankState{in: &rundir.RankInput{Rank: r}, out: make(chan *batch, len(keys)/size+1), free: make(chan *batch, 1)}
 		for off := 0; off < len(keys); off += size {
 			b := &batch{}
 			for i := off; i < min(off+size, len(keys)); i++ {

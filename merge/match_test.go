@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -27,8 +28,8 @@ func worldComm(size int) trace.Comm {
 }
 
 // memRun builds a Run of in-memory sources with identity clock models.
-func memRun(world int, ranks []memRank) *Run {
-	run := &Run{Dir: "mem", JobID: "mem", WorldSize: world}
+func memRun(world int, ranks []memRank) *rundir.Run {
+	run := &rundir.Run{Dir: "mem", JobID: "mem", WorldSize: world}
 	have := map[int]bool{}
 	for _, mr := range ranks {
 		have[mr.rank] = true
@@ -38,13 +39,13 @@ func memRun(world int, ranks []memRank) *Run {
 			evs = append(evs, trace.Event{Op: trace.OpAllreduce, Comm: 0, Seq: s, Root: -1, EnterNS: t, ExitNS: t + 100, Callsite: 0x1000})
 		}
 		evs = append(evs, mr.extra...)
-		src := &MemSource{M: RankMeta{
+		src := &rundir.MemSource{M: rundir.RankMeta{
 			Header: trace.Header{Rank: mr.rank, WorldSize: world, JobID: "mem", Host: "h"},
 			Comms:  []trace.Comm{worldComm(world), {ID: trace.CommSelfID, Local: 1, Kind: "self", Members: []int32{int32(mr.rank)}}},
 			Epochs: []trace.Epoch{{Index: 0, EndNS: 0}, {Index: 1, EndNS: 1 << 40}},
 			Footer: &trace.Footer{Events: uint64(len(evs))},
 		}, Events: evs, ChunkSize: 3}
-		run.Ranks = append(run.Ranks, &RankInput{Path: trace.RankFileName(mr.rank), Rank: mr.rank, Meta: src.Meta(), Src: src})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Path: trace.RankFileName(mr.rank), Rank: mr.rank, Meta: src.Meta(), Src: src})
 	}
 	for r := 0; r < world; r++ {
 		if !have[r] {
@@ -155,7 +156,7 @@ func TestAnalyze_SelfAndUnknownComms(t *testing.T) {
 // threadedRank builds a rank whose file holds per-thread chunks that
 // overlap in time: thread t's events are at times t, t+threads, ... and
 // each chunk holds chunk consecutive events of one thread.
-func threadedRank(rank, threads, perThread, chunk int) *MemSource {
+func threadedRank(rank, threads, perThread, chunk int) *rundir.MemSource {
 	var evs []trace.Event
 	for start := 0; start < perThread; start += chunk {
 		for t := 0; t < threads; t++ {
@@ -165,16 +166,16 @@ func threadedRank(rank, threads, perThread, chunk int) *MemSource {
 			}
 		}
 	}
-	return &MemSource{M: RankMeta{Header: trace.Header{Rank: rank, WorldSize: 1}, Footer: &trace.Footer{}}, Events: evs, ChunkSize: chunk}
+	return &rundir.MemSource{M: rundir.RankMeta{Header: trace.Header{Rank: rank, WorldSize: 1}, Footer: &trace.Footer{}}, Events: evs, ChunkSize: chunk}
 }
 
 // spannedSource is a MemSource whose file marks where its chunks start
 // (HorizonSource, as a trace file with SPAN frames).
-type spannedSource struct{ *MemSource }
+type spannedSource struct{ *rundir.MemSource }
 
 func (s spannedSource) Horizon() (int64, bool) {
 	h := int64(math.MaxInt64)
-	for _, e := range s.Events[s.pos:] {
+	for _, e := range s.Rest() {
 		h = min(h, e.EnterNS)
 	}
 	return h, true
@@ -199,11 +200,11 @@ func TestAnalyze_ReordersOverlappingThreadChunks(t *testing.T) {
 		{"more threads at once than the exact limit holds", ExactReorderLimit/ReorderWindow + 2, ReorderWindow, ReorderWindow, true, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var src Source = threadedRank(0, tc.threads, tc.per, tc.chunk)
+			var src rundir.Source = threadedRank(0, tc.threads, tc.per, tc.chunk)
 			if tc.spanned {
-				src = spannedSource{src.(*MemSource)}
+				src = spannedSource{src.(*rundir.MemSource)}
 			}
-			run := &Run{Dir: "mem", JobID: "mem", WorldSize: 1, Ranks: []*RankInput{{Path: "rank-00000.gct", Rank: 0, Meta: src.Meta(), Src: src}}}
+			run := &rundir.Run{Dir: "mem", JobID: "mem", WorldSize: 1, Ranks: []*rundir.RankInput{{Path: "rank-00000.gct", Rank: 0, Meta: src.Meta(), Src: src}}}
 			c := &collect{ordered: true}
 			res, err := Analyze(run, Options{Clock: correct.ClockRaw, Sinks: []Sink{c}})
 			if err != nil {
@@ -239,7 +240,7 @@ func TestAnalyze_ManyCommunicators(t *testing.T) {
 	}
 	run := memRun(2, ranks)
 	for _, ri := range run.Ranks {
-		src := ri.Src.(*MemSource)
+		src := ri.Src.(*rundir.MemSource)
 		for i := 0; i < n; i++ {
 			src.M.Comms = append(src.M.Comms, trace.Comm{ID: trace.CommID(trace.CommWorldID, uint32(i), 0),
 				Local: uint32(2 + i), Parent: trace.CommWorldID, Kind: "dup", Members: []int32{0, 1}})

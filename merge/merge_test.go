@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -38,9 +39,9 @@ func genRun(t testing.TB, cfg synth.Config) (string, *synth.Truth) {
 
 // loadPass loads the run in dir and prepares a pass over it with the
 // default options; the run is closed when the test ends.
-func loadPass(t testing.TB, dir string) (*Run, *Pass) {
+func loadPass(t testing.TB, dir string) (*rundir.Run, *Pass) {
 	t.Helper()
-	run, err := Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func loadPass(t testing.TB, dir string) (*Run, *Pass) {
 
 func analyzeDir(t testing.TB, dir string, opt Options) (*Result, *collect) {
 	t.Helper()
-	run, err := Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -522,7 +523,7 @@ func epochsBound(eps []trace.Epoch) float64 {
 // clockQuality states how far the timeline can be trusted.
 func (a *analyzer) clockQuality() ClockQuality {
 	q := ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}, CheckMaxNS: []float64{}, Algorithms: []string{}}
-	var ref *RankInput
+	var ref *rundir.RankInput
 	if len(a.rn.Ranks) > 0 {
 		ref = a.rn.Ranks[0] // rank 0 when present: it holds the checks
 	}

@@ -1,9 +1,8 @@
 package merge
 
 import (
-	"math"
-
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // RunOrigin is the origin of a run's global times: rank 0's MPI_Init exit
@@ -12,23 +11,10 @@ import (
 // timebase by its clock model (rounded to ns); 0 when no rank recorded a
 // start. Global times relative to it keep sub-ns precision in float64;
 // absolute times are RunOrigin + round(relative), exactly, in int64.
-func RunOrigin(run *Run, mode correct.ClockMode) int64 {
-	if run == nil {
+func RunOrigin(run *rundir.Run, mode correct.ClockMode) int64 {
+	ri := run.FirstStart()
+	if ri == nil {
 		return 0
 	}
-	for _, ri := range run.Ranks {
-		st := ri.Meta.Header.StartNS
-		if st == 0 {
-			continue
-		}
-		if ri.Rank == 0 || mode == correct.ClockRaw {
-			return st
-		}
-		c, _ := correct.NewCorrector(mode, ri.Meta.Epochs, 0)
-		if c.Mode() == correct.ClockRaw {
-			return st
-		}
-		return st - int64(math.Round(c.Offset(st)))
-	}
-	return 0
+	return correct.ReferenceStart(mode, ri.Rank, ri.Meta.Header.StartNS, ri.Meta.Epochs)
 }

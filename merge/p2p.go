@@ -11,6 +11,7 @@ import (
 
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -21,10 +22,10 @@ type P2POptions struct {
 	TopN int
 	// Open opens a rank file (OpenTrace when nil). The run's own sources
 	// are not used: the main pass consumes them.
-	Open Opener
+	Open rundir.Opener
 	// Sources, when set, replaces Open: the events of world rank r
 	// (tests, synthetic input).
-	Sources func(rank int) (Source, error)
+	Sources func(rank int) (rundir.Source, error)
 	// Resolve resolves call sites; nil uses a fresh callsite.NewResolver().
 	Resolve *callsite.Resolver
 	// KeepMessages keeps up to this many matched messages (the earliest
@@ -75,23 +76,23 @@ func isStandardSend(op trace.Op) bool {
 // P2PStream fed by a merge pass. Memory is what is in flight (P2PStream),
 // not the run's length. tracemerge instead adds a P2PStream to its main
 // pass (Pass.AddStreamSink) and reads the files once.
-func AnalyzeP2P(run *Run, opt P2POptions) (*P2PResult, error) {
+func AnalyzeP2P(run *rundir.Run, opt P2POptions) (*P2PResult, error) {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil, fmt.Errorf("point-to-point pass: no rank files")
 	}
 	if opt.Open == nil {
-		opt.Open = OpenTrace
+		opt.Open = rundir.OpenTrace
 	}
 	cp := *run
-	cp.Ranks = make([]*RankInput, len(run.Ranks))
-	var opened []Source
+	cp.Ranks = make([]*rundir.RankInput, len(run.Ranks))
+	var opened []rundir.Source
 	defer func() {
 		for _, src := range opened {
-			closeSrc(src)
+			rundir.CloseSource(src)
 		}
 	}()
 	for i, ri := range run.Ranks {
-		var src Source
+		var src rundir.Source
 		var err error
 		if opt.Sources != nil {
 			src, err = opt.Sources(ri.Rank)

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -74,9 +75,9 @@ func BenchmarkP2PStream_ManyRanks(b *testing.B) {
 				rng, name = rand.New(rand.NewSource(1)), name+"/shuffled"
 			}
 			evs := haloStreamOrder(ranks, events/8/ranks, rng)
-			run := &Run{WorldSize: ranks}
+			run := &rundir.Run{WorldSize: ranks}
 			for r := 0; r < ranks; r++ {
-				run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+				run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
 			}
 			b.Run(name, func(b *testing.B) {
 				cpu0 := cpuTime()
@@ -108,9 +109,9 @@ func BenchmarkRootCauseStream_ManyRanks(b *testing.B) {
 	const events = 2 << 20
 	for _, ranks := range []int{8, 16384} {
 		evs := haloStreamOrder(ranks, events/8/ranks, rand.New(rand.NewSource(1)))
-		run := &Run{WorldSize: ranks}
+		run := &rundir.Run{WorldSize: ranks}
 		for r := 0; r < ranks; r++ {
-			run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+			run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
 		}
 		b.Run(fmt.Sprintf("ranks=%d/shuffled", ranks), func(b *testing.B) {
 			cpu0 := cpuTime()

@@ -4,6 +4,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -26,9 +27,9 @@ func TestP2PStream_PairWaitsAreEachPairsMessagesSummed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			const receivers = 2
 			n := receivers + tc.senders
-			run := &Run{WorldSize: n}
+			run := &rundir.Run{WorldSize: n}
 			for r := 0; r < n; r++ {
-				run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: n}}})
+				run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: n}}})
 			}
 			s := NewP2PStream(run, P2POptions{TopN: 1 << 20, RendezvousBytes: big}, nil)
 			type pair struct{ culprit, victim int32 }
@@ -104,9 +105,9 @@ func TestP2PStream_PairWaitsAreEachPairsMessagesSummed(t *testing.T) {
 // TestP2PStream_NoWaitsGiveEmptyPairLists: a run without waits reports
 // empty pair lists, not missing ones (JSON [] rather than null).
 func TestP2PStream_NoWaitsGiveEmptyPairLists(t *testing.T) {
-	run := &Run{WorldSize: 2}
+	run := &rundir.Run{WorldSize: 2}
 	for r := 0; r < 2; r++ {
-		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: 2}}})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: 2}}})
 	}
 	s := NewP2PStream(run, P2POptions{}, nil)
 	evs := []GEvent{
@@ -129,9 +130,9 @@ func TestP2PStream_NoWaitsGiveEmptyPairLists(t *testing.T) {
 // open call, and leave the stream as it was: the call then ends as
 // without them.
 func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
-	run := &Run{WorldSize: 3}
+	run := &rundir.Run{WorldSize: 3}
 	for r := 0; r < 2; r++ { // rank 2 has no file, so no state
-		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
 	}
 	for _, prefetch := range []bool{false, true} {
 		s := NewP2PStream(run, P2POptions{}, nil)

@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -193,7 +194,7 @@ func (s *P2PStream) ownsDst(dst int32) bool { return dst < 0 || int(dst) >= len(
 // sees, not for every rank of the run: the messages to another owner's
 // ranks are dropped before matching looks for their destination's state
 // (enqueue), and the owner's end record covers its own ranks only.
-func newP2POwner(run *Run, opt P2POptions, owner []int32, me int) *P2PStream {
+func newP2POwner(run *rundir.Run, opt P2POptions, owner []int32, me int) *P2PStream {
 	s := newP2PStream(run, opt, nil, func(r int) bool { return r < len(owner) && int(owner[r]) == me })
 	s.own = make([]bool, len(owner))
 	for r, q := range owner {
@@ -390,7 +391,7 @@ func sortWaitedFor(wf []RankAmount) {
 // decodes its rank file when it owns collective instances too, else one
 // of those round robin; a rank without a file goes with the nearest file
 // below it (the first owner when none).
-func p2pOwners(pl *partPlan, rn *Run) []int32 {
+func p2pOwners(pl *partPlan, rn *rundir.Run) []int32 {
 	owner := make([]int32, rn.WorldSize)
 	for i := range owner {
 		owner[i] = -1

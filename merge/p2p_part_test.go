@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -26,10 +27,10 @@ func TestP2POwners_EveryRankOneOwnerThatDecodesIt(t *testing.T) {
 		{4, 0, 3, nil}, // more processes than files
 	} {
 		t.Run(fmt.Sprintf("K%d-share%g-world%d", tc.procs, tc.share0, tc.world), func(t *testing.T) {
-			rn := &Run{WorldSize: tc.world}
+			rn := &rundir.Run{WorldSize: tc.world}
 			for r := 0; r < tc.world; r++ {
 				if !tc.missing[r] {
-					rn.Ranks = append(rn.Ranks, &RankInput{Rank: r})
+					rn.Ranks = append(rn.Ranks, &rundir.RankInput{Rank: r})
 				}
 			}
 			pl := &partPlan{procs: tc.procs, share0: tc.share0}
@@ -130,9 +131,9 @@ func TestP2POwner_HoldsStateForItsOwnRanksOnly(t *testing.T) {
 		{8, 64, 0},
 	} {
 		t.Run(fmt.Sprintf("K%d-world%d", tc.procs, tc.world), func(t *testing.T) {
-			rn := &Run{WorldSize: tc.world}
+			rn := &rundir.Run{WorldSize: tc.world}
 			for r := 0; r < tc.world; r++ {
-				rn.Ranks = append(rn.Ranks, &RankInput{Rank: r, Meta: &RankMeta{}})
+				rn.Ranks = append(rn.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{}})
 			}
 			pl := &partPlan{procs: tc.procs, share0: tc.share0, owner0: 1}
 			owner := p2pOwners(pl, rn)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -25,7 +26,7 @@ func TestRootCauseStream_PrefetchAndPipeAtManyRanksChangeNothing(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: ranks, Steps: 6, Seed: 9, ChunkEvents: 64, Halo: true}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +112,9 @@ func TestRootCauseStream_PipedP2PPanicIsTheBatchsError(t *testing.T) {
 	old := pipeRanks
 	defer func() { pipeRanks = old }()
 	pipeRanks = ranks
-	run := &Run{WorldSize: ranks}
+	run := &rundir.Run{WorldSize: ranks}
 	for r := 0; r < ranks; r++ {
-		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
 	}
 	rc := NewRootCauseStream(run, RootCauseOptions{}, nil)
 	if !rc.piped() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -16,9 +17,9 @@ import (
 // 16,384-rank run.)
 func TestP2PStream_ReusesWhatIsInFlightAtManyRanks(t *testing.T) {
 	fresh := func(ranks, steps int) (msgs, pend, calls int) {
-		run := &Run{WorldSize: ranks}
+		run := &rundir.Run{WorldSize: ranks}
 		for r := 0; r < ranks; r++ {
-			run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
+			run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: ranks}}})
 		}
 		s := NewP2PStream(run, P2POptions{}, nil)
 		evs := haloStream(ranks, steps)

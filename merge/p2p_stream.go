@@ -18,6 +18,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -349,7 +350,7 @@ type nbcAccum struct {
 // NewP2PStream prepares a point-to-point analysis of run. siteName names
 // an event's call site per rank (Pass.SiteName); "" or nil names it by
 // address.
-func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64) string) *P2PStream {
+func NewP2PStream(run *rundir.Run, opt P2POptions, siteName func(rank int32, pc uint64) string) *P2PStream {
 	return newP2PStream(run, opt, siteName, nil)
 }
 
@@ -358,7 +359,7 @@ func NewP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64)
 // theirs at their first event (P2PStream.rank). A partitioned owner keeps
 // its own ranks: a state is ≈ 1 kB, 16 MB at 16,384 ranks in every
 // process (D78).
-func newP2PStream(run *Run, opt P2POptions, siteName func(rank int32, pc uint64) string, keep func(rank int) bool) *P2PStream {
+func newP2PStream(run *rundir.Run, opt P2POptions, siteName func(rank int32, pc uint64) string, keep func(rank int) bool) *P2PStream {
 	if opt.TopN <= 0 {
 		opt.TopN = 10
 	}

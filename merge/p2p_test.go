@@ -5,20 +5,21 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
 
-func p2pRun(evs map[int][]trace.Event) (*Run, func(int) (Source, error)) {
-	run := &Run{WorldSize: len(evs)}
-	srcs := map[int]*MemSource{}
+func p2pRun(evs map[int][]trace.Event) (*rundir.Run, func(int) (rundir.Source, error)) {
+	run := &rundir.Run{WorldSize: len(evs)}
+	srcs := map[int]*rundir.MemSource{}
 	for r := 0; r < len(evs); r++ {
-		m := RankMeta{Header: trace.Header{Rank: r, WorldSize: len(evs)},
+		m := rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: len(evs)},
 			Comms: []trace.Comm{{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: []int32{0, 1}}}}
-		srcs[r] = &MemSource{M: m, Events: evs[r], ChunkSize: 2}
-		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &srcs[r].M})
+		srcs[r] = &rundir.MemSource{M: m, Events: evs[r], ChunkSize: 2}
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &srcs[r].M})
 	}
-	return run, func(r int) (Source, error) { return srcs[r], nil }
+	return run, func(r int) (rundir.Source, error) { return srcs[r], nil }
 }
 
 // TestAnalyzeP2P_MatchesInPostingOrderAndSizesWaits: two sends of one
@@ -187,7 +188,7 @@ func TestP2PStream_HaloRunMatchesEveryMessageWithBoundedMemory(t *testing.T) {
 		if _, err := synth.Generate(dir, synth.Config{Ranks: P, Steps: steps, Seed: 21, Halo: true}); err != nil {
 			t.Fatal(err)
 		}
-		run, err := Load(dir, nil)
+		run, err := rundir.Load(dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,9 +402,9 @@ func TestP2PStream_SlowestNeighbourIsTheLatestSenderFirstInCallOrder(t *testing.
 		{"the later start settled first", 120, 125, 2, 25, 25},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			run := &Run{WorldSize: 3}
+			run := &rundir.Run{WorldSize: 3}
 			for r := 0; r < 3; r++ {
-				run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
+				run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
 			}
 			var syncs []P2PSync
 			s := NewP2PStream(run, P2POptions{OnSync: func(y P2PSync) {

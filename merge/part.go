@@ -57,6 +57,7 @@ import (
 	"math"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -422,15 +423,11 @@ func (a *analyzer) releaseOthers(lo, hi int) {
 		if rs := a.ranks[ri.Rank]; rs != nil {
 			rs.pcCache = nil
 		}
-		if ts, ok := ri.Src.(*traceSource); ok {
-			m := ts.Meta()
-			_ = ts.Close() // read-only: nothing to lose
-			// m points into ts, which stays: let go of what it holds.
-			ts.r, ts.live, ts.firsts = nil, nil, nil
+		if m, ok := rundir.DropReader(ri.Src); ok {
 			ri.Src = metaSource{m: m}
 			continue
 		}
-		if r, ok := ri.Src.(releaser); ok {
+		if r, ok := ri.Src.(rundir.Releaser); ok {
 			r.Release()
 		}
 	}
@@ -454,10 +451,10 @@ func (a *analyzer) releaseModels(lo, hi int) {
 
 // metaSource is the Source left of a rank file that a process of a
 // partitioned pass does not decode: its metadata, no events.
-type metaSource struct{ m *RankMeta }
+type metaSource struct{ m *rundir.RankMeta }
 
 // Meta implements Source.
-func (s metaSource) Meta() *RankMeta { return s.m }
+func (s metaSource) Meta() *rundir.RankMeta { return s.m }
 
 // NextChunk implements Source: a process never reads a rank it does not
 // decode; if it did, the rank would have no events, so say why.

@@ -3,6 +3,7 @@ package merge
 import (
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -24,7 +25,7 @@ func TestReleaseOthers_AProcessKeepsNoReaderForRanksItDoesNotDecode(t *testing.T
 		t.Run(tc.name, func(t *testing.T) {
 			run, pass := loadPass(t, dir)
 			a := pass.a
-			metas := make([]*RankMeta, len(run.Ranks))
+			metas := make([]*rundir.RankMeta, len(run.Ranks))
 			for i, ri := range run.Ranks {
 				metas[i] = ri.Meta
 			}
@@ -32,11 +33,11 @@ func TestReleaseOthers_AProcessKeepsNoReaderForRanksItDoesNotDecode(t *testing.T
 			for i, ri := range run.Ranks {
 				rs := a.ranks[ri.Rank]
 				mine := i >= tc.lo && i < tc.hi
-				ts, isReader := ri.Src.(*traceSource)
+				_, released := ri.Src.(metaSource)
 				switch {
-				case mine && (!isReader || ts.r == nil || rs.pcCache == nil):
+				case mine && (released || rs.pcCache == nil):
 					t.Errorf("rank %d (decoded here): source %T, call-site cache %d slots; want its reader and cache", ri.Rank, ri.Src, len(rs.pcCache))
-				case !mine && (isReader || rs.pcCache != nil):
+				case !mine && (!released || rs.pcCache != nil):
 					t.Errorf("rank %d (not decoded here): source %T, call-site cache %d slots; want its metadata only", ri.Rank, ri.Src, len(rs.pcCache))
 				}
 				if ri.Src.Meta() != metas[i] || ri.Meta != metas[i] {

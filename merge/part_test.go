@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -81,7 +82,7 @@ func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Option
 			defer wg.Done()
 			d := &Dist{Procs: k, Me: w, T: &tagTransport{n, w}}
 			for {
-				run, err := Load(dir, nil)
+				run, err := rundir.Load(dir, nil)
 				if err != nil {
 					errs[w] = ServeNothing(d, err)
 					return
@@ -105,7 +106,7 @@ func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Option
 	var rs *RMAStream
 	var rc *RootCauseStream
 	for {
-		run, err := Load(dir, nil)
+		run, err := rundir.Load(dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package merge_test
 import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/rma"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // rmaForTest adapts an rma.Stream to merge.RMAForTest.
@@ -15,7 +16,7 @@ func (s rmaForTest) Result() merge.RMAResultForTest {
 }
 
 func init() {
-	merge.NewRMAForTest = func(run *merge.Run) merge.RMAForTest {
+	merge.NewRMAForTest = func(run *rundir.Run) merge.RMAForTest {
 		return rmaForTest{rma.NewStream(run, rma.Options{})}
 	}
 }

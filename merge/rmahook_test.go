@@ -3,6 +3,7 @@ package merge
 import (
 	"encoding/json"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -36,7 +37,7 @@ type RMAForTest interface {
 
 // NewRMAForTest makes the one-sided analysis of run (rma.NewStream with
 // default options); set by rmahook_ext_test.go.
-var NewRMAForTest func(run *Run) RMAForTest
+var NewRMAForTest func(run *rundir.Run) RMAForTest
 
 // RMAOptions stands for rma.Options{} in merge's tests.
 type RMAOptions struct{}
@@ -45,7 +46,7 @@ type RMAOptions struct{}
 type RMAStream struct{ RMAForTest }
 
 // NewRMAStream is rma.NewStream(run, rma.Options{}) for merge's tests.
-func NewRMAStream(run *Run, _ RMAOptions) *RMAStream {
+func NewRMAStream(run *rundir.Run, _ RMAOptions) *RMAStream {
 	if NewRMAForTest == nil {
 		panic("merge tests: NewRMAForTest is unset: rmahook_ext_test.go (package merge_test) sets it to rma.NewStream")
 	}

@@ -82,6 +82,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -609,7 +610,7 @@ type rcSitePC struct {
 
 // NewRootCauseStream prepares the analysis of run. siteName names a call
 // site of a rank (Pass.SiteName); nil names sites by address.
-func NewRootCauseStream(run *Run, opt RootCauseOptions, siteName func(rank int32, pc uint64) string) *RootCauseStream {
+func NewRootCauseStream(run *rundir.Run, opt RootCauseOptions, siteName func(rank int32, pc uint64) string) *RootCauseStream {
 	if opt.TopN <= 0 {
 		opt.TopN = 20
 	}

@@ -3,6 +3,8 @@ package merge
 import (
 	"runtime"
 	"testing"
+
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // rcCapture keeps a copy of every event of the stream.
@@ -20,7 +22,7 @@ func (c *rcCapture) Add(e *GEvent) error {
 // prefetches): cpu-ns/event is the stream's cost per event.
 func BenchmarkRootCauseStream(b *testing.B) {
 	dir := benchRun(b)
-	run, err := Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

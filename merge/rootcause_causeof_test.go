@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -15,9 +16,9 @@ import (
 // map); eachCause, which the result reads, visits every cause made once,
 // in the order of the keys (the order of the map's sorted keys before).
 func TestRootCauseStream_EachCauseIsMadeOnceAndVisitedInKeyOrder(t *testing.T) {
-	run := &Run{WorldSize: 3}
+	run := &rundir.Run{WorldSize: 3}
 	for r := 0; r < 3; r++ {
-		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: 3}}})
 	}
 	for _, tc := range []struct {
 		name    string

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -151,13 +152,13 @@ func (p *rcProg) run(t *testing.T) *RootCauseResult {
 	for i := range members {
 		members[i] = int32(i)
 	}
-	run := &Run{WorldSize: p.n}
+	run := &rundir.Run{WorldSize: p.n}
 	for r := 0; r < p.n; r++ {
 		evs := p.evs[r]
-		m := RankMeta{Header: trace.Header{Rank: r, WorldSize: p.n},
+		m := rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: p.n},
 			Comms: append([]trace.Comm{{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: members}}, p.comms...)}
-		src := &MemSource{M: m, Events: evs, ChunkSize: 64}
-		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &src.M, Src: src})
+		src := &rundir.MemSource{M: m, Events: evs, ChunkSize: 64}
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &src.M, Src: src})
 	}
 	pass, err := Prepare(run, Options{Clock: correct.ClockRaw})
 	if err != nil {
@@ -451,12 +452,12 @@ func TestRankList_Ranges(t *testing.T) {
 // is one region on all of them, with each rank's own count and time.
 func TestRootCause_RegionsSharedAcrossLayouts(t *testing.T) {
 	const n = 4
-	run := &Run{WorldSize: n}
+	run := &rundir.Run{WorldSize: n}
 	base := []uint64{0x400000, 0x400000, 0x7f0000000000, 0x7f0000000000}
 	for r := 0; r < n; r++ {
-		m := RankMeta{Header: trace.Header{Rank: r, WorldSize: n,
+		m := rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: n,
 			Objects: []trace.Object{{Path: "/bin/app", Base: base[r], Lo: base[r] + 0x1000, Hi: base[r] + 0x9000}}}}
-		run.Ranks = append(run.Ranks, &RankInput{Rank: r, Meta: &m})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &m})
 	}
 	s := NewRootCauseStream(run, RootCauseOptions{}, nil)
 	if got := len(s.layoutObjs); got != 3 { // none, and two addresses

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -11,7 +12,7 @@ import (
 // shiftedSource moves one rank's call sites by delta, as if ASLR had
 // loaded its executable at another base.
 type shiftedSource struct {
-	Source
+	rundir.Source
 	delta uint64
 }
 
@@ -28,7 +29,7 @@ func (s shiftedSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
 // exports must resolve each event's pc in its own rank's objects.
 func TestSiteName_ResolvesPerRankUnderASLR(t *testing.T) {
 	dir, _ := genRun(t, synth.Config{Ranks: 2, NodeSize: 1, Steps: 300, Seed: 71})
-	run, err := Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

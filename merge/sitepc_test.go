@@ -3,6 +3,7 @@ package merge
 import (
 	"testing"
 
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -13,7 +14,7 @@ import (
 func TestSiteIndexOf_KeepsTheLowestRanksPC(t *testing.T) {
 	const addr = 0x1234
 	rank := func(r int, base uint64) *rankState {
-		return &rankState{in: &RankInput{Rank: r}, sites: map[uint64]int32{},
+		return &rankState{in: &rundir.RankInput{Rank: r}, sites: map[uint64]int32{},
 			objs: []trace.Object{{Path: "/app", Base: base, Lo: base, Hi: base + 0x10000}}}
 	}
 	bases := []uint64{0x400000, 0x7f0000, 0x550000}

@@ -194,22 +194,6 @@ func TestAnalyze_DamagedRunKeepsIntactInstances(t *testing.T) {
 	}
 }
 
-func TestLoad_ErrorsNameTheFiles(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := synth.Generate(dir, synth.Config{Ranks: 3, Steps: 100, ForeignRanks: []int{2}}); err != nil {
-		t.Fatal(err)
-	}
-	_, err := Load(dir, nil)
-	le, ok := err.(*LoadError)
-	if !ok || le.Kind != ErrMixedRuns || !strings.Contains(le.Msg, "rank-00002.gct") || !strings.Contains(le.Msg, "rank-00000.gct") {
-		t.Errorf("err = %v", err)
-	}
-	_, err = Load(t.TempDir(), nil)
-	if le, ok := err.(*LoadError); !ok || le.Kind != ErrNoData {
-		t.Errorf("empty dir: %v", err)
-	}
-}
-
 func TestGEvent_ContractFieldsUnchanged(t *testing.T) {
 	// merge may add fields to the contract types, never rename or remove.
 	want := []string{"Rank", "Op", "CommID", "Seq", "Root", "Sent", "Recv", "LocalEnter", "LocalExit", "Enter", "Exit", "RawEnter", "RawExit", "Callsite"}
@@ -344,42 +328,6 @@ func TestCorrector_InterpolatesThroughEveryKnot(t *testing.T) {
 				t.Errorf("%v: offset at %d: %v, want %v", mode, tc.t, got, want)
 			}
 		}
-	}
-}
-
-func TestMetaProblems_FooterStates(t *testing.T) {
-	ep := []trace.Epoch{{Index: 0}}
-	cases := []struct {
-		name   string
-		footer *trace.Footer
-		want   []string // substrings of the one problem; nil: no problem
-	}{
-		{"finalize", &trace.Footer{Reason: "finalize", EndNS: 9e9}, nil},
-		{"stopped", &trace.Footer{Reason: "error", EndNS: 3_500_000_000, Stopped: "trace: rank-00003.gct: the file size limit"},
-			[]string{"rank-00003.gct: rank 3's recording stopped early, 2.500 s after its MPI_Init", "later calls are not in the trace", ": trace: rank-00003.gct: the file size limit"}},
-		{"dropped", &trace.Footer{Reason: "exit", Dropped: 7}, []string{"dropped 7 events"}},
-		{"no footer", nil, []string{"no footer: rank 3 did not finish cleanly"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			ri := &RankInput{Path: "/x/rank-00003.gct", Rank: 3, Meta: &RankMeta{
-				Header: trace.Header{StartNS: 1e9}, Epochs: ep, Footer: c.footer}}
-			p := metaProblems(ri)
-			if c.want == nil {
-				if len(p) != 0 {
-					t.Fatalf("problems %q, want none", p)
-				}
-				return
-			}
-			if len(p) != 1 {
-				t.Fatalf("problems %q, want one", p)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(p[0], w) {
-					t.Errorf("problem %q lacks %q", p[0], w)
-				}
-			}
-		})
 	}
 }
 

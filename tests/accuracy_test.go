@@ -12,6 +12,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -417,7 +418,7 @@ func TestFlush_PauseIsRecorded(t *testing.T) {
 					t.Errorf("rank %d: %d application events and %d flush events, want 200 and 3", rank, app, flushes)
 				}
 			}
-			run, err := merge.Load(dir, merge.OpenTrace)
+			run, err := rundir.Load(dir, rundir.OpenTrace)
 			if err != nil {
 				t.Fatalf("merge.Load: %v", err)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -30,7 +31,7 @@ func TestCancel_CancelledReceiveIsNoMessage(t *testing.T) {
 					t.Errorf("rank %d: %d cancelled completions, want 1", rank, cancelled)
 				}
 			}
-			run, err := merge.Load(dir, nil)
+			run, err := rundir.Load(dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

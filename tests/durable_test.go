@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/internal/launch"
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -38,9 +38,9 @@ func killmeCount(t *testing.T, dir string, rank int) (calls, pid int64) {
 
 // selfBarriers counts a rank's recorded MPI_Barrier calls on
 // MPI_COMM_SELF, rank file and live sidecar together (merge.OpenTrace).
-func selfBarriers(t *testing.T, path string) (int64, *merge.RankMeta) {
+func selfBarriers(t *testing.T, path string) (int64, *rundir.RankMeta) {
 	t.Helper()
-	src, err := merge.OpenTrace(path)
+	src, err := rundir.OpenTrace(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestDurable_DeadRanksLoseNoReturnedCall(t *testing.T) {
 			o, _ := exec.Command(filepath.Join(repoRoot, "build", "tracemerge"), "info", tdir).CombinedOutput()
 			says := fmt.Sprintf("rank %d ended abnormally", dead[0])
 			if len(dead) > 1 { // one line for all of them
-				says = fmt.Sprintf("%d ranks (%s) ended abnormally", len(dead), merge.RankRanges(dead, ", "))
+				says = fmt.Sprintf("%d ranks (%s) ended abnormally", len(dead), rundir.RankRanges(dead, ", "))
 			}
 			if !strings.Contains(string(o), says) {
 				t.Errorf("tracemerge info does not say %q:\n%s", says, o)

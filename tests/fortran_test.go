@@ -18,6 +18,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -226,7 +227,7 @@ func checkFortranRun(t *testing.T, m fortranMPI, bin string, p fortranProg) {
 			t.Errorf("rank %d: MPI_Comm_split's communicator %+v, want members %v, an agreed id and a free time", rank, split, members)
 		}
 	}
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -115,7 +116,7 @@ func testLargeCount(t *testing.T, m *mpiImpl) {
 		}
 	}
 	for _, d := range []string{dir, intDir} {
-		run, err := merge.Load(d, nil)
+		run, err := rundir.Load(d, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

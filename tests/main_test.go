@@ -17,6 +17,8 @@ import (
 
 	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -282,9 +284,9 @@ func listDir(t *testing.T, dir string) []string {
 }
 
 // loadRun opens the run in dir for the analysis; closed when the test ends.
-func loadRun(t *testing.T, dir string) *merge.Run {
+func loadRun(t *testing.T, dir string) *rundir.Run {
 	t.Helper()
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ func loadRun(t *testing.T, dir string) *merge.Run {
 }
 
 // analyzeDir is tracemerge's analysis of the run in dir (default options).
-func analyzeDir(t *testing.T, dir string) *merge.Analysis {
+func analyzeDir(t *testing.T, dir string) *datamodel.Analysis {
 	t.Helper()
 	res, err := merge.Analyze(loadRun(t, dir), merge.Options{})
 	if err != nil {
@@ -303,7 +305,7 @@ func analyzeDir(t *testing.T, dir string) *merge.Analysis {
 }
 
 // p2pOfDir is tracemerge's point-to-point analysis of the run in dir.
-func p2pOfDir(t *testing.T, dir string) *merge.P2PResult {
+func p2pOfDir(t *testing.T, dir string) *datamodel.P2PResult {
 	t.Helper()
 	p, err := merge.AnalyzeP2P(loadRun(t, dir), merge.P2POptions{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -42,7 +43,7 @@ func TestMprobe_MatchedReceivesRecordedAndMatched(t *testing.T) {
 					}
 				}
 			}
-			run, err := merge.Load(dir, nil)
+			run, err := rundir.Load(dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

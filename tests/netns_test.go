@@ -20,6 +20,7 @@ import (
 	"github.com/gclock/gclock/internal/launch"
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -219,7 +220,7 @@ func numCPU(t *testing.T) int {
 // and returns the clock-condition violations it found.
 func clockViolations(t *testing.T, dir string) (int, float64) {
 	t.Helper()
-	run, err := merge.Load(dir, merge.OpenTrace)
+	run, err := rundir.Load(dir, rundir.OpenTrace)
 	if err != nil {
 		t.Fatalf("merge.Load(%s): %v", dir, err)
 	}
@@ -732,7 +733,7 @@ func TestNetns_P2PClockConditionOverTCP(t *testing.T) {
 		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
 			traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fakeSpec, Prog: "p2p", Args: []string{t.TempDir(), "late", "5"}})
 			checkHosts(t, traces, tc.hosts, tc.slots)
-			run, err := merge.Load(dir, nil)
+			run, err := rundir.Load(dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -202,7 +204,7 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 	if res.Code != 0 {
 		t.Fatalf("p2p late exited %d:\n%s", res.Code, res.Stderr)
 	}
-	runDir, err := merge.Load(traceDir, nil)
+	runDir, err := rundir.Load(traceDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +228,7 @@ func TestP2P_LateSenderNamedWithItsWaitWithinClockError(t *testing.T) {
 			t.Fatalf("rank %d: no injection recorded", ri.Rank)
 		}
 	}
-	truth := func(m merge.LateMessage) float64 {
+	truth := func(m datamodel.LateMessage) float64 {
 		return inject[m.Src].TrueTime(m.SendLocal) - inject[m.Dst].TrueTime(m.WaitLocal)
 	}
 	last := int32(np - 1)
@@ -345,7 +347,7 @@ func TestP2P_ThreadsEveryRequestLinkedOnce(t *testing.T) {
 			}
 		}
 	}
-	runDir, err := merge.Load(traceDir, nil)
+	runDir, err := rundir.Load(traceDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/postmortem"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // crashPhrases are the lines of the MPI libraries' and launchers' reports
@@ -45,13 +46,13 @@ func TestPostMortem_NamesFirstRankHowItEndedAndEveryCallInFlight(t *testing.T) {
 		wantCod int32 // abort errorcode / exit status (-1: none)
 		thread  bool  // the ending thread is not the one that called MPI_Init
 	}{
-		{"sigkill", "kill", 1, merge.EndKilled, 0, -1, false},
-		{"segfault", "segv", 1, merge.EndFatal, 11, -1, false},
-		{"sigfpe", "fpe", 2, merge.EndFatal, 8, -1, false},
-		{"mpi_abort_from_rank_0", "abort", 0, merge.EndAbort, 0, 3, false},
-		{"mpi_abort_from_rank_2", "abort", 2, merge.EndAbort, 0, 3, false},
-		{"exit_without_finalize", "exit", 1, merge.EndExit, 0, 1, false},
-		{"thread_crash_under_thread_multiple", "thread", 1, merge.EndFatal, 11, -1, true},
+		{"sigkill", "kill", 1, datamodel.EndKilled, 0, -1, false},
+		{"segfault", "segv", 1, datamodel.EndFatal, 11, -1, false},
+		{"sigfpe", "fpe", 2, datamodel.EndFatal, 8, -1, false},
+		{"mpi_abort_from_rank_0", "abort", 0, datamodel.EndAbort, 0, 3, false},
+		{"mpi_abort_from_rank_2", "abort", 2, datamodel.EndAbort, 0, 3, false},
+		{"exit_without_finalize", "exit", 1, datamodel.EndExit, 0, 1, false},
+		{"thread_crash_under_thread_multiple", "thread", 1, datamodel.EndFatal, 11, -1, true},
 	}
 	for _, m := range mpis(t) {
 		t.Run(m.Name, func(t *testing.T) {
@@ -77,7 +78,7 @@ func TestPostMortem_NamesFirstRankHowItEndedAndEveryCallInFlight(t *testing.T) {
 					if tc.wantCod >= 0 && (f.Code == nil || *f.Code != tc.wantCod) {
 						t.Errorf("first: code %v, want %d (%s)", f.Code, tc.wantCod, f.Text)
 					}
-					if tc.wantHow == merge.EndKilled && !f.Inferred {
+					if tc.wantHow == datamodel.EndKilled && !f.Inferred {
 						t.Errorf("a SIGKILL is inferred, and said so: %+v", f)
 					}
 					if tc.thread && f.Thread <= 0 {
@@ -156,10 +157,10 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 			if want := "rank 0 in MPI_Recv from 1 tag 7, rank 1 in MPI_Recv from 0 tag 7: deadlock"; !strings.HasPrefix(d.Text, want) {
 				t.Errorf("deadlock %q, want it to start %q", d.Text, want)
 			}
-			if merge.RankRanges(d.Blocked, ",") != "2-3" {
+			if rundir.RankRanges(d.Blocked, ",") != "2-3" {
 				t.Errorf("blocked behind the deadlock: %v, want 2-3", d.Blocked)
 			}
-			var allreduce *merge.FlightGroup
+			var allreduce *datamodel.FlightGroup
 			for i, g := range pm.InFlight {
 				if g.Op == "MPI_Allreduce" {
 					allreduce = &pm.InFlight[i]
@@ -171,8 +172,8 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 					absent = append(absent, m.Ranks...)
 				}
 			}
-			if allreduce == nil || merge.RankRanges(allreduce.Ranks, ",") != "2-3" || *allreduce.Instance != n ||
-				merge.RankRanges(absent, ",") != "0-1" {
+			if allreduce == nil || rundir.RankRanges(allreduce.Ranks, ",") != "2-3" || *allreduce.Instance != n ||
+				rundir.RankRanges(absent, ",") != "0-1" {
 				t.Errorf("want ranks 2-3 in MPI_Allreduce instance %d without ranks 0-1; in flight %+v", n, pm.InFlight)
 			}
 			// the launcher's SIGTERM, or nothing recorded: a launcher
@@ -180,14 +181,14 @@ func TestPostMortem_DeadlockStoppedByTimeoutIsNamed(t *testing.T) {
 			// a rank may not have run its handler in between (seen once
 			// for all four ranks under Open MPI)
 			for _, e := range pm.Ends {
-				if e.How != merge.EndSignaled && e.How != merge.EndKilled {
+				if e.How != datamodel.EndSignaled && e.How != datamodel.EndKilled {
 					t.Errorf("rank %d ended %s (%s); the time limit ended them all", e.Rank, e.How, e.Text)
 				}
-				if e.How == merge.EndSignaled && e.SignalName != "SIGTERM" {
+				if e.How == datamodel.EndSignaled && e.SignalName != "SIGTERM" {
 					t.Errorf("rank %d: %s, want SIGTERM", e.Rank, e.Text)
 				}
 			}
-			if f := pm.First; f == nil || f.How == merge.EndSignaled && f.SignalName != "SIGTERM" {
+			if f := pm.First; f == nil || f.How == datamodel.EndSignaled && f.SignalName != "SIGTERM" {
 				t.Errorf("first: %+v, want a SIGTERM or an inferred end", f)
 			}
 			t.Logf("%s", strings.Join(postmortem.Lines(pm), "\n"))
@@ -219,9 +220,9 @@ func sameEnd(t *testing.T, plain, traced result, own int) {
 	}
 }
 
-func postMortemOf(t *testing.T, dir string) *merge.PostMortem {
+func postMortemOf(t *testing.T, dir string) *datamodel.PostMortem {
 	t.Helper()
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

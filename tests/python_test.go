@@ -17,6 +17,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -93,7 +94,7 @@ func TestPython_MPI4PyUnderMpirunRecordedLikeC(t *testing.T) {
 			t.Errorf("rank %d: Comm.Split's communicator %+v, want members %v with an agreed id", rank, split, members)
 		}
 	}
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

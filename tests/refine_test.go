@@ -7,6 +7,8 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // TestRefine_BoundsHoldAndRefinedFollowsTheFacts: rank 1's clock wanders
@@ -32,7 +34,7 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	traces, _ := runClockprog(t, accRun{NP: 2, NodeSize: 1, Fake: "0:0,1e6:10+sin(60us,8s)", Iters: 200, SleepUS: 20000,
 		Env: []string{"GCLOCK_RESYNC=0"}, Dir: dir})
 	analyze := func(opt merge.Options) *merge.Result {
-		run, err := merge.Load(dir, nil)
+		run, err := rundir.Load(dir, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +94,7 @@ func TestRefine_BoundsHoldAndRefinedFollowsTheFacts(t *testing.T) {
 	t.Logf("interp: max |error| %.2f µs, bound %.2f µs over %d ranks, %d cells outside; refined: max |error| %.2f µs, moved %d ranks by up to %.2f µs, %d limited points; violations interp %d refined %d",
 		errI/1e3, b.BoundNS/1e3, b.BoundRanks, b.BoundOutside, errR/1e3, rc.RefineMoved, rc.RefineMaxNS/1e3, b.RefineLimited, b.Violations, rc.Violations)
 	t.Logf("refined off by more than the call's fact width at %d of %d call ends; facts narrower than interp's error at %d", over, 2*len(evs), closer)
-	var r1 *merge.RankBound
+	var r1 *datamodel.RankBound
 	for i, rb := range b.Bounds {
 		t.Logf("rank %d: %d facts, bound %.2f µs, width median %.2f µs max %.2f µs, %d cells outside, %d contradictions (%d facts), %d disagreements, %d limited (%d facts)",
 			rb.Rank, rb.Facts, rb.BoundNS/1e3, rb.MedianWidthNS/1e3, rb.MaxWidthNS/1e3, rb.Outside, rb.Contradictions, rb.ContradictionFacts, rb.Disagreements, rb.Limited, rb.LimitedFacts)
@@ -157,7 +159,7 @@ func TestRefine_PointToPointMessagesBoundTheClock(t *testing.T) {
 	const sineNS, periodNS = 60e3, 8e9
 	traces, _ := runClockprog(t, accRun{NP: 2, NodeSize: 1, Fake: "0:0,1e6:10+sin(60us,8s)", Iters: 200, SleepUS: 20000,
 		Env: []string{"GCLOCK_RESYNC=0"}, Dir: dir, P2P: true})
-	load := func() (*merge.Run, error) { return merge.Load(dir, nil) }
+	load := func() (*rundir.Run, error) { return rundir.Load(dir, nil) }
 	// The control: the collectives-only pass finds nothing to move.
 	run, err := load()
 	if err != nil {

@@ -17,7 +17,9 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rma"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -123,7 +125,7 @@ func testRMA(t *testing.T, m *mpiImpl, tm string) {
 		}
 	}
 
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func testRMA(t *testing.T, m *mpiImpl, tm string) {
 	}
 	// Root causes: the fence waits are attributed (to rank 1's nap,
 	// before line 47), and so are the PSCW waits (below).
-	var imb merge.Analysis
+	var imb datamodel.Analysis
 	if b, err := os.ReadFile(filepath.Join(out, "imbalance.json")); err != nil || json.Unmarshal(b, &imb) != nil || imb.RootCauses == nil {
 		t.Fatalf("imbalance.json without root_causes: %v", err)
 	}
@@ -304,13 +306,13 @@ func testFortranRMA(t *testing.T, m fortranMPI, bin string) {
 	if winID == 0 {
 		t.Errorf("no win_create window in the communicator tables")
 	}
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer run.Close()
 	rs := rma.NewStream(run, rma.Options{})
-	if _, err := merge.Analyze(run, merge.Options{StreamSinks: []merge.Sink{rs}}); err != nil {
+	if _, err := merge.Analyze(run, merge.Options{StreamSinks: []datamodel.Sink{rs}}); err != nil {
 		t.Fatal(err)
 	}
 	if r := rs.Result(); r.FenceInstances != 7 || r.FenceIncomplete != 0 || r.AccessEpochs != rmaNP || r.Unmatched != 0 {

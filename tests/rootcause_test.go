@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/viz"
 )
 
 // rootCausesOfDir runs tracemerge's analysis with the root-cause stream
 // on the run in dir.
-func rootCausesOfDir(t *testing.T, dir string) *merge.RootCauseResult {
+func rootCausesOfDir(t *testing.T, dir string) *datamodel.RootCauseResult {
 	t.Helper()
 	run := loadRun(t, dir)
 	pass, err := merge.Prepare(run, merge.Options{})
@@ -81,7 +82,7 @@ func TestRootCause_PropagatedDelayBlamesTheSlowRankOnBothMPIs(t *testing.T) {
 				}
 			}
 			var text strings.Builder
-			an := &merge.Analysis{RootCauses: rc}
+			an := &datamodel.Analysis{RootCauses: rc}
 			if err := viz.WriteImbalanceText(&text, an); err != nil {
 				t.Fatal(err)
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -99,7 +100,7 @@ func TestSelective_PcontrolAndOpsFilter(t *testing.T) {
 			if resyncs == 0 {
 				t.Errorf("no resync epoch in the run (GCLOCK_RESYNC=0.02): the test does not show that meetings survive the pause")
 			}
-			run, err := merge.Load(dir, nil)
+			run, err := rundir.Load(dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

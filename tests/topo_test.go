@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -84,7 +85,7 @@ func TestTopo_EveryConstructorGetsAnAgreedID(t *testing.T) {
 					}
 				}
 			}
-			run, err := merge.Load(dir, nil)
+			run, err := rundir.Load(dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,7 +22,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rma"
 )
 
@@ -98,7 +98,7 @@ func NewGantt(opt GanttOptions) *Gantt { return newGantt(opt) }
 // times in Enter/Exit) it is drawn beside the corrected panel with the same
 // time scale, and exits that lie before the last enter of a synchronizing
 // op (clock-condition violations) are marked in red.
-func InstanceSVG(w io.Writer, inst merge.Instance, raw *merge.Instance, title string) error {
+func InstanceSVG(w io.Writer, inst datamodel.Instance, raw *datamodel.Instance, title string) error {
 	return instanceSVG(w, inst, raw, title)
 }
 
@@ -111,7 +111,7 @@ type RankMeta struct {
 
 // Report is everything the HTML report shows.
 type Report struct {
-	Analysis *merge.Analysis
+	Analysis *datamodel.Analysis
 	// GanttSVG is the output of Gantt.WriteSVG (inlined as is).
 	GanttSVG []byte
 	// RawGanttSVG optionally is a Gantt of the same run on the raw clocks
@@ -127,7 +127,7 @@ type Report struct {
 	Version   string
 	// P2P optionally is the point-to-point analysis (merge.AnalyzeP2P),
 	// shown as its own section.
-	P2P *merge.P2PResult
+	P2P *datamodel.P2PResult
 	// RMA optionally is the one-sided analysis (rma.Stream), shown as
 	// its own section when the run made one-sided calls.
 	RMA *rma.Result
@@ -141,7 +141,7 @@ type NamedSVG struct {
 
 // Compile-time checks that the stream consumers are sinks.
 var (
-	_ merge.Sink = (*Gantt)(nil)
-	_ merge.Sink = (*CSV)(nil)
-	_ merge.Sink = (*Perfetto)(nil)
+	_ datamodel.Sink = (*Gantt)(nil)
+	_ datamodel.Sink = (*CSV)(nil)
+	_ datamodel.Sink = (*Perfetto)(nil)
 )

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // csvHeader is the column order of the CSV export.
@@ -104,7 +104,7 @@ func absTime(origin int64, rel float64) string {
 }
 
 // Add writes one event.
-func (c *CSV) Add(ev *merge.GEvent) error {
+func (c *CSV) Add(ev *datamodel.GEvent) error {
 	if !c.header {
 		c.header = true
 		if err := c.w.Write(csvHeader); err != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -41,9 +43,9 @@ func TestGantt_ZeroByteMembersNeitherWaitNorCause(t *testing.T) {
 			[]m{{0, 0, 8, 8}, {1, 0, 8, 0}, {2, 0, 8, 8}}, []float64{0, 0, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var evs []merge.GEvent
+			var evs []datamodel.GEvent
 			for _, x := range c.members {
-				evs = append(evs, merge.GEvent{Rank: x.rank, CommRank: x.rank, Root: c.root, Op: c.op, CommID: 1, Seq: 0,
+				evs = append(evs, datamodel.GEvent{Rank: x.rank, CommRank: x.rank, Root: c.root, Op: c.op, CommID: 1, Seq: 0,
 					Sent: x.sent, Recv: x.recv, Enter: x.enter, Exit: 100})
 			}
 			g := NewGantt(GanttOptions{WorldSize: 3, Start: -10, End: 200, Width: 1000})
@@ -102,15 +104,15 @@ func TestGantt_WaitsMatchMergeWithZeroByteInstances(t *testing.T) {
 		}
 	}
 	members := []int32{0, 1, 2, 3}
-	run := &merge.Run{Dir: "mem", JobID: "mem", WorldSize: world}
+	run := &rundir.Run{Dir: "mem", JobID: "mem", WorldSize: world}
 	for r := 0; r < world; r++ {
-		src := &merge.MemSource{M: merge.RankMeta{
+		src := &rundir.MemSource{M: rundir.RankMeta{
 			Header: trace.Header{Rank: r, WorldSize: world, JobID: "mem", Host: "h"},
 			Comms:  []trace.Comm{{ID: trace.CommWorldID, Local: 0, Kind: "world", Members: members}},
 			Epochs: []trace.Epoch{{Index: 0, EndNS: 0}, {Index: 1, EndNS: 1 << 40}},
 			Footer: &trace.Footer{Events: uint64(len(evs[r]))},
 		}, Events: evs[r], ChunkSize: 64}
-		run.Ranks = append(run.Ranks, &merge.RankInput{Path: trace.RankFileName(r), Rank: r, Meta: src.Meta(), Src: src})
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Path: trace.RankFileName(r), Rank: r, Meta: src.Meta(), Src: src})
 	}
 	p, err := merge.Prepare(run, merge.Options{})
 	if err != nil {
@@ -144,7 +146,7 @@ func TestGantt_WaitsMatchMergeWithZeroByteInstances(t *testing.T) {
 // The instance view's clock condition applies the data rule when the
 // instance carries its byte counts (and the rule without bytes when not).
 func TestInstanceStats_ZeroByteBcastIsNoViolation(t *testing.T) {
-	in := merge.Instance{Op: trace.OpBcast, Ranks: []int32{0, 1, 2}, RootRank: 0,
+	in := datamodel.Instance{Op: trace.OpBcast, Ranks: []int32{0, 1, 2}, RootRank: 0,
 		Enter: []float64{5e6, 0, 10}, Exit: []float64{5e6 + 10, 20, 30}}
 	if s := computeInstStats(&in); s.violations != 2 {
 		t.Errorf("no byte counts: %d violations, want 2", s.violations)

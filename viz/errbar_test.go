@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -15,7 +15,7 @@ import (
 // (one decimal), empty where it is unknown or no estimate was set; the
 // JSON Perfetto export carries the same in args.
 func TestCSV_ErrorBarColumnsCarryTheClockError(t *testing.T) {
-	evs := []merge.GEvent{
+	evs := []datamodel.GEvent{
 		{Rank: 0, Op: trace.OpBarrier, Root: -1, LocalEnter: 10, LocalExit: 20},
 		{Rank: 1, Op: trace.OpBarrier, Root: -1, LocalEnter: 10, LocalExit: 20},
 		{Rank: 2, Op: trace.OpBarrier, Root: -1, LocalEnter: 10, LocalExit: 20},

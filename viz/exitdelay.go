@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -16,7 +16,7 @@ import (
 // confidence interval as a whisker. This is the per-process exit imbalance
 // of a synchronizing collective (the H2HCA paper's Figure 8: a barrier
 // that releases some ranks tens of µs after others).
-func ExitDelaySVG(e merge.ExitDelay, title string) string {
+func ExitDelaySVG(e datamodel.ExitDelay, title string) string {
 	const W, H, left, right, top, bottom = 620, 210, 56, 20, 26, 44
 	var b strings.Builder
 	op, _ := trace.OpByName(e.Op)

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
-var exportEvents = []merge.GEvent{
+var exportEvents = []datamodel.GEvent{
 	{Rank: 0, Op: trace.OpAllreduce, CommID: 7, Seq: 3, Root: -1, Sent: 8, Recv: 8, LocalEnter: 1000, LocalExit: 2500,
 		Enter: 1500, Exit: 4000.5, Callsite: 0x401a2b},
 	{Rank: 1, Op: trace.OpBcast, CommID: 7, Seq: 4, Root: 0, Sent: 0, Recv: 1 << 20, LocalEnter: 99, LocalExit: 1234567,

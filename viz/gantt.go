@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -20,11 +21,11 @@ import (
 // O(lanes × Width) whatever the number of events.
 type Gantt struct {
 	opt     GanttOptions
-	k       int             // ranks per lane (RanksPerLane resolved)
-	sel     []int32         // GanttOptions.Ranks: lane -> rank
-	laneIdx []int32         // with sel: rank -> lane, -1 not drawn
-	msgs    []merge.Message // point-to-point lines (p2p.go)
-	marks   []merge.Mark    // root causes and the critical path (marks.go)
+	k       int                 // ranks per lane (RanksPerLane resolved)
+	sel     []int32             // GanttOptions.Ranks: lane -> rank
+	laneIdx []int32             // with sel: rank -> lane, -1 not drawn
+	msgs    []datamodel.Message // point-to-point lines (p2p.go)
+	marks   []datamodel.Mark    // root causes and the critical path (marks.go)
 	maxMsgs int
 	width   int // plot width, px
 	nb      int // cells per lane
@@ -141,7 +142,7 @@ func newGantt(opt GanttOptions) *Gantt {
 // Add consumes one event of the merged stream (ordered by global Enter).
 // Collective events are held until the stream passes their global Exit so
 // that their wait is known; WriteSVG flushes the rest.
-func (g *Gantt) Add(ev *merge.GEvent) error {
+func (g *Gantt) Add(ev *datamodel.GEvent) error {
 	if ev.Rank < 0 || (g.opt.WorldSize > 0 && int(ev.Rank) >= g.opt.WorldSize) {
 		return fmt.Errorf("viz: gantt: event of rank %d outside world size %d (%s comm %d seq %d)",
 			ev.Rank, g.opt.WorldSize, ev.Op, ev.CommID, ev.Seq)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -20,7 +20,7 @@ func ganttSVG(t testing.TB, g *Gantt) []byte {
 	return b.Bytes()
 }
 
-func feed(t testing.TB, g *Gantt, evs []merge.GEvent) {
+func feed(t testing.TB, g *Gantt, evs []datamodel.GEvent) {
 	t.Helper()
 	for i := range evs {
 		if err := g.Add(&evs[i]); err != nil {
@@ -61,7 +61,7 @@ func TestGantt_SVGIsWellFormed(t *testing.T) {
 
 func TestGantt_EscapesTraceStrings(t *testing.T) {
 	g := NewGantt(GanttOptions{WorldSize: 2, Title: "job " + hostile, Hosts: []string{hostile, "ok"}})
-	feed(t, g, []merge.GEvent{{Rank: 0, Op: trace.OpBarrier, Enter: 0, Exit: 1000}, {Rank: 1, Op: trace.OpBarrier, Enter: 10, Exit: 1000}})
+	feed(t, g, []datamodel.GEvent{{Rank: 0, Op: trace.OpBarrier, Enter: 0, Exit: 1000}, {Rank: 1, Op: trace.OpBarrier, Enter: 10, Exit: 1000}})
 	svg := ganttSVG(t, g)
 	if bytes.Contains(svg, []byte("<script")) {
 		t.Fatal("unescaped <script> in SVG")
@@ -81,12 +81,12 @@ func TestGantt_EscapesTraceStrings(t *testing.T) {
 // for the last contributor, non-roots do not; a Scan member waits for the
 // latest lower comm rank.
 func TestGantt_WaitFollowsOpClass(t *testing.T) {
-	e := func(rank int32, op trace.Op, seq uint32, root int32, enter, exit float64) merge.GEvent {
-		ev := merge.GEvent{Rank: rank, CommRank: rank, Root: root, Op: op, CommID: 1, Seq: seq, Enter: enter, Exit: exit}
+	e := func(rank int32, op trace.Op, seq uint32, root int32, enter, exit float64) datamodel.GEvent {
+		ev := datamodel.GEvent{Rank: rank, CommRank: rank, Root: root, Op: op, CommID: 1, Seq: seq, Enter: enter, Exit: exit}
 		ev.Sent, ev.Recv = eventBytes(op, rank, root, 8)
 		return ev
 	}
-	evs := []merge.GEvent{
+	evs := []datamodel.GEvent{
 		e(0, trace.OpAllreduce, 0, -1, 0, 40e3),
 		e(1, trace.OpAllreduce, 0, -1, 10e3, 41e3),
 		e(2, trace.OpAllreduce, 0, -1, 30e3, 42e3),
@@ -129,7 +129,7 @@ func TestGantt_WaitFollowsOpClass(t *testing.T) {
 }
 
 func TestGantt_WaitSemanticsUnchangedForNxN(t *testing.T) {
-	evs := []merge.GEvent{
+	evs := []datamodel.GEvent{
 		{Rank: 0, Op: trace.OpBarrier, CommID: 1, Seq: 0, Root: -1, Enter: 0, Exit: 40e3},
 		{Rank: 1, Op: trace.OpBarrier, CommID: 1, Seq: 0, Root: -1, CommRank: 1, Enter: 10e3, Exit: 41e3},
 	}
@@ -158,7 +158,7 @@ func TestGantt_AggregatesConserveBusyTime(t *testing.T) {
 	run := synthRun{Ranks: 4, Iters: 20000, Seed: 9, Compute: 3000, Latency: 800, Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast}}
 	var busy [4]float64
 	var lo, hi = math.Inf(1), math.Inf(-1)
-	run.run(func(ev *merge.GEvent) error {
+	run.run(func(ev *datamodel.GEvent) error {
 		busy[ev.Rank] += ev.Exit - ev.Enter
 		lo, hi = math.Min(lo, ev.Enter), math.Max(hi, ev.Exit)
 		return nil
@@ -228,7 +228,7 @@ func TestGantt_DominantOpIsMajority(t *testing.T) {
 
 func TestGantt_RejectsRankOutsideWorld(t *testing.T) {
 	g := NewGantt(GanttOptions{WorldSize: 2})
-	err := g.Add(&merge.GEvent{Rank: 2, Op: trace.OpBarrier, Enter: 1, Exit: 2})
+	err := g.Add(&datamodel.GEvent{Rank: 2, Op: trace.OpBarrier, Enter: 1, Exit: 2})
 	if err == nil || !strings.Contains(err.Error(), "rank 2") {
 		t.Fatalf("err = %v, want a rank-outside-world error", err)
 	}
@@ -250,7 +250,7 @@ func TestGantt_AxisLabelsUseFittingUnits(t *testing.T) {
 	} {
 		t.Run(c.unit+"/"+fmtDur(c.span), func(t *testing.T) {
 			g := NewGantt(GanttOptions{WorldSize: 1, Width: 1000})
-			feed(t, g, []merge.GEvent{{Rank: 0, Op: trace.OpBarrier, Enter: 5e9, Exit: 5e9 + c.span}})
+			feed(t, g, []datamodel.GEvent{{Rank: 0, Op: trace.OpBarrier, Enter: 5e9, Exit: 5e9 + c.span}})
 			texts := svgTexts(t, ganttSVG(t, g))
 			set := map[string]bool{}
 			for _, s := range texts {
@@ -311,7 +311,7 @@ func TestGantt_TenMillionEventsStayUnder5MB(t *testing.T) {
 			runtime.GC()
 			runtime.ReadMemStats(&before)
 			n := 0
-			if err := c.run.run(func(ev *merge.GEvent) error { n++; return g.Add(ev) }); err != nil {
+			if err := c.run.run(func(ev *datamodel.GEvent) error { n++; return g.Add(ev) }); err != nil {
 				t.Fatal(err)
 			}
 			maxBars := 0
@@ -346,8 +346,8 @@ func TestGantt_TenMillionEventsStayUnder5MB(t *testing.T) {
 func BenchmarkGanttAdd(b *testing.B) {
 	run := synthRun{Ranks: 16, Iters: 4096, Seed: 1, Compute: 20000, Latency: 4000,
 		Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast, trace.OpBarrier}}
-	var evs []merge.GEvent
-	run.run(func(ev *merge.GEvent) error { evs = append(evs, *ev); return nil })
+	var evs []datamodel.GEvent
+	run.run(func(ev *datamodel.GEvent) error { evs = append(evs, *ev); return nil })
 	span := evs[len(evs)-1].Exit - evs[0].Enter
 	g := NewGantt(GanttOptions{WorldSize: 16})
 	b.ReportAllocs()
@@ -427,7 +427,7 @@ func TestGantt_HugeWorldStaysBounded(t *testing.T) {
 func TestGantt_GroupedLaneIsTheAverageOfItsRanks(t *testing.T) {
 	run := synthRun{Ranks: 64, Iters: 400, Seed: 12, Compute: 3000, Latency: 800, Ops: []trace.Op{trace.OpAllreduce, trace.OpBcast}}
 	busy := make([]float64, run.Ranks)
-	run.run(func(ev *merge.GEvent) error {
+	run.run(func(ev *datamodel.GEvent) error {
 		busy[ev.Rank] += ev.Exit - ev.Enter
 		return nil
 	})
@@ -494,7 +494,7 @@ func TestFmtDur_Units(t *testing.T) {
 func TestGantt_SkipsInvalidTimes(t *testing.T) {
 	for _, raw := range []bool{false, true} {
 		g := NewGantt(GanttOptions{WorldSize: 2, Raw: raw})
-		feed(t, g, []merge.GEvent{
+		feed(t, g, []datamodel.GEvent{
 			{Rank: 0, Op: trace.OpAllreduce, Seq: 0, Enter: 0, Exit: math.NaN(), RawEnter: 0, RawExit: math.NaN()},
 			{Rank: 1, Op: trace.OpAllreduce, Seq: 0, Enter: 10, Exit: 5000, RawEnter: math.Inf(1), RawExit: 5000},
 			{Rank: 0, Op: trace.OpAllreduce, Seq: 1, Enter: 6000, Exit: 9000, RawEnter: 6000, RawExit: 9000},

@@ -6,13 +6,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // HistogramSVG draws h as an inline SVG bar chart: one bar per bin, the
 // bins' lower edges labelled in time units under the bars (log-spaced
 // edges are drawn as equal-width bars), counts on a linear axis.
-func HistogramSVG(h merge.Histogram, title, color string) string {
+func HistogramSVG(h datamodel.Histogram, title, color string) string {
 	const W, H, left, right, top, bottom = 460, 180, 46, 28, 24, 42
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica,Arial,sans-serif" font-size="10">`, W, H, W, H)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/merge/rma"
 	"github.com/gclock/gclock/trace"
@@ -38,7 +39,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // htmlOp is one row of the per-op table.
 type htmlOp struct {
-	merge.OpSummary
+	datamodel.OpSummary
 	Color       string
 	WaitPct     string
 	LatencyText string // median, or "-" for ops without latency (rooted, scans)
@@ -46,7 +47,7 @@ type htmlOp struct {
 
 // htmlInst is one row of the worst-instance table.
 type htmlInst struct {
-	merge.Instance
+	datamodel.Instance
 	Comm    string
 	Lat     string
 	Longest string
@@ -54,7 +55,7 @@ type htmlInst struct {
 
 // htmlRank is one row of the rank table.
 type htmlRank struct {
-	merge.RankSummary
+	datamodel.RankSummary
 	MadeWaitMost, WaitedForMost string
 }
 
@@ -62,7 +63,7 @@ type htmlRank struct {
 const ReportExitProfiles = 8
 
 type htmlCallsite struct {
-	merge.CallsiteSummary
+	datamodel.CallsiteSummary
 	Name string
 }
 
@@ -80,8 +81,8 @@ type htmlData struct {
 	// Root causes (delay analysis) and the critical path.
 	RootSummary string
 	RootCauses  []RootCauseRow
-	CritPath    []merge.CPRegion
-	A           *merge.Analysis
+	CritPath    []datamodel.CPRegion
+	A           *datamodel.Analysis
 	Title       string
 	Hosts       int
 	Span        float64
@@ -109,7 +110,7 @@ type htmlData struct {
 	Selective   string // SelectiveLine
 	Bounds      string // BoundsLine
 	CallsTotal  int
-	P2P         *merge.P2PResult
+	P2P         *datamodel.P2PResult
 	P2PRanks    []htmlP2PRank
 	P2PNote     string
 	RMA         *rma.Result
@@ -150,7 +151,7 @@ func topRanks[T any](all []T, keys ...func(T) float64) ([]T, bool) {
 }
 
 type htmlP2PRank struct {
-	merge.P2PRank
+	datamodel.P2PRank
 	WaitedForMost string
 }
 
@@ -189,7 +190,7 @@ func WriteHTML(w io.Writer, r Report) error {
 		d.CallsTotal += o.Calls
 	}
 	sort.SliceStable(d.Ops, func(i, j int) bool { return d.Ops[i].Wait.Total > d.Ops[j].Wait.Total })
-	cs := append([]merge.CallsiteSummary(nil), a.Callsites...)
+	cs := append([]datamodel.CallsiteSummary(nil), a.Callsites...)
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Wait.Total > cs[j].Wait.Total })
 	for _, c := range cs[:min(ReportTopN, len(cs))] {
 		name := callsiteName(c)

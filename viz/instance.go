@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -23,7 +24,7 @@ type instStats struct {
 	need                                       []float64 // per member: the enter it depends on (-Inf none)
 }
 
-func computeInstStats(in *merge.Instance) instStats {
+func computeInstStats(in *datamodel.Instance) instStats {
 	s := instStats{
 		firstEnter: math.Inf(1), lastEnter: math.Inf(-1),
 		firstExit: math.Inf(1), lastExit: math.Inf(-1), last: -1,
@@ -72,7 +73,7 @@ func computeInstStats(in *merge.Instance) instStats {
 
 // instFlow is the data flow of the first n members of in (unknown when its
 // byte counts are missing: every member sends and receives).
-func instFlow(in *merge.Instance, n int) merge.Flow {
+func instFlow(in *datamodel.Instance, n int) merge.Flow {
 	if len(in.Sent) < n || len(in.Recv) < n {
 		return merge.Flow{}
 	}
@@ -81,7 +82,7 @@ func instFlow(in *merge.Instance, n int) merge.Flow {
 
 // withWaits fills in.Wait (merge's per-class wait semantics) when the
 // caller did not: an Instance built by hand or from raw times.
-func withWaits(in *merge.Instance) {
+func withWaits(in *datamodel.Instance) {
 	n := min(len(in.Enter), len(in.Exit))
 	if len(in.Wait) == n && len(in.WaitCause) == n {
 		return
@@ -116,7 +117,7 @@ const MaxInstanceRows = 512
 // condition, in comm-rank order. Waits were computed on the whole
 // instance before; raw (if any) keeps the same members so rows align. The
 // note says what is shown.
-func reduceMembers(inst, raw *merge.Instance) (*merge.Instance, *merge.Instance, string) {
+func reduceMembers(inst, raw *datamodel.Instance) (*datamodel.Instance, *datamodel.Instance, string) {
 	n := min(len(inst.Enter), len(inst.Exit))
 	if n <= MaxInstanceRows {
 		return inst, raw, ""
@@ -153,7 +154,7 @@ func reduceMembers(inst, raw *merge.Instance) (*merge.Instance, *merge.Instance,
 		" whole instance: entry skew %s, exit skew %s, %d clock-condition violations",
 		len(idx), n, k, fmtDur(full.lastEnter-full.firstEnter), fmtDur(inst.ExitSkew), full.violations)
 	r := subsetMembers(inst, idx)
-	var rr *merge.Instance
+	var rr *datamodel.Instance
 	if raw != nil {
 		rr = subsetMembers(raw, idx)
 	}
@@ -162,7 +163,7 @@ func reduceMembers(inst, raw *merge.Instance) (*merge.Instance, *merge.Instance,
 
 // subsetMembers copies in with only the members idx (its per-member
 // arrays are parallel, in comm-rank order).
-func subsetMembers(in *merge.Instance, idx []int) *merge.Instance {
+func subsetMembers(in *datamodel.Instance, idx []int) *datamodel.Instance {
 	c := *in
 	c.Ranks, c.Enter, c.Exit = pick(in.Ranks, idx), pick(in.Enter, idx), pick(in.Exit, idx)
 	c.Wait, c.WaitCause = pick(in.Wait, idx), pick(in.WaitCause, idx)
@@ -186,7 +187,7 @@ func pick[T any](a []T, idx []int) []T {
 
 // panelSpec is one time panel of the instance view.
 type panelSpec struct {
-	in     *merge.Instance
+	in     *datamodel.Instance
 	st     instStats
 	title  string
 	raw    bool
@@ -196,7 +197,7 @@ type panelSpec struct {
 	origin float64 // ns at plot x = 0
 }
 
-func instanceSVG(w io.Writer, inst merge.Instance, raw *merge.Instance, title string) error {
+func instanceSVG(w io.Writer, inst datamodel.Instance, raw *datamodel.Instance, title string) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if err := renderInstance(bw, &inst, raw, title); err != nil {
 		return err
@@ -207,7 +208,7 @@ func instanceSVG(w io.Writer, inst merge.Instance, raw *merge.Instance, title st
 	return nil
 }
 
-func opOf(in *merge.Instance) trace.Op {
+func opOf(in *datamodel.Instance) trace.Op {
 	if in.Op == trace.OpUnknown && in.OpName != "" {
 		if o, ok := trace.OpByName(in.OpName); ok {
 			return o
@@ -216,7 +217,7 @@ func opOf(in *merge.Instance) trace.Op {
 	return in.Op
 }
 
-func renderInstance(w *bufio.Writer, inst, raw *merge.Instance, title string) error {
+func renderInstance(w *bufio.Writer, inst, raw *datamodel.Instance, title string) error {
 	const idp = "gci"
 	if inst.Op == trace.OpUnknown {
 		inst.Op = opOf(inst)

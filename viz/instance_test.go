@@ -7,11 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
-func instSVG(t *testing.T, inst merge.Instance, raw *merge.Instance, title string) []byte {
+func instSVG(t *testing.T, inst datamodel.Instance, raw *datamodel.Instance, title string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	if err := InstanceSVG(&b, inst, raw, title); err != nil {
@@ -39,8 +39,8 @@ func TestInstanceSVG_Properties(t *testing.T) {
 	missing.Complete = false
 	for _, c := range []struct {
 		name          string
-		inst          merge.Instance
-		raw           *merge.Instance
+		inst          datamodel.Instance
+		raw           *datamodel.Instance
 		wantViolation bool
 		wantZoom      bool
 	}{
@@ -106,7 +106,7 @@ func TestInstanceSVG_PanelsShareTimeScale(t *testing.T) {
 }
 
 func TestInstanceStats_MatchDefinitions(t *testing.T) {
-	in := merge.Instance{Op: trace.OpAllreduce,
+	in := datamodel.Instance{Op: trace.OpAllreduce,
 		Enter: []float64{0, 10, 30}, Exit: []float64{25, 41, 42}}
 	s := computeInstStats(&in)
 	if s.lastEnter-s.firstEnter != 30 || s.lastExit-s.firstExit != 17 || s.last != 2 {
@@ -118,7 +118,7 @@ func TestInstanceStats_MatchDefinitions(t *testing.T) {
 }
 
 func TestInstanceSVG_RejectsEmptyInstance(t *testing.T) {
-	if err := InstanceSVG(&bytes.Buffer{}, merge.Instance{OpName: "MPI_Barrier"}, nil, ""); err == nil {
+	if err := InstanceSVG(&bytes.Buffer{}, datamodel.Instance{OpName: "MPI_Barrier"}, nil, ""); err == nil {
 		t.Fatal("no error for an instance without members")
 	}
 }

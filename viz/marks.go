@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
@@ -14,7 +14,7 @@ import (
 // as orange bands on the delaying rank's lane, and the critical path,
 // drawn as a red line through the lanes it visits. Only the corrected
 // (not raw) view draws them.
-func (g *Gantt) SetMarks(marks []merge.Mark) { g.marks = marks }
+func (g *Gantt) SetMarks(marks []datamodel.Mark) { g.marks = marks }
 
 // cpColPx is the width of the columns in which the critical path shows
 // only its dominant lane (where it changes rank faster than that).
@@ -51,7 +51,7 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 	x := func(t float64) float64 { return float64(x0) + (min(max(t, vlo), vhi)-vlo)/pw }
 	// place is a mark's lane and x range; ok false when it is out of view
 	// or its rank has no lane
-	place := func(m merge.Mark) (l int, x1, x2 float64, ok bool) {
+	place := func(m datamodel.Mark) (l int, x1, x2 float64, ok bool) {
 		if m.End < vlo || m.Start > vhi {
 			return 0, 0, 0, false
 		}
@@ -68,9 +68,9 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 	}
 	var bands []band
 	last := map[int]int{} // lane -> index of its last band
-	var path []merge.Mark
+	var path []datamodel.Mark
 	for _, m := range g.marks {
-		if m.Kind == merge.MarkCriticalPath {
+		if m.Kind == datamodel.MarkCriticalPath {
 			path = append(path, m)
 			continue
 		}
@@ -179,7 +179,7 @@ func (g *Gantt) renderMarks(w *bufio.Writer, vlo, vhi, pw float64, x0, top, lane
 // .Marks) as slices on two extra tracks of each rank that has some:
 // "root causes" (the delays of the top root causes, named by cause) and
 // "critical path" (the path's stays on the rank). Call it before Close.
-func (p *PerfettoProto) AddMarks(marks []merge.Mark) error {
+func (p *PerfettoProto) AddMarks(marks []datamodel.Mark) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -194,7 +194,7 @@ func (p *PerfettoProto) AddMarks(marks []merge.Mark) error {
 		if !declared[track] {
 			declared[track] = true
 			name := "root causes"
-			if m.Kind == merge.MarkCriticalPath {
+			if m.Kind == datamodel.MarkCriticalPath {
 				name = "critical path"
 			}
 			var d []byte

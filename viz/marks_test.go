@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -16,16 +16,16 @@ func TestGantt_MarksRootCausesAndTheCriticalPath(t *testing.T) {
 	for _, raw := range []bool{false, true} {
 		g := NewGantt(GanttOptions{Width: 400, WorldSize: 3, Start: 0, End: 30000, Raw: raw})
 		for r := int32(0); r < 3; r++ {
-			ev := merge.GEvent{Rank: r, Op: trace.OpAllreduce, Enter: 10000, Exit: 12000, RawEnter: 10000, RawExit: 12000}
+			ev := datamodel.GEvent{Rank: r, Op: trace.OpAllreduce, Enter: 10000, Exit: 12000, RawEnter: 10000, RawExit: 12000}
 			if err := g.Add(&ev); err != nil {
 				t.Fatal(err)
 			}
 		}
-		g.SetMarks([]merge.Mark{
-			{Kind: merge.MarkRootCause, Rank: 2, Start: 1000, End: 9000, Label: "root cause 1: a → b"},
-			{Kind: merge.MarkRootCause, Rank: 2, Start: 13000, End: 20000, Label: "root cause 1: a → b"},
-			{Kind: merge.MarkCriticalPath, Rank: 2, Start: 0, End: 10000, Label: "critical path"},
-			{Kind: merge.MarkCriticalPath, Rank: 0, Start: 10000, End: 30000, Label: "critical path"},
+		g.SetMarks([]datamodel.Mark{
+			{Kind: datamodel.MarkRootCause, Rank: 2, Start: 1000, End: 9000, Label: "root cause 1: a → b"},
+			{Kind: datamodel.MarkRootCause, Rank: 2, Start: 13000, End: 20000, Label: "root cause 1: a → b"},
+			{Kind: datamodel.MarkCriticalPath, Rank: 2, Start: 0, End: 10000, Label: "critical path"},
+			{Kind: datamodel.MarkCriticalPath, Rank: 0, Start: 10000, End: 30000, Label: "critical path"},
 		})
 		var buf bytes.Buffer
 		if err := g.WriteSVG(&buf); err != nil {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -31,7 +31,7 @@ func TestCSV_AbsoluteTimesExactWithRealtimeOrigin(t *testing.T) {
 			var b bytes.Buffer
 			w := NewCSV(&b, nil)
 			w.SetOrigin(origin)
-			ev := merge.GEvent{Op: trace.OpBarrier, Enter: c.rel, Exit: c.rel}
+			ev := datamodel.GEvent{Op: trace.OpBarrier, Enter: c.rel, Exit: c.rel}
 			if err := w.Add(&ev); err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestGantt_AxisOriginPrintsExactAbsoluteSeconds(t *testing.T) {
 // per (rank, pc).
 func TestExports_ResolveCallSitesPerRank(t *testing.T) {
 	res := func(rank int32, pc uint64) string { return fmt.Sprintf("site-of-rank-%d-%#x", rank, pc) }
-	evs := []merge.GEvent{{Rank: 0, Op: trace.OpBarrier, Callsite: 0x401040}, {Rank: 1, Op: trace.OpBarrier, Callsite: 0x401040}}
+	evs := []datamodel.GEvent{{Rank: 0, Op: trace.OpBarrier, Callsite: 0x401040}, {Rank: 1, Op: trace.OpBarrier, Callsite: 0x401040}}
 	var b bytes.Buffer
 	w := NewCSV(&b, func(uint64) string { return "pc-only" })
 	w.SetRankResolve(res)
@@ -120,7 +120,7 @@ func TestOpColor_DistinctForRecordedOps(t *testing.T) {
 // run may lie before 0; that is not "out of global order".
 func TestGantt_NegativeTimesAreInOrder(t *testing.T) {
 	g := NewGantt(GanttOptions{WorldSize: 2})
-	feed(t, g, []merge.GEvent{
+	feed(t, g, []datamodel.GEvent{
 		{Rank: 0, Op: trace.OpBarrier, CommID: 1, Root: -1, Enter: -5000, Exit: -1000},
 		{Rank: 1, Op: trace.OpBarrier, CommID: 1, Root: -1, CommRank: 1, Enter: -2000, Exit: -1000},
 	})

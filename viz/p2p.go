@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // AddMessages writes one flow (an arrow in ui.perfetto.dev) per message:
@@ -18,7 +18,7 @@ import (
 // and an "f" event on the receiver, bound to the call that completed the
 // receive (its midpoint, so the binding is unambiguous). Call it before
 // Close, after (or between) Add calls.
-func (p *Perfetto) AddMessages(msgs []merge.Message) error {
+func (p *Perfetto) AddMessages(msgs []datamodel.Message) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -70,7 +70,7 @@ const DefaultMaxMessageLines = 2000
 // completing call on the receiver's lane. They are drawn only in the
 // corrected (not raw) view and only when at most max (0: the default)
 // fall into the window, i.e. when zoomed in.
-func (g *Gantt) SetMessages(msgs []merge.Message, max int) {
+func (g *Gantt) SetMessages(msgs []datamodel.Message, max int) {
 	if max <= 0 {
 		max = DefaultMaxMessageLines
 	}

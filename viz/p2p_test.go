@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
-func testMessages(n int) []merge.Message {
-	var out []merge.Message
+func testMessages(n int) []datamodel.Message {
+	var out []datamodel.Message
 	for i := 0; i < n; i++ {
 		t := float64(1000 * i)
-		out = append(out, merge.Message{Src: int32(i % 2), Dst: int32(1 - i%2), Tag: 5, Bytes: 64,
+		out = append(out, datamodel.Message{Src: int32(i % 2), Dst: int32(1 - i%2), Tag: 5, Bytes: 64,
 			SendOp: trace.OpIsend, RecvOp: trace.OpWaitall, SendStart: t, SendExit: t + 10, RecvEnter: t + 100, RecvExit: t + 300})
 	}
 	return out
@@ -27,7 +27,7 @@ func testMessages(n int) []merge.Message {
 func TestPerfetto_MessagesBecomeFlowPairsBoundToTheirCalls(t *testing.T) {
 	var buf bytes.Buffer
 	p := NewPerfetto(&buf, []RankMeta{{Rank: 0}, {Rank: 1}})
-	ev := merge.GEvent{Rank: 0, Op: trace.OpIsend, Enter: 0, Exit: 10}
+	ev := datamodel.GEvent{Rank: 0, Op: trace.OpIsend, Enter: 0, Exit: 10}
 	if err := p.Add(&ev); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestGantt_MessageLinesOnlyWhenZoomedIn(t *testing.T) {
 	}{{4, true}, {50, false}} {
 		g := NewGantt(GanttOptions{Width: 400, WorldSize: 2, Start: 0, End: 60000})
 		for i := 0; i < tc.n; i++ {
-			ev := merge.GEvent{Rank: int32(i % 2), Op: trace.OpIsend, Enter: float64(1000 * i), Exit: float64(1000*i + 10)}
+			ev := datamodel.GEvent{Rank: int32(i % 2), Op: trace.OpIsend, Enter: float64(1000 * i), Exit: float64(1000*i + 10)}
 			if err := g.Add(&ev); err != nil {
 				t.Fatal(err)
 			}
@@ -99,11 +99,11 @@ func TestGantt_MessageLinesOnlyWhenZoomedIn(t *testing.T) {
 // has its section (late-sender pairs, per-rank waiting, call sites); without
 // one, none.
 func TestHTML_PointToPointSection(t *testing.T) {
-	an := &merge.Analysis{JobID: "j", WorldSize: 2}
-	p := &merge.P2PResult{Messages: 7, Bytes: 56,
-		LateSender: merge.PairWaits{Count: 1, TotalNS: 2e6, MaxNS: 2e6, Pairs: []merge.PairWait{{Culprit: 1, Victim: 0, Count: 1, NS: 2e6}}},
-		Ranks:      []merge.P2PRank{{Rank: 0, Recvs: 7, WaitCalls: 3, WaitTimeNS: 2.5e6, WaitedFor: []merge.RankAmount{{Rank: 1, NS: 2e6}}}},
-		Sites:      []merge.P2PSite{{Site: "halo (amg.c:244)", Op: "MPI_Waitall", Calls: 3, TimeNS: 2.5e6, Ranks: 1}}}
+	an := &datamodel.Analysis{JobID: "j", WorldSize: 2}
+	p := &datamodel.P2PResult{Messages: 7, Bytes: 56,
+		LateSender: datamodel.PairWaits{Count: 1, TotalNS: 2e6, MaxNS: 2e6, Pairs: []datamodel.PairWait{{Culprit: 1, Victim: 0, Count: 1, NS: 2e6}}},
+		Ranks:      []datamodel.P2PRank{{Rank: 0, Recvs: 7, WaitCalls: 3, WaitTimeNS: 2.5e6, WaitedFor: []datamodel.RankAmount{{Rank: 1, NS: 2e6}}}},
+		Sites:      []datamodel.P2PSite{{Site: "halo (amg.c:244)", Op: "MPI_Waitall", Calls: 3, TimeNS: 2.5e6, Ranks: 1}}}
 	for _, with := range []bool{true, false} {
 		r := Report{Analysis: an}
 		if with {
@@ -134,12 +134,12 @@ func TestPerfetto_OneSlicePerPointToPointCall(t *testing.T) {
 	var buf bytes.Buffer
 	p := NewPerfetto(&buf, nil)
 	for seq := uint32(0); seq < 3; seq++ {
-		ev := merge.GEvent{Rank: 0, Op: trace.OpWaitall, Seq: seq, Enter: 100, Exit: 200}
+		ev := datamodel.GEvent{Rank: 0, Op: trace.OpWaitall, Seq: seq, Enter: 100, Exit: 200}
 		if err := p.Add(&ev); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ev := merge.GEvent{Rank: 0, Op: trace.OpAllreduce, Seq: 7, Enter: 300, Exit: 400}
+	ev := datamodel.GEvent{Rank: 0, Op: trace.OpAllreduce, Seq: 7, Enter: 300, Exit: 400}
 	if err := p.Add(&ev); err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -86,7 +86,7 @@ type Paraver struct {
 	lastEnd   map[int32]int64 // end of the rank's last call (for running states)
 	ops       map[trace.Op]bool
 	end       int64
-	msgs      []merge.Message
+	msgs      []datamodel.Message
 	n         int64
 	err       error
 }
@@ -166,7 +166,7 @@ func typeOf(op trace.Op) int {
 }
 
 // Add writes one MPI call (continuation records of one call are skipped).
-func (p *Paraver) Add(ev *merge.GEvent) error {
+func (p *Paraver) Add(ev *datamodel.GEvent) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -203,7 +203,7 @@ func (p *Paraver) Add(ev *merge.GEvent) error {
 // AddMessages records matched messages as communication records (logical
 // send = the send call's entry, physical send = its exit; logical receive
 // = entry of the call that completed the receive, physical = its exit).
-func (p *Paraver) AddMessages(msgs []merge.Message) { p.msgs = append(p.msgs, msgs...) }
+func (p *Paraver) AddMessages(msgs []datamodel.Message) { p.msgs = append(p.msgs, msgs...) }
 
 // Close writes <name>.prv (header, then every record in time order),
 // <name>.pcf and <name>.row, and removes the temporary files.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -28,11 +28,11 @@ func TestParaver_ThreeFilesInTimeOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []merge.GEvent
+	var evs []datamodel.GEvent
 	for step := 0; step < 20; step++ {
 		for r := int32(0); r < 4; r++ {
 			base := float64(1000 + step*1000 + int(r)*37)
-			evs = append(evs, merge.GEvent{Rank: r, Op: trace.OpAllreduce, CommID: 1, Seq: uint32(step), Root: -1, Sent: 8, Recv: 8,
+			evs = append(evs, datamodel.GEvent{Rank: r, Op: trace.OpAllreduce, CommID: 1, Seq: uint32(step), Root: -1, Sent: 8, Recv: 8,
 				Enter: base, Exit: float64(1000+step*1000) + 400})
 		}
 	}
@@ -47,7 +47,7 @@ func TestParaver_ThreeFilesInTimeOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	msgs := []merge.Message{{Src: 1, Dst: 2, Tag: 4, Bytes: 512, SendStart: 1500, SendExit: 1510, RecvEnter: 1600, RecvExit: 1700}}
+	msgs := []datamodel.Message{{Src: 1, Dst: 2, Tag: 4, Bytes: 512, SendStart: 1500, SendExit: 1510, RecvEnter: 1600, RecvExit: 1700}}
 	p.AddMessages(msgs)
 	if err := p.Close(); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // Perfetto streams a Chrome trace event JSON document (loadable in
@@ -110,7 +110,7 @@ func (p *Perfetto) start() {
 }
 
 // Add writes one event.
-func (p *Perfetto) Add(ev *merge.GEvent) error {
+func (p *Perfetto) Add(ev *datamodel.GEvent) error {
 	if p.err != nil {
 		return p.err
 	}

@@ -24,7 +24,7 @@ import (
 
 	"google.golang.org/protobuf/encoding/protowire"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // Field numbers of the Perfetto protos used here.
@@ -383,7 +383,7 @@ func (p *PerfettoProto) ensureRank(rank int32) {
 // Add writes one MPI call as a slice (a begin and an end packet).
 // Continuation records of one call (MPI_Waitall completing several
 // requests) are skipped: the call is already one slice.
-func (p *PerfettoProto) Add(ev *merge.GEvent) error {
+func (p *PerfettoProto) Add(ev *datamodel.GEvent) error {
 	if p.err != nil {
 		return p.err
 	}
@@ -448,7 +448,7 @@ func (p *PerfettoProto) Add(ev *merge.GEvent) error {
 // sender's track at the send's start, inside its send call, starting flow
 // i+1, and an instant on the receiver's track at the midpoint of the call
 // that completed the receive, terminating it. Call it before Close.
-func (p *PerfettoProto) AddMessages(msgs []merge.Message) error {
+func (p *PerfettoProto) AddMessages(msgs []datamodel.Message) error {
 	if p.err != nil {
 		return p.err
 	}

@@ -13,7 +13,7 @@ import (
 	"google.golang.org/protobuf/types/descriptorpb"
 	"google.golang.org/protobuf/types/dynamicpb"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -158,13 +158,13 @@ type pfSlice struct {
 }
 
 func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
-	evs := []merge.GEvent{
+	evs := []datamodel.GEvent{
 		{Rank: 0, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Root: -1, Sent: 8, Recv: 8, Enter: 1000, Exit: 2500.4, Callsite: 0x10},
 		{Rank: 1, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Root: -1, Sent: 8, Recv: 8, Enter: 1200, Exit: 2501, Callsite: 0x10, LocalEnter: 100, LocalExit: 200},
 		{Rank: 1, Op: trace.OpBcast, CommID: 1, Seq: 1, Root: 0, Recv: 64, Enter: 3000, Exit: 3100, Callsite: 0x20},
 		{Rank: 0, Op: trace.OpBcast, CommID: 1, Seq: 1, Root: 0, Sent: 64, Enter: 2990, Exit: 3050, Callsite: 0x20},
 	}
-	msgs := []merge.Message{{Src: 0, Dst: 1, Tag: 7, Bytes: 512, SendOp: trace.OpIsend, RecvOp: trace.OpWaitall, SendStart: 4000, RecvEnter: 4100, RecvExit: 4300}}
+	msgs := []datamodel.Message{{Src: 0, Dst: 1, Tag: 7, Bytes: 512, SendOp: trace.OpIsend, RecvOp: trace.OpWaitall, SendStart: 4000, RecvEnter: 4100, RecvExit: 4300}}
 	var buf bytes.Buffer
 	const origin = int64(1_800_000_000_000_000_000) // CLOCK_REALTIME-sized origin keeps its ns
 	p := NewPerfettoProto(&buf, []RankMeta{{Rank: 0, Host: "n0"}, {Rank: 1, Host: "n1"}})
@@ -192,8 +192,8 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	if err := p.AddMessages(msgs); err != nil {
 		t.Fatal(err)
 	}
-	marks := []merge.Mark{{Kind: merge.MarkRootCause, Rank: 1, Start: 2600, End: 2900, Label: "root cause 1: a → b"},
-		{Kind: merge.MarkCriticalPath, Rank: 0, Start: 1000, End: 2990, Label: "critical path"}}
+	marks := []datamodel.Mark{{Kind: datamodel.MarkRootCause, Rank: 1, Start: 2600, End: 2900, Label: "root cause 1: a → b"},
+		{Kind: datamodel.MarkCriticalPath, Rank: 0, Start: 1000, End: 2990, Label: "critical path"}}
 	if err := p.AddMarks(marks); err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +327,7 @@ func TestPerfettoProto_DecodesAgainstPerfettoSchema(t *testing.T) {
 	}
 	for i, m := range marks {
 		s := markSlices[i]
-		want := map[merge.MarkKind]string{merge.MarkRootCause: "root causes", merge.MarkCriticalPath: "critical path"}[m.Kind]
+		want := map[datamodel.MarkKind]string{datamodel.MarkRootCause: "root causes", datamodel.MarkCriticalPath: "critical path"}[m.Kind]
 		if s.name != m.Label || markTrack[s.track] != want || s.begin != uint64(origin+int64(m.Start)) || s.end != uint64(origin+int64(m.End)) ||
 			!strings.HasPrefix(procName[threadParent[s.track]], "rank "+strconv.Itoa(int(m.Rank))) {
 			t.Errorf("mark %d: slice %+v on track %q of %q", i, s, markTrack[s.track], procName[threadParent[s.track]])
@@ -372,7 +372,7 @@ func TestPerfettoProto_SmallerThanJSON(t *testing.T) {
 	j := NewPerfetto(&js, ranks, PerfettoRunOrigin(5_000_000_000))
 	ops := []trace.Op{trace.OpAllreduce, trace.OpIsend, trace.OpIrecv, trace.OpWaitall}
 	for i := 0; i < 20000; i++ {
-		ev := merge.GEvent{Rank: int32(i % 4), Op: ops[i%len(ops)], CommID: 1, Root: -1, Sent: 8, Recv: 8,
+		ev := datamodel.GEvent{Rank: int32(i % 4), Op: ops[i%len(ops)], CommID: 1, Root: -1, Sent: 8, Recv: 8,
 			Enter: float64(i) * 1234.5, Exit: float64(i)*1234.5 + 321, Callsite: uint64(0x400000 + i%7)}
 		if ev.Op == trace.OpAllreduce {
 			ev.Seq = uint32(i / 4) // p2p records with Seq > 0 are continuations

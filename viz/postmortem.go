@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/postmortem"
 )
 
 // writePostMortemText writes the post-mortem section (docs/guide/crash-hang.md)
 // at the top of the text report, nothing when the run ended cleanly.
-func writePostMortemText(w *bufio.Writer, pm *merge.PostMortem) {
+func writePostMortemText(w *bufio.Writer, pm *datamodel.PostMortem) {
 	if pm == nil {
 		return
 	}

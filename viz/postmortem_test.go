@@ -5,27 +5,27 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 func TestPostMortem_SectionAtTheTopOfTextAndHTMLOnlyWhenNotClean(t *testing.T) {
-	pm := &merge.PostMortem{
-		First:     &merge.RankEnd{Rank: 2, How: merge.EndFatal, Signal: 11, SignalName: "SIGSEGV", TimeS: 0.31, Text: "SIGSEGV at address 0x0"},
-		Ends:      []merge.RankEnd{{Rank: 2, How: merge.EndFatal, TimeS: 0.31, Text: "SIGSEGV at address 0x0"}},
-		EndGroups: []merge.EndGroup{{How: merge.EndFatal, Text: "SIGSEGV", Ranks: []int{2}, FirstS: 0.31, LastS: 0.31}},
-		InFlight: []merge.FlightGroup{{Op: "MPI_Allreduce", Ranks: []int{0, 1, 3},
+	pm := &datamodel.PostMortem{
+		First:     &datamodel.RankEnd{Rank: 2, How: datamodel.EndFatal, Signal: 11, SignalName: "SIGSEGV", TimeS: 0.31, Text: "SIGSEGV at address 0x0"},
+		Ends:      []datamodel.RankEnd{{Rank: 2, How: datamodel.EndFatal, TimeS: 0.31, Text: "SIGSEGV at address 0x0"}},
+		EndGroups: []datamodel.EndGroup{{How: datamodel.EndFatal, Text: "SIGSEGV", Ranks: []int{2}, FirstS: 0.31, LastS: 0.31}},
+		InFlight: []datamodel.FlightGroup{{Op: "MPI_Allreduce", Ranks: []int{0, 1, 3},
 			Text: "ranks 0-1, 3: inside MPI_Allreduce on world, instance 7, entered 0.300 s"}},
 	}
 	for _, tc := range []struct {
 		name string
-		pm   *merge.PostMortem
+		pm   *datamodel.PostMortem
 		want bool
 	}{
 		{"crashed run", pm, true},
 		{"clean run", nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := &merge.Analysis{JobID: "j", WorldSize: 4, PostMortem: tc.pm}
+			a := &datamodel.Analysis{JobID: "j", WorldSize: 4, PostMortem: tc.pm}
 			var txt, html bytes.Buffer
 			if err := WriteImbalanceText(&txt, a); err != nil {
 				t.Fatal(err)

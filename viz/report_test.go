@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 func htmlReport(t testing.TB, r Report) string {
@@ -26,13 +26,13 @@ func htmlReport(t testing.TB, r Report) string {
 func TestWriteHTML_Properties(t *testing.T) {
 	for _, c := range []struct {
 		name                                string
-		mutate                              func(*merge.Analysis)
+		mutate                              func(*datamodel.Analysis)
 		wantInjected, wantRaw, wantViolBann bool
 	}{
-		{"injected clock gets a loud banner", func(a *merge.Analysis) {}, true, false, true},
-		{"raw mode gets a banner", func(a *merge.Analysis) { a.Clock.Injected = false; a.Clock.Mode = "raw" }, false, true, true},
-		{"clean run has no banner", func(a *merge.Analysis) { a.Clock.Injected = false; a.Clock.Violations = 0 }, false, false, false},
-		{"empty analysis still renders", func(a *merge.Analysis) { *a = merge.Analysis{} }, false, false, false},
+		{"injected clock gets a loud banner", func(a *datamodel.Analysis) {}, true, false, true},
+		{"raw mode gets a banner", func(a *datamodel.Analysis) { a.Clock.Injected = false; a.Clock.Mode = "raw" }, false, true, true},
+		{"clean run has no banner", func(a *datamodel.Analysis) { a.Clock.Injected = false; a.Clock.Violations = 0 }, false, false, false},
+		{"empty analysis still renders", func(a *datamodel.Analysis) { *a = datamodel.Analysis{} }, false, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := demoReport(t, true)
@@ -214,7 +214,7 @@ func TestWriteImbalanceText_Properties(t *testing.T) {
 	if !(ia < ib && ib < ic) {
 		t.Errorf("ops not sorted by total wait: %d %d %d", ia, ib, ic)
 	}
-	a.Clock = merge.ClockQuality{Mode: "raw"}
+	a.Clock = datamodel.ClockQuality{Mode: "raw"}
 	b.Reset()
 	WriteImbalanceText(&b, a)
 	if !strings.Contains(b.String(), "RAW CLOCKS") || strings.Contains(b.String(), "INJECTED") {
@@ -252,15 +252,15 @@ func TestWriteImbalanceText_HostsCounted(t *testing.T) {
 func TestHistogramSVG_Properties(t *testing.T) {
 	for _, c := range []struct {
 		name     string
-		h        merge.Histogram
+		h        datamodel.Histogram
 		bars     int
 		labels   []string
 		noSample bool
 	}{
-		{"decade labels", merge.Histogram{Edges: []float64{100, 1e3, 1e4, 1e5}, Counts: []int{3, 0, 7}}, 2, []string{"100 ns", "1 µs", "10 µs", "100 µs"}, false},
+		{"decade labels", datamodel.Histogram{Edges: []float64{100, 1e3, 1e4, 1e5}, Counts: []int{3, 0, 7}}, 2, []string{"100 ns", "1 µs", "10 µs", "100 µs"}, false},
 		{"log spaced quarter decades", logHist(5000, 100), -1, []string{"100 ns", "10 µs", "1 ms"}, false},
-		{"empty", merge.Histogram{Edges: []float64{1, 10}, Counts: []int{0}}, 0, nil, true},
-		{"no bins", merge.Histogram{}, 0, nil, true},
+		{"empty", datamodel.Histogram{Edges: []float64{1, 10}, Counts: []int{0}}, 0, nil, true},
+		{"no bins", datamodel.Histogram{}, 0, nil, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			svg := []byte(HistogramSVG(c.h, "MPI_Allreduce "+hostile, "#1f77b4"))

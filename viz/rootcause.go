@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // RootCauseMinShare is the share of all waiting below which a root cause
@@ -25,7 +25,7 @@ type RootCauseRow struct {
 // RootCauseRows returns the root causes the reports list: share of all
 // waiting ≥ RootCauseMinShare and a mean delay above the clock bound,
 // largest cost first, at most n.
-func RootCauseRows(rc *merge.RootCauseResult, n int) []RootCauseRow {
+func RootCauseRows(rc *datamodel.RootCauseResult, n int) []RootCauseRow {
 	if rc == nil {
 		return nil
 	}
@@ -53,7 +53,7 @@ func RootCauseRows(rc *merge.RootCauseResult, n int) []RootCauseRow {
 }
 
 // RootCauseSummary is the sentence above the root-cause table.
-func RootCauseSummary(rc *merge.RootCauseResult) string {
+func RootCauseSummary(rc *datamodel.RootCauseResult) string {
 	if rc == nil {
 		return ""
 	}
@@ -87,7 +87,7 @@ func RootCauseSummary(rc *merge.RootCauseResult) string {
 
 // writeRootCauses writes the "Root causes of waiting" and critical-path
 // sections of the text report.
-func writeRootCauses(w *bufio.Writer, a *merge.Analysis) {
+func writeRootCauses(w *bufio.Writer, a *datamodel.Analysis) {
 	rc := a.RootCauses
 	if rc == nil {
 		return

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // TestRootCauseSummary_NamesEveryKindOfWaitThatOccurred: the sentence
@@ -12,7 +12,7 @@ import (
 // Wait at Fence, Late Post and Early Wait, when they occurred, and not
 // when they did not (runs without one-sided calls keep their sentence).
 func TestRootCauseSummary_NamesEveryKindOfWaitThatOccurred(t *testing.T) {
-	base := merge.RootCauseResult{TotalWaitNS: 6e6, WaitStates: 3, CollectiveWaitNS: 1e6, LateSenderNS: 1e6,
+	base := datamodel.RootCauseResult{TotalWaitNS: 6e6, WaitStates: 3, CollectiveWaitNS: 1e6, LateSenderNS: 1e6,
 		LateReceiverNS: 1e6, AttributedNS: 6e6, RankTimeNS: 1e9}
 	tests := []struct {
 		name          string

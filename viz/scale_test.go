@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // TestInstanceSVG_ManyMembersDrawnByRepresentatives: an instance of 16,384
@@ -49,7 +49,7 @@ func TestWriteHTML_ManyRanksListsTheTopRanks(t *testing.T) {
 	a.Ranks = nil
 	a.WorldSize = 4096
 	for r := 0; r < 4096; r++ {
-		a.Ranks = append(a.Ranks, merge.RankSummary{Rank: int32(r), Host: "n" + strconv.Itoa(r/64), Events: 10,
+		a.Ranks = append(a.Ranks, datamodel.RankSummary{Rank: int32(r), Host: "n" + strconv.Itoa(r/64), Events: 10,
 			TimeInMPI: 1e6, TotalWait: float64(r), TotalLateness: float64((r * 7919) % 4096)})
 	}
 	page := htmlReport(t, Report{Analysis: a})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -29,7 +30,7 @@ type synthRun struct {
 }
 
 // run emits the events in global Enter order. Memory is one iteration.
-func (s synthRun) run(fn func(*merge.GEvent) error) error {
+func (s synthRun) run(fn func(*datamodel.GEvent) error) error {
 	rng := rand.New(rand.NewPCG(s.Seed, 7))
 	if len(s.Ops) == 0 {
 		s.Ops = []trace.Op{trace.OpAllreduce}
@@ -48,7 +49,7 @@ func (s synthRun) run(fn func(*merge.GEvent) error) error {
 		now[r] = 1e9
 	}
 	enter := make([]float64, s.Ranks)
-	var buf []merge.GEvent
+	var buf []datamodel.GEvent
 	raw := func(r int, t float64) float64 { return t + off[r] + drift[r]*(t-1e9) }
 	for it := 0; it < s.Iters; it++ {
 		op := s.Ops[it%len(s.Ops)]
@@ -66,7 +67,7 @@ func (s synthRun) run(fn func(*merge.GEvent) error) error {
 			if !op.Synchronizing() && r == 0 { // root leaves early
 				ex = enter[r] + s.Latency
 			}
-			buf = append(buf, merge.GEvent{
+			buf = append(buf, datamodel.GEvent{
 				Rank: int32(r), Op: op, CommID: 1, Seq: uint32(it), Root: -1,
 				Sent: 8, Recv: 8,
 				LocalEnter: int64(raw(r, enter[r])), LocalExit: int64(raw(r, ex)),
@@ -100,8 +101,8 @@ func (s synthRun) run(fn func(*merge.GEvent) error) error {
 // demoInstances returns one Allreduce over n ranks (rank n-1 arrives last)
 // and the same instance on raw clocks whose offsets make some ranks appear
 // to leave before the last one entered.
-func demoInstances(n int) (merge.Instance, merge.Instance) {
-	inst := merge.Instance{CommID: 1, Seq: 42, Op: trace.OpAllreduce, OpName: "MPI_Allreduce", Complete: true}
+func demoInstances(n int) (datamodel.Instance, datamodel.Instance) {
+	inst := datamodel.Instance{CommID: 1, Seq: 42, Op: trace.OpAllreduce, OpName: "MPI_Allreduce", Complete: true}
 	raw := inst
 	for i := 0; i < n; i++ {
 		e := 1e6 + float64(i*i)*400
@@ -121,8 +122,8 @@ func demoInstances(n int) (merge.Instance, merge.Instance) {
 const hostile = `<script>alert("x")</script>&'"`
 
 // logHist returns a log-spaced histogram with a bump around peak ns.
-func logHist(peak float64, n int) merge.Histogram {
-	var h merge.Histogram
+func logHist(peak float64, n int) datamodel.Histogram {
+	var h datamodel.Histogram
 	for i := 0; i <= 24; i++ {
 		h.Edges = append(h.Edges, 100*math.Pow(10, float64(i)/4))
 	}
@@ -135,17 +136,17 @@ func logHist(peak float64, n int) merge.Histogram {
 
 // demoAnalysis is a plausible analysis of an 8-rank run with hostile
 // strings in every field that comes from a trace.
-func demoAnalysis(injected bool) *merge.Analysis {
-	st := func(mean float64) merge.Stats {
-		return merge.Stats{Count: 1000, Total: mean * 1000, Mean: mean, Median: mean * 0.8, P95: mean * 2.5, Max: mean * 6}
+func demoAnalysis(injected bool) *datamodel.Analysis {
+	st := func(mean float64) datamodel.Stats {
+		return datamodel.Stats{Count: 1000, Total: mean * 1000, Mean: mean, Median: mean * 0.8, P95: mean * 2.5, Max: mean * 6}
 	}
-	a := &merge.Analysis{
+	a := &datamodel.Analysis{
 		Dir: "/tmp/gclock-trace/" + hostile, JobID: "4711" + hostile, WorldSize: 8, Events: 123456,
 		StartNS: 1e9, EndNS: 1e9 + 2.35e6,
-		Clock: merge.ClockQuality{Mode: "interp", Injected: injected, InjectSpec: "nodes=4,offset=30us,drift=1e-5" + hostile,
+		Clock: datamodel.ClockQuality{Mode: "interp", Injected: injected, InjectSpec: "nodes=4,offset=30us,drift=1e-5" + hostile,
 			CheckMaxNS: []float64{180, 420}, Algorithms: []string{"H2HCA(HCA3+clone)"}, Violations: 3, MaxViolationNS: 810,
 			Warnings: []string{"epoch 1 residual above 1 µs on rank 5 " + hostile}},
-		Ops: []merge.OpSummary{
+		Ops: []datamodel.OpSummary{
 			{Op: "MPI_Allreduce", Count: 500, Calls: 4000, TotalTime: 9e7, EntrySkew: st(20000), ExitSkew: st(1400), Wait: st(11000), Latency: st(30000), Span: st(50000), Violations: 3, MaxViolation: 810, WaitClass: merge.WaitNxN.String()},
 			{Op: "MPI_Bcast", Count: 250, Calls: 2000, TotalTime: 2e7, EntrySkew: st(15000), ExitSkew: st(9000), Wait: st(5000), Span: st(20000), WaitClass: merge.WaitLateBroadcast.String()},
 			{Op: "MPI_Barrier", Count: 250, Calls: 2000, TotalTime: 3e7, EntrySkew: st(18000), ExitSkew: st(800), Wait: st(9000), Latency: st(3000), Span: st(21000), WaitClass: merge.WaitNxN.String()},
@@ -153,18 +154,18 @@ func demoAnalysis(injected bool) *merge.Analysis {
 		Problems: []string{"rank-0003.gct: chunk 12 at byte 81920: checksum mismatch " + hostile},
 	}
 	for i := 0; i < 6; i++ {
-		a.Callsites = append(a.Callsites, merge.CallsiteSummary{Callsite: 0x401000 + uint64(i)*16,
+		a.Callsites = append(a.Callsites, datamodel.CallsiteSummary{Callsite: 0x401000 + uint64(i)*16,
 			Function: "hypre_" + hostile, File: "par_csr" + hostile + ".c", Line: 100 + i, Object: "amg2013",
 			Op: "MPI_Allreduce", Calls: 1000 - i*100, TotalTime: 1e7 / float64(i+1), Wait: st(9000 / float64(i+1))})
 	}
 	for r := 0; r < 8; r++ {
-		rs := merge.RankSummary{Rank: int32(r), Host: "node" + strconv.Itoa(r/2) + hostile, Events: 15432,
+		rs := datamodel.RankSummary{Rank: int32(r), Host: "node" + strconv.Itoa(r/2) + hostile, Events: 15432,
 			TimeInMPI: 1.4e7, TotalWait: 1e7 * float64(8-r) / 8}
 		if r == 5 {
 			rs.TotalWait, rs.TotalLateness, rs.LastCount, rs.CausedCount = 2e5, 6e7, 700, 650
-			rs.MadeWait = []merge.RankAmount{{Rank: 2, NS: 2e7}, {Rank: 0, NS: 1.5e7}, {Rank: 7, NS: 1e7}}
+			rs.MadeWait = []datamodel.RankAmount{{Rank: 2, NS: 2e7}, {Rank: 0, NS: 1.5e7}, {Rank: 7, NS: 1e7}}
 		} else {
-			rs.WaitedFor = []merge.RankAmount{{Rank: 5, NS: 5e6}}
+			rs.WaitedFor = []datamodel.RankAmount{{Rank: 5, NS: 5e6}}
 		}
 		a.Ranks = append(a.Ranks, rs)
 	}
@@ -180,9 +181,9 @@ func demoAnalysis(injected bool) *merge.Analysis {
 		in.LastSite, in.MaxWaitRank, in.MaxWaitSite, in.CauseRank = "hypre_solve (par_csr.c:120)"+hostile, 0, "main (amg.c:88)", 7
 		a.Worst = append(a.Worst, in)
 	}
-	a.ExitDelays = []merge.ExitDelay{{Op: "MPI_Barrier", Comm: 1, Instances: 250, Ranks: []int32{0, 1, 2, 3, 4, 5, 6, 7},
+	a.ExitDelays = []datamodel.ExitDelay{{Op: "MPI_Barrier", Comm: 1, Instances: 250, Ranks: []int32{0, 1, 2, 3, 4, 5, 6, 7},
 		MeanNS: []float64{0, 300, 500, 700, 900, 1100, 1300, 40000}, CI95NS: []float64{0, 30, 40, 50, 60, 70, 80, 900}}}
-	a.Hists = []merge.OpHistograms{
+	a.Hists = []datamodel.OpHistograms{
 		{Op: "MPI_Allreduce", ExitSkew: logHist(1400, 400), Wait: logHist(11000, 3000)},
 		{Op: "MPI_Bcast", ExitSkew: logHist(9000, 200), Wait: logHist(5000, 1500)},
 	}

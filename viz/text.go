@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -22,7 +23,7 @@ const TextTopN = 10
 // are caused (call sites), who waits and who makes others wait (ranks) and
 // the worst instances. Strings from the trace are stripped of control
 // characters so a hostile host name cannot drive the terminal.
-func WriteImbalanceText(w io.Writer, a *merge.Analysis) error {
+func WriteImbalanceText(w io.Writer, a *datamodel.Analysis) error {
 	if a == nil {
 		return fmt.Errorf("viz: imbalance report: nil analysis")
 	}
@@ -52,7 +53,7 @@ func pct(part, whole float64) string {
 }
 
 // callsiteName formats a call site summary as "function (file:line)".
-func callsiteName(c merge.CallsiteSummary) string {
+func callsiteName(c datamodel.CallsiteSummary) string {
 	s := c.Function
 	if c.File != "" {
 		loc := c.File
@@ -74,7 +75,7 @@ func callsiteName(c merge.CallsiteSummary) string {
 	return s
 }
 
-func hostCount(a *merge.Analysis) int {
+func hostCount(a *datamodel.Analysis) int {
 	hs := map[string]bool{}
 	for _, r := range a.Ranks {
 		if r.Host != "" {
@@ -85,7 +86,7 @@ func hostCount(a *merge.Analysis) int {
 }
 
 // clockBanners returns the loud warnings about the clock, most severe first.
-func clockBanners(a *merge.Analysis) []string {
+func clockBanners(a *datamodel.Analysis) []string {
 	var b []string
 	c := a.Clock
 	if c.Injected {
@@ -105,7 +106,7 @@ func clockBanners(a *merge.Analysis) []string {
 	return b
 }
 
-func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
+func writeImbalance(w *bufio.Writer, a *datamodel.Analysis) {
 	job := a.JobID
 	if job == "" {
 		job = "?"
@@ -162,7 +163,7 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	writeRootCauses(w, a)
 
 	// Per op, by total wait.
-	ops := append([]merge.OpSummary(nil), a.Ops...)
+	ops := append([]datamodel.OpSummary(nil), a.Ops...)
 	sort.SliceStable(ops, func(i, j int) bool { return ops[i].Wait.Total > ops[j].Wait.Total })
 	var totalMPI float64
 	for _, o := range ops {
@@ -205,7 +206,7 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	}
 
 	// Call sites, by total wait.
-	cs := append([]merge.CallsiteSummary(nil), a.Callsites...)
+	cs := append([]datamodel.CallsiteSummary(nil), a.Callsites...)
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Wait.Total > cs[j].Wait.Total })
 	fmt.Fprintf(w, "\nCall sites where ranks wait (top %d of %d by total wait)\n", min(TextTopN, len(cs)), len(cs))
 	t = newTable("llrrrrr", "call site", "op", "calls", "time in op", "wait total", "wait mean", "wait p95")
@@ -216,8 +217,8 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 	t.write(w)
 
 	// Ranks: who waits, who makes others wait.
-	rs := append([]merge.RankSummary(nil), a.Ranks...)
-	writeRanks := func(title string, key func(r merge.RankSummary) float64) {
+	rs := append([]datamodel.RankSummary(nil), a.Ranks...)
+	writeRanks := func(title string, key func(r datamodel.RankSummary) float64) {
 		sort.SliceStable(rs, func(i, j int) bool { return key(rs[i]) > key(rs[j]) })
 		n := 0
 		for n < len(rs) && n < TextTopN && key(rs[n]) > 0 {
@@ -234,9 +235,9 @@ func writeImbalance(w *bufio.Writer, a *merge.Analysis) {
 		t.write(w)
 	}
 	writeRanks("Who waits: total wait in collectives (patterns above)",
-		func(r merge.RankSummary) float64 { return r.TotalWait })
+		func(r datamodel.RankSummary) float64 { return r.TotalWait })
 	writeRanks("Who makes others wait: waits this rank caused (last entrant, late root, last contributor, latest lower rank)",
-		func(r merge.RankSummary) float64 { return r.TotalLateness })
+		func(r datamodel.RankSummary) float64 { return r.TotalLateness })
 
 	// Worst instances.
 	fmt.Fprintf(w, "\nWorst instances (by entry skew; in a rooted op a large skew need not mean waiting: see the longest wait)\n")
@@ -268,7 +269,7 @@ const WaitLegend = `wait: N×N ops (Barrier, Allreduce, Allgather(v), Alltoall(v
 `
 
 // latencyOrDash prints the latency median, or "-" when the op has none.
-func latencyOrDash(s merge.Stats) string {
+func latencyOrDash(s datamodel.Stats) string {
 	if s.Count == 0 {
 		return "-"
 	}
@@ -276,7 +277,7 @@ func latencyOrDash(s merge.Stats) string {
 }
 
 // rankAmounts prints "3: 1.2 ms, 5: 80 µs".
-func rankAmounts(l []merge.RankAmount) string {
+func rankAmounts(l []datamodel.RankAmount) string {
 	if len(l) == 0 {
 		return "-"
 	}
@@ -288,7 +289,7 @@ func rankAmounts(l []merge.RankAmount) string {
 }
 
 // longestWait describes the member of in that waited longest.
-func longestWait(in merge.Instance) string {
+func longestWait(in datamodel.Instance) string {
 	if in.MaxWaitRank < 0 {
 		return "-"
 	}
@@ -371,7 +372,7 @@ func orDash(s string) string {
 
 // CLCLine states what the controlled-logical-clock repair of --clock
 // refined did ("" when it did nothing).
-func CLCLine(c merge.ClockQuality) string {
+func CLCLine(c datamodel.ClockQuality) string {
 	if c.CLCRepairs == 0 {
 		return ""
 	}
@@ -381,7 +382,7 @@ func CLCLine(c merge.ClockQuality) string {
 
 // BoundsLine states the happened-before bounds of the corrected clocks
 // and what --clock refined moved ("" without facts).
-func BoundsLine(c merge.ClockQuality) string {
+func BoundsLine(c datamodel.ClockQuality) string {
 	sync := ""
 	if c.SyncBoundNS >= 0 {
 		sync = fmt.Sprintf("sync paths (SKaMPI intervals to rank 0, at the knots) ±%s at most", fmtDur(c.SyncBoundNS))
@@ -418,7 +419,7 @@ func BoundsLine(c merge.ClockQuality) string {
 
 // SelectiveLine says what GCLOCK_OPS and MPI_Pcontrol left out of the
 // trace ("" when nothing was).
-func SelectiveLine(s *merge.SelectiveTracing) string {
+func SelectiveLine(s *datamodel.SelectiveTracing) string {
 	if s == nil {
 		return ""
 	}
@@ -447,7 +448,7 @@ func SelectiveLine(s *merge.SelectiveTracing) string {
 
 // KnotsLine says how many sync epochs (knots of the offset curve) the run
 // has and what their largest gap means for accuracy ("" without epochs).
-func KnotsLine(c merge.ClockQuality) string {
+func KnotsLine(c datamodel.ClockQuality) string {
 	if c.Knots == 0 {
 		return ""
 	}

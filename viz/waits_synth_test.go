@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -20,7 +22,7 @@ func TestGantt_WaitsMatchMergeOnSynthRun(t *testing.T) {
 	if _, err := synth.Generate(dir, synth.Config{Ranks: 8, Steps: 2000, Seed: 17, SplitGroups: 2}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,14 +53,14 @@ func TestGantt_WaitsMatchMergeOnSynthRun(t *testing.T) {
 func TestExitDelaySVG_WellFormedAndNamesLatestRank(t *testing.T) {
 	for _, c := range []struct {
 		name string
-		e    merge.ExitDelay
+		e    datamodel.ExitDelay
 		want string
 	}{
-		{"barrier, rank 15 late", merge.ExitDelay{Op: "MPI_Barrier", Comm: 1, Instances: 50,
+		{"barrier, rank 15 late", datamodel.ExitDelay{Op: "MPI_Barrier", Comm: 1, Instances: 50,
 			Ranks: []int32{0, 1, 2, 15}, MeanNS: []float64{0, 1e3, 2e3, 40e3}, CI95NS: []float64{0, 100, 200, 900}}, "latest: rank 15"},
-		{"thousands of members", merge.ExitDelay{Op: "MPI_Allreduce", Comm: 1, Instances: 3,
+		{"thousands of members", datamodel.ExitDelay{Op: "MPI_Allreduce", Comm: 1, Instances: 3,
 			Ranks: make([]int32, 4096), MeanNS: make([]float64, 4096), CI95NS: make([]float64, 4096)}, "latest: rank 0"},
-		{"no instances", merge.ExitDelay{Op: "MPI_Barrier", Comm: 1}, "no complete instances"},
+		{"no instances", datamodel.ExitDelay{Op: "MPI_Barrier", Comm: 1}, "no complete instances"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			svg := ExitDelaySVG(c.e, c.name+" <&>")

@@ -18,8 +18,10 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/postmortem"
 	"github.com/gclock/gclock/merge/rma"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -231,7 +233,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 	// then repair passes list the violations left and their controlled-
 	// logical-clock repair (merge/clc.go).
 	if mode == correct.ClockRefined {
-		plan, err := merge.PlanRefined(func() (*merge.Run, error) { return merge.Load(dir, nil) }, opt,
+		plan, err := merge.PlanRefined(func() (*rundir.Run, error) { return rundir.Load(dir, nil) }, opt,
 			p2pOptions(mode, res, f.top, 0, 0, f.rendezvous))
 		if err != nil {
 			fmt.Fprintf(stderr, "tracemerge: %v\n", err)
@@ -244,7 +246,7 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 load:
 	run, err := loadRun(dir, nil)
 	if err != nil {
-		var le *merge.LoadError
+		var le *rundir.LoadError
 		if errors.As(err, &le) {
 			fmt.Fprintf(stderr, "tracemerge: %s\n", le.Msg)
 			return exitNoData
@@ -282,7 +284,7 @@ load:
 	siteName := pass.SiteName() // per rank (ASLR): the CSV and Perfetto exports
 	// Each output runs in its own goroutine, overlapping with the merge.
 	var asyncs []*merge.AsyncSink
-	addSink := func(s merge.Sink) {
+	addSink := func(s datamodel.Sink) {
 		as := merge.NewAsyncSink(s)
 		asyncs = append(asyncs, as)
 		pass.AddSink(as)
@@ -422,20 +424,20 @@ load:
 		an.Clock.Warnings = append(an.Clock.Warnings, w)
 	}
 	rma := rmaStream.Result()
-	var marks []merge.Mark
+	var marks []datamodel.Mark
 	if rcStream != nil {
 		rcStream.SetClockBound(an.Clock.SyncBoundNS)
 		an.RootCauses = rcStream.Result()
 		marks = rcStream.Marks(an.RootCauses, markCauses)
 	}
-	var msgs []merge.Message
+	var msgs []datamodel.Message
 	if p2p != nil {
 		msgs = p2p.List
 	}
 	// One-sided transfers are drawn like messages (Perfetto arrows, Gantt
 	// lines) from the rank whose data moves to the one that receives it.
 	if rma != nil && len(rma.List) > 0 {
-		msgs = append(append([]merge.Message(nil), msgs...), rma.List...)
+		msgs = append(append([]datamodel.Message(nil), msgs...), rma.List...)
 	}
 	dropped, err := exp.finish(out, msgs, marks)
 	if err != nil {
@@ -506,7 +508,7 @@ load:
 				break
 			}
 			title := fmt.Sprintf("worst #%d: %s on comm %s, seq %d (entry skew %s)", i+1, w.OpName, commName(w.CommID), w.Seq, merge.FormatNS(w.EntrySkew))
-			var raw *merge.Instance
+			var raw *datamodel.Instance
 			if i < len(result.WorstRaw) {
 				raw = &result.WorstRaw[i]
 			}

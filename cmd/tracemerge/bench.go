@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -84,7 +85,7 @@ func cmdBenchSynth(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "generated %d events x %d ranks in %s\n", cfg.Steps, *ranks, time.Since(t0).Round(time.Millisecond))
 	}
 	t0 := time.Now()
-	run, err := merge.Load(d, nil)
+	run, err := rundir.Load(d, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "tracemerge: bench-synth: %v\n", err)
 		return exitNoData

@@ -18,7 +18,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/viz"
 	"github.com/gclock/gclock/viz/otf2"
@@ -40,7 +41,7 @@ var perEventFiles = map[string]string{
 // calls (continuation records do not count) have arrived; then it stops
 // forwarding and the export is dropped (limit 0: no limit).
 type limitSink struct {
-	s     merge.Sink
+	s     datamodel.Sink
 	n     int64
 	limit int64
 	over  atomic.Bool // also read by the AsyncSink feeding it (Wants)
@@ -52,7 +53,7 @@ type limitSink struct {
 // the merge goroutine of a default run, 2026-11-25).
 func (l *limitSink) Wants(trace.Op) bool { return !l.over.Load() }
 
-func (l *limitSink) Add(ev *merge.GEvent) error {
+func (l *limitSink) Add(ev *datamodel.GEvent) error {
 	if l.over.Load() {
 		return nil
 	}
@@ -70,7 +71,7 @@ func (l *limitSink) Add(ev *merge.GEvent) error {
 // count them (trace.Footer.Calls), or -1 when that is not known: a rank
 // file without footer (the rank ended abnormally) or from a recorder
 // older than the count.
-func runCalls(run *merge.Run) int64 {
+func runCalls(run *rundir.Run) int64 {
 	var n int64
 	for _, ri := range run.Ranks {
 		f := ri.Meta.Footer
@@ -165,8 +166,8 @@ func openExports(out *outputs, formats map[string]bool, limit, calls int64, rmet
 }
 
 // Sinks returns the sinks to add to the pass, in a fixed order.
-func (e *exports) Sinks() []merge.Sink {
-	var out []merge.Sink
+func (e *exports) Sinks() []datamodel.Sink {
+	var out []datamodel.Sink
 	for _, f := range []string{"csv", "csvgz", "perfetto", "perfetto-json"} {
 		if s := e.sinks[f]; s != nil {
 			out = append(out, s)
@@ -182,7 +183,7 @@ func (e *exports) Sinks() []merge.Sink {
 // (Perfetto flows).
 func (e *exports) drawsMessages() bool { return e.pb != nil || e.js != nil }
 
-func (e *exports) finish(out *outputs, msgs []merge.Message, marks []merge.Mark) (dropped []string, err error) {
+func (e *exports) finish(out *outputs, msgs []datamodel.Message, marks []datamodel.Mark) (dropped []string, err error) {
 	if e.closed {
 		return nil, nil
 	}
@@ -260,7 +261,7 @@ func droppedNote(w io.Writer, dropped []string, limit, calls int64) {
 // openOTF2 starts the OTF2 archive OUT/otf2/traces.otf2 (a directory
 // written by libotf2; an old one is replaced) with the run's ranks, hosts
 // and communicators.
-func openOTF2(outDir string, run *merge.Run, origin int64) (*otf2.Writer, error) {
+func openOTF2(outDir string, run *rundir.Run, origin int64) (*otf2.Writer, error) {
 	info := otf2.RunInfo{Origin: origin}
 	seen := map[uint64]bool{}
 	for _, ri := range run.Ranks {

@@ -5,7 +5,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 )
 
 // manyRanksGC is the ranks above which tracemerge collects garbage more
@@ -29,12 +29,12 @@ func gcForRanks(n int) {
 	}
 }
 
-// loadRun loads the run in dir (merge.Load with open) with the
+// loadRun loads the run in dir (rundir.Load with open) with the
 // collector's target for its number of rank files already set
 // (gcForRanks): opening 16,384 rank files' metadata is the first peak of
 // every process, and with the target set only after it a K=8 worker had
 // reached ≈ 185 MB of RSS before its pass began (D77).
-func loadRun(dir string, open merge.Opener) (*merge.Run, error) {
+func loadRun(dir string, open rundir.Opener) (*rundir.Run, error) {
 	if ents, err := os.ReadDir(dir); err == nil {
 		n := 0
 		for _, e := range ents {
@@ -44,5 +44,5 @@ func loadRun(dir string, open merge.Opener) (*merge.Run, error) {
 		}
 		gcForRanks(n)
 	}
-	return merge.Load(dir, open)
+	return rundir.Load(dir, open)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -91,11 +92,11 @@ func TestLoadRun_SetsTheGCTargetBeforeTheFirstFileIsOpened(t *testing.T) {
 		manyRanksGC = tc.threshold
 		debug.SetGCPercent(100)
 		var seen []int
-		run, err := loadRun(dir, func(path string) (merge.Source, error) {
+		run, err := loadRun(dir, func(path string) (rundir.Source, error) {
 			p := debug.SetGCPercent(100)
 			debug.SetGCPercent(p)
 			seen = append(seen, p)
-			return merge.OpenTrace(path)
+			return rundir.OpenTrace(path)
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
 	"github.com/gclock/gclock/merge/postmortem"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/merge/runinfo"
 )
 
@@ -37,9 +38,9 @@ func cmdInfo(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr(stderr, "info: --clock: %v", err)
 	}
-	run, err := merge.Load(pos[0], nil)
+	run, err := rundir.Load(pos[0], nil)
 	if err != nil {
-		var le *merge.LoadError
+		var le *rundir.LoadError
 		if errors.As(err, &le) {
 			fmt.Fprintf(stderr, "tracemerge: %s\n", le.Msg)
 		} else {
@@ -80,7 +81,7 @@ func writeInfo(w io.Writer, in *runinfo.Summary) {
 	fmt.Fprintf(w, "run:       %s (job %s)\n", oneLine(in.Dir), oneLine(in.JobID))
 	fmt.Fprintf(w, "ranks:     %d of %d rank files", in.Found, in.WorldSize)
 	if len(in.Missing) > 0 {
-		fmt.Fprintf(w, ", MISSING %d: [%s]", len(in.Missing), merge.RankRanges(in.Missing, " "))
+		fmt.Fprintf(w, ", MISSING %d: [%s]", len(in.Missing), rundir.RankRanges(in.Missing, " "))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "hosts:     %d\n", len(in.Hosts))
@@ -89,7 +90,7 @@ func writeInfo(w io.Writer, in *runinfo.Summary) {
 			fmt.Fprintf(w, "           ... and %d more hosts (--json lists them all)\n", len(in.Hosts)-i)
 			break
 		}
-		fmt.Fprintf(w, "           %s: ranks %s\n", oneLine(h.Host), merge.RankRanges(h.Ranks, ","))
+		fmt.Fprintf(w, "           %s: ranks %s\n", oneLine(h.Host), rundir.RankRanges(h.Ranks, ","))
 	}
 	fmt.Fprintf(w, "program:   %s %s\n", oneLine(in.Exe), oneLine(strings.Join(in.Args, " ")))
 	fmt.Fprintf(w, "mpi:       %s\n", oneLine(in.MPILib))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -20,7 +21,7 @@ import (
 func TestWriteJSON_IsMarshalIndentByteForByte(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	gen(t, dir, synth.Config{Ranks: 4, Steps: 200, Seed: 9})
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +32,7 @@ func TestWriteJSON_IsMarshalIndentByteForByte(t *testing.T) {
 	}
 	p2pDir := filepath.Join(t.TempDir(), "halo")
 	gen(t, p2pDir, synth.Config{Ranks: 6, Steps: 120, Seed: 4, Halo: true, HaloMix: true})
-	hrun, err := merge.Load(p2pDir, nil)
+	hrun, err := rundir.Load(p2pDir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

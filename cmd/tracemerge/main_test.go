@@ -15,7 +15,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/runinfo"
 	"github.com/gclock/gclock/trace/synth"
 	"github.com/gclock/gclock/viz/otf2"
@@ -105,7 +105,7 @@ func TestCLI_EndToEndWritesEveryOutputWellFormed(t *testing.T) {
 		t.Errorf("stdout (%d bytes) differs from imbalance.txt (%d bytes)", len(stdout), len(txt))
 	}
 	// JSON parses into the analysis and agrees with the truth.
-	var an merge.Analysis
+	var an datamodel.Analysis
 	b, _ := os.ReadFile(filepath.Join(out, "imbalance.json"))
 	if err := json.Unmarshal(b, &an); err != nil {
 		t.Fatalf("imbalance.json: %v", err)
@@ -205,7 +205,7 @@ func TestCLI_PerEventExportsBoundedByDefault(t *testing.T) {
 	if !strings.Contains(stderr, "--formats csv,perfetto --per-event-limit 0") {
 		t.Errorf("stderr does not say how to get them:\n%s", stderr)
 	}
-	var an merge.Analysis
+	var an datamodel.Analysis
 	b, _ := os.ReadFile(filepath.Join(tmp, "out", "imbalance.json"))
 	if err := json.Unmarshal(b, &an); err != nil || an.Events != tr.TotalEvents() {
 		t.Errorf("imbalance.json: %v, %d events of %d", err, an.Events, tr.TotalEvents())
@@ -529,12 +529,12 @@ func TestCLI_OutputAndInfoExitCodes(t *testing.T) {
 }
 
 func TestWriteText_FallbackReportNamesEverything(t *testing.T) {
-	an := &merge.Analysis{JobID: "j\x1b[31m", WorldSize: 2, Events: 4, Instances: 2,
-		Clock:     merge.ClockQuality{Mode: "raw", Warnings: []string{"CLOCK MODE RAW: ..."}},
-		Ops:       []merge.OpSummary{{Op: "MPI_Barrier", Count: 2, Calls: 4}},
-		Ranks:     []merge.RankSummary{{Rank: 1, Host: "h", LastCount: 2, TotalLateness: 300, MadeWait: []merge.RankAmount{{Rank: 0, NS: 300}}}},
-		Callsites: []merge.CallsiteSummary{{Function: "solve", File: "amg.c", Line: 120, Op: "MPI_Barrier", Calls: 4}},
-		Worst:     []merge.Instance{{CommID: 1, Seq: 7, OpName: "MPI_Barrier", LastRank: 1, Complete: true}},
+	an := &datamodel.Analysis{JobID: "j\x1b[31m", WorldSize: 2, Events: 4, Instances: 2,
+		Clock:     datamodel.ClockQuality{Mode: "raw", Warnings: []string{"CLOCK MODE RAW: ..."}},
+		Ops:       []datamodel.OpSummary{{Op: "MPI_Barrier", Count: 2, Calls: 4}},
+		Ranks:     []datamodel.RankSummary{{Rank: 1, Host: "h", LastCount: 2, TotalLateness: 300, MadeWait: []datamodel.RankAmount{{Rank: 0, NS: 300}}}},
+		Callsites: []datamodel.CallsiteSummary{{Function: "solve", File: "amg.c", Line: 120, Op: "MPI_Barrier", Calls: 4}},
+		Worst:     []datamodel.Instance{{CommID: 1, Seq: 7, OpName: "MPI_Barrier", LastRank: 1, Complete: true}},
 		Problems:  []string{"rank-00003.gct: chunk 2 at byte 9: checksum mismatch"},
 	}
 	var b bytes.Buffer
@@ -556,8 +556,8 @@ func TestWriteText_FallbackReportNamesEverything(t *testing.T) {
 func TestCLI_RefinedRepairsAndReports(t *testing.T) {
 	tmp := t.TempDir()
 	gen(t, filepath.Join(tmp, "run"), synth.Config{Ranks: 8, NodeSize: 1, Steps: 2000, Seed: 11, Halo: true, ModelNoiseNS: 40e3, ComputeNS: 5000})
-	read := func(out string) merge.Analysis {
-		var an merge.Analysis
+	read := func(out string) datamodel.Analysis {
+		var an datamodel.Analysis
 		b, err := os.ReadFile(filepath.Join(tmp, out, "imbalance.json"))
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // maxMessageList bounds the messages kept for Gantt lines and Perfetto
@@ -26,7 +27,7 @@ func p2pOptions(mode correct.ClockMode, res *callsite.Resolver, top int, from, t
 
 // p2pClockWarning is the clock-quality line for point-to-point
 // clock-condition violations ("" when there are none).
-func p2pClockWarning(p *merge.P2PResult) string {
+func p2pClockWarning(p *datamodel.P2PResult) string {
 	if p == nil || p.Violations == 0 {
 		return ""
 	}
@@ -36,7 +37,7 @@ func p2pClockWarning(p *merge.P2PResult) string {
 
 // writeP2PText appends the point-to-point section to the text report.
 // clk flags waits within the clocks' bounds (nil: no flags).
-func writeP2PText(w io.Writer, p *merge.P2PResult, top int, clk *merge.ClockQuality) {
+func writeP2PText(w io.Writer, p *datamodel.P2PResult, top int, clk *datamodel.ClockQuality) {
 	if p == nil || (p.Messages == 0 && p.Requests == 0 && p.UnmatchedSends == 0 && p.UnmatchedRecvs == 0) {
 		return
 	}
@@ -50,7 +51,7 @@ func writeP2PText(w io.Writer, p *merge.P2PResult, top int, clk *merge.ClockQual
 		fmt.Fprintf(w, " (largest %s)", merge.FormatNS(p.MaxViolationNS))
 	}
 	fmt.Fprintln(w)
-	pairs := func(title string, pw merge.PairWaits, culprit, victim string) {
+	pairs := func(title string, pw datamodel.PairWaits, culprit, victim string) {
 		fmt.Fprintf(w, "\n%s: %d waits, total %s, largest %s\n", title, pw.Count, merge.FormatNS(pw.TotalNS), merge.FormatNS(pw.MaxNS))
 		if len(pw.Pairs) == 0 {
 			return

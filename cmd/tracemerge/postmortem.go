@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/postmortem"
 )
 
 // writePostMortem prints the post-mortem section (docs/guide/crash-hang.md) of
 // tracemerge info, nothing when the run ended cleanly.
-func writePostMortem(w io.Writer, pm *merge.PostMortem) {
+func writePostMortem(w io.Writer, pm *datamodel.PostMortem) {
 	if pm == nil {
 		return
 	}

@@ -9,12 +9,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/viz"
 )
 
 // writeText is the command's own imbalance report, used when the viz
 // package does not provide one (viz.WriteImbalanceText not implemented).
-func writeText(w io.Writer, an *merge.Analysis, top int) {
+func writeText(w io.Writer, an *datamodel.Analysis, top int) {
 	ns := merge.FormatNS
 	fmt.Fprintf(w, "gclock imbalance report: job %s, %d ranks, %d events, %d instances, span %s\n",
 		oneLine(an.JobID), an.WorldSize, an.Events, an.Instances, ns(an.EndNS-an.StartNS))
@@ -46,7 +47,7 @@ func writeText(w io.Writer, an *merge.Analysis, top int) {
 	}
 	tw.Flush()
 
-	ranks := append([]merge.RankSummary(nil), an.Ranks...)
+	ranks := append([]datamodel.RankSummary(nil), an.Ranks...)
 	sort.SliceStable(ranks, func(i, j int) bool { return ranks[i].TotalLateness > ranks[j].TotalLateness })
 	fmt.Fprintf(w, "\nWho makes others wait (lateness = waits caused: as last entrant, late root, last contributor, latest lower rank):\n")
 	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
@@ -127,7 +128,7 @@ func oneLine(s string) string {
 
 // writeFallbackHTML is a minimal self-contained report used when
 // viz.WriteHTML is not available: the text report and the inline SVGs.
-func writeFallbackHTML(w io.Writer, an *merge.Analysis, gantt []byte, inst []viz.NamedSVG, text []byte) {
+func writeFallbackHTML(w io.Writer, an *datamodel.Analysis, gantt []byte, inst []viz.NamedSVG, text []byte) {
 	fmt.Fprintf(w, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gclock report %s</title>\n", html.EscapeString(an.JobID))
 	fmt.Fprint(w, "<style>body{font-family:sans-serif;margin:1em}pre{font-size:12px}.warn{color:#b00;font-weight:bold}</style></head><body>\n")
 	fmt.Fprintf(w, "<h1>gclock run %s</h1>\n", html.EscapeString(an.JobID))
@@ -159,14 +160,14 @@ func stripXMLDecl(b []byte) []byte {
 
 // latencyText is the latency median, or "-" for ops without latency
 // (rooted ops and scans; merge.WaitClass.HasLatency).
-func latencyText(s merge.Stats) string {
+func latencyText(s datamodel.Stats) string {
 	if s.Count == 0 {
 		return "-"
 	}
 	return merge.FormatNS(s.Median)
 }
 
-func instLatencyText(in merge.Instance) string {
+func instLatencyText(in datamodel.Instance) string {
 	if !merge.WaitClassOf(in.Op).HasLatency() {
 		return "-"
 	}

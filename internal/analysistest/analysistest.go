@@ -13,6 +13,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -40,7 +41,7 @@ func MixedHaloRun(t testing.TB, seed uint64) []string {
 // holding the same run compare equal.
 func AnalysisJSON(t testing.TB, dir string) string {
 	t.Helper()
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatalf("load %s: %v", dir, err)
 	}

@@ -39,16 +39,21 @@ var layers = map[string]int{
 	// the reports' data model (events of the merged stream, the analysis's
 	// results), on trace
 	"merge/datamodel": 1,
-	// 2: the analysis engine (loading, merge, matching,
+	// loading a run directory (the rank files, their sources and
+	// problems), on trace
+	"merge/rundir": 1,
+	// 2: the analysis engine (decoding, merge, matching,
 	// metrics, the partitioned passes)
 	"merge": 2,
 	// a simulated long run corrected as tracemerge corrects it (on
 	// clocksync/sim and merge/correct)
 	"clocksync/sim/longrun": 2,
+	// the summary of tracemerge info and the post-mortem, on the loaded
+	// run and the clock correction (not the engine)
+	"merge/runinfo":    2,
+	"merge/postmortem": 2,
 	// 3: analyses over the engine's run and data model
-	"merge/postmortem":      3,
 	"merge/rma":             3,
-	"merge/runinfo":         3,
 	"internal/analysistest": 3,
 	// 4: outputs
 	"viz":      4,

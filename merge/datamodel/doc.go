@@ -10,6 +10,6 @@
 // them, and imports only the trace format, so that everything that
 // produces or consumes these types can sit above it without importing
 // the engine (docs/explanation/architecture.md, "Import direction").
-// Package merge re-exports every type under its old name (merge.GEvent =
-// datamodel.GEvent) while its callers move.
+// Package merge names the types its own code uses under their old names
+// (merge.GEvent = datamodel.GEvent); every other package names them here.
 package datamodel

@@ -7,7 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -24,7 +25,7 @@ func blocking(op trace.Op) bool {
 // deadlocks finds the cycles of the wait-for graph: a rank inside a
 // blocking point-to-point call waits for its peer, a rank inside a
 // collective for the members not inside the same instance.
-func deadlocks(ranks []*pmRank) []merge.Deadlock {
+func deadlocks(ranks []*pmRank) []datamodel.Deadlock {
 	n := len(ranks)
 	edges := make([][]int, n)
 	why := map[[2]int]string{}
@@ -101,7 +102,7 @@ func deadlocks(ranks []*pmRank) []merge.Deadlock {
 		sort.Ints(edges[i])
 	}
 	sccs := tarjan(edges)
-	var out []merge.Deadlock
+	var out []datamodel.Deadlock
 	for _, comp := range sccs {
 		self := len(comp) == 1 && contains(edges[comp[0]], comp[0])
 		if len(comp) < 2 && !self {
@@ -117,9 +118,9 @@ func deadlocks(ranks []*pmRank) []merge.Deadlock {
 			}
 			parts = append(parts, fmt.Sprintf("rank %d in %s", r, why[[2]int{r, cyc[(i+1)%len(cyc)]}]))
 		}
-		d := merge.Deadlock{Ranks: comp, Text: strings.Join(parts, ", ") + ": deadlock"}
+		d := datamodel.Deadlock{Ranks: comp, Text: strings.Join(parts, ", ") + ": deadlock"}
 		if len(comp) > len(cyc) {
-			d.Text += fmt.Sprintf(" (%d ranks wait on each other: %s)", len(comp), merge.RankRanges(comp, ", "))
+			d.Text += fmt.Sprintf(" (%d ranks wait on each other: %s)", len(comp), rundir.RankRanges(comp, ", "))
 		}
 		out = append(out, d)
 	}
@@ -150,7 +151,7 @@ func deadlocks(ranks []*pmRank) []merge.Deadlock {
 		}
 		sort.Ints(out[i].Blocked)
 		if len(out[i].Blocked) > 0 {
-			out[i].Text += fmt.Sprintf("; blocked behind it: %s %s", plural(len(out[i].Blocked), "rank", "ranks"), merge.RankRanges(out[i].Blocked, ", "))
+			out[i].Text += fmt.Sprintf("; blocked behind it: %s %s", plural(len(out[i].Blocked), "rank", "ranks"), rundir.RankRanges(out[i].Blocked, ", "))
 		}
 	}
 	return out

@@ -8,31 +8,31 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // firstEnd picks the rank that ended first: the earliest cause (an abort,
 // a fatal signal, an exit, a rank that vanished while not inside an MPI
 // call); a launcher's signal or a rank that vanished inside a call only
 // when nothing else is known.
-func firstEnd(ends []merge.RankEnd, ranks []*pmRank) *merge.RankEnd {
-	cause := func(e merge.RankEnd) int {
+func firstEnd(ends []datamodel.RankEnd, ranks []*pmRank) *datamodel.RankEnd {
+	cause := func(e datamodel.RankEnd) int {
 		switch e.How {
-		case merge.EndAbort, merge.EndFatal, merge.EndExit:
+		case datamodel.EndAbort, datamodel.EndFatal, datamodel.EndExit:
 			return 0
-		case merge.EndKilled:
+		case datamodel.EndKilled:
 			if e.Rank < len(ranks) && ranks[e.Rank] != nil && len(ranks[e.Rank].calls) == 0 {
 				return 1
 			}
 			return 3
-		case merge.EndSignaled:
+		case datamodel.EndSignaled:
 			return 2
 		}
 		return 4
 	}
 	best := -1
 	for i, e := range ends {
-		if math.IsNaN(e.TimeS) || e.TimeS < 0 && e.How == merge.EndNoFile {
+		if math.IsNaN(e.TimeS) || e.TimeS < 0 && e.How == datamodel.EndNoFile {
 			continue
 		}
 		if best < 0 || cause(e) < cause(ends[best]) || cause(e) == cause(ends[best]) && e.TimeS < ends[best].TimeS {
@@ -47,9 +47,9 @@ func firstEnd(ends []merge.RankEnd, ranks []*pmRank) *merge.RankEnd {
 }
 
 // groupEnds groups ends by their text without the rank-specific parts.
-func groupEnds(ends []merge.RankEnd) []merge.EndGroup {
+func groupEnds(ends []datamodel.RankEnd) []datamodel.EndGroup {
 	idx := map[string]int{}
-	var out []merge.EndGroup
+	var out []datamodel.EndGroup
 	for _, e := range ends {
 		key := e.How + "|" + e.SignalName
 		if e.Code != nil {
@@ -61,7 +61,7 @@ func groupEnds(ends []merge.RankEnd) []merge.EndGroup {
 		if !ok {
 			i = len(out)
 			idx[key] = i
-			out = append(out, merge.EndGroup{How: e.How, Text: text, FirstS: e.TimeS, LastS: e.TimeS})
+			out = append(out, datamodel.EndGroup{How: e.How, Text: text, FirstS: e.TimeS, LastS: e.TimeS})
 		}
 		g := &out[i]
 		g.Ranks = append(g.Ranks, e.Rank)
@@ -80,16 +80,16 @@ func groupEnds(ends []merge.RankEnd) []merge.EndGroup {
 
 // groupText is an end's sentence without what differs rank to rank (pids,
 // addresses, last calls).
-func groupText(e merge.RankEnd) string {
+func groupText(e datamodel.RankEnd) string {
 	switch e.How {
-	case merge.EndSignaled:
+	case datamodel.EndSignaled:
 		if e.SenderPid != 0 {
 			return e.SignalName + " sent by another process (the launcher?)"
 		}
 		return e.SignalName
-	case merge.EndFatal:
+	case datamodel.EndFatal:
 		return e.SignalName
-	case merge.EndKilled:
+	case datamodel.EndKilled:
 		return "ended without a record (SIGKILL, the OOM killer, a lost node?), inferred from the last activity"
 	}
 	return strings.SplitN(e.Text, "; last returned", 2)[0]

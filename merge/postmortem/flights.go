@@ -8,7 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -21,9 +22,9 @@ type flightKey struct {
 }
 
 // groupFlights groups the calls in flight STAT-like.
-func groupFlights(ranks []*pmRank) []merge.FlightGroup {
+func groupFlights(ranks []*pmRank) []datamodel.FlightGroup {
 	type acc struct {
-		g      merge.FlightGroup
+		g      datamodel.FlightGroup
 		calls  []pmCall
 		callRk []int // the rank of each call
 		sites  map[string]bool
@@ -77,7 +78,7 @@ func groupFlights(ranks []*pmRank) []merge.FlightGroup {
 			}
 		}
 	}
-	var out []merge.FlightGroup
+	var out []datamodel.FlightGroup
 	for _, k := range order {
 		a := idx[k]
 		g := a.g
@@ -123,13 +124,13 @@ func groupFlights(ranks []*pmRank) []merge.FlightGroup {
 
 // notInside groups a collective's members that were not inside instance
 // c by what they were doing.
-func notInside(ranks []*pmRank, c pmCall, inside []int) []merge.MemberState {
+func notInside(ranks []*pmRank, c pmCall, inside []int) []datamodel.MemberState {
 	in := map[int]bool{}
 	for _, r := range inside {
 		in[r] = true
 	}
 	idx := map[string]int{}
-	var out []merge.MemberState
+	var out []datamodel.MemberState
 	for _, m := range c.members {
 		r := int(m)
 		if in[r] {
@@ -140,7 +141,7 @@ func notInside(ranks []*pmRank, c pmCall, inside []int) []merge.MemberState {
 		if !ok {
 			i = len(out)
 			idx[st] = i
-			out = append(out, merge.MemberState{State: st})
+			out = append(out, datamodel.MemberState{State: st})
 		}
 		out[i].Ranks = append(out[i].Ranks, r)
 	}
@@ -186,9 +187,9 @@ func memberState(ranks []*pmRank, r int, c pmCall) string {
 }
 
 // flightText is a group's line.
-func flightText(g merge.FlightGroup, op trace.Op) string {
+func flightText(g datamodel.FlightGroup, op trace.Op) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: inside %s", plural(len(g.Ranks), "rank", "ranks"), merge.RankRanges(g.Ranks, ", "), g.Op)
+	fmt.Fprintf(&b, "%s %s: inside %s", plural(len(g.Ranks), "rank", "ranks"), rundir.RankRanges(g.Ranks, ", "), g.Op)
 	if g.Comm != "" && (op.IsCollective() || g.Comm != "world") {
 		b.WriteString(" on " + g.Comm)
 	}
@@ -225,7 +226,7 @@ func flightText(g merge.FlightGroup, op trace.Op) string {
 		} else {
 			b.WriteString("; ")
 		}
-		fmt.Fprintf(&b, "%s %s (%s)", plural(len(m.Ranks), "rank", "ranks"), merge.RankRanges(m.Ranks, ", "), m.State)
+		fmt.Fprintf(&b, "%s %s (%s)", plural(len(m.Ranks), "rank", "ranks"), rundir.RankRanges(m.Ranks, ", "), m.State)
 	}
 	return b.String()
 }

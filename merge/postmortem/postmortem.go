@@ -1,7 +1,9 @@
 // Package postmortem computes the post-mortem of a run that did not end
-// cleanly (docs/guide/crash-hang.md) into merge's data model
-// (merge.PostMortem) and writes it as text. It imports merge; merge never
-// imports it: tracemerge's analyze and info commands call Of.
+// cleanly (docs/guide/crash-hang.md) into the reports' data model
+// (datamodel.PostMortem) and writes it as text. It needs only the loaded
+// run (merge/rundir) and the clock correction (merge/correct), not the
+// engine; merge never imports it: tracemerge's analyze and info commands
+// call Of.
 package postmortem
 
 // The post-mortem of a run that did not end cleanly (docs/guide/crash-hang.md,
@@ -19,18 +21,19 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
 // pmRank is what the post-mortem knows of one rank.
 type pmRank struct {
 	rank  int
-	in    *merge.RankInput
+	in    *rundir.RankInput
 	corr  *correct.Corrector
-	end   merge.RankEnd
+	end   datamodel.RankEnd
 	clean bool
 	calls []pmCall
 	comms map[uint32]*trace.Comm // by local index
@@ -51,7 +54,7 @@ type pmCall struct {
 // Of computes the post-mortem of run with clock mode (for the
 // times); nil when every rank ended in MPI_Finalize. res resolves call
 // sites (nil: a new resolver).
-func Of(run *merge.Run, mode correct.ClockMode, res *callsite.Resolver) *merge.PostMortem {
+func Of(run *rundir.Run, mode correct.ClockMode, res *callsite.Resolver) *datamodel.PostMortem {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil
 	}
@@ -67,25 +70,18 @@ func Of(run *merge.Run, mode correct.ClockMode, res *callsite.Resolver) *merge.P
 	if !dirty {
 		return nil
 	}
-	origin := merge.RunOrigin(run, mode)
-	var refStart int64
-	for _, ri := range run.Ranks {
-		if ri.Meta.Header.StartNS != 0 {
-			refStart = ri.Meta.Header.StartNS
-			break
-		}
+	// The run's origin of global times (merge.RunOrigin) and the start
+	// raw-mode alignment shifts to.
+	var origin, refStart int64
+	if ri := run.FirstStart(); ri != nil {
+		refStart = ri.Meta.Header.StartNS
+		origin = correct.ReferenceStart(mode, ri.Rank, refStart, ri.Meta.Epochs)
 	}
 	ranks := make([]*pmRank, run.WorldSize)
 	runStart := math.Inf(1)
 	for _, ri := range run.Ranks {
 		h := &ri.Meta.Header
-		shift := 0.0
-		if h.StartNS != 0 && refStart != 0 {
-			if d := refStart - h.StartNS; d > 1e9 || d < -1e9 {
-				shift = float64(d)
-			}
-		}
-		c, _ := correct.NewCorrector(mode, ri.Meta.Epochs, shift)
+		c, _ := correct.NewCorrector(mode, ri.Meta.Epochs, correct.RawShift(refStart, h.StartNS))
 		c.SetOrigin(origin)
 		pr := &pmRank{rank: ri.Rank, in: ri, corr: c, comms: map[uint32]*trace.Comm{}}
 		for i := range ri.Meta.Comms {
@@ -118,13 +114,13 @@ func Of(run *merge.Run, mode correct.ClockMode, res *callsite.Resolver) *merge.P
 		}
 		return fmt.Sprintf("0x%x", pc)
 	}
-	pm := &merge.PostMortem{}
+	pm := &datamodel.PostMortem{}
 	for _, pr := range ranks {
 		if pr == nil {
 			continue
 		}
 		pr.end = rankEnd(pr, sec, site)
-		pr.clean = pr.end.How == merge.EndFinalize
+		pr.clean = pr.end.How == datamodel.EndFinalize
 		if pr.clean {
 			pm.Finalized = append(pm.Finalized, pr.rank)
 		}
@@ -143,7 +139,7 @@ func Of(run *merge.Run, mode correct.ClockMode, res *callsite.Resolver) *merge.P
 	}
 	for _, r := range run.Missing {
 		if r >= 0 && r < len(ranks) {
-			pm.Ends = append(pm.Ends, merge.RankEnd{Rank: r, How: merge.EndNoFile, Thread: -1, TimeS: math.NaN(), Inferred: true,
+			pm.Ends = append(pm.Ends, datamodel.RankEnd{Rank: r, How: datamodel.EndNoFile, Thread: -1, TimeS: math.NaN(), Inferred: true,
 				Text: "no usable rank file: how it ended is not known"})
 		}
 	}
@@ -154,7 +150,7 @@ func Of(run *merge.Run, mode correct.ClockMode, res *callsite.Resolver) *merge.P
 	}
 	// A rank that vanished inside a call ended some time after it entered
 	// it: after the ends whose time is known.
-	late := func(e merge.RankEnd) bool {
+	late := func(e datamodel.RankEnd) bool {
 		return e.Inferred && e.Rank < len(ranks) && ranks[e.Rank] != nil && len(ranks[e.Rank].calls) > 0
 	}
 	sort.SliceStable(pm.Ends, func(i, j int) bool {
@@ -223,35 +219,35 @@ func commLabel(c *trace.Comm) string {
 }
 
 // rankEnd says how one rank ended.
-func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, uint64) string) merge.RankEnd {
+func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, uint64) string) datamodel.RankEnd {
 	m := pr.in.Meta
-	e := merge.RankEnd{Rank: pr.rank, Thread: -1, TimeS: math.NaN()}
+	e := datamodel.RankEnd{Rank: pr.rank, Thread: -1, TimeS: math.NaN()}
 	var rec *trace.End
 	switch {
 	case m.Footer != nil:
 		e.TimeS = sec(pr, m.Footer.EndNS)
 		switch m.Footer.Reason {
 		case "finalize":
-			e.How, e.Text = merge.EndFinalize, "MPI_Finalize"
+			e.How, e.Text = datamodel.EndFinalize, "MPI_Finalize"
 			return e
 		case "abort":
-			e.How = merge.EndAbort
+			e.How = datamodel.EndAbort
 		case "exit":
-			e.How = merge.EndExit
+			e.How = datamodel.EndExit
 		default:
-			e.How = merge.EndStopped
+			e.How = datamodel.EndStopped
 			e.Text = "its recording stopped early (" + m.Footer.Stopped + "); how it ended is not known"
 			return e
 		}
 		rec = m.Footer.End
 	case m.Live != nil && m.Live.End != nil && !m.Live.End.Partial:
 		rec = m.Live.End
-		e.How = merge.EndSignaled
+		e.How = datamodel.EndSignaled
 		if fatalSignal(int(rec.Code)) {
-			e.How = merge.EndFatal
+			e.How = datamodel.EndFatal
 		}
 	default:
-		e.How, e.Inferred = merge.EndKilled, true
+		e.How, e.Inferred = datamodel.EndKilled, true
 	}
 	var last *trace.Event
 	if l := m.Live; l != nil {
@@ -282,12 +278,12 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 		e.Thread = int(rec.Thread)
 		e.Site = site(pr, rec.Site)
 		switch e.How {
-		case merge.EndAbort, merge.EndExit:
+		case datamodel.EndAbort, datamodel.EndExit:
 			c := rec.Code
 			e.Code = &c
-		case merge.EndFatal, merge.EndSignaled:
+		case datamodel.EndFatal, datamodel.EndSignaled:
 			e.Signal, e.SignalName = int(rec.Code), SignalName(int(rec.Code))
-			if e.How == merge.EndFatal && rec.Pid == 0 {
+			if e.How == datamodel.EndFatal && rec.Pid == 0 {
 				e.FaultAddr = fmt.Sprintf("%#x", rec.Addr)
 			}
 			e.SenderPid = rec.Pid
@@ -295,7 +291,7 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 	}
 	var b strings.Builder
 	switch e.How {
-	case merge.EndAbort:
+	case datamodel.EndAbort:
 		b.WriteString("called MPI_Abort")
 		if e.Code != nil {
 			fmt.Fprintf(&b, "(errorcode %d)", *e.Code)
@@ -303,12 +299,12 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 		if e.Site != "" {
 			b.WriteString(" at " + e.Site)
 		}
-	case merge.EndExit:
+	case datamodel.EndExit:
 		b.WriteString("exit() without MPI_Finalize")
 		if e.Code != nil {
 			fmt.Fprintf(&b, " (status %d)", *e.Code)
 		}
-	case merge.EndFatal:
+	case datamodel.EndFatal:
 		fmt.Fprintf(&b, "%s", e.SignalName)
 		if e.SenderPid != 0 {
 			fmt.Fprintf(&b, " sent by pid %d", e.SenderPid)
@@ -321,12 +317,12 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 		if e.Thread > 0 {
 			fmt.Fprintf(&b, ", in thread %d (not the one that called MPI_Init)", e.Thread)
 		}
-	case merge.EndSignaled:
+	case datamodel.EndSignaled:
 		fmt.Fprintf(&b, "%s", e.SignalName)
 		if e.SenderPid != 0 {
 			fmt.Fprintf(&b, " from pid %d", e.SenderPid)
 		}
-	case merge.EndKilled:
+	case datamodel.EndKilled:
 		b.WriteString("ended without a record (SIGKILL, the OOM killer, a lost node?): inferred from its last activity")
 		if l := m.Live; l != nil && len(l.InFlight) > 0 {
 			b.WriteString(" (entering the call it was inside; it ended later)")
@@ -335,7 +331,7 @@ func rankEnd(pr *pmRank, sec func(*pmRank, int64) float64, site func(*pmRank, ui
 			b.WriteString(" (no live sidecar: only what it flushed is known)")
 		}
 	}
-	if e.LastCall != "" && e.How != merge.EndAbort {
+	if e.LastCall != "" && e.How != datamodel.EndAbort {
 		b.WriteString("; last returned call " + e.LastCall)
 	}
 	e.Text = b.String()

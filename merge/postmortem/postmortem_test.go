@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -15,15 +16,15 @@ import (
 // ranks 0 and 1 inside MPI_Recv from each other (tag 7), rank crash ended
 // by a SIGSEGV outside MPI, the others inside MPI_Allreduce on world,
 // instance seq, all killed by the launcher's SIGTERM later.
-func hangRun(n, crash int, seq uint32) *merge.Run {
+func hangRun(n, crash int, seq uint32) *rundir.Run {
 	members := make([]int32, n)
 	for i := range members {
 		members[i] = int32(i)
 	}
 	world := trace.Comm{ID: 1, Local: 0, Kind: "world", Members: members}
-	run := &merge.Run{Dir: "synthetic", JobID: "hang", WorldSize: n}
+	run := &rundir.Run{Dir: "synthetic", JobID: "hang", WorldSize: n}
 	for r := 0; r < n; r++ {
-		live := &merge.LiveInfo{Path: "synthetic.live", LastNS: 1_000_000_000 + int64(r),
+		live := &rundir.LiveInfo{Path: "synthetic.live", LastNS: 1_000_000_000 + int64(r),
 			LastCall: []*trace.Event{{Op: trace.OpAllreduce, Comm: 0, Seq: seq - 1}}}
 		switch {
 		case r == crash:
@@ -37,8 +38,8 @@ func hangRun(n, crash int, seq uint32) *merge.Run {
 				Root: trace.NoArg, Peer: trace.NoArg, Tag: trace.NoArg, Peer2: trace.NoArg, Tag2: trace.NoArg}}
 			live.End = &trace.End{Kind: trace.EndSignal, Code: 15, Pid: 99, NS: 3_000_000_000 + int64(r), Thread: -1}
 		}
-		m := &merge.RankMeta{Header: trace.Header{Rank: r, WorldSize: n, StartNS: 1_000_000_000}, Comms: []trace.Comm{world}, Live: live}
-		run.Ranks = append(run.Ranks, &merge.RankInput{Path: "synthetic", Rank: r, Meta: m})
+		m := &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: n, StartNS: 1_000_000_000}, Comms: []trace.Comm{world}, Live: live}
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Path: "synthetic", Rank: r, Meta: m})
 	}
 	return run
 }
@@ -56,7 +57,7 @@ func TestPostMortem_GroupsThousandsOfRanksAndNamesTheDeadlock(t *testing.T) {
 			if pm == nil {
 				t.Fatal("no post-mortem")
 			}
-			if f := pm.First; f == nil || f.Rank != tc.crash || f.How != merge.EndFatal || f.SignalName != "SIGSEGV" {
+			if f := pm.First; f == nil || f.Rank != tc.crash || f.How != datamodel.EndFatal || f.SignalName != "SIGSEGV" {
 				t.Fatalf("first %+v, want rank %d SIGSEGV", f, tc.crash)
 			}
 			if len(pm.Ends) != tc.n || len(pm.EndGroups) != 2 {
@@ -112,35 +113,35 @@ func TestPostMortem_FirstIsTheCauseNotTheEarliestSilence(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name      string
-		edit      func(run *merge.Run)
+		edit      func(run *rundir.Run)
 		wantRank  int
 		wantHow   string
 		wantInfer bool
 	}{
-		{"abort beats earlier silent ranks", func(run *merge.Run) {
+		{"abort beats earlier silent ranks", func(run *rundir.Run) {
 			for r, ri := range run.Ranks {
-				ri.Meta.Live = &merge.LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
+				ri.Meta.Live = &rundir.LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
 				if r == 2 {
 					ri.Meta.Live = nil
 					ri.Meta.Footer = &trace.Footer{Reason: "abort", EndNS: 1_500_000_000,
 						End: &trace.End{Kind: trace.EndAbort, Code: 3, NS: 1_500_000_000, Thread: 0}}
 				}
 			}
-		}, 2, merge.EndAbort, false},
-		{"a rank that vanished while computing beats ranks killed inside a call", func(run *merge.Run) {
+		}, 2, datamodel.EndAbort, false},
+		{"a rank that vanished while computing beats ranks killed inside a call", func(run *rundir.Run) {
 			for r, ri := range run.Ranks {
-				ri.Meta.Live = &merge.LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
+				ri.Meta.Live = &rundir.LiveInfo{LastNS: 1_100_000_000, InFlight: allreduce(1_100_000_000)}
 				if r == 1 {
-					ri.Meta.Live = &merge.LiveInfo{LastNS: 1_200_000_000}
+					ri.Meta.Live = &rundir.LiveInfo{LastNS: 1_200_000_000}
 				}
 			}
-		}, 1, merge.EndKilled, true},
-		{"no sidecar, no footer: time unknown, still encodable", func(run *merge.Run) {
+		}, 1, datamodel.EndKilled, true},
+		{"no sidecar, no footer: time unknown, still encodable", func(run *rundir.Run) {
 			for _, ri := range run.Ranks {
 				ri.Meta.Live = nil
 			}
-			run.Ranks[0].Meta.Live = &merge.LiveInfo{LastNS: 1_300_000_000}
-		}, 0, merge.EndKilled, true},
+			run.Ranks[0].Meta.Live = &rundir.LiveInfo{LastNS: 1_300_000_000}
+		}, 0, datamodel.EndKilled, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run := hangRun(4, 3, 9)
@@ -174,7 +175,7 @@ func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
 	if len(pm.Deadlocks) != 0 {
 		t.Errorf("deadlocks %+v; rank 2 had left instance 199, rank 0 waits for rank 1 only", pm.Deadlocks)
 	}
-	var g199 *merge.FlightGroup
+	var g199 *datamodel.FlightGroup
 	for i := range pm.InFlight {
 		if pm.InFlight[i].Instance != nil && *pm.InFlight[i].Instance == 199 {
 			g199 = &pm.InFlight[i]
@@ -184,7 +185,7 @@ func TestPostMortem_AMemberThatLeftTheInstanceIsNoDeadlock(t *testing.T) {
 		!strings.Contains(g199.Text, "rank 2 (had left it: inside instance 200)") {
 		t.Errorf("instance 199's group: %+v", g199)
 	}
-	if f := pm.First; f == nil || f.Rank != 1 || f.How != merge.EndExit || f.Code == nil || *f.Code != 1 {
+	if f := pm.First; f == nil || f.Rank != 1 || f.How != datamodel.EndExit || f.Code == nil || *f.Code != 1 {
 		t.Errorf("first %+v", pm.First)
 	}
 }

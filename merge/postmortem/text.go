@@ -8,7 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -78,7 +79,7 @@ func callText(c pmCall, withComm bool) string {
 
 // Lines is the section as text lines (the text report and
 // tracemerge info print them under "Post-mortem").
-func Lines(pm *merge.PostMortem) []string {
+func Lines(pm *datamodel.PostMortem) []string {
 	if pm == nil {
 		return nil
 	}
@@ -102,7 +103,7 @@ func Lines(pm *merge.PostMortem) []string {
 		when := ""
 		switch {
 		case g.FirstS < 0:
-		case g.How == merge.EndKilled:
+		case g.How == datamodel.EndKilled:
 			when = fmt.Sprintf(" after %.3f s", g.FirstS)
 		case fmt.Sprintf("%.3f", g.FirstS) == fmt.Sprintf("%.3f", g.LastS):
 			when = fmt.Sprintf(" at %.3f s", g.FirstS)
@@ -117,10 +118,10 @@ func Lines(pm *merge.PostMortem) []string {
 				}
 			}
 		}
-		out = append(out, fmt.Sprintf("  %s %s%s: %s", plural(len(g.Ranks), "rank", "ranks"), merge.RankRanges(g.Ranks, ", "), when, txt))
+		out = append(out, fmt.Sprintf("  %s %s%s: %s", plural(len(g.Ranks), "rank", "ranks"), rundir.RankRanges(g.Ranks, ", "), when, txt))
 	}
 	if len(pm.Finalized) > 0 {
-		out = append(out, fmt.Sprintf("  %s %s: MPI_Finalize", plural(len(pm.Finalized), "rank", "ranks"), merge.RankRanges(pm.Finalized, ", ")))
+		out = append(out, fmt.Sprintf("  %s %s: MPI_Finalize", plural(len(pm.Finalized), "rank", "ranks"), rundir.RankRanges(pm.Finalized, ", ")))
 	}
 	if len(pm.InFlight) > 0 {
 		out = append(out, "calls in flight when the ranks ended:")

@@ -26,6 +26,8 @@ import (
 	"strings"
 
 	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -111,7 +113,7 @@ type Result struct {
 	Ranks           []Rank      `json:"ranks"`            // per rank
 	// List holds transfers for drawing (not in rma.json): Src sends the
 	// data (the origin of a put, the target of a get), Dst receives it.
-	List []merge.Message `json:"-"`
+	List []datamodel.Message `json:"-"`
 }
 
 type fenceInst struct {
@@ -151,7 +153,7 @@ type Stream struct {
 }
 
 // NewStream prepares a one-sided analysis of run.
-func NewStream(run *merge.Run, opt Options) *Stream {
+func NewStream(run *rundir.Run, opt Options) *Stream {
 	s := &Stream{opt: opt, size: map[uint64]int{}, kind: map[uint64]string{}, wins: map[uint64]*Window{},
 		ranks: map[int32]*Rank{}, ops: map[trace.Op]*OpSummary{}, fences: map[merge.InstanceKey]*fenceInst{},
 		openExp: map[rmaWinKey]*rmaEpoch{}, openAcc: map[rmaWinKey]*rmaEpoch{}}
@@ -196,7 +198,7 @@ func (s *Stream) Wants(op trace.Op) bool { return op.IsRMA() }
 // Add consumes one event (a merge.Sink; events of other kinds are ignored).
 // MPI_Wait*/MPI_Test* completions of MPI_Rput/MPI_Rget requests are left
 // to the point-to-point analysis, which times completion calls.
-func (s *Stream) Add(e *merge.GEvent) error {
+func (s *Stream) Add(e *datamodel.GEvent) error {
 	op := e.Op
 	if !op.IsRMA() {
 		return nil
@@ -280,11 +282,11 @@ func (s *Stream) Add(e *merge.GEvent) error {
 	return nil
 }
 
-func (s *Stream) keep(e *merge.GEvent) {
+func (s *Stream) keep(e *datamodel.GEvent) {
 	if len(s.out.List) >= s.opt.KeepTransfers || e.Enter < s.opt.From || (s.opt.To != 0 && e.Enter > s.opt.To) {
 		return
 	}
-	m := merge.Message{CommID: e.CommID, SendOp: e.Op, RecvOp: e.Op, SendStart: e.Enter, SendExit: e.Exit,
+	m := datamodel.Message{CommID: e.CommID, SendOp: e.Op, RecvOp: e.Op, SendStart: e.Enter, SendExit: e.Exit,
 		RecvEnter: e.Exit, RecvExit: e.Exit}
 	if e.Recv > 0 && e.Sent == 0 { // a get: the data flows from the target
 		m.Src, m.Dst, m.Bytes = e.Peer, e.Rank, e.Recv
@@ -294,7 +296,7 @@ func (s *Stream) keep(e *merge.GEvent) {
 	s.out.List = append(s.out.List, m)
 }
 
-func (s *Stream) fence(e *merge.GEvent, w *Window) {
+func (s *Stream) fence(e *datamodel.GEvent, w *Window) {
 	k := merge.InstanceKey{Comm: e.CommID, Seq: e.Seq}
 	in := s.fences[k]
 	if in == nil {

@@ -1,8 +1,9 @@
 // Package runinfo summarises a run without matching (tracemerge info):
 // the job, hosts, timer, event counts per op, the sync epochs and each
 // rank file's state, from one parallel read of every rank file. It
-// imports merge (the loaded run, clock correction); merge never calls it:
-// cmd/tracemerge does.
+// imports the loaded run (merge/rundir) and the clock correction
+// (merge/correct), not the engine; merge never calls it: cmd/tracemerge
+// does.
 package runinfo
 
 import (
@@ -14,8 +15,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -44,7 +46,7 @@ type Summary struct {
 	// PostMortem: how the run ended when it did not end cleanly
 	// (docs/guide/crash-hang.md; package merge/postmortem computes it,
 	// merge.Analyze and Summarize leave it nil); omitted when it did.
-	PostMortem *merge.PostMortem `json:"postmortem,omitempty"`
+	PostMortem *datamodel.PostMortem `json:"postmortem,omitempty"`
 }
 
 // Host lists the ranks of one host.
@@ -90,9 +92,9 @@ type RankFile struct {
 
 // Summarize reads every event once (in parallel, without merging) and
 // summarises the run.
-func Summarize(run *merge.Run, mode correct.ClockMode) (*Summary, error) {
+func Summarize(run *rundir.Run, mode correct.ClockMode) (*Summary, error) {
 	if run == nil || len(run.Ranks) == 0 {
-		return nil, &merge.LoadError{Kind: merge.ErrNoData, Msg: "no rank files to summarise"}
+		return nil, &rundir.LoadError{Kind: rundir.ErrNoData, Msg: "no rank files to summarise"}
 	}
 	info := &Summary{Dir: run.Dir, JobID: run.JobID, WorldSize: run.WorldSize, Found: len(run.Ranks),
 		Missing: run.Missing, ClockMode: mode.String(), Problems: append([]string(nil), run.Problems...)}
@@ -125,7 +127,7 @@ func Summarize(run *merge.Run, mode correct.ClockMode) (*Summary, error) {
 	sem := make(chan struct{}, 4)
 	for i, ri := range run.Ranks {
 		wg.Add(1)
-		go func(i int, ri *merge.RankInput) {
+		go func(i int, ri *rundir.RankInput) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -207,7 +209,7 @@ func Summarize(run *merge.Run, mode correct.ClockMode) (*Summary, error) {
 }
 
 // epochs gathers each epoch across ranks; residuals come from rank 0.
-func epochs(run *merge.Run) []Epoch {
+func epochs(run *rundir.Run) []Epoch {
 	byIdx := map[int]*Epoch{}
 	var idxs []int
 	for _, ri := range run.Ranks {

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -42,7 +42,7 @@ func TestSummarize_CountsEveryEventAndNamesDamagedFiles(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			run, err := merge.Load(dir, nil)
+			run, err := rundir.Load(dir, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

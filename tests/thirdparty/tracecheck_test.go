@@ -13,6 +13,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -362,7 +363,7 @@ func checkTrace(t *testing.T, ranks []*rankTrace) traceReport {
 func crossCheckMerge(t *testing.T, ranks []*rankTrace, rep traceReport) {
 	t.Helper()
 	dir := filepath.Dir(ranks[0].Path)
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatalf("merge.Load(%s): %v", dir, err)
 	}
@@ -570,7 +571,7 @@ func checkP2P(t *testing.T, ranks []*rankTrace) p2pReport {
 func crossCheckP2P(t *testing.T, ranks []*rankTrace, p p2pReport, rep traceReport) {
 	t.Helper()
 	dir := filepath.Dir(ranks[0].Path)
-	run, err := merge.Load(dir, nil)
+	run, err := rundir.Load(dir, nil)
 	if err != nil {
 		t.Fatalf("merge.Load(%s): %v", dir, err)
 	}

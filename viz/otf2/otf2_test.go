@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
 // twoRanks is a small run with every kind of record the exporter writes.
-func twoRanks() ([]merge.GEvent, RunInfo) {
-	ev := []merge.GEvent{
+func twoRanks() ([]datamodel.GEvent, RunInfo) {
+	ev := []datamodel.GEvent{
 		{Rank: 0, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Root: -1, Sent: 8, Recv: 8, Enter: 100, Exit: 200},
 		{Rank: 1, Op: trace.OpAllreduce, CommID: 1, Seq: 0, Root: -1, Sent: 8, Recv: 8, Enter: 150, Exit: 201},
 		{Rank: 1, Op: trace.OpIrecv, CommID: 1, Root: -1, Peer: trace.PeerAny, Tag: trace.TagAny, Req: 1, Enter: 290, Exit: 295, LocalEnter: 290},

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -219,7 +219,7 @@ func (t *translator) close(rank int32, s *locState) {
 // msg fills comm, peer and tag of a message record; false when the
 // message cannot be described (unknown communicator, MPI_PROC_NULL, an
 // unresolved MPI_ANY_SOURCE).
-func (t *translator) msg(ev *merge.GEvent, r *record) bool {
+func (t *translator) msg(ev *datamodel.GEvent, r *record) bool {
 	ref, ok := t.comms[ev.CommID]
 	if !ok || ev.Peer < 0 {
 		t.skipped++
@@ -235,7 +235,7 @@ func (t *translator) msg(ev *merge.GEvent, r *record) bool {
 }
 
 // Add consumes one event of the merged stream (a merge.Sink).
-func (t *translator) Add(ev *merge.GEvent) error {
+func (t *translator) Add(ev *datamodel.GEvent) error {
 	if t.err != nil {
 		return t.err
 	}
@@ -451,7 +451,7 @@ type Writer struct {
 }
 
 // Add writes one event.
-func (w *Writer) Add(ev *merge.GEvent) error { return w.t.Add(ev) }
+func (w *Writer) Add(ev *datamodel.GEvent) error { return w.t.Add(ev) }
 
 // Close finishes the archive (definitions, anchor file).
 func (w *Writer) Close() error { return w.t.Close() }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/gclock/gclock/merge"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -159,7 +160,7 @@ func runResync(c *Config, prog string, np, node int, seconds float64, env ...str
 	out := make([]resyncTrace, np)
 	// The refinement's moves (merge/refine.go), from a pass over the run.
 	var ref *merge.Refinement
-	if run, err := merge.Load(dir, nil); err == nil {
+	if run, err := rundir.Load(dir, nil); err == nil {
 		if res, err := merge.Analyze(run, merge.Options{Clock: correct.ClockInterp}); err == nil {
 			ref = res.Refinement
 		}

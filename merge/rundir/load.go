@@ -1,4 +1,4 @@
-package merge
+package rundir
 
 import (
 	"errors"
@@ -38,7 +38,7 @@ type LoadError struct {
 
 func (e *LoadError) Error() string { return e.Msg }
 
-// MaxWorldSize bounds the world size and ranks merge believes a header
+// MaxWorldSize bounds the world size and ranks the analysis believes a header
 // about (headers are untrusted input).
 const MaxWorldSize = 1 << 20
 
@@ -77,6 +77,21 @@ func (r *Run) Close() error {
 		}
 	}
 	return first
+}
+
+// FirstStart returns the input of the lowest rank that recorded its
+// MPI_Init exit (Header.StartNS), whose start is the run's reference
+// start (merge.RunOrigin); nil when no rank recorded one, or r is nil.
+func (r *Run) FirstStart() *RankInput {
+	if r == nil {
+		return nil
+	}
+	for _, ri := range r.Ranks {
+		if ri.Meta.Header.StartNS != 0 {
+			return ri
+		}
+	}
+	return nil
 }
 
 // Rank returns the input of world rank r, or nil.
@@ -119,7 +134,7 @@ func Load(dir string, open Opener) (*Run, error) {
 		msg := fmt.Sprintf("%s: no trace files (rank-*.gct) found", dir)
 		if len(subRuns) > 0 {
 			msg += fmt.Sprintf("; it holds %d run director%s (%s): pass one of them",
-				len(subRuns), plural(len(subRuns), "y", "ies"), strings.Join(firstN(subRuns, 5), ", "))
+				len(subRuns), plural(len(subRuns), "y", "ies"), strings.Join(FirstN(subRuns, 5), ", "))
 		}
 		return nil, &LoadError{Kind: ErrNoData, Msg: msg}
 	}
@@ -140,13 +155,13 @@ func Load(dir string, open Opener) (*Run, error) {
 		}
 		m := src.Meta()
 		if m == nil {
-			closeSrc(src)
+			CloseSource(src)
 			run.Problems = append(run.Problems, fmt.Sprintf("%s: no metadata; file skipped", name))
 			continue
 		}
 		h := &m.Header
 		if h.Rank < 0 || h.Rank >= MaxWorldSize || (h.WorldSize > 0 && h.Rank >= h.WorldSize) {
-			closeSrc(src)
+			CloseSource(src)
 			run.Problems = append(run.Problems, fmt.Sprintf("%s: rank %d outside world size %d; file skipped", name, h.Rank, h.WorldSize))
 			continue
 		}
@@ -155,7 +170,7 @@ func Load(dir string, open Opener) (*Run, error) {
 			jobOrder = append(jobOrder, h.JobID)
 		}
 		if prev, dup := byRank[h.Rank]; dup {
-			closeSrc(src)
+			CloseSource(src)
 			run.Problems = append(run.Problems, fmt.Sprintf("%s: rank %d already read from %s; file skipped", name, h.Rank, filepath.Base(prev.Path)))
 			continue
 		}
@@ -186,7 +201,7 @@ func Load(dir string, open Opener) (*Run, error) {
 	}
 	if len(jobOrder) > 1 {
 		for _, ri := range byRank {
-			closeSrc(ri.Src)
+			CloseSource(ri.Src)
 		}
 		a, b := jobOrder[0], jobOrder[1]
 		return nil, &LoadError{Kind: ErrMixedRuns, Msg: fmt.Sprintf(
@@ -196,7 +211,7 @@ func Load(dir string, open Opener) (*Run, error) {
 	if len(byRank) == 0 {
 		msg := fmt.Sprintf("%s: no usable trace file", dir)
 		if len(run.Problems) > 0 {
-			msg += ": " + strings.Join(firstN(run.Problems, 5), "; ")
+			msg += ": " + strings.Join(FirstN(run.Problems, 5), "; ")
 		}
 		return nil, &LoadError{Kind: ErrNoData, Msg: msg, Problems: run.Problems}
 	}
@@ -230,7 +245,7 @@ func Load(dir string, open Opener) (*Run, error) {
 			len(run.Missing), run.WorldSize, plural(len(run.Missing), "rank", "ranks"), RankRanges(run.Missing, ", "),
 			trace.RankFileName(run.Missing[0]), plural(len(run.Missing), "", ", ...")))
 	}
-	var notes []rankNote
+	var notes []RankNote
 	for _, ri := range run.Ranks {
 		notes = append(notes, metaNotes(ri)...)
 	}
@@ -253,7 +268,7 @@ func shareMembers(m *RankMeta, shared map[uint64][]int32) {
 		switch {
 		case !ok:
 			shared[c.ID] = c.Members
-		case sameMembers(s, c.Members):
+		case SameMembers(s, c.Members):
 			c.Members = s
 		}
 	}
@@ -264,19 +279,19 @@ func metaProblems(ri *RankInput) []string { return noteLines(metaNotes(ri)) }
 
 // metaNotes lists what the metadata of one rank says is wrong, as notes
 // that noteLines says once for all the ranks they concern.
-func metaNotes(ri *RankInput) []rankNote {
-	var p []rankNote
+func metaNotes(ri *RankInput) []RankNote {
+	var p []RankNote
 	name := filepath.Base(ri.Path)
 	m := ri.Meta
-	text := func(s string) { p = append(p, rankNote{rank: ri.Rank, text: s}) }
+	text := func(s string) { p = append(p, RankNote{Rank: ri.Rank, Text: s}) }
 	for _, d := range m.Damage {
 		text(damageString(ri.Path, d))
 	}
 	if m.Footer == nil {
 		switch l := m.Live; {
 		case l == nil:
-			p = append(p, rankNote{kind: noteNoFooter, rank: ri.Rank,
-				text: fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (no live sidecar: events after its last flush are lost)", name, ri.Rank)})
+			p = append(p, RankNote{kind: noteNoFooter, Rank: ri.Rank,
+				Text: fmt.Sprintf("%s: no footer: rank %d did not finish cleanly (no live sidecar: events after its last flush are lost)", name, ri.Rank)})
 		default:
 			s := fmt.Sprintf("%s: rank %d ended abnormally (no footer): %d events recovered from %s", name, ri.Rank, l.Events, filepath.Base(l.Path))
 			last := math.NaN()
@@ -288,7 +303,7 @@ func metaNotes(ri *RankInput) []rankNote {
 				text(s + "; " + l.Err)
 				break
 			}
-			p = append(p, rankNote{kind: noteAbnormal, rank: ri.Rank, text: s, n: int64(l.Events), last: last})
+			p = append(p, RankNote{kind: noteAbnormal, Rank: ri.Rank, Text: s, n: int64(l.Events), last: last})
 		}
 	} else if m.Footer.Reason == "error" {
 		s := fmt.Sprintf("%s: rank %d's recording stopped early", name, ri.Rank)
@@ -302,12 +317,12 @@ func metaNotes(ri *RankInput) []rankNote {
 		text(s)
 	}
 	if m.Footer != nil && m.Footer.Dropped > 0 {
-		p = append(p, rankNote{kind: noteDropped, rank: ri.Rank, n: int64(m.Footer.Dropped),
-			text: fmt.Sprintf("%s: the recorder dropped %d events (buffer exhaustion)", name, m.Footer.Dropped)})
+		p = append(p, RankNote{kind: noteDropped, Rank: ri.Rank, n: int64(m.Footer.Dropped),
+			Text: fmt.Sprintf("%s: the recorder dropped %d events (buffer exhaustion)", name, m.Footer.Dropped)})
 	}
 	if len(m.Epochs) == 0 {
-		p = append(p, rankNote{kind: noteNoEpoch, rank: ri.Rank,
-			text: fmt.Sprintf("%s: no sync epoch: rank %d's times are not corrected (raw)", name, ri.Rank)})
+		p = append(p, RankNote{kind: noteNoEpoch, Rank: ri.Rank,
+			Text: fmt.Sprintf("%s: no sync epoch: rank %d's times are not corrected (raw)", name, ri.Rank)})
 	}
 	return p
 }
@@ -359,7 +374,7 @@ func openSafe(open Opener, path string) (src Source, err error) {
 // (trace.RankFileName).
 func rankFileName(r int) string { return fmt.Sprintf("rank-%05d.gct", r) }
 
-func closeSrc(s Source) {
+func CloseSource(s Source) {
 	if c, ok := s.(io.Closer); ok {
 		_ = c.Close()
 	}
@@ -372,7 +387,7 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func firstN(s []string, n int) []string {
+func FirstN(s []string, n int) []string {
 	if len(s) <= n {
 		return s
 	}
@@ -401,4 +416,22 @@ func RankRanges[T ~int | ~int32](r []T, sep string) string {
 		i = j + 1
 	}
 	return b.String()
+}
+
+// SameMembers reports whether two communicators' member lists are equal
+// (Load makes equal lists of one communicator share their storage:
+// shareMembers).
+func SameMembers(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] { // shared by Load (shareMembers)
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -1,4 +1,4 @@
-package merge
+package rundir
 
 import (
 	"fmt"
@@ -23,11 +23,12 @@ const (
 	noteNoEpoch                  // no sync epoch
 )
 
-// rankNote is one thing a rank file's metadata says is wrong.
-type rankNote struct {
+// RankNote is one thing a rank file's metadata (or the analysis, of a
+// rank) says is wrong: a rank and its words.
+type RankNote struct {
+	Rank int
+	Text string // the words for this rank alone
 	kind noteKind
-	rank int
-	text string  // the words for this rank alone
 	n    int64   // noteAbnormal: events recovered; noteDropped: events dropped
 	last float64 // noteAbnormal: the last recorded call's end after MPI_Init (s); NaN unknown
 }
@@ -38,8 +39,8 @@ const maxRankRanges = 16
 // noteLines words notes (in rank order): a kind that concerns one rank in
 // that rank's words, a kind that concerns several in one line naming them
 // all, where the first of them stood.
-func noteLines(notes []rankNote) []string {
-	byKind := map[noteKind][]rankNote{}
+func noteLines(notes []RankNote) []string {
+	byKind := map[noteKind][]RankNote{}
 	for _, n := range notes {
 		if n.kind != noteText {
 			byKind[n.kind] = append(byKind[n.kind], n)
@@ -51,7 +52,7 @@ func noteLines(notes []rankNote) []string {
 		g := byKind[n.kind]
 		switch {
 		case n.kind == noteText || len(g) == 1:
-			out = append(out, n.text)
+			out = append(out, n.Text)
 		case !said[n.kind]:
 			said[n.kind] = true
 			out = append(out, groupLine(n.kind, g))
@@ -61,12 +62,12 @@ func noteLines(notes []rankNote) []string {
 }
 
 // groupLine says one kind of note for the ranks of g (two or more).
-func groupLine(kind noteKind, g []rankNote) string {
+func groupLine(kind noteKind, g []RankNote) string {
 	ranks := make([]int, len(g))
 	var sum, lo, hi int64 = 0, math.MaxInt64, 0
 	first, last := math.Inf(1), math.Inf(-1)
 	for i, n := range g {
-		ranks[i] = n.rank
+		ranks[i] = n.Rank
 		sum += n.n
 		lo, hi = min(lo, n.n), max(hi, n.n)
 		if !math.IsNaN(n.last) {
@@ -99,17 +100,17 @@ func rankList(ranks []int) string {
 	return strings.Join(parts, ", ")
 }
 
-// sameTextLines says notes of equal text once, after the ranks they concern
+// SameTextLines says notes of equal text once, after the ranks they concern
 // ("rank 3: text", "3 ranks (0-1, 5): text"), in the order of their first
 // rank.
-func sameTextLines(notes []rankNote) []string {
+func SameTextLines(notes []RankNote) []string {
 	ranks := map[string][]int{}
 	var order []string
 	for _, n := range notes {
-		if _, ok := ranks[n.text]; !ok {
-			order = append(order, n.text)
+		if _, ok := ranks[n.Text]; !ok {
+			order = append(order, n.Text)
 		}
-		ranks[n.text] = append(ranks[n.text], n.rank)
+		ranks[n.Text] = append(ranks[n.Text], n.Rank)
 	}
 	out := make([]string, len(order))
 	for i, text := range order {

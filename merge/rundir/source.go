@@ -1,10 +1,10 @@
-package merge
+package rundir
 
 import (
 	"github.com/gclock/gclock/trace"
 )
 
-// RankMeta is what merge needs to know about one rank file before reading
+// RankMeta is what the analysis needs to know about one rank file before reading
 // its events: the header, the communicators and sync epochs the file
 // defines, the footer (nil when the rank did not finish cleanly) and the
 // chunks the reader had to drop.
@@ -39,7 +39,7 @@ type LiveInfo struct {
 	Tids     []int32
 }
 
-// Source is one rank's trace as merge reads it. *trace.Reader satisfies it
+// Source is one rank's trace as the analysis reads it. *trace.Reader satisfies it
 // through OpenTrace; tests use in-memory sources.
 type Source interface {
 	// Meta returns the rank's metadata. It may be called again after
@@ -97,6 +97,9 @@ func (s *MemSource) NextChunk(dst []trace.Event) ([]trace.Event, error) {
 
 // Rewind makes the source deliver its events again from the start.
 func (s *MemSource) Rewind() { s.pos = 0 }
+
+// Rest returns the events not handed out yet.
+func (s *MemSource) Rest() []trace.Event { return s.Events[s.pos:] }
 
 // traceSource adapts *trace.Reader to Source; a rank file without footer
 // is followed by the events of its live sidecar.
@@ -208,15 +211,32 @@ func (s *traceSource) NextEvents(dst []trace.Event, max int) ([]trace.Event, err
 // Close closes the file.
 func (s *traceSource) Close() error { return s.r.Close() }
 
-// Release implements releaser: the reader drops its chunk buffers.
+// Release implements Releaser: the reader drops its chunk buffers.
 func (s *traceSource) Release() { s.r.Release() }
 
-// releaser is a Source that can drop the buffers it keeps between reads
+// Releaser is a Source that can drop the buffers it keeps between reads
 // (read again, it allocates them anew). A rank's decoder calls it when
 // the rank's stream has ended, so that thousands of finished ranks do not
 // hold their last chunk while the other ranks end and the reports are
 // written.
-type releaser interface{ Release() }
+type Releaser interface{ Release() }
+
+// DropReader closes src when it reads a rank file (OpenTrace) and lets go
+// of the reader and of the live sidecar's events, keeping only the rank's
+// metadata, which it returns (the same *RankMeta as src.Meta()): what a
+// process of a partitioned pass keeps of a rank file it does not decode.
+// For any other Source it does nothing and returns ok false.
+func DropReader(src Source) (m *RankMeta, ok bool) {
+	ts, ok := src.(*traceSource)
+	if !ok {
+		return nil, false
+	}
+	m = ts.Meta()
+	_ = ts.Close() // read-only: nothing to lose
+	// m points into ts: let go of what else it holds.
+	ts.r, ts.live, ts.firsts = nil, nil, nil
+	return m, true
+}
 
 // LateDamage words, one problem line each naming the file, the damage
 // found while reading ri's events that was not known when the file was
