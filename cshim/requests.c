@@ -186,10 +186,19 @@ static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_R
 		 * key sits in the first table whose window had room), and the
 		 * walk would return that slot */
 		s = &gclock_reqs[gclock_req_hash(k)];
-		if (GCK_LIKELY(s->key == GCK_KEY_EMPTY))
+		if (GCK_LIKELY(s->key == GCK_KEY_EMPTY)) {
 			GCK_REQ_PROBE();
-		else
+		} else if (s->key == k && gclock_fifo_room(b, persistent)) {
+			/* k is live at its home slot (MPICH's shared handle of
+			 * a send that completed at once, a step's second): the
+			 * walk would find it and send the start to the FIFO, as
+			 * here without the walk */
+			GCK_REQ_PROBE();
+			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
+			return id;
+		} else {
 			s = gclock_req_walk(k, &live);
+		}
 		/* the FIFO is looked at only when k is live or it holds
 		 * something (a FIFO entry of k with no table entry) */
 		if (GCK_UNLIKELY(live || (b != NULL && b->shq_head != b->shq_tail)) &&
