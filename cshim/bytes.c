@@ -16,7 +16,8 @@ static GCK_INLINE int gclock_type_size(MPI_Datatype type)
 	if (ptr_handles) {
 		uintptr_t h = (uintptr_t)type;
 		uint64_t w = __atomic_load_n(&gclock_tsz[gclock_tsz_slot(h)], __ATOMIC_RELAXED);
-		if (w != 0 && (w >> 16) == (uint64_t)h && (w & 0xffffu) != GCK_TSZ_ASK)
+		/* a hit: only a named datatype's own key matches (typesize.h) */
+		if (GCK_LIKELY((w >> 16) == (uint64_t)h))
 			return (int)(w & 0xffffu);
 		return gclock_tsize_miss(type);
 	}

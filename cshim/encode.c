@@ -27,8 +27,9 @@
  * (zigzag int64), enter and duration (zigzag int64 in at most 8 bytes;
  * enc_put8 stores 8 bytes wherever the value is shorter, so the column
  * needs room for 8 at its last value too), a varint req code (zigzag of a
- * difference of two uint32, plus one), a varint template index (uint32),
- * one width byte. */
+ * difference of two uint32, plus one), a varint template index (uint32;
+ * below 2^26, at most 4 bytes, which the split stores whole wherever the
+ * index is shorter: 5 leaves room), one width byte. */
 static const uint8_t col_max[GCK_ENC_COLS] = {10, 8, 8, 5, 5, 1};
 
 /* Largest template row: op (uint16), comm, root, sent, recv, site index,
@@ -72,6 +73,8 @@ typedef struct enc_tmpl_s {
 	uint32_t gen, idx;
 	uint32_t later; /* this chunk's events of it with seq > 0 */
 	uint16_t multi; /* op writes several records per call (gclock_op_multi) */
+	uint8_t idxlen; /* bytes of idx as a varint (1 to 4: idx < 2^26, GCLOCK_BUFFER's limit) */
+	uint32_t idxenc; /* those bytes, little-endian: the split stores all four, advances idxlen */
 } enc_tmpl;
 
 /* The lanes' offsets in a record: sent and recv; recv's upper half,
@@ -238,6 +241,16 @@ static inline void enc_put8(uint8_t *p, uint64_t v)
 	memcpy(p, &v, sizeof v);
 }
 
+/* enc_put4 stores the 4 bytes of v little-endian at p (enc_put8's way,
+ * for the template index). */
+static inline void enc_put4(uint8_t *p, uint32_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	memcpy(p, &v, sizeof v);
+}
+
 static inline uint32_t enc_hash(uint64_t k)
 {
 	return (uint32_t)((k * 0x9E3779B97F4A7C15ull) >> 32);
@@ -326,6 +339,9 @@ static __attribute__((noinline)) enc_tmpl *tmpl_find(const gclock_event *e, enc_
 			t->q = seq_find(e->comm);
 		}
 		t->idx = enc.ntmpl;
+		uint8_t ib[10] = {0};
+		t->idxlen = (uint8_t)(put_u(ib, t->idx) - ib);
+		t->idxenc = (uint32_t)ib[0] | (uint32_t)ib[1] << 8 | (uint32_t)ib[2] << 16 | (uint32_t)ib[3] << 24;
 		enc.tlist[enc.ntmpl++] = t;
 		uint8_t *tr = enc.tr;
 		tr = put_u(tr, e->op);
@@ -389,7 +405,10 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 			t = tmpl_find(e, prev);
 		prev = t;
 		t->later += seq > 0; /* summed per template after the loop */
-		ptmpl = put_u(ptmpl, t->idx);
+		/* the index's varint, made when the template was (tmpl_find):
+		 * one store and an advance, no length test */
+		enc_put4(ptmpl, t->idxenc);
+		ptmpl += t->idxlen;
 		/* seq - the seq expected: the comm's previous one + 1 (from -1),
 		 * or a multi template's previous one (from 0) */
 		enc_seq *const q = t->q;

@@ -458,13 +458,20 @@ static GCK_INLINE void gclock_complete_all(gclock_p2p *cx)
 	uint32_t seq = 0;
 	gclock_tbuf *b = cx->b; /* the thread's buffer (gclock_copy_reqs); not NULL when ncopy > 0 */
 	if (cx->ncopy > 0 && gclock_complete_run_ok(cx, b)) {
-		/* every completion in one loop (requests.h: a call's run) */
+		/* every completion in one loop (requests.h: a call's run);
+		 * what no completion changes is read once: the statuses
+		 * (NULL: none), the handles, how a slot is freed */
+		MPI_Status *const sts = gclock_sts_at(cx, 0);
+		const MPI_Request *const rq = b->sc_req;
+		const int n = cx->ncopy, tombs = gclock_req_tombs_now();
 		if (b->shq_head == b->shq_tail)
-			for (int i = 0; i < cx->ncopy; i++)
-				seq += (uint32_t)gclock_complete_next(cx, b, 0, b->sc_req[i], gclock_sts_at(cx, i), seq);
+			for (int i = 0; i < n; i++)
+				seq += (uint32_t)gclock_complete_next(cx, b, 0, tombs, rq[i], sts != NULL ? &sts[i] : NULL,
+								      seq);
 		else
-			for (int i = 0; i < cx->ncopy; i++)
-				seq += (uint32_t)gclock_complete_next(cx, b, 1, b->sc_req[i], gclock_sts_at(cx, i), seq);
+			for (int i = 0; i < n; i++)
+				seq += (uint32_t)gclock_complete_next(cx, b, 1, tombs, rq[i], sts != NULL ? &sts[i] : NULL,
+								      seq);
 		cx->nrec = (int)seq;
 		return;
 	}

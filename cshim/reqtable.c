@@ -278,9 +278,9 @@ static __attribute__((noinline)) void gclock_req_shift(uint32_t i)
 	__atomic_store_n(&gclock_reqs[i].key, GCK_KEY_EMPTY, __ATOMIC_RELEASE);
 }
 
-static inline void gclock_req_drop(gclock_req_slot *s)
+static GCK_INLINE void gclock_req_drop_as(gclock_req_slot *s, int tombs)
 {
-	if (GCK_LIKELY(!(gclock_mt | __atomic_load_n(&gclock_req_tombs, __ATOMIC_RELAXED)))) {
+	if (GCK_LIKELY(!tombs)) {
 		/* s is in the first table, the only one; most often the
 		 * next slot is empty and nothing needs to move (the last
 		 * slot's next is the first: gclock_req_shift sees to it) */
@@ -291,6 +291,16 @@ static inline void gclock_req_drop(gclock_req_slot *s)
 		return;
 	}
 	__atomic_store_n(&s->key, GCK_KEY_TOMB, __ATOMIC_RELEASE);
+}
+
+static inline void gclock_req_drop(gclock_req_slot *s)
+{
+	gclock_req_drop_as(s, gclock_req_tombs_now());
+}
+
+static GCK_INLINE int gclock_req_tombs_now(void)
+{
+	return gclock_mt | __atomic_load_n(&gclock_req_tombs, __ATOMIC_RELAXED);
 }
 
 static GCK_INLINE uint32_t gclock_req_id(gclock_tbuf *b)
@@ -308,6 +318,18 @@ static GCK_INLINE uint32_t gclock_req_id(gclock_tbuf *b)
 			b->req_end = 0;
 	}
 	return b->req_next++;
+}
+
+static GCK_INLINE gclock_shared_req *gclock_shq_oldest(gclock_tbuf *b, uintptr_t k)
+{
+	/* the head entry is live (gclock_shq_consume moves the head past the
+	 * taken ones) and the oldest of all */
+	gclock_shared_req *q = &b->shq[b->shq_head % GCK_SHARED_CAP];
+	if (q->key == k)
+		return q;
+	if (b->shq_tail - b->shq_head == 1)
+		return NULL; /* the only entry is another handle's */
+	return gclock_shq_find(b, k, 0);
 }
 
 static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, int newest)

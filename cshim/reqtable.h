@@ -145,6 +145,14 @@ static GCK_INLINE gclock_req_slot *gclock_req_find_unique(uintptr_t k);
  * what it needs of s first. */
 static inline void gclock_req_drop(gclock_req_slot *s);
 
+/* gclock_req_tombs_now: a freed slot becomes a tombstone now (under
+ * MPI_THREAD_MULTIPLE, or once a later table exists); 0: it is emptied by
+ * a backward shift. gclock_req_drop_as is gclock_req_drop with that
+ * answer read by the caller, once for a call's completions (below
+ * MPI_THREAD_MULTIPLE no other thread adds a table meanwhile). */
+static GCK_INLINE int gclock_req_tombs_now(void);
+static GCK_INLINE void gclock_req_drop_as(gclock_req_slot *s, int tombs);
+
 /* gclock_req_id hands out a request id, unique in the process and never
  * 0. Each thread takes a block of GCK_REQ_BLOCK ids from the shared
  * counter at a time, so ids rise within a thread (gclock_take relies on
@@ -163,6 +171,11 @@ static GCK_INLINE uint32_t gclock_req_id(gclock_tbuf *b);
 /* gclock_shq_find returns the oldest FIFO entry of handle k, or NULL;
  * newest instead when newest is set. */
 static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, int newest);
+
+/* gclock_shq_oldest is gclock_shq_find(b, k, 0) for a FIFO that is not
+ * empty (b->shq set): its head entry first, no walk when that is k's or
+ * the only one (MPICH's halo exchange: one shared send handle at a time). */
+static GCK_INLINE gclock_shared_req *gclock_shq_oldest(gclock_tbuf *b, uintptr_t k);
 
 static inline void gclock_shq_consume(gclock_tbuf *b, gclock_shared_req *q);
 

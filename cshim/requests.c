@@ -186,10 +186,19 @@ static GCK_INLINE uint32_t gclock_track_in(gclock_p2p *cx, gclock_tbuf *b, MPI_R
 		 * key sits in the first table whose window had room), and the
 		 * walk would return that slot */
 		s = &gclock_reqs[gclock_req_hash(k)];
-		if (GCK_LIKELY(s->key == GCK_KEY_EMPTY))
+		if (GCK_LIKELY(s->key == GCK_KEY_EMPTY)) {
 			GCK_REQ_PROBE();
-		else
+		} else if (s->key == k && gclock_fifo_room(b, persistent)) {
+			/* k is live at its home slot (MPICH's shared handle of
+			 * a send that completed at once, a step's second): the
+			 * walk would find it and send the start to the FIFO, as
+			 * here without the walk */
+			GCK_REQ_PROBE();
+			gclock_shq_push(b, cx->cs, k, id, kind, peer, tag, bytes);
+			return id;
+		} else {
 			s = gclock_req_walk(k, &live);
+		}
 		/* the FIFO is looked at only when k is live or it holds
 		 * something (a FIFO entry of k with no table entry) */
 		if (GCK_UNLIKELY(live || (b != NULL && b->shq_head != b->shq_tail)) &&
@@ -346,7 +355,7 @@ static GCK_INLINE int gclock_complete_run_ok(const gclock_p2p *cx, const gclock_
 	return !gclock_skip(cx->op) && gclock_req_unique() && b->poll_n == 0;
 }
 
-static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, MPI_Request k,
+static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, int tombs, MPI_Request k,
 					   const MPI_Status *st, uint32_t seq)
 {
 	const uintptr_t key = gclock_req_key(k);
@@ -357,7 +366,7 @@ static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int f
 		/* the thread's FIFO holds shared handles (MPICH: a send that
 		 * completed at once): the older of its entry and the table's,
 		 * as gclock_take_in decides */
-		gclock_shared_req *q = gclock_shq_find(b, key, 0);
+		gclock_shared_req *q = gclock_shq_oldest(b, key);
 		if (q != NULL && (s == NULL || s->owner != (const void *)b || (int32_t)(q->id - s->id) < 0)) {
 			r = *q;
 			if (st != NULL && q->kind == GCK_REQ_RECV)
@@ -377,7 +386,7 @@ static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int f
 	if (st != NULL && s->kind == GCK_REQ_RECV)
 		src = gclock_peer_of(s->peers, s->npeers, st->MPI_SOURCE);
 	if (!s->persistent)
-		gclock_req_drop(s);
+		gclock_req_drop_as(s, tombs);
 write:;
 	int32_t peer, tag;
 	uint64_t sent, recv;

@@ -139,8 +139,9 @@ static GCK_INLINE int gclock_complete_run_ok(const gclock_p2p *cx, const gclock_
  * handle was k into b, as the call's record number seq (0: its first,
  * the marked one); returns 1 if it was a tracked one. fifo (a constant
  * at each call site): 0 when the caller found b's FIFO empty (no
- * completion fills it), so the loop need not look at it again. */
-static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, MPI_Request k,
+ * completion fills it), so the loop need not look at it again. tombs:
+ * gclock_req_tombs_now(), read once by the caller for the run. */
+static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, int tombs, MPI_Request k,
 					   const MPI_Status *st, uint32_t seq);
 
 /* gclock_forget drops the newest request of handle k unrecorded (the

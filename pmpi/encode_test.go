@@ -194,6 +194,9 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 		{"requests", reqs(5000), -1},
 		{"one", random(1), -1},
 		{"random-1000", random(1000), -1},
+		// over 16,384 templates: indices of three varint bytes (the C
+		// split stores a template's index bytes made once, enc_put4)
+		{"three-byte-template-indices", random(20000), -1},
 		{"collective-loop", loop(5000, false), -1},
 		{"p2p-loop", loop(5000, true), -1},
 		{"distinct-comms-and-sites", wide(4096), -1},
