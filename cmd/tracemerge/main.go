@@ -58,9 +58,11 @@ Usage:
                                     time span, sync epochs, damage
   tracemerge help                   this text
   mpirun -np K tracemerge DIR -o OUT [options]
-                                    the same analysis, the rank files decoded by
-                                    K-1 worker processes (Open MPI or MPICH,
-                                    loaded at run time); identical outputs
+                                    the same analysis over K processes (Open MPI
+                                    or MPICH, loaded at run time): the workers
+                                    decode the rank files and, with only
+                                    --formats json,txt and K >= 3, analyse a
+                                    share of the instances; identical outputs
 
 DIR is one run directory holding rank-NNNNN.gct files (gclock-trace/<job>/).
 
