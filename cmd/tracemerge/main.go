@@ -72,7 +72,8 @@ Outputs in OUT (select with --formats):
   html      index.html: self-contained report (tables, histograms, Gantt)
   txt       imbalance.txt: imbalance report
   json      imbalance.json: the full analysis (merge.Analysis), and
-            p2p.json: point-to-point messages and waits (docs/explanation/p2p.md)
+            p2p.json: point-to-point messages and waits (docs/explanation/p2p.md),
+            and for runs with one-sided calls rma.json (docs/explanation/rma.md)
   csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
             bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
             global_exit_ns,callsite,enter_err_ns,exit_err_ns (global times
