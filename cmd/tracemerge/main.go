@@ -58,9 +58,11 @@ Usage:
                                     time span, sync epochs, damage
   tracemerge help                   this text
   mpirun -np K tracemerge DIR -o OUT [options]
-                                    the same analysis, the rank files decoded by
-                                    K-1 worker processes (Open MPI or MPICH,
-                                    loaded at run time); identical outputs
+                                    the same analysis over K processes (Open MPI
+                                    or MPICH, loaded at run time): the workers
+                                    decode the rank files and, with only
+                                    --formats json,txt and K >= 3, analyse a
+                                    share of the instances; identical outputs
 
 DIR is one run directory holding rank-NNNNN.gct files (gclock-trace/<job>/).
 
@@ -70,7 +72,8 @@ Outputs in OUT (select with --formats):
   html      index.html: self-contained report (tables, histograms, Gantt)
   txt       imbalance.txt: imbalance report
   json      imbalance.json: the full analysis (merge.Analysis), and
-            p2p.json: point-to-point messages and waits (docs/explanation/p2p.md)
+            p2p.json: point-to-point messages and waits (docs/explanation/p2p.md),
+            and for runs with one-sided calls rma.json (docs/explanation/rma.md)
   csv       events.csv: one row per event: rank,op,comm,seq,root,bytes_sent,
             bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,
             global_exit_ns,callsite,enter_err_ns,exit_err_ns (global times
