@@ -656,7 +656,7 @@ func prefetchChans(rs *p2pRankState) {
 // lines, not the 4 asked for, a 128-byte call on 2, not 3. At 16,384
 // ranks the prefetches waited for free miss buffers (their samples were
 // a third of the point-to-point goroutine's), so each line not needed
-// is one more that is (D84).
+// is one more that is.
 func prefetchObj(p unsafe.Pointer, n uintptr) {
 	prefetchSpan(uintptr(p), objLines(uintptr(p), n))
 }
