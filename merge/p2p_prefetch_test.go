@@ -157,7 +157,7 @@ func TestObjLines(t *testing.T) {
 		{0, 144, 3},
 		{48, 144, 3},
 		{56, 144, 4},
-		{4096 + 408, 200, 4}, // a rank state's nchan to its third key's queues
+		{4096 + 408, 200, 4},
 	} {
 		if got := objLines(c.a, c.n); got != c.want {
 			t.Errorf("objLines(%d, %d) = %d, want %d", c.a, c.n, got, c.want)
@@ -185,7 +185,12 @@ func TestObjLines_HeapObjects(t *testing.T) {
 			}
 		}
 	}
-	if got := objLines(unsafe.Offsetof(p2pRankState{}.nchan), p2pChanBytes); got != 4 { // a rank state starts on a line (size class 1024)
-		t.Errorf("a rank state's first keys' queues lie on %d lines, want 4", got)
+	// a rank state starts on a line (size class 1024): its first keys'
+	// queues and the line of its first pair sums
+	if got := objLines(unsafe.Offsetof(p2pRankState{}.nchan), p2pChanBytes); got != 5 {
+		t.Errorf("a rank state's first keys' queues lie on %d lines, want 5", got)
+	}
+	if a, n := unsafe.Offsetof(p2pRankState{}.nchan), p2pChanBytes; unsafe.Offsetof(p2pRankState{}.pairPeer)+4 > a+n {
+		t.Errorf("the chans' prefetch ends at %d, before the first pair peer", a+n)
 	}
 }

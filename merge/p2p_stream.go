@@ -638,13 +638,15 @@ var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PR
 // order, open requests and current call).
 const p2pOpenLines = int((unsafe.Offsetof(p2pRankState{}.curKey) + 63) / 64)
 
-// p2pChanBytes is the span of a p2pRankState from nchan to the end of
-// its third key's queues: what a start of a message to the rank looks
-// up (a halo exchange's two to four keys).
-const p2pChanBytes = unsafe.Offsetof(p2pRankState{}.chans) + 3*unsafe.Sizeof(chanSlot{}) - unsafe.Offsetof(p2pRankState{}.nchan)
+// p2pChanBytes is the span of a p2pRankState from nchan that a start
+// of a message to the rank asks for: its first keys' queues (a halo
+// exchange's two to four keys) up to the first of the rank's pair
+// peers (pairOf), which settling the message reads a step later; a
+// span that stopped at the third key's queues took more CPU in the
+// benchmarks at 16,384 ranks, not less.
+const p2pChanBytes = unsafe.Offsetof(p2pRankState{}.pairPeer) + 4 - unsafe.Offsetof(p2pRankState{}.nchan)
 
-// prefetchChans asks for the lines of rs from nchan to its third key's
-// queues (p2pChanBytes).
+// prefetchChans asks for the lines of rs from nchan (p2pChanBytes).
 func prefetchChans(rs *p2pRankState) {
 	prefetchObj(unsafe.Pointer(&rs.nchan), p2pChanBytes)
 }
