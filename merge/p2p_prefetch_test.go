@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
@@ -136,61 +135,5 @@ func TestRootCauseStream_PipedP2PPanicIsTheBatchsError(t *testing.T) {
 	}
 	if errs == 0 {
 		t.Fatal("no batch reported the point-to-point stream's panic")
-	}
-}
-
-// TestObjLines: prefetchObj asks for the lines an object lies on,
-// counted from its address, no more and no fewer.
-func TestObjLines(t *testing.T) {
-	for _, c := range []struct {
-		a, n uintptr
-		want int
-	}{
-		{0, 1, 1},
-		{63, 1, 1},
-		{63, 2, 2},
-		{0, 64, 1},
-		{1, 64, 2},
-		{64, 64, 1},
-		{0, 128, 2},
-		{16, 128, 3},
-		{0, 144, 3},
-		{48, 144, 3},
-		{56, 144, 4},
-		{4096 + 408, 200, 4},
-	} {
-		if got := objLines(c.a, c.n); got != c.want {
-			t.Errorf("objLines(%d, %d) = %d, want %d", c.a, c.n, got, c.want)
-		}
-	}
-}
-
-// TestObjLines_HeapObjects: the objects the point-to-point stream
-// prefetches most lie, as the heap places them, on fewer lines than a
-// count from their size alone allows for (the lines prefetchObj no
-// longer asks for).
-func TestObjLines_HeapObjects(t *testing.T) {
-	sizeOnly := func(n uintptr) int { return int((n + 63 + 63) / 64) }
-	for _, c := range []struct {
-		name string
-		new  func() unsafe.Pointer
-		size uintptr
-	}{
-		{"p2pMsg", func() unsafe.Pointer { return unsafe.Pointer(new(p2pMsg)) }, unsafe.Sizeof(p2pMsg{})},
-		{"p2pCall", func() unsafe.Pointer { return unsafe.Pointer(new(p2pCall)) }, unsafe.Sizeof(p2pCall{})},
-	} {
-		for i := 0; i < 64; i++ {
-			if got, most := objLines(uintptr(c.new()), c.size), sizeOnly(c.size); got >= most {
-				t.Errorf("%s of %d bytes lies on %d lines, no fewer than the %d its size allows for", c.name, c.size, got, most)
-			}
-		}
-	}
-	// a rank state starts on a line (size class 1024): its first keys'
-	// queues and the line of its first pair sums
-	if got := objLines(unsafe.Offsetof(p2pRankState{}.nchan), p2pChanBytes); got != 5 {
-		t.Errorf("a rank state's first keys' queues lie on %d lines, want 5", got)
-	}
-	if a, n := unsafe.Offsetof(p2pRankState{}.nchan), p2pChanBytes; unsafe.Offsetof(p2pRankState{}.pairPeer)+4 > a+n {
-		t.Errorf("the chans' prefetch ends at %d, before the first pair peer", a+n)
 	}
 }

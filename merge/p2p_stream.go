@@ -507,10 +507,10 @@ func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
 		case pend:
 			prefetchSpan(base+uintptr(p2pOpenLines)*64, p2pHotLines-p2pOpenLines+1)
 		case recv:
-			prefetchChans(rs)
+			prefetchSpan(uintptr(unsafe.Pointer(&rs.nchan)), p2pChanLines)
 		case send && e.Peer != r:
 			if ps := s.rankOrNil(e.Peer); ps != nil {
-				prefetchChans(ps)
+				prefetchSpan(uintptr(unsafe.Pointer(&ps.nchan)), p2pChanLines)
 			}
 		}
 		return
@@ -518,7 +518,7 @@ func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
 	if c := rs.cur; c != nil {
 		switch stage {
 		case 2:
-			prefetchObj(unsafe.Pointer(c), unsafe.Sizeof(*c))
+			prefetchSpan(uintptr(unsafe.Pointer(c)), p2pCallLines)
 		case 3:
 			if cap(c.recvs) > 0 {
 				prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(c.recvs))), 1)
@@ -538,11 +538,11 @@ func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
 			prefetchSpan(uintptr(unsafe.Pointer(p)), 1)
 		case 3:
 			if p.msg != nil {
-				prefetchObj(unsafe.Pointer(p.msg), unsafe.Sizeof(*p.msg))
+				prefetchSpan(uintptr(unsafe.Pointer(p.msg)), p2pMsgLines)
 			}
 		case 4:
 			if p.msg != nil && p.msg.peer != nil {
-				prefetchObj(unsafe.Pointer(p.msg.peer), unsafe.Sizeof(*p.msg.peer))
+				prefetchSpan(uintptr(unsafe.Pointer(p.msg.peer)), p2pMsgLines)
 			}
 		}
 		return
@@ -570,9 +570,9 @@ func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
 		}
 	case 3:
 		if !recv && len(ch.recvs) > 0 {
-			prefetchObj(unsafe.Pointer(ch.recvs[0]), unsafe.Sizeof(*ch.recvs[0]))
+			prefetchSpan(uintptr(unsafe.Pointer(ch.recvs[0])), p2pMsgLines)
 		} else if recv && len(ch.sends) > 0 {
-			prefetchObj(unsafe.Pointer(ch.sends[0]), unsafe.Sizeof(*ch.sends[0]))
+			prefetchSpan(uintptr(unsafe.Pointer(ch.sends[0])), p2pMsgLines)
 		}
 	}
 }
@@ -607,7 +607,7 @@ func (s *P2PStream) prefetchEndCall(e *GEvent, stage int) {
 	}
 	switch stage {
 	case 2:
-		prefetchObj(unsafe.Pointer(c), unsafe.Sizeof(*c))
+		prefetchSpan(uintptr(unsafe.Pointer(c)), p2pCallLines)
 		prefetchSpan(uintptr(unsafe.Pointer(&rs.sumv.LateSenderNS)), 1)
 	case 3:
 		if cap(c.recvs) > 0 {
@@ -635,37 +635,19 @@ var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PR
 
 // p2pOpenLines is the number of cache lines at the start of a
 // p2pRankState that every event of the rank touches (its posting
-// order, open requests and current call).
+// order, open requests and current call); p2pChanLines the lines from
+// nchan that hold it and the first keys' queues (a halo exchange's two
+// to four); p2pMsgLines, p2pCallLines and p2pPendLines the lines a
+// message, a call and a request span at most (an object need not start
+// on a line).
 const p2pOpenLines = int((unsafe.Offsetof(p2pRankState{}.curKey) + 63) / 64)
 
-// p2pChanBytes is the span of a p2pRankState from nchan that a start
-// of a message to the rank asks for: its first keys' queues (a halo
-// exchange's two to four keys) up to the first of the rank's pair
-// peers (pairOf), which settling the message reads a step later; a
-// span that stopped at the third key's queues took more CPU in the
-// benchmarks at 16,384 ranks, not less.
-const p2pChanBytes = unsafe.Offsetof(p2pRankState{}.pairPeer) + 4 - unsafe.Offsetof(p2pRankState{}.nchan)
-
-// prefetchChans asks for the lines of rs from nchan (p2pChanBytes).
-func prefetchChans(rs *p2pRankState) {
-	prefetchObj(unsafe.Pointer(&rs.nchan), p2pChanBytes)
-}
-
-// prefetchObj asks for the cache lines the n bytes at p lie on, counted
-// from p. A count from the size alone has to allow for any start within
-// a line and asked for a line too many whenever the object did not
-// straddle the most: a 144-byte message (16-byte aligned) lies on 3
-// lines, not the 4 asked for, a 128-byte call on 2, not 3. At 16,384
-// ranks the prefetches waited for free miss buffers (their samples were
-// a third of the point-to-point goroutine's), so each line not needed
-// is one more that is.
-func prefetchObj(p unsafe.Pointer, n uintptr) {
-	prefetchSpan(uintptr(p), objLines(uintptr(p), n))
-}
-
-// objLines is the number of 64-byte cache lines that the n > 0 bytes at
-// address a lie on.
-func objLines(a, n uintptr) int { return int((a+n-1)>>6 - a>>6 + 1) }
+var (
+	p2pChanLines = int((unsafe.Sizeof(chanSlot{})*3 + 8 + 63 + 63) / 64)
+	p2pMsgLines  = int((unsafe.Sizeof(p2pMsg{}) + 63 + 63) / 64)
+	p2pCallLines = int((unsafe.Sizeof(p2pCall{}) + 63 + 63) / 64)
+	p2pPendLines = int((unsafe.Sizeof(p2pPending{}) + 63 + 63) / 64)
+)
 
 // waitedInline is the number of ranks a rank's waits are summed for in a
 // slice (a halo exchange has two to six neighbours); more go to a map.
@@ -942,7 +924,7 @@ func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCa
 		c = s.freeCalls[n-1]
 		s.freeCalls = s.freeCalls[:n-1]
 		if n > 1 && len(s.ranks) >= prefetchRanks {
-			prefetchObj(unsafe.Pointer(s.freeCalls[n-2]), unsafe.Sizeof(p2pCall{}))
+			prefetchSpan(uintptr(unsafe.Pointer(s.freeCalls[n-2])), p2pCallLines)
 		}
 		*c = p2pCall{rank: rank, op: op, enter: enter, exit: exit, recvs: c.recvs[:0], settled: c.settled[:0]}
 	} else {
@@ -1165,7 +1147,7 @@ func (s *P2PStream) allocPending() *p2pPending {
 		p := s.freePend[n-1]
 		s.freePend = s.freePend[:n-1]
 		if n > 1 && len(s.ranks) >= prefetchRanks {
-			prefetchObj(unsafe.Pointer(s.freePend[n-2]), unsafe.Sizeof(p2pPending{}))
+			prefetchSpan(uintptr(unsafe.Pointer(s.freePend[n-2])), p2pPendLines)
 		}
 		*p = p2pPending{}
 		return p
@@ -1275,7 +1257,7 @@ func (s *P2PStream) allocMsg() *p2pMsg {
 		if n > 1 && len(s.ranks) >= prefetchRanks {
 			// the next one: freed a round of all ranks ago, cold,
 			// and about to be overwritten by the next start
-			prefetchObj(unsafe.Pointer(s.freeMsgs[n-2]), unsafe.Sizeof(p2pMsg{}))
+			prefetchSpan(uintptr(unsafe.Pointer(s.freeMsgs[n-2])), p2pMsgLines)
 		}
 		return m
 	}
