@@ -31,7 +31,7 @@ const rcFixOne = 1 << 32
 
 // add adds v ns, rounded to the nearest 2^-32 ns.
 func (s *rcSum) add(v float64) {
-	x := v * rcFixOne // exact: a power of two (subnormal inputs round to 0 anyway)
+	x := v * rcFixOne              // exact: a power of two (subnormal inputs round to 0 anyway)
 	if x < 1<<62 && x > -(1<<62) { // NaN fails
 		i := int64(math.RoundToEven(x))
 		lo, c := bits.Add64(s.lo, uint64(i), 0)
