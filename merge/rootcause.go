@@ -490,10 +490,11 @@ type rcSiteKey struct {
 	addr uint64
 }
 
-// rcCause accumulates one (rank, region)'s costs.
+// rcCause accumulates one (rank, region)'s costs, in order-free sums
+// (rcSum: the same bits whatever the order of the credits, D76).
 type rcCause struct {
-	direct, long float64
-	delay        float64
+	direct, long rcSum
+	delay        rcSum
 	waits        int
 	via          []rcVia // through which ranks (addVia)
 	draw         *rcDraw // the delays drawn (nil: none; few causes draw)
@@ -521,7 +522,7 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 	c := cc.draw
 	if c == nil {
 		// only causes within 1/100 of the largest direct cost draw
-		if cc.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
+		if cc.direct.float() < s.maxDirect/100 || s.ivKept >= rcIvBudget {
 			return false
 		}
 		c = &rcDraw{stride: 1}
@@ -592,10 +593,11 @@ type RootCauseStream struct {
 	causeBuf   []int
 	siteName   func(rank int32, pc uint64) string
 
-	total, small          float64
-	noDelay, unresolved   float64
+	// the stream's totals, order-free sums (rcSum, D76)
+	total, small          rcSum
+	noDelay, unresolved   rcSum
 	waitStates, truncated int
-	byKind                [6]float64 // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
+	byKind                [6]rcSum // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
 	pscwSt                pscwState  // PSCW epochs not yet resolved (rootcause_pscw.go)
 	cpEnd                 float64
 	cpRank                int32
@@ -1447,11 +1449,11 @@ func (s *RootCauseStream) onSync(y P2PSync) {
 		kind = 2
 	}
 	if !okA || !okB {
-		s.total += y.Wait
-		s.byKind[kind] += y.Wait
+		s.total.add(y.Wait)
+		s.byKind[kind].add(y.Wait)
 		s.waitStates++
 		s.truncated++
-		s.unresolved += y.Wait
+		s.unresolved.add(y.Wait)
 		return
 	}
 	s.waitState(kind, true, a.rank, pa, b.rank, pb, y.Wait, y.WaiterExit, y.CauseEnter)
@@ -1533,11 +1535,11 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 
 // waitOf is waitState with the ranks' states (nil: unknown).
 func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *rcRank, pb uint64, w, end, need float64) {
-	s.total += w
-	s.byKind[kind] += w
+	s.total.add(w)
+	s.byKind[kind].add(w)
 	s.waitStates++
 	if a == nil || b == nil || a == b {
-		s.unresolved += w
+		s.unresolved.add(w)
 		return
 	}
 	var sa, sb uint64
@@ -1552,7 +1554,7 @@ func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *r
 	ao, bo := a.oldest(), b.oldest()
 	if pa < ao || pb < bo {
 		s.truncated++
-		s.unresolved += w
+		s.unresolved.add(w)
 		return
 	}
 	if sa < ao || sb < bo {
@@ -1584,7 +1586,7 @@ func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *r
 func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide, w float64, dk []float64, D float64) {
 	g := a.seg(pa)
 	if !(D+sd.W > 0) {
-		s.noDelay += w
+		s.noDelay.add(w)
 		g.wait = min(g.dur, g.wait+w)
 		return
 	}
@@ -1598,15 +1600,16 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 				c = s.causeOf(b, int32(sd.tB[i].cause))
 				sr.cause = c
 			}
-			c.direct += scale * d
-			c.delay += d
+			c.direct.add(scale * d)
+			c.delay.add(d)
 			c.waits++
-			if !(c.direct <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
-				s.maxDirect = max(s.maxDirect, c.direct)
+			cd := c.direct.float()
+			if !(cd <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
+				s.maxDirect = max(s.maxDirect, cd)
 			}
 			// noteIv, but not called where it returns at once (no
 			// drawing yet, below its bar)
-			if !sr.ivDone && (c.draw != nil || !(c.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget)) &&
+			if !sr.ivDone && (c.draw != nil || !(cd < s.maxDirect/100 || s.ivKept >= rcIvBudget)) &&
 				s.noteIv(c, sr.span[0], sr.span[1]) {
 				sr.ivDone = true // the side's other waiters add nothing
 			}
@@ -1620,7 +1623,7 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 	// once per side, flushSide).
 	sd.scale += scale
 	o := scale * sd.rest
-	s.noDelay += w - scale*(D+sd.W)
+	s.noDelay.add(w - scale*(D+sd.W))
 	// The wait belongs to a's call: later delays of a see it as a
 	// propagating wait state.
 	g.wait = min(g.dur, g.wait+w)
@@ -1953,8 +1956,8 @@ func (s *RootCauseStream) flushSide() {
 	if sd.scale == 0 {
 		return
 	}
-	s.small += sd.scale * sd.small
-	s.unresolved += sd.scale * sd.unres
+	s.small.add(sd.scale * sd.small)
+	s.unresolved.add(sd.scale * sd.unres)
 	// Each cause gets one amount per side: the order of the causes
 	// does not change any sum.
 	for _, e := range sd.prop {
@@ -1963,7 +1966,7 @@ func (s *RootCauseStream) flushSide() {
 		}
 		amt := sd.scale * e.amt
 		c := s.cause(e.cause)
-		c.long += amt
+		c.long.add(amt)
 		c.addVia(sd.b.rank, amt)
 	}
 }
@@ -1976,19 +1979,20 @@ const rcMaxVia = 64
 func (c *rcCause) addVia(r int32, amt float64) {
 	for i := range c.via {
 		if c.via[i].rank == r {
-			c.via[i].amt += amt
+			c.via[i].amt.add(amt)
 			return
 		}
 	}
 	if len(c.via) < rcMaxVia {
-		c.via = append(c.via, rcVia{r, amt})
+		c.via = append(c.via, rcVia{rank: r})
+		c.via[len(c.via)-1].amt.add(amt)
 	}
 }
 
 // rcVia is what a cause propagated through one rank.
 type rcVia struct {
 	rank int32
-	amt  float64
+	amt  rcSum
 }
 
 // cause returns the cause of key k (rcCauseKey), made when new: in its

@@ -61,10 +61,12 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	if s == nil {
 		return nil
 	}
-	out := &RootCauseResult{TotalWaitNS: s.total, WaitStates: s.waitStates,
-		CollectiveWaitNS: s.byKind[0], LateSenderNS: s.byKind[1], LateReceiverNS: s.byKind[2], WaitAtFenceNS: s.byKind[3],
-		LatePostNS: s.byKind[rcKindLatePost], EarlyWaitNS: s.byKind[rcKindEarlyWait],
-		SmallNS: s.small, NoDelayNS: s.noDelay, UnresolvedNS: s.unresolved,
+	// The order-free sums (rcSum) are converted to float64 here, once.
+	total := s.total.float()
+	out := &RootCauseResult{TotalWaitNS: total, WaitStates: s.waitStates,
+		CollectiveWaitNS: s.byKind[0].float(), LateSenderNS: s.byKind[1].float(), LateReceiverNS: s.byKind[2].float(),
+		WaitAtFenceNS: s.byKind[3].float(), LatePostNS: s.byKind[rcKindLatePost].float(), EarlyWaitNS: s.byKind[rcKindEarlyWait].float(),
+		SmallNS: s.small.float(), NoDelayNS: s.noDelay.float(), UnresolvedNS: s.unresolved.float(),
 		TruncatedWaits: s.truncated, HistoryPerRank: s.hist}
 	names := make([]string, len(s.regions))
 	for i := range s.regions {
@@ -81,26 +83,29 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	type rc struct {
 		rank int32
 		c    *rcCause
+		cost float64 // direct + long, converted once
 	}
 	byRegion := map[int32][]rc{}
+	var attributed rcSum
 	s.eachCause(func(k int64, c *rcCause) {
-		out.AttributedNS += c.direct + c.long
+		cost := c.direct.plus(c.long)
+		attributed.merge(cost)
 		reg := int32(uint32(k))
-		byRegion[reg] = append(byRegion[reg], rc{int32(k >> 32), c})
+		byRegion[reg] = append(byRegion[reg], rc{int32(k >> 32), c, cost.float()})
 	})
+	out.AttributedNS = attributed.float()
 	var causes []RootCause
 	for reg, l := range byRegion {
 		sort.Slice(l, func(i, j int) bool {
-			ci, cj := l[i].c.direct+l[i].c.long, l[j].c.direct+l[j].c.long
-			if ci != cj {
+			if ci, cj := l[i].cost, l[j].cost; ci != cj {
 				return ci > cj
 			}
 			return l[i].rank < l[j].rank
 		})
 		for i := 0; i < len(l); {
-			head := l[i].c.direct + l[i].c.long
+			head := l[i].cost
 			j := i
-			for j < len(l) && l[j].c.direct+l[j].c.long >= head/2 {
+			for j < len(l) && l[j].cost >= head/2 {
 				j++
 			}
 			if j == i {
@@ -108,24 +113,30 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 			}
 			rcz := RootCause{Region: names[reg], Call: s.regions[reg].op != 0, RankCount: j - i}
 			var ranks []int32
-			via := map[int32]float64{}
+			var direct, long, delay rcSum
+			via := map[int32]rcSum{}
 			for _, x := range l[i:j] {
 				ranks = append(ranks, x.rank)
-				rcz.DirectNS += x.c.direct
-				rcz.PropagatedNS += x.c.long
-				rcz.DelayNS += x.c.delay
+				direct.merge(x.c.direct)
+				long.merge(x.c.long)
+				delay.merge(x.c.delay)
 				rcz.Waits += x.c.waits
 				for _, v := range x.c.via {
-					via[v.rank] += v.amt
+					via[v.rank] = via[v.rank].plus(v.amt)
 				}
 			}
 			sort.Slice(ranks, func(a, b int) bool { return ranks[a] < ranks[b] })
 			rcz.Ranks = RankList(ranks)
-			rcz.CostNS = rcz.DirectNS + rcz.PropagatedNS
-			if s.total > 0 {
-				rcz.Share = rcz.CostNS / s.total
+			rcz.DirectNS, rcz.PropagatedNS, rcz.DelayNS = direct.float(), long.float(), delay.float()
+			rcz.CostNS = direct.plus(long).float()
+			if total > 0 {
+				rcz.Share = rcz.CostNS / total
 			}
-			rcz.Via = topAmounts(via, 5)
+			viaNS := make(map[int32]float64, len(via))
+			for r, v := range via {
+				viaNS[r] = v.float()
+			}
+			rcz.Via = topAmounts(viaNS, 5)
 			if rcz.Waits > 0 && s.opt.ClockBoundNS > 0 && rcz.DelayNS/float64(rcz.Waits) <= s.opt.ClockBoundNS {
 				rcz.BelowClockBound = true
 			}
