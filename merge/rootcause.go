@@ -597,8 +597,8 @@ type RootCauseStream struct {
 	total, small          rcSum
 	noDelay, unresolved   rcSum
 	waitStates, truncated int
-	byKind                [6]rcSum // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
-	pscwSt                pscwState  // PSCW epochs not yet resolved (rootcause_pscw.go)
+	byKind                [6]rcSum  // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
+	pscwSt                pscwState // PSCW epochs not yet resolved (rootcause_pscw.go)
 	cpEnd                 float64
 	cpRank                int32
 	err                   error
