@@ -561,7 +561,8 @@ type RootCauseStream struct {
 	p2p        *P2PStream
 	pipe       *rcPipe // the point-to-point stream on a goroutine of its own (p2p_pipe.go)
 	siteIdx    map[rcSiteKey]int32
-	sitePC     []rcSitePC // a pc and rank naming each site
+	sitePC     []rcSitePC  // a pc and rank naming each site
+	siteKeys   []rcSiteKey // by site: its content, (object, offset) (siteCmp)
 	regionIdx  map[rcRegionKey]int32
 	regions    []rcRegionKey
 	regCall    []bool      // by region: a call (not a compute region)
@@ -1011,8 +1012,57 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 		id = int32(len(s.sitePC))
 		s.siteIdx[k] = id
 		s.sitePC = append(s.sitePC, rcSitePC{r.rank, pc})
+		s.siteKeys = append(s.siteKeys, k)
 	}
 	return id
+}
+
+// siteCmp compares sites x and y by content, (object, offset), not by
+// the index the stream gave them in the order it met them, which a
+// partitioned analysis' processes would each give differently (D75,
+// point 4). A negative index (no site: a call region's second) comes
+// first.
+func (s *RootCauseStream) siteCmp(x, y int32) int {
+	if x == y {
+		return 0
+	}
+	if x < 0 || y < 0 || int(x) >= len(s.siteKeys) || int(y) >= len(s.siteKeys) {
+		return cmp.Compare(x, y)
+	}
+	kx, ky := &s.siteKeys[x], &s.siteKeys[y]
+	if c := strings.Compare(kx.obj, ky.obj); c != 0 {
+		return c
+	}
+	return cmp.Compare(kx.addr, ky.addr)
+}
+
+// regionCmp compares regions x and y by content: their sites (siteCmp),
+// then the call's op; distinct regions differ in one of them (the
+// stream interns each content once).
+func (s *RootCauseStream) regionCmp(x, y int32) int {
+	if x == y {
+		return 0
+	}
+	if x < 0 || y < 0 || int(x) >= len(s.regions) || int(y) >= len(s.regions) {
+		return cmp.Compare(x, y)
+	}
+	kx, ky := s.regions[x], s.regions[y]
+	if c := s.siteCmp(kx.a, ky.a); c != 0 {
+		return c
+	}
+	if c := s.siteCmp(kx.b, ky.b); c != 0 {
+		return c
+	}
+	return cmp.Compare(kx.op, ky.op)
+}
+
+// causeCmp compares cause keys (rcCauseKey) by rank, then region by
+// content (regionCmp).
+func (s *RootCauseStream) causeCmp(x, y int64) int {
+	if c := cmp.Compare(x>>32, y>>32); c != 0 {
+		return c
+	}
+	return s.regionCmp(int32(uint32(x)), int32(uint32(y)))
 }
 
 // region returns r's count and time in the region of a compute interval
@@ -1833,7 +1883,7 @@ func (s *RootCauseStream) newSide(b *rcRank, sb, pb uint64) *rcSide {
 			if x.amt != y.amt {
 				return cmp.Compare(y.amt, x.amt)
 			}
-			return cmp.Compare(x.cause, y.cause)
+			return s.causeCmp(x.cause, y.cause) // by content: the same on every process (D75)
 		})
 	}
 	sd.seq = uint64(len(sd.tB)) == pb-sb

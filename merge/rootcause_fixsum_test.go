@@ -4,7 +4,10 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/gclock/gclock/trace"
 )
 
 // exactSum is the exact sum of vs, each first rounded to the nearest
@@ -147,5 +150,79 @@ func TestRcSum_CmpOrdersLikeTheValues(t *testing.T) {
 				t.Fatalf("cmp(%v, %v) = %d, want %d", a, b, got, want)
 			}
 		}
+	}
+}
+
+// TestRegionCmp_ByContentNotFirstSeenIndex: two streams that met the same
+// regions in different orders (as a partitioned analysis' processes
+// number them) order cause keys alike by causeCmp: by rank, then by
+// the regions' sites' (object, offset) and op, whatever their indices.
+func TestRegionCmp_ByContentNotFirstSeenIndex(t *testing.T) {
+	sites := []rcSiteKey{{"/bin/app", 0x40}, {"/bin/app", 0x400}, {"/lib/libm.so", 0x10}, {"", 0x7f00}}
+	type content struct {
+		a, b rcSiteKey
+		call bool
+		op   trace.Op
+	}
+	regs := []content{
+		{sites[0], sites[1], false, 0}, {sites[1], sites[0], false, 0}, {sites[0], rcSiteKey{}, true, 3},
+		{sites[0], rcSiteKey{}, true, 5}, {sites[2], sites[3], false, 0}, {sites[3], sites[3], false, 0},
+	}
+	// the stream of one order of meeting: sites and regions numbered as met
+	build := func(order []int) (*RootCauseStream, []int32) {
+		s := &RootCauseStream{}
+		siteID := map[rcSiteKey]int32{}
+		id := func(k rcSiteKey) int32 {
+			if v, ok := siteID[k]; ok {
+				return v
+			}
+			siteID[k] = int32(len(s.siteKeys))
+			s.siteKeys = append(s.siteKeys, k)
+			return siteID[k]
+		}
+		regID := make([]int32, len(regs))
+		for _, i := range order {
+			k := rcRegionKey{a: id(regs[i].a), b: -1, op: regs[i].op}
+			if !regs[i].call {
+				k.b = id(regs[i].b)
+			}
+			regID[i] = int32(len(s.regions))
+			s.regions = append(s.regions, k)
+		}
+		return s, regID
+	}
+	// content order, by (rank, region): the keys as the content they name
+	sorted := func(order []int) [][2]int {
+		s, regID := build(order)
+		var keys []int64
+		for rank := int32(0); rank < 3; rank++ {
+			for i := range regs {
+				keys = append(keys, rcCauseKey(rank, regID[i]))
+			}
+		}
+		slices.SortFunc(keys, s.causeCmp)
+		byID := map[int32]int{}
+		for i, v := range regID {
+			byID[v] = i
+		}
+		var out [][2]int
+		for _, k := range keys {
+			out = append(out, [2]int{int(k >> 32), byID[int32(uint32(k))]})
+		}
+		return out
+	}
+	want := sorted([]int{0, 1, 2, 3, 4, 5})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := 0; trial < 50; trial++ {
+		order := rng.Perm(len(regs))
+		if got := sorted(order); !slices.Equal(got, want) {
+			t.Fatalf("regions met in the order %v sort as %v, met in order: %v", order, got, want)
+		}
+	}
+	// and the content order is the one documented: a call region (no
+	// second site) before the compute regions of its first site; the
+	// object-less site (path "") first
+	if want[0] != [2]int{0, 5} {
+		t.Fatalf("first: %v, want rank 0's region of the object-less sites", want[0])
 	}
 }

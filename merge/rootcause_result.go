@@ -94,7 +94,11 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		byRegion[reg] = append(byRegion[reg], rc{int32(k >> 32), c, cost.float()})
 	})
 	out.AttributedNS = attributed.float()
-	var causes []RootCause
+	type regCause struct {
+		RootCause
+		reg int32
+	}
+	var causes []regCause
 	for reg, l := range byRegion {
 		sort.Slice(l, func(i, j int) bool {
 			if ci, cj := l[i].cost, l[j].cost; ci != cj {
@@ -140,10 +144,13 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 			if rcz.Waits > 0 && s.opt.ClockBoundNS > 0 && rcz.DelayNS/float64(rcz.Waits) <= s.opt.ClockBoundNS {
 				rcz.BelowClockBound = true
 			}
-			causes = append(causes, rcz)
+			causes = append(causes, regCause{rcz, reg})
 			i = j
 		}
 	}
+	// The order: by cost, then by region name, ranks and, where the
+	// names are alike, the region's content (regionCmp), never the index
+	// the stream met it at (D75, point 4).
 	sort.Slice(causes, func(i, j int) bool {
 		if causes[i].CostNS != causes[j].CostNS {
 			return causes[i].CostNS > causes[j].CostNS
@@ -151,12 +158,17 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if causes[i].Region != causes[j].Region {
 			return causes[i].Region < causes[j].Region
 		}
-		return causes[i].Ranks < causes[j].Ranks
+		if causes[i].Ranks != causes[j].Ranks {
+			return causes[i].Ranks < causes[j].Ranks
+		}
+		return s.regionCmp(causes[i].reg, causes[j].reg) < 0
 	})
 	if len(causes) > s.opt.TopN {
 		causes = causes[:s.opt.TopN]
 	}
-	out.Causes = causes
+	for _, c := range causes {
+		out.Causes = append(out.Causes, c.RootCause)
+	}
 	// Regions across ranks.
 	type regAgg struct {
 		count, ranks int
@@ -182,40 +194,64 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		}
 	}
 	den := float64(max(nranks, 1))
-	var regs []RegionStat
+	type regStat struct {
+		RegionStat
+		reg int32
+	}
+	var regs []regStat
 	for id, g := range aggs {
 		if g.count == 0 {
 			continue
 		}
 		mean := g.total / den
-		regs = append(regs, RegionStat{Region: names[id], Call: s.regions[id].op != 0, Count: g.count,
-			Ranks: g.ranks, Total: g.total, MeanNS: mean, MaxNS: g.max, MaxRank: g.maxRank, ImbalanceNS: g.max - mean})
+		regs = append(regs, regStat{RegionStat{Region: names[id], Call: s.regions[id].op != 0, Count: g.count,
+			Ranks: g.ranks, Total: g.total, MeanNS: mean, MaxNS: g.max, MaxRank: g.maxRank, ImbalanceNS: g.max - mean}, int32(id)})
 	}
 	sort.Slice(regs, func(i, j int) bool {
 		if regs[i].ImbalanceNS != regs[j].ImbalanceNS {
 			return regs[i].ImbalanceNS > regs[j].ImbalanceNS
 		}
-		return regs[i].Region < regs[j].Region
+		if regs[i].Region != regs[j].Region {
+			return regs[i].Region < regs[j].Region
+		}
+		return s.regionCmp(regs[i].reg, regs[j].reg) < 0
 	})
 	if len(regs) > s.opt.TopN {
 		regs = regs[:s.opt.TopN]
 	}
-	out.Regions = regs
+	for _, r := range regs {
+		out.Regions = append(out.Regions, r.RegionStat)
+	}
 	// Critical path.
 	cp := CriticalPath{EndRank: s.cpRank}
-	perReg := map[int32]float64{}
+	// The path's sums are order-free (rcSum): the entries come in the
+	// order of their keys, whose regions are numbered as the stream met
+	// them (D75, point 4).
+	perReg := map[int32]rcSum{}
 	regRanks := map[int32][]int32{}
-	perRank := map[int32]float64{}
+	perRank := map[int32]rcSum{}
+	var length rcSum
 	for _, e := range s.criticalPath() {
 		rank, reg := int32(e.cause>>32), int32(uint32(e.cause))
-		cp.LengthNS += e.amt
-		perReg[reg] += e.amt
-		perRank[rank] += e.amt
+		length.add(e.amt)
+		v := perReg[reg]
+		v.add(e.amt)
+		perReg[reg] = v
+		v = perRank[rank]
+		v.add(e.amt)
+		perRank[rank] = v
 		if e.amt > 0 {
 			regRanks[reg] = append(regRanks[reg], rank)
 		}
 	}
-	for reg, t := range perReg {
+	cp.LengthNS = length.float()
+	type cpReg struct {
+		CPRegion
+		reg int32
+	}
+	var cpRegs []cpReg
+	for reg, ts := range perReg {
+		t := ts.float()
 		if !(t > 0) {
 			continue
 		}
@@ -227,18 +263,28 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if cp.LengthNS > 0 {
 			c.Share = t / cp.LengthNS
 		}
-		cp.Regions = append(cp.Regions, c)
+		cpRegs = append(cpRegs, cpReg{c, reg})
 	}
-	sort.Slice(cp.Regions, func(i, j int) bool {
-		if cp.Regions[i].PathNS != cp.Regions[j].PathNS {
-			return cp.Regions[i].PathNS > cp.Regions[j].PathNS
+	sort.Slice(cpRegs, func(i, j int) bool {
+		if cpRegs[i].PathNS != cpRegs[j].PathNS {
+			return cpRegs[i].PathNS > cpRegs[j].PathNS
 		}
-		return cp.Regions[i].Region < cp.Regions[j].Region
+		if cpRegs[i].Region != cpRegs[j].Region {
+			return cpRegs[i].Region < cpRegs[j].Region
+		}
+		return s.regionCmp(cpRegs[i].reg, cpRegs[j].reg) < 0
 	})
-	if len(cp.Regions) > s.opt.TopN {
-		cp.Regions = cp.Regions[:s.opt.TopN]
+	if len(cpRegs) > s.opt.TopN {
+		cpRegs = cpRegs[:s.opt.TopN]
 	}
-	cp.Ranks = topAmounts(perRank, s.opt.TopN)
+	for _, c := range cpRegs {
+		cp.Regions = append(cp.Regions, c.CPRegion)
+	}
+	rankNS := make(map[int32]float64, len(perRank))
+	for r, v := range perRank {
+		rankNS[r] = v.float()
+	}
+	cp.Ranks = topAmounts(rankNS, s.opt.TopN)
 	out.CriticalPath = cp
 	return out
 }
