@@ -522,7 +522,7 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 	c := cc.draw
 	if c == nil {
 		// only causes within 1/100 of the largest direct cost draw
-		if cc.direct.float() < s.maxDirect/100 || s.ivKept >= rcIvBudget {
+		if cc.direct.approx() < s.maxDirect/100 || s.ivKept >= rcIvBudget {
 			return false
 		}
 		c = &rcDraw{stride: 1}
@@ -594,8 +594,9 @@ type RootCauseStream struct {
 	causeBuf   []int
 	siteName   func(rank int32, pc uint64) string
 
-	// the stream's totals, order-free sums (rcSum, D76)
-	total, small          rcSum
+	// the stream's totals, order-free sums (rcSum, D76); the total wait
+	// is byKind's sum (totalWait)
+	small                 rcSum
 	noDelay, unresolved   rcSum
 	waitStates, truncated int
 	byKind                [6]rcSum  // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
@@ -1499,7 +1500,6 @@ func (s *RootCauseStream) onSync(y P2PSync) {
 		kind = 2
 	}
 	if !okA || !okB {
-		s.total.add(y.Wait)
 		s.byKind[kind].add(y.Wait)
 		s.waitStates++
 		s.truncated++
@@ -1585,8 +1585,7 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 
 // waitOf is waitState with the ranks' states (nil: unknown).
 func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *rcRank, pb uint64, w, end, need float64) {
-	s.total.add(w)
-	s.byKind[kind].add(w)
+	s.byKind[kind].add(w) // the total is their sum (totalWait)
 	s.waitStates++
 	if a == nil || b == nil || a == b {
 		s.unresolved.add(w)
@@ -1653,7 +1652,7 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 			c.direct.add(scale * d)
 			c.delay.add(d)
 			c.waits++
-			cd := c.direct.float()
+			cd := c.direct.approx()   // cheap, and a function of the sum alone
 			if !(cd <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
 				s.maxDirect = max(s.maxDirect, cd)
 			}
@@ -2019,6 +2018,16 @@ func (s *RootCauseStream) flushSide() {
 		c.long.add(amt)
 		c.addVia(sd.b.rank, amt)
 	}
+}
+
+// totalWait returns the stream's total waiting: the sum of its totals
+// by kind (exact: integers).
+func (s *RootCauseStream) totalWait() rcSum {
+	var t rcSum
+	for _, k := range s.byKind {
+		t.merge(k)
+	}
+	return t
 }
 
 // rcMaxVia bounds the ranks a cause keeps as propagating it.

@@ -29,30 +29,51 @@ type rcSum struct {
 // rcFixOne is 1 ns in rcSum's units.
 const rcFixOne = 1 << 32
 
-// add adds v ns, rounded to the nearest 2^-32 ns.
+// add adds v ns, rounded to the nearest 2^-32 ns. The common case
+// (|v| < 2^19 ns) inlines: adding and subtracting 1.5·2^52 rounds a
+// float64 below 2^51 to an integer, ties to even, in the default
+// rounding mode (Go does not reassociate floating-point arithmetic).
 func (s *rcSum) add(v float64) {
-	x := v * rcFixOne              // exact: a power of two (subnormal inputs round to 0 anyway)
-	if x < 1<<62 && x > -(1<<62) { // NaN fails
-		i := int64(math.RoundToEven(x))
-		lo, c := bits.Add64(s.lo, uint64(i), 0)
-		s.lo, s.hi = lo, s.hi+i>>63+int64(c)
+	if x := v * rcFixOne; x < 1<<51 && x > -(1<<51) { // exact: a power of two; NaN fails
+		i := int64((x + 0x1.8p52) - 0x1.8p52)
+		lo := s.lo + uint64(i)
+		s.hi += i >> 63
+		if lo < s.lo { // carry
+			s.hi++
+		}
+		s.lo = lo
 		return
 	}
 	s.addWide(v)
 }
 
-// addWide adds v ns, |v| ≥ 2^30 ns or not finite: beyond 2^52 units a
-// float64 is an integer, so v·2^32 splits exactly into 64-bit halves.
+// addWide adds v ns, |v| ≥ 2^19 ns or not finite: rounded as add does
+// below 2^62 units; beyond, a float64 is an integer (from 2^52 on), so
+// v·2^32 splits exactly into 64-bit halves.
 func (s *rcSum) addWide(v float64) {
 	if !(v < 0x1p94 && v > -0x1p94) { // NaN, ±Inf, beyond range
 		s.odd += v
 		return
 	}
 	x := v * rcFixOne
+	if x < 1<<62 && x > -(1<<62) {
+		i := int64(math.RoundToEven(x))
+		lo, c := bits.Add64(s.lo, uint64(i), 0)
+		s.lo, s.hi = lo, s.hi+i>>63+int64(c)
+		return
+	}
 	h := math.Floor(x * 0x1p-64)
 	l := x - h*0x1p64 // in [0, 2^64), exact
 	lo, c := bits.Add64(s.lo, uint64(l), 0)
 	s.lo, s.hi = lo, s.hi+int64(h)+int64(c)
+}
+
+// approx returns the sum in ns, not rounded once as float is but cheap
+// and inlined, a function of the sum's bits alone (so the same on every
+// process): for the heuristics that compare a sum on the fly (which
+// causes keep delay intervals), not for the result.
+func (s *rcSum) approx() float64 {
+	return float64(s.hi)*0x1p32 + float64(s.lo)*0x1p-32 + s.odd
 }
 
 // merge adds the sum o to s.

@@ -62,7 +62,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		return nil
 	}
 	// The order-free sums (rcSum) are converted to float64 here, once.
-	total := s.total.float()
+	total := s.totalWait().float()
 	out := &RootCauseResult{TotalWaitNS: total, WaitStates: s.waitStates,
 		CollectiveWaitNS: s.byKind[0].float(), LateSenderNS: s.byKind[1].float(), LateReceiverNS: s.byKind[2].float(),
 		WaitAtFenceNS: s.byKind[3].float(), LatePostNS: s.byKind[rcKindLatePost].float(), EarlyWaitNS: s.byKind[rcKindEarlyWait].float(),
