@@ -1585,7 +1585,9 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 
 // waitOf is waitState with the ranks' states (nil: unknown).
 func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *rcRank, pb uint64, w, end, need float64) {
-	s.byKind[kind].add(w) // the total is their sum (totalWait)
+	if k := &s.byKind[kind]; !k.addFast(w) { // the total is their sum (totalWait)
+		k.addWide(w)
+	}
 	s.waitStates++
 	if a == nil || b == nil || a == b {
 		s.unresolved.add(w)
@@ -1635,7 +1637,9 @@ func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *r
 func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide, w float64, dk []float64, D float64) {
 	g := a.seg(pa)
 	if !(D+sd.W > 0) {
-		s.noDelay.add(w)
+		if !s.noDelay.addFast(w) {
+			s.noDelay.addWide(w)
+		}
 		g.wait = min(g.dur, g.wait+w)
 		return
 	}
@@ -1649,8 +1653,12 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 				c = s.causeOf(b, int32(sd.tB[i].cause))
 				sr.cause = c
 			}
-			c.direct.add(scale * d)
-			c.delay.add(d)
+			if x := scale * d; !c.direct.addFast(x) {
+				c.direct.addWide(x)
+			}
+			if !c.delay.addFast(d) {
+				c.delay.addWide(d)
+			}
 			c.waits++
 			cd := c.direct.approx()   // cheap, and a function of the sum alone
 			if !(cd <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
@@ -1672,7 +1680,9 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 	// once per side, flushSide).
 	sd.scale += scale
 	o := scale * sd.rest
-	s.noDelay.add(w - scale*(D+sd.W))
+	if x := w - scale*(D+sd.W); !s.noDelay.addFast(x) {
+		s.noDelay.addWide(x)
+	}
 	// The wait belongs to a's call: later delays of a see it as a
 	// propagating wait state.
 	g.wait = min(g.dur, g.wait+w)
@@ -2015,7 +2025,9 @@ func (s *RootCauseStream) flushSide() {
 		}
 		amt := sd.scale * e.amt
 		c := s.cause(e.cause)
-		c.long.add(amt)
+		if !c.long.addFast(amt) {
+			c.long.addWide(amt)
+		}
 		c.addVia(sd.b.rank, amt)
 	}
 }
@@ -2038,7 +2050,9 @@ const rcMaxVia = 64
 func (c *rcCause) addVia(r int32, amt float64) {
 	for i := range c.via {
 		if c.via[i].rank == r {
-			c.via[i].amt.add(amt)
+			if a := &c.via[i].amt; !a.addFast(amt) {
+				a.addWide(amt)
+			}
 			return
 		}
 	}

@@ -29,22 +29,33 @@ type rcSum struct {
 // rcFixOne is 1 ns in rcSum's units.
 const rcFixOne = 1 << 32
 
-// add adds v ns, rounded to the nearest 2^-32 ns. The common case
-// (|v| < 2^19 ns) inlines: adding and subtracting 1.5·2^52 rounds a
-// float64 below 2^51 to an integer, ties to even, in the default
-// rounding mode (Go does not reassociate floating-point arithmetic).
+// add adds v ns, rounded to the nearest 2^-32 ns (addFast, else
+// addWide).
 func (s *rcSum) add(v float64) {
-	if x := v * rcFixOne; x < 1<<51 && x > -(1<<51) { // exact: a power of two; NaN fails
-		i := int64((x + 0x1.8p52) - 0x1.8p52)
-		lo := s.lo + uint64(i)
-		s.hi += i >> 63
-		if lo < s.lo { // carry
-			s.hi++
-		}
-		s.lo = lo
-		return
+	if !s.addFast(v) {
+		s.addWide(v)
 	}
-	s.addWide(v)
+}
+
+// addFast is add's common case, |v| < 2^19 ns, reporting whether v was
+// in it (else it adds nothing); it inlines, so the stream's hottest
+// credits call `if !x.addFast(v) { x.addWide(v) }` (add, with its call,
+// does not inline). Adding and subtracting 1.5·2^52 rounds a float64
+// below 2^51 to an integer, ties to even, in the default rounding mode
+// (Go does not reassociate floating-point arithmetic).
+func (s *rcSum) addFast(v float64) bool {
+	x := v * rcFixOne                 // exact: a power of two
+	if !(x < 1<<51 && x > -(1<<51)) { // NaN too
+		return false
+	}
+	i := int64((x + 0x1.8p52) - 0x1.8p52)
+	lo := s.lo + uint64(i)
+	s.hi += i >> 63
+	if lo < s.lo { // carry
+		s.hi++
+	}
+	s.lo = lo
+	return true
 }
 
 // addWide adds v ns, |v| ≥ 2^19 ns or not finite: rounded as add does
