@@ -495,9 +495,14 @@ type rcSiteKey struct {
 type rcCause struct {
 	direct, long rcSum
 	delay        rcSum
-	waits        int
-	via          []rcVia // through which ranks (addVia)
-	draw         *rcDraw // the delays drawn (nil: none; few causes draw)
+	// directF is direct as a float64 sum in the credits' order, for the
+	// drawing heuristic alone (noteIv: which causes keep delay
+	// intervals; D75 point 4 has it decided at the end instead, a later
+	// stage): one add instead of converting direct at every credit.
+	directF float64
+	waits   int
+	via     []rcVia // through which ranks (addVia)
+	draw    *rcDraw // the delays drawn (nil: none; few causes draw)
 }
 
 // rcDraw are the times of a cause's segments that were delays, for
@@ -522,7 +527,7 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 	c := cc.draw
 	if c == nil {
 		// only causes within 1/100 of the largest direct cost draw
-		if cc.direct.approx() < s.maxDirect/100 || s.ivKept >= rcIvBudget {
+		if cc.directF < s.maxDirect/100 || s.ivKept >= rcIvBudget {
 			return false
 		}
 		c = &rcDraw{stride: 1}
@@ -1653,14 +1658,16 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 				c = s.causeOf(b, int32(sd.tB[i].cause))
 				sr.cause = c
 			}
-			if x := scale * d; !c.direct.addFast(x) {
+			x := scale * d
+			if !c.direct.addFast(x) {
 				c.direct.addWide(x)
 			}
+			c.directF += x
 			if !c.delay.addFast(d) {
 				c.delay.addWide(d)
 			}
 			c.waits++
-			cd := c.direct.approx()   // cheap, and a function of the sum alone
+			cd := c.directF
 			if !(cd <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
 				s.maxDirect = max(s.maxDirect, cd)
 			}

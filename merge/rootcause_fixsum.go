@@ -79,14 +79,6 @@ func (s *rcSum) addWide(v float64) {
 	s.lo, s.hi = lo, s.hi+int64(h)+int64(c)
 }
 
-// approx returns the sum in ns, not rounded once as float is but cheap
-// and inlined, a function of the sum's bits alone (so the same on every
-// process): for the heuristics that compare a sum on the fly (which
-// causes keep delay intervals), not for the result.
-func (s *rcSum) approx() float64 {
-	return float64(s.hi)*0x1p32 + float64(s.lo)*0x1p-32 + s.odd
-}
-
 // merge adds the sum o to s.
 func (s *rcSum) merge(o rcSum) {
 	lo, c := bits.Add64(s.lo, o.lo, 0)
