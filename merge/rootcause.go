@@ -491,13 +491,19 @@ type rcSiteKey struct {
 	addr uint64
 }
 
-// rcCause accumulates one (rank, region)'s costs.
+// rcCause accumulates one (rank, region)'s costs, in order-free sums
+// (rcSum: the same bits whatever the order of the credits, D76).
 type rcCause struct {
-	direct, long float64
-	delay        float64
-	waits        int
-	via          []rcVia // through which ranks (addVia)
-	draw         *rcDraw // the delays drawn (nil: none; few causes draw)
+	direct, long rcSum
+	delay        rcSum
+	// directF is direct as a float64 sum in the credits' order, for the
+	// drawing heuristic alone (noteIv: which causes keep delay
+	// intervals; D75 point 4 has it decided at the end instead, a later
+	// stage): one add instead of converting direct at every credit.
+	directF float64
+	waits   int
+	via     []rcVia // through which ranks (addVia)
+	draw    *rcDraw // the delays drawn (nil: none; few causes draw)
 }
 
 // rcDraw are the times of a cause's segments that were delays, for
@@ -522,7 +528,7 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 	c := cc.draw
 	if c == nil {
 		// only causes within 1/100 of the largest direct cost draw
-		if cc.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget {
+		if cc.directF < s.maxDirect/100 || s.ivKept >= rcIvBudget {
 			return false
 		}
 		c = &rcDraw{stride: 1}
@@ -561,7 +567,8 @@ type RootCauseStream struct {
 	p2p        *P2PStream
 	pipe       *rcPipe // the point-to-point stream on a goroutine of its own (p2p_pipe.go)
 	siteIdx    map[rcSiteKey]int32
-	sitePC     []rcSitePC // a pc and rank naming each site
+	sitePC     []rcSitePC  // a pc and rank naming each site
+	siteKeys   []rcSiteKey // by site: its content, (object, offset) (siteCmp)
 	regionIdx  map[rcRegionKey]int32
 	regions    []rcRegionKey
 	regCall    []bool      // by region: a call (not a compute region)
@@ -593,11 +600,13 @@ type RootCauseStream struct {
 	causeBuf   []int
 	siteName   func(rank int32, pc uint64) string
 
-	total, small          float64
-	noDelay, unresolved   float64
+	// the stream's totals, order-free sums (rcSum, D76); the total wait
+	// is byKind's sum (totalWait)
+	small                 rcSum
+	noDelay, unresolved   rcSum
 	waitStates, truncated int
-	byKind                [6]float64 // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
-	pscwSt                pscwState  // PSCW epochs not yet resolved (rootcause_pscw.go)
+	byKind                [6]rcSum  // collective, Late Sender, Late Receiver, Wait at Fence, Late Post, Early Wait
+	pscwSt                pscwState // PSCW epochs not yet resolved (rootcause_pscw.go)
 	cpEnd                 float64
 	cpRank                int32
 	err                   error
@@ -1010,8 +1019,57 @@ func (s *RootCauseStream) site(r *rcRank, pc uint64) int32 {
 		id = int32(len(s.sitePC))
 		s.siteIdx[k] = id
 		s.sitePC = append(s.sitePC, rcSitePC{r.rank, pc})
+		s.siteKeys = append(s.siteKeys, k)
 	}
 	return id
+}
+
+// siteCmp compares sites x and y by content, (object, offset), not by
+// the index the stream gave them in the order it met them, which a
+// partitioned analysis' processes would each give differently (D75,
+// point 4). A negative index (no site: a call region's second) comes
+// first.
+func (s *RootCauseStream) siteCmp(x, y int32) int {
+	if x == y {
+		return 0
+	}
+	if x < 0 || y < 0 || int(x) >= len(s.siteKeys) || int(y) >= len(s.siteKeys) {
+		return cmp.Compare(x, y)
+	}
+	kx, ky := &s.siteKeys[x], &s.siteKeys[y]
+	if c := strings.Compare(kx.obj, ky.obj); c != 0 {
+		return c
+	}
+	return cmp.Compare(kx.addr, ky.addr)
+}
+
+// regionCmp compares regions x and y by content: their sites (siteCmp),
+// then the call's op; distinct regions differ in one of them (the
+// stream interns each content once).
+func (s *RootCauseStream) regionCmp(x, y int32) int {
+	if x == y {
+		return 0
+	}
+	if x < 0 || y < 0 || int(x) >= len(s.regions) || int(y) >= len(s.regions) {
+		return cmp.Compare(x, y)
+	}
+	kx, ky := s.regions[x], s.regions[y]
+	if c := s.siteCmp(kx.a, ky.a); c != 0 {
+		return c
+	}
+	if c := s.siteCmp(kx.b, ky.b); c != 0 {
+		return c
+	}
+	return cmp.Compare(kx.op, ky.op)
+}
+
+// causeCmp compares cause keys (rcCauseKey) by rank, then region by
+// content (regionCmp).
+func (s *RootCauseStream) causeCmp(x, y int64) int {
+	if c := cmp.Compare(x>>32, y>>32); c != 0 {
+		return c
+	}
+	return s.regionCmp(int32(uint32(x)), int32(uint32(y)))
 }
 
 // region returns r's count and time in the region of a compute interval
@@ -1448,11 +1506,10 @@ func (s *RootCauseStream) onSync(y P2PSync) {
 		kind = 2
 	}
 	if !okA || !okB {
-		s.total += y.Wait
-		s.byKind[kind] += y.Wait
+		s.byKind[kind].add(y.Wait)
 		s.waitStates++
 		s.truncated++
-		s.unresolved += y.Wait
+		s.unresolved.add(y.Wait)
 		return
 	}
 	s.waitState(kind, true, a.rank, pa, b.rank, pb, y.Wait, y.WaiterExit, y.CauseEnter)
@@ -1534,11 +1591,12 @@ func (s *RootCauseStream) waitState(kind int, pair bool, ra int32, pa uint64, rb
 
 // waitOf is waitState with the ranks' states (nil: unknown).
 func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *rcRank, pb uint64, w, end, need float64) {
-	s.total += w
-	s.byKind[kind] += w
+	if k := &s.byKind[kind]; !k.addFast(w) { // the total is their sum (totalWait)
+		k.addWide(w)
+	}
 	s.waitStates++
 	if a == nil || b == nil || a == b {
-		s.unresolved += w
+		s.unresolved.add(w)
 		return
 	}
 	var sa, sb uint64
@@ -1553,7 +1611,7 @@ func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *r
 	ao, bo := a.oldest(), b.oldest()
 	if pa < ao || pb < bo {
 		s.truncated++
-		s.unresolved += w
+		s.unresolved.add(w)
 		return
 	}
 	if sa < ao || sb < bo {
@@ -1585,7 +1643,9 @@ func (s *RootCauseStream) waitOf(kind int, pair bool, a *rcRank, pa uint64, b *r
 func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide, w float64, dk []float64, D float64) {
 	g := a.seg(pa)
 	if !(D+sd.W > 0) {
-		s.noDelay += w
+		if !s.noDelay.addFast(w) {
+			s.noDelay.addWide(w)
+		}
 		g.wait = min(g.dur, g.wait+w)
 		return
 	}
@@ -1599,15 +1659,22 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 				c = s.causeOf(b, int32(sd.tB[i].cause))
 				sr.cause = c
 			}
-			c.direct += scale * d
-			c.delay += d
+			x := scale * d
+			if !c.direct.addFast(x) {
+				c.direct.addWide(x)
+			}
+			c.directF += x
+			if !c.delay.addFast(d) {
+				c.delay.addWide(d)
+			}
 			c.waits++
-			if !(c.direct <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
-				s.maxDirect = max(s.maxDirect, c.direct)
+			cd := c.directF
+			if !(cd <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
+				s.maxDirect = max(s.maxDirect, cd)
 			}
 			// noteIv, but not called where it returns at once (no
 			// drawing yet, below its bar)
-			if !sr.ivDone && (c.draw != nil || !(c.direct < s.maxDirect/100 || s.ivKept >= rcIvBudget)) &&
+			if !sr.ivDone && (c.draw != nil || !(cd < s.maxDirect/100 || s.ivKept >= rcIvBudget)) &&
 				s.noteIv(c, sr.span[0], sr.span[1]) {
 				sr.ivDone = true // the side's other waiters add nothing
 			}
@@ -1621,7 +1688,9 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 	// once per side, flushSide).
 	sd.scale += scale
 	o := scale * sd.rest
-	s.noDelay += w - scale*(D+sd.W)
+	if x := w - scale*(D+sd.W); !s.noDelay.addFast(x) {
+		s.noDelay.addWide(x)
+	}
 	// The wait belongs to a's call: later delays of a see it as a
 	// propagating wait state.
 	g.wait = min(g.dur, g.wait+w)
@@ -1831,7 +1900,7 @@ func (s *RootCauseStream) newSide(b *rcRank, sb, pb uint64) *rcSide {
 			if x.amt != y.amt {
 				return cmp.Compare(y.amt, x.amt)
 			}
-			return cmp.Compare(x.cause, y.cause)
+			return s.causeCmp(x.cause, y.cause) // by content: the same on every process (D75)
 		})
 	}
 	sd.seq = uint64(len(sd.tB)) == pb-sb
@@ -1954,8 +2023,8 @@ func (s *RootCauseStream) flushSide() {
 	if sd.scale == 0 {
 		return
 	}
-	s.small += sd.scale * sd.small
-	s.unresolved += sd.scale * sd.unres
+	s.small.add(sd.scale * sd.small)
+	s.unresolved.add(sd.scale * sd.unres)
 	// Each cause gets one amount per side: the order of the causes
 	// does not change any sum.
 	for _, e := range sd.prop {
@@ -1964,9 +2033,21 @@ func (s *RootCauseStream) flushSide() {
 		}
 		amt := sd.scale * e.amt
 		c := s.cause(e.cause)
-		c.long += amt
+		if !c.long.addFast(amt) {
+			c.long.addWide(amt)
+		}
 		c.addVia(sd.b.rank, amt)
 	}
+}
+
+// totalWait returns the stream's total waiting: the sum of its totals
+// by kind (exact: integers).
+func (s *RootCauseStream) totalWait() rcSum {
+	var t rcSum
+	for _, k := range s.byKind {
+		t.merge(k)
+	}
+	return t
 }
 
 // rcMaxVia bounds the ranks a cause keeps as propagating it.
@@ -1977,19 +2058,22 @@ const rcMaxVia = 64
 func (c *rcCause) addVia(r int32, amt float64) {
 	for i := range c.via {
 		if c.via[i].rank == r {
-			c.via[i].amt += amt
+			if a := &c.via[i].amt; !a.addFast(amt) {
+				a.addWide(amt)
+			}
 			return
 		}
 	}
 	if len(c.via) < rcMaxVia {
-		c.via = append(c.via, rcVia{r, amt})
+		c.via = append(c.via, rcVia{rank: r})
+		c.via[len(c.via)-1].amt.add(amt)
 	}
 }
 
 // rcVia is what a cause propagated through one rank.
 type rcVia struct {
 	rank int32
-	amt  float64
+	amt  rcSum
 }
 
 // cause returns the cause of key k (rcCauseKey), made when new: in its

@@ -61,10 +61,12 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	if s == nil {
 		return nil
 	}
-	out := &RootCauseResult{TotalWaitNS: s.total, WaitStates: s.waitStates,
-		CollectiveWaitNS: s.byKind[0], LateSenderNS: s.byKind[1], LateReceiverNS: s.byKind[2], WaitAtFenceNS: s.byKind[3],
-		LatePostNS: s.byKind[rcKindLatePost], EarlyWaitNS: s.byKind[rcKindEarlyWait],
-		SmallNS: s.small, NoDelayNS: s.noDelay, UnresolvedNS: s.unresolved,
+	// The order-free sums (rcSum) are converted to float64 here, once.
+	total := s.totalWait().float()
+	out := &RootCauseResult{TotalWaitNS: total, WaitStates: s.waitStates,
+		CollectiveWaitNS: s.byKind[0].float(), LateSenderNS: s.byKind[1].float(), LateReceiverNS: s.byKind[2].float(),
+		WaitAtFenceNS: s.byKind[3].float(), LatePostNS: s.byKind[rcKindLatePost].float(), EarlyWaitNS: s.byKind[rcKindEarlyWait].float(),
+		SmallNS: s.small.float(), NoDelayNS: s.noDelay.float(), UnresolvedNS: s.unresolved.float(),
 		TruncatedWaits: s.truncated, HistoryPerRank: s.hist}
 	names := make([]string, len(s.regions))
 	for i := range s.regions {
@@ -81,26 +83,33 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	type rc struct {
 		rank int32
 		c    *rcCause
+		cost float64 // direct + long, converted once
 	}
 	byRegion := map[int32][]rc{}
+	var attributed rcSum
 	s.eachCause(func(k int64, c *rcCause) {
-		out.AttributedNS += c.direct + c.long
+		cost := c.direct.plus(c.long)
+		attributed.merge(cost)
 		reg := int32(uint32(k))
-		byRegion[reg] = append(byRegion[reg], rc{int32(k >> 32), c})
+		byRegion[reg] = append(byRegion[reg], rc{int32(k >> 32), c, cost.float()})
 	})
-	var causes []RootCause
+	out.AttributedNS = attributed.float()
+	type regCause struct {
+		RootCause
+		reg int32
+	}
+	var causes []regCause
 	for reg, l := range byRegion {
 		sort.Slice(l, func(i, j int) bool {
-			ci, cj := l[i].c.direct+l[i].c.long, l[j].c.direct+l[j].c.long
-			if ci != cj {
+			if ci, cj := l[i].cost, l[j].cost; ci != cj {
 				return ci > cj
 			}
 			return l[i].rank < l[j].rank
 		})
 		for i := 0; i < len(l); {
-			head := l[i].c.direct + l[i].c.long
+			head := l[i].cost
 			j := i
-			for j < len(l) && l[j].c.direct+l[j].c.long >= head/2 {
+			for j < len(l) && l[j].cost >= head/2 {
 				j++
 			}
 			if j == i {
@@ -108,31 +117,40 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 			}
 			rcz := RootCause{Region: names[reg], Call: s.regions[reg].op != 0, RankCount: j - i}
 			var ranks []int32
-			via := map[int32]float64{}
+			var direct, long, delay rcSum
+			via := map[int32]rcSum{}
 			for _, x := range l[i:j] {
 				ranks = append(ranks, x.rank)
-				rcz.DirectNS += x.c.direct
-				rcz.PropagatedNS += x.c.long
-				rcz.DelayNS += x.c.delay
+				direct.merge(x.c.direct)
+				long.merge(x.c.long)
+				delay.merge(x.c.delay)
 				rcz.Waits += x.c.waits
 				for _, v := range x.c.via {
-					via[v.rank] += v.amt
+					via[v.rank] = via[v.rank].plus(v.amt)
 				}
 			}
 			sort.Slice(ranks, func(a, b int) bool { return ranks[a] < ranks[b] })
 			rcz.Ranks = RankList(ranks)
-			rcz.CostNS = rcz.DirectNS + rcz.PropagatedNS
-			if s.total > 0 {
-				rcz.Share = rcz.CostNS / s.total
+			rcz.DirectNS, rcz.PropagatedNS, rcz.DelayNS = direct.float(), long.float(), delay.float()
+			rcz.CostNS = direct.plus(long).float()
+			if total > 0 {
+				rcz.Share = rcz.CostNS / total
 			}
-			rcz.Via = topAmounts(via, 5)
+			viaNS := make(map[int32]float64, len(via))
+			for r, v := range via {
+				viaNS[r] = v.float()
+			}
+			rcz.Via = topAmounts(viaNS, 5)
 			if rcz.Waits > 0 && s.opt.ClockBoundNS > 0 && rcz.DelayNS/float64(rcz.Waits) <= s.opt.ClockBoundNS {
 				rcz.BelowClockBound = true
 			}
-			causes = append(causes, rcz)
+			causes = append(causes, regCause{rcz, reg})
 			i = j
 		}
 	}
+	// The order: by cost, then by region name, ranks and, where the
+	// names are alike, the region's content (regionCmp), never the index
+	// the stream met it at (D75, point 4).
 	sort.Slice(causes, func(i, j int) bool {
 		if causes[i].CostNS != causes[j].CostNS {
 			return causes[i].CostNS > causes[j].CostNS
@@ -140,12 +158,17 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if causes[i].Region != causes[j].Region {
 			return causes[i].Region < causes[j].Region
 		}
-		return causes[i].Ranks < causes[j].Ranks
+		if causes[i].Ranks != causes[j].Ranks {
+			return causes[i].Ranks < causes[j].Ranks
+		}
+		return s.regionCmp(causes[i].reg, causes[j].reg) < 0
 	})
 	if len(causes) > s.opt.TopN {
 		causes = causes[:s.opt.TopN]
 	}
-	out.Causes = causes
+	for _, c := range causes {
+		out.Causes = append(out.Causes, c.RootCause)
+	}
 	// Regions across ranks.
 	type regAgg struct {
 		count, ranks int
@@ -171,40 +194,64 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		}
 	}
 	den := float64(max(nranks, 1))
-	var regs []RegionStat
+	type regStat struct {
+		RegionStat
+		reg int32
+	}
+	var regs []regStat
 	for id, g := range aggs {
 		if g.count == 0 {
 			continue
 		}
 		mean := g.total / den
-		regs = append(regs, RegionStat{Region: names[id], Call: s.regions[id].op != 0, Count: g.count,
-			Ranks: g.ranks, Total: g.total, MeanNS: mean, MaxNS: g.max, MaxRank: g.maxRank, ImbalanceNS: g.max - mean})
+		regs = append(regs, regStat{RegionStat{Region: names[id], Call: s.regions[id].op != 0, Count: g.count,
+			Ranks: g.ranks, Total: g.total, MeanNS: mean, MaxNS: g.max, MaxRank: g.maxRank, ImbalanceNS: g.max - mean}, int32(id)})
 	}
 	sort.Slice(regs, func(i, j int) bool {
 		if regs[i].ImbalanceNS != regs[j].ImbalanceNS {
 			return regs[i].ImbalanceNS > regs[j].ImbalanceNS
 		}
-		return regs[i].Region < regs[j].Region
+		if regs[i].Region != regs[j].Region {
+			return regs[i].Region < regs[j].Region
+		}
+		return s.regionCmp(regs[i].reg, regs[j].reg) < 0
 	})
 	if len(regs) > s.opt.TopN {
 		regs = regs[:s.opt.TopN]
 	}
-	out.Regions = regs
+	for _, r := range regs {
+		out.Regions = append(out.Regions, r.RegionStat)
+	}
 	// Critical path.
 	cp := CriticalPath{EndRank: s.cpRank}
-	perReg := map[int32]float64{}
+	// The path's sums are order-free (rcSum): the entries come in the
+	// order of their keys, whose regions are numbered as the stream met
+	// them (D75, point 4).
+	perReg := map[int32]rcSum{}
 	regRanks := map[int32][]int32{}
-	perRank := map[int32]float64{}
+	perRank := map[int32]rcSum{}
+	var length rcSum
 	for _, e := range s.criticalPath() {
 		rank, reg := int32(e.cause>>32), int32(uint32(e.cause))
-		cp.LengthNS += e.amt
-		perReg[reg] += e.amt
-		perRank[rank] += e.amt
+		length.add(e.amt)
+		v := perReg[reg]
+		v.add(e.amt)
+		perReg[reg] = v
+		v = perRank[rank]
+		v.add(e.amt)
+		perRank[rank] = v
 		if e.amt > 0 {
 			regRanks[reg] = append(regRanks[reg], rank)
 		}
 	}
-	for reg, t := range perReg {
+	cp.LengthNS = length.float()
+	type cpReg struct {
+		CPRegion
+		reg int32
+	}
+	var cpRegs []cpReg
+	for reg, ts := range perReg {
+		t := ts.float()
 		if !(t > 0) {
 			continue
 		}
@@ -216,18 +263,28 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		if cp.LengthNS > 0 {
 			c.Share = t / cp.LengthNS
 		}
-		cp.Regions = append(cp.Regions, c)
+		cpRegs = append(cpRegs, cpReg{c, reg})
 	}
-	sort.Slice(cp.Regions, func(i, j int) bool {
-		if cp.Regions[i].PathNS != cp.Regions[j].PathNS {
-			return cp.Regions[i].PathNS > cp.Regions[j].PathNS
+	sort.Slice(cpRegs, func(i, j int) bool {
+		if cpRegs[i].PathNS != cpRegs[j].PathNS {
+			return cpRegs[i].PathNS > cpRegs[j].PathNS
 		}
-		return cp.Regions[i].Region < cp.Regions[j].Region
+		if cpRegs[i].Region != cpRegs[j].Region {
+			return cpRegs[i].Region < cpRegs[j].Region
+		}
+		return s.regionCmp(cpRegs[i].reg, cpRegs[j].reg) < 0
 	})
-	if len(cp.Regions) > s.opt.TopN {
-		cp.Regions = cp.Regions[:s.opt.TopN]
+	if len(cpRegs) > s.opt.TopN {
+		cpRegs = cpRegs[:s.opt.TopN]
 	}
-	cp.Ranks = topAmounts(perRank, s.opt.TopN)
+	for _, c := range cpRegs {
+		cp.Regions = append(cp.Regions, c.CPRegion)
+	}
+	rankNS := make(map[int32]float64, len(perRank))
+	for r, v := range perRank {
+		rankNS[r] = v.float()
+	}
+	cp.Ranks = topAmounts(rankNS, s.opt.TopN)
 	out.CriticalPath = cp
 	return out
 }
