@@ -11,6 +11,7 @@ import (
 
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -40,10 +41,10 @@ type Options struct {
 	Capture []InstanceKey
 	// Sinks receive every event in the window in global Enter order. The
 	// *GEvent is only valid during Add.
-	Sinks []Sink
+	Sinks []datamodel.Sink
 	// StreamSinks receive every event of the run, inside the window or not,
 	// in global Enter order (the point-to-point analysis, P2PStream).
-	StreamSinks []Sink
+	StreamSinks []datamodel.Sink
 	// Progress, when set, is called now and then with events processed and
 	// the expected total (0 when unknown).
 	Progress func(done, total int64)
@@ -63,16 +64,16 @@ type Options struct {
 type Zoom struct {
 	Key   InstanceKey
 	Found bool
-	Inst  Instance // corrected times
-	Raw   Instance // raw (uncorrected, coarsely aligned) times
+	Inst  datamodel.Instance // corrected times
+	Raw   datamodel.Instance // raw (uncorrected, coarsely aligned) times
 }
 
 // Result is what Analyze returns.
 type Result struct {
-	Analysis *Analysis
+	Analysis *datamodel.Analysis
 	Zooms    []Zoom
 	// WorstRaw holds Analysis.Worst[i] with raw (uncorrected) times.
-	WorstRaw []Instance
+	WorstRaw []datamodel.Instance
 	// RunStartNS is the global time the window is relative to (ns
 	// relative to Analysis.OriginNS, like every global time).
 	RunStartNS float64
@@ -81,7 +82,7 @@ type Result struct {
 	Refinement *Refinement
 	// Repairs are the collectives' violations (Options.CollectRepairs),
 	// RepairsDropped those beyond MaxRepairs.
-	Repairs        []Repair
+	Repairs        []datamodel.Repair
 	RepairsDropped int
 	// OriginNS is the origin of the pass's global times.
 	OriginNS int64
@@ -105,9 +106,9 @@ type rankState struct {
 	heaped   bool // the decoder's order went to its heap (chunks overlap: order.go)
 	badTimes int  // exit before enter
 	pcCache  []pcSlot
-	sum      RankSummary // Events, TimeInMPI: written by the merge goroutine
-	pause    pauseState  // MPI_Pcontrol pauses: merge goroutine
-	wait     rankWait    // written by the metrics goroutine
+	sum      datamodel.RankSummary // Events, TimeInMPI: written by the merge goroutine
+	pause    pauseState            // MPI_Pcontrol pauses: merge goroutine
+	wait     rankWait              // written by the metrics goroutine
 	// remoteDamage: damage another process's decoder found (dist.go)
 	remoteDamage []string
 	// sync: the rank's decoder when it runs on the merge goroutine
@@ -172,11 +173,11 @@ func (p *Pass) Origin() int64 { return p.a.origin }
 func (p *Pass) SetProgress(fn func(done, total int64)) { p.a.opt.Progress = fn }
 
 // AddSink adds a sink to a prepared pass.
-func (p *Pass) AddSink(s Sink) { p.a.opt.Sinks = append(p.a.opt.Sinks, s) }
+func (p *Pass) AddSink(s datamodel.Sink) { p.a.opt.Sinks = append(p.a.opt.Sinks, s) }
 
 // AddStreamSink adds a sink that receives every event of the run, whatever
 // the window (Options.StreamSinks).
-func (p *Pass) AddStreamSink(s Sink) { p.a.opt.StreamSinks = append(p.a.opt.StreamSinks, s) }
+func (p *Pass) AddStreamSink(s datamodel.Sink) { p.a.opt.StreamSinks = append(p.a.opt.StreamSinks, s) }
 
 // Run reads all events once and returns the analysis.
 func (p *Pass) Run() (*Result, error) {
@@ -293,7 +294,7 @@ type analyzer struct {
 	opt   Options
 	ranks []*rankState // by world rank (nil when missing)
 	m     matcher
-	an    Analysis
+	an    datamodel.Analysis
 
 	wFrom, wTo float64
 	runStart   float64
@@ -383,7 +384,7 @@ func newAnalyzer(run *rundir.Run, opt Options) *analyzer {
 		rs.objs = append([]trace.Object(nil), h.Objects...)
 		sort.Slice(rs.objs, func(i, j int) bool { return rs.objs[i].Lo < rs.objs[j].Lo })
 		a.ranks[ri.Rank] = rs
-		rs.sum = RankSummary{Rank: int32(ri.Rank), Host: h.Host}
+		rs.sum = datamodel.RankSummary{Rank: int32(ri.Rank), Host: h.Host}
 	}
 	if len(fallback) > 0 {
 		a.problems = append(a.problems, "clock model fallback: "+strings.Join(rundir.FirstN(rundir.SameTextLines(fallback), 8), "; "))
@@ -612,7 +613,7 @@ func (a *analyzer) run() error {
 }
 
 // consume takes the next event of the merged stream (rs: its rank).
-func (a *analyzer) consume(ev *GEvent, rs *rankState, sinks []Sink) error {
+func (a *analyzer) consume(ev *datamodel.GEvent, rs *rankState, sinks []datamodel.Sink) error {
 	if ev.Enter >= a.wFrom && ev.Enter <= a.wTo {
 		a.events++
 		ra := &rs.sum
@@ -660,13 +661,13 @@ func (a *analyzer) result() *Result {
 			continue
 		}
 		name := trace.Op(op).String()
-		an.Ops = append(an.Ops, OpSummary{
+		an.Ops = append(an.Ops, datamodel.OpSummary{
 			Op: name, Count: oa.count, Calls: oa.calls, TotalTime: oa.total,
 			EntrySkew: oa.entrySkew.stats(), ExitSkew: oa.exitSkew.stats(),
 			Wait: oa.wait.stats(), Latency: oa.latency.stats(), Span: oa.span.stats(),
 			Violations: oa.viol, MaxViolation: oa.maxViol, WaitClass: WaitClassOf(trace.Op(op)).String(), ZeroByte: oa.zeroByte,
 		})
-		an.Hists = append(an.Hists, OpHistograms{Op: name, ExitSkew: oa.histExit.export(), Wait: oa.histWait.export()})
+		an.Hists = append(an.Hists, datamodel.OpHistograms{Op: name, ExitSkew: oa.histExit.export(), Wait: oa.histWait.export()})
 	}
 	sort.SliceStable(an.Ops, func(i, j int) bool { return an.Ops[i].TotalTime > an.Ops[j].TotalTime })
 
@@ -674,7 +675,7 @@ func (a *analyzer) result() *Result {
 		for _, ca := range list {
 			sk := a.sites[ca.site]
 			loc := a.opt.Resolve.Resolve(sk.obj, sk.addr)
-			an.Callsites = append(an.Callsites, CallsiteSummary{
+			an.Callsites = append(an.Callsites, datamodel.CallsiteSummary{
 				Callsite: sk.pc, Function: loc.Function, File: loc.File, Line: loc.Line, Object: sk.obj,
 				Op: ca.op.String(), Calls: ca.calls, TotalTime: ca.total, Wait: ca.wait.stats(),
 			})
@@ -708,8 +709,8 @@ func (a *analyzer) result() *Result {
 	an.Selective = selectiveTracing(config, pauses)
 	ws := append([]worstEntry(nil), a.worst...)
 	sort.SliceStable(ws, func(i, j int) bool { return ws[i].inst.EntrySkew > ws[j].inst.EntrySkew })
-	an.Worst = []Instance{}
-	var worstRaw []Instance
+	an.Worst = []datamodel.Instance{}
+	var worstRaw []datamodel.Instance
 	for _, w := range ws {
 		a.resolveInstance(&w.inst)
 		a.resolveInstance(&w.raw)
@@ -756,16 +757,16 @@ func (a *analyzer) result() *Result {
 		an.Problems = []string{}
 	}
 	if an.Ops == nil {
-		an.Ops = []OpSummary{}
+		an.Ops = []datamodel.OpSummary{}
 	}
 	if an.Callsites == nil {
-		an.Callsites = []CallsiteSummary{}
+		an.Callsites = []datamodel.CallsiteSummary{}
 	}
 	if an.Ranks == nil {
-		an.Ranks = []RankSummary{}
+		an.Ranks = []datamodel.RankSummary{}
 	}
 	if an.Hists == nil {
-		an.Hists = []OpHistograms{}
+		an.Hists = []datamodel.OpHistograms{}
 	}
 	an.ExitDelays = a.exitDelays()
 	an.Clock = a.clockQuality()

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -22,15 +23,15 @@ type OpFilter interface {
 // adding to it. Events are copied into batches; order is preserved.
 // Memory: a few batches of asyncBatch events.
 type AsyncSink struct {
-	s    Sink
+	s    datamodel.Sink
 	want OpFilter // nil: every event
 	// wantLow caches want.Wants for ops below wantLowOps: an interface
 	// call per event and sink was ≈ 3 % of a default run's CPU
 	// (2026-11-26).
 	wantLow [wantLowOps]bool
-	cur     []GEvent
-	ch      chan []GEvent
-	free    chan []GEvent
+	cur     []datamodel.GEvent
+	ch      chan []datamodel.GEvent
+	free    chan []datamodel.GEvent
 	done    chan struct{}
 	mu      sync.Mutex
 	err     error
@@ -46,9 +47,9 @@ const wantLowOps = 256
 
 // NewAsyncSink starts the goroutine feeding s. Call Close after the last
 // Add; it returns the first error s reported.
-func NewAsyncSink(s Sink) *AsyncSink {
-	a := &AsyncSink{s: s, ch: make(chan []GEvent, 4), free: make(chan []GEvent, 6), done: make(chan struct{})}
-	a.cur = make([]GEvent, 0, asyncBatch)
+func NewAsyncSink(s datamodel.Sink) *AsyncSink {
+	a := &AsyncSink{s: s, ch: make(chan []datamodel.GEvent, 4), free: make(chan []datamodel.GEvent, 6), done: make(chan struct{})}
+	a.cur = make([]datamodel.GEvent, 0, asyncBatch)
 	a.want, _ = s.(OpFilter)
 	for op := range a.wantLow {
 		a.wantLow[op] = a.want == nil || a.want.Wants(trace.Op(op))
@@ -84,7 +85,7 @@ func (a *AsyncSink) loop() {
 // when piped says so (the root-cause stream at many ranks, p2p_pipe.go).
 type pipedSink interface {
 	piped() bool
-	addBatchPiped(b []GEvent) error
+	addBatchPiped(b []datamodel.GEvent) error
 }
 
 // Prefetcher is implemented by sinks whose state for an event is likely
@@ -93,7 +94,7 @@ type pipedSink interface {
 // one it adds, so that the sink's loads for it are under way meanwhile.
 // Prefetch must not change anything.
 type Prefetcher interface {
-	Prefetch(ev *GEvent)
+	Prefetch(ev *datamodel.GEvent)
 }
 
 // prefetchDistance is how many events ahead of Add a Prefetcher is asked.
@@ -115,7 +116,7 @@ const prefetchDistance = 8
 type DeepPrefetcher interface {
 	Prefetcher
 	PrefetchDeep() bool
-	PrefetchStage(ev *GEvent, stage int)
+	PrefetchStage(ev *datamodel.GEvent, stage int)
 }
 
 // deepStages is how many events ahead of Add each stage of a
@@ -125,7 +126,7 @@ var deepStages = [...]int{20, 16, 11, 6, 2}
 
 // addBatch adds the events of b to s in order, prefetching ahead when pf
 // (s as a Prefetcher) is not nil.
-func addBatch(s Sink, pf Prefetcher, b []GEvent) error {
+func addBatch(s datamodel.Sink, pf Prefetcher, b []datamodel.GEvent) error {
 	if ps, ok := s.(pipedSink); ok && ps.piped() {
 		return ps.addBatchPiped(b)
 	}
@@ -185,7 +186,7 @@ func (a *AsyncSink) getErr() error {
 // Add implements Sink: it copies ev (unless the sink is an OpFilter that
 // does not want it) and returns the consumer's first error,
 // if any has happened yet.
-func (a *AsyncSink) Add(ev *GEvent) error {
+func (a *AsyncSink) Add(ev *datamodel.GEvent) error {
 	if op := ev.Op; op < wantLowOps {
 		if !a.wantLow[op] {
 			return nil
@@ -202,7 +203,7 @@ func (a *AsyncSink) Add(ev *GEvent) error {
 		select {
 		case a.cur = <-a.free:
 		default:
-			a.cur = make([]GEvent, 0, asyncBatch)
+			a.cur = make([]datamodel.GEvent, 0, asyncBatch)
 		}
 	}
 	return nil
@@ -227,15 +228,15 @@ func (a *AsyncSink) Close() error {
 func (a *AsyncSink) Wants(op trace.Op) bool { return a.want == nil || a.want.Wants(op) }
 
 // Unwrap returns the wrapped sink.
-func (a *AsyncSink) Unwrap() Sink { return a.s }
+func (a *AsyncSink) Unwrap() datamodel.Sink { return a.s }
 
 // asP2PStream returns the P2PStream s is or wraps (nil: none).
-func asP2PStream(s Sink) *P2PStream {
+func asP2PStream(s datamodel.Sink) *P2PStream {
 	for {
 		switch x := s.(type) {
 		case *P2PStream:
 			return x
-		case interface{ Unwrap() Sink }:
+		case interface{ Unwrap() datamodel.Sink }:
 			s = x.Unwrap()
 		default:
 			return nil

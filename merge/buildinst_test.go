@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -28,7 +29,7 @@ func TestBuildInstance_MakesEachMemberArrayOnceAtItsSize(t *testing.T) {
 				}
 			}
 			a := &analyzer{}
-			var inst Instance
+			var inst datamodel.Instance
 			allocs := testing.AllocsPerRun(3, func() { inst = a.buildInstance(in, false) })
 			if len(inst.Ranks) != tc.arrived || cap(inst.Ranks) != tc.arrived || cap(inst.Enter) != tc.arrived || cap(inst.Recv) != tc.arrived {
 				t.Errorf("ranks %d (cap %d), enter cap %d, recv cap %d: want %d each", len(inst.Ranks), cap(inst.Ranks), cap(inst.Enter), cap(inst.Recv), tc.arrived)

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 )
 
@@ -44,7 +45,7 @@ const MaxRepairs = 1 << 20
 
 // repairs collects a pass's violations.
 type repairs struct {
-	list    []Repair
+	list    []datamodel.Repair
 	dropped int
 }
 
@@ -56,7 +57,7 @@ func (r *repairs) add(rank int32, g, d float64) {
 		r.dropped++
 		return
 	}
-	r.list = append(r.list, Repair{Rank: rank, G: g, D: d})
+	r.list = append(r.list, datamodel.Repair{Rank: rank, G: g, D: d})
 }
 
 // CLC is the repair a pass applies: per world rank its tents (sorted by
@@ -82,7 +83,7 @@ type clcRank struct {
 // NewCLC returns the repair for the violations found by a pass over a run
 // whose global times are relative to origin, on top of prev (the repair
 // the pass applied, nil for none): the tents of both.
-func NewCLC(origin int64, prev *CLC, found []Repair) *CLC {
+func NewCLC(origin int64, prev *CLC, found []datamodel.Repair) *CLC {
 	c := &CLC{Origin: origin, ranks: map[int32]*clcRank{}}
 	all := map[int32][][2]float64{}
 	if prev != nil {
@@ -225,7 +226,7 @@ type RefinedPlan struct {
 func PlanRefined(load func() (*rundir.Run, error), opt Options, popt P2POptions) (*RefinedPlan, error) {
 	// analyze runs one pass; with p2p set also the point-to-point stream
 	// configured by popt (whose Result it returns).
-	analyze := func(o Options, p2p bool) (*Result, *P2PResult, error) {
+	analyze := func(o Options, p2p bool) (*Result, *datamodel.P2PResult, error) {
 		run, err := load()
 		if err != nil {
 			return nil, nil, err
@@ -274,7 +275,7 @@ func PlanRefined(load func() (*rundir.Run, error), opt Options, popt P2POptions)
 		if err != nil {
 			return nil, fmt.Errorf("repair pass %d: %w", pass+1, err)
 		}
-		found := append(append([]Repair(nil), res.Repairs...), pr.Repairs...)
+		found := append(append([]datamodel.Repair(nil), res.Repairs...), pr.Repairs...)
 		n := res.Analysis.Clock.Violations + pr.Violations
 		if pass == 0 {
 			plan.Before = n

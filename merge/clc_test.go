@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -14,7 +15,7 @@ import (
 // and intervals kept), it vanishes far from the repairs, and a second
 // repair on top of a first adds to the move where the first left off.
 func TestCLC_TentEnvelope(t *testing.T) {
-	first := NewCLC(0, nil, []Repair{{Rank: 1, G: 1e6, D: 500}, {Rank: 1, G: 1.01e6, D: 2000}, {Rank: 3, G: 5e6, D: 100}})
+	first := NewCLC(0, nil, []datamodel.Repair{{Rank: 1, G: 1e6, D: 500}, {Rank: 1, G: 1.01e6, D: 2000}, {Rank: 3, G: 5e6, D: 100}})
 	for _, tc := range []struct {
 		rank    int32
 		g, want float64
@@ -38,7 +39,7 @@ func TestCLC_TentEnvelope(t *testing.T) {
 		prev = v
 	}
 	// a violation found on the moved timeline: 300 ns more at the same event
-	second := NewCLC(0, first, []Repair{{Rank: 3, G: 5e6 + 101, D: 300}})
+	second := NewCLC(0, first, []datamodel.Repair{{Rank: 3, G: 5e6 + 101, D: 300}})
 	if got := second.at(3, 5e6); math.Abs(got-402) > 0.01 {
 		t.Errorf("second repair: move %g at the event, want about 101+300+1", got)
 	}
@@ -54,14 +55,14 @@ func TestCLC_TentEnvelope(t *testing.T) {
 func TestPlanRefined_RepairsWhatRefinementLeaves(t *testing.T) {
 	dir, _ := genRun(t, synth.Config{Ranks: 8, NodeSize: 1, Steps: 3000, Seed: 11, Halo: true, ModelNoiseNS: 40e3, ComputeNS: 5000})
 	load := func() (*rundir.Run, error) { return rundir.Load(dir, nil) }
-	count := func(opt Options) (coll, p2p int, evs []GEvent) {
+	count := func(opt Options) (coll, p2p int, evs []datamodel.GEvent) {
 		run, err := load()
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer run.Close()
 		c := &collect{ordered: true}
-		opt.Sinks = []Sink{c}
+		opt.Sinks = []datamodel.Sink{c}
 		pass, err := Prepare(run, opt)
 		if err != nil {
 			t.Fatal(err)
@@ -96,7 +97,7 @@ func TestPlanRefined_RepairsWhatRefinementLeaves(t *testing.T) {
 	}
 	// local order kept: an event that began after another ended locally
 	// still begins after it
-	last := map[int32]GEvent{}
+	last := map[int32]datamodel.GEvent{}
 	for _, e := range evs {
 		if p, ok := last[e.Rank]; ok && e.RawEnter >= p.RawExit && e.Enter < p.Exit {
 			t.Fatalf("rank %d: %v enters at %.0f before the previous %v's exit %.0f", e.Rank, e.Op, e.Enter, p.Op, p.Exit)

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 )
 
@@ -26,8 +27,8 @@ func TestCriticalPath_SameWhateverTheChainDepth(t *testing.T) {
 		}
 	}
 	depths := []int{2, 3, 17, cpMinDepth, 1 << 20}
-	var want *RootCauseResult
-	var wantMarks []Mark
+	var want *datamodel.RootCauseResult
+	var wantMarks []datamodel.Mark
 	for _, d := range depths {
 		p.cpDepth = d
 		res := p.run(t)

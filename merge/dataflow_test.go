@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -101,7 +102,7 @@ func TestCollectiveNeedsFlow_NoDependencyWithoutData(t *testing.T) {
 				t.Errorf("violation %g, want %g", v, c.viol)
 			}
 			// The instance path (ComputeInstanceMetrics) applies the same rule.
-			inst := Instance{Op: c.op, Ranks: make([]int32, n), RootRank: int32(c.root),
+			inst := datamodel.Instance{Op: c.op, Ranks: make([]int32, n), RootRank: int32(c.root),
 				Enter: c.enter, Exit: c.exit, Sent: c.sent, Recv: c.recv}
 			for i := range inst.Ranks {
 				inst.Ranks[i] = int32(i)
@@ -132,7 +133,7 @@ func TestComputeInstanceMetrics_LatencyOnlyWhereDataSynchronizes(t *testing.T) {
 		{"unknown bytes", nil, nil, 5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			inst := Instance{Op: trace.OpAllreduce, Ranks: []int32{0, 1}, RootRank: -1,
+			inst := datamodel.Instance{Op: trace.OpAllreduce, Ranks: []int32{0, 1}, RootRank: -1,
 				Enter: []float64{0, 100}, Exit: []float64{105, 110}, Sent: c.sent, Recv: c.recv}
 			ComputeInstanceMetrics(&inst)
 			if inst.Latency != c.want {
@@ -179,7 +180,7 @@ func TestAnalyze_ZeroByteInstancesCountButNeitherWaitNorViolate(t *testing.T) {
 	if an.Instances != 7 {
 		t.Errorf("%d instances, want 7", an.Instances)
 	}
-	got := map[string]OpSummary{}
+	got := map[string]datamodel.OpSummary{}
 	for _, o := range an.Ops {
 		got[o.Op] = o
 	}

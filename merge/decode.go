@@ -11,12 +11,13 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
 // batchPool recycles per-rank event batches between decoders and merger.
-type batch struct{ ev []GEvent }
+type batch struct{ ev []datamodel.GEvent }
 
 type pcSlot struct {
 	pc   uint64
@@ -217,7 +218,7 @@ func (st *decState) step() bool {
 // global Enter.
 func (a *analyzer) convert(rs *rankState, raw []trace.Event, b *batch) {
 	if cap(b.ev) < len(raw) {
-		b.ev = make([]GEvent, len(raw))
+		b.ev = make([]datamodel.GEvent, len(raw))
 	}
 	b.ev = b.ev[:len(raw)]
 	rank := int32(rs.in.Rank)

@@ -10,19 +10,21 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // distStream is process 0's view of one worker's merged stream.
 type distStream struct {
 	w     int
-	ev    []GEvent
+	ev    []datamodel.GEvent
 	i     int
 	key   float64
 	rank  int32 // of ev[i]: the event's rank, or the ended rank of a marker
 	ends  map[int]distEnd
 	done  bool
 	ch    chan distFetched
-	spare chan []GEvent
+	spare chan []datamodel.GEvent
 	// xlate maps the worker's call-site indices to process 0's (-1: not
 	// yet known): one small table instead of a look-up in the event's
 	// rank's pc cache, a cache miss per event with many ranks.
@@ -30,7 +32,7 @@ type distStream struct {
 }
 
 type distFetched struct {
-	ev   []GEvent
+	ev   []datamodel.GEvent
 	ends map[int]distEnd
 	done bool
 	err  error
@@ -105,7 +107,7 @@ func (d *Dist) fetcher(s *distStream) {
 			}
 			k := n / evSize
 			if cap(f.ev) < k {
-				f.ev = make([]GEvent, k)
+				f.ev = make([]datamodel.GEvent, k)
 			}
 			f.ev = f.ev[:k]
 			if err := d.T.Recv(s.w, distTag, evBytes(f.ev)); err != nil {
@@ -233,7 +235,7 @@ func (a *analyzer) runDist() error {
 	var streams []*distStream
 	d.quit = make(chan struct{})
 	for w := 1; w < d.Procs; w++ {
-		s := &distStream{w: w, ch: make(chan distFetched, 1), spare: make(chan []GEvent, 2)}
+		s := &distStream{w: w, ch: make(chan distFetched, 1), spare: make(chan []datamodel.GEvent, 2)}
 		streams = append(streams, s)
 		d.fetchWG.Add(1)
 		go d.fetcher(s)
@@ -250,12 +252,12 @@ func (a *analyzer) runDist() error {
 			close(quit)
 			<-finished // the decoders have returned
 		}()
-		s := &distStream{w: 0, ch: make(chan distFetched, 1), spare: make(chan []GEvent, 4)}
+		s := &distStream{w: 0, ch: make(chan distFetched, 1), spare: make(chan []datamodel.GEvent, 4)}
 		streams = append(streams, s)
 		go func() {
 			defer close(finished)
 			defer close(s.ch)
-			if a.mergeLocal(mine, len(a.rn.Ranks), distChunk, quit, func(c []GEvent) bool {
+			if a.mergeLocal(mine, len(a.rn.Ranks), distChunk, quit, func(c []datamodel.GEvent) bool {
 				select {
 				case s.ch <- distFetched{ev: c}:
 					return true

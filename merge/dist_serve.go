@@ -11,6 +11,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // Serve runs a worker process (Dist.Me > 0) of a parallel analysis: it
@@ -94,13 +96,13 @@ func (p *Pass) Serve(d *Dist) error {
 // decoder (partDecode, chunks of partChunk: it routes them, and up to 8
 // chunks of 4 MB were 17 MB of a K=8 worker's heap) read the same stream
 // in chunks of size events.
-func (a *analyzer) localChunks(mine []*rankState, nRanks, size int, quit <-chan struct{}) (chunks <-chan []GEvent, spare chan<- []GEvent, ends *map[int]distEnd) {
-	c := make(chan []GEvent, 2)
-	sp := make(chan []GEvent, 4)
+func (a *analyzer) localChunks(mine []*rankState, nRanks, size int, quit <-chan struct{}) (chunks <-chan []datamodel.GEvent, spare chan<- []datamodel.GEvent, ends *map[int]distEnd) {
+	c := make(chan []datamodel.GEvent, 2)
+	sp := make(chan []datamodel.GEvent, 4)
 	ends = new(map[int]distEnd)
 	go func() {
 		defer close(c)
-		*ends = a.mergeLocal(mine, nRanks, size, quit, func(ch []GEvent) bool {
+		*ends = a.mergeLocal(mine, nRanks, size, quit, func(ch []datamodel.GEvent) bool {
 			select {
 			case c <- ch:
 				return true
@@ -116,7 +118,7 @@ func (a *analyzer) localChunks(mine []*rankState, nRanks, size int, quit <-chan 
 // does, handing chunks of events and end markers to send (false: stop;
 // spent chunks come back on spare); it returns what each rank's decoder
 // found once every stream has ended.
-func (a *analyzer) mergeLocal(mine []*rankState, nRanks, size int, done <-chan struct{}, send func([]GEvent) bool, spare <-chan []GEvent) map[int]distEnd {
+func (a *analyzer) mergeLocal(mine []*rankState, nRanks, size int, done <-chan struct{}, send func([]datamodel.GEvent) bool, spare <-chan []datamodel.GEvent) map[int]distEnd {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	// With one core (GOMAXPROCS=1, as a process of an oversubscribed job
@@ -151,8 +153,8 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks, size int, done <-chan s
 		}
 		wg.Wait()
 	}()
-	chunk := make([]GEvent, 0, size)
-	emit := func(e GEvent) bool {
+	chunk := make([]datamodel.GEvent, 0, size)
+	emit := func(e datamodel.GEvent) bool {
 		chunk = append(chunk, e)
 		if len(chunk) < size {
 			return true
@@ -164,7 +166,7 @@ func (a *analyzer) mergeLocal(mine []*rankState, nRanks, size int, done <-chan s
 		case chunk = <-spare:
 			chunk = chunk[:0]
 		default:
-			chunk = make([]GEvent, 0, size)
+			chunk = make([]datamodel.GEvent, 0, size)
 		}
 		return true
 	}
@@ -217,13 +219,13 @@ func distGroups(n int) int {
 // serial pass does (kway_window.go: the same order; the heap cost a
 // worker of a K=2 run over 683 of 1024 ranks ≈ 165 ns an event against
 // the windows' ≈ 90).
-func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
+func mergeRanks(ranks []*rankState, emit func(datamodel.GEvent) bool) bool {
 	h := newCursorHeap(len(ranks))
 	for _, rs := range ranks {
 		c := &cursor{rs: rs}
 		if c.next() {
 			h.add(c)
-		} else if !emit(GEvent{Rank: -1 - int32(rs.in.Rank), Enter: math.Inf(-1)}) {
+		} else if !emit(datamodel.GEvent{Rank: -1 - int32(rs.in.Rank), Enter: math.Inf(-1)}) {
 			return false
 		}
 	}
@@ -236,8 +238,8 @@ func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
 			w.rs[ci] = c.rs
 		}
 		errStop := errors.New("stopped")
-		err := w.run(func(ev *GEvent, ci int32, end bool) error {
-			if !emit(*ev) || end && !emit(GEvent{Rank: -1 - int32(w.cs[ci].rs.in.Rank), Enter: ev.Enter}) {
+		err := w.run(func(ev *datamodel.GEvent, ci int32, end bool) error {
+			if !emit(*ev) || end && !emit(datamodel.GEvent{Rank: -1 - int32(w.cs[ci].rs.in.Rank), Enter: ev.Enter}) {
 				return errStop
 			}
 			return nil
@@ -252,7 +254,7 @@ func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
 		if !emit(*ev) {
 			return false
 		}
-		if done := h.advanceTop(); done != nil && !emit(GEvent{Rank: -1 - int32(done.rs.in.Rank), Enter: last}) {
+		if done := h.advanceTop(); done != nil && !emit(datamodel.GEvent{Rank: -1 - int32(done.rs.in.Rank), Enter: last}) {
 			return false
 		}
 	}
@@ -262,7 +264,7 @@ func mergeRanks(ranks []*rankState, emit func(GEvent) bool) bool {
 // mergeGroups merges ranks in g contiguous groups, each in its own
 // goroutine, and merges the groups' record streams by the same key
 // (markers of ranks without events first, as mergeRanks emits them).
-func mergeGroups(ranks []*rankState, g int, done <-chan struct{}, emit func(GEvent) bool) bool {
+func mergeGroups(ranks []*rankState, g int, done <-chan struct{}, emit func(datamodel.GEvent) bool) bool {
 	const sub = 4096
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -273,13 +275,13 @@ func mergeGroups(ranks []*rankState, g int, done <-chan struct{}, emit func(GEve
 	streams := make([]*distStream, g)
 	for i := 0; i < g; i++ {
 		part := ranks[i*len(ranks)/g : (i+1)*len(ranks)/g]
-		s := &distStream{ch: make(chan distFetched, 2), spare: make(chan []GEvent, 3)}
+		s := &distStream{ch: make(chan distFetched, 2), spare: make(chan []datamodel.GEvent, 3)}
 		streams[i] = s
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer close(s.ch)
-			buf := make([]GEvent, 0, sub)
+			buf := make([]datamodel.GEvent, 0, sub)
 			send := func() bool {
 				select {
 				case s.ch <- distFetched{ev: buf}:
@@ -290,11 +292,11 @@ func mergeGroups(ranks []*rankState, g int, done <-chan struct{}, emit func(GEve
 				case buf = <-s.spare:
 					buf = buf[:0]
 				default:
-					buf = make([]GEvent, 0, sub)
+					buf = make([]datamodel.GEvent, 0, sub)
 				}
 				return true
 			}
-			ok := mergeRanks(part, func(e GEvent) bool {
+			ok := mergeRanks(part, func(e datamodel.GEvent) bool {
 				buf = append(buf, e)
 				return len(buf) < sub || send()
 			})

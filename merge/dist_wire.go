@@ -24,6 +24,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"unsafe"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // distEnd is what one rank's decoder found, sent at the end of a stream.
@@ -35,9 +37,9 @@ type distEnd struct {
 	Damage   []string `json:"damage,omitempty"`
 }
 
-var evSize = int(unsafe.Sizeof(GEvent{}))
+var evSize = int(unsafe.Sizeof(datamodel.GEvent{}))
 
-func evBytes(ev []GEvent) []byte {
+func evBytes(ev []datamodel.GEvent) []byte {
 	if len(ev) == 0 {
 		return nil
 	}

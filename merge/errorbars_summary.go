@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // ErrorBarSlices is how many time slices RankErrorBars.Series has.
@@ -16,7 +17,7 @@ const errorBarProbes = 1024
 
 // errorBarSummaries summarises every rank's error bars (ranks whose bars
 // are unknown are left out) and indexes their medians by world rank.
-func (a *analyzer) errorBarSummaries() (out []RankErrorBars, byRank []float64) {
+func (a *analyzer) errorBarSummaries() (out []datamodel.RankErrorBars, byRank []float64) {
 	for r, rs := range a.ranks {
 		if rs == nil || rs.corr == nil {
 			continue
@@ -35,8 +36,8 @@ func (a *analyzer) errorBarSummaries() (out []RankErrorBars, byRank []float64) {
 }
 
 // summarizeErrorBars probes c's error bars over its knots' span.
-func summarizeErrorBars(c *correct.Corrector, rank int32) (RankErrorBars, bool) {
-	s := RankErrorBars{Rank: rank}
+func summarizeErrorBars(c *correct.Corrector, rank int32) (datamodel.RankErrorBars, bool) {
+	s := datamodel.RankErrorBars{Rank: rank}
 	t0, t1, n := c.KnotSpan()
 	if n < 3 || c.ErrorBar(t0) < 0 {
 		return s, false

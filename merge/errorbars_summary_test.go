@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -53,8 +54,8 @@ func TestErrorBars_SummaryFollowsTheKnotsNoise(t *testing.T) {
 	if _, ok := summarizeErrorBars(c, 1); ok {
 		t.Errorf("raw mode has a summary; its error is unknown")
 	}
-	q := ClockQuality{SyncBounds: []float64{0, 500, 700}, ErrBarsByRank: []float64{0, 42, -1},
-		ErrorBars: []RankErrorBars{{Rank: 1, MedianNS: 42}}, TypicalBoundNS: -1}
+	q := datamodel.ClockQuality{SyncBounds: []float64{0, 500, 700}, ErrBarsByRank: []float64{0, 42, -1},
+		ErrorBars: []datamodel.RankErrorBars{{Rank: 1, MedianNS: 42}}, TypicalBoundNS: -1}
 	for _, tc := range []struct {
 		rank int32
 		want float64

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -16,7 +17,7 @@ type mergeOrderSink struct {
 	rank  []int32
 }
 
-func (s *mergeOrderSink) Add(ev *GEvent) error {
+func (s *mergeOrderSink) Add(ev *datamodel.GEvent) error {
 	s.enter, s.rank = append(s.enter, ev.Enter), append(s.rank, ev.Rank)
 	return nil
 }

@@ -24,6 +24,8 @@ import (
 	"math"
 	"slices"
 	"unsafe"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // windowRanks is the number of ranks from which the serial analysis
@@ -69,11 +71,11 @@ type windowMerge struct {
 	ended []bool    // by ci: the rank's stream has ended
 	live  int       // cursors not ended
 
-	ev          []GEvent // the window's events, by slot
-	endAt       []bool   // by slot: the rank's stream ends after this event
-	ent, sorted []wEntry // the window in taking order, and sorted
-	tmp         []wEntry // bucket sort's scratch
-	bySlot      []wEntry // the entries left for the next window, by slot
+	ev          []datamodel.GEvent // the window's events, by slot
+	endAt       []bool             // by slot: the rank's stream ends after this event
+	ent, sorted []wEntry           // the window in taking order, and sorted
+	tmp         []wEntry           // bucket sort's scratch
+	bySlot      []wEntry           // the entries left for the next window, by slot
 	count       [bucketSortDepth][]int32
 	// rs: by ci, the rank's state, whose running sums the consumer
 	// touches for an event of the rank, prefetched a few events ahead
@@ -97,7 +99,7 @@ const prefetchAhead = 8
 // rsSumOff and rsPauseOff are the offsets in a rankState of the running
 // sums the consumer of an event updates (analyzer.consume).
 const (
-	rsSumOff   = unsafe.Offsetof(rankState{}.sum) + unsafe.Offsetof(RankSummary{}.Events)
+	rsSumOff   = unsafe.Offsetof(rankState{}.sum) + unsafe.Offsetof(datamodel.RankSummary{}.Events)
 	rsPauseOff = unsafe.Offsetof(rankState{}.pause) + unsafe.Offsetof(pauseState{}.last)
 )
 
@@ -118,7 +120,7 @@ func newWindowMerge(cs []*cursor) *windowMerge {
 	// arrays are made once at that size (grown by appending, the arrays
 	// left behind cost tens of MB of peak RSS at 16,384 ranks)
 	most := int(w.limit) * n
-	w.ev, w.endAt = make([]GEvent, 0, most), make([]bool, 0, most)
+	w.ev, w.endAt = make([]datamodel.GEvent, 0, most), make([]bool, 0, most)
 	w.ent, w.sorted, w.tmp = make([]wEntry, 0, most), make([]wEntry, 0, most), make([]wEntry, 0, most)
 	w.bySlot = make([]wEntry, 0, most)
 	for ci, c := range cs {
@@ -337,7 +339,7 @@ func (w *windowMerge) bucketSort(src, dst, tmp []wEntry, depth int) {
 
 // mergeWindows is analyzer.run's merge loop over the cursors cs (in
 // ascending rank order, each on its first event) in windows.
-func (a *analyzer) mergeWindows(cs []*cursor, sinks []Sink, total int64) (int64, error) {
+func (a *analyzer) mergeWindows(cs []*cursor, sinks []datamodel.Sink, total int64) (int64, error) {
 	w := newWindowMerge(cs)
 	w.rs = make([]*rankState, len(cs))
 	for ci, c := range cs {
@@ -346,7 +348,7 @@ func (a *analyzer) mergeWindows(cs []*cursor, sinks []Sink, total int64) (int64,
 	rss := w.rs
 	a.startWindow(w.minHead())
 	var n int64
-	err := w.run(func(ev *GEvent, ci int32, end bool) error {
+	err := w.run(func(ev *datamodel.GEvent, ci int32, end bool) error {
 		rs := rss[ci]
 		if err := a.consume(ev, rs, sinks); err != nil {
 			return err
@@ -365,7 +367,7 @@ func (a *analyzer) mergeWindows(cs []*cursor, sinks []Sink, total int64) (int64,
 
 // run hands every event on to emit in the merged order, with its cursor
 // and whether its rank's stream ends after it.
-func (w *windowMerge) run(emit func(ev *GEvent, ci int32, end bool) error) error {
+func (w *windowMerge) run(emit func(ev *datamodel.GEvent, ci int32, end bool) error) error {
 	for w.live > 0 || len(w.ent) > 0 {
 		carried := len(w.ent)
 		mh := w.minHead()

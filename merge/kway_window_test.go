@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -25,7 +26,7 @@ func chanCursors(streams [][]float64, size int) []*cursor {
 		for off := 0; off < len(keys); off += size {
 			b := &batch{}
 			for i := off; i < min(off+size, len(keys)); i++ {
-				b.ev = append(b.ev, GEvent{Rank: int32(r), Enter: keys[i], LocalEnter: int64(i)})
+				b.ev = append(b.ev, datamodel.GEvent{Rank: int32(r), Enter: keys[i], LocalEnter: int64(i)})
 			}
 			rs.out <- b
 		}
@@ -68,7 +69,7 @@ func heapOrder(streams [][]float64, size int) []mergedPos {
 func windowOrder(t *testing.T, streams [][]float64, size int) []mergedPos {
 	w := newWindowMerge(chanCursors(streams, size))
 	var out []mergedPos
-	if err := w.run(func(ev *GEvent, ci int32, end bool) error {
+	if err := w.run(func(ev *datamodel.GEvent, ci int32, end bool) error {
 		out = append(out, mergedPos{rank: int64(ev.Rank), pos: ev.LocalEnter, end: end})
 		return nil
 	}); err != nil {

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -201,7 +202,7 @@ func (m *matcher) slot(cs *commState, seq int64) **openInst {
 }
 
 // add matches one collective event (ev.CommIdx >= 0).
-func (m *matcher) add(ev *GEvent) {
+func (m *matcher) add(ev *datamodel.GEvent) {
 	cs := m.comms[ev.CommIdx]
 	pos := int(ev.CommRank)
 	seq := cs.unwrap(ev.Seq)

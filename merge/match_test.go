@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -117,10 +118,10 @@ func TestMatcher_OpenInstancesStayBounded(t *testing.T) {
 	const lag = 5
 	for s := 0; s < n+lag; s++ {
 		if s < n {
-			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s), CommIdx: idx, CommRank: 0})
+			m.add(&datamodel.GEvent{Op: trace.OpBarrier, Seq: uint32(s), CommIdx: idx, CommRank: 0})
 		}
 		if s >= lag && s-lag != 777 { // rank 1 lags by 5 and lost seq 777
-			m.add(&GEvent{Op: trace.OpBarrier, Seq: uint32(s - lag), CommIdx: idx, CommRank: 1})
+			m.add(&datamodel.GEvent{Op: trace.OpBarrier, Seq: uint32(s - lag), CommIdx: idx, CommRank: 1})
 		}
 	}
 	if m.maxOpen > lag+2 {
@@ -206,7 +207,7 @@ func TestAnalyze_ReordersOverlappingThreadChunks(t *testing.T) {
 			}
 			run := &rundir.Run{Dir: "mem", JobID: "mem", WorldSize: 1, Ranks: []*rundir.RankInput{{Path: "rank-00000.gct", Rank: 0, Meta: src.Meta(), Src: src}}}
 			c := &collect{ordered: true}
-			res, err := Analyze(run, Options{Clock: correct.ClockRaw, Sinks: []Sink{c}})
+			res, err := Analyze(run, Options{Clock: correct.ClockRaw, Sinks: []datamodel.Sink{c}})
 			if err != nil {
 				t.Fatal(err)
 			}

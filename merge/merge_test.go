@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
@@ -15,11 +16,11 @@ import (
 
 // collect is a Sink keeping copies of every event.
 type collect struct {
-	ev      []GEvent
+	ev      []datamodel.GEvent
 	ordered bool
 }
 
-func (c *collect) Add(ev *GEvent) error {
+func (c *collect) Add(ev *datamodel.GEvent) error {
 	if n := len(c.ev); n > 0 && ev.Enter < c.ev[n-1].Enter {
 		c.ordered = false
 	}
@@ -71,8 +72,8 @@ func analyzeDir(t testing.TB, dir string, opt Options) (*Result, *collect) {
 
 // byRankIndex groups collected events per rank in local order, so event i
 // of rank r corresponds to Truth.Enter[r][i].
-func byRankIndex(evs []GEvent, ranks int) [][]GEvent {
-	out := make([][]GEvent, ranks)
+func byRankIndex(evs []datamodel.GEvent, ranks int) [][]datamodel.GEvent {
+	out := make([][]datamodel.GEvent, ranks)
 	for _, e := range evs {
 		out[e.Rank] = append(out[e.Rank], e)
 	}
@@ -161,7 +162,7 @@ type truthOp struct {
 	pair              map[[2]int32]float64 // [last, waiter]
 }
 
-func truthMetrics(evs [][]GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
+func truthMetrics(evs [][]datamodel.GEvent, tr *synth.Truth) map[trace.Op]*truthOp {
 	type k struct {
 		c uint64
 		s uint32
@@ -466,7 +467,7 @@ func TestAnalyze_ExitDelaysMatchTruth(t *testing.T) {
 			sum[r] += x - first
 		}
 	}
-	var got *ExitDelay
+	var got *datamodel.ExitDelay
 	for i, e := range res.Analysis.ExitDelays {
 		if e.Op == "MPI_Allreduce" && e.Comm == trace.CommWorldID {
 			got = &res.Analysis.ExitDelays[i]

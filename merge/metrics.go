@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -366,9 +367,9 @@ type waitScratch struct {
 
 // buildInstance copies an open instance into an Instance (arrived members
 // only) with corrected or raw times.
-func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
+func (a *analyzer) buildInstance(in *openInst, raw bool) datamodel.Instance {
 	cs := in.comm
-	inst := Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1, MaxWaitRank: -1, RootRank: -1, CauseRank: -1}
+	inst := datamodel.Instance{CommID: cs.id, Seq: in.seq, Op: in.op, OpName: in.op.String(), Complete: in.got == len(cs.members), LastRank: -1, MaxWaitRank: -1, RootRank: -1, CauseRank: -1}
 	if in.root >= 0 && int(in.root) < len(cs.members) {
 		inst.RootRank = cs.members[in.root]
 	}
@@ -422,7 +423,7 @@ func (a *analyzer) buildInstance(in *openInst, raw bool) Instance {
 // computeInstanceMetrics fills the metric fields of inst from its Enter and
 // Exit slices, its Op, its RootRank and its Sent/Recv (waits per WaitClass
 // under the data rule; nil Sent/Recv: every member sends and receives).
-func computeInstanceMetrics(inst *Instance) {
+func computeInstanceMetrics(inst *datamodel.Instance) {
 	if len(inst.Enter) == 0 {
 		return
 	}
@@ -488,11 +489,11 @@ func computeInstanceMetrics(inst *Instance) {
 // ComputeInstanceMetrics recomputes an instance's metrics (skews, latency,
 // violation, waits and their causes) from Enter, Exit, Op, RootRank and
 // Sent/Recv, e.g. for an instance built from raw times.
-func ComputeInstanceMetrics(inst *Instance) { computeInstanceMetrics(inst) }
+func ComputeInstanceMetrics(inst *datamodel.Instance) { computeInstanceMetrics(inst) }
 
 // resolveInstance names the call sites of an instance's last and
 // longest-waiting ranks.
-func (a *analyzer) resolveInstance(in *Instance) {
+func (a *analyzer) resolveInstance(in *datamodel.Instance) {
 	name := func(site int32) string {
 		if site < 0 || int(site) >= len(a.sites) {
 			return ""
@@ -521,8 +522,8 @@ func epochsBound(eps []trace.Epoch) float64 {
 }
 
 // clockQuality states how far the timeline can be trusted.
-func (a *analyzer) clockQuality() ClockQuality {
-	q := ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}, CheckMaxNS: []float64{}, Algorithms: []string{}}
+func (a *analyzer) clockQuality() datamodel.ClockQuality {
+	q := datamodel.ClockQuality{Mode: a.opt.Clock.String(), Violations: a.clockViol, MaxViolationNS: a.maxViol, Warnings: []string{}, CheckMaxNS: []float64{}, Algorithms: []string{}}
 	var ref *rundir.RankInput
 	if len(a.rn.Ranks) > 0 {
 		ref = a.rn.Ranks[0] // rank 0 when present: it holds the checks
@@ -649,11 +650,11 @@ func (a *analyzer) exitProfile(in *openInst, op trace.Op, firstExit float64) {
 
 // exitDelays exports the exit profiles, largest communicators and most
 // instances first.
-func (a *analyzer) exitDelays() []ExitDelay {
-	out := []ExitDelay{}
+func (a *analyzer) exitDelays() []datamodel.ExitDelay {
+	out := []datamodel.ExitDelay{}
 	for _, k := range a.exitOrder {
 		acc := a.exits[k]
-		e := ExitDelay{Op: k.op.String(), Comm: k.cs.id, Instances: acc.n, Ranks: append([]int32(nil), k.cs.members...)}
+		e := datamodel.ExitDelay{Op: k.op.String(), Comm: k.cs.id, Instances: acc.n, Ranks: append([]int32(nil), k.cs.members...)}
 		nf := float64(acc.n)
 		for p := range acc.sum {
 			mean := acc.sum[p] / nf
@@ -712,19 +713,19 @@ func (m *pairMatrix) at(cr, wr int) float64 {
 
 // pairTop returns the topN largest entries of row r (by=true: the ranks r
 // made wait) or of column r (by=false: the ranks r waited for).
-func (a *analyzer) pairTop(r int, row bool, topN int) []RankAmount {
+func (a *analyzer) pairTop(r int, row bool, topN int) []datamodel.RankAmount {
 	if a.pair == nil {
 		return nil
 	}
 	n := a.rn.WorldSize
-	var out []RankAmount
+	var out []datamodel.RankAmount
 	for o := 0; o < n; o++ {
 		v := a.pair.at(r, o)
 		if !row {
 			v = a.pair.at(o, r)
 		}
 		if v > 0 {
-			out = append(out, RankAmount{Rank: int32(o), NS: v})
+			out = append(out, datamodel.RankAmount{Rank: int32(o), NS: v})
 		}
 	}
 	return largestAmounts(out, topN)
@@ -734,7 +735,7 @@ func (a *analyzer) pairTop(r int, row bool, topN int) []RankAmount {
 // partitioned pass, process 0's entries hold only the entry skew until
 // the instances are fetched at the end from the owner ref names.
 type worstEntry struct {
-	inst, raw Instance
+	inst, raw datamodel.Instance
 	ref       *partWorstRef
 }
 

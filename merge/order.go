@@ -1,5 +1,7 @@
 package merge
 
+import "github.com/gclock/gclock/merge/datamodel"
+
 // Per-rank time order: overlapping thread chunks are put back in order.
 
 // ReorderWindow is how many events a rank's stream is held back to put
@@ -27,7 +29,7 @@ type rankOrder struct {
 	rs       *rankState
 	done     <-chan struct{}
 	held     *batch
-	heap     []GEvent // min-heap by Enter, used after the first overlap
+	heap     []datamodel.GEvent // min-heap by Enter, used after the first overlap
 	reorder  bool
 	out      *batch
 	lastSent float64
@@ -48,13 +50,13 @@ func (d *rankOrder) newBatch() *batch {
 			st.spare = nil
 			return b
 		}
-		return &batch{ev: make([]GEvent, 0, d.size)}
+		return &batch{ev: make([]datamodel.GEvent, 0, d.size)}
 	}
 	select {
 	case b := <-d.rs.free:
 		return b
 	default:
-		return &batch{ev: make([]GEvent, 0, d.size)}
+		return &batch{ev: make([]datamodel.GEvent, 0, d.size)}
 	}
 }
 
@@ -162,7 +164,7 @@ func (d *rankOrder) push(b *batch) bool {
 	return true
 }
 
-func (d *rankOrder) emit(ev GEvent) bool {
+func (d *rankOrder) emit(ev datamodel.GEvent) bool {
 	if d.out == nil {
 		d.out = d.newBatch()
 		d.out.ev = d.out.ev[:0]
@@ -176,7 +178,7 @@ func (d *rankOrder) emit(ev GEvent) bool {
 	return true
 }
 
-func (d *rankOrder) popEv() GEvent {
+func (d *rankOrder) popEv() datamodel.GEvent {
 	h := d.heap
 	top := h[0]
 	n := len(h) - 1
@@ -206,7 +208,7 @@ func (d *rankOrder) finish() {
 	}
 }
 
-func evLess(a, b *GEvent) bool {
+func evLess(a, b *datamodel.GEvent) bool {
 	if a.Enter != b.Enter {
 		return a.Enter < b.Enter
 	}
@@ -216,7 +218,7 @@ func evLess(a, b *GEvent) bool {
 	return a.Ord < b.Ord // the records of one call (a Waitall's completions) in file order
 }
 
-func siftUpEv(h []GEvent, i int) {
+func siftUpEv(h []datamodel.GEvent, i int) {
 	for i > 0 {
 		p := (i - 1) / 2
 		if !evLess(&h[i], &h[p]) {
@@ -227,7 +229,7 @@ func siftUpEv(h []GEvent, i int) {
 	}
 }
 
-func siftDownEv(h []GEvent, i int) {
+func siftDownEv(h []datamodel.GEvent, i int) {
 	n := len(h)
 	for {
 		l := 2*i + 1

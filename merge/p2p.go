@@ -11,6 +11,7 @@ import (
 
 	"github.com/gclock/gclock/merge/callsite"
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -76,7 +77,7 @@ func isStandardSend(op trace.Op) bool {
 // P2PStream fed by a merge pass. Memory is what is in flight (P2PStream),
 // not the run's length. tracemerge instead adds a P2PStream to its main
 // pass (Pass.AddStreamSink) and reads the files once.
-func AnalyzeP2P(run *rundir.Run, opt P2POptions) (*P2PResult, error) {
+func AnalyzeP2P(run *rundir.Run, opt P2POptions) (*datamodel.P2PResult, error) {
 	if run == nil || len(run.Ranks) == 0 {
 		return nil, fmt.Errorf("point-to-point pass: no rank files")
 	}
@@ -121,9 +122,9 @@ func AnalyzeP2P(run *rundir.Run, opt P2POptions) (*P2PResult, error) {
 
 // topPairs sorts pairs, largest NS first (then by culprit and victim),
 // and returns the first n.
-func topPairs(out []PairWait, n int) []PairWait {
+func topPairs(out []datamodel.PairWait, n int) []datamodel.PairWait {
 	if out == nil {
-		out = []PairWait{} // "pairs": [] in JSON, not null
+		out = []datamodel.PairWait{} // "pairs": [] in JSON, not null
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].NS != out[j].NS {

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -13,15 +14,15 @@ import (
 // for steps steps, as the k-way merge hands it to the point-to-point
 // stream: each of the eight records of a step (two Irecv, two Isend, a
 // Waitall's four completions) of every rank in turn.
-func haloStream(ranks, steps int) []GEvent { return haloStreamOrder(ranks, steps, nil) }
+func haloStream(ranks, steps int) []datamodel.GEvent { return haloStreamOrder(ranks, steps, nil) }
 
 // haloStreamOrder is haloStream with the ranks of each record visited in
 // the order of a random permutation when rng is not nil: as the merge of
 // a real run hands them on (clock offsets and jitter mix the ranks), so
 // that neither the ranks' states nor their messages are visited in the
 // order they lie in memory.
-func haloStreamOrder(ranks, steps int, rng *rand.Rand) []GEvent {
-	evs := make([]GEvent, 0, ranks*steps*8)
+func haloStreamOrder(ranks, steps int, rng *rand.Rand) []datamodel.GEvent {
+	evs := make([]datamodel.GEvent, 0, ranks*steps*8)
 	t := 0.0
 	perm := make([]int, ranks)
 	for i := range perm {
@@ -36,7 +37,7 @@ func haloStreamOrder(ranks, steps int, rng *rand.Rand) []GEvent {
 			for _, r := range perm {
 				left, right := int32((r+ranks-1)%ranks), int32((r+1)%ranks)
 				peer := []int32{left, right, left, right}[k%4]
-				e := GEvent{Rank: int32(r), CommID: trace.CommWorldID, Root: -1, Peer: peer, Tag: int32(k % 2), Req: base + uint32(k%4) + 1,
+				e := datamodel.GEvent{Rank: int32(r), CommID: trace.CommWorldID, Root: -1, Peer: peer, Tag: int32(k % 2), Req: base + uint32(k%4) + 1,
 					Enter: t, Exit: t + 1, LocalEnter: int64(t), LocalExit: int64(t) + 1, Callsite: 0x1000 + uint64(k%4)}
 				switch k {
 				case 0, 1:

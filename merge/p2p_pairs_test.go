@@ -4,6 +4,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -33,17 +34,17 @@ func TestP2PStream_PairWaitsAreEachPairsMessagesSummed(t *testing.T) {
 			}
 			s := NewP2PStream(run, P2POptions{TopN: 1 << 20, RendezvousBytes: big}, nil)
 			type pair struct{ culprit, victim int32 }
-			wantLS, wantLR := map[pair]PairWait{}, map[pair]PairWait{}
-			add := func(m map[pair]PairWait, culprit, victim int32, w float64) {
+			wantLS, wantLR := map[pair]datamodel.PairWait{}, map[pair]datamodel.PairWait{}
+			add := func(m map[pair]datamodel.PairWait, culprit, victim int32, w float64) {
 				p := m[pair{culprit, victim}]
 				p.Culprit, p.Victim = culprit, victim
 				p.Count++
 				p.NS += w
 				m[pair{culprit, victim}] = p
 			}
-			var evs []GEvent
+			var evs []datamodel.GEvent
 			ev := func(rank int32, op trace.Op, peer, tag int32, bytes uint64, enter, exit float64) {
-				e := GEvent{Rank: rank, Op: op, CommID: trace.CommWorldID, Root: -1, Peer: peer, Tag: tag,
+				e := datamodel.GEvent{Rank: rank, Op: op, CommID: trace.CommWorldID, Root: -1, Peer: peer, Tag: tag,
 					Enter: enter, Exit: exit, LocalEnter: int64(enter), LocalExit: int64(exit)}
 				if op.IsSend() {
 					e.Sent = bytes
@@ -80,8 +81,8 @@ func TestP2PStream_PairWaitsAreEachPairsMessagesSummed(t *testing.T) {
 			}
 			for _, c := range []struct {
 				kind string
-				got  []PairWait
-				want map[pair]PairWait
+				got  []datamodel.PairWait
+				want map[pair]datamodel.PairWait
 			}{{"late sender", res.LateSender.Pairs, wantLS}, {"late receiver", res.LateReceiver.Pairs, wantLR}} {
 				if len(c.got) != len(c.want) {
 					t.Errorf("%s: %d pairs, want %d: %+v", c.kind, len(c.got), len(c.want), c.got)
@@ -110,7 +111,7 @@ func TestP2PStream_NoWaitsGiveEmptyPairLists(t *testing.T) {
 		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: 2}}})
 	}
 	s := NewP2PStream(run, P2POptions{}, nil)
-	evs := []GEvent{
+	evs := []datamodel.GEvent{
 		{Rank: 1, Op: trace.OpSend, CommID: trace.CommWorldID, Root: -1, Peer: 0, Sent: 8, Enter: 0, Exit: 10},
 		{Rank: 0, Op: trace.OpRecv, CommID: trace.CommWorldID, Root: -1, Peer: 1, Recv: 8, Enter: 20, Exit: 30},
 	}
@@ -137,7 +138,7 @@ func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
 	for _, prefetch := range []bool{false, true} {
 		s := NewP2PStream(run, P2POptions{}, nil)
 		s.ranks = append(s.ranks, nil) // rank 2: a slot without state
-		evs := []GEvent{
+		evs := []datamodel.GEvent{
 			{Rank: 0, Op: trace.OpIrecv, CommID: trace.CommWorldID, Root: -1, Peer: 1, Req: 1, Recv: 8, Enter: 0, Exit: 1},
 			{Rank: 1, Op: trace.OpSend, CommID: trace.CommWorldID, Root: -1, Peer: 0, Sent: 8, Enter: 50, Exit: 60},
 			{Rank: 0, Op: trace.OpWait, CommID: trace.CommWorldID, Root: -1, Peer: 1, Req: 1, Recv: 8, Enter: 10, Exit: 70},
@@ -148,7 +149,7 @@ func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
 		}
 		if prefetch {
 			for _, r := range []int32{0, 1, 2, 3, 99} { // open call, no call, no state, out of range
-				e := GEvent{Rank: r, Op: trace.OpBarrier}
+				e := datamodel.GEvent{Rank: r, Op: trace.OpBarrier}
 				for k := range deepStages {
 					s.prefetchEndCall(&e, k)
 				}
@@ -163,7 +164,7 @@ func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
 }
 
 // addStream adds evs to s in order, failing the test at an error.
-func addStream(t *testing.T, s Sink, evs []GEvent) {
+func addStream(t *testing.T, s datamodel.Sink, evs []datamodel.GEvent) {
 	t.Helper()
 	for i := range evs {
 		if err := s.Add(&evs[i]); err != nil {

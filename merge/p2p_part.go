@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -89,11 +90,11 @@ type p2pOwner struct {
 // setOrd and getOrd carry a point-to-point event's ordinal in its rank
 // from the decoder to the owners in RawEnter, which the point-to-point
 // analysis does not read (the collectives carry theirs in LocalEnter).
-func setOrd(e *GEvent, ord uint64) { e.RawEnter = math.Float64frombits(ord) }
-func getOrd(e *GEvent) uint64      { return math.Float64bits(e.RawEnter) }
+func setOrd(e *datamodel.GEvent, ord uint64) { e.RawEnter = math.Float64frombits(ord) }
+func getOrd(e *datamodel.GEvent) uint64      { return math.Float64bits(e.RawEnter) }
 
 // event starts the records of event e.
-func (o *p2pOwner) event(e *GEvent, mine bool) {
+func (o *p2pOwner) event(e *datamodel.GEvent, mine bool) {
 	o.key.enter, o.key.rank, o.key.n = e.Enter, e.Rank, 0
 	o.key.phase = 1
 	if mine {
@@ -251,7 +252,7 @@ func (s *P2PStream) replay(r *recReader, kind uint8) error {
 			}
 			return nil
 		}
-		m := LateMessage{Src: int32(r.u32()), Dst: int32(r.u32()), CommID: r.u64(), Tag: int32(r.u32()), Bytes: r.u64(),
+		m := datamodel.LateMessage{Src: int32(r.u32()), Dst: int32(r.u32()), CommID: r.u64(), Tag: int32(r.u32()), Bytes: r.u64(),
 			SendOp: trace.Op(r.u16()).String(), RecvOp: trace.Op(r.u16()).String(), SendStart: r.f64(), WaitEnter: r.f64(),
 			SendLocal: int64(r.u64()), WaitLocal: int64(r.u64()), WaitNS: w}
 		if !r.bad {
@@ -290,10 +291,10 @@ var errP2PMissing = errors.New("parallel analysis: a late-sender message missing
 // P2POwnEnd is an owner's end record: what does not depend on the order
 // across owners.
 type P2POwnEnd struct {
-	Out    P2PResult // counters only
-	Ranks  []P2PRank // the owner's ranks
-	LS, LR []PairWait
-	List   []Message
+	Out    datamodel.P2PResult // counters only
+	Ranks  []datamodel.P2PRank // the owner's ranks
+	LS, LR []datamodel.PairWait
+	List   []datamodel.Message
 	Peak   int
 }
 
@@ -303,7 +304,7 @@ func (s *P2PStream) ownerEnd() *P2POwnEnd {
 	s.leftovers()
 	e := &P2POwnEnd{Peak: s.peak}
 	o := s.out
-	e.Out = P2PResult{Messages: o.Messages, Bytes: o.Bytes, UnmatchedSends: o.UnmatchedSends, UnmatchedRecvs: o.UnmatchedRecvs,
+	e.Out = datamodel.P2PResult{Messages: o.Messages, Bytes: o.Bytes, UnmatchedSends: o.UnmatchedSends, UnmatchedRecvs: o.UnmatchedRecvs,
 		Unresolved: o.Unresolved, Requests: o.Requests, Uncompleted: o.Uncompleted, Cancelled: o.Cancelled, Polls: o.Polls,
 		ReusedRequestIDs: o.ReusedRequestIDs, Violations: o.Violations, MaxViolationNS: o.MaxViolationNS, ListDropped: o.ListDropped}
 	s.collectWaited()
@@ -349,7 +350,7 @@ func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
 		*rs.sum = r
 	}
 	for _, l := range []struct {
-		pairs []PairWait
+		pairs []datamodel.PairWait
 		late  bool // late receiver: the culprit is the receiver
 	}{{e.LS, false}, {e.LR, true}} {
 		for _, p := range l.pairs {
@@ -379,7 +380,7 @@ func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
 	return nil
 }
 
-func sortWaitedFor(wf []RankAmount) {
+func sortWaitedFor(wf []datamodel.RankAmount) {
 	for i := 1; i < len(wf); i++ { // insertion sort: a handful of neighbours
 		for j := i; j > 0 && (wf[j].NS > wf[j-1].NS || wf[j].NS == wf[j-1].NS && wf[j].Rank < wf[j-1].Rank); j-- {
 			wf[j], wf[j-1] = wf[j-1], wf[j]
@@ -432,7 +433,7 @@ type p2pRouter struct {
 }
 
 // other returns the second owner event e goes to (-1: none).
-func (rt *p2pRouter) other(e *GEvent) int {
+func (rt *p2pRouter) other(e *datamodel.GEvent) int {
 	op := e.Op
 	mine := rt.owner[e.Rank]
 	dst := func() int32 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -66,11 +67,11 @@ func TestP2POwners_EveryRankOneOwnerThatDecodesIt(t *testing.T) {
 func TestP2PRouter_SendSideGoesToTheReceiversOwner(t *testing.T) {
 	// ranks 0-3 on process 1, 4-7 on process 2
 	rt := &p2pRouter{owner: []int32{1, 1, 1, 1, 2, 2, 2, 2}, reqs: map[uint64]int32{}, persist: map[uint64]int32{}}
-	ev := func(op trace.Op, peer int32, req, seq uint32) *GEvent {
-		return &GEvent{Rank: 3, Op: op, Peer: peer, Req: req, Seq: seq}
+	ev := func(op trace.Op, peer int32, req, seq uint32) *datamodel.GEvent {
+		return &datamodel.GEvent{Rank: 3, Op: op, Peer: peer, Req: req, Seq: seq}
 	}
 	for i, c := range []struct {
-		e    *GEvent
+		e    *datamodel.GEvent
 		want int
 	}{
 		{ev(trace.OpSend, 4, 0, 0), 2},

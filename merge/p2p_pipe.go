@@ -3,6 +3,8 @@ package merge
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // The root-cause stream drives the point-to-point stream itself (one
@@ -57,7 +59,7 @@ func (s *RootCauseStream) piped() bool {
 
 // addBatchPiped adds b as addBatch would, the point-to-point stream on
 // a goroutine of its own (p2p_pipe.go).
-func (s *RootCauseStream) addBatchPiped(b []GEvent) error {
+func (s *RootCauseStream) addBatchPiped(b []datamodel.GEvent) error {
 	p := s.pipe
 	if p == nil {
 		p = &rcPipe{ready: make(chan int, asyncBatch/pipeChunk+1)}
@@ -120,7 +122,7 @@ func (s *RootCauseStream) addBatchPiped(b []GEvent) error {
 // prefetch stages, handing on each piece of pipeChunk events as it is
 // done; it stops at the first error (a panic too: the AsyncSink's
 // recovery is on the other goroutine).
-func (s *RootCauseStream) p2pPieces(b []GEvent, p *rcPipe) {
+func (s *RootCauseStream) p2pPieces(b []datamodel.GEvent, p *rcPipe) {
 	c := 0
 	defer func() {
 		if r := recover(); r != nil {

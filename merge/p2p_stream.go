@@ -18,6 +18,7 @@ import (
 	"sort"
 	"unsafe"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -141,11 +142,11 @@ type p2pRankState struct {
 	// resolves (releaseRank); visiting every key of the run instead made
 	// a 10,000-rank analysis quadratic
 	blocked map[p2pKey]struct{}
-	sum     *P2PRank // -> sumv
-	sumv    P2PRank
+	sum     *datamodel.P2PRank // -> sumv
+	sumv    datamodel.P2PRank
 	// waited: the ranks this rank waited for, summed (finishCall): the
 	// first waitedInline in the slice, more in the map
-	waited     []RankAmount
+	waited     []datamodel.RankAmount
 	waitedMore map[int32]float64
 	// the keys to this rank that hold queues (p2p_match.go: chanOf)
 	nchan     int
@@ -309,7 +310,7 @@ func (rs *p2pRankState) eachPending(f func(p *p2pPending)) {
 // Result once.
 type P2PStream struct {
 	opt       P2POptions
-	out       *P2PResult
+	out       *datamodel.P2PResult
 	rep       repairs // P2POptions.CollectRepairs
 	siteName  func(rank int32, pc uint64) string
 	commSize  map[uint64]int
@@ -343,7 +344,7 @@ type P2PStream struct {
 }
 
 type nbcAccum struct {
-	s          NBCSummary
+	s          datamodel.NBCSummary
 	skew, wait accum
 }
 
@@ -363,7 +364,7 @@ func newP2PStream(run *rundir.Run, opt P2POptions, siteName func(rank int32, pc 
 	if opt.TopN <= 0 {
 		opt.TopN = 10
 	}
-	s := &P2PStream{opt: opt, out: &P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
+	s := &P2PStream{opt: opt, out: &datamodel.P2PResult{}, siteName: siteName, commSize: map[uint64]int{},
 		chans: map[p2pKey]*p2pChan{},
 		nbc:   map[InstanceKey]*nbcInst{}, nbcAcc: map[trace.Op]*nbcAccum{}, sites: map[p2pSiteKey]*siteAcc{}}
 	for _, ri := range run.Ranks {
@@ -450,7 +451,7 @@ func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls
 // sums) and, for a message to another rank, the destination's queues. At
 // thousands of ranks each of them is a cache miss when Add reaches it
 // (the merged stream visits every rank between two events of one).
-func (s *P2PStream) Prefetch(e *GEvent) {
+func (s *P2PStream) Prefetch(e *datamodel.GEvent) {
 	if len(s.ranks) < prefetchRanks || !s.Wants(e.Op) {
 		return
 	}
@@ -475,7 +476,7 @@ func (s *P2PStream) Prefetch(e *GEvent) {
 // message a start will be matched with. 4: the request's message's
 // matched peer. Pointers it reads may be stale by the time Add runs (a
 // prefetch of them costs a little, nothing else).
-func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
+func (s *P2PStream) PrefetchStage(e *datamodel.GEvent, stage int) {
 	if !s.Wants(e.Op) {
 		return
 	}
@@ -585,7 +586,7 @@ func (s *P2PStream) PrefetchStage(e *GEvent, stage int) {
 // finishing it touches (its settled and received messages' arrays, its
 // slot in the live list, the rank's sums of its waits). At 16,384 ranks
 // the rank's state was a cache miss at every such event.
-func (s *P2PStream) prefetchEndCall(e *GEvent, stage int) {
+func (s *P2PStream) prefetchEndCall(e *datamodel.GEvent, stage int) {
 	r := e.Rank
 	if r < 0 || int(r) >= len(s.ranks) {
 		return
@@ -632,7 +633,7 @@ func (s *P2PStream) PrefetchDeep() bool { return len(s.ranks) >= prefetchRanks }
 // p2pHotLines is the number of cache lines at the start of a
 // p2pRankState that Add touches for an event of the rank (every field up
 // to and including sumv).
-var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(P2PRank{}) + 63) / 64)
+var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(datamodel.P2PRank{}) + 63) / 64)
 
 // p2pOpenLines is the number of cache lines at the start of a
 // p2pRankState that every event of the rank touches (its posting
@@ -671,7 +672,7 @@ func (rs *p2pRankState) addWaited(src int32, w float64) {
 		}
 	}
 	if len(rs.waited) < waitedInline {
-		rs.waited = append(rs.waited, RankAmount{Rank: src, NS: w})
+		rs.waited = append(rs.waited, datamodel.RankAmount{Rank: src, NS: w})
 		return
 	}
 	if rs.waitedMore == nil {
@@ -682,7 +683,7 @@ func (rs *p2pRankState) addWaited(src int32, w float64) {
 
 // pairWaits returns every culprit -> victim pair's late-sender and
 // late-receiver waits (in no order), from the receivers' sums.
-func (s *P2PStream) pairWaits() (ls, lr []PairWait) {
+func (s *P2PStream) pairWaits() (ls, lr []datamodel.PairWait) {
 	for _, rs := range s.ranks {
 		if rs == nil {
 			continue
@@ -690,10 +691,10 @@ func (s *P2PStream) pairWaits() (ls, lr []PairWait) {
 		dst := rs.rank
 		rs.eachPair(func(src int32, p *pairSums) {
 			if p.ls.n > 0 {
-				ls = append(ls, PairWait{Culprit: src, Victim: dst, Count: p.ls.n, NS: p.ls.ns})
+				ls = append(ls, datamodel.PairWait{Culprit: src, Victim: dst, Count: p.ls.n, NS: p.ls.ns})
 			}
 			if p.lr.n > 0 {
-				lr = append(lr, PairWait{Culprit: dst, Victim: src, Count: p.lr.n, NS: p.lr.ns})
+				lr = append(lr, datamodel.PairWait{Culprit: dst, Victim: src, Count: p.lr.n, NS: p.lr.ns})
 			}
 		})
 	}
@@ -709,7 +710,7 @@ func (s *P2PStream) collectWaited() {
 		}
 		rs.sum.WaitedFor = append(rs.sum.WaitedFor, rs.waited...)
 		for r, w := range rs.waitedMore {
-			rs.sum.WaitedFor = append(rs.sum.WaitedFor, RankAmount{Rank: r, NS: w})
+			rs.sum.WaitedFor = append(rs.sum.WaitedFor, datamodel.RankAmount{Rank: r, NS: w})
 		}
 	}
 }
@@ -721,7 +722,7 @@ func (s *P2PStream) Wants(op trace.Op) bool {
 	return op.IsPointToPoint() || op.IsNonblockingCollective()
 }
 
-func (s *P2PStream) Add(e *GEvent) error {
+func (s *P2PStream) Add(e *datamodel.GEvent) error {
 	op := e.Op
 	if !s.Wants(op) {
 		return nil
@@ -940,7 +941,7 @@ func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCa
 // complete records the call that completed m (its waiting call) and
 // counts it; a receive joins call c, whose late-sender time and slowest
 // neighbour it then takes part in.
-func (s *P2PStream) complete(rs *p2pRankState, m *p2pMsg, e *GEvent, c *p2pCall) {
+func (s *P2PStream) complete(rs *p2pRankState, m *p2pMsg, e *datamodel.GEvent, c *p2pCall) {
 	m.waitOp, m.waitEnter, m.waitExit, m.waitLocal, m.done = e.Op, e.Enter, e.Exit, e.LocalEnter, true
 	if !m.recv {
 		if m.dst >= 0 {
@@ -1000,7 +1001,7 @@ func (s *P2PStream) settle(m *p2pMsg) {
 	out.Bytes += r.bytes
 	if s.opt.KeepMessages > 0 && snd.post >= s.opt.From && (s.opt.To == 0 || snd.post <= s.opt.To) {
 		// an owner keeps its earliest; process 0 merges the owners' lists
-		s.keep(Message{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag, Bytes: r.bytes,
+		s.keep(datamodel.Message{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag, Bytes: r.bytes,
 			SendOp: snd.op, RecvOp: r.waitOp, SendStart: snd.post, SendExit: snd.postExit, RecvEnter: r.waitEnter, RecvExit: r.waitExit})
 	}
 	if s.opt.onMessage != nil {
@@ -1055,8 +1056,8 @@ func (s *P2PStream) settle(m *p2pMsg) {
 }
 
 // lateMessage describes the late-sender wait w of receive r for send snd.
-func lateMessage(w float64, snd, r *p2pMsg) LateMessage {
-	return LateMessage{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag,
+func lateMessage(w float64, snd, r *p2pMsg) datamodel.LateMessage {
+	return datamodel.LateMessage{Src: snd.src, Dst: r.dst, CommID: r.comm, Tag: r.tag,
 		Bytes: r.bytes, SendOp: snd.op.String(), RecvOp: r.waitOp.String(), SendStart: snd.post,
 		WaitEnter: r.waitEnter, WaitNS: w, SendLocal: snd.postLocal, WaitLocal: r.waitLocal}
 }
@@ -1202,7 +1203,7 @@ func (s *P2PStream) addPending(rs *p2pRankState, req uint32, p *p2pPending) {
 // collective for a completion without peer, tag or bytes, a send to e's
 // peer with e's tag, a receive posted for e's source (or any) and tag (or
 // any); failing that the oldest active one.
-func (s *P2PStream) findPending(rs *p2pRankState, e *GEvent) *p2pPending {
+func (s *P2PStream) findPending(rs *p2pRankState, e *datamodel.GEvent) *p2pPending {
 	head := rs.getPending(e.Req)
 	if head == nil || head.next == nil {
 		return head
@@ -1269,7 +1270,7 @@ func (s *P2PStream) allocMsg() *p2pMsg {
 func (s *P2PStream) foldNBC(in *nbcInst) {
 	a := s.nbcAcc[in.op]
 	if a == nil {
-		a = &nbcAccum{s: NBCSummary{Op: in.op.String()}}
+		a = &nbcAccum{s: datamodel.NBCSummary{Op: in.op.String()}}
 		s.nbcAcc[in.op] = a
 	}
 	a.s.Instances++
@@ -1292,7 +1293,7 @@ func (s *P2PStream) foldNBC(in *nbcInst) {
 }
 
 // keep holds the KeepMessages earliest sends.
-func (s *P2PStream) keep(m Message) {
+func (s *P2PStream) keep(m datamodel.Message) {
 	if len(s.list) < s.opt.KeepMessages {
 		heap.Push(&s.list, m)
 		return
@@ -1305,7 +1306,7 @@ func (s *P2PStream) keep(m Message) {
 }
 
 // addWorst keeps the TopN largest late-sender waits.
-func (s *P2PStream) addWorst(m LateMessage) {
+func (s *P2PStream) addWorst(m datamodel.LateMessage) {
 	if len(s.worst) < s.opt.TopN {
 		heap.Push(&s.worst, m)
 		return
@@ -1322,7 +1323,7 @@ func (s *P2PStream) PeakMessages() int { return s.peak }
 
 // Result finishes the analysis: what is still queued is unmatched, what is
 // still pending uncompleted. Call it once, after the last Add.
-func (s *P2PStream) Result() *P2PResult {
+func (s *P2PStream) Result() *datamodel.P2PResult {
 	out := s.out
 	s.leftovers()
 	for _, in := range s.nbc {
@@ -1347,7 +1348,7 @@ func (s *P2PStream) Result() *P2PResult {
 	}
 	sort.Slice(out.Ranks, func(i, j int) bool { return out.Ranks[i].Rank < out.Ranks[j].Rank })
 	for key, acc := range s.sites {
-		out.Sites = append(out.Sites, P2PSite{Site: key.site, Op: key.op.String(), Calls: acc.calls,
+		out.Sites = append(out.Sites, datamodel.P2PSite{Site: key.site, Op: key.op.String(), Calls: acc.calls,
 			Polls: acc.polls, TimeNS: acc.time, Ranks: len(acc.ranks)})
 	}
 	sort.Slice(out.Sites, func(i, j int) bool {
@@ -1362,9 +1363,9 @@ func (s *P2PStream) Result() *P2PResult {
 	ls, lr := s.pairWaits()
 	out.LateSender.Pairs = topPairs(ls, s.opt.TopN)
 	out.LateReceiver.Pairs = topPairs(lr, s.opt.TopN)
-	out.List = append([]Message(nil), s.list...)
+	out.List = append([]datamodel.Message(nil), s.list...)
 	sort.Slice(out.List, func(i, j int) bool { return out.List[i].SendStart < out.List[j].SendStart })
-	out.Worst = append([]LateMessage(nil), s.worst...)
+	out.Worst = append([]datamodel.LateMessage(nil), s.worst...)
 	sort.Slice(out.Worst, func(i, j int) bool { return out.Worst[i].WaitNS > out.Worst[j].WaitNS })
 	for _, a := range s.nbcAcc {
 		a.s.StartSkew = a.skew.stats()
@@ -1426,12 +1427,12 @@ func (s *P2PStream) leftovers() {
 }
 
 // msgHeap is a max-heap of messages by send start.
-type msgHeap []Message
+type msgHeap []datamodel.Message
 
 func (h msgHeap) Len() int           { return len(h) }
 func (h msgHeap) Less(i, j int) bool { return h[i].SendStart > h[j].SendStart }
 func (h msgHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *msgHeap) Push(x any)        { *h = append(*h, x.(Message)) }
+func (h *msgHeap) Push(x any)        { *h = append(*h, x.(datamodel.Message)) }
 func (h *msgHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
@@ -1440,12 +1441,12 @@ func (h *msgHeap) Pop() any {
 }
 
 // lateHeap is a min-heap of late messages by wait.
-type lateHeap []LateMessage
+type lateHeap []datamodel.LateMessage
 
 func (h lateHeap) Len() int           { return len(h) }
 func (h lateHeap) Less(i, j int) bool { return h[i].WaitNS < h[j].WaitNS }
 func (h lateHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *lateHeap) Push(x any)        { *h = append(*h, x.(LateMessage)) }
+func (h *lateHeap) Push(x any)        { *h = append(*h, x.(datamodel.LateMessage)) }
 func (h *lateHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]

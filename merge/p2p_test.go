@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
@@ -65,7 +66,7 @@ func TestAnalyzeP2P_MatchesInPostingOrderAndSizesWaits(t *testing.T) {
 	if an.LateSender.Count != 2 || an.LateSender.TotalNS != 180 || an.LateSender.MaxNS != 140 {
 		t.Errorf("late sender %+v, want 2 waits, 180 ns, max 140", an.LateSender)
 	}
-	if len(an.LateSender.Pairs) != 1 || an.LateSender.Pairs[0] != (PairWait{Culprit: 0, Victim: 1, Count: 2, NS: 180}) {
+	if len(an.LateSender.Pairs) != 1 || an.LateSender.Pairs[0] != (datamodel.PairWait{Culprit: 0, Victim: 1, Count: 2, NS: 180}) {
 		t.Errorf("late sender pairs %+v", an.LateSender.Pairs)
 	}
 	// Ssend entered 300, the receive was posted at 800: 500, receiver's fault
@@ -79,7 +80,7 @@ func TestAnalyzeP2P_MatchesInPostingOrderAndSizesWaits(t *testing.T) {
 		t.Errorf("polls %d, want 3", an.Polls)
 	}
 	r1 := an.Ranks[1]
-	if r1.Recvs != 4 || r1.WaitCalls != 2 || len(r1.WaitedFor) != 1 || r1.WaitedFor[0] != (RankAmount{Rank: 0, NS: 180}) {
+	if r1.Recvs != 4 || r1.WaitCalls != 2 || len(r1.WaitedFor) != 1 || r1.WaitedFor[0] != (datamodel.RankAmount{Rank: 0, NS: 180}) {
 		t.Errorf("rank 1 %+v", r1)
 	}
 	if want := float64(155 + 10 + 105 + 40 + 5); math.Abs(r1.WaitTimeNS-want) > 1e-9 {
@@ -364,7 +365,7 @@ type blockedCheck struct {
 	waited int
 }
 
-func (c *blockedCheck) Add(ev *GEvent) error {
+func (c *blockedCheck) Add(ev *datamodel.GEvent) error {
 	err := c.P2PStream.Add(ev)
 	c.events++
 	c.eachChan(func(k p2pKey, ch *p2pChan) {
@@ -412,8 +413,8 @@ func TestP2PStream_SlowestNeighbourIsTheLatestSenderFirstInCallOrder(t *testing.
 					syncs = append(syncs, y)
 				}
 			}}, nil)
-			ev := func(rank int32, op trace.Op, peer int32, req uint32, seq uint32, enter, exit float64) GEvent {
-				e := GEvent{Rank: rank, Op: op, CommID: trace.CommWorldID, Root: -1, Peer: peer, Req: req, Seq: seq,
+			ev := func(rank int32, op trace.Op, peer int32, req uint32, seq uint32, enter, exit float64) datamodel.GEvent {
+				e := datamodel.GEvent{Rank: rank, Op: op, CommID: trace.CommWorldID, Root: -1, Peer: peer, Req: req, Seq: seq,
 					Enter: enter, Exit: exit, LocalEnter: int64(enter), LocalExit: int64(exit)}
 				if op.IsSend() {
 					e.Sent = 8
@@ -422,7 +423,7 @@ func TestP2PStream_SlowestNeighbourIsTheLatestSenderFirstInCallOrder(t *testing.
 				}
 				return e
 			}
-			evs := []GEvent{
+			evs := []datamodel.GEvent{
 				ev(0, trace.OpIrecv, 1, 1, 0, 0, 1),
 				ev(0, trace.OpIrecv, 2, 2, 0, 1, 2),
 				ev(0, trace.OpWaitall, 1, 1, 0, 100, 150),

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // partRankSum is a decoder's figures of one rank.
@@ -102,8 +104,8 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	// stream went in messages of 16,384 events (D66; decision D70).
 	zero := &consumer{p: 0, tag: tagStream, ack: net.listen(0, tagAck0), acked: -1, ahead: partAhead}
 	cons = append(cons, zero)
-	bufs := make([][]GEvent, pl.procs) // by owner process
-	var sbuf []GEvent                  // to process 0's stream sinks
+	bufs := make([][]datamodel.GEvent, pl.procs) // by owner process
+	var sbuf []datamodel.GEvent                  // to process 0's stream sinks
 	cur := int32(0)
 	last := int32(pl.rounds - 1)
 	ord := make([]uint64, len(a.ranks))
@@ -163,9 +165,9 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			byProc[c.p] = c
 		}
 	}
-	push := func(q int, e *GEvent) error {
+	push := func(q int, e *datamodel.GEvent) error {
 		if cap(bufs[q]) == 0 {
-			bufs[q] = make([]GEvent, 0, ownChunk)
+			bufs[q] = make([]datamodel.GEvent, 0, ownChunk)
 		}
 		bufs[q] = append(bufs[q], *e)
 		held++
@@ -198,7 +200,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 		}
 		return nil
 	}
-	route := func(ev *GEvent) error {
+	route := func(ev *datamodel.GEvent) error {
 		if ev.Rank < 0 { // a rank's end: every owner needs it
 			r := -1 - ev.Rank
 			if err := advance(pl.round(ev.Enter)); err != nil {

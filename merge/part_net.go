@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // partHdr heads every message: kind and payload length, the round of the
@@ -40,7 +42,7 @@ func parseHdr(b []byte) partHdr {
 // partMsg is one received message.
 type partMsg struct {
 	partHdr
-	ev   []GEvent
+	ev   []datamodel.GEvent
 	body []byte
 }
 
@@ -109,7 +111,7 @@ type partNet struct {
 	mu        sync.Mutex
 	boxes     map[[2]int]*inbox
 	listening map[[2]int]bool
-	free      chan []GEvent // spent event buffers, for reuse
+	free      chan []datamodel.GEvent // spent event buffers, for reuse
 	watch     watchState
 }
 
@@ -118,7 +120,7 @@ type partNet struct {
 // buffer of partChunk events for every message, as before, made a
 // worker's receive buffers 17–26 MB of its ≈ 50 MB heap on a K=8 run of
 // 1024 ranks whose messages hold a few thousand events).
-func (n *partNet) getBuf() []GEvent {
+func (n *partNet) getBuf() []datamodel.GEvent {
 	select {
 	case b := <-n.free:
 		return b[:0]
@@ -129,7 +131,7 @@ func (n *partNet) getBuf() []GEvent {
 
 // putBuf gives a spent event buffer back (the pool keeps partFree
 // buffers of partChunk/8 to partChunkStream events).
-func (n *partNet) putBuf(b []GEvent) {
+func (n *partNet) putBuf(b []datamodel.GEvent) {
 	if cap(b) < partChunk/8 || cap(b) > partChunkStream {
 		return
 	}
@@ -143,7 +145,7 @@ func (n *partNet) putBuf(b []GEvent) {
 // itself when it went to another process (the send has completed), a
 // spent one (or nil) when the receiver is this process (which now owns
 // ev).
-func (n *partNet) sendEv(dest, tag int, h partHdr, ev []GEvent) ([]GEvent, error) {
+func (n *partNet) sendEv(dest, tag int, h partHdr, ev []datamodel.GEvent) ([]datamodel.GEvent, error) {
 	if err := n.send(dest, tag, h, ev, nil); err != nil {
 		return nil, err
 	}
@@ -173,7 +175,7 @@ func (n *partNet) box(src, tag int) *inbox {
 }
 
 // send sends one message; the payload belongs to the receiver afterwards.
-func (n *partNet) send(dest, tag int, h partHdr, ev []GEvent, body []byte) error {
+func (n *partNet) send(dest, tag int, h partHdr, ev []datamodel.GEvent, body []byte) error {
 	if dest == n.me {
 		n.box(n.me, tag).put(partMsg{partHdr: h, ev: ev, body: body})
 		return nil
@@ -237,7 +239,7 @@ func (n *partNet) listen(src, tag int) *inbox {
 					if k := h.n / evSize; cap(m.ev) >= k {
 						m.ev = m.ev[:k]
 					} else {
-						m.ev = make([]GEvent, k)
+						m.ev = make([]datamodel.GEvent, k)
 					}
 					p = evBytes(m.ev)
 				} else {

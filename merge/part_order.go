@@ -8,6 +8,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // partSource is a consumer's view of one producer's stream: segments of
@@ -60,7 +62,7 @@ type evCursor struct {
 	i    int
 }
 
-func (c *evCursor) cur() *GEvent {
+func (c *evCursor) cur() *datamodel.GEvent {
 	for c.si < len(c.segs) && c.i >= len(c.segs[c.si].ev) {
 		c.si++
 		c.i = 0
@@ -72,7 +74,7 @@ func (c *evCursor) cur() *GEvent {
 }
 
 // evRank is the merge rank of an event or end marker.
-func evRank(e *GEvent) int32 {
+func evRank(e *datamodel.GEvent) int32 {
 	if e.Rank < 0 {
 		return -1 - e.Rank
 	}
@@ -81,9 +83,9 @@ func evRank(e *GEvent) int32 {
 
 // mergeRound calls fn for the events of the sources' segments in the
 // serial merge order (Enter, then rank; each rank is one source's).
-func mergeRound(cs []*evCursor, fn func(ev *GEvent, src int) error) error {
+func mergeRound(cs []*evCursor, fn func(ev *datamodel.GEvent, src int) error) error {
 	for {
-		var best *GEvent
+		var best *datamodel.GEvent
 		bi := -1
 		for i, c := range cs {
 			e := c.cur()

@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // Record flags.
@@ -29,7 +31,7 @@ const (
 // partWorst is a candidate for the worst instances, with its call sites
 // as (rank, pc) for process 0 to index.
 type partWorst struct {
-	Inst, Raw Instance
+	Inst, Raw datamodel.Instance
 	Sites     [2][3]partSite // [inst, raw][last, wait, cause]
 }
 
@@ -84,7 +86,7 @@ func (o *partOwner) siteRef(s int32, rank int32, pc uint64) int32 {
 
 // site maps a decoder's call-site index of ev (from source src) to the
 // owner's.
-func (o *partOwner) site(ev *GEvent, src int) int32 {
+func (o *partOwner) site(ev *datamodel.GEvent, src int) int32 {
 	a := o.a
 	for src >= len(o.xl) {
 		o.xl = append(o.xl, nil)
@@ -174,7 +176,7 @@ func (o *partOwner) emit(in *openInst) {
 			o.worst[0] = c
 			heap.Fix(&o.worst, 0)
 		}
-		for i, inst := range []*Instance{&worst.Inst, &worst.Raw} {
+		for i, inst := range []*datamodel.Instance{&worst.Inst, &worst.Raw} {
 			for p, w := range cs.members {
 				if in.state[p] != stArrived {
 					continue
@@ -376,7 +378,7 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 	}
 	last := int32(pl.rounds - 1)
 	cs := make([]*evCursor, len(srcs))
-	handle := func(ev *GEvent, src int) error {
+	handle := func(ev *datamodel.GEvent, src int) error {
 		if ev.Rank < 0 {
 			r := -1 - ev.Rank
 			o.key = partKey{mergeKey: mergeKey{enter: ev.Enter, rank: r, ord: uint64(ev.LocalEnter)}, sub: 1}

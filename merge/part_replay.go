@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -304,7 +305,7 @@ func (p *partReplay) apply(r *recReader, comm int32, flags uint16) bool {
 			p.missing++
 			return true
 		}
-		w := worstEntry{inst: Instance{EntrySkew: instSkew}, ref: &partWorstRef{q: p.q, key: p.key}}
+		w := worstEntry{inst: datamodel.Instance{EntrySkew: instSkew}, ref: &partWorstRef{q: p.q, key: p.key}}
 		if len(a.worst) < a.opt.TopN {
 			heap.Push(&a.worst, w)
 		} else {
@@ -361,7 +362,7 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 		}
 	}
-	var sinks []Sink
+	var sinks []datamodel.Sink
 	for _, s := range a.opt.StreamSinks {
 		if !pl.p2p || asP2PStream(s) != a.p2pTarget {
 			sinks = append(sinks, s)
@@ -375,7 +376,7 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			cs[i] = &evCursor{segs: s.take(r)}
 		}
-		if err := mergeRound(cs, func(ev *GEvent, _ int) error {
+		if err := mergeRound(cs, func(ev *datamodel.GEvent, _ int) error {
 			n++
 			for _, s := range sinks {
 				if err := s.Add(ev); err != nil {
@@ -488,7 +489,7 @@ func (p *partReplay) fetchWorst(pl *partPlan, net *partNet) error {
 				continue
 			}
 			worst := rep.W
-			for s, inst := range []*Instance{&worst.Inst, &worst.Raw} {
+			for s, inst := range []*datamodel.Instance{&worst.Inst, &worst.Raw} {
 				st := worst.Sites[s]
 				inst.LastSiteIdx, inst.WaitSiteIdx, inst.CauseSiteIdx = -1, -1, -1
 				if st[0].Ok {

@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace/synth"
 )
 
 // rootCauseOf decodes the root-cause result from partAnalyseWith's
 // stream results (point-to-point, one-sided, root causes) and returns
 // it with its JSON.
-func rootCauseOf(t *testing.T, streams []byte) (*RootCauseResult, []byte) {
+func rootCauseOf(t *testing.T, streams []byte) (*datamodel.RootCauseResult, []byte) {
 	t.Helper()
 	var parts []json.RawMessage
 	if err := json.Unmarshal(streams, &parts); err != nil {
@@ -23,7 +24,7 @@ func rootCauseOf(t *testing.T, streams []byte) (*RootCauseResult, []byte) {
 	if len(parts) != 3 {
 		t.Fatalf("stream results: %d parts, want point-to-point, one-sided and root causes", len(parts))
 	}
-	var res RootCauseResult
+	var res datamodel.RootCauseResult
 	if err := json.Unmarshal(parts[2], &res); err != nil {
 		t.Fatal(err)
 	}

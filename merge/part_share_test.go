@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -24,7 +25,7 @@ func TestPartFetchWorst_OnlyTheKeptInstancesCrossAndAMissingOneIsCounted(t *test
 		return partKey{mergeKey: mergeKey{enter: enter, rank: 3, ord: 7}, comm: 1, seq: seq}
 	}
 	inst := func(skew float64, seq uint32) *partWorst {
-		return &partWorst{Inst: Instance{Seq: seq, EntrySkew: skew, Ranks: []int32{0, 1}}, Raw: Instance{Seq: seq, EntrySkew: skew + 1}}
+		return &partWorst{Inst: datamodel.Instance{Seq: seq, EntrySkew: skew, Ranks: []int32{0, 1}}, Raw: datamodel.Instance{Seq: seq, EntrySkew: skew + 1}}
 	}
 	for _, tc := range []struct {
 		name        string
@@ -56,7 +57,7 @@ func TestPartFetchWorst_OnlyTheKeptInstancesCrossAndAMissingOneIsCounted(t *test
 			}()
 			a := &analyzer{}
 			for _, k := range tc.kept {
-				a.worst = append(a.worst, worstEntry{inst: Instance{EntrySkew: k.enter}, ref: &partWorstRef{q: 0, key: k}})
+				a.worst = append(a.worst, worstEntry{inst: datamodel.Instance{EntrySkew: k.enter}, ref: &partWorstRef{q: 0, key: k}})
 			}
 			net0.listen(1, tagWorstRes)
 			p := &partReplay{a: a}
@@ -90,7 +91,7 @@ func TestPartNet_ReceiveBufferIsSizedToTheMessage(t *testing.T) {
 		n := &tagNet{ch: map[[3]int]chan []byte{}}
 		net0, net1 := newPartNet(&tagTransport{n, 0}, 0), newPartNet(&tagTransport{n, 1}, 1)
 		box := net0.listen(1, tagData)
-		if _, err := net1.sendEv(0, tagData, partHdr{kind: pkEv, eos: true}, make([]GEvent, events)); err != nil {
+		if _, err := net1.sendEv(0, tagData, partHdr{kind: pkEv, eos: true}, make([]datamodel.GEvent, events)); err != nil {
 			t.Fatal(err)
 		}
 		m, err := box.get(0)

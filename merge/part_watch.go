@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // Defaults of partNet's watchdog.
@@ -150,7 +152,7 @@ func (n *partNet) stalled(now time.Time, after time.Duration) []string {
 // newPartNet returns the partitioned pass's messages over t for process
 // me, its watchdog reporting to stderr.
 func newPartNet(t Transport, me int) *partNet {
-	n := &partNet{t: t, me: me, boxes: map[[2]int]*inbox{}, free: make(chan []GEvent, partFree)}
+	n := &partNet{t: t, me: me, boxes: map[[2]int]*inbox{}, free: make(chan []datamodel.GEvent, partFree)}
 	n.startWatch(os.Stderr, partWatchAfter, partWatchTick)
 	return n
 }

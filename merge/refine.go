@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // Post-mortem refinement from the trace itself (issue 10 §4,
@@ -282,8 +283,8 @@ func (ref *Refinement) Move(rank int32, origin int64) correct.Move {
 }
 
 // bounds turns the grid into per-rank bounds and, when refine, the moves.
-func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
-	var out []RankBound
+func (h *hbGrid) bounds(origin int64, refine bool) ([]datamodel.RankBound, *Refinement) {
+	var out []datamodel.RankBound
 	var ref *Refinement
 	if refine {
 		ref = &Refinement{Origin: origin, Start: h.start, Step: h.step, Points: map[int32][]RefineKnot{}, Limited: map[int32]RefineLimits{}}
@@ -292,7 +293,7 @@ func (h *hbGrid) bounds(origin int64, refine bool) ([]RankBound, *Refinement) {
 		if len(cs) == 0 {
 			continue
 		}
-		b := RankBound{Rank: int32(r), Cells: len(cs), BoundNS: -1}
+		b := datamodel.RankBound{Rank: int32(r), Cells: len(cs), BoundNS: -1}
 		var widths, cellBounds []float64
 		for _, c := range cs {
 			if c.n == 0 {
@@ -533,7 +534,7 @@ func disagreements(cs []hbCell) int {
 }
 
 // summariseBounds fills ClockQuality's totals from its Bounds.
-func summariseBounds(q *ClockQuality) {
+func summariseBounds(q *datamodel.ClockQuality) {
 	q.BoundNS, q.TypicalBoundNS = -1, -1
 	for _, b := range q.Bounds {
 		if b.Facts == 0 {
@@ -554,7 +555,7 @@ func summariseBounds(q *ClockQuality) {
 }
 
 // applied fills the bounds' move figures from the refinement a pass applied.
-func applied(bs []RankBound, ref *Refinement) {
+func applied(bs []datamodel.RankBound, ref *Refinement) {
 	for i := range bs {
 		b := &bs[i]
 		b.Moved, b.MaxShiftNS = knotMoves(ref.Points[b.Rank])
@@ -575,7 +576,7 @@ func RefinedOptions(opt Options, first *Result) Options {
 
 // flagOps marks the ops whose mean wait is within twice the run's typical
 // bound: below what the clocks can resolve.
-func flagOps(an *Analysis) {
+func flagOps(an *datamodel.Analysis) {
 	q := &an.Clock
 	bound := q.FlagBoundNS()
 	if bound < 0 {

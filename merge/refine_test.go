@@ -3,6 +3,8 @@ package merge
 import (
 	"math"
 	"testing"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 func TestRefinePoints(t *testing.T) {
@@ -107,7 +109,7 @@ func TestHBGridBoundsAndAdjust(t *testing.T) {
 			t.Errorf("move at %g ns: %g, want %g", x.g, v, x.want)
 		}
 	}
-	q := ClockQuality{Bounds: bs}
+	q := datamodel.ClockQuality{Bounds: bs}
 	summariseBounds(&q)
 	if q.BoundRanks != 2 || q.BoundNS != 5e3 || q.RefineMoved != 1 || !q.BelowBound(5e3, 1, 2) || q.BelowBound(7e3, 1, 2) || q.BelowBound(1, 1, 7) {
 		t.Errorf("summary %+v", q)

@@ -3,6 +3,7 @@ package merge
 import (
 	"encoding/json"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -30,7 +31,7 @@ func (r RMAResultForTest) MarshalJSON() ([]byte, error) { return json.Marshal(r.
 
 // RMAForTest is an rma.Stream as merge's tests use it: a sink of the pass.
 type RMAForTest interface {
-	Add(e *GEvent) error
+	Add(e *datamodel.GEvent) error
 	Wants(op trace.Op) bool
 	Result() RMAResultForTest
 }

@@ -82,6 +82,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -722,7 +723,7 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 // entry. Each ring is a few hundred KB at a few ranks, so a slot
 // written a ring ago has left the cache: its line was about a tenth of
 // the stream's time.
-func (s *RootCauseStream) Prefetch(e *GEvent) {
+func (s *RootCauseStream) Prefetch(e *datamodel.GEvent) {
 	s.p2p.Prefetch(e)
 	if e.Rank < 0 || int(e.Rank) >= len(s.ranks) {
 		return
@@ -750,14 +751,14 @@ func (s *RootCauseStream) PrefetchDeep() bool { return s.p2p.PrefetchDeep() }
 // rank's state (rcRankLines), 2 the slots of its segment ring and of
 // its records of one entry that e's region and call will take (what
 // Prefetch asks for in one go) and the rank's sums of those regions.
-func (s *RootCauseStream) PrefetchStage(e *GEvent, stage int) {
+func (s *RootCauseStream) PrefetchStage(e *datamodel.GEvent, stage int) {
 	s.p2p.PrefetchStage(e, stage)
 	s.prefetchOwn(e, stage)
 }
 
 // prefetchOwn is PrefetchStage without the point-to-point stream's
 // stages.
-func (s *RootCauseStream) prefetchOwn(e *GEvent, stage int) {
+func (s *RootCauseStream) prefetchOwn(e *datamodel.GEvent, stage int) {
 	if uint32(e.Rank) >= uint32(len(s.ranks)) {
 		return
 	}
@@ -805,7 +806,7 @@ var (
 )
 
 // Add implements Sink.
-func (s *RootCauseStream) Add(e *GEvent) error {
+func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 	var r *rcRank
 	if uint32(e.Rank) < uint32(len(s.ranks)) { // a known rank: no call
 		r = s.ranks[e.Rank]
@@ -833,7 +834,7 @@ func (s *RootCauseStream) Add(e *GEvent) error {
 
 // afterP2P is what Add does for e after the point-to-point stream has
 // taken it (rcPipe replays that stream's wait states before it).
-func (s *RootCauseStream) afterP2P(r *rcRank, e *GEvent) {
+func (s *RootCauseStream) afterP2P(r *rcRank, e *datamodel.GEvent) {
 	if len(s.done) > 0 { // most events complete no instance
 		for _, d := range s.done {
 			s.finishInstance(d.cc, d.in)
@@ -850,7 +851,7 @@ func (s *RootCauseStream) afterP2P(r *rcRank, e *GEvent) {
 
 // addCall appends the region before e and e's call to its rank's
 // timeline and matches collectives.
-func (s *RootCauseStream) addCall(r *rcRank, e *GEvent) {
+func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 	// The regions of the last time this rank's previous call site was
 	// followed by this call (a loop repeats its sites): no lookups.
 	var memo *rcRegMemo
@@ -1207,7 +1208,7 @@ func (c *rcColl) find(seq uint32) (*rcInst, int) {
 
 // collective adds a member's call to its instance; a complete instance
 // yields its waits and, for N×N ops, a synchronisation of all members.
-func (s *RootCauseStream) collective(r *rcRank, e *GEvent, idx uint64) {
+func (s *RootCauseStream) collective(r *rcRank, e *datamodel.GEvent, idx uint64) {
 	cc := r.lastColl[0]
 	if cc == nil || cc.comm != e.CommID {
 		if cc = r.lastColl[1]; cc == nil || cc.comm != e.CommID {

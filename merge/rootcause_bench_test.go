@@ -4,13 +4,14 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 )
 
 // rcCapture keeps a copy of every event of the stream.
-type rcCapture struct{ evs []GEvent }
+type rcCapture struct{ evs []datamodel.GEvent }
 
-func (c *rcCapture) Add(e *GEvent) error {
+func (c *rcCapture) Add(e *datamodel.GEvent) error {
 	c.evs = append(c.evs, *e)
 	return nil
 }
@@ -31,7 +32,7 @@ func BenchmarkRootCauseStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := rcCapture{evs: make([]GEvent, 0, 2_000_100)}
+	c := rcCapture{evs: make([]datamodel.GEvent, 0, 2_000_100)}
 	pass.AddStreamSink(&c)
 	if _, err := pass.Run(); err != nil {
 		b.Fatal(err)

@@ -24,7 +24,10 @@ package merge
 // completion. Memory: the epochs not yet resolved (their number, not the
 // run's length).
 
-import "github.com/gclock/gclock/trace"
+import (
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/trace"
+)
 
 // pscwEpoch is an access (MPI_Win_start ... MPI_Win_complete) or exposure
 // (MPI_Win_post ... MPI_Win_wait) epoch of one rank on one window.
@@ -84,7 +87,7 @@ func isPSCW(op trace.Op) bool {
 
 // pscw takes one PSCW event of rank r; its call (e's first record) is
 // r's latest call segment.
-func (s *RootCauseStream) pscw(r *rcRank, e *GEvent) {
+func (s *RootCauseStream) pscw(r *rcRank, e *datamodel.GEvent) {
 	if r.n == 0 {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -140,7 +141,7 @@ func TestRootCause_PSCWDelaysAreAttributed(t *testing.T) {
 				t.Errorf("attributed %v of %v", res.AttributedNS, res.TotalWaitNS)
 			}
 			// The late region is on the critical path every iteration.
-			var on *CPRegion
+			var on *datamodel.CPRegion
 			for i := range res.CriticalPath.Regions {
 				if r := &res.CriticalPath.Regions[i]; r.Region == tc.region && r.Ranks == rankName(tc.late) {
 					on = r

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gclock/gclock/merge/datamodel"
 )
 
 // RankList formats sorted world ranks as ranges: "0-3,5,9-11".
@@ -57,13 +59,13 @@ func (s *RootCauseStream) regionName(id int32) string {
 func (s *RootCauseStream) SetClockBound(ns float64) { s.opt.ClockBoundNS = ns }
 
 // Result returns the analysis. Call it once, after the last Add.
-func (s *RootCauseStream) Result() *RootCauseResult {
+func (s *RootCauseStream) Result() *datamodel.RootCauseResult {
 	if s == nil {
 		return nil
 	}
 	// The order-free sums (rcSum) are converted to float64 here, once.
 	total := s.totalWait().float()
-	out := &RootCauseResult{TotalWaitNS: total, WaitStates: s.waitStates,
+	out := &datamodel.RootCauseResult{TotalWaitNS: total, WaitStates: s.waitStates,
 		CollectiveWaitNS: s.byKind[0].float(), LateSenderNS: s.byKind[1].float(), LateReceiverNS: s.byKind[2].float(),
 		WaitAtFenceNS: s.byKind[3].float(), LatePostNS: s.byKind[rcKindLatePost].float(), EarlyWaitNS: s.byKind[rcKindEarlyWait].float(),
 		SmallNS: s.small.float(), NoDelayNS: s.noDelay.float(), UnresolvedNS: s.unresolved.float(),
@@ -95,7 +97,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	})
 	out.AttributedNS = attributed.float()
 	type regCause struct {
-		RootCause
+		datamodel.RootCause
 		reg int32
 	}
 	var causes []regCause
@@ -115,7 +117,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 			if j == i {
 				j = i + 1
 			}
-			rcz := RootCause{Region: names[reg], Call: s.regions[reg].op != 0, RankCount: j - i}
+			rcz := datamodel.RootCause{Region: names[reg], Call: s.regions[reg].op != 0, RankCount: j - i}
 			var ranks []int32
 			var direct, long, delay rcSum
 			via := map[int32]rcSum{}
@@ -195,7 +197,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	}
 	den := float64(max(nranks, 1))
 	type regStat struct {
-		RegionStat
+		datamodel.RegionStat
 		reg int32
 	}
 	var regs []regStat
@@ -204,7 +206,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 			continue
 		}
 		mean := g.total / den
-		regs = append(regs, regStat{RegionStat{Region: names[id], Call: s.regions[id].op != 0, Count: g.count,
+		regs = append(regs, regStat{datamodel.RegionStat{Region: names[id], Call: s.regions[id].op != 0, Count: g.count,
 			Ranks: g.ranks, Total: g.total, MeanNS: mean, MaxNS: g.max, MaxRank: g.maxRank, ImbalanceNS: g.max - mean}, int32(id)})
 	}
 	sort.Slice(regs, func(i, j int) bool {
@@ -223,7 +225,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		out.Regions = append(out.Regions, r.RegionStat)
 	}
 	// Critical path.
-	cp := CriticalPath{EndRank: s.cpRank}
+	cp := datamodel.CriticalPath{EndRank: s.cpRank}
 	// The path's sums are order-free (rcSum): the entries come in the
 	// order of their keys, whose regions are numbered as the stream met
 	// them (D75, point 4).
@@ -246,7 +248,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 	}
 	cp.LengthNS = length.float()
 	type cpReg struct {
-		CPRegion
+		datamodel.CPRegion
 		reg int32
 	}
 	var cpRegs []cpReg
@@ -258,7 +260,7 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 		mean := aggs[reg].total / den
 		rr := regRanks[reg]
 		sort.Slice(rr, func(i, j int) bool { return rr[i] < rr[j] })
-		c := CPRegion{Region: names[reg], Call: s.regions[reg].op != 0, PathNS: t, MeanNS: mean,
+		c := datamodel.CPRegion{Region: names[reg], Call: s.regions[reg].op != 0, PathNS: t, MeanNS: mean,
 			ImbalanceNS: max(0, t-mean), Ranks: RankList(rr)}
 		if cp.LengthNS > 0 {
 			c.Share = t / cp.LengthNS
@@ -291,18 +293,18 @@ func (s *RootCauseStream) Result() *RootCauseResult {
 
 // topAmounts returns the n largest positive amounts, largest first (ties
 // by rank).
-func topAmounts(m map[int32]float64, n int) []RankAmount {
-	var l []RankAmount
+func topAmounts(m map[int32]float64, n int) []datamodel.RankAmount {
+	var l []datamodel.RankAmount
 	for r, v := range m {
 		if v > 0 {
-			l = append(l, RankAmount{Rank: r, NS: v})
+			l = append(l, datamodel.RankAmount{Rank: r, NS: v})
 		}
 	}
 	return largestAmounts(l, n)
 }
 
 // largestAmounts sorts l largest first (ties by rank) and keeps n.
-func largestAmounts(l []RankAmount, n int) []RankAmount {
+func largestAmounts(l []datamodel.RankAmount, n int) []datamodel.RankAmount {
 	sort.Slice(l, func(i, j int) bool {
 		if l[i].NS != l[j].NS {
 			return l[i].NS > l[j].NS
@@ -324,11 +326,11 @@ const MarkMinShare = 0.10
 // others wait; up to rcMaxIv per rank, spread uniformly over the run once
 // there are more) and the critical path's stays on ranks (the last
 // 16,384 to 32,768 of them). Call it after Result.
-func (s *RootCauseStream) Marks(res *RootCauseResult, n int) []Mark {
+func (s *RootCauseStream) Marks(res *datamodel.RootCauseResult, n int) []datamodel.Mark {
 	if s == nil || res == nil {
 		return nil
 	}
-	var out []Mark
+	var out []datamodel.Mark
 	byName := map[string]int32{}
 	for i := range s.regions {
 		byName[s.regionName(int32(i))] = int32(i)
@@ -345,14 +347,14 @@ func (s *RootCauseStream) Marks(res *RootCauseResult, n int) []Mark {
 		for _, r := range parseRankList(c.Ranks) {
 			if rc := s.causeIf(rcCauseKey(r, reg)); rc != nil && rc.draw != nil {
 				for _, iv := range rc.draw.iv {
-					out = append(out, Mark{Kind: MarkRootCause, Rank: r, Start: iv[0], End: iv[1], Label: label})
+					out = append(out, datamodel.Mark{Kind: datamodel.MarkRootCause, Rank: r, Start: iv[0], End: iv[1], Label: label})
 				}
 			}
 		}
 	}
 	for _, st := range s.criticalStints() {
 		if st.to > st.from {
-			out = append(out, Mark{Kind: MarkCriticalPath, Rank: st.rank, Start: st.from, End: st.to, Label: "critical path"})
+			out = append(out, datamodel.Mark{Kind: datamodel.MarkCriticalPath, Rank: st.rank, Start: st.from, End: st.to, Label: "critical path"})
 		}
 	}
 	return out

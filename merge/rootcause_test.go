@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
@@ -146,7 +147,7 @@ func line(n int) func(int) []int {
 }
 
 // run analyses the program with the raw clock (its times are the truth).
-func (p *rcProg) run(t *testing.T) *RootCauseResult {
+func (p *rcProg) run(t *testing.T) *datamodel.RootCauseResult {
 	t.Helper()
 	members := make([]int32, p.n)
 	for i := range members {
@@ -294,7 +295,7 @@ func TestRootCause_CollectiveOnlyExactCosts(t *testing.T) {
 	// Critical path: rank 3's slow region is on it every iteration; its
 	// imbalance indicator is the extra time over the mean.
 	cp := res.CriticalPath
-	var slow *CPRegion
+	var slow *datamodel.CPRegion
 	for i := range cp.Regions {
 		if cp.Regions[i].Region == "0x100 → 0x200" {
 			slow = &cp.Regions[i]
@@ -313,9 +314,9 @@ func TestRootCause_CollectiveOnlyExactCosts(t *testing.T) {
 	}
 	// Marks: each of rank 3's slow regions, and a critical path that
 	// covers the run without gaps or overlaps.
-	var rcMarks, cpMarks []Mark
+	var rcMarks, cpMarks []datamodel.Mark
 	for _, m := range p.rc.Marks(res, 1) {
-		if m.Kind == MarkRootCause {
+		if m.Kind == datamodel.MarkRootCause {
 			rcMarks = append(rcMarks, m)
 		} else {
 			cpMarks = append(cpMarks, m)

@@ -1,6 +1,7 @@
 package merge
 
 import (
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -16,7 +17,7 @@ type pauseState struct {
 }
 
 // observe takes the rank's next event (in its time order).
-func (p *pauseState) observe(ev *GEvent) {
+func (p *pauseState) observe(ev *datamodel.GEvent) {
 	p.last = max(p.last, ev.Exit)
 	if ev.Op != trace.OpPcontrol {
 		return
@@ -47,8 +48,8 @@ func (p *pauseState) finish() {
 
 // selectiveTracing builds the summary from rank 0's header configuration
 // and every rank's pauses; nil when nothing was left out.
-func selectiveTracing(config map[string]string, ranks []*pauseState) *SelectiveTracing {
-	s := &SelectiveTracing{OpsSpec: config["GCLOCK_OPS"]}
+func selectiveTracing(config map[string]string, ranks []*pauseState) *datamodel.SelectiveTracing {
+	s := &datamodel.SelectiveTracing{OpsSpec: config["GCLOCK_OPS"]}
 	if off, err := trace.ParseOpsFilter(s.OpsSpec); err != nil {
 		s.OpsError = err.Error()
 	} else {

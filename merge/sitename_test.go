@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
@@ -46,9 +47,9 @@ func TestSiteName_ResolvesPerRankUnderASLR(t *testing.T) {
 	r1.Src = shiftedSource{r1.Src, delta}
 	base := run.Ranks[0].Meta.Header.Objects[0].Base
 
-	var evs []GEvent
-	col := sinkFunc(func(ev *GEvent) error { evs = append(evs, *ev); return nil })
-	p, err := Prepare(run, Options{Sinks: []Sink{col}})
+	var evs []datamodel.GEvent
+	col := sinkFunc(func(ev *datamodel.GEvent) error { evs = append(evs, *ev); return nil })
+	p, err := Prepare(run, Options{Sinks: []datamodel.Sink{col}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +77,6 @@ func TestSiteName_ResolvesPerRankUnderASLR(t *testing.T) {
 	}
 }
 
-type sinkFunc func(ev *GEvent) error
+type sinkFunc func(ev *datamodel.GEvent) error
 
-func (f sinkFunc) Add(ev *GEvent) error { return f(ev) }
+func (f sinkFunc) Add(ev *datamodel.GEvent) error { return f(ev) }

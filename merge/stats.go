@@ -5,6 +5,7 @@ import (
 	"math/bits"
 	"sort"
 
+	"github.com/gclock/gclock/merge/datamodel"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -50,8 +51,8 @@ func (a *accum) add(x float64) {
 
 // stats summarises the accumulated samples (gonum/stat for mean and
 // quantiles of the reservoir).
-func (a *accum) stats() Stats {
-	s := Stats{Count: a.n, Total: a.sum, Max: a.max}
+func (a *accum) stats() datamodel.Stats {
+	s := datamodel.Stats{Count: a.n, Total: a.sum, Max: a.max}
 	if a.n == 0 {
 		return s
 	}
@@ -138,6 +139,6 @@ func (h *hist) add(x float64) {
 	h.counts[b]++
 }
 
-func (h *hist) export() Histogram {
-	return Histogram{Edges: HistEdges(), Counts: append([]int(nil), h.counts[:]...)}
+func (h *hist) export() datamodel.Histogram {
+	return datamodel.Histogram{Edges: HistEdges(), Counts: append([]int(nil), h.counts[:]...)}
 }

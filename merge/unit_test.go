@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -197,7 +198,7 @@ func TestAnalyze_DamagedRunKeepsIntactInstances(t *testing.T) {
 func TestGEvent_ContractFieldsUnchanged(t *testing.T) {
 	// merge may add fields to the contract types, never rename or remove.
 	want := []string{"Rank", "Op", "CommID", "Seq", "Root", "Sent", "Recv", "LocalEnter", "LocalExit", "Enter", "Exit", "RawEnter", "RawExit", "Callsite"}
-	typ := reflect.TypeOf(GEvent{})
+	typ := reflect.TypeOf(datamodel.GEvent{})
 	for _, f := range want {
 		if _, ok := typ.FieldByName(f); !ok {
 			t.Errorf("GEvent.%s missing", f)
@@ -211,7 +212,7 @@ type orderSink struct {
 	failAt int
 }
 
-func (o *orderSink) Add(ev *GEvent) error {
+func (o *orderSink) Add(ev *datamodel.GEvent) error {
 	if o.failAt > 0 && len(o.seen) == o.failAt {
 		return errors.New("disk full")
 	}
@@ -224,7 +225,7 @@ func TestAsyncSink_PreservesOrderAndReportsErrors(t *testing.T) {
 	a := NewAsyncSink(o)
 	const n = 3*asyncBatch + 17
 	for i := 0; i < n; i++ {
-		if err := a.Add(&GEvent{Seq: uint32(i)}); err != nil {
+		if err := a.Add(&datamodel.GEvent{Seq: uint32(i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -241,7 +242,7 @@ func TestAsyncSink_PreservesOrderAndReportsErrors(t *testing.T) {
 	}
 	bad := NewAsyncSink(&orderSink{failAt: 10})
 	for i := 0; i < n; i++ {
-		_ = bad.Add(&GEvent{})
+		_ = bad.Add(&datamodel.GEvent{})
 	}
 	if err := bad.Close(); err == nil || err.Error() != "disk full" {
 		t.Errorf("Close = %v, want the sink's error", err)
@@ -276,7 +277,7 @@ func TestAsyncSink_OpFilterGetsOnlyWantedInOrder(t *testing.T) {
 				if op == want {
 					exp = append(exp, uint32(i))
 				}
-				if err := a.Add(&GEvent{Seq: uint32(i), Op: op}); err != nil {
+				if err := a.Add(&datamodel.GEvent{Seq: uint32(i), Op: op}); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
+	"github.com/gclock/gclock/merge/datamodel"
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
 )
@@ -95,7 +96,7 @@ func TestWaitClassOf_CoversEveryBlockingCollective(t *testing.T) {
 // the op. ComputeInstanceMetrics must give waits within each call, name
 // the root as the cause and report no latency for a rooted op.
 func TestComputeInstanceMetrics_RootedWaitWithinCallAndCausedByRoot(t *testing.T) {
-	inst := Instance{Op: trace.OpBcast, Ranks: []int32{0, 1, 2, 3}, RootRank: 0,
+	inst := datamodel.Instance{Op: trace.OpBcast, Ranks: []int32{0, 1, 2, 3}, RootRank: 0,
 		Enter: []float64{1000, 0, 200, 5000}, Exit: []float64{1100, 1200, 1200, 5100}}
 	ComputeInstanceMetrics(&inst)
 	want := []float64{0, 1000, 800, 0}
@@ -180,13 +181,13 @@ func TestAnalyze_RootedOpsCheckClockCondition(t *testing.T) {
 		Nodes: []synth.NodeClock{{}, {OffsetNS: 4e6}, {OffsetNS: -3e6}, {OffsetNS: 2e6}}})
 	raw, _ := analyzeDir(t, dir, Options{Clock: correct.ClockRaw})
 	corr, _ := analyzeDir(t, dir, Options{})
-	find := func(a *Analysis, op string) OpSummary {
+	find := func(a *datamodel.Analysis, op string) datamodel.OpSummary {
 		for _, o := range a.Ops {
 			if o.Op == op {
 				return o
 			}
 		}
-		return OpSummary{}
+		return datamodel.OpSummary{}
 	}
 	if v := find(raw.Analysis, "MPI_Bcast").Violations; v == 0 {
 		t.Errorf("raw clocks 2-4 ms apart: no MPI_Bcast clock-condition violation found")
