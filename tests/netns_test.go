@@ -432,12 +432,17 @@ func TestNetns_NonLinearStepOverTCP(t *testing.T) {
 // and finalize epochs alone (the same trace without its resync epochs)
 // must miss by microseconds — else the test proves nothing — while the
 // curve through resync knots every 0.25 s (chord error between knots
-// about 0.2 µs at most) stays within 1.5 µs of the exact truth, and
-// tracemerge finds no clock-condition violation. 1.5 µs, not 1: the
-// knots themselves are offsets measured over TCP between namespace hosts
-// of a shared 2-vCPU machine, and in repeated runs (docs/explanation/
-// clock-accuracy.md) their true errors reached 1.3-1.9 µs at times within
-// sync-path bounds of 10-45 µs, the corrected timeline 0.6-1.35 µs.
+// about 0.2 µs at most) stays within 2 µs of the exact truth (issue 10's
+// goal), and tracemerge finds no clock-condition violation. 2 µs, not
+// less: the knots themselves are offsets measured over TCP between
+// namespace hosts of a shared 2-vCPU machine, and in repeated runs
+// (docs/explanation/clock-accuracy.md) their true errors reached 1.3-1.9
+// µs at times within sync-path bounds of 10-45 µs. With a bound of 1.5
+// µs the test failed in 2 of 5 runs of the build of 2026-11-29 and in 1
+// of 4 of the build before it (hosts2_x2 1.64 then 1.51 µs, hosts4_x1
+// above 1.5 µs; the passing runs' maxima 1.0-1.45 µs), while the chord
+// through init and finalize alone missed by 7.5-10 µs: 2 µs still fails
+// a resync that does not hold, by a factor of four.
 func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 	needNetns(t)
 	const fake = "0:0,1e6:10+step(1s,2ppm)+sin(5us,4s)+rw(1s,0.05ppm,7)"
@@ -445,7 +450,7 @@ func TestNetns_ResyncHoldsNonLinearClocksOverTCP(t *testing.T) {
 	// the resync epochs poll (D59); the epochs must stay as accurate.
 	for _, tc := range []struct{ hosts, slots int }{{2, 2}, {4, 1}, {2, 1}} {
 		t.Run(fmt.Sprintf("hosts%d_x%d", tc.hosts, tc.slots), func(t *testing.T) {
-			const boundNS = 1.5e3
+			const boundNS = 2e3
 			twoTries(t, boundNS, func(t *testing.T, v *verdict) []rankTrace {
 				traces, dir := runNetns(t, nsRun{Hosts: tc.hosts, Slots: tc.slots, Fake: fake, Iters: 200, SleepUS: 10000,
 					Env: []string{"GCLOCK_RESYNC=0.25", "GCLOCK_RESYNC_BUDGET=0"}})
