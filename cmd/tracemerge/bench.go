@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gclock/gclock/merge"
-	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace/synth"
 )
 
@@ -85,13 +84,12 @@ func cmdBenchSynth(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "generated %d events x %d ranks in %s\n", cfg.Steps, *ranks, time.Since(t0).Round(time.Millisecond))
 	}
 	t0 := time.Now()
-	run, err := rundir.Load(d, nil)
+	run, err := loadRun(d, nil) // the many-ranks GC target set before the files are opened
 	if err != nil {
 		fmt.Fprintf(stderr, "tracemerge: bench-synth: %v\n", err)
 		return exitNoData
 	}
 	defer run.Close()
-	gcForRanks(len(run.Ranks))
 	pass, err := merge.Prepare(run, merge.Options{})
 	if err != nil {
 		fmt.Fprintf(stderr, "tracemerge: bench-synth: %v\n", err)
