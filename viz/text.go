@@ -384,7 +384,12 @@ func CLCLine(c datamodel.ClockQuality) string {
 // and what --clock refined moved ("" without facts).
 func BoundsLine(c datamodel.ClockQuality) string {
 	sync := ""
-	if c.SyncBoundNS >= 0 {
+	switch {
+	case c.SyncBoundNS == 0:
+		// Every rank's path to rank 0 has no ping-pong on it: the ranks
+		// read rank 0's own clock (one host, no emulated nodes).
+		sync = "sync paths: none, every rank reads rank 0's clock (no offset to measure)"
+	case c.SyncBoundNS > 0:
 		sync = fmt.Sprintf("sync paths (SKaMPI intervals to rank 0, at the knots) ±%s at most", fmtDur(c.SyncBoundNS))
 	}
 	if c.BoundRanks == 0 {
