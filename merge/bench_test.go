@@ -21,7 +21,11 @@ var (
 )
 
 // benchRun generates (once per test binary) a synthetic run of 8 ranks x
-// 250k events for the benchmarks.
+// 250k events for the benchmarks. The run is kept between test binaries
+// in the temporary directory; it is generated beside it and renamed into
+// place, so two benchmark binaries started together never read or remove
+// each other's half-written files: the second rename fails and its copy
+// is dropped.
 func benchRun(b *testing.B) string {
 	benchOnce.Do(func() {
 		d := filepath.Join(os.TempDir(), "gclock-merge-bench-v1")
@@ -29,8 +33,24 @@ func benchRun(b *testing.B) string {
 			benchDir = d
 			return
 		}
-		os.RemoveAll(d)
-		_, benchErr = synth.Generate(d, synth.Config{Ranks: 8, Steps: 250_000, Seed: 3})
+		tmp, err := os.MkdirTemp(os.TempDir(), "gclock-merge-bench-gen-")
+		if err != nil {
+			benchErr = err
+			return
+		}
+		defer os.RemoveAll(tmp)
+		if _, benchErr = synth.Generate(tmp, synth.Config{Ranks: 8, Steps: 250_000, Seed: 3}); benchErr != nil {
+			return
+		}
+		if m, _ := filepath.Glob(filepath.Join(d, "*.gct")); len(m) != 8 {
+			os.RemoveAll(d) // a run of an older layout or an interrupted one
+		}
+		if err := os.Rename(tmp, d); err != nil {
+			if m, _ := filepath.Glob(filepath.Join(d, "*.gct")); len(m) != 8 {
+				benchErr = fmt.Errorf("benchmark run: %w", err)
+				return
+			}
+		}
 		benchDir = d
 	})
 	if benchErr != nil {
