@@ -52,7 +52,13 @@ type scriptedOffset struct {
 }
 
 func (s *scriptedOffset) MeasureOffset(t clocksync.Transport, clk clocksync.Clock, ref, client int) (clocksync.ClockOffset, error) {
-	ob, err := s.SKaMPIOffset.MeasureOffset(t, clk, ref, client)
+	return s.MeasureOffsetDetrended(t, clk, ref, client, 0)
+}
+
+// MeasureOffsetDetrended is the scripted MeasureOffset of the resyncs
+// (the embedded SKaMPIOffset's would bypass the script).
+func (s *scriptedOffset) MeasureOffsetDetrended(t clocksync.Transport, clk clocksync.Clock, ref, client int, slope float64) (clocksync.ClockOffset, error) {
+	ob, err := s.SKaMPIOffset.MeasureOffsetDetrended(t, clk, ref, client, slope)
 	if err != nil || t.Rank() != client {
 		return ob, err
 	}

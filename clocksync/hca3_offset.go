@@ -174,7 +174,9 @@ type knotMeasurements struct {
 func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, knotMeasurements, error) {
 	var icepts, xs, ys, us, ws []float64
 	for {
-		ob, err := a.Offset.MeasureOffset(t, clk, ref, client)
+		// each ping-pong's drift at Prior's slope is taken out before
+		// the minimum filter (decisions.md D88)
+		ob, err := MeasureOffsetDetrended(a.Offset, t, clk, ref, client, a.Prior.Slope)
 		if err != nil {
 			return 0, knotMeasurements{}, err
 		}

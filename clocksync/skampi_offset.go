@@ -37,6 +37,26 @@ type PingPongTransport interface {
 	PingPongClient(ref, n int, m LinearModel, sLast, tLast, sNow []float64) error
 }
 
+// DetrendingOffsetAlg is an OffsetAlg that can take a known rate
+// difference between the client's clock and the reference's out of each
+// ping-pong before its minimum filter (SKaMPIOffset.MeasureOffsetDetrended).
+type DetrendingOffsetAlg interface {
+	OffsetAlg
+	// MeasureOffsetDetrended is MeasureOffset where the client's offset
+	// (local − reference) is known to change by slope per unit of its
+	// clock during the measurement (a resync's prior slope).
+	MeasureOffsetDetrended(t Transport, clk Clock, pRef, client int, slope float64) (ClockOffset, error)
+}
+
+// MeasureOffsetDetrended is o.MeasureOffsetDetrended where o can take the
+// drift out, and o.MeasureOffset otherwise (the slope then ignored).
+func MeasureOffsetDetrended(o OffsetAlg, t Transport, clk Clock, pRef, client int, slope float64) (ClockOffset, error) {
+	if d, ok := o.(DetrendingOffsetAlg); ok {
+		return d.MeasureOffsetDetrended(t, clk, pRef, client, slope)
+	}
+	return o.MeasureOffset(t, clk, pRef, client)
+}
+
 // SKaMPIOffset is SKaMPI-Offset (Algorithm 7 of the H2HCA paper; Algorithm 7
 // SKaMPI_PingPong of the HCA paper): it bounds the offset by the minimum
 // one-way delays seen in PingPongs ping-pongs and takes the midpoint.
@@ -69,13 +89,31 @@ func (o *SKaMPIOffset) Name() string { return "skampi" }
 
 // MeasureOffset implements Algorithm 7.
 func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (ClockOffset, error) {
+	return o.measure(t, clk, pRef, client, 0)
+}
+
+// MeasureOffsetDetrended is Algorithm 7 with each ping-pong's bounds
+// moved to the loop's first send along slope (the offset's known change
+// per unit of the client's clock) before the minimum filter: where the
+// clocks' rates differ the filter otherwise prefers ping-pongs near the
+// loop's ends (the offset moves across the window by the rate difference
+// times its length, more than the delays' jitter at ±100 ppm over a
+// millisecond: decisions.md D80, D88). The offset is returned for the
+// same timestamp as MeasureOffset's, moved there along slope. With slope
+// 0 it is MeasureOffset.
+func (o *SKaMPIOffset) MeasureOffsetDetrended(t Transport, clk Clock, pRef, client int, slope float64) (ClockOffset, error) {
+	return o.measure(t, clk, pRef, client, slope)
+}
+
+// measure is Algorithm 7, detrended along slope (0: as published).
+func (o *SKaMPIOffset) measure(t Transport, clk Clock, pRef, client int, slope float64) (ClockOffset, error) {
 	n := o.PingPongs
 	if n < 1 {
 		n = 1
 	}
 	me := t.Rank()
 	if pp, ok := t.(PingPongTransport); ok && o.EarlyExit <= 0 && BaseClock(clk) == pp.TimerClock() {
-		return o.fastPath(pp, clk, pRef, client, n)
+		return o.fastPath(pp, clk, pRef, client, n, slope)
 	}
 	buf := make([]float64, 1)
 	switch me {
@@ -114,10 +152,10 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 			last = sNow
 			tLast := buf[0]
 			improved := false
-			if d := tLast - sNow; d > tdMin {
+			if d := tLast - sNow + slope*(sNow-first); d > tdMin {
 				tdMin, atMin, improved = d, sNow, true
 			}
-			if d := tLast - sLast; d < tdMax {
+			if d := tLast - sLast + slope*(sLast-first); d < tdMax {
 				tdMax, atMax, improved = d, sLast, true
 			}
 			if o.EarlyExit > 0 {
@@ -135,13 +173,20 @@ func (o *SKaMPIOffset) MeasureOffset(t Transport, clk Clock, pRef, client int) (
 				}
 			}
 		}
-		diff := (tdMin + tdMax) / 2
-		return ClockOffset{Timestamp: (atMax + atMin) / 2, Offset: -diff, Uncertainty: (tdMax - tdMin) / 2, Window: last - first}, nil
+		return skampiResult(tdMin, tdMax, atMin, atMax, first, last, slope), nil
 	}
 	return ClockOffset{}, nil
 }
 
-func (o *SKaMPIOffset) fastPath(pp PingPongTransport, clk Clock, pRef, client, n int) (ClockOffset, error) {
+// skampiResult is the client's offset from the filtered bounds tdMin and
+// tdMax (detrended to first along slope), dated halfway between the
+// ping-pongs that gave them (D80).
+func skampiResult(tdMin, tdMax, atMin, atMax, first, last, slope float64) ClockOffset {
+	at := (atMax + atMin) / 2
+	return ClockOffset{Timestamp: at, Offset: -(tdMin+tdMax)/2 + slope*(at-first), Uncertainty: (tdMax - tdMin) / 2, Window: last - first}
+}
+
+func (o *SKaMPIOffset) fastPath(pp PingPongTransport, clk Clock, pRef, client, n int, slope float64) (ClockOffset, error) {
 	m, _ := Flatten(clk)
 	if pp.Rank() == pRef {
 		if err := pp.PingPongServe(client, n, m); err != nil {
@@ -158,13 +203,14 @@ func (o *SKaMPIOffset) fastPath(pp PingPongTransport, clk Clock, pRef, client, n
 	}
 	tdMin, tdMax := math.Inf(-1), math.Inf(1)
 	atMax, atMin := 0.0, 0.0
+	first := sLast[0]
 	for i := 0; i < n; i++ {
-		if d := tLast[i] - sNow[i]; d > tdMin {
+		if d := tLast[i] - sNow[i] + slope*(sNow[i]-first); d > tdMin {
 			tdMin, atMin = d, sNow[i]
 		}
-		if d := tLast[i] - sLast[i]; d < tdMax {
+		if d := tLast[i] - sLast[i] + slope*(sLast[i]-first); d < tdMax {
 			tdMax, atMax = d, sLast[i]
 		}
 	}
-	return ClockOffset{Timestamp: (atMax + atMin) / 2, Offset: -(tdMin + tdMax) / 2, Uncertainty: (tdMax - tdMin) / 2, Window: sNow[n-1] - sLast[0]}, nil
+	return skampiResult(tdMin, tdMax, atMin, atMax, first, sNow[n-1], slope), nil
 }

@@ -70,6 +70,16 @@ func runNetns(t *testing.T, nr nsRun) ([]rankTrace, string) {
 	t.Helper()
 	np := nr.Hosts * nr.Slots
 	dir := filepath.Join(t.TempDir(), "tr")
+	if keep := os.Getenv("GCLOCK_TEST_KEEP"); keep != "" {
+		// keep the traces for a study (issue 38: the knots' and the
+		// model's share of the error are split offline)
+		d, err := os.MkdirTemp(keep, strings.ReplaceAll(t.Name(), "/", "_")+"-")
+		if err != nil {
+			t.Fatalf("GCLOCK_TEST_KEEP: %v", err)
+		}
+		dir = filepath.Join(d, "tr")
+		t.Logf("traces kept in %s", dir)
+	}
 	env := append([]string{"GCLOCK_DIR=" + dir, "LD_PRELOAD=" + libPath}, nr.Env...)
 	if nr.Fake != "" {
 		env = append(env, "GCLOCK_FAKE_CLOCK="+nr.Fake)

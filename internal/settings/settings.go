@@ -80,6 +80,7 @@ var All = []Setting{
 	{"GCLOCK_TEST_FAULT", "unset", "recorder", Test, "Fault injection for the recorder's tests."},
 	{"GCLOCK_PAR_TEST_FAIL", "unset", "tracemerge", Test, "Fault injection for parallel tracemerge's tests."},
 	{"GCLOCK_NETNS_ID", "unset", "recorder", Test, "Set by the namespace-host test bed (docs/explanation/testbed.md)."},
+	{"GCLOCK_TEST_KEEP", "unset", "tests", Test, "A directory: the namespace-host tests (`tests/netns_test.go`) keep their traces in it, for a study of the knots' and the model's share of the clock error (docs/explanation/clock-accuracy.md)."},
 }
 
 // Markdown returns docs/reference/settings.md.

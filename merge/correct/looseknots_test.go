@@ -315,3 +315,53 @@ func TestErrorBars_CoverTheKnotsAsMeasuredWhereLooseOnesWereMoved(t *testing.T) 
 		t.Errorf("%d of %d runs with a moved knot have their true error within the bar at under 99 %% of their probes, want at most %d", low, moved, moved/100)
 	}
 }
+
+// TestNewCorrector_SplitKnotLeansOnAgreeingNeighbours: a resync knot whose
+// pair's offsets did not agree (no clear majority of knot_offsets within
+// clocksync.KnotAgree: splitKnot) is loose whatever its bound, as over TCP
+// between namespace hosts, where every knot's bound is 10-30 µs alike and
+// a split knot missed the truth by 2.1 µs among neighbours within 0.3 µs
+// (decisions.md D87). It moves to its neighbours' curve when it stands
+// out of what they miss each other by; a split knot that measured right,
+// and an agreeing knot, keep their values.
+func TestNewCorrector_SplitKnotLeansOnAgreeingNeighbours(t *testing.T) {
+	const ms = int64(1e6)
+	truth := func(t int64) float64 { return 20e-6*float64(t) + 1000 } // offset, ns
+	for _, tc := range []struct {
+		name            string
+		errNS           float64 // knot 6's error against the truth
+		offsets, agree  string  // knot 6's knot_offsets, knot_agree
+		wantErr, margin float64 // |corrected − truth| at knot 6 and how close
+		moved           bool
+	}{
+		{"split knot 2 µs off", 2e3, "9", "4", 0, 60, true},
+		{"split knot -1.2 µs off", -1.2e3, "9", "3", 0, 60, true},
+		{"split knot measured right", 30, "9", "4", 30, 1, false},
+		{"agreeing knot 2 µs off (4 of 5)", 2e3, "5", "4", 2e3, 1, false},
+		{"agreeing knot 2 µs off (5 of 7)", 2e3, "7", "5", 2e3, 1, false},
+		{"split knot 2 µs off (4 of 7)", 2e3, "7", "4", 0, 60, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var eps []trace.Epoch
+			for i := range 13 {
+				at := int64(i) * 100 * ms
+				e := 40.0 * float64(i%3-1) // the neighbours' own noise: -40, 0, 40 ns
+				p := map[string]string{"bound_ns": "20000.0", "knot_offsets": "5", "knot_agree": "5"}
+				if i == 6 {
+					e = tc.errNS
+					p["knot_offsets"], p["knot_agree"] = tc.offsets, tc.agree
+				}
+				eps = append(eps, trace.Epoch{Index: i, StartNS: at - ms, EndNS: at, Params: p,
+					Model: trace.Model{T0: at, Slope: 20e-6, Intercept: truth(at) + e}})
+			}
+			c, _ := NewCorrector(ClockInterp, eps, 0)
+			at := 600 * ms
+			if got := math.Abs(c.Offset(at) - truth(at)); math.Abs(got-tc.wantErr) > tc.margin {
+				t.Errorf("knot 6 corrected %.1f ns off the truth, want %.1f ± %.0f ns (%q)", got, tc.wantErr, tc.margin, c.LooseKnots())
+			}
+			if strings.Contains(c.LooseKnots(), "epoch 6") != tc.moved {
+				t.Errorf("loose knots %q: want epoch 6 moved %v", c.LooseKnots(), tc.moved)
+			}
+		})
+	}
+}
