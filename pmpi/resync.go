@@ -313,9 +313,13 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 			return err
 		}
 		r.rs.alg = alg
-		alg.SetPingPongs(r.rs.pingpongs)
 	}
 	alg := r.rs.alg
+	// Every epoch: the algorithm is usually the init sync's end anchor
+	// (recorder.epoch), made with the full syncs' GCLOCK_PINGPONGS; set
+	// only on an algorithm made here, from 2026-11-28 to 11-29 the resyncs
+	// measured with 50 ping-pongs an offset while their epochs said 16.
+	alg.SetPingPongs(r.rs.pingpongs)
 	alg.SetPrior(r.rs.prior)
 	alg.SetPriorSlopeBound(resyncSlopeBound(r.rs))
 	t0 := int64(C.gclock_now_ext())
