@@ -206,6 +206,22 @@ static void token_give(void)
 		flock(pp_token_fd, LOCK_UN);
 }
 
+/* ---- fault injection: a client stalled inside its ping-pongs ----------------
+ * GCLOCK_TEST_FAULT=pingpong-stall (pmpi turns it on around the resync
+ * epochs of world rank 1 only): the client sleeps pp_stall_ns between its
+ * send and its receive in every ping-pong, as a rank descheduled in the
+ * middle of a resync would (tests/resync_deadline_test.go). */
+static int64_t pp_stall_ns;
+
+void gclock_pp_stall(int64_t ns) { pp_stall_ns = ns; }
+
+static void pp_stall(void)
+{
+	struct timespec ts = {(time_t)(pp_stall_ns / 1000000000), (long)(pp_stall_ns % 1000000000)};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
 static inline double pp_global(int64_t base0, double slope, double intercept)
 {
 	double x = (double)(gclock_now() - base0) * 1e-9;
@@ -241,12 +257,22 @@ int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, doub
 }
 
 /* Client side: for each i, s_last[i] before the send, t_last[i] the
- * reference's reply, s_now[i] after the receive (all global times). */
+ * reference's reply, s_now[i] after the receive (all global times).
+ *
+ * deadline_ns (timer ns; 0: none) cuts the loop short (issue 38): once a
+ * ping-pong returns at or after it, the client sends the NaN that ends
+ * the reference's loop and stops, so a pair that a descheduled rank
+ * slows to milliseconds a ping-pong cannot hold a resync epoch for
+ * hundreds of them. At least one ping-pong is always done (one in
+ * flight cannot be abandoned: its reply would meet the next receive).
+ * *done is the number done (n when not cut). The deadline is read
+ * after s_now[i], outside the timed part. */
 int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double intercept,
-		     double *s_last, double *t_last, double *s_now)
+		     double *s_last, double *t_last, double *s_now, int64_t deadline_ns, int *done)
 {
 	MPI_Comm c = tc_get(tc);
 	double buf;
+	*done = 0;
 	int rc = gclock_t_recv_idle(tc, &buf, 1, ref); /* the reference's "ready" */
 	if (rc != MPI_SUCCESS)
 		return rc;
@@ -256,11 +282,19 @@ int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double
 		rc = PMPI_Send(&buf, 1, h_double, ref, GCK_TAG, c);
 		if (rc != MPI_SUCCESS)
 			break;
+		if (GCK_UNLIKELY(pp_stall_ns > 0)) /* GCLOCK_TEST_FAULT=pingpong-stall */
+			pp_stall();
 		rc = PMPI_Recv(&buf, 1, h_double, ref, GCK_TAG, c, MPI_STATUS_IGNORE);
 		s_now[i] = pp_global(base0, slope, intercept);
 		if (rc != MPI_SUCCESS)
 			break;
 		t_last[i] = buf;
+		*done = i + 1;
+		if (deadline_ns > 0 && i + 1 < n && gclock_now() >= deadline_ns) {
+			buf = __builtin_nan("");
+			rc = PMPI_Send(&buf, 1, h_double, ref, GCK_TAG, c);
+			break;
+		}
 	}
 	token_give();
 	return rc;
