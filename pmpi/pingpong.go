@@ -74,7 +74,8 @@ func (t *pmpiTransport) PingPongClient(ref, n int, m clocksync.LinearModel, sLas
 // docs/explanation/clock-accuracy.md "Resync cost at 4 ranks"), but a
 // pair that is not co-scheduled, at tens of ms a ping-pong, held single
 // epochs for 0.17-5 s. From a pair's first ping-pong on, it has pairNS:
-// the C loop then stops after the ping-pong in flight, and the pair
+// past it the C loop stops at the first ping-pong no slower than twice
+// the best before it (or 3 after the first late one), and the pair
 // measures no further offsets (PairExpired, clocksync.HCA3Offset). A
 // cut-short offset rests on fewer ping-pongs, so its SKaMPI interval, and
 // with it the knot's sync-path bound, is as wide as they leave it; the

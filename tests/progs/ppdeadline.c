@@ -1,10 +1,12 @@
 /* ppdeadline: unit test of the client's ping-pong loop under a deadline
- * (cshim/pingpong.c gclock_pp_client, issue 38): the loop stops after the
- * first ping-pong that returns at or after the deadline, tells the
- * reference with a NaN (which ends the reference's loop), and says how
- * many ping-pongs it made; without a deadline it makes all n and sends no
- * NaN; a deadline already past still makes one ping-pong; and the test
- * fault GCLOCK_TEST_FAULT=pingpong-stall sleeps inside every ping-pong.
+ * (cshim/pingpong.c gclock_pp_client, issue 38): past the deadline the
+ * loop stops at the first ping-pong whose round trip is at most twice the
+ * shortest before it (so a ping-pong that straddled the deadline is
+ * followed by one prompt one), or after 3 more; it tells the reference
+ * with a NaN (which ends the reference's loop) exactly when it stopped
+ * early, and says how many ping-pongs it made; without a deadline it
+ * makes all n; and the test fault GCLOCK_TEST_FAULT=pingpong-stall sleeps
+ * inside every ping-pong.
  *
  * Compiled with cshim/pingpong.c and stand-ins for what it uses: PMPI_Send
  * (recorded), PMPI_Recv (returns at once with the reference's reply),
@@ -16,6 +18,7 @@
  * checks, F failed"; exit status 1 when any failed. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -24,6 +27,10 @@
 
 static int sleeps;
 static long long slept_ns;
+
+/* The timer: 1 us per read. */
+static int64_t clock_ns;
+static inline int64_t gclock_now(void) { return clock_ns += 1000; }
 int ppd_nanosleep(const struct timespec *req, struct timespec *rem);
 #define nanosleep ppd_nanosleep
 #define GCK_TAG 1 /* goside.c's, in the unity build */
@@ -38,9 +45,6 @@ int ppd_nanosleep(const struct timespec *req, struct timespec *rem)
 	return 0;
 }
 
-/* The timer: 1 us per read. */
-static int64_t clock_ns;
-static inline int64_t gclock_now(void) { return clock_ns += 1000; }
 
 /* What the client sent: how many messages, how many NaNs, the last one. */
 static int sends, nans;
@@ -56,9 +60,14 @@ static int stub_send(const void *buf, int n, MPI_Datatype t, int dst, int tag, M
 	return MPI_SUCCESS;
 }
 
+/* delay_us[i]: how long the i-th reply takes (the fake clock moves on). */
+static long delay_us[64];
+
 static int stub_recv(void *buf, int n, MPI_Datatype t, int src, int tag, MPI_Comm c, MPI_Status *st)
 {
 	(void)n, (void)t, (void)src, (void)tag, (void)c, (void)st;
+	if (recvs < 64)
+		clock_ns += delay_us[recvs] * 1000;
 	*(double *)buf = 1.0 + recvs++; /* the reference's "time" */
 	return MPI_SUCCESS;
 }
@@ -150,11 +159,37 @@ int main(void)
 	done = loop(N, 1000000);
 	CHECK(done == N && nans == 0, "deadline 1 s ahead: %d ping-pongs, %d NaNs; want %d and 0", done, nans, N);
 
-	/* a deadline already past: one ping-pong (the one in flight cannot be
-	 * abandoned), then the NaN */
+	/* a deadline already past: two ping-pongs (the second as prompt as
+	 * the first), then the NaN */
 	done = loop(N, 0);
-	CHECK(done == 1 && sends == 2 && nans == 1, "deadline past: %d ping-pongs, %d sends, %d NaNs; want 1, 2, 1", done,
+	CHECK(done == 2 && sends == 3 && nans == 1, "deadline past: %d ping-pongs, %d sends, %d NaNs; want 2, 3, 1", done,
 	      sends, nans);
+
+	/* round trips past the deadline, in microseconds (1 us of timer
+	 * reads besides), and where the loop stops */
+	struct {
+		const char *name;
+		long d[8];
+		int want;
+	} stalls[] = {
+	    /* a rank descheduled in the first ping-pong: one prompt one after it */
+	    {"first ping-pong stalled 1 ms", {1000}, 2},
+	    /* slow throughout: the second is no slower than twice the first */
+	    {"every ping-pong 1 ms", {1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000}, 2},
+	    /* each slower than twice the best: at most 3 after the first late one */
+	    {"ever slower", {1000, 3000, 7000, 15000, 31000, 63000, 0, 0}, 4},
+	    /* slower, then prompt: stops at the prompt one */
+	    {"slower, then prompt", {1000, 3000, 0, 0}, 3},
+	};
+	for (size_t k = 0; k < sizeof stalls / sizeof stalls[0]; k++) {
+		for (int i = 0; i < 64; i++)
+			delay_us[i] = i < 8 ? stalls[k].d[i] : 0;
+		done = loop(N, 20);
+		CHECK(done == stalls[k].want && nans == 1, "%s, deadline 20 us ahead: %d ping-pongs, %d NaNs; want %d, 1",
+		      stalls[k].name, done, nans, stalls[k].want);
+	}
+	for (int i = 0; i < 64; i++)
+		delay_us[i] = 0;
 
 	/* n ping-pongs all made by the deadline: the reference's loop ends by
 	 * itself, no NaN (it would be read by the next measurement) */
@@ -165,7 +200,7 @@ int main(void)
 	/* whatever the deadline, a NaN is sent exactly when the loop was cut */
 	for (long ahead = 0; ahead < 60; ahead++) {
 		done = loop(N, ahead);
-		CHECK(done >= 1 && done <= N && nans == (done < N) && sends == done + (done < N),
+		CHECK(done >= 2 && done <= N && nans == (done < N) && sends == done + (done < N),
 		      "deadline %ld us ahead: %d ping-pongs, %d sends, %d NaNs", ahead, done, sends, nans);
 	}
 
