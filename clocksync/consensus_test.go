@@ -139,3 +139,66 @@ func TestHCA3Offset_ConsensusOutvotesBiasedOffsets(t *testing.T) {
 // clearMajorityOf is the group size that ends a loose pair's measuring
 // (clocksync's clearMajority: n/2+2 of n).
 func clearMajorityOf(n int) int { return n/2 + 2 }
+
+// expiringTransport is a transport whose pair deadline (PairDeadline)
+// passes after the client's first `after` questions.
+type expiringTransport struct {
+	clocksync.Transport
+	after, asked int
+}
+
+func (e *expiringTransport) PairExpired() bool {
+	e.asked++
+	return e.asked > e.after
+}
+
+// TestHCA3Offset_PairDeadlineStopsTheRepeats: a loose pair whose
+// transport says the pair's time is over (pmpi's resync pair deadline)
+// measures no further offset, however far from a consensus it is; the
+// knot is the consensus of what it measured. A transport without the
+// interface, or whose deadline has not passed, measures as before.
+func TestHCA3Offset_PairDeadlineStopsTheRepeats(t *testing.T) {
+	const us = 1e-6
+	spread := []float64{0, 5 * us, -5 * us, 10 * us, -10 * us, 15 * us, -15 * us, 20 * us, -20 * us}
+	for _, tc := range []struct {
+		name     string
+		deadline bool
+		after    int // questions answered "not expired"
+		calls    int
+	}{
+		{"no deadline interface", false, 0, clocksync.ResyncRepeats},
+		{"expired after the first offset", true, 0, 1},
+		{"expired after the third offset", true, 2, 3},
+		{"never expired", true, 100, clocksync.ResyncRepeats},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := sim.DefaultParams(2, 2, 1)
+			p.DriftMax = 0
+			w := sim.New(p)
+			var client *scriptedOffset
+			var alg1 *clocksync.HCA3Offset
+			err := w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
+				off := &scriptedOffset{SKaMPIOffset: clocksync.SKaMPIOffset{PingPongs: 20}, bias: spread, u: 12 * us}
+				alg := &clocksync.HCA3Offset{Offset: off, Repeats: clocksync.ResyncRepeats, MinRepeats: clocksync.ResyncMinRepeats, Loose: clocksync.ResyncLoose}
+				var t2 clocksync.Transport = tr
+				if tc.deadline && r == 1 {
+					t2 = &expiringTransport{Transport: tr, after: tc.after}
+				}
+				_, err := alg.SyncClocks(t2, clk)
+				if r == 1 {
+					client, alg1 = off, alg
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if client.calls != tc.calls {
+				t.Errorf("client measured %d offsets, want %d", client.calls, tc.calls)
+			}
+			if st, ok := alg1.LastKnot(); !ok || st.Offsets != tc.calls {
+				t.Errorf("client's knot stats %+v (ok %v): want %d offsets", st, ok, tc.calls)
+			}
+		})
+	}
+}

@@ -162,6 +162,15 @@ func (a *HCA3Offset) serve(t Transport, clk Clock, ref, client int) error {
 	}
 }
 
+// PairDeadline is an optional interface of a Transport: PairExpired
+// reports that the time of the client's current pair is over (pmpi's
+// resync epochs bound each pair's offset measurements, issue 38), and a
+// loose pair then measures no more offsets: its knot is the consensus
+// of those it has, with their wider bound.
+type PairDeadline interface {
+	PairExpired() bool
+}
+
 // knotMeasurements are a pair's offset measurements (ClockOffset's
 // fields): the knot's bound is ModelBound's over all of them.
 type knotMeasurements struct {
@@ -186,6 +195,9 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, kno
 			break
 		}
 		more := us[0] > a.Loose && len(icepts) < a.Repeats
+		if pd, ok := t.(PairDeadline); ok && more && pd.PairExpired() {
+			more = false // the pair's time is over (a resync's deadline)
+		}
 		if more && len(icepts) >= a.MinRepeats {
 			_, agree := KnotConsensus(icepts, KnotAgree)
 			more = !clearMajority(agree, len(icepts))

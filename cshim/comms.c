@@ -156,7 +156,27 @@ static void comm_each(void (*f)(gclock_comm_slot *, void *), void *arg)
 static int resync_probe; /* arm world-sized communicators at instance 0 */
 static uint32_t resync_events;
 
-void gclock_resync_arm_world(int on) { resync_probe = on; }
+/* Which slots can be armed. While the probe is on, every communicator of
+ * all ranks registered since is (at instance 0), so the first meeting
+ * walks the whole table once (resync_walk) to disarm them; from then on
+ * the probe is off and only a meeting arms a slot, its own, which the
+ * next meeting disarms through resync_last: O(1) instead of a walk of
+ * 4,096 slots per meeting (before 2026-11-29 every meeting walked the
+ * table, and a second walk to arm a slot by id was compiled but never
+ * called). Slots are never freed, so resync_last stays a valid pointer;
+ * if its communicator was freed and the slot reused, the new occupant is
+ * not armed (the probe is off) and storing UINT32_MAX there changes
+ * nothing. Written by the meeting's thread only (with
+ * MPI_THREAD_MULTIPLE only MPI_COMM_WORLD is probed, comm_register). */
+static int resync_walk;
+static gclock_comm_slot *resync_last;
+
+void gclock_resync_arm_world(int on)
+{
+	resync_probe = on;
+	if (on)
+		resync_walk = 1;
+}
 
 static void disarm(gclock_comm_slot *s, void *arg)
 {
@@ -164,25 +184,17 @@ static void disarm(gclock_comm_slot *s, void *arg)
 	s->resync_at = UINT32_MAX;
 }
 
-static void resync_disarm_all(void) { comm_each(disarm, NULL); }
-
-struct arm_arg {
-	uint64_t id;
-	uint32_t seq;
-};
-
-static void arm(gclock_comm_slot *s, void *arg)
+/* resync_disarm_all disarms every armed slot (the meeting's first step:
+ * the meeting re-arms its own slot when Go has planned the next one). */
+static void resync_disarm_all(void)
 {
-	const struct arm_arg *a = arg;
-	uintptr_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-	if (k != GCK_KEY_EMPTY && k != GCK_KEY_TOMB && s->id == a->id)
-		s->resync_at = a->seq;
-}
-
-void gclock_resync_arm(uint64_t comm_id, uint32_t seq)
-{
-	struct arm_arg a = {comm_id, seq};
-	comm_each(arm, &a);
+	if (resync_walk) {
+		resync_walk = 0;
+		comm_each(disarm, NULL);
+	} else if (resync_last != NULL) {
+		resync_last->resync_at = UINT32_MAX;
+	}
+	resync_last = NULL;
 }
 
 void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint64_t recv)
@@ -193,7 +205,7 @@ void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint6
 	if (!eligible || cs->inter || !gclock_active)
 		return;
 	resync_probe = 0;
-	resync_disarm_all(); /* Go arms the next point */
+	resync_disarm_all(); /* this slot is re-armed below, at Go's plan */
 	int64_t t0 = gclock_now();
 	/* a rank stuck in the recorder's own sync epoch (another rank died)
 	 * shows it as its call in flight (docs/guide/crash-hang.md) */
@@ -207,6 +219,7 @@ void gclock_resync_point(gclock_comm_slot *cs, uint16_t op, uint64_t sent, uint6
 	gclock_fl_clear(); /* before the epoch's record goes over it */
 	int64_t t1 = gclock_now();
 	cs->resync_at = (uint32_t)r;
+	resync_last = cs;
 	/* An epoch's time, like a flush pause (trace.OpResync); a meeting
 	 * that only planned the next one (a broadcast) is not recorded. */
 	gclock_tbuf *b = gclock_tl_buf;

@@ -441,7 +441,6 @@ GCK_EXPORT const char *gclock_cw_setup(int level, int tail, uint32_t events);
 GCK_EXPORT int gclock_cw_write_test(const gclock_event *ev, uint32_t n);
 
 /* Resync arming (comms.c), called from Go. */
-void gclock_resync_arm(uint64_t comm_id, uint32_t seq);
 GCK_EXPORT void gclock_resync_arm_world(int on);
 
 /* gclockGoFinish reasons. */

@@ -24,6 +24,7 @@
 #include "shim.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/file.h>
@@ -206,10 +207,32 @@ static void token_give(void)
 		flock(pp_token_fd, LOCK_UN);
 }
 
+/* ---- fault injection: a client stalled inside its ping-pongs ----------------
+ * GCLOCK_TEST_FAULT=pingpong-stall (pmpi turns it on around the resync
+ * epochs of world rank 1 only): the client sleeps pp_stall_ns between its
+ * send and its receive in every ping-pong, as a rank descheduled in the
+ * middle of a resync would (tests/resync_deadline_test.go). */
+static int64_t pp_stall_ns;
+
+void gclock_pp_stall(int64_t ns) { pp_stall_ns = ns; }
+
+static void pp_stall(void)
+{
+	struct timespec ts = {(time_t)(pp_stall_ns / 1000000000), (long)(pp_stall_ns % 1000000000)};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* pp_global_at is the global time of timer reading now. */
+static inline double pp_global_at(int64_t now, int64_t base0, double slope, double intercept)
+{
+	double x = (double)(now - base0) * 1e-9;
+	return x - (slope * x + intercept);
+}
+
 static inline double pp_global(int64_t base0, double slope, double intercept)
 {
-	double x = (double)(gclock_now() - base0) * 1e-9;
-	return x - (slope * x + intercept);
+	return pp_global_at(gclock_now(), base0, slope, intercept);
 }
 
 /* Reference side of n ping-pongs with client: receive one double, reply
@@ -241,26 +264,58 @@ int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, doub
 }
 
 /* Client side: for each i, s_last[i] before the send, t_last[i] the
- * reference's reply, s_now[i] after the receive (all global times). */
+ * reference's reply, s_now[i] after the receive (all global times).
+ *
+ * deadline_ns (timer ns; 0: none) cuts the loop short (issue 38,
+ * decisions.md D89): once a ping-pong returns at or after it, the loop
+ * stops at the first ping-pong whose round trip is at most twice the
+ * shortest of those before it, or after GCK_PP_GRACE more, sends the NaN
+ * that ends the reference's loop and leaves. So a pair slowed to
+ * milliseconds a ping-pong cannot hold a resync epoch for hundreds of
+ * them, and a pair whose one ping-pong straddled the deadline (a rank
+ * descheduled in it, 0.4 s seen under load) makes one more, prompt, and
+ * keeps an offset from it instead of a bound as wide as the stall. At
+ * least two ping-pongs are made when n allows (one in flight cannot be
+ * abandoned: its reply would meet the next receive). *done is the number
+ * made (n when not cut). The deadline is compared with the receive's own
+ * timestamp: no timer read is added. */
+#define GCK_PP_GRACE 3
 int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double intercept,
-		     double *s_last, double *t_last, double *s_now)
+		     double *s_last, double *t_last, double *s_now, int64_t deadline_ns, int *done)
 {
 	MPI_Comm c = tc_get(tc);
 	double buf;
+	*done = 0;
 	int rc = gclock_t_recv_idle(tc, &buf, 1, ref); /* the reference's "ready" */
 	if (rc != MPI_SUCCESS)
 		return rc;
 	token_take();
+	int64_t min_rtt = INT64_MAX;
+	int late = 0; /* ping-pongs returned past the deadline */
 	for (int i = 0; i < n; i++) {
-		s_last[i] = buf = pp_global(base0, slope, intercept);
+		int64_t ts = gclock_now();
+		s_last[i] = buf = pp_global_at(ts, base0, slope, intercept);
 		rc = PMPI_Send(&buf, 1, h_double, ref, GCK_TAG, c);
 		if (rc != MPI_SUCCESS)
 			break;
+		if (GCK_UNLIKELY(pp_stall_ns > 0)) /* GCLOCK_TEST_FAULT=pingpong-stall */
+			pp_stall();
 		rc = PMPI_Recv(&buf, 1, h_double, ref, GCK_TAG, c, MPI_STATUS_IGNORE);
-		s_now[i] = pp_global(base0, slope, intercept);
+		int64_t tr = gclock_now();
+		s_now[i] = pp_global_at(tr, base0, slope, intercept);
 		if (rc != MPI_SUCCESS)
 			break;
 		t_last[i] = buf;
+		*done = i + 1;
+		int64_t rtt = tr - ts;
+		if (deadline_ns > 0 && tr >= deadline_ns && i + 1 < n &&
+		    (late++ >= GCK_PP_GRACE || (i > 0 && rtt <= 2 * min_rtt))) {
+			buf = __builtin_nan("");
+			rc = PMPI_Send(&buf, 1, h_double, ref, GCK_TAG, c);
+			break;
+		}
+		if (rtt < min_rtt)
+			min_rtt = rtt;
 	}
 	token_give();
 	return rc;

@@ -8,7 +8,10 @@
 
 GCK_EXPORT int gclock_pp_serve(int tc, int client, int n, int64_t base0, double slope, double intercept);
 GCK_EXPORT int gclock_pp_client(int tc, int ref, int n, int64_t base0, double slope, double intercept,
-		     double *s_last, double *t_last, double *s_now);
+		     double *s_last, double *t_last, double *s_now, int64_t deadline_ns, int *done);
+/* gclock_pp_stall(ns): the client sleeps ns inside each ping-pong (test
+ * fault injection, pingpong.c); 0 turns it off. */
+GCK_EXPORT void gclock_pp_stall(int64_t ns);
 
 /* Untimed waits that sleep between polls instead of busy-polling. */
 int gclock_t_recv_idle(int tc, double *v, int n, int src);

@@ -27,6 +27,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -93,6 +94,18 @@ type resyncState struct {
 	// failed: a resync epoch failed (on every rank: agree) and meetings
 	// stopped; MPI_Finalize then skips its opening resync too.
 	failed bool
+	// stallNS: GCLOCK_TEST_FAULT=pingpong-stall on world rank 1, the
+	// client's sleep inside each ping-pong of a resync epoch (pingpong.c).
+	stallNS int64
+}
+
+// resyncPairNS is the time a client pair of a resync epoch has for its
+// offset measurements (ppDeadline): 5 ms per 16 ping-pongs an offset,
+// what 9 offsets of 16 ping-pongs at 35 µs take (under load on 2 cores a
+// ping-pong takes about 36 µs: a loaded epoch's pair, 5 offsets, 3-5 ms);
+// scaled with GCLOCK_RESYNC_PINGPONGS.
+func resyncPairNS(pingpongs int) int64 {
+	return 5_000_000 * int64(max(16, pingpongs)) / 16
 }
 
 // finalizeResync runs, at MPI_Finalize before its full sync, one more
@@ -135,6 +148,9 @@ func (r *recorder) finalizeResync() {
 // not would never meet the others), then the probe arming starts.
 func (r *recorder) armResync(recording bool, ep trace.Epoch) {
 	r.rs.lastEpoch = ep.EndNS
+	if os.Getenv("GCLOCK_TEST_FAULT") == "pingpong-stall" && r.rank == 1 {
+		r.rs.stallNS = 5_000_000
+	}
 	r.rs.prior = clocksync.LinearModel{Slope: ep.Model.Slope, Intercept: ep.Model.Intercept * 1e-9}
 	r.rs.cur = r.rs.interval
 	k := clocksync.KnotPoint{T: ep.EndNS, Off: ep.Model.Offset(ep.EndNS)}
@@ -313,13 +329,27 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 			return err
 		}
 		r.rs.alg = alg
-		alg.SetPingPongs(r.rs.pingpongs)
 	}
 	alg := r.rs.alg
+	// Every epoch: the algorithm is usually the init sync's end anchor
+	// (recorder.epoch), made with the full syncs' GCLOCK_PINGPONGS; set
+	// only on an algorithm made here, from 2026-11-28 to 11-29 the resyncs
+	// measured with 50 ping-pongs an offset while their epochs said 16.
+	alg.SetPingPongs(r.rs.pingpongs)
 	alg.SetPrior(r.rs.prior)
 	alg.SetPriorSlopeBound(resyncSlopeBound(r.rs))
 	t0 := int64(C.gclock_now_ext())
+	r.tr.dl.begin(resyncPairNS(r.rs.pingpongs))
+	C.gclock_pp_stall(C.int64_t(r.rs.stallNS))
 	g, err := alg.SyncClocks(r.tr, r.clock)
+	C.gclock_pp_stall(0)
+	dl := *r.tr.dl
+	r.tr.dl.begin(0)
+	// A knot whose pair ran out of time rests on fewer ping-pongs or
+	// offsets than a full one: its bound is as wide as they leave it, and
+	// it is not trusted as a full knot (ppDeadline): it cannot lengthen
+	// the interval, and later knots are not judged against it.
+	cut := dl.cut > 0 || dl.stopped > 0
 	// This rank's verdict on its new knot (adapt.go), judged before the
 	// agreement so that rank 0 can plan with every rank's.
 	var m clocksync.LinearModel
@@ -330,6 +360,9 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		m, _ = clocksync.FlattenTo(g, r.clock)
 		mod := trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}
 		verdict, miss = clocksync.JudgeKnot(r.rs.knots, clocksync.KnotPoint{T: tk, Off: mod.Offset(tk)})
+		if cut && verdict == clocksync.KnotCalm {
+			verdict = clocksync.KnotKeep
+		}
 	}
 	// Leave together, as after the full sync (recorder.epoch), and agree:
 	// a rank whose resync failed (before talking to anyone) must not stop
@@ -361,16 +394,18 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	r.global = g
 	r.rs.prior = m
 	r.rs.lastEpoch = t1
-	k := clocksync.KnotPoint{T: t1, Off: trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
-	r.rs.knots = append(r.rs.knots, k)
-	if len(r.rs.knots) > 4 {
-		r.rs.knots = r.rs.knots[len(r.rs.knots)-4:]
-	}
 	kb, kbOK := clocksync.SyncKnotBound(r.tr, g)
 	if !kbOK {
 		kb.Bound = -1
 	}
-	r.rs.kbound = [2]float64{r.rs.kbound[1], kb.Bound * 1e9}
+	if !cut {
+		k := clocksync.KnotPoint{T: t1, Off: trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
+		r.rs.knots = append(r.rs.knots, k)
+		if len(r.rs.knots) > 4 {
+			r.rs.knots = r.rs.knots[len(r.rs.knots)-4:]
+		}
+		r.rs.kbound = [2]float64{r.rs.kbound[1], kb.Bound * 1e9}
+	}
 	r.rs.epochs++
 	r.nextEpoch++
 	ep := trace.Epoch{
@@ -426,6 +461,16 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	// How this rank's knot between node leaders was chosen (docs/
 	// clocksync.md, "Resync epochs"): offsets measured, how many agreed,
 	// their spread.
+	// The pair deadline (ppDeadline): this rank's client ping-pongs
+	// asked and made, and the loops and pairs cut short.
+	if dl.asked > 0 {
+		ep.Params["pingpongs_done"] = strconv.Itoa(dl.done)
+		ep.Params["pingpongs_asked"] = strconv.Itoa(dl.asked)
+		ep.Params["pair_deadline_us"] = strconv.FormatInt(dl.pairNS/1000, 10)
+	}
+	if cut {
+		ep.Params["pingpongs_cut"] = strconv.Itoa(dl.cut + dl.stopped)
+	}
 	if st, ok := alg.LastKnot(); ok {
 		ep.Params["knot_offsets"] = strconv.Itoa(st.Offsets)
 		ep.Params["knot_agree"] = strconv.Itoa(st.Agree)

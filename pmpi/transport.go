@@ -21,14 +21,15 @@ import (
 type pmpiTransport struct {
 	tc         C.int
 	rank, size int
-	clk        localClock // the sync's local clock, for the C ping-pong loop (pingpong.go)
-	goLoop     bool       // GCLOCK_PINGPONG=go: no C ping-pong fast path
+	clk        localClock  // the sync's local clock, for the C ping-pong loop (pingpong.go)
+	goLoop     bool        // GCLOCK_PINGPONG=go: no C ping-pong fast path
+	dl         *ppDeadline // the resync epochs' pair deadline (pingpong.go), shared with the splits
 }
 
 var _ clocksync.Transport = (*pmpiTransport)(nil)
 
 func newTransport(tc C.int) *pmpiTransport {
-	return &pmpiTransport{tc: tc, rank: int(C.gclock_t_rank(tc)), size: int(C.gclock_t_size(tc))}
+	return &pmpiTransport{tc: tc, rank: int(C.gclock_t_rank(tc)), size: int(C.gclock_t_size(tc)), dl: &ppDeadline{}}
 }
 
 func mpiErr(what string, peer int, rc C.int) error {
@@ -97,7 +98,7 @@ func (t *pmpiTransport) Split(color, key int) (clocksync.Transport, error) {
 		return nil, nil
 	}
 	nt2 := newTransport(nt)
-	nt2.clk, nt2.goLoop = t.clk, t.goLoop
+	nt2.clk, nt2.goLoop, nt2.dl = t.clk, t.goLoop, t.dl
 	return nt2, nil
 }
 
