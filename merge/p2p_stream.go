@@ -331,6 +331,7 @@ type P2PStream struct {
 	// process 0 (part); process 0 replays them (siteCache).
 	own       []bool    // by world rank: an owner's ranks (nil: every rank)
 	part      *p2pOwner // owner state (nil: aggregate here)
+	replayKey p2pRecKey // process 0: the key of the record being replayed (the step of a replayed OnSync)
 	mine      bool      // the event being added is of one of own's ranks
 	siteCache map[p2pPC]*siteAcc
 	// Reuse (finishCall): messages and calls done with.

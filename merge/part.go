@@ -141,7 +141,12 @@ type partPlan struct {
 	want   [16]uint64 // ops a stream sink on process 0 wants (op < 1024; higher: all)
 	// p2p: the point-to-point analysis is partitioned (p2p_part.go), with
 	// these options.
-	p2p             bool
+	p2p bool
+	// p2pSync: the owners report the wait states their streams find
+	// (P2POptions.OnSync, at the serial root-cause stream's step: the
+	// decoders send call-boundary markers; p2p_part.go), and process 0
+	// replays them into its stream's OnSync.
+	p2pSync         bool
 	p2pTop, p2pKeep int
 	p2pFrom, p2pTo  float64
 	p2pRendezvous   uint64
@@ -164,6 +169,9 @@ func (pl *partPlan) encode() []byte {
 	p2p := uint32(0)
 	if pl.p2p {
 		p2p = 1
+	}
+	if pl.p2pSync {
+		p2p |= 2
 	}
 	b = binary.LittleEndian.AppendUint32(b, p2p)
 	b = binary.LittleEndian.AppendUint32(b, uint32(pl.p2pTop))
@@ -192,7 +200,7 @@ func decodePlan(b []byte) (*partPlan, bool, error) {
 		pl.want[i] = le.Uint64(b[40+8*i:])
 	}
 	o := 40 + 8*len(pl.want)
-	pl.p2p = le.Uint32(b[o:]) == 1
+	pl.p2p, pl.p2pSync = le.Uint32(b[o:])&1 != 0, le.Uint32(b[o:])&2 != 0
 	pl.p2pTop, pl.p2pKeep = int(int32(le.Uint32(b[o+4:]))), int(int32(le.Uint32(b[o+8:])))
 	pl.p2pFrom, pl.p2pTo = math.Float64frombits(le.Uint64(b[o+12:])), math.Float64frombits(le.Uint64(b[o+20:]))
 	pl.p2pRendezvous = le.Uint64(b[o+28:])
@@ -268,6 +276,7 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 			target = ps
 			pl.p2p, pl.p2pTop, pl.p2pKeep = true, ps.opt.TopN, ps.opt.KeepMessages
 			pl.p2pFrom, pl.p2pTo, pl.p2pRendezvous = ps.opt.From, ps.opt.To, ps.opt.RendezvousBytes
+			pl.p2pSync = ps.opt.OnSync != nil
 			continue
 		}
 		f, ok := s.(OpFilter)

@@ -671,6 +671,7 @@ func (a *analyzer) replayP2P(srcs []*partSource, r, last int32) error {
 			}
 		}
 		c := cs[bi]
+		a.p2pTarget.replayKey = c.key
 		if err := a.p2pTarget.replay(&c.r, c.r.u8()); err != nil {
 			if errors.Is(err, errP2PMissing) {
 				a.partIrregular++
