@@ -209,6 +209,12 @@ func (o *p2pOwner) sync(y P2PSync) {
 	o.out = appendF64(b, y.Wait)
 }
 
+// fedEnd is a wait state of the run's end with its record's key.
+type fedEnd struct {
+	k p2pRecKey
+	y P2PSync
+}
+
 // callEnd takes a decoder's call-boundary marker e (opCallEnd): the
 // owner's rank e.Rank started a call that is not point-to-point, which
 // ends its completion call at e's step.
@@ -331,7 +337,13 @@ func (s *P2PStream) replay(r *recReader, kind uint8) error {
 	case prSync:
 		y := P2PSync{Kind: P2PSyncKind(r.uvarint()), Waiter: int32(uint32(r.uvarint())), Cause: int32(uint32(r.uvarint())),
 			WaiterEnter: r.f64(), WaiterExit: r.f64(), CauseEnter: r.f64(), Wait: r.f64()}
-		if !r.bad && s.opt.OnSync != nil {
+		switch {
+		case r.bad:
+		case math.IsInf(s.replayKey.enter, 1): // the run's end: leftovers reports it
+			s.endSyncs = append(s.endSyncs, fedEnd{s.replayKey, y})
+		case s.feed != nil:
+			s.feed(s.replayKey, y)
+		case s.opt.OnSync != nil:
 			s.opt.OnSync(y)
 		}
 	default:

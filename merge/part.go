@@ -270,7 +270,18 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	}
 	pl := &partPlan{procs: d.Procs, share0: d.Share0, start: start}
 	var target *P2PStream
+	var fed *RootCauseStream
 	for _, s := range a.opt.StreamSinks {
+		if rc := asRootCause(s); rc != nil && target == nil && rc.opt.Stream == rc.p2p && rc.p2p != nil &&
+			!rc.p2p.opt.CollectRepairs && rc.p2p.opt.onMessage == nil {
+			// the root-cause stream drives the run's point-to-point
+			// analysis: the owners match the messages and report the wait
+			// states, process 0 replays both (the stream, fed, still
+			// takes every event: it wants every op below)
+			target, fed = rc.p2p, rc
+			pl.p2p, pl.p2pSync, pl.p2pTop, pl.p2pKeep = true, true, rc.p2p.opt.TopN, rc.p2p.opt.KeepMessages
+			pl.p2pFrom, pl.p2pTo, pl.p2pRendezvous = rc.p2p.opt.From, rc.p2p.opt.To, rc.p2p.opt.RendezvousBytes
+		}
 		if ps := asP2PStream(s); ps != nil && target == nil && !ps.opt.CollectRepairs {
 			// partitioned: the owners analyse it, process 0 replays
 			target = ps
@@ -304,7 +315,7 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 		// and owns every instance (decision D64).
 		pl.owner0, pl.share0 = 1, 0
 	}
-	a.p2pTarget = target
+	a.p2pTarget, a.rcFed = target, fed
 	return pl
 }
 
@@ -327,6 +338,9 @@ func (a *analyzer) runPart(pl *partPlan) error {
 	defer net.stopWatch()
 	decs := pl.decoders(len(a.rn.Ranks))
 	a.startWindow(math.Inf(1)) // runStart is known (partPlanFor)
+	if a.rcFed != nil {
+		a.rcFed.feedFrom(a.p2pTarget)
+	}
 	for _, p := range decs {
 		net.listen(p, tagEndDec)
 		net.listen(p, tagStream)

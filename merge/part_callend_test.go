@@ -161,6 +161,7 @@ func partSyncs(t *testing.T, dir string, k int, share0 float64, opt Options) ([]
 		if ps.ownerEnds == 0 {
 			t.Fatalf("the point-to-point analysis was not partitioned")
 		}
+		ps.Result() // the wait states of the run's end
 		break
 	}
 	if err := d.Close(); err != nil {

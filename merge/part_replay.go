@@ -370,6 +370,14 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 	}
 	var n int64
 	for r := int32(0); r <= last; r++ {
+		// The owners' point-to-point records first: a fed root-cause
+		// stream takes the round's wait states with the round's events
+		// (p2p_pipe.go).
+		if pl.p2p {
+			if err := a.replayP2P(psrc, r, last); err != nil {
+				return err
+			}
+		}
 		for i, s := range ssrc {
 			if err := s.fill(r, last); err != nil {
 				return err
@@ -423,11 +431,6 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			if !ok {
 				rcs = append(rcs[:bi], rcs[bi+1:]...)
-			}
-		}
-		if pl.p2p {
-			if err := a.replayP2P(psrc, r, last); err != nil {
-				return err
 			}
 		}
 		if a.opt.Progress != nil {

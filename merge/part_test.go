@@ -140,7 +140,7 @@ func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Option
 			t.Fatal(err)
 		}
 		parted = d.Parted() && d.Partition
-		if (ps.ownerEnds > 0) != (parted && !roots) {
+		if (ps.ownerEnds > 0) != parted {
 			t.Errorf("point-to-point analysis partitioned: %v (%d owners), the pass: %v", ps.ownerEnds > 0, ps.ownerEnds, parted)
 		}
 		break
