@@ -110,6 +110,7 @@ const (
 	pkRec = 2 // instance records
 	pkAck = 3
 	pkEnd = 4 // gob end record (terminal)
+	pkEvC = 5 // events in compact form (part_compact.go)
 )
 
 // partRoundEvents is the target number of events (all ranks) per round
@@ -150,9 +151,13 @@ type partPlan struct {
 	p2pTop, p2pKeep int
 	p2pFrom, p2pTo  float64
 	p2pRendezvous   uint64
+	// compact: the decoders send process 0's stream in compact form
+	// (part_compact.go), the ops in full whole.
+	compact bool
+	full    [16]uint64
 }
 
-const partPlanSize = 4 + 4 + 8 + 4 + 8 + 8 + 4 + 16*8 + 4 + 4 + 4 + 8 + 8 + 8
+const partPlanSize = 4 + 4 + 8 + 4 + 8 + 8 + 4 + 16*8 + 4 + 4 + 4 + 8 + 8 + 8 + 16*8
 
 func (pl *partPlan) encode() []byte {
 	b := make([]byte, 0, partPlanSize)
@@ -173,12 +178,18 @@ func (pl *partPlan) encode() []byte {
 	if pl.p2pSync {
 		p2p |= 2
 	}
+	if pl.compact {
+		p2p |= 4
+	}
 	b = binary.LittleEndian.AppendUint32(b, p2p)
 	b = binary.LittleEndian.AppendUint32(b, uint32(pl.p2pTop))
 	b = binary.LittleEndian.AppendUint32(b, uint32(pl.p2pKeep))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(pl.p2pFrom))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(pl.p2pTo))
 	b = binary.LittleEndian.AppendUint64(b, pl.p2pRendezvous)
+	for _, w := range pl.full {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
 	return b
 }
 
@@ -200,10 +211,13 @@ func decodePlan(b []byte) (*partPlan, bool, error) {
 		pl.want[i] = le.Uint64(b[40+8*i:])
 	}
 	o := 40 + 8*len(pl.want)
-	pl.p2p, pl.p2pSync = le.Uint32(b[o:])&1 != 0, le.Uint32(b[o:])&2 != 0
+	pl.p2p, pl.p2pSync, pl.compact = le.Uint32(b[o:])&1 != 0, le.Uint32(b[o:])&2 != 0, le.Uint32(b[o:])&4 != 0
 	pl.p2pTop, pl.p2pKeep = int(int32(le.Uint32(b[o+4:]))), int(int32(le.Uint32(b[o+8:])))
 	pl.p2pFrom, pl.p2pTo = math.Float64frombits(le.Uint64(b[o+12:])), math.Float64frombits(le.Uint64(b[o+20:]))
 	pl.p2pRendezvous = le.Uint64(b[o+28:])
+	for i := range pl.full {
+		pl.full[i] = le.Uint64(b[o+36+8*i:])
+	}
 	if pl.procs < 2 || pl.rounds < 1 || pl.rounds > partMaxRounds || pl.owner0 < 0 || pl.owner0 >= pl.procs ||
 		!(pl.delta > 0) || math.IsInf(pl.start, 0) || math.IsNaN(pl.start) {
 		return nil, true, errors.New("parallel analysis: bad partition plan")
@@ -294,9 +308,14 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 		if !ok {
 			return nil
 		}
+		isFed := fed != nil && asRootCause(s) == fed
 		for op := 0; op < 64*len(pl.want); op++ {
 			if f.Wants(trace.Op(op)) {
 				pl.want[op>>6] |= 1 << (op & 63)
+				if !isFed || isPSCW(trace.Op(op)) {
+					// another sink, or what the fed stream reads whole
+					pl.full[op>>6] |= 1 << (op & 63)
+				}
 			}
 		}
 	}
@@ -316,6 +335,7 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 		pl.owner0, pl.share0 = 1, 0
 	}
 	a.p2pTarget, a.rcFed = target, fed
+	pl.compact = fed != nil
 	return pl
 }
 

@@ -133,7 +133,15 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	flush := func(c *consumer, done int32, eos bool) error {
 		var err error
 		h := partHdr{kind: pkEv, eos: eos, round: cur, done: done}
-		if c == zero {
+		if c == zero && pl.compact {
+			h.kind = pkEvC
+			var body []byte
+			if len(sbuf) > 0 {
+				body = pl.appendCompact(make([]byte, 0, 32*len(sbuf)), sbuf)
+			}
+			err = net.send(c.p, c.tag, h, nil, body)
+			sbuf = sbuf[:0]
+		} else if c == zero {
 			sbuf, err = net.sendEv(c.p, c.tag, h, sbuf)
 		} else {
 			held -= len(bufs[c.p])

@@ -382,7 +382,21 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			if err := s.fill(r, last); err != nil {
 				return err
 			}
-			cs[i] = &evCursor{segs: s.take(r)}
+			segs := s.take(r)
+			for j := range segs {
+				if m := &segs[j]; m.kind == pkEvC {
+					var err error
+					buf := net.getBuf()
+					if cap(buf) == 0 {
+						buf = make([]datamodel.GEvent, 0, partChunkStream)
+					}
+					if m.ev, err = decodeCompact(m.body, buf); err != nil {
+						return err
+					}
+					m.body = nil
+				}
+			}
+			cs[i] = &evCursor{segs: segs}
 		}
 		if err := mergeRound(cs, func(ev *datamodel.GEvent, _ int) error {
 			n++
