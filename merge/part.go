@@ -11,7 +11,9 @@ package merge
 //     figures (events, time in MPI, pauses: each rank's order, so exact),
 //     drops repeated sequence numbers (each rank's own order too), and
 //     routes every collective event to the owner of its instance and every
-//     event a stream sink wants (point-to-point, RMA) to process 0;
+//     event a stream sink wants (point-to-point, RMA) to process 0 (in
+//     compact form when process 0's root-cause stream is fed by the
+//     point-to-point owners: part_compact.go, p2p_pipe.go; D83);
 //   - owner: the processes owner0..K-1 own the instances (comm, seq) by
 //     partPlan.ownerOf; an owner merges what the decoders send it by the
 //     serial merge key, matches its instances with the serial matcher and
