@@ -339,6 +339,9 @@ type analyzer struct {
 	// p2pTarget: process 0's point-to-point stream, replayed from the
 	// owners' records in a partitioned pass (p2p_part.go)
 	p2pTarget *P2PStream
+	// rcFed: process 0's root-cause stream, fed with the wait states the
+	// owners find (p2p_pipe.go), when it drives p2pTarget
+	rcFed *RootCauseStream
 }
 
 func newAnalyzer(run *rundir.Run, opt Options) *analyzer {

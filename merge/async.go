@@ -243,3 +243,17 @@ func asP2PStream(s datamodel.Sink) *P2PStream {
 		}
 	}
 }
+
+// asRootCause returns the RootCauseStream s is or wraps (nil: none).
+func asRootCause(s datamodel.Sink) *RootCauseStream {
+	for {
+		switch x := s.(type) {
+		case *RootCauseStream:
+			return x
+		case interface{ Unwrap() datamodel.Sink }:
+			s = x.Unwrap()
+		default:
+			return nil
+		}
+	}
+}

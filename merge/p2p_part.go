@@ -45,7 +45,20 @@ const (
 	prLR       = 3 // a late-receiver wait
 	prNBCStart = 4
 	prNBCDone  = 5
+	prSync     = 6 // a wait state found (OnSync), when the plan asks for them
 )
+
+// opCallEnd is the op of a call-boundary marker: a decoder sends one to
+// a rank's owner at the rank's first call that is not point-to-point
+// after a completion call (an MPI_Waitall, then an MPI_Allreduce), with
+// that call's enter time and ordinal, and the owner ends the completion
+// call there (callEnd), as the serial root-cause stream ends it when the
+// rank's next call of any kind comes (P2PStream.endCall): a Late Sender
+// wait of the completion call is then found at the same step of the
+// serial order on every K (decision D83). No trace op has this value,
+// and no decoded event of another op than point-to-point and collective
+// ones reaches an owner.
+const opCallEnd = trace.Op(math.MaxUint16)
 
 // p2pRecKey orders the replay: the serial merge key of the event (enter,
 // rank, ordinal in its rank), its phase (0: the rank's own owner, 1: the
@@ -182,6 +195,52 @@ func (o *p2pOwner) nbcDone(k InstanceKey, rank int32, enter, exit float64) {
 	o.out = appendF64(b, exit)
 }
 
+// sync records a wait state the owner's stream found (OnSync while the
+// plan asks for them): its kind, the two ranks as varints and the four
+// times.
+func (o *p2pOwner) sync(y P2PSync) {
+	b := o.head(prSync)
+	b = binary.AppendUvarint(b, uint64(y.Kind))
+	b = binary.AppendUvarint(b, uint64(uint32(y.Waiter)))
+	b = binary.AppendUvarint(b, uint64(uint32(y.Cause)))
+	b = appendF64(b, y.WaiterEnter)
+	b = appendF64(b, y.WaiterExit)
+	b = appendF64(b, y.CauseEnter)
+	o.out = appendF64(b, y.Wait)
+}
+
+// fedEnd is a wait state of the run's end with its record's key.
+type fedEnd struct {
+	k p2pRecKey
+	y P2PSync
+}
+
+// callEnd takes a decoder's call-boundary marker e (opCallEnd): the
+// owner's rank e.Rank started a call that is not point-to-point, which
+// ends its completion call at e's step.
+func (s *P2PStream) callEnd(e *datamodel.GEvent) {
+	if !s.owns(e.Rank) {
+		return
+	}
+	s.part.event(e, true)
+	s.part.key.ord = getOrd(e)
+	s.endCall(e.Rank)
+}
+
+// endCalls ends the completion calls of the owner's ranks still open at
+// the end of the run, rank by rank, each at the key (+Inf, rank): the
+// serial stream ends them in rank order at its end (leftovers), after
+// every event.
+func (s *P2PStream) endCalls() {
+	for r, rs := range s.ranks {
+		if rs == nil || rs.cur == nil || !s.owns(int32(r)) {
+			continue
+		}
+		s.part.key = p2pRecKey{mergeKey: mergeKey{enter: math.Inf(1), rank: int32(r), ord: math.MaxUint64}}
+		s.closeCall(rs)
+	}
+}
+
 // owns reports whether world rank r is one of this owner's.
 func (s *P2PStream) owns(r int32) bool { return r >= 0 && int(r) < len(s.own) && s.own[r] }
 
@@ -274,6 +333,18 @@ func (s *P2PStream) replay(r *recReader, kind uint8) error {
 		rank, enter, exit := int32(r.u32()), r.f64(), r.f64()
 		if !r.bad {
 			s.nbcDone(k, rank, enter, exit)
+		}
+	case prSync:
+		y := P2PSync{Kind: P2PSyncKind(r.uvarint()), Waiter: int32(uint32(r.uvarint())), Cause: int32(uint32(r.uvarint())),
+			WaiterEnter: r.f64(), WaiterExit: r.f64(), CauseEnter: r.f64(), Wait: r.f64()}
+		switch {
+		case r.bad:
+		case math.IsInf(s.replayKey.enter, 1): // the run's end: leftovers reports it
+			s.endSyncs = append(s.endSyncs, fedEnd{s.replayKey, y})
+		case s.feed != nil:
+			s.feed(s.replayKey, y)
+		case s.opt.OnSync != nil:
+			s.opt.OnSync(y)
 		}
 	default:
 		return errors.New("parallel analysis: bad point-to-point record")

@@ -2,6 +2,9 @@ package merge
 
 import (
 	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/gclock/gclock/merge/datamodel"
@@ -54,7 +57,7 @@ type pipedSync struct {
 
 // piped reports whether b goes through the pipe.
 func (s *RootCauseStream) piped() bool {
-	return len(s.p2p.ranks) >= pipeRanks && len(s.ranks) >= pipeRanks
+	return s.fed == nil && len(s.p2p.ranks) >= pipeRanks && len(s.ranks) >= pipeRanks
 }
 
 // addBatchPiped adds b as addBatch would, the point-to-point stream on
@@ -169,5 +172,81 @@ func (s *RootCauseStream) p2pPieces(b []datamodel.GEvent, p *rcPipe) {
 		}
 		p.syncs[c], p.buf = p.buf, nil
 		p.ready <- c
+	}
+}
+
+// In a partitioned pass (part.go) the root-cause stream on process 0
+// does not match messages either: the point-to-point owners do, each
+// over its ranks, and report the wait states they find (OnSync) as
+// records keyed by their step in the serial order (p2p_part.go prSync;
+// the decoders' call-boundary markers put those found at a call that is
+// not point-to-point at the serial step: decision D83). Process 0 replays
+// a round's records before it hands the round's events to the stream
+// sinks, and the stream, fed, takes each event's wait states after the
+// event's own call, where its Add would have had them from its
+// point-to-point stream (as addBatchPiped does with its goroutine's).
+
+// rcFeed is a fed root-cause stream's queue of wait states.
+type rcFeed struct {
+	mu   sync.Mutex
+	in   []fedSync    // queued by process 0's replay, in key order
+	n    atomic.Int64 // len(in): the stream looks without the lock
+	q    []fedSync    // the stream's, taken from in
+	head int          // next in q
+	ord  []uint64     // by rank: its events the stream has taken
+}
+
+// fedSync is a wait state and the step (merge key) it was found at.
+type fedSync struct {
+	k mergeKey
+	y P2PSync
+}
+
+// feedFrom makes s a fed stream: the wait states come from the
+// replay of ps (s's point-to-point stream, which process 0 replays from
+// the owners' records) instead of from its own matching.
+func (s *RootCauseStream) feedFrom(ps *P2PStream) {
+	f := &rcFeed{}
+	s.fed = f
+	ps.feed = func(k p2pRecKey, y P2PSync) {
+		f.mu.Lock()
+		f.in = append(f.in, fedSync{k.mergeKey, y})
+		f.n.Store(int64(len(f.in)))
+		f.mu.Unlock()
+	}
+}
+
+// fedSyncs hands the stream the wait states found at event e (rank e.Rank
+// >= 0), in their order.
+func (s *RootCauseStream) fedSyncs(e *datamodel.GEvent) {
+	f := s.fed
+	for int(e.Rank) >= len(f.ord) {
+		f.ord = append(f.ord, 0)
+	}
+	f.ord[e.Rank]++
+	if f.head == len(f.q) {
+		if f.n.Load() == 0 {
+			return
+		}
+		f.mu.Lock()
+		f.q, f.in, f.head = f.in, f.q[:0], 0
+		f.n.Store(0)
+		f.mu.Unlock()
+	}
+	ord := f.ord[e.Rank]
+	for f.head < len(f.q) {
+		k := &f.q[f.head].k
+		if k.rank != e.Rank || k.ord != ord || math.Float64bits(k.enter) != math.Float64bits(e.Enter) {
+			return
+		}
+		y := f.q[f.head].y
+		f.head++
+		s.onSync(y)
+		if f.head == len(f.q) && f.n.Load() > 0 { // more queued meanwhile: this event's may follow
+			f.mu.Lock()
+			f.q, f.in, f.head = f.in, f.q[:0], 0
+			f.n.Store(0)
+			f.mu.Unlock()
+		}
 	}
 }

@@ -331,7 +331,13 @@ type P2PStream struct {
 	// process 0 (part); process 0 replays them (siteCache).
 	own       []bool    // by world rank: an owner's ranks (nil: every rank)
 	part      *p2pOwner // owner state (nil: aggregate here)
-	mine      bool      // the event being added is of one of own's ranks
+	replayKey p2pRecKey // process 0: the key of the record being replayed (the step of a replayed OnSync)
+	// process 0: feed takes the replayed wait states (a fed root-cause
+	// stream, p2p_pipe.go; nil: OnSync); endSyncs are those of the run's
+	// end, which leftovers reports, as the serial stream does
+	feed      func(k p2pRecKey, y P2PSync)
+	endSyncs  []fedEnd
+	mine      bool // the event being added is of one of own's ranks
 	siteCache map[p2pPC]*siteAcc
 	// Reuse (finishCall): messages and calls done with.
 	freeMsgs  []*p2pMsg
@@ -1386,6 +1392,13 @@ func (s *P2PStream) leftovers() {
 			s.closeCall(rs)
 		}
 	}
+	for _, x := range s.endSyncs { // a partitioned pass's (p2p_part.go endCalls)
+		if s.opt.OnSync != nil {
+			s.replayKey = x.k
+			s.opt.OnSync(x.y)
+		}
+	}
+	s.endSyncs = nil
 	s.eachChan(func(_ p2pKey, ch *p2pChan) {
 		for _, m := range ch.recvs {
 			if m.done {

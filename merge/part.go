@@ -11,7 +11,9 @@ package merge
 //     figures (events, time in MPI, pauses: each rank's order, so exact),
 //     drops repeated sequence numbers (each rank's own order too), and
 //     routes every collective event to the owner of its instance and every
-//     event a stream sink wants (point-to-point, RMA) to process 0;
+//     event a stream sink wants (point-to-point, RMA) to process 0 (in
+//     compact form when process 0's root-cause stream is fed by the
+//     point-to-point owners: part_compact.go, p2p_pipe.go; D83);
 //   - owner: the processes owner0..K-1 own the instances (comm, seq) by
 //     partPlan.ownerOf; an owner merges what the decoders send it by the
 //     serial merge key, matches its instances with the serial matcher and
@@ -110,6 +112,7 @@ const (
 	pkRec = 2 // instance records
 	pkAck = 3
 	pkEnd = 4 // gob end record (terminal)
+	pkEvC = 5 // events in compact form (part_compact.go)
 )
 
 // partRoundEvents is the target number of events (all ranks) per round
@@ -141,13 +144,22 @@ type partPlan struct {
 	want   [16]uint64 // ops a stream sink on process 0 wants (op < 1024; higher: all)
 	// p2p: the point-to-point analysis is partitioned (p2p_part.go), with
 	// these options.
-	p2p             bool
+	p2p bool
+	// p2pSync: the owners report the wait states their streams find
+	// (P2POptions.OnSync, at the serial root-cause stream's step: the
+	// decoders send call-boundary markers; p2p_part.go), and process 0
+	// replays them into its stream's OnSync.
+	p2pSync         bool
 	p2pTop, p2pKeep int
 	p2pFrom, p2pTo  float64
 	p2pRendezvous   uint64
+	// compact: the decoders send process 0's stream in compact form
+	// (part_compact.go), the ops in full whole.
+	compact bool
+	full    [16]uint64
 }
 
-const partPlanSize = 4 + 4 + 8 + 4 + 8 + 8 + 4 + 16*8 + 4 + 4 + 4 + 8 + 8 + 8
+const partPlanSize = 4 + 4 + 8 + 4 + 8 + 8 + 4 + 16*8 + 4 + 4 + 4 + 8 + 8 + 8 + 16*8
 
 func (pl *partPlan) encode() []byte {
 	b := make([]byte, 0, partPlanSize)
@@ -165,12 +177,21 @@ func (pl *partPlan) encode() []byte {
 	if pl.p2p {
 		p2p = 1
 	}
+	if pl.p2pSync {
+		p2p |= 2
+	}
+	if pl.compact {
+		p2p |= 4
+	}
 	b = binary.LittleEndian.AppendUint32(b, p2p)
 	b = binary.LittleEndian.AppendUint32(b, uint32(pl.p2pTop))
 	b = binary.LittleEndian.AppendUint32(b, uint32(pl.p2pKeep))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(pl.p2pFrom))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(pl.p2pTo))
 	b = binary.LittleEndian.AppendUint64(b, pl.p2pRendezvous)
+	for _, w := range pl.full {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
 	return b
 }
 
@@ -192,10 +213,13 @@ func decodePlan(b []byte) (*partPlan, bool, error) {
 		pl.want[i] = le.Uint64(b[40+8*i:])
 	}
 	o := 40 + 8*len(pl.want)
-	pl.p2p = le.Uint32(b[o:]) == 1
+	pl.p2p, pl.p2pSync, pl.compact = le.Uint32(b[o:])&1 != 0, le.Uint32(b[o:])&2 != 0, le.Uint32(b[o:])&4 != 0
 	pl.p2pTop, pl.p2pKeep = int(int32(le.Uint32(b[o+4:]))), int(int32(le.Uint32(b[o+8:])))
 	pl.p2pFrom, pl.p2pTo = math.Float64frombits(le.Uint64(b[o+12:])), math.Float64frombits(le.Uint64(b[o+20:]))
 	pl.p2pRendezvous = le.Uint64(b[o+28:])
+	for i := range pl.full {
+		pl.full[i] = le.Uint64(b[o+36+8*i:])
+	}
 	if pl.procs < 2 || pl.rounds < 1 || pl.rounds > partMaxRounds || pl.owner0 < 0 || pl.owner0 >= pl.procs ||
 		!(pl.delta > 0) || math.IsInf(pl.start, 0) || math.IsNaN(pl.start) {
 		return nil, true, errors.New("parallel analysis: bad partition plan")
@@ -262,21 +286,38 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 	}
 	pl := &partPlan{procs: d.Procs, share0: d.Share0, start: start}
 	var target *P2PStream
+	var fed *RootCauseStream
 	for _, s := range a.opt.StreamSinks {
+		if rc := asRootCause(s); rc != nil && target == nil && rc.opt.Stream == rc.p2p && rc.p2p != nil &&
+			!rc.p2p.opt.CollectRepairs && rc.p2p.opt.onMessage == nil {
+			// the root-cause stream drives the run's point-to-point
+			// analysis: the owners match the messages and report the wait
+			// states, process 0 replays both (the stream, fed, still
+			// takes every event: it wants every op below)
+			target, fed = rc.p2p, rc
+			pl.p2p, pl.p2pSync, pl.p2pTop, pl.p2pKeep = true, true, rc.p2p.opt.TopN, rc.p2p.opt.KeepMessages
+			pl.p2pFrom, pl.p2pTo, pl.p2pRendezvous = rc.p2p.opt.From, rc.p2p.opt.To, rc.p2p.opt.RendezvousBytes
+		}
 		if ps := asP2PStream(s); ps != nil && target == nil && !ps.opt.CollectRepairs {
 			// partitioned: the owners analyse it, process 0 replays
 			target = ps
 			pl.p2p, pl.p2pTop, pl.p2pKeep = true, ps.opt.TopN, ps.opt.KeepMessages
 			pl.p2pFrom, pl.p2pTo, pl.p2pRendezvous = ps.opt.From, ps.opt.To, ps.opt.RendezvousBytes
+			pl.p2pSync = ps.opt.OnSync != nil
 			continue
 		}
 		f, ok := s.(OpFilter)
 		if !ok {
 			return nil
 		}
+		isFed := fed != nil && asRootCause(s) == fed
 		for op := 0; op < 64*len(pl.want); op++ {
 			if f.Wants(trace.Op(op)) {
 				pl.want[op>>6] |= 1 << (op & 63)
+				if !isFed || isPSCW(trace.Op(op)) {
+					// another sink, or what the fed stream reads whole
+					pl.full[op>>6] |= 1 << (op & 63)
+				}
 			}
 		}
 	}
@@ -295,7 +336,8 @@ func (a *analyzer) partPlanFor(d *Dist) *partPlan {
 		// and owns every instance (decision D64).
 		pl.owner0, pl.share0 = 1, 0
 	}
-	a.p2pTarget = target
+	a.p2pTarget, a.rcFed = target, fed
+	pl.compact = fed != nil
 	return pl
 }
 
@@ -318,6 +360,9 @@ func (a *analyzer) runPart(pl *partPlan) error {
 	defer net.stopWatch()
 	decs := pl.decoders(len(a.rn.Ranks))
 	a.startWindow(math.Inf(1)) // runStart is known (partPlanFor)
+	if a.rcFed != nil {
+		a.rcFed.feedFrom(a.p2pTarget)
+	}
 	for _, p := range decs {
 		net.listen(p, tagEndDec)
 		net.listen(p, tagStream)

@@ -113,8 +113,14 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	var end partDecEnd
 	first := true
 	var rt *p2pRouter
+	// inCall: by rank, its last point-to-point event was a completion
+	// call, which the rank's next call of any kind ends (callEnd).
+	var inCall []bool
 	if pl.p2p {
 		rt = &p2pRouter{owner: p2pOwners(pl, a.rn), reqs: map[uint64]int32{}, persist: map[uint64]int32{}}
+		if pl.p2pSync {
+			inCall = make([]bool, len(rt.owner))
+		}
 	}
 	// held: events in bufs together. A buffer is sent when it holds
 	// ownChunk events, and all are when they hold partHeld together, so
@@ -127,7 +133,15 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 	flush := func(c *consumer, done int32, eos bool) error {
 		var err error
 		h := partHdr{kind: pkEv, eos: eos, round: cur, done: done}
-		if c == zero {
+		if c == zero && pl.compact {
+			h.kind = pkEvC
+			var body []byte
+			if len(sbuf) > 0 {
+				body = pl.appendCompact(make([]byte, 0, 32*len(sbuf)), sbuf)
+			}
+			err = net.send(c.p, c.tag, h, nil, body)
+			sbuf = sbuf[:0]
+		} else if c == zero {
 			sbuf, err = net.sendEv(c.p, c.tag, h, sbuf)
 		} else {
 			held -= len(bufs[c.p])
@@ -235,6 +249,23 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 			}
 		}
 		ord[ev.Rank]++
+		p2p := ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()
+		if inCall != nil && int(ev.Rank) < len(inCall) {
+			if p2p {
+				inCall[ev.Rank] = ev.Op.IsCompletion()
+			} else if inCall[ev.Rank] {
+				// a call that is not point-to-point after a completion
+				// call: the rank's owner ends the completion call here,
+				// where the serial root-cause stream does (p2p_part.go
+				// callEnd; decision D83)
+				inCall[ev.Rank] = false
+				mk := datamodel.GEvent{Rank: ev.Rank, Op: opCallEnd, Enter: ev.Enter, Exit: ev.Enter, CommIdx: -1, Site: -1}
+				setOrd(&mk, ord[ev.Rank])
+				if err := push(int(rt.owner[ev.Rank]), &mk); err != nil {
+					return err
+				}
+			}
+		}
 		if pl.wants(ev.Op) {
 			sbuf = append(sbuf, *ev)
 			if err := flushFull(zero, len(sbuf)); err != nil {
@@ -249,7 +280,7 @@ func (a *analyzer) partDecode(pl *partPlan, net *partNet, mine []*rankState) err
 				lastSeq.set(ev.Rank, ev.CommIdx, unwrapAfter(l, ev.Seq))
 			}
 		}
-		if rt != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) && int(ev.Rank) < len(rt.owner) {
+		if rt != nil && p2p && int(ev.Rank) < len(rt.owner) {
 			e := *ev
 			setOrd(&e, ord[ev.Rank])
 			if err := push(int(rt.owner[ev.Rank]), &e); err != nil {

@@ -363,6 +363,9 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 	var ps *P2PStream // the point-to-point analysis of this owner's ranks
 	if pl.p2p {
 		ps = newP2POwner(a.rn, pl.p2pOptions(), p2pOwners(pl, a.rn), net.me)
+		if pl.p2pSync {
+			ps.opt.OnSync = ps.part.sync
+		}
 	}
 	a.m.fin = o.emit
 	a.m.part = true
@@ -384,6 +387,13 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 			o.key = partKey{mergeKey: mergeKey{enter: ev.Enter, rank: r, ord: uint64(ev.LocalEnter)}, sub: 1}
 			a.m.endRank(r)
 			return o.err
+		}
+		if ev.Op == opCallEnd { // a call-boundary marker (p2p_part.go)
+			if ps == nil {
+				return errors.New("parallel analysis: a call-boundary marker without point-to-point analysis")
+			}
+			ps.callEnd(ev)
+			return nil
 		}
 		if ps != nil && (ev.Op.IsPointToPoint() || ev.Op.IsNonblockingCollective()) {
 			ps.part.key.ord = getOrd(ev)
@@ -417,6 +427,9 @@ func (a *analyzer) partOwn(pl *partPlan, net *partNet, decs []int) error {
 		if r == last {
 			o.key = partKey{mergeKey: mergeKey{enter: math.Inf(1), rank: math.MaxInt32, ord: math.MaxUint64}, sub: 2}
 			a.m.flush()
+			if ps != nil {
+				ps.endCalls()
+			}
 		}
 		if o.err != nil {
 			return o.err

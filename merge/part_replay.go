@@ -370,11 +370,33 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 	}
 	var n int64
 	for r := int32(0); r <= last; r++ {
+		// The owners' point-to-point records first: a fed root-cause
+		// stream takes the round's wait states with the round's events
+		// (p2p_pipe.go).
+		if pl.p2p {
+			if err := a.replayP2P(psrc, r, last); err != nil {
+				return err
+			}
+		}
 		for i, s := range ssrc {
 			if err := s.fill(r, last); err != nil {
 				return err
 			}
-			cs[i] = &evCursor{segs: s.take(r)}
+			segs := s.take(r)
+			for j := range segs {
+				if m := &segs[j]; m.kind == pkEvC {
+					var err error
+					buf := net.getBuf()
+					if cap(buf) == 0 {
+						buf = make([]datamodel.GEvent, 0, partChunkStream)
+					}
+					if m.ev, err = decodeCompact(m.body, buf); err != nil {
+						return err
+					}
+					m.body = nil
+				}
+			}
+			cs[i] = &evCursor{segs: segs}
 		}
 		if err := mergeRound(cs, func(ev *datamodel.GEvent, _ int) error {
 			n++
@@ -423,11 +445,6 @@ func (a *analyzer) partZero(pl *partPlan, net *partNet, decs []int) error {
 			}
 			if !ok {
 				rcs = append(rcs[:bi], rcs[bi+1:]...)
-			}
-		}
-		if pl.p2p {
-			if err := a.replayP2P(psrc, r, last); err != nil {
-				return err
 			}
 		}
 		if a.opt.Progress != nil {
@@ -671,6 +688,7 @@ func (a *analyzer) replayP2P(srcs []*partSource, r, last int32) error {
 			}
 		}
 		c := cs[bi]
+		a.p2pTarget.replayKey = c.key
 		if err := a.p2pTarget.replay(&c.r, c.r.u8()); err != nil {
 			if errors.Is(err, errP2PMissing) {
 				a.partIrregular++

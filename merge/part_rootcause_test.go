@@ -122,9 +122,25 @@ func TestPartition_RootCausesIdenticalForEveryK(t *testing.T) {
 				if k.rounds > 0 {
 					partRoundEvents = k.rounds
 				}
-				ank, pk, parted, _ := partAnalyseWith(t, tc.dir, k.k, k.share, opt, true)
+				ank, pk, parted, recv := partAnalyseWith(t, tc.dir, k.k, k.share, opt, true)
 				if parted != tc.parted {
 					t.Errorf("partitioned pass kept: %v, want %v", parted, tc.parted)
+				}
+				if parted && k.share == 0 {
+					// process 0 decodes nothing: its stream comes in
+					// compact form (part_compact.go; a whole event is
+					// 128 bytes)
+					var sum struct {
+						Events int64 `json:"events"`
+					}
+					if err := json.Unmarshal(an1, &sum); err != nil || sum.Events <= 0 {
+						t.Fatalf("no event count in the analysis (%v)", err)
+					}
+					if per := float64(recv[KindStream]) / float64(sum.Events); !(per > 0 && per <= 40) {
+						t.Errorf("process 0's stream: %.1f bytes an event (%d bytes, %d events), want at most 40", per, recv[KindStream], sum.Events)
+					} else {
+						t.Logf("process 0's stream: %.1f bytes an event", per)
+					}
 				}
 				_, rcJSONk := rootCauseOf(t, pk)
 				if !bytes.Equal(rcJSON1, rcJSONk) {

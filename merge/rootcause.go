@@ -567,6 +567,7 @@ type RootCauseStream struct {
 	coll       map[uint64]*rcColl // by communicator id
 	p2p        *P2PStream
 	pipe       *rcPipe // the point-to-point stream on a goroutine of its own (p2p_pipe.go)
+	fed        *rcFeed // the wait states come from a partitioned pass's owners (p2p_pipe.go)
 	siteIdx    map[rcSiteKey]int32
 	sitePC     []rcSitePC  // a pc and rank naming each site
 	siteKeys   []rcSiteKey // by site: its content, (object, offset) (siteCmp)
@@ -724,7 +725,9 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 // written a ring ago has left the cache: its line was about a tenth of
 // the stream's time.
 func (s *RootCauseStream) Prefetch(e *datamodel.GEvent) {
-	s.p2p.Prefetch(e)
+	if s.fed == nil {
+		s.p2p.Prefetch(e)
+	}
 	if e.Rank < 0 || int(e.Rank) >= len(s.ranks) {
 		return
 	}
@@ -743,7 +746,12 @@ func (s *RootCauseStream) Prefetch(e *datamodel.GEvent) {
 // stream it drives asks for stages (thousands of ranks), so that a
 // default run prefetches that stream's chain of objects as one run
 // without the root-cause analysis does.
-func (s *RootCauseStream) PrefetchDeep() bool { return s.p2p.PrefetchDeep() }
+func (s *RootCauseStream) PrefetchDeep() bool {
+	if s.fed != nil {
+		return len(s.ranks) >= prefetchRanks
+	}
+	return s.p2p.PrefetchDeep()
+}
 
 // PrefetchStage implements DeepPrefetcher: the point-to-point stream's
 // stages (P2PStream.PrefetchStage) and the stream's own state for e,
@@ -752,7 +760,9 @@ func (s *RootCauseStream) PrefetchDeep() bool { return s.p2p.PrefetchDeep() }
 // its records of one entry that e's region and call will take (what
 // Prefetch asks for in one go) and the rank's sums of those regions.
 func (s *RootCauseStream) PrefetchStage(e *datamodel.GEvent, stage int) {
-	s.p2p.PrefetchStage(e, stage)
+	if s.fed == nil {
+		s.p2p.PrefetchStage(e, stage)
+	}
 	s.prefetchOwn(e, stage)
 }
 
@@ -823,7 +833,9 @@ func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 	// whose Late Sender wait a collective that e completes must see.
 	s.gen++
 	var err error
-	if s.p2p.Wants(e.Op) {
+	if s.fed != nil {
+		s.fedSyncs(e)
+	} else if s.p2p.Wants(e.Op) {
 		err = s.p2p.Add(e)
 	} else {
 		s.p2p.endCall(e.Rank)
