@@ -9,22 +9,26 @@ import (
 	"github.com/gclock/gclock/trace"
 )
 
-// TestFormat5_AnalysisSameAsFormat4: a synthetic 6-rank run (two
+// TestFormat6_AnalysisSameAsFormats5And4: a synthetic 6-rank run (two
 // communicators, halo exchanges of every form, collectives) written as
-// format-5 files (chunk layout 3) and as format-4.1 files (layout 2, the
-// old decoder path) gives the same collective and point-to-point
-// analysis, byte for byte as JSON, with either codec.
-func TestFormat5_AnalysisSameAsFormat4(t *testing.T) {
+// format-6 files (chunk layout 4: a MPI_Waitall's later completions
+// without timing values), as format-5 files (layout 3) and as format-4.1
+// files (layout 2, the old decoder paths) gives the same collective and
+// point-to-point analysis, byte for byte as JSON, with either codec.
+func TestFormat6_AnalysisSameAsFormats5And4(t *testing.T) {
 	files := analysistest.MixedHaloRun(t, 7)
 	for _, codec := range []trace.Codec{trace.CodecZstd, trace.CodecS2} {
 		results := map[int]string{}
-		for _, major := range []int{5, 4} {
+		for _, major := range []int{6, 5, 4} {
 			dir := filepath.Join(t.TempDir(), "run")
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			opts := []trace.Option{trace.WithCodec(codec)}
-			if major == 4 {
+			switch major {
+			case 5:
+				opts = append(opts, trace.WithFormat5())
+			case 4:
 				opts = append(opts, trace.WithFormat4())
 			}
 			for _, f := range files {
@@ -32,8 +36,9 @@ func TestFormat5_AnalysisSameAsFormat4(t *testing.T) {
 			}
 			results[major] = analysistest.AnalysisJSON(t, dir)
 		}
-		if len(results[5]) < 1000 || results[5] != results[4] {
-			t.Fatalf("%v: analyses differ (or are empty): %d bytes from format 5, %d from format 4.1", codec, len(results[5]), len(results[4]))
+		if len(results[6]) < 1000 || results[6] != results[5] || results[6] != results[4] {
+			t.Fatalf("%v: analyses differ (or are empty): %d bytes from format 6, %d from format 5, %d from format 4.1",
+				codec, len(results[6]), len(results[5]), len(results[4]))
 		}
 	}
 }
