@@ -425,24 +425,27 @@ int gclock_encode_columns(const gclock_event *ev, uint32_t n, gclock_enc_out *ou
 			pseq = put_s(pseq, sd);
 			flag = GCK_TW_SEQ;
 		}
-		/* first: EnterNS; then EnterNS - previous ExitNS (wrapping);
-		 * each in as many bytes as it needs, the two widths in one byte.
-		 * Layout 4: a record with the previous one's enter and exit (the
+		/* Layout 4: a record with the previous one's enter and exit (the
 		 * later records of one call: a MPI_Waitall's completions) stores
-		 * no value, only GCK_TW_SAME; without a branch, the values are
-		 * stored and the cursors not moved (the next value overwrites
-		 * them). */
-		const uint64_t g = enc_zz((int64_t)(enter - prev_exit)), d = enc_zz((int64_t)(exit - enter));
-		const unsigned wg = enc_wcode(g), wd = enc_wcode(d);
-		const unsigned same = ((enter ^ prev_enter) | (exit ^ prev_exit)) == 0;
-		const uint64_t keep = (uint64_t)same - 1; /* all ones unless same */
-		enc_put8(pent, g);
-		pent += (wg + 1) & keep;
-		enc_put8(pdur, d);
-		pdur += (wd + 1) & keep;
-		*ptw++ = (uint8_t)(((wg | wd << 4) & keep) | flag | (same << 7));
-		prev_enter = enter;
-		prev_exit = exit;
+		 * no timing value, only GCK_TW_SAME. A branch: the same written
+		 * without one (values stored, cursors not moved) counted 859
+		 * instructions per halo step against 721 (D91). */
+		if (((enter ^ prev_enter) | (exit ^ prev_exit)) == 0) {
+			*ptw++ = (uint8_t)(flag | GCK_TW_SAME);
+		} else {
+			/* first: EnterNS; then EnterNS - previous ExitNS
+			 * (wrapping); each in as many bytes as it needs, the two
+			 * widths in one byte */
+			const uint64_t g = enc_zz((int64_t)(enter - prev_exit)), d = enc_zz((int64_t)(exit - enter));
+			const unsigned wg = enc_wcode(g), wd = enc_wcode(d);
+			enc_put8(pent, g);
+			pent += wg + 1;
+			enc_put8(pdur, d);
+			pdur += wd + 1;
+			*ptw++ = (uint8_t)(wg | flag | wd << 4);
+			prev_enter = enter;
+			prev_exit = exit;
+		}
 		/* 0: no request; else 1 + zigzag(req - previous non-zero req) */
 		const uint32_t req = e->req;
 		if (req == 0) {
