@@ -3,6 +3,7 @@ package trace_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/gclock/gclock/internal/analysistest"
@@ -58,6 +59,9 @@ func rewrite(t *testing.T, from, to string, major int, opts ...trace.Option) {
 		t.Fatal(err)
 	}
 	m := r.Meta()
+	if len(m.Damage) != 0 || m.Footer == nil || int(m.Footer.Events) != len(evs) {
+		t.Fatalf("%s: read with damage %v, %d events (footer %+v)", from, m.Damage, len(evs), m.Footer)
+	}
 	w, err := trace.Create(to, m.Header, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -87,5 +91,18 @@ func rewrite(t *testing.T, from, to string, major int, opts ...trace.Option) {
 	}
 	if got := int(b[8]) | int(b[9])<<8; got != major {
 		t.Fatalf("%s: format %d, want %d", to, got, major)
+	}
+	// the copy reads back whole, every event as written
+	r2, err := trace.Open(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	back, err := r2.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r2.Meta().Damage) != 0 || !slices.Equal(back, evs) {
+		t.Fatalf("%s: read back with damage %v, %d events of %d, equal %v", to, r2.Meta().Damage, len(back), len(evs), slices.Equal(back, evs))
 	}
 }
