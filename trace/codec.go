@@ -1123,7 +1123,7 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 	k := min(max, st.n-st.i)
 	base := len(dst)
 	dst = slices.Grow(dst, k)[:base+k]
-	prevEnter, prevExit, prevReq := st.prevEnter, st.prevExit, st.prevReq
+	prevExit, prevReq := st.prevExit, st.prevReq
 	j := 0
 	for ; j < k; j++ {
 		i := st.i + j
@@ -1137,10 +1137,14 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			return dst[:base], fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
 		}
 		*e = d.tm[ti]
+		var w byte // layouts 3 and 4: the event's widths byte, read once
+		if st.tw != nil {
+			w = st.tw[i]
+		}
 		var sd int64
 		if st.tw == nil {
 			sd = cols[1].varint()
-		} else if st.tw[i]&twSeq != 0 {
+		} else if w&twSeq != 0 {
 			sd = cols[1].needVarint()
 		}
 		if st.tw != nil && multiRecord(e.Op) {
@@ -1150,14 +1154,17 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			e.Seq = uint32(d.seq.last(e.Comm) + 1 + sd)
 			d.seq.set(e.Comm, int64(e.Seq))
 		}
-		if st.tw != nil && st.tw[i]&twSame != 0 {
-			// layout 4: the times of the event before (never the first: prep2)
-			e.EnterNS, e.ExitNS = prevEnter, prevExit
+		if w&twSame != 0 {
+			// layout 4: the times of the event before (never the first,
+			// never in layout 3: prep2), the last piece's at j 0
+			e.EnterNS, e.ExitNS = st.prevEnter, prevExit
+			if j > 0 {
+				e.EnterNS = dst[base+j-1].EnterNS
+			}
 		} else {
 			var gap, dur int64
 			if st.tw != nil {
-				w := int(st.tw[i])
-				gap, dur = cols[2].fixed(w&7+1), cols[3].fixed(w>>4+1)
+				gap, dur = cols[2].fixed(int(w&7)+1), cols[3].fixed(int(w>>4)+1)
 			} else {
 				gap, dur = cols[2].varint(), cols[3].varint()
 			}
@@ -1167,7 +1174,7 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 				e.EnterNS = prevExit + gap
 			}
 			e.ExitNS = e.EnterNS + dur
-			prevEnter, prevExit = e.EnterNS, e.ExitNS
+			prevExit = e.ExitNS
 		}
 		if r := cols[4].uvarint(); r != 0 {
 			r--
@@ -1176,7 +1183,10 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 		}
 	}
 	st.i += k
-	st.prevEnter, st.prevExit, st.prevReq = prevEnter, prevExit, prevReq
+	if k > 0 {
+		st.prevEnter = dst[base+k-1].EnterNS
+	}
+	st.prevExit, st.prevReq = prevExit, prevReq
 	return dst, nil
 }
 
