@@ -11,8 +11,9 @@
  * is made here: the columns (encode.c), the chunk array in msgpack, zstd
  * (libzstd, opened with dlopen: on every Debian system, dpkg pre-depends on
  * it) with the two timing columns raw after the block (flags 5, "tail"),
- * chunk layout 3 (format 5: the timing columns' values in as many bytes
- * as each needs, their widths a column of their own), CRC-32C, the SPAN frame,
+ * chunk layout 4 (format 6: the timing columns' values in as many bytes
+ * as each needs, their widths a column of their own, none for a record
+ * with the times of the one before it), CRC-32C, the SPAN frame,
  * one write(). Both writers take cw.lock around a frame, so they append in
  * turn and their counts add up.
  *
@@ -286,7 +287,7 @@ static size_t pack(const gclock_enc_out *o)
 		return 0;
 	uint8_t *p = cw.mp;
 	p = mp_array(p, 18);
-	p = mp_uint(p, 3); /* layout */
+	p = mp_uint(p, 4); /* layout */
 	p = mp_uint(p, o->n);
 	p = mp_bin(p, NULL, 0); /* op */
 	p = mp_bin(p, NULL, 0); /* comm */

@@ -10,17 +10,23 @@
 
 #include "gclock.h"
 
-/* Per-event columns of one layout-3 chunk (docs/reference/trace-format.md), in
+/* Per-event columns of one layout-4 chunk (docs/reference/trace-format.md), in
  * trace.Columns order: seq (the differences other than 0 only), enter and
  * dur (each value in as many little-endian bytes as its width code in tw
- * says), req, tmpl, tw (one byte per event: the enter value's width minus
- * one in bits 0-2, GCK_TW_SEQ when its seq difference is in the seq
- * column, dur's width minus one in bits 4-6). */
+ * says; none for an event with GCK_TW_SAME), req, tmpl, tw (one byte per
+ * event: the enter value's width minus one in bits 0-2, GCK_TW_SEQ when
+ * its seq difference is in the seq column, dur's width minus one in bits
+ * 4-6, GCK_TW_SAME when it has the times of the event before it). */
 enum { GCK_ENC_SEQ, GCK_ENC_ENTER, GCK_ENC_DUR, GCK_ENC_REQ, GCK_ENC_TMPL, GCK_ENC_TW, GCK_ENC_COLS };
 
 /* GCK_TW_SEQ marks, in an event's tw byte, a seq difference other than 0
  * (the next value of the seq column). */
 #define GCK_TW_SEQ 0x08u
+
+/* GCK_TW_SAME marks, in an event's tw byte (layout 4), an event with the
+ * enter and exit times of the event before it: it has no value in the
+ * enter and dur columns, and its width bits are 0 (D91). */
+#define GCK_TW_SAME 0x80u
 
 /* One encoded chunk. The memory is the encoder's, valid until its next
  * call; a column length of 0 is an empty (all-zero) column. templates

@@ -215,6 +215,17 @@ func TestCColumns_SameBytesAsGoEncoder(t *testing.T) {
 				if got.N != want.N {
 					t.Fatalf("N = %d, want %d", got.N, want.N)
 				}
+				if tc.name == "multi-record-calls" {
+					// every record of a round has its times: all but the
+					// round's first have layout 4's twSame (0x80)
+					same := 0
+					for _, w := range got.TW {
+						same += int(w >> 7)
+					}
+					if same != 9*500 {
+						t.Errorf("round %d: %d records with the times of the one before, want %d", round, same, 9*500)
+					}
+				}
 				if got.Calls != want.Calls || tc.calls >= 0 && want.Calls != tc.calls {
 					t.Errorf("round %d: C counts %d calls, Go %d, want %d (-1: as Go)", round, got.Calls, want.Calls, tc.calls)
 				}

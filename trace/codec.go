@@ -21,11 +21,19 @@ import (
 const MaxChunkEvents = 1 << 20
 
 // chunkLayout is the column layout version inside the EVENTS payloads
-// this package writes: 3, templates with the timing columns' values in as
-// many bytes as each needs and their widths in a column of their own
-// (format 5, docs/reference/trace-format.md). Chunks of layout 2 (files of
-// format 2.x to 4.x) and layout 1 (format 1.x) are still read.
-const chunkLayout = 3
+// this package writes: 4, layout 3 (templates with the timing columns'
+// values in as many bytes as each needs and their widths in a column of
+// their own) in which an event with the enter and exit times of the event
+// before it (the records of one call: a MPI_Waitall's completions) holds
+// no timing values, only twSame in its widths byte (format 6,
+// docs/reference/trace-format.md, D91). Chunks of layout 3 (files of
+// format 5.x), layout 2 (format 2.x to 4.x) and layout 1 (format 1.x) are
+// still read.
+const chunkLayout = 4
+
+// layout3 is the layout of format 5.x files, which the Writer still writes
+// with withFormat5 (tests of the format-5 decoder path).
+const layout3 = 3
 
 // oldChunkLayout is the layout of format 2.x to 4.x files, which the
 // Writer still writes with withFormat4 (tests of the old decoder path).
@@ -82,6 +90,13 @@ func multiRecord(op Op) bool {
 // difference 0.
 const twSeq = 0x08
 
+// twSame marks, in an event's TW byte (layout 4), an event whose EnterNS
+// and ExitNS are those of the event before it in the chunk: it has no
+// value in the Enter and Dur columns, and its width bits are 0. The
+// records of one call that writes several (MPI_Waitall's completions,
+// MPI_Startall's starts) share the call's times (D91).
+const twSame = 0x80
+
 // chunkPayload2 is chunkPayload as layout 2 packs it (no TW element).
 type chunkPayload2 struct {
 	_msgpack                     struct{} `msgpack:",as_array"`
@@ -135,8 +150,9 @@ func sharedDecoder() (*zstd.Decoder, error) {
 type chunkEncoder struct {
 	p    chunkPayload
 	cols [6][]byte // seq, enter, dur, req, tmpl, tw
-	// layout is the chunk layout written: chunkLayout, or oldChunkLayout
-	// for a writer made withFormat4; 0 means chunkLayout.
+	// layout is the chunk layout written: chunkLayout, layout3 for a
+	// writer made withFormat5, oldChunkLayout for one made withFormat4; 0
+	// means chunkLayout.
 	layout uint8
 	trows  []byte
 	sites  map[uint64]uint64
@@ -175,13 +191,14 @@ func (k *tmplKey) hash() uint64 {
 	return a*0x9E3779B97F4A7C15 ^ b*0xC2B2AE3D27D4EB4F
 }
 
-// Columns is one event chunk split into the columns of chunk layout 3
+// Columns is one event chunk split into the columns of chunk layout 4
 // (chunkPayload's fields, see docs/reference/trace-format.md): N events; Tmpl
 // and Req columns of N varints each (an all-zero Req column left empty);
 // Seq the varint Seq differences other than 0, of the events TW flags
-// (twSeq; layout 2: N varints); Enter and Dur N zigzag values in 1 to 8
-// little-endian bytes each, their widths minus one in TW (N bytes: Enter's
-// in bits 0-2, Dur's in bits 4-6; empty in layout 2, whose Enter and Dur
+// (twSeq; layout 2: N varints); Enter and Dur a zigzag value in 1 to 8
+// little-endian bytes for each event without twSame (layout 3: for every
+// event), their widths minus one in TW (N bytes: Enter's in bits 0-2,
+// Dur's in bits 4-6; 0 with twSame; empty in layout 2, whose Enter and Dur
 // are varints); Templates the rows of the fields events share (op, comm,
 // root, sent, recv, call-site index, peer, tag) in first-use order; Sites
 // the distinct call sites in first-use order. The recorder builds it in C
@@ -227,12 +244,13 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 	c.keys, c.next, c.tseq = c.keys[:0], c.next[:0], c.tseq[:0]
 	c.seq.reset()
 	sites := c.nsites[:0]
-	var prevExit int64
+	var prevEnter, prevExit int64
 	var prevReq uint32
 	anyReq := false
 	prev := -1
 	calls := 0
 	old := c.layout == oldChunkLayout
+	same := c.layout == 0 || c.layout == chunkLayout // twSame is written
 	for i := range evs {
 		e := &evs[i]
 		if !e.Op.Continues(e.Seq) {
@@ -293,8 +311,9 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 		if i == 0 {
 			gap = e.EnterNS
 		}
-		prevExit = e.ExitNS
-		if old {
+		if same && i > 0 && e.EnterNS == prevEnter && e.ExitNS == prevExit {
+			c.cols[5] = append(c.cols[5], flag|twSame) // no timing values
+		} else if old {
 			c.cols[1] = putS(c.cols[1], gap)
 			c.cols[2] = putS(c.cols[2], e.ExitNS-e.EnterNS)
 		} else {
@@ -304,6 +323,7 @@ func (c *chunkEncoder) columns(evs []Event) Columns {
 			c.cols[2] = putLE(c.cols[2], d, wd)
 			c.cols[5] = append(c.cols[5], byte(wg-1)|flag|byte(wd-1)<<4)
 		}
+		prevEnter, prevExit = e.EnterNS, e.ExitNS
 		if e.Req == 0 {
 			c.cols[3] = append(c.cols[3], 0)
 		} else {
@@ -395,7 +415,7 @@ func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([
 			c.mp, err = marshalAppend(c.mp[:0], &p)
 		} else {
 			c.p = chunkPayload{
-				Layout: chunkLayout, N: cols.N,
+				Layout: c.written(), N: cols.N,
 				Seq: cols.Seq, Enter: cols.Enter, Dur: cols.Dur, Sites: cols.Sites,
 				Req: cols.Req, Tmpl: cols.Tmpl, Templates: cols.Templates, TW: cols.TW,
 			}
@@ -419,7 +439,7 @@ func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([
 		c.mp, err = marshalAppend(c.mp[:0], &pt)
 	} else {
 		pt := chunkPayloadTail{
-			Layout: chunkLayout, N: cols.N,
+			Layout: c.written(), N: cols.N,
 			Seq: cols.Seq, EnterLen: uint64(len(cols.Enter)), DurLen: uint64(len(cols.Dur)), Sites: cols.Sites,
 			Req: cols.Req, Tmpl: cols.Tmpl, Tmpls: cols.Templates, TW: cols.TW,
 		}
@@ -438,6 +458,14 @@ func (c *chunkEncoder) compress(dst []byte, cols *Columns, enc *zstd.Encoder) ([
 	dst = append(dst, blk...)
 	dst = append(dst, cols.Enter...)
 	return append(dst, cols.Dur...), nil
+}
+
+// written is the layout c writes (chunkLayout when c.layout is 0).
+func (c *chunkEncoder) written() uint8 {
+	if c.layout == 0 {
+		return chunkLayout
+	}
+	return c.layout
 }
 
 // putU appends v as a uvarint; values below 128 (most columns' usual
@@ -519,11 +547,12 @@ const checkPiece = 512
 // stream2 is the running state of a layout-2 chunk's decoding, kept
 // between pieces.
 type stream2 struct {
-	cols     [5]column
-	tw       []byte // layout 3: the timing widths, one byte per event; nil in layout 2
-	n, i     int
-	prevExit int64
-	prevReq  uint32
+	cols      [5]column
+	tw        []byte // layouts 3 and 4: the timing widths, one byte per event; nil in layout 2
+	n, i      int
+	prevEnter int64
+	prevExit  int64
+	prevReq   uint32
 }
 
 // seqTracker remembers the last Seq per comm index within one chunk: a
@@ -601,11 +630,11 @@ func (d *chunkDecoder) parse(raw, tail []byte) error {
 	case lay == 2 && n >= chunkFields2:
 	case lay == 2:
 		return fmt.Errorf("layout 2 chunk array has %d elements, want at least %d", n, chunkFields2)
-	case lay == 3 && n >= chunkFields3:
-	case lay == 3:
-		return fmt.Errorf("layout 3 chunk array has %d elements, want at least %d", n, chunkFields3)
+	case (lay == 3 || lay == 4) && n >= chunkFields3:
+	case lay == 3 || lay == 4:
+		return fmt.Errorf("layout %d chunk array has %d elements, want at least %d", lay, n, chunkFields3)
 	default:
-		return fmt.Errorf("chunk layout %d unknown (this reader reads layouts 1 to 3: a file from a newer gclock?)", lay)
+		return fmt.Errorf("chunk layout %d unknown (this reader reads layouts 1 to 4: a file from a newer gclock?)", lay)
 	}
 	if d.p.N, err = md.DecodeInt(); err != nil {
 		return fmt.Errorf("event count: %w", err)
@@ -692,7 +721,7 @@ func (d *chunkDecoder) parse(raw, tail []byte) error {
 		}
 		known = chunkFields2
 	}
-	if lay == 3 {
+	if lay >= 3 {
 		if d.p.TW, err = bin("tw"); err != nil {
 			return err
 		}
@@ -1010,15 +1039,23 @@ func (d *chunkDecoder) prep2() error {
 	if n > 0 && len(p.Tmpl) < n {
 		return fmt.Errorf("column tmpl: %d bytes for %d events: %w", len(p.Tmpl), n, errColumn)
 	}
-	nseq := n // the seq column's values
-	if p.Layout == 3 {
+	nseq, ntime := n, n // the seq column's values, the timing columns'
+	if p.Layout >= 3 {
 		if len(p.TW) != n {
 			return fmt.Errorf("column tw: %d bytes for %d events: %w", len(p.TW), n, errColumn)
 		}
 		nseq = 0
 		for i, w := range p.TW {
-			if w&0x80 != 0 {
+			switch {
+			case w&twSame == 0:
+			case p.Layout == 3:
 				return fmt.Errorf("column tw: event %d: reserved bit 7 set (0x%02x): %w", i, w, errColumn)
+			case i == 0:
+				return fmt.Errorf("column tw: event 0 has the times of an event before it (0x%02x): %w", w, errColumn)
+			case w&^(twSame|twSeq) != 0:
+				return fmt.Errorf("column tw: event %d: widths with the times of the event before it (0x%02x): %w", i, w, errColumn)
+			default:
+				ntime--
 			}
 			nseq += int(w>>3) & 1
 		}
@@ -1066,9 +1103,10 @@ func (d *chunkDecoder) prep2() error {
 			d.s2.cols[i].b = nil
 		}
 	}
-	if p.Layout == 3 {
+	if p.Layout >= 3 {
 		d.s2.tw = p.TW[:n:n]
 		d.s2.cols[1].n = nseq
+		d.s2.cols[2].n, d.s2.cols[3].n = ntime, ntime
 	}
 	d.seq.reset()
 	d.tsq = slices.Grow(d.tsq[:0], len(d.tm))[:len(d.tm)]
@@ -1099,10 +1137,14 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			return dst[:base], fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
 		}
 		*e = d.tm[ti]
+		var w byte // layouts 3 and 4: the event's widths byte, read once
+		if st.tw != nil {
+			w = st.tw[i]
+		}
 		var sd int64
 		if st.tw == nil {
 			sd = cols[1].varint()
-		} else if st.tw[i]&twSeq != 0 {
+		} else if w&twSeq != 0 {
 			sd = cols[1].needVarint()
 		}
 		if st.tw != nil && multiRecord(e.Op) {
@@ -1112,20 +1154,28 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			e.Seq = uint32(d.seq.last(e.Comm) + 1 + sd)
 			d.seq.set(e.Comm, int64(e.Seq))
 		}
-		var gap, dur int64
-		if st.tw != nil {
-			w := int(st.tw[i])
-			gap, dur = cols[2].fixed(w&7+1), cols[3].fixed(w>>4+1)
+		if w&twSame != 0 {
+			// layout 4: the times of the event before (never the first,
+			// never in layout 3: prep2), the last piece's at j 0
+			e.EnterNS, e.ExitNS = st.prevEnter, prevExit
+			if j > 0 {
+				e.EnterNS = dst[base+j-1].EnterNS
+			}
 		} else {
-			gap, dur = cols[2].varint(), cols[3].varint()
+			var gap, dur int64
+			if st.tw != nil {
+				gap, dur = cols[2].fixed(int(w&7)+1), cols[3].fixed(int(w>>4)+1)
+			} else {
+				gap, dur = cols[2].varint(), cols[3].varint()
+			}
+			if i == 0 {
+				e.EnterNS = gap
+			} else {
+				e.EnterNS = prevExit + gap
+			}
+			e.ExitNS = e.EnterNS + dur
+			prevExit = e.ExitNS
 		}
-		if i == 0 {
-			e.EnterNS = gap
-		} else {
-			e.EnterNS = prevExit + gap
-		}
-		e.ExitNS = e.EnterNS + dur
-		prevExit = e.ExitNS
 		if r := cols[4].uvarint(); r != 0 {
 			r--
 			prevReq += uint32(int64(r>>1) ^ -int64(r&1))
@@ -1133,6 +1183,9 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 		}
 	}
 	st.i += k
+	if k > 0 {
+		st.prevEnter = dst[base+k-1].EnterNS
+	}
 	st.prevExit, st.prevReq = prevExit, prevReq
 	return dst, nil
 }

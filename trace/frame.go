@@ -9,7 +9,10 @@ import (
 // (FormatVersion). A minor bump only adds things an older reader of the same
 // major version can skip (new frame kinds, new trailing msgpack fields);
 // readers accept any minor of their major version.
-const FormatMinor = 0 // 3.1 added SPAN frames (2026-11-27); 4.0 has them; 4.1 the footer's end (2026-11-28); 5.0 has both
+const FormatMinor = 0 // 3.1 added SPAN frames (2026-11-27); 4.0 has them; 4.1 the footer's end (2026-11-28); 5.0 and 6.0 have both
+
+// format5Minor is the minor version of the format-5 files withFormat5 writes.
+const format5Minor = 0
 
 // format4Minor is the minor version of the format-4 files withFormat4 writes.
 const format4Minor = 1

@@ -114,9 +114,9 @@ func TestLayout3_BadTimingColumnsAreRefusedByName(t *testing.T) {
 		{"seq flags and no seq column", func(p *chunkPayload) { p.Seq = nil }, false, "column seq: value 0: the column holds no more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var ce chunkEncoder
+			ce := chunkEncoder{layout: layout3}
 			cols := ce.columns(evs)
-			p := chunkPayload{Layout: chunkLayout, N: cols.N, Seq: cols.Seq, Sites: cols.Sites, Req: cols.Req,
+			p := chunkPayload{Layout: layout3, N: cols.N, Seq: cols.Seq, Sites: cols.Sites, Req: cols.Req,
 				Tmpl: cols.Tmpl, Templates: cols.Templates,
 				Enter: bytes.Clone(cols.Enter), Dur: bytes.Clone(cols.Dur), TW: bytes.Clone(cols.TW)}
 			tc.edit(&p)

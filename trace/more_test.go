@@ -281,6 +281,12 @@ func FuzzChunkDecode(f *testing.F) {
 	f.Add(p)
 	f.Add(bytes.Clone(ce.mp))
 	f.Add([]byte{0x9f, 1, 0x10})
+	// layout 4 with shared times (a MPI_Waitall's later completions)
+	if p, err = ce.encode(nil, haloCallEvents(6), enc); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(p)
+	f.Add(bytes.Clone(ce.mp))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var cd chunkDecoder
 		for _, fl := range []uint8{flagZstd, flagS2, flagZstd | flagS2, flagS2 | flagTail, flagZstd | flagTail} {

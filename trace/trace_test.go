@@ -77,9 +77,10 @@ func smallChunks() [][]Event {
 	return [][]Event{all[:20], all[20:45], all[45:60], all[60:100]}
 }
 
-// TestRoundTrip_PreservesEveryField: a file of the current format (5,
-// chunk layout 3) and one of format 4.1 (layout 2, as recorders before
-// format 5 wrote them: the old decoder path), with either codec, read
+// TestRoundTrip_PreservesEveryField: a file of the current format (6,
+// chunk layout 4), one of format 5 (layout 3) and one of format 4.1
+// (layout 2, as recorders before format 5 wrote them: the old decoder
+// paths), with either codec, read
 // back with every field, in chunks and whole.
 func TestRoundTrip_PreservesEveryField(t *testing.T) {
 	for _, f := range []struct {
@@ -87,7 +88,8 @@ func TestRoundTrip_PreservesEveryField(t *testing.T) {
 		major, minor int
 		opts         []Option
 	}{
-		{"format 5", FormatVersion, FormatMinor, nil},
+		{"format 6", FormatVersion, FormatMinor, nil},
+		{"format 5", 5, format5Minor, []Option{withFormat5()}},
 		{"format 4.1", 4, format4Minor, []Option{withFormat4()}},
 	} {
 		for _, codec := range []Codec{CodecZstd, CodecS2} {

@@ -13,10 +13,12 @@ package trace
 // them as runs (Comm.Runs), which such a reader would take for one too,
 // 5 since event chunks are layout 3 (the timing columns' values in as many
 // bytes as each needs, their widths in a column of their own; D47), which
-// a reader of 4 would refuse chunk by chunk. Readers read every
+// a reader of 4 would refuse chunk by chunk, 6 since they are layout 4
+// (an event with the times of the event before it holds no timing values,
+// only a bit a reader of 5 refuses as reserved; D91). Readers read every
 // major version from OldestFormatVersion to FormatVersion and refuse others
 // with a clear message.
-const FormatVersion = 5
+const FormatVersion = 6
 
 // OldestFormatVersion is the oldest major version this reader still reads
 // (1: layout-1 event chunks).

@@ -48,6 +48,16 @@ type options struct {
 	noSyncEnd bool // Close does not fsync (WithSyncOnClose(false))
 	name      string
 	format4   bool // withFormat4: a format-4.1 file with layout-2 chunks
+	format5   bool // withFormat5: a format-5.0 file with layout-3 chunks
+}
+
+// withFormat5 makes the Writer write a file of format 5.0 (chunk layout
+// 3: every event with its own timing values), as recorders before format
+// 6 did: the tests' way to check that this reader still reads them and
+// that both layouts decode to the same events. Chunks given as Columns
+// (WriteColumns) must then be layout 3's too.
+func withFormat5() Option {
+	return func(o *options) { o.format5 = true }
 }
 
 // withFormat4 makes the Writer write a file of format 4.1 (chunk layout
@@ -296,6 +306,9 @@ func newWriter(w io.Writer, f *os.File, h Header, opts []Option, init func(*Writ
 	if o.format4 {
 		h.Version, major, minor = 4, 4, format4Minor
 		tw.ce.layout = oldChunkLayout
+	} else if o.format5 {
+		h.Version, major, minor = 5, 5, format5Minor
+		tw.ce.layout = layout3
 	}
 	payload, err := marshalAppend(nil, &h)
 	if err != nil {
