@@ -24,7 +24,8 @@ import (
 // position in it. κ(n) = sqrt(1 + 4/(n−2) + 20/(n−2)²) widens for a noise
 // estimated from few knots (1.11 at 21 knots, 1.89 at 5). B is the rank's
 // median sync-path bound: an error common to all its knots (a delay
-// asymmetry) shows in no residual. K_i(t) is the model's distance at t
+// asymmetry) shows in no residual; with 9 or more knots BarBias · B is at
+// most BarBiasNoise · σ (the bound is its ceiling, D95). K_i(t) is the model's distance at t
 // from the frequency steps the knots show around interval i that the
 // model placed elsewhere or did not take (kinkAlternatives; 0 elsewhere).
 //
@@ -100,10 +101,12 @@ const BarBias = 0.155
 // knots 15-1,100 ns off; there the knots' common error was at most 1.8 σ
 // (0.006 of the bound), and the cap leaves a margin for their heavy
 // tails (runs of knots off together: 10 σ left one trace at 99.3 %
-// coverage, 5 σ three under 99 %). Where the bound is under 77 σ
-// (emulated nodes: 24-51 σ) the cap does not bite.
+// coverage, 5 σ three under 99 %). It bites only where the bound is over
+// 77 σ: on emulated nodes the bound is 24-51 σ (as σ reads), and the
+// bars there stay as they were but where σ reads low (D95).
 const BarBiasNoise = 12.0
 
+// barBiasNoise is BarBiasNoise; tests set it to +Inf for the rule before.
 var barBiasNoise = BarBiasNoise
 
 // BarWander is the floor of the model's miss M_i in the middle of an
