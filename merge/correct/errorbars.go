@@ -24,7 +24,8 @@ import (
 // position in it. κ(n) = sqrt(1 + 4/(n−2) + 20/(n−2)²) widens for a noise
 // estimated from few knots (1.11 at 21 knots, 1.89 at 5). B is the rank's
 // median sync-path bound: an error common to all its knots (a delay
-// asymmetry) shows in no residual. K_i(t) is the model's distance at t
+// asymmetry) shows in no residual; with 9 or more knots BarBias · B is at
+// most BarBiasNoise · σ (the bound is its ceiling, D95). K_i(t) is the model's distance at t
 // from the frequency steps the knots show around interval i that the
 // model placed elsewhere or did not take (kinkAlternatives; 0 elsewhere).
 //
@@ -92,6 +93,21 @@ const (
 // cannot see, and so neither can the residuals: 20-46 ns, 0.11-0.13 of
 // the median bound, in real runs of 2 ranks), added in quadrature.
 const BarBias = 0.155
+
+// BarBiasNoise caps that share at this many times the knots' noise σ when
+// σ comes from 9 or more knots (barInteriorFrom): the bound then serves as
+// the ceiling only. Over TCP the sync-path bound (13-25 µs) is mostly the
+// path's symmetric latency, and BarBias of it made bars of 2-7 µs on
+// knots 15-1,100 ns off; there the knots' common error was at most 1.8 σ
+// (0.006 of the bound), and the cap leaves a margin for their heavy
+// tails (runs of knots off together: 10 σ left one trace at 99.3 %
+// coverage, 5 σ three under 99 %). It bites only where the bound is over
+// 77 σ: on emulated nodes the bound is 24-51 σ (as σ reads), and the
+// bars there stay as they were but where σ reads low (D95).
+const BarBiasNoise = 12.0
+
+// barBiasNoise is BarBiasNoise; tests set it to +Inf for the rule before.
+var barBiasNoise = BarBiasNoise
 
 // BarWander is the floor of the model's miss M_i in the middle of an
 // interval of length h, in units of sqrt(D·h³), D the frequency's
@@ -296,6 +312,11 @@ func newErrorBars(c *offsetCurve, bounds []float64) *errorBars {
 		bmed = medianOf(bs)
 		b.sigma = math.Min(b.sigma, bmed/BarZ)
 		b.bias = BarBias * bmed
+		if n >= barInteriorFrom {
+			// the bound is only the ceiling of the common error: over
+			// TCP it is mostly the path's symmetric latency (BarBiasNoise)
+			b.bias = math.Min(b.bias, barBiasNoise*b.sigma)
+		}
 	}
 	// Disturbed knots: a knot whose residual stands out of the noise in
 	// both the once- and the twice-applied residuals (a smooth bend only
