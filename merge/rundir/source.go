@@ -113,6 +113,9 @@ type traceSource struct {
 	firsts map[liveKey]bool
 }
 
+// fileSize implements sizer: the size of the rank file when it was opened.
+func (s *traceSource) fileSize() int64 { return s.r.Meta().Size }
+
 type liveKey struct {
 	enter, exit int64
 	op          trace.Op
