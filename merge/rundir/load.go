@@ -195,6 +195,9 @@ func Load(dir string, open Opener) (*Run, error) {
 			lastParams = append(lastParams, e.Params)
 		}
 		strs.meta(m)
+		if ts, ok := src.(*traceSource); ok {
+			ts.shareHeader()
+		}
 		ri := &RankInput{Path: path, Rank: h.Rank, Meta: m, Src: src, knownDamage: len(m.Damage)}
 		byRank[h.Rank] = ri
 		if size, ok := src.(sizer); ok {

@@ -69,7 +69,8 @@ func TestMetaProblems_FooterStates(t *testing.T) {
 }
 
 // TestLoad_RanksWithEqualSettingsShareOneConfigMap: the ranks of one run
-// record the same settings; Load keeps one map for them, not one a rank.
+// record the same settings; Load keeps one map for them, not one a rank,
+// and so do the rank files' readers.
 func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
 	run := loadSynth(t, synth.Config{Ranks: 6, Steps: 3, Seed: 5})
 	first := run.Ranks[0].Meta.Header.Config
@@ -83,6 +84,18 @@ func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
 		}
 		if reflect.ValueOf(c).UnsafePointer() != reflect.ValueOf(first).UnsafePointer() {
 			t.Fatalf("rank %d has its own copy of the settings map", ri.Rank)
+		}
+	}
+	// nor does the rank file's reader keep its own copy
+	for _, ri := range run.Ranks {
+		ts, ok := ri.Src.(*traceSource)
+		if !ok {
+			t.Fatalf("rank %d's source is a %T, not a rank file's", ri.Rank, ri.Src)
+		}
+		rh := ts.r.Meta().Header
+		if reflect.ValueOf(rh.Config).UnsafePointer() != reflect.ValueOf(first).UnsafePointer() ||
+			unsafe.StringData(rh.JobID) != unsafe.StringData(run.Ranks[0].Meta.Header.JobID) {
+			t.Errorf("rank %d's reader keeps its own settings map or job id", ri.Rank)
 		}
 	}
 }
