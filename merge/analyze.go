@@ -430,6 +430,7 @@ func (a *analyzer) footerEnd() float64 {
 // and maps every rank's local comm index to (dense index, member position).
 func (a *analyzer) buildComms() {
 	byID := map[uint64]int32{}
+	positions := memberPositions{world: a.rn.WorldSize}
 	var conflicts []string
 	for _, rs := range a.ranks {
 		if rs == nil {
@@ -451,13 +452,7 @@ func (a *analyzer) buildComms() {
 			if c.Local >= limit {
 				continue
 			}
-			pos := int32(-1)
-			for i, w := range c.Members {
-				if int(w) == rs.in.Rank {
-					pos = int32(i)
-					break
-				}
-			}
+			pos := positions.of(c.Members, rs.in.Rank)
 			if pos < 0 || len(c.Members) == 0 {
 				continue // a comm this rank is not in: ignore
 			}
@@ -494,6 +489,56 @@ func (a *analyzer) buildComms() {
 	}
 	a.m.ended = make([]bool, a.rn.WorldSize)
 	a.m.fin = a.enqueue
+}
+
+// memberPositions finds a rank's position in a communicator's member
+// list for buildComms. A list as long as a good part of the world
+// (MPI_COMM_WORLD and its duplicates, shared by every member's metadata:
+// rundir's shareMembers) gets an index by world rank, built once: a scan
+// of the list for each of its members was quadratic in the ranks (134 M
+// steps for MPI_COMM_WORLD at 16,384 ranks). Shorter lists are scanned.
+// Either way the position is the rank's first in the list.
+type memberPositions struct {
+	world int
+	index map[memberList][]int32 // position + 1 by world rank, 0: not a member
+}
+
+// memberList names one shared member list: its first element and length.
+type memberList struct {
+	first *int32
+	n     int
+}
+
+// memberIndexMin is the shortest member list memberPositions indexes; a
+// list is also indexed only when it holds an eighth of the world or more,
+// so an index (4 bytes a world rank) costs at most 32 bytes a member.
+const memberIndexMin = 64
+
+// of returns rank's first position in members, -1 when it is not one.
+func (p *memberPositions) of(members []int32, rank int) int32 {
+	if len(members) < memberIndexMin || 8*len(members) < p.world || rank < 0 || rank >= p.world {
+		for i, w := range members {
+			if int(w) == rank {
+				return int32(i)
+			}
+		}
+		return -1
+	}
+	key := memberList{&members[0], len(members)}
+	idx, ok := p.index[key]
+	if !ok {
+		idx = make([]int32, p.world)
+		for i, w := range members {
+			if w >= 0 && int(w) < p.world && idx[w] == 0 {
+				idx[w] = int32(i + 1)
+			}
+		}
+		if p.index == nil {
+			p.index = map[memberList][]int32{}
+		}
+		p.index[key] = idx
+	}
+	return idx[rank] - 1
 }
 
 // maxLocalComms bounds the per-rank communicator index a file with n

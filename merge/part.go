@@ -482,7 +482,11 @@ func (a *analyzer) releaseOthers(lo, hi int) {
 // hi) on a worker of a partitioned pass: Prepare needed every rank's for
 // the run's start and end, but only a rank's decoder corrects its events,
 // and the error bars that read them are process 0's (≈ 0.6 kB a rank,
-// 10 MB of every K=8 worker at 16,384 ranks; D78). Process 0 keeps them.
+// 10 MB of every K=8 worker at 16,384 ranks; D78). So do the sync epochs
+// the models were made from (the rank's metadata's Epochs: ≈ 0.4 kB a
+// rank with their nested models, 7 MB at 16,384 ranks; D93): nothing on
+// a worker reads them after Prepare, and a pass run again loads the run
+// again. Process 0 keeps both.
 func (a *analyzer) releaseModels(lo, hi int) {
 	for i, ri := range a.rn.Ranks {
 		if i >= lo && i < hi {
@@ -491,6 +495,7 @@ func (a *analyzer) releaseModels(lo, hi int) {
 		if rs := a.ranks[ri.Rank]; rs != nil {
 			rs.corr = nil
 		}
+		ri.Meta.Epochs = nil
 	}
 }
 

@@ -66,8 +66,8 @@ func TestReleaseOthers_AProcessKeepsNoReaderForRanksItDoesNotDecode(t *testing.T
 }
 
 // TestReleaseModels_AWorkerKeepsTheClockModelsOfItsOwnRanksOnly: after
-// releaseModels a worker holds the correction of the ranks it decodes
-// and of no other; the partitioned identity tests run the workers so.
+// releaseModels a worker holds the correction and the sync epochs of the
+// ranks it decodes and of no other; the partitioned identity tests run the workers so.
 func TestReleaseModels_AWorkerKeepsTheClockModelsOfItsOwnRanksOnly(t *testing.T) {
 	dir, _ := genRun(t, synth.Config{Ranks: 8, Steps: 100, Seed: 3, ChunkEvents: 64, Halo: true})
 	for _, tc := range []struct{ lo, hi int }{{3, 6}, {0, 2}, {0, 0}, {0, 8}} {
@@ -78,6 +78,9 @@ func TestReleaseModels_AWorkerKeepsTheClockModelsOfItsOwnRanksOnly(t *testing.T)
 			mine := i >= tc.lo && i < tc.hi
 			if has := a.ranks[ri.Rank].corr != nil; has != mine {
 				t.Errorf("block [%d, %d): rank %d keeps its clock model: %v, want %v", tc.lo, tc.hi, ri.Rank, has, mine)
+			}
+			if has := len(ri.Meta.Epochs) > 0; has != mine {
+				t.Errorf("block [%d, %d): rank %d keeps its sync epochs: %v, want %v", tc.lo, tc.hi, ri.Rank, has, mine)
 			}
 		}
 	}

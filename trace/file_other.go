@@ -21,5 +21,13 @@ func identify(*os.File) (fileID, bool) { return fileID{}, false }
 
 func (fileID) same() bool { return true }
 
+// poolID is a pooled file's identity (filepool.go): here its FileInfo,
+// which os.SameFile compares.
+type poolID struct{ fi os.FileInfo }
+
+func poolIDOf(st os.FileInfo) poolID { return poolID{st} }
+
+func (id poolID) is(st os.FileInfo) bool { return os.SameFile(id.fi, st) }
+
 // openFileSoftLimit: no such limit here.
 func openFileSoftLimit() (int, bool) { return 0, false }

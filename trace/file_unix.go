@@ -83,6 +83,22 @@ func identify(f *os.File) (id fileID, ok bool) {
 	return id, true
 }
 
+// poolID is a pooled file's identity (filepool.go), what os.SameFile
+// compares: its device and inode. The os.FileInfo it is taken from
+// (≈ 200 bytes with its name) was kept for every rank file a run opens,
+// 3.2 MB at 16,384 ranks.
+type poolID struct{ dev, ino uint64 }
+
+func poolIDOf(st os.FileInfo) poolID {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return poolID{dev: uint64(sys.Dev), ino: sys.Ino}
+	}
+	return poolID{}
+}
+
+// is says whether st is the file id was taken from.
+func (id poolID) is(st os.FileInfo) bool { return poolIDOf(st) == id }
+
 // same says whether the descriptor still refers to the file it was opened
 // on: an application that closed it and opened a file of its own got the
 // same number.

@@ -20,9 +20,9 @@ import (
 // pooledFile is an io.ReaderAt over a file of the pool.
 type pooledFile struct {
 	path  string
-	id    os.FileInfo // identity at the first open (os.SameFile)
-	f     *os.File    // nil while closed to make room
-	users int         // reads in progress
+	id    poolID   // identity at the first open (file_unix.go: device and inode)
+	f     *os.File // nil while closed to make room
+	users int      // reads in progress
 	idle  *list.Element
 	done  bool // Close was called
 }
@@ -95,7 +95,7 @@ func openPooled(path string) (*pooledFile, int64, error) {
 		files.drop(pf)
 		return nil, 0, err
 	}
-	pf.id = st
+	pf.id = poolIDOf(st)
 	files.makeIdle(pf)
 	return pf, st.Size(), nil
 }
@@ -188,7 +188,7 @@ func (pf *pooledFile) ReadAt(b []byte, off int64) (int, error) {
 			p.mu.Unlock()
 			return 0, fmt.Errorf("opening it again: %w", err)
 		}
-		if st, err := f.Stat(); err != nil || !os.SameFile(st, pf.id) {
+		if st, err := f.Stat(); err != nil || !pf.id.is(st) {
 			p.drop(pf)
 			p.mu.Unlock()
 			return 0, fmt.Errorf("%s was replaced by another file while being read", pf.path)

@@ -75,6 +75,10 @@ func NewReader(r io.ReaderAt, size int64, name string) (*Reader, error) {
 	// It goes back to the pool (bufpool.go) for the next Open.
 	putBuf(rd.buf)
 	rd.buf = nil
+	// So is the scan's communicator index (three small maps, ≈ 600 bytes
+	// a rank, 10 MB at 16,384 ranks): Meta.index builds it again if
+	// CommByLocal or CommByID is ever asked.
+	rd.meta.idx = commIndex{}
 	return rd, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 )
 
 // writeJSON writes v to the file name of the output directory as
@@ -63,7 +64,12 @@ func encodeStream(in *indenter, v reflect.Value) error {
 	}
 	switch v.Kind() {
 	case reflect.Slice:
-		if v.IsNil() || v.Type().Elem().Kind() == reflect.Uint8 {
+		if v.IsNil() || scalarKind(v.Type().Elem().Kind()) {
+			// byte slices (base64) and slices of numbers, booleans or
+			// strings at once: their text is no more than the slice's
+			// data, and an encoder for each element was most of the
+			// time of imbalance.json at 16,384 ranks (its instances'
+			// per-member arrays)
 			return encodeWhole(in, v)
 		}
 		in.Write([]byte{'['})
@@ -78,7 +84,8 @@ func encodeStream(in *indenter, v reflect.Value) error {
 		in.Write([]byte{']'})
 		return nil
 	case reflect.Struct:
-		fields, ok := streamFields(v.Type())
+		info := typeInfo(v.Type())
+		fields, ok := info.fields, info.fieldsOK
 		if !ok {
 			return encodeWhole(in, v)
 		}
@@ -137,11 +144,47 @@ var (
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 )
 
+// scalarKind reports whether values of kind k are numbers, booleans or
+// strings, which encoding/json writes without looking inside.
+func scalarKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	}
+	return false
+}
+
 // ownEncoding reports whether t or *t encodes itself (MarshalJSON,
 // MarshalText): encoding/json calls those, so they are left to it.
-func ownEncoding(t reflect.Type) bool {
+// The answer is kept per type (typeInfo), as it is asked for every
+// element of a slice (16,384 rank rows in imbalance.json).
+func ownEncoding(t reflect.Type) bool { return typeInfo(t).own }
+
+// typeEncoding is what encodeStream needs to know of a type, found once
+// per type: whether it encodes itself and, for a struct, its fields
+// (streamFields).
+type typeEncoding struct {
+	own      bool
+	fields   []streamField
+	fieldsOK bool
+}
+
+var typeEncodings sync.Map // reflect.Type -> *typeEncoding
+
+// typeInfo returns t's typeEncoding, found at its first use.
+func typeInfo(t reflect.Type) *typeEncoding {
+	if e, ok := typeEncodings.Load(t); ok {
+		return e.(*typeEncoding)
+	}
 	pt := reflect.PointerTo(t)
-	return t.Implements(jsonMarshaler) || t.Implements(textMarshaler) || pt.Implements(jsonMarshaler) || pt.Implements(textMarshaler)
+	e := &typeEncoding{own: t.Implements(jsonMarshaler) || t.Implements(textMarshaler) || pt.Implements(jsonMarshaler) || pt.Implements(textMarshaler)}
+	if t.Kind() == reflect.Struct {
+		e.fields, e.fieldsOK = streamFields(t)
+	}
+	got, _ := typeEncodings.LoadOrStore(t, e)
+	return got.(*typeEncoding)
 }
 
 // streamField is a struct field as encoding/json writes it: its key

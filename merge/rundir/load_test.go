@@ -1,11 +1,14 @@
 package rundir
 
 import (
+	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/gclock/gclock/trace"
 	"github.com/gclock/gclock/trace/synth"
@@ -66,7 +69,8 @@ func TestMetaProblems_FooterStates(t *testing.T) {
 }
 
 // TestLoad_RanksWithEqualSettingsShareOneConfigMap: the ranks of one run
-// record the same settings; Load keeps one map for them, not one a rank.
+// record the same settings; Load keeps one map for them, not one a rank,
+// and so do the rank files' readers.
 func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
 	run := loadSynth(t, synth.Config{Ranks: 6, Steps: 3, Seed: 5})
 	first := run.Ranks[0].Meta.Header.Config
@@ -80,6 +84,18 @@ func TestLoad_RanksWithEqualSettingsShareOneConfigMap(t *testing.T) {
 		}
 		if reflect.ValueOf(c).UnsafePointer() != reflect.ValueOf(first).UnsafePointer() {
 			t.Fatalf("rank %d has its own copy of the settings map", ri.Rank)
+		}
+	}
+	// nor does the rank file's reader keep its own copy
+	for _, ri := range run.Ranks {
+		ts, ok := ri.Src.(*traceSource)
+		if !ok {
+			t.Fatalf("rank %d's source is a %T, not a rank file's", ri.Rank, ri.Src)
+		}
+		rh := ts.r.Meta().Header
+		if reflect.ValueOf(rh.Config).UnsafePointer() != reflect.ValueOf(first).UnsafePointer() ||
+			unsafe.StringData(rh.JobID) != unsafe.StringData(run.Ranks[0].Meta.Header.JobID) {
+			t.Errorf("rank %d's reader keeps its own settings map or job id", ri.Rank)
 		}
 	}
 }
@@ -102,6 +118,54 @@ func TestLoad_RanksWithEqualEpochParametersShareTheirMaps(t *testing.T) {
 				t.Errorf("rank %d has its own copy of epoch %d's parameters", ri.Rank, i)
 			}
 		}
+	}
+}
+
+// TestLoad_RanksShareTheStringsTheirFilesRepeat: the job id, executable,
+// MPI library, timer name, the sync algorithms and the communicators'
+// kinds are the same in every rank's file; Load keeps one copy of each
+// (equal strings at one address), and the run's size is the sum of its
+// files' sizes though Load no longer asks the file system for them.
+func TestLoad_RanksShareTheStringsTheirFilesRepeat(t *testing.T) {
+	run := loadSynth(t, synth.Config{Ranks: 6, Steps: 3, Seed: 5})
+	strs := func(m *RankMeta) map[string]string {
+		h := m.Header
+		out := map[string]string{"job": h.JobID, "exe": h.Exe, "mpi": h.MPILib, "timer": h.Timer.Name}
+		for i, e := range m.Epochs {
+			out[fmt.Sprintf("epoch %d algorithm", i)] = e.Algorithm
+		}
+		for i, c := range m.Comms {
+			out[fmt.Sprintf("comm %d kind", i)] = c.Kind
+		}
+		return out
+	}
+	first := strs(run.Ranks[0].Meta)
+	shared := 0
+	for _, ri := range run.Ranks[1:] {
+		for k, v := range strs(ri.Meta) {
+			f, ok := first[k]
+			if !ok || f != v || v == "" {
+				continue
+			}
+			shared++
+			if unsafe.StringData(f) != unsafe.StringData(v) {
+				t.Errorf("rank %d has its own copy of the %s %q", ri.Rank, k, v)
+			}
+		}
+	}
+	if shared < 5*len(run.Ranks[1:]) {
+		t.Fatalf("only %d equal strings across the ranks: the synthetic run repeats too little to test", shared)
+	}
+	var size int64
+	for _, ri := range run.Ranks {
+		st, err := os.Stat(ri.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += st.Size()
+	}
+	if run.TotalBytes != size {
+		t.Errorf("TotalBytes %d, the files hold %d", run.TotalBytes, size)
 	}
 }
 
