@@ -429,6 +429,7 @@ func (s *RootCauseStream) jump(a *rcRank, pa uint64, b *rcRank, pb uint64, w, ne
 		ov = 0
 	}
 	a.cp.from, a.cp.ovPos, a.cp.ovDur = pa, pa+1, ov
+	a.setSlowAt(s.hist) // from may have gone back: pushSlow is then due sooner
 }
 
 // waitersNode returns the node, after b's base, of b's frozen and

@@ -372,6 +372,7 @@ type rcRank struct {
 	segs      []rcSeg // ring; position p lives at segs[p&(len-1)]
 	one       []rcEnt // parallel to segs: a segment's record of one entry (rcResOne)
 	n         uint64  // segments appended
+	slowAt    uint64  // the ring needs pushSlow before a segment at n ≥ slowAt (setSlowAt)
 	started   bool
 	lastExit  float64
 	lastPC    uint64
@@ -888,7 +889,7 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 		compute1 = id + 1
 		acc.count++
 		acc.total += gap
-		if r.full(s.hist) { // push, inlined
+		if r.n >= r.slowAt { // push, inlined
 			s.pushSlow(r)
 		}
 		r.put(rcSeg{start: r.lastExit, dur: gap, region: id})
@@ -897,7 +898,10 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 	if r.started && r.n > 0 && r.lastExit > from {
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
-	dur := max(0, e.Exit-from)
+	dur := e.Exit - from
+	if !(dur > 0) && dur == dur { // max(0, dur): NaN kept, −0 made +0, without the builtin's steps
+		dur = 0
+	}
 	var acc *rcRegStat
 	var id int32
 	if memo != nil {
@@ -918,7 +922,7 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 	}
 	acc.count++
 	acc.total += dur
-	if r.full(s.hist) { // push, inlined
+	if r.n >= r.slowAt { // push, inlined
 		s.pushSlow(r)
 	}
 	idx := r.put(rcSeg{start: e.Enter, dur: dur, region: id})
@@ -937,7 +941,7 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 // size, and returns its position. addCall writes it out (pushSlow when
 // the ring is full, then put) so that the common case is inlined.
 func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
-	if r.full(s.hist) {
+	if r.n >= r.slowAt {
 		s.pushSlow(r)
 	}
 	return r.put(g)
@@ -945,10 +949,27 @@ func (s *RootCauseStream) push(r *rcRank, g rcSeg) uint64 {
 
 // full reports whether r's ring needs pushSlow before its next segment:
 // it is full and shorter than hist, or the segment the next one
-// overwrites is not yet summed into r's path.
+// overwrites is not yet summed into r's path. The stream tests r.n
+// against r.slowAt instead, at most the first position where full holds
+// (setSlowAt).
 func (r *rcRank) full(hist int) bool {
 	l := uint64(len(r.segs))
 	return r.n >= l && (int(l) < hist || r.n-l >= r.cp.from)
+}
+
+// setSlowAt sets r.slowAt to the first position n at which full holds
+// with r's ring and path as they are: its length while shorter than
+// hist, else its length past the path's first unsummed segment. A lower
+// value is safe (pushSlow then finds nothing to do and sets it again),
+// so only what lowers the true position (a path's from going back:
+// jump) must call it; pushSlow calls it after its changes.
+func (r *rcRank) setSlowAt(hist int) {
+	l := uint64(len(r.segs))
+	if int(l) < hist {
+		r.slowAt = l
+	} else {
+		r.slowAt = l + r.cp.from
+	}
 }
 
 // put stores g as r's next segment, in a ring with room for it
@@ -984,6 +1005,7 @@ func (s *RootCauseStream) pushSlow(r *rcRank) {
 			r.fold(o + 1)
 		}
 	}
+	r.setSlowAt(s.hist)
 }
 
 // oldest is the first position still in r's ring.
@@ -1346,8 +1368,9 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 func (s *RootCauseStream) nxnWaiters(c *rcComm, in *rcInst, flow Flow, kind int) {
 	enter := in.enter
 	n := len(enter)
+	c.rankStates(s)
 	// (re-sliced to n: no bounds checks in the loops)
-	exit, seg, members := in.exit[:n], in.seg[:n], c.members[:n]
+	exit, seg, ranks := in.exit[:n], in.seg[:n], c.ranks[:n]
 	sent, recv := flow.Sent, flow.Recv
 	if !flow.known(n) {
 		sent, recv = nil, nil
@@ -1356,15 +1379,15 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, in *rcInst, flow Flow, kind int)
 	if last < 0 {
 		return
 	}
-	b, pb, need := s.rankIf(members[last]), seg[last], enter[last]
+	b, pb, need := ranks[last], seg[last], enter[last]
 	for i := range enter {
 		w, j := nxnWait(enter, exit, recv, last, second, i)
 		switch {
 		case j < 0:
 		case j == last:
-			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], b, pb, w, exit[i], need)
+			s.waitOf(kind, false, ranks[i], seg[i], b, pb, w, exit[i], need)
 		default:
-			s.waitOf(kind, false, s.rankIf(members[i]), seg[i], s.rankIf(members[j]), seg[j], w, exit[i], enter[j])
+			s.waitOf(kind, false, ranks[i], seg[i], ranks[j], seg[j], w, exit[i], enter[j])
 		}
 	}
 }
@@ -1414,7 +1437,9 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 	t := math.Inf(-1)
 	for i := range in.seg {
 		c.last[i] = in.seg[i] + 1
-		t = max(t, in.exit[i])
+		if x := in.exit[i]; !(x < t) { // else max(t, x) is t
+			t = max(t, x)
+		}
 	}
 	c.t = t
 	if !c.valid {
@@ -1425,12 +1450,7 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 			}
 		}
 	}
-	if c.ranks == nil {
-		c.ranks = make([]*rcRank, len(c.members))
-		for i, m := range c.members {
-			c.ranks[i] = s.rankIf(m)
-		}
-	}
+	c.rankStates(s)
 	// Each member's latest communicator (rcRank.topComm) after c.
 	for i, r := range c.ranks {
 		switch {
@@ -1444,6 +1464,18 @@ func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
 			r.secondT = max(r.secondT, t)
 		default: // the latest one went back in time, NaN, or none yet
 			r.findTop()
+		}
+	}
+}
+
+// rankStates makes c.ranks, the members' states, when not yet made (at
+// c's first complete instance, when every member has its state: each
+// one's call made it).
+func (c *rcComm) rankStates(s *RootCauseStream) {
+	if c.ranks == nil {
+		c.ranks = make([]*rcRank, len(c.members))
+		for i, m := range c.members {
+			c.ranks[i] = s.rankIf(m)
 		}
 	}
 }
@@ -1662,7 +1694,10 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 		g.wait = min(g.dur, g.wait+w)
 		return
 	}
-	scale := min(w/(D+sd.W), 1)
+	scale := w / (D + sd.W)
+	if scale > 1 { // min(scale, 1): NaN kept
+		scale = 1
+	}
 	n, first := 0, 0       // the regions with a delay, the first of them
 	for i, d := range dk { // regions are distinct: no search
 		if d > 0 {
@@ -1685,11 +1720,22 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 			if !(cd <= s.maxDirect) { // max, NaN included (maxDirect is never −0)
 				s.maxDirect = max(s.maxDirect, cd)
 			}
-			// noteIv, but not called where it returns at once (no
-			// drawing yet, below its bar)
-			if !sr.ivDone && (c.draw != nil || !(cd < s.maxDirect/100 || s.ivKept >= rcIvBudget)) &&
-				s.noteIv(c, sr.span[0], sr.span[1]) {
-				sr.ivDone = true // the side's other waiters add nothing
+			// noteIv, but not called where it returns at once: no
+			// drawing yet and below its bar, the same interval as the
+			// cause's last, or a delay that the thinning skips (its
+			// count, as noteIv keeps it)
+			if !sr.ivDone {
+				if dr := c.draw; dr != nil {
+					if k := len(dr.iv); k > 0 && dr.iv[k-1] == sr.span {
+						sr.ivDone = true // the side's other waiters add nothing
+					} else if dr.skip+1 < dr.stride {
+						dr.skip++
+					} else if s.noteIv(c, sr.span[0], sr.span[1]) {
+						sr.ivDone = true
+					}
+				} else if !(cd < s.maxDirect/100 || s.ivKept >= rcIvBudget) && s.noteIv(c, sr.span[0], sr.span[1]) {
+					sr.ivDone = true
+				}
 			}
 			if n == 0 {
 				first = i
@@ -1706,7 +1752,11 @@ func (s *RootCauseStream) attribute(a *rcRank, pa uint64, b *rcRank, sd *rcSide,
 	}
 	// The wait belongs to a's call: later delays of a see it as a
 	// propagating wait state.
-	g.wait = min(g.dur, g.wait+w)
+	if v := g.wait + w; v < g.dur { // else min(g.dur, v) (NaN, equal zeros)
+		g.wait = v
+	} else {
+		g.wait = min(g.dur, v)
+	}
 	if n == 1 && len(sd.top) == 0 && !(o > 0) && g.res == 0 && len(a.one) == len(a.segs) {
 		// one cause and nothing else, the call's first record: its slot
 		// (what the record below would be and vecStore would keep so:
