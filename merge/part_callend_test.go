@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/gclock/gclock/merge/correct"
@@ -101,31 +100,7 @@ func serialSyncs(t *testing.T, dir string, opt Options) ([]stepSync, int) {
 func partSyncs(t *testing.T, dir string, k int, share0 float64, opt Options) ([]stepSync, bool) {
 	t.Helper()
 	n := &tagNet{ch: map[[3]int]chan []byte{}}
-	var wg sync.WaitGroup
-	errs := make([]error, k)
-	for w := 1; w < k; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			d := &Dist{Procs: k, Me: w, T: &tagTransport{n, w}}
-			for {
-				run, err := rundir.Load(dir, nil)
-				if err != nil {
-					errs[w] = ServeNothing(d, err)
-					return
-				}
-				pass, err := Prepare(run, opt)
-				if err == nil {
-					err = pass.Serve(d)
-				}
-				run.Close()
-				if !errors.Is(err, ErrPartitionRerun) {
-					errs[w] = err
-					return
-				}
-			}
-		}(w)
-	}
+	wait := startPartWorkers(n, dir, k, opt)
 	d := &Dist{Procs: k, Me: 0, T: &tagTransport{n, 0}, Share0: share0, Partition: true}
 	var syncs []stepSync
 	for {
@@ -167,12 +142,7 @@ func partSyncs(t *testing.T, dir string, k int, share0 float64, opt Options) ([]
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
-	for w, e := range errs {
-		if e != nil {
-			t.Fatalf("process %d: %v", w, e)
-		}
-	}
+	wait(t)
 	return syncs, d.Partition
 }
 

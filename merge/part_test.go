@@ -67,13 +67,11 @@ func partAnalyse(t *testing.T, dir string, k int, share0 float64, opt Options) (
 // stream sink over every event feeding the point-to-point one when roots
 // is set (as tracemerge runs by default; its result is then part of
 // p2p), and the bytes process 0 received by kind.
-// lastRecvMsgs0 is the messages process 0 received in partAnalyseWith's
-// last run, by kind.
-var lastRecvMsgs0 [NumKinds]int64
-
-func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Options, roots bool) (an, p2p []byte, parted bool, recv0 [NumKinds]int64) {
-	t.Helper()
-	n := &tagNet{ch: map[[3]int]chan []byte{}}
+// startPartWorkers starts processes 1..k-1 of an in-process partitioned
+// analysis of dir on n, each serving until its pass is not rerun (a
+// rerun loads the run again, as cmd/tracemerge's workers do); wait waits
+// for them and fails t with the first worker's error.
+func startPartWorkers(n *tagNet, dir string, k int, opt Options) (wait func(t *testing.T)) {
 	var wg sync.WaitGroup
 	errs := make([]error, k)
 	for w := 1; w < k; w++ {
@@ -99,6 +97,25 @@ func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Option
 			}
 		}(w)
 	}
+	return func(t *testing.T) {
+		t.Helper()
+		wg.Wait()
+		for w, e := range errs {
+			if e != nil {
+				t.Fatalf("process %d: %v", w, e)
+			}
+		}
+	}
+}
+
+// lastRecvMsgs0 is the messages process 0 received in partAnalyseWith's
+// last run, by kind.
+var lastRecvMsgs0 [NumKinds]int64
+
+func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Options, roots bool) (an, p2p []byte, parted bool, recv0 [NumKinds]int64) {
+	t.Helper()
+	n := &tagNet{ch: map[[3]int]chan []byte{}}
+	wait := startPartWorkers(n, dir, k, opt)
 	ct := &CountingTransport{T: &tagTransport{n, 0}}
 	d := &Dist{Procs: k, Me: 0, T: ct, Share0: share0, Partition: k > 1}
 	var res *Result
@@ -148,12 +165,7 @@ func partAnalyseWith(t *testing.T, dir string, k int, share0 float64, opt Option
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
-	for w, e := range errs {
-		if e != nil {
-			t.Fatalf("process %d: %v", w, e)
-		}
-	}
+	wait(t)
 	var err error
 	if an, err = json.Marshal(res.Analysis); err != nil {
 		t.Fatal(err)
