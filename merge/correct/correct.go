@@ -83,7 +83,8 @@ type knot struct {
 	bound float64 // the epoch's sync-path bound (ns), -1: not recorded
 	epoch int     // the epoch's index
 	// split: the knot's pair measured several offsets and no clear
-	// majority of them agreed (splitKnot)
+	// majority of them agreed (splitKnot), or its epoch's pair deadline
+	// cut its ping-pongs short (cutKnot): either way nothing confirmed it
 	split bool
 }
 
@@ -219,7 +220,7 @@ func NewCorrector(mode ClockMode, epochs []trace.Epoch, shift float64) (c *Corre
 			}
 			continue
 		}
-		c.knots = append(c.knots, knot{t: kt, off: e.Model.Offset(kt), bound: epochBound(e), epoch: e.Index, split: splitKnot(e)})
+		c.knots = append(c.knots, knot{t: kt, off: e.Model.Offset(kt), bound: epochBound(e), epoch: e.Index, split: splitKnot(e) || cutKnot(e)})
 		if len(c.knots) == 1 {
 			c.first = e.Model
 		}
@@ -353,6 +354,21 @@ func splitKnot(e trace.Epoch) bool {
 	n, err1 := strconv.Atoi(e.Params["knot_offsets"])
 	a, err2 := strconv.Atoi(e.Params["knot_agree"])
 	return err1 == nil && err2 == nil && n > 1 && a < n/2+2
+}
+
+// cutKnot reports whether epoch e's knot rests on ping-pongs its pair
+// deadline cut short (pmpi's ppDeadline: the param pingpongs_cut > 0) and
+// on fewer offsets than a clear majority needs (knot_offsets < 3): one
+// or two offsets of a few ping-pongs each, which no other offset
+// confirmed. Such a knot is loose whatever its bound, as a split one is:
+// under load (8 oversubscribed ranks on 2 vCPUs, load 15) knots of one
+// offset were 14.5 and 15.3 µs off with bounds of 22 and 19 µs, under
+// LooseKnotFactor × their ranks' median bounds, and the corrected times
+// followed them (decisions.md D89).
+func cutKnot(e trace.Epoch) bool {
+	c, err1 := strconv.Atoi(e.Params["pingpongs_cut"])
+	n, err2 := strconv.Atoi(e.Params["knot_offsets"])
+	return err1 == nil && err2 == nil && c > 0 && n < 3
 }
 
 // steadyLooseKnots moves ks' loose knots (see LooseKnotFactor) in place
