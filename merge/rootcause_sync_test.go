@@ -78,7 +78,7 @@ func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
 			fast, total := 0, 0
 			for step := 0; step < 3000; step++ {
 				c := comms[rng.IntN(len(comms))]
-				in := &rcInst{seg: make([]uint64, len(c.members)), exit: make([]float64, len(c.members))}
+				mem := make([]rcMember, len(c.members))
 				now += 1 + float64(rng.IntN(3))
 				tm := now
 				switch x := rng.Float64(); {
@@ -92,15 +92,15 @@ func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
 				case x < tc.tie+tc.back+tc.nan:
 					tm = math.NaN()
 				}
-				for i := range in.seg {
+				for i := range mem {
 					pos += uint64(rng.IntN(3))
-					in.seg[i] = pos
-					in.exit[i] = tm - float64(rng.IntN(2)) // the latest is tm
+					mem[i].seg = pos
+					mem[i].exit = tm - float64(rng.IntN(2)) // the latest is tm
 				}
 				if !math.IsNaN(tm) {
-					in.exit[rng.IntN(len(in.exit))] = tm
+					mem[rng.IntN(len(mem))].exit = tm
 				}
-				s.syncComm(c, in)
+				s.syncComm(c, mem)
 				if tc.peers && rng.Float64() < 0.2 {
 					a, b := s.ranks[rng.IntN(world)], s.ranks[rng.IntN(world)]
 					if a != b {
