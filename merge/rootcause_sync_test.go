@@ -137,3 +137,36 @@ func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
 		})
 	}
 }
+
+// TestRCInst_ReuseForgetsItsMembers checks that an instance taken again
+// for a later one of its communicator has no member present and counts
+// none, also where its generation wraps (members of every older
+// generation, 0 for one that never came).
+func TestRCInst_ReuseForgetsItsMembers(t *testing.T) {
+	cases := []struct {
+		name string
+		gen  uint32   // the instance's generation before reuse
+		mem  []uint32 // its members' generations
+	}{
+		{"all members came", 7, []uint32{7, 7, 7}},
+		{"some members from older instances", 7, []uint32{7, 6, 1, 0}},
+		{"the generation wraps", math.MaxUint32, []uint32{math.MaxUint32, 1, 0, 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &rcInst{gen: tc.gen, got: len(tc.mem), mem: make([]rcMember, len(tc.mem))}
+			for i, g := range tc.mem {
+				in.mem[i].gen = g
+			}
+			in.reuse()
+			if in.got != 0 {
+				t.Errorf("got %d members after reuse, want 0", in.got)
+			}
+			for i, m := range in.mem {
+				if m.gen == in.gen {
+					t.Errorf("member %d (generation %d before) looks present at generation %d", i, tc.mem[i], in.gen)
+				}
+			}
+		})
+	}
+}
