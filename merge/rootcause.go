@@ -842,6 +842,7 @@ var (
 
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
+	k := rcOpKinds[e.Op]
 	var r *rcRank
 	if uint32(e.Rank) < uint32(len(s.ranks)) { // a known rank: no call
 		r = s.ranks[e.Rank]
@@ -851,7 +852,7 @@ func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 			return nil
 		}
 	}
-	if !e.Continuation() {
+	if k&rcOpContinues == 0 || e.Seq == 0 { // !e.Continuation()
 		s.addCall(r, e)
 	}
 	// The point-to-point stream first: e may close r's previous call,
@@ -860,7 +861,7 @@ func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 	var err error
 	if s.fed != nil {
 		s.fedSyncs(e)
-	} else if s.p2p.Wants(e.Op) {
+	} else if k&rcOpP2P != 0 { // s.p2p.Wants(e.Op)
 		err = s.p2p.Add(e)
 	} else {
 		s.p2p.endCall(e.Rank)
@@ -956,10 +957,36 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 	if e.Exit > s.cpEnd || s.cpEnd == 0 {
 		s.cpEnd, s.cpRank = e.Exit, r.rank
 	}
-	if (e.Op.IsCollective() && !e.Op.IsNonblockingCollective() || e.Op == trace.OpWinFence) && e.CommRank >= 0 {
+	if rcOpKinds[e.Op]&rcOpMatched != 0 && e.CommRank >= 0 {
 		s.collective(r, e, idx)
 	}
 }
+
+// What the stream does with an event of an operation (rcOpKinds).
+const (
+	rcOpContinues = 1 << iota // a record of it with Seq > 0 continues a call (trace.Op.Continues)
+	rcOpP2P                   // the point-to-point stream takes it (P2PStream.Wants)
+	rcOpMatched               // a blocking collective or a fence: matched as an instance (addCall)
+)
+
+// rcOpKinds is, for every operation value, what the stream does with an
+// event of it: one load where Add and addCall asked trace's predicates
+// (ranges of operations) at every event, made from those predicates.
+var rcOpKinds = func() (k [1 << 16]uint8) {
+	for i := range k {
+		op := trace.Op(i)
+		if op.Continues(1) {
+			k[i] |= rcOpContinues
+		}
+		if (*P2PStream)(nil).Wants(op) {
+			k[i] |= rcOpP2P
+		}
+		if op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence {
+			k[i] |= rcOpMatched
+		}
+	}
+	return k
+}()
 
 // push appends a segment to r's ring, growing it up to the history
 // size, and returns its position. addCall writes it out (pushSlow when

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gclock/gclock/trace"
 )
 
 // lastSyncSearch is lastSync as a search over every communicator of a
@@ -166,6 +168,50 @@ func TestRCInst_ReuseForgetsItsMembers(t *testing.T) {
 				if m.gen == in.gen {
 					t.Errorf("member %d (generation %d before) looks present at generation %d", i, tc.mem[i], in.gen)
 				}
+			}
+		})
+	}
+}
+
+// TestRCOpKinds_AgreeWithTraceOps checks the stream's table of what it
+// does per operation against the predicates it replaces, for every
+// operation value (an unknown one in a damaged file included) and
+// sequence numbers 0 and 1.
+func TestRCOpKinds_AgreeWithTraceOps(t *testing.T) {
+	cases := []struct {
+		name string
+		bit  uint8
+		want func(op trace.Op, seq uint32) bool
+		kind func(k uint8, seq uint32) bool
+	}{
+		{"a continuation (GEvent.Continuation)", rcOpContinues,
+			func(op trace.Op, seq uint32) bool { return op.Continues(seq) },
+			func(k uint8, seq uint32) bool { return k&rcOpContinues != 0 && seq != 0 }},
+		{"taken by the point-to-point stream (P2PStream.Wants)", rcOpP2P,
+			func(op trace.Op, _ uint32) bool { return op.IsPointToPoint() || op.IsNonblockingCollective() },
+			func(k uint8, _ uint32) bool { return k&rcOpP2P != 0 }},
+		{"matched as an instance (a blocking collective, a fence)", rcOpMatched,
+			func(op trace.Op, _ uint32) bool {
+				return op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence
+			},
+			func(k uint8, _ uint32) bool { return k&rcOpMatched != 0 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := 0
+			for i := 0; i < 1<<16; i++ {
+				op := trace.Op(i)
+				for _, seq := range []uint32{0, 1} {
+					if got, want := tc.kind(rcOpKinds[op], seq), tc.want(op, seq); got != want {
+						t.Fatalf("%v (%d) seq %d: table says %v, trace's predicates %v", op, i, seq, got, want)
+					}
+				}
+				if rcOpKinds[op]&tc.bit != 0 {
+					set++
+				}
+			}
+			if set == 0 {
+				t.Fatal("no operation has the kind: the comparison compared nothing")
 			}
 		})
 	}
