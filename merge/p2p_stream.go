@@ -325,6 +325,7 @@ type P2PStream struct {
 	worst     lateHeap // largest late-sender waits (min-heap by wait)
 	inFlight  int      // messages held (for the peak)
 	peak      int
+	curOpen   int // ranks with a completion call open (p2pRankState.cur; endCall)
 
 	// Partitioned analysis (p2p_part.go). An owner analyses the messages
 	// to its ranks (own) and records the steps whose order matters for
@@ -765,6 +766,7 @@ func (s *P2PStream) Add(e *datamodel.GEvent) error {
 		if e.Seq == 0 || rs.cur == nil || key != rs.curKey {
 			s.closeCall(rs)
 			rs.cur = s.newCall(rank, op, enter, exit)
+			s.curOpen++
 			rs.curKey = key
 			rs.sum.WaitCalls++
 			rs.sum.WaitTimeNS += exit - enter
@@ -1072,7 +1074,16 @@ func lateMessage(w float64, snd, r *p2pMsg) datamodel.LateMessage {
 // this stream does not look at (a collective) has started, so no record
 // of it can follow (RootCauseStream needs its wait before the collective
 // completes).
+// Inlined at its call sites: with no call open anywhere (a run of
+// collectives only) it is one compare.
 func (s *P2PStream) endCall(rank int32) {
+	if s.curOpen > 0 {
+		s.endOpenCall(rank)
+	}
+}
+
+// endOpenCall is endCall when some rank has a completion call open.
+func (s *P2PStream) endOpenCall(rank int32) {
 	if rs := s.ranks[rank]; rs != nil && rs.cur != nil {
 		s.closeCall(rs)
 	}
@@ -1085,6 +1096,7 @@ func (s *P2PStream) closeCall(rs *p2pRankState) {
 		rs.cur.closed = true
 		s.finishCall(rs.cur)
 		rs.cur = nil
+		s.curOpen--
 	}
 }
 

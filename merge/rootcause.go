@@ -470,17 +470,38 @@ func (c *rcComm) pos(rank int32) int {
 	return -1
 }
 
-// rcInst is a collective instance being matched.
+// rcInst is a collective instance being matched: its members' calls as
+// one array of records (a member's call is one store).
 type rcInst struct {
-	seq        uint32
-	op         trace.Op
-	root       int32
-	got        int
-	enter      []float64
-	exit       []float64
-	seg        []uint64
-	sent, recv []uint64
-	have       []bool
+	seq  uint32
+	op   trace.Op
+	root int32
+	gen  uint32 // a member whose gen is this one has come (rcMember.gen)
+	got  int
+	mem  []rcMember // by comm rank
+}
+
+// rcMember is a member's call in a collective instance: its enter and
+// exit, its position (segment) in its rank's history, the bytes it sends
+// and receives, and the generation of the instance it came to (an
+// instance reused for a later one counts its members again without
+// clearing them: reuse).
+type rcMember struct {
+	enter, exit float64
+	seg         uint64
+	sent, recv  uint64
+	gen         uint32
+}
+
+// reuse empties in for another instance of the same communicator.
+func (in *rcInst) reuse() {
+	in.got = 0
+	if in.gen++; in.gen == 0 { // wrapped: no member may look present
+		for i := range in.mem {
+			in.mem[i].gen = 0
+		}
+		in.gen = 1
+	}
 }
 
 type rcRegionKey struct {
@@ -601,7 +622,10 @@ type RootCauseStream struct {
 	vecB       rcVec
 	waitBuf    []float64
 	causeBuf   []int
-	siteName   func(rank int32, pc uint64) string
+	// an instance's members as CollectiveWaitsFlow takes them (finishInstance)
+	enterBuf, exitBuf []float64
+	sentBuf, recvBuf  []uint64
+	siteName          func(rank int32, pc uint64) string
 
 	// the stream's totals, order-free sums (rcSum, D76); the total wait
 	// is byKind's sum (totalWait)
@@ -818,6 +842,7 @@ var (
 
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
+	k := rcOpKinds[e.Op]
 	var r *rcRank
 	if uint32(e.Rank) < uint32(len(s.ranks)) { // a known rank: no call
 		r = s.ranks[e.Rank]
@@ -827,7 +852,7 @@ func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 			return nil
 		}
 	}
-	if !e.Continuation() {
+	if k&rcOpContinues == 0 || e.Seq == 0 { // !e.Continuation()
 		s.addCall(r, e)
 	}
 	// The point-to-point stream first: e may close r's previous call,
@@ -836,7 +861,7 @@ func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 	var err error
 	if s.fed != nil {
 		s.fedSyncs(e)
-	} else if s.p2p.Wants(e.Op) {
+	} else if k&rcOpP2P != 0 { // s.p2p.Wants(e.Op)
 		err = s.p2p.Add(e)
 	} else {
 		s.p2p.endCall(e.Rank)
@@ -932,10 +957,36 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 	if e.Exit > s.cpEnd || s.cpEnd == 0 {
 		s.cpEnd, s.cpRank = e.Exit, r.rank
 	}
-	if (e.Op.IsCollective() && !e.Op.IsNonblockingCollective() || e.Op == trace.OpWinFence) && e.CommRank >= 0 {
+	if rcOpKinds[e.Op]&rcOpMatched != 0 && e.CommRank >= 0 {
 		s.collective(r, e, idx)
 	}
 }
+
+// What the stream does with an event of an operation (rcOpKinds).
+const (
+	rcOpContinues = 1 << iota // a record of it with Seq > 0 continues a call (trace.Op.Continues)
+	rcOpP2P                   // the point-to-point stream takes it (P2PStream.Wants)
+	rcOpMatched               // a blocking collective or a fence: matched as an instance (addCall)
+)
+
+// rcOpKinds is, for every operation value, what the stream does with an
+// event of it: one load where Add and addCall asked trace's predicates
+// (ranges of operations) at every event, made from those predicates.
+var rcOpKinds = func() (k [1 << 16]uint8) {
+	for i := range k {
+		op := trace.Op(i)
+		if op.Continues(1) {
+			k[i] |= rcOpContinues
+		}
+		if (*P2PStream)(nil).Wants(op) {
+			k[i] |= rcOpP2P
+		}
+		if op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence {
+			k[i] |= rcOpMatched
+		}
+	}
+	return k
+}()
 
 // push appends a segment to r's ring, growing it up to the history
 // size, and returns its position. addCall writes it out (pushSlow when
@@ -1261,11 +1312,9 @@ func (s *RootCauseStream) collective(r *rcRank, e *datamodel.GEvent, idx uint64)
 		if l := len(cc.free); l > 0 {
 			in = cc.free[l-1]
 			cc.free = cc.free[:l-1]
-			clear(in.have)
-			in.got = 0
+			in.reuse()
 		} else {
-			in = &rcInst{enter: make([]float64, n), exit: make([]float64, n),
-				seg: make([]uint64, n), sent: make([]uint64, n), recv: make([]uint64, n), have: make([]bool, n)}
+			in = &rcInst{gen: 1, mem: make([]rcMember, n)}
 		}
 		in.seq, in.op, in.root = e.Seq, e.Op, e.Root
 		if cc.many != nil {
@@ -1283,13 +1332,12 @@ func (s *RootCauseStream) collective(r *rcRank, e *datamodel.GEvent, idx uint64)
 			}
 		}
 	}
-	p := e.CommRank
-	if in.have[p] {
+	m := &in.mem[e.CommRank]
+	if m.gen == in.gen {
 		return
 	}
-	in.have[p] = true
+	*m = rcMember{enter: e.Enter, exit: e.Exit, seg: idx, sent: e.Sent, recv: e.Recv, gen: in.gen}
 	in.got++
-	in.enter[p], in.exit[p], in.seg[p], in.sent[p], in.recv[p] = e.Enter, e.Exit, idx, e.Sent, e.Recv
 	if in.got < n {
 		return
 	}
@@ -1313,50 +1361,69 @@ type rcDone struct {
 }
 
 func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
-	n := len(in.enter)
-	cls, flow, kind := WaitClassOf(in.op), FlowOf(in.op, in.sent, in.recv), 0
-	if in.op == trace.OpWinFence { // Wait at Fence: everyone for the last
-		cls, flow, kind = WaitNxN, Flow{}, 3
-	}
 	c := cc.sync
-	if c != nil && cls == WaitNxN {
-		s.nxnWaiters(c, in, flow, kind)
-		s.syncComm(c, in)
-		if len(cc.free) < 64 {
-			cc.free = append(cc.free, in)
-		}
+	if c == nil {
+		cc.recycle(in) // one member: nobody waits
 		return
 	}
+	mem := in.mem
+	n := len(mem)
+	// bytes: the members' bytes tell who sends and receives (FlowOf: a
+	// barrier's are not known)
+	cls, bytes, kind := WaitClassOf(in.op), in.op != trace.OpBarrier, 0
+	if in.op == trace.OpWinFence { // Wait at Fence: everyone for the last
+		cls, bytes, kind = WaitNxN, false, 3
+	}
+	if cls == WaitNxN {
+		s.nxnWaiters(c, mem, bytes, kind)
+		s.syncComm(c, mem)
+		cc.recycle(in)
+		return
+	}
+	// the other classes through CollectiveWaitsFlow, on slices
 	if len(s.waitBuf) < n {
 		s.waitBuf, s.causeBuf = make([]float64, n), make([]int, n)
+		s.enterBuf, s.exitBuf = make([]float64, n), make([]float64, n)
+		s.sentBuf, s.recvBuf = make([]uint64, n), make([]uint64, n)
 	}
 	wait, cause := s.waitBuf[:n], s.causeBuf[:n]
+	enter, exit, sent, recv := s.enterBuf[:n], s.exitBuf[:n], s.sentBuf[:n], s.recvBuf[:n]
+	for i := range mem {
+		enter[i], exit[i], sent[i], recv[i] = mem[i].enter, mem[i].exit, mem[i].sent, mem[i].recv
+	}
+	var flow Flow
+	if bytes {
+		flow = Flow{Sent: sent, Recv: recv}
+	}
 	root := -1
 	if in.root >= 0 && int(in.root) < n {
 		root = int(in.root)
 	}
-	CollectiveWaitsFlow(cls, root, in.enter, in.exit, flow, wait, cause)
-	if c != nil {
-		// the waiters of an instance mostly wait for one member: its
-		// state, position and enter looked up once; not N×N, so each
-		// wait synchronises its pair
-		j := -1
-		var b *rcRank
-		var pb uint64
-		var need float64
-		for i, w := range wait {
-			if !(w > 0) || cause[i] < 0 {
-				continue
-			}
-			if cause[i] != j {
-				j = cause[i]
-				b, pb, need = s.rankIf(c.members[j]), in.seg[j], in.enter[j]
-			}
-			s.waitOf(kind, true, s.rankIf(c.members[i]), in.seg[i], b, pb, w, in.exit[i], need)
+	CollectiveWaitsFlow(cls, root, enter, exit, flow, wait, cause)
+	// the waiters of an instance mostly wait for one member: its state,
+	// position and enter looked up once; not N×N, so each wait
+	// synchronises its pair
+	j := -1
+	var b *rcRank
+	var pb uint64
+	var need float64
+	for i, w := range wait {
+		if !(w > 0) || cause[i] < 0 {
+			continue
 		}
+		if cause[i] != j {
+			j = cause[i]
+			b, pb, need = s.rankIf(c.members[j]), mem[j].seg, mem[j].enter
+		}
+		s.waitOf(kind, true, s.rankIf(c.members[i]), mem[i].seg, b, pb, w, mem[i].exit, need)
 	}
-	if len(cc.free) < 64 {
-		cc.free = append(cc.free, in)
+	cc.recycle(in)
+}
+
+// recycle keeps a completed instance for reuse (a few at most).
+func (c *rcColl) recycle(in *rcInst) {
+	if len(c.free) < 64 {
+		c.free = append(c.free, in)
 	}
 }
 
@@ -1365,45 +1432,39 @@ func (s *RootCauseStream) finishInstance(cc *rcColl, in *rcInst) {
 // CollectiveWaitsFlow: every member that receives waits for the last
 // entrant among the senders, that one for the second-last (the same
 // waits, bit for bit: TestRootCause_NxNWaitsAgreeWithCollectiveWaits).
-func (s *RootCauseStream) nxnWaiters(c *rcComm, in *rcInst, flow Flow, kind int) {
-	enter := in.enter
-	n := len(enter)
+func (s *RootCauseStream) nxnWaiters(c *rcComm, mem []rcMember, bytes bool, kind int) {
 	c.rankStates(s)
-	// (re-sliced to n: no bounds checks in the loops)
-	exit, seg, ranks := in.exit[:n], in.seg[:n], c.ranks[:n]
-	sent, recv := flow.Sent, flow.Recv
-	if !flow.known(n) {
-		sent, recv = nil, nil
-	}
-	last, second := nxnLastTwo(enter, sent)
+	ranks := c.ranks[:len(mem)] // (no bounds checks in the loop)
+	last, second := nxnLastTwo(mem, bytes)
 	if last < 0 {
 		return
 	}
-	b, pb, need := ranks[last], seg[last], enter[last]
-	for i := range enter {
-		w, j := nxnWait(enter, exit, recv, last, second, i)
+	b, pb, need := ranks[last], mem[last].seg, mem[last].enter
+	for i := range mem {
+		w, j := nxnWait(mem, bytes, last, second, i)
 		switch {
 		case j < 0:
 		case j == last:
-			s.waitOf(kind, false, ranks[i], seg[i], b, pb, w, exit[i], need)
+			s.waitOf(kind, false, ranks[i], mem[i].seg, b, pb, w, mem[i].exit, need)
 		default:
-			s.waitOf(kind, false, ranks[i], seg[i], ranks[j], seg[j], w, exit[i], enter[j])
+			s.waitOf(kind, false, ranks[i], mem[i].seg, ranks[j], mem[j].seg, w, mem[i].exit, mem[j].enter)
 		}
 	}
 }
 
 // nxnLastTwo returns the last and the second-last entrant among the
-// members that send (every member when sent is nil), −1 for none, as
-// CollectiveNeedsFlow picks them for an N×N instance.
-func nxnLastTwo(enter []float64, sent []uint64) (last, second int) {
+// members that send (every member when bytes is false: the bytes are not
+// known), −1 for none, as CollectiveNeedsFlow picks them for an N×N
+// instance.
+func nxnLastTwo(mem []rcMember, bytes bool) (last, second int) {
 	last, second = -1, -1
-	for i := range enter {
-		if sent != nil && !(sent[i] > 0) {
+	for i := range mem {
+		if bytes && !(mem[i].sent > 0) {
 			continue
 		}
-		if last < 0 || enter[i] > enter[last] {
+		if last < 0 || mem[i].enter > mem[last].enter {
 			last, second = i, last
-		} else if second < 0 || enter[i] > enter[second] {
+		} else if second < 0 || mem[i].enter > mem[second].enter {
 			second = i
 		}
 	}
@@ -1412,18 +1473,18 @@ func nxnLastTwo(enter []float64, sent []uint64) (last, second int) {
 
 // nxnWait returns member i's wait in an N×N instance whose last and
 // second-last sending entrants are last and second, and the member it
-// waits for (−1: no wait): as CollectiveWaitsFlow computes it (recv nil:
-// every member receives).
-func nxnWait(enter, exit []float64, recv []uint64, last, second, i int) (float64, int) {
+// waits for (−1: no wait): as CollectiveWaitsFlow computes it (bytes
+// false: every member receives).
+func nxnWait(mem []rcMember, bytes bool, last, second, i int) (float64, int) {
 	j := last
 	if i == last {
 		j = second
 	}
-	if j < 0 || recv != nil && !(recv[i] > 0) {
+	if j < 0 || bytes && !(mem[i].recv > 0) {
 		return 0, -1
 	}
-	w := enter[j] - enter[i]
-	if d := exit[i] - enter[i]; w > d {
+	w := mem[j].enter - mem[i].enter
+	if d := mem[i].exit - mem[i].enter; w > d {
 		w = d
 	}
 	if !(w > 0) {
@@ -1432,12 +1493,14 @@ func nxnWait(enter, exit []float64, recv []uint64, last, second, i int) (float64
 	return w, j
 }
 
-// syncComm records the N×N instance in as c's last synchronisation.
-func (s *RootCauseStream) syncComm(c *rcComm, in *rcInst) {
+// syncComm records the N×N instance whose members' calls are mem as c's
+// last synchronisation.
+func (s *RootCauseStream) syncComm(c *rcComm, mem []rcMember) {
 	t := math.Inf(-1)
-	for i := range in.seg {
-		c.last[i] = in.seg[i] + 1
-		if x := in.exit[i]; !(x < t) { // else max(t, x) is t
+	last := c.last[:len(mem)]
+	for i := range mem {
+		last[i] = mem[i].seg + 1
+		if x := mem[i].exit; !(x < t) { // else max(t, x) is t
 			t = max(t, x)
 		}
 	}

@@ -55,15 +55,19 @@ func TestRootCause_NxNWaitsAgreeWithCollectiveWaits(t *testing.T) {
 				flow := tc.flow(n)
 				wait, cause := make([]float64, n), make([]int, n)
 				CollectiveWaitsFlow(WaitNxN, -1, enter, exit, flow, wait, cause)
-				sent, recv := flow.Sent, flow.Recv
-				if !flow.known(n) {
-					sent, recv = nil, nil
+				// the instance's records, as the stream stores them
+				mem, bytes := make([]rcMember, n), flow.known(n)
+				for i := range mem {
+					mem[i].enter, mem[i].exit = enter[i], exit[i]
+					if bytes {
+						mem[i].sent, mem[i].recv = flow.Sent[i], flow.Recv[i]
+					}
 				}
-				last, second := nxnLastTwo(enter, sent)
+				last, second := nxnLastTwo(mem, bytes)
 				for i := range enter {
 					w, j := 0.0, -1
 					if last >= 0 {
-						w, j = nxnWait(enter, exit, recv, last, second, i)
+						w, j = nxnWait(mem, bytes, last, second, i)
 					}
 					want := cause[i]
 					if wait[i] == 0 {

@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/gclock/gclock/trace"
 )
 
 // lastSyncSearch is lastSync as a search over every communicator of a
@@ -78,7 +80,7 @@ func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
 			fast, total := 0, 0
 			for step := 0; step < 3000; step++ {
 				c := comms[rng.IntN(len(comms))]
-				in := &rcInst{seg: make([]uint64, len(c.members)), exit: make([]float64, len(c.members))}
+				mem := make([]rcMember, len(c.members))
 				now += 1 + float64(rng.IntN(3))
 				tm := now
 				switch x := rng.Float64(); {
@@ -92,15 +94,15 @@ func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
 				case x < tc.tie+tc.back+tc.nan:
 					tm = math.NaN()
 				}
-				for i := range in.seg {
+				for i := range mem {
 					pos += uint64(rng.IntN(3))
-					in.seg[i] = pos
-					in.exit[i] = tm - float64(rng.IntN(2)) // the latest is tm
+					mem[i].seg = pos
+					mem[i].exit = tm - float64(rng.IntN(2)) // the latest is tm
 				}
 				if !math.IsNaN(tm) {
-					in.exit[rng.IntN(len(in.exit))] = tm
+					mem[rng.IntN(len(mem))].exit = tm
 				}
-				s.syncComm(c, in)
+				s.syncComm(c, mem)
 				if tc.peers && rng.Float64() < 0.2 {
 					a, b := s.ranks[rng.IntN(world)], s.ranks[rng.IntN(world)]
 					if a != b {
@@ -134,6 +136,83 @@ func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
 				t.Errorf("the latest communicator was known for %d of %d look-ups, want most", fast, total)
 			}
 			t.Log(fmt.Sprintf("%d of %d look-ups with a known latest communicator", fast, total))
+		})
+	}
+}
+
+// TestRCInst_ReuseForgetsItsMembers checks that an instance taken again
+// for a later one of its communicator has no member present and counts
+// none, also where its generation wraps (members of every older
+// generation, 0 for one that never came).
+func TestRCInst_ReuseForgetsItsMembers(t *testing.T) {
+	cases := []struct {
+		name string
+		gen  uint32   // the instance's generation before reuse
+		mem  []uint32 // its members' generations
+	}{
+		{"all members came", 7, []uint32{7, 7, 7}},
+		{"some members from older instances", 7, []uint32{7, 6, 1, 0}},
+		{"the generation wraps", math.MaxUint32, []uint32{math.MaxUint32, 1, 0, 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := &rcInst{gen: tc.gen, got: len(tc.mem), mem: make([]rcMember, len(tc.mem))}
+			for i, g := range tc.mem {
+				in.mem[i].gen = g
+			}
+			in.reuse()
+			if in.got != 0 {
+				t.Errorf("got %d members after reuse, want 0", in.got)
+			}
+			for i, m := range in.mem {
+				if m.gen == in.gen {
+					t.Errorf("member %d (generation %d before) looks present at generation %d", i, tc.mem[i], in.gen)
+				}
+			}
+		})
+	}
+}
+
+// TestRCOpKinds_AgreeWithTraceOps checks the stream's table of what it
+// does per operation against the predicates it replaces, for every
+// operation value (an unknown one in a damaged file included) and
+// sequence numbers 0 and 1.
+func TestRCOpKinds_AgreeWithTraceOps(t *testing.T) {
+	cases := []struct {
+		name string
+		bit  uint8
+		want func(op trace.Op, seq uint32) bool
+		kind func(k uint8, seq uint32) bool
+	}{
+		{"a continuation (GEvent.Continuation)", rcOpContinues,
+			func(op trace.Op, seq uint32) bool { return op.Continues(seq) },
+			func(k uint8, seq uint32) bool { return k&rcOpContinues != 0 && seq != 0 }},
+		{"taken by the point-to-point stream (P2PStream.Wants)", rcOpP2P,
+			func(op trace.Op, _ uint32) bool { return op.IsPointToPoint() || op.IsNonblockingCollective() },
+			func(k uint8, _ uint32) bool { return k&rcOpP2P != 0 }},
+		{"matched as an instance (a blocking collective, a fence)", rcOpMatched,
+			func(op trace.Op, _ uint32) bool {
+				return op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence
+			},
+			func(k uint8, _ uint32) bool { return k&rcOpMatched != 0 }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			set := 0
+			for i := 0; i < 1<<16; i++ {
+				op := trace.Op(i)
+				for _, seq := range []uint32{0, 1} {
+					if got, want := tc.kind(rcOpKinds[op], seq), tc.want(op, seq); got != want {
+						t.Fatalf("%v (%d) seq %d: table says %v, trace's predicates %v", op, i, seq, got, want)
+					}
+				}
+				if rcOpKinds[op]&tc.bit != 0 {
+					set++
+				}
+			}
+			if set == 0 {
+				t.Fatal("no operation has the kind: the comparison compared nothing")
+			}
 		})
 	}
 }
