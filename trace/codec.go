@@ -536,14 +536,6 @@ type chunkDecoder struct {
 	wholeAt   int
 }
 
-// checkScratch lends start the buffer its check decodes into: a reader of
-// each of thousands of ranks would otherwise keep one (36 KB each).
-var checkScratch = sync.Pool{New: func() any { return new([checkPiece]Event) }}
-
-// checkPiece is how many events start decodes at a time while checking a
-// chunk.
-const checkPiece = 512
-
 // stream2 is the running state of a layout-2 chunk's decoding, kept
 // between pieces.
 type stream2 struct {
@@ -828,9 +820,9 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 }
 
 // start prepares the chunk in payload to be handed out in pieces (more):
-// the whole chunk is decoded and checked first, so an undecodable chunk is
-// refused whole as decode refuses it, but only a small scratch buffer is
-// written (layouts 2 and 3; a layout-1 chunk is decoded whole into d.whole).
+// the whole chunk is checked first (check2), so an undecodable chunk is
+// refused whole as decode refuses it, but no event is written (layouts 2
+// to 4; a layout-1 chunk is decoded whole into d.whole).
 func (d *chunkDecoder) start(payload []byte, flags uint8) error {
 	d.streaming = false
 	if err := d.load(payload, flags); err != nil {
@@ -848,20 +840,60 @@ func (d *chunkDecoder) start(payload []byte, flags uint8) error {
 	if err := d.prep2(); err != nil {
 		return err
 	}
-	buf := checkScratch.Get().(*[checkPiece]Event)
-	defer checkScratch.Put(buf)
-	for d.s2.i < d.s2.n {
-		if _, err := d.more2(buf[:0], checkPiece); err != nil {
-			return err
-		}
+	first := d.s2 // the columns at the first event (check2 moves d.s2's own slices on)
+	if err := d.check2(); err != nil {
+		return err
 	}
 	if err := d.end2(); err != nil {
 		return err
 	}
-	if err := d.prep2(); err != nil { // again from the first event
-		return err
-	}
+	// again from the first event: prep2's state, which check2 did not
+	// touch but for d.s2 (the templates, seq trackers and widths stand)
+	d.s2 = first
 	d.wholeAt, d.streaming = -1, true
+	return nil
+}
+
+// check2 reads the rest of the prepared layout-2, 3 or 4 chunk's columns
+// as more2 does and stops where more2 would stop, with more2's error,
+// without writing the events: start's check of a chunk it then hands out
+// in pieces. It decoded the events into a scratch buffer before
+// (2026-11-29, D97): every event of a rank read in pieces was decoded
+// twice, and the first decode, the template copy and the seq bookkeeping
+// included, cost more than the walk over the columns
+// (TestStart_CheckFindsWhatDecodeFinds keeps both in step).
+func (d *chunkDecoder) check2() error {
+	st := &d.s2
+	cols := &st.cols
+	nt := uint64(len(d.tm))
+	for i := st.i; i < st.n; i++ {
+		if ti := cols[0].uvarint(); ti >= nt {
+			if cols[0].err != nil {
+				break // end2 reports it
+			}
+			return fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
+		}
+		var w byte
+		if st.tw != nil {
+			w = st.tw[i]
+			if w&twSeq != 0 {
+				cols[1].needVarint()
+			}
+		} else {
+			cols[1].uvarint()
+		}
+		if w&twSame == 0 {
+			if st.tw != nil {
+				cols[2].fixed(int(w&7) + 1)
+				cols[3].fixed(int(w>>4) + 1)
+			} else {
+				cols[2].uvarint()
+				cols[3].uvarint()
+			}
+		}
+		cols[4].uvarint()
+	}
+	st.i = st.n
 	return nil
 }
 
