@@ -12,6 +12,9 @@ import (
 // handed out in pieces (check2, which reads the columns without writing
 // events) refuses exactly the chunks decode refuses, with decode's
 // message, and a chunk it accepts comes out in pieces as decode's events.
+// Both ways are covered: checkFast, which passes a well-formed chunk of
+// layout 3 or 4 by its columns' lengths, and check2, which reads the
+// columns value by value where checkFast does not pass the chunk.
 // The chunks are a halo exchange's in layouts 2, 3 and 4, each column
 // damaged in turn by seeded edits: a byte changed, a byte cut from the
 // end or the middle, a byte appended, a template index past the end.
@@ -128,6 +131,15 @@ func TestStart_CheckFindsWhatDecodeFinds(t *testing.T) {
 		t.Run("layout"+strconv.Itoa(int(layout))+"/intact", func(t *testing.T) {
 			p := fresh()
 			check(t, &p)
+			// an intact chunk of layout 3 or 4 is checked by checkFast
+			var cd chunkDecoder
+			cd.p = p
+			if err := cd.prep2(); err != nil {
+				t.Fatal(err)
+			}
+			if fast := cd.checkFast(); fast != (layout >= layout3) {
+				t.Errorf("checkFast = %v on an intact chunk of layout %d", fast, layout)
+			}
 		})
 	}
 	// the edits must exercise both outcomes, or the test proves nothing
