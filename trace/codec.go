@@ -1220,7 +1220,12 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 	for ; j < k; j++ {
 		i := st.i + j
 		e := &dst[base+j]
-		ti := cols[0].uvarint()
+		var ti uint64 // cols[0].uvarint(), its one-byte case inlined (nearly every index)
+		if b := cols[0].b; len(b) > 0 && b[0] < 0x80 && cols[0].err == nil {
+			ti, cols[0].b, cols[0].got = uint64(b[0]), b[1:], cols[0].got+1
+		} else {
+			ti = cols[0].uvarint()
+		}
 		if ti >= uint64(len(d.tm)) {
 			if cols[0].err != nil {
 				st.i = st.n
@@ -1268,7 +1273,13 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			e.ExitNS = e.EnterNS + dur
 			prevExit = e.ExitNS
 		}
-		if r := cols[4].uvarint(); r != 0 {
+		var r uint64 // cols[4].uvarint(), as ti
+		if b := cols[4].b; len(b) > 0 && b[0] < 0x80 && cols[4].err == nil {
+			r, cols[4].b, cols[4].got = uint64(b[0]), b[1:], cols[4].got+1
+		} else {
+			r = cols[4].uvarint()
+		}
+		if r != 0 {
 			r--
 			prevReq += uint32(int64(r>>1) ^ -int64(r&1))
 			e.Req = prevReq
