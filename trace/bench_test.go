@@ -90,3 +90,51 @@ func report(b *testing.B, n, encoded int) {
 		b.ReportMetric(float64(encoded)*float64(b.N)/sec/1e6, "diskMB/s")
 	}
 }
+
+// BenchmarkDecodeChunk_InPieces measures a chunk of a many-rank run's rank
+// (1,000 halo-exchange events, layout 4) handed out as Reader.NextEvents
+// does at 16,384 ranks: start (which checks the chunk whole), then pieces
+// of 32 events; "whole" is decode for comparison. ns/event per chunk.
+func BenchmarkDecodeChunk_InPieces(b *testing.B) {
+	evs := haloCallEvents(111)
+	enc, err := sharedEncoder(zstd.EncoderLevelFromZstd(DefaultCompressionLevel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ce chunkEncoder
+	payload, err := ce.encode(nil, evs, enc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, piece := range []int{0, 32} {
+		name := fmt.Sprintf("halo-%d-pieces-%d", len(evs), piece)
+		if piece == 0 {
+			name = fmt.Sprintf("halo-%d-whole", len(evs))
+		}
+		b.Run(name, func(b *testing.B) {
+			var cd chunkDecoder
+			dst := make([]Event, 0, len(evs))
+			for b.Loop() {
+				if piece == 0 {
+					if dst, err = cd.decode(dst, payload, flagZstd); err != nil {
+						b.Fatal(err)
+					}
+					continue
+				}
+				if err := cd.start(payload, flagZstd); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					out, err := cd.more(dst[:0], piece)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(out) == 0 {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(evs)), "ns/event")
+		})
+	}
+}

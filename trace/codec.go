@@ -536,14 +536,6 @@ type chunkDecoder struct {
 	wholeAt   int
 }
 
-// checkScratch lends start the buffer its check decodes into: a reader of
-// each of thousands of ranks would otherwise keep one (36 KB each).
-var checkScratch = sync.Pool{New: func() any { return new([checkPiece]Event) }}
-
-// checkPiece is how many events start decodes at a time while checking a
-// chunk.
-const checkPiece = 512
-
 // stream2 is the running state of a layout-2 chunk's decoding, kept
 // between pieces.
 type stream2 struct {
@@ -828,9 +820,9 @@ func (d *chunkDecoder) decode(dst []Event, payload []byte, flags uint8) ([]Event
 }
 
 // start prepares the chunk in payload to be handed out in pieces (more):
-// the whole chunk is decoded and checked first, so an undecodable chunk is
-// refused whole as decode refuses it, but only a small scratch buffer is
-// written (layouts 2 and 3; a layout-1 chunk is decoded whole into d.whole).
+// the whole chunk is checked first (check2), so an undecodable chunk is
+// refused whole as decode refuses it, but no event is written (layouts 2
+// to 4; a layout-1 chunk is decoded whole into d.whole).
 func (d *chunkDecoder) start(payload []byte, flags uint8) error {
 	d.streaming = false
 	if err := d.load(payload, flags); err != nil {
@@ -848,20 +840,120 @@ func (d *chunkDecoder) start(payload []byte, flags uint8) error {
 	if err := d.prep2(); err != nil {
 		return err
 	}
-	buf := checkScratch.Get().(*[checkPiece]Event)
-	defer checkScratch.Put(buf)
-	for d.s2.i < d.s2.n {
-		if _, err := d.more2(buf[:0], checkPiece); err != nil {
+	first := d.s2 // the columns at the first event (check2 moves d.s2's own slices on)
+	if !d.checkFast() {
+		if err := d.check2(); err != nil {
+			return err
+		}
+		if err := d.end2(); err != nil {
 			return err
 		}
 	}
-	if err := d.end2(); err != nil {
-		return err
-	}
-	if err := d.prep2(); err != nil { // again from the first event
-		return err
-	}
+	// again from the first event: prep2's state, which check2 did not
+	// touch but for d.s2 (the templates, seq trackers and widths stand)
+	d.s2 = first
 	d.wholeAt, d.streaming = -1, true
+	return nil
+}
+
+// checkFast is check2 and end2 at once for a chunk of layout 3 or 4 whose
+// columns are all well formed, as nearly every chunk is, by their lengths
+// and bytes instead of value by value: every template index one byte
+// below the number of templates, the timing columns exactly as long as
+// the widths of the events with times, the seq and req columns exactly
+// as many varints of at most 9 bytes as the widths and the event count
+// want. True: check2 and end2 would pass the chunk. False: something is
+// off or unusual, and check2 and end2 find what, with their messages. It
+// changes no state.
+func (d *chunkDecoder) checkFast() bool {
+	st := &d.s2
+	if st.tw == nil || st.i != 0 || len(d.tm) > 0x80 {
+		return false
+	}
+	cols := &st.cols
+	nt := len(d.tm)
+	if len(cols[0].b) != st.n {
+		return false
+	}
+	for _, b := range cols[0].b {
+		if int(b) >= nt {
+			return false
+		}
+	}
+	// widths 1 to 8 (prep2 refused the others where twSame is set)
+	we, wd, nseq := 0, 0, 0
+	for _, w := range st.tw {
+		if w&twSeq != 0 {
+			nseq++
+		}
+		if w&twSame == 0 {
+			we += int(w&7) + 1
+			wd += int(w>>4) + 1
+		}
+	}
+	if we != len(cols[2].b) || wd != len(cols[3].b) || !varints(cols[1].b, nseq) {
+		return false
+	}
+	return cols[4].b == nil || varints(cols[4].b, st.n) // no req column: all zeros
+}
+
+// varints reports whether b holds exactly k varints, none longer than 9
+// bytes (binary.Uvarint reads every such one; a longer one is left to it).
+func varints(b []byte, k int) bool {
+	if len(b) > 0 && b[len(b)-1] >= 0x80 {
+		return false
+	}
+	run, cnt := 0, 0
+	for _, c := range b {
+		if c < 0x80 {
+			cnt, run = cnt+1, 0
+		} else if run++; run >= 9 {
+			return false
+		}
+	}
+	return cnt == k
+}
+
+// check2 reads the rest of the prepared layout-2, 3 or 4 chunk's columns
+// as more2 does and stops where more2 would stop, with more2's error,
+// without writing the events: start's check of a chunk it then hands out
+// in pieces. It decoded the events into a scratch buffer before
+// (2026-11-29, D97): every event of a rank read in pieces was decoded
+// twice, and the first decode, the template copy and the seq bookkeeping
+// included, cost more than the walk over the columns
+// (TestStart_CheckFindsWhatDecodeFinds keeps both in step).
+func (d *chunkDecoder) check2() error {
+	st := &d.s2
+	cols := &st.cols
+	nt := uint64(len(d.tm))
+	for i := st.i; i < st.n; i++ {
+		if ti := cols[0].uvarint(); ti >= nt {
+			if cols[0].err != nil {
+				break // end2 reports it
+			}
+			return fmt.Errorf("column tmpl: index %d at event %d outside the chunk's %d templates: %w", ti, i, len(d.tm), errColumn)
+		}
+		var w byte
+		if st.tw != nil {
+			w = st.tw[i]
+			if w&twSeq != 0 {
+				cols[1].needVarint()
+			}
+		} else {
+			cols[1].uvarint()
+		}
+		if w&twSame == 0 {
+			if st.tw != nil {
+				cols[2].fixed(int(w&7) + 1)
+				cols[3].fixed(int(w>>4) + 1)
+			} else {
+				cols[2].uvarint()
+				cols[3].uvarint()
+			}
+		}
+		cols[4].uvarint()
+	}
+	st.i = st.n
 	return nil
 }
 
@@ -1128,7 +1220,12 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 	for ; j < k; j++ {
 		i := st.i + j
 		e := &dst[base+j]
-		ti := cols[0].uvarint()
+		var ti uint64 // cols[0].uvarint(), its one-byte case inlined (nearly every index)
+		if b := cols[0].b; len(b) > 0 && b[0] < 0x80 && cols[0].err == nil {
+			ti, cols[0].b, cols[0].got = uint64(b[0]), b[1:], cols[0].got+1
+		} else {
+			ti = cols[0].uvarint()
+		}
 		if ti >= uint64(len(d.tm)) {
 			if cols[0].err != nil {
 				st.i = st.n
@@ -1176,7 +1273,13 @@ func (d *chunkDecoder) more2(dst []Event, max int) ([]Event, error) {
 			e.ExitNS = e.EnterNS + dur
 			prevExit = e.ExitNS
 		}
-		if r := cols[4].uvarint(); r != 0 {
+		var r uint64 // cols[4].uvarint(), as ti
+		if b := cols[4].b; len(b) > 0 && b[0] < 0x80 && cols[4].err == nil {
+			r, cols[4].b, cols[4].got = uint64(b[0]), b[1:], cols[4].got+1
+		} else {
+			r = cols[4].uvarint()
+		}
+		if r != 0 {
 			r--
 			prevReq += uint32(int64(r>>1) ^ -int64(r&1))
 			e.Req = prevReq
