@@ -68,6 +68,21 @@ func resyncPingPongs(getenv func(string) string) (int, error) {
 	return n, nil
 }
 
+// resyncDeadline reads GCLOCK_RESYNC_DEADLINE: a resync epoch's client
+// pair's time for its offsets, in ms per 16 ping-pongs an offset (ns
+// returned; empty or 0: no deadline, the default).
+func resyncDeadline(getenv func(string) string) (int64, error) {
+	v := strings.TrimSpace(getenv("GCLOCK_RESYNC_DEADLINE"))
+	if v == "" {
+		return 0, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(f >= 0 && f <= 1e6) {
+		return 0, fmt.Errorf("GCLOCK_RESYNC_DEADLINE=%q: want ms per 16 ping-pongs of a resync pair, 0 to 1000000 (0: none, the default)", v)
+	}
+	return int64(f * 1e6), nil
+}
+
 // A duration in µs travels in 14 bits as a small float: values below 512
 // exactly, above as 9 bits of mantissa (with the leading 1 implied) and a
 // 5-bit exponent, rounded up (at most 0.2 % over): up to about 10^12 µs.

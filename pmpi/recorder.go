@@ -324,6 +324,9 @@ func (r *recorder) start() bool {
 	if r.rs.pingpongs, err = resyncPingPongs(os.Getenv); err != nil {
 		r.warnf("%v; using the default", err)
 	}
+	if r.rs.deadlineNS, err = resyncDeadline(os.Getenv); err != nil {
+		r.warnf("%v; no deadline", err)
+	}
 	r.applyOpsFilter()
 	if cfg.CheckAfter > 0 {
 		r.checkAfter(&ep, cfg.CheckAfter)

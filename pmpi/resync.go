@@ -61,23 +61,26 @@ func resyncInterval(getenv func(string) string) (float64, error) {
 
 // resyncState is rank 0's planning state (other ranks only follow).
 type resyncState struct {
-	interval  float64               // seconds (GCLOCK_RESYNC); 0 = off
-	cur       float64               // rank 0: the current interval (adapt.go), s
-	adapt     bool                  // GCLOCK_RESYNC_ADAPT
-	budget    float64               // GCLOCK_RESYNC_BUDGET (share of the run; 0: none)
-	pingpongs int                   // GCLOCK_RESYNC_PINGPONGS (per offset measurement)
-	knots     []clocksync.KnotPoint // this rank's latest knots, oldest first, at most 4 (adapt.go)
-	spend     clocksync.ResyncSpend // rank 0: the resyncs' cost so far (adapt.go)
-	earliest  float64               // rank 0: no resync before this run time (s since startNS)
-	startNS   int64                 // local ns of the first meeting: the budget's run start (not before any event)
-	prevUS    int64                 // this rank's latest resync epoch, start to end, µs
-	lastEpoch int64                 // local ns at the end of the latest epoch
-	lastSeq   uint32                // instance of the latest meeting
-	lastComm  uint64
-	lastNS    int64 // local ns of the latest meeting
-	epochs    int   // resync epochs written
-	meetings  int   // meetings (epochs and re-plans)
-	step      int64 // instances from the latest meeting to the next
+	interval  float64 // seconds (GCLOCK_RESYNC); 0 = off
+	cur       float64 // rank 0: the current interval (adapt.go), s
+	adapt     bool    // GCLOCK_RESYNC_ADAPT
+	budget    float64 // GCLOCK_RESYNC_BUDGET (share of the run; 0: none)
+	pingpongs int     // GCLOCK_RESYNC_PINGPONGS (per offset measurement)
+	// deadlineNS: GCLOCK_RESYNC_DEADLINE, a client pair's time for its
+	// offsets per 16 ping-pongs an offset (0: no deadline, the default)
+	deadlineNS int64
+	knots      []clocksync.KnotPoint // this rank's latest knots, oldest first, at most 4 (adapt.go)
+	spend      clocksync.ResyncSpend // rank 0: the resyncs' cost so far (adapt.go)
+	earliest   float64               // rank 0: no resync before this run time (s since startNS)
+	startNS    int64                 // local ns of the first meeting: the budget's run start (not before any event)
+	prevUS     int64                 // this rank's latest resync epoch, start to end, µs
+	lastEpoch  int64                 // local ns at the end of the latest epoch
+	lastSeq    uint32                // instance of the latest meeting
+	lastComm   uint64
+	lastNS     int64 // local ns of the latest meeting
+	epochs     int   // resync epochs written
+	meetings   int   // meetings (epochs and re-plans)
+	step       int64 // instances from the latest meeting to the next
 	// The rate window: the first meeting on lastComm since the latest
 	// epoch (instance and local ns).
 	winSeq uint32
@@ -100,12 +103,16 @@ type resyncState struct {
 }
 
 // resyncPairNS is the time a client pair of a resync epoch has for its
-// offset measurements (ppDeadline): 5 ms per 16 ping-pongs an offset,
-// what 9 offsets of 16 ping-pongs at 35 µs take (under load on 2 cores a
-// ping-pong takes about 36 µs: a loaded epoch's pair, 5 offsets, 3-5 ms);
-// scaled with GCLOCK_RESYNC_PINGPONGS.
-func resyncPairNS(pingpongs int) int64 {
-	return 5_000_000 * int64(max(16, pingpongs)) / 16
+// offset measurements (ppDeadline): perNS (GCLOCK_RESYNC_DEADLINE) per 16
+// ping-pongs an offset, scaled with GCLOCK_RESYNC_PINGPONGS; 0 (no
+// deadline) when perNS is 0, the default. 5 ms is what 9 offsets of 16
+// ping-pongs at 35 µs take on shared memory (under load on 2 cores a
+// ping-pong takes about 36 µs), but over TCP between namespace hosts a
+// pair's first offset is always loose (SKaMPI half-widths of 11-37 µs)
+// and 5 ms cut most pairs to one offset of a cut loop: knots 8-270 µs
+// and, at load, milliseconds off (decisions.md D89, amendment).
+func resyncPairNS(perNS int64, pingpongs int) int64 {
+	return perNS * int64(max(16, pingpongs)) / 16
 }
 
 // finalizeResync runs, at MPI_Finalize before its full sync, one more
@@ -339,7 +346,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	alg.SetPrior(r.rs.prior)
 	alg.SetPriorSlopeBound(resyncSlopeBound(r.rs))
 	t0 := int64(C.gclock_now_ext())
-	r.tr.dl.begin(resyncPairNS(r.rs.pingpongs))
+	r.tr.dl.begin(resyncPairNS(r.rs.deadlineNS, r.rs.pingpongs))
 	C.gclock_pp_stall(C.int64_t(r.rs.stallNS))
 	g, err := alg.SyncClocks(r.tr, r.clock)
 	C.gclock_pp_stall(0)

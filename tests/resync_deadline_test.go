@@ -37,7 +37,7 @@ func TestPingPongDeadline_ClientStopsAndTellsTheReference(t *testing.T) {
 func TestResync_PingPongDeadlineBoundsAStalledEpoch(t *testing.T) {
 	mp := mpis(t)
 	traces, _ := runClockprog(t, accRun{MPI: mp[0], NP: 2, NodeSize: 1, Fake: "0:0,1e6:10", Iters: 60, SleepUS: 20000,
-		Env: []string{"GCLOCK_RESYNC=0.3", "GCLOCK_RESYNC_ADAPT=0", "GCLOCK_RESYNC_BUDGET=0", "GCLOCK_TEST_FAULT=pingpong-stall", "GCLOCK_QUIET=1"}})
+		Env: []string{"GCLOCK_RESYNC=0.3", "GCLOCK_RESYNC_ADAPT=0", "GCLOCK_RESYNC_BUDGET=0", "GCLOCK_TEST_FAULT=pingpong-stall", "GCLOCK_RESYNC_DEADLINE=5", "GCLOCK_QUIET=1"}})
 	const stallLoopUS = 16 * 5000 // one uncut loop of rank 1's stalled ping-pongs
 	// rounding of the knot's local time and the model's evaluation
 	const knotSlackNS = 20

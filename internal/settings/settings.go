@@ -65,6 +65,7 @@ var All = []Setting{
 	{"GCLOCK_SYNC_INTRA", "`clockprop`", "recorder", Study, "H2HCA: algorithm within a node."},
 	{"GCLOCK_FITPOINTS", "`100`", "recorder", Study, "Fit points per learned clock model."},
 	{"GCLOCK_PINGPONGS", "`50`", "recorder", Study, "Ping-pongs per fit point / offset measurement."},
+	{"GCLOCK_RESYNC_DEADLINE", "`0`", "recorder", Study, "A resync epoch's time per client pair for its offsets, in ms per 16 ping-pongs an offset: past it the pair's ping-pong loop stops at its next prompt ping-pong and the pair measures no more offsets (the epoch's params say `pingpongs_cut`); `0`: no deadline. 5 bounds a descheduled rank's epoch on shared memory; over TCP it cuts most pairs to one loose offset."},
 	{"GCLOCK_RESYNC_PINGPONGS", "`16`", "recorder", Study, "Ping-pongs per offset measurement of a resync epoch (the full syncs keep `GCLOCK_PINGPONGS`)."},
 	{"GCLOCK_FIT_SPAN", "`0`", "recorder", Study, "Seconds to spread the fit points over (a longer slope baseline)."},
 	{"GCLOCK_CHECK_AFTER", "`0`", "recorder", Study, "Seconds: repeat the accuracy self-check that long after the init sync (delays `MPI_Init`)."},
