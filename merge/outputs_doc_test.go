@@ -121,7 +121,7 @@ func outputsDoc(t *testing.T) (page string, undocumented []string) {
 | ` + "`imbalance.json`" + ` | json | ` + "`datamodel.Analysis`" + ` (package ` + "`merge/datamodel`" + `), below |
 | ` + "`p2p.json`" + ` | json | ` + "`datamodel.P2PResult`" + ` (package ` + "`merge/datamodel`" + `), below |
 | ` + "`rma.json`" + ` | json | ` + "`rma.Result`" + ` (package ` + "`merge/rma`" + `), below (runs with one-sided calls) |
-| ` + "`events.csv`" + ` (` + "`csvgz`" + `: ` + "`events.csv.gz`" + `) | csv | one row per event: ` + "`rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,global_exit_ns,callsite`" + ` |
+| ` + "`events.csv`" + ` (` + "`csvgz`" + `: ` + "`events.csv.gz`" + `) | csv | one row per event: ` + "`rank,op,comm,seq,root,bytes_sent,bytes_recv,local_enter_ns,local_exit_ns,global_enter_ns,global_exit_ns,callsite,enter_err_ns,exit_err_ns`" + ` (the last two: the estimated clock error of the global times, ns, empty where unknown) |
 | ` + "`trace.pftrace`" + ` | perfetto | Perfetto protobuf: a process per rank with an MPI track, flow arrows per message, "root causes" and "critical path" tracks |
 | ` + "`trace.json`" + ` | perfetto-json | legacy Chrome JSON (small runs) |
 | ` + "`otf2/traces.otf2`" + ` | otf2 | OTF2 archive (Vampir, Scalasca/Cube), when built with libotf2 |
