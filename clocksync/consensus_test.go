@@ -202,3 +202,61 @@ func TestHCA3Offset_PairDeadlineStopsTheRepeats(t *testing.T) {
 		})
 	}
 }
+
+// TestHCA3Offset_LoosePairRepeatsWithMorePingPongs: a loose pair's first
+// offset takes the SKaMPIOffset's ping-pongs and its repeats take
+// LoosePingPongs (the resyncs: 16, then the full syncs' 50 over a network
+// hop, D84); both sides agree on the count (the pair ends with no message
+// left over and the knot on the truth), and without LoosePingPongs, or
+// with fewer than the first offset's, every offset takes the first's.
+func TestHCA3Offset_LoosePairRepeatsWithMorePingPongs(t *testing.T) {
+	const us = 1e-6
+	const first = 16
+	for _, tc := range []struct {
+		name  string
+		loose int
+		want  int // ping-pongs of each repeat
+	}{
+		{"as the first offset", 0, first},
+		{"fewer than the first", 8, first},
+		{"the full syncs' count", 50, 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := sim.DefaultParams(2, 2, 1)
+			p.DriftMax = 0
+			w := sim.New(p)
+			var got clocksync.Clock
+			var client *countingTransport
+			var alg1 *clocksync.HCA3Offset
+			err := w.Run(func(r int, tr clocksync.Transport, clk *sim.Clock) error {
+				ct := &countingTransport{Transport: tr}
+				off := &clocksync.SKaMPIOffset{PingPongs: first}
+				// every first offset is loose: the pair measures MinRepeats
+				alg := &clocksync.HCA3Offset{Offset: off, Repeats: clocksync.ResyncRepeats, MinRepeats: clocksync.ResyncMinRepeats, Loose: 1e-15, LoosePingPongs: tc.loose}
+				g, err := alg.SyncClocks(ct, clk)
+				if r == 1 {
+					got, client, alg1 = g, ct, alg
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, ok := alg1.LastKnot()
+			if !ok || st.Offsets < 2 {
+				t.Fatalf("client's knot stats %+v (ok %v): want a loose pair's repeats", st, ok)
+			}
+			// the client sends one message a ping-pong and a flag after
+			// each offset
+			want := first + (st.Offsets-1)*tc.want + st.Offsets
+			if client.sends != want {
+				t.Errorf("client sent %d messages for %d offsets; want %d (%d ping-pongs, then %d a repeat, and a flag each)", client.sends, st.Offsets, want, first, tc.want)
+			}
+			x := got.GetTime()
+			m, _ := clocksync.Flatten(got)
+			if e := math.Abs(m.Offset(x) - trueOffset(w, 1, x)); e > 0.3*us {
+				t.Errorf("knot off the truth by %.3f µs", e/us)
+			}
+		})
+	}
+}

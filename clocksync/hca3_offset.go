@@ -43,6 +43,13 @@ type HCA3Offset struct {
 	// the pair stops there.
 	Repeats, MinRepeats int
 	Loose               float64
+	// LoosePingPongs (> 0) is the number of ping-pongs of a loose pair's
+	// repeated offsets when Offset is a SKaMPIOffset measuring fewer: a
+	// resync's first offset takes ResyncPingPongs, and where that one is
+	// loose (a network hop) the repeats take the full syncs' count
+	// (decisions.md D84). Both sides of the pair know it: the reference
+	// serves the repeats the client asks for with the same count.
+	LoosePingPongs int
 
 	// last describes this rank's own knot of the latest SyncClocks (the
 	// client side of its pair; zero on the reference).
@@ -146,8 +153,8 @@ func (a *HCA3Offset) SyncClocks(t Transport, clk Clock) (Clock, error) {
 // more while the client asks for them (Repeats > 1).
 func (a *HCA3Offset) serve(t Transport, clk Clock, ref, client int) error {
 	flag := []float64{0}
-	for {
-		if _, err := a.Offset.MeasureOffset(t, clk, ref, client); err != nil {
+	for n := 0; ; n++ {
+		if _, err := a.offsetAlg(n).MeasureOffset(t, clk, ref, client); err != nil {
 			return err
 		}
 		if a.Repeats <= 1 {
@@ -160,6 +167,22 @@ func (a *HCA3Offset) serve(t Transport, clk Clock, ref, client int) error {
 			return nil
 		}
 	}
+}
+
+// offsetAlg is the offset measurement of a pair's offset number n (0:
+// the first): Offset, or for a repeat of a loose pair Offset with
+// LoosePingPongs ping-pongs.
+func (a *HCA3Offset) offsetAlg(n int) OffsetAlg {
+	if n == 0 || a.LoosePingPongs <= 0 {
+		return a.Offset
+	}
+	s, ok := a.Offset.(*SKaMPIOffset)
+	if !ok || s.PingPongs >= a.LoosePingPongs {
+		return a.Offset
+	}
+	loose := *s
+	loose.PingPongs = a.LoosePingPongs
+	return &loose
 }
 
 // PairDeadline is an optional interface of a Transport: PairExpired
@@ -185,7 +208,7 @@ func (a *HCA3Offset) knot(t Transport, clk Clock, ref, client int) (float64, kno
 	for {
 		// each ping-pong's drift at Prior's slope is taken out before
 		// the minimum filter (decisions.md D88)
-		ob, err := MeasureOffsetDetrended(a.Offset, t, clk, ref, client, a.Prior.Slope)
+		ob, err := MeasureOffsetDetrended(a.offsetAlg(len(icepts)), t, clk, ref, client, a.Prior.Slope)
 		if err != nil {
 			return 0, knotMeasurements{}, err
 		}
@@ -330,6 +353,14 @@ func (a *ResyncAlg) SetPrior(prior LinearModel) {
 func (a *ResyncAlg) SetPriorSlopeBound(s float64) {
 	for _, o := range a.offsets {
 		o.PriorSlopeBound = s
+	}
+}
+
+// SetLoosePingPongs sets the ping-pongs of a loose pair's repeated
+// offsets (HCA3Offset.LoosePingPongs; n < 1: as the first offset's).
+func (a *ResyncAlg) SetLoosePingPongs(n int) {
+	for _, o := range a.offsets {
+		o.LoosePingPongs = max(n, 0)
 	}
 }
 

@@ -343,6 +343,10 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	// only on an algorithm made here, from 2026-11-28 to 11-29 the resyncs
 	// measured with 50 ping-pongs an offset while their epochs said 16.
 	alg.SetPingPongs(r.rs.pingpongs)
+	// A loose pair (its first offset's half-width over
+	// clocksync.ResyncLoose: a network hop) measures its repeats with the
+	// full syncs' GCLOCK_PINGPONGS (D84).
+	alg.SetLoosePingPongs(max(r.scfg.PingPongs, r.rs.pingpongs))
 	alg.SetPrior(r.rs.prior)
 	alg.SetPriorSlopeBound(resyncSlopeBound(r.rs))
 	t0 := int64(C.gclock_now_ext())
@@ -479,6 +483,9 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		ep.Params["pingpongs_cut"] = strconv.Itoa(dl.cut + dl.stopped)
 	}
 	if st, ok := alg.LastKnot(); ok {
+		if st.Offsets > 1 {
+			ep.Params["loose_pingpongs"] = strconv.Itoa(max(r.scfg.PingPongs, r.rs.pingpongs))
+		}
 		ep.Params["knot_offsets"] = strconv.Itoa(st.Offsets)
 		ep.Params["knot_agree"] = strconv.Itoa(st.Agree)
 		ep.Params["knot_spread_ns"] = strconv.FormatFloat(st.Spread*1e9, 'f', 1, 64)
