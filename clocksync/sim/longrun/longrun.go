@@ -246,8 +246,10 @@ func Run(c Config) (*Result, error) {
 			return err
 		}
 		// the recorder's resync epochs measure with GCLOCK_RESYNC_PINGPONGS'
-		// default (pmpi/resync.go; D63)
+		// default (pmpi/resync.go; D63), a loose pair's repeats with the
+		// full syncs' (D84)
 		alg.SetPingPongs(clocksync.ResyncPingPongs)
+		alg.SetLoosePingPongs(max(cc.PingPongs, clocksync.ResyncPingPongs))
 		prior := m
 		interval := c.Resync
 		var spend clocksync.ResyncSpend // the same on every rank: rank 0's
