@@ -457,22 +457,40 @@ static GCK_INLINE void gclock_complete_all(gclock_p2p *cx)
 {
 	uint32_t seq = 0;
 	gclock_tbuf *b = cx->b; /* the thread's buffer (gclock_copy_reqs); not NULL when ncopy > 0 */
-	if (cx->ncopy > 0 && gclock_complete_run_ok(cx, b)) {
-		/* every completion in one loop (requests.h: a call's run);
-		 * what no completion changes is read once: the statuses
-		 * (NULL: none), the handles, how a slot is freed */
+	if (cx->ncopy > 0 && gclock_complete_run_ok(cx, b) && b->cap - b->n >= (uint32_t)cx->ncopy) {
+		/* every completion in one loop (requests.h: a call's run), into
+		 * consecutive records of the half, which has room for all of
+		 * them; what no completion changes is read once: the statuses
+		 * (NULL: none), the handles, the call's shared fields */
 		MPI_Status *const sts = gclock_sts_at(cx, 0);
 		const MPI_Request *const rq = b->sc_req;
-		const int n = cx->ncopy, tombs = gclock_req_tombs_now();
+		const int n = cx->ncopy;
+		const gclock_run run = {.t0 = cx->t0,
+					.t1 = cx->t1,
+					.ra = (uint64_t)(uintptr_t)cx->ra,
+					.rof = {-1, cx->op, 0},
+					.gen = b->gen,
+					.tombs = gclock_req_tombs_now()};
+		gclock_event *const e = &b->ev[b->n];
+#ifndef GCK_NO_INFLIGHT
+		/* the call's first record is the one gclock_fl_enter marked in
+		 * flight (slot n has not moved): unmarked before any exit field
+		 * goes in, as gclock_put_in does (a call that completes no
+		 * tracked request leaves it so: gclock_call_only) */
+		__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+#endif
 		if (b->shq_head == b->shq_tail)
 			for (int i = 0; i < n; i++)
-				seq += (uint32_t)gclock_complete_next(cx, b, 0, tombs, rq[i], sts != NULL ? &sts[i] : NULL,
-								      seq);
+				seq += (uint32_t)gclock_complete_next(&run, b, 0, rq[i], sts != NULL ? &sts[i] : NULL, seq,
+								      e + seq);
 		else
 			for (int i = 0; i < n; i++)
-				seq += (uint32_t)gclock_complete_next(cx, b, 1, tombs, rq[i], sts != NULL ? &sts[i] : NULL,
-								      seq);
+				seq += (uint32_t)gclock_complete_next(&run, b, 1, rq[i], sts != NULL ? &sts[i] : NULL, seq,
+								      e + seq);
 		cx->nrec = (int)seq;
+		if (GCK_UNLIKELY((b->n += seq) == b->cap))
+			gclock_tbuf_full(b);
 		return;
 	}
 	for (int i = 0; i < cx->ncopy; i++)

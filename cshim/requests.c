@@ -355,8 +355,8 @@ static GCK_INLINE int gclock_complete_run_ok(const gclock_p2p *cx, const gclock_
 	return !gclock_skip(cx->op) && gclock_req_unique() && b->poll_n == 0;
 }
 
-static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, int tombs, MPI_Request k,
-					   const MPI_Status *st, uint32_t seq)
+static GCK_INLINE int gclock_complete_next(const gclock_run *run, gclock_tbuf *b, int fifo, MPI_Request k,
+					   const MPI_Status *st, uint32_t seq, gclock_event *e)
 {
 	const uintptr_t key = gclock_req_key(k);
 	gclock_req_slot *s = gclock_req_find_unique(key);
@@ -386,30 +386,27 @@ static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int f
 	if (st != NULL && s->kind == GCK_REQ_RECV)
 		src = gclock_peer_of(s->peers, s->npeers, st->MPI_SOURCE);
 	if (!s->persistent)
-		gclock_req_drop_as(s, tombs);
+		gclock_req_drop_as(s, run->tombs);
 write:;
 	int32_t peer, tag;
 	uint64_t sent, recv;
 	gclock_completion_values(&r, st, src, &peer, &tag, &sent, &recv);
-	gclock_event *e = &b->ev[b->n];
-#ifndef GCK_NO_INFLIGHT
-	if (seq == 0) {
-		/* the call's first record is the one gclock_fl_enter marked in
-		 * flight (slot n has not moved): unmarked before any exit field
-		 * goes in, as gclock_put_in does */
-		__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	}
-#endif
-	e->enter_ns = cx->t0;
-	e->callsite = (uint64_t)(uintptr_t)cx->ra;
-	e->comm = r.comm;
-	e->root = -1;
-	e->op = cx->op;
-	e->flags = 0;
-	e->peer = peer;
-	e->tag = tag;
-	gclock_put_exit(cx, b, e, seq, r.id, sent, recv);
+	/* Pairs of adjacent 32-bit fields, and root with op and flags, are
+	 * stored as one 64-bit word each (a struct of the fields in record
+	 * order, copied whole: endian-neutral); the call's values come from
+	 * run, locals the record's stores cannot alias. */
+	const gclock_rec_cs cs = {r.comm, seq};
+	const gclock_rec_pt pt = {peer, tag};
+	e->enter_ns = run->t0;
+	e->exit_ns = run->t1;
+	e->sent = sent;
+	e->recv = recv;
+	e->callsite = run->ra;
+	memcpy(&e->comm, &cs, sizeof cs);
+	memcpy(&e->root, &run->rof, sizeof run->rof);
+	memcpy(&e->peer, &pt, sizeof pt);
+	e->req = r.id;
+	__atomic_store_n(&e->pad, run->gen, __ATOMIC_RELEASE); /* complete */
 	return 1;
 }
 

@@ -128,21 +128,55 @@ static GCK_INLINE void gclock_completion_values(const gclock_shared_req *r, cons
  * gclock_put_in, which check per record what cannot change within a
  * call. When gclock_complete_run_ok holds (the op is traced, every handle
  * has at most one table entry and no run of polls is pending; a
- * completion changes none of them), a Waitall/Testall writes its
- * completions with gclock_complete_next instead: one table lookup (and
- * the thread's FIFO of shared handles when it holds any, taking the older
- * entry as gclock_take_in does) and one whole record each, the first of
- * them over the record the call marked in flight (unmarked first, as
- * gclock_put_in does). The same records either way. */
+ * completion changes none of them) and the half being filled has room for
+ * every completion of the call, a Waitall/Testall writes its completions
+ * with gclock_complete_next instead: one table lookup (and the thread's
+ * FIFO of shared handles when it holds any, taking the older entry as
+ * gclock_take_in does) and one whole record each, at consecutive slots
+ * from the one the call marked in flight (unmarked once, before the first
+ * lookup), and moves the half's cursor once for the call (one test for a
+ * full half, not one per record). The same records either way. */
 static GCK_INLINE int gclock_complete_run_ok(const gclock_p2p *cx, const gclock_tbuf *b);
+
+/* gclock_run is what every record of a call's run of completions shares,
+ * read once into locals the records' stores cannot alias (a store to an
+ * int64_t field could be a store to cx->t0, so each record read it
+ * again): the call's times, call site, root with op and flags (-1, op, 0:
+ * one 64-bit store, see gclock_rec_rof), its half's generation and how a
+ * table slot is freed (gclock_req_tombs_now()). */
+typedef struct {
+	int32_t root;
+	uint16_t op, flags;
+} gclock_rec_rof;
+typedef struct {
+	uint32_t comm, seq;
+} gclock_rec_cs;
+typedef struct {
+	int32_t peer, tag;
+} gclock_rec_pt;
+_Static_assert(sizeof(gclock_rec_rof) == 8 && sizeof(gclock_rec_cs) == 8 && sizeof(gclock_rec_pt) == 8 &&
+		       offsetof(gclock_event, seq) == offsetof(gclock_event, comm) + 4 &&
+		       offsetof(gclock_event, op) == offsetof(gclock_event, root) + 4 &&
+		       offsetof(gclock_event, flags) == offsetof(gclock_event, op) + 2 &&
+		       offsetof(gclock_event, tag) == offsetof(gclock_event, peer) + 4,
+	       "a record's field pairs are stored as 64-bit words in record order");
+typedef struct {
+	int64_t t0, t1;
+	uint64_t ra;
+	gclock_rec_rof rof;
+	uint32_t gen;
+	int tombs;
+} gclock_run;
+
 /* gclock_complete_next records the completion of the request whose
- * handle was k into b, as the call's record number seq (0: its first,
- * the marked one); returns 1 if it was a tracked one. fifo (a constant
- * at each call site): 0 when the caller found b's FIFO empty (no
- * completion fills it), so the loop need not look at it again. tombs:
- * gclock_req_tombs_now(), read once by the caller for the run. */
-static GCK_INLINE int gclock_complete_next(gclock_p2p *cx, gclock_tbuf *b, int fifo, int tombs, MPI_Request k,
-					   const MPI_Status *st, uint32_t seq);
+ * handle was k into record e (the caller's slot: the half has room), as
+ * the call's record number seq, and publishes it with run->gen; it does
+ * not move the half's cursor. Returns 1 if it was a tracked one (else e
+ * is untouched). fifo (a constant at each call site): 0 when the caller
+ * found b's FIFO empty (no completion fills it), so the loop need not
+ * look at it again. */
+static GCK_INLINE int gclock_complete_next(const gclock_run *run, gclock_tbuf *b, int fifo, MPI_Request k,
+					   const MPI_Status *st, uint32_t seq, gclock_event *e);
 
 /* gclock_forget drops the newest request of handle k unrecorded (the
  * positions of a Waitall beyond the scratch area, which are the newest
