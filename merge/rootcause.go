@@ -866,7 +866,9 @@ func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 	} else {
 		s.p2p.endCall(e.Rank)
 	}
-	s.afterP2P(r, e)
+	if len(s.done) > 0 || k&rcOpPSCW != 0 || s.side.live { // afterP2P has work: most events none
+		s.afterP2P(r, e)
+	}
 	return err
 }
 
@@ -967,6 +969,7 @@ const (
 	rcOpContinues = 1 << iota // a record of it with Seq > 0 continues a call (trace.Op.Continues)
 	rcOpP2P                   // the point-to-point stream takes it (P2PStream.Wants)
 	rcOpMatched               // a blocking collective or a fence: matched as an instance (addCall)
+	rcOpPSCW                  // a call of general active target synchronisation (isPSCW: afterP2P's pscw)
 )
 
 // rcOpKinds is, for every operation value, what the stream does with an
@@ -983,6 +986,9 @@ var rcOpKinds = func() (k [1 << 16]uint8) {
 		}
 		if op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence {
 			k[i] |= rcOpMatched
+		}
+		if isPSCW(op) {
+			k[i] |= rcOpPSCW
 		}
 	}
 	return k
@@ -1336,7 +1342,10 @@ func (s *RootCauseStream) collective(r *rcRank, e *datamodel.GEvent, idx uint64)
 	if m.gen == in.gen {
 		return
 	}
-	*m = rcMember{enter: e.Enter, exit: e.Exit, seg: idx, sent: e.Sent, recv: e.Recv, gen: in.gen}
+	// field by field: a composite literal of six fields is built on
+	// the stack and copied (22 instructions where these are 12)
+	m.enter, m.exit, m.seg = e.Enter, e.Exit, idx
+	m.sent, m.recv, m.gen = e.Sent, e.Recv, in.gen
 	in.got++
 	if in.got < n {
 		return
@@ -1441,13 +1450,24 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, mem []rcMember, bytes bool, kind
 	}
 	b, pb, need := ranks[last], mem[last].seg, mem[last].enter
 	for i := range mem {
-		w, j := nxnWait(mem, bytes, last, second, i)
-		switch {
-		case j < 0:
-		case j == last:
-			s.waitOf(kind, false, ranks[i], mem[i].seg, b, pb, w, mem[i].exit, need)
-		default:
-			s.waitOf(kind, false, ranks[i], mem[i].seg, ranks[j], mem[j].seg, w, mem[i].exit, mem[j].enter)
+		m := &mem[i]
+		if i == last { // it waits for the second-last, if for anyone
+			if w, j := nxnWait(mem, bytes, last, second, i); j >= 0 {
+				s.waitOf(kind, false, ranks[i], m.seg, ranks[j], mem[j].seg, w, m.exit, mem[j].enter)
+			}
+			continue
+		}
+		// nxnWait for a member waiting for last, its steps with last's
+		// enter at hand
+		if bytes && !(m.recv > 0) {
+			continue
+		}
+		w := need - m.enter
+		if d := m.exit - m.enter; w > d {
+			w = d
+		}
+		if w > 0 {
+			s.waitOf(kind, false, ranks[i], m.seg, b, pb, w, m.exit, need)
 		}
 	}
 }
@@ -1458,14 +1478,15 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, mem []rcMember, bytes bool, kind
 // instance.
 func nxnLastTwo(mem []rcMember, bytes bool) (last, second int) {
 	last, second = -1, -1
+	var lastE, secondE float64 // mem[last].enter, mem[second].enter
 	for i := range mem {
 		if bytes && !(mem[i].sent > 0) {
 			continue
 		}
-		if last < 0 || mem[i].enter > mem[last].enter {
-			last, second = i, last
-		} else if second < 0 || mem[i].enter > mem[second].enter {
-			second = i
+		if e := mem[i].enter; last < 0 || e > lastE {
+			last, second, lastE, secondE = i, last, e, lastE
+		} else if second < 0 || e > secondE {
+			second, secondE = i, e
 		}
 	}
 	return last, second

@@ -195,6 +195,12 @@ func TestRCOpKinds_AgreeWithTraceOps(t *testing.T) {
 				return op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence
 			},
 			func(k uint8, _ uint32) bool { return k&rcOpMatched != 0 }},
+		{"a general active target call (isPSCW: afterP2P's pscw)", rcOpPSCW,
+			func(op trace.Op, _ uint32) bool {
+				return op == trace.OpWinPost || op == trace.OpWinStart || op == trace.OpWinComplete ||
+					op == trace.OpWinWait || op == trace.OpWinTest
+			},
+			func(k uint8, _ uint32) bool { return k&rcOpPSCW != 0 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
