@@ -922,7 +922,7 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 		r.put(rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
-	if r.started && r.n > 0 && r.lastExit > from {
+	if r.n > 0 && r.lastExit > from { // (r.started: set above)
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := e.Exit - from
