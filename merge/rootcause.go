@@ -1457,16 +1457,7 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, mem []rcMember, bytes bool, kind
 			}
 			continue
 		}
-		// nxnWait for a member waiting for last, its steps with last's
-		// enter at hand
-		if bytes && !(m.recv > 0) {
-			continue
-		}
-		w := need - m.enter
-		if d := m.exit - m.enter; w > d {
-			w = d
-		}
-		if w > 0 {
+		if w, ok := nxnWaitFor(m, bytes, need); ok { // nxnWait, last's enter at hand
 			s.waitOf(kind, false, ranks[i], m.seg, b, pb, w, m.exit, need)
 		}
 	}
@@ -1501,17 +1492,28 @@ func nxnWait(mem []rcMember, bytes bool, last, second, i int) (float64, int) {
 	if i == last {
 		j = second
 	}
-	if j < 0 || bytes && !(mem[i].recv > 0) {
+	if j < 0 {
 		return 0, -1
 	}
-	w := mem[j].enter - mem[i].enter
-	if d := mem[i].exit - mem[i].enter; w > d {
-		w = d
-	}
-	if !(w > 0) {
+	w, ok := nxnWaitFor(&mem[i], bytes, mem[j].enter)
+	if !ok {
 		return 0, -1
 	}
 	return w, j
+}
+
+// nxnWaitFor returns member m's wait for a member that entered at need,
+// and whether it waits (nxnWait's steps once the member waited for is
+// known: nxnWaiters calls it with the last entrant's enter at hand).
+func nxnWaitFor(m *rcMember, bytes bool, need float64) (float64, bool) {
+	if bytes && !(m.recv > 0) {
+		return 0, false
+	}
+	w := need - m.enter
+	if d := m.exit - m.enter; w > d {
+		w = d
+	}
+	return w, w > 0
 }
 
 // syncComm records the N×N instance whose members' calls are mem as c's

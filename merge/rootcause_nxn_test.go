@@ -8,7 +8,8 @@ import (
 
 // TestRootCause_NxNWaitsAgreeWithCollectiveWaits checks that the
 // root-cause stream's one loop over an N×N instance (nxnLastTwo,
-// nxnWait) finds the same waiters, the same waits bit for bit and the
+// nxnWait, and nxnWaitFor as nxnWaiters calls it for the members but
+// the last entrant) finds the same waiters, the same waits bit for bit and the
 // same members waited for as CollectiveWaitsFlow, on random instances
 // with ties, NaN, ±Inf, −0, members that send or receive nothing and
 // flows of the wrong length (unknown).
@@ -79,6 +80,15 @@ func TestRootCause_NxNWaitsAgreeWithCollectiveWaits(t *testing.T) {
 					}
 					if j >= 0 {
 						waiters++
+					}
+					if last < 0 || i == last {
+						continue
+					}
+					// nxnWaiters' step for a member waiting for the last entrant
+					if w, ok := nxnWaitFor(&mem[i], bytes, mem[last].enter); ok != (want >= 0) ||
+						ok && (want != last || math.Float64bits(w) != math.Float64bits(wait[i])) {
+						t.Fatalf("enter %v exit %v flow %v: member %d waits %v (%v) for the last entrant %d, CollectiveWaitsFlow %v for %d",
+							enter, exit, flow, i, w, ok, last, wait[i], cause[i])
 					}
 				}
 			}
