@@ -49,8 +49,12 @@ func (s *rcSum) addFast(v float64) bool {
 		return false
 	}
 	i := int64((x + 0x1.8p52) - 0x1.8p52)
-	lo, c := bits.Add64(s.lo, uint64(i), 0) // ADD, and the carry without a branch
-	s.lo, s.hi = lo, s.hi+i>>63+int64(c)
+	lo := s.lo + uint64(i)
+	s.hi += i >> 63
+	if lo < s.lo { // carry
+		s.hi++
+	}
+	s.lo = lo
 	return true
 }
 

@@ -244,6 +244,15 @@ func TestRCInst_MemberCallRecordedOnce(t *testing.T) {
 		return &datamodel.GEvent{Rank: r, Op: trace.OpAllreduce, CommID: trace.CommWorldID, CommRank: r, Seq: 4,
 			Root: -1, Enter: enter, Exit: exit, Sent: sent, Recv: recv, Callsite: 0x40}
 	}
+	// an instance before, so that the members' calls are not their
+	// ranks' first segments
+	for r := range members {
+		e := call(int32(r), 1, 2, 8, 8)
+		e.Seq, e.Callsite = 3, 0x20
+		if err := s.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
 	steps := []struct {
 		name string
 		ev   *datamodel.GEvent
@@ -276,6 +285,9 @@ func TestRCInst_MemberCallRecordedOnce(t *testing.T) {
 		r := st.ev.Rank
 		if _, seen := want[r]; !seen { // the repeated call changes nothing
 			rs := s.ranks[r]
+			if rs.n < 3 {
+				t.Fatalf("%s: rank %d has %d segments, want its call after a region after a call", st.name, r, rs.n)
+			}
 			want[r] = rcMember{enter: st.ev.Enter, exit: st.ev.Exit, seg: rs.n - 1, sent: st.ev.Sent, recv: st.ev.Recv, gen: in.gen}
 		}
 		for m, w := range want {
