@@ -1452,12 +1452,14 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, mem []rcMember, bytes bool, kind
 	for i := range mem {
 		m := &mem[i]
 		if i == last { // it waits for the second-last, if for anyone
-			if w, j := nxnWait(mem, bytes, last, second, i); j >= 0 {
-				s.waitOf(kind, false, ranks[i], m.seg, ranks[j], mem[j].seg, w, m.exit, mem[j].enter)
+			if j := second; j >= 0 {
+				if w, ok := nxnWaitFor(m, bytes, mem[j].enter); ok {
+					s.waitOf(kind, false, ranks[i], m.seg, ranks[j], mem[j].seg, w, m.exit, mem[j].enter)
+				}
 			}
 			continue
 		}
-		if w, ok := nxnWaitFor(m, bytes, need); ok { // nxnWait, last's enter at hand
+		if w, ok := nxnWaitFor(m, bytes, need); ok {
 			s.waitOf(kind, false, ranks[i], m.seg, b, pb, w, m.exit, need)
 		}
 	}
@@ -1483,28 +1485,10 @@ func nxnLastTwo(mem []rcMember, bytes bool) (last, second int) {
 	return last, second
 }
 
-// nxnWait returns member i's wait in an N×N instance whose last and
-// second-last sending entrants are last and second, and the member it
-// waits for (−1: no wait): as CollectiveWaitsFlow computes it (bytes
-// false: every member receives).
-func nxnWait(mem []rcMember, bytes bool, last, second, i int) (float64, int) {
-	j := last
-	if i == last {
-		j = second
-	}
-	if j < 0 {
-		return 0, -1
-	}
-	w, ok := nxnWaitFor(&mem[i], bytes, mem[j].enter)
-	if !ok {
-		return 0, -1
-	}
-	return w, j
-}
-
-// nxnWaitFor returns member m's wait for a member that entered at need,
-// and whether it waits (nxnWait's steps once the member waited for is
-// known: nxnWaiters calls it with the last entrant's enter at hand).
+// nxnWaitFor returns member m's wait in an N×N instance for the member
+// it waits for, which entered at need (the last sending entrant, or for
+// that one the second-last: nxnLastTwo), and whether it waits, as
+// CollectiveWaitsFlow computes it (bytes false: every member receives).
 func nxnWaitFor(m *rcMember, bytes bool, need float64) (float64, bool) {
 	if bytes && !(m.recv > 0) {
 		return 0, false
