@@ -105,7 +105,7 @@ func (s *RootCauseStream) addBatchPiped(b []datamodel.GEvent) error {
 					continue
 				}
 			}
-			if !e.Continuation() {
+			if rcOpKinds[e.Op]&rcOpContinues == 0 || e.Seq == 0 { // !e.Continuation(), as Add asks
 				s.addCall(r, e)
 			}
 			s.gen++

@@ -866,7 +866,9 @@ func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 	} else {
 		s.p2p.endCall(e.Rank)
 	}
-	s.afterP2P(r, e)
+	if len(s.done) > 0 || k&rcOpPSCW != 0 || s.side.live { // afterP2P has work: most events none
+		s.afterP2P(r, e)
+	}
 	return err
 }
 
@@ -920,7 +922,7 @@ func (s *RootCauseStream) addCall(r *rcRank, e *datamodel.GEvent) {
 		r.put(rcSeg{start: r.lastExit, dur: gap, region: id})
 	}
 	from := e.Enter
-	if r.started && r.n > 0 && r.lastExit > from {
+	if r.n > 0 && r.lastExit > from { // (r.started: set above)
 		from = r.lastExit // another thread's call overlaps: count the rest
 	}
 	dur := e.Exit - from
@@ -967,6 +969,7 @@ const (
 	rcOpContinues = 1 << iota // a record of it with Seq > 0 continues a call (trace.Op.Continues)
 	rcOpP2P                   // the point-to-point stream takes it (P2PStream.Wants)
 	rcOpMatched               // a blocking collective or a fence: matched as an instance (addCall)
+	rcOpPSCW                  // a call of general active target synchronisation (isPSCW: afterP2P's pscw)
 )
 
 // rcOpKinds is, for every operation value, what the stream does with an
@@ -983,6 +986,9 @@ var rcOpKinds = func() (k [1 << 16]uint8) {
 		}
 		if op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence {
 			k[i] |= rcOpMatched
+		}
+		if isPSCW(op) {
+			k[i] |= rcOpPSCW
 		}
 	}
 	return k
@@ -1336,7 +1342,10 @@ func (s *RootCauseStream) collective(r *rcRank, e *datamodel.GEvent, idx uint64)
 	if m.gen == in.gen {
 		return
 	}
-	*m = rcMember{enter: e.Enter, exit: e.Exit, seg: idx, sent: e.Sent, recv: e.Recv, gen: in.gen}
+	// field by field: a composite literal of six fields is built on
+	// the stack and copied (22 instructions where these are 12)
+	m.enter, m.exit, m.seg = e.Enter, e.Exit, idx
+	m.sent, m.recv, m.gen = e.Sent, e.Recv, in.gen
 	in.got++
 	if in.got < n {
 		return
@@ -1441,13 +1450,17 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, mem []rcMember, bytes bool, kind
 	}
 	b, pb, need := ranks[last], mem[last].seg, mem[last].enter
 	for i := range mem {
-		w, j := nxnWait(mem, bytes, last, second, i)
-		switch {
-		case j < 0:
-		case j == last:
-			s.waitOf(kind, false, ranks[i], mem[i].seg, b, pb, w, mem[i].exit, need)
-		default:
-			s.waitOf(kind, false, ranks[i], mem[i].seg, ranks[j], mem[j].seg, w, mem[i].exit, mem[j].enter)
+		m := &mem[i]
+		if i == last { // it waits for the second-last, if for anyone
+			if j := second; j >= 0 {
+				if w, ok := nxnWaitFor(m, bytes, mem[j].enter); ok {
+					s.waitOf(kind, false, ranks[i], m.seg, ranks[j], mem[j].seg, w, m.exit, mem[j].enter)
+				}
+			}
+			continue
+		}
+		if w, ok := nxnWaitFor(m, bytes, need); ok {
+			s.waitOf(kind, false, ranks[i], m.seg, b, pb, w, m.exit, need)
 		}
 	}
 }
@@ -1458,39 +1471,33 @@ func (s *RootCauseStream) nxnWaiters(c *rcComm, mem []rcMember, bytes bool, kind
 // instance.
 func nxnLastTwo(mem []rcMember, bytes bool) (last, second int) {
 	last, second = -1, -1
+	var lastE, secondE float64 // mem[last].enter, mem[second].enter
 	for i := range mem {
 		if bytes && !(mem[i].sent > 0) {
 			continue
 		}
-		if last < 0 || mem[i].enter > mem[last].enter {
-			last, second = i, last
-		} else if second < 0 || mem[i].enter > mem[second].enter {
-			second = i
+		if e := mem[i].enter; last < 0 || e > lastE {
+			last, second, lastE, secondE = i, last, e, lastE
+		} else if second < 0 || e > secondE {
+			second, secondE = i, e
 		}
 	}
 	return last, second
 }
 
-// nxnWait returns member i's wait in an N×N instance whose last and
-// second-last sending entrants are last and second, and the member it
-// waits for (−1: no wait): as CollectiveWaitsFlow computes it (bytes
-// false: every member receives).
-func nxnWait(mem []rcMember, bytes bool, last, second, i int) (float64, int) {
-	j := last
-	if i == last {
-		j = second
+// nxnWaitFor returns member m's wait in an N×N instance for the member
+// it waits for, which entered at need (the last sending entrant, or for
+// that one the second-last: nxnLastTwo), and whether it waits, as
+// CollectiveWaitsFlow computes it (bytes false: every member receives).
+func nxnWaitFor(m *rcMember, bytes bool, need float64) (float64, bool) {
+	if bytes && !(m.recv > 0) {
+		return 0, false
 	}
-	if j < 0 || bytes && !(mem[i].recv > 0) {
-		return 0, -1
-	}
-	w := mem[j].enter - mem[i].enter
-	if d := mem[i].exit - mem[i].enter; w > d {
+	w := need - m.enter
+	if d := m.exit - m.enter; w > d {
 		w = d
 	}
-	if !(w > 0) {
-		return 0, -1
-	}
-	return w, j
+	return w, w > 0
 }
 
 // syncComm records the N×N instance whose members' calls are mem as c's

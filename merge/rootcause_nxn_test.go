@@ -7,8 +7,9 @@ import (
 )
 
 // TestRootCause_NxNWaitsAgreeWithCollectiveWaits checks that the
-// root-cause stream's one loop over an N×N instance (nxnLastTwo,
-// nxnWait) finds the same waiters, the same waits bit for bit and the
+// root-cause stream's one loop over an N×N instance (nxnLastTwo, then
+// nxnWaitFor for each member as nxnWaiters calls it) finds the same
+// waiters, the same waits bit for bit and the
 // same members waited for as CollectiveWaitsFlow, on random instances
 // with ties, NaN, ±Inf, −0, members that send or receive nothing and
 // flows of the wrong length (unknown).
@@ -66,8 +67,18 @@ func TestRootCause_NxNWaitsAgreeWithCollectiveWaits(t *testing.T) {
 				last, second := nxnLastTwo(mem, bytes)
 				for i := range enter {
 					w, j := 0.0, -1
-					if last >= 0 {
-						w, j = nxnWait(mem, bytes, last, second, i)
+					if last >= 0 { // as nxnWaiters: each member for the last, that one for the second-last
+						j = last
+						if i == last {
+							j = second
+						}
+						ok := false
+						if j >= 0 {
+							w, ok = nxnWaitFor(&mem[i], bytes, mem[j].enter)
+						}
+						if !ok {
+							w, j = 0, -1
+						}
 					}
 					want := cause[i]
 					if wait[i] == 0 {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/gclock/gclock/merge/datamodel"
+	"github.com/gclock/gclock/merge/rundir"
 	"github.com/gclock/gclock/trace"
 )
 
@@ -195,6 +197,12 @@ func TestRCOpKinds_AgreeWithTraceOps(t *testing.T) {
 				return op.IsCollective() && !op.IsNonblockingCollective() || op == trace.OpWinFence
 			},
 			func(k uint8, _ uint32) bool { return k&rcOpMatched != 0 }},
+		{"a general active target call (isPSCW: afterP2P's pscw)", rcOpPSCW,
+			func(op trace.Op, _ uint32) bool {
+				return op == trace.OpWinPost || op == trace.OpWinStart || op == trace.OpWinComplete ||
+					op == trace.OpWinWait || op == trace.OpWinTest
+			},
+			func(k uint8, _ uint32) bool { return k&rcOpPSCW != 0 }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -214,5 +222,78 @@ func TestRCOpKinds_AgreeWithTraceOps(t *testing.T) {
 				t.Fatal("no operation has the kind: the comparison compared nothing")
 			}
 		})
+	}
+}
+
+// TestRCInst_MemberCallRecordedOnce feeds the stream the calls of an
+// N×N instance of three ranks directly, one member's call twice, and
+// checks that the open instance holds each member's enter, exit,
+// segment, bytes sent and received and generation as its call gave
+// them, counts the repeated member once, and completes (leaves the open
+// instances) only when the third member comes.
+func TestRCInst_MemberCallRecordedOnce(t *testing.T) {
+	members := []int32{0, 1, 2}
+	run := &rundir.Run{WorldSize: 3}
+	for r := range members {
+		m := rundir.RankMeta{Header: trace.Header{Rank: r, WorldSize: 3},
+			Comms: []trace.Comm{{ID: trace.CommWorldID, Kind: "world", Members: members}}}
+		run.Ranks = append(run.Ranks, &rundir.RankInput{Rank: r, Meta: &m})
+	}
+	s := NewRootCauseStream(run, RootCauseOptions{}, nil)
+	call := func(r int32, enter, exit float64, sent, recv uint64) *datamodel.GEvent {
+		return &datamodel.GEvent{Rank: r, Op: trace.OpAllreduce, CommID: trace.CommWorldID, CommRank: r, Seq: 4,
+			Root: -1, Enter: enter, Exit: exit, Sent: sent, Recv: recv, Callsite: 0x40}
+	}
+	// an instance before, so that the members' calls are not their
+	// ranks' first segments
+	for r := range members {
+		e := call(int32(r), 1, 2, 8, 8)
+		e.Seq, e.Callsite = 3, 0x20
+		if err := s.Add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		name string
+		ev   *datamodel.GEvent
+		got  int // members counted after it (0: the instance completed)
+	}{
+		{"first member", call(1, 10, 30, 8, 16), 1},
+		{"second member", call(0, 12, 31, 24, 32), 2},
+		{"the first member's call again", call(1, 13, 33, 40, 48), 2},
+		{"last member", call(2, 25, 32, 56, 64), 0},
+	}
+	want := map[int32]rcMember{}
+	for _, st := range steps {
+		if err := s.Add(st.ev); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		cc := s.coll[trace.CommWorldID]
+		if st.got == 0 {
+			if len(cc.open) != 0 || len(cc.free) != 1 {
+				t.Fatalf("%s: %d open instances and %d kept, want the instance completed and kept for reuse", st.name, len(cc.open), len(cc.free))
+			}
+			continue
+		}
+		if len(cc.open) != 1 {
+			t.Fatalf("%s: %d open instances, want 1", st.name, len(cc.open))
+		}
+		in := cc.open[0]
+		if in.got != st.got {
+			t.Errorf("%s: %d members counted, want %d", st.name, in.got, st.got)
+		}
+		r := st.ev.Rank
+		if _, seen := want[r]; !seen { // the repeated call changes nothing
+			rs := s.ranks[r]
+			if rs.n < 3 {
+				t.Fatalf("%s: rank %d has %d segments, want its call after a region after a call", st.name, r, rs.n)
+			}
+			want[r] = rcMember{enter: st.ev.Enter, exit: st.ev.Exit, seg: rs.n - 1, sent: st.ev.Sent, recv: st.ev.Recv, gen: in.gen}
+		}
+		for m, w := range want {
+			if got := in.mem[m]; got != w {
+				t.Errorf("%s: member %d recorded as %+v, want %+v", st.name, m, got, w)
+			}
+		}
 	}
 }
