@@ -1,6 +1,9 @@
 package clocksync
 
-import "math"
+import (
+	"math"
+	"sort"
+)
 
 // Adaptive resync intervals (issue 38, docs/explanation/clocksync.md
 // "Adaptive resync"): the policy the recorder follows (pmpi/resync.go)
@@ -54,10 +57,42 @@ const (
 // simulated random walks got calmer and worse.
 var SplineMissRatio = [3]float64{0.18, 0.14, 0.085}
 
-// KnotPoint is one knot of a rank's offset curve: local ns, offset ns.
+// KnotPoint is one knot of a rank's offset curve: local ns, offset ns,
+// and the knot's own noise (ns, a standard deviation: KnotNoise; 0: none
+// known, as on shared memory where it is far below ResyncTolNS).
 type KnotPoint struct {
-	T   int64
-	Off float64
+	T     int64
+	Off   float64
+	Noise float64
+}
+
+// KnotNoisePerSpread is a loose knot's noise (the standard deviation of
+// its true error) per unit of the typical spread of its pair's agreeing
+// offsets (HCA3Offset's KnotStats.Spread): over TCP between namespace
+// hosts, 78 resync knots of one rank (CI, 2026-11-28) missed the truth
+// by 0.47 µs rms with a median spread of 0.61 µs. One knot's own spread
+// says little (its error lay up to 4.4 times its spread), so the typical
+// spread of the rank's recent knots is what it multiplies (KnotNoise).
+const KnotNoisePerSpread = 0.8
+
+// KnotNoiseZ: a knot disagrees only when its prediction's miss also
+// exceeds KnotNoiseZ times the miss's own noise (JudgeKnot).
+const KnotNoiseZ = 3.0
+
+// KnotNoise is the noise (ns) of a loose knot from the spreads (ns) of
+// its rank's recent loose knots' agreeing offsets, this one's included:
+// KnotNoisePerSpread times their median (0 without any).
+func KnotNoise(spreads []float64) float64 {
+	if len(spreads) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), spreads...)
+	sort.Float64s(s)
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return KnotNoisePerSpread * med
 }
 
 // KnotVerdict is what a rank says of its new knot.
@@ -91,7 +126,14 @@ func LagrangeAt(t int64, ts []int64, vs []float64) float64 {
 // extrapolated to k.T) and returns the verdict and the estimated miss of
 // the smooth model between knots (ns): the prediction's miss times
 // SplineMissRatio. With fewer than two earlier knots with distinct times
-// before k it says keep.
+// before k it says keep. A miss within KnotNoiseZ times its own noise
+// (the knots' Noise, carried through the extrapolation: sqrt(k.Noise² +
+// Σ L_i(k.T)² Noise_i²)) does not disagree, and one within KnotCalmZ
+// times it is calm: over
+// TCP, knots 0.5 µs off predicted from four through a cubic miss by
+// ≈ 8.4 × 0.5 µs, which scaled to the spline read as 0.36 µs, far over
+// ResyncTolNS, and halved the interval down to GCLOCK_RESYNC/8 on noise
+// alone (78 epochs in 4.8 s at GCLOCK_RESYNC=0.25; decisions.md D86).
 func JudgeKnot(prev []KnotPoint, k KnotPoint) (KnotVerdict, float64) {
 	// the latest up to four knots with increasing times before k
 	var use []KnotPoint
@@ -114,14 +156,42 @@ func JudgeKnot(prev []KnotPoint, k KnotPoint) (KnotVerdict, float64) {
 		ts[i], vs[i] = p.T, p.Off
 	}
 	pred := LagrangeAt(k.T, ts[:len(use)], vs[:len(use)])
-	miss := math.Abs(k.Off-pred) * SplineMissRatio[len(use)-2]
+	raw := math.Abs(k.Off - pred)
+	miss := raw * SplineMissRatio[len(use)-2]
+	noise := predictionNoise(k, use)
 	switch {
-	case miss > ResyncTolNS:
+	case miss > ResyncTolNS && raw > KnotNoiseZ*noise:
 		return KnotDisagree, miss
-	case miss < ResyncTolNS/4:
+	case miss < ResyncTolNS/4 || raw <= KnotCalmZ*noise:
 		return KnotCalm, miss
 	}
 	return KnotKeep, miss
+}
+
+// KnotCalmZ: a knot whose prediction's miss is within KnotCalmZ times
+// the miss's own noise is calm, however large the noise (JudgeKnot): the
+// knots cannot tell the model from the clock at this spacing, so a
+// longer one costs nothing they could show. Without it a loose knot was
+// never calm over TCP (its noise alone is over ResyncTolNS/4), and every
+// disagreement, true or a 3σ miss, shortened the interval for the rest
+// of the run (3 of 12 kept TCP runs ended at 0.125-0.19 s after one).
+const KnotCalmZ = 1.0
+
+// predictionNoise is the standard deviation (ns) of knot k's miss from
+// the polynomial through the knots use (distinct times, none at k.T) when
+// every knot's error is independent with its own Noise.
+func predictionNoise(k KnotPoint, use []KnotPoint) float64 {
+	v := k.Noise * k.Noise
+	for i, p := range use {
+		w := 1.0
+		for j, q := range use {
+			if j != i {
+				w *= float64(k.T-q.T) / float64(p.T-q.T)
+			}
+		}
+		v += w * w * p.Noise * p.Noise
+	}
+	return math.Sqrt(v)
 }
 
 // NextResyncInterval is rank 0's next resync interval (s) after an epoch:

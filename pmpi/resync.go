@@ -70,6 +70,7 @@ type resyncState struct {
 	// offsets per 16 ping-pongs an offset (0: no deadline, the default)
 	deadlineNS int64
 	knots      []clocksync.KnotPoint // this rank's latest knots, oldest first, at most 4 (adapt.go)
+	spreads    []float64             // this rank's latest loose knots' spreads (ns), at most knotSpreads: their noise (adapt.go)
 	spend      clocksync.ResyncSpend // rank 0: the resyncs' cost so far (adapt.go)
 	earliest   float64               // rank 0: no resync before this run time (s since startNS)
 	startNS    int64                 // local ns of the first meeting: the budget's run start (not before any event)
@@ -101,6 +102,10 @@ type resyncState struct {
 	// client's sleep inside each ping-pong of a resync epoch (pingpong.c).
 	stallNS int64
 }
+
+// knotSpreads is how many of a rank's latest loose knots' spreads give
+// its knots' noise (resyncState.spreads).
+const knotSpreads = 8
 
 // resyncPairNS is the time a client pair of a resync epoch has for its
 // offset measurements (ppDeadline): perNS (GCLOCK_RESYNC_DEADLINE) per 16
@@ -364,14 +369,33 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 	// This rank's verdict on its new knot (adapt.go), judged before the
 	// agreement so that rank 0 can plan with every rank's.
 	var m clocksync.LinearModel
-	verdict, miss := clocksync.KnotKeep, 0.0
+	verdict, miss, noise := clocksync.KnotKeep, 0.0, 0.0
 	tk := int64(C.gclock_now_ext())
 	tSync := tk
 	if err == nil {
 		m, _ = clocksync.FlattenTo(g, r.clock)
 		mod := trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}
-		verdict, miss = clocksync.JudgeKnot(r.rs.knots, clocksync.KnotPoint{T: tk, Off: mod.Offset(tk)})
+		// A loose knot (a pair over a network hop that measured several
+		// offsets) is judged against its noise, the typical spread of the
+		// rank's latest loose knots (D86): over TCP the knots' noise alone
+		// disagreed and halved the interval to its floor.
+		st, measured := alg.LastKnot()
+		if measured && st.Offsets > 1 {
+			r.rs.spreads = append(r.rs.spreads, st.Spread*1e9)
+			if len(r.rs.spreads) > knotSpreads {
+				r.rs.spreads = r.rs.spreads[len(r.rs.spreads)-knotSpreads:]
+			}
+			noise = clocksync.KnotNoise(r.rs.spreads)
+		}
+		verdict, miss = clocksync.JudgeKnot(r.rs.knots, clocksync.KnotPoint{T: tk, Off: mod.Offset(tk), Noise: noise})
 		if cut && verdict == clocksync.KnotCalm {
+			verdict = clocksync.KnotKeep
+		}
+		// A node member's knot is its leader's measurement (ClockPropSync),
+		// whose noise it does not know: the leader, which measured it,
+		// judges whether it disagrees; the member can only hold the
+		// interval.
+		if !measured && r.rank != 0 && verdict == clocksync.KnotDisagree {
 			verdict = clocksync.KnotKeep
 		}
 	}
@@ -410,7 +434,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 		kb.Bound = -1
 	}
 	if !cut {
-		k := clocksync.KnotPoint{T: t1, Off: trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1)}
+		k := clocksync.KnotPoint{T: t1, Off: trace.Model{T0: r.clock.base0, Slope: m.Slope, Intercept: m.Intercept * 1e9}.Offset(t1), Noise: noise}
 		r.rs.knots = append(r.rs.knots, k)
 		if len(r.rs.knots) > 4 {
 			r.rs.knots = r.rs.knots[len(r.rs.knots)-4:]
@@ -430,6 +454,7 @@ func (r *recorder) resyncEpoch(commID uint64, seq uint32, atFinalize bool) error
 			"resync":         strconv.Itoa(r.rs.epochs),
 			"interval_s":     strconv.FormatFloat(r.rs.interval, 'g', -1, 64),
 			"knot_miss_ns":   strconv.FormatFloat(miss, 'f', 1, 64),
+			"knot_noise_ns":  strconv.FormatFloat(noise, 'f', 1, 64),
 			"trigger_comm":   strconv.FormatUint(commID, 10),
 			"trigger_seq":    strconv.FormatUint(uint64(seq), 10),
 			"pingpong_token": strconv.FormatBool(r.token),

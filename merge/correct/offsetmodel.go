@@ -27,9 +27,12 @@ import (
 // Noisy knots: a derivative estimated from knots close together amplifies
 // their measurement error (a 10 ns miss over a 100 ms interval is a slope
 // error of 1e-7, which bends a 2 s interval by ≈ 30 ns). So knots much
-// closer than the median spacing do not shape the curve (keptKnots), and
-// an end interval much longer than its neighbour leaves along its own
-// secant (splineDerivs, LongEnd).
+// closer than the median spacing do not shape the curve (keptKnots), an
+// end interval much longer than its neighbour leaves along its own
+// secant (splineDerivs, LongEnd), and an interval LongInterval times as
+// wide as its neighbour takes its slope at the knot between them at its
+// own scale unless the spline's stands out of the knots' noise
+// (longIntervalEnds).
 
 // DefaultScheme is the offset model of --clock interp (and refined).
 const DefaultScheme = SplineKinkScheme
@@ -249,6 +252,169 @@ func splineDerivsFrom(h, m, fixed []float64, firstSlope float64) []float64 {
 // neighbour leaves the spline along its own secant (splineDerivs).
 const LongEnd = 2.0
 
+// LongInterval: an interval at least this many times as wide as its
+// neighbour takes its slope at the knot between them at its own scale
+// where the spline's is within its noise of it (longIntervalEnds). The spline amplifies the short
+// side's noise σ by about 0.3·σ times the width ratio there; at twice
+// (the adaptation halving the interval, a costly resync's longer gap)
+// that is 0.6σ, and over all knots a 20 µs / 20 s sine's bend at 2-4 s
+// spacing reads as noise to knotNoise (0.17 → 0.38 µs off with exact
+// knots on 1.5 s then 3.8 s intervals).
+const LongInterval = 4.0
+
+// longIntervalSlope is the derivative at knot i, the near end of the
+// long interval long (i or i−1; widths h, secants m): the parabola through
+// the long interval's far knot, knot i, and the knot on the other side of
+// i that lies at least the long interval's width H away (the farthest
+// there is when none does; not beyond a knot whose derivative is fixed,
+// a kink's), so that every knot it rests on is about H from knot i and
+// their noise σ makes a slope error of about σ/H, not σ over the short
+// width. On a smooth clock the parabola's slope misses by about the third
+// derivative times H²/6, as a spline's would at spacing H.
+func longIntervalSlope(h, m, fixed []float64, i, long int) float64 {
+	H, mL := h[long], m[long]
+	var span, sum float64
+	if long == i { // the other side is to the left: intervals i-1, i-2, ...
+		for k := i - 1; k >= 0; k-- {
+			span += h[k]
+			sum += h[k] * m[k]
+			if span >= H || (fixed != nil && !math.IsNaN(fixed[k])) {
+				break
+			}
+		}
+	} else { // to the right: intervals i, i+1, ...
+		for k := i; k < len(h); k++ {
+			span += h[k]
+			sum += h[k] * m[k]
+			if span >= H || (fixed != nil && !math.IsNaN(fixed[k+1])) {
+				break
+			}
+		}
+	}
+	// the parabola's derivative at its middle knot: each side's secant
+	// weighted by the other side's width
+	return (span*mL + H*sum/span) / (span + H)
+}
+
+// longIntervalEnds returns, per interval, the derivatives its Hermite
+// curve takes at its start and end instead of the knots' (d: the
+// spline's; NaN: the knot's), or nil when none differ. A long interval
+// next to short ones (the knot of MPI_Finalize after short adapted
+// intervals, a resync after the adaptation lengthened the interval):
+// the spline's derivative at the knot between them is that of the short
+// intervals' secants, whose noise (σ over the short width) the long
+// interval's Hermite curve multiplies by its own width: 1 µs knot noise
+// over TCP with knots 50 ms apart bent a 900 ms interval 2.6 µs off. The
+// long interval starts (ends) there with the derivative estimated at its
+// own scale (longIntervalSlope), moved towards the spline's by as much as
+// the spline's stands out of its own noise (nearKnotSlope): with exact or
+// quiet knots the spline's stands (a parabola over the long interval's
+// scale misses a 20 µs / 20 s sine by up to 3 µs with 4 s intervals). The
+// short intervals keep the spline's derivative, so the curve may turn at
+// such a knot by about the short knots' slope noise (decisions.md D85).
+// fixed marks the kink rules' knots (NaN: free; nil: none), which keep
+// theirs.
+func longIntervalEnds(h, m, fixed, d []float64) [][2]float64 {
+	n := len(h) + 1
+	if n < 4 || d == nil {
+		return nil
+	}
+	var ends [][2]float64
+	sigma := -1.0
+	for i := 1; i < n-1; i++ {
+		if fixed != nil && !math.IsNaN(fixed[i]) {
+			continue
+		}
+		long, side := -1, 0
+		switch {
+		case h[i] >= LongInterval*h[i-1]:
+			long, side = i, 0
+		case h[i-1] >= LongInterval*h[i]:
+			long, side = i-1, 1
+		default:
+			continue
+		}
+		if ends == nil {
+			ends = make([][2]float64, n-1)
+			for k := range ends {
+				ends[k] = [2]float64{math.NaN(), math.NaN()}
+			}
+			sigma = knotNoise(h, m)
+		}
+		ends[long][side] = nearKnotSlope(d[i], longIntervalSlope(h, m, fixed, i, long), sigma*splineSlopeGain(h, i))
+	}
+	return ends
+}
+
+// NearKnotZ: at a long interval's near knot the spline's derivative is
+// taken where it differs from the one at the long interval's scale by
+// more than NearKnotZ times its own noise, less that much
+// (nearKnotSlope).
+const NearKnotZ = 3.0
+
+// nearKnotSlope is the derivative a long interval takes at its near
+// knot: the one at the interval's scale (scale), moved towards the
+// spline's (spline) by as much as their difference exceeds NearKnotZ
+// times the spline derivative's noise (noise: its standard deviation from
+// the knots' noise). Where the difference is the short knots' noise, the
+// scale's slope stands; where it is a bend the short knots resolve and the
+// long scale does not, the spline's (less NearKnotZ·noise).
+func nearKnotSlope(spline, scale, noise float64) float64 {
+	diff := spline - scale
+	ex := math.Max(0, math.Abs(diff)-NearKnotZ*noise)
+	return scale + math.Copysign(ex, diff)
+}
+
+// knotNoise is the knots' typical noise σ (ns) from the widths h and
+// secants m: the twice-applied leave-one-out residuals' robust scale
+// (looNoise, as the error bars take it).
+func knotNoise(h, m []float64) float64 {
+	n := len(h) + 1
+	ts := make([]int64, n)
+	off := make([]float64, n)
+	for k := range h {
+		ts[k+1] = ts[k] + int64(math.Round(h[k]))
+		off[k+1] = off[k] + h[k]*m[k]
+	}
+	A := looOp(ts)
+	sigma, _ := looNoise(ts, A, applyLoo(A, off))
+	return sigma
+}
+
+// splineSlopeGain is the standard deviation of the spline's derivative at
+// knot i (splineDerivs, no fixed knots) per unit of independent knot
+// noise: the norm of its response to each knot within NearKnotWindow
+// knots (a spline's response to one knot decays by ≈ 0.27 per knot),
+// solved on that window.
+func splineSlopeGain(h []float64, i int) float64 {
+	n := len(h) + 1
+	lo, hi := max(0, i-NearKnotWindow), min(n-1, i+NearKnotWindow)
+	hw := h[lo:hi]
+	mw := make([]float64, len(hw))
+	v := 0.0
+	for j := lo; j <= hi; j++ {
+		clear(mw)
+		if j > lo {
+			mw[j-lo-1] = 1 / hw[j-lo-1]
+		}
+		if j < hi {
+			mw[j-lo] = -1 / hw[j-lo]
+		}
+		var g float64
+		if len(hw) == 1 {
+			g = mw[0]
+		} else {
+			g = splineDerivs(hw, mw, nil)[i-lo]
+		}
+		v += g * g
+	}
+	return math.Sqrt(v)
+}
+
+// NearKnotWindow: the knots on each side of a near knot whose noise its
+// spline derivative's noise is taken from (splineSlopeGain).
+const NearKnotWindow = 6
+
 // longEndSlope is the derivative a long first interval (width h[0],
 // secant m[0]) starts with: its secant, or where the slope there was
 // measured (the init sync's fitted slope, measured: NaN when not) that
@@ -300,6 +466,24 @@ type offsetCurve struct {
 	// hinges: the frequency steps the kink rules took (where and by how
 	// much the slope changes), for the error bars' residuals
 	hinges []hinge
+	// ends: per interval, the derivatives its Hermite curve takes at its
+	// start and end where they are not the knots' (longIntervalEnds; NaN:
+	// the knot's); nil: none
+	ends [][2]float64
+}
+
+// endDerivs is the derivatives of Hermite interval i at its two ends.
+func (c *offsetCurve) endDerivs(i int) (float64, float64) {
+	d0, d1 := c.d[i], c.d[i+1]
+	if c.ends != nil {
+		if v := c.ends[i][0]; !math.IsNaN(v) {
+			d0 = v
+		}
+		if v := c.ends[i][1]; !math.IsNaN(v) {
+			d1 = v
+		}
+	}
+	return d0, d1
 }
 
 // hinge is a frequency step the model took: at local time t the slope of
@@ -381,6 +565,24 @@ func newOffsetCurveFrom(ts []int64, off []float64, s Scheme, firstSlope float64)
 			c.straight[i] = true
 			continue
 		}
+		if sub.ends != nil { // a long kept interval's own slopes at its ends
+			e := [2]float64{math.NaN(), math.NaN()}
+			if a >= 0 && a+1 < len(keep) {
+				e[0] = sub.ends[a][0]
+			}
+			if b >= 1 {
+				e[1] = sub.ends[b-1][1]
+			}
+			if !math.IsNaN(e[0]) || !math.IsNaN(e[1]) {
+				if c.ends == nil {
+					c.ends = make([][2]float64, n-1)
+					for k := range c.ends {
+						c.ends[k] = [2]float64{math.NaN(), math.NaN()}
+					}
+				}
+				c.ends[i] = e
+			}
+		}
 		if a < 0 || b < 0 {
 			continue // next to an interior close knot: Hermite with the kept curve's slopes
 		}
@@ -437,6 +639,10 @@ func smoothCurveFrom(ts []int64, off []float64, s Scheme, firstSlope float64) *o
 	}
 	if s != SplineKinkScheme || n < 5 {
 		c.d = knotDerivsFrom(ts, off, s, firstSlope)
+		if s == SplineScheme || s == SplineKinkScheme {
+			h, m := widthsSecants(ts, off)
+			c.ends = longIntervalEnds(h, m, nil, c.d)
+		}
 		return c
 	}
 	h := make([]float64, n-1)
@@ -533,13 +739,26 @@ func smoothCurveFrom(ts []int64, off []float64, s Scheme, firstSlope float64) *o
 		c.hinges = append(c.hinges, hinge{float64(ts[i]), m[i] - m[i-1]})
 	}
 	c.d = splineDerivsFrom(h, m, fixed, firstSlope)
+	c.ends = longIntervalEnds(h, m, fixed, c.d)
 	return c
+}
+
+// widthsSecants returns the knots' interval widths and secant slopes.
+func widthsSecants(ts []int64, off []float64) (h, m []float64) {
+	h = make([]float64, len(ts)-1)
+	m = make([]float64, len(ts)-1)
+	for i := range h {
+		h[i] = float64(ts[i+1] - ts[i])
+		m[i] = (off[i+1] - off[i]) / h[i]
+	}
+	return h, m
 }
 
 // slopeAt is the derivative of the model at t in interval i (a Hermite
 // interval: neither straight nor kinked).
 func (c *offsetCurve) slopeAt(i int, t int64) float64 {
-	return hermiteSlope(t, c.ts[i], c.ts[i+1], c.off[i], c.off[i+1], c.d[i], c.d[i+1])
+	d0, d1 := c.endDerivs(i)
+	return hermiteSlope(t, c.ts[i], c.ts[i+1], c.off[i], c.off[i+1], d0, d1)
 }
 
 // at is the model's offset at t in interval i (ts[i] ≤ t ≤ ts[i+1]).
@@ -555,7 +774,8 @@ func (c *offsetCurve) at(i int, t int64) float64 {
 		}
 		return o1 - c.d[i+1]*float64(t1-t)
 	}
-	return hermite(t, t0, t1, o0, o1, c.d[i], c.d[i+1])
+	d0, d1 := c.endDerivs(i)
+	return hermite(t, t0, t1, o0, o1, d0, d1)
 }
 
 // looResiduals returns, per knot, its offset minus the value the cubic
