@@ -31,7 +31,8 @@ func gcForRanks(n int) {
 
 // loadRun loads the run in dir (rundir.Load with open) with the
 // collector's target for its number of rank files already set
-// (gcForRanks): opening 16,384 rank files' metadata is the first peak of
+// (gcForRanks), and huge pages asked for when they are many
+// (hugePagesForRanks): opening 16,384 rank files' metadata is the first peak of
 // every process, and with the target set only after it a K=8 worker had
 // reached ≈ 185 MB of RSS before its pass began (D77).
 func loadRun(dir string, open rundir.Opener) (*rundir.Run, error) {
@@ -43,6 +44,7 @@ func loadRun(dir string, open rundir.Opener) (*rundir.Run, error) {
 			}
 		}
 		gcForRanks(n)
+		hugePagesForRanks(n)
 	}
 	return rundir.Load(dir, open)
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// vmFlagsOf returns the VmFlags line of the mapping of /proc/self/smaps
+// that holds address p ("" when none does).
+func vmFlagsOf(t *testing.T, p uintptr) string {
+	t.Helper()
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if fl := strings.Fields(line); len(fl) > 0 && !strings.HasSuffix(fl[0], ":") {
+			// a mapping's first line, as in /proc/self/maps
+			a, b, ok := anonRW([]byte(line))
+			in = ok && a <= p && p < b
+			continue
+		}
+		if in && strings.HasPrefix(line, "VmFlags:") {
+			return line
+		}
+	}
+	return ""
+}
+
+// TestHugePages_TheHeapsLargeMappingsAreAskedForHugePages: after one
+// round of hugePages, the mapping that holds a 64 MiB heap object has
+// the kernel's "hg" flag (MADV_HUGEPAGE); a round that leaves it out (an
+// empty mapping list or a wrong parse) leaves the flag off, as the heap
+// is before the round.
+func TestHugePages_TheHeapsLargeMappingsAreAskedForHugePages(t *testing.T) {
+	big := make([]byte, 64<<20)
+	p := uintptr(unsafe.Pointer(&big[0]))
+	before := vmFlagsOf(t, p)
+	if before == "" {
+		t.Fatalf("no private anonymous mapping holds the heap object at %#x", p)
+	}
+	if strings.Contains(before, " hg") {
+		t.Fatalf("the heap's mapping is marked before any advice: %s", before)
+	}
+	done := map[uintptr]uintptr{}
+	if err := hugePages(done); err != nil {
+		t.Fatal(err)
+	}
+	after := vmFlagsOf(t, p)
+	if !strings.Contains(after, " hg") {
+		t.Errorf("the heap's mapping is not marked for huge pages: %s", after)
+	}
+	if len(done) == 0 {
+		t.Errorf("no mapping recorded as asked for")
+	}
+	big[len(big)-1] = 1 // keep it alive through the round
+}
+
+// TestAnonRW_OnlyPrivateAnonymousReadWriteMappings: the parse of a maps
+// line takes a private anonymous read-write mapping and nothing else.
+func TestAnonRW_OnlyPrivateAnonymousReadWriteMappings(t *testing.T) {
+	for _, tc := range []struct {
+		line   string
+		ok     bool
+		lo, hi uintptr
+	}{
+		{"1a047b800000-1a0480400000 rw-p 00000000 00:00 0 ", true, 0x1a047b800000, 0x1a0480400000},
+		{"c000000000-c004000000 rw-p 00000000 00:00 0", true, 0xc000000000, 0xc004000000},
+		{"306c3000-306e4000 rw-p 00000000 00:00 0                                  [heap]", false, 0, 0},
+		{"7f0000000000-7f0004000000 ---p 00000000 00:00 0", false, 0, 0},
+		{"7f0000000000-7f0004000000 rw-s 00000000 00:01 1234 /dev/shm/x", false, 0, 0},
+		{"00400000-00800000 r-xp 00000000 08:01 99 /usr/bin/tracemerge", false, 0, 0},
+		{"7f0004000000-7f0000000000 rw-p 00000000 00:00 0", false, 0, 0},
+		{"zz-7f0004000000 rw-p 00000000 00:00 0", false, 0, 0},
+	} {
+		lo, hi, ok := anonRW([]byte(tc.line))
+		if ok != tc.ok || lo != tc.lo || hi != tc.hi {
+			t.Errorf("%q: %#x-%#x %v, want %#x-%#x %v", tc.line, lo, hi, ok, tc.lo, tc.hi, tc.ok)
+		}
+	}
+}
+
+// TestHugePagesWanted_ManyRanksUnlessSwitchedOff: huge pages are asked
+// for above manyRanksHugePages ranks, never with GCLOCK_HUGEPAGES=0, at
+// any number with GCLOCK_HUGEPAGES=1.
+func TestHugePagesWanted_ManyRanksUnlessSwitchedOff(t *testing.T) {
+	for _, tc := range []struct {
+		ranks int
+		env   string
+		want  bool
+	}{
+		{8, "", false},
+		{manyRanksHugePages, "", false},
+		{manyRanksHugePages + 1, "", true},
+		{16384, "", true},
+		{16384, "0", false},
+		{16384, "false", false},
+		{8, "1", true},
+	} {
+		if got := hugePagesWanted(tc.ranks, tc.env); got != tc.want {
+			t.Errorf("%d ranks, GCLOCK_HUGEPAGES=%q: %v, want %v", tc.ranks, tc.env, got, tc.want)
+		}
+	}
+}
