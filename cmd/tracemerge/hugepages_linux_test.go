@@ -2,10 +2,16 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
+
+	"github.com/gclock/gclock/merge"
+	"github.com/gclock/gclock/trace/synth"
 )
 
 // vmFlagsOf returns the VmFlags line of the mapping of /proc/self/smaps
@@ -107,5 +113,50 @@ func TestHugePagesWanted_ManyRanksUnlessSwitchedOff(t *testing.T) {
 		if got := hugePagesWanted(tc.ranks, tc.env); got != tc.want {
 			t.Errorf("%d ranks, GCLOCK_HUGEPAGES=%q: %v, want %v", tc.ranks, tc.env, got, tc.want)
 		}
+	}
+}
+
+// TestHugePages_OnlyAOneProcessAnalysisAsks: a one-process analysis of
+// a run of more than manyRanksHugePages ranks starts the loop; of fewer
+// ranks, or with GCLOCK_HUGEPAGES=0, it does not, and a worker of a
+// parallel analysis (serveOnce) never does.
+func TestHugePages_OnlyAOneProcessAnalysisAsks(t *testing.T) {
+	defer func(n int, f func()) { manyRanksHugePages, hugePagesStart = n, f }(manyRanksHugePages, hugePagesStart)
+	defer func() { hugePagesOnce = sync.Once{} }()
+	dir := filepath.Join(t.TempDir(), "run")
+	gen(t, dir, synth.Config{Ranks: 4, Steps: 50, Seed: 3})
+	started := 0
+	hugePagesStart = func() { started++ }
+	for _, tc := range []struct {
+		name      string
+		threshold int
+		env       string
+		worker    bool
+		want      int
+	}{
+		{"serial, many ranks", 3, "", false, 1},
+		{"serial, few ranks", 4, "", false, 0},
+		{"serial, switched off", 3, "0", false, 0},
+		{"serial, switched on", 64, "1", false, 1},
+		{"worker, many ranks", 3, "", true, 0},
+		{"worker, switched on", 3, "1", true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manyRanksHugePages, started, hugePagesOnce = tc.threshold, 0, sync.Once{}
+			t.Setenv("GCLOCK_HUGEPAGES", tc.env)
+			if tc.worker {
+				if err := serveOnce(dir, merge.Options{}, &merge.Dist{Procs: 2, Me: 1, T: failingTransport{}}); err == nil {
+					t.Fatal("the worker served without a job")
+				}
+			} else {
+				var so, se bytes.Buffer
+				if code := run([]string{dir, "-o", filepath.Join(t.TempDir(), "out"), "--formats", "txt", "-q"}, &so, &se); code != exitOK {
+					t.Fatalf("exit %d: %s", code, se.String())
+				}
+			}
+			if started != tc.want {
+				t.Errorf("loop started %d times, want %d", started, tc.want)
+			}
+		})
 	}
 }
