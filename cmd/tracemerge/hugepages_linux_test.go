@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"unsafe"
 
@@ -41,32 +42,67 @@ func vmFlagsOf(t *testing.T, p uintptr) string {
 }
 
 // TestHugePages_TheHeapsLargeMappingsAreAskedForHugePages: after one
-// round of hugePages, the mapping that holds a 64 MiB heap object has
-// the kernel's "hg" flag (MADV_HUGEPAGE); a round that leaves it out (an
-// empty mapping list or a wrong parse) leaves the flag off, as the heap
-// is before the round.
+// round of hugePages, a fresh 32 MiB private anonymous mapping that had
+// no advice has the kernel's "hg" flag (MADV_HUGEPAGE), and so has the
+// mapping that holds a 64 MiB heap object (whether or not an earlier
+// round marked it). The flag is set whatever the system's THP policy,
+// on any kernel built with transparent huge pages.
 func TestHugePages_TheHeapsLargeMappingsAreAskedForHugePages(t *testing.T) {
+	m, err := syscall.Mmap(-1, 0, 32<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	fresh := uintptr(unsafe.Pointer(&m[0]))
 	big := make([]byte, 64<<20)
-	p := uintptr(unsafe.Pointer(&big[0]))
-	before := vmFlagsOf(t, p)
+	heap := uintptr(unsafe.Pointer(&big[0]))
+	before := vmFlagsOf(t, fresh)
 	if before == "" {
-		t.Fatalf("no private anonymous mapping holds the heap object at %#x", p)
+		t.Fatalf("no private anonymous mapping holds the fresh mapping at %#x", fresh)
 	}
 	if strings.Contains(before, " hg") {
-		t.Fatalf("the heap's mapping is marked before any advice: %s", before)
+		t.Fatalf("the fresh mapping is marked before any advice: %s", before)
 	}
+	if err := hugePages(map[uintptr]uintptr{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		p    uintptr
+	}{{"fresh mapping", fresh}, {"heap object", heap}} {
+		if f := vmFlagsOf(t, c.p); !strings.Contains(f, " hg") {
+			t.Errorf("%s at %#x: not marked for huge pages: %q", c.name, c.p, f)
+		}
+	}
+	big[len(big)-1] = 1 // keep it alive through the round
+}
+
+// TestHugePages_RecordsTheLargeMappingsItAdvised: the record of what was
+// advised (by start, the end asked for) holds a fresh 32 MiB mapping, at
+// hugePagesMin bytes or more.
+func TestHugePages_RecordsTheLargeMappingsItAdvised(t *testing.T) {
+	m, err := syscall.Mmap(-1, 0, 32<<20, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Munmap(m)
+	a := uintptr(unsafe.Pointer(&m[0]))
 	done := map[uintptr]uintptr{}
 	if err := hugePages(done); err != nil {
 		t.Fatal(err)
 	}
-	after := vmFlagsOf(t, p)
-	if !strings.Contains(after, " hg") {
-		t.Errorf("the heap's mapping is not marked for huge pages: %s", after)
+	found := false
+	for lo, hi := range done {
+		if lo <= a && a < hi {
+			found = true
+			if hi-lo < hugePagesMin {
+				t.Errorf("advised %#x-%#x, smaller than %d bytes", lo, hi, hugePagesMin)
+			}
+		}
 	}
-	if len(done) == 0 {
-		t.Errorf("no mapping recorded as asked for")
+	if !found {
+		t.Fatalf("the 32 MiB mapping at %#x was not recorded as advised: %v", a, done)
 	}
-	big[len(big)-1] = 1 // keep it alive through the round
 }
 
 // TestAnonRW_OnlyPrivateAnonymousReadWriteMappings: the parse of a maps
