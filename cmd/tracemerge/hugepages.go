@@ -39,8 +39,8 @@ func hugePagesWanted(n int, env string) bool {
 // such a touch most likely misses the TLB as well (no counters here to
 // show it), and in a VM a page walk is several memory accesses. On the
 // 16,384-rank halo run huge pages cut the user + system CPU by 8–24 %
-// at load 11–23 and by 3 % on average, within the spread, at load
-// 2.6–5.8, for 3–23 MB more peak RSS; at 4,096 ranks of 250 events the
+// at load 11–23 and by 5 % on average (−12 % to +12 %) over eight pairs
+// at load 1.5–5.8, for 3–23 MB more peak RSS; at 4,096 ranks of 250 events the
 // collapse cost more than it saved (D100, docs/explanation/tracemerge.md
 // "Many ranks in one process"). Called for a one-process analysis only
 // (analyze.go, bench-synth): the processes of a parallel analysis hold
