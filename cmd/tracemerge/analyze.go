@@ -227,6 +227,13 @@ func cmdAnalyze(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer par.close()
+	if par == nil {
+		// one process analyses every rank: the heap is the whole run's
+		// (a parallel analysis's processes keep theirs small, D100)
+		if n, err := rankFiles(dir); err == nil {
+			hugePagesForRanks(n)
+		}
+	}
 
 	// --clock refined: a first pass with interpolation finds the
 	// happened-before facts and the moves they call for (merge/refine.go),

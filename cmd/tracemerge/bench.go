@@ -84,6 +84,9 @@ func cmdBenchSynth(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "generated %d events x %d ranks in %s\n", cfg.Steps, *ranks, time.Since(t0).Round(time.Millisecond))
 	}
 	t0 := time.Now()
+	if n, err := rankFiles(d); err == nil {
+		hugePagesForRanks(n) // one process, as the analysis (analyze.go)
+	}
 	run, err := loadRun(d, nil) // the many-ranks GC target set before the files are opened
 	if err != nil {
 		fmt.Fprintf(stderr, "tracemerge: bench-synth: %v\n", err)

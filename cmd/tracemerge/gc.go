@@ -35,14 +35,23 @@ func gcForRanks(n int) {
 // every process, and with the target set only after it a K=8 worker had
 // reached ≈ 185 MB of RSS before its pass began (D77).
 func loadRun(dir string, open rundir.Opener) (*rundir.Run, error) {
-	if ents, err := os.ReadDir(dir); err == nil {
-		n := 0
-		for _, e := range ents {
-			if !e.IsDir() && strings.HasSuffix(e.Name(), ".gct") {
-				n++
-			}
-		}
+	if n, err := rankFiles(dir); err == nil {
 		gcForRanks(n)
 	}
 	return rundir.Load(dir, open)
+}
+
+// rankFiles counts the rank files (*.gct) in dir.
+func rankFiles(dir string) (int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".gct") {
+			n++
+		}
+	}
+	return n, nil
 }
