@@ -457,14 +457,17 @@ static GCK_INLINE void gclock_complete_all(gclock_p2p *cx)
 {
 	uint32_t seq = 0;
 	gclock_tbuf *b = cx->b; /* the thread's buffer (gclock_copy_reqs); not NULL when ncopy > 0 */
-	if (cx->ncopy > 0 && gclock_complete_run_ok(cx, b) && b->cap - b->n >= (uint32_t)cx->ncopy) {
+	MPI_Status *const sts = gclock_sts_at(cx, 0); /* NULL: the call filled no statuses */
+	if (cx->ncopy > 0 && sts != NULL && gclock_complete_run_ok(cx, b) && b->cap - b->n >= (uint32_t)cx->ncopy) {
 		/* every completion in one loop (requests.h: a call's run), into
 		 * consecutive records of the half, which has room for all of
-		 * them; what no completion changes is read once: the statuses
-		 * (NULL: none), the handles, the call's shared fields */
-		MPI_Status *const sts = gclock_sts_at(cx, 0);
-		const MPI_Request *const rq = b->sc_req;
-		const int n = cx->ncopy;
+		 * them; what no completion changes is read once: the handles and
+		 * statuses (walked by pointer: a call without statuses, more
+		 * requests than the scratch holds, takes the per-record path
+		 * below), the call's shared fields */
+		const MPI_Request *k = b->sc_req;
+		const MPI_Request *const end = k + cx->ncopy;
+		const MPI_Status *st = sts;
 		const gclock_run run = {.t0 = cx->t0,
 					.t1 = cx->t1,
 					.ra = (uint64_t)(uintptr_t)cx->ra,
@@ -480,14 +483,33 @@ static GCK_INLINE void gclock_complete_all(gclock_p2p *cx)
 		__atomic_store_n(&e->pad, 0u, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 #endif
-		if (b->shq_head == b->shq_tail)
-			for (int i = 0; i < n; i++)
-				seq += (uint32_t)gclock_complete_next(&run, b, 0, rq[i], sts != NULL ? &sts[i] : NULL, seq,
-								      e + seq);
-		else
-			for (int i = 0; i < n; i++)
-				seq += (uint32_t)gclock_complete_next(&run, b, 1, rq[i], sts != NULL ? &sts[i] : NULL, seq,
-								      e + seq);
+		if (b->shq_head != b->shq_tail) {
+			const gclock_shared_req *q1 = gclock_shq_one(b);
+			if (q1 != NULL) {
+				/* the FIFO of shared handles holds one entry (MPICH's
+				 * halo step: its second send's): only a completion of
+				 * that handle looks at it, the others take the table's
+				 * path with the handle kept in a register; once its
+				 * entry is taken the FIFO is empty (D104) */
+				const uintptr_t fk = q1->key;
+				for (; k != end; k++, st++) {
+					if (gclock_req_key(*k) != fk) {
+						seq += (uint32_t)gclock_complete_next(&run, b, 0, *k, st, seq, e + seq);
+						continue;
+					}
+					seq += (uint32_t)gclock_complete_next(&run, b, 1, *k, st, seq, e + seq);
+					if (b->shq_head == b->shq_tail) {
+						k++, st++;
+						break;
+					}
+				}
+			} else {
+				for (; k != end; k++, st++)
+					seq += (uint32_t)gclock_complete_next(&run, b, 1, *k, st, seq, e + seq);
+			}
+		}
+		for (; k != end; k++, st++)
+			seq += (uint32_t)gclock_complete_next(&run, b, 0, *k, st, seq, e + seq);
 		cx->nrec = (int)seq;
 		if (GCK_UNLIKELY((b->n += seq) == b->cap))
 			gclock_tbuf_full(b);

@@ -332,6 +332,13 @@ static GCK_INLINE gclock_shared_req *gclock_shq_oldest(gclock_tbuf *b, uintptr_t
 	return gclock_shq_find(b, k, 0);
 }
 
+static GCK_INLINE const gclock_shared_req *gclock_shq_one(const gclock_tbuf *b)
+{
+	/* the head entry is live (gclock_shq_consume moves the head past the
+	 * taken ones) */
+	return b->shq_tail - b->shq_head == 1 ? &b->shq[b->shq_head % GCK_SHARED_CAP] : NULL;
+}
+
 static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, int newest)
 {
 	if (b == NULL || b->shq == NULL)

@@ -177,6 +177,11 @@ static inline gclock_shared_req *gclock_shq_find(gclock_tbuf *b, uintptr_t k, in
  * the only one (MPICH's halo exchange: one shared send handle at a time). */
 static GCK_INLINE gclock_shared_req *gclock_shq_oldest(gclock_tbuf *b, uintptr_t k);
 
+/* gclock_shq_one is the entry of b's FIFO when it holds exactly one
+ * (b->shq set), else NULL: a call's run of completions then compares each
+ * handle with its key alone (gclock_complete_all, D104). */
+static GCK_INLINE const gclock_shared_req *gclock_shq_one(const gclock_tbuf *b);
+
 static inline void gclock_shq_consume(gclock_tbuf *b, gclock_shared_req *q);
 
 /* gclock_shq_push appends a start of the shared handle k to the thread's
