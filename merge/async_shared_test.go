@@ -22,14 +22,14 @@ func feedShared(t *testing.T, g *SharedAsync, n int, inWin func(int) bool) (win,
 		if inWin(i) {
 			win = append(win, uint32(i))
 			if g.hasWin {
-				if err := (sharedWindow{g}).Add(ev); err != nil {
+				if err := (&sharedSink{g: g, window: true}).Add(ev); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		all = append(all, uint32(i))
 		if g.hasStr {
-			if err := (sharedStream{g}).Add(ev); err != nil {
+			if err := (&sharedSink{g: g}).Add(ev); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -184,8 +184,8 @@ func TestSharedAsync_ReportsAMembersErrorOrPanic(t *testing.T) {
 			var addErr error
 			for i := 0; i < 20*asyncBatch && addErr == nil; i++ {
 				ev := &datamodel.GEvent{Seq: uint32(i)}
-				if addErr = (sharedWindow{g}).Add(ev); addErr == nil {
-					addErr = (sharedStream{g}).Add(ev)
+				if addErr = (&sharedSink{g: g, window: true}).Add(ev); addErr == nil {
+					addErr = (&sharedSink{g: g}).Add(ev)
 				}
 			}
 			if addErr == nil || !strings.Contains(addErr.Error(), tc.want) {
