@@ -350,13 +350,28 @@ func (g *SharedAsync) join(s datamodel.Sink, window bool) {
 // the window sink only notes that the event the stream sink takes next
 // is in the window.
 func (g *SharedAsync) Attach(p *Pass) {
+	win, str := g.sinks()
+	if win != nil {
+		p.AddSink(win)
+	}
+	if str != nil {
+		p.AddStreamSink(str)
+	}
+}
+
+// sinks starts the members' goroutines and returns the window and the
+// stream sink to feed them (nil: no member of that kind).
+func (g *SharedAsync) sinks() (win, str datamodel.Sink) {
 	g.start()
-	if g.hasWin {
-		p.AddSink(&sharedSink{g: g, window: true})
+	switch {
+	case g.hasWin && g.hasStr:
+		return &sharedMark{g}, &sharedCopy{g: g, marked: true}
+	case g.hasWin:
+		return &sharedCopy{g: g, in: true}, nil
+	case g.hasStr:
+		return nil, &sharedCopy{g: g}
 	}
-	if g.hasStr {
-		p.AddStreamSink(&sharedSink{g: g})
-	}
+	return nil, nil
 }
 
 func (g *SharedAsync) start() {
@@ -378,27 +393,23 @@ func newSharedBatch() *sharedBatch {
 	return &sharedBatch{ev: make([]datamodel.GEvent, 0, asyncBatch)}
 }
 
-// sharedSink is a sink a SharedAsync adds to the pass: its window sink
-// or its stream sink.
-type sharedSink struct {
+// sharedCopy is the sink of a SharedAsync that copies each event into
+// the current batch: its window sink when it has window members only,
+// its stream sink otherwise.
+type sharedCopy struct {
 	g      *SharedAsync
-	window bool
+	in     bool // the events are in the window (no marks)
+	marked bool // a sharedMark says which are
 }
 
 // Add implements Sink: it copies ev into the current batch and hands the
-// batch to every member when it is full. With window and stream members
-// the window sink only notes that ev is in the window and the stream
-// sink, called next for the same event, copies it (one call an event
-// and sink: a call from here to a common add was 11 instructions an
-// event).
-func (s *sharedSink) Add(ev *datamodel.GEvent) error {
-	g := s.g
-	in := s.window
-	if g.hasWin && g.hasStr {
-		if in {
-			g.in = true
-			return nil
-		}
+// batch to every member when it is full. The copy is in this function,
+// not in one that each kind of sink calls: that call was 11
+// instructions an event.
+func (c *sharedCopy) Add(ev *datamodel.GEvent) error {
+	g := c.g
+	in := c.in
+	if c.marked {
 		in, g.in = g.in, false
 	}
 	b := g.cur
@@ -409,6 +420,18 @@ func (s *sharedSink) Add(ev *datamodel.GEvent) error {
 	if len(b.ev) == asyncBatch {
 		return g.full()
 	}
+	return nil
+}
+
+// sharedMark is the window sink of a SharedAsync with window and stream
+// members: the pass calls it before the stream sinks for an event in the
+// window (analyzer.consume), and it notes that the event the stream
+// sink copies next is in the window.
+type sharedMark struct{ g *SharedAsync }
+
+// Add implements Sink.
+func (m *sharedMark) Add(*datamodel.GEvent) error {
+	m.g.in = true
 	return nil
 }
 

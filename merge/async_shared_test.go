@@ -16,20 +16,20 @@ import (
 // stream member.
 func feedShared(t *testing.T, g *SharedAsync, n int, inWin func(int) bool) (win, all []uint32) {
 	t.Helper()
-	g.start()
+	wsink, ssink := g.sinks()
 	for i := 0; i < n; i++ {
 		ev := &datamodel.GEvent{Seq: uint32(i), Rank: int32(i % 7)}
 		if inWin(i) {
 			win = append(win, uint32(i))
-			if g.hasWin {
-				if err := (&sharedSink{g: g, window: true}).Add(ev); err != nil {
+			if wsink != nil {
+				if err := wsink.Add(ev); err != nil {
 					t.Fatal(err)
 				}
 			}
 		}
 		all = append(all, uint32(i))
-		if g.hasStr {
-			if err := (&sharedSink{g: g}).Add(ev); err != nil {
+		if ssink != nil {
+			if err := ssink.Add(ev); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -180,12 +180,12 @@ func TestSharedAsync_ReportsAMembersErrorOrPanic(t *testing.T) {
 			g.AddWindow(&orderSink{})
 			g.AddWindow(tc.bad)
 			g.AddStream(&orderSink{})
-			g.start()
+			wsink, ssink := g.sinks()
 			var addErr error
 			for i := 0; i < 20*asyncBatch && addErr == nil; i++ {
 				ev := &datamodel.GEvent{Seq: uint32(i)}
-				if addErr = (&sharedSink{g: g, window: true}).Add(ev); addErr == nil {
-					addErr = (&sharedSink{g: g}).Add(ev)
+				if addErr = wsink.Add(ev); addErr == nil {
+					addErr = ssink.Add(ev)
 				}
 			}
 			if addErr == nil || !strings.Contains(addErr.Error(), tc.want) {
