@@ -276,10 +276,11 @@ func asRootCause(s datamodel.Sink) *RootCauseStream {
 // (the point-to-point and one-sided streams) are better served by an
 // AsyncSink of their own, which copies those only.
 //
-// A pass whose stream sinks are a SharedAsync is not partitioned over
-// processes when it has no window member: the partitioned pass must see
-// the root-cause and point-to-point streams themselves
-// (partPlanFor), so use an AsyncSink for a stream sink alone.
+// A pass fed through a SharedAsync is not partitioned over processes:
+// window members are per-event outputs, which need every event on
+// process 0, and stream members are hidden from partPlanFor, which must
+// see the root-cause and point-to-point streams themselves; so give a
+// stream sink without window members an AsyncSink.
 type SharedAsync struct {
 	members []*sharedMember
 	hasWin  bool
