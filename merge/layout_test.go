@@ -10,7 +10,7 @@ import (
 
 // TestGEvent_IsTwoCacheLines: a GEvent is 128 bytes, and the arrays the
 // merge copies events into (a rank's batch at every batch size, the
-// windowed merge's window, an AsyncSink's hand-off batch) start on a
+// windowed merge's window, an AsyncSink's or a SharedAsync's hand-off batch) start on a
 // cache line, so every event in them takes exactly the two lines that
 // prefetchEvent asks for (at 136 bytes each event touched three).
 func TestGEvent_IsTwoCacheLines(t *testing.T) {
@@ -42,6 +42,9 @@ func TestGEvent_IsTwoCacheLines(t *testing.T) {
 		a := NewAsyncSink(&orderSink{})
 		defer a.Close()
 		return a.cur[:1]
+	}})
+	cases = append(cases, arrayCase{"SharedAsync batch", func() []datamodel.GEvent {
+		return newSharedBatch().ev[:1]
 	}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -290,14 +290,15 @@ load:
 	pcName := pass.PCName()     // pc only: the HTML's unresolved call-site names
 	siteName := pass.SiteName() // per rank (ASLR): the CSV and Perfetto exports
 	// Each output runs in its own goroutine, overlapping with the merge.
+	// The per-event outputs, and the root-cause stream when there are
+	// any, read one copy of each event (merge.SharedAsync); the
+	// point-to-point and one-sided streams take a few ops only and copy
+	// those into batches of their own.
+	shared := merge.NewSharedAsync()
 	var asyncs []*merge.AsyncSink
-	addSink := func(s datamodel.Sink) {
-		as := merge.NewAsyncSink(s)
-		asyncs = append(asyncs, as)
-		pass.AddSink(as)
-	}
+	addSink := func(s datamodel.Sink) { shared.AddWindow(s) }
 	closeAsyncs := func() error {
-		var first error
+		first := shared.Close()
 		for _, as := range asyncs {
 			if err := as.Close(); err != nil && first == nil {
 				first = err
@@ -373,14 +374,22 @@ load:
 	var rcStream *merge.RootCauseStream
 	if !f.noRoot {
 		rcStream = merge.NewRootCauseStream(run, merge.RootCauseOptions{TopN: max(f.top, 10), Stream: p2pStream}, siteName)
-		rcAsync := merge.NewAsyncSink(rcStream)
-		asyncs = append(asyncs, rcAsync)
-		pass.AddStreamSink(rcAsync)
+		if shared.Windows() > 0 {
+			// it takes every event, like the per-event outputs: the
+			// same copy (such a pass is not partitioned anyway)
+			shared.AddStream(rcStream)
+		} else {
+			// alone: a partitioned pass must see the stream itself
+			rcAsync := merge.NewAsyncSink(rcStream)
+			asyncs = append(asyncs, rcAsync)
+			pass.AddStreamSink(rcAsync)
+		}
 	} else {
 		p2pAsync := merge.NewAsyncSink(p2pStream)
 		asyncs = append(asyncs, p2pAsync)
 		pass.AddStreamSink(p2pAsync)
 	}
+	shared.Attach(pass)
 	// One-sided analysis (docs/explanation/rma.md), likewise a stream.
 	rmaStream := rma.NewStream(run, ropt)
 	rmaAsync := merge.NewAsyncSink(rmaStream)

@@ -44,13 +44,15 @@ type limitSink struct {
 	s     datamodel.Sink
 	n     int64
 	limit int64
-	over  atomic.Bool // also read by the AsyncSink feeding it (Wants)
+	over  atomic.Bool // read by Wants too
 }
 
-// Wants implements merge.OpFilter: no event once the limit is passed, so
-// the AsyncSink in front stops copying every event of the rest of the run
-// for an export that will be dropped (two copies of 128 bytes per event on
-// the merge goroutine of a default run, 2026-11-25).
+// Wants implements merge.OpFilter: no event once the limit is passed.
+// The exports now read the one copy of each event that every per-event
+// output reads (merge.SharedAsync, which does not ask), so past the limit
+// they cost the merge goroutine no copy of their own; Add drops the
+// events. (An AsyncSink keeps its filter's answers from its start, so it
+// would not have seen the limit pass either.)
 func (l *limitSink) Wants(trace.Op) bool { return !l.over.Load() }
 
 func (l *limitSink) Add(ev *datamodel.GEvent) error {
