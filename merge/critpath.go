@@ -204,8 +204,8 @@ func (s *RootCauseStream) markLive(n int, parent func(int32) int32, roots func(*
 			i = parent(i)
 		}
 	}
-	for _, r := range s.ranks {
-		if r != nil {
+	for i := range s.ranks.len() {
+		if r := s.ranks.at(int32(i)); r != nil {
 			x, y := roots(r)
 			mark(*x)
 			mark(*y)
@@ -224,8 +224,8 @@ func (s *RootCauseStream) markLive(n int, parent func(int32) int32, roots func(*
 
 // remapRoots gives every rank's two roots (and extra) their new index.
 func (s *RootCauseStream) remapRoots(ix []int32, roots func(*rcRank) (*int32, *int32), extra *int32) {
-	for _, r := range s.ranks {
-		if r != nil {
+	for i := range s.ranks.len() {
+		if r := s.ranks.at(int32(i)); r != nil {
 			x, y := roots(r)
 			*x, *y = ix[*x], ix[*y]
 		}

@@ -145,7 +145,8 @@ func (s *P2PStream) eachChan(f func(k p2pKey, ch *p2pChan)) {
 	for k, ch := range s.chans {
 		f(k, ch)
 	}
-	for _, rs := range s.ranks {
+	for r := range s.ranks.len() {
+		rs := s.ranks.at(int32(r))
 		if rs == nil {
 			continue
 		}
@@ -250,8 +251,9 @@ func (s *P2PStream) cancel(m *p2pMsg) {
 			s.dropChanIfEmpty(k, ch)
 		}
 	} else if !m.keyed {
-		delete(s.ranks[m.dst].unresolved, m.order)
-		s.updateMinUnres(s.ranks[m.dst])
+		rs := s.ranks.at(m.dst)
+		delete(rs.unresolved, m.order)
+		s.updateMinUnres(rs)
 	}
 	s.drop(m)
 }

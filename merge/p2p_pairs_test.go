@@ -137,14 +137,14 @@ func TestP2PStream_PrefetchEndCallChangesNothing(t *testing.T) {
 	}
 	for _, prefetch := range []bool{false, true} {
 		s := NewP2PStream(run, P2POptions{}, nil)
-		s.ranks = append(s.ranks, nil) // rank 2: a slot without state
+		s.ranks.n = 3 // rank 2: a rank below len without state
 		evs := []datamodel.GEvent{
 			{Rank: 0, Op: trace.OpIrecv, CommID: trace.CommWorldID, Root: -1, Peer: 1, Req: 1, Recv: 8, Enter: 0, Exit: 1},
 			{Rank: 1, Op: trace.OpSend, CommID: trace.CommWorldID, Root: -1, Peer: 0, Sent: 8, Enter: 50, Exit: 60},
 			{Rank: 0, Op: trace.OpWait, CommID: trace.CommWorldID, Root: -1, Peer: 1, Req: 1, Recv: 8, Enter: 10, Exit: 70},
 		}
 		addStream(t, s, evs)
-		if s.ranks[0].cur == nil {
+		if s.ranks.at(0).cur == nil {
 			t.Fatal("rank 0's Wait is not its open call")
 		}
 		if prefetch {

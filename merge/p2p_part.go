@@ -232,7 +232,8 @@ func (s *P2PStream) callEnd(e *datamodel.GEvent) {
 // serial stream ends them in rank order at its end (leftovers), after
 // every event.
 func (s *P2PStream) endCalls() {
-	for r, rs := range s.ranks {
+	for r := range s.ranks.len() {
+		rs := s.ranks.at(int32(r))
 		if rs == nil || rs.cur == nil || !s.owns(int32(r)) {
 			continue
 		}
@@ -379,7 +380,8 @@ func (s *P2PStream) ownerEnd() *P2POwnEnd {
 		Unresolved: o.Unresolved, Requests: o.Requests, Uncompleted: o.Uncompleted, Cancelled: o.Cancelled, Polls: o.Polls,
 		ReusedRequestIDs: o.ReusedRequestIDs, Violations: o.Violations, MaxViolationNS: o.MaxViolationNS, ListDropped: o.ListDropped}
 	s.collectWaited()
-	for _, rs := range s.ranks {
+	for r := range s.ranks.len() {
+		rs := s.ranks.at(int32(r))
 		if rs == nil || !s.owns(rs.rank) {
 			continue
 		}
@@ -388,7 +390,7 @@ func (s *P2PStream) ownerEnd() *P2POwnEnd {
 		if len(wf) > 3 {
 			rs.sum.WaitedFor = wf[:3]
 		}
-		e.Ranks = append(e.Ranks, *rs.sum)
+		e.Ranks = append(e.Ranks, rs.sum)
 	}
 	e.LS, e.LR = s.pairWaits()
 	e.List = append(e.List, s.list...)
@@ -418,7 +420,7 @@ func (s *P2PStream) mergeOwner(e *P2POwnEnd) error {
 		if rs == nil {
 			return fmt.Errorf("parallel analysis: point-to-point figures of rank %d, which has no file", r.Rank)
 		}
-		*rs.sum = r
+		rs.sum = r
 	}
 	for _, l := range []struct {
 		pairs []datamodel.PairWait

@@ -139,8 +139,8 @@ func TestP2POwner_HoldsStateForItsOwnRanksOnly(t *testing.T) {
 			pl := &partPlan{procs: tc.procs, share0: tc.share0, owner0: 1}
 			owner := p2pOwners(pl, rn)
 			states := func(s *P2PStream) (n int, foreign []int32) {
-				for r, rs := range s.ranks {
-					if rs != nil {
+				for r := range s.ranks.len() {
+					if rs := s.ranks.at(int32(r)); rs != nil {
 						n++
 						if !s.owns(int32(r)) && s.own != nil {
 							foreign = append(foreign, int32(r))

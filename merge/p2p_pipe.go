@@ -57,7 +57,7 @@ type pipedSync struct {
 
 // piped reports whether b goes through the pipe.
 func (s *RootCauseStream) piped() bool {
-	return s.fed == nil && len(s.p2p.ranks) >= pipeRanks && len(s.ranks) >= pipeRanks
+	return s.fed == nil && s.p2p.ranks.len() >= pipeRanks && s.ranks.len() >= pipeRanks
 }
 
 // addBatchPiped adds b as addBatch would, the point-to-point stream on
@@ -96,10 +96,7 @@ func (s *RootCauseStream) addBatchPiped(b []datamodel.GEvent) error {
 				}
 			}
 			e := &b[i]
-			var r *rcRank
-			if uint32(e.Rank) < uint32(len(s.ranks)) {
-				r = s.ranks[e.Rank]
-			}
+			r := s.ranks.at(e.Rank)
 			if r == nil {
 				if r = s.rank(e.Rank); r == nil {
 					continue

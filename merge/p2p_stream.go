@@ -123,6 +123,8 @@ type p2pKey struct {
 // between two events of one), so what an event touches is kept in this
 // one object: its open requests (up to pendInline inline, more in a map),
 // its summary, its last call sites (docs/explanation/tracemerge.md, "Many ranks").
+// The states live in blocks of consecutive ranks (P2PStream.ranks,
+// rankBlocks), not one object each.
 type p2pRankState struct {
 	rank   int32
 	order  int
@@ -142,8 +144,7 @@ type p2pRankState struct {
 	// resolves (releaseRank); visiting every key of the run instead made
 	// a 10,000-rank analysis quadratic
 	blocked map[p2pKey]struct{}
-	sum     *datamodel.P2PRank // -> sumv
-	sumv    datamodel.P2PRank
+	sum     datamodel.P2PRank
 	// waited: the ranks this rank waited for, summed (finishCall): the
 	// first waitedInline in the slice, more in the map
 	waited     []datamodel.RankAmount
@@ -314,8 +315,8 @@ type P2PStream struct {
 	rep       repairs // P2POptions.CollectRepairs
 	siteName  func(rank int32, pc uint64) string
 	commSize  map[uint64]int
-	ranks     []*p2pRankState // by world rank (nil: no such rank seen)
-	live      []*p2pCall      // calls not yet finished (p2pCall.live)
+	ranks     rankBlocks[p2pRankState] // by world rank (at: nil when no such rank seen)
+	live      []*p2pCall               // calls not yet finished (p2pCall.live)
 	chans     map[p2pKey]*p2pChan
 	freeChans []*p2pChan
 	nbc       map[InstanceKey]*nbcInst
@@ -386,29 +387,20 @@ func newP2PStream(run *rundir.Run, opt P2POptions, siteName func(rank int32, pc 
 }
 
 func (s *P2PStream) rank(r int32) *p2pRankState {
-	if r >= 0 && int(r) < len(s.ranks) {
-		if rs := s.ranks[r]; rs != nil {
-			return rs
-		}
-	} else if r >= 0 {
-		s.ranks = append(s.ranks, make([]*p2pRankState, int(r)+1-len(s.ranks))...)
-	} else {
+	if rs := s.ranks.at(r); rs != nil {
+		return rs
+	}
+	if r < 0 {
 		panic(fmt.Sprintf("p2p: negative rank %d", r))
 	}
-	rs := &p2pRankState{rank: r}
-	rs.sumv.Rank = r
-	rs.sum = &rs.sumv
-	s.ranks[r] = rs
+	rs := s.ranks.make(r)
+	rs.rank = r
+	rs.sum.Rank = r
 	return rs
 }
 
 // rankOrNil is rank r's state, nil if r has none.
-func (s *P2PStream) rankOrNil(r int32) *p2pRankState {
-	if r >= 0 && int(r) < len(s.ranks) {
-		return s.ranks[r]
-	}
-	return nil
-}
+func (s *P2PStream) rankOrNil(r int32) *p2pRankState { return s.ranks.at(r) }
 
 func (s *P2PStream) site(rank int32, pc uint64) string {
 	if s.siteName != nil {
@@ -459,7 +451,7 @@ func (s *P2PStream) addSite(rank int32, pc uint64, op trace.Op, calls int, polls
 // thousands of ranks each of them is a cache miss when Add reaches it
 // (the merged stream visits every rank between two events of one).
 func (s *P2PStream) Prefetch(e *datamodel.GEvent) {
-	if len(s.ranks) < prefetchRanks || !s.Wants(e.Op) {
+	if s.ranks.len() < prefetchRanks || !s.Wants(e.Op) {
 		return
 	}
 	if rs := s.rankOrNil(e.Rank); rs != nil {
@@ -488,7 +480,7 @@ func (s *P2PStream) PrefetchStage(e *datamodel.GEvent, stage int) {
 		return
 	}
 	r := e.Rank
-	if r < 0 || int(r) >= len(s.ranks) {
+	if r < 0 || int(r) >= s.ranks.len() {
 		return
 	}
 	op := e.Op
@@ -496,13 +488,13 @@ func (s *P2PStream) PrefetchStage(e *datamodel.GEvent, stage int) {
 	recv := !pend && (op.IsRecvStart() || op == trace.OpRecv || op == trace.OpMrecv)
 	send := !pend && !recv && op.IsSend()
 	if stage == 0 {
-		prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[r])), 1)
-		if send && e.Peer >= 0 && int(e.Peer) < len(s.ranks) {
-			prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[e.Peer])), 1)
+		prefetchSpan(s.ranks.slot(r), 1)
+		if send && e.Peer >= 0 && int(e.Peer) < s.ranks.len() {
+			prefetchSpan(s.ranks.slot(e.Peer), 1)
 		}
 		return
 	}
-	rs := s.ranks[r]
+	rs := s.ranks.at(r)
 	if rs == nil {
 		return
 	}
@@ -595,14 +587,14 @@ func (s *P2PStream) PrefetchStage(e *datamodel.GEvent, stage int) {
 // the rank's state was a cache miss at every such event.
 func (s *P2PStream) prefetchEndCall(e *datamodel.GEvent, stage int) {
 	r := e.Rank
-	if r < 0 || int(r) >= len(s.ranks) {
+	if r < 0 || int(r) >= s.ranks.len() {
 		return
 	}
 	if stage == 0 {
-		prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[r])), 1)
+		prefetchSpan(s.ranks.slot(r), 1)
 		return
 	}
-	rs := s.ranks[r]
+	rs := s.ranks.at(r)
 	if rs == nil {
 		return
 	}
@@ -617,7 +609,7 @@ func (s *P2PStream) prefetchEndCall(e *datamodel.GEvent, stage int) {
 	switch stage {
 	case 2:
 		prefetchSpan(uintptr(unsafe.Pointer(c)), p2pCallLines)
-		prefetchSpan(uintptr(unsafe.Pointer(&rs.sumv.LateSenderNS)), 1)
+		prefetchSpan(uintptr(unsafe.Pointer(&rs.sum.LateSenderNS)), 1)
 	case 3:
 		if cap(c.recvs) > 0 {
 			prefetchSpan(uintptr(unsafe.Pointer(unsafe.SliceData(c.recvs))), 1)
@@ -635,12 +627,12 @@ func (s *P2PStream) prefetchEndCall(e *datamodel.GEvent, stage int) {
 }
 
 // PrefetchDeep implements DeepPrefetcher: from prefetchRanks ranks.
-func (s *P2PStream) PrefetchDeep() bool { return len(s.ranks) >= prefetchRanks }
+func (s *P2PStream) PrefetchDeep() bool { return s.ranks.len() >= prefetchRanks }
 
 // p2pHotLines is the number of cache lines at the start of a
 // p2pRankState that Add touches for an event of the rank (every field up
-// to and including sumv).
-var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sumv) + unsafe.Sizeof(datamodel.P2PRank{}) + 63) / 64)
+// to and including sum).
+var p2pHotLines = int((unsafe.Offsetof(p2pRankState{}.sum) + unsafe.Sizeof(datamodel.P2PRank{}) + 63) / 64)
 
 // p2pOpenLines is the number of cache lines at the start of a
 // p2pRankState that every event of the rank touches (its posting
@@ -691,7 +683,8 @@ func (rs *p2pRankState) addWaited(src int32, w float64) {
 // pairWaits returns every culprit -> victim pair's late-sender and
 // late-receiver waits (in no order), from the receivers' sums.
 func (s *P2PStream) pairWaits() (ls, lr []datamodel.PairWait) {
-	for _, rs := range s.ranks {
+	for r := range s.ranks.len() {
+		rs := s.ranks.at(int32(r))
 		if rs == nil {
 			continue
 		}
@@ -711,7 +704,8 @@ func (s *P2PStream) pairWaits() (ls, lr []datamodel.PairWait) {
 // collectWaited appends each rank's sums of waits to its summary's
 // WaitedFor (in no order: the caller sorts).
 func (s *P2PStream) collectWaited() {
-	for _, rs := range s.ranks {
+	for r := range s.ranks.len() {
+		rs := s.ranks.at(int32(r))
 		if rs == nil {
 			continue
 		}
@@ -933,7 +927,7 @@ func (s *P2PStream) newCall(rank int32, op trace.Op, enter, exit float64) *p2pCa
 	if n := len(s.freeCalls); n > 0 {
 		c = s.freeCalls[n-1]
 		s.freeCalls = s.freeCalls[:n-1]
-		if n > 1 && len(s.ranks) >= prefetchRanks {
+		if n > 1 && s.ranks.len() >= prefetchRanks {
 			prefetchSpan(uintptr(unsafe.Pointer(s.freeCalls[n-2])), p2pCallLines)
 		}
 		*c = p2pCall{rank: rank, op: op, enter: enter, exit: exit, recvs: c.recvs[:0], settled: c.settled[:0]}
@@ -1084,7 +1078,7 @@ func (s *P2PStream) endCall(rank int32) {
 
 // endOpenCall is endCall when some rank has a completion call open.
 func (s *P2PStream) endOpenCall(rank int32) {
-	if rs := s.ranks[rank]; rs != nil && rs.cur != nil {
+	if rs := s.ranks.at(rank); rs != nil && rs.cur != nil {
 		s.closeCall(rs)
 	}
 }
@@ -1135,10 +1129,11 @@ func (s *P2PStream) finishCall(c *p2pCall) {
 			lastPost, lastSrc = last.post, last.src
 		}
 	}
-	s.ranks[c.rank].sum.LateSenderNS += c.ls
+	rs := s.ranks.at(c.rank)
+	rs.sum.LateSenderNS += c.ls
 	if hasLast {
 		if w := min(lastPost, c.exit) - c.enter; w > 0 {
-			s.ranks[c.rank].addWaited(lastSrc, w)
+			rs.addWaited(lastSrc, w)
 			if s.opt.OnSync != nil {
 				s.opt.OnSync(P2PSync{Kind: SyncLateSender, Waiter: c.rank, Cause: lastSrc,
 					WaiterEnter: c.enter, WaiterExit: c.exit, CauseEnter: lastPost, Wait: w})
@@ -1166,7 +1161,7 @@ func (s *P2PStream) allocPending() *p2pPending {
 	if n := len(s.freePend); n > 0 {
 		p := s.freePend[n-1]
 		s.freePend = s.freePend[:n-1]
-		if n > 1 && len(s.ranks) >= prefetchRanks {
+		if n > 1 && s.ranks.len() >= prefetchRanks {
 			prefetchSpan(uintptr(unsafe.Pointer(s.freePend[n-2])), p2pPendLines)
 		}
 		*p = p2pPending{}
@@ -1267,14 +1262,14 @@ const (
 )
 
 // freeMax is the bound of each free list: maxFree, or freePerRank a rank.
-func (s *P2PStream) freeMax() int { return max(maxFree, freePerRank*len(s.ranks)) }
+func (s *P2PStream) freeMax() int { return max(maxFree, freePerRank*s.ranks.len()) }
 
 // allocMsg returns a message to fill: a reused one when there is one.
 func (s *P2PStream) allocMsg() *p2pMsg {
 	if n := len(s.freeMsgs); n > 0 {
 		m := s.freeMsgs[n-1]
 		s.freeMsgs = s.freeMsgs[:n-1]
-		if n > 1 && len(s.ranks) >= prefetchRanks {
+		if n > 1 && s.ranks.len() >= prefetchRanks {
 			// the next one: freed a round of all ranks ago, cold,
 			// and about to be overwritten by the next start
 			prefetchSpan(uintptr(unsafe.Pointer(s.freeMsgs[n-2])), p2pMsgLines)
@@ -1348,7 +1343,8 @@ func (s *P2PStream) Result() *datamodel.P2PResult {
 		s.foldNBC(in)
 	}
 	s.collectWaited()
-	for _, rs := range s.ranks {
+	for r := range s.ranks.len() {
+		rs := s.ranks.at(int32(r))
 		if rs == nil {
 			continue
 		}
@@ -1362,7 +1358,7 @@ func (s *P2PStream) Result() *datamodel.P2PResult {
 		if len(wf) > 3 {
 			rs.sum.WaitedFor = wf[:3]
 		}
-		out.Ranks = append(out.Ranks, *rs.sum)
+		out.Ranks = append(out.Ranks, rs.sum)
 	}
 	sort.Slice(out.Ranks, func(i, j int) bool { return out.Ranks[i].Rank < out.Ranks[j].Rank })
 	for key, acc := range s.sites {
@@ -1399,8 +1395,8 @@ func (s *P2PStream) Result() *datamodel.P2PResult {
 // messages) and finishes the calls still open.
 func (s *P2PStream) leftovers() {
 	out := s.out
-	for _, rs := range s.ranks {
-		if rs != nil {
+	for r := range s.ranks.len() {
+		if rs := s.ranks.at(int32(r)); rs != nil {
 			s.closeCall(rs)
 		}
 	}
@@ -1423,7 +1419,8 @@ func (s *P2PStream) leftovers() {
 			}
 		}
 	})
-	for _, rs := range s.ranks {
+	for r := range s.ranks.len() {
+		rs := s.ranks.at(int32(r))
 		if rs == nil || s.own != nil && !s.owns(rs.rank) {
 			continue // another owner's rank: its requests are counted there
 		}

@@ -373,7 +373,7 @@ func (c *blockedCheck) Add(ev *datamodel.GEvent) error {
 			return
 		}
 		c.waited++
-		rs := c.ranks[k.dst]
+		rs := c.ranks.at(k.dst)
 		_, recorded := rs.blocked[k]
 		if len(rs.unresolved) == 0 || rs.minUnres >= ch.recvs[0].order || !recorded {
 			c.t.Fatalf("event %d: key %+v holds a send and a receive; unresolved receives %d (first %d, the head's %d), recorded blocked %v",

@@ -583,7 +583,7 @@ func (s *RootCauseStream) noteIv(cc *rcCause, from, to float64) bool {
 type RootCauseStream struct {
 	opt        RootCauseOptions
 	hist       int
-	ranks      []*rcRank
+	ranks      rankBlocks[rcRank] // by world rank (D101)
 	world      int
 	comms      map[uint64]*rcComm
 	coll       map[uint64]*rcColl // by communicator id
@@ -663,7 +663,7 @@ func NewRootCauseStream(run *rundir.Run, opt RootCauseOptions, siteName func(ran
 		}
 	}
 	s.hist = 1 << bitsFor(min(s.hist, rcMaxHistory))
-	s.ranks = make([]*rcRank, run.WorldSize)
+	s.ranks.reserve(run.WorldSize)
 	for _, ri := range run.Ranks {
 		if ri.Rank < 0 || ri.Rank >= run.WorldSize {
 			continue
@@ -730,14 +730,11 @@ func (s *RootCauseStream) rank(r int32) *rcRank {
 	if r < 0 {
 		return nil
 	}
-	for int(r) >= len(s.ranks) {
-		s.ranks = append(s.ranks, nil)
-	}
-	rs := s.ranks[r]
+	rs := s.ranks.at(r)
 	if rs == nil {
-		rs = &rcRank{rank: r, segs: make([]rcSeg, 16), one: make([]rcEnt, 16), peerMaxT: math.Inf(-1)}
+		rs = s.ranks.make(r)
+		*rs = rcRank{rank: r, segs: make([]rcSeg, 16), one: make([]rcEnt, 16), peerMaxT: math.Inf(-1)}
 		rs.cp.rank = r
-		s.ranks[r] = rs
 	}
 	return rs
 }
@@ -753,10 +750,7 @@ func (s *RootCauseStream) Prefetch(e *datamodel.GEvent) {
 	if s.fed == nil {
 		s.p2p.Prefetch(e)
 	}
-	if e.Rank < 0 || int(e.Rank) >= len(s.ranks) {
-		return
-	}
-	r := s.ranks[e.Rank]
+	r := s.ranks.at(e.Rank)
 	if r == nil {
 		return
 	}
@@ -773,7 +767,7 @@ func (s *RootCauseStream) Prefetch(e *datamodel.GEvent) {
 // without the root-cause analysis does.
 func (s *RootCauseStream) PrefetchDeep() bool {
 	if s.fed != nil {
-		return len(s.ranks) >= prefetchRanks
+		return s.ranks.len() >= prefetchRanks
 	}
 	return s.p2p.PrefetchDeep()
 }
@@ -794,14 +788,14 @@ func (s *RootCauseStream) PrefetchStage(e *datamodel.GEvent, stage int) {
 // prefetchOwn is PrefetchStage without the point-to-point stream's
 // stages.
 func (s *RootCauseStream) prefetchOwn(e *datamodel.GEvent, stage int) {
-	if uint32(e.Rank) >= uint32(len(s.ranks)) {
+	if uint32(e.Rank) >= uint32(s.ranks.len()) {
 		return
 	}
 	switch stage {
 	case 0:
-		prefetchSpan(uintptr(unsafe.Pointer(&s.ranks[e.Rank])), 1)
+		prefetchSpan(s.ranks.slot(e.Rank), 1)
 	case 1:
-		if r := s.ranks[e.Rank]; r != nil {
+		if r := s.ranks.at(e.Rank); r != nil {
 			n := rcRankLines // a call that can wait: its attribution and path too
 			if e.Op.IsRecvStart() || e.Op >= trace.OpIsend && e.Op <= trace.OpIbsend {
 				n = rcRankCallLines
@@ -809,7 +803,7 @@ func (s *RootCauseStream) prefetchOwn(e *datamodel.GEvent, stage int) {
 			prefetchSpan(uintptr(unsafe.Pointer(r)), n)
 		}
 	case 2:
-		if r := s.ranks[e.Rank]; r != nil {
+		if r := s.ranks.at(e.Rank); r != nil {
 			m := uint64(len(r.segs) - 1)
 			prefetchEvent(uintptr(unsafe.Pointer(&r.segs[r.n&m])))
 			if len(r.one) == len(r.segs) {
@@ -843,10 +837,7 @@ var (
 // Add implements Sink.
 func (s *RootCauseStream) Add(e *datamodel.GEvent) error {
 	k := rcOpKinds[e.Op]
-	var r *rcRank
-	if uint32(e.Rank) < uint32(len(s.ranks)) { // a known rank: no call
-		r = s.ranks[e.Rank]
-	}
+	r := s.ranks.at(e.Rank) // a known rank: no call
 	if r == nil {
 		if r = s.rank(e.Rank); r == nil {
 			return nil
@@ -1602,10 +1593,7 @@ func (r *rcRank) inComm(c *rcComm) bool {
 }
 
 func (s *RootCauseStream) rankIf(r int32) *rcRank {
-	if r < 0 || int(r) >= len(s.ranks) {
-		return nil
-	}
-	return s.ranks[r]
+	return s.ranks.at(r)
 }
 
 // onSync takes the point-to-point stream's synchronisations.
@@ -2214,8 +2202,8 @@ type rcVia struct {
 // rank has no state or the region is negative (never in a run).
 func (s *RootCauseStream) cause(k int64) *rcCause {
 	rank, reg := int32(k>>32), int32(uint32(k))
-	if reg >= 0 && rank >= 0 && int(rank) < len(s.ranks) && s.ranks[rank] != nil {
-		return s.causeOf(s.ranks[rank], reg)
+	if r := s.ranks.at(rank); reg >= 0 && r != nil {
+		return s.causeOf(r, reg)
 	}
 	c := s.causesOdd[k]
 	if c == nil {
@@ -2228,8 +2216,8 @@ func (s *RootCauseStream) cause(k int64) *rcCause {
 // causeIf returns the cause of key k, nil when it was never made.
 func (s *RootCauseStream) causeIf(k int64) *rcCause {
 	rank, reg := int32(k>>32), int32(uint32(k))
-	if reg >= 0 && rank >= 0 && int(rank) < len(s.ranks) && s.ranks[rank] != nil {
-		if cs := s.ranks[rank].causes; int(reg) < len(cs) {
+	if r := s.ranks.at(rank); reg >= 0 && r != nil {
+		if cs := r.causes; int(reg) < len(cs) {
 			return cs[reg]
 		}
 		return nil
@@ -2267,7 +2255,8 @@ func (s *RootCauseStream) eachCause(f func(k int64, c *rcCause)) {
 		odd = append(odd, k)
 	}
 	sort.Slice(odd, func(i, j int) bool { return odd[i] < odd[j] })
-	for _, r := range s.ranks {
+	for i := range s.ranks.len() {
+		r := s.ranks.at(int32(i))
 		if r == nil {
 			continue
 		}

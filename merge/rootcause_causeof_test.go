@@ -36,8 +36,8 @@ func TestRootCauseStream_EachCauseIsMadeOnceAndVisitedInKeyOrder(t *testing.T) {
 			for i, l := range tc.lookups {
 				k := rcCauseKey(l[0], l[1])
 				var c *rcCause
-				if i%2 == 0 && l[1] >= 0 && l[0] >= 0 && int(l[0]) < len(s.ranks) {
-					c = s.causeOf(s.ranks[l[0]], l[1])
+				if i%2 == 0 && l[1] >= 0 && s.ranks.at(l[0]) != nil {
+					c = s.causeOf(s.ranks.at(l[0]), l[1])
 				} else {
 					c = s.cause(k)
 				}

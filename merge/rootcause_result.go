@@ -75,8 +75,8 @@ func (s *RootCauseStream) Result() *datamodel.RootCauseResult {
 		names[i] = s.regionName(int32(i))
 	}
 	nranks := 0
-	for _, r := range s.ranks {
-		if r != nil && r.started {
+	for i := range s.ranks.len() {
+		if r := s.ranks.at(int32(i)); r != nil && r.started {
 			nranks++
 			out.RankTimeNS += r.lastExit - r.firstT
 		}
@@ -178,7 +178,8 @@ func (s *RootCauseStream) Result() *datamodel.RootCauseResult {
 		maxRank      int32
 	}
 	aggs := make([]regAgg, len(s.regions))
-	for _, r := range s.ranks {
+	for i := range s.ranks.len() {
+		r := s.ranks.at(int32(i))
 		if r == nil {
 			continue
 		}

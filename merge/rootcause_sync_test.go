@@ -106,15 +106,17 @@ func TestRootCause_LatestCommunicatorShortcutAgreesWithTheSearch(t *testing.T) {
 				}
 				s.syncComm(c, mem)
 				if tc.peers && rng.Float64() < 0.2 {
-					a, b := s.ranks[rng.IntN(world)], s.ranks[rng.IntN(world)]
+					a, b := s.ranks.at(int32(rng.IntN(world))), s.ranks.at(int32(rng.IntN(world)))
 					if a != b {
 						y := rcSync{pos + 1, pos + 2, now - float64(rng.IntN(20))}
 						a.addPeer(b.rank, y)
 						b.addPeer(a.rank, rcSync{y.theirs, y.mine, y.t})
 					}
 				}
-				for _, a := range s.ranks {
-					for _, b := range s.ranks {
+				for ia := range s.ranks.len() {
+					a := s.ranks.at(int32(ia))
+					for ib := range s.ranks.len() {
+						b := s.ranks.at(int32(ib))
 						if a == b {
 							continue
 						}
@@ -284,7 +286,7 @@ func TestRCInst_MemberCallRecordedOnce(t *testing.T) {
 		}
 		r := st.ev.Rank
 		if _, seen := want[r]; !seen { // the repeated call changes nothing
-			rs := s.ranks[r]
+			rs := s.ranks.at(r)
 			if rs.n < 3 {
 				t.Fatalf("%s: rank %d has %d segments, want its call after a region after a call", st.name, r, rs.n)
 			}

@@ -464,11 +464,11 @@ func TestRootCause_RegionsSharedAcrossLayouts(t *testing.T) {
 	if got := len(s.layoutObjs); got != 3 { // none, and two addresses
 		t.Fatalf("%d layouts, want 3", got)
 	}
-	if s.ranks[0].layout != s.ranks[1].layout || s.ranks[0].layout == s.ranks[2].layout {
-		t.Fatalf("layouts %d %d %d %d: want ranks 0,1 and 2,3 to share", s.ranks[0].layout, s.ranks[1].layout, s.ranks[2].layout, s.ranks[3].layout)
+	if s.ranks.at(0).layout != s.ranks.at(1).layout || s.ranks.at(0).layout == s.ranks.at(2).layout {
+		t.Fatalf("layouts %d %d %d %d: want ranks 0,1 and 2,3 to share", s.ranks.at(0).layout, s.ranks.at(1).layout, s.ranks.at(2).layout, s.ranks.at(3).layout)
 	}
 	for r := 0; r < n; r++ {
-		rk := s.ranks[r]
+		rk := s.ranks.at(int32(r))
 		for k := 0; k <= r; k++ { // rank r runs each region r+1 times
 			st, id := s.region(rk, base[r]+0x2000, base[r]+0x3000, 0)
 			st.count++
@@ -488,7 +488,7 @@ func TestRootCause_RegionsSharedAcrossLayouts(t *testing.T) {
 		t.Errorf("%d regions and %d table entries, want 2 and 4 (2 per layout)", len(s.regions), s.nRegs)
 	}
 	for r := 0; r < n; r++ {
-		if st := s.ranks[r].stats[0]; st.count != r+1 || st.total != float64(10*(r+1)) {
+		if st := s.ranks.at(int32(r)).stats[0]; st.count != r+1 || st.total != float64(10*(r+1)) {
 			t.Errorf("rank %d: compute region count %d time %v, want %d and %d", r, st.count, st.total, r+1, 10*(r+1))
 		}
 	}
