@@ -34,9 +34,8 @@ type AsyncSink struct {
 	ch      chan []datamodel.GEvent
 	free    chan []datamodel.GEvent
 	done    chan struct{}
-	mu      sync.Mutex
-	err     error
-	close   sync.Once
+	firstErr
+	close sync.Once
 }
 
 const asyncBatch = 4096
@@ -170,18 +169,25 @@ func addBatch(s datamodel.Sink, pf Prefetcher, b []datamodel.GEvent) error {
 	return nil
 }
 
-func (a *AsyncSink) setErr(err error) {
-	a.mu.Lock()
-	if a.err == nil {
-		a.err = err
-	}
-	a.mu.Unlock()
+// firstErr keeps the first error a consumer goroutine reports
+// (AsyncSink, SharedAsync).
+type firstErr struct {
+	mu  sync.Mutex
+	err error
 }
 
-func (a *AsyncSink) getErr() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.err
+func (f *firstErr) setErr(err error) {
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+}
+
+func (f *firstErr) getErr() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
 }
 
 // Add implements Sink: it copies ev (unless the sink is an OpFilter that
@@ -289,8 +295,7 @@ type SharedAsync struct {
 	in      bool // the window sink has taken the event the stream sink takes next
 	open    bool // the last event of cur is in the window (cur's last run is open)
 	free    chan *sharedBatch
-	mu      sync.Mutex
-	err     error
+	firstErr
 	started bool
 	close   sync.Once
 }
@@ -514,20 +519,6 @@ func (m *sharedMember) addShared(pf Prefetcher, b *sharedBatch) error {
 		}
 	}
 	return nil
-}
-
-func (g *SharedAsync) setErr(err error) {
-	g.mu.Lock()
-	if g.err == nil {
-		g.err = err
-	}
-	g.mu.Unlock()
-}
-
-func (g *SharedAsync) getErr() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.err
 }
 
 // Close hands over the last batch, waits for every member and returns

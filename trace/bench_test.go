@@ -57,18 +57,10 @@ func benchEncode(b *testing.B, n int, level int) {
 func BenchmarkDecodeChunk(b *testing.B) {
 	for _, n := range []int{4096, 65536} {
 		b.Run(fmt.Sprintf("amg-%d", n), func(b *testing.B) {
-			evs := amgEvents(n, 1)
-			enc, err := sharedEncoder(zstd.EncoderLevelFromZstd(DefaultCompressionLevel))
-			if err != nil {
-				b.Fatal(err)
-			}
-			var ce chunkEncoder
-			payload, err := ce.encode(nil, evs, enc)
-			if err != nil {
-				b.Fatal(err)
-			}
+			payload := encodedChunk(b, amgEvents(n, 1))
 			var cd chunkDecoder
 			var dst []Event
+			var err error
 			b.SetBytes(int64(n) * int64(unsafe.Sizeof(Event{})))
 			b.ReportAllocs()
 			for b.Loop() {
@@ -80,6 +72,21 @@ func BenchmarkDecodeChunk(b *testing.B) {
 			report(b, n, len(payload))
 		})
 	}
+}
+
+// encodedChunk is evs encoded as one zstd chunk payload at the default level.
+func encodedChunk(b *testing.B, evs []Event) []byte {
+	b.Helper()
+	enc, err := sharedEncoder(zstd.EncoderLevelFromZstd(DefaultCompressionLevel))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var ce chunkEncoder
+	payload, err := ce.encode(nil, evs, enc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return payload
 }
 
 func report(b *testing.B, n, encoded int) {
@@ -97,15 +104,7 @@ func report(b *testing.B, n, encoded int) {
 // of 32 events; "whole" is decode for comparison. ns/event per chunk.
 func BenchmarkDecodeChunk_InPieces(b *testing.B) {
 	evs := haloCallEvents(111)
-	enc, err := sharedEncoder(zstd.EncoderLevelFromZstd(DefaultCompressionLevel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var ce chunkEncoder
-	payload, err := ce.encode(nil, evs, enc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	payload := encodedChunk(b, evs)
 	for _, piece := range []int{0, 32} {
 		name := fmt.Sprintf("halo-%d-pieces-%d", len(evs), piece)
 		if piece == 0 {
@@ -116,6 +115,7 @@ func BenchmarkDecodeChunk_InPieces(b *testing.B) {
 			dst := make([]Event, 0, len(evs))
 			for b.Loop() {
 				if piece == 0 {
+					var err error
 					if dst, err = cd.decode(dst, payload, flagZstd); err != nil {
 						b.Fatal(err)
 					}
